@@ -1,0 +1,80 @@
+// One catalogue of stable error codes, shared by the agent, the orchestrator and
+// the router. Domain code throws AppError subclasses; one place per HTTP server
+// maps them to `{"error":{"code","message"}}` (see http-errors.ts).
+
+export const ERROR_CATALOGUE = {
+  BAD_REQUEST: 400,
+  VALIDATION_FAILED: 400,
+  INVALID_ID: 400,
+  INVALID_ARCHIVE: 422,
+  CHECKSUM_MISMATCH: 422,
+  ARCHIVE_TOO_LARGE: 413,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  INSTANCE_NOT_FOUND: 404,
+  HOST_NOT_FOUND: 404,
+  LAYER_NOT_FOUND: 404,
+  TEMPLATE_NOT_FOUND: 404,
+  GROUP_NOT_FOUND: 404,
+  COMMAND_NOT_FOUND: 404,
+  CONFLICT: 409,
+  INSTANCE_BUSY: 409,
+  INSTANCE_CONFLICT: 409,
+  IMMUTABLE: 409,
+  MAINTENANCE: 409,
+  INVALID_TRANSITION: 409,
+  CAP_REACHED: 409,
+  CONFIRMATION_REQUIRED: 400,
+  UNSAFE_PATH: 400,
+  PORT_RANGE_EXHAUSTED: 503,
+  NO_CAPACITY: 503,
+  HOST_UNAVAILABLE: 503,
+  UPSTREAM_FAILED: 502,
+  DOCKER_ERROR: 502,
+  IMAGE_PULL_FAILED: 502,
+  TIMEOUT: 504,
+  INTERNAL: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export interface AppErrorOptions {
+  /** True when the same call may succeed later (network, busy engine). */
+  retryable?: boolean;
+  cause?: unknown;
+  details?: Record<string, unknown>;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+    this.details = options.details;
+  }
+
+  get httpStatus(): number {
+    return ERROR_CATALOGUE[this.code];
+  }
+}
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}
+
+/** The JSON body every EnderCloud HTTP API answers an error with. */
+export interface ErrorBody {
+  error: { code: string; message: string; details?: Record<string, unknown> };
+}
+
+export function errorBody(err: AppError): ErrorBody {
+  const body: ErrorBody = { error: { code: err.code, message: err.message } };
+  if (err.details) body.error.details = err.details;
+  return body;
+}

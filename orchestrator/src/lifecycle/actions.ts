@@ -1,0 +1,169 @@
+// Mutually exclusive instance actions: whether one may run now (busy,
+// maintenance, crash loop, state), and the desired state and first state it sets.
+
+import { AppError } from '../shared/errors.js';
+import { fail, ok, type Checked } from './result.js';
+import { TRANSITIONS, type InstanceState } from './states.js';
+
+export const INSTANCE_ACTIONS = [
+  'start', 'stop', 'restart', 'pause', 'resume', 'update', 'delete', 'apply-settings', 'backup', 'restore',
+] as const;
+export type InstanceAction = (typeof INSTANCE_ACTIONS)[number];
+
+export type DesiredState = 'running' | 'stopped' | 'paused' | 'deleted';
+
+/** Scopes that keep access during maintenance and may start an instance in error. */
+export const PRIVILEGED_SCOPES: readonly string[] = ['admin', 'manager'];
+
+export interface Actor {
+  /** `user`: an explicit API call; `system`: scheduler, crash restart, router wake, idle policy. */
+  kind: 'user' | 'system';
+  name: string;
+  scopes: readonly string[];
+}
+
+export interface Maintenance {
+  enabled: boolean;
+  message: string;
+}
+
+/** What checkAction reads from an instance (structural; the domain type has more). */
+export interface ActionInstance {
+  name: string;
+  state: InstanceState;
+  desiredState: DesiredState;
+  activeAction: { kind: string; commandId?: string } | null;
+  maintenance: Maintenance | null;
+  crashLoop: { tripped: boolean };
+}
+
+export interface ActionContext {
+  globalMaintenance: Maintenance | null;
+}
+
+export type ActionPlan =
+  | { kind: 'noop'; reason: string }
+  | {
+      kind: 'dispatch';
+      action: InstanceAction;
+      desiredState: DesiredState;
+      /** State entered when the action is persisted; null = unchanged until it completes (resume). */
+      enterState: InstanceState | null;
+    };
+
+// The state each action enters from each state it is allowed in. Every pair
+// here is also an allowed transition in states.ts (a unit test checks it).
+const ENTER: Readonly<Record<InstanceAction, Partial<Record<InstanceState, InstanceState | null>>>> = {
+  start: { stopped: 'starting', error: 'starting' },
+  stop: { starting: 'stopping', online: 'stopping', degraded: 'stopping', paused: 'stopping' },
+  restart: { stopped: 'starting', error: 'starting', starting: 'stopping', online: 'stopping', degraded: 'stopping' },
+  pause: { online: 'pausing' },
+  resume: { paused: null },
+  update: { stopped: 'update', online: 'update', degraded: 'update' },
+  'apply-settings': { stopped: 'update', online: 'update', degraded: 'update' },
+  backup: { stopped: 'backup', online: 'backup', degraded: 'backup' },
+  restore: { stopped: 'restore', online: 'restore', degraded: 'restore', error: 'restore', intervention_required: 'restore' },
+  delete: {
+    draft: 'deleting', stopped: 'deleting', online: 'deleting', degraded: 'deleting', paused: 'deleting',
+    error: 'deleting', unknown: 'deleting', intervention_required: 'deleting',
+  },
+};
+
+// Repeating an action whose effect already holds is a no-op, not an error.
+const ALREADY: Readonly<Partial<Record<InstanceAction, Partial<Record<InstanceState, string>>>>> = {
+  start: { online: 'already online', starting: 'already starting', degraded: 'already running (degraded); use restart' },
+  stop: { stopped: 'already stopped', stopping: 'already stopping' },
+  pause: { paused: 'already paused', pausing: 'already pausing' },
+  resume: { online: 'already online' },
+};
+
+const IDEMPOTENT: readonly InstanceAction[] = ['start', 'stop', 'pause', 'resume'];
+// Maintenance blocks everything but a stop for unprivileged actors: a stop only saves and halts.
+const ALLOWED_IN_MAINTENANCE: readonly InstanceAction[] = ['stop'];
+
+/** The desired state an action records before dispatch; null keeps the current one. */
+export function desiredStateFor(action: InstanceAction): DesiredState | null {
+  switch (action) {
+    case 'start':
+    case 'restart':
+    case 'resume':
+      return 'running';
+    case 'stop':
+      return 'stopped';
+    case 'pause':
+      return 'paused';
+    case 'delete':
+      return 'deleted';
+    default:
+      // update, apply-settings, backup, restore restore the prior intent when done.
+      return null;
+  }
+}
+
+export function isPrivileged(actor: Actor): boolean {
+  return actor.kind === 'user' && actor.scopes.some((s) => PRIVILEGED_SCOPES.includes(s));
+}
+
+/** The ENTER table, for the consistency test and the docs. */
+export function actionEntryStates(action: InstanceAction): Partial<Record<InstanceState, InstanceState | null>> {
+  return ENTER[action];
+}
+
+/**
+ * Decides whether `action` may run on `instance` now. Checks, in order:
+ * another action in flight (INSTANCE_BUSY, or a no-op for the same idempotent
+ * action), maintenance (MAINTENANCE with the administrator's message), the
+ * crash-loop/error rules, idempotent no-ops, then the state (INVALID_TRANSITION).
+ */
+export function checkAction(instance: ActionInstance, action: InstanceAction, actor: Actor, context: ActionContext): Checked<ActionPlan> {
+  const active = instance.activeAction;
+  if (active) {
+    if (active.kind === action && IDEMPOTENT.includes(action)) {
+      return ok({ kind: 'noop', reason: `${action} already in progress` });
+    }
+    return fail(new AppError('INSTANCE_BUSY', `instance ${instance.name} is busy: ${active.kind} is in progress; try ${action} again when it finishes`, {
+      details: { inProgress: active.kind, ...(active.commandId ? { commandId: active.commandId } : {}), requested: action },
+    }));
+  }
+
+  const maintenance = instance.maintenance?.enabled ? instance.maintenance : context.globalMaintenance?.enabled ? context.globalMaintenance : null;
+  if (maintenance && !isPrivileged(actor) && !ALLOWED_IN_MAINTENANCE.includes(action)) {
+    const where = maintenance === instance.maintenance ? `instance ${instance.name} is` : 'EnderCloud is';
+    return fail(new AppError('MAINTENANCE', `${where} in maintenance: ${maintenance.message}`, { details: { action } }));
+  }
+
+  const startsFromError = (action === 'start' || action === 'restart') && instance.state === 'error';
+  if (startsFromError) {
+    if (instance.crashLoop.tripped) {
+      return fail(new AppError('INVALID_TRANSITION', `instance ${instance.name} is in error after a crash loop: reset it (POST /instances/:id/reset-crash-loop) after diagnosis, then start it`, {
+        details: { from: 'error', action },
+      }));
+    }
+    if (!isPrivileged(actor)) {
+      const who = actor.kind === 'system' ? 'automatic starts are disabled' : 'starting it needs the admin or manager scope';
+      return fail(new AppError(actor.kind === 'system' ? 'INVALID_TRANSITION' : 'FORBIDDEN', `instance ${instance.name} is in error: ${who}`, {
+        details: { from: 'error', action },
+      }));
+    }
+  }
+
+  const already = ALREADY[action]?.[instance.state];
+  if (already !== undefined) return ok({ kind: 'noop', reason: already });
+
+  const entries = ENTER[action];
+  if (!(instance.state in entries)) {
+    const allowedFrom = Object.keys(entries).join(', ');
+    return fail(new AppError('INVALID_TRANSITION', `cannot ${action} instance ${instance.name} while it is ${instance.state} (allowed from: ${allowedFrom})`, {
+      details: { from: instance.state, action },
+    }));
+  }
+  const enterState = entries[instance.state] ?? null;
+  return ok({ kind: 'dispatch', action, desiredState: desiredStateFor(action) ?? instance.desiredState, enterState });
+}
+
+/** Sanity helper for tests and docs: every ENTER pair is a legal transition. */
+export function entryTransitionsAreLegal(): boolean {
+  return INSTANCE_ACTIONS.every((action) =>
+    Object.entries(ENTER[action]).every(([from, to]) => to === null || TRANSITIONS[from as InstanceState].some((t) => t.to === to)),
+  );
+}

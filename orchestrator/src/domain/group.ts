@@ -1,0 +1,41 @@
+// Groups (named pools) and their variants (resolved configurations).
+
+import type { EpochMs, LayerRef, Resources } from './common.js';
+
+export type GroupKind = 'persistent' | 'ephemeral';
+export type PlacementStrategy = 'packed' | 'distributed';
+
+export interface GroupCaps {
+  /** At most this many instances in the group (any state but deleted). */
+  maxInstances?: number;
+}
+
+/** Placeholder for the fleet policy (seed 003): kept as data until the scaler exists. */
+export interface ScalingPolicy {
+  minInstances?: number;
+  maxInstances?: number;
+  warmBuffer?: number;
+  idleTiers?: { afterMs: number; action: 'pause' | 'stop' | 'delete' }[];
+}
+
+export interface Variant {
+  id: string;
+  template: { name: string; version: string };
+  /** Added after the template's layers, in order. */
+  extraLayers: LayerRef[];
+  /** Overrides the template's resources when set. */
+  resources?: Resources;
+  /** Merged over the template env. */
+  env: Record<string, string>;
+}
+
+export interface Group {
+  id: string;
+  kind: GroupKind;
+  placement: PlacementStrategy;
+  caps: GroupCaps;
+  variants: Variant[];
+  scaling: ScalingPolicy | null;
+  createdAt: EpochMs;
+  updatedAt: EpochMs;
+}

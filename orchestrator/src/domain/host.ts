@@ -1,0 +1,57 @@
+// A Docker host run by one agent (AGENT_ID is its durable id) and the heartbeat
+// it sends. Status decisions live in the control plane; this is the record.
+
+import type { EpochMs, MaintenanceMode } from './common.js';
+
+export const HOST_STATUSES = ['ONLINE', 'RECOVERING', 'OFFLINE', 'MAINTENANCE'] as const;
+/**
+ * ONLINE: placeable. RECOVERING: returned, inventory being reconciled, never
+ * placeable. OFFLINE: heartbeats stale. MAINTENANCE: alive, no new placements.
+ */
+export type HostStatus = (typeof HOST_STATUSES)[number];
+
+export interface HostResources {
+  /** Memory the orchestrator may reserve on this host for instances. */
+  memoryMb: number;
+  cpus: number;
+  diskBytes?: number;
+}
+
+export interface PortRange {
+  first: number;
+  last: number;
+}
+
+/** What an agent reports in `POST /agents/:agentId/heartbeat`. */
+export interface HostHeartbeat {
+  id: string;
+  controlUrl: string;
+  /** Address players reach this host's game ports on. */
+  gameAddress: string;
+  resources: HostResources;
+  version: string;
+  portRange: PortRange;
+  heartbeatIntervalMs: number;
+  /** Changes when the agent process restarts; lets recovery notice a restart. */
+  bootId?: string;
+}
+
+export interface Host {
+  id: string;
+  status: HostStatus;
+  statusReason: string | null;
+  statusChangedAt: EpochMs;
+  controlUrl: string;
+  gameAddress: string;
+  resources: HostResources;
+  version: string;
+  portRange: PortRange;
+  heartbeatIntervalMs: number;
+  bootId: string | null;
+  /** Sum of memory reserved by instances placed here; never above resources.memoryMb. */
+  memoryReservedMb: number;
+  maintenance: MaintenanceMode | null;
+  firstSeenAt: EpochMs;
+  lastHeartbeatAt: EpochMs;
+  updatedAt: EpochMs;
+}

@@ -1,0 +1,10 @@
+// The control plane's domain types, re-exported from one place.
+
+export * from './common.js';
+export * from './host.js';
+export * from './template.js';
+export * from './group.js';
+export * from './instance.js';
+export * from './command.js';
+export * from './auth.js';
+export * from './session.js';

@@ -1,0 +1,143 @@
+// Instances (one server, one container): the user-visible lifecycle state,
+// the desired state and the observed Docker state are kept apart (#4).
+
+import type { EpochMs, JsonObject, JsonValue, LayerRef, MaintenanceMode, Resources } from './common.js';
+import type { ContainerUserSpec } from './template.js';
+
+export const INSTANCE_STATES = [
+  'draft', 'installing', 'stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused',
+  'backup', 'restore', 'update', 'error', 'unknown', 'intervention_required', 'deleting',
+] as const;
+export type InstanceState = (typeof INSTANCE_STATES)[number];
+
+export const DESIRED_STATES = ['running', 'stopped', 'paused', 'deleted'] as const;
+export type DesiredState = (typeof DESIRED_STATES)[number];
+
+/** Docker's view of the container, as the agent last reported it. */
+export interface ObservedState {
+  container: 'absent' | 'created' | 'running' | 'paused' | 'restarting' | 'exited' | 'dead' | 'unknown';
+  exitCode?: number;
+  oomKilled?: boolean;
+  startedAt?: EpochMs;
+  finishedAt?: EpochMs;
+  observedAt: EpochMs;
+}
+
+export interface Endpoint {
+  host: string;
+  port: number;
+}
+
+/** Player counts from the last readiness probe or router reports. */
+export interface PlayerCounts {
+  online: number;
+  max: number;
+  at: EpochMs;
+}
+
+/** A setting change waiting for a controlled container replacement. */
+export interface PendingChange {
+  key: string;
+  value: JsonValue;
+  mode: 'restart_required';
+  requestedAt: EpochMs;
+}
+
+/** Container-level configuration applied through the desired-vs-applied mechanism. */
+export interface ContainerConfig {
+  image: string;
+  labels: Record<string, string>;
+  env: Record<string, string>;
+  resources: Resources;
+  containerPort: number;
+  layers: LayerRef[];
+}
+
+export interface CrashLoopState {
+  /** Timestamps of unexpected exits inside the current window. */
+  exits: EpochMs[];
+  windowMs: number;
+  tripped: boolean;
+  trippedAt: EpochMs | null;
+}
+
+/** The mutually exclusive action in progress (INSTANCE_BUSY names it). */
+export interface ActiveAction {
+  kind: string;
+  commandId: string;
+  startedAt: EpochMs;
+}
+
+export type DeletionScope = 'container' | 'technical' | 'player_data' | 'backups';
+
+export interface DeletionProgress {
+  scopes: DeletionScope[];
+  completed: DeletionScope[];
+  requestedAt: EpochMs;
+  lastError: string | null;
+}
+
+export interface Instance {
+  id: string;
+  name: string;
+  groupId: string;
+  variantId: string;
+  hostId: string | null;
+  /** Session allocation (seed 003); an allocated instance is never scaled down. */
+  sessionId: string | null;
+  state: InstanceState;
+  stateReason: string | null;
+  stateChangedAt: EpochMs;
+  desiredState: DesiredState;
+  observed: ObservedState | null;
+  endpoint: Endpoint | null;
+  hostPort: number | null;
+  /** Memory reserved on hostId for this instance (released on deletion or move). */
+  memoryMb: number;
+  /** Non-secret setting values as applied. */
+  settings: JsonObject;
+  /** Secret setting values: never in views, revisions, logs or API answers. */
+  secretSettings: Record<string, string>;
+  pendingChanges: PendingChange[];
+  /** Desired container configuration (may be ahead of the running container). */
+  containerConfig: ContainerConfig;
+  /** `next_start` change waiting for the next explicit start. */
+  containerConfigPending: boolean;
+  /** Current configuration revision number (see ConfigRevision). */
+  revision: number;
+  user: ContainerUserSpec;
+  crashLoop: CrashLoopState;
+  maintenance: MaintenanceMode | null;
+  activeAction: ActiveAction | null;
+  players: PlayerCounts | null;
+  deletion: DeletionProgress | null;
+  /** sha256 of the per-instance bridge token (ENDERCLOUD_INSTANCE_TOKEN). */
+  bridgeTokenHash: string | null;
+  /** Optimistic concurrency: bumped by every update. */
+  version: number;
+  createdAt: EpochMs;
+  updatedAt: EpochMs;
+}
+
+/** One state change with its reason (`GET /instances/:id/history`). */
+export interface InstanceHistoryEntry {
+  id: number;
+  instanceId: string;
+  at: EpochMs;
+  from: InstanceState | null;
+  to: InstanceState;
+  reason: string;
+  actor: string | null;
+  commandId: string | null;
+  details: JsonObject | null;
+}
+
+/** Immutable, secrets already redacted; the newest 20 per instance are kept. */
+export interface ConfigRevision {
+  instanceId: string;
+  revision: number;
+  createdAt: EpochMs;
+  actor: string | null;
+  reason: string;
+  config: JsonObject;
+}

@@ -1,0 +1,103 @@
+// Template layers and immutable template versions: everything needed to run
+// one kind of server (image, typed variables, readiness, stop behaviour).
+
+import type { EpochMs, JsonValue, LayerRef, Resources } from './common.js';
+
+/** One immutable `(id, checksum)` layer; the gzip tar blob lives in the data dir. */
+export interface TemplateLayer {
+  id: string;
+  checksum: string;
+  sizeBytes: number;
+  createdAt: EpochMs;
+}
+
+export type VariableType = 'string' | 'integer' | 'number' | 'boolean' | 'enum';
+
+export interface VariableValidation {
+  pattern?: string;
+  min?: number;
+  max?: number;
+  minLength?: number;
+  maxLength?: number;
+  /** Allowed values for `enum`. */
+  values?: string[];
+}
+
+/** A typed setting an instance fills in. */
+export interface VariableSpec {
+  name: string;
+  type: VariableType;
+  description?: string;
+  /** Env var the value is passed as (defaults to `name`). */
+  env?: string;
+  default?: JsonValue;
+  required?: boolean;
+  /** Never stored in templates or revisions in clear, never logged or returned. */
+  secret?: boolean;
+  validation?: VariableValidation;
+  /** How a change reaches a running instance (#4). */
+  apply?: 'immediate' | 'restart_required';
+}
+
+interface ReadinessBase {
+  /** Running but not ready after this → `degraded`. */
+  startupTimeoutMs: number;
+  intervalMs?: number;
+}
+export type ReadinessSpec =
+  | (ReadinessBase & { kind: 'minecraft' })
+  | (ReadinessBase & { kind: 'tcp'; port?: number })
+  | (ReadinessBase & { kind: 'http'; path: string; port?: number; expectStatus?: number })
+  | (ReadinessBase & { kind: 'log'; pattern: string })
+  | (ReadinessBase & { kind: 'bridge' });
+export type ReadinessKind = ReadinessSpec['kind'];
+
+export interface RconSpec {
+  port: number;
+  /** Variable (usually secret) holding the RCON password. */
+  passwordVariable: string;
+  /** Console command for a graceful stop; default `stop`. */
+  command?: string;
+}
+
+export interface StopSpec {
+  signal: string;
+  rcon?: RconSpec;
+  /** Kill after this long without exit. */
+  timeoutMs: number;
+}
+
+export type RestartPolicy = 'never' | 'on-failure' | 'always';
+
+/** The container user, chosen at instance creation and never edited after. */
+export type ContainerUserSpec =
+  | { mode: 'endercloud' }
+  | { mode: 'custom'; uid: number; gid: number }
+  | { mode: 'image' };
+
+export interface TemplateSpec {
+  image: string;
+  env: Record<string, string>;
+  variables: VariableSpec[];
+  resources: Resources;
+  containerPort: number;
+  readiness: ReadinessSpec;
+  stop: StopSpec;
+  /** Paths under /data holding player data (deletion scope `player_data`, backups). */
+  dataPaths: string[];
+  /** Applied in order; later layers overwrite earlier files. */
+  layers: LayerRef[];
+  restartPolicy: RestartPolicy;
+  user: ContainerUserSpec;
+  labels?: Record<string, string>;
+}
+
+/** Immutable once created: a different spec for an existing version is refused. */
+export interface TemplateVersion {
+  name: string;
+  version: string;
+  spec: TemplateSpec;
+  /** sha256 of the canonical JSON of `spec`; equal hashes mean an idempotent re-put. */
+  specHash: string;
+  createdAt: EpochMs;
+}

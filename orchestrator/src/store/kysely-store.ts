@@ -1,0 +1,76 @@
+// The one Store implementation, over Kysely. The SQLite and PostgreSQL
+// adapters only build the Kysely instance; every query lives here and in repos/.
+
+import type { Kysely } from 'kysely';
+import type { StoreContext } from './context.js';
+import { migrateToLatest, type StoreDialect } from './migrations/index.js';
+import { KyselyAuditRepository, KyselyTokenRepository } from './repos/auth.js';
+import { KyselyGroupRepository, KyselyLayerRepository, KyselyTemplateRepository } from './repos/catalog.js';
+import { KyselyCommandRepository } from './repos/commands.js';
+import { KyselyHistoryRepository, KyselyRevisionRepository } from './repos/history.js';
+import { KyselyHostRepository } from './repos/hosts.js';
+import { KyselyInstanceRepository } from './repos/instances.js';
+import { KyselyPlayerSessionRepository, KyselySessionRepository, KyselyTransferRepository } from './repos/sessions.js';
+import type { Database } from './schema.js';
+import type { Store } from './store.js';
+
+export class KyselyStore implements Store {
+  readonly hosts;
+  readonly layers;
+  readonly templates;
+  readonly groups;
+  readonly instances;
+  readonly commands;
+  readonly tokens;
+  readonly audit;
+  readonly history;
+  readonly revisions;
+  readonly sessions;
+  readonly transfers;
+  readonly playerSessions;
+  private readonly ctx: StoreContext;
+
+  /**
+   * @param inTransaction true when `db` is an open transaction (the `tx` given
+   *   to a transaction callback); nested transactions then reuse it.
+   */
+  constructor(
+    private readonly db: Kysely<Database>,
+    readonly dialect: StoreDialect,
+    private readonly inTransaction = false,
+    private readonly onClose: () => Promise<void> = () => db.destroy(),
+  ) {
+    this.ctx = {
+      db,
+      dialect,
+      atomic: (fn) => (inTransaction ? fn(db) : db.transaction().execute((trx) => fn(trx))),
+    };
+    this.hosts = new KyselyHostRepository(this.ctx);
+    this.layers = new KyselyLayerRepository(this.ctx);
+    this.templates = new KyselyTemplateRepository(this.ctx);
+    this.groups = new KyselyGroupRepository(this.ctx);
+    this.instances = new KyselyInstanceRepository(this.ctx);
+    this.commands = new KyselyCommandRepository(this.ctx);
+    this.tokens = new KyselyTokenRepository(this.ctx);
+    this.audit = new KyselyAuditRepository(this.ctx);
+    this.history = new KyselyHistoryRepository(this.ctx);
+    this.revisions = new KyselyRevisionRepository(this.ctx);
+    this.sessions = new KyselySessionRepository(this.ctx);
+    this.transfers = new KyselyTransferRepository(this.ctx);
+    this.playerSessions = new KyselyPlayerSessionRepository(this.ctx);
+  }
+
+  async migrate(): Promise<void> {
+    await migrateToLatest(this.db as Kysely<unknown>, this.dialect);
+  }
+
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
+    if (this.inTransaction) return fn(this);
+    return this.db.transaction().execute((trx) => fn(new KyselyStore(trx, this.dialect, true, async () => undefined)));
+  }
+
+  async close(): Promise<void> {
+    if (this.inTransaction) return;
+    await this.onClose();
+  }
+}

@@ -1,0 +1,44 @@
+// The ordered list of migrations, given to Kysely's Migrator by a static
+// provider (no filesystem globbing: works the same from tsx, bundles and tests).
+
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { AppError } from '../../shared/errors.js';
+import * as initial from './0001-initial.js';
+
+export type StoreDialect = 'sqlite' | 'postgres';
+
+type DialectMigration = (db: Kysely<unknown>, dialect: StoreDialect) => Promise<void>;
+
+/** Append only: never rename, reorder or edit a released migration. */
+const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [['0001_initial', initial.up]];
+
+class StaticMigrationProvider implements MigrationProvider {
+  constructor(private readonly dialect: StoreDialect) {}
+
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const out: Record<string, Migration> = {};
+    for (const [name, up] of MIGRATIONS) out[name] = { up: (db) => up(db, this.dialect) };
+    return out;
+  }
+}
+
+/** Brings the schema to the latest migration; a no-op when already there. */
+export async function migrateToLatest(db: Kysely<unknown>, dialect: StoreDialect): Promise<string[]> {
+  // Kysely looks for its bookkeeping tables in every schema unless told one;
+  // pin it to the connection's current schema so two deployments sharing a
+  // database in different schemas (search_path) never see each other's.
+  const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s : undefined;
+  const migrator = new Migrator({
+    db,
+    provider: new StaticMigrationProvider(dialect),
+    migrationTableName: 'endercloud_migrations',
+    migrationLockTableName: 'endercloud_migrations_lock',
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new AppError('INTERNAL', `database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

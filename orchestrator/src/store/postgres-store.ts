@@ -1,0 +1,27 @@
+// PostgreSQL adapter: a pg Pool under Kysely. int8 (bigint timestamps, counts,
+// serial ids) is parsed to a JS number on this pool only; every value we store
+// stays below 2^53.
+
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import { KyselyStore } from './kysely-store.js';
+import type { Database } from './schema.js';
+
+const INT8_OID = 20;
+
+export interface PostgresStoreOptions {
+  maxConnections?: number;
+}
+
+export function openPostgresStore(connectionString: string, options: PostgresStoreOptions = {}): KyselyStore {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.maxConnections ?? 10,
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new KyselyStore(db, 'postgres');
+}

@@ -1,0 +1,153 @@
+// Layers, templates and groups: the catalogue an operator applies. Layers and
+// template versions are immutable; re-putting an identical one is a no-op.
+
+import type { Selectable } from 'kysely';
+import type { Group, TemplateLayer, TemplateVersion } from '../../domain/index.js';
+import { AppError } from '../../shared/errors.js';
+import { isUniqueViolation, type StoreContext } from '../context.js';
+import { canonicalJson, fromJson, fromJsonOrNull, toJson, toJsonOrNull } from '../json.js';
+import type { GroupsTable, LayersTable, TemplatesTable } from '../schema.js';
+import type { GroupRepository, LayerRepository, TemplateRepository } from '../store.js';
+
+function toLayer(r: Selectable<LayersTable>): TemplateLayer {
+  return { id: r.id, checksum: r.checksum, sizeBytes: Number(r.size_bytes), createdAt: Number(r.created_at) };
+}
+
+export class KyselyLayerRepository implements LayerRepository {
+  constructor(private readonly ctx: StoreContext) {}
+
+  async put(layer: TemplateLayer): Promise<{ layer: TemplateLayer; created: boolean }> {
+    const inserted = await this.ctx.db
+      .insertInto('template_layers')
+      .values({ id: layer.id, checksum: layer.checksum, size_bytes: layer.sizeBytes, created_at: layer.createdAt })
+      .onConflict((oc) => oc.columns(['id', 'checksum']).doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (inserted) return { layer: toLayer(inserted), created: true };
+    const existing = await this.get(layer.id, layer.checksum);
+    if (!existing) throw new AppError('INTERNAL', `layer ${layer.id}/${layer.checksum} vanished during put`);
+    if (existing.sizeBytes !== layer.sizeBytes) {
+      throw new AppError('IMMUTABLE', `layer ${layer.id}/${layer.checksum} already exists with ${existing.sizeBytes} bytes, not ${layer.sizeBytes}`);
+    }
+    return { layer: existing, created: false };
+  }
+
+  async get(id: string, checksum: string): Promise<TemplateLayer | undefined> {
+    const row = await this.ctx.db
+      .selectFrom('template_layers')
+      .selectAll()
+      .where('id', '=', id)
+      .where('checksum', '=', checksum)
+      .executeTakeFirst();
+    return row && toLayer(row);
+  }
+
+  async list(filter: { id?: string } = {}): Promise<TemplateLayer[]> {
+    let q = this.ctx.db.selectFrom('template_layers').selectAll().orderBy('id').orderBy('created_at').orderBy('checksum');
+    if (filter.id !== undefined) q = q.where('id', '=', filter.id);
+    return (await q.execute()).map(toLayer);
+  }
+}
+
+function toTemplate(r: Selectable<TemplatesTable>): TemplateVersion {
+  return { name: r.name, version: r.version, spec: fromJson(r.spec), specHash: r.spec_hash, createdAt: Number(r.created_at) };
+}
+
+export class KyselyTemplateRepository implements TemplateRepository {
+  constructor(private readonly ctx: StoreContext) {}
+
+  async create(t: TemplateVersion): Promise<{ template: TemplateVersion; created: boolean }> {
+    const inserted = await this.ctx.db
+      .insertInto('templates')
+      .values({ name: t.name, version: t.version, spec: toJson(t.spec), spec_hash: t.specHash, created_at: t.createdAt })
+      .onConflict((oc) => oc.columns(['name', 'version']).doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (inserted) return { template: toTemplate(inserted), created: true };
+    const existing = await this.get(t.name, t.version);
+    if (!existing) throw new AppError('INTERNAL', `template ${t.name}@${t.version} vanished during create`);
+    if (existing.specHash !== t.specHash) {
+      throw new AppError('IMMUTABLE', `template ${t.name} version ${t.version} already exists with a different definition; publish a new version`);
+    }
+    return { template: existing, created: false };
+  }
+
+  async get(name: string, version: string): Promise<TemplateVersion | undefined> {
+    const row = await this.ctx.db.selectFrom('templates').selectAll().where('name', '=', name).where('version', '=', version).executeTakeFirst();
+    return row && toTemplate(row);
+  }
+
+  async list(filter: { name?: string } = {}): Promise<TemplateVersion[]> {
+    let q = this.ctx.db.selectFrom('templates').selectAll().orderBy('name').orderBy('created_at').orderBy('version');
+    if (filter.name !== undefined) q = q.where('name', '=', filter.name);
+    return (await q.execute()).map(toTemplate);
+  }
+}
+
+function toGroup(r: Selectable<GroupsTable>): Group {
+  return {
+    id: r.id,
+    kind: r.kind as Group['kind'],
+    placement: r.placement as Group['placement'],
+    caps: fromJson(r.caps),
+    variants: fromJson(r.variants),
+    scaling: fromJsonOrNull(r.scaling),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
+}
+
+/** The parts of a group that define it (timestamps excluded). */
+function groupBody(g: Group): string {
+  return canonicalJson({ kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling });
+}
+
+export class KyselyGroupRepository implements GroupRepository {
+  constructor(private readonly ctx: StoreContext) {}
+
+  put(group: Group): Promise<{ group: Group; created: boolean; changed: boolean }> {
+    const columns = {
+      kind: group.kind,
+      placement: group.placement,
+      caps: toJson(group.caps),
+      variants: toJson(group.variants),
+      scaling: toJsonOrNull(group.scaling),
+      updated_at: group.updatedAt,
+    };
+    return this.ctx.atomic(async (db) => {
+      const current = await db.selectFrom('groups').selectAll().where('id', '=', group.id)
+        .$if(this.ctx.dialect === 'postgres', (q) => q.forUpdate()).executeTakeFirst();
+      if (!current) {
+        try {
+          const row = await db.insertInto('groups').values({ id: group.id, created_at: group.createdAt, ...columns }).returningAll().executeTakeFirstOrThrow();
+          return { group: toGroup(row), created: true, changed: true };
+        } catch (err) {
+          if (isUniqueViolation(err)) throw new AppError('CONFLICT', `group ${group.id} was created concurrently; retry`);
+          throw err;
+        }
+      }
+      const existing = toGroup(current);
+      if (groupBody(existing) === groupBody(group)) return { group: existing, created: false, changed: false };
+      const row = await db.updateTable('groups').set(columns).where('id', '=', group.id).returningAll().executeTakeFirstOrThrow();
+      return { group: toGroup(row), created: false, changed: true };
+    });
+  }
+
+  async get(id: string): Promise<Group | undefined> {
+    const row = await this.ctx.db.selectFrom('groups').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toGroup(row);
+  }
+
+  async list(): Promise<Group[]> {
+    return (await this.ctx.db.selectFrom('groups').selectAll().orderBy('id').execute()).map(toGroup);
+  }
+
+  delete(id: string): Promise<void> {
+    return this.ctx.atomic(async (db) => {
+      const used = await db.selectFrom('instances').select('id').where('group_id', '=', id).limit(1).executeTakeFirst();
+      if (used) throw new AppError('CONFLICT', `group ${id} still has instances (e.g. ${used.id}); delete them first`);
+      const result = await db.deleteFrom('groups').where('id', '=', id).executeTakeFirst();
+      if (Number(result.numDeletedRows) === 0) throw new AppError('GROUP_NOT_FOUND', `group ${id} does not exist`);
+    });
+  }
+}

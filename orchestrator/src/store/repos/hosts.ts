@@ -1,0 +1,180 @@
+// Hosts: heartbeat upsert (the hot path, one statement), status changes,
+// staleness sweep and memory reservations that never oversubscribe.
+
+import { sql, type Selectable } from 'kysely';
+import type { EpochMs, Host, HostHeartbeat, HostStatus, MaintenanceMode } from '../../domain/index.js';
+import { HOST_STATUSES } from '../../domain/index.js';
+import { AppError } from '../../shared/errors.js';
+import { affected, type StoreContext } from '../context.js';
+import { fromJson, fromJsonOrNull, toJson, toJsonOrNull } from '../json.js';
+import type { HostsTable } from '../schema.js';
+import type { HeartbeatResult, HostRepository } from '../store.js';
+
+function toHost(r: Selectable<HostsTable>): Host {
+  return {
+    id: r.id,
+    status: r.status as HostStatus,
+    statusReason: r.status_reason,
+    statusChangedAt: Number(r.status_changed_at),
+    controlUrl: r.control_url,
+    gameAddress: r.game_address,
+    resources: fromJson(r.resources),
+    version: r.version,
+    portRange: fromJson(r.port_range),
+    heartbeatIntervalMs: r.heartbeat_interval_ms,
+    bootId: r.boot_id,
+    memoryReservedMb: r.memory_reserved_mb,
+    maintenance: fromJsonOrNull(r.maintenance),
+    firstSeenAt: Number(r.first_seen_at),
+    lastHeartbeatAt: Number(r.last_heartbeat_at),
+    updatedAt: Number(r.updated_at),
+  };
+}
+
+function assertMb(mb: number): void {
+  if (!Number.isSafeInteger(mb) || mb < 0) throw new AppError('VALIDATION_FAILED', `memory ${mb} MB must be a non-negative integer`);
+}
+
+export class KyselyHostRepository implements HostRepository {
+  constructor(private readonly ctx: StoreContext) {}
+
+  async upsertHeartbeat(hb: HostHeartbeat, now: EpochMs): Promise<HeartbeatResult> {
+    const wasOffline = sql<boolean>`hosts.status = 'OFFLINE'`;
+    const row = await this.ctx.db
+      .insertInto('hosts')
+      .values({
+        id: hb.id,
+        status: 'RECOVERING',
+        status_reason: 'first heartbeat',
+        status_changed_at: now,
+        control_url: hb.controlUrl,
+        game_address: hb.gameAddress,
+        resources: toJson(hb.resources),
+        memory_capacity_mb: Math.floor(hb.resources.memoryMb),
+        memory_reserved_mb: 0,
+        version: hb.version,
+        port_range: toJson(hb.portRange),
+        heartbeat_interval_ms: hb.heartbeatIntervalMs,
+        boot_id: hb.bootId ?? null,
+        maintenance: null,
+        first_seen_at: now,
+        last_heartbeat_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          control_url: eb.ref('excluded.control_url'),
+          game_address: eb.ref('excluded.game_address'),
+          resources: eb.ref('excluded.resources'),
+          memory_capacity_mb: eb.ref('excluded.memory_capacity_mb'),
+          version: eb.ref('excluded.version'),
+          port_range: eb.ref('excluded.port_range'),
+          heartbeat_interval_ms: eb.ref('excluded.heartbeat_interval_ms'),
+          boot_id: eb.ref('excluded.boot_id'),
+          last_heartbeat_at: eb.ref('excluded.last_heartbeat_at'),
+          updated_at: eb.ref('excluded.updated_at'),
+          // A returning host is never placeable before recovery finishes.
+          status: sql<string>`case when ${wasOffline} then 'RECOVERING' else hosts.status end`,
+          status_reason: sql<string | null>`case when ${wasOffline} then 'heartbeat after being offline' else hosts.status_reason end`,
+          status_changed_at: sql<number>`case when ${wasOffline} then excluded.status_changed_at else hosts.status_changed_at end`,
+        })),
+      )
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const host = toHost(row);
+    const created = host.firstSeenAt === now && host.lastHeartbeatAt === now && host.statusChangedAt === now && host.statusReason === 'first heartbeat';
+    const startedRecovery = host.status === 'RECOVERING' && host.statusChangedAt === now;
+    return { host, created, startedRecovery };
+  }
+
+  async get(id: string): Promise<Host | undefined> {
+    const row = await this.ctx.db.selectFrom('hosts').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toHost(row);
+  }
+
+  async list(filter: { statuses?: HostStatus[] } = {}): Promise<Host[]> {
+    let q = this.ctx.db.selectFrom('hosts').selectAll().orderBy('id');
+    if (filter.statuses) {
+      if (filter.statuses.length === 0) return [];
+      q = q.where('status', 'in', filter.statuses);
+    }
+    return (await q.execute()).map(toHost);
+  }
+
+  async setStatus(id: string, to: HostStatus, opts: { from?: HostStatus[]; reason?: string | null; now: EpochMs }): Promise<Host | undefined> {
+    let q = this.ctx.db
+      .updateTable('hosts')
+      .set({ status: to, status_reason: opts.reason ?? null, status_changed_at: opts.now, updated_at: opts.now })
+      .where('id', '=', id);
+    if (opts.from) {
+      if (opts.from.length === 0) return undefined;
+      q = q.where('status', 'in', opts.from);
+    }
+    const row = await q.returningAll().executeTakeFirst();
+    if (row) return toHost(row);
+    if (!(await this.get(id))) throw new AppError('HOST_NOT_FOUND', `host ${id} is not registered`);
+    return undefined;
+  }
+
+  async setMaintenance(id: string, maintenance: MaintenanceMode | null, now: EpochMs): Promise<Host> {
+    const row = await this.ctx.db
+      .updateTable('hosts')
+      .set({ maintenance: toJsonOrNull(maintenance), updated_at: now })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new AppError('HOST_NOT_FOUND', `host ${id} is not registered`);
+    return toHost(row);
+  }
+
+  async markStaleOffline(now: EpochMs, missedBeats: number): Promise<string[]> {
+    const rows = await this.ctx.db
+      .updateTable('hosts')
+      .set({ status: 'OFFLINE', status_reason: `no heartbeat for ${missedBeats} intervals`, status_changed_at: now, updated_at: now })
+      .where('status', '<>', 'OFFLINE')
+      .where(sql<boolean>`last_heartbeat_at + heartbeat_interval_ms * ${missedBeats} < ${now}`)
+      .returning('id')
+      .execute();
+    return rows.map((r) => r.id).sort();
+  }
+
+  async reserveMemory(hostId: string, mb: number, opts: { statuses?: HostStatus[] } = {}): Promise<boolean> {
+    assertMb(mb);
+    const statuses = opts.statuses ?? ['ONLINE'];
+    if (statuses.length === 0) return false;
+    // One conditional UPDATE: the row lock (PostgreSQL) or the single writer
+    // (SQLite) makes check-and-add atomic, so concurrent callers cannot both fit.
+    const result = await this.ctx.db
+      .updateTable('hosts')
+      .set((eb) => ({ memory_reserved_mb: eb('memory_reserved_mb', '+', mb) }))
+      .where('id', '=', hostId)
+      .where('status', 'in', statuses)
+      .where(sql<boolean>`memory_reserved_mb + ${mb} <= memory_capacity_mb`)
+      .executeTakeFirst();
+    return affected(result) === 1;
+  }
+
+  async releaseMemory(hostId: string, mb: number): Promise<void> {
+    assertMb(mb);
+    await this.ctx.db
+      .updateTable('hosts')
+      .set({ memory_reserved_mb: sql<number>`case when memory_reserved_mb > ${mb} then memory_reserved_mb - ${mb} else 0 end` })
+      .where('id', '=', hostId)
+      .execute();
+  }
+
+  async countByStatus(): Promise<Record<HostStatus, number>> {
+    const rows = await this.ctx.db
+      .selectFrom('hosts')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
+    const out = Object.fromEntries(HOST_STATUSES.map((s) => [s, 0])) as Record<HostStatus, number>;
+    for (const r of rows) out[r.status as HostStatus] = Number(r.n);
+    return out;
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.ctx.db.deleteFrom('hosts').where('id', '=', id).execute();
+  }
+}

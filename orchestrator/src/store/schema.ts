@@ -1,0 +1,203 @@
+// Row types of the tables as Kysely sees them. Both dialects store the same
+// shapes: timestamps as bigint epoch ms, JSON as text, booleans as 0/1.
+
+import type { Generated } from 'kysely';
+
+export interface HostsTable {
+  id: string;
+  status: string;
+  status_reason: string | null;
+  status_changed_at: number;
+  control_url: string;
+  game_address: string;
+  resources: string;
+  memory_capacity_mb: number;
+  memory_reserved_mb: number;
+  version: string;
+  port_range: string;
+  heartbeat_interval_ms: number;
+  boot_id: string | null;
+  maintenance: string | null;
+  first_seen_at: number;
+  last_heartbeat_at: number;
+  updated_at: number;
+}
+
+export interface LayersTable {
+  id: string;
+  checksum: string;
+  size_bytes: number;
+  created_at: number;
+}
+
+export interface TemplatesTable {
+  name: string;
+  version: string;
+  spec: string;
+  spec_hash: string;
+  created_at: number;
+}
+
+export interface GroupsTable {
+  id: string;
+  kind: string;
+  placement: string;
+  caps: string;
+  variants: string;
+  scaling: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface InstancesTable {
+  id: string;
+  name: string;
+  group_id: string;
+  variant_id: string;
+  host_id: string | null;
+  session_id: string | null;
+  state: string;
+  state_reason: string | null;
+  state_changed_at: number;
+  desired_state: string;
+  observed: string | null;
+  endpoint: string | null;
+  host_port: number | null;
+  memory_mb: number;
+  settings: string;
+  secret_settings: string;
+  pending_changes: string;
+  container_config: string;
+  container_config_pending: number;
+  revision: number;
+  user_spec: string;
+  crash_loop: string;
+  maintenance: string | null;
+  active_action: string | null;
+  players: string | null;
+  deletion: string | null;
+  bridge_token_hash: string | null;
+  version: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface HistoryTable {
+  id: Generated<number>;
+  instance_id: string;
+  at: number;
+  from_state: string | null;
+  to_state: string;
+  reason: string;
+  actor: string | null;
+  command_id: string | null;
+  details: string | null;
+}
+
+export interface RevisionsTable {
+  instance_id: string;
+  revision: number;
+  created_at: number;
+  actor: string | null;
+  reason: string;
+  config: string;
+}
+
+export interface CommandsTable {
+  /** Creation order; per-instance ordering of claims relies on it. */
+  seq: Generated<number>;
+  id: string;
+  instance_id: string | null;
+  host_id: string | null;
+  kind: string;
+  payload: string;
+  status: string;
+  attempts: number;
+  max_attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  result: string | null;
+  request_id: string;
+  claimed_by: string | null;
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+}
+
+export interface TokensTable {
+  id: string;
+  name: string;
+  hashed_secret: string;
+  scopes: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface AuditTable {
+  id: Generated<number>;
+  at: number;
+  actor: string;
+  action: string;
+  target_kind: string;
+  target_id: string | null;
+  params: string;
+  result: string;
+  error_code: string | null;
+  request_id: string | null;
+}
+
+export interface SessionsTable {
+  id: string;
+  group_id: string | null;
+  instance_id: string;
+  status: string;
+  metadata: string;
+  created_at: number;
+  released_at: number | null;
+}
+
+export interface TransfersTable {
+  id: string;
+  player: string;
+  /** Lowercased player name: logins match case-insensitively. */
+  player_key: string;
+  player_uuid: string | null;
+  target: string;
+  status: string;
+  resolved_instance_id: string | null;
+  reason: string | null;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+export interface PlayerSessionsTable {
+  id: string;
+  router_id: string;
+  player_name: string;
+  player_uuid: string | null;
+  instance_id: string | null;
+  client_address: string | null;
+  status: string;
+  reason: string | null;
+  connected_at: number;
+  disconnected_at: number | null;
+}
+
+export interface Database {
+  hosts: HostsTable;
+  template_layers: LayersTable;
+  templates: TemplatesTable;
+  groups: GroupsTable;
+  instances: InstancesTable;
+  instance_history: HistoryTable;
+  config_revisions: RevisionsTable;
+  commands: CommandsTable;
+  api_tokens: TokensTable;
+  audit_events: AuditTable;
+  sessions: SessionsTable;
+  transfers: TransfersTable;
+  player_sessions: PlayerSessionsTable;
+}

@@ -1,0 +1,279 @@
+// THE STORE CONTRACT. This interface is the contract both implementations pass
+// (SQLite via better-sqlite3 and PostgreSQL via pg, see kysely-store.ts): the
+// one suite in test/store/store-contract.ts runs against each of them.
+//
+// Rules every implementation keeps:
+// - Timestamps are epoch milliseconds supplied by the caller (the clock is
+//   injected upstream); the store never reads the time itself.
+// - Not-found reads return `undefined`; not-found writes throw AppError with the
+//   matching *_NOT_FOUND code. Immutability violations throw `IMMUTABLE`,
+//   uniqueness and optimistic-version clashes throw `CONFLICT`.
+// - Each method is atomic on its own; `transaction` groups several into one
+//   all-or-nothing unit. `tx` is a Store bound to that transaction; calling
+//   `tx.transaction(fn)` again simply runs `fn` inside the same transaction.
+//   Inside the callback use only `tx`: on SQLite the outer store waits for the
+//   one connection the transaction holds, so using it there never returns.
+// - Open one with `openStore(databaseUrl, dataDir)` from open-store.ts (SQLite
+//   file `<dataDir>/endercloud.db` by default, `postgres://` → PostgreSQL).
+
+import type {
+  ApiToken, AuditEvent, Command, CommandStatus, ConfigRevision, DesiredState, EpochMs, Group, Host,
+  HostHeartbeat, HostStatus, Instance, InstanceHistoryEntry, InstanceState, JsonObject, MaintenanceMode,
+  PlayerSession, Session, TemplateLayer, TemplateVersion, Transfer,
+} from '../domain/index.js';
+
+export interface Store {
+  /** Applies pending migrations; safe to call on every start and more than once. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+  /** Runs `fn` in one transaction; a throw rolls back every write made through `tx`. */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  /** 'sqlite' or 'postgres', for logs and metrics labels. */
+  readonly dialect: 'sqlite' | 'postgres';
+
+  readonly hosts: HostRepository;
+  readonly layers: LayerRepository;
+  readonly templates: TemplateRepository;
+  readonly groups: GroupRepository;
+  readonly instances: InstanceRepository;
+  readonly commands: CommandRepository;
+  readonly tokens: TokenRepository;
+  readonly audit: AuditRepository;
+  readonly history: HistoryRepository;
+  readonly revisions: RevisionRepository;
+  readonly sessions: SessionRepository;
+  readonly transfers: TransferRepository;
+  readonly playerSessions: PlayerSessionRepository;
+}
+
+// ---------------------------------------------------------------- hosts
+
+export interface HeartbeatResult {
+  host: Host;
+  /** True when this heartbeat inserted the host. */
+  created: boolean;
+  /**
+   * True when this heartbeat moved the host to RECOVERING (new host, or an
+   * OFFLINE host returning): the caller starts the recovery run.
+   */
+  startedRecovery: boolean;
+}
+
+export interface HostRepository {
+  /**
+   * Hot path, one SQL statement: inserts a new host as RECOVERING, or updates
+   * the reported fields and lastHeartbeatAt; an OFFLINE host becomes RECOVERING.
+   * Status ONLINE / RECOVERING / MAINTENANCE is left as it is.
+   */
+  upsertHeartbeat(hb: HostHeartbeat, now: EpochMs): Promise<HeartbeatResult>;
+  get(id: string): Promise<Host | undefined>;
+  list(filter?: { statuses?: HostStatus[] }): Promise<Host[]>;
+  /**
+   * Conditional status change: applies only when the current status is one of
+   * `from` (any when omitted). Returns the updated host, or undefined when the
+   * condition did not hold. Throws HOST_NOT_FOUND for an unknown id.
+   */
+  setStatus(id: string, to: HostStatus, opts: { from?: HostStatus[]; reason?: string | null; now: EpochMs }): Promise<Host | undefined>;
+  setMaintenance(id: string, maintenance: MaintenanceMode | null, now: EpochMs): Promise<Host>;
+  /**
+   * Marks OFFLINE every host not yet OFFLINE whose last heartbeat is older than
+   * `missedBeats` of its own heartbeatIntervalMs. One statement; returns the ids changed.
+   */
+  markStaleOffline(now: EpochMs, missedBeats: number): Promise<string[]>;
+  /**
+   * Atomically adds `mb` to the host's reservation if it still fits under
+   * resources.memoryMb (and the host is in one of `statuses`, default ONLINE).
+   * Returns false instead of oversubscribing; never over-commits under
+   * concurrent callers on either dialect.
+   */
+  reserveMemory(hostId: string, mb: number, opts?: { statuses?: HostStatus[] }): Promise<boolean>;
+  /** Subtracts `mb` from the reservation (floored at 0). */
+  releaseMemory(hostId: string, mb: number): Promise<void>;
+  countByStatus(): Promise<Record<HostStatus, number>>;
+  delete(id: string): Promise<void>;
+}
+
+// ---------------------------------------------------------------- layers and templates
+
+export interface LayerRepository {
+  /**
+   * Records an immutable `(id, checksum)`. Re-putting the same pair with the
+   * same size is idempotent (`created: false`); a different size is IMMUTABLE.
+   */
+  put(layer: TemplateLayer): Promise<{ layer: TemplateLayer; created: boolean }>;
+  get(id: string, checksum: string): Promise<TemplateLayer | undefined>;
+  /** Every checksum of every layer (or of one id), oldest first. */
+  list(filter?: { id?: string }): Promise<TemplateLayer[]>;
+}
+
+export interface TemplateRepository {
+  /**
+   * Creates an immutable version. The same name+version with the same specHash
+   * is idempotent (`created: false`); a different specHash throws IMMUTABLE.
+   */
+  create(template: TemplateVersion): Promise<{ template: TemplateVersion; created: boolean }>;
+  get(name: string, version: string): Promise<TemplateVersion | undefined>;
+  /** All versions (of one name when given), ordered by name then creation. */
+  list(filter?: { name?: string }): Promise<TemplateVersion[]>;
+}
+
+export interface GroupRepository {
+  /**
+   * Inserts or replaces a group with its variants. `changed` is false when the
+   * stored group was already identical (createdAt is kept on replace).
+   */
+  put(group: Group): Promise<{ group: Group; created: boolean; changed: boolean }>;
+  get(id: string): Promise<Group | undefined>;
+  list(): Promise<Group[]>;
+  /** Throws GROUP_NOT_FOUND; refuses (CONFLICT) while instances reference the group. */
+  delete(id: string): Promise<void>;
+}
+
+// ---------------------------------------------------------------- instances
+
+/** Fields an update may change; id, createdAt and user are immutable. */
+export type InstancePatch = Partial<Omit<Instance, 'id' | 'createdAt' | 'version' | 'user' | 'updatedAt'>>;
+
+export interface InstanceFilter {
+  groupId?: string;
+  variantId?: string;
+  hostId?: string;
+  sessionId?: string;
+  states?: InstanceState[];
+  desiredStates?: DesiredState[];
+}
+
+export interface InstanceRepository {
+  /** Inserts with version 1. Duplicate id or name → CONFLICT. */
+  create(instance: Omit<Instance, 'version'>): Promise<Instance>;
+  get(id: string): Promise<Instance | undefined>;
+  getByName(name: string): Promise<Instance | undefined>;
+  list(filter?: InstanceFilter): Promise<Instance[]>;
+  /**
+   * Applies `patch` and bumps `version`; `updatedAt` is set to `now`. With
+   * `expectedVersion`, a concurrent change in between throws CONFLICT.
+   * Throws INSTANCE_NOT_FOUND. `user` can never be changed.
+   */
+  update(id: string, patch: InstancePatch, opts: { now: EpochMs; expectedVersion?: number }): Promise<Instance>;
+  /**
+   * Changes the lifecycle state and appends the history entry in one
+   * transaction. With `from`, applies only when the current state is one of
+   * them and returns undefined otherwise.
+   */
+  transition(
+    id: string,
+    to: InstanceState,
+    opts: {
+      now: EpochMs; reason: string; from?: InstanceState[]; actor?: string | null; commandId?: string | null;
+      details?: JsonObject | null; patch?: InstancePatch;
+    },
+  ): Promise<Instance | undefined>;
+  /** Removes the row (history and revisions go with it; commands and audit stay). */
+  delete(id: string): Promise<void>;
+  countByState(): Promise<Partial<Record<InstanceState, number>>>;
+  /** Instance count per host id (instances without a host are not counted). */
+  countByHost(): Promise<Record<string, number>>;
+  countByGroup(groupId: string): Promise<number>;
+}
+
+// ---------------------------------------------------------------- commands
+
+export type NewCommand = Pick<Command, 'id' | 'kind' | 'payload' | 'requestId'> &
+  Partial<Pick<Command, 'instanceId' | 'hostId' | 'maxAttempts' | 'nextAttemptAt'>>;
+
+export interface CommandRepository {
+  /** Persists a pending command (before anything is dispatched). maxAttempts defaults to 10. */
+  create(cmd: NewCommand, now: EpochMs): Promise<Command>;
+  get(id: string): Promise<Command | undefined>;
+  list(filter?: { instanceId?: string; hostId?: string; statuses?: CommandStatus[]; limit?: number }): Promise<Command[]>;
+  /**
+   * Atomically claims up to `limit` due commands (pending with nextAttemptAt <=
+   * now, or dispatched with an expired lease — a crashed claimer) and marks
+   * them dispatched with `claimedBy` and a lease; attempts is incremented.
+   * Per instance, only the oldest unfinished command is claimable, so one
+   * instance's commands run in order. No command goes to two claimers.
+   */
+  claimDue(now: EpochMs, limit: number, opts: { claimer: string; leaseMs: number }): Promise<Command[]>;
+  /** Extends the lease of a command this claimer still holds. False when it lost it. */
+  renewLease(id: string, claimer: string, leaseUntil: EpochMs): Promise<boolean>;
+  /** Marks succeeded. With `claimer`, only if still held by it (false otherwise). */
+  succeed(id: string, result: JsonObject | null, opts: { now: EpochMs; claimer?: string }): Promise<boolean>;
+  /**
+   * Records a failure: with `retryAt` (and attempts < maxAttempts) the command
+   * goes back to pending for then; otherwise it is failed for good.
+   */
+  fail(id: string, error: string, opts: { now: EpochMs; retryAt?: EpochMs; claimer?: string }): Promise<Command>;
+  /** Unfinished (pending or dispatched) commands of one instance, oldest first. */
+  unfinishedForInstance(instanceId: string): Promise<Command[]>;
+  /** Outcome counts for metrics. */
+  countByStatus(): Promise<Record<CommandStatus, number>>;
+}
+
+// ---------------------------------------------------------------- auth and audit
+
+export interface TokenRepository {
+  /** Duplicate id or name → CONFLICT. */
+  create(token: ApiToken): Promise<ApiToken>;
+  get(id: string): Promise<ApiToken | undefined>;
+  getByName(name: string): Promise<ApiToken | undefined>;
+  findByHashedSecret(hashedSecret: string): Promise<ApiToken | undefined>;
+  list(): Promise<ApiToken[]>;
+  touch(id: string, now: EpochMs): Promise<void>;
+  revoke(id: string, now: EpochMs): Promise<void>;
+}
+
+export interface AuditRepository {
+  append(event: Omit<AuditEvent, 'id'>): Promise<AuditEvent>;
+  /** Newest first; `beforeId` pages backwards. */
+  list(filter?: { targetKind?: string; targetId?: string; actor?: string; beforeId?: number; limit?: number }): Promise<AuditEvent[]>;
+}
+
+export interface HistoryRepository {
+  append(entry: Omit<InstanceHistoryEntry, 'id'>): Promise<InstanceHistoryEntry>;
+  /** Newest first. */
+  list(instanceId: string, opts?: { limit?: number }): Promise<InstanceHistoryEntry[]>;
+}
+
+export interface RevisionRepository {
+  /**
+   * Appends an immutable revision (IMMUTABLE if that number exists) and prunes
+   * the instance's history to the newest `keep` (default 20).
+   */
+  append(revision: ConfigRevision, opts?: { keep?: number }): Promise<ConfigRevision>;
+  get(instanceId: string, revision: number): Promise<ConfigRevision | undefined>;
+  /** Newest first. */
+  list(instanceId: string): Promise<ConfigRevision[]>;
+}
+
+// ---------------------------------------------------------------- sessions, transfers, players (#5)
+
+export interface SessionRepository {
+  create(session: Session): Promise<Session>;
+  get(id: string): Promise<Session | undefined>;
+  list(filter?: { instanceId?: string; groupId?: string; status?: Session['status'] }): Promise<Session[]>;
+  release(id: string, now: EpochMs): Promise<Session>;
+}
+
+export interface TransferRepository {
+  create(transfer: Transfer): Promise<Transfer>;
+  get(id: string): Promise<Transfer | undefined>;
+  list(filter?: { player?: string; status?: Transfer['status']; limit?: number }): Promise<Transfer[]>;
+  /**
+   * Atomically consumes the newest pending, unexpired transfer for a player
+   * (name compared case-insensitively): at most one caller gets it.
+   */
+  consumePending(player: string, now: EpochMs, resolvedInstanceId?: string | null): Promise<Transfer | undefined>;
+  /** Marks pending transfers past expiresAt as expired; returns how many. */
+  expire(now: EpochMs): Promise<number>;
+}
+
+export interface PlayerSessionRepository {
+  open(session: PlayerSession): Promise<PlayerSession>;
+  close(id: string, now: EpochMs, reason?: string | null): Promise<PlayerSession | undefined>;
+  /** Closes every active session a router reported (the router restarted). */
+  closeAllForRouter(routerId: string, now: EpochMs, reason: string): Promise<number>;
+  get(id: string): Promise<PlayerSession | undefined>;
+  listActive(filter?: { instanceId?: string; routerId?: string }): Promise<PlayerSession[]>;
+  /** Active players per instance id. */
+  countActiveByInstance(): Promise<Record<string, number>>;
+}

@@ -1,0 +1,110 @@
+// Contract tests: instances (optimistic versions, transitions with history),
+// history and configuration revisions.
+
+import { describe, expect, it } from 'vitest';
+import type { StoreHandle } from './store-contract.js';
+import { instance, T0 } from './fixtures.js';
+
+export function instanceContract(handle: StoreHandle): void {
+  describe('instances', () => {
+    it('create/get round-trips every field, JSON included; version starts at 1', async () => {
+      const store = handle.store();
+      const input = instance('i1', {
+        hostId: 'h1', hostPort: 30001, endpoint: { host: '127.0.0.1', port: 30001 },
+        observed: { container: 'running', startedAt: T0, observedAt: T0 + 1 },
+        players: { online: 3, max: 20, at: T0 },
+        activeAction: { kind: 'start', commandId: 'c1', startedAt: T0 },
+        maintenance: { enabled: true, message: 'brb', since: T0 },
+        pendingChanges: [{ key: 'MOTD', value: { text: 'x' }, mode: 'restart_required', requestedAt: T0 }],
+        containerConfigPending: true,
+        deletion: { scopes: ['container', 'player_data'], completed: ['container'], requestedAt: T0, lastError: null },
+      });
+      const created = await store.instances.create(input);
+      expect(created).toEqual({ ...input, version: 1 });
+      expect(await store.instances.get('i1')).toEqual(created);
+      expect(await store.instances.getByName('name-i1')).toEqual(created);
+      expect(await store.instances.get('missing')).toBeUndefined();
+    });
+
+    it('duplicate id or name is CONFLICT', async () => {
+      const store = handle.store();
+      await store.instances.create(instance('i1'));
+      await expect(store.instances.create(instance('i1', { name: 'other' }))).rejects.toMatchObject({ code: 'CONFLICT' });
+      await expect(store.instances.create(instance('i2', { name: 'name-i1' }))).rejects.toMatchObject({ code: 'CONFLICT' });
+    });
+
+    it('update bumps the version; a stale expectedVersion is CONFLICT; the user is immutable', async () => {
+      const store = handle.store();
+      await store.instances.create(instance('i1'));
+      const a = await store.instances.update('i1', { desiredState: 'stopped', settings: { MOTD: 'new' } }, { now: T0 + 5, expectedVersion: 1 });
+      expect(a).toMatchObject({ version: 2, desiredState: 'stopped', settings: { MOTD: 'new' }, updatedAt: T0 + 5, state: 'draft' });
+      await expect(store.instances.update('i1', { hostId: 'x' }, { now: T0, expectedVersion: 1 })).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect((await store.instances.get('i1'))?.hostId).toBeNull();
+      expect((await store.instances.update('i1', { hostId: null, endpoint: null }, { now: T0 + 6 })).version).toBe(3);
+      await expect(store.instances.update('missing', {}, { now: T0 })).rejects.toMatchObject({ code: 'INSTANCE_NOT_FOUND' });
+      // Cast: the type already forbids it; the store refuses it at runtime too.
+      await expect(store.instances.update('i1', { user: { mode: 'image' } } as never, { now: T0 })).rejects.toMatchObject({ code: 'IMMUTABLE' });
+    });
+
+    it('list filters by group, host, states and desired states', async () => {
+      const store = handle.store();
+      await store.instances.create(instance('a', { groupId: 'g1', hostId: 'h1', state: 'online' }));
+      await store.instances.create(instance('b', { groupId: 'g1', hostId: 'h2', state: 'stopped', desiredState: 'stopped', createdAt: T0 + 1 }));
+      await store.instances.create(instance('c', { groupId: 'g2', hostId: 'h1', state: 'online', createdAt: T0 + 2 }));
+      const ids = async (p: Promise<{ id: string }[]>) => (await p).map((i) => i.id);
+      expect(await ids(store.instances.list())).toEqual(['a', 'b', 'c']);
+      expect(await ids(store.instances.list({ groupId: 'g1' }))).toEqual(['a', 'b']);
+      expect(await ids(store.instances.list({ hostId: 'h1', states: ['online'] }))).toEqual(['a', 'c']);
+      expect(await ids(store.instances.list({ desiredStates: ['stopped'] }))).toEqual(['b']);
+      expect(await ids(store.instances.list({ states: [] }))).toEqual([]);
+      expect(await store.instances.countByState()).toEqual({ online: 2, stopped: 1 });
+      expect(await store.instances.countByHost()).toEqual({ h1: 2, h2: 1 });
+      expect(await store.instances.countByGroup('g1')).toBe(2);
+    });
+
+    it('transition changes state and appends history atomically; a wrong from-state changes nothing', async () => {
+      const store = handle.store();
+      await store.instances.create(instance('i1', { state: 'stopped' }));
+      const started = await store.instances.transition('i1', 'starting', {
+        now: T0 + 10, reason: 'user start', from: ['stopped'], actor: 'admin', commandId: 'c9',
+        details: { via: 'api' }, patch: { desiredState: 'running' },
+      });
+      expect(started).toMatchObject({ state: 'starting', stateReason: 'user start', stateChangedAt: T0 + 10, desiredState: 'running', version: 2 });
+      expect(await store.instances.transition('i1', 'starting', { now: T0 + 11, reason: 'again', from: ['stopped'] })).toBeUndefined();
+      const history = await store.history.list('i1');
+      expect(history).toHaveLength(1);
+      expect(history[0]).toMatchObject({ instanceId: 'i1', from: 'stopped', to: 'starting', reason: 'user start', actor: 'admin', commandId: 'c9', details: { via: 'api' }, at: T0 + 10 });
+      await expect(store.instances.transition('missing', 'online', { now: T0, reason: 'x' })).rejects.toMatchObject({ code: 'INSTANCE_NOT_FOUND' });
+    });
+
+    it('history lists newest first with a limit; deleting the instance removes its history and revisions', async () => {
+      const store = handle.store();
+      await store.instances.create(instance('i1'));
+      for (let n = 0; n < 5; n++) {
+        await store.history.append({ instanceId: 'i1', at: T0 + n, from: null, to: 'stopped', reason: `r${n}`, actor: null, commandId: null, details: null });
+      }
+      expect((await store.history.list('i1', { limit: 2 })).map((h) => h.reason)).toEqual(['r4', 'r3']);
+      await store.revisions.append({ instanceId: 'i1', revision: 1, createdAt: T0, actor: null, reason: 'create', config: { a: 1 } });
+      await store.instances.delete('i1');
+      expect(await store.history.list('i1')).toEqual([]);
+      expect(await store.revisions.list('i1')).toEqual([]);
+    });
+  });
+
+  describe('configuration revisions', () => {
+    it('are immutable and only the newest 20 are kept', async () => {
+      const store = handle.store();
+      await store.instances.create(instance('i1'));
+      const rev = { instanceId: 'i1', revision: 1, createdAt: T0, actor: 'admin', reason: 'create', config: { env: { RCON_PASSWORD: '***' }, list: [1, 2] } };
+      expect(await store.revisions.append(rev)).toEqual(rev);
+      await expect(store.revisions.append({ ...rev, reason: 'rewrite' })).rejects.toMatchObject({ code: 'IMMUTABLE' });
+      expect((await store.revisions.get('i1', 1))?.reason).toBe('create');
+      for (let n = 2; n <= 25; n++) await store.revisions.append({ ...rev, revision: n, createdAt: T0 + n });
+      const kept = await store.revisions.list('i1');
+      expect(kept).toHaveLength(20);
+      expect(kept[0]?.revision).toBe(25);
+      expect(kept[19]?.revision).toBe(6);
+      expect(await store.revisions.get('i1', 5)).toBeUndefined();
+    });
+  });
+}

@@ -1,0 +1,78 @@
+// Runs the store contract against PostgreSQL at 127.0.0.1:5432: one fresh
+// database per test file (dropped in afterAll, also on failure), and one
+// schema per test inside it so every test starts empty.
+
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../../src/store/postgres-store.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { heartbeat, T0 } from './fixtures.js';
+import { runStoreContract } from './store-contract.js';
+
+const PG_HOST = process.env.PGHOST ?? '127.0.0.1';
+const PG_PORT = Number(process.env.PGPORT ?? 5432);
+const PG_USER = process.env.PGUSER ?? 'postgres';
+const dbName = `ec_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+const baseUrl = `postgres://${PG_USER}@${PG_HOST}:${PG_PORT}`;
+const dbUrl = `${baseUrl}/${dbName}`;
+
+async function admin<T>(database: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: `${baseUrl}/${database}` });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+beforeAll(async () => {
+  await admin('postgres', (c) => c.query(`create database ${dbName}`));
+});
+
+afterAll(async () => {
+  // WITH (FORCE) (PostgreSQL 13+) ends leftover connections of a failed test.
+  await admin('postgres', (c) => c.query(`drop database if exists ${dbName} with (force)`));
+});
+
+let n = 0;
+runStoreContract('postgres', async () => {
+  n += 1;
+  const schema = `t${n}`;
+  await admin(dbName, (c) => c.query(`create schema ${schema}`));
+  const url = `${dbUrl}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const opened: Store[] = [];
+  const open = (): Store => {
+    const s = openPostgresStore(url);
+    opened.push(s);
+    return s;
+  };
+  return {
+    store: open(),
+    openSecond: open,
+    dispose: async () => {
+      await Promise.all(opened.map((s) => s.close()));
+      await admin(dbName, (c) => c.query(`drop schema ${schema} cascade`));
+    },
+  };
+});
+
+describe('openStore (postgres)', () => {
+  it('selects PostgreSQL for postgres:// and postgresql:// URLs and migrates', async () => {
+    for (const scheme of ['postgres', 'postgresql']) {
+      const schema = `open_${scheme}`;
+      await admin(dbName, (c) => c.query(`create schema ${schema}`));
+      const url = `${scheme}://${PG_USER}@${PG_HOST}:${PG_PORT}/${dbName}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+      const store = await openStore(url, '/nonexistent-data-dir');
+      try {
+        expect(store.dialect).toBe('postgres');
+        const { host } = await store.hosts.upsertHeartbeat(heartbeat('h1'), T0);
+        expect(host.lastHeartbeatAt).toBe(T0);
+        expect(typeof host.lastHeartbeatAt).toBe('number');
+      } finally {
+        await store.close();
+      }
+    }
+  });
+});

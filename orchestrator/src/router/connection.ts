@@ -1,0 +1,396 @@
+// One player connection: optional PROXY v2 header from a trusted balancer,
+// handshake (and Login Start) under a deadline and size limits, a routing
+// decision, then a pipe to the backend that first replays every byte read.
+
+import type { Socket } from 'node:net';
+import type { Logger } from '../shared/logger.js';
+import { ProtocolError } from '../protocol/codec.js';
+import { cleanServerAddress } from '../protocol/address.js';
+import { FrameReader } from '../protocol/frame-reader.js';
+import { isLegacyPing, LEGACY_UNKNOWN_PROTOCOL, parseLegacyPing, writeLegacyPingResponse, type LegacyPing } from '../protocol/legacy-ping.js';
+import { isStatusRequest, parseHandshake, parseLoginStart, parsePing, writeLoginDisconnect, writePong, writeStatusResponse, type Handshake } from '../protocol/packets.js';
+import { MAX_PROXY_V2_BYTES, mayBeProxyV2, normalizeAddress, parseProxyV2Header, writeProxyV2Header, type ProxyHeader } from '../protocol/proxy-protocol.js';
+import type { PingOptions, PingResult } from '../protocol/status-client.js';
+import { anyCidrContains, clientKey, type Cidr } from './cidr.js';
+import type { LimitsConfig, MessagesConfig, StatusConfig } from './config.js';
+import { dialFirst, type Dialed, type Dialer } from './dialer.js';
+import type { ConnectionLimiter, LoginRateLimiter } from './limits.js';
+import { legacyFromStatus, localLegacyStatus, localStatusJson, loginMessageFor } from './local-status.js';
+import type { ConnectionOutcome, RouterMetrics } from './metrics.js';
+import { raceAbort, sleep } from './abort.js';
+import type { BackendResolver, BackendTarget, Intent, LocalStatusState, RouteDecision, SessionInfo, SessionReporter, Waker } from './resolver.js';
+
+export interface ConnectionDeps {
+  limits: LimitsConfig;
+  status: StatusConfig;
+  messages: MessagesConfig;
+  sendProxyToBackends: boolean;
+  trustedCidrs: readonly Cidr[];
+  resolver: BackendResolver;
+  waker: Waker | undefined;
+  sessions: SessionReporter;
+  metrics: RouterMetrics;
+  logger: Logger;
+  connectionLimiter: ConnectionLimiter;
+  loginLimiter: LoginRateLimiter;
+  dial: Dialer;
+  pingServer: (host: string, port: number, options: PingOptions) => Promise<PingResult>;
+}
+
+/** Ends the connection with an outcome; thrown from deep inside the flow. */
+class Dropped extends Error {
+  constructor(
+    readonly outcome: ConnectionOutcome,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** How long a legacy `FE`/`FE 01` may wait for the rest of a longer legacy form. */
+const LEGACY_SETTLE_MS = 100;
+/** Status request + ping, with room for a repeated request; more is not a status client. */
+const MAX_STATUS_PACKETS = 4;
+const WAKE_REDIAL_INTERVAL_MS = 200;
+const BACKEND_LINGER_MS = 5000;
+
+export class ClientConnection {
+  private frames = new FrameReader();
+  private notify: (() => void) | undefined;
+  private ended = false;
+  private outcome: ConnectionOutcome = 'client_closed';
+  private clientAddress: string;
+  private clientPort: number;
+  private limiterKey: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private backend: Socket | undefined;
+  private readonly abort = new AbortController();
+  private session: SessionInfo | undefined;
+  private sessionStart = 0;
+  private readonly budget: number;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly deps: ConnectionDeps,
+    private readonly onDone: () => void,
+  ) {
+    this.clientAddress = normalizeAddress(socket.remoteAddress ?? '');
+    this.clientPort = socket.remotePort ?? 0;
+    const l = deps.limits;
+    this.budget = l.maxHandshakeSize + l.maxLoginStartSize + 256 + (this.fromTrustedProxy() ? MAX_PROXY_V2_BYTES : 0);
+  }
+
+  start(): void {
+    this.socket.setNoDelay(true);
+    this.socket.on('data', this.onData);
+    this.socket.on('error', () => this.socket.destroy());
+    this.socket.on('close', () => this.onClose());
+    this.deps.metrics.connectionsActive.inc();
+    this.armTimer(this.deps.limits.handshakeTimeoutMs);
+    this.run().catch((err: unknown) => this.fail(err));
+  }
+
+  /** Closes both sides now (router shutdown). */
+  destroy(): void {
+    this.socket.destroy();
+    this.backend?.destroy();
+  }
+
+  private fromTrustedProxy(): boolean {
+    return this.deps.trustedCidrs.length > 0 && anyCidrContains(this.deps.trustedCidrs, this.clientAddress);
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    if (this.frames.receivedBytes + chunk.length > this.budget) {
+      this.drop('oversized', `more than ${this.budget} bytes before routing`);
+      return;
+    }
+    this.frames.push(chunk);
+    this.notify?.();
+  };
+
+  private onClose(): void {
+    this.ended = true;
+    this.notify?.();
+    this.abort.abort();
+    this.clearTimer();
+    if (this.backend && !this.backend.destroyed) {
+      this.backend.end();
+      setTimeout(() => this.backend?.destroy(), BACKEND_LINGER_MS).unref();
+    }
+    if (this.limiterKey !== undefined) this.deps.connectionLimiter.release(this.limiterKey);
+    const m = this.deps.metrics;
+    m.connectionsActive.dec();
+    m.connectionsTotal.inc({ outcome: this.outcome });
+    m.bytes.inc({ direction: 'in' }, this.socket.bytesRead);
+    m.bytes.inc({ direction: 'out' }, this.socket.bytesWritten);
+    if (this.session?.backend) {
+      this.deps.sessions.disconnected(this.session, { durationMs: Date.now() - this.sessionStart, bytesIn: this.socket.bytesRead, bytesOut: this.socket.bytesWritten });
+    }
+    this.onDone();
+  }
+
+  private armTimer(ms: number): void {
+    this.clearTimer();
+    this.timer = setTimeout(() => this.drop('timeout', `no complete packet within ${ms} ms`), ms);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private drop(outcome: ConnectionOutcome, reason: string): void {
+    if (this.ended) return;
+    this.outcome = outcome;
+    this.deps.logger.debug({ client: this.clientAddress, outcome, reason }, 'connection dropped');
+    this.socket.destroy();
+  }
+
+  private fail(err: unknown): void {
+    if (err instanceof Dropped) return this.drop(err.outcome, err.message);
+    if (err instanceof ProtocolError) return this.drop(err.kind, err.message);
+    if (this.ended) return;
+    this.deps.logger.warn({ err, client: this.clientAddress }, 'connection failed');
+    this.drop('malformed', err instanceof Error ? err.message : String(err));
+  }
+
+  /** Re-tries `attempt` after each arriving chunk; bounded by the byte budget and the deadline. */
+  private async waitFor<T>(attempt: () => T | undefined, settleMs?: number): Promise<T> {
+    for (;;) {
+      if (this.ended) throw new Dropped('client_closed', 'client closed the connection');
+      const value = attempt();
+      if (value !== undefined) return value;
+      await new Promise<void>((resolve) => {
+        this.notify = resolve;
+        if (settleMs !== undefined) setTimeout(resolve, settleMs);
+      });
+      this.notify = undefined;
+    }
+  }
+
+  private async run(): Promise<void> {
+    if (this.fromTrustedProxy()) await this.readProxyHeader();
+    this.limiterKey = clientKey(this.clientAddress);
+    if (!this.deps.connectionLimiter.tryAcquire(this.limiterKey)) {
+      this.limiterKey = undefined;
+      this.deps.metrics.rateLimited.inc({ limit: 'connections' });
+      throw new Dropped('rate_limited', 'too many connections from this address');
+    }
+    await this.waitFor(() => (this.frames.pendingBytes > 0 ? true : undefined));
+    if (isLegacyPing(this.frames.peek())) return this.handleLegacy(await this.readLegacyPing());
+    const handshake = parseHandshake(await this.waitFor(() => this.frames.next(this.deps.limits.maxHandshakeSize)));
+    const serverAddress = cleanServerAddress(handshake.serverAddress);
+    if (handshake.nextState === 1) return this.handleStatus(handshake, serverAddress);
+    const loginFrame = await this.waitFor(() => this.frames.next(this.deps.limits.maxLoginStartSize));
+    const player = parseLoginStart(loginFrame, handshake.protocolVersion);
+    this.clearTimer();
+    return this.handleLogin(handshake, serverAddress, player);
+  }
+
+  /** A trusted balancer may send PROXY v2 first; anything else is read as Minecraft. */
+  private async readProxyHeader(): Promise<void> {
+    const parsed = await this.waitFor<{ header: ProxyHeader; size: number } | false>(() => {
+      const buf = this.frames.peek();
+      if (!mayBeProxyV2(buf)) return false;
+      return parseProxyV2Header(buf);
+    });
+    if (parsed === false) return;
+    if (parsed.header.command === 'proxy') {
+      this.clientAddress = normalizeAddress(parsed.header.sourceAddress);
+      this.clientPort = parsed.header.sourcePort;
+    }
+    const rest = this.frames.peek().subarray(parsed.size);
+    this.frames = new FrameReader();
+    if (rest.length > 0) this.frames.push(Buffer.from(rest));
+  }
+
+  private async readLegacyPing(): Promise<LegacyPing> {
+    const settleAt = Date.now() + LEGACY_SETTLE_MS;
+    return this.waitFor(() => parseLegacyPing(this.frames.peek(), Date.now() >= settleAt), LEGACY_SETTLE_MS);
+  }
+
+  private async resolve(intent: Intent, serverAddress: string, protocolVersion: number, player?: SessionInfo['player']): Promise<RouteDecision> {
+    const request = { serverAddress, intent, protocolVersion, clientAddress: this.clientAddress, ...(player ? { player } : {}) };
+    return this.deps.resolver.resolve(request);
+  }
+
+  private dialCandidates(candidates: readonly BackendTarget[], timeoutMs = this.deps.limits.backendDialTimeoutMs): Promise<Dialed | undefined> {
+    return dialFirst(candidates, this.deps.dial, timeoutMs, (target, err) =>
+      this.deps.logger.info({ backend: target.name, err: (err as Error).message }, 'backend unreachable, trying the next candidate'),
+    );
+  }
+
+  /** Status never wakes or starts anything: such decisions become local answers. */
+  private localStateFor(decision: RouteDecision): LocalStatusState {
+    switch (decision.kind) {
+      case 'status':
+        return decision.state;
+      case 'wake-then-connect':
+        return 'Paused';
+      case 'start-and-disconnect':
+        return 'Stopped';
+      default:
+        return 'NoBackend';
+    }
+  }
+
+  private async handleStatus(handshake: Handshake, serverAddress: string): Promise<void> {
+    this.clearTimer(); // dialing is bounded by the dial timeout; local answering re-arms it
+    const decision = await this.resolve('status', serverAddress, handshake.protocolVersion);
+    if (decision.kind === 'connect') {
+      const dialed = await this.dialCandidates(decision.candidates);
+      if (dialed) return this.pipe(dialed);
+      return this.answerStatusLocally(handshake.protocolVersion, 'Unreachable');
+    }
+    return this.answerStatusLocally(handshake.protocolVersion, this.localStateFor(decision));
+  }
+
+  private async answerStatusLocally(protocolVersion: number, state: LocalStatusState): Promise<void> {
+    this.outcome = 'status_local';
+    this.deps.metrics.statusAnswers.inc({ state });
+    let answered = false;
+    for (let i = 0; i < MAX_STATUS_PACKETS; i++) {
+      this.armTimer(this.deps.limits.handshakeTimeoutMs);
+      const frame = await this.waitFor(() => this.frames.next(this.deps.limits.maxHandshakeSize));
+      if (isStatusRequest(frame) && !answered) {
+        answered = true;
+        this.socket.write(writeStatusResponse(localStatusJson(state, protocolVersion, this.deps.status)));
+        continue;
+      }
+      this.clearTimer();
+      this.socket.end(writePong(parsePing(frame)));
+      return;
+    }
+    throw new Dropped('malformed', 'too many status packets');
+  }
+
+  private async handleLegacy(ping: LegacyPing): Promise<void> {
+    this.clearTimer(); // backend pings are bounded by the dial timeout
+    const protocolVersion = ping.protocolVersion ?? LEGACY_UNKNOWN_PROTOCOL;
+    const decision = await this.resolve('status', cleanServerAddress(ping.host ?? ''), protocolVersion);
+    let answer = undefined as Buffer | undefined;
+    let state: LocalStatusState = this.localStateFor(decision);
+    if (decision.kind === 'connect') {
+      // Ask the backend with a modern ping and translate: works with backends that dropped legacy support.
+      for (const target of decision.candidates) {
+        try {
+          const result = await this.deps.pingServer(target.host, target.port, { timeoutMs: this.deps.limits.backendDialTimeoutMs });
+          answer = writeLegacyPingResponse(ping.kind, legacyFromStatus(result.status, protocolVersion));
+          break;
+        } catch {
+          // next candidate
+        }
+      }
+      state = 'Unreachable';
+    }
+    if (!answer) {
+      this.deps.metrics.statusAnswers.inc({ state });
+      answer = writeLegacyPingResponse(ping.kind, localLegacyStatus(state, protocolVersion, this.deps.status));
+    }
+    this.outcome = 'legacy_local';
+    this.clearTimer();
+    if (!this.ended) this.socket.end(answer);
+  }
+
+  private async handleLogin(handshake: Handshake, serverAddress: string, player: SessionInfo['player']): Promise<void> {
+    this.session = { player, clientAddress: this.clientAddress };
+    if (!this.deps.loginLimiter.allow(clientKey(this.clientAddress))) {
+      this.deps.metrics.rateLimited.inc({ limit: 'login' });
+      return this.disconnect('rate_limited', this.deps.messages.rateLimited);
+    }
+    const intent: Intent = handshake.nextState === 3 ? 'transfer' : 'login';
+    const decision = await this.resolve(intent, serverAddress, handshake.protocolVersion, player);
+    if (this.ended) return;
+    switch (decision.kind) {
+      case 'connect': {
+        const dialed = await this.dialCandidates(decision.candidates);
+        if (dialed) return this.pipe(dialed);
+        return this.disconnect('unreachable', this.deps.messages.unreachable);
+      }
+      case 'status':
+        return this.disconnect(decision.state === 'NoBackend' ? 'refused' : 'unreachable', loginMessageFor(decision.state, this.deps.messages));
+      case 'refuse':
+        return this.disconnect('refused', decision.message);
+      case 'start-and-disconnect':
+        if (decision.instanceId !== undefined && this.deps.waker) {
+          const id = decision.instanceId;
+          this.deps.waker.start(id).catch((err: unknown) => this.deps.logger.warn({ err, instance: id }, 'start request failed'));
+        }
+        return this.disconnect('start_disconnect', decision.message);
+      case 'wake-then-connect':
+        return this.wakeThenConnect(decision.instanceId, decision.target);
+    }
+  }
+
+  /** Holds the login while the instance wakes, bounded by wake_hold_timeout. */
+  private async wakeThenConnect(instanceId: string, target: BackendTarget): Promise<void> {
+    const { metrics, waker, limits } = this.deps;
+    if (!waker) return this.disconnect('unreachable', this.deps.messages.unreachable);
+    const started = Date.now();
+    const deadline = started + limits.wakeHoldTimeoutMs;
+    const hold = setTimeout(() => this.abort.abort(), limits.wakeHoldTimeoutMs);
+    this.session = { ...this.session!, instanceId };
+    try {
+      await raceAbort(waker.wake(instanceId, this.abort.signal), this.abort.signal);
+      let dialed: Dialed | undefined;
+      while (!dialed && !this.ended && Date.now() < deadline) {
+        dialed = await this.dialCandidates([target], Math.max(50, Math.min(limits.backendDialTimeoutMs, deadline - Date.now())));
+        if (!dialed) await sleep(WAKE_REDIAL_INTERVAL_MS, this.abort.signal);
+      }
+      if (!dialed) throw new Error('backend did not accept connections before the hold ended');
+      metrics.wakes.inc({ result: 'ok' });
+      metrics.wakeSeconds.observe((Date.now() - started) / 1000);
+      return this.pipe(dialed);
+    } catch (err) {
+      if (this.ended) return;
+      metrics.wakes.inc({ result: 'timeout' });
+      this.deps.logger.info({ instance: instanceId, err: (err as Error).message }, 'wake did not complete in the hold window');
+      return this.disconnect('wake_timeout', this.deps.messages.wakeTimeout);
+    } finally {
+      clearTimeout(hold);
+    }
+  }
+
+  private disconnect(outcome: ConnectionOutcome, message: string): void {
+    this.clearTimer();
+    if (this.ended) return;
+    this.outcome = outcome;
+    if (this.session) this.deps.sessions.loginDenied(this.session, outcome);
+    this.socket.end(writeLoginDisconnect(message));
+  }
+
+  /** Replays every byte read so far, then pipes both ways (pipe() carries backpressure). */
+  private pipe({ socket: backend, target }: Dialed): void {
+    if (this.ended) {
+      backend.destroy();
+      return;
+    }
+    this.clearTimer();
+    this.backend = backend;
+    this.outcome = 'proxied';
+    this.socket.removeListener('data', this.onData);
+    this.socket.pause();
+    backend.setNoDelay(true);
+    backend.on('error', () => backend.destroy());
+    backend.on('close', (hadError) => (hadError ? this.socket.destroy() : this.socket.end()));
+    if (this.deps.sendProxyToBackends) {
+      backend.write(
+        writeProxyV2Header({
+          sourceAddress: this.clientAddress,
+          sourcePort: this.clientPort,
+          destinationAddress: normalizeAddress(this.socket.localAddress ?? '127.0.0.1'),
+          destinationPort: this.socket.localPort ?? 0,
+        }),
+      );
+    }
+    backend.write(this.frames.received());
+    this.socket.pipe(backend);
+    backend.pipe(this.socket);
+    if (this.session) {
+      this.session = { ...this.session, backend: target };
+      this.sessionStart = Date.now();
+      this.deps.sessions.loginAccepted(this.session);
+    }
+  }
+}

@@ -1,0 +1,143 @@
+// The agent's HTTP API (private, under /api/v1): routes call the instance
+// service; one error handler maps AppError and schema failures to
+// {"error":{"code","message"}}. Testable without a socket via inject().
+
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { AppError, errorBody, isAppError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import type { InstanceService } from './instance-service.js';
+import { CleanupBody, CreateInstanceBody, InstanceParams, LogsQuery, StopBody } from './schemas.js';
+
+export interface AgentAppDeps {
+  agentId: string;
+  version: string;
+  /** When set, every call needs `Authorization: Bearer <token>`. */
+  token: string | undefined;
+  service: InstanceService;
+  /** Whether the container engine answers (for /health). */
+  engineReachable: () => Promise<boolean>;
+  logger: Logger;
+}
+
+const SAFE_HEADER_VALUE = /^[A-Za-z0-9._:-]{1,128}$/;
+const BODY_LIMIT = 1024 * 1024;
+
+function headerValue(raw: IncomingMessage, name: string): string | undefined {
+  const v = raw.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s !== undefined && SAFE_HEADER_VALUE.test(s) ? s : undefined;
+}
+
+/** Constant-time bearer check: compares equal-length digests, never the raw strings. */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  const given = createHash('sha256').update(match?.[1] ?? '').digest();
+  const expected = createHash('sha256').update(token).digest();
+  return timingSafeEqual(given, expected) && match !== null;
+}
+
+/** One line naming the failing field, e.g. "body/resources/memoryMb must be >= 16". */
+function validationMessage(err: FastifyError): string {
+  const first = err.validation?.[0];
+  if (!first) return err.message;
+  const params = first.params as { missingProperty?: string; additionalProperty?: string };
+  let path = `${err.validationContext ?? 'request'}${first.instancePath}`;
+  if (params.missingProperty) path += `/${params.missingProperty}`;
+  if (params.additionalProperty) return `${path}/${params.additionalProperty} is not a known field`;
+  return `${path} ${first.message ?? 'is invalid'}`;
+}
+
+function sendError(reply: FastifyReply, err: AppError): FastifyReply {
+  return reply.status(err.httpStatus).send(errorBody(err));
+}
+
+export function buildAgentApp(deps: AgentAppDeps) {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: BODY_LIMIT,
+    requestIdHeader: false,
+    genReqId: (req) => headerValue(req, 'x-request-id') ?? randomUUID(),
+    // Every log line of a request carries its request id and command id.
+    childLoggerFactory: (logger, bindings, opts, rawReq) =>
+      logger.child({ requestId: bindings.reqId, commandId: headerValue(rawReq as IncomingMessage, 'x-command-id') }, opts),
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (deps.token !== undefined && !bearerMatches(request.headers.authorization, deps.token)) {
+      return sendError(reply, new AppError('UNAUTHORIZED', 'missing or wrong bearer token'));
+    }
+  });
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (isAppError(err)) {
+      if (err.httpStatus >= 500) request.log.error({ err }, 'request failed');
+      else request.log.info({ code: err.code, message: err.message }, 'request refused');
+      return sendError(reply, err);
+    }
+    if (err.validation) return sendError(reply, new AppError('VALIDATION_FAILED', validationMessage(err)));
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.status(err.statusCode).send({ error: { code: 'BAD_REQUEST', message: err.message } });
+    }
+    request.log.error({ err }, 'unexpected error');
+    return sendError(reply, new AppError('INTERNAL', 'internal error; see the agent log'));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, new AppError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
+  );
+
+  app.register(async (api) => routes(api, deps), { prefix: '/api/v1' });
+  return app;
+}
+
+type WithParams = FastifyRequest<{ Params: InstanceParams }>;
+
+async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
+  const { service } = deps;
+  const params = { params: InstanceParams };
+
+  api.get('/health', async () => ({
+    status: 'ok',
+    agentId: deps.agentId,
+    version: deps.version,
+    engine: (await deps.engineReachable()) ? 'reachable' : 'unreachable',
+  }));
+
+  api.get('/instances', async () => ({ instances: await service.inventory() }));
+
+  api.get('/instances/:id', { schema: params }, async (req: WithParams) => service.inspect(req.params.id));
+
+  api.get('/instances/:id/logs', { schema: { ...params, querystring: LogsQuery } }, async (req, reply) => {
+    const { id } = req.params as InstanceParams;
+    const { tail = 100 } = req.query as LogsQuery;
+    const text = await service.logs(id, tail);
+    return reply.type('text/plain; charset=utf-8').send(text);
+  });
+
+  api.put('/instances/:id', { schema: { ...params, body: CreateInstanceBody } }, async (req) => {
+    const { id } = req.params as InstanceParams;
+    return service.create(id, req.body as CreateInstanceBody, req.log);
+  });
+
+  api.post('/instances/:id/start', { schema: params }, async (req: WithParams) => service.start(req.params.id, req.log));
+  api.post(
+    '/instances/:id/stop',
+    {
+      schema: { ...params, body: StopBody },
+      // An empty POST means "use the default timeout".
+      preValidation: async (req) => {
+        if (req.body === undefined || req.body === null) req.body = {};
+      },
+    },
+    async (req) => service.stop((req.params as InstanceParams).id, (req.body as StopBody).timeoutSeconds, req.log),
+  );
+  api.post('/instances/:id/pause', { schema: params }, async (req: WithParams) => service.pause(req.params.id, req.log));
+  api.post('/instances/:id/unpause', { schema: params }, async (req: WithParams) => service.unpause(req.params.id, req.log));
+  api.delete('/instances/:id', { schema: params }, async (req: WithParams) => service.delete(req.params.id, req.log));
+
+  api.post('/cleanup', { schema: { body: CleanupBody } }, async (req) => service.cleanup((req.body as CleanupBody).instanceIds, req.log));
+}

@@ -1,0 +1,314 @@
+// ContainerRuntime over the Docker Engine API. The only product file that
+// imports dockerode; it turns Engine errors into AppErrors tagged retryable
+// (engine down, 5xx) or fatal (bad request, conflict).
+
+import Docker from 'dockerode';
+import { AppError, type ErrorCode } from '../shared/errors.js';
+import { LABEL, labelledHostPort } from './labels.js';
+import type {
+  ContainerDetails,
+  ContainerRuntime,
+  ContainerSpec,
+  ContainerState,
+  ContainerSummary,
+  LogOptions,
+  ProgressListener,
+  PublishedPort,
+} from './runtime.js';
+
+/**
+ * Wings-style hardening that keeps itzg/minecraft-server working: it starts as
+ * root, chowns /data (CHOWN kept) and drops to its user (SETUID/SETGID kept).
+ */
+export const DROPPED_CAPABILITIES = [
+  'SETPCAP', 'MKNOD', 'AUDIT_WRITE', 'NET_RAW', 'DAC_OVERRIDE', 'FOWNER',
+  'FSETID', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'SETFCAP',
+] as const;
+export const PIDS_LIMIT = 512;
+/** exec: the JVM unpacks native libraries (netty, snappy) into /tmp. */
+export const TMP_MOUNT_OPTIONS = 'rw,exec,nosuid,nodev,size=256m';
+export const LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } };
+
+const NEVER = '0001-01-01T00:00:00Z';
+const KNOWN_STATES = new Set(['created', 'running', 'paused', 'restarting', 'removing', 'exited', 'dead']);
+
+interface EngineError {
+  statusCode?: number;
+  json?: { message?: string } | null;
+  message?: string;
+  code?: string;
+}
+
+function engineMessage(err: unknown): string {
+  const e = err as EngineError;
+  const fromJson = e?.json && typeof e.json === 'object' ? e.json.message : undefined;
+  return (fromJson ?? e?.message ?? String(err)).trim();
+}
+
+/** Tags an Engine failure: no HTTP status or 5xx = retryable, 4xx = fatal. */
+export function toAppError(action: string, err: unknown, code: ErrorCode = 'DOCKER_ERROR'): AppError {
+  if (err instanceof AppError) return err;
+  const status = (err as EngineError)?.statusCode;
+  const detail = engineMessage(err);
+  if (status === undefined) {
+    return new AppError(code, `Docker engine unreachable while trying to ${action}: ${detail}`, { retryable: true, cause: err });
+  }
+  if (status === 404) return new AppError(code === 'DOCKER_ERROR' ? 'NOT_FOUND' : code, `${action}: ${detail}`, { cause: err });
+  if (status === 409) return new AppError('CONFLICT', `${action}: ${detail}`, { cause: err });
+  return new AppError(code, `${action}: ${detail}`, { retryable: status >= 500, cause: err });
+}
+
+function statusOf(err: unknown): number | undefined {
+  return (err as EngineError)?.statusCode;
+}
+
+function normalizeState(s: string | undefined): ContainerState {
+  return s && KNOWN_STATES.has(s) ? (s as ContainerState) : 'unknown';
+}
+
+function time(t: string | undefined): string | null {
+  return !t || t === NEVER ? null : t;
+}
+
+/** Splits Docker's multiplexed stdout/stderr frames; raw (TTY) output passes through. */
+export function demuxLogs(buf: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let offset = 0;
+  while (offset + 8 <= buf.length) {
+    const stream = buf[offset]!;
+    if (stream > 2 || buf[offset + 1] !== 0 || buf[offset + 2] !== 0 || buf[offset + 3] !== 0) return buf;
+    const size = buf.readUInt32BE(offset + 4);
+    parts.push(buf.subarray(offset + 8, Math.min(buf.length, offset + 8 + size)));
+    offset += 8 + size;
+  }
+  return offset === 0 && buf.length > 0 ? buf : Buffer.concat(parts);
+}
+
+/** The newest maxBytes of a log, starting at a line boundary when one exists. */
+export function boundLog(text: Buffer, maxBytes: number): string {
+  if (text.length <= maxBytes) return text.toString('utf8');
+  let cut = text.subarray(text.length - maxBytes);
+  const newline = cut.indexOf(0x0a);
+  if (newline >= 0 && newline < cut.length - 1) cut = cut.subarray(newline + 1);
+  return cut.toString('utf8');
+}
+
+function publishedPorts(bindings: Record<string, { HostIp?: string; HostPort?: string }[] | null> | undefined): PublishedPort[] {
+  const ports: PublishedPort[] = [];
+  for (const [key, list] of Object.entries(bindings ?? {})) {
+    const containerPort = Number(key.split('/')[0]);
+    for (const b of list ?? []) {
+      const hostPort = Number(b.HostPort);
+      if (Number.isInteger(hostPort) && hostPort > 0) ports.push({ containerPort, hostPort, hostIp: b.HostIp || '0.0.0.0' });
+    }
+  }
+  return ports;
+}
+
+export function withDefaultTag(image: string): string {
+  if (image.includes('@')) return image;
+  const lastSegment = image.slice(image.lastIndexOf('/') + 1);
+  return lastSegment.includes(':') ? image : `${image}:latest`;
+}
+
+export class DockerRuntime implements ContainerRuntime {
+  private readonly docker: Docker;
+  private readonly pulls = new Map<string, Promise<{ pulled: boolean }>>();
+  private readonly networks = new Map<string, Promise<void>>();
+
+  constructor(options: { socketPath: string }) {
+    this.docker = new Docker({ socketPath: options.socketPath });
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await this.docker.ping();
+    } catch (err) {
+      throw toAppError('ping the engine', err);
+    }
+  }
+
+  async create(spec: ContainerSpec): Promise<{ id: string }> {
+    const portKey = `${spec.port.containerPort}/tcp`;
+    const memory = spec.memoryBytes && spec.memoryBytes > 0 ? spec.memoryBytes : undefined;
+    try {
+      const c = await this.docker.createContainer({
+        name: spec.name,
+        Image: spec.image,
+        ...(spec.command ? { Cmd: [...spec.command] } : {}),
+        Env: spec.env.map(([k, v]) => `${k}=${v}`),
+        Labels: { ...spec.labels },
+        Tty: false,
+        OpenStdin: false,
+        ExposedPorts: { [portKey]: {} },
+        HostConfig: {
+          Mounts: [{ Type: 'bind', Source: spec.dataHostPath, Target: '/data', ReadOnly: false }],
+          PortBindings: { [portKey]: [{ HostIp: spec.port.hostIp, HostPort: String(spec.port.hostPort) }] },
+          NetworkMode: spec.network,
+          RestartPolicy: { Name: 'no' },
+          ...(memory ? { Memory: memory, MemorySwap: memory } : {}),
+          ...(spec.cpus && spec.cpus > 0 ? { NanoCpus: Math.round(spec.cpus * 1e9) } : {}),
+          SecurityOpt: ['no-new-privileges'],
+          CapDrop: [...DROPPED_CAPABILITIES],
+          PidsLimit: PIDS_LIMIT,
+          Tmpfs: { '/tmp': TMP_MOUNT_OPTIONS },
+          LogConfig: LOG_CONFIG,
+        },
+      });
+      return { id: c.id };
+    } catch (err) {
+      throw toAppError(`create container ${spec.name}`, err);
+    }
+  }
+
+  async start(id: string): Promise<void> {
+    await this.call(`start container ${id}`, () => this.docker.getContainer(id).start(), [304]);
+  }
+
+  async stop(id: string, timeoutSeconds: number): Promise<void> {
+    await this.call(`stop container ${id}`, () => this.docker.getContainer(id).stop({ t: timeoutSeconds }), [304]);
+  }
+
+  async kill(id: string, signal = 'SIGKILL'): Promise<void> {
+    await this.call(`kill container ${id}`, () => this.docker.getContainer(id).kill({ signal }));
+  }
+
+  async pause(id: string): Promise<void> {
+    await this.call(`pause container ${id}`, () => this.docker.getContainer(id).pause());
+  }
+
+  async unpause(id: string): Promise<void> {
+    await this.call(`unpause container ${id}`, () => this.docker.getContainer(id).unpause());
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.call(`remove container ${id}`, () => this.docker.getContainer(id).remove({ force: true, v: true }), [404]);
+  }
+
+  async inspect(idOrName: string): Promise<ContainerDetails | undefined> {
+    let info: Docker.ContainerInspectInfo;
+    try {
+      info = await this.docker.getContainer(idOrName).inspect();
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw toAppError(`inspect container ${idOrName}`, err);
+    }
+    const state = info.State;
+    return {
+      id: info.Id,
+      name: info.Name.replace(/^\//, ''),
+      state: normalizeState(state.Status),
+      labels: info.Config.Labels ?? {},
+      image: info.Config.Image,
+      ports: publishedPorts(info.HostConfig.PortBindings as Parameters<typeof publishedPorts>[0]),
+      exitCode: time(state.StartedAt) === null ? null : state.ExitCode,
+      oomKilled: state.OOMKilled,
+      startedAt: time(state.StartedAt),
+      finishedAt: time(state.FinishedAt),
+      createdAt: time(info.Created),
+      restartCount: info.RestartCount ?? 0,
+    };
+  }
+
+  async list(labels: Readonly<Record<string, string>>): Promise<ContainerSummary[]> {
+    const filters = { label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) };
+    const list = await this.call('list containers', () => this.docker.listContainers({ all: true, filters }));
+    return list.map((c) => ({
+      id: c.Id,
+      name: (c.Names[0] ?? '').replace(/^\//, ''),
+      state: normalizeState(c.State),
+      labels: c.Labels ?? {},
+    }));
+  }
+
+  async logs(id: string, options: LogOptions): Promise<string> {
+    const raw = await this.call(`read logs of container ${id}`, () =>
+      this.docker.getContainer(id).logs({ stdout: true, stderr: true, follow: false, tail: options.tail }),
+    );
+    return boundLog(demuxLogs(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw))), options.maxBytes);
+  }
+
+  ensureImage(image: string, onProgress?: ProgressListener): Promise<{ pulled: boolean }> {
+    const ref = withDefaultTag(image);
+    // Concurrent creates of the same image share one pull.
+    let pending = this.pulls.get(ref);
+    if (!pending) {
+      pending = this.pullIfMissing(ref, onProgress).finally(() => this.pulls.delete(ref));
+      this.pulls.set(ref, pending);
+    }
+    return pending;
+  }
+
+  private async pullIfMissing(ref: string, onProgress?: ProgressListener): Promise<{ pulled: boolean }> {
+    try {
+      await this.docker.getImage(ref).inspect();
+      return { pulled: false };
+    } catch (err) {
+      if (statusOf(err) !== 404) throw toAppError(`inspect image ${ref}`, err);
+    }
+    try {
+      const stream = await this.docker.pull(ref);
+      await new Promise<void>((resolve, reject) => {
+        this.docker.modem.followProgress(
+          stream,
+          (err: Error | null, output: { error?: string }[]) => {
+            const failed = output?.find((o) => o.error);
+            if (err || failed) reject(err ?? new Error(failed?.error));
+            else resolve();
+          },
+          (event: { status?: string; id?: string; progressDetail?: { current?: number; total?: number } }) =>
+            onProgress?.({ status: event.status ?? '', id: event.id, current: event.progressDetail?.current, total: event.progressDetail?.total }),
+        );
+      });
+    } catch (err) {
+      const status = statusOf(err);
+      const retryable = status === undefined || status >= 500;
+      throw new AppError('IMAGE_PULL_FAILED', `pulling image ${ref} failed: ${engineMessage(err)}`, { retryable, cause: err });
+    }
+    return { pulled: true };
+  }
+
+  ensureNetwork(name: string): Promise<void> {
+    // Docker does not stop two concurrent creates of one name; share one call.
+    let pending = this.networks.get(name);
+    if (!pending) {
+      pending = this.createNetworkIfMissing(name).finally(() => this.networks.delete(name));
+      this.networks.set(name, pending);
+    }
+    return pending;
+  }
+
+  private async createNetworkIfMissing(name: string): Promise<void> {
+    try {
+      await this.docker.getNetwork(name).inspect();
+      return;
+    } catch (err) {
+      if (statusOf(err) !== 404) throw toAppError(`inspect network ${name}`, err);
+    }
+    try {
+      await this.docker.createNetwork({ Name: name, Driver: 'bridge', CheckDuplicate: true, Labels: { [LABEL.managed]: 'true' } });
+    } catch (err) {
+      if (statusOf(err) !== 409) throw toAppError(`create network ${name}`, err);
+    }
+  }
+
+  async usedHostPorts(): Promise<Set<number>> {
+    const list = await this.call('list containers', () => this.docker.listContainers({ all: true }));
+    const used = new Set<number>();
+    for (const c of list) {
+      if (c.State === 'running' || c.State === 'paused') for (const p of c.Ports ?? []) if (p.PublicPort) used.add(p.PublicPort);
+      const promised = labelledHostPort(c.Labels ?? {});
+      if (promised !== undefined) used.add(promised);
+    }
+    return used;
+  }
+
+  private async call<T>(action: string, fn: () => Promise<T>, okStatuses: number[] = []): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (okStatuses.includes(statusOf(err) ?? -1)) return undefined as T;
+      throw toAppError(action, err);
+    }
+  }
+}

@@ -1,0 +1,123 @@
+// Heartbeats to the orchestrator: one right after the listener opens, then one
+// per interval, never overlapping, each bounded by min(3 s, interval). A slow
+// or failing orchestrator is logged and never stops the agent.
+
+import { availableParallelism, freemem, totalmem } from 'node:os';
+import { statfs } from 'node:fs/promises';
+import type { PortRange } from '../shared/config.js';
+import type { Logger } from '../shared/logger.js';
+
+export interface HeartbeatResources {
+  cpuCount: number;
+  memoryTotalBytes: number;
+  memoryAvailableBytes: number;
+  diskFreeBytes: number | null;
+}
+
+export interface HeartbeatBody {
+  controlUrl: string;
+  gameAddress: string;
+  version: string;
+  resources: HeartbeatResources;
+  portRange: PortRange;
+  heartbeatIntervalMs: number;
+}
+
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+export interface HeartbeaterOptions {
+  orchestratorUrl: string;
+  agentId: string;
+  token: string | undefined;
+  intervalMs: number;
+  body: () => Promise<HeartbeatBody>;
+  fetch: typeof fetch;
+  timers: Timers;
+  now: () => number;
+  logger: Logger;
+}
+
+export const MAX_HEARTBEAT_TIMEOUT_MS = 3000;
+
+/** Host resources for the heartbeat; disk is the free space of the runtime directory. */
+export async function readResources(runtimeDirectory: string): Promise<HeartbeatResources> {
+  let diskFreeBytes: number | null = null;
+  try {
+    const s = await statfs(runtimeDirectory);
+    diskFreeBytes = s.bavail * s.bsize;
+  } catch {
+    diskFreeBytes = null;
+  }
+  return { cpuCount: availableParallelism(), memoryTotalBytes: totalmem(), memoryAvailableBytes: freemem(), diskFreeBytes };
+}
+
+export class Heartbeater {
+  private timer: unknown;
+  private running = false;
+  private inFlight: Promise<void> | undefined;
+  private readonly url: string;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly o: HeartbeaterOptions) {
+    this.url = `${o.orchestratorUrl}/api/v1/agents/${encodeURIComponent(o.agentId)}/heartbeat`;
+    this.timeoutMs = Math.min(MAX_HEARTBEAT_TIMEOUT_MS, o.intervalMs);
+  }
+
+  /** Sends the first beat now; later beats follow, each scheduled after the previous finished. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.tick();
+  }
+
+  /** Stops scheduling and waits for a beat in flight (bounded by its timeout). */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer !== undefined) this.o.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.inFlight;
+  }
+
+  private tick(): void {
+    const startedAt = this.o.now();
+    this.inFlight = this.beat().then(() => {
+      this.inFlight = undefined;
+      if (!this.running) return;
+      const delay = Math.max(0, this.o.intervalMs - (this.o.now() - startedAt));
+      this.timer = this.o.timers.setTimeout(() => this.tick(), delay);
+    });
+  }
+
+  /** One heartbeat; resolves true when the orchestrator accepted it. Never rejects. */
+  async beat(): Promise<boolean> {
+    const controller = new AbortController();
+    const timeout = this.o.timers.setTimeout(() => controller.abort(), this.timeoutMs);
+    try {
+      const body = await this.o.body();
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (this.o.token !== undefined) headers.authorization = `Bearer ${this.o.token}`;
+      const res = await this.o.fetch(this.url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal });
+      await res.arrayBuffer().catch(() => undefined);
+      if (!res.ok) {
+        this.o.logger.warn({ status: res.status, url: this.url }, 'heartbeat refused by the orchestrator');
+        return false;
+      }
+      this.o.logger.debug({ url: this.url }, 'heartbeat sent');
+      return true;
+    } catch (err) {
+      const reason = controller.signal.aborted ? `no answer within ${this.timeoutMs} ms` : (err as Error).message;
+      this.o.logger.warn({ url: this.url, reason }, 'heartbeat failed');
+      return false;
+    } finally {
+      this.o.timers.clearTimeout(timeout);
+    }
+  }
+}

@@ -1,0 +1,125 @@
+// Entry point of the `agent` command: parse the configuration, build the
+// objects, listen, send heartbeats, and shut down cleanly on SIGTERM/SIGINT.
+
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { loadOrExit } from '../shared/config.js';
+import { createLogger } from '../shared/logger.js';
+import { buildAgentApp } from './app.js';
+import { isLoopbackAddress, loadAgentConfig, processEnv } from './config.js';
+import { DockerRuntime } from './docker-runtime.js';
+import { Heartbeater, readResources, realTimers } from './heartbeat.js';
+import { InstanceService } from './instance-service.js';
+import { FsLayerCache, HttpLayerSource } from './layer-cache.js';
+import { PortAllocator } from './port-allocator.js';
+import { FsRuntimeDirectories } from './runtime-directories.js';
+
+/** The package version, from src/agent (tsx) or dist/src/agent (compiled image). */
+function packageVersion(): string {
+  for (const relative of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'endercloud' && pkg.version) return pkg.version;
+    } catch {
+      /* try the next location */
+    }
+  }
+  return '0.0.0';
+}
+
+async function main(): Promise<void> {
+  const config = loadOrExit(() => loadAgentConfig(processEnv()), 'agent');
+  const logger = createLogger('agent', config.logLevel);
+  const version = packageVersion();
+
+  if (config.token === undefined && !isLoopbackAddress(config.listenAddress)) {
+    logger.warn({ listenAddress: config.listenAddress }, 'AGENT_TOKEN is not set and the API listens on a non-loopback address: anyone who reaches it controls Docker on this host');
+  }
+
+  await mkdir(config.runtimeDirectory, { recursive: true });
+  await mkdir(config.cacheDirectory, { recursive: true });
+
+  const runtime = new DockerRuntime({ socketPath: config.dockerSocket });
+  const source = new HttpLayerSource({
+    orchestratorUrl: config.orchestratorUrl,
+    token: config.token,
+    timeoutMs: config.layerDownloadTimeoutMs,
+  });
+  const layers = new FsLayerCache({
+    directory: config.cacheDirectory,
+    source,
+    maxArchiveBytes: config.maxArchiveBytes,
+    maxExtractedBytes: config.maxLayerBytes,
+    logger: logger.child({ component: 'layer-cache' }),
+  });
+  await layers.init();
+  const directories = new FsRuntimeDirectories({
+    runtimeDirectory: config.runtimeDirectory,
+    runtimeHostDirectory: config.runtimeHostDirectory,
+  });
+  const ports = new PortAllocator({ range: config.portRange, bindAddress: config.gameBindAddress, runtime });
+  const service = new InstanceService({
+    agentId: config.agentId,
+    orchestratorUrl: config.orchestratorUrl,
+    gameAddress: config.gameAddress,
+    gameBindAddress: config.gameBindAddress,
+    network: config.dockerNetwork,
+    defaultStopTimeoutSeconds: Math.ceil(config.stopTimeoutMs / 1000),
+    runtime,
+    layers,
+    directories,
+    ports,
+    logger,
+  });
+
+  const app = buildAgentApp({
+    agentId: config.agentId,
+    version,
+    token: config.token,
+    service,
+    engineReachable: () => runtime.ping().then(() => true, () => false),
+    logger,
+  });
+
+  const heartbeater = new Heartbeater({
+    orchestratorUrl: config.orchestratorUrl,
+    agentId: config.agentId,
+    token: config.token,
+    intervalMs: config.heartbeatIntervalMs,
+    body: async () => ({
+      controlUrl: config.controlUrl,
+      gameAddress: config.gameAddress,
+      version,
+      resources: await readResources(config.runtimeDirectory),
+      portRange: { ...config.portRange },
+      heartbeatIntervalMs: config.heartbeatIntervalMs,
+    }),
+    fetch: globalThis.fetch,
+    timers: realTimers,
+    now: () => Date.now(),
+    logger: logger.child({ component: 'heartbeat' }),
+  });
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'agent shutting down');
+    // Managed containers keep running: the agent's absence never stops a game.
+    await heartbeater.stop();
+    await app.close();
+    logger.info('agent stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', (s) => void shutdown(s));
+  process.once('SIGINT', (s) => void shutdown(s));
+
+  await app.listen({ host: config.listenAddress, port: config.port });
+  logger.info({ agentId: config.agentId, listen: `${config.listenAddress}:${config.port}`, portRange: config.portRange, version }, 'agent listening');
+  heartbeater.start();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`agent: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

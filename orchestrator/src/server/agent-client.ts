@@ -1,0 +1,126 @@
+// HTTP client for one agent's private API. Every call names its command and
+// request ids (x-command-id / x-request-id) so the agent's logs line up with
+// ours; failures come back as AppError tagged retryable or fatal.
+
+import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../shared/errors.js';
+
+export interface AgentCreateBody {
+  groupId: string;
+  variantId: string;
+  sessionId?: string;
+  image: string;
+  layers: { id: string; checksum: string }[];
+  resources: { memoryMb: number; cpus?: number };
+  env?: Record<string, string>;
+  containerPort?: number;
+}
+
+/** What the agent answers create and power actions with. */
+export interface AgentInstanceEndpoint {
+  instanceId: string;
+  containerId: string;
+  containerName: string;
+  hostPort: number | null;
+  endpoint: string | null;
+  state: string;
+}
+
+/** One managed container in the agent's inventory. */
+export interface AgentInventoryEntry extends AgentInstanceEndpoint {
+  groupId: string | null;
+  variantId: string | null;
+  sessionId: string | null;
+}
+
+export interface AgentCleanupReport {
+  removed: string[];
+  skipped: { instanceId: string; reason: string }[];
+  notFound: string[];
+}
+
+export interface CallIds {
+  commandId?: string;
+  requestId?: string;
+}
+
+export type PowerAction = 'start' | 'stop' | 'pause' | 'unpause';
+
+export interface AgentClientOptions {
+  fetch: typeof fetch;
+  /** Shared AGENT_TOKEN sent as a bearer token when configured. */
+  token: string | undefined;
+  timeoutMs: number;
+}
+
+export class AgentClient {
+  constructor(private readonly o: AgentClientOptions) {}
+
+  async inventory(controlUrl: string, ids: CallIds = {}): Promise<AgentInventoryEntry[]> {
+    const body = await this.call<{ instances: AgentInventoryEntry[] }>(controlUrl, 'GET', '/instances', undefined, ids);
+    if (!body || !Array.isArray(body.instances)) throw new AppError('UPSTREAM_FAILED', `agent at ${controlUrl} answered an inventory without "instances"`, { retryable: true });
+    return body.instances;
+  }
+
+  /** Idempotent on the agent: a retry returns the existing container. */
+  create(controlUrl: string, instanceId: string, body: AgentCreateBody, ids: CallIds = {}): Promise<AgentInstanceEndpoint> {
+    return this.call(controlUrl, 'PUT', `/instances/${encodeURIComponent(instanceId)}`, body, ids);
+  }
+
+  power(controlUrl: string, instanceId: string, action: PowerAction, body: Record<string, unknown> | undefined, ids: CallIds = {}): Promise<AgentInstanceEndpoint> {
+    return this.call(controlUrl, 'POST', `/instances/${encodeURIComponent(instanceId)}/${action}`, body ?? {}, ids);
+  }
+
+  remove(controlUrl: string, instanceId: string, ids: CallIds = {}): Promise<{ instanceId: string; containerRemoved: boolean; directoryRemoved: boolean }> {
+    return this.call(controlUrl, 'DELETE', `/instances/${encodeURIComponent(instanceId)}`, undefined, ids);
+  }
+
+  /** The agent re-checks ownership labels before each removal. */
+  cleanup(controlUrl: string, instanceIds: readonly string[], ids: CallIds = {}): Promise<AgentCleanupReport> {
+    return this.call(controlUrl, 'POST', '/cleanup', { instanceIds }, ids);
+  }
+
+  private async call<T>(controlUrl: string, method: string, route: string, body: unknown, ids: CallIds): Promise<T> {
+    const url = `${controlUrl.replace(/\/+$/, '')}/api/v1${route}`;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.o.token !== undefined) headers.authorization = `Bearer ${this.o.token}`;
+    if (ids.commandId) headers['x-command-id'] = ids.commandId;
+    if (ids.requestId) headers['x-request-id'] = ids.requestId;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.o.fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: controller.signal });
+      text = await res.text();
+    } catch (err) {
+      const timedOut = controller.signal.aborted;
+      throw new AppError(timedOut ? 'TIMEOUT' : 'HOST_UNAVAILABLE', timedOut
+        ? `agent at ${controlUrl} did not answer ${method} ${route} within ${this.o.timeoutMs} ms`
+        : `agent at ${controlUrl} is unreachable (${(err as Error).message})`, { retryable: true, cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+    const parsed = parseJson(text);
+    if (res.ok) return parsed as T;
+    throw agentError(res.status, parsed, `${method} ${route}`, controlUrl);
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** 5xx, 429 and a busy instance may pass; any other 4xx is the request's own fault. */
+function agentError(status: number, body: unknown, what: string, controlUrl: string): AppError {
+  const e = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+  const code: ErrorCode = typeof e?.code === 'string' && e.code in ERROR_CATALOGUE ? (e.code as ErrorCode) : status >= 500 ? 'UPSTREAM_FAILED' : 'BAD_REQUEST';
+  const message = typeof e?.message === 'string' ? e.message : `HTTP ${status}`;
+  const retryable = status >= 500 || status === 429 || code === 'INSTANCE_BUSY';
+  return new AppError(code, `agent ${controlUrl} refused ${what}: ${message}`, { retryable, details: { agentStatus: status } });
+}

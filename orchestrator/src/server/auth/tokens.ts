@@ -1,0 +1,144 @@
+// API tokens: high-entropy secrets shown once, stored as sha256 only, looked up
+// by that hash; the preset admin token and the shared agent token are compared
+// in constant time. Also creates the first-start admin token file (mode 0600).
+
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ApiToken } from '../../domain/index.js';
+import { AppError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Store } from '../../store/store.js';
+import type { Clock } from '../clock.js';
+import { unknownScopes } from './scopes.js';
+
+export const ADMIN_TOKEN_FILE = 'admin-token';
+const TOKEN_PREFIX = 'ect_';
+/** lastUsedAt is a hint, not an audit trail: write it at most once a minute per token. */
+const TOUCH_EVERY_MS = 60_000;
+
+export interface Principal {
+  kind: 'token' | 'preset-admin' | 'agent' | 'anonymous-agent';
+  /** Token name (audit actor). */
+  name: string;
+  tokenId: string | null;
+  scopes: readonly string[];
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export function generateSecret(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** Constant-time equality over digests, so neither length nor prefix leaks. */
+export function secretsEqual(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+export function bearerOf(header: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return match?.[1];
+}
+
+export interface TokenServiceOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  adminToken: string | undefined;
+  agentToken: string | undefined;
+}
+
+export class TokenService {
+  private readonly touched = new Map<string, number>();
+
+  constructor(private readonly o: TokenServiceOptions) {}
+
+  get agentTokenConfigured(): boolean {
+    return this.o.agentToken !== undefined;
+  }
+
+  isAgentToken(secret: string | undefined): boolean {
+    return secret !== undefined && this.o.agentToken !== undefined && secretsEqual(secret, this.o.agentToken);
+  }
+
+  /** The principal behind a bearer secret, or undefined for an unknown/revoked one. */
+  async authenticate(secret: string): Promise<Principal | undefined> {
+    if (this.o.adminToken !== undefined && secretsEqual(secret, this.o.adminToken)) {
+      return { kind: 'preset-admin', name: 'admin (preset)', tokenId: null, scopes: ['admin'] };
+    }
+    if (this.isAgentToken(secret)) return { kind: 'agent', name: 'agent', tokenId: null, scopes: ['agent'] };
+    if (!secret.startsWith(TOKEN_PREFIX)) return undefined;
+    const token = await this.o.store.tokens.findByHashedSecret(hashSecret(secret));
+    if (!token || token.revokedAt !== null) return undefined;
+    await this.touch(token.id);
+    return { kind: 'token', name: token.name, tokenId: token.id, scopes: token.scopes };
+  }
+
+  private async touch(id: string): Promise<void> {
+    const now = this.o.clock.now();
+    if (now - (this.touched.get(id) ?? -Infinity) < TOUCH_EVERY_MS) return;
+    this.touched.set(id, now);
+    await this.o.store.tokens.touch(id, now).catch((err: unknown) => this.o.logger.warn({ err, tokenId: id }, 'could not record token use'));
+  }
+
+  /** Creates a token; the secret is returned here and never again. */
+  async create(name: string, scopes: readonly string[]): Promise<{ token: ApiToken; secret: string }> {
+    const unknown = unknownScopes(scopes);
+    if (unknown.length > 0) throw new AppError('VALIDATION_FAILED', `body/scopes: unknown scope ${unknown.map((s) => JSON.stringify(s)).join(', ')}`);
+    if (scopes.length === 0) throw new AppError('VALIDATION_FAILED', 'body/scopes must name at least one scope');
+    const secret = generateSecret();
+    const token = await this.o.store.tokens.create({
+      id: `tok_${randomUUID().replace(/-/g, '').slice(0, 20)}`,
+      name,
+      hashedSecret: hashSecret(secret),
+      scopes: [...new Set(scopes)],
+      createdAt: this.o.clock.now(),
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    return { token, secret };
+  }
+
+  /**
+   * First start: unless a preset admin token is configured, make sure an admin
+   * token exists and sits in `<dataDir>/admin-token` (0600). A file from an
+   * earlier start is re-registered if the database was replaced.
+   */
+  async ensureAdminToken(dataDir: string): Promise<{ source: 'preset' | 'file' | 'generated' | 'existing'; file: string | null }> {
+    if (this.o.adminToken !== undefined) return { source: 'preset', file: null };
+    const file = path.join(dataDir, ADMIN_TOKEN_FILE);
+    const existing = await readFile(file, 'utf8').then((s) => s.trim(), () => undefined);
+    if (existing) {
+      if ((await stat(file)).mode & 0o077) await chmod(file, 0o600);
+      const known = await this.o.store.tokens.findByHashedSecret(hashSecret(existing));
+      if (!known) await this.registerAdmin(existing);
+      return { source: 'file', file };
+    }
+    const active = (await this.o.store.tokens.list()).some((t) => t.revokedAt === null && t.scopes.includes('admin'));
+    if (active) return { source: 'existing', file: null };
+    const secret = generateSecret();
+    // The file first: if the insert then fails, the next start re-registers it.
+    await writeFile(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+    await this.registerAdmin(secret);
+    return { source: 'generated', file };
+  }
+
+  private async registerAdmin(secret: string): Promise<void> {
+    const now = this.o.clock.now();
+    const taken = await this.o.store.tokens.getByName('admin');
+    await this.o.store.tokens.create({
+      id: `tok_${randomUUID().replace(/-/g, '').slice(0, 20)}`,
+      name: taken ? `admin-${now}` : 'admin',
+      hashedSecret: hashSecret(secret),
+      scopes: ['admin'],
+      createdAt: now,
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+  }
+}

@@ -1,0 +1,123 @@
+// The orchestrator's configuration: every ENDERCLOUD_* variable parsed once at
+// start into a frozen object that the composition root injects. docs/orchestrator.md
+// documents each variable; a bad value stops the process with one line naming it.
+
+import {
+  ConfigError,
+  EnvReader,
+  asString,
+  freeze,
+  parseByteSize,
+  parseDuration,
+  parseLogLevel,
+  parsePort,
+  parsePositiveInt,
+  parseUrl,
+  type Env,
+  type LogLevel,
+} from '../shared/config.js';
+
+export interface OrchestratorConfig {
+  /** host:port the API listens on. */
+  listenHost: string;
+  listenPort: number;
+  /** Base URL agents and users reach the API at (defaults to http://<listen>). */
+  publicUrl: string;
+  dataDir: string;
+  /** undefined → SQLite file in the data dir; postgres://… → PostgreSQL. */
+  databaseUrl: string | undefined;
+  /** Reserved for event fan-out across replicas; not used yet. */
+  redisUrl: string | undefined;
+  /** Preset admin token; when set no admin-token file is generated. */
+  adminToken: string | undefined;
+  /** Shared AGENT_TOKEN: authenticates agents and is sent to them. */
+  agentToken: string | undefined;
+  /** Missed heartbeat intervals after which a host is OFFLINE. */
+  hostOfflineAfterBeats: number;
+  /** How often the OFFLINE detector sweeps. */
+  offlineSweepIntervalMs: number;
+  logLevel: LogLevel;
+  commandPollIntervalMs: number;
+  commandLeaseMs: number;
+  commandBatchSize: number;
+  /** Total attempts of one command before it fails for good. */
+  commandMaxAttempts: number;
+  commandRetryInitialMs: number;
+  commandRetryMaxMs: number;
+  /** Bound on one HTTP call to an agent (create may pull an image: keep it generous). */
+  agentRequestTimeoutMs: number;
+  /** Largest accepted layer upload (gzip bytes). */
+  maxLayerArchiveBytes: number;
+  /** Largest extracted layer tree (sum of file sizes). */
+  maxLayerExtractedBytes: number;
+  /** Operator-wide cap on instances; undefined = none. */
+  maxTotalInstances: number | undefined;
+}
+
+function parseListen(value: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(value.trim());
+  if (!match) throw new Error(`"${value}" is not host:port (e.g. 127.0.0.1:8080)`);
+  // Port 0 lets the OS pick a free port (in-process tests and the dev stack).
+  return { host: (match[1] ?? match[2]) as string, port: match[3] === '0' ? 0 : parsePort(match[3] as string) };
+}
+
+function parseToken(value: string): string {
+  if (value.length < 16) throw new Error('must be at least 16 characters (use a long random secret)');
+  if (/\s/.test(value)) throw new Error('must not contain whitespace');
+  return value;
+}
+
+function parseDatabaseUrl(value: string): string {
+  const v = value.trim();
+  if (!/^(postgres(ql)?:\/\/|sqlite:)/i.test(v)) throw new Error('must start with postgres://, postgresql:// or sqlite:');
+  return v;
+}
+
+function parseRedisUrl(value: string): string {
+  if (!/^rediss?:\/\//.test(value.trim())) throw new Error('must start with redis:// or rediss://');
+  return value.trim();
+}
+
+export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
+  const r = new EnvReader(env);
+  const listen = r.optional('ENDERCLOUD_LISTEN', parseListen, { host: '127.0.0.1', port: 8080 });
+  const displayHost = listen.host === '0.0.0.0' || listen.host === '::' ? '127.0.0.1' : listen.host;
+  const defaultUrl = `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${listen.port}`;
+  const retryInitial = r.optional('ENDERCLOUD_COMMAND_RETRY_INITIAL', parseDuration, 500);
+  const retryMax = r.optional('ENDERCLOUD_COMMAND_RETRY_MAX', parseDuration, 30_000);
+  if (retryMax < retryInitial) throw new ConfigError('ENDERCLOUD_COMMAND_RETRY_MAX', `must not be shorter than ENDERCLOUD_COMMAND_RETRY_INITIAL (${retryInitial} ms)`);
+  const config: OrchestratorConfig = {
+    listenHost: listen.host,
+    listenPort: listen.port,
+    publicUrl: r.optional('ENDERCLOUD_PUBLIC_URL', parseUrl, defaultUrl),
+    dataDir: r.optional('ENDERCLOUD_DATA_DIR', asString, './data'),
+    databaseUrl: r.optional('ENDERCLOUD_DATABASE_URL', parseDatabaseUrl),
+    redisUrl: r.optional('ENDERCLOUD_REDIS_URL', parseRedisUrl),
+    adminToken: r.optional('ENDERCLOUD_ADMIN_TOKEN', parseToken),
+    agentToken: r.optional('ENDERCLOUD_AGENT_TOKEN', parseToken),
+    hostOfflineAfterBeats: r.optional('ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS', parsePositiveInt, 3),
+    offlineSweepIntervalMs: r.optional('ENDERCLOUD_OFFLINE_SWEEP_INTERVAL', parseDuration, 1000),
+    logLevel: r.optional('ENDERCLOUD_LOG_LEVEL', parseLogLevel, 'info'),
+    commandPollIntervalMs: r.optional('ENDERCLOUD_COMMAND_POLL_INTERVAL', parseDuration, 500),
+    commandLeaseMs: r.optional('ENDERCLOUD_COMMAND_LEASE', parseDuration, 30_000),
+    commandBatchSize: r.optional('ENDERCLOUD_COMMAND_BATCH', parsePositiveInt, 16),
+    commandMaxAttempts: r.optional('ENDERCLOUD_COMMAND_MAX_ATTEMPTS', parsePositiveInt, 8),
+    commandRetryInitialMs: retryInitial,
+    commandRetryMaxMs: retryMax,
+    agentRequestTimeoutMs: r.optional('ENDERCLOUD_AGENT_REQUEST_TIMEOUT', parseDuration, 10 * 60_000),
+    maxLayerArchiveBytes: r.optional('ENDERCLOUD_MAX_LAYER_ARCHIVE', parseByteSize, 512 * 1024 ** 2),
+    maxLayerExtractedBytes: r.optional('ENDERCLOUD_MAX_LAYER_SIZE', parseByteSize, 2 * 1024 ** 3),
+    maxTotalInstances: r.optional('ENDERCLOUD_MAX_INSTANCES', parsePositiveInt),
+  };
+  return freeze(config);
+}
+
+/** Test and dev-stack helper: a full config from a few overrides, validated like the real one. */
+export function orchestratorConfig(overrides: Env = {}): Readonly<OrchestratorConfig> {
+  return loadOrchestratorConfig(overrides);
+}
+
+/** The process environment; the only place the orchestrator reads it. */
+export function processEnv(): Env {
+  return process.env;
+}

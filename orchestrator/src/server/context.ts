@@ -1,0 +1,32 @@
+// What the HTTP routes are given: the store and the services, built once by
+// the composition root (orchestrator.ts) and injected into the app.
+
+import type { Logger } from '../shared/logger.js';
+import type { Store } from '../store/store.js';
+import type { TokenService } from './auth/tokens.js';
+import type { Clock } from './clock.js';
+import type { OrchestratorConfig } from './config.js';
+import type { OrchestratorMetrics } from './metrics.js';
+import type { CatalogService } from './services/catalog-service.js';
+import type { HostService } from './services/host-service.js';
+import type { InstanceCreator } from './services/instance-creator.js';
+import type { LayerStore } from './services/layer-store.js';
+
+export interface ServerContext {
+  config: Readonly<OrchestratorConfig>;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  version: string;
+  tokens: TokenService;
+  hosts: HostService;
+  layers: LayerStore;
+  catalog: CatalogService;
+  instances: InstanceCreator;
+  metrics: OrchestratorMetrics;
+}
+
+/** The audit actor of a request: the token's name. */
+export function actorOf(request: { principal?: { name: string } }): string {
+  return request.principal?.name ?? 'anonymous';
+}

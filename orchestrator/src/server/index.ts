@@ -1,0 +1,36 @@
+// Entry point of `npm run orchestrator`: parse the configuration, start the
+// control plane, say where the API and the admin token are, stop on SIGTERM/SIGINT.
+
+import path from 'node:path';
+import { loadOrExit } from '../shared/config.js';
+import { createLogger } from '../shared/logger.js';
+import { loadOrchestratorConfig, processEnv } from './config.js';
+import { startOrchestrator } from './orchestrator.js';
+
+async function main(): Promise<void> {
+  const config = loadOrExit(() => loadOrchestratorConfig(processEnv()), 'orchestrator');
+  const logger = createLogger('orchestrator', config.logLevel);
+  if (config.agentToken === undefined) {
+    logger.warn('ENDERCLOUD_AGENT_TOKEN is not set: heartbeats are accepted without authentication and agents cannot download layers; set it (the same value as the agents\' AGENT_TOKEN) outside a trusted network');
+  }
+  const o = await startOrchestrator(config, { logger });
+  const tokenNote = o.adminToken.source === 'preset' ? 'ENDERCLOUD_ADMIN_TOKEN (preset)' : o.adminToken.file ? path.resolve(o.adminToken.file) : 'an existing admin token';
+  logger.info({ url: o.url, publicUrl: config.publicUrl, database: o.ctx.store.dialect, adminToken: tokenNote }, 'orchestrator listening');
+  process.stdout.write(`EnderCloud orchestrator: API ${o.url}/api/v1 — admin token: ${tokenNote}\n`);
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'orchestrator shutting down');
+    await o.stop();
+    process.exit(0);
+  };
+  process.once('SIGTERM', (s) => void shutdown(s));
+  process.once('SIGINT', (s) => void shutdown(s));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`orchestrator: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

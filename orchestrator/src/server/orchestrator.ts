@@ -1,0 +1,134 @@
+// Composition root of the control plane: opens the store, builds the services
+// and the HTTP app, and runs the background loops (command worker, OFFLINE
+// detector). Importable and stoppable in-process (dev stack, end-to-end tests).
+
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createLogger, type Logger } from '../shared/logger.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
+import { AgentClient } from './agent-client.js';
+import { buildApp, type OrchestratorApp } from './app.js';
+import { TokenService } from './auth/tokens.js';
+import { systemClock, type Clock } from './clock.js';
+import type { OrchestratorConfig } from './config.js';
+import type { ServerContext } from './context.js';
+import { OrchestratorMetrics } from './metrics.js';
+import { CatalogService } from './services/catalog-service.js';
+import { CommandWorker, type CommandWorkerHooks } from './services/command-worker.js';
+import { HostService } from './services/host-service.js';
+import { InstanceCreator } from './services/instance-creator.js';
+import { LayerStore } from './services/layer-store.js';
+import { OfflineDetector } from './services/offline-detector.js';
+
+export interface OrchestratorDeps {
+  clock?: Clock;
+  logger?: Logger;
+  fetch?: typeof fetch;
+  /** Jitter source for command backoff. */
+  random?: () => number;
+  hooks?: CommandWorkerHooks;
+  /** false: build the worker but never start it (tests of crash-resume). Default true. */
+  runWorker?: boolean;
+  /** false: no periodic OFFLINE sweep (tests call detector.sweep()). Default true. */
+  runOfflineDetector?: boolean;
+  /** An already open store (tests); otherwise opened from the config and closed on stop. */
+  store?: Store;
+}
+
+export interface Orchestrator {
+  app: OrchestratorApp;
+  ctx: ServerContext;
+  worker: CommandWorker;
+  detector: OfflineDetector;
+  adminToken: { source: 'preset' | 'file' | 'generated' | 'existing'; file: string | null };
+  /** Base URL once listening (start()); the public URL before. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+export function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** Builds everything without listening or starting loops. */
+export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, deps: OrchestratorDeps = {}): Promise<Orchestrator> {
+  const clock = deps.clock ?? systemClock;
+  const logger = deps.logger ?? createLogger('orchestrator', config.logLevel);
+  await mkdir(config.dataDir, { recursive: true });
+  const ownsStore = deps.store === undefined;
+  const store = deps.store ?? (await openStore(config.databaseUrl, config.dataDir));
+  const agents = new AgentClient({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
+  const metrics = new OrchestratorMetrics(store, clock);
+  const worker = new CommandWorker({
+    store, agents, clock, logger: logger.child({ component: 'command-worker' }),
+    pollIntervalMs: config.commandPollIntervalMs, leaseMs: config.commandLeaseMs, batchSize: config.commandBatchSize,
+    retry: { initialDelayMs: config.commandRetryInitialMs, maxDelayMs: config.commandRetryMaxMs, multiplier: 2, jitter: 0.5 },
+    ...(deps.random ? { random: deps.random } : {}),
+    hooks: {
+      ...deps.hooks,
+      onOutcome: (kind, outcome) => {
+        metrics.commandOutcome(kind, outcome);
+        deps.hooks?.onOutcome?.(kind, outcome);
+      },
+    },
+  });
+  const onCommandsQueued = () => worker.kick();
+  const tokens = new TokenService({ store, clock, logger, adminToken: config.adminToken, agentToken: config.agentToken });
+  const layers = new LayerStore({
+    dataDir: config.dataDir, store, clock, logger: logger.child({ component: 'layers' }),
+    maxArchiveBytes: config.maxLayerArchiveBytes, maxExtractedBytes: config.maxLayerExtractedBytes,
+  });
+  await layers.init();
+  const hosts = new HostService({ store, agents, clock, logger: logger.child({ component: 'hosts' }), onCommandsQueued });
+  const detector = new OfflineDetector({
+    store, clock, logger: logger.child({ component: 'offline-detector' }),
+    missedBeats: config.hostOfflineAfterBeats, sweepIntervalMs: config.offlineSweepIntervalMs,
+  });
+  const ctx: ServerContext = {
+    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, metrics,
+    catalog: new CatalogService(store, clock),
+    instances: new InstanceCreator({ store, clock, maxTotalInstances: config.maxTotalInstances, commandMaxAttempts: config.commandMaxAttempts, onCommandsQueued }),
+  };
+  const adminToken = await tokens.ensureAdminToken(config.dataDir);
+  const app = await buildApp(ctx);
+  await app.ready();
+
+  let stopped = false;
+  const orchestrator: Orchestrator = {
+    app, ctx, worker, detector, adminToken, url: config.publicUrl,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await app.close();
+      await detector.stop();
+      await worker.stop();
+      await hosts.whenIdle();
+      if (ownsStore) await store.close();
+    },
+  };
+  if (deps.runWorker !== false) worker.start();
+  if (deps.runOfflineDetector !== false) detector.start();
+  return orchestrator;
+}
+
+/** Builds, listens on config.listenHost:listenPort (port 0 picks a free one), and starts the loops. */
+export async function startOrchestrator(config: Readonly<OrchestratorConfig>, deps: OrchestratorDeps = {}): Promise<Orchestrator> {
+  const o = await buildOrchestrator(config, deps);
+  try {
+    await o.app.listen({ host: config.listenHost, port: config.listenPort });
+  } catch (err) {
+    await o.stop();
+    throw err;
+  }
+  const address = o.app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.listenPort;
+  const host = config.listenHost === '0.0.0.0' || config.listenHost === '::' ? '127.0.0.1' : config.listenHost;
+  o.url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return o;
+}

@@ -1,0 +1,72 @@
+// Templates (immutable versions) and groups with their variants.
+
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { JsonObject } from '../../domain/index.js';
+import { AppError } from '../../shared/errors.js';
+import { readScope, writeScope } from '../auth/scopes.js';
+import { actorOf, type ServerContext } from '../context.js';
+import { GroupBody, TemplateBody, TemplateParams } from '../schemas/catalog.js';
+import { IdParams, IdString } from '../schemas/common.js';
+import { groupView, templateView } from '../views.js';
+
+const TemplatesQuery = Type.Object({ name: Type.Optional(IdString) });
+
+async function audit(ctx: ServerContext, req: FastifyRequest, action: string, targetKind: string, targetId: string, params: JsonObject): Promise<void> {
+  await ctx.store.audit.append({ at: ctx.clock.now(), actor: actorOf(req), action, targetKind, targetId, params, result: 'ok', errorCode: null, requestId: req.id });
+}
+
+export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
+  api.put('/templates/:name/versions/:version', {
+    schema: { tags: ['templates'], summary: 'Create an immutable template version (same body again: 200; different: 409)', params: TemplateParams, body: TemplateBody },
+    config: { auth: { scope: writeScope('templates') } },
+  }, async (req, reply) => {
+    const { name, version } = req.params as TemplateParams;
+    const { template, created } = await ctx.catalog.putTemplate(name, version, req.body as TemplateBody);
+    if (created) await audit(ctx, req, 'template.create', 'template', `${name}@${version}`, { specHash: template.specHash });
+    return reply.status(created ? 201 : 200).send(templateView(template));
+  });
+
+  api.get('/templates', {
+    schema: { tags: ['templates'], summary: 'List template versions', querystring: TemplatesQuery },
+    config: { auth: { scope: readScope('templates') } },
+  }, async (req) => {
+    const { name } = req.query as Static<typeof TemplatesQuery>;
+    return { templates: (await ctx.store.templates.list(name ? { name } : {})).map(templateView) };
+  });
+
+  api.get('/templates/:name/versions/:version', {
+    schema: { tags: ['templates'], summary: 'One template version', params: TemplateParams },
+    config: { auth: { scope: readScope('templates') } },
+  }, async (req) => {
+    const { name, version } = req.params as TemplateParams;
+    const template = await ctx.store.templates.get(name, version);
+    if (!template) throw new AppError('TEMPLATE_NOT_FOUND', `template ${name} version ${version} does not exist`);
+    return templateView(template);
+  });
+
+  api.put('/groups/:id', {
+    schema: { tags: ['groups'], summary: 'Create or replace a group and its variants', params: IdParams, body: GroupBody },
+    config: { auth: { scope: writeScope('groups') } },
+  }, async (req, reply) => {
+    const { id } = req.params as Static<typeof IdParams>;
+    const { group, created, changed } = await ctx.catalog.putGroup(id, req.body as GroupBody);
+    if (changed || created) await audit(ctx, req, created ? 'group.create' : 'group.update', 'group', id, { variants: group.variants.map((v) => v.id) });
+    return reply.status(created ? 201 : 200).send({ ...groupView(group), created, changed });
+  });
+
+  api.get('/groups', {
+    schema: { tags: ['groups'], summary: 'List groups' },
+    config: { auth: { scope: readScope('groups') } },
+  }, async () => ({ groups: (await ctx.store.groups.list()).map(groupView) }));
+
+  api.get('/groups/:id', {
+    schema: { tags: ['groups'], summary: 'One group', params: IdParams },
+    config: { auth: { scope: readScope('groups') } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof IdParams>;
+    const group = await ctx.store.groups.get(id);
+    if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${id} does not exist`);
+    return groupView(group);
+  });
+}

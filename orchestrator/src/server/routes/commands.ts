@@ -1,0 +1,68 @@
+// Durable commands (read-only) and API token management (admin only).
+
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../shared/errors.js';
+import { ADMIN_SCOPE, readScope } from '../auth/scopes.js';
+import { actorOf, type ServerContext } from '../context.js';
+import { commandView, tokenView } from '../views.js';
+
+const CommandParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+const CommandsQuery = Type.Object({
+  instanceId: Type.Optional(Type.String({ maxLength: 128 })),
+  hostId: Type.Optional(Type.String({ maxLength: 128 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+});
+const TokenBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }),
+    scopes: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 32 }),
+  },
+  { additionalProperties: false },
+);
+
+export async function commandRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
+  api.get('/commands/:id', {
+    schema: { tags: ['commands'], summary: 'One durable command', params: CommandParams },
+    config: { auth: { scope: readScope('commands') } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof CommandParams>;
+    const cmd = await ctx.store.commands.get(id);
+    if (!cmd) throw new AppError('COMMAND_NOT_FOUND', `command ${id} does not exist`);
+    return commandView(cmd);
+  });
+
+  api.get('/commands', {
+    schema: { tags: ['commands'], summary: 'Recent commands, newest first', querystring: CommandsQuery },
+    config: { auth: { scope: readScope('commands') } },
+  }, async (req) => {
+    const q = req.query as Static<typeof CommandsQuery>;
+    return { commands: (await ctx.store.commands.list({ ...q, limit: q.limit ?? 100 })).map(commandView) };
+  });
+}
+
+export async function tokenRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
+  const auth = { auth: { scope: ADMIN_SCOPE } };
+
+  api.post('/tokens', { schema: { tags: ['tokens'], summary: 'Create a token (the secret is shown once)', body: TokenBody }, config: auth }, async (req, reply) => {
+    const body = req.body as Static<typeof TokenBody>;
+    const { token, secret } = await ctx.tokens.create(body.name, body.scopes);
+    await ctx.store.audit.append({
+      at: ctx.clock.now(), actor: actorOf(req), action: 'token.create', targetKind: 'token', targetId: token.id,
+      params: { name: token.name, scopes: token.scopes }, result: 'ok', errorCode: null, requestId: req.id,
+    });
+    return reply.status(201).send({ ...tokenView(token), secret });
+  });
+
+  api.get('/tokens', { schema: { tags: ['tokens'], summary: 'List tokens (never their secrets)' }, config: auth }, async () => ({
+    tokens: (await ctx.store.tokens.list()).map(tokenView),
+  }));
+
+  api.delete('/tokens/:id', { schema: { tags: ['tokens'], summary: 'Revoke a token', params: CommandParams }, config: auth }, async (req) => {
+    const { id } = req.params as Static<typeof CommandParams>;
+    if (!(await ctx.store.tokens.get(id))) throw new AppError('NOT_FOUND', `token ${id} does not exist`);
+    await ctx.store.tokens.revoke(id, ctx.clock.now());
+    await ctx.store.audit.append({ at: ctx.clock.now(), actor: actorOf(req), action: 'token.revoke', targetKind: 'token', targetId: id, params: {}, result: 'ok', errorCode: null, requestId: req.id });
+    return tokenView((await ctx.store.tokens.get(id))!);
+  });
+}

@@ -1,0 +1,74 @@
+// Hosts: agent heartbeats, host views, maintenance and unclaimed containers.
+
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../shared/errors.js';
+import { readScope, writeScope } from '../auth/scopes.js';
+import { actorOf, type ServerContext } from '../context.js';
+import { HeartbeatBody } from '../services/heartbeat-input.js';
+import { AgentIdString } from '../schemas/common.js';
+import { hostView } from '../views.js';
+
+const AgentParams = Type.Object({ agentId: AgentIdString });
+const HostParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+const MaintenanceBody = Type.Object(
+  { enabled: Type.Boolean(), message: Type.Optional(Type.String({ maxLength: 500 })) },
+  { additionalProperties: false },
+);
+const HostsQuery = Type.Object({ status: Type.Optional(Type.Union(['ONLINE', 'RECOVERING', 'OFFLINE', 'MAINTENANCE'].map((s) => Type.Literal(s)))) });
+
+export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
+  api.post('/agents/:agentId/heartbeat', {
+    schema: { tags: ['hosts'], summary: 'Agent heartbeat (agent token)', params: AgentParams, body: HeartbeatBody },
+    config: { auth: { agent: true, anonymousWhenNoAgentToken: true } },
+  }, async (req) => {
+    const { agentId } = req.params as Static<typeof AgentParams>;
+    return ctx.hosts.heartbeat(agentId, req.body as Static<typeof HeartbeatBody>);
+  });
+
+  api.get('/hosts', {
+    schema: { tags: ['hosts'], summary: 'List hosts', querystring: HostsQuery },
+    config: { auth: { scope: readScope('hosts') } },
+  }, async (req) => {
+    const { status } = req.query as Static<typeof HostsQuery>;
+    const hosts = await ctx.store.hosts.list(status ? { statuses: [status as 'ONLINE'] } : {});
+    const counts = await ctx.store.instances.countByHost();
+    return { hosts: hosts.map((h) => hostView(h, counts[h.id] ?? 0)) };
+  });
+
+  api.get('/hosts/:id', {
+    schema: { tags: ['hosts'], summary: 'One host', params: HostParams },
+    config: { auth: { scope: readScope('hosts') } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof HostParams>;
+    const host = await ctx.store.hosts.get(id);
+    if (!host) throw new AppError('HOST_NOT_FOUND', `host ${id} is not registered`);
+    const counts = await ctx.store.instances.countByHost();
+    return hostView(host, counts[id] ?? 0);
+  });
+
+  api.post('/hosts/:id/maintenance', {
+    schema: { tags: ['hosts'], summary: 'Enable or end maintenance (no new placements)', params: HostParams, body: MaintenanceBody },
+    config: { auth: { scope: writeScope('hosts') } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof HostParams>;
+    const body = req.body as Static<typeof MaintenanceBody>;
+    const host = await ctx.hosts.setMaintenance(id, body.enabled, body.message ?? '', actorOf(req));
+    await ctx.store.audit.append({
+      at: ctx.clock.now(), actor: actorOf(req), action: 'host.maintenance', targetKind: 'host', targetId: id,
+      params: { enabled: body.enabled, message: body.message ?? '' }, result: 'ok', errorCode: null, requestId: req.id,
+    });
+    const counts = await ctx.store.instances.countByHost();
+    return hostView(host, counts[id] ?? 0);
+  });
+
+  api.get('/hosts/:id/unclaimed', {
+    schema: { tags: ['hosts'], summary: 'Managed containers on the host that the store does not place there', params: HostParams },
+    config: { auth: { scope: readScope('hosts') } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof HostParams>;
+    const unclaimed = await ctx.hosts.unclaimed(id, req.id);
+    const last = ctx.hosts.lastRecovery.get(id);
+    return { hostId: id, unclaimed, lastRecoveryAt: last ? new Date(last.at).toISOString() : null };
+  });
+}

@@ -1,0 +1,63 @@
+// Template layers: upload (gzip tar body, streamed and checked), list, and the
+// archive download agents use to fill their cache.
+
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Readable } from 'node:stream';
+import { AppError } from '../../shared/errors.js';
+import { readScope, writeScope } from '../auth/scopes.js';
+import { actorOf, type ServerContext } from '../context.js';
+import { IdParams, IdString, Sha256String } from '../schemas/common.js';
+import { layerView } from '../views.js';
+
+const ArchiveQuery = Type.Object({ checksum: Sha256String });
+const ListQuery = Type.Object({ id: Type.Optional(IdString) });
+const ARCHIVE_TYPES = ['application/gzip', 'application/x-gzip', 'application/octet-stream', 'application/x-tar+gzip'];
+
+export async function layerRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
+  // The body stays a stream: the layer store bounds and checks it while writing.
+  api.addContentTypeParser(ARCHIVE_TYPES, (req, payload, done) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > ctx.layers.maxArchiveBytes) {
+      done(new AppError('ARCHIVE_TOO_LARGE', `layer archive of ${declared} bytes is larger than the limit of ${ctx.layers.maxArchiveBytes} bytes`), undefined);
+      return;
+    }
+    done(null, payload);
+  });
+
+  api.put('/template-layers/:id', {
+    schema: { tags: ['layers'], summary: 'Upload a layer (gzip tar); answers its canonical checksum', params: IdParams },
+    config: { auth: { scope: writeScope('layers') } },
+  }, async (req, reply) => {
+    const { id } = req.params as Static<typeof IdParams>;
+    if (!req.body || typeof (req.body as Readable).pipe !== 'function') {
+      throw new AppError('VALIDATION_FAILED', `send the layer as a gzip tar with content-type ${ARCHIVE_TYPES.slice(0, 2).join(' or ')}`);
+    }
+    const { layer, created } = await ctx.layers.upload(id, req.body as Readable);
+    if (created) {
+      await ctx.store.audit.append({
+        at: ctx.clock.now(), actor: actorOf(req), action: 'layer.upload', targetKind: 'layer', targetId: id,
+        params: { checksum: layer.checksum, sizeBytes: layer.sizeBytes }, result: 'ok', errorCode: null, requestId: req.id,
+      });
+    }
+    return reply.status(created ? 201 : 200).send({ id: layer.id, checksum: layer.checksum, sizeBytes: layer.sizeBytes, created });
+  });
+
+  api.get('/template-layers', {
+    schema: { tags: ['layers'], summary: 'List layers (every checksum of every id)', querystring: ListQuery },
+    config: { auth: { scope: readScope('layers') } },
+  }, async (req) => {
+    const { id } = req.query as Static<typeof ListQuery>;
+    return { layers: (await ctx.store.layers.list(id ? { id } : {})).map(layerView) };
+  });
+
+  api.get('/template-layers/:id/archive', {
+    schema: { tags: ['layers'], summary: 'Download one layer archive (agent token or layers:read)', params: IdParams, querystring: ArchiveQuery },
+    config: { auth: { agent: true, orScope: readScope('layers') } },
+  }, async (req, reply) => {
+    const { id } = req.params as Static<typeof IdParams>;
+    const { checksum } = req.query as Static<typeof ArchiveQuery>;
+    const { stream, sizeBytes } = await ctx.layers.open(id, checksum);
+    return reply.type('application/gzip').header('content-length', sizeBytes).send(stream);
+  });
+}

@@ -1,0 +1,53 @@
+// Templates and groups: normalise, check references (layers, template versions)
+// against the store, then write. Template versions are immutable.
+
+import { createHash } from 'node:crypto';
+import type { Group, LayerRef, TemplateVersion } from '../../domain/index.js';
+import { AppError } from '../../shared/errors.js';
+import { canonicalJson } from '../../store/json.js';
+import type { Store } from '../../store/store.js';
+import type { Clock } from '../clock.js';
+import type { GroupBody, TemplateBody } from '../schemas/catalog.js';
+import { normalizeGroup, normalizeTemplate } from './catalog-rules.js';
+
+export class CatalogService {
+  constructor(private readonly store: Store, private readonly clock: Clock) {}
+
+  private async assertLayersExist(layers: readonly LayerRef[], field: string): Promise<void> {
+    for (const [i, ref] of layers.entries()) {
+      if (!(await this.store.layers.get(ref.id, ref.checksum))) {
+        throw new AppError('LAYER_NOT_FOUND', `body/${field}/${i}: layer ${ref.id} with checksum ${ref.checksum} was never uploaded (PUT /api/v1/template-layers/${ref.id})`, {
+          details: { field: `${field}/${i}` },
+        });
+      }
+    }
+  }
+
+  /** Creates a version; the same body again is idempotent, a different one IMMUTABLE (409). */
+  async putTemplate(name: string, version: string, body: TemplateBody): Promise<{ template: TemplateVersion; created: boolean }> {
+    const spec = normalizeTemplate(body);
+    const specHash = createHash('sha256').update(canonicalJson(spec)).digest('hex');
+    const existing = await this.store.templates.get(name, version);
+    if (existing) {
+      if (existing.specHash === specHash) return { template: existing, created: false };
+      throw new AppError('IMMUTABLE', `template ${name} version ${version} already exists with a different body; publish a new version instead`);
+    }
+    await this.assertLayersExist(spec.layers, 'layers');
+    return this.store.templates.create({ name, version, spec, specHash, createdAt: this.clock.now() });
+  }
+
+  async putGroup(id: string, body: GroupBody): Promise<{ group: Group; created: boolean; changed: boolean }> {
+    const normalized = normalizeGroup(body);
+    for (const [i, v] of normalized.variants.entries()) {
+      if (!(await this.store.templates.get(v.template.name, v.template.version))) {
+        throw new AppError('TEMPLATE_NOT_FOUND', `body/variants/${i}/template: template ${v.template.name} version ${v.template.version} does not exist`, {
+          details: { field: `variants/${i}/template` },
+        });
+      }
+      await this.assertLayersExist(v.extraLayers, `variants/${i}/extraLayers`);
+    }
+    const now = this.clock.now();
+    const existing = await this.store.groups.get(id);
+    return this.store.groups.put({ id, ...normalized, createdAt: existing?.createdAt ?? now, updatedAt: now });
+  }
+}

@@ -1,0 +1,107 @@
+// POST /instances: caps, pure placement over ONLINE hosts, and one transaction
+// that reserves the memory, writes the instance and persists its create
+// command, so concurrent placements never oversubscribe and nothing is
+// dispatched that was not first stored.
+
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Command, Host, Instance } from '../../domain/index.js';
+import { unwrap } from '../../lifecycle/result.js';
+import { checkCaps, placeInstance, type PlacementHost } from '../../placement/placement.js';
+import { AppError } from '../../shared/errors.js';
+import { assertId } from '../../shared/ids.js';
+import type { Store } from '../../store/store.js';
+import type { Clock } from '../clock.js';
+import { buildInstance, memoryFor } from './instance-config.js';
+
+export interface CreateInstanceRequest {
+  groupId: string;
+  variantId: string;
+  name?: string;
+  /** Start the container after creation (default true). */
+  start?: boolean;
+}
+
+export interface InstanceCreatorOptions {
+  store: Store;
+  clock: Clock;
+  maxTotalInstances: number | undefined;
+  commandMaxAttempts: number;
+  onCommandsQueued: () => void;
+  generateSecret?: () => string;
+}
+
+/** Another placement may take the chosen host's last memory between our read and reserve. */
+const PLACEMENT_ATTEMPTS = 5;
+
+function newInstanceId(): string {
+  return `i-${randomBytes(6).toString('hex')}`;
+}
+
+export class InstanceCreator {
+  constructor(private readonly o: InstanceCreatorOptions) {}
+
+  async create(req: CreateInstanceRequest, actor: string, requestId: string): Promise<{ instance: Instance; command: Command }> {
+    const { store, clock } = this.o;
+    const group = await store.groups.get(req.groupId);
+    if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${req.groupId} does not exist`);
+    const variant = group.variants.find((v) => v.id === req.variantId);
+    if (!variant) {
+      throw new AppError('VALIDATION_FAILED', `body/variantId: group ${group.id} has no variant ${req.variantId} (it has ${group.variants.map((v) => v.id).join(', ')})`, {
+        details: { field: 'variantId' },
+      });
+    }
+    const template = await store.templates.get(variant.template.name, variant.template.version);
+    if (!template) throw new AppError('TEMPLATE_NOT_FOUND', `template ${variant.template.name} version ${variant.template.version} of variant ${variant.id} does not exist`);
+    const id = newInstanceId();
+    const name = req.name === undefined ? `${group.id}-${id.slice(2)}` : assertId('name', req.name);
+    if (req.name !== undefined && (await store.instances.getByName(name))) throw new AppError('CONFLICT', `an instance named ${name} already exists`);
+    const memoryMb = memoryFor(variant, template.spec);
+    const start = req.start ?? true;
+    const commandId = `cmd-${randomUUID()}`;
+
+    const result = await store.transaction(async (tx) => {
+      const total = Object.values(await tx.instances.countByState()).reduce((a, b) => a + (b ?? 0), 0);
+      const inGroup = await tx.instances.countByGroup(group.id);
+      unwrap(checkCaps(group.id, { ...group.caps, ...(this.o.maxTotalInstances !== undefined ? { maxTotalInstances: this.o.maxTotalInstances } : {}) }, { group: inGroup, total }));
+      const hostId = await this.reserve(tx, group.id, group.placement, memoryMb);
+      const now = clock.now();
+      const draft = buildInstance({
+        id, name, group, variant, template, hostId, now, desiredState: start ? 'running' : 'stopped',
+        ...(this.o.generateSecret ? { generateSecret: this.o.generateSecret } : {}),
+      });
+      const instance = await tx.instances.create(draft);
+      await tx.history.append({ instanceId: id, at: now, from: null, to: 'installing', reason: `placed on host ${hostId}`, actor, commandId, details: { hostId, memoryMb } });
+      const command = await tx.commands.create(
+        { id: commandId, kind: 'create', instanceId: id, hostId, payload: { start }, requestId, maxAttempts: this.o.commandMaxAttempts },
+        now,
+      );
+      return { instance, command };
+    });
+    this.o.onCommandsQueued();
+    return result;
+  }
+
+  private async reserve(tx: Store, groupId: string, strategy: 'packed' | 'distributed', memoryMb: number): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      const hosts = await tx.hosts.list({ statuses: ['ONLINE'] });
+      const groupCounts = strategy === 'distributed' ? await this.groupCountsByHost(tx, groupId) : undefined;
+      const hostId = unwrap(placeInstance(hosts.map((h) => toPlacementHost(h, groupId, groupCounts)), { groupId, memoryMb }, strategy));
+      if (await tx.hosts.reserveMemory(hostId, memoryMb)) return hostId;
+      if (attempt >= PLACEMENT_ATTEMPTS) {
+        throw new AppError('NO_CAPACITY', `could not reserve ${memoryMb} MiB: other placements kept taking the free memory; try again`, { retryable: true });
+      }
+    }
+  }
+
+  private async groupCountsByHost(tx: Store, groupId: string): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const i of await tx.instances.list({ groupId })) if (i.hostId) counts.set(i.hostId, (counts.get(i.hostId) ?? 0) + 1);
+    return counts;
+  }
+}
+
+function toPlacementHost(h: Host, groupId: string, counts: Map<string, number> | undefined): PlacementHost {
+  const p: PlacementHost = { id: h.id, status: h.status, memoryMb: h.resources.memoryMb, memoryReservedMb: h.memoryReservedMb };
+  if (counts) p.groupCounts = { [groupId]: counts.get(h.id) ?? 0 };
+  return p;
+}

@@ -1,0 +1,108 @@
+// Template layer blobs under `<data>/layers/<id>/<checksum>.tar.gz`. An upload
+// streams into a private temp dir (bounded), passes the agent's own safety
+// checks (extractTarGz) to get the canonical checksum, and only then is renamed
+// into place and recorded: a rejected or interrupted upload leaves nothing.
+
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { TemplateLayer } from '../../domain/index.js';
+import { AppError, isAppError } from '../../shared/errors.js';
+import { assertChecksum } from '../../shared/ids.js';
+import type { Logger } from '../../shared/logger.js';
+import { extractTarGz } from '../../shared/safe-tar.js';
+import type { Store } from '../../store/store.js';
+import type { Clock } from '../clock.js';
+
+export interface LayerStoreOptions {
+  dataDir: string;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  maxArchiveBytes: number;
+  maxExtractedBytes: number;
+}
+
+class ByteLimit extends Transform {
+  bytes = 0;
+  constructor(private readonly max: number) {
+    super();
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.max) cb(new AppError('ARCHIVE_TOO_LARGE', `layer archive is larger than the limit of ${this.max} bytes`));
+    else cb(null, chunk);
+  }
+}
+
+export class LayerStore {
+  readonly layersDir: string;
+  readonly tmpDir: string;
+
+  constructor(private readonly o: LayerStoreOptions) {
+    this.layersDir = path.join(o.dataDir, 'layers');
+    this.tmpDir = path.join(o.dataDir, 'tmp');
+  }
+
+  /** Creates the directories and drops leftovers of uploads a crash interrupted. */
+  async init(): Promise<void> {
+    await rm(this.tmpDir, { recursive: true, force: true });
+    await mkdir(this.tmpDir, { recursive: true });
+    await mkdir(this.layersDir, { recursive: true });
+  }
+
+  get maxArchiveBytes(): number {
+    return this.o.maxArchiveBytes;
+  }
+
+  blobPath(id: string, checksum: string): string {
+    // Both parts were validated against strict patterns; no separators can occur.
+    return path.join(this.layersDir, id, `${checksum}.tar.gz`);
+  }
+
+  async upload(id: string, source: Readable): Promise<{ layer: TemplateLayer; created: boolean }> {
+    const work = await mkdtemp(path.join(this.tmpDir, 'upload-'));
+    try {
+      const archive = path.join(work, 'archive.tar.gz');
+      const limit = new ByteLimit(this.o.maxArchiveBytes);
+      try {
+        await pipeline(source, limit, createWriteStream(archive, { flags: 'wx', mode: 0o600 }));
+      } catch (err) {
+        if (isAppError(err)) throw err;
+        throw new AppError('BAD_REQUEST', `layer upload was interrupted: ${(err as Error).message}`, { cause: err });
+      }
+      if (limit.bytes === 0) throw new AppError('INVALID_ARCHIVE', 'the request body is empty: send the layer as a gzip tar');
+      const result = await extractTarGz(createReadStream(archive), path.join(work, 'tree'), {
+        maxCompressedBytes: this.o.maxArchiveBytes,
+        maxExtractedBytes: this.o.maxExtractedBytes,
+      });
+      const existing = await this.o.store.layers.get(id, result.checksum);
+      if (existing && (await this.blobExists(id, result.checksum))) return { layer: existing, created: false };
+      await mkdir(path.join(this.layersDir, id), { recursive: true });
+      // Same checksum means the same tree: replacing an equal blob is harmless.
+      await rename(archive, this.blobPath(id, result.checksum));
+      if (existing) return { layer: existing, created: false };
+      const put = await this.o.store.layers.put({ id, checksum: result.checksum, sizeBytes: limit.bytes, createdAt: this.o.clock.now() });
+      this.o.logger.info({ layerId: id, checksum: result.checksum, sizeBytes: limit.bytes }, 'template layer stored');
+      return put;
+    } finally {
+      await rm(work, { recursive: true, force: true }).catch((err: unknown) => this.o.logger.warn({ err, work }, 'could not remove an upload work dir'));
+    }
+  }
+
+  private async blobExists(id: string, checksum: string): Promise<boolean> {
+    return stat(this.blobPath(id, checksum)).then((s) => s.isFile(), () => false);
+  }
+
+  /** The archive of a recorded `(id, checksum)`; LAYER_NOT_FOUND otherwise. */
+  async open(id: string, checksum: string): Promise<{ stream: Readable; sizeBytes: number }> {
+    assertChecksum(checksum);
+    const layer = await this.o.store.layers.get(id, checksum);
+    const file = this.blobPath(id, checksum);
+    const size = layer ? await stat(file).then((s) => s.size, () => undefined) : undefined;
+    if (!layer || size === undefined) throw new AppError('LAYER_NOT_FOUND', `layer ${id} has no archive with checksum ${checksum}`);
+    return { stream: createReadStream(file), sizeBytes: size };
+  }
+}

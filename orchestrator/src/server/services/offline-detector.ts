@@ -1,0 +1,46 @@
+// Marks hosts OFFLINE after N missed heartbeats of their own interval: a
+// periodic sweep over the injected clock (one UPDATE per sweep).
+
+import type { Logger } from '../../shared/logger.js';
+import type { Store } from '../../store/store.js';
+import type { Clock } from '../clock.js';
+
+export interface OfflineDetectorOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  missedBeats: number;
+  sweepIntervalMs: number;
+}
+
+export class OfflineDetector {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<string[]> | undefined;
+
+  constructor(private readonly o: OfflineDetectorOptions) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.sweep().catch((err: unknown) => this.o.logger.error({ err }, 'offline sweep failed')), this.o.sweepIntervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One sweep; returns the ids that went OFFLINE. Sweeps never overlap. */
+  async sweep(): Promise<string[]> {
+    if (this.running) return this.running;
+    this.running = this.o.store.hosts.markStaleOffline(this.o.clock.now(), this.o.missedBeats);
+    try {
+      const ids = await this.running;
+      for (const id of ids) this.o.logger.warn({ hostId: id, missedBeats: this.o.missedBeats }, 'host is OFFLINE: heartbeats stopped');
+      return ids;
+    } finally {
+      this.running = undefined;
+    }
+  }
+}

@@ -1,0 +1,70 @@
+// Host recovery, pure: compares what a returning agent reports with what the
+// store knows and decides what to remove, what to leave for an operator
+// (unclaimed) and which stored instances went missing. Never destroys data on
+// a guess: only orphans of ephemeral groups on a host the store knows are removed.
+
+import type { GroupKind, Instance, InstanceState } from '../../domain/index.js';
+
+export interface InventoryContainer {
+  instanceId: string;
+  containerId: string;
+  containerName: string;
+  groupId: string | null;
+  variantId: string | null;
+  hostPort: number | null;
+  state: string;
+}
+
+export interface UnclaimedContainer extends InventoryContainer {
+  reason: string;
+}
+
+export interface RecoveryFacts {
+  hostId: string;
+  inventory: readonly InventoryContainer[];
+  /** Instances the store places on this host. */
+  stored: readonly Pick<Instance, 'id' | 'state'>[];
+  /** True when the store has any history on this host (instances or commands). */
+  hostKnown: boolean;
+  /** Host id of instances stored elsewhere that this host reports (by instance id). */
+  storedElsewhere: ReadonlyMap<string, string | null>;
+  /** Kind of every group the store knows. */
+  groupKinds: ReadonlyMap<string, GroupKind>;
+}
+
+export interface RecoveryPlan {
+  /** Orphans to remove through the agent's cleanup (it re-checks labels). */
+  remove: string[];
+  unclaimed: UnclaimedContainer[];
+  /** Stored instances whose container is gone: to `unknown` for the lifecycle engine. */
+  missing: string[];
+}
+
+/** States in which no container is expected yet (or any more), so absence is no news. */
+const NO_CONTAINER_EXPECTED: readonly InstanceState[] = ['draft', 'installing', 'deleting', 'unknown', 'error', 'intervention_required'];
+
+export function planRecovery(f: RecoveryFacts): RecoveryPlan {
+  const storedIds = new Set(f.stored.map((i) => i.id));
+  const plan: RecoveryPlan = { remove: [], unclaimed: [], missing: [] };
+  for (const c of f.inventory) {
+    if (storedIds.has(c.instanceId)) continue;
+    const unclaimed = (reason: string) => plan.unclaimed.push({ ...c, reason });
+    if (!f.hostKnown) {
+      unclaimed('the store knows no instance on this host (a fresh or restored database): adopt or delete it explicitly');
+      continue;
+    }
+    if (f.storedElsewhere.has(c.instanceId)) {
+      unclaimed(`the store places instance ${c.instanceId} on host ${f.storedElsewhere.get(c.instanceId) ?? '(none)'}`);
+      continue;
+    }
+    const kind = c.groupId === null ? undefined : f.groupKinds.get(c.groupId);
+    if (kind === 'ephemeral') plan.remove.push(c.instanceId);
+    else if (kind === 'persistent') unclaimed(`orphan of persistent group ${c.groupId}: its data is kept; delete it explicitly if it is not needed`);
+    else unclaimed(`orphan of unknown group ${c.groupId ?? '(none)'}: kept because its data may matter`);
+  }
+  const reported = new Set(f.inventory.map((c) => c.instanceId));
+  for (const i of f.stored) {
+    if (!reported.has(i.id) && !NO_CONTAINER_EXPECTED.includes(i.state)) plan.missing.push(i.id);
+  }
+  return plan;
+}

@@ -1,0 +1,83 @@
+// API views of stored records: ISO timestamps, no secrets, no hashes.
+
+import type { ApiToken, Command, Group, Host, Instance, TemplateLayer, TemplateVersion } from '../domain/index.js';
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function hostView(h: Host, instanceCount: number) {
+  return {
+    id: h.id,
+    status: h.status,
+    statusReason: h.statusReason,
+    statusChangedAt: iso(h.statusChangedAt),
+    controlUrl: h.controlUrl,
+    gameAddress: h.gameAddress,
+    resources: h.resources,
+    memoryReservedMb: h.memoryReservedMb,
+    portRange: h.portRange,
+    version: h.version,
+    heartbeatIntervalMs: h.heartbeatIntervalMs,
+    maintenance: h.maintenance ? { enabled: h.maintenance.enabled, message: h.maintenance.message, since: iso(h.maintenance.since) } : null,
+    firstSeenAt: iso(h.firstSeenAt),
+    lastHeartbeatAt: iso(h.lastHeartbeatAt),
+    instances: { total: instanceCount },
+  };
+}
+
+export function layerView(l: TemplateLayer) {
+  return { id: l.id, checksum: l.checksum, sizeBytes: l.sizeBytes, createdAt: iso(l.createdAt) };
+}
+
+export function templateView(t: TemplateVersion) {
+  return { name: t.name, version: t.version, specHash: t.specHash, createdAt: iso(t.createdAt), ...t.spec };
+}
+
+export function groupView(g: Group) {
+  return { id: g.id, kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling, createdAt: iso(g.createdAt), updatedAt: iso(g.updatedAt) };
+}
+
+/** Secret settings are never returned: only which ones are set. */
+export function instanceView(i: Instance) {
+  return {
+    id: i.id,
+    name: i.name,
+    groupId: i.groupId,
+    variantId: i.variantId,
+    hostId: i.hostId,
+    sessionId: i.sessionId,
+    state: i.state,
+    stateReason: i.stateReason,
+    desiredState: i.desiredState,
+    observed: i.observed,
+    endpoint: i.endpoint,
+    memoryMb: i.memoryMb,
+    settings: i.settings,
+    secretSettings: Object.keys(i.secretSettings),
+    createdAt: iso(i.createdAt),
+    updatedAt: iso(i.updatedAt),
+    stateChangedAt: iso(i.stateChangedAt),
+  };
+}
+
+export function commandView(c: Command) {
+  return {
+    id: c.id,
+    kind: c.kind,
+    instanceId: c.instanceId,
+    hostId: c.hostId,
+    status: c.status,
+    attempts: c.attempts,
+    maxAttempts: c.maxAttempts,
+    nextAttemptAt: iso(c.nextAttemptAt),
+    lastError: c.lastError,
+    result: c.result,
+    requestId: c.requestId,
+    createdAt: iso(c.createdAt),
+    updatedAt: iso(c.updatedAt),
+    completedAt: iso(c.completedAt),
+  };
+}
+
+export function tokenView(t: ApiToken) {
+  return { id: t.id, name: t.name, scopes: t.scopes, createdAt: iso(t.createdAt), lastUsedAt: iso(t.lastUsedAt), revokedAt: iso(t.revokedAt) };
+}

@@ -1,0 +1,89 @@
+// SIMULATION: one HTTP server that plays any number of agents (no Docker), for
+// the control-plane benchmark and the ectl command tests. Each simulated agent
+// lives under `<url>/sim/<agentId>` and answers the agent API calls the
+// orchestrator makes: inventory, create (idempotent), cleanup, health.
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface SimulatedContainer {
+  instanceId: string;
+  containerId: string;
+  containerName: string;
+  hostPort: number | null;
+  endpoint: string | null;
+  state: string;
+  groupId: string | null;
+  variantId: string | null;
+  sessionId: string | null;
+}
+
+export interface SimulatedAgents {
+  url: string;
+  controlUrl(agentId: string): string;
+  /** Containers per simulated agent (what a real agent would have in Docker). */
+  containers: Map<string, Map<string, SimulatedContainer>>;
+  /** Heartbeat body a real agent would send (resources in the store's own shape). */
+  heartbeatBody(agentId: string, memoryMb?: number): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+export async function startSimulatedAgents(): Promise<SimulatedAgents> {
+  const containers = new Map<string, Map<string, SimulatedContainer>>();
+  let nextPort = 30000;
+  const send = (res: import('node:http').ServerResponse, status: number, body: unknown): void => {
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const m = /^\/sim\/([^/]+)\/api\/v1(\/.*)$/.exec((req.url ?? '').split('?')[0]!);
+      if (!m) return send(res, 404, { error: { code: 'NOT_FOUND', message: 'no such simulated agent route' } });
+      const agentId = decodeURIComponent(m[1]!);
+      const route = m[2]!;
+      const mine = containers.get(agentId) ?? new Map<string, SimulatedContainer>();
+      containers.set(agentId, mine);
+      if (req.method === 'GET' && route === '/health') return send(res, 200, { status: 'ok', agentId, version: 'simulated', engine: 'reachable' });
+      if (req.method === 'GET' && route === '/instances') return send(res, 200, { instances: [...mine.values()] });
+      if (req.method === 'POST' && route === '/cleanup') return send(res, 200, { removed: [], skipped: [], notFound: [] });
+      const inst = /^\/instances\/([^/]+)$/.exec(route);
+      if (req.method === 'PUT' && inst) {
+        const id = decodeURIComponent(inst[1]!);
+        const body = JSON.parse(Buffer.concat(chunks).toString() || '{}') as { groupId?: string; variantId?: string };
+        let c = mine.get(id);
+        if (!c) {
+          const port = nextPort++;
+          c = {
+            instanceId: id, containerId: `sim-${id}`, containerName: `endercloud-sim-${id}`, hostPort: port, endpoint: `127.0.0.1:${port}`,
+            state: 'running', groupId: body.groupId ?? null, variantId: body.variantId ?? null, sessionId: null,
+          };
+          mine.set(id, c);
+        }
+        return send(res, 200, c);
+      }
+      send(res, 404, { error: { code: 'NOT_FOUND', message: `simulated agent has no route ${req.method} ${route}` } });
+    });
+  });
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    containers,
+    controlUrl: (agentId) => `${url}/sim/${encodeURIComponent(agentId)}`,
+    heartbeatBody: (agentId, memoryMb = 16384) => ({
+      controlUrl: `${url}/sim/${encodeURIComponent(agentId)}`,
+      gameAddress: '127.0.0.1',
+      version: 'simulated',
+      resources: { memoryMb, cpus: 4 },
+      portRange: { first: 30000, last: 39999 },
+      heartbeatIntervalMs: 10_000,
+    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

@@ -1,0 +1,127 @@
+// A thin client of the orchestrator's public API (/api/v1): bearer auth, JSON
+// bodies, and every error answer turned into an ApiError carrying its code.
+
+import type { Readable } from 'node:stream';
+import { ApiError, CliError } from './errors.js';
+
+export type FetchFn = typeof globalThis.fetch;
+
+export interface ApiClientOptions {
+  url: string;
+  token: string | undefined;
+  fetch?: FetchFn;
+  /** Bound on one call (uploads get their own, longer bound). */
+  timeoutMs?: number;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  /** A streamed body (layer uploads); sent as-is with `contentType`. */
+  stream?: Readable;
+  contentType?: string;
+  contentLength?: number;
+  timeoutMs?: number;
+  /** Return the text of the answer instead of parsing JSON. */
+  text?: boolean;
+}
+
+export class ApiClient {
+  readonly baseUrl: string;
+  private readonly fetchFn: FetchFn;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: ApiClientOptions) {
+    this.baseUrl = `${options.url}/api/v1`;
+    this.fetchFn = options.fetch ?? globalThis.fetch;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  get<T>(path: string, opts: RequestOptions = {}): Promise<T> {
+    return this.request<T>('GET', path, opts);
+  }
+
+  /** GET that answers `undefined` on 404 (used to read current state for apply). */
+  async getOptional<T>(path: string): Promise<T | undefined> {
+    try {
+      return await this.get<T>(path);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  put<T>(path: string, body: unknown, opts: RequestOptions = {}): Promise<T> {
+    return this.request<T>('PUT', path, { ...opts, body });
+  }
+
+  post<T>(path: string, body: unknown, opts: RequestOptions = {}): Promise<T> {
+    return this.request<T>('POST', path, { ...opts, body });
+  }
+
+  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const url = new URL(`${this.baseUrl}${path}`);
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = { accept: opts.text ? 'text/plain, application/json' : 'application/json' };
+    if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    let body: BodyInit | undefined;
+    if (opts.stream) {
+      headers['content-type'] = opts.contentType ?? 'application/octet-stream';
+      if (opts.contentLength !== undefined) headers['content-length'] = String(opts.contentLength);
+      body = opts.stream as unknown as BodyInit;
+    } else if (opts.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(opts.body);
+    }
+    let res: Response;
+    try {
+      res = await this.fetchFn(url, {
+        method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(opts.timeoutMs ?? this.timeoutMs),
+        ...(opts.stream ? { duplex: 'half' } : {}),
+      } as RequestInit);
+    } catch (err) {
+      const cause = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);
+      if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
+        throw new CliError('runtime', `${method} ${url.pathname}: no answer from ${this.options.url} within ${(opts.timeoutMs ?? this.timeoutMs) / 1000}s`);
+      }
+      throw new CliError('runtime', `cannot reach the orchestrator at ${this.options.url}: ${cause}`);
+    }
+    const text = await res.text();
+    if (!res.ok) throw toApiError(res.status, text);
+    if (opts.text) return text as T;
+    if (text === '') return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new CliError('runtime', `${method} ${url.pathname}: the orchestrator answered HTTP ${res.status} with a body that is not JSON`);
+    }
+  }
+}
+
+export function toApiError(status: number, text: string): ApiError {
+  try {
+    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+    if (body.error && typeof body.error.code === 'string') {
+      return new ApiError(status, body.error.code, typeof body.error.message === 'string' ? body.error.message : '');
+    }
+  } catch {
+    // not JSON: fall through
+  }
+  return new ApiError(status, `HTTP_${status}`, text.slice(0, 200) || 'no error body');
+}
+
+/** Lists may come bare or wrapped (`{hosts: [...]}`); take the first array found. */
+export function listOf<T>(value: unknown, key: string): T[] {
+  if (Array.isArray(value)) return value as T[];
+  if (value && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    if (Array.isArray(obj[key])) return obj[key] as T[];
+    if (Array.isArray(obj.items)) return obj.items as T[];
+  }
+  return [];
+}
+
+export const enc = encodeURIComponent;

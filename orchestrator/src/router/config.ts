@@ -1,8 +1,9 @@
 // Router configuration: the only place that reads the environment
-// (ENDERCLOUD_ROUTER_CONFIG, ENDERCLOUD_ORCHESTRATOR_URL, ENDERCLOUD_ROUTER_TOKEN)
-// and the Velocity-shaped TOML file. A bad value is one line naming the key.
+// (ENDERCLOUD_ROUTER_CONFIG, ENDERCLOUD_ORCHESTRATOR_URL, ENDERCLOUD_ROUTER_TOKEN,
+// ENDERCLOUD_ROUTER_ID) and the Velocity-shaped TOML file. A bad value is one line naming the key.
 
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { parse as parseToml } from 'smol-toml';
 import { asString, ConfigError, EnvReader, freeze, parseDuration, parseUrl, type Env } from '../shared/config.js';
 import { isValidId } from '../shared/ids.js';
@@ -34,6 +35,12 @@ export interface MessagesConfig {
   noBackend: string;
   rateLimited: string;
   wakeTimeout: string;
+  /** With an orchestrator: `{seconds}` is replaced by the expected start time. */
+  starting: string;
+  full: string;
+  maintenance: string;
+  /** Prefix when the orchestrator refuses a wake or start; its reason follows. */
+  wakeRefused: string;
 }
 
 export interface LimitsConfig {
@@ -67,6 +74,8 @@ export interface RouterConfig extends RouterFileConfig {
   orchestratorUrl?: string;
   /** Bearer token with only the router's scopes; never logged. */
   routerToken?: string;
+  /** Stable id for session reports (the orchestrator closes this router's stale sessions on restart). */
+  routerId: string;
 }
 
 export const DEFAULT_LIMITS: LimitsConfig = {
@@ -97,6 +106,10 @@ export const DEFAULT_MESSAGES: MessagesConfig = {
   noBackend: 'No server is configured for this address.',
   rateLimited: 'You are logging in too fast. Please wait a few seconds.',
   wakeTimeout: 'The world is still waking up. Please try again in a few seconds.',
+  starting: 'The world is starting. Please join again in about {seconds} seconds.',
+  full: 'The server is full. Please try again later.',
+  maintenance: 'The server is under maintenance. Please try again later.',
+  wakeRefused: 'This world cannot be started right now.',
 };
 
 type Table = Record<string, unknown>;
@@ -246,12 +259,16 @@ export function parseRouterToml(text: string, source = 'router config'): RouterF
     },
   };
 
-  const m = root.section('messages', ['unreachable', 'no-backend', 'rate-limited', 'wake-timeout']);
+  const m = root.section('messages', ['unreachable', 'no-backend', 'rate-limited', 'wake-timeout', 'starting', 'full', 'maintenance', 'wake-refused']);
   const messages: MessagesConfig = {
     unreachable: m.get('unreachable', DEFAULT_MESSAGES.unreachable, str),
     noBackend: m.get('no-backend', DEFAULT_MESSAGES.noBackend, str),
     rateLimited: m.get('rate-limited', DEFAULT_MESSAGES.rateLimited, str),
     wakeTimeout: m.get('wake-timeout', DEFAULT_MESSAGES.wakeTimeout, str),
+    starting: m.get('starting', DEFAULT_MESSAGES.starting, str),
+    full: m.get('full', DEFAULT_MESSAGES.full, str),
+    maintenance: m.get('maintenance', DEFAULT_MESSAGES.maintenance, str),
+    wakeRefused: m.get('wake-refused', DEFAULT_MESSAGES.wakeRefused, str),
   };
 
   const l = root.section('limits', ['handshake_timeout', 'max_handshake_size', 'max_login_start_size', 'max_packet_size', 'max_connections_per_ip', 'login_ratelimit', 'wake_hold_timeout', 'backend_dial_timeout']);
@@ -280,7 +297,11 @@ export function parseRouterToml(text: string, source = 'router config'): RouterF
 }
 
 /** Loads the whole router configuration from the environment and the TOML file it names. */
-export function loadRouterConfig(env: Env = process.env, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): Readonly<RouterConfig> {
+export function loadRouterConfig(
+  env: Env = process.env,
+  readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+  defaultRouterId: () => string = hostname,
+): Readonly<RouterConfig> {
   const reader = new EnvReader(env);
   const configPath = reader.required('ENDERCLOUD_ROUTER_CONFIG', asString);
   let text: string;
@@ -292,8 +313,21 @@ export function loadRouterConfig(env: Env = process.env, readFile: (path: string
   const file = parseRouterToml(text, configPath);
   const orchestratorUrl = reader.optional('ENDERCLOUD_ORCHESTRATOR_URL', parseUrl);
   const routerToken = reader.optional('ENDERCLOUD_ROUTER_TOKEN', asString);
-  const config: RouterConfig = { ...file, configPath };
+  const routerId = reader.optional('ENDERCLOUD_ROUTER_ID', parseRouterId) ?? fallbackRouterId(defaultRouterId());
+  const config: RouterConfig = { ...file, configPath, routerId };
   if (orchestratorUrl !== undefined) config.orchestratorUrl = orchestratorUrl;
   if (routerToken !== undefined) config.routerToken = routerToken;
   return freeze(config);
+}
+
+function parseRouterId(value: string): string {
+  const id = value.trim();
+  if (!isValidId(id)) throw new Error(`"${value}" is not a valid id (letters, digits, "_", ".", "-"; at most 128 characters)`);
+  return id;
+}
+
+/** The hostname, made a valid id (containers may have odd hostnames); "router" when nothing is left. */
+function fallbackRouterId(host: string): string {
+  const id = host.replace(/[^A-Za-z0-9_.-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
+  return isValidId(id) ? id : 'router';
 }

@@ -1,34 +1,36 @@
-// `npm run router`: loads the configuration, builds the static resolver (the
-// registry-backed resolver plugs in here once the orchestrator integration lands),
-// starts the player listener and the metrics listener, and shuts down on signals.
+// `npm run router`: loads the configuration and starts the player listener and
+// the metrics listener. With ENDERCLOUD_ORCHESTRATOR_URL it follows the registry,
+// wakes instances and reports sessions; without it, it is a static router.
 
 import { loadOrExit } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { loadRouterConfig } from './config.js';
-import { startMetricsServer } from './metrics.js';
+import { RouterMetrics, startMetricsServer } from './metrics.js';
 import { Router } from './router.js';
-import { StaticResolver } from './static-resolver.js';
+import { buildRouterParts } from './router-parts.js';
 
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadRouterConfig(), 'router');
   const logger = createLogger('router', 'info');
-  if (config.orchestratorUrl) {
-    logger.warn({ orchestrator: config.orchestratorUrl }, 'registry integration is not built yet: routing from [servers] host:port entries only');
-  }
-  const resolver = new StaticResolver(config.routing, config.messages.noBackend);
-  const router = new Router({ config, resolver, logger });
+  const metrics = new RouterMetrics();
+  const parts = buildRouterParts(config, logger, metrics);
+  if (config.orchestratorUrl) logger.info({ orchestrator: config.orchestratorUrl, routerId: config.routerId }, 'following the orchestrator registry');
+  const router = new Router({ config, resolver: parts.resolver, logger, metrics, ...(parts.waker ? { waker: parts.waker } : {}), ...(parts.sessions ? { sessions: parts.sessions } : {}) });
   const address = await router.listen(config.bind.port, config.bind.host);
   logger.info({ address: `${address.address}:${address.port}`, servers: Object.keys(config.routing.servers).length }, 'router listening');
-  const metrics = config.metrics ? await startMetricsServer(router.metrics, config.metrics.host, config.metrics.port) : undefined;
-  if (metrics) logger.info({ address: `${metrics.address.address}:${metrics.address.port}` }, 'metrics listening on /metrics');
+  const metricsServer = config.metrics ? await startMetricsServer(metrics, config.metrics.host, config.metrics.port) : undefined;
+  if (metricsServer) logger.info({ address: `${metricsServer.address.address}:${metricsServer.address.port}` }, 'metrics listening on /metrics');
 
   const shutdown = (signal: string): void => {
     logger.info({ signal }, 'shutting down');
-    metrics?.server.close();
-    router.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    metricsServer?.server.close();
+    router
+      .close()
+      .then(() => parts.close())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));

@@ -1,0 +1,161 @@
+// Routing decisions with a registry: a table over snapshot objects (pure), and
+// the resolver's I/O edges (transfer claims, wake refusals) with in-memory parts.
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/shared/logger.js';
+import { AppError } from '../../src/shared/errors.js';
+import { DEFAULT_MESSAGES, parseRouterToml } from '../../src/router/config.js';
+import { instanceIdOf, planRoute, RegistryResolver, type Plan } from '../../src/router/registry-resolver.js';
+import { RegistryState } from '../../src/router/registry-state.js';
+import type { RegistryBackend } from '../../src/protocol/registry-contract.js';
+import type { RouteDecision, RouteRequest } from '../../src/router/resolver.js';
+import { backend } from './orchestrator-stub.js';
+
+const ROUTING = parseRouterToml(`
+try = ["lobby", "static"]
+[servers]
+lobby = "group:lobby"
+survival = "instance:survival-1"
+static = "10.0.0.9:25565"
+[forced-hosts]
+"survival.example.com" = ["survival", "lobby"]
+`).routing;
+
+const OPTS = { holdTimeoutMs: 20_000, holdSlackMs: 2000, messages: DEFAULT_MESSAGES };
+const lobby = (id: string, patch: Partial<RegistryBackend> = {}): RegistryBackend => backend(id, { groupId: 'lobby', address: `10.0.1.${id.slice(-1)}:25565`, ...patch });
+const survival = (patch: Partial<RegistryBackend>): RegistryBackend => backend('survival-1', { groupId: 'survival', address: '10.0.2.1:25565', ...patch });
+
+/** Plans reduced to comparable facts (targets read their addresses from the registry). */
+function summary(plan: Plan): string {
+  switch (plan.kind) {
+    case 'connect':
+      return `connect ${plan.candidates.map((c) => `${c.name}@${c.host}:${c.port}`).join(',')}`;
+    case 'status':
+      return `status ${plan.state}`;
+    case 'wake':
+      return `wake ${plan.instanceId} ${plan.action ?? 'wait'}`;
+    case 'start':
+      return `start ${plan.instanceId} ${plan.action ?? 'none'}: ${plan.message}`;
+    case 'refuse':
+      return `refuse: ${plan.message}`;
+  }
+}
+
+const SURVIVAL = 'survival.example.com';
+const seconds = (n: number): string => DEFAULT_MESSAGES.starting.replace('{seconds}', String(n));
+
+describe('registry routing decisions', () => {
+  it.each<[string, RegistryBackend[], RouteRequest['intent'], string, string]>([
+    ['Running group members: fullest first, static entry as dial fallback', [lobby('l1', { players: { online: 1, max: 20 } }), lobby('l2', { players: { online: 5, max: 20 } })], 'login', 'play.example.com', 'connect lobby@10.0.1.2:25565,lobby@10.0.1.1:25565,static@10.0.0.9:25565'],
+    ['Stale, maintenance and full members are routed around', [lobby('l1', { status: 'Stale' }), lobby('l2', { maintenance: true }), lobby('l3', { full: true }), lobby('l4')], 'login', 'x', 'connect lobby@10.0.1.4:25565,static@10.0.0.9:25565'],
+    ['a Running member wins over a Paused one in a group', [lobby('l1', { status: 'Paused' }), lobby('l2')], 'login', 'x', 'connect lobby@10.0.1.2:25565,static@10.0.0.9:25565'],
+    ['an empty lobby group falls to the static entry', [], 'login', 'x', 'connect static@10.0.0.9:25565'],
+    ['forced host: the forced list replaces try', [survival({}), lobby('l1')], 'login', SURVIVAL, 'connect survival@10.0.2.1:25565,lobby@10.0.1.1:25565'],
+    ['forced host: survival in maintenance falls to its lobby', [survival({ maintenance: true }), lobby('l1')], 'login', SURVIVAL, 'connect lobby@10.0.1.1:25565'],
+    ['Paused first entry: wake it (order wins over a Running fallback)', [survival({ status: 'Paused' }), lobby('l1')], 'login', SURVIVAL, 'wake survival-1 resume'],
+    ['Stopped with a long start: start and disconnect', [survival({ status: 'Stopped', address: null, expectedStartMs: 60_000 })], 'login', SURVIVAL, `start survival-1 start: ${seconds(60)}`],
+    ['Stopped with an unknown start time: start and disconnect', [survival({ status: 'Stopped', address: null })], 'login', SURVIVAL, `start survival-1 start: ${seconds(30)}`],
+    ['Stopped with a start that fits the hold: start and hold', [survival({ status: 'Stopped', address: null, expectedStartMs: 15_000 })], 'login', SURVIVAL, 'wake survival-1 start'],
+    ['Starting, unknown remaining time: wait in the hold', [survival({ status: 'Starting' })], 'login', SURVIVAL, 'wake survival-1 wait'],
+    ['Starting, too long for the hold: disconnect with the time', [survival({ status: 'Starting', expectedStartMs: 45_500 })], 'login', SURVIVAL, `start survival-1 none: ${seconds(46)}`],
+    ['Running without an address is not routable', [survival({ address: null })], 'login', SURVIVAL, `refuse: ${DEFAULT_MESSAGES.noBackend}`],
+    ['status: Paused answers asleep locally', [survival({ status: 'Paused' })], 'status', SURVIVAL, 'status Paused'],
+    ['status: Stopped answers locally', [survival({ status: 'Stopped' })], 'status', SURVIVAL, 'status Stopped'],
+    ['status: Starting answers locally', [survival({ status: 'Starting' })], 'status', SURVIVAL, 'status Starting'],
+    ['status: a full Running backend is still proxied', [survival({ full: true })], 'status', SURVIVAL, 'connect survival@10.0.2.1:25565'],
+    ['full everywhere: the full message', [survival({ full: true }), lobby('l1', { full: true })], 'login', SURVIVAL, `refuse: ${DEFAULT_MESSAGES.full}`],
+    ['maintenance everywhere: the maintenance message', [survival({ maintenance: true })], 'login', SURVIVAL, `refuse: ${DEFAULT_MESSAGES.maintenance}`],
+  ])('%s', (_name, backends, intent, serverAddress, expected) => {
+    const registry = RegistryState.from({ revision: 1, backends });
+    expect(summary(planRoute({ intent, serverAddress }, ROUTING, registry, OPTS))).toBe(expected);
+  });
+
+  it('never adds a registry-only backend to an initial join unless accept_registry_backends is set', () => {
+    const routing = parseRouterToml('try = []\n[servers]\nx = "10.0.0.1:1"').routing;
+    const registry = RegistryState.from({ revision: 1, backends: [backend('event-1', { address: '10.0.3.1:25565' })] });
+    expect(summary(planRoute({ intent: 'login', serverAddress: 'event-1.example.com' }, routing, registry, OPTS))).toBe(`refuse: ${DEFAULT_MESSAGES.noBackend}`);
+    const open = { ...routing, acceptRegistryBackends: true };
+    expect(summary(planRoute({ intent: 'login', serverAddress: 'event-1.example.com' }, open, registry, OPTS))).toBe('connect event-1@10.0.3.1:25565');
+    expect(summary(planRoute({ intent: 'login', serverAddress: 'other.example.com' }, open, registry, OPTS))).toBe(`refuse: ${DEFAULT_MESSAGES.noBackend}`);
+  });
+
+  it('before any snapshot, registry entries are unknown: status Unreachable, logins get the unreachable message', () => {
+    const routing = parseRouterToml('try = ["s"]\n[servers]\ns = "instance:survival-1"').routing;
+    const empty = new RegistryState();
+    expect(summary(planRoute({ intent: 'status', serverAddress: 'x' }, routing, empty, OPTS))).toBe('status Unreachable');
+    expect(summary(planRoute({ intent: 'login', serverAddress: 'x' }, routing, empty, OPTS))).toBe(`refuse: ${DEFAULT_MESSAGES.unreachable}`);
+  });
+
+  it('registry targets carry their instance id and read a changed address at dial time', () => {
+    const registry = RegistryState.from({ revision: 1, backends: [survival({ status: 'Stopped', address: null, expectedStartMs: 1000 })] });
+    const plan = planRoute({ intent: 'login', serverAddress: SURVIVAL }, ROUTING, registry, OPTS);
+    if (plan.kind !== 'wake') throw new Error(`expected wake, got ${plan.kind}`);
+    expect(instanceIdOf(plan.target)).toBe('survival-1');
+    registry.applyUpsert({ revision: 2, backend: survival({ address: '10.0.2.7:30001' }) });
+    expect([plan.target.host, plan.target.port]).toEqual(['10.0.2.7', 30001]);
+  });
+});
+
+describe('RegistryResolver edges', () => {
+  const logger = createLogger('resolver-test', 'silent');
+  const registry = RegistryState.from({ revision: 1, backends: [lobby('l1'), backend('event-1', { address: '10.0.3.1:25565' }), survival({ status: 'Paused' })] });
+  const player = { name: 'Alex', uuid: '00000000-0000-0000-0000-000000000001' };
+  const summarize = (d: RouteDecision): string =>
+    d.kind === 'connect' ? `connect ${d.candidates.map((c) => `${c.name}@${c.host}:${c.port}`).join(',')}` : d.kind === 'wake-then-connect' ? `wake ${d.instanceId}` : d.kind === 'status' ? `status ${d.state}` : `${d.kind}: ${d.message}`;
+
+  it('a claimed transfer goes to its target, even one only the registry knows; no claim → the pool', async () => {
+    const pending = new Map([['Alex', { transferId: 't1', instanceId: 'event-1', address: '10.0.3.1:25565' }]]);
+    const claims: string[] = [];
+    const resolver = new RegistryResolver({
+      routing: ROUTING, registry, messages: DEFAULT_MESSAGES, holdTimeoutMs: 20_000, logger,
+      transfers: {
+        claimTransfer: async (p) => {
+          claims.push(p.name);
+          const claim = pending.get(p.name);
+          pending.delete(p.name); // consumed
+          return claim;
+        },
+      },
+    });
+    const base = { serverAddress: 'x', protocolVersion: 765, clientAddress: '127.0.0.1' };
+    expect(summarize(await resolver.resolve({ ...base, intent: 'transfer', player }))).toBe('connect event-1@10.0.3.1:25565');
+    expect(summarize(await resolver.resolve({ ...base, intent: 'login', player }))).toBe('connect lobby@10.0.1.1:25565,static@10.0.0.9:25565');
+    expect(summarize(await resolver.resolve({ ...base, intent: 'status' }))).toBe('connect lobby@10.0.1.1:25565,static@10.0.0.9:25565');
+    expect(claims).toEqual(['Alex', 'Alex']); // status never claims
+  });
+
+  it('skips the claim while the registry stream is down, and survives a failing claim', async () => {
+    const down = RegistryState.from({ revision: 1, backends: [lobby('l1')] }, false);
+    let calls = 0;
+    const resolver = new RegistryResolver({ routing: ROUTING, registry: down, messages: DEFAULT_MESSAGES, holdTimeoutMs: 20_000, logger, transfers: { claimTransfer: async () => (calls++, undefined) } });
+    await resolver.resolve({ serverAddress: 'x', protocolVersion: 765, clientAddress: '::1', intent: 'login', player });
+    expect(calls).toBe(0);
+    const failing = new RegistryResolver({ routing: ROUTING, registry, messages: DEFAULT_MESSAGES, holdTimeoutMs: 20_000, logger, transfers: { claimTransfer: async () => Promise.reject(new AppError('UPSTREAM_FAILED', 'down', { retryable: true })) } });
+    expect(summarize(await failing.resolve({ serverAddress: 'x', protocolVersion: 765, clientAddress: '::1', intent: 'login', player }))).toMatch(/^connect lobby@/);
+  });
+
+  it('asks for the wake before holding, and turns a policy refusal into a clear message', async () => {
+    const asked: string[] = [];
+    const make = (answer: () => Promise<void>): RegistryResolver =>
+      new RegistryResolver({ routing: ROUTING, registry, messages: DEFAULT_MESSAGES, holdTimeoutMs: 20_000, logger, waker: { request: async (id, action) => (asked.push(`${action} ${id}`), answer()) } });
+    const req = { serverAddress: SURVIVAL, protocolVersion: 765, clientAddress: '::1', intent: 'login' as const, player };
+    expect(summarize(await make(async () => undefined).resolve(req))).toBe('wake survival-1');
+    expect(summarize(await make(() => Promise.reject(new AppError('FORBIDDEN', 'waking survival-1 is not allowed for guests'))).resolve(req))).toBe(`refuse: ${DEFAULT_MESSAGES.wakeRefused} waking survival-1 is not allowed for guests`);
+    expect(summarize(await make(() => Promise.reject(new AppError('UPSTREAM_FAILED', 'ECONNREFUSED', { retryable: true }))).resolve(req))).toBe(`refuse: ${DEFAULT_MESSAGES.unreachable}`);
+    expect(summarize(await make(async () => undefined).resolve({ ...req, intent: 'status' as never }))).toBe('status Paused');
+    expect(asked).toEqual(['resume survival-1', 'resume survival-1', 'resume survival-1']);
+  });
+});
+
+describe('router configuration for the orchestrator', () => {
+  it('takes ENDERCLOUD_ROUTER_ID, defaults it to a hostname made valid, and reads the new messages', async () => {
+    const { loadRouterConfig } = await import('../../src/router/config.js');
+    const read = (): string => '[messages]\nstarting = "back in {seconds}s"\nwake-refused = "No."';
+    const env = { ENDERCLOUD_ROUTER_CONFIG: '/r.toml', ENDERCLOUD_ORCHESTRATOR_URL: 'http://orch:8080/' };
+    expect(loadRouterConfig({ ...env, ENDERCLOUD_ROUTER_ID: 'edge-1' }, read).routerId).toBe('edge-1');
+    expect(loadRouterConfig(env, read, () => 'router_host#2').routerId).toBe('router_host-2');
+    expect(() => loadRouterConfig({ ...env, ENDERCLOUD_ROUTER_ID: '../x' }, read)).toThrow(/^ENDERCLOUD_ROUTER_ID:/);
+    const c = loadRouterConfig(env, read);
+    expect(c.orchestratorUrl).toBe('http://orch:8080');
+    expect(c.messages).toMatchObject({ starting: 'back in {seconds}s', wakeRefused: 'No.', full: DEFAULT_MESSAGES.full });
+  });
+});

@@ -71,28 +71,3 @@ export const noopSessionReporter: SessionReporter = {
   loginDenied: () => undefined,
   disconnected: () => undefined,
 };
-
-// ---- Registry shapes the registry-backed resolver will consume (with an orchestrator) ----
-
-/** Routing view of an instance: Paused is routable after a wake; Stale is routed around. */
-export type RegistryStatus = 'Running' | 'Starting' | 'Paused' | 'Stopped' | 'Stale';
-
-export interface RegistryBackend {
-  instanceId: string;
-  groupId?: string;
-  host: string;
-  port: number;
-  status: RegistryStatus;
-  maintenance?: boolean;
-  full?: boolean;
-}
-
-export type TransferTarget = { instance: string } | { group: string } | { session: string };
-
-/** The last registry snapshot (kept while the orchestrator is unreachable). */
-export interface RegistryView {
-  instance(instanceId: string): RegistryBackend | undefined;
-  group(groupId: string): RegistryBackend[];
-  /** A pending transfer for this player, consumed by their next login. */
-  takeTransfer(player: Player): TransferTarget | undefined;
-}

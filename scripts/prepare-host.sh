@@ -35,6 +35,15 @@ if ! docker info >/dev/null 2>&1; then
 fi
 log "docker engine $(docker version --format '{{.Server.Version}}')"
 
+# Bun: a supported alternative runtime for the agent (the npm package installs it).
+if ! command -v bun >/dev/null 2>&1; then
+  log "installing bun (npm package)"
+  npm install -g --no-audit --no-fund bun >/dev/null 2>&1 || log "bun could not be installed; the bun entry-point tests will be skipped"
+fi
+# node-gyp (used by bun install for better-sqlite3) finds Node's headers here
+# instead of downloading them, which a machine without internet cannot do.
+[ -d /usr/include/node ] && export npm_config_nodedir=/usr
+
 if [ "${PREPARE_HOST_SERVICES:-1}" = 1 ]; then
   # PostgreSQL on 127.0.0.1:5432 (for the PostgreSQL store tests).
   if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then

@@ -11,7 +11,8 @@ need_root() { [ "$(id -u)" = 0 ] || { echo "prepare-host: run as root (sudo bash
 missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
-[ -x /bin/busybox ] && /bin/busybox --list >/dev/null 2>&1 && ldd /bin/busybox 2>&1 | grep -q 'not a dynamic' || missing+=(busybox-static)
+static_busybox() { [ -x /bin/busybox ] && { ldd /bin/busybox 2>&1 || true; } | grep -q 'not a dynamic'; }
+static_busybox || missing+=(busybox-static)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 if [ "${#missing[@]}" -gt 0 ]; then
   need_root

@@ -8,7 +8,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import { AppError, errorBody, isAppError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { InstanceService } from './instance-service.js';
-import { CleanupBody, CreateInstanceBody, InstanceParams, LogsQuery, StopBody } from './schemas.js';
+import { CleanupBody, CreateInstanceBody, DeleteBody, DeleteQuery, InstanceParams, LogsQuery, RconBody, ReplaceBody, StopBody } from './schemas.js';
 
 export interface AgentAppDeps {
   agentId: string;
@@ -123,21 +123,36 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
     return service.create(id, req.body as CreateInstanceBody, req.log);
   });
 
+  // An empty POST/DELETE means "all defaults".
+  const emptyBodyIsObject = async (req: FastifyRequest) => {
+    if (req.body === undefined || req.body === null) req.body = {};
+  };
+
   api.post('/instances/:id/start', { schema: params }, async (req: WithParams) => service.start(req.params.id, req.log));
-  api.post(
-    '/instances/:id/stop',
-    {
-      schema: { ...params, body: StopBody },
-      // An empty POST means "use the default timeout".
-      preValidation: async (req) => {
-        if (req.body === undefined || req.body === null) req.body = {};
-      },
-    },
-    async (req) => service.stop((req.params as InstanceParams).id, (req.body as StopBody).timeoutSeconds, req.log),
+  api.post('/instances/:id/stop', { schema: { ...params, body: StopBody }, preValidation: emptyBodyIsObject }, async (req) =>
+    service.stop((req.params as InstanceParams).id, req.body as StopBody, req.log),
+  );
+  api.post('/instances/:id/rcon', { schema: { ...params, body: RconBody } }, async (req) => {
+    const { port, password, command } = req.body as RconBody;
+    return service.rcon((req.params as InstanceParams).id, { port, password }, command, req.log);
+  });
+  api.post('/instances/:id/replace', { schema: { ...params, body: ReplaceBody } }, async (req) =>
+    service.replace((req.params as InstanceParams).id, req.body as ReplaceBody, req.log),
   );
   api.post('/instances/:id/pause', { schema: params }, async (req: WithParams) => service.pause(req.params.id, req.log));
   api.post('/instances/:id/unpause', { schema: params }, async (req: WithParams) => service.unpause(req.params.id, req.log));
-  api.delete('/instances/:id', { schema: params }, async (req: WithParams) => service.delete(req.params.id, req.log));
+  api.delete(
+    '/instances/:id',
+    { schema: { ...params, body: DeleteBody, querystring: DeleteQuery }, preValidation: emptyBodyIsObject },
+    async (req) => {
+      // The scope may come as a JSON body or as a query (?keepData=true, ?paths=a&paths=b).
+      const scope = { ...(req.query as DeleteQuery), ...(req.body as DeleteBody) };
+      return service.delete((req.params as InstanceParams).id, scope, req.log);
+    },
+  );
 
-  api.post('/cleanup', { schema: { body: CleanupBody } }, async (req) => service.cleanup((req.body as CleanupBody).instanceIds, req.log));
+  api.post('/cleanup', { schema: { body: CleanupBody } }, async (req) => {
+    const { instanceIds, keepDataFor } = req.body as CleanupBody;
+    return service.cleanup(instanceIds, keepDataFor ?? [], req.log);
+  });
 }

@@ -42,4 +42,9 @@ export interface RuntimeDirectories {
   materialize(instanceId: string, layerDirs: readonly string[]): Promise<string>;
   /** Removes the instance directory; refuses any path that is not one direct child of `<runtime>/instances`. */
   remove(instanceId: string): Promise<void>;
+  /**
+   * Removes relative paths inside the instance directory (validated: UNSAFE_PATH
+   * for absolute, `..`, empty or a symlinked parent); answers how many existed.
+   */
+  removeScoped(instanceId: string, relativePaths: readonly string[]): Promise<number>;
 }

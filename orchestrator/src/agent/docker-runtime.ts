@@ -14,6 +14,7 @@ import type {
   LogOptions,
   ProgressListener,
   PublishedPort,
+  PullPolicy,
 } from './runtime.js';
 
 /**
@@ -105,6 +106,12 @@ function publishedPorts(bindings: Record<string, { HostIp?: string; HostPort?: s
   return ports;
 }
 
+function networkAddresses(networks: Record<string, { IPAddress?: string }> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, n] of Object.entries(networks ?? {})) if (n?.IPAddress) out[name] = n.IPAddress;
+  return out;
+}
+
 export function withDefaultTag(image: string): string {
   if (image.includes('@')) return image;
   const lastSegment = image.slice(image.lastIndexOf('/') + 1);
@@ -140,6 +147,9 @@ export class DockerRuntime implements ContainerRuntime {
         Labels: { ...spec.labels },
         Tty: false,
         OpenStdin: false,
+        ...(spec.user ? { User: spec.user } : {}),
+        ...(spec.stopSignal ? { StopSignal: spec.stopSignal } : {}),
+        ...(spec.stopTimeoutSeconds !== undefined ? { StopTimeout: spec.stopTimeoutSeconds } : {}),
         ExposedPorts: { [portKey]: {} },
         HostConfig: {
           Mounts: [{ Type: 'bind', Source: spec.dataHostPath, Target: '/data', ReadOnly: false }],
@@ -170,7 +180,23 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   async kill(id: string, signal = 'SIGKILL'): Promise<void> {
-    await this.call(`kill container ${id}`, () => this.docker.getContainer(id).kill({ signal }));
+    // 409: the container is not running (it may have exited a moment ago).
+    await this.call(`kill container ${id}`, () => this.docker.getContainer(id).kill({ signal }), [409]);
+  }
+
+  async waitForExit(id: string, timeoutMs: number): Promise<boolean> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), Math.max(0, timeoutMs));
+    try {
+      await this.docker.getContainer(id).wait({ condition: 'not-running', abortSignal: abort.signal });
+      return true;
+    } catch (err) {
+      if (abort.signal.aborted) return false;
+      if (statusOf(err) === 404) return true; // removed meanwhile: certainly not running
+      throw toAppError(`wait for container ${id}`, err);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async pause(id: string): Promise<void> {
@@ -200,6 +226,11 @@ export class DockerRuntime implements ContainerRuntime {
       state: normalizeState(state.Status),
       labels: info.Config.Labels ?? {},
       image: info.Config.Image,
+      imageId: info.Image,
+      user: info.Config.User ?? '',
+      stopSignal: (info.Config as { StopSignal?: string }).StopSignal ?? '',
+      stopTimeoutSeconds: (info.Config as { StopTimeout?: number }).StopTimeout ?? null,
+      networkAddresses: networkAddresses(info.NetworkSettings?.Networks),
       ports: publishedPorts(info.HostConfig.PortBindings as Parameters<typeof publishedPorts>[0]),
       exitCode: time(state.StartedAt) === null ? null : state.ExitCode,
       oomKilled: state.OOMKilled,
@@ -228,24 +259,30 @@ export class DockerRuntime implements ContainerRuntime {
     return boundLog(demuxLogs(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw))), options.maxBytes);
   }
 
-  ensureImage(image: string, onProgress?: ProgressListener): Promise<{ pulled: boolean }> {
+  ensureImage(image: string, onProgress?: ProgressListener, policy: PullPolicy = 'missing'): Promise<{ pulled: boolean }> {
     const ref = withDefaultTag(image);
-    // Concurrent creates of the same image share one pull.
-    let pending = this.pulls.get(ref);
+    // Concurrent creates of the same image (and policy) share one pull.
+    const key = `${policy} ${ref}`;
+    let pending = this.pulls.get(key);
     if (!pending) {
-      pending = this.pullIfMissing(ref, onProgress).finally(() => this.pulls.delete(ref));
-      this.pulls.set(ref, pending);
+      pending = this.pullIfMissing(ref, policy, onProgress).finally(() => this.pulls.delete(key));
+      this.pulls.set(key, pending);
     }
     return pending;
   }
 
-  private async pullIfMissing(ref: string, onProgress?: ProgressListener): Promise<{ pulled: boolean }> {
+  async imageId(image: string): Promise<string | undefined> {
+    const ref = withDefaultTag(image);
     try {
-      await this.docker.getImage(ref).inspect();
-      return { pulled: false };
+      return (await this.docker.getImage(ref).inspect()).Id;
     } catch (err) {
-      if (statusOf(err) !== 404) throw toAppError(`inspect image ${ref}`, err);
+      if (statusOf(err) === 404) return undefined;
+      throw toAppError(`inspect image ${ref}`, err);
     }
+  }
+
+  private async pullIfMissing(ref: string, policy: PullPolicy, onProgress?: ProgressListener): Promise<{ pulled: boolean }> {
+    if (policy === 'missing' && (await this.imageId(ref)) !== undefined) return { pulled: false };
     try {
       const stream = await this.docker.pull(ref);
       await new Promise<void>((resolve, reject) => {

@@ -1,39 +1,41 @@
-// The agent's use cases: create (idempotent), inventory, inspect, logs, power
-// actions, delete and orphan cleanup, for containers labelled with this host's
-// id only. Steps undo their own partial work on failure (Agones' habit).
+// The agent's use cases for containers labelled with this host's id: create
+// (idempotent), inventory, inspect, logs and power actions here; graceful stop
+// and RCON in power.ts, replace in replace.ts, delete and cleanup in removal.ts.
+// Actions on one instance run one at a time; steps undo their own partial work.
 
 import type { PortRange } from '../shared/config.js';
 import { AppError, isAppError } from '../shared/errors.js';
-import { INSTANCE_ID_PATTERN, assertChecksum, assertId, isValidId } from '../shared/ids.js';
+import { INSTANCE_ID_PATTERN, assertId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
 import { AsyncLock, KeyedLock } from './async-lock.js';
-import type { LayerCache, LayerRef, RuntimeDirectories } from './contracts.js';
-import { LABEL, containerEnv, containerName, hostSelector, isManagedBy, labelledHostPort, ownershipLabels } from './labels.js';
+import {
+  DEFAULT_CONTAINER_PORT,
+  callerLabels,
+  containerLabels,
+  recordedUser,
+  validateCreateRequest,
+  type CreateInstanceRequest,
+} from './container-config.js';
+import type { LayerCache, RuntimeDirectories } from './contracts.js';
+import { LABEL, containerEnv, containerName, hostSelector, isManagedBy, labelledHostPort } from './labels.js';
 import type { PortAllocator } from './port-allocator.js';
-import type { ContainerDetails, ContainerRuntime, ContainerState, ContainerSummary, ProgressListener } from './runtime.js';
+import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type RconConnect, type RconTarget, type StopOptions, type StopResult } from './power.js';
+import { cleanupInstances, deleteInstance, type CleanupReport, type DeleteOptions, type DeleteReport } from './removal.js';
+import { replaceInstance, type ReplaceRequest, type ReplaceResult } from './replace.js';
+import type { ContainerDetails, ContainerRuntime, ContainerState, ProgressListener } from './runtime.js';
+
+export { DEFAULT_CONTAINER_PORT, type CreateInstanceRequest };
+export type { CleanupReport, DeleteReport, ReplaceResult, StopResult };
 
 /** The slice of a logger the service uses; a request's child logger fits. */
 export type Log = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
 export const MAX_LOG_LINES = 1000;
 export const MAX_LOG_BYTES = 1024 * 1024;
-export const DEFAULT_CONTAINER_PORT = 25565;
 const MAX_PORT_ATTEMPTS = 3;
 
 function isPortInUse(err: unknown): boolean {
   return /port is already allocated|address already in use/i.test(err instanceof Error ? err.message : String(err));
-}
-
-export interface CreateInstanceRequest {
-  groupId: string;
-  variantId: string;
-  sessionId?: string;
-  image: string;
-  layers: LayerRef[];
-  resources: { memoryMb: number; cpus?: number };
-  env?: Record<string, string>;
-  containerPort?: number;
-  command?: string[];
 }
 
 export interface InstanceEndpoint {
@@ -49,23 +51,23 @@ export interface InstanceSummary extends InstanceEndpoint {
   groupId: string | null;
   variantId: string | null;
   sessionId: string | null;
-}
-
-export interface InstanceInspection extends InstanceSummary {
   image: string;
+  /** The user given at create; null = the image's default. */
+  user: string | null;
+  /** The caller's labels (never the agent's `orchestrator.*` ones). */
+  labels: Record<string, string>;
   exitCode: number | null;
   oomKilled: boolean;
   startedAt: string | null;
   finishedAt: string | null;
-  createdAt: string | null;
   restartCount: number;
 }
 
-export interface CleanupReport {
-  removed: string[];
-  skipped: { instanceId: string; reason: string }[];
-  notFound: string[];
+export interface InstanceInspection extends InstanceSummary {
+  createdAt: string | null;
 }
+
+export type StopAnswer = InstanceEndpoint & StopResult;
 
 export interface InstanceServiceOptions {
   agentId: string;
@@ -79,6 +81,18 @@ export interface InstanceServiceOptions {
   directories: RuntimeDirectories;
   ports: PortAllocator;
   logger: Logger;
+  /** RCON transport; defaults to a TCP connection to the container's network address. */
+  rconConnect?: RconConnect;
+}
+
+/** What replace.ts and removal.ts use of the service (all called under the instance lock). */
+export interface InstanceInternals {
+  readonly o: InstanceServiceOptions;
+  readonly powerDeps: PowerDeps;
+  findOwned(instanceId: string): Promise<ContainerDetails | undefined>;
+  /** Creates the container on the existing runtime directory, starting it when asked. */
+  placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint>;
+  endpoint(c: ContainerDetails, state?: ContainerState): InstanceEndpoint;
 }
 
 function endpointOf(gameAddress: string, hostPort: number | undefined): string | null {
@@ -86,31 +100,36 @@ function endpointOf(gameAddress: string, hostPort: number | undefined): string |
   return `${gameAddress.includes(':') ? `[${gameAddress}]` : gameAddress}:${hostPort}`;
 }
 
-export class InstanceService {
+export class InstanceService implements InstanceInternals {
   private readonly createLock = new AsyncLock();
   private readonly instanceLocks = new KeyedLock();
+  readonly powerDeps: PowerDeps;
 
-  constructor(private readonly o: InstanceServiceOptions) {}
+  constructor(readonly o: InstanceServiceOptions) {
+    this.powerDeps = {
+      runtime: o.runtime,
+      network: o.network,
+      defaultStopTimeoutSeconds: o.defaultStopTimeoutSeconds,
+      rconConnect: o.rconConnect ?? defaultRconConnect,
+    };
+  }
 
   get portRange(): PortRange {
     return this.o.ports.range;
   }
 
-  async create(instanceId: string, req: CreateInstanceRequest, log: Log = this.o.logger): Promise<InstanceEndpoint> {
+  private locked<T>(instanceId: string, fn: () => Promise<T>): Promise<T> {
     assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
-    assertId('groupId', req.groupId);
-    assertId('variantId', req.variantId);
-    if (req.sessionId !== undefined) assertId('sessionId', req.sessionId);
-    for (const layer of req.layers) {
-      assertId('layer id', layer.id);
-      assertChecksum(layer.checksum);
-    }
-    return this.instanceLocks.run(instanceId, () => this.createLocked(instanceId, req, log));
+    return this.instanceLocks.run(instanceId, fn);
+  }
+
+  async create(instanceId: string, req: CreateInstanceRequest, log: Log = this.o.logger): Promise<InstanceEndpoint> {
+    validateCreateRequest(instanceId, req);
+    return this.locked(instanceId, () => this.createLocked(instanceId, req, log));
   }
 
   private async createLocked(instanceId: string, req: CreateInstanceRequest, log: Log): Promise<InstanceEndpoint> {
-    const name = containerName(req.variantId, instanceId);
-    const existing = await this.existingFor(instanceId, name);
+    const existing = await this.existingFor(instanceId, containerName(req.variantId, instanceId));
     if (existing) return this.resume(existing, log);
 
     const layerDirs: string[] = [];
@@ -120,41 +139,48 @@ export class InstanceService {
       await this.o.directories.materialize(instanceId, layerDirs);
       materialized = true;
     }
-    let containerId: string | undefined;
     try {
-      const { pulled } = await this.o.runtime.ensureImage(req.image, pullProgressLogger(log, req.image));
-      if (pulled) log.info({ image: req.image }, 'image pulled');
-      await this.o.runtime.ensureNetwork(this.o.network);
-      // A host listener the bind probe cannot see (the agent runs in its own
-      // network namespace under Compose) fails the start: try the next port.
-      const skipped = new Set<number>();
-      let id = '';
-      let hostPort = 0;
-      for (let attempt = 1; ; attempt++) {
-        ({ id, hostPort } = await this.createLock.run(() => this.createContainer(instanceId, name, req, skipped)));
-        containerId = id;
-        try {
-          await this.o.runtime.start(id);
-          break;
-        } catch (err) {
-          if (attempt >= MAX_PORT_ATTEMPTS || !isPortInUse(err)) throw err;
-          log.warn({ instanceId, hostPort }, 'game port taken outside Docker; trying the next one');
-          skipped.add(hostPort);
-          await this.o.runtime.remove(id);
-          containerId = undefined;
-        }
-      }
-      const state = (await this.o.runtime.inspect(id))?.state ?? 'unknown';
-      log.info({ instanceId, containerId: id, hostPort }, 'instance created');
-      return { instanceId, containerId: id, containerName: name, hostPort, endpoint: endpointOf(this.o.gameAddress, hostPort), state };
+      await this.pullImage(req.image, req.pull, log);
+      const created = await this.placeContainer(instanceId, req, { start: true }, log);
+      log.info({ instanceId, containerId: created.containerId, hostPort: created.hostPort }, 'instance created');
+      return created;
     } catch (err) {
-      await this.undoCreate(instanceId, containerId, materialized, log);
+      if (materialized) {
+        await this.o.directories.remove(instanceId).catch((e: unknown) => log.warn({ err: e, instanceId }, 'could not remove a half-created runtime directory'));
+      }
       throw err;
     }
   }
 
-  private async createContainer(instanceId: string, name: string, req: CreateInstanceRequest, skipped: ReadonlySet<number>): Promise<{ id: string; hostPort: number }> {
-    const port = await this.o.ports.allocate(skipped);
+  async pullImage(image: string, policy: CreateInstanceRequest['pull'], log: Log): Promise<void> {
+    const { pulled } = await this.o.runtime.ensureImage(image, pullProgressLogger(log, image), policy ?? 'missing');
+    if (pulled) log.info({ image }, 'image pulled');
+  }
+
+  async placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint> {
+    const name = containerName(req.variantId, instanceId);
+    await this.o.runtime.ensureNetwork(this.o.network);
+    // A host listener the bind probe cannot see (the agent runs in its own
+    // network namespace under Compose) fails the start: try the next port.
+    const skipped = new Set<number>();
+    for (let attempt = 1; ; attempt++) {
+      const preferred = options.preferredPort !== undefined && !skipped.has(options.preferredPort) ? options.preferredPort : undefined;
+      const { id, hostPort } = await this.createLock.run(() => this.createContainer(instanceId, name, req, skipped, preferred));
+      try {
+        if (options.start) await this.o.runtime.start(id);
+        const state = (await this.o.runtime.inspect(id))?.state ?? 'unknown';
+        return { instanceId, containerId: id, containerName: name, hostPort, endpoint: endpointOf(this.o.gameAddress, hostPort), state };
+      } catch (err) {
+        await this.o.runtime.remove(id).catch((e: unknown) => log.warn({ err: e, containerId: id }, 'could not remove a half-created container'));
+        if (attempt >= MAX_PORT_ATTEMPTS || !isPortInUse(err)) throw err;
+        log.warn({ instanceId, hostPort }, 'game port taken outside Docker; trying the next one');
+        skipped.add(hostPort);
+      }
+    }
+  }
+
+  private async createContainer(instanceId: string, name: string, req: Omit<CreateInstanceRequest, 'layers'>, skipped: ReadonlySet<number>, preferred: number | undefined): Promise<{ id: string; hostPort: number }> {
+    const port = await this.o.ports.allocate(skipped, preferred);
     const created = await this.o.runtime
       .create({
         name,
@@ -164,12 +190,15 @@ export class InstanceService {
           ENDERCLOUD_INSTANCE_ID: instanceId,
           ENDERCLOUD_ORCHESTRATOR_URL: this.o.orchestratorUrl,
         }),
-        labels: ownershipLabels({ agentId: this.o.agentId, instanceId, groupId: req.groupId, variantId: req.variantId, sessionId: req.sessionId, hostPort: port }),
+        labels: containerLabels(this.o.agentId, instanceId, req, port),
         memoryBytes: req.resources.memoryMb * 1024 * 1024,
         ...(req.resources.cpus ? { cpus: req.resources.cpus } : {}),
         dataHostPath: this.o.directories.hostPath(instanceId),
         port: { containerPort: req.containerPort ?? DEFAULT_CONTAINER_PORT, hostPort: port, hostIp: this.o.gameBindAddress },
         network: this.o.network,
+        ...(req.user !== undefined ? { user: req.user } : {}),
+        ...(req.stopSignal !== undefined ? { stopSignal: req.stopSignal } : {}),
+        ...(req.stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds: req.stopTimeoutSeconds } : {}),
       })
       .catch((err: unknown) => {
         if (isAppError(err) && err.code === 'CONFLICT') {
@@ -178,15 +207,6 @@ export class InstanceService {
         throw err;
       });
     return { id: created.id, hostPort: port };
-  }
-
-  private async undoCreate(instanceId: string, containerId: string | undefined, materialized: boolean, log: Log): Promise<void> {
-    if (containerId) {
-      await this.o.runtime.remove(containerId).catch((e: unknown) => log.warn({ err: e, containerId }, 'could not remove a half-created container'));
-    }
-    if (materialized) {
-      await this.o.directories.remove(instanceId).catch((e: unknown) => log.warn({ err: e, instanceId }, 'could not remove a half-created runtime directory'));
-    }
   }
 
   /** The managed container for this instance, if any; a foreign container holding the name is a conflict. */
@@ -206,11 +226,10 @@ export class InstanceService {
       state = (await this.o.runtime.inspect(existing.id))?.state ?? 'unknown';
       log.info({ containerId: existing.id }, 'existing instance container started');
     }
-    const summary = this.summarize(existing);
-    return { ...endpointFields(summary), state };
+    return this.endpoint(existing, state);
   }
 
-  private async findOwned(instanceId: string): Promise<ContainerDetails | undefined> {
+  async findOwned(instanceId: string): Promise<ContainerDetails | undefined> {
     const list = await this.o.runtime.list({ ...hostSelector(this.o.agentId), [LABEL.instance]: instanceId });
     for (const c of list) {
       const details = await this.o.runtime.inspect(c.id);
@@ -226,38 +245,45 @@ export class InstanceService {
     return found;
   }
 
-  private summarize(c: ContainerSummary): InstanceSummary {
+  endpoint(c: ContainerDetails, state: ContainerState = c.state): InstanceEndpoint {
     const hostPort = labelledHostPort(c.labels);
     return {
       instanceId: c.labels[LABEL.instance] ?? '',
       containerId: c.id,
       containerName: c.name,
-      groupId: c.labels[LABEL.group] || null,
-      variantId: c.labels[LABEL.variant] || null,
-      sessionId: c.labels[LABEL.session] || null,
       hostPort: hostPort ?? null,
       endpoint: endpointOf(this.o.gameAddress, hostPort),
-      state: c.state,
+      state,
     };
   }
 
-  async inventory(): Promise<InstanceSummary[]> {
-    const list = await this.o.runtime.list(hostSelector(this.o.agentId));
-    return list.filter((c) => isManagedBy(c.labels, this.o.agentId)).map((c) => this.summarize(c));
-  }
-
-  async inspect(instanceId: string): Promise<InstanceInspection> {
-    const c = await this.requireOwned(instanceId);
+  private summarize(c: ContainerDetails): InstanceSummary {
     return {
-      ...this.summarize(c),
+      ...this.endpoint(c),
+      groupId: c.labels[LABEL.group] || null,
+      variantId: c.labels[LABEL.variant] || null,
+      sessionId: c.labels[LABEL.session] || null,
       image: c.image,
+      user: recordedUser(c.labels, c.user) || null,
+      labels: callerLabels(c.labels),
       exitCode: c.exitCode,
       oomKilled: c.oomKilled,
       startedAt: c.startedAt,
       finishedAt: c.finishedAt,
-      createdAt: c.createdAt,
       restartCount: c.restartCount,
     };
+  }
+
+  async inventory(): Promise<InstanceSummary[]> {
+    const list = (await this.o.runtime.list(hostSelector(this.o.agentId))).filter((c) => isManagedBy(c.labels, this.o.agentId));
+    const details = await Promise.all(list.map((c) => this.o.runtime.inspect(c.id)));
+    // A container removed between list and inspect is simply no longer there.
+    return details.filter((d): d is ContainerDetails => d !== undefined && isManagedBy(d.labels, this.o.agentId)).map((d) => this.summarize(d));
+  }
+
+  async inspect(instanceId: string): Promise<InstanceInspection> {
+    const c = await this.requireOwned(instanceId);
+    return { ...this.summarize(c), createdAt: c.createdAt };
   }
 
   async logs(instanceId: string, tail: number): Promise<string> {
@@ -273,12 +299,23 @@ export class InstanceService {
     });
   }
 
-  stop(instanceId: string, timeoutSeconds: number | undefined, log: Log = this.o.logger): Promise<InstanceEndpoint> {
-    const timeout = timeoutSeconds ?? this.o.defaultStopTimeoutSeconds;
-    return this.power(instanceId, log, 'stop', async (c) => {
-      // A frozen process cannot receive the graceful signal.
-      if (c.state === 'paused') await this.o.runtime.unpause(c.id);
-      if (c.state === 'running' || c.state === 'paused' || c.state === 'restarting') await this.o.runtime.stop(c.id, timeout);
+  /** Graceful stop: RCON or signal, wait, kill after the timeout; says which path was taken. */
+  stop(instanceId: string, options: StopOptions | number | undefined, log: Log = this.o.logger): Promise<StopAnswer> {
+    const opts: StopOptions = typeof options === 'number' ? { timeoutSeconds: options } : (options ?? {});
+    return this.locked(instanceId, async () => {
+      const c = await this.requireOwned(instanceId);
+      const result = await gracefulStop(this.powerDeps, c, opts, log);
+      const state = (await this.o.runtime.inspect(c.id))?.state ?? 'unknown';
+      log.info({ instanceId, containerId: c.id, action: 'stop', state, method: result.method, killed: result.killed }, 'instance power action done');
+      return { ...this.endpoint(c, state), ...result };
+    });
+  }
+
+  /** One console command over RCON; the password is never logged. */
+  rcon(instanceId: string, target: RconTarget, command: string, log: Log = this.o.logger): Promise<{ response: string }> {
+    return this.locked(instanceId, async () => {
+      const c = await this.requireOwned(instanceId);
+      return { response: await rconCommand(this.powerDeps, c, target, command, log) };
     });
   }
 
@@ -298,74 +335,31 @@ export class InstanceService {
     });
   }
 
-  private async power(instanceId: string, log: Log, action: string, act: (c: ContainerDetails) => Promise<void>): Promise<InstanceEndpoint> {
-    assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
-    return this.instanceLocks.run(instanceId, async () => {
+  private power(instanceId: string, log: Log, action: string, act: (c: ContainerDetails) => Promise<void>): Promise<InstanceEndpoint> {
+    return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
       await act(c);
       const state = (await this.o.runtime.inspect(c.id))?.state ?? 'unknown';
       log.info({ instanceId, containerId: c.id, action, state }, 'instance power action done');
-      return { ...endpointFields(this.summarize(c)), state };
+      return this.endpoint(c, state);
     });
   }
 
-  /** Removes the instance's container and runtime directory; missing parts are not an error. */
-  async delete(instanceId: string, log: Log = this.o.logger): Promise<{ instanceId: string; containerRemoved: boolean; directoryRemoved: boolean }> {
-    assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
-    return this.instanceLocks.run(instanceId, async () => {
-      let containerRemoved = false;
-      for (let c = await this.findOwned(instanceId), n = 0; c && n < 10; c = await this.findOwned(instanceId), n++) {
-        await this.o.runtime.remove(c.id);
-        containerRemoved = true;
-      }
-      const directoryRemoved = await this.o.directories.exists(instanceId);
-      if (directoryRemoved) await this.o.directories.remove(instanceId);
-      log.info({ instanceId, containerRemoved, directoryRemoved }, 'instance deleted');
-      return { instanceId, containerRemoved, directoryRemoved };
-    });
+  /** Recreates the container with a new config on the same runtime directory (see replace.ts). */
+  replace(instanceId: string, req: ReplaceRequest, log: Log = this.o.logger): Promise<ReplaceResult> {
+    validateCreateRequest(instanceId, req);
+    return this.locked(instanceId, () => replaceInstance(this, instanceId, req, log));
+  }
+
+  /** Removes the container and, by scope, nothing / listed paths / the whole runtime directory. */
+  delete(instanceId: string, options: DeleteOptions = {}, log: Log = this.o.logger): Promise<DeleteReport> {
+    return this.locked(instanceId, () => deleteInstance(this, instanceId, options, log));
   }
 
   /** Removes orphan containers, re-checking ownership labels immediately before each removal. */
-  async cleanup(instanceIds: readonly string[], log: Log = this.o.logger): Promise<CleanupReport> {
-    const report: CleanupReport = { removed: [], skipped: [], notFound: [] };
-    for (const instanceId of new Set(instanceIds)) {
-      if (!isValidId(instanceId, INSTANCE_ID_PATTERN)) {
-        report.skipped.push({ instanceId, reason: 'invalid instance id' });
-        continue;
-      }
-      await this.instanceLocks.run(instanceId, () => this.cleanupOne(instanceId, report, log));
-    }
-    return report;
+  cleanup(instanceIds: readonly string[], keepDataFor: readonly string[] = [], log: Log = this.o.logger): Promise<CleanupReport> {
+    return cleanupInstances(this, instanceIds, new Set(keepDataFor), (id, fn) => this.instanceLocks.run(id, fn), log);
   }
-
-  private async cleanupOne(instanceId: string, report: CleanupReport, log: Log): Promise<void> {
-    const candidates = await this.o.runtime.list({ [LABEL.instance]: instanceId });
-    let removed = false;
-    let skipped: string | undefined;
-    for (const candidate of candidates) {
-      const fresh = await this.o.runtime.inspect(candidate.id);
-      if (!fresh) continue;
-      if (!isManagedBy(fresh.labels, this.o.agentId, instanceId)) {
-        skipped = fresh.labels[LABEL.managed] === 'true' ? `managed by host ${fresh.labels[LABEL.host] ?? '?'}` : 'not managed by EnderCloud';
-        continue;
-      }
-      await this.o.runtime.remove(fresh.id);
-      removed = true;
-    }
-    if (removed) {
-      if (await this.o.directories.exists(instanceId)) await this.o.directories.remove(instanceId);
-      report.removed.push(instanceId);
-      log.info({ instanceId }, 'orphan instance removed');
-    } else if (skipped) {
-      report.skipped.push({ instanceId, reason: skipped });
-    } else {
-      report.notFound.push(instanceId);
-    }
-  }
-}
-
-function endpointFields(s: InstanceSummary): Omit<InstanceEndpoint, 'state'> {
-  return { instanceId: s.instanceId, containerId: s.containerId, containerName: s.containerName, hostPort: s.hostPort, endpoint: s.endpoint };
 }
 
 function invalidTransition(instanceId: string, state: string, action: string, hint: string): AppError {

@@ -9,7 +9,16 @@ export const LABEL = {
   variant: 'orchestrator.variant',
   session: 'orchestrator.session',
   hostPort: 'orchestrator.host-port',
+  /** The user asked for at create ('' = the image default); it never changes. */
+  user: 'orchestrator.user',
+  /** Hash of the container-defining request, to tell a finished replace from a pending one. */
+  config: 'orchestrator.config',
+  /** Comma-separated keys of the caller's own labels (image labels are not theirs). */
+  labelKeys: 'orchestrator.label-keys',
 } as const;
+
+/** Prefix reserved for the agent's own labels; callers cannot set it. */
+export const RESERVED_LABEL_PREFIX = 'orchestrator.';
 
 export interface OwnershipLabels {
   agentId: string;

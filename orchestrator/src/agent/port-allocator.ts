@@ -50,10 +50,17 @@ export class PortAllocator {
     return this.options.range;
   }
 
-  /** Chooses a free port; `reserved` adds ports promised by the caller but not yet visible in the runtime. */
-  async allocate(reserved: ReadonlySet<number> = new Set()): Promise<number> {
+  /**
+   * Chooses a free port; `reserved` adds ports promised by the caller but not
+   * yet visible in the runtime. `preferred` (a replaced container's port) wins
+   * when it is in the range and free.
+   */
+  async allocate(reserved: ReadonlySet<number> = new Set(), preferred?: number): Promise<number> {
     const used = new Set([...(await this.options.runtime.usedHostPorts()), ...reserved]);
     const { first, last } = this.options.range;
+    if (preferred !== undefined && preferred >= first && preferred <= last && !used.has(preferred) && (await this.probe(this.options.bindAddress, preferred))) {
+      return preferred;
+    }
     // Bounded: each iteration marks one more port of the range used.
     for (let attempts = 0; attempts <= last - first; attempts++) {
       const port = chooseFreePort(this.options.range, used);

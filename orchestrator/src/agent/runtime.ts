@@ -27,6 +27,12 @@ export interface ContainerSpec {
   dataHostPath: string;
   port: PublishedPort;
   network: string;
+  /** `uid` or `uid:gid`; omitted = the image's USER. */
+  user?: string;
+  /** Signal `docker stop` sends; omitted = the image's STOPSIGNAL. */
+  stopSignal?: string;
+  /** Seconds `docker stop` waits before SIGKILL (Docker StopTimeout). */
+  stopTimeoutSeconds?: number;
 }
 
 export interface ContainerSummary {
@@ -37,7 +43,18 @@ export interface ContainerSummary {
 }
 
 export interface ContainerDetails extends ContainerSummary {
+  /** The image reference the container was created from. */
   image: string;
+  /** The image's content id (`sha256:…`), to tell a re-pointed tag. */
+  imageId: string;
+  /** Config.User ('' when the image default applies and the image sets none). */
+  user: string;
+  /** The configured stop signal (Config.StopSignal), '' when unset. */
+  stopSignal: string;
+  /** Docker StopTimeout in seconds, null when unset. */
+  stopTimeoutSeconds: number | null;
+  /** IPv4 address per attached network name. */
+  networkAddresses: Readonly<Record<string, string>>;
   ports: readonly PublishedPort[];
   exitCode: number | null;
   oomKilled: boolean;
@@ -55,6 +72,8 @@ export interface LogOptions {
   maxBytes: number;
 }
 
+export type PullPolicy = 'missing' | 'always';
+
 export type ProgressListener = (event: { status: string; id?: string; current?: number; total?: number }) => void;
 
 export interface ContainerRuntime {
@@ -64,7 +83,10 @@ export interface ContainerRuntime {
   start(id: string): Promise<void>;
   /** Graceful signal, wait up to timeoutSeconds, then kill. */
   stop(id: string, timeoutSeconds: number): Promise<void>;
+  /** Sends a signal; a container that is not running is not an error. */
   kill(id: string, signal?: string): Promise<void>;
+  /** Resolves true once the container is not running, false after timeoutMs. */
+  waitForExit(id: string, timeoutMs: number): Promise<boolean>;
   pause(id: string): Promise<void>;
   unpause(id: string): Promise<void>;
   /** Removes the container (forcefully); a missing container is not an error. */
@@ -74,8 +96,13 @@ export interface ContainerRuntime {
   /** Every container (any state) carrying all the given labels. */
   list(labels: Readonly<Record<string, string>>): Promise<ContainerSummary[]>;
   logs(id: string, options: LogOptions): Promise<string>;
-  /** Pulls the image unless present; reports progress. Returns whether it pulled. */
-  ensureImage(image: string, onProgress?: ProgressListener): Promise<{ pulled: boolean }>;
+  /**
+   * Pulls the image unless present (`missing`, the default) or always
+   * (`always`); reports progress. Returns whether it pulled.
+   */
+  ensureImage(image: string, onProgress?: ProgressListener, policy?: PullPolicy): Promise<{ pulled: boolean }>;
+  /** The local image's content id, undefined when it is not present. */
+  imageId(image: string): Promise<string | undefined>;
   ensureNetwork(name: string): Promise<void>;
   /**
    * Host ports the runtime holds or has promised: ports published by running

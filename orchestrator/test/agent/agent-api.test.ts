@@ -308,11 +308,11 @@ describe('power actions, inspect and logs', () => {
     const dir = join(agent.runtimeDirectory, 'instances', 'i-del');
     expect(existsSync(dir)).toBe(true);
     const del = await agent.app.inject({ method: 'DELETE', url: '/api/v1/instances/i-del' });
-    expect(del.json()).toEqual({ instanceId: 'i-del', containerRemoved: true, directoryRemoved: true });
+    expect(del.json()).toEqual({ instanceId: 'i-del', scope: 'all', containerRemoved: true, directoryRemoved: true, pathsRemoved: [] });
     expect(existsSync(dir)).toBe(false);
     await expect(docker().getContainer(created.containerId).inspect()).rejects.toMatchObject({ statusCode: 404 });
     const again = await agent.app.inject({ method: 'DELETE', url: '/api/v1/instances/i-del' });
-    expect(again.json()).toEqual({ instanceId: 'i-del', containerRemoved: false, directoryRemoved: false });
+    expect(again.json()).toEqual({ instanceId: 'i-del', scope: 'all', containerRemoved: false, directoryRemoved: false, pathsRemoved: [] });
   });
 });
 

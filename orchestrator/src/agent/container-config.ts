@@ -1,0 +1,120 @@
+// Pure rules for what a create or replace request turns into: validation of
+// the user, extra labels and ids, the agent's bookkeeping labels, and the
+// config hash that tells a finished replace from a pending one. No I/O.
+
+import { createHash } from 'node:crypto';
+import { AppError } from '../shared/errors.js';
+import { INSTANCE_ID_PATTERN, assertChecksum, assertId } from '../shared/ids.js';
+import type { LayerRef } from './contracts.js';
+import { LABEL, RESERVED_LABEL_PREFIX, ownershipLabels } from './labels.js';
+import type { PullPolicy } from './runtime.js';
+
+export const DEFAULT_CONTAINER_PORT = 25565;
+
+export interface CreateInstanceRequest {
+  groupId: string;
+  variantId: string;
+  sessionId?: string;
+  image: string;
+  layers: LayerRef[];
+  resources: { memoryMb: number; cpus?: number };
+  env?: Record<string, string>;
+  containerPort?: number;
+  command?: string[];
+  /** `uid` or `uid:gid`; omitted = the image's USER. Fixed for the instance's life. */
+  user?: string;
+  /** The caller's own labels; `orchestrator.*` keys are refused. */
+  labels?: Record<string, string>;
+  stopSignal?: string;
+  stopTimeoutSeconds?: number;
+  pull?: PullPolicy;
+}
+
+const USER_PATTERN = /^(\d{1,10})(?::(\d{1,10}))?$/;
+const MAX_UNIX_ID = 2 ** 31 - 1;
+const LABEL_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
+const MAX_LABEL_KEY = 128;
+
+export function assertUser(user: unknown): string {
+  const m = typeof user === 'string' ? USER_PATTERN.exec(user) : null;
+  const inRange = m !== null && Number(m[1]) <= MAX_UNIX_ID && (m[2] === undefined || Number(m[2]) <= MAX_UNIX_ID);
+  if (!inRange) {
+    throw new AppError('VALIDATION_FAILED', `user ${JSON.stringify(user)} is invalid: use "uid" or "uid:gid" with numeric ids (0-${MAX_UNIX_ID})`);
+  }
+  return user as string;
+}
+
+export function assertExtraLabels(labels: Readonly<Record<string, string>>): void {
+  for (const key of Object.keys(labels)) {
+    if (key.toLowerCase().startsWith(RESERVED_LABEL_PREFIX)) {
+      throw new AppError('VALIDATION_FAILED', `labels key ${JSON.stringify(key)} is reserved: keys starting with "${RESERVED_LABEL_PREFIX}" belong to the agent`);
+    }
+    if (key.length > MAX_LABEL_KEY || !LABEL_KEY_PATTERN.test(key)) {
+      throw new AppError('VALIDATION_FAILED', `labels key ${JSON.stringify(key)} is invalid: use letters, digits, '.', '_', '/', '-' (at most ${MAX_LABEL_KEY} characters)`);
+    }
+  }
+}
+
+/** Everything a create or replace checks before touching anything. */
+export function validateCreateRequest(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'> & { layers?: LayerRef[] }): void {
+  assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
+  assertId('groupId', req.groupId);
+  assertId('variantId', req.variantId);
+  if (req.sessionId !== undefined) assertId('sessionId', req.sessionId);
+  for (const layer of req.layers ?? []) {
+    assertId('layer id', layer.id);
+    assertChecksum(layer.checksum);
+  }
+  if (req.user !== undefined) assertUser(req.user);
+  if (req.labels) assertExtraLabels(req.labels);
+}
+
+/**
+ * Hash of every request field that shapes the container (not the layers: a
+ * replace never re-materializes; not `pull`/`start`: they are how, not what).
+ * Env order matters to Docker, so it is kept; labels are sorted.
+ */
+export function configHash(req: Omit<CreateInstanceRequest, 'layers'>): string {
+  const canonical = {
+    groupId: req.groupId,
+    variantId: req.variantId,
+    sessionId: req.sessionId ?? null,
+    image: req.image,
+    command: req.command ?? null,
+    env: Object.entries(req.env ?? {}),
+    labels: Object.entries(req.labels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    memoryMb: req.resources.memoryMb,
+    cpus: req.resources.cpus ?? null,
+    containerPort: req.containerPort ?? DEFAULT_CONTAINER_PORT,
+    user: req.user ?? null,
+    stopSignal: req.stopSignal ?? null,
+    stopTimeoutSeconds: req.stopTimeoutSeconds ?? null,
+  };
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex').slice(0, 32);
+}
+
+/** All labels of a new container: the caller's, then the agent's (which always win). */
+export function containerLabels(agentId: string, instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, hostPort: number): Record<string, string> {
+  const extra = req.labels ?? {};
+  return {
+    ...extra,
+    ...ownershipLabels({ agentId, instanceId, groupId: req.groupId, variantId: req.variantId, sessionId: req.sessionId, hostPort }),
+    [LABEL.user]: req.user ?? '',
+    [LABEL.config]: configHash(req),
+    [LABEL.labelKeys]: Object.keys(extra).sort().join(','),
+  };
+}
+
+/** The caller's labels on a container: the recorded keys, or every non-agent label for older containers. */
+export function callerLabels(labels: Readonly<Record<string, string>>): Record<string, string> {
+  const recorded = labels[LABEL.labelKeys];
+  const keys = recorded !== undefined ? recorded.split(',').filter((k) => k !== '') : Object.keys(labels).filter((k) => !k.startsWith(RESERVED_LABEL_PREFIX));
+  const out: Record<string, string> = {};
+  for (const k of keys) if (labels[k] !== undefined) out[k] = labels[k];
+  return out;
+}
+
+/** The user fixed at create: the recorded one ('' = image default), else what Docker shows. */
+export function recordedUser(labels: Readonly<Record<string, string>>, configUser: string): string {
+  return labels[LABEL.user] ?? configUser;
+}

@@ -1,0 +1,135 @@
+// Graceful stop and console commands (Wings' stop types): an RCON command or a
+// signal, a bounded wait, then SIGKILL; the answer says which path was taken.
+// RCON reaches the container at its address on the managed network.
+
+import { AppError, isAppError } from '../shared/errors.js';
+import { RconClient, type RconClientOptions } from '../shared/rcon-client.js';
+import type { Logger } from '../shared/logger.js';
+import type { ContainerDetails, ContainerRuntime, ContainerState } from './runtime.js';
+
+type Log = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
+
+export interface RconTarget {
+  port: number;
+  password: string;
+}
+
+export interface StopOptions {
+  /** Wait after the graceful request before SIGKILL; default: the container's StopTimeout, else AGENT_STOP_TIMEOUT. */
+  timeoutSeconds?: number;
+  /** Signal for the signal path; default: the container's stop signal, else SIGTERM. */
+  signal?: string;
+  /** When given, the command (default `stop`) is sent over RCON first; failure falls back to the signal. */
+  rcon?: RconTarget & { command?: string };
+}
+
+export interface StopResult {
+  /** `none`: the container was not running, nothing was sent. */
+  method: 'rcon' | 'signal' | 'none';
+  killed: boolean;
+  exitCode: number | null;
+}
+
+/** Opens an authenticated RCON session (RconClient.connect in production). */
+export type RconConnect = (options: RconClientOptions) => Promise<Pick<RconClient, 'exec' | 'close'>>;
+
+export interface PowerDeps {
+  runtime: ContainerRuntime;
+  network: string;
+  defaultStopTimeoutSeconds: number;
+  rconConnect: RconConnect;
+}
+
+export const RCON_CONNECT_TIMEOUT_MS = 5000;
+export const RCON_COMMAND_TIMEOUT_MS = 10_000;
+/** Bound on the wait after SIGKILL (the kernel is quick; the engine may not be). */
+const KILL_WAIT_MS = 10_000;
+const NOT_RUNNING: readonly ContainerState[] = ['created', 'exited', 'dead', 'removing'];
+
+/** The container's address on the managed network (any network as a fallback). */
+export function containerAddress(c: ContainerDetails, network: string): string | undefined {
+  return c.networkAddresses[network] ?? Object.values(c.networkAddresses)[0];
+}
+
+/** Only the verb: arguments may name players or carry secrets. */
+function verb(command: string): string {
+  return command.trim().split(/\s+/)[0] ?? '';
+}
+
+/**
+ * Stops one container: RCON command or signal, wait, SIGKILL after the
+ * timeout. The caller holds the instance lock and passes fresh details.
+ */
+export async function gracefulStop(deps: PowerDeps, c: ContainerDetails, options: StopOptions, log: Log): Promise<StopResult> {
+  if (NOT_RUNNING.includes(c.state)) return { method: 'none', killed: false, exitCode: c.exitCode };
+  // A frozen process cannot receive a signal or answer RCON.
+  if (c.state === 'paused') await deps.runtime.unpause(c.id);
+  const timeoutMs = (options.timeoutSeconds ?? c.stopTimeoutSeconds ?? deps.defaultStopTimeoutSeconds) * 1000;
+
+  let method: StopResult['method'] = 'signal';
+  if (options.rcon && (await sendRconStop(deps, c, options.rcon, log))) method = 'rcon';
+  if (method === 'signal') {
+    const signal = options.signal ?? (c.stopSignal || 'SIGTERM');
+    await deps.runtime.kill(c.id, signal);
+  }
+  let killed = false;
+  if (!(await deps.runtime.waitForExit(c.id, timeoutMs))) {
+    log.warn({ containerId: c.id, method, timeoutMs }, 'container did not stop in time; killing it');
+    await deps.runtime.kill(c.id, 'SIGKILL');
+    killed = true;
+    if (!(await deps.runtime.waitForExit(c.id, KILL_WAIT_MS))) {
+      throw new AppError('TIMEOUT', `container ${c.id} still runs ${KILL_WAIT_MS} ms after SIGKILL`, { retryable: true });
+    }
+  }
+  const after = await deps.runtime.inspect(c.id);
+  log.info({ containerId: c.id, method, killed, exitCode: after?.exitCode ?? null }, 'container stopped');
+  return { method, killed, exitCode: after?.exitCode ?? null };
+}
+
+/**
+ * True once the command went out on an authenticated connection (a server
+ * that closes the connection while stopping has still received it); false
+ * when RCON could not be reached, so the caller falls back to the signal.
+ */
+async function sendRconStop(deps: PowerDeps, c: ContainerDetails, rcon: StopOptions['rcon'] & object, log: Log): Promise<boolean> {
+  const host = containerAddress(c, deps.network);
+  if (!host) {
+    log.warn({ containerId: c.id }, 'container has no network address for RCON; falling back to the stop signal');
+    return false;
+  }
+  const command = rcon.command ?? 'stop';
+  let client: Awaited<ReturnType<RconConnect>>;
+  try {
+    client = await deps.rconConnect({ host, port: rcon.port, password: rcon.password, connectTimeoutMs: RCON_CONNECT_TIMEOUT_MS, commandTimeoutMs: RCON_COMMAND_TIMEOUT_MS });
+  } catch (err) {
+    log.warn({ containerId: c.id, port: rcon.port, code: isAppError(err) ? err.code : undefined, reason: (err as Error).message }, 'RCON stop failed; falling back to the stop signal');
+    return false;
+  }
+  try {
+    await client.exec(command);
+  } catch (err) {
+    log.info({ containerId: c.id, command: verb(command), reason: (err as Error).message }, 'RCON connection ended while stopping');
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+  return true;
+}
+
+/** Runs one console command on a running container and returns the server's answer. */
+export async function rconCommand(deps: PowerDeps, c: ContainerDetails, target: RconTarget, command: string, log: Log): Promise<string> {
+  if (c.state !== 'running') {
+    throw new AppError('INSTANCE_NOT_RUNNING', `instance container ${c.name} is ${c.state}; RCON needs a running server`);
+  }
+  const host = containerAddress(c, deps.network);
+  if (!host) throw new AppError('UPSTREAM_FAILED', `container ${c.name} has no network address to reach RCON at`);
+  const client = await deps.rconConnect({ host, port: target.port, password: target.password, connectTimeoutMs: RCON_CONNECT_TIMEOUT_MS, commandTimeoutMs: RCON_COMMAND_TIMEOUT_MS });
+  try {
+    const response = await client.exec(command);
+    log.info({ containerId: c.id, command: verb(command) }, 'RCON command run');
+    return response;
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+export const defaultRconConnect: RconConnect = (options) => RconClient.connect(options);

@@ -6,6 +6,9 @@ import { availableParallelism, freemem, totalmem } from 'node:os';
 import { statfs } from 'node:fs/promises';
 import type { PortRange } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
+import type { Timers } from '../shared/timers.js';
+// Kept for existing importers; new code imports from src/shared/timers.ts.
+export { realTimers } from '../shared/timers.js';
 
 export interface HeartbeatResources {
   cpuCount: number;
@@ -23,15 +26,6 @@ export interface HeartbeatBody {
   heartbeatIntervalMs: number;
 }
 
-export interface Timers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const realTimers: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
 
 export interface HeartbeaterOptions {
   orchestratorUrl: string;

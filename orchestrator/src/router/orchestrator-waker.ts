@@ -6,7 +6,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../shared/logger.js';
 import type { WakeAction } from '../protocol/registry-contract.js';
 import type { RouterApi } from './orchestrator-api.js';
-import { realTimers, type Timers } from './registry-client.js';
+import { realTimers, type Timers } from '../shared/timers.js';
 import type { RegistryReader } from './registry-state.js';
 import type { Waker } from './resolver.js';
 

@@ -13,18 +13,10 @@ import {
   REGISTRY_STREAM_PATH,
 } from '../protocol/registry-contract.js';
 import { RegistryState, type RegistryChange, type RegistryReader } from './registry-state.js';
+import { realTimers, type Timers } from '../shared/timers.js';
 
 export type FetchLike = typeof fetch;
 
-export interface Timers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const realTimers: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
 
 export interface BackoffPolicy {
   initialMs: number;

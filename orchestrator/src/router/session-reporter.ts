@@ -8,7 +8,8 @@ import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '../shared/logger.js';
 import { MAX_SESSION_EVENTS_PER_BATCH, type RouterSessionEvent, type RouterSessionsBatch } from '../protocol/registry-contract.js';
 import type { RouterApi } from './orchestrator-api.js';
-import { backoffDelay, realTimers, type BackoffPolicy, type Timers } from './registry-client.js';
+import { backoffDelay, type BackoffPolicy } from './registry-client.js';
+import { realTimers, type Timers } from '../shared/timers.js';
 import { instanceIdOf } from './registry-resolver.js';
 import type { SessionInfo, SessionReporter } from './resolver.js';
 

@@ -4,7 +4,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Heartbeater, readResources, realTimers, type HeartbeatBody, type Timers } from '../../src/agent/heartbeat.js';
+import { Heartbeater, readResources, type HeartbeatBody } from '../../src/agent/heartbeat.js';
+import { realTimers, type Timers } from '../../src/shared/timers.js';
 
 const silent = pino({ level: 'silent' });
 

@@ -1,0 +1,12 @@
+// Injected timer functions, so periodic work (heartbeats, reconnect backoff,
+// supervisors) can be driven by fake timers in tests.
+
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};

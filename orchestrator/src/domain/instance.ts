@@ -35,12 +35,18 @@ export interface PlayerCounts {
   at: EpochMs;
 }
 
-/** A setting change waiting for a controlled container replacement. */
+/**
+ * A change waiting for a controlled container replacement: a `restart_required`
+ * setting (`settings.<name>`), or a `next_start` image (`image`) or label
+ * (`labels.<key>`, null removes it). A secret setting's value is `[redacted]`
+ * here; the new value waits in secretSettings under `pending:<name>`.
+ */
 export interface PendingChange {
   key: string;
   value: JsonValue;
-  mode: 'restart_required';
+  mode: 'restart_required' | 'next_start';
   requestedAt: EpochMs;
+  secret?: boolean;
 }
 
 /** Container-level configuration applied through the desired-vs-applied mechanism. */
@@ -99,7 +105,7 @@ export interface Instance {
   /** Secret setting values: never in views, revisions, logs or API answers. */
   secretSettings: Record<string, string>;
   pendingChanges: PendingChange[];
-  /** Desired container configuration (may be ahead of the running container). */
+  /** The container configuration the current container was created with; pendingChanges say what comes next. */
   containerConfig: ContainerConfig;
   /** `next_start` change waiting for the next explicit start. */
   containerConfigPending: boolean;

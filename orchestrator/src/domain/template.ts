@@ -43,9 +43,12 @@ interface ReadinessBase {
   /** Running but not ready after this → `degraded`. */
   startupTimeoutMs: number;
   intervalMs?: number;
+  probeTimeoutMs?: number;
+  /** Consecutive failed probes that move an online instance to degraded. */
+  failureThreshold?: number;
 }
 export type ReadinessSpec =
-  | (ReadinessBase & { kind: 'minecraft' })
+  | (ReadinessBase & { kind: 'minecraft'; port?: number })
   | (ReadinessBase & { kind: 'tcp'; port?: number })
   | (ReadinessBase & { kind: 'http'; path: string; port?: number; expectStatus?: number })
   | (ReadinessBase & { kind: 'log'; pattern: string })
@@ -69,6 +72,14 @@ export interface StopSpec {
 
 export type RestartPolicy = 'never' | 'on-failure' | 'always';
 
+/** Per-template crash-loop breaker overrides (the orchestrator's configuration gives the defaults). */
+export interface CrashLoopSpec {
+  maxExits?: number;
+  windowMs?: number;
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+}
+
 /** The container user, chosen at instance creation and never edited after. */
 export type ContainerUserSpec =
   | { mode: 'endercloud' }
@@ -90,6 +101,9 @@ export interface TemplateSpec {
   restartPolicy: RestartPolicy;
   user: ContainerUserSpec;
   labels?: Record<string, string>;
+  /** Caches, logs, generated files under /data: deleted with the `technical` deletion scope. */
+  technicalPaths?: string[];
+  crashLoop?: CrashLoopSpec;
 }
 
 /** Immutable once created: a different spec for an existing version is refused. */

@@ -118,3 +118,25 @@ export function crashLoopView(state: CrashLoopState, now: number, policy: CrashL
     trippedAt: state.trippedAt,
   };
 }
+
+/** The stored form (exit timestamps only) ↔ the breaker's state. */
+export interface StoredCrashLoop {
+  exits: number[];
+  windowMs: number;
+  tripped: boolean;
+  trippedAt: number | null;
+}
+
+export function fromStored(stored: StoredCrashLoop): CrashLoopState {
+  return { exits: stored.exits.map((at) => ({ at, exitCode: null, oomKilled: false })), tripped: stored.tripped, trippedAt: stored.trippedAt };
+}
+
+export function toStored(state: CrashLoopState, policy: CrashLoopPolicy): StoredCrashLoop {
+  return { exits: state.exits.map((e) => e.at), windowMs: policy.windowMs, tripped: state.tripped, trippedAt: state.trippedAt };
+}
+
+/** Defaults (the orchestrator's configuration) with a template's overrides on top. */
+export function crashLoopPolicy(defaults: CrashLoopPolicy, overrides: Partial<CrashLoopPolicy> | undefined): CrashLoopPolicy {
+  const p = { ...defaults, ...Object.fromEntries(Object.entries(overrides ?? {}).filter(([, v]) => v !== undefined)) };
+  return { ...p, backoffMaxMs: Math.max(p.backoffMaxMs, p.backoffInitialMs) };
+}

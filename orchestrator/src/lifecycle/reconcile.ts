@@ -9,8 +9,10 @@ export interface StoredInstance {
   state: InstanceState;
   desiredState: DesiredState;
   stateChangedAt: number;
-  /** The labels EnderCloud put on the container (orchestrator.managed, .instance, .host, …). */
+  /** The labels EnderCloud put on the container (ownership ones, or the instance's own labels). */
   expectedLabels: Record<string, string>;
+  /** The image the current container was created from; a different one means it was replaced behind our back. */
+  expectedImage?: string;
 }
 
 export interface ObservedContainer {
@@ -18,6 +20,8 @@ export interface ObservedContainer {
   labels: Record<string, string>;
   exitCode?: number | null;
   oomKilled?: boolean;
+  /** The image reference the container runs, when the agent reports it. */
+  image?: string;
 }
 
 export interface ReconcileOptions {
@@ -42,6 +46,12 @@ export type ReconcileDecision =
 
 // States whose in-flight command owns the container (it may be absent or changing on purpose).
 const COMMAND_OWNED: readonly InstanceState[] = ['installing', 'backup', 'restore', 'update', 'deleting'];
+
+/** `name` and `name:latest` are the same reference. */
+function normaliseImage(image: string): string {
+  if (image.includes('@')) return image;
+  return image.slice(image.lastIndexOf('/') + 1).includes(':') ? image : `${image}:latest`;
+}
 
 function alteredLabels(expected: Record<string, string>, observed: Record<string, string>): string[] {
   return Object.keys(expected).filter((k) => observed[k] !== expected[k]);
@@ -74,6 +84,9 @@ export function reconcileInstance(stored: StoredInstance, observed: ObservedCont
   const altered = alteredLabels(stored.expectedLabels, observed.labels);
   if (altered.length > 0) {
     return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: `managed container labels altered (${altered.join(', ')}); not adopted` };
+  }
+  if (stored.expectedImage !== undefined && observed.image !== undefined && normaliseImage(observed.image) !== normaliseImage(stored.expectedImage)) {
+    return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: `managed container runs image ${observed.image}, not ${stored.expectedImage}; not adopted` };
   }
   const exit = { exitCode: observed.exitCode ?? null, oomKilled: observed.oomKilled ?? false };
   // Docker's restart policy is `no`, so restarting/dead mean the process is gone.

@@ -13,6 +13,46 @@ export interface AgentCreateBody {
   resources: { memoryMb: number; cpus?: number };
   env?: Record<string, string>;
   containerPort?: number;
+  /** "uid:gid"; absent keeps the image's own user. */
+  user?: string;
+  /** Extra (non-ownership) container labels. */
+  labels?: Record<string, string>;
+  stopSignal?: string;
+  stopTimeoutSeconds?: number;
+  pull?: 'missing' | 'always';
+}
+
+/** Replace: the create body plus whether to start the new container. */
+export type AgentReplaceBody = AgentCreateBody & { start: boolean };
+
+export interface AgentStopBody {
+  timeoutSeconds?: number;
+  signal?: string;
+  rcon?: { port: number; password: string; command?: string };
+}
+
+/** How a stop ended: the graceful path taken, and whether the bounded timeout forced a kill. */
+export interface AgentStopResult {
+  state: string;
+  /** `none`: it was not running. */
+  method: 'rcon' | 'signal' | 'none';
+  killed: boolean;
+  exitCode: number | null;
+}
+
+/** Docker's view of one managed container (inspect; the inventory carries the same fields). */
+export interface AgentContainerDetails {
+  instanceId: string;
+  containerId: string;
+  state: string;
+  exitCode?: number | null;
+  oomKilled?: boolean;
+  startedAt?: string | null;
+  finishedAt?: string | null;
+  image?: string;
+  labels?: Record<string, string>;
+  user?: string;
+  hostPort: number | null;
 }
 
 /** What the agent answers create and power actions with. */
@@ -30,6 +70,13 @@ export interface AgentInventoryEntry extends AgentInstanceEndpoint {
   groupId: string | null;
   variantId: string | null;
   sessionId: string | null;
+  exitCode?: number | null;
+  oomKilled?: boolean;
+  startedAt?: string | null;
+  finishedAt?: string | null;
+  image?: string;
+  labels?: Record<string, string>;
+  user?: string;
 }
 
 export interface AgentCleanupReport {
@@ -70,16 +117,46 @@ export class AgentClient {
     return this.call(controlUrl, 'POST', `/instances/${encodeURIComponent(instanceId)}/${action}`, body ?? {}, ids);
   }
 
-  remove(controlUrl: string, instanceId: string, ids: CallIds = {}): Promise<{ instanceId: string; containerRemoved: boolean; directoryRemoved: boolean }> {
-    return this.call(controlUrl, 'DELETE', `/instances/${encodeURIComponent(instanceId)}`, undefined, ids);
+  /**
+   * Scoped delete: removes the container; with `keepData` the runtime directory
+   * stays; with `paths` (relative, checked again by the agent) only those are
+   * deleted below it (the agent accepts one of the two).
+   */
+  remove(controlUrl: string, instanceId: string, ids: CallIds = {}, scope: { keepData?: boolean; paths?: string[] } = {}): Promise<{ instanceId: string; containerRemoved: boolean; directoryRemoved: boolean }> {
+    return this.call(controlUrl, 'DELETE', `/instances/${encodeURIComponent(instanceId)}`, scope, ids);
   }
 
   /** The agent re-checks ownership labels before each removal. */
-  cleanup(controlUrl: string, instanceIds: readonly string[], ids: CallIds = {}): Promise<AgentCleanupReport> {
-    return this.call(controlUrl, 'POST', '/cleanup', { instanceIds }, ids);
+  cleanup(controlUrl: string, instanceIds: readonly string[], ids: CallIds = {}, keepDataFor?: readonly string[]): Promise<AgentCleanupReport> {
+    return this.call(controlUrl, 'POST', '/cleanup', keepDataFor ? { instanceIds, keepDataFor } : { instanceIds }, ids);
   }
 
-  private async call<T>(controlUrl: string, method: string, route: string, body: unknown, ids: CallIds): Promise<T> {
+  inspect(controlUrl: string, instanceId: string, ids: CallIds = {}): Promise<AgentContainerDetails> {
+    return this.call(controlUrl, 'GET', `/instances/${encodeURIComponent(instanceId)}`, undefined, ids);
+  }
+
+  /** Graceful stop (RCON command or signal), bounded wait, then kill. */
+  stop(controlUrl: string, instanceId: string, body: AgentStopBody, ids: CallIds = {}): Promise<AgentStopResult> {
+    return this.call(controlUrl, 'POST', `/instances/${encodeURIComponent(instanceId)}/stop`, body, ids);
+  }
+
+  /** Runs one console command over RCON inside the host (the RCON port is never published). */
+  rcon(controlUrl: string, instanceId: string, body: { port: number; password: string; command: string }, ids: CallIds = {}): Promise<{ response: string }> {
+    return this.call(controlUrl, 'POST', `/instances/${encodeURIComponent(instanceId)}/rcon`, body, ids);
+  }
+
+  /** New container, same runtime directory and host port: the data survives. */
+  replace(controlUrl: string, instanceId: string, body: AgentReplaceBody, ids: CallIds = {}): Promise<AgentInstanceEndpoint> {
+    return this.call(controlUrl, 'POST', `/instances/${encodeURIComponent(instanceId)}/replace`, body, ids);
+  }
+
+  /** The last `tail` lines of the container's output, as text. */
+  async logs(controlUrl: string, instanceId: string, tail: number, ids: CallIds = {}): Promise<string> {
+    const text = await this.call<unknown>(controlUrl, 'GET', `/instances/${encodeURIComponent(instanceId)}/logs?tail=${tail}`, undefined, ids, true);
+    return typeof text === 'string' ? text : '';
+  }
+
+  private async call<T>(controlUrl: string, method: string, route: string, body: unknown, ids: CallIds, raw = false): Promise<T> {
     const url = `${controlUrl.replace(/\/+$/, '')}/api/v1${route}`;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -101,6 +178,7 @@ export class AgentClient {
     } finally {
       clearTimeout(timer);
     }
+    if (res.ok && raw) return text as T;
     const parsed = parseJson(text);
     if (res.ok) return parsed as T;
     throw agentError(res.status, parsed, `${method} ${route}`, controlUrl);

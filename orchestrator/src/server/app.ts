@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import { AppError, errorBody, isAppError } from '../shared/errors.js';
+import { registerAuditHook } from './audit.js';
 import { authHook } from './auth/guard.js';
 import { METRICS_SCOPE } from './auth/scopes.js';
 import type { ServerContext } from './context.js';
@@ -16,6 +17,10 @@ import { commandRoutes, tokenRoutes } from './routes/commands.js';
 import { hostRoutes } from './routes/hosts.js';
 import { instanceRoutes } from './routes/instances.js';
 import { layerRoutes } from './routes/layers.js';
+import { routerIntegrationRoutes } from './registry/router-integration.js';
+import { auditRoutes } from './routes/audit.js';
+import { instanceActionRoutes } from './routes/instance-actions.js';
+import { instanceAdminRoutes } from './routes/instance-admin.js';
 
 const SAFE_HEADER_VALUE = /^[A-Za-z0-9._:-]{1,128}$/;
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -68,7 +73,10 @@ export async function buildApp(ctx: ServerContext) {
     await authenticate(request, reply);
   });
 
+  registerAuditHook(app, ctx);
+
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    request.auditInfo = { ...request.auditInfo, errorCode: isAppError(err) ? err.code : err.validation ? 'VALIDATION_FAILED' : 'BAD_REQUEST' };
     if (isAppError(err)) {
       if (err.httpStatus >= 500) request.log.error({ err }, 'request failed');
       else request.log.info({ code: err.code, message: err.message }, 'request refused');
@@ -99,8 +107,12 @@ export async function buildApp(ctx: ServerContext) {
     await api.register(async (scoped) => layerRoutes(scoped, ctx));
     await catalogRoutes(api, ctx);
     await instanceRoutes(api, ctx);
+    await instanceActionRoutes(api, ctx);
+    await instanceAdminRoutes(api, ctx);
+    await auditRoutes(api, ctx);
     await commandRoutes(api, ctx);
     await tokenRoutes(api, ctx);
+    await routerIntegrationRoutes(api, ctx);
   }, { prefix: '/api/v1' });
 
   return app;

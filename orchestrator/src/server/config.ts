@@ -16,6 +16,7 @@ import {
   type Env,
   type LogLevel,
 } from '../shared/config.js';
+import { parseRouterPublicAddress, type RouterPublicAddress } from './registry/router-address.js';
 
 export interface OrchestratorConfig {
   /** host:port the API listens on. */
@@ -52,6 +53,21 @@ export interface OrchestratorConfig {
   maxLayerExtractedBytes: number;
   /** Operator-wide cap on instances; undefined = none. */
   maxTotalInstances: number | undefined;
+  /** How often the supervisor compares agents' inventories with the store and probes readiness. */
+  superviseIntervalMs: number;
+  /** Crash-loop breaker defaults (a template's `crashLoop` overrides them). */
+  crashLoopMaxExits: number;
+  crashLoopWindowMs: number;
+  restartBackoffInitialMs: number;
+  restartBackoffMaxMs: number;
+  /** How long a missing managed container stays `unknown` before `intervention_required`. */
+  unknownGraceMs: number;
+  /** Bound of the quick readiness check after a resume. */
+  resumeTimeoutMs: number;
+  /** uid:gid of the `endercloud` container user mode. */
+  endercloudUser: { uid: number; gid: number };
+  /** Where RCON `transfer` sends players (the router's public host:port); unset = no RCON transfers. */
+  routerPublicAddress: RouterPublicAddress | undefined;
 }
 
 function parseListen(value: string): { host: string; port: number } {
@@ -59,6 +75,12 @@ function parseListen(value: string): { host: string; port: number } {
   if (!match) throw new Error(`"${value}" is not host:port (e.g. 127.0.0.1:8080)`);
   // Port 0 lets the OS pick a free port (in-process tests and the dev stack).
   return { host: (match[1] ?? match[2]) as string, port: match[3] === '0' ? 0 : parsePort(match[3] as string) };
+}
+
+function parseUidGid(value: string): { uid: number; gid: number } {
+  const m = /^(\d{1,10}):(\d{1,10})$/.exec(value.trim());
+  if (!m) throw new Error(`"${value}" is not uid:gid (e.g. 1000:1000)`);
+  return { uid: Number(m[1]), gid: Number(m[2]) };
 }
 
 function parseToken(value: string): string {
@@ -108,6 +130,15 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     maxLayerArchiveBytes: r.optional('ENDERCLOUD_MAX_LAYER_ARCHIVE', parseByteSize, 512 * 1024 ** 2),
     maxLayerExtractedBytes: r.optional('ENDERCLOUD_MAX_LAYER_SIZE', parseByteSize, 2 * 1024 ** 3),
     maxTotalInstances: r.optional('ENDERCLOUD_MAX_INSTANCES', parsePositiveInt),
+    superviseIntervalMs: r.optional('ENDERCLOUD_SUPERVISE_INTERVAL', parseDuration, 2000),
+    crashLoopMaxExits: r.optional('ENDERCLOUD_CRASH_LOOP_MAX_EXITS', parsePositiveInt, 5),
+    crashLoopWindowMs: r.optional('ENDERCLOUD_CRASH_LOOP_WINDOW', parseDuration, 10 * 60_000),
+    restartBackoffInitialMs: r.optional('ENDERCLOUD_RESTART_BACKOFF_INITIAL', parseDuration, 1000),
+    restartBackoffMaxMs: r.optional('ENDERCLOUD_RESTART_BACKOFF_MAX', parseDuration, 60_000),
+    unknownGraceMs: r.optional('ENDERCLOUD_UNKNOWN_GRACE', parseDuration, 10 * 60_000),
+    resumeTimeoutMs: r.optional('ENDERCLOUD_RESUME_TIMEOUT', parseDuration, 10_000),
+    endercloudUser: r.optional('ENDERCLOUD_CONTAINER_USER', parseUidGid, { uid: 1000, gid: 1000 }),
+    routerPublicAddress: r.optional('ENDERCLOUD_ROUTER_PUBLIC_ADDRESS', parseRouterPublicAddress),
   };
   return freeze(config);
 }

@@ -11,6 +11,10 @@ import type { CatalogService } from './services/catalog-service.js';
 import type { HostService } from './services/host-service.js';
 import type { InstanceCreator } from './services/instance-creator.js';
 import type { LayerStore } from './services/layer-store.js';
+import type { AgentClient } from './agent-client.js';
+import type { LifecycleService } from './services/lifecycle-service.js';
+import type { BridgeSignals } from './services/readiness-prober.js';
+import type { Supervisor } from './services/supervisor.js';
 
 export interface ServerContext {
   config: Readonly<OrchestratorConfig>;
@@ -24,6 +28,10 @@ export interface ServerContext {
   catalog: CatalogService;
   instances: InstanceCreator;
   metrics: OrchestratorMetrics;
+  agents: AgentClient;
+  lifecycle: LifecycleService;
+  supervisor: Supervisor;
+  bridge: BridgeSignals;
 }
 
 /** The audit actor of a request: the token's name. */

@@ -20,6 +20,10 @@ import { HostService } from './services/host-service.js';
 import { InstanceCreator } from './services/instance-creator.js';
 import { LayerStore } from './services/layer-store.js';
 import { OfflineDetector } from './services/offline-detector.js';
+import { ActionRunner } from './services/action-runner.js';
+import { LifecycleService } from './services/lifecycle-service.js';
+import { BridgeSignals, ReadinessProber } from './services/readiness-prober.js';
+import { Supervisor, type Timers } from './services/supervisor.js';
 
 export interface OrchestratorDeps {
   clock?: Clock;
@@ -34,6 +38,12 @@ export interface OrchestratorDeps {
   runOfflineDetector?: boolean;
   /** An already open store (tests); otherwise opened from the config and closed on stop. */
   store?: Store;
+  /** false: no supervisor loop (tests call supervisor.tick() / probeOnce()). Default true. */
+  runSupervisor?: boolean;
+  /** Timers of the supervisor's loops (tests inject their own). */
+  timers?: Timers;
+  /** Generates instance secrets (tests make them recognisable). */
+  generateSecret?: () => string;
 }
 
 export interface Orchestrator {
@@ -41,6 +51,7 @@ export interface Orchestrator {
   ctx: ServerContext;
   worker: CommandWorker;
   detector: OfflineDetector;
+  supervisor: Supervisor;
   adminToken: { source: 'preset' | 'file' | 'generated' | 'existing'; file: string | null };
   /** Base URL once listening (start()); the public URL before. */
   url: string;
@@ -65,18 +76,49 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const store = deps.store ?? (await openStore(config.databaseUrl, config.dataDir));
   const agents = new AgentClient({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
   const metrics = new OrchestratorMetrics(store, clock);
-  const worker = new CommandWorker({
+  const bridge = new BridgeSignals();
+  const crashLoopDefaults = {
+    maxExits: config.crashLoopMaxExits, windowMs: config.crashLoopWindowMs,
+    backoffInitialMs: config.restartBackoffInitialMs, backoffMaxMs: Math.max(config.restartBackoffMaxMs, config.restartBackoffInitialMs),
+  };
+  const prober = new ReadinessProber({ agents, fetch: deps.fetch ?? globalThis.fetch, bridge });
+  // The worker and the supervisor call each other: the closures below run only after both exist.
+  const lifecycle = new LifecycleService({
+    store, clock, logger: logger.child({ component: 'lifecycle' }), commandMaxAttempts: config.commandMaxAttempts,
+    onCommandsQueued: () => worker.kick(), crashLoopDefaults,
+  });
+  const actions = new ActionRunner({
+    store, agents, clock, logger: logger.child({ component: 'actions' }), prober,
+    endercloudUser: config.endercloudUser, resumeTimeoutMs: config.resumeTimeoutMs,
+    onStarted: (id) => supervisor.watch(id),
+    onDeleted: (id) => {
+      supervisor.forget(id);
+      bridge.forget(id);
+    },
+  });
+  const worker: CommandWorker = new CommandWorker({
+    actions, endercloudUser: config.endercloudUser,
     store, agents, clock, logger: logger.child({ component: 'command-worker' }),
     pollIntervalMs: config.commandPollIntervalMs, leaseMs: config.commandLeaseMs, batchSize: config.commandBatchSize,
     retry: { initialDelayMs: config.commandRetryInitialMs, maxDelayMs: config.commandRetryMaxMs, multiplier: 2, jitter: 0.5 },
     ...(deps.random ? { random: deps.random } : {}),
     hooks: {
       ...deps.hooks,
+      onContainerStarted: async (instance) => {
+        supervisor.watch(instance.id);
+        await deps.hooks?.onContainerStarted?.(instance);
+      },
       onOutcome: (kind, outcome) => {
         metrics.commandOutcome(kind, outcome);
         deps.hooks?.onOutcome?.(kind, outcome);
       },
     },
+  });
+  const supervisor: Supervisor = new Supervisor({
+    store, agents, clock, logger: logger.child({ component: 'supervisor' }), prober, lifecycle,
+    intervalMs: config.superviseIntervalMs, unknownGraceMs: config.unknownGraceMs,
+    crashLoopDefaults,
+    ...(deps.timers ? { timers: deps.timers } : {}),
   });
   const onCommandsQueued = () => worker.kick();
   const tokens = new TokenService({ store, clock, logger, adminToken: config.adminToken, agentToken: config.agentToken });
@@ -91,9 +133,12 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     missedBeats: config.hostOfflineAfterBeats, sweepIntervalMs: config.offlineSweepIntervalMs,
   });
   const ctx: ServerContext = {
-    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, metrics,
+    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, metrics, agents, lifecycle, supervisor, bridge,
     catalog: new CatalogService(store, clock),
-    instances: new InstanceCreator({ store, clock, maxTotalInstances: config.maxTotalInstances, commandMaxAttempts: config.commandMaxAttempts, onCommandsQueued }),
+    instances: new InstanceCreator({
+      store, clock, maxTotalInstances: config.maxTotalInstances, commandMaxAttempts: config.commandMaxAttempts, onCommandsQueued,
+      ...(deps.generateSecret ? { generateSecret: deps.generateSecret } : {}),
+    }),
   };
   const adminToken = await tokens.ensureAdminToken(config.dataDir);
   const app = await buildApp(ctx);
@@ -101,12 +146,13 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
 
   let stopped = false;
   const orchestrator: Orchestrator = {
-    app, ctx, worker, detector, adminToken, url: config.publicUrl,
+    app, ctx, worker, detector, supervisor, adminToken, url: config.publicUrl,
     async stop() {
       if (stopped) return;
       stopped = true;
       await app.close();
       await detector.stop();
+      await supervisor.stop();
       await worker.stop();
       await hosts.whenIdle();
       if (ownsStore) await store.close();
@@ -114,6 +160,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   };
   if (deps.runWorker !== false) worker.start();
   if (deps.runOfflineDetector !== false) detector.start();
+  if (deps.runSupervisor !== false) supervisor.start();
   return orchestrator;
 }
 

@@ -1,6 +1,8 @@
 // API views of stored records: ISO timestamps, no secrets, no hashes.
 
-import type { ApiToken, Command, Group, Host, Instance, TemplateLayer, TemplateVersion } from '../domain/index.js';
+import type { ApiToken, AuditEvent, Command, ConfigRevision, Group, Host, Instance, InstanceHistoryEntry, TemplateLayer, TemplateVersion } from '../domain/index.js';
+import { crashLoopView, fromStored, type CrashLoopPolicy } from '../lifecycle/crash-loop.js';
+import { PENDING_SECRET_PREFIX } from './services/instance-config.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -37,7 +39,8 @@ export function groupView(g: Group) {
 }
 
 /** Secret settings are never returned: only which ones are set. */
-export function instanceView(i: Instance) {
+export function instanceView(i: Instance, crash?: { policy: CrashLoopPolicy; now: number }) {
+  const loop = crash ? crashLoopView(fromStored(i.crashLoop), crash.now, crash.policy) : { count: i.crashLoop.exits.length, windowMs: i.crashLoop.windowMs, tripped: i.crashLoop.tripped, trippedAt: i.crashLoop.trippedAt };
   return {
     id: i.id,
     name: i.name,
@@ -51,8 +54,20 @@ export function instanceView(i: Instance) {
     observed: i.observed,
     endpoint: i.endpoint,
     memoryMb: i.memoryMb,
+    observedState: i.observed?.container ?? null,
+    players: i.players ? { online: i.players.online, max: i.players.max, at: iso(i.players.at) } : null,
+    pendingChanges: i.pendingChanges.map((c) => ({ key: c.key, value: c.value, mode: c.mode, requestedAt: iso(c.requestedAt), ...(c.secret ? { secret: true } : {}) })),
+    containerConfigPending: i.containerConfigPending,
+    crashLoop: { ...loop, trippedAt: iso(loop.trippedAt) },
+    maintenance: i.maintenance ? { enabled: i.maintenance.enabled, message: i.maintenance.message, since: iso(i.maintenance.since) } : null,
+    activeAction: i.activeAction ? { kind: i.activeAction.kind, commandId: i.activeAction.commandId, startedAt: iso(i.activeAction.startedAt) } : null,
+    deletion: i.deletion,
+    image: i.containerConfig.image,
+    labels: i.containerConfig.labels,
+    user: i.user,
+    revision: i.revision,
     settings: i.settings,
-    secretSettings: Object.keys(i.secretSettings),
+    secretSettings: Object.keys(i.secretSettings).filter((k) => !k.startsWith(PENDING_SECRET_PREFIX)),
     createdAt: iso(i.createdAt),
     updatedAt: iso(i.updatedAt),
     stateChangedAt: iso(i.stateChangedAt),
@@ -80,4 +95,19 @@ export function commandView(c: Command) {
 
 export function tokenView(t: ApiToken) {
   return { id: t.id, name: t.name, scopes: t.scopes, createdAt: iso(t.createdAt), lastUsedAt: iso(t.lastUsedAt), revokedAt: iso(t.revokedAt) };
+}
+
+export function historyView(h: InstanceHistoryEntry) {
+  return { at: iso(h.at), from: h.from, to: h.to, reason: h.reason, actor: h.actor, commandId: h.commandId, details: h.details };
+}
+
+export function revisionView(r: ConfigRevision) {
+  return { revision: r.revision, createdAt: iso(r.createdAt), actor: r.actor, reason: r.reason, config: r.config };
+}
+
+export function auditView(a: AuditEvent) {
+  return {
+    id: a.id, at: iso(a.at), actor: a.actor, action: a.action, targetKind: a.targetKind, targetId: a.targetId,
+    params: a.params, result: a.result, errorCode: a.errorCode, requestId: a.requestId,
+  };
 }

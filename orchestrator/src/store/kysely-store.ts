@@ -11,6 +11,7 @@ import { KyselyHistoryRepository, KyselyRevisionRepository } from './repos/histo
 import { KyselyHostRepository } from './repos/hosts.js';
 import { KyselyInstanceRepository } from './repos/instances.js';
 import { KyselyPlayerSessionRepository, KyselySessionRepository, KyselyTransferRepository } from './repos/sessions.js';
+import { KyselySystemSettingsRepository } from './repos/system-settings.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 
@@ -28,6 +29,7 @@ export class KyselyStore implements Store {
   readonly sessions;
   readonly transfers;
   readonly playerSessions;
+  readonly system;
   private readonly ctx: StoreContext;
 
   /**
@@ -58,6 +60,7 @@ export class KyselyStore implements Store {
     this.sessions = new KyselySessionRepository(this.ctx);
     this.transfers = new KyselyTransferRepository(this.ctx);
     this.playerSessions = new KyselyPlayerSessionRepository(this.ctx);
+    this.system = new KyselySystemSettingsRepository(this.ctx);
   }
 
   async migrate(): Promise<void> {

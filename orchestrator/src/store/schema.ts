@@ -186,6 +186,13 @@ export interface PlayerSessionsTable {
   disconnected_at: number | null;
 }
 
+export interface SystemSettingsTable {
+  key: string;
+  /** JSON text. */
+  value: string;
+  updated_at: number;
+}
+
 export interface Database {
   hosts: HostsTable;
   template_layers: LayersTable;
@@ -200,4 +207,5 @@ export interface Database {
   sessions: SessionsTable;
   transfers: TransfersTable;
   player_sessions: PlayerSessionsTable;
+  system_settings: SystemSettingsTable;
 }

@@ -18,7 +18,7 @@
 
 import type {
   ApiToken, AuditEvent, Command, CommandStatus, ConfigRevision, DesiredState, EpochMs, Group, Host,
-  HostHeartbeat, HostStatus, Instance, InstanceHistoryEntry, InstanceState, JsonObject, MaintenanceMode,
+  HostHeartbeat, HostStatus, Instance, InstanceHistoryEntry, InstanceState, JsonObject, JsonValue, MaintenanceMode,
   PlayerSession, Session, TemplateLayer, TemplateVersion, Transfer,
 } from '../domain/index.js';
 
@@ -44,6 +44,7 @@ export interface Store {
   readonly sessions: SessionRepository;
   readonly transfers: TransferRepository;
   readonly playerSessions: PlayerSessionRepository;
+  readonly system: SystemSettingsRepository;
 }
 
 // ---------------------------------------------------------------- hosts
@@ -276,4 +277,15 @@ export interface PlayerSessionRepository {
   listActive(filter?: { instanceId?: string; routerId?: string }): Promise<PlayerSession[]>;
   /** Active players per instance id. */
   countActiveByInstance(): Promise<Record<string, number>>;
+}
+
+// ---------------------------------------------------------------- system settings (#4)
+
+/** System-wide settings, one JSON value per key (e.g. `maintenance`). */
+export interface SystemSettingsRepository {
+  get(key: string): Promise<JsonValue | undefined>;
+  /** Inserts or replaces the value. */
+  put(key: string, value: JsonValue, now: EpochMs): Promise<void>;
+  /** Removing a missing key is not an error. */
+  delete(key: string): Promise<void>;
 }

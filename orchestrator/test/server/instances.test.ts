@@ -135,8 +135,9 @@ describe('commands', () => {
     expect(put.headers['x-request-id']).toBe('req-create-1');
     expect(put.body).toMatchObject({ groupId: 'g', variantId: 'v', image: 'busybox:1', resources: { memoryMb: 256 }, env: { A: '1', B: '2', MOTD: 'hi', RCON_PASSWORD: expect.any(String) } });
     const instance = (await t.call('GET', `/api/v1/instances/${res.body.id}`)).body;
-    expect(instance).toMatchObject({ state: 'starting', desiredState: 'running', hostId: 'host-a', endpoint: { host: '127.0.0.1', port: 31000 }, secretSettings: ['RCON_PASSWORD'] });
+    expect(instance).toMatchObject({ state: 'starting', desiredState: 'running', hostId: 'host-a', endpoint: { host: '127.0.0.1', port: 31000 }, secretSettings: ['RCON_PASSWORD', 'ENDERCLOUD_INSTANCE_TOKEN'] });
     expect(JSON.stringify(instance)).not.toContain(put.body.env.RCON_PASSWORD);
+    expect(JSON.stringify(instance)).not.toContain(put.body.env.ENDERCLOUD_INSTANCE_TOKEN);
     expect(JSON.stringify(cmd)).not.toContain(put.body.env.RCON_PASSWORD);
     expect(started).toEqual([res.body.id]);
     const history = (await t.o.ctx.store.history.list(res.body.id)).map((h) => h.to).reverse();

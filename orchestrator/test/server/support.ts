@@ -56,7 +56,7 @@ export async function testOrchestrator(opts: TestOrchestratorOptions = {}): Prom
     ENDERCLOUD_COMMAND_POLL_INTERVAL: '20ms',
     ...opts.env,
   });
-  const o = await buildOrchestrator(config, { clock, logger: silentLogger, runWorker: false, runOfflineDetector: false, random: () => 0.5, ...opts.deps });
+  const o = await buildOrchestrator(config, { clock, logger: silentLogger, runWorker: false, runOfflineDetector: false, runSupervisor: false, random: () => 0.5, ...opts.deps });
   const adminToken = config.adminToken ?? (await readFile(path.join(dataDir, 'admin-token'), 'utf8')).trim();
   return {
     o, clock, dataDir, adminToken,
@@ -117,6 +117,9 @@ export interface InventoryItem {
   variantId?: string | null;
   state?: string;
   hostPort?: number | null;
+  exitCode?: number | null;
+  image?: string;
+  labels?: Record<string, string>;
 }
 
 export interface FakeAgent {
@@ -141,6 +144,7 @@ export async function startFakeAgent(): Promise<FakeAgent> {
     instanceId: i.instanceId, containerId: i.containerId ?? `c-${i.instanceId}`, containerName: `endercloud-${i.variantId ?? 'v'}-${i.instanceId}`,
     groupId: i.groupId ?? null, variantId: i.variantId ?? null, sessionId: null, hostPort: i.hostPort ?? null,
     endpoint: i.hostPort ? `127.0.0.1:${i.hostPort}` : null, state: i.state ?? 'running',
+    exitCode: i.exitCode ?? (i.state === 'exited' ? 0 : null), oomKilled: false, image: i.image ?? 'busybox:1', ...(i.labels ? { labels: i.labels } : {}),
   });
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -162,7 +166,7 @@ export async function startFakeAgent(): Promise<FakeAgent> {
         const id = decodeURIComponent(m[1]!);
         let item = inventory.find((i) => i.instanceId === id);
         if (!item) {
-          item = { instanceId: id, groupId: body.groupId, variantId: body.variantId, hostPort: nextPort++, state: 'running' };
+          item = { instanceId: id, groupId: body.groupId, variantId: body.variantId, hostPort: nextPort++, state: 'running', image: body.image };
           inventory.push(item);
         }
         return send(res, 200, view(item));
@@ -178,11 +182,35 @@ export async function startFakeAgent(): Promise<FakeAgent> {
         }
         return send(res, 200, { removed, skipped: [], notFound: [] });
       }
-      const power = /^\/instances\/([^/]+)\/(start|stop|pause|unpause)$/.exec(p);
+      if (req.method === 'GET' && m) {
+        const item = inventory.find((i) => i.instanceId === decodeURIComponent(m[1]!));
+        return item ? send(res, 200, view(item)) : send(res, 404, { error: { code: 'INSTANCE_NOT_FOUND', message: 'no such instance' } });
+      }
+      if (req.method === 'DELETE' && m) {
+        const idx = inventory.findIndex((i) => i.instanceId === decodeURIComponent(m[1]!));
+        if (idx >= 0) inventory.splice(idx, 1);
+        return send(res, 200, { instanceId: decodeURIComponent(m[1]!), containerRemoved: idx >= 0, directoryRemoved: body?.keepData === false });
+      }
+      const logs = /^\/instances\/([^/]+)\/logs/.exec(p);
+      if (req.method === 'GET' && logs) {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        return res.end(`log of ${decodeURIComponent(logs[1]!)}\nDone (1.0s)!\n`);
+      }
+      const power = /^\/instances\/([^/]+)\/(start|stop|pause|unpause|replace)$/.exec(p);
       if (req.method === 'POST' && power) {
         const item = inventory.find((i) => i.instanceId === decodeURIComponent(power[1]!));
         if (!item) return send(res, 404, { error: { code: 'INSTANCE_NOT_FOUND', message: 'no such instance' } });
-        item.state = power[2] === 'stop' ? 'exited' : power[2] === 'pause' ? 'paused' : 'running';
+        if (power[2] === 'stop') {
+          item.state = 'exited';
+          item.exitCode = 0;
+          return send(res, 200, { state: 'exited', method: body?.rcon ? 'rcon' : 'signal', killed: false, exitCode: 0 });
+        }
+        if (power[2] === 'replace') {
+          item.image = body.image;
+          item.state = body.start ? 'running' : 'created';
+          return send(res, 200, { ...view(item), replaced: true, previousContainerId: item.containerId ?? null, stop: null });
+        }
+        item.state = power[2] === 'pause' ? 'paused' : 'running';
         return send(res, 200, view(item));
       }
       return send(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${req.method} ${p}` } });

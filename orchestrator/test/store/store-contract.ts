@@ -8,6 +8,7 @@ import { catalogContract } from './contract-catalog.js';
 import { commandContract } from './contract-commands.js';
 import { instanceContract } from './contract-instances.js';
 import { recordsContract } from './contract-records.js';
+import { systemContract } from './contract-system.js';
 
 export interface StoreHarness {
   /** A store on an empty database, not yet migrated. */
@@ -187,5 +188,6 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     instanceContract(handle);
     commandContract(handle);
     recordsContract(handle);
+    systemContract(handle);
   });
 }

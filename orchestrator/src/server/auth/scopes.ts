@@ -1,13 +1,14 @@
 // Token scopes, pure: which scopes a route accepts and whether a principal has
 // one of them. `admin` can do everything; `operator` everything but token
-// management; `read` every read; narrow scopes cover one resource.
+// management; `manager` like operator, and it keeps access during maintenance
+// (lifecycle/actions.ts PRIVILEGED_SCOPES); `read` every read; narrow scopes cover one resource.
 
 export const RESOURCES = ['hosts', 'layers', 'templates', 'groups', 'instances', 'commands'] as const;
 export type Resource = (typeof RESOURCES)[number];
 
 /** Every scope a token may carry. `router` is for the edge router; `metrics` for Prometheus. */
 export const KNOWN_SCOPES: readonly string[] = [
-  'admin', 'operator', 'read', 'router', 'metrics',
+  'admin', 'manager', 'operator', 'read', 'router', 'metrics',
   ...RESOURCES.flatMap((r) => [`${r}:read`, `${r}:write`]),
 ];
 
@@ -18,15 +19,21 @@ export interface ScopeRequirement {
 }
 
 export function readScope(resource: Resource): ScopeRequirement {
-  return { scope: `${resource}:read`, anyOf: ['admin', 'operator', 'read', `${resource}:read`, `${resource}:write`] };
+  return { scope: `${resource}:read`, anyOf: ['admin', 'manager', 'operator', 'read', `${resource}:read`, `${resource}:write`] };
 }
 
 export function writeScope(resource: Resource): ScopeRequirement {
-  return { scope: `${resource}:write`, anyOf: ['admin', 'operator', `${resource}:write`] };
+  return { scope: `${resource}:write`, anyOf: ['admin', 'manager', 'operator', `${resource}:write`] };
 }
 
 export const ADMIN_SCOPE: ScopeRequirement = { scope: 'admin', anyOf: ['admin'] };
+/** Maintenance switches and crash-loop resets: administrators and managers. */
+export const MANAGER_SCOPE: ScopeRequirement = { scope: 'manager', anyOf: ['admin', 'manager'] };
 export const METRICS_SCOPE: ScopeRequirement = { scope: 'metrics', anyOf: ['admin', 'operator', 'read', 'metrics'] };
+/** The edge router's endpoints (registry, transfer claims, session reports): its own narrow token. */
+export const ROUTER_ACCESS: ScopeRequirement = { scope: 'router', anyOf: ['admin', 'router'] };
+/** Wake requests (resume/start): instance writers, and the router on a player's login. */
+export const WAKE_ACCESS: ScopeRequirement = { scope: 'instances:write', anyOf: ['admin', 'manager', 'operator', 'instances:write', 'router'] };
 
 export function hasScope(scopes: readonly string[], requirement: ScopeRequirement): boolean {
   return scopes.some((s) => requirement.anyOf.includes(s));

@@ -1,29 +1,26 @@
 // Templates (immutable versions) and groups with their variants.
 
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { JsonObject } from '../../domain/index.js';
+import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import { readScope, writeScope } from '../auth/scopes.js';
-import { actorOf, type ServerContext } from '../context.js';
+import { auditTarget } from '../audit.js';
+import type { ServerContext } from '../context.js';
 import { GroupBody, TemplateBody, TemplateParams } from '../schemas/catalog.js';
 import { IdParams, IdString } from '../schemas/common.js';
 import { groupView, templateView } from '../views.js';
 
 const TemplatesQuery = Type.Object({ name: Type.Optional(IdString) });
 
-async function audit(ctx: ServerContext, req: FastifyRequest, action: string, targetKind: string, targetId: string, params: JsonObject): Promise<void> {
-  await ctx.store.audit.append({ at: ctx.clock.now(), actor: actorOf(req), action, targetKind, targetId, params, result: 'ok', errorCode: null, requestId: req.id });
-}
 
 export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   api.put('/templates/:name/versions/:version', {
     schema: { tags: ['templates'], summary: 'Create an immutable template version (same body again: 200; different: 409)', params: TemplateParams, body: TemplateBody },
-    config: { auth: { scope: writeScope('templates') } },
+    config: { auth: { scope: writeScope('templates') }, audit: { action: 'template.put', targetKind: 'template' } },
   }, async (req, reply) => {
     const { name, version } = req.params as TemplateParams;
     const { template, created } = await ctx.catalog.putTemplate(name, version, req.body as TemplateBody);
-    if (created) await audit(ctx, req, 'template.create', 'template', `${name}@${version}`, { specHash: template.specHash });
+    auditTarget(req, `${name}@${version}`, { specHash: template.specHash, created });
     return reply.status(created ? 201 : 200).send(templateView(template));
   });
 
@@ -47,11 +44,11 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
 
   api.put('/groups/:id', {
     schema: { tags: ['groups'], summary: 'Create or replace a group and its variants', params: IdParams, body: GroupBody },
-    config: { auth: { scope: writeScope('groups') } },
+    config: { auth: { scope: writeScope('groups') }, audit: { action: 'group.put', targetKind: 'group' } },
   }, async (req, reply) => {
     const { id } = req.params as Static<typeof IdParams>;
     const { group, created, changed } = await ctx.catalog.putGroup(id, req.body as GroupBody);
-    if (changed || created) await audit(ctx, req, created ? 'group.create' : 'group.update', 'group', id, { variants: group.variants.map((v) => v.id) });
+    auditTarget(req, id, { variants: group.variants.map((v) => v.id), created, changed });
     return reply.status(created ? 201 : 200).send({ ...groupView(group), created, changed });
   });
 

@@ -4,7 +4,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import { ADMIN_SCOPE, readScope } from '../auth/scopes.js';
-import { actorOf, type ServerContext } from '../context.js';
+import { auditTarget } from '../audit.js';
+import type { ServerContext } from '../context.js';
 import { commandView, tokenView } from '../views.js';
 
 const CommandParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -44,13 +45,10 @@ export async function commandRoutes(api: FastifyInstance, ctx: ServerContext): P
 export async function tokenRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   const auth = { auth: { scope: ADMIN_SCOPE } };
 
-  api.post('/tokens', { schema: { tags: ['tokens'], summary: 'Create a token (the secret is shown once)', body: TokenBody }, config: auth }, async (req, reply) => {
+  api.post('/tokens', { schema: { tags: ['tokens'], summary: 'Create a token (the secret is shown once)', body: TokenBody }, config: { ...auth, audit: { action: 'token.create', targetKind: 'token' } } }, async (req, reply) => {
     const body = req.body as Static<typeof TokenBody>;
     const { token, secret } = await ctx.tokens.create(body.name, body.scopes);
-    await ctx.store.audit.append({
-      at: ctx.clock.now(), actor: actorOf(req), action: 'token.create', targetKind: 'token', targetId: token.id,
-      params: { name: token.name, scopes: token.scopes }, result: 'ok', errorCode: null, requestId: req.id,
-    });
+    auditTarget(req, token.id, { name: token.name, scopes: token.scopes });
     return reply.status(201).send({ ...tokenView(token), secret });
   });
 
@@ -58,11 +56,10 @@ export async function tokenRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     tokens: (await ctx.store.tokens.list()).map(tokenView),
   }));
 
-  api.delete('/tokens/:id', { schema: { tags: ['tokens'], summary: 'Revoke a token', params: CommandParams }, config: auth }, async (req) => {
+  api.delete('/tokens/:id', { schema: { tags: ['tokens'], summary: 'Revoke a token', params: CommandParams }, config: { ...auth, audit: { action: 'token.revoke', targetKind: 'token' } } }, async (req) => {
     const { id } = req.params as Static<typeof CommandParams>;
     if (!(await ctx.store.tokens.get(id))) throw new AppError('NOT_FOUND', `token ${id} does not exist`);
     await ctx.store.tokens.revoke(id, ctx.clock.now());
-    await ctx.store.audit.append({ at: ctx.clock.now(), actor: actorOf(req), action: 'token.revoke', targetKind: 'token', targetId: id, params: {}, result: 'ok', errorCode: null, requestId: req.id });
     return tokenView((await ctx.store.tokens.get(id))!);
   });
 }

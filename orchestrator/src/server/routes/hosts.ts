@@ -49,15 +49,11 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
 
   api.post('/hosts/:id/maintenance', {
     schema: { tags: ['hosts'], summary: 'Enable or end maintenance (no new placements)', params: HostParams, body: MaintenanceBody },
-    config: { auth: { scope: writeScope('hosts') } },
+    config: { auth: { scope: writeScope('hosts') }, audit: { action: 'host.maintenance', targetKind: 'host' } },
   }, async (req) => {
     const { id } = req.params as Static<typeof HostParams>;
     const body = req.body as Static<typeof MaintenanceBody>;
     const host = await ctx.hosts.setMaintenance(id, body.enabled, body.message ?? '', actorOf(req));
-    await ctx.store.audit.append({
-      at: ctx.clock.now(), actor: actorOf(req), action: 'host.maintenance', targetKind: 'host', targetId: id,
-      params: { enabled: body.enabled, message: body.message ?? '' }, result: 'ok', errorCode: null, requestId: req.id,
-    });
     const counts = await ctx.store.instances.countByHost();
     return hostView(host, counts[id] ?? 0);
   });

@@ -1,14 +1,16 @@
-// Instances: create (placement + durable create command), list, get. The
-// lifecycle engine adds power actions, logs and deletion here.
+// Instances: create (placement + durable create command), list, get, history,
+// revisions and logs. Actions live in instance-actions.ts, admin in instance-admin.ts.
 
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { INSTANCE_STATES, type InstanceState } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import { readScope, writeScope } from '../auth/scopes.js';
+import type { JsonObject } from '../../domain/index.js';
+import { auditTarget } from '../audit.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { IdString } from '../schemas/common.js';
-import { instanceView } from '../views.js';
+import { historyView, instanceView, revisionView } from '../views.js';
 
 export const CreateInstanceBody = Type.Object(
   {
@@ -16,10 +18,13 @@ export const CreateInstanceBody = Type.Object(
     variantId: IdString,
     name: Type.Optional(IdString),
     start: Type.Optional(Type.Boolean({ description: 'start the container once created (default true)' })),
+    user: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'container user: {mode: endercloud} (default), {mode: custom, uid, gid} or {mode: image}; never editable' })),
   },
   { additionalProperties: false },
 );
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+const HistoryQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
+const LogsQuery = Type.Object({ tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
 const ListQuery = Type.Object({
   groupId: Type.Optional(IdString),
   hostId: Type.Optional(Type.String({ maxLength: 128 })),
@@ -29,15 +34,12 @@ const ListQuery = Type.Object({
 export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   api.post('/instances', {
     schema: { tags: ['instances'], summary: 'Place and create an instance (202: a create command is queued)', body: CreateInstanceBody },
-    config: { auth: { scope: writeScope('instances') } },
+    config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.create', targetKind: 'instance' } },
   }, async (req, reply) => {
     const body = req.body as Static<typeof CreateInstanceBody>;
     const actor = actorOf(req);
     const { instance, command } = await ctx.instances.create(body, actor, req.id);
-    await ctx.store.audit.append({
-      at: ctx.clock.now(), actor, action: 'instance.create', targetKind: 'instance', targetId: instance.id,
-      params: { groupId: body.groupId, variantId: body.variantId, name: instance.name, hostId: instance.hostId }, result: 'ok', errorCode: null, requestId: req.id,
-    });
+    auditTarget(req, instance.id, { groupId: body.groupId, variantId: body.variantId, name: instance.name, hostId: instance.hostId, start: body.start ?? true, user: instance.user as unknown as JsonObject });
     return reply.status(202).send({ id: instance.id, name: instance.name, state: instance.state, hostId: instance.hostId, commandId: command.id });
   });
 
@@ -51,16 +53,49 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
       ...(q.hostId ? { hostId: q.hostId } : {}),
       ...(q.state ? { states: [q.state as InstanceState] } : {}),
     });
-    return { instances: list.map(instanceView) };
+    return { instances: list.map((i) => instanceView(i)) };
   });
 
   api.get('/instances/:id', {
-    schema: { tags: ['instances'], summary: 'One instance (by id or name)', params: InstanceParams },
+    schema: { tags: ['instances'], summary: 'One instance (by id or name): state, desiredState, observedState, players, pendingChanges, crashLoop', params: InstanceParams },
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
     const { id } = req.params as Static<typeof InstanceParams>;
-    const instance = (await ctx.store.instances.get(id)) ?? (await ctx.store.instances.getByName(id));
-    if (!instance) throw new AppError('INSTANCE_NOT_FOUND', `instance ${id} does not exist`);
-    return instanceView(instance);
+    const instance = await ctx.lifecycle.find(id);
+    const policy = ctx.lifecycle.crashPolicy(await ctx.lifecycle.templateOf(instance));
+    return instanceView(instance, { policy, now: ctx.clock.now() });
+  });
+
+  api.get('/instances/:id/history', {
+    schema: { tags: ['instances'], summary: 'State changes with their reasons, newest first', params: InstanceParams, querystring: HistoryQuery },
+    config: { auth: { scope: readScope('instances') } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof InstanceParams>;
+    const { limit } = req.query as Static<typeof HistoryQuery>;
+    const instance = await ctx.lifecycle.find(id);
+    return { instanceId: instance.id, history: (await ctx.store.history.list(instance.id, { limit: limit ?? 100 })).map(historyView) };
+  });
+
+  api.get('/instances/:id/revisions', {
+    schema: { tags: ['instances'], summary: 'Immutable configuration revisions (newest 20, secrets redacted)', params: InstanceParams },
+    config: { auth: { scope: readScope('instances') } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof InstanceParams>;
+    const instance = await ctx.lifecycle.find(id);
+    return { instanceId: instance.id, revisions: (await ctx.store.revisions.list(instance.id)).map(revisionView) };
+  });
+
+  api.get('/instances/:id/logs', {
+    schema: { tags: ['instances'], summary: 'The container output (last `tail` lines, through the agent)', params: InstanceParams, querystring: LogsQuery },
+    config: { auth: { scope: readScope('instances') } },
+  }, async (req, reply) => {
+    const { id } = req.params as Static<typeof InstanceParams>;
+    const { tail } = req.query as Static<typeof LogsQuery>;
+    const instance = await ctx.lifecycle.find(id);
+    const host = instance.hostId ? await ctx.store.hosts.get(instance.hostId) : undefined;
+    if (!host) throw new AppError('HOST_UNAVAILABLE', `instance ${instance.name} is on no registered host`);
+    if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE; its logs cannot be read`);
+    const text = await ctx.agents.logs(host.controlUrl, instance.id, tail ?? 100, { requestId: req.id });
+    return reply.type('text/plain; charset=utf-8').send(text);
   });
 }

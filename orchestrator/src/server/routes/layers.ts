@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
 import { AppError } from '../../shared/errors.js';
 import { readScope, writeScope } from '../auth/scopes.js';
-import { actorOf, type ServerContext } from '../context.js';
+import { auditTarget } from '../audit.js';
+import type { ServerContext } from '../context.js';
 import { IdParams, IdString, Sha256String } from '../schemas/common.js';
 import { layerView } from '../views.js';
 
@@ -27,19 +28,14 @@ export async function layerRoutes(api: FastifyInstance, ctx: ServerContext): Pro
 
   api.put('/template-layers/:id', {
     schema: { tags: ['layers'], summary: 'Upload a layer (gzip tar); answers its canonical checksum', params: IdParams },
-    config: { auth: { scope: writeScope('layers') } },
+    config: { auth: { scope: writeScope('layers') }, audit: { action: 'layer.upload', targetKind: 'layer' } },
   }, async (req, reply) => {
     const { id } = req.params as Static<typeof IdParams>;
     if (!req.body || typeof (req.body as Readable).pipe !== 'function') {
       throw new AppError('VALIDATION_FAILED', `send the layer as a gzip tar with content-type ${ARCHIVE_TYPES.slice(0, 2).join(' or ')}`);
     }
     const { layer, created } = await ctx.layers.upload(id, req.body as Readable);
-    if (created) {
-      await ctx.store.audit.append({
-        at: ctx.clock.now(), actor: actorOf(req), action: 'layer.upload', targetKind: 'layer', targetId: id,
-        params: { checksum: layer.checksum, sizeBytes: layer.sizeBytes }, result: 'ok', errorCode: null, requestId: req.id,
-      });
-    }
+    auditTarget(req, id, { checksum: layer.checksum, sizeBytes: layer.sizeBytes, created });
     return reply.status(created ? 201 : 200).send({ id: layer.id, checksum: layer.checksum, sizeBytes: layer.sizeBytes, created });
   });
 

@@ -22,7 +22,8 @@ const Variable = Type.Object(
     type: Type.Union([Type.Literal('string'), Type.Literal('integer'), Type.Literal('number'), Type.Literal('boolean'), Type.Literal('enum')]),
     description: Type.Optional(Type.String({ maxLength: 1000 })),
     env: Type.Optional(EnvName),
-    default: Type.Optional(Type.Union([Type.String({ maxLength: 32_768 }), Type.Number(), Type.Boolean()])),
+    // Unknown, not a union: with coerceTypes a union would turn 10 into "10"; catalog-rules checks the type.
+    default: Type.Optional(Type.Unknown()),
     required: Type.Optional(Type.Boolean()),
     secret: Type.Optional(Type.Boolean()),
     validation: Type.Optional(Validation),
@@ -60,6 +61,18 @@ export const TemplateBody = Type.Object(
     readiness: Type.Optional(Type.Object({}, { additionalProperties: true })),
     stop: Type.Optional(Stop),
     dataPaths: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })),
+    technicalPaths: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })),
+    crashLoop: Type.Optional(
+      Type.Object(
+        {
+          maxExits: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+          windowMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 86_400_000 })),
+          backoffInitialMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
+          backoffMaxMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     layers: Type.Optional(Type.Array(LayerRefSchema, { maxItems: 64 })),
     restartPolicy: Type.Optional(Type.Union([Type.Literal('never'), Type.Literal('on-failure'), Type.Literal('always')])),
     user: Type.Optional(Type.Object({}, { additionalProperties: true })),

@@ -89,11 +89,17 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
   const readiness = validateReadinessSpec(body.readiness ?? DEFAULT_READINESS);
   if (!readiness.ok) throw new AppError('VALIDATION_FAILED', `body/${readiness.error.message}`, { details: readiness.error.details });
   const user = unwrap(validateContainerUser(body.user));
-  const dataPaths = (body.dataPaths ?? []).map((p, i) => {
-    const checked = validateRelativePath(p, `body/dataPaths/${i}`);
+  const paths = (list: readonly string[], field: string) => list.map((p, i) => {
+    const checked = validateRelativePath(p, `body/${field}/${i}`);
     if (!checked.ok) throw new AppError('VALIDATION_FAILED', checked.error.message, { details: checked.error.details });
     return checked.value;
   });
+  const dataPaths = paths(body.dataPaths ?? [], 'dataPaths');
+  const technicalPaths = paths(body.technicalPaths ?? [], 'technicalPaths');
+  const crash = body.crashLoop;
+  if (crash?.backoffInitialMs !== undefined && crash.backoffMaxMs !== undefined && crash.backoffInitialMs > crash.backoffMaxMs) {
+    throw invalid('crashLoop/backoffInitialMs', 'must not exceed backoffMaxMs');
+  }
   for (const key of Object.keys(body.labels ?? {})) {
     if (key.startsWith(RESERVED_LABEL_PREFIX)) throw invalid(`labels/${key}`, `uses the reserved prefix ${RESERVED_LABEL_PREFIX}`);
   }
@@ -112,6 +118,8 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
     user,
   };
   if (body.labels && Object.keys(body.labels).length > 0) spec.labels = body.labels;
+  if (technicalPaths.length > 0) spec.technicalPaths = [...new Set(technicalPaths)];
+  if (crash && Object.keys(crash).length > 0) spec.crashLoop = crash;
   return spec;
 }
 

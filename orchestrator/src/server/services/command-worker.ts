@@ -5,7 +5,7 @@
 // re-dispatched after a crash never makes a second container.
 
 import { randomUUID } from 'node:crypto';
-import type { Command, Instance, JsonObject } from '../../domain/index.js';
+import type { Command, Host, Instance, JsonObject } from '../../domain/index.js';
 import { nextRetry, type RetryPolicy } from '../../placement/backoff.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
@@ -15,11 +15,14 @@ import type { Clock } from '../clock.js';
 import { applyCreateFailure, applyCreateSuccess } from './command-effects.js';
 import { agentCreateBody } from './instance-config.js';
 
+/** Runs `action` commands (the lifecycle engine, action-runner.ts). */
+export interface ActionExecutor {
+  run(cmd: Command, host: Host, log: Logger): Promise<JsonObject>;
+  failedForGood(cmd: Command, message: string): Promise<void>;
+}
+
 export interface CommandWorkerHooks {
-  /**
-   * TODO(lifecycle): readiness starts here. Called after a create (or start)
-   * left the instance `starting`; the lifecycle engine probes and moves it on.
-   */
+  /** Called after a create left the instance `starting`: the supervisor probes it and moves it on. */
   onContainerStarted?: (instance: Instance) => void | Promise<void>;
   /** Every finished command (metrics). */
   onOutcome?: (kind: string, outcome: 'succeeded' | 'retried' | 'failed') => void;
@@ -38,6 +41,9 @@ export interface CommandWorkerOptions {
   hooks?: CommandWorkerHooks;
   /** Claimer id; unique per process so a restart never mistakes old claims for its own. */
   workerId?: string;
+  actions?: ActionExecutor;
+  /** uid:gid of the `endercloud` container user mode. */
+  endercloudUser?: { uid: number; gid: number };
 }
 
 const POWER_KINDS: readonly string[] = ['start', 'stop', 'pause', 'unpause'];
@@ -149,6 +155,7 @@ export class CommandWorker {
       this.o.hooks?.onOutcome?.(cmd.kind, 'failed');
       log.error({ attempt: cmd.attempts, reason: decision.reason, error: message }, 'command failed for good');
       if (cmd.kind === 'create' && cmd.instanceId) await applyCreateFailure(this.o.store, cmd, message, now);
+      if (cmd.kind === 'action' && this.o.actions) await this.o.actions.failedForGood(cmd, message);
     } catch (storeErr) {
       // The lease expires and the command is claimed again: nothing is lost.
       log.error({ err: storeErr }, 'could not record a command failure');
@@ -166,13 +173,14 @@ export class CommandWorker {
       const instance = await store.instances.get(instanceId);
       if (!instance) throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} no longer exists`);
       const template = await this.templateOf(instance);
-      const res = await agents.create(host.controlUrl, instanceId, agentCreateBody(instance, template), ids);
+      const res = await agents.create(host.controlUrl, instanceId, agentCreateBody(instance, template, this.o.endercloudUser ? { endercloudUser: this.o.endercloudUser } : {}), ids);
       const start = cmd.payload.start !== false;
       const updated = await applyCreateSuccess(store, cmd, host, res, start, this.o.clock.now());
       if (!start) await this.queueStop(cmd, host.id);
       else if (updated?.state === 'starting') await this.startedHook(updated, log);
       return endpointResult(res);
     }
+    if (cmd.kind === 'action' && this.o.actions) return this.o.actions.run(cmd, host, log);
     if (POWER_KINDS.includes(cmd.kind)) {
       return endpointResult(await agents.power(host.controlUrl, instanceId, cmd.kind as PowerAction, cmd.payload, ids));
     }

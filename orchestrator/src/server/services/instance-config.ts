@@ -2,9 +2,19 @@
 // stored instance (container config, settings, generated secrets) and builds
 // the agent's create body from it. Secrets live only in secretSettings.
 
-import { randomBytes } from 'node:crypto';
-import type { ContainerConfig, Group, Instance, JsonObject, TemplateSpec, TemplateVersion, Variant } from '../../domain/index.js';
+import { createHash, randomBytes } from 'node:crypto';
+import type { ContainerConfig, ContainerUserSpec, Group, Instance, JsonObject, TemplateSpec, TemplateVersion, Variant } from '../../domain/index.js';
+import { containerUserString, redactSecrets } from '../../lifecycle/settings.js';
 import type { AgentCreateBody } from '../agent-client.js';
+
+/** The per-instance bridge secret (env name and secretSettings key). */
+export const INSTANCE_TOKEN_ENV = 'ENDERCLOUD_INSTANCE_TOKEN';
+/** A secret setting whose new value waits for the next replacement. */
+export const PENDING_SECRET_PREFIX = 'pending:';
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
 
 export interface InstanceDraft {
   id: string;
@@ -17,6 +27,8 @@ export interface InstanceDraft {
   now: number;
   /** Generates a secret value; injected for tests. */
   generateSecret?: () => string;
+  /** The container user chosen at creation (the template's when absent). */
+  user?: ContainerUserSpec;
 }
 
 export const defaultSecretGenerator = (): string => randomBytes(18).toString('base64url');
@@ -41,7 +53,10 @@ export function buildInstance(d: InstanceDraft): Omit<Instance, 'version'> {
   }
   Object.assign(env, d.variant.env);
   const secretSettings: Record<string, string> = {};
-  for (const name of secretsToGenerate(spec)) secretSettings[name] = (d.generateSecret ?? defaultSecretGenerator)();
+  const generate = d.generateSecret ?? defaultSecretGenerator;
+  for (const name of secretsToGenerate(spec)) secretSettings[name] = generate();
+  const bridgeToken = generate();
+  secretSettings[INSTANCE_TOKEN_ENV] = bridgeToken;
   const containerConfig: ContainerConfig = {
     image: spec.image,
     labels: spec.labels ?? {},
@@ -56,9 +71,9 @@ export function buildInstance(d: InstanceDraft): Omit<Instance, 'version'> {
     observed: null, endpoint: null, hostPort: null,
     memoryMb: memoryFor(d.variant, spec),
     settings, secretSettings, pendingChanges: [], containerConfig, containerConfigPending: false, revision: 1,
-    user: spec.user,
+    user: d.user ?? spec.user,
     crashLoop: { exits: [], windowMs: 600_000, tripped: false, trippedAt: null },
-    maintenance: null, activeAction: null, players: null, deletion: null, bridgeTokenHash: null,
+    maintenance: null, activeAction: null, players: null, deletion: null, bridgeTokenHash: hashToken(bridgeToken),
     createdAt: d.now, updatedAt: d.now,
   };
 }
@@ -67,10 +82,15 @@ export function buildInstance(d: InstanceDraft): Omit<Instance, 'version'> {
  * The agent's PUT /instances/:id body. Secret values join the env only here,
  * at dispatch, so they never sit in a stored command payload.
  */
-export function agentCreateBody(instance: Instance, template: TemplateSpec | undefined): AgentCreateBody {
-  const c = instance.containerConfig;
+export function agentCreateBody(
+  instance: Instance,
+  template: TemplateSpec | undefined,
+  opts: { endercloudUser?: { uid: number; gid: number }; config?: ContainerConfig; pull?: 'missing' | 'always' } = {},
+): AgentCreateBody {
+  const c = opts.config ?? instance.containerConfig;
   const env = { ...c.env };
   for (const [name, value] of Object.entries(instance.secretSettings)) {
+    if (name.startsWith(PENDING_SECRET_PREFIX)) continue;
     const variable = template?.variables.find((v) => v.name === name);
     env[variable?.env ?? name] = value;
   }
@@ -84,5 +104,43 @@ export function agentCreateBody(instance: Instance, template: TemplateSpec | und
     containerPort: c.containerPort,
   };
   if (instance.sessionId) body.sessionId = instance.sessionId;
+  const user = instance.user.mode === 'endercloud' && opts.endercloudUser
+    ? `${opts.endercloudUser.uid}:${opts.endercloudUser.gid}`
+    : containerUserString(instance.user.mode === 'endercloud' ? { mode: 'endercloud' } : instance.user);
+  if (user !== undefined) body.user = user;
+  if (Object.keys(c.labels).length > 0) body.labels = { ...c.labels };
+  if (template) {
+    body.stopSignal = template.stop.signal;
+    body.stopTimeoutSeconds = Math.max(1, Math.ceil(template.stop.timeoutMs / 1000));
+  }
+  if (opts.pull) body.pull = opts.pull;
   return body;
+}
+
+/** Every secret name of an instance: its secret settings and the template's secret variables. */
+export function secretNames(instance: Pick<Instance, 'secretSettings'>, template: TemplateSpec | undefined): string[] {
+  const names = new Set(Object.keys(instance.secretSettings).map((k) => (k.startsWith(PENDING_SECRET_PREFIX) ? k.slice(PENDING_SECRET_PREFIX.length) : k)));
+  for (const v of template?.variables ?? []) {
+    if (!v.secret) continue;
+    names.add(v.name);
+    if (v.env) names.add(v.env);
+  }
+  names.add(INSTANCE_TOKEN_ENV);
+  return [...names];
+}
+
+/** The immutable, redacted configuration a revision records. */
+export function revisionConfig(instance: Instance, template: TemplateSpec | undefined): JsonObject {
+  const config = {
+    image: instance.containerConfig.image,
+    labels: instance.containerConfig.labels,
+    env: instance.containerConfig.env,
+    resources: instance.containerConfig.resources,
+    containerPort: instance.containerConfig.containerPort,
+    layers: instance.containerConfig.layers,
+    settings: instance.settings,
+    secretSettings: Object.keys(instance.secretSettings).filter((k) => !k.startsWith(PENDING_SECRET_PREFIX)).sort(),
+    user: instance.user,
+  };
+  return redactSecrets(JSON.parse(JSON.stringify(config)) as JsonObject, secretNames(instance, template));
 }

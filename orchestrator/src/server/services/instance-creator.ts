@@ -11,7 +11,8 @@ import { AppError } from '../../shared/errors.js';
 import { assertId } from '../../shared/ids.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
-import { buildInstance, memoryFor } from './instance-config.js';
+import { validateContainerUser } from '../../lifecycle/settings.js';
+import { buildInstance, memoryFor, revisionConfig } from './instance-config.js';
 
 export interface CreateInstanceRequest {
   groupId: string;
@@ -19,6 +20,8 @@ export interface CreateInstanceRequest {
   name?: string;
   /** Start the container after creation (default true). */
   start?: boolean;
+  /** The container user (`{mode: endercloud|custom|image}`); never editable afterwards. */
+  user?: unknown;
 }
 
 export interface InstanceCreatorOptions {
@@ -56,6 +59,7 @@ export class InstanceCreator {
     const name = req.name === undefined ? `${group.id}-${id.slice(2)}` : assertId('name', req.name);
     if (req.name !== undefined && (await store.instances.getByName(name))) throw new AppError('CONFLICT', `an instance named ${name} already exists`);
     const memoryMb = memoryFor(variant, template.spec);
+    const user = req.user === undefined ? undefined : unwrap(validateContainerUser(req.user));
     const start = req.start ?? true;
     const commandId = `cmd-${randomUUID()}`;
 
@@ -68,8 +72,10 @@ export class InstanceCreator {
       const draft = buildInstance({
         id, name, group, variant, template, hostId, now, desiredState: start ? 'running' : 'stopped',
         ...(this.o.generateSecret ? { generateSecret: this.o.generateSecret } : {}),
+        ...(user ? { user } : {}),
       });
       const instance = await tx.instances.create(draft);
+      await tx.revisions.append({ instanceId: id, revision: 1, createdAt: now, actor, reason: 'created', config: revisionConfig(instance, template.spec) });
       await tx.history.append({ instanceId: id, at: now, from: null, to: 'installing', reason: `placed on host ${hostId}`, actor, commandId, details: { hostId, memoryMb } });
       const command = await tx.commands.create(
         { id: commandId, kind: 'create', instanceId: id, hostId, payload: { start }, requestId, maxAttempts: this.o.commandMaxAttempts },

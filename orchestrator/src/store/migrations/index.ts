@@ -4,13 +4,17 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { AppError } from '../../shared/errors.js';
 import * as initial from './0001-initial.js';
+import * as systemSettings from './0002-system-settings.js';
 
 export type StoreDialect = 'sqlite' | 'postgres';
 
 type DialectMigration = (db: Kysely<unknown>, dialect: StoreDialect) => Promise<void>;
 
 /** Append only: never rename, reorder or edit a released migration. */
-const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [['0001_initial', initial.up]];
+const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [
+  ['0001_initial', initial.up],
+  ['0002_system_settings', systemSettings.up],
+];
 
 class StaticMigrationProvider implements MigrationProvider {
   constructor(private readonly dialect: StoreDialect) {}

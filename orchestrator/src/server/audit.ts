@@ -1,0 +1,84 @@
+// The audit trail of the HTTP API: a route declares `config.audit` (action and
+// target kind) and one onSend hook appends the entry — actor (token name),
+// target, redacted parameters, result and error code — for successes and
+// refusals alike. Handlers may refine the target id and parameters.
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { JsonObject, JsonValue } from '../domain/index.js';
+import { REDACTED } from '../lifecycle/settings.js';
+import type { Store } from '../store/store.js';
+import type { Clock } from './clock.js';
+import { actorOf } from './context.js';
+
+export interface AuditSpec {
+  action: string;
+  targetKind: string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    audit?: AuditSpec;
+  }
+  interface FastifyRequest {
+    /** Set by handlers (target id, redacted params) and by the error handler (error code). */
+    auditInfo?: { targetId?: string; params?: JsonObject; errorCode?: string };
+  }
+}
+
+const SECRET_KEY = /pass(word)?|secret|token|credential|private/i;
+const MAX_PARAM_CHARS = 8000;
+
+/** Deep copy with every value under a secret-looking key replaced; long strings cut. */
+export function redactParams(value: unknown, extraSecretKeys: readonly string[] = []): JsonValue {
+  const extra = new Set(extraSecretKeys);
+  const walk = (v: unknown, depth: number): JsonValue => {
+    if (depth > 8) return '[…]';
+    if (Array.isArray(v)) return v.slice(0, 100).map((x) => walk(x, depth + 1));
+    if (typeof v === 'string') return v.length > 1000 ? `${v.slice(0, 1000)}…` : v;
+    if (typeof v === 'number' || typeof v === 'boolean' || v === null) return v;
+    if (typeof v === 'object' && v !== undefined) {
+      return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, SECRET_KEY.test(k) || extra.has(k) ? REDACTED : walk(x, depth + 1)]));
+    }
+    return null;
+  };
+  return walk(value, 0);
+}
+
+/** Notes the target id and parameters the entry should carry (already redacted by the caller when needed). */
+export function auditTarget(request: FastifyRequest, targetId: string, params?: JsonObject): void {
+  request.auditInfo = { ...request.auditInfo, targetId, ...(params ? { params } : {}) };
+}
+
+function defaultTarget(request: FastifyRequest): string | null {
+  const p = request.params as Record<string, string> | undefined;
+  if (!p) return null;
+  if (p.name && p.version) return `${p.name}@${p.version}`;
+  return p.id ?? p.agentId ?? p.name ?? null;
+}
+
+function defaultParams(request: FastifyRequest): JsonObject {
+  const body = request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as { pipe?: unknown }).pipe === 'function') return {};
+  const redacted = redactParams(body) as JsonObject;
+  return JSON.stringify(redacted).length > MAX_PARAM_CHARS ? { truncated: true, fields: Object.keys(redacted) } : redacted;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any logger/server flavour of Fastify
+export function registerAuditHook(app: FastifyInstance<any, any, any, any>, deps: { store: Store; clock: Clock }): void {
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload) => {
+    const spec = request.routeOptions.config?.audit;
+    if (!spec) return payload;
+    const ok = reply.statusCode < 400;
+    const info = request.auditInfo ?? {};
+    try {
+      await deps.store.audit.append({
+        at: deps.clock.now(), actor: actorOf(request), action: spec.action, targetKind: spec.targetKind,
+        targetId: info.targetId ?? defaultTarget(request), params: info.params ?? defaultParams(request),
+        result: ok ? 'ok' : 'error', errorCode: ok ? null : (info.errorCode ?? `HTTP_${reply.statusCode}`), requestId: request.id,
+      });
+    } catch (err) {
+      request.log.error({ err }, 'could not write the audit entry');
+    }
+    return payload;
+  });
+}

@@ -1,0 +1,94 @@
+// Lifecycle actions: start, stop, restart, pause, resume (202 with the durable
+// command id), the crash-loop reset, and the bridge's SERVER_READY event.
+
+import { timingSafeEqual } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../shared/errors.js';
+import { auditTarget } from '../audit.js';
+import { bearerOf } from '../auth/tokens.js';
+import { MANAGER_SCOPE, writeScope } from '../auth/scopes.js';
+import { actorOf, type ServerContext } from '../context.js';
+import { hashToken } from '../services/instance-config.js';
+import { moveInstance } from '../services/instance-transitions.js';
+import { userActor } from '../services/lifecycle-service.js';
+import { instanceView } from '../views.js';
+
+const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+const EventBody = Type.Object(
+  {
+    type: Type.Literal('SERVER_READY'),
+    /** The container's ENDERCLOUD_REPORTED_ENDPOINT, when it sets one: "host:port" players should use. */
+    endpoint: Type.Optional(Type.String({ minLength: 3, maxLength: 300, pattern: '^[A-Za-z0-9._:\\[\\]-]+:[0-9]{1,5}$' })),
+  },
+  { additionalProperties: false },
+);
+
+const ACTIONS = ['start', 'stop', 'restart', 'pause', 'resume'] as const;
+const WAKE_ACTIONS: readonly string[] = ['start', 'resume'];
+const wakeScope = { scope: 'instances:write', anyOf: [...writeScope('instances').anyOf, 'router'] };
+
+export async function instanceActionRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
+  for (const action of ACTIONS) {
+    api.post(`/instances/:id/${action}`, {
+      schema: { tags: ['instances'], summary: `${action} (202: the action is persisted and queued; 409 INSTANCE_BUSY while another runs)`, params: InstanceParams },
+      // The edge router wakes sleeping servers (start/resume) with its own `router` token.
+      config: { auth: { scope: WAKE_ACTIONS.includes(action) ? wakeScope : writeScope('instances') }, audit: { action: `instance.${action}`, targetKind: 'instance' } },
+    }, async (req, reply) => {
+      const { id } = req.params as Static<typeof InstanceParams>;
+      const instance = await ctx.lifecycle.find(id);
+      auditTarget(req, instance.id, {});
+      const result = await ctx.lifecycle.request(instance.id, action, userActor(req.principal), { requestId: req.id });
+      return reply.status(result.noop && result.commandId === null ? 200 : 202).send({
+        id: instance.id, commandId: result.commandId, state: result.state, ...(result.noop ? { noop: result.noop } : {}),
+      });
+    });
+  }
+
+  api.post('/instances/:id/reset-crash-loop', {
+    schema: { tags: ['instances'], summary: 'Reset the crash-loop breaker after diagnosis (admin/manager); an instance in error becomes stopped', params: InstanceParams },
+    config: { auth: { scope: MANAGER_SCOPE }, audit: { action: 'instance.reset-crash-loop', targetKind: 'instance' } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof InstanceParams>;
+    const instance = await ctx.lifecycle.resetCrashLoop(id, actorOf(req));
+    auditTarget(req, instance.id, {});
+    return instanceView(instance, { policy: ctx.lifecycle.crashPolicy(await ctx.lifecycle.templateOf(instance)), now: ctx.clock.now() });
+  });
+
+  // The bridge: the container itself says it is ready, with its own per-instance secret.
+  api.post('/instances/:id/events', {
+    schema: { tags: ['instances'], summary: 'Container events (bridge readiness): Authorization: Bearer $ENDERCLOUD_INSTANCE_TOKEN', params: InstanceParams, body: EventBody },
+    config: { auth: { public: true }, audit: { action: 'instance.event', targetKind: 'instance' } },
+  }, async (req, reply) => {
+    const { id } = req.params as Static<typeof InstanceParams>;
+    const body = req.body as Static<typeof EventBody>;
+    const instance = await ctx.store.instances.get(id);
+    const secret = bearerOf(req.headers.authorization);
+    if (!instance || !instance.bridgeTokenHash || secret === undefined || !sameHash(hashToken(secret), instance.bridgeTokenHash)) {
+      throw new AppError('UNAUTHORIZED', 'missing or wrong instance token (ENDERCLOUD_INSTANCE_TOKEN)');
+    }
+    const now = ctx.clock.now();
+    ctx.bridge.report(instance.id, now);
+    const endpoint = body.endpoint ? parseEndpoint(body.endpoint) : undefined;
+    const patch = endpoint ? { endpoint } : {};
+    if (instance.state === 'starting' || instance.state === 'degraded') {
+      await moveInstance(ctx.store, instance, 'online', { now, reason: 'the server reported SERVER_READY', patch });
+    } else if (endpoint) {
+      await ctx.store.instances.update(instance.id, patch, { now });
+    }
+    return reply.status(202).send({ accepted: true });
+  });
+}
+
+function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function parseEndpoint(value: string): { host: string; port: number } {
+  const i = value.lastIndexOf(':');
+  const port = Number(value.slice(i + 1));
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new AppError('VALIDATION_FAILED', `body/endpoint has no valid port: ${value}`);
+  return { host: value.slice(0, i).replace(/^\[|\]$/g, ''), port };
+}

@@ -1,0 +1,257 @@
+// The worker's side of the lifecycle: runs one persisted `action` command
+// (start, stop, restart, pause, resume, apply-settings, delete) against the
+// agent, then records the outcome as a state transition with its reason and
+// clears the active action. Commands of one instance run in order (claimDue).
+
+import type { Command, Host, Instance, InstanceState, JsonObject, TemplateSpec } from '../../domain/index.js';
+import type { InstanceAction } from '../../lifecycle/actions.js';
+import { evaluateReadiness } from '../../lifecycle/readiness.js';
+import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
+import { AppError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Store } from '../../store/store.js';
+import type { AgentClient, CallIds } from '../agent-client.js';
+import type { Clock } from '../clock.js';
+import { agentCreateBody, revisionConfig } from './instance-config.js';
+import { moveInstance } from './instance-transitions.js';
+import { applyPendingChanges } from './pending-changes.js';
+import { readinessOf, type ReadinessProber } from './readiness-prober.js';
+
+export interface ActionRunnerOptions {
+  store: Store;
+  agents: AgentClient;
+  clock: Clock;
+  logger: Logger;
+  prober: ReadinessProber;
+  endercloudUser: { uid: number; gid: number };
+  resumeTimeoutMs: number;
+  /** A container was started: the supervisor begins probing it. */
+  onStarted: (instanceId: string) => void;
+  /** A deletion finished: forget in-memory state. */
+  onDeleted?: (instanceId: string) => void;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export class ActionRunner {
+  constructor(private readonly o: ActionRunnerOptions) {}
+
+  private get now(): number {
+    return this.o.clock.now();
+  }
+
+  async run(cmd: Command, host: Host, log: Logger): Promise<JsonObject> {
+    const instance = await this.o.store.instances.get(cmd.instanceId ?? '');
+    if (!instance) return { skipped: 'the instance no longer exists' };
+    if (instance.activeAction?.commandId !== cmd.id) return { skipped: 'superseded: the instance no longer waits for this command' };
+    const action = cmd.payload.action as InstanceAction;
+    const template = await this.templateOf(instance);
+    const ctx = { cmd, host, template, ids: { commandId: cmd.id, requestId: cmd.requestId }, actor: String(cmd.payload.actor ?? 'system'), log };
+    switch (action) {
+      case 'start':
+        return this.start(instance, ctx);
+      case 'stop':
+        return this.stop(instance, ctx, true);
+      case 'restart': {
+        const stopped = instance.state === 'stopping' ? await this.stopContainer(instance, ctx, 'starting') : instance;
+        return this.start(stopped, ctx);
+      }
+      case 'pause':
+        return this.pause(instance, ctx);
+      case 'resume':
+        return this.resume(instance, ctx);
+      case 'apply-settings':
+        return this.applySettings(instance, ctx);
+      case 'delete':
+        return this.remove(instance, ctx);
+      default:
+        throw new AppError('VALIDATION_FAILED', `unknown lifecycle action ${String(action)}`);
+    }
+  }
+
+  /** A command that failed for good: leave a visible state and free the instance for the next action. */
+  async failedForGood(cmd: Command, message: string): Promise<void> {
+    const instance = await this.o.store.instances.get(cmd.instanceId ?? '');
+    if (!instance || instance.activeAction?.commandId !== cmd.id) return;
+    const action = String(cmd.payload.action);
+    const reason = `${action} failed: ${message}`;
+    const patch = { activeAction: null };
+    if (action === 'delete') {
+      const deletion = instance.deletion ? { ...instance.deletion, lastError: message.slice(0, 500) } : null;
+      await moveInstance(this.o.store, instance, 'error', { now: this.now, reason, commandId: cmd.id, patch: { ...patch, deletion } });
+    } else if (['pause', 'resume'].includes(action) && instance.state === 'pausing') {
+      await moveInstance(this.o.store, instance, 'online', { now: this.now, reason, commandId: cmd.id, patch });
+    } else if (instance.state === 'paused' || instance.state === 'stopped') {
+      await this.o.store.instances.update(instance.id, { ...patch, stateReason: reason }, { now: this.now });
+    } else {
+      await moveInstance(this.o.store, instance, 'error', { now: this.now, reason, commandId: cmd.id, patch });
+    }
+  }
+
+  // ---------------------------------------------------------------- actions
+
+  private async start(instance: Instance, ctx: RunContext): Promise<JsonObject> {
+    let current = instance;
+    if (current.state !== 'starting') {
+      // A delayed (backoff) restart kept `stopped` until now.
+      current = (await moveInstance(this.o.store, current, 'starting', { now: this.now, reason: `start by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? current;
+    }
+    let result: JsonObject;
+    if (current.containerConfigPending || current.pendingChanges.length > 0) {
+      result = await this.replace(current, ctx, true);
+    } else {
+      const res = await this.o.agents.power(ctx.host.controlUrl, current.id, 'start', {}, ctx.ids);
+      result = { state: res.state };
+    }
+    const started = await this.o.store.instances.update(current.id, {
+      activeAction: null, stateChangedAt: this.now, observed: { container: 'running', observedAt: this.now },
+    }, { now: this.now });
+    this.o.onStarted(started.id);
+    ctx.log.info({ instanceId: started.id }, 'container started; readiness probing');
+    return result;
+  }
+
+  private async stop(instance: Instance, ctx: RunContext, final: boolean): Promise<JsonObject> {
+    const stopped = await this.stopContainer(instance, ctx, final ? null : 'starting');
+    return { state: stopped.state, path: String(stopped.stateReason ?? '') };
+  }
+
+  /** Graceful stop; records the path. `then` keeps the action active (restart continues). */
+  private async stopContainer(instance: Instance, ctx: RunContext, then: InstanceState | null): Promise<Instance> {
+    const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
+    let res;
+    try {
+      res = await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'INSTANCE_NOT_FOUND') {
+        await moveInstance(this.o.store, instance, 'unknown', { now: this.now, reason: 'the managed container is missing; not recreated', commandId: ctx.cmd.id, patch: { activeAction: null } });
+        throw new AppError('INSTANCE_NOT_FOUND', `instance ${instance.name} has no container on host ${ctx.host.id}; it is now unknown`);
+      }
+      throw err;
+    }
+    const path = stopPath(res);
+    const details = { path, method: res.method, killed: res.killed, exitCode: res.exitCode, timeoutSeconds: request.timeoutSeconds };
+    const patch = { observed: { container: 'exited' as const, ...(res.exitCode === null ? {} : { exitCode: res.exitCode }), observedAt: this.now }, ...(then ? {} : { activeAction: null }) };
+    const moved = await moveInstance(this.o.store, instance, 'stopped', { now: this.now, reason: describeStop(path, request.timeoutSeconds, res.exitCode), actor: ctx.actor, commandId: ctx.cmd.id, details, patch });
+    if (!moved) throw new AppError('CONFLICT', `instance ${instance.name} changed state during its stop`, { retryable: true });
+    if (then) return (await moveInstance(this.o.store, moved, then, { now: this.now, reason: `restart by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? moved;
+    return moved;
+  }
+
+  private async pause(instance: Instance, ctx: RunContext): Promise<JsonObject> {
+    const res = await this.o.agents.power(ctx.host.controlUrl, instance.id, 'pause', {}, ctx.ids);
+    await moveInstance(this.o.store, instance, 'paused', {
+      now: this.now, reason: `paused by ${ctx.actor} (warm sleep)`, actor: ctx.actor, commandId: ctx.cmd.id,
+      patch: { activeAction: null, observed: { container: 'paused', observedAt: this.now } },
+    });
+    return { state: res.state };
+  }
+
+  /** Unpause, then one quick readiness check bounded by resumeTimeoutMs: online, or degraded. */
+  private async resume(instance: Instance, ctx: RunContext): Promise<JsonObject> {
+    await this.o.agents.power(ctx.host.controlUrl, instance.id, 'unpause', {}, ctx.ids);
+    const spec = readinessOf(ctx.template);
+    const startedAt = this.now;
+    const sleep = this.o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const attempts = Math.max(1, Math.ceil(this.o.resumeTimeoutMs / 100));
+    let decision: ReturnType<typeof evaluateReadiness> = { kind: 'stay', reason: 'not checked' };
+    let players: { online: number; max: number } | undefined;
+    for (let i = 0; i < attempts; i++) {
+      const outcome = await this.o.prober.probe(instance, spec, ctx.host);
+      players = outcome.players ?? players;
+      const last = i === attempts - 1;
+      decision = evaluateReadiness({
+        state: 'paused', waitStartedAt: startedAt, now: last ? startedAt + this.o.resumeTimeoutMs : this.now, timeoutMs: this.o.resumeTimeoutMs,
+        failureThreshold: spec.failureThreshold, container: { status: 'running' }, probe: { ready: outcome.ready, consecutiveFailures: outcome.ready ? 0 : i + 1 },
+      });
+      if (decision.kind === 'transition') break;
+      await sleep(100);
+    }
+    const to = decision.kind === 'transition' ? decision.to : 'degraded';
+    const reason = decision.kind === 'transition' ? decision.reason : 'resumed but not ready';
+    await moveInstance(this.o.store, instance, to, {
+      now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id,
+      patch: { activeAction: null, observed: { container: 'running', observedAt: this.now }, ...(players ? { players: { ...players, at: this.now } } : {}) },
+    });
+    if (to === 'online' || to === 'degraded') this.o.onStarted(instance.id);
+    return { state: to };
+  }
+
+  /** Stop (if running), one replacement with every pending change, then restore the prior running/stopped intent. */
+  private async applySettings(instance: Instance, ctx: RunContext): Promise<JsonObject> {
+    const wasRunning = instance.observed?.container === 'running' || instance.observed?.container === 'paused';
+    if (wasRunning) {
+      const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
+      const res = await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids);
+      await this.o.store.history.append({
+        instanceId: instance.id, at: this.now, from: 'update', to: 'update', reason: `stopped for replacement: ${describeStop(stopPath(res), request.timeoutSeconds, res.exitCode)}`,
+        actor: ctx.actor, commandId: ctx.cmd.id, details: { path: stopPath(res) },
+      });
+    }
+    const start = instance.desiredState === 'running';
+    const result = await this.replace(instance, ctx, start);
+    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    await moveInstance(this.o.store, current, start ? 'starting' : 'stopped', {
+      now: this.now, reason: start ? 'configuration replaced; starting' : 'configuration replaced; the instance stays stopped', actor: ctx.actor, commandId: ctx.cmd.id,
+      patch: { activeAction: null, observed: { container: start ? 'running' : 'exited', observedAt: this.now } },
+    });
+    if (start) this.o.onStarted(instance.id);
+    return result;
+  }
+
+  /** One controlled replacement (same runtime directory and host port); records the new immutable revision. */
+  private async replace(instance: Instance, ctx: RunContext, start: boolean): Promise<JsonObject> {
+    const next = applyPendingChanges(instance, ctx.template);
+    const staged: Instance = { ...instance, ...next };
+    const body = agentCreateBody(staged, ctx.template, { endercloudUser: this.o.endercloudUser, pull: 'missing' });
+    const res = await this.o.agents.replace(ctx.host.controlUrl, instance.id, { ...body, start }, ctx.ids);
+    const now = this.now;
+    const revision = instance.revision + 1;
+    const applied = instance.pendingChanges.map((c) => c.key);
+    await this.o.store.transaction(async (tx) => {
+      await tx.instances.update(instance.id, {
+        ...next, pendingChanges: [], containerConfigPending: false, revision,
+        ...(res.hostPort !== null && res.hostPort !== undefined ? { hostPort: res.hostPort, endpoint: { host: ctx.host.gameAddress, port: res.hostPort } } : {}),
+      }, { now });
+      await tx.revisions.append({ instanceId: instance.id, revision, createdAt: now, actor: ctx.actor, reason: `replacement applying ${applied.join(', ') || 'the current configuration'}`, config: revisionConfig({ ...staged, revision }, ctx.template) });
+      await tx.history.append({ instanceId: instance.id, at: now, from: instance.state, to: instance.state, reason: `container replaced (revision ${revision}): ${applied.join(', ') || 'no pending changes'}`, actor: ctx.actor, commandId: ctx.cmd.id, details: { applied, revision } });
+    });
+    return { replaced: true, revision, applied, state: res.state };
+  }
+
+  /** Scoped deletion: stop, remove the container and the chosen files, then forget the record. */
+  private async remove(instance: Instance, ctx: RunContext): Promise<JsonObject> {
+    const scope = { keepData: ctx.cmd.payload.keepData !== false, paths: Array.isArray(ctx.cmd.payload.paths) ? ctx.cmd.payload.paths.map(String) : [] };
+    const scopes = Array.isArray(ctx.cmd.payload.scopes) ? ctx.cmd.payload.scopes.map(String) : ['container'];
+    const observed = instance.observed?.container;
+    // A stop of a stopped container is a no-op on the agent; skip it only when Docker said so.
+    if (observed !== 'exited' && observed !== 'absent' && observed !== 'created') {
+      const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
+      await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids).catch((err: unknown) => {
+        if (!(err instanceof AppError && err.code === 'INSTANCE_NOT_FOUND')) throw err;
+      });
+    }
+    const res = await this.o.agents.remove(ctx.host.controlUrl, instance.id, ctx.ids, scope.paths.length > 0 ? { paths: scope.paths } : { keepData: scope.keepData });
+    await this.o.store.transaction(async (tx) => {
+      if (instance.hostId) await tx.hosts.releaseMemory(instance.hostId, instance.memoryMb);
+      await tx.instances.delete(instance.id);
+    });
+    this.o.onDeleted?.(instance.id);
+    ctx.log.info({ instanceId: instance.id, scopes }, 'instance deleted');
+    return { deleted: true, scopes, containerRemoved: res.containerRemoved, directoryRemoved: res.directoryRemoved };
+  }
+
+  private async templateOf(instance: Instance): Promise<TemplateSpec | undefined> {
+    const group = await this.o.store.groups.get(instance.groupId);
+    const variant = group?.variants.find((v) => v.id === instance.variantId);
+    return variant ? (await this.o.store.templates.get(variant.template.name, variant.template.version))?.spec : undefined;
+  }
+}
+
+interface RunContext {
+  cmd: Command;
+  host: Host;
+  template: TemplateSpec | undefined;
+  ids: CallIds;
+  actor: string;
+  log: Logger;
+}

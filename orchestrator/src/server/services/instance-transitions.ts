@@ -1,0 +1,44 @@
+// One place that moves an instance between lifecycle states: checks the move
+// against the pure transition table, records the event in the history entry,
+// and applies a patch in the same transaction (store.instances.transition).
+
+import type { Instance, InstanceState, JsonObject } from '../../domain/index.js';
+import { transitionEvent } from '../../lifecycle/states.js';
+import { AppError } from '../../shared/errors.js';
+import type { InstancePatch, Store } from '../../store/store.js';
+
+export interface MoveOptions {
+  now: number;
+  reason: string;
+  actor?: string | null;
+  commandId?: string | null;
+  details?: JsonObject | null;
+  patch?: InstancePatch;
+}
+
+/**
+ * Moves `instance` (as last read) to `to`, guarded by its current state: a
+ * concurrent change in between makes it return undefined. Staying in the same
+ * state only applies the patch (no history entry).
+ */
+export async function moveInstance(store: Store, instance: Instance, to: InstanceState, o: MoveOptions): Promise<Instance | undefined> {
+  if (instance.state === to) {
+    if (!o.patch || Object.keys(o.patch).length === 0) return instance;
+    const current = await store.instances.get(instance.id);
+    if (!current || current.state !== to) return undefined;
+    return store.instances.update(instance.id, o.patch, { now: o.now });
+  }
+  const event = transitionEvent(instance.state, to);
+  if (event === undefined) {
+    throw new AppError('INVALID_TRANSITION', `instance ${instance.name} cannot go from ${instance.state} to ${to} (${o.reason})`, { details: { from: instance.state, to } });
+  }
+  return store.instances.transition(instance.id, to, {
+    now: o.now,
+    from: [instance.state],
+    reason: o.reason.slice(0, 1000),
+    actor: o.actor ?? 'system',
+    commandId: o.commandId ?? null,
+    details: { event, ...(o.details ?? {}) },
+    ...(o.patch ? { patch: o.patch } : {}),
+  });
+}

@@ -1,0 +1,166 @@
+// Handlers' side of the lifecycle: decide with the pure checkAction, then
+// persist the intent (desired state, active action, entry state) and the
+// durable `action` command in one transaction, before anything is dispatched.
+// The worker (action-runner.ts) applies it; a second conflicting action gets
+// INSTANCE_BUSY naming the one in progress.
+
+import { randomUUID } from 'node:crypto';
+import type { Instance, InstanceState, JsonObject, MaintenanceMode, TemplateSpec } from '../../domain/index.js';
+import { checkAction, type Actor, type InstanceAction } from '../../lifecycle/actions.js';
+import { crashLoopPolicy, resetCrashLoop, toStored, type CrashLoopPolicy } from '../../lifecycle/crash-loop.js';
+import { unwrap } from '../../lifecycle/result.js';
+import { AppError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import type { InstancePatch, Store } from '../../store/store.js';
+import type { Clock } from '../clock.js';
+import { moveInstance } from './instance-transitions.js';
+
+export const SYSTEM_ACTOR: Actor = { kind: 'system', name: 'system', scopes: [] };
+const GLOBAL_MAINTENANCE_KEY = 'maintenance';
+const PERSIST_ATTEMPTS = 3;
+
+export interface ActionRequestOptions {
+  requestId: string;
+  /** Extra command payload (deletion scopes, replacement mode, …). Never secrets. */
+  payload?: JsonObject;
+  /** Earliest dispatch (crash-restart backoff). */
+  notBefore?: number;
+  /** Keep the current state until the command runs (a delayed restart stays `stopped`). */
+  deferEnter?: boolean;
+  reason?: string;
+  /** Fields persisted with the intent in the same transaction (deletion progress, …). */
+  patch?: InstancePatch;
+}
+
+export interface ActionRequestResult {
+  commandId: string | null;
+  /** Set when nothing had to be done (the effect already holds or is in progress). */
+  noop?: string;
+  state: InstanceState;
+}
+
+export interface LifecycleServiceOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  commandMaxAttempts: number;
+  onCommandsQueued: () => void;
+  crashLoopDefaults: CrashLoopPolicy;
+}
+
+export class LifecycleService {
+  constructor(private readonly o: LifecycleServiceOptions) {}
+
+  async templateOf(instance: Instance): Promise<TemplateSpec | undefined> {
+    const group = await this.o.store.groups.get(instance.groupId);
+    const variant = group?.variants.find((v) => v.id === instance.variantId);
+    return variant ? (await this.o.store.templates.get(variant.template.name, variant.template.version))?.spec : undefined;
+  }
+
+  crashPolicy(template: TemplateSpec | undefined): CrashLoopPolicy {
+    return crashLoopPolicy(this.o.crashLoopDefaults, template?.crashLoop);
+  }
+
+  /**
+   * Admin reset after diagnosis: clears the breaker and re-enables automatic
+   * restarts; an instance in `error` becomes `stopped` (start it explicitly).
+   */
+  async resetCrashLoop(idOrName: string, actor: string): Promise<Instance> {
+    const instance = await this.find(idOrName);
+    if (instance.activeAction) {
+      throw new AppError('INSTANCE_BUSY', `instance ${instance.name} is busy: ${instance.activeAction.kind} is in progress`, { details: { inProgress: instance.activeAction.kind, commandId: instance.activeAction.commandId } });
+    }
+    const now = this.o.clock.now();
+    const crashLoop = toStored(resetCrashLoop(), this.crashPolicy(await this.templateOf(instance)));
+    if (instance.state === 'error') {
+      const moved = await moveInstance(this.o.store, instance, 'stopped', { now, reason: `crash loop reset by ${actor}`, actor, patch: { crashLoop, desiredState: 'stopped' } });
+      if (moved) return moved;
+    }
+    return this.o.store.instances.update(instance.id, { crashLoop }, { now });
+  }
+
+  /** By id or by name; INSTANCE_NOT_FOUND otherwise. */
+  async find(idOrName: string): Promise<Instance> {
+    const instance = (await this.o.store.instances.get(idOrName)) ?? (await this.o.store.instances.getByName(idOrName));
+    if (!instance) throw new AppError('INSTANCE_NOT_FOUND', `instance ${idOrName} does not exist`);
+    return instance;
+  }
+
+  async globalMaintenance(): Promise<MaintenanceMode | null> {
+    const value = (await this.o.store.system.get(GLOBAL_MAINTENANCE_KEY)) as MaintenanceMode | undefined;
+    return value?.enabled ? value : null;
+  }
+
+  async setGlobalMaintenance(enabled: boolean, message: string): Promise<MaintenanceMode | null> {
+    const now = this.o.clock.now();
+    if (!enabled) {
+      await this.o.store.system.delete(GLOBAL_MAINTENANCE_KEY);
+      return null;
+    }
+    const mode: MaintenanceMode = { enabled: true, message, since: now };
+    await this.o.store.system.put(GLOBAL_MAINTENANCE_KEY, { ...mode }, now);
+    return mode;
+  }
+
+  async setInstanceMaintenance(idOrName: string, enabled: boolean, message: string): Promise<Instance> {
+    const instance = await this.find(idOrName);
+    const now = this.o.clock.now();
+    return this.o.store.instances.update(instance.id, { maintenance: enabled ? { enabled: true, message, since: now } : null }, { now });
+  }
+
+  /**
+   * Checks and persists one action. Concurrent requests race on the instance
+   * version: the loser re-reads, sees the winner's active action and gets
+   * INSTANCE_BUSY (or a no-op for the same idempotent action).
+   */
+  async request(idOrName: string, action: InstanceAction, actor: Actor, opts: ActionRequestOptions): Promise<ActionRequestResult> {
+    for (let attempt = 1; ; attempt++) {
+      const instance = await this.find(idOrName);
+      const plan = unwrap(checkAction(instance, action, actor, { globalMaintenance: await this.globalMaintenance() }));
+      if (plan.kind === 'noop') return { commandId: instance.activeAction?.commandId ?? null, noop: plan.reason, state: instance.state };
+      try {
+        const result = await this.persist(instance, action, plan.desiredState, opts.deferEnter ? null : plan.enterState, actor, opts);
+        this.o.onCommandsQueued();
+        return result;
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'CONFLICT') || attempt >= PERSIST_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  private async persist(
+    instance: Instance, action: InstanceAction, desiredState: Instance['desiredState'], enterState: InstanceState | null,
+    actor: Actor, opts: ActionRequestOptions,
+  ): Promise<ActionRequestResult> {
+    const now = this.o.clock.now();
+    const commandId = `cmd-${randomUUID()}`;
+    return this.o.store.transaction(async (tx) => {
+      let updated = await tx.instances.update(instance.id, { ...opts.patch, activeAction: { kind: action, commandId, startedAt: now }, desiredState }, { now, expectedVersion: instance.version });
+      if (enterState !== null && enterState !== instance.state) {
+        const moved = await tx.instances.transition(instance.id, enterState, {
+          now, from: [instance.state], reason: opts.reason ?? `${action} requested by ${actor.name}`, actor: actor.name, commandId,
+          details: { action },
+        });
+        if (!moved) throw new AppError('CONFLICT', `instance ${instance.id} changed state concurrently`);
+        updated = moved;
+      }
+      await tx.commands.create({
+        id: commandId, kind: 'action', instanceId: instance.id, hostId: instance.hostId, requestId: opts.requestId,
+        payload: { action, actor: actor.name, ...(opts.payload ?? {}) }, maxAttempts: this.o.commandMaxAttempts,
+        ...(opts.notBefore !== undefined ? { nextAttemptAt: Math.max(now, opts.notBefore) } : {}),
+      }, now);
+      return { commandId, state: updated.state };
+    });
+  }
+}
+
+/**
+ * The lifecycle actor of an API request: its token's name and scopes. A
+ * router token waking a server acts as an automatic actor (maintenance and
+ * the error state stop it like any scheduled work).
+ */
+export function userActor(principal: { name: string; scopes: readonly string[] } | undefined): Actor {
+  const scopes = principal?.scopes ?? [];
+  const automatic = scopes.includes('router') && !scopes.some((s) => ['admin', 'manager', 'operator'].includes(s) || s.startsWith('instances:'));
+  return { kind: automatic ? 'system' : 'user', name: principal?.name ?? 'anonymous', scopes };
+}

@@ -1,0 +1,112 @@
+// One readiness probe of one instance, per template kind: minecraft (Server
+// List Ping, ready when players.max > 0), tcp, http, log (a regex over the
+// agent's log tail) and bridge (the container reported SERVER_READY). Every
+// probe is bounded by the spec's probeTimeoutMs.
+
+import { connect } from 'node:net';
+import type { Host, Instance, TemplateSpec } from '../../domain/index.js';
+import { logLinesReady, validateReadinessSpec, type ReadinessSpec } from '../../lifecycle/readiness.js';
+import { isReadyStatus, pingServer } from '../../protocol/status-client.js';
+import type { AgentClient } from '../agent-client.js';
+
+export interface ProbeOutcome {
+  ready: boolean;
+  detail: string;
+  players?: { online: number; max: number };
+}
+
+/** SERVER_READY reports from bridge containers (POST /instances/:id/events), in memory. */
+export class BridgeSignals {
+  private readonly readyAt = new Map<string, number>();
+
+  report(instanceId: string, at: number): void {
+    this.readyAt.set(instanceId, at);
+  }
+
+  /** Whether the container reported ready since `since` (the current start). */
+  readySince(instanceId: string, since: number): boolean {
+    return (this.readyAt.get(instanceId) ?? -1) >= since;
+  }
+
+  forget(instanceId: string): void {
+    this.readyAt.delete(instanceId);
+  }
+}
+
+/** The template's readiness spec with every default filled; the tcp default when it is unusable. */
+export function readinessOf(template: TemplateSpec | undefined): ReadinessSpec {
+  const checked = validateReadinessSpec(template?.readiness ?? { kind: 'tcp', startupTimeoutMs: 120_000 });
+  if (checked.ok) return checked.value;
+  return { kind: 'tcp', startupTimeoutMs: 120_000, intervalMs: 2000, probeTimeoutMs: 2000, failureThreshold: 3 };
+}
+
+export interface ReadinessProberOptions {
+  agents: AgentClient;
+  fetch: typeof fetch;
+  bridge: BridgeSignals;
+  ping?: typeof pingServer;
+}
+
+export class ReadinessProber {
+  constructor(private readonly o: ReadinessProberOptions) {}
+
+  async probe(instance: Instance, spec: ReadinessSpec, host: Host): Promise<ProbeOutcome> {
+    try {
+      return await this.run(instance, spec, host);
+    } catch (err) {
+      return { ready: false, detail: (err as Error).message };
+    }
+  }
+
+  private async run(instance: Instance, spec: ReadinessSpec, host: Host): Promise<ProbeOutcome> {
+    if (spec.kind === 'bridge') {
+      const ready = instance.state === 'online' || this.o.bridge.readySince(instance.id, instance.stateChangedAt);
+      return { ready, detail: ready ? 'SERVER_READY reported' : 'waiting for SERVER_READY' };
+    }
+    if (spec.kind === 'log') {
+      const text = await this.o.agents.logs(host.controlUrl, instance.id, 200);
+      const ready = logLinesReady(spec.pattern, text.split('\n'));
+      return { ready, detail: ready ? `log matched ${spec.pattern}` : `no log line matches ${spec.pattern} yet` };
+    }
+    const endpoint = instance.endpoint;
+    if (!endpoint) return { ready: false, detail: 'no published endpoint yet' };
+    // Only the game port is published: probes go to it whatever port the spec names inside the container.
+    const { host: address, port } = endpoint;
+    switch (spec.kind) {
+      case 'minecraft': {
+        const { status } = await (this.o.ping ?? pingServer)(address, port, { timeoutMs: spec.probeTimeoutMs });
+        const players = { online: Number(status.players?.online ?? 0), max: Number(status.players?.max ?? 0) };
+        const ready = isReadyStatus(status);
+        return { ready, players, detail: ready ? 'status ping answered with players.max > 0' : 'status ping answered with players.max = 0 (still loading)' };
+      }
+      case 'http': {
+        const res = await this.o.fetch(`http://${address.includes(':') ? `[${address}]` : address}:${port}${spec.path}`, { signal: AbortSignal.timeout(spec.probeTimeoutMs) });
+        await res.body?.cancel();
+        const ready = spec.expectStatus === undefined ? res.status >= 200 && res.status < 400 : res.status === spec.expectStatus;
+        return { ready, detail: `HTTP ${res.status}` };
+      }
+      default:
+        await tcpConnect(address, port, spec.probeTimeoutMs);
+        return { ready: true, detail: 'TCP connect succeeded' };
+    }
+  }
+}
+
+function tcpConnect(host: string, port: number, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`TCP connect to ${host}:${port} timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve();
+    });
+    socket.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}

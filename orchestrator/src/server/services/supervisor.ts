@@ -1,0 +1,315 @@
+// The supervisor: at startup and every interval it compares each host's agent
+// inventory with the store (pure reconcile.ts), records observations, handles
+// unexpected exits with the crash-loop breaker (crash-loop.ts), and keeps one
+// readiness probe loop per starting/online/degraded instance (readiness.ts).
+// Clock and timers are injected, so tests drive it without waiting.
+
+import type { Host, Instance, ObservedState, TemplateSpec } from '../../domain/index.js';
+import { crashLoopPolicy, fromStored, recordExit, shouldAutoRestart, toStored, type CrashLoopPolicy } from '../../lifecycle/crash-loop.js';
+import { evaluateReadiness } from '../../lifecycle/readiness.js';
+import { reconcileInstance, type ObservedContainer, type ReconcileDecision } from '../../lifecycle/reconcile.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Store } from '../../store/store.js';
+import type { AgentClient, AgentInventoryEntry } from '../agent-client.js';
+import type { Clock } from '../clock.js';
+import { moveInstance } from './instance-transitions.js';
+import { SYSTEM_ACTOR, type LifecycleService } from './lifecycle-service.js';
+import { readinessOf, type ReadinessProber } from './readiness-prober.js';
+
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const realTimers: Timers = {
+  setTimeout: (fn, ms) => {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return t;
+  },
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+export interface SupervisorOptions {
+  store: Store;
+  agents: AgentClient;
+  clock: Clock;
+  logger: Logger;
+  prober: ReadinessProber;
+  lifecycle: LifecycleService;
+  intervalMs: number;
+  unknownGraceMs: number;
+  crashLoopDefaults: CrashLoopPolicy;
+  timers?: Timers;
+}
+
+const PROBED = ['starting', 'online', 'degraded'] as const;
+const PLAYER_RECORD_EVERY_MS = 10_000;
+const OBSERVABLE: readonly ObservedState['container'][] = ['created', 'running', 'paused', 'restarting', 'exited', 'dead'];
+
+export class Supervisor {
+  private readonly timers: Timers;
+  private timer: unknown;
+  private running = false;
+  private ticking: Promise<void> | undefined;
+  private readonly probeLoops = new Map<string, unknown>();
+  private readonly probing = new Set<Promise<unknown>>();
+  private readonly failures = new Map<string, number>();
+
+  constructor(private readonly o: SupervisorOptions) {
+    this.timers = o.timers ?? realTimers;
+  }
+
+  /** Reconciles at once (startup), then every interval. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    for (const handle of this.probeLoops.values()) if (handle !== null) this.timers.clearTimeout(handle);
+    this.probeLoops.clear();
+    await this.ticking;
+    await Promise.allSettled([...this.probing]);
+  }
+
+  /** Reconcile soon (after a command finished or a container started). */
+  kick(): void {
+    if (this.running) this.schedule(0);
+  }
+
+  /** Starts the probe loop of a freshly started instance at once. */
+  watch(instanceId: string): void {
+    if (!this.running) return;
+    this.failures.delete(instanceId);
+    this.ensureProbeLoop(instanceId, 0, true);
+  }
+
+  forget(instanceId: string): void {
+    const handle = this.probeLoops.get(instanceId);
+    if (handle) this.timers.clearTimeout(handle);
+    this.probeLoops.delete(instanceId);
+    this.failures.delete(instanceId);
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    this.timer = this.timers.setTimeout(() => {
+      this.timer = undefined;
+      if (this.ticking) return this.schedule(this.o.intervalMs);
+      this.ticking = this.tick()
+        .catch((err: unknown) => this.o.logger.error({ err }, 'supervisor tick failed'))
+        .finally(() => {
+          this.ticking = undefined;
+          if (this.running) this.schedule(this.o.intervalMs);
+        });
+    }, ms);
+  }
+
+  /** One reconciliation pass over every reachable host. */
+  async tick(): Promise<void> {
+    const hosts = await this.o.store.hosts.list({ statuses: ['ONLINE', 'MAINTENANCE'] });
+    const unfinished = await this.o.store.commands.list({ statuses: ['pending', 'dispatched'], limit: 1000 });
+    const busy = new Set(unfinished.map((c) => c.instanceId).filter((id): id is string => id !== null));
+    await Promise.all(hosts.map((h) => this.superviseHost(h, busy)));
+  }
+
+  private async superviseHost(host: Host, busy: ReadonlySet<string>): Promise<void> {
+    let inventory: AgentInventoryEntry[];
+    try {
+      inventory = await this.o.agents.inventory(host.controlUrl);
+    } catch (err) {
+      this.o.logger.warn({ hostId: host.id, err: (err as Error).message }, 'no inventory from host; its instances keep their state');
+      return;
+    }
+    const byId = new Map(inventory.map((c) => [c.instanceId, c]));
+    for (const instance of await this.o.store.instances.list({ hostId: host.id })) {
+      if (instance.activeAction || busy.has(instance.id)) continue;
+      try {
+        await this.superviseInstance(instance, byId.get(instance.id) ?? null, host);
+      } catch (err) {
+        this.o.logger.error({ instanceId: instance.id, err }, 'supervising an instance failed');
+      }
+    }
+  }
+
+  private async superviseInstance(stored: Instance, entry: AgentInventoryEntry | null, host: Host): Promise<void> {
+    let instance = stored;
+    const now = this.o.clock.now();
+    if (entry && (entry.state === 'exited' || entry.state === 'dead') && entry.exitCode === undefined) {
+      entry = { ...entry, ...(await this.o.agents.inspect(host.controlUrl, instance.id).catch(() => ({}))) };
+    }
+    const observed = observedOf(entry, now);
+    if (!sameObservation(instance.observed, observed)) instance = await this.o.store.instances.update(instance.id, { observed }, { now });
+    const container: ObservedContainer | null = entry ? {
+      status: toReconcileStatus(entry.state),
+      // The agent lists only our own (non-ownership) labels; ownership was checked by listing the container at all.
+      labels: entry.labels ?? instance.containerConfig.labels,
+      exitCode: entry.exitCode ?? null,
+      oomKilled: entry.oomKilled ?? false,
+      ...(entry.image ? { image: entry.image } : {}),
+    } : null;
+    const decision = reconcileInstance(
+      {
+        id: instance.id, state: instance.state, desiredState: instance.desiredState, stateChangedAt: instance.stateChangedAt,
+        expectedLabels: instance.containerConfig.labels, expectedImage: instance.containerConfig.image,
+      },
+      container, host.status, { now, unknownGraceMs: this.o.unknownGraceMs },
+    );
+    await this.apply(instance, decision, host);
+  }
+
+  private async apply(instance: Instance, decision: ReconcileDecision, host: Host): Promise<void> {
+    const now = this.o.clock.now();
+    switch (decision.action) {
+      case 'set_state':
+        await moveInstance(this.o.store, instance, decision.to, { now, reason: decision.reason });
+        if (decision.to !== instance.state) this.forget(instance.id);
+        return;
+      case 'await_readiness': {
+        const moved = decision.to ? await moveInstance(this.o.store, instance, decision.to, { now, reason: decision.reason }) : instance;
+        if (moved) this.ensureProbeLoop(instance.id, 0);
+        return;
+      }
+      case 'handle_crash':
+        this.forget(instance.id);
+        await this.handleCrash(instance, { exitCode: decision.exitCode, oomKilled: decision.oomKilled }, decision.reason);
+        return;
+      case 'start':
+      case 'stop':
+      case 'pause':
+      case 'resume':
+        await this.o.lifecycle.request(instance.id, decision.action, SYSTEM_ACTOR, { requestId: `reconcile-${now}`, reason: `reconciliation: ${decision.reason}` })
+          .catch((err: unknown) => this.o.logger.info({ instanceId: instance.id, action: decision.action, err: (err as Error).message }, 'reconciliation action refused'));
+        return;
+      default:
+        if ((PROBED as readonly string[]).includes(instance.state) && instance.observed?.container === 'running') this.ensureProbeLoop(instance.id, 0);
+        void host;
+    }
+  }
+
+  /** Unexpected exit: record it in the breaker; trip → error, else restart per template policy after the backoff. */
+  private async handleCrash(instance: Instance, exit: { exitCode: number | null; oomKilled: boolean }, reason: string): Promise<void> {
+    const now = this.o.clock.now();
+    const template = await this.templateOf(instance);
+    const policy = crashLoopPolicy(this.o.crashLoopDefaults, template?.crashLoop);
+    const recorded = recordExit(fromStored(instance.crashLoop), { at: now, ...exit }, policy);
+    const crashLoop = toStored(recorded.state, policy);
+    const details = { exitCode: exit.exitCode, oomKilled: exit.oomKilled, exitsInWindow: recorded.state.exits.length };
+    if (recorded.state.tripped) {
+      await moveInstance(this.o.store, instance, 'error', {
+        now, details, patch: { crashLoop, desiredState: 'stopped' },
+        reason: `${reason}; crash loop: ${recorded.state.exits.length} unexpected exits within ${Math.round(policy.windowMs / 1000)} s, automatic restart disabled until an admin resets it`,
+      });
+      return;
+    }
+    const restart = shouldAutoRestart(recorded.state, template?.restartPolicy ?? 'never', exit, now, policy);
+    if (!restart.restart) {
+      await moveInstance(this.o.store, instance, 'stopped', { now, details, reason: `${reason}; not restarted: ${restart.reason}`, patch: { crashLoop, desiredState: 'stopped' } });
+      return;
+    }
+    const moved = await moveInstance(this.o.store, instance, 'stopped', {
+      now, details: { ...details, restartInMs: restart.delayMs, attempt: restart.attempt }, patch: { crashLoop },
+      reason: `${reason}; automatic restart ${restart.attempt} in ${restart.delayMs} ms`,
+    });
+    if (!moved) return;
+    await this.o.lifecycle.request(instance.id, 'start', SYSTEM_ACTOR, {
+      requestId: `crash-restart-${now}`, notBefore: restart.notBefore, deferEnter: true, reason: 'automatic restart after an unexpected exit',
+    }).catch((err: unknown) => this.o.logger.warn({ instanceId: instance.id, err: (err as Error).message }, 'automatic restart refused'));
+  }
+
+  // ---------------------------------------------------------------- probes
+
+  private ensureProbeLoop(instanceId: string, delayMs: number, restart = false): void {
+    if (!this.running) return;
+    const existing = this.probeLoops.get(instanceId);
+    if (existing !== undefined && !restart) return;
+    if (existing) this.timers.clearTimeout(existing);
+    const handle = this.timers.setTimeout(() => {
+      this.probeLoops.set(instanceId, null);
+      const run = this.probeOnce(instanceId)
+        .catch((err: unknown) => {
+          this.o.logger.error({ instanceId, err }, 'readiness probe failed to run');
+          return 1000;
+        })
+        .then((next) => {
+          if (this.probeLoops.get(instanceId) !== null) return; // forgotten or restarted meanwhile
+          this.probeLoops.delete(instanceId);
+          if (next !== null) this.ensureProbeLoop(instanceId, next);
+        })
+        .finally(() => this.probing.delete(run));
+      this.probing.add(run);
+    }, delayMs);
+    this.probeLoops.set(instanceId, handle);
+  }
+
+  /**
+   * One probe of one instance and its consequence (online, degraded, or stay).
+   * Returns the delay before the next probe, or null when the instance left
+   * the probed states.
+   */
+  async probeOnce(instanceId: string): Promise<number | null> {
+    const instance = await this.o.store.instances.get(instanceId);
+    if (!instance || instance.activeAction || !(PROBED as readonly string[]).includes(instance.state) || !instance.hostId) return null;
+    const host = await this.o.store.hosts.get(instance.hostId);
+    if (!host) return null;
+    const template = await this.templateOf(instance);
+    const spec = readinessOf(template);
+    const outcome = await this.o.prober.probe(instance, spec, host);
+    const failures = outcome.ready ? 0 : (this.failures.get(instanceId) ?? 0) + 1;
+    this.failures.set(instanceId, failures);
+    const now = this.o.clock.now();
+    const status = instance.observed?.container;
+    const decision = evaluateReadiness({
+      state: instance.state, waitStartedAt: instance.stateChangedAt, now, timeoutMs: spec.startupTimeoutMs, failureThreshold: spec.failureThreshold,
+      container: { status: status === 'running' || status === 'paused' || status === 'created' ? status : status === 'exited' || status === 'dead' ? 'exited' : 'running' },
+      probe: { ready: outcome.ready, consecutiveFailures: failures },
+    });
+    const players = outcome.players && shouldRecordPlayers(instance, outcome.players, now) ? { players: { ...outcome.players, at: now } } : {};
+    if (decision.kind === 'transition') {
+      await moveInstance(this.o.store, instance, decision.to, { now, reason: `${decision.reason} (${outcome.detail})`, patch: players });
+    } else if (Object.keys(players).length > 0) {
+      await this.o.store.instances.update(instance.id, players, { now });
+    }
+    // Reconciliation handles exits; a starting instance is probed at its interval until ready or timed out.
+    if (decision.kind === 'exited') return null;
+    const nextState = decision.kind === 'transition' ? decision.to : instance.state;
+    return (PROBED as readonly string[]).includes(nextState) ? spec.intervalMs : null;
+  }
+
+  private async templateOf(instance: Instance): Promise<TemplateSpec | undefined> {
+    const group = await this.o.store.groups.get(instance.groupId);
+    const variant = group?.variants.find((v) => v.id === instance.variantId);
+    return variant ? (await this.o.store.templates.get(variant.template.name, variant.template.version))?.spec : undefined;
+  }
+}
+
+function toReconcileStatus(state: string): ObservedContainer['status'] {
+  return (['created', 'running', 'paused', 'restarting', 'exited', 'dead'] as const).find((s) => s === state) ?? 'exited';
+}
+
+function observedOf(entry: AgentInventoryEntry | null, now: number): ObservedState {
+  if (!entry) return { container: 'absent', observedAt: now };
+  const container = (OBSERVABLE as readonly string[]).includes(entry.state) ? (entry.state as ObservedState['container']) : 'unknown';
+  const out: ObservedState = { container, observedAt: now };
+  if (typeof entry.exitCode === 'number') out.exitCode = entry.exitCode;
+  if (entry.oomKilled) out.oomKilled = true;
+  const started = entry.startedAt ? Date.parse(entry.startedAt) : NaN;
+  const finished = entry.finishedAt ? Date.parse(entry.finishedAt) : NaN;
+  if (Number.isFinite(started) && started > 0) out.startedAt = started;
+  if (Number.isFinite(finished) && finished > 0) out.finishedAt = finished;
+  return out;
+}
+
+/** Only a changed observation is written (not every tick's timestamp). */
+function sameObservation(a: ObservedState | null, b: ObservedState): boolean {
+  return a !== null && a.container === b.container && a.exitCode === b.exitCode && a.oomKilled === b.oomKilled && a.startedAt === b.startedAt;
+}
+
+function shouldRecordPlayers(instance: Instance, players: { online: number; max: number }, now: number): boolean {
+  const last = instance.players;
+  return !last || last.online !== players.online || last.max !== players.max || now - last.at >= PLAYER_RECORD_EVERY_MS;
+}

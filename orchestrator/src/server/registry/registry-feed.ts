@@ -1,0 +1,185 @@
+// The registry's revisioned change feed. The lifecycle engine changes instances
+// through the store and exposes no change hook, so the feed polls the store
+// (every 250 ms, only while a stream is open) and diffs the routing view: each
+// change raises the revision by exactly 1. Our own writes (session reports,
+// evacuations) call kick() so they show up without waiting for the next poll.
+
+import type { Group, Host, Instance, TemplateSpec } from '../../domain/index.js';
+import type { RegistryBackend, RegistrySnapshot } from '../../protocol/registry-contract.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Store } from '../../store/store.js';
+import type { Clock } from '../clock.js';
+import { diffRegistry, fingerprint, lastStartDuration, registryBackend } from './registry-view.js';
+
+export type FeedEvent = { kind: 'upsert'; revision: number; backend: RegistryBackend } | { kind: 'remove'; revision: number; instanceId: string };
+export type FeedListener = (event: FeedEvent) => void;
+
+export interface RegistryFeedOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** How often the store is compared while someone listens (default 250 ms). */
+  pollIntervalMs?: number;
+}
+
+const GLOBAL_MAINTENANCE_KEY = 'maintenance';
+const HISTORY_LOOKBACK = 20;
+
+export class RegistryFeed {
+  private revision = 0;
+  private readonly current = new Map<string, { backend: RegistryBackend; fp: string }>();
+  private readonly listeners = new Set<FeedListener>();
+  private readonly templates = new Map<string, TemplateSpec | null>();
+  /** instanceId → { stateChangedAt the estimate was read at, duration of the last start }. */
+  private readonly startEstimates = new Map<string, { at: number; ms: number | undefined }>();
+  /** Instances being evacuated → until when they take no initial joins. */
+  private readonly draining = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private rerun = false;
+  private closed = false;
+
+  constructor(private readonly o: RegistryFeedOptions) {}
+
+  /** The current view at its revision, refreshed from the store first. */
+  async snapshot(): Promise<RegistrySnapshot> {
+    await this.refresh();
+    return this.snapshotNow();
+  }
+
+  /** The last computed view, without touching the store (consistent at any synchronous point). */
+  snapshotNow(): RegistrySnapshot {
+    return { revision: this.revision, backends: [...this.current.values()].map((c) => c.backend) };
+  }
+
+  get(instanceId: string): RegistryBackend | undefined {
+    return this.current.get(instanceId)?.backend;
+  }
+
+  backends(): RegistryBackend[] {
+    return [...this.current.values()].map((c) => c.backend);
+  }
+
+  /** Events are delivered synchronously in revision order; polling runs while anyone listens. */
+  subscribe(listener: FeedListener): () => void {
+    this.listeners.add(listener);
+    if (!this.timer && !this.closed) {
+      this.timer = setInterval(() => this.kick(), this.o.pollIntervalMs ?? 250);
+      this.timer.unref();
+    }
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) this.stopTimer();
+    };
+  }
+
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  /** Refresh soon (errors are logged; the next poll retries). */
+  kick(): void {
+    this.refresh().catch((err: unknown) => this.o.logger.warn({ err: (err as Error).message }, 'registry refresh failed'));
+  }
+
+  /** Marks an instance as draining (registry `maintenance: true`) until `until`. */
+  drain(instanceId: string, until: number): void {
+    this.draining.set(instanceId, until);
+    this.kick();
+  }
+
+  /** Single flight: a call during a refresh gets one more refresh after it, so no write is missed. */
+  refresh(): Promise<void> {
+    if (this.running) {
+      this.rerun = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.rerun = false;
+          await this.refreshOnce();
+        } while (this.rerun && !this.closed);
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.stopTimer();
+    this.listeners.clear();
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private async refreshOnce(): Promise<void> {
+    const { store } = this.o;
+    const [instances, hosts, groups, routerPlayers, maintenance] = await Promise.all([
+      store.instances.list(), store.hosts.list(), store.groups.list(), store.playerSessions.countActiveByInstance(), store.system.get(GLOBAL_MAINTENANCE_KEY),
+    ]);
+    const now = this.o.clock.now();
+    const hostById = new Map<string, Host>(hosts.map((h) => [h.id, h]));
+    const globalMaintenance = (maintenance as { enabled?: boolean } | undefined)?.enabled === true;
+    const next: RegistryBackend[] = [];
+    for (const instance of instances.sort((a, b) => a.id.localeCompare(b.id))) {
+      const drainUntil = this.draining.get(instance.id);
+      if (drainUntil !== undefined && (drainUntil <= now || instance.state !== 'online')) this.draining.delete(instance.id);
+      const backend = registryBackend({
+        instance, host: instance.hostId ? hostById.get(instance.hostId) : undefined, template: await this.templateOf(instance, groups),
+        routerPlayers: routerPlayers[instance.id] ?? 0, drained: this.draining.has(instance.id), globalMaintenance,
+        lastStartMs: await this.startEstimate(instance), now,
+      });
+      if (backend) next.push(backend);
+    }
+    this.apply(next);
+  }
+
+  /** Synchronous: the map, the revision and the events move together. */
+  private apply(next: RegistryBackend[]): void {
+    const previous = new Map([...this.current].map(([id, c]) => [id, c.fp]));
+    for (const change of diffRegistry(previous, next)) {
+      this.revision += 1;
+      let event: FeedEvent;
+      if (change.kind === 'upsert') {
+        this.current.set(change.backend.instanceId, { backend: change.backend, fp: fingerprint(change.backend) });
+        event = { kind: 'upsert', revision: this.revision, backend: change.backend };
+      } else {
+        this.current.delete(change.instanceId);
+        this.startEstimates.delete(change.instanceId);
+        event = { kind: 'remove', revision: this.revision, instanceId: change.instanceId };
+      }
+      for (const listener of this.listeners) {
+        try {
+          listener(event);
+        } catch (err) {
+          this.o.logger.warn({ err: (err as Error).message }, 'registry listener failed');
+        }
+      }
+    }
+  }
+
+  /** Template versions are immutable: cached for the process lifetime. */
+  private async templateOf(instance: Instance, groups: readonly Group[]): Promise<TemplateSpec | undefined> {
+    const variant = groups.find((g) => g.id === instance.groupId)?.variants.find((v) => v.id === instance.variantId);
+    if (!variant) return undefined;
+    const key = `${variant.template.name}@${variant.template.version}`;
+    if (!this.templates.has(key)) this.templates.set(key, (await this.o.store.templates.get(variant.template.name, variant.template.version))?.spec ?? null);
+    return this.templates.get(key) ?? undefined;
+  }
+
+  /** Read from the history only when the state changed since the last read. */
+  private async startEstimate(instance: Instance): Promise<number | undefined> {
+    if (instance.state !== 'stopped' && instance.state !== 'starting') return undefined;
+    const cached = this.startEstimates.get(instance.id);
+    if (cached && cached.at === instance.stateChangedAt) return cached.ms;
+    const ms = lastStartDuration(await this.o.store.history.list(instance.id, { limit: HISTORY_LOOKBACK }));
+    this.startEstimates.set(instance.id, { at: instance.stateChangedAt, ms });
+    return ms;
+  }
+}

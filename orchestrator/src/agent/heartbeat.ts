@@ -7,8 +7,6 @@ import { statfs } from 'node:fs/promises';
 import type { PortRange } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import type { Timers } from '../shared/timers.js';
-// Kept for existing importers; new code imports from src/shared/timers.ts.
-export { realTimers } from '../shared/timers.js';
 
 export interface HeartbeatResources {
   cpuCount: number;

@@ -54,9 +54,13 @@ export interface RegistryRemove {
 
 export type WakeAction = 'resume' | 'start';
 
-/** 202 answer to POST /instances/:id/resume|start. */
+/**
+ * 202 answer to POST /instances/:id/resume|start. `commandId` is null when the
+ * instance was already running or waking (start is idempotent): the router then
+ * just waits for Running like after any other wake.
+ */
 export interface WakeAccepted {
-  commandId: string;
+  commandId: string | null;
 }
 
 export interface TransferClaimRequest {
@@ -192,7 +196,7 @@ export function parseRegistryRemove(v: unknown): RegistryRemove {
 }
 
 export function parseWakeAccepted(v: unknown): WakeAccepted {
-  return { commandId: str(obj(v, 'body'), 'commandId', 'body') };
+  return { commandId: strOrNull(obj(v, 'body'), 'commandId', 'body') };
 }
 
 export function parseTransferClaim(v: unknown): TransferClaim {

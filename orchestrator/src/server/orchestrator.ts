@@ -23,7 +23,8 @@ import { OfflineDetector } from './services/offline-detector.js';
 import { ActionRunner } from './services/action-runner.js';
 import { LifecycleService } from './services/lifecycle-service.js';
 import { BridgeSignals, ReadinessProber } from './services/readiness-prober.js';
-import { Supervisor, type Timers } from './services/supervisor.js';
+import { Supervisor } from './services/supervisor.js';
+import type { Timers } from '../shared/timers.js';
 
 export interface OrchestratorDeps {
   clock?: Clock;

@@ -15,20 +15,8 @@ import type { Clock } from '../clock.js';
 import { moveInstance } from './instance-transitions.js';
 import { SYSTEM_ACTOR, type LifecycleService } from './lifecycle-service.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
+import { unrefTimers, type Timers } from '../../shared/timers.js';
 
-export interface Timers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const realTimers: Timers = {
-  setTimeout: (fn, ms) => {
-    const t = setTimeout(fn, ms);
-    t.unref();
-    return t;
-  },
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
 
 export interface SupervisorOptions {
   store: Store;
@@ -57,7 +45,7 @@ export class Supervisor {
   private readonly failures = new Map<string, number>();
 
   constructor(private readonly o: SupervisorOptions) {
-    this.timers = o.timers ?? realTimers;
+    this.timers = o.timers ?? unrefTimers;
   }
 
   /** Reconciles at once (startup), then every interval. */

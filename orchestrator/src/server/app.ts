@@ -17,6 +17,7 @@ import { commandRoutes, tokenRoutes } from './routes/commands.js';
 import { hostRoutes } from './routes/hosts.js';
 import { instanceRoutes } from './routes/instances.js';
 import { layerRoutes } from './routes/layers.js';
+import { QuietRoutesLogController } from './request-log.js';
 import { routerIntegrationRoutes } from './registry/router-integration.js';
 import { auditRoutes } from './routes/audit.js';
 import { instanceActionRoutes } from './routes/instance-actions.js';
@@ -51,6 +52,7 @@ export type OrchestratorApp = Awaited<ReturnType<typeof buildApp>>;
 export async function buildApp(ctx: ServerContext) {
   const app = Fastify({
     loggerInstance: ctx.logger,
+    logController: new QuietRoutesLogController(),
     bodyLimit: JSON_BODY_LIMIT,
     requestIdHeader: false,
     genReqId: (req) => requestIdOf(req) ?? randomUUID(),

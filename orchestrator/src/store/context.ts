@@ -8,6 +8,8 @@ import type { Database } from './schema.js';
 export interface StoreContext {
   readonly db: Kysely<Database>;
   readonly dialect: StoreDialect;
+  /** True when `db` is an open transaction (locks taken now last until it ends). */
+  readonly inTransaction: boolean;
   /** Runs `fn` inside the current transaction, or in a new one when there is none. */
   atomic<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>;
 }

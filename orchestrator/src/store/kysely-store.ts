@@ -45,6 +45,7 @@ export class KyselyStore implements Store {
     this.ctx = {
       db,
       dialect,
+      inTransaction,
       atomic: (fn) => (inTransaction ? fn(db) : db.transaction().execute((trx) => fn(trx))),
     };
     this.hosts = new KyselyHostRepository(this.ctx);

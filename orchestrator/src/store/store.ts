@@ -175,6 +175,16 @@ export interface InstanceRepository {
   /** Instance count per host id (instances without a host are not counted). */
   countByHost(): Promise<Record<string, number>>;
   countByGroup(groupId: string): Promise<number>;
+  /**
+   * For cap checks before a create: takes the placement lock, then counts the
+   * group's instances and all instances. Call it inside `transaction` (it
+   * throws INTERNAL otherwise): the lock is held until that transaction ends,
+   * so concurrent creates (several orchestrators too) count one after another
+   * and a cap can never be exceeded. PostgreSQL: a transaction-scoped advisory
+   * lock keyed by the instances table; SQLite: the transaction already holds
+   * the write lock (BEGIN IMMEDIATE).
+   */
+  countForCaps(groupId: string): Promise<{ group: number; total: number }>;
 }
 
 // ---------------------------------------------------------------- commands

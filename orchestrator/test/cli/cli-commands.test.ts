@@ -1,17 +1,20 @@
 // ectl commands against a real in-process orchestrator (SQLite in a temp data
 // dir) and simulated agents: login writes a 0600 config, hosts, layers push,
-// apply (+ re-apply, conflict, dry run), instances create/ls/get, exit codes.
+// layers push of a file, progress bar, hosts maintenance, apply (+ re-apply,
+// conflict, dry run), instances create (--wait)/ls/get, exit codes.
 
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulatedAgents, type SimulatedAgents } from '../../bench/simulated-agents.js';
-import { bufferOutput } from '../../src/cli/output.js';
+import { bufferOutput, type BufferedOutput } from '../../src/cli/output.js';
 import { runCli } from '../../src/cli/program.js';
 import { orchestratorConfig } from '../../src/server/config.js';
 import { startOrchestrator } from '../../src/server/orchestrator.js';
 import { layerChecksum } from '../../src/shared/layer-checksum.js';
+import { packDirectory } from '../../src/shared/safe-tar.js';
 import { freePort } from '../support/registry.js';
 import { uniqueId } from '../support/docker.js';
 
@@ -130,6 +133,37 @@ describe('ectl against a real orchestrator', () => {
     expect((await ectl(['layers', 'push', 'x', notTar])).code).toBe(2);
   });
 
+  it('layers push of a .tar.gz FILE uploads it as is; the server computes the same canonical checksum', async () => {
+    const dir = join(base, 'layer');
+    const file = join(base, 'layer.tar.gz');
+    await pipeline(packDirectory(dir), createWriteStream(file));
+    const raw = await ectl(['layers', 'push', `${run}-file`, file, '--json']);
+    expect(raw.code).toBe(0);
+    expect(raw.stderr).toMatch(new RegExp(`^uploading ${run}-file: \\d+ B\\n$`));
+    expect(JSON.parse(raw.stdout)).toMatchObject({ id: `${run}-file`, checksum: layerSum });
+  });
+
+  it('layers push draws a progress bar on an interactive terminal', async () => {
+    const output = { ...bufferOutput(), interactive: true };
+    const o = output as BufferedOutput;
+    o.line = (text) => void (o.stdout += `${text}\n`);
+    o.write = (text) => void (o.stdout += text);
+    o.error = (text) => void (o.stderr += `${text}\n`);
+    o.status = (text) => void (o.stderr += text);
+    const code = await runCli(['layers', 'push', `${run}-tty`, join(base, 'layer')], { output: o, env: { configPath, urlOverride: undefined, tokenOverride: undefined } });
+    expect(code).toBe(0);
+    expect(o.stderr).toMatch(/\[#{30}\] 100% /);
+  });
+
+  it('hosts maintenance --on/--off switches the host and prints it (table and --json)', async () => {
+    const hostId = `${run}-h1`;
+    const on = await ectl(['hosts', 'maintenance', hostId, '--on', '--message', 'kernel update']);
+    expect(on.code).toBe(0);
+    expect(on.stdout).toBe(`host ${hostId}: maintenance on (status MAINTENANCE)\n`);
+    const off = await ectlJson<{ status: string; maintenance: unknown }>(['hosts', 'maintenance', hostId, '--off']);
+    expect(off).toMatchObject({ status: 'ONLINE', maintenance: null });
+  });
+
   const applyFile = (memoryMb: number, dryRunGroup = 'lobby'): string => {
     const file = join(base, `apply-${memoryMb}-${dryRunGroup}.yml`);
     writeFileSync(file, [
@@ -189,6 +223,26 @@ describe('ectl against a real orchestrator', () => {
     expect(one).toMatchObject({ id: created.id, name: `${run}-one`, variantId: 'default' });
     const table = await ectl(['instances', 'ls']);
     expect(table.stdout).toMatch(new RegExp(`${created.id}\\s+${run}-lobby\\s+default\\s+${run}-h1`));
+  });
+
+  it('instances create --wait shows the wait on stderr and prints the instance once its create command succeeded', async () => {
+    const r = await ectl(['instances', 'create', '--group', `${run}-lobby`, '--variant', 'default', '--wait', '--timeout', '30']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^waiting for command cmd-[\w-]+…\ncommand cmd-[\w-]+ succeeded\n$/);
+    expect(r.stdout).toMatch(/^id:\s+i-[0-9a-f]+$/m);
+    expect(r.stdout).toMatch(/^state:\s+starting/m);
+  });
+
+  it('examples/network.yml applies as documented (after pushing its layers) and re-applies unchanged', async () => {
+    const repo = join(import.meta.dirname, '..', '..', '..');
+    expect((await ectl(['layers', 'push', 'lobby-config', join(repo, 'examples', 'layers', 'lobby')])).code).toBe(0);
+    expect((await ectl(['layers', 'push', 'survival-config', join(repo, 'examples', 'layers', 'survival')])).code).toBe(0);
+    const file = join(repo, 'examples', 'network.yml');
+    const first = await ectl(['apply', '-f', file]);
+    expect(first.stderr).toBe('');
+    expect(first.stdout).toMatch(/applied: 3 created, 0 updated, 0 unchanged/);
+    const again = await ectlJson<{ plan: { action: string }[] }>(['apply', '-f', file]);
+    expect(again.plan.map((p) => p.action)).toEqual(['unchanged', 'unchanged', 'unchanged']);
   });
 
   it('ENDERCLOUD_URL and ENDERCLOUD_TOKEN override the stored context', async () => {

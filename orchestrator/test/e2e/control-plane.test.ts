@@ -120,7 +120,7 @@ beforeAll(async () => {
   // A container that stays up with no command: the template has no command field.
   const sleeper: ImageDefinition = {
     name: 'e2e-sleeper',
-    dockerfile: `FROM ${await ensureImage(busyboxImage)}\nCMD ["/bin/sleep", "3600"]`,
+    dockerfile: `FROM ${await ensureImage(busyboxImage)}\nCMD ["/bin/sh", "-c", "echo e2e-sleeper says $GREETING; exec /bin/sleep 3600"]`,
     files: () => [],
   };
   image = await ensureImage(sleeper);
@@ -213,12 +213,16 @@ describe('control plane end to end (real Docker, two real agents)', () => {
       '    kind: ephemeral',
       '    variants:',
       `      - { id: v1, template: ${run}-sleeper@1, extraLayers: [${run}-lobby], env: { GREETING: hi } }`,
+      `  - id: ${run}-world`,
+      '    kind: persistent',
+      '    variants:',
+      `      - { id: v1, template: ${run}-sleeper@1 }`,
       '',
     ].join('\n'));
     const applied = await ectl(['apply', '-f', file]);
     expect(applied.stderr).not.toMatch(/error/);
     expect(applied.code).toBe(0);
-    expect((await ectlJson<{ plan: { action: string }[] }>(['apply', '-f', file])).plan.map((p) => p.action)).toEqual(['unchanged', 'unchanged']);
+    expect((await ectlJson<{ plan: { action: string }[] }>(['apply', '-f', file])).plan.map((p) => p.action)).toEqual(['unchanged', 'unchanged', 'unchanged']);
 
     const instance = await ectlJson<{ id: string; hostId: string; groupId: string }>(['instances', 'create', '--group', `${run}-lobby`, '--variant', 'v1', '--wait', '--timeout', '120']);
     instanceId = instance.id;
@@ -240,6 +244,14 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     expect(existsSync(join(dir, 'variant.yml'))).toBe(false);
     const other = agents.find((a) => a !== hostOf)!;
     expect(existsSync(join(other.runtimeDir, 'instances', instanceId))).toBe(false);
+
+    // ectl instances logs reads the container output through the orchestrator and the real agent.
+    const logs = await until('container output', async () => {
+      const r = await ectl(['instances', 'logs', instanceId, '--tail', '5']);
+      return r.code === 0 && r.stdout.includes('e2e-sleeper says hi') ? r : undefined;
+    }, 10_000);
+    expect(logs.stderr).toBe('');
+    expect(await ectlJson<{ instanceId: string; logs: string }>(['instances', 'logs', instanceId])).toMatchObject({ instanceId, logs: expect.stringContaining('e2e-sleeper says hi') });
   }, 180_000);
 
   it('a killed agent\'s host goes OFFLINE after 3 missed heartbeats; its container keeps running', async () => {
@@ -248,13 +260,18 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     expect((await containersOf(instanceId))[0]!.State).toBe('running');
   });
 
-  it('a restarted agent goes RECOVERING → ONLINE with its instance intact and an unknown managed container removed', async () => {
+  it('a restarted agent goes RECOVERING → ONLINE with its instance intact and unknown managed containers removed (only an ephemeral orphan\'s data deleted)', async () => {
     const orphanId = `${run}-orphan`;
-    const orphan = await docker().createContainer({
-      name: `endercloud-v1-${orphanId}`, Image: image,
-      Labels: { 'orchestrator.managed': 'true', 'orchestrator.host': hostOf.id, 'orchestrator.instance': orphanId, 'orchestrator.group': `${run}-lobby`, 'orchestrator.variant': 'v1' },
-    });
-    await orphan.start();
+    const worldId = `${run}-world-orphan`;
+    for (const [id, group] of [[orphanId, `${run}-lobby`], [worldId, `${run}-world`]] as const) {
+      const orphan = await docker().createContainer({
+        name: `endercloud-v1-${id}`, Image: image,
+        Labels: { 'orchestrator.managed': 'true', 'orchestrator.host': hostOf.id, 'orchestrator.instance': id, 'orchestrator.group': group, 'orchestrator.variant': 'v1' },
+      });
+      await orphan.start();
+      mkdirSync(join(hostOf.runtimeDir, 'instances', id), { recursive: true });
+      writeFileSync(join(hostOf.runtimeDir, 'instances', id, 'level.dat'), 'world');
+    }
     const seen: string[] = [];
     watchInventory.set(hostOf.id, seen);
     const statuses: string[] = [];
@@ -268,7 +285,10 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     expect(statuses).toEqual(['OFFLINE', 'RECOVERING', 'ONLINE']);
     expect(seen[0]).toBe('RECOVERING');
 
-    await until('orphan removed', async () => (await containersOf(orphanId)).length === 0, 20_000);
+    await until('orphans removed', async () => (await containersOf(orphanId)).length === 0 && (await containersOf(worldId)).length === 0, 20_000);
+    // The ephemeral orphan's runtime directory goes; the persistent group's world stays on disk.
+    expect(existsSync(join(hostOf.runtimeDir, 'instances', orphanId))).toBe(false);
+    expect(readFileSync(join(hostOf.runtimeDir, 'instances', worldId, 'level.dat'), 'utf8')).toBe('world');
     const [c, ...more] = await containersOf(instanceId);
     expect(more).toEqual([]);
     expect(c!.State).toBe('running');

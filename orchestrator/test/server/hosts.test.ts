@@ -2,6 +2,8 @@
 // OFFLINE after missed beats (injected clock); recovery rules (known host orphan
 // removed, fresh DB removes nothing, missing instance → unknown); maintenance.
 
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AGENT_TOKEN, heartbeatBody, startFakeAgent, testOrchestrator, until, type FakeAgent, type TestOrchestrator } from './support.js';
 
@@ -111,7 +113,7 @@ describe('heartbeat and recovery', () => {
     expect(unclaimed.body.unclaimed.map((u: { instanceId: string }) => u.instanceId).sort()).toEqual(['old-1', 'old-2']);
   });
 
-  it('known host: an ephemeral orphan is removed through cleanup, a persistent one kept as unclaimed, a missing instance → unknown', async () => {
+  it('known host: orphans are removed through cleanup (a persistent one keeps its data), an unknown group\'s is unclaimed, a missing instance → unknown', async () => {
     const { t, agent } = await setup();
     await catalog(t);
     await beat(t, 'host-a', agent);
@@ -125,17 +127,22 @@ describe('heartbeat and recovery', () => {
     t.clock.advance(10_000);
     await t.o.detector.sweep();
     agent.inventory.splice(agent.inventory.findIndex((i) => i.instanceId === ids[1]), 1);
-    agent.inventory.push({ instanceId: 'orphan-eph', groupId: 'eph', variantId: 'v' }, { instanceId: 'orphan-per', groupId: 'per', variantId: 'v' });
+    agent.inventory.push(
+      { instanceId: 'orphan-eph', groupId: 'eph', variantId: 'v' }, { instanceId: 'orphan-per', groupId: 'per', variantId: 'v' },
+      { instanceId: 'orphan-unk', groupId: 'gone', variantId: 'v' },
+    );
     await beat(t, 'host-a', agent);
     await t.o.ctx.hosts.whenIdle();
     expect(await hostStatus(t, 'host-a')).toBe('ONLINE');
     const outcome = t.o.ctx.hosts.lastRecovery.get('host-a')!;
-    expect(outcome.remove).toEqual(['orphan-eph']);
-    expect(outcome.unclaimed.map((u) => u.instanceId)).toEqual(['orphan-per']);
+    expect(outcome.remove).toEqual(['orphan-eph', 'orphan-per']);
+    // Only the ephemeral orphan's runtime directory may be deleted.
+    expect(outcome.keepDataFor).toEqual(['orphan-per']);
+    expect(outcome.unclaimed.map((u) => u.instanceId)).toEqual(['orphan-unk']);
     expect(outcome.missing).toEqual([ids[1]]);
     await until(() => agent.calls.find((c) => c.path === '/cleanup'), 'cleanup call');
     const cleanup = agent.calls.find((c) => c.path === '/cleanup')!;
-    expect(cleanup.body).toEqual({ instanceIds: ['orphan-eph'] });
+    expect(cleanup.body).toEqual({ instanceIds: ['orphan-eph', 'orphan-per'], keepDataFor: ['orphan-per'] });
     expect(cleanup.headers['x-command-id']).toBe(outcome.cleanupCommandId);
     const missing = (await t.call('GET', `/api/v1/instances/${ids[1]}`)).body;
     expect(missing.state).toBe('unknown');
@@ -143,8 +150,65 @@ describe('heartbeat and recovery', () => {
     expect((await t.call('GET', `/api/v1/instances/${ids[0]}`)).body.state).toBe('starting');
     const history = await t.o.ctx.store.history.list(ids[1]!);
     expect(history[0]).toMatchObject({ to: 'unknown' });
-    await until(async () => !agent!.inventory.some((i) => i.instanceId === 'orphan-eph'), 'orphan removed');
-    expect((await t.call('GET', '/api/v1/hosts/host-a/unclaimed')).body.unclaimed.map((u: { instanceId: string }) => u.instanceId)).toEqual(['orphan-per']);
+    await until(async () => !agent!.inventory.some((i) => i.instanceId === 'orphan-eph' || i.instanceId === 'orphan-per'), 'orphans removed');
+    expect((await t.call('GET', '/api/v1/hosts/host-a/unclaimed')).body.unclaimed.map((u: { instanceId: string }) => u.instanceId)).toEqual(['orphan-unk']);
+  });
+});
+
+describe('logging', () => {
+  it('heartbeats are logged at debug, refusals and host status changes at info with the host id', async () => {
+    const lines: { level: number; msg: string; hostId?: string; res?: { statusCode: number }; req?: { url: string } }[] = [];
+    const sink = new Writable({ write(chunk: Buffer, _enc, done) { lines.push(JSON.parse(chunk.toString())); done(); } });
+    agent = await startFakeAgent();
+    t = await testOrchestrator({ deps: { logger: pino({ level: 'info' }, sink) }, env: { ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS: '3' } });
+    for (let i = 0; i < 3; i++) {
+      expect((await beat(t, 'host-log', agent)).status).toBe(200);
+      await t.o.ctx.hosts.whenIdle();
+      t.clock.advance(1000);
+    }
+    t.clock.advance(2001);
+    await t.o.detector.sweep();
+    await beat(t, 'host-log', agent);
+    await t.o.ctx.hosts.whenIdle();
+    expect((await beat(t, 'host-log', agent, null)).status).toBe(401);
+    const heartbeatLines = lines.filter((l) => l.req?.url?.includes('/heartbeat') || (l.msg === 'request completed' && l.res?.statusCode === 200));
+    expect(heartbeatLines).toEqual([]);
+    const refused = lines.filter((l) => l.msg === 'request completed' && l.res?.statusCode === 401);
+    expect(refused).toHaveLength(1);
+    const byHost = lines.filter((l) => l.hostId === 'host-log' && l.level >= 30).map((l) => l.msg);
+    expect(byHost[0]).toBe('new host registered: RECOVERING');
+    expect(byHost[1]).toMatch(/^recovery finished/);
+    expect(byHost).toContain('host is OFFLINE: heartbeats stopped');
+    expect(byHost).toContain('host returned: RECOVERING');
+    expect(byHost.filter((m) => m.startsWith('recovery finished'))).toHaveLength(2);
+  });
+});
+
+describe('unclaimed containers', () => {
+  it('an operator deletes one explicitly: its data stays unless deleteData=true; stored instances and unknown ids are refused', async () => {
+    const { t, agent } = await setup();
+    await catalog(t);
+    agent.inventory.push({ instanceId: 'old-1', groupId: 'per', variantId: 'v' }, { instanceId: 'old-2', groupId: 'eph', variantId: 'v' });
+    await beat(t, 'host-a', agent);
+    await t.o.ctx.hosts.whenIdle();
+    t.o.worker.start();
+    const keep = await t.call('DELETE', '/api/v1/hosts/host-a/unclaimed/old-1');
+    expect(keep.status).toBe(202);
+    expect(keep.body).toMatchObject({ hostId: 'host-a', instanceId: 'old-1', deleteData: false, commandId: expect.any(String) });
+    const first = await until(() => agent.calls.find((c) => c.path === '/cleanup'), 'first cleanup');
+    expect(first.body).toEqual({ instanceIds: ['old-1'], keepDataFor: ['old-1'] });
+    expect(first.headers['x-command-id']).toBe(keep.body.commandId);
+    const drop = await t.call('DELETE', '/api/v1/hosts/host-a/unclaimed/old-2?deleteData=true');
+    expect(drop.status).toBe(202);
+    const second = await until(() => agent.calls.filter((c) => c.path === '/cleanup')[1], 'second cleanup');
+    expect(second.body).toEqual({ instanceIds: ['old-2'], keepDataFor: [] });
+    expect((await t.call('DELETE', '/api/v1/hosts/host-a/unclaimed/nope')).status).toBe(404);
+    const placed = (await t.call('POST', '/api/v1/instances', { body: { groupId: 'eph', variantId: 'v' } })).body.id;
+    await until(() => agent.inventory.some((i) => i.instanceId === placed), 'instance created');
+    const managed = await t.call('DELETE', `/api/v1/hosts/host-a/unclaimed/${placed}`);
+    expect(managed.status).toBe(409);
+    expect(managed.body.error.message).toContain(`/instances/${placed}`);
+    expect((await t.call('DELETE', '/api/v1/hosts/host-a/unclaimed/old-1', { token: null })).status).toBe(401);
   });
 });
 

@@ -62,6 +62,27 @@ export function instanceContract(handle: StoreHandle): void {
       expect(await store.instances.countByGroup('g1')).toBe(2);
     });
 
+    it('countForCaps serializes concurrent cap checks: 20 parallel creates against a cap of 5 store exactly 5', async () => {
+      const store = handle.store();
+      await store.instances.create(instance('other', { groupId: 'g2' }));
+      const attempt = (n: number) => store.transaction(async (tx) => {
+        const counts = await tx.instances.countForCaps('g1');
+        if (counts.group >= 5) return false;
+        // Widen the window between count and insert: without the lock every caller would still see fewer than 5.
+        await new Promise((r) => setTimeout(r, 5));
+        await tx.instances.create(instance(`c${n}`, { groupId: 'g1', createdAt: T0 + n }));
+        return true;
+      });
+      const results = await Promise.all(Array.from({ length: 20 }, (_, n) => attempt(n)));
+      expect(results.filter(Boolean)).toHaveLength(5);
+      expect(await store.instances.countByGroup('g1')).toBe(5);
+      expect(await store.transaction((tx) => tx.instances.countForCaps('g1'))).toEqual({ group: 5, total: 6 });
+    });
+
+    it('countForCaps refuses to run outside a transaction (its lock would end at once)', async () => {
+      await expect(handle.store().instances.countForCaps('g1')).rejects.toMatchObject({ code: 'INTERNAL' });
+    });
+
     it('transition changes state and appends history atomically; a wrong from-state changes nothing', async () => {
       const store = handle.store();
       await store.instances.create(instance('i1', { state: 'stopped' }));

@@ -149,7 +149,8 @@ export function registerInstances(program: Command, ctx: CommandContext): void {
     .command('logs <id>')
     .description('print the last lines of an instance\'s container log')
     .option('--tail <n>', 'number of lines', positiveInt('--tail'), 100)
-    .action(async (id: string, opts: { tail: number }) => {
+    .option('--json', 'print {instanceId, tail, logs} as JSON')
+    .action(async (id: string, opts: { tail: number; json?: boolean }) => {
       let text: string;
       try {
         text = await (await ctx.client()).get<string>(`/instances/${enc(id)}/logs`, { query: { tail: opts.tail }, text: true });
@@ -170,6 +171,7 @@ export function registerInstances(program: Command, ctx: CommandContext): void {
           // plain text that happens to start with '{'
         }
       }
+      if (opts.json) return printJson(ctx.out, { instanceId: id, tail: opts.tail, logs });
       ctx.out.write(logs.endsWith('\n') || logs === '' ? logs : `${logs}\n`);
     });
 }

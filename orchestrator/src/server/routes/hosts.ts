@@ -3,6 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors.js';
+import { auditTarget } from '../audit.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { HeartbeatBody } from '../services/heartbeat-input.js';
@@ -15,12 +16,14 @@ const MaintenanceBody = Type.Object(
   { enabled: Type.Boolean(), message: Type.Optional(Type.String({ maxLength: 500 })) },
   { additionalProperties: false },
 );
+const UnclaimedParams = Type.Object({ id: HostParams.properties.id, instanceId: Type.String({ minLength: 1, maxLength: 256 }) });
+const DeleteUnclaimedQuery = Type.Object({ deleteData: Type.Optional(Type.Boolean({ default: false })) });
 const HostsQuery = Type.Object({ status: Type.Optional(Type.Union(['ONLINE', 'RECOVERING', 'OFFLINE', 'MAINTENANCE'].map((s) => Type.Literal(s)))) });
 
 export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   api.post('/agents/:agentId/heartbeat', {
     schema: { tags: ['hosts'], summary: 'Agent heartbeat (agent token)', params: AgentParams, body: HeartbeatBody },
-    config: { auth: { agent: true, anonymousWhenNoAgentToken: true } },
+    config: { auth: { agent: true, anonymousWhenNoAgentToken: true }, quietLog: true },
   }, async (req) => {
     const { agentId } = req.params as Static<typeof AgentParams>;
     return ctx.hosts.heartbeat(agentId, req.body as Static<typeof HeartbeatBody>);
@@ -66,5 +69,19 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
     const unclaimed = await ctx.hosts.unclaimed(id, req.id);
     const last = ctx.hosts.lastRecovery.get(id);
     return { hostId: id, unclaimed, lastRecoveryAt: last ? new Date(last.at).toISOString() : null };
+  });
+
+  api.delete('/hosts/:id/unclaimed/:instanceId', {
+    schema: {
+      tags: ['hosts'], summary: 'Remove one unclaimed container through the agent\'s cleanup (its data stays unless deleteData=true)',
+      params: UnclaimedParams, querystring: DeleteUnclaimedQuery,
+    },
+    config: { auth: { scope: writeScope('hosts') }, audit: { action: 'host.unclaimed.delete', targetKind: 'host' } },
+  }, async (req, reply) => {
+    const { id, instanceId } = req.params as Static<typeof UnclaimedParams>;
+    const { deleteData } = req.query as Static<typeof DeleteUnclaimedQuery>;
+    auditTarget(req, id, { instanceId, deleteData: deleteData === true });
+    const out = await ctx.hosts.deleteUnclaimed(id, instanceId, deleteData === true, actorOf(req), req.id);
+    return reply.status(202).send({ hostId: id, instanceId, ...out });
   });
 }

@@ -186,9 +186,10 @@ export class CommandWorker {
     }
     if (cmd.kind === 'delete') return { ...(await agents.remove(host.controlUrl, instanceId, ids)) };
     if (cmd.kind === 'cleanup') {
-      const instanceIds = Array.isArray(cmd.payload.instanceIds) ? cmd.payload.instanceIds.filter((x): x is string => typeof x === 'string') : [];
-      const report = await agents.cleanup(host.controlUrl, instanceIds, ids);
-      log.info({ removed: report.removed, skipped: report.skipped }, 'orphan cleanup done');
+      const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+      const keepDataFor = strings(cmd.payload.keepDataFor);
+      const report = await agents.cleanup(host.controlUrl, strings(cmd.payload.instanceIds), ids, keepDataFor);
+      log.info({ hostId: host.id, removed: report.removed, skipped: report.skipped, dataKept: keepDataFor }, 'orphan cleanup done');
       return { removed: report.removed, skipped: report.skipped.map((s) => ({ ...s })), notFound: report.notFound };
     }
     throw new AppError('VALIDATION_FAILED', `unknown command kind ${cmd.kind}`);

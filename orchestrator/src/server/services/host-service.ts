@@ -35,7 +35,11 @@ export class HostService {
   constructor(private readonly o: HostServiceOptions) {}
 
   async heartbeat(agentId: string, body: HeartbeatBody): Promise<{ hostId: string; status: Host['status'] }> {
-    const { host } = await this.o.store.hosts.upsertHeartbeat(toHostHeartbeat(agentId, body), this.o.clock.now());
+    const { host, created, startedRecovery } = await this.o.store.hosts.upsertHeartbeat(toHostHeartbeat(agentId, body), this.o.clock.now());
+    // Heartbeats themselves are logged at debug (request-log.ts); a status change is news.
+    if (startedRecovery) {
+      this.o.logger.info({ hostId: host.id, controlUrl: host.controlUrl, reason: host.statusReason }, created ? 'new host registered: RECOVERING' : 'host returned: RECOVERING');
+    }
     // A failed recovery is retried by the next heartbeat: the host stays RECOVERING.
     if (host.status === 'RECOVERING') this.startRecovery(host.id);
     return { hostId: host.id, status: host.status };
@@ -83,20 +87,20 @@ export class HostService {
     let cleanupCommandId: string | null = null;
     if (plan.remove.length > 0) {
       cleanupCommandId = `cmd-${randomUUID()}`;
-      await store.commands.create({ id: cleanupCommandId, kind: 'cleanup', hostId, payload: { instanceIds: plan.remove }, requestId }, now);
+      await store.commands.create({ id: cleanupCommandId, kind: 'cleanup', hostId, payload: { instanceIds: plan.remove, keepDataFor: plan.keepDataFor }, requestId }, now);
       this.o.onCommandsQueued();
     }
     const target = host.maintenance?.enabled ? 'MAINTENANCE' : 'ONLINE';
-    const summary = `recovery finished: ${inventory.length} reported, ${plan.remove.length} orphan(s) queued for removal, ${plan.unclaimed.length} unclaimed, ${plan.missing.length} missing`;
+    const summary = `recovery finished: ${inventory.length} reported, ${plan.remove.length} orphan(s) queued for removal (${plan.keepDataFor.length} keeping their data), ${plan.unclaimed.length} unclaimed, ${plan.missing.length} missing`;
     const updated = await store.hosts.setStatus(hostId, target, { from: ['RECOVERING'], reason: summary, now: clock.now() });
     const outcome: RecoveryOutcome = { ...plan, hostId, at: now, cleanupCommandId, status: updated?.status ?? host.status };
     this.lastRecovery.set(hostId, outcome);
     await store.audit.append({
       at: now, actor: 'system', action: 'host.recover', targetKind: 'host', targetId: hostId,
-      params: { removed: plan.remove, unclaimed: plan.unclaimed.map((u) => u.instanceId), missing: plan.missing },
+      params: { removed: plan.remove, dataKept: plan.keepDataFor, unclaimed: plan.unclaimed.map((u) => u.instanceId), missing: plan.missing },
       result: 'ok', errorCode: null, requestId,
     });
-    logger.info({ hostId, requestId, removed: plan.remove, unclaimed: plan.unclaimed.length, missing: plan.missing, status: outcome.status }, summary);
+    logger.info({ hostId, requestId, removed: plan.remove, dataKept: plan.keepDataFor, unclaimed: plan.unclaimed.length, missing: plan.missing, status: outcome.status }, summary);
     return outcome;
   }
 
@@ -109,7 +113,28 @@ export class HostService {
     else await store.hosts.setStatus(hostId, 'ONLINE', { from: ['MAINTENANCE'], reason: `maintenance ended by ${actor}`, now });
     const host = await store.hosts.get(hostId);
     if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
+    this.o.logger.info({ hostId, actor, enabled, status: host.status }, enabled ? 'host maintenance enabled' : 'host maintenance ended');
     return host;
+  }
+
+  /**
+   * An operator's explicit delete of one unclaimed container (checked against
+   * the live inventory first): queues a cleanup command; the runtime directory
+   * goes only with `deleteData`.
+   */
+  async deleteUnclaimed(hostId: string, instanceId: string, deleteData: boolean, actor: string, requestId: string): Promise<{ commandId: string; deleteData: boolean }> {
+    const listed = await this.unclaimed(hostId, requestId);
+    if (!listed.some((u) => u.instanceId === instanceId)) {
+      const stored = await this.o.store.instances.get(instanceId);
+      if (stored?.hostId === hostId) throw new AppError('CONFLICT', `instance ${instanceId} is managed by the store on host ${hostId}; delete it through /instances/${instanceId}`);
+      throw new AppError('NOT_FOUND', `host ${hostId} reports no unclaimed container for instance ${instanceId}`);
+    }
+    const commandId = `cmd-${randomUUID()}`;
+    const payload = { instanceIds: [instanceId], keepDataFor: deleteData ? [] : [instanceId] };
+    await this.o.store.commands.create({ id: commandId, kind: 'cleanup', hostId, payload, requestId }, this.o.clock.now());
+    this.o.onCommandsQueued();
+    this.o.logger.info({ hostId, instanceId, deleteData, actor, commandId }, 'unclaimed container deletion queued');
+    return { commandId, deleteData };
   }
 
   /** Managed containers the host reports that the store does not place there (asks the agent now). */

@@ -64,9 +64,9 @@ export class InstanceCreator {
     const commandId = `cmd-${randomUUID()}`;
 
     const result = await store.transaction(async (tx) => {
-      const total = Object.values(await tx.instances.countByState()).reduce((a, b) => a + (b ?? 0), 0);
-      const inGroup = await tx.instances.countByGroup(group.id);
-      unwrap(checkCaps(group.id, { ...group.caps, ...(this.o.maxTotalInstances !== undefined ? { maxTotalInstances: this.o.maxTotalInstances } : {}) }, { group: inGroup, total }));
+      // Counted under the placement lock (held to commit): concurrent creates can never exceed a cap.
+      const counts = await tx.instances.countForCaps(group.id);
+      unwrap(checkCaps(group.id, { ...group.caps, ...(this.o.maxTotalInstances !== undefined ? { maxTotalInstances: this.o.maxTotalInstances } : {}) }, counts));
       const hostId = await this.reserve(tx, group.id, group.placement, memoryMb);
       const now = clock.now();
       const draft = buildInstance({

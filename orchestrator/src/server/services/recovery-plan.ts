@@ -1,7 +1,9 @@
 // Host recovery, pure: compares what a returning agent reports with what the
 // store knows and decides what to remove, what to leave for an operator
 // (unclaimed) and which stored instances went missing. Never destroys data on
-// a guess: only orphans of ephemeral groups on a host the store knows are removed.
+// a guess: on a host the store knows, orphans of its groups are removed, and
+// only an ephemeral group's orphan loses its runtime directory; a host the
+// store knows nothing of (fresh or restored database) loses nothing.
 
 import type { GroupKind, Instance, InstanceState } from '../../domain/index.js';
 
@@ -35,6 +37,8 @@ export interface RecoveryFacts {
 export interface RecoveryPlan {
   /** Orphans to remove through the agent's cleanup (it re-checks labels). */
   remove: string[];
+  /** The part of `remove` whose runtime directory is kept (persistent groups). */
+  keepDataFor: string[];
   unclaimed: UnclaimedContainer[];
   /** Stored instances whose container is gone: to `unknown` for the lifecycle engine. */
   missing: string[];
@@ -45,7 +49,7 @@ const NO_CONTAINER_EXPECTED: readonly InstanceState[] = ['draft', 'installing', 
 
 export function planRecovery(f: RecoveryFacts): RecoveryPlan {
   const storedIds = new Set(f.stored.map((i) => i.id));
-  const plan: RecoveryPlan = { remove: [], unclaimed: [], missing: [] };
+  const plan: RecoveryPlan = { remove: [], keepDataFor: [], unclaimed: [], missing: [] };
   for (const c of f.inventory) {
     if (storedIds.has(c.instanceId)) continue;
     const unclaimed = (reason: string) => plan.unclaimed.push({ ...c, reason });
@@ -59,8 +63,11 @@ export function planRecovery(f: RecoveryFacts): RecoveryPlan {
     }
     const kind = c.groupId === null ? undefined : f.groupKinds.get(c.groupId);
     if (kind === 'ephemeral') plan.remove.push(c.instanceId);
-    else if (kind === 'persistent') unclaimed(`orphan of persistent group ${c.groupId}: its data is kept; delete it explicitly if it is not needed`);
-    else unclaimed(`orphan of unknown group ${c.groupId ?? '(none)'}: kept because its data may matter`);
+    else if (kind === 'persistent') {
+      // The container goes; its world stays on disk for an operator to restore or delete.
+      plan.remove.push(c.instanceId);
+      plan.keepDataFor.push(c.instanceId);
+    } else unclaimed(`orphan of unknown group ${c.groupId ?? '(none)'}: kept because its data may matter`);
   }
   const reported = new Set(f.inventory.map((c) => c.instanceId));
   for (const i of f.stored) {

@@ -1,12 +1,16 @@
 // Instances with an optimistic version column; state transitions write the
 // history entry in the same transaction.
 
+import { sql } from 'kysely';
 import type { Instance, InstanceState, JsonObject } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import { isUniqueViolation, type StoreContext } from '../context.js';
 import type { InstanceFilter, InstancePatch, InstanceRepository } from '../store.js';
 import { appendHistory } from './history.js';
 import { toInstance, toRow, toRowPatch } from './instance-rows.js';
+
+/** Second key of the advisory lock that serializes cap checks (PostgreSQL). */
+const PLACEMENT_LOCK = 1;
 
 /** Fields no patch may touch (the container user protects file ownership). */
 const IMMUTABLE_FIELDS = ['id', 'createdAt', 'version', 'user', 'updatedAt'] as const;
@@ -136,5 +140,21 @@ export class KyselyInstanceRepository implements InstanceRepository {
   async countByGroup(groupId: string): Promise<number> {
     const row = await this.ctx.db.selectFrom('instances').select((eb) => eb.fn.countAll<number>().as('n')).where('group_id', '=', groupId).executeTakeFirst();
     return Number(row?.n ?? 0);
+  }
+
+  async countForCaps(groupId: string): Promise<{ group: number; total: number }> {
+    if (!this.ctx.inTransaction) throw new AppError('INTERNAL', 'countForCaps must run inside a store transaction (its lock ends with it)');
+    if (this.ctx.dialect === 'postgres') {
+      // Keyed by this schema's instances table, so stores in other schemas of the same database do not contend.
+      await sql`select pg_advisory_xact_lock(cast('instances'::regclass as oid)::int, ${PLACEMENT_LOCK})`.execute(this.ctx.db);
+    }
+    const row = await this.ctx.db
+      .selectFrom('instances')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('total'),
+        eb.fn.sum<number>(eb.case().when('group_id', '=', groupId).then(1).else(0).end()).as('grp'),
+      ])
+      .executeTakeFirst();
+    return { group: Number(row?.grp ?? 0), total: Number(row?.total ?? 0) };
   }
 }

@@ -1,0 +1,28 @@
+// Fastify's per-request log lines, with quiet routes: a route whose config sets
+// `quietLog` (agent heartbeats: one per host every few seconds) logs its
+// successful requests at debug; refusals and errors keep their usual level.
+
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Log successful requests of this route at debug instead of info. */
+    quietLog?: boolean;
+  }
+}
+
+function isQuiet(request: FastifyRequest): boolean {
+  return request.routeOptions.config.quietLog === true;
+}
+
+export class QuietRoutesLogController extends LogController {
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (!isQuiet(request)) return super.incomingRequest(request, reply, metadata);
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (!isQuiet(request) || error || reply.statusCode >= 400) return super.requestCompleted(error, request, reply, metadata);
+    reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}

@@ -1,0 +1,127 @@
+// `npm run orchestrator` as operators start it: ENDERCLOUD_LISTEN=host:0 takes
+// an ephemeral port and the printed URL is the real one; the first start writes
+// the admin token to <data>/admin-token (0600) and says where; a bad value stops
+// the process with exit 2 and one line naming the variable. `npm start` (the
+// dev stack) brings up the orchestrator and one local agent that goes ONLINE.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { randomPortRange } from '../support/agent-harness.js';
+import { uniqueId } from '../support/docker.js';
+import { freePort } from '../support/registry.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function env(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, ENDERCLOUD_LOG_LEVEL: 'warn', ...extra };
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM to npm and everything it started; waits (bounded) until the whole group is gone, then SIGKILLs what is left. */
+async function stopGroup(child: ChildProcess): Promise<void> {
+  const pgid = child.pid;
+  if (!pgid) return;
+  if (groupAlive(pgid)) process.kill(-pgid, 'SIGTERM');
+  const deadline = Date.now() + 20_000;
+  while (groupAlive(pgid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (groupAlive(pgid)) process.kill(-pgid, 'SIGKILL');
+}
+
+describe('npm run orchestrator', () => {
+  it('stops with exit 2 and one line naming a bad variable', () => {
+    const res = spawnSync('npm', ['run', '--silent', 'orchestrator'], {
+      cwd: ROOT, env: env({ ENDERCLOUD_LISTEN: '127.0.0.1:99999' }), encoding: 'utf8', timeout: 30_000,
+    });
+    expect(res.status).toBe(2);
+    const lines = res.stderr.trim().split('\n').filter((l) => l.includes('ENDERCLOUD_'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/ENDERCLOUD_LISTEN/);
+  });
+
+  it('listens on an ephemeral port with ENDERCLOUD_LISTEN=127.0.0.1:0 and prints the actual URL and the admin-token file', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'ec-orch-entry-'));
+    dirs.push(dataDir);
+    const child = spawn('npm', ['run', '--silent', 'orchestrator'], {
+      cwd: ROOT, env: env({ ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_DATA_DIR: dataDir }), stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    try {
+      const deadline = Date.now() + 30_000;
+      let match: RegExpExecArray | null = null;
+      while (!(match = /API (http:\/\/127\.0\.0\.1:(\d+))\/api\/v1 — admin token: (\S+)/.exec(stdout))) {
+        if (child.exitCode !== null) throw new Error(`orchestrator exited ${child.exitCode}: ${stderr}`);
+        if (Date.now() > deadline) throw new Error(`no URL printed within 30 s: ${stdout} ${stderr}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(Number(match[2])).toBeGreaterThan(0);
+      const health = await fetch(`${match[1]}/api/v1/health`);
+      expect(await health.json()).toMatchObject({ status: 'ok', database: 'sqlite' });
+      const tokenFile = join(dataDir, 'admin-token');
+      expect(match[3]).toBe(tokenFile);
+      expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+      const hosts = await fetch(`${match[1]}/api/v1/hosts`, { headers: { authorization: `Bearer ${readFileSync(tokenFile, 'utf8').trim()}` } });
+      expect(hosts.status).toBe(200);
+    } finally {
+      await stopGroup(child);
+    }
+  }, 60_000);
+});
+
+describe('npm start (dev stack)', () => {
+  it('starts the orchestrator and one local agent, prints the API URL and the admin-token file; the agent\'s host goes ONLINE', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'ec-dev-stack-'));
+    dirs.push(dataDir);
+    const agentId = uniqueId('devstack');
+    const range = randomPortRange(10);
+    const child = spawn('npm', ['start', '--silent'], {
+      cwd: ROOT,
+      env: env({
+        ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_DATA_DIR: dataDir, AGENT_ID: agentId, AGENT_PORT: String(await freePort()),
+        AGENT_GAME_PORT_RANGE: `${range.first}-${range.last}`, AGENT_LOG_LEVEL: 'warn',
+      }),
+      stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    try {
+      const deadline = Date.now() + 40_000;
+      let api: RegExpExecArray | null = null;
+      let token: RegExpExecArray | null = null;
+      while (!(api = /API\s+(http:\/\/127\.0\.0\.1:\d+)\/api\/v1/.exec(stdout)) || !(token = /admin token\s+(\S+)/.exec(stdout))) {
+        if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}: ${stderr}`);
+        if (Date.now() > deadline) throw new Error(`nothing printed within 40 s: ${stdout} ${stderr}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(token[1]).toBe(join(dataDir, 'admin-token'));
+      expect(stdout).toContain(`database      sqlite (${join(dataDir, 'endercloud.db')})`);
+      const auth = { authorization: `Bearer ${readFileSync(token[1]!, 'utf8').trim()}` };
+      let status: string | undefined;
+      while (status !== 'ONLINE') {
+        if (Date.now() > deadline) throw new Error(`host ${agentId} not ONLINE within 40 s (last ${status}): ${stderr}`);
+        const res = await fetch(`${api[1]}/api/v1/hosts/${agentId}`, { headers: auth });
+        status = res.ok ? ((await res.json()) as { status: string }).status : undefined;
+        if (status !== 'ONLINE') await new Promise((r) => setTimeout(r, 200));
+      }
+    } finally {
+      await stopGroup(child);
+    }
+  }, 90_000);
+});

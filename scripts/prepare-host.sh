@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts what EnderCloud and its tests need on a fresh Debian
-# machine: the Docker engine (docker.io), a local registry (docker-registry),
+# machine: the Docker engine (docker.io), Compose (docker-compose), a local
+# registry (docker-registry),
 # a static busybox for test images, and PostgreSQL/Redis when they are not
 # already running. Idempotent: every step checks first. Needs root.
 set -euo pipefail
@@ -11,6 +12,7 @@ need_root() { [ "$(id -u)" = 0 ] || { echo "prepare-host: run as root (sudo bash
 missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 static_busybox() { [ -x /bin/busybox ] && { ldd /bin/busybox 2>&1 || true; } | grep -q 'not a dynamic'; }
 static_busybox || missing+=(busybox-static)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)

@@ -1,123 +1,62 @@
-// Builds the repository's Dockerfile on the real engine and runs the agent
-// from the image. The base image is made locally (no Docker registry is
-// reachable here): the test node image plus the host's npm, the host's CA
-// bundle (npm reaches registry.npmjs.org through a TLS-intercepting proxy, so
-// NPM_CONFIG_CAFILE points at it), and better-sqlite3's native binary — the
-// host's own build, packed as the prebuild-install cache entry for this
-// node ABI, because GitHub (where prebuilds come from) is not reachable and
-// the base has no compiler. Everything else `npm ci` fetches from the registry.
-// Verified: the multi-stage build (npm ci, tsc to dist/, npm ci --omit=dev),
-// better-sqlite3 loading in the image, the agent's command answering /health,
-// and a bad variable stopping it with exit status 2 and one line naming it.
-// Not verified here: the default node:20-bookworm-slim base. When the npm
-// registry cannot be reached at all, the test reports itself skipped (NOT RUN).
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { gzipSync } from 'node:zlib';
-import { pack } from 'tar-stream';
+// Deployment artefacts on the real engine: the repository's Dockerfile built
+// on a locally made base (test/support/app-image.ts explains the base), the
+// image running the agent and loading better-sqlite3, and the root Compose
+// stack (compose.yml) started with Debian's docker-compose: the agent
+// heartbeats to the orchestrator over the Compose network with the shared
+// token, and its host becomes ONLINE.
+// Not verified here: the default node:20-bookworm-slim base (no Docker registry
+// is reachable). When the npm registry cannot be reached at all, the image
+// tests report themselves skipped (NOT RUN).
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parse } from 'yaml';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildAppImage, canBuildAppImage, REPO, type AppImageBuild } from '../support/app-image.js';
 import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
-import { ensureImage, imageTag, nodeImage, type ImageFile } from '../support/images.js';
 import { freePort } from '../support/registry.js';
 
-const RUN = uniqueId('dockerfile');
+const RUN = uniqueId('deploy');
 const LABEL = { 'endercloud.test-run': RUN };
-const REPO = join(import.meta.dirname, '..', '..', '..');
-const NPM_DIR = '/usr/lib/node_modules/npm';
-const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
-const SQLITE_DIR = join(REPO, 'orchestrator', 'node_modules', 'better-sqlite3');
-const SQLITE_BINARY = join(SQLITE_DIR, 'build', 'Release', 'better_sqlite3.node');
-const canRun = existsSync(NPM_DIR) && existsSync(CA_BUNDLE) && existsSync(SQLITE_BINARY);
-const builtTag = `endercloud-test/app:${RUN}`;
-const NETWORK_FAILURE = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network request .* failed/i;
+const hasCompose = spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
+let build: AppImageBuild | undefined;
+const cleanups: (() => Promise<void> | void)[] = [];
 
-function walk(dir: string, skip: (rel: string) => boolean, root = dir, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const full = join(dir, name);
-    const rel = relative(root, full);
-    if (skip(rel)) continue;
-    const st = statSync(full);
-    if (st.isDirectory()) walk(full, skip, root, out);
-    else if (st.isFile()) out.push(rel);
-  }
-  return out;
-}
-
-/**
- * better-sqlite3's prebuilt binary as prebuild-install caches it: the host's
- * build packed as `build/Release/better_sqlite3.node`, named after the GitHub
- * download URL (`<sha512(url)[0..6]>-<basename>`), so the install script
- * finds it in `~/.npm/_prebuilds` and never needs GitHub or a compiler.
- */
-async function sqlitePrebuild(): Promise<{ name: string; bytes: Buffer }> {
-  const version = (JSON.parse(readFileSync(join(SQLITE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
-  const file = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
-  const url = `https://github.com/WiseLibs/better-sqlite3/releases/download/v${version}/${file}`;
-  const digest = createHash('sha512').update(url).digest('hex').slice(0, 6);
-  // Fixed mtime and owner so the base image's content tag stays stable.
-  const tar = pack();
-  tar.entry({ name: 'build/Release/better_sqlite3.node', mode: 0o755, mtime: new Date(0), uid: 0, gid: 0 }, readFileSync(SQLITE_BINARY));
-  tar.finalize();
-  const chunks: Buffer[] = [];
-  for await (const chunk of tar) chunks.push(chunk as Buffer);
-  return { name: `${digest}-${file.replace(/[^a-zA-Z0-9.]+/g, '-')}`, bytes: gzipSync(Buffer.concat(chunks)) };
-}
-
-const prebuild = canRun ? await sqlitePrebuild() : undefined;
-
-const npmNodeImage = {
-  name: 'node-npm',
-  dockerfile: [
-    `FROM ${imageTag(nodeImage)}`,
-    'ENV HOME=/root NPM_CONFIG_CAFILE=/etc/ssl/certs/ca-certificates.crt NPM_CONFIG_UPDATE_NOTIFIER=false',
-    'COPY npm/ /usr/local/lib/node_modules/npm/',
-    'COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt',
-    `COPY prebuild.tar.gz /root/.npm/_prebuilds/${prebuild?.name ?? 'none'}`,
-    'RUN ["/bin/sh", "-c", "mkdir -p /usr/bin && ln -s /bin/busybox /usr/bin/env && ln -s /usr/local/lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm && ln -s /usr/local/lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx"]',
-  ].join('\n'),
-  files: (): ImageFile[] => [
-    ...walk(NPM_DIR, () => false).map((p) => ({ path: `npm/${p}`, from: join(NPM_DIR, p) })),
-    { path: 'ca-certificates.crt', from: CA_BUNDLE, mode: 0o644 },
-    { path: 'prebuild.tar.gz', content: prebuild?.bytes ?? Buffer.alloc(0), mode: 0o644 },
-  ],
-};
+beforeAll(async () => {
+  if (canBuildAppImage) build = await buildAppImage();
+}, 600_000);
 
 afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
   await removeContainersByLabel(LABEL);
-  await docker().getImage(builtTag).remove({ force: true }).catch(() => undefined);
 });
 
-describe.skipIf(!canRun)('Dockerfile (built on a locally made base with the host\'s npm)', () => {
-  it('builds, loads better-sqlite3, runs the agent command, and refuses a bad variable with exit status 2', async (t) => {
-    await ensureImage(nodeImage);
-    const base = await ensureImage(npmNodeImage);
-    const ctx = pack();
-    ctx.entry({ name: 'Dockerfile' }, readFileSync(join(REPO, 'Dockerfile')));
-    const skip = (rel: string) => /^(node_modules|dist|data|\.test-cache)(\/|$)/.test(rel);
-    for (const rel of walk(join(REPO, 'orchestrator'), skip)) {
-      const full = join(REPO, 'orchestrator', rel);
-      ctx.entry({ name: `orchestrator/${rel}`, mode: statSync(full).mode & 0o777 }, readFileSync(full));
-    }
-    ctx.finalize();
-    const stream = await docker().buildImage(ctx as unknown as NodeJS.ReadableStream, {
-      t: builtTag,
-      rm: true,
-      forcerm: true,
-      buildargs: { BASE_IMAGE: base, NPM_CI_FLAGS: '--no-audit --no-fund' },
-    });
-    const output = await new Promise<{ error?: string; stream?: string }[]>((resolve, reject) =>
-      docker().modem.followProgress(stream, (err: Error | null, res: { error?: string }[]) => (err ? reject(err) : resolve(res))),
-    );
-    const failure = output.find((o) => o.error);
-    const log = output.map((o) => o.stream ?? '').join('');
-    if (failure && NETWORK_FAILURE.test(log)) t.skip(`NOT RUN: npm ci in the build could not reach the npm registry (${NETWORK_FAILURE.exec(log)?.[0]})`);
-    expect(failure?.error, output.map((o) => o.stream ?? '').join('').slice(-3000)).toBeUndefined();
+/** Skips (NOT RUN) when the registry was unreachable; fails on any other build error. */
+function imageOrSkip(t: { skip: (note: string) => void }): string {
+  if (!build) throw new Error('the image was not built');
+  if (build.networkFailure) t.skip('NOT RUN: npm ci in the build could not reach the npm registry');
+  expect(build.error, build.log.slice(-3000)).toBeUndefined();
+  return build.tag;
+}
 
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base with the host's npm)", () => {
+  it('builds, loads better-sqlite3, runs the agent command, and refuses a bad variable with exit status 2', async (t) => {
+    const tag = imageOrSkip(t);
     const port = await freePort();
     const agent = await docker().createContainer({
-      Image: builtTag,
+      Image: tag,
       Cmd: ['node', 'dist/src/agent/index.js'],
       Labels: LABEL,
       Env: ['AGENT_ID=image-test', 'AGENT_ORCHESTRATOR_URL=http://127.0.0.1:9', 'AGENT_RUNTIME_DIRECTORY=/tmp/runtime', 'AGENT_CACHE_DIRECTORY=/tmp/cache', 'AGENT_LOG_LEVEL=warn'],
@@ -125,40 +64,85 @@ describe.skipIf(!canRun)('Dockerfile (built on a locally made base with the host
       HostConfig: { PortBindings: { '8081/tcp': [{ HostIp: '127.0.0.1', HostPort: String(port) }] } },
     });
     await agent.start();
-    let health: Record<string, unknown> | undefined;
-    for (let i = 0; i < 100 && !health; i++) {
-      try {
-        const res = await fetch(`http://127.0.0.1:${port}/api/v1/health`, { signal: AbortSignal.timeout(2000) });
-        health = (await res.json()) as Record<string, unknown>;
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    const health = await waitFor('the agent in the image to answer /health', async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/health`, { signal: AbortSignal.timeout(2000) });
+      return (await res.json()) as Record<string, unknown>;
+    }, 20_000);
     expect(health).toMatchObject({ status: 'ok', agentId: 'image-test', version: '0.1.0' });
 
     // The native module the orchestrator's store needs loads in the image.
-    const sqlite = await docker().createContainer({ Image: builtTag, Cmd: ['node', '-e', "const D = require('better-sqlite3'); process.exit(new D(':memory:').prepare('select 41 + 1 as x').get().x === 42 ? 0 : 1)"], Labels: LABEL });
+    const sqlite = await docker().createContainer({ Image: tag, Cmd: ['node', '-e', "const D = require('better-sqlite3'); process.exit(new D(':memory:').prepare('select 41 + 1 as x').get().x === 42 ? 0 : 1)"], Labels: LABEL });
     await sqlite.start();
     expect(((await sqlite.wait()) as { StatusCode: number }).StatusCode).toBe(0);
 
-    const bad = await docker().createContainer({ Image: builtTag, Cmd: ['node', 'dist/src/agent/index.js'], Labels: LABEL, Env: ['AGENT_ID=x', 'AGENT_ORCHESTRATOR_URL=http://o', 'AGENT_HEARTBEAT_INTERVAL=10'] });
+    const bad = await docker().createContainer({ Image: tag, Cmd: ['node', 'dist/src/agent/index.js'], Labels: LABEL, Env: ['AGENT_ID=x', 'AGENT_ORCHESTRATOR_URL=http://o', 'AGENT_HEARTBEAT_INTERVAL=10'] });
     await bad.start();
     const { StatusCode } = (await bad.wait()) as { StatusCode: number };
     expect(StatusCode).toBe(2);
     const logs = (await bad.logs({ stdout: true, stderr: true })).toString('utf8');
     expect(logs).toContain('AGENT_HEARTBEAT_INTERVAL');
-  }, 300_000);
+  }, 120_000);
+
+  it.skipIf(!hasCompose)('the root Compose stack starts the orchestrator and the agent, whose host becomes ONLINE', async (t) => {
+    const tag = imageOrSkip(t);
+    const project = RUN.replace(/[^a-z0-9]/g, '');
+    const runtime = mkdtempSync(join(tmpdir(), 'ec-compose-'));
+    const orchestratorPort = await freePort();
+    const adminToken = randomBytes(24).toString('hex');
+    const agentId = `compose-${project.slice(-6)}`;
+    const gameFirst = 47000 + Math.floor(Math.random() * 1000) * 10;
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ENDERCLOUD_IMAGE: tag,
+      AGENT_TOKEN: randomBytes(24).toString('hex'),
+      ENDERCLOUD_ADMIN_TOKEN: adminToken,
+      ORCHESTRATOR_PORT: String(orchestratorPort),
+      AGENT_PUBLISH_PORT: String(await freePort()),
+      AGENT_DOCKER_NETWORK: `ec-${project}`,
+      AGENT_ID: agentId,
+      AGENT_GAME_BIND_ADDRESS: '127.0.0.1',
+      AGENT_GAME_PORT_RANGE: `${gameFirst}-${gameFirst + 9}`,
+      AGENT_RUNTIME_LOCAL_DIRECTORY: runtime,
+      // docker-compose 1.29 does not expand the nested default; say it outright.
+      AGENT_RUNTIME_HOST_DIRECTORY: runtime,
+      AGENT_HEARTBEAT_INTERVAL: '1s',
+    };
+    const compose = (...args: string[]) =>
+      spawnSync('docker-compose', ['-p', project, '-f', join(REPO, 'compose.yml'), ...args], { cwd: REPO, env, encoding: 'utf8', timeout: 120_000 });
+    cleanups.push(() => {
+      compose('down', '-v', '--remove-orphans', '-t', '2');
+      rmSync(runtime, { recursive: true, force: true });
+    });
+
+    const up = compose('up', '-d', '--no-build');
+    expect(up.status, up.stderr).toBe(0);
+    const host = await waitFor(`host ${agentId} to become ONLINE through the Compose stack`, async () => {
+      const res = await fetch(`http://127.0.0.1:${orchestratorPort}/api/v1/hosts/${agentId}`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+        signal: AbortSignal.timeout(2000),
+      });
+      const body = (await res.json()) as { status?: string; controlUrl?: string };
+      return body.status === 'ONLINE' ? body : undefined;
+    }, 60_000);
+    expect(host.controlUrl).toBe('http://agent:8081');
+  }, 120_000);
 });
 
 describe('Compose files', () => {
-  it('parse as YAML, run the agent from the same image with the Docker socket mounted', () => {
+  it('run the agent from the same image with the Docker socket mounted and require a shared token', () => {
     const root = parse(readFileSync(join(REPO, 'compose.yml'), 'utf8'));
     expect(root.services.agent.image).toBe(root.services.orchestrator.image);
     expect(root.services.agent.command).toEqual(['node', 'dist/src/agent/index.js']);
     expect(root.services.agent.volumes).toContain('/var/run/docker.sock:/var/run/docker.sock');
+    expect(root.services.agent.environment.AGENT_TOKEN).toMatch(/^\$\{AGENT_TOKEN:\?/);
+    expect(root.services.orchestrator.environment.ENDERCLOUD_AGENT_TOKEN).toMatch(/^\$\{AGENT_TOKEN:\?/);
     const remote = parse(readFileSync(join(REPO, 'compose.agent.yml'), 'utf8'));
     expect(remote.services.agent.volumes).toContain('/var/run/docker.sock:/var/run/docker.sock');
+    expect(remote.services.agent.environment.AGENT_TOKEN).toMatch(/^\$\{AGENT_TOKEN:\?/);
     const example = readFileSync(join(REPO, '.env.agent.example'), 'utf8');
     for (const name of ['AGENT_ID', 'AGENT_ORCHESTRATOR_URL', 'AGENT_PUBLISH_ADDRESS', 'AGENT_TOKEN', 'AGENT_RUNTIME_LOCAL_DIRECTORY']) expect(example).toContain(`${name}=`);
+    // No guessable default secret ships in the example.
+    expect(example).toMatch(/^AGENT_TOKEN=$/m);
   });
 });

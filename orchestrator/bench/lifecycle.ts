@@ -68,7 +68,8 @@ async function main(): Promise<void> {
       if (res.status >= 300) throw new Error(`PUT ${url}: ${JSON.stringify(res.body)}`);
     };
     await put('/templates/bench/versions/1', {
-      image, resources: { memoryMb: 256 }, user: { mode: 'image' },
+      // The default unprivileged `endercloud` user: the product path (the runtime directory is created owned by it).
+      image, resources: { memoryMb: 256 },
       variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
       readiness: { kind: 'minecraft', startupTimeoutMs: 60_000, intervalMs: PROBE_MS, probeTimeoutMs: 1000 },
       stop: { signal: 'SIGTERM', timeoutMs: 10_000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },

@@ -113,8 +113,8 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
 
   api.get('/instances/:id/logs', { schema: { ...params, querystring: LogsQuery } }, async (req, reply) => {
     const { id } = req.params as InstanceParams;
-    const { tail = 100 } = req.query as LogsQuery;
-    const text = await service.logs(id, tail);
+    const { tail = 100, since } = req.query as LogsQuery;
+    const text = await service.logs(id, tail, since ? { since } : {});
     return reply.type('text/plain; charset=utf-8').send(text);
   });
 

@@ -44,6 +44,17 @@ export function assertUser(user: unknown): string {
   return user as string;
 }
 
+/**
+ * The owner of a new runtime directory for a create `user`: "uid:gid" as given,
+ * "uid" alone with group 0 (what Docker runs it as without an /etc/passwd
+ * entry); undefined for the image's own user, whose ids the agent cannot know.
+ */
+export function directoryOwner(user: string | undefined): { uid: number; gid: number } | undefined {
+  if (user === undefined) return undefined;
+  const m = USER_PATTERN.exec(assertUser(user)) as RegExpExecArray;
+  return { uid: Number(m[1]), gid: m[2] === undefined ? 0 : Number(m[2]) };
+}
+
 export function assertExtraLabels(labels: Readonly<Record<string, string>>): void {
   for (const key of Object.keys(labels)) {
     if (key.toLowerCase().startsWith(RESERVED_LABEL_PREFIX)) {

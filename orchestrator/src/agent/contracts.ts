@@ -37,9 +37,11 @@ export interface RuntimeDirectories {
    * Copies the ordered layer trees into a staging directory, removes every
    * variant.yml, then renames staging to the instance id. Later layers
    * overwrite earlier files; executable bits are kept. Fails with
-   * INSTANCE_CONFLICT if the directory already exists.
+   * INSTANCE_CONFLICT if the directory already exists. With `owner`, every
+   * directory and file (the instance directory included) is lchown'd to it as
+   * it is created — the only ownership change ever made (never recursive later).
    */
-  materialize(instanceId: string, layerDirs: readonly string[]): Promise<string>;
+  materialize(instanceId: string, layerDirs: readonly string[], owner?: { uid: number; gid: number }): Promise<string>;
   /** Removes the instance directory; refuses any path that is not one direct child of `<runtime>/instances`. */
   remove(instanceId: string): Promise<void>;
   /**

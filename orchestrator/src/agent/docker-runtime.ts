@@ -5,6 +5,7 @@
 import Docker from 'dockerode';
 import { AppError, type ErrorCode } from '../shared/errors.js';
 import { LABEL, labelledHostPort } from './labels.js';
+import { engineTimestamp } from './log-window.js';
 import type {
   ContainerDetails,
   ContainerRuntime,
@@ -254,7 +255,11 @@ export class DockerRuntime implements ContainerRuntime {
 
   async logs(id: string, options: LogOptions): Promise<string> {
     const raw = await this.call(`read logs of container ${id}`, () =>
-      this.docker.getContainer(id).logs({ stdout: true, stderr: true, follow: false, tail: options.tail }),
+      this.docker.getContainer(id).logs({
+        stdout: true, stderr: true, follow: false, tail: options.tail,
+        // dockerode types `since` as a number; the Engine parses "<s>.<ns>" from the query string.
+        ...(options.sinceNanos !== undefined ? { since: engineTimestamp(options.sinceNanos) as unknown as number } : {}),
+      }),
     );
     return boundLog(demuxLogs(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw))), options.maxBytes);
   }

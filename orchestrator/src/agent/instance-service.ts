@@ -11,12 +11,14 @@ import { AsyncLock, KeyedLock } from './async-lock.js';
 import {
   DEFAULT_CONTAINER_PORT,
   callerLabels,
+  directoryOwner,
   containerLabels,
   recordedUser,
   validateCreateRequest,
   type CreateInstanceRequest,
 } from './container-config.js';
 import type { LayerCache, RuntimeDirectories } from './contracts.js';
+import { currentRunSince } from './log-window.js';
 import { LABEL, containerEnv, containerName, hostSelector, isManagedBy, labelledHostPort } from './labels.js';
 import type { PortAllocator } from './port-allocator.js';
 import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type RconConnect, type RconTarget, type StopOptions, type StopResult } from './power.js';
@@ -136,7 +138,8 @@ export class InstanceService implements InstanceInternals {
     for (const layer of req.layers) layerDirs.push(await this.o.layers.ensure(layer));
     let materialized = false;
     if (!(await this.o.directories.exists(instanceId))) {
-      await this.o.directories.materialize(instanceId, layerDirs);
+      // The container user owns what it must write; ownership is set only here, at creation.
+      await this.o.directories.materialize(instanceId, layerDirs, directoryOwner(req.user));
       materialized = true;
     }
     try {
@@ -286,10 +289,13 @@ export class InstanceService implements InstanceInternals {
     return { ...this.summarize(c), createdAt: c.createdAt };
   }
 
-  async logs(instanceId: string, tail: number): Promise<string> {
+  /** The output tail; `since: 'start'` keeps only the container's current (or last) run — what a log readiness probe must see. */
+  async logs(instanceId: string, tail: number, options: { since?: 'start' } = {}): Promise<string> {
     const c = await this.requireOwned(instanceId);
     const lines = Math.max(1, Math.min(MAX_LOG_LINES, Math.floor(tail)));
-    return this.o.runtime.logs(c.id, { tail: lines, maxBytes: MAX_LOG_BYTES });
+    const since = options.since === 'start' ? currentRunSince(c) : undefined;
+    if (since === null) return ''; // never started: no output of a run yet
+    return this.o.runtime.logs(c.id, { tail: lines, maxBytes: MAX_LOG_BYTES, ...(since !== undefined ? { sinceNanos: since } : {}) });
   }
 
   start(instanceId: string, log: Log = this.o.logger): Promise<InstanceEndpoint> {

@@ -70,6 +70,8 @@ export interface LogOptions {
   tail: number;
   /** Answer at most this many bytes (the newest ones, cut at a line start). */
   maxBytes: number;
+  /** Only lines stamped at or after this time (epoch nanoseconds; see log-window.ts). */
+  sinceNanos?: bigint;
 }
 
 export type PullPolicy = 'missing' | 'always';

@@ -85,7 +85,11 @@ export const DeleteQuery = Type.Object(deleteFields, { additionalProperties: fal
 export type DeleteQuery = Static<typeof DeleteQuery>;
 
 export const LogsQuery = Type.Object(
-  { tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })) },
+  {
+    tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    /** `start`: only output since the container's current start (earlier runs are left out). */
+    since: Type.Optional(Type.Literal('start')),
+  },
   { additionalProperties: false },
 );
 export type LogsQuery = Static<typeof LogsQuery>;

@@ -150,9 +150,10 @@ export class AgentClient {
     return this.call(controlUrl, 'POST', `/instances/${encodeURIComponent(instanceId)}/replace`, body, ids);
   }
 
-  /** The last `tail` lines of the container's output, as text. */
-  async logs(controlUrl: string, instanceId: string, tail: number, ids: CallIds = {}): Promise<string> {
-    const text = await this.call<unknown>(controlUrl, 'GET', `/instances/${encodeURIComponent(instanceId)}/logs?tail=${tail}`, undefined, ids, true);
+  /** The last `tail` lines of the container's output, as text; `sinceStart` leaves out earlier runs. */
+  async logs(controlUrl: string, instanceId: string, tail: number, ids: CallIds = {}, options: { sinceStart?: boolean } = {}): Promise<string> {
+    const since = options.sinceStart ? '&since=start' : '';
+    const text = await this.call<unknown>(controlUrl, 'GET', `/instances/${encodeURIComponent(instanceId)}/logs?tail=${tail}${since}`, undefined, ids, true);
     return typeof text === 'string' ? text : '';
   }
 

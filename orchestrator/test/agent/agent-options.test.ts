@@ -2,7 +2,7 @@
 // what inspect and the inventory show of them, signal stops, scoped delete
 // and cleanup that keeps an orphan's data — through the agent API against the
 // real Docker engine (busybox containers, a real local registry for pulls).
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
@@ -160,5 +160,61 @@ describe('scoped DELETE /instances/:id', () => {
     expect(res.body).toEqual({ removed: ['o-orphan-keep', 'o-orphan-drop'], skipped: [], notFound: [], dataKept: ['o-orphan-keep'] });
     expect(existsSync(dataDir('o-orphan-keep'))).toBe(true);
     expect(existsSync(dataDir('o-orphan-drop'))).toBe(false);
+  });
+});
+
+describe('runtime directory owner and per-run logs', () => {
+  const WRITE = ['sh', '-c', 'id -u > /data/uid && mkdir -p /data/conf/new && echo w > /data/conf/new/f && sleep 30'];
+
+  async function waitFile(path: string): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(path)) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${path}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it('a created runtime directory and every layer entry belong to the create user, who can write /data; no user keeps root', async () => {
+    const layer = await orch.addLayer('owned', { 'conf/server.properties': { content: 'motd=x\n' }, 'bin/run.sh': { content: 'echo\n', mode: 0o755 } });
+    expect((await call('PUT', '/instances/o-owned', body({ user: '1234:2345', layers: [layer], command: WRITE }))).status).toBe(200);
+    for (const rel of ['', 'conf', 'conf/server.properties', 'bin', 'bin/run.sh']) {
+      const s = statSync(join(dataDir('o-owned'), rel));
+      expect({ rel, uid: s.uid, gid: s.gid }).toEqual({ rel, uid: 1234, gid: 2345 });
+    }
+    expect(statSync(join(dataDir('o-owned'), 'bin/run.sh')).mode & 0o777).toBe(0o755);
+    await waitFile(join(dataDir('o-owned'), 'conf/new/f'));
+    expect(readFileSync(join(dataDir('o-owned'), 'uid'), 'utf8').trim()).toBe('1234');
+
+    // uid alone: group 0, as Docker runs it without an /etc/passwd entry.
+    expect((await call('PUT', '/instances/o-uid-only', body({ user: '1500', layers: [layer], command: WRITE }))).status).toBe(200);
+    expect(statSync(dataDir('o-uid-only'))).toMatchObject({ uid: 1500, gid: 0 });
+    await waitFile(join(dataDir('o-uid-only'), 'conf/new/f'));
+
+    // The image's own user: the agent cannot know its ids, so the directory stays root's.
+    expect((await call('PUT', '/instances/o-image-user', body({ layers: [layer] }))).status).toBe(200);
+    expect(statSync(join(dataDir('o-image-user'), 'conf/server.properties'))).toMatchObject({ uid: 0, gid: 0 });
+  });
+
+  it('logs?since=start answers only the current (or last) run; without it earlier runs are included', async () => {
+    // Run 1 prints and exits; later runs print and wait for SIGINT.
+    const COUNT = ['sh', '-c', 'n=$(cat /data/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /data/n; echo "run $n"; [ $n = 1 ] && exit 0; trap "exit 3" INT; while true; do sleep 0.1; done'];
+    expect((await call('PUT', '/instances/o-runs', body({ command: COUNT }))).status).toBe(200);
+    const text = async (q: string) => (await agent.app.inject({ method: 'GET', url: `/api/v1/instances/o-runs/logs${q}` })).body;
+    const waitLog = async (want: string) => {
+      const deadline = Date.now() + 10_000;
+      while ((await text('?tail=10')) !== want) {
+        if (Date.now() > deadline) throw new Error(`logs never became ${JSON.stringify(want)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    await waitLog('run 1\n');
+    expect(await text('?tail=10&since=start')).toBe('run 1\n');
+    await new Promise((r) => setTimeout(r, 400)); // farther apart than the start margin (log-window.ts)
+    expect((await call('POST', '/instances/o-runs/start')).status).toBe(200);
+    await waitLog('run 1\nrun 2\n');
+    expect(await text('?tail=10&since=start')).toBe('run 2\n');
+    expect((await call('POST', '/instances/o-runs/stop', { signal: 'SIGINT', timeoutSeconds: 5 })).status).toBe(200);
+    expect(await text('?tail=10&since=start')).toBe('run 2\n');
+    expect((await agent.app.inject({ method: 'GET', url: '/api/v1/instances/o-runs/logs?since=yesterday' })).statusCode).toBe(400);
   });
 });

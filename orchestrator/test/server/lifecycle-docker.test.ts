@@ -3,15 +3,19 @@
 // agent, driving the Minecraft-protocol test server image, checked with a real
 // Server List Ping and a real minecraft-protocol login.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orchestratorConfig } from '../../src/server/config.js';
 import { buildOrchestrator, type Orchestrator } from '../../src/server/orchestrator.js';
 import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
 import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { loginBot, mcServerImageTag, pingStatus } from '../support/mc-server.js';
-import { heartbeatBody, newDataDir, silentLogger, type Loose } from './support.js';
+import { startRegistry, type LocalRegistry } from '../support/registry.js';
+import { heartbeatBody, newDataDir, type Loose } from './support.js';
 
 const RUN = uniqueId('lc');
 const AGENT_ID = `${RUN}-host`;
@@ -25,8 +29,31 @@ let agentUrl: string;
 let dataDir: string;
 let o: Orchestrator;
 const portRange = randomPortRange(30);
+/** Every line the orchestrator logged (debug and up), for the secret-redaction check. */
+const orchestratorLog: string[] = [];
+const orchestratorLogger = pino({ level: 'debug' }, { write: (line: string) => void orchestratorLog.push(line) });
+/** The orchestrator reaches the agent through this gate; closed = the agent looks unreachable. */
+const gate = { open: true };
+let gateServer: Server;
 
-async function startOrch(): Promise<Orchestrator> {
+async function startGate(target: string): Promise<string> {
+  gateServer = createServer((req, res) => {
+    if (!gate.open) {
+      req.socket.destroy();
+      return;
+    }
+    const upstream = request(`${target}${req.url ?? '/'}`, { method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((r) => gateServer.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(gateServer.address() as AddressInfo).port}`;
+}
+
+async function startOrch(overrides: Record<string, string> = {}): Promise<Orchestrator> {
   const config = orchestratorConfig({
     ENDERCLOUD_DATA_DIR: dataDir,
     ENDERCLOUD_LISTEN: '127.0.0.1:0',
@@ -39,8 +66,9 @@ async function startOrch(): Promise<Orchestrator> {
     ENDERCLOUD_SUPERVISE_INTERVAL: '150ms',
     ENDERCLOUD_RESUME_TIMEOUT: '5s',
     ENDERCLOUD_UNKNOWN_GRACE: '10m',
+    ...overrides,
   });
-  return buildOrchestrator(config, { logger: silentLogger, runOfflineDetector: false });
+  return buildOrchestrator(config, { logger: orchestratorLogger, runOfflineDetector: false });
 }
 
 async function call(method: string, url: string, body?: unknown, token: string = ADMIN_TOKEN): Promise<{ status: number; body: Loose }> {
@@ -53,6 +81,20 @@ async function call(method: string, url: string, body?: unknown, token: string =
   }
   return { status: res.statusCode, body: parsed };
 }
+
+const runtimeDir = (id: string) => join(agent.runtimeDirectory, 'instances', id);
+
+/** level.json and the player files exist and belong to uid:gid: the container user wrote them into /data. */
+function expectWorldOwnedBy(id: string, uid: number, gid: number): void {
+  const dir = runtimeDir(id);
+  expect(statSync(dir)).toMatchObject({ uid, gid });
+  expect(statSync(join(dir, 'level.json'))).toMatchObject({ uid, gid });
+  const players = readdirSync(join(dir, 'playerdata'));
+  expect(players.length).toBeGreaterThan(0);
+  for (const file of players) expect(statSync(join(dir, 'playerdata', file))).toMatchObject({ uid, gid });
+}
+
+const seedOf = (id: string): string => (JSON.parse(readFileSync(join(runtimeDir(id), 'level.json'), 'utf8')) as { seed: string }).seed;
 
 const get = async (id: string): Promise<Loose> => (await call('GET', `/instances/${id}`)).body;
 
@@ -104,7 +146,8 @@ async function create(variant: string, name: string): Promise<string> {
 }
 
 const template = (extra: Record<string, unknown> = {}) => ({
-  image: mcServerImageTag(), resources: { memoryMb: 256 }, containerPort: 25565, restartPolicy: 'on-failure', user: { mode: 'image' },
+  // No `user`: the default unprivileged `endercloud` user (1000:1000) runs every instance here.
+  image: mcServerImageTag(), resources: { memoryMb: 256 }, containerPort: 25565, restartPolicy: 'on-failure',
   variables: [
     { name: 'RCON_PASSWORD', type: 'string', secret: true },
     { name: 'MOTD', type: 'string', default: 'EnderCloud lifecycle', apply: 'restart_required' },
@@ -123,7 +166,7 @@ beforeAll(async () => {
   agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: layers.url, portRange, network: NETWORK, token: AGENT_TOKEN });
   await agent.app.listen({ host: '127.0.0.1', port: 0 });
   const address = agent.app.server.address();
-  agentUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  agentUrl = await startGate(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`);
   dataDir = await newDataDir();
   o = await startOrch();
   const hb = await o.app.inject({
@@ -147,6 +190,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await o?.stop().catch(() => undefined);
+  gateServer?.closeAllConnections();
+  await new Promise((r) => (gateServer ? gateServer.close(r) : r(undefined)));
   await removeContainersByLabel({ 'orchestrator.host': AGENT_ID });
   await agent?.close();
   await layers?.close();
@@ -175,6 +220,9 @@ describe('lifecycle on the real engine', () => {
     await waitState(id, 'stopped');
     expect((await history(id))[0]).toMatchObject({ from: 'stopping', to: 'stopped', details: { path: 'rcon', killed: false } });
     expect((await containerOf(id))?.State).toBe('exited');
+    // The default `endercloud` user (1000:1000) wrote its world and player file into /data.
+    expect((await docker().getContainer((await containerOf(id))!.Id).inspect()).Config.User).toBe('1000:1000');
+    expectWorldOwnedBy(id, 1000, 1000);
     const logs = await call('GET', `/instances/${id}/logs?tail=50`);
     expect(logs.body).toContain('Done (');
 
@@ -187,6 +235,37 @@ describe('lifecycle on the real engine', () => {
     expect((await call('POST', `/instances/${id}/resume`)).status).toBe(202);
     await waitState(id, 'online', 10_000);
     expect((await containerOf(id))?.State).toBe('running');
+  });
+
+  it('a custom uid:gid user writes its world under /data and is immutable; maintenance refuses an ordinary user start with the message, admin starts it', async () => {
+    const res = await call('POST', '/instances', { groupId: 'mc', variantId: 'plain', name: 'lc-custom', user: { mode: 'custom', uid: 2345, gid: 3456 } });
+    expect(res.status).toBe(202);
+    const id = res.body.id as string;
+    const online = await waitState(id, 'online');
+    const bot = await loginBot(online.endpoint.host, online.endpoint.port, 'Alex');
+    await waitFor('players recorded', async () => ((await get(id)).players?.online === 1 ? true : undefined), 5000);
+    await bot.end();
+    await call('POST', `/instances/${id}/stop`);
+    await waitState(id, 'stopped');
+    expect((await docker().getContainer((await containerOf(id))!.Id).inspect()).Config.User).toBe('2345:3456');
+    expectWorldOwnedBy(id, 2345, 3456);
+    const immutable = await call('PATCH', `/instances/${id}/settings`, { user: { mode: 'endercloud' } });
+    expect(immutable.status).toBe(409);
+    expect(immutable.body.error.code).toBe('IMMUTABLE');
+
+    const created = await call('POST', '/tokens', { name: `${RUN}-player`, scopes: ['instances:write'] });
+    expect(created.status).toBe(201);
+    const userToken = created.body.secret as string;
+    expect((await call('POST', `/instances/${id}/maintenance`, { enabled: true, message: 'map reset until 18:00' })).status).toBe(200);
+    const refused = await call('POST', `/instances/${id}/start`, undefined, userToken);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'MAINTENANCE', message: 'instance lc-custom is in maintenance: map reset until 18:00' });
+    expect((await get(id)).state).toBe('stopped');
+    expect((await containerOf(id))?.State).toBe('exited');
+    expect((await call('POST', `/instances/${id}/start`)).status).toBe(202);
+    await waitState(id, 'online');
+    expect((await containerOf(id))?.State).toBe('running');
+    expect((await call('POST', `/instances/${id}/maintenance`, { enabled: false })).status).toBe(200);
   });
 
   it('a container killed from outside is restarted by the orchestrator (Docker restart policy stays no)', async () => {
@@ -227,16 +306,18 @@ describe('lifecycle on the real engine', () => {
 });
 
 describe('replacement, deletion and reconciliation on the real engine', () => {
-  const ALT_TAG = `${RUN}-alt:1`;
-  const runtimeDir = (id: string) => join(agent.runtimeDirectory, 'instances', id);
+  let registry: LocalRegistry | undefined;
+  let altTag = '';
   afterAll(async () => {
-    await docker().getImage(ALT_TAG).remove().catch(() => undefined);
+    await removeContainersByLabel({ 'orchestrator.host': AGENT_ID }); // before the image they use
+    if (altTag) await docker().getImage(altTag).remove().catch(() => undefined);
+    await registry?.stop();
   });
 
   it('pending restart_required changes are applied together by one replacement; the world survives', async () => {
     const id = await create('plain', 'lc-settings');
     await waitState(id, 'online');
-    const seed = (): string => (JSON.parse(readFileSync(join(runtimeDir(id), 'level.json'), 'utf8')) as { seed: string }).seed;
+    const seed = () => seedOf(id);
     const level = seed();
     const before = (await containerOf(id))!.Id;
     const patch = await call('PATCH', `/instances/${id}/settings`, { settings: { MOTD: 'Replaced together', MAX_PLAYERS: 42 } });
@@ -253,20 +334,52 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
     expect(replaced).toHaveLength(1);
   });
 
-  it('a next_start image change waits until the next explicit start, which replaces the container with the new image', async () => {
-    await docker().getImage(mcServerImageTag()).tag({ repo: `${RUN}-alt`, tag: '1' });
+  it('a next_start image change waits until the next explicit start, which pulls the image and replaces the container; the world survives', async () => {
+    registry = await startRegistry();
+    altTag = `${registry.address}/endercloud/${RUN}-alt:1`;
+    await docker().getImage(mcServerImageTag()).tag({ repo: altTag.slice(0, altTag.lastIndexOf(':')), tag: '1' });
+    const push = await docker().getImage(altTag).push({ authconfig: { serveraddress: registry.address } });
+    await new Promise((resolve, reject) => docker().modem.followProgress(push, (err: Error | null, out: unknown) => (err ? reject(err) : resolve(out))));
+    await docker().getImage(altTag).remove(); // only in the registry now: the start must pull it
     const id = await create('plain', 'lc-image');
     await waitState(id, 'online');
-    const patch = await call('PATCH', `/instances/${id}/settings`, { image: ALT_TAG, mode: 'next_start' });
+    const level = seedOf(id);
+    const patch = await call('PATCH', `/instances/${id}/settings`, { image: altTag, mode: 'next_start' });
     expect(patch.body).toMatchObject({ containerConfigPending: true, commandId: null });
     expect((await containerOf(id))!.Image).toBe(mcServerImageTag());
     await call('POST', `/instances/${id}/stop`);
     await waitState(id, 'stopped');
     expect((await containerOf(id))!.Image).toBe(mcServerImageTag());
+    expect((await get(id)).containerConfigPending).toBe(true);
+    const pulls = () => agent.logLines.filter((l) => l.msg === 'image pulled' && l.image === altTag).length;
+    expect(pulls()).toBe(0);
     await call('POST', `/instances/${id}/start`);
     const online = await waitState(id, 'online');
-    expect(online).toMatchObject({ image: ALT_TAG, containerConfigPending: false });
-    expect((await containerOf(id))!.Image).toBe(ALT_TAG);
+    expect(online).toMatchObject({ image: altTag, containerConfigPending: false });
+    expect((await containerOf(id))!.Image).toBe(altTag);
+    expect(pulls()).toBe(1);
+    expect(seedOf(id)).toBe(level);
+  });
+
+  it('an immediate label change on a stopped instance replaces the container, keeps it stopped and keeps the world', async () => {
+    const id = await create('plain', 'lc-labels');
+    await waitState(id, 'online');
+    const level = seedOf(id);
+    await call('POST', `/instances/${id}/stop`);
+    await waitState(id, 'stopped');
+    const before = (await containerOf(id))!.Id;
+    const patch = await call('PATCH', `/instances/${id}/settings`, { labels: { team: 'red' }, mode: 'immediate' });
+    expect(patch.status).toBe(202);
+    await waitFor('replaced', async () => {
+      const c = await containerOf(id);
+      return c && c.Id !== before && (await get(id)).activeAction === null ? c : undefined;
+    });
+    const after = (await containerOf(id))!;
+    expect(after.Labels).toMatchObject({ team: 'red' });
+    expect(after.State).toMatch(/^(created|exited)$/);
+    expect((await get(id))).toMatchObject({ state: 'stopped', desiredState: 'stopped' });
+    expect((await history(id)).filter((h) => /container replaced/.test(h.reason))).toHaveLength(1);
+    expect(seedOf(id)).toBe(level);
   });
 
   it('deletion scopes: player data needs the typed name; the default keeps it; all scopes remove the instance root', async () => {
@@ -301,7 +414,62 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
     expect((await history(id)).map((h) => h.to).slice(0, 2)).toEqual(['online', 'starting']);
   });
 
-  it('a managed container deleted behind the orchestrator\'s back → unknown, and it is never recreated', async () => {
+  it('a deletion the agent cannot complete stays visible (deleting, with its scopes) until the retried command reconciles it', async () => {
+    const id = await create('plain', 'lc-partial');
+    await waitState(id, 'online');
+    gate.open = false;
+    try {
+      expect((await call('DELETE', `/instances/${id}`, { scopes: ['container', 'technical'] })).status).toBe(202);
+      await waitFor('a failed delete attempt', async () => (await call('GET', `/commands?instanceId=${id}`)).body.commands.find((c: Loose) => c.kind === 'action' && c.lastError));
+      const visible = await call('GET', `/instances/${id}`);
+      expect(visible.status).toBe(200);
+      expect(visible.body).toMatchObject({ state: 'deleting', desiredState: 'deleted', deletion: { scopes: ['container', 'technical'] } });
+      expect((await call('GET', '/instances')).body.instances.some((i: Loose) => i.id === id)).toBe(true);
+      expect((await containerOf(id))?.State).toBe('running');
+    } finally {
+      gate.open = true;
+    }
+    await recordGone(id);
+    expect(await containerOf(id)).toBeUndefined();
+    expect(existsSync(join(runtimeDir(id), 'level.json'))).toBe(true);
+    expect(existsSync(join(runtimeDir(id), 'stats'))).toBe(false);
+  });
+
+  it('secrets (RCON password, instance token) never appear in the orchestrator or agent logs, nor in any API answer', async () => {
+    const id = await create('plain', 'lc-secrets');
+    await waitState(id, 'online');
+    const chosen = `chosen-${RUN}-pw`;
+    const patch = await call('PATCH', `/instances/${id}/settings`, { settings: { RCON_PASSWORD: chosen } });
+    expect(patch.status).toBe(200);
+    await call('POST', `/instances/${id}/restart`);
+    await waitState(id, 'online');
+    await call('POST', `/instances/${id}/stop`);
+    await waitState(id, 'stopped');
+    expect((await history(id))[0]).toMatchObject({ to: 'stopped', details: { path: 'rcon' } }); // the new password works
+
+    const secrets = new Set<string>([chosen]);
+    for (const c of await docker().listContainers({ all: true, filters: { label: [`orchestrator.host=${AGENT_ID}`] } })) {
+      for (const entry of (await docker().getContainer(c.Id).inspect()).Config.Env ?? []) {
+        const [key, value] = [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)];
+        if ((key === 'RCON_PASSWORD' || key === 'ENDERCLOUD_INSTANCE_TOKEN') && value.length >= 8) secrets.add(value);
+      }
+    }
+    expect(secrets.size).toBeGreaterThan(4);
+    const answers: string[] = [];
+    const ids = ((await call('GET', '/instances')).body.instances as Loose[]).map((i) => i.id as string);
+    answers.push(JSON.stringify((await call('GET', '/instances')).body));
+    for (const i of ids) {
+      for (const path of ['', '/history?limit=200', '/revisions', '/logs?tail=500']) answers.push(JSON.stringify((await call('GET', `/instances/${i}${path}`)).body));
+    }
+    answers.push(JSON.stringify((await call('GET', '/audit?limit=500')).body), JSON.stringify((await call('GET', '/commands')).body), patch.body && JSON.stringify(patch.body));
+    const haystacks = { 'orchestrator log': orchestratorLog.join(''), 'agent log': JSON.stringify(agent.logLines), 'API answers': answers.join('\n') };
+    expect(orchestratorLog.length).toBeGreaterThan(50);
+    for (const [where, text] of Object.entries(haystacks)) {
+      for (const secret of secrets) expect(text.includes(secret), `${where} holds a secret`).toBe(false);
+    }
+  });
+
+  it('a managed container deleted behind the orchestrator\'s back → unknown, then intervention_required after the grace; never recreated', async () => {
     const id = await create('plain', 'lc-vanished');
     await waitState(id, 'online');
     await docker().getContainer((await containerOf(id))!.Id).remove({ force: true });
@@ -310,6 +478,17 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
     await new Promise((r) => setTimeout(r, 800));
     expect(await containerOf(id)).toBeUndefined();
     expect((await get(id)).state).toBe('unknown');
+    // Past the grace an operator is asked to decide; over many reconcile ticks nothing is recreated.
+    await o.stop();
+    o = await startOrch({ ENDERCLOUD_UNKNOWN_GRACE: '1s' });
+    const stuck = await waitState(id, 'intervention_required', 10_000);
+    expect(stuck.stateReason).toContain('never recreated');
+    for (let tick = 0; tick < 8; tick++) {
+      await new Promise((r) => setTimeout(r, 150));
+      expect(await containerOf(id)).toBeUndefined();
+    }
+    expect((await get(id)).state).toBe('intervention_required');
+    expect((await history(id)).map((h) => h.to).slice(0, 2)).toEqual(['intervention_required', 'unknown']);
   });
 });
 

@@ -1,7 +1,8 @@
 // One readiness probe of one instance, per template kind: minecraft (Server
 // List Ping, ready when players.max > 0), tcp, http, log (a regex over the
-// agent's log tail) and bridge (the container reported SERVER_READY). Every
-// probe is bounded by the spec's probeTimeoutMs.
+// agent's log tail since the container's current start) and bridge (the
+// container reported SERVER_READY). Every probe is bounded by the spec's
+// probeTimeoutMs.
 
 import { connect } from 'node:net';
 import type { Host, Instance, TemplateSpec } from '../../domain/index.js';
@@ -64,7 +65,8 @@ export class ReadinessProber {
       return { ready, detail: ready ? 'SERVER_READY reported' : 'waiting for SERVER_READY' };
     }
     if (spec.kind === 'log') {
-      const text = await this.o.agents.logs(host.controlUrl, instance.id, 200);
+      // Only this run's output: a previous run's ready line must not make a new start "online".
+      const text = await this.o.agents.logs(host.controlUrl, instance.id, 200, {}, { sinceStart: true });
       const ready = logLinesReady(spec.pattern, text.split('\n'));
       return { ready, detail: ready ? `log matched ${spec.pattern}` : `no log line matches ${spec.pattern} yet` };
     }
@@ -87,26 +89,37 @@ export class ReadinessProber {
       }
       default:
         await tcpConnect(address, port, spec.probeTimeoutMs);
-        return { ready: true, detail: 'TCP connect succeeded' };
+        return { ready: true, detail: `TCP connection accepted and held for ${Math.min(TCP_SETTLE_MS, spec.probeTimeoutMs)} ms` };
     }
   }
 }
 
-function tcpConnect(host: string, port: number, timeoutMs: number): Promise<void> {
+/**
+ * How long an accepted connection must stay open to count: Docker's userland
+ * proxy accepts on the published port even with no server behind it, then
+ * closes within milliseconds (measured ~3 ms on Docker 20.10).
+ */
+export const TCP_SETTLE_MS = 250;
+
+/** Connects and holds the connection for the settle window; a peer that hangs up in it is not a server. */
+export function tcpConnect(host: string, port: number, timeoutMs: number, settleMs = TCP_SETTLE_MS): Promise<void> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host, port });
-    const timer = setTimeout(() => {
+    let settle: NodeJS.Timeout | undefined;
+    const finish = (err?: Error) => {
+      clearTimeout(timer);
+      clearTimeout(settle);
       socket.destroy();
-      reject(new Error(`TCP connect to ${host}:${port} timed out after ${timeoutMs} ms`));
-    }, timeoutMs);
+      if (err) reject(err);
+      else resolve();
+    };
+    const timer = setTimeout(() => finish(new Error(`TCP connect to ${host}:${port} timed out after ${timeoutMs} ms`)), timeoutMs);
     socket.once('connect', () => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve();
+      settle = setTimeout(() => finish(), Math.min(settleMs, timeoutMs));
     });
-    socket.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
+    const hungUp = () => finish(new Error(`TCP ${host}:${port} accepted and closed at once (a port proxy with no server behind it)`));
+    socket.once('end', hungUp);
+    socket.once('close', hungUp);
+    socket.once('error', (err) => finish(err));
   });
 }

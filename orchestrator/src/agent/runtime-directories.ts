@@ -71,6 +71,22 @@ function limiter(max: number): <T>(task: () => Promise<T>) => Promise<T> {
 }
 
 /** Copies one layer over the staging tree; `kinds` remembers what staging already holds. */
+/**
+ * lchown with an operator-facing error: only a root agent may give files to
+ * another uid, and a plain EPERM would not say what to change.
+ */
+async function giveTo(path: string, owner: Owner): Promise<void> {
+  try {
+    await lchown(path, owner.uid, owner.gid);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'EPERM' || code === 'EACCES') {
+      throw new AppError('OWNERSHIP_FAILED', `cannot give the instance files to ${owner.uid}:${owner.gid} (${code}): run the agent as root, or use the image-defined container user`, { cause: err });
+    }
+    throw err;
+  }
+}
+
 class LayerCopier {
   private readonly kinds = new Map<string, 'd' | 'f'>();
   private readonly limit: <T>(task: () => Promise<T>) => Promise<T>;
@@ -81,7 +97,7 @@ class LayerCopier {
 
   /** Gives a just-created entry to the container user (lchown: a link is never followed). */
   private async own(path: string): Promise<void> {
-    if (this.owner) await lchown(path, this.owner.uid, this.owner.gid);
+    if (this.owner) await giveTo(path, this.owner);
   }
 
   async copyLayer(layerDir: string): Promise<void> {
@@ -172,7 +188,7 @@ export class FsRuntimeDirectories implements RuntimeDirectories {
     const staging = join(this.instancesDirectory, `${STAGING_PREFIX}${instanceId}-${randomBytes(6).toString('hex')}`);
     await mkdir(staging, { mode: 0o755 });
     try {
-      if (owner) await lchown(staging, owner.uid, owner.gid); // becomes /data itself
+      if (owner) await giveTo(staging, owner); // becomes /data itself
       const copier = new LayerCopier(staging, this.copyConcurrency, owner);
       for (const layerDir of layerDirs) await copier.copyLayer(layerDir);
       // rename(2) would silently replace an empty directory, so check once more right before.

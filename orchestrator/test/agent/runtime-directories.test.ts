@@ -3,6 +3,7 @@
 // removal that never follows a symlink out of <runtime>/instances.
 
 import { chmod, lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -203,5 +204,38 @@ describe('FsRuntimeDirectories.removeScoped', () => {
   it('answers INSTANCE_NOT_FOUND for an instance without a directory', async () => {
     const { dirs } = await setup();
     await expect(dirs.removeScoped('nobody', ['x'])).rejects.toMatchObject({ code: 'INSTANCE_NOT_FOUND' });
+  });
+});
+
+describe('FsRuntimeDirectories.materialize with an owner, run by a non-root agent', () => {
+  // Only root may give files to another uid: an agent running as `nobody`
+  // must fail with a coded error that says what to change, and leave nothing behind.
+  const isRoot = process.getuid?.() === 0;
+  it.skipIf(!isRoot)('fails with OWNERSHIP_FAILED naming the uid:gid and removes its staging directory', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'ec-owner-'));
+    temps.push(base);
+    await chmod(base, 0o777);
+    const layer = join(base, 'layer');
+    await mkdir(layer, { mode: 0o755 });
+    await writeFile(join(layer, 'a.txt'), 'a', { mode: 0o644 });
+    const script = [
+      "import { FsRuntimeDirectories } from './src/agent/runtime-directories.ts';",
+      `const dirs = new FsRuntimeDirectories({ runtimeDirectory: ${JSON.stringify(join(base, 'runtime'))}, runtimeHostDirectory: '/h' });`,
+      `dirs.materialize('owned', [${JSON.stringify(layer)}], { uid: 1000, gid: 1000 })`,
+      "  .then(() => console.log(JSON.stringify({ ok: true })))",
+      "  .catch((e) => console.log(JSON.stringify({ code: e.code, message: e.message })));",
+    ].join('\n');
+    const res = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: join(import.meta.dirname, '..', '..'),
+      uid: 65534,
+      gid: 65534,
+      env: { PATH: process.env.PATH, HOME: base, TMPDIR: base },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    const out = JSON.parse(res.stdout.trim().split('\n').pop() ?? '{}') as { code?: string; message?: string };
+    expect(out.code, res.stderr).toBe('OWNERSHIP_FAILED');
+    expect(out.message).toMatch(/1000:1000/);
+    expect(await readdir(join(base, 'runtime', 'instances'))).toEqual([]);
   });
 });

@@ -17,6 +17,7 @@ import {
   type Env,
   type LogLevel,
   type PortRange,
+  parseSecret,
 } from '../shared/config.js';
 import { AGENT_ID_PATTERN } from '../shared/ids.js';
 
@@ -89,10 +90,6 @@ function parseNetworkName(v: string): string {
   return v;
 }
 
-function parseToken(v: string): string {
-  if (/\s/.test(v)) throw new Error('must not contain whitespace');
-  return v;
-}
 
 function hostForUrl(host: string): string {
   return isIP(host) === 6 ? `[${host}]` : host;
@@ -116,7 +113,7 @@ export function loadAgentConfig(env: Env, facts: AgentHostFacts = { hostname: os
   const dockerNetwork = r.optional('AGENT_DOCKER_NETWORK', parseNetworkName, 'endercloud');
   const heartbeatIntervalMs = r.optional('AGENT_HEARTBEAT_INTERVAL', positiveDuration, 10_000);
   const stopTimeoutMs = r.optional('AGENT_STOP_TIMEOUT', parseDuration, 30_000);
-  const token = r.optional('AGENT_TOKEN', parseToken);
+  const token = r.optional('AGENT_TOKEN', parseSecret);
   const logLevel = r.optional('AGENT_LOG_LEVEL', parseLogLevel, 'info');
   const maxArchiveBytes = r.optional('AGENT_MAX_ARCHIVE_SIZE', positiveSize, 1024 ** 3);
   const maxLayerBytes = r.optional('AGENT_MAX_LAYER_SIZE', positiveSize, 4 * 1024 ** 3);

@@ -15,6 +15,7 @@ import {
   parseUrl,
   type Env,
   type LogLevel,
+  parseSecret,
 } from '../shared/config.js';
 import { parseRouterPublicAddress, type RouterPublicAddress } from './registry/router-address.js';
 
@@ -83,11 +84,6 @@ function parseUidGid(value: string): { uid: number; gid: number } {
   return { uid: Number(m[1]), gid: Number(m[2]) };
 }
 
-function parseToken(value: string): string {
-  if (value.length < 16) throw new Error('must be at least 16 characters (use a long random secret)');
-  if (/\s/.test(value)) throw new Error('must not contain whitespace');
-  return value;
-}
 
 function parseDatabaseUrl(value: string): string {
   const v = value.trim();
@@ -115,8 +111,8 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     dataDir: r.optional('ENDERCLOUD_DATA_DIR', asString, './data'),
     databaseUrl: r.optional('ENDERCLOUD_DATABASE_URL', parseDatabaseUrl),
     redisUrl: r.optional('ENDERCLOUD_REDIS_URL', parseRedisUrl),
-    adminToken: r.optional('ENDERCLOUD_ADMIN_TOKEN', parseToken),
-    agentToken: r.optional('ENDERCLOUD_AGENT_TOKEN', parseToken),
+    adminToken: r.optional('ENDERCLOUD_ADMIN_TOKEN', parseSecret),
+    agentToken: r.optional('ENDERCLOUD_AGENT_TOKEN', parseSecret),
     hostOfflineAfterBeats: r.optional('ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS', parsePositiveInt, 3),
     offlineSweepIntervalMs: r.optional('ENDERCLOUD_OFFLINE_SWEEP_INTERVAL', parseDuration, 1000),
     logLevel: r.optional('ENDERCLOUD_LOG_LEVEL', parseLogLevel, 'info'),

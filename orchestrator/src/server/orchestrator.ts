@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { AgentClient } from './agent-client.js';
+import { InstanceChanges, observeStore } from './registry/change-notifier.js';
 import { buildApp, type OrchestratorApp } from './app.js';
 import { TokenService } from './auth/tokens.js';
 import { systemClock, type Clock } from './clock.js';
@@ -74,7 +75,8 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const logger = deps.logger ?? createLogger('orchestrator', config.logLevel);
   await mkdir(config.dataDir, { recursive: true });
   const ownsStore = deps.store === undefined;
-  const store = deps.store ?? (await openStore(config.databaseUrl, config.dataDir));
+  // Every write goes through the decorated store, which tells the registry feed about it once committed.
+  const store = observeStore(deps.store ?? (await openStore(config.databaseUrl, config.dataDir)), new InstanceChanges());
   const agents = new AgentClient({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
   const metrics = new OrchestratorMetrics(store, clock);
   const bridge = new BridgeSignals();

@@ -77,6 +77,19 @@ export function parseByteSize(value: string): number {
   return Number(match[1]) * mult[match[2] ?? 'B']!;
 }
 
+/** Minimum length of a shared secret (agent token, preset admin token). */
+export const MIN_SECRET_LENGTH = 16;
+
+/**
+ * A shared secret: no whitespace, at least MIN_SECRET_LENGTH characters. The
+ * value is never echoed in the error.
+ */
+export function parseSecret(value: string): string {
+  if (/\s/.test(value)) throw new Error('must not contain whitespace');
+  if (value.length < MIN_SECRET_LENGTH) throw new Error(`must be at least ${MIN_SECRET_LENGTH} characters (generate one: openssl rand -hex 32)`);
+  return value;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 

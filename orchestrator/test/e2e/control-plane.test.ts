@@ -4,7 +4,9 @@
 // with its layers materialised on the chosen host; a killed agent's host goes
 // OFFLINE; a restarted agent goes RECOVERING → ONLINE with its instance intact
 // and an unknown managed container removed; an orchestrator stopped between
-// persisting and dispatching a create leaves exactly one container after restart.
+// persisting and dispatching a create leaves exactly one container after restart;
+// a fresh database lists the running containers as unclaimed and adopting one
+// binds an instance to it (endpoint from the agent) without touching it.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -318,4 +320,52 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     expect(list).toHaveLength(1);
     expect(list[0]!.State).toBe('running');
   }, 120_000);
+
+  it('a fresh database lists running containers as unclaimed; adopting one makes an instance with its endpoint that is probed, the container untouched', async () => {
+    await orchestrator!.stop();
+    const fresh = orchestratorConfig({
+      ENDERCLOUD_LISTEN: `127.0.0.1:${config.listenPort}`, ENDERCLOUD_DATA_DIR: join(base, 'orchestrator-fresh'),
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN, ENDERCLOUD_SUPERVISE_INTERVAL: '200ms', ENDERCLOUD_LOG_LEVEL: 'silent',
+    });
+    orchestrator = await startOrchestrator(fresh, orchestratorDeps());
+    await until(`host ${hostOf.id} ONLINE in the fresh database`, async () => (await hostStatus(hostOf.id)) === 'ONLINE', 30_000);
+    const [before, ...others] = await containersOf(instanceId);
+    expect(others).toEqual([]);
+    const startedAt = (await docker().getContainer(before!.Id).inspect()).State.StartedAt;
+    const entry = (await ectlJson<{ instanceId: string; groupId: string; variantId: string; hostPort: number; state: string }[]>(['hosts', 'unclaimed', hostOf.id]))
+      .find((u) => u.instanceId === instanceId);
+    expect(entry).toMatchObject({ groupId: `${run}-lobby`, variantId: 'v1', state: 'running', hostPort: expect.any(Number) });
+
+    // The restored catalog (no layers needed); a short readiness window so the probe outcome shows quickly.
+    const file = join(base, 'restored.yml');
+    writeFileSync(file, [
+      'templates:',
+      `  - name: ${run}-sleeper`,
+      '    version: "1"',
+      '    spec:',
+      `      image: ${image}`,
+      '      resources: { memoryMb: 64 }',
+      '      readiness: { kind: tcp, startupTimeoutMs: 1500, intervalMs: 200 }',
+      'groups:',
+      `  - id: ${run}-lobby`,
+      '    kind: ephemeral',
+      '    variants:',
+      `      - { id: v1, template: ${run}-sleeper@1 }`,
+      '',
+    ].join('\n'));
+    expect((await ectl(['apply', '-f', file])).code).toBe(0);
+    const adopted = await ectlJson<{ id: string; hostId: string; endpoint: unknown; state: string }>(['hosts', 'adopt', hostOf.id, instanceId, '--group', `${run}-lobby`, '--variant', 'v1']);
+    expect(adopted).toMatchObject({ id: instanceId, hostId: hostOf.id, state: 'starting', endpoint: { host: '127.0.0.1', port: entry!.hostPort } });
+    const probed = await until('the adopted instance probed', async () => {
+      const i = await ectlJson<{ state: string; stateReason: string }>(['instances', 'get', instanceId]);
+      return ['online', 'degraded'].includes(i.state) && i;
+    }, 20_000, 100);
+    expect(probed.stateReason).not.toMatch(/altered|not adopted/);
+    expect((await ectlJson<{ instanceId: string }[]>(['hosts', 'unclaimed', hostOf.id])).map((u) => u.instanceId)).not.toContain(instanceId);
+    const [after, ...more] = await containersOf(instanceId);
+    expect(more).toEqual([]);
+    expect(after!.Id).toBe(before!.Id);
+    expect(after!.State).toBe('running');
+    expect((await docker().getContainer(after!.Id).inspect()).State.StartedAt).toBe(startedAt);
+  }, 60_000);
 });

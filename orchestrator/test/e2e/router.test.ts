@@ -4,8 +4,11 @@
 // registry-only backend is not reachable by an initial join but is after a
 // transfer; local status (with pong) while Paused, Stopped and Starting; a login
 // wakes a paused instance and completes; a login to a stopped instance gets the
-// starting message and the instance starts; an RCON transfer between two
-// test servers; evacuate; the orchestrator restarted under a connected player.
+// starting message and the instance starts, or is held through the start when
+// its measured start fits the hold; a wake the orchestrator's policy refuses is
+// shown to the player; an RCON transfer between two test servers and an
+// evacuate, checked on the target's own status; the orchestrator restarted
+// under a connected player.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectLoginRefused, loginBot, pingStatus, type Bot } from '../support/mc-server.js';
@@ -35,6 +38,10 @@ async function playersOn(instanceId: string): Promise<string[]> {
 
 const onInstance = (instanceId: string, player: string, timeoutMs = 10_000) =>
   until(`${player} reported on ${instanceId}`, async () => (await playersOn(instanceId)).includes(player), timeoutMs, 100);
+
+/** The player count an instance's own server reports in its status answer (pinged directly). */
+const onlineOn = (instance: typeof lobby, count: number) =>
+  until(`${count} player(s) on ${instance.id} by its own status`, async () => (await pingStatus(instance.endpoint!.host, instance.endpoint!.port, 3000)).online === count, 10_000, 100);
 
 beforeAll(async () => {
   stack = await startStack('e2e-rtr');
@@ -101,6 +108,39 @@ describe('router end to end (real containers)', () => {
     const b = await bot(r.port, 'Early');
     await onInstance(cold.id, 'Early');
     await b.end();
+
+    // Stopped again, now with a measured start that fits the 20 s hold: the login is held through the start.
+    expect((await stack.api('POST', `/api/v1/instances/${cold.id}/stop`)).status).toBe(202);
+    await stack.waitForState(cold.id, 'stopped', 20_000);
+    const stopped = await until('router sees Stopped with a start estimate', () => {
+      const b2 = r.parts.registry!.get(cold.id);
+      return b2?.status === 'Stopped' && b2.expectedStartMs !== null ? b2 : undefined;
+    }, 5000);
+    expect(stopped.expectedStartMs).toBeLessThan(18_000);
+    const held = await bot(r.port, 'Patient');
+    expect((await stack.api<{ state: string }>('GET', `/api/v1/instances/${cold.id}`)).body.state).toBe('online');
+    await onInstance(cold.id, 'Patient');
+    await held.end();
+  });
+
+  it('who may wake what is the orchestrator’s policy: its refusal reaches the player as a login disconnect', async () => {
+    const guarded = await stack.createInstance(`${stack.run}-guarded`);
+    const r = await stack.startRouter(`try = ["g"]\n[servers]\ng = "instance:${guarded.id}"\n${statusToml}`);
+    expect((await stack.api('POST', `/api/v1/instances/${guarded.id}/pause`)).status).toBe(202);
+    await stack.waitForState(guarded.id, 'paused');
+    const message = 'moving the world to new hardware';
+    expect((await stack.api('POST', `/api/v1/instances/${guarded.id}/maintenance`, { enabled: true, message })).status).toBe(200);
+    await until('router sees maintenance', () => r.parts.registry!.get(guarded.id)?.maintenance === true, 5000);
+    // The registry already says so: the router refuses without asking.
+    expect(await expectLoginRefused('127.0.0.1', r.port, 'Guest', { timeoutMs: 10_000 })).toMatch(/under maintenance/);
+
+    // A router whose copy lags (it still sees the world Paused and open) asks; the orchestrator refuses the wake.
+    const client = r.parts.registry!;
+    client.state.applySnapshot({ revision: client.revision, backends: client.backends().map((b) => (b.instanceId === guarded.id ? { ...b, maintenance: false } : b)) });
+    const refused = await expectLoginRefused('127.0.0.1', r.port, 'Guest', { timeoutMs: 10_000 });
+    expect(refused).toContain('This world cannot be started right now.');
+    expect(refused).toContain(`in maintenance: ${message}`);
+    expect((await stack.api<{ state: string }>('GET', `/api/v1/instances/${guarded.id}`)).body.state).toBe('paused');
   });
 
   it('moves a connected player between two test servers with RCON transfer, then evacuates the instance', async () => {
@@ -113,6 +153,9 @@ describe('router end to end (real containers)', () => {
     await b.end(); // a real client leaves and reconnects with handshake intent 3
     const after = await bot(main.port, 'Mover', { intent: 'transfer' });
     await onInstance(event.id, 'Mover');
+    // The target itself counts the player (its own status, not the router's report).
+    await onlineOn(event, 1);
+
 
     const evac = await stack.api<{ players: { player: string; moved: boolean }[] }>('POST', `/api/v1/instances/${event.id}/evacuate`, {});
     expect(evac.status).toBe(200);
@@ -122,6 +165,8 @@ describe('router end to end (real containers)', () => {
     // No pending transfer: the login is an initial join over `try`, and the drained instance is skipped.
     const back = await bot(main.port, 'Mover', { intent: 'transfer' });
     await onInstance(lobby.id, 'Mover');
+    await onlineOn(lobby, 1);
+    await onlineOn(event, 0);
     await back.end();
   });
 

@@ -5,7 +5,9 @@ import mc from 'minecraft-protocol';
 import { createLogger } from '../../src/shared/logger.js';
 import { parseRouterToml, type RouterConfig } from '../../src/router/config.js';
 import { RouterMetrics } from '../../src/router/metrics.js';
+import { startMetricsServer } from '../../src/router/metrics.js';
 import { Router } from '../../src/router/router.js';
+import { connect, type Socket } from 'node:net';
 import { buildRouterParts, type RouterParts } from '../../src/router/router-parts.js';
 import type { RegistryBackend } from '../../src/protocol/registry-contract.js';
 import { uniqueId } from '../support/docker.js';
@@ -188,5 +190,67 @@ describe('router with the orchestrator registry', () => {
     await waitUntil(() => s.stub.sessionBatches.flatMap((b) => b.events).some((e) => e.player === 'During' && e.type === 'disconnect'), 5000, 'buffered reports delivered');
     expect(ended).toBe(false);
     expect(s.router.activeConnections).toBeGreaterThanOrEqual(1);
+  });
+
+  it('serves every family on /metrics: connections (active, by outcome), bytes, wakes (count, latency), status answers by state, rate-limited', async () => {
+    const lobby = await startMcBackend('lobby');
+    const sleepyPort = await deadPort();
+    const s = await setup(
+      'try = ["sleepy"]\n[servers]\nsleepy = "instance:sleepy-1"\nlobby = "group:lobby"\n[forced-hosts]\n"lobby.example.com" = ["lobby"]',
+      [backend('lobby-1', { groupId: 'lobby', address: addr(lobby) }), backend('sleepy-1', { status: 'Paused', address: `127.0.0.1:${sleepyPort}` })],
+      { maxConnectionsPerIp: 2 },
+    );
+    const { server, address } = await startMetricsServer(s.metrics, '127.0.0.1', 0);
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const scrape = async (): Promise<string> => (await fetch(`http://127.0.0.1:${address.port}/metrics`)).text();
+    const sample = (text: string, name: string): number => Number(new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+
+    // Rate limit: two idle connections fill this address's slots; a third is refused (and counted).
+    const held: Socket[] = [];
+    for (let k = 0; k < 2; k++) {
+      const sock = connect({ host: '127.0.0.1', port: s.port });
+      sock.on('error', () => undefined);
+      held.push(sock);
+      cleanups.push(() => void sock.destroy());
+    }
+    await waitUntil(() => s.router.activeConnections === 2, 3000, 'two held connections');
+    expect(sample(await scrape(), 'endercloud_router_connections_active')).toBe(2);
+    const third = connect({ host: '127.0.0.1', port: s.port });
+    third.on('error', () => undefined);
+    await new Promise<void>((r) => third.once('close', () => r()));
+    held.forEach((h) => h.destroy());
+    await waitUntil(() => s.router.activeConnections === 0, 3000, 'held connections closed');
+
+    expect(await ping(s.port)).toBe('Asleep — join to wake it');
+    expect(await ping(s.port)).toBe('Asleep — join to wake it');
+    await waitUntil(() => s.router.activeConnections === 0, 3000, 'pings closed');
+    expect((await mcLogin(s.port, 'Proxied', { fakeHost: 'lobby.example.com', waitForBackend: lobby })).ended).toBe('backend-login');
+    await waitUntil(() => s.router.activeConnections === 0, 3000, 'proxied login closed');
+    let woken: McBackend | undefined;
+    s.stub.onWake = (id) => {
+      void startMcBackend('woken', sleepyPort).then((b) => {
+        woken = b;
+        s.stub.patch(id, { status: 'Running' });
+      });
+      return { status: 202, body: { commandId: 'cmd-resume' } };
+    };
+    const watch = { get logins() { return woken?.logins ?? []; } } as McBackend;
+    expect((await mcLogin(s.port, 'Waker', { waitForBackend: watch, timeoutMs: 8000 })).ended).toBe('backend-login');
+    await waitUntil(() => s.router.activeConnections === 0, 3000, 'wake login closed');
+
+    const text = await scrape();
+    expect(sample(text, 'endercloud_router_connections_active')).toBe(0);
+    expect(sample(text, 'endercloud_router_connections_total{outcome="rate_limited"}')).toBe(1);
+    expect(sample(text, 'endercloud_router_connections_total{outcome="status_local"}')).toBe(2);
+    expect(sample(text, 'endercloud_router_connections_total{outcome="proxied"}')).toBeGreaterThanOrEqual(2);
+    expect(sample(text, 'endercloud_router_bytes_total{direction="in"}')).toBeGreaterThan(0);
+    expect(sample(text, 'endercloud_router_bytes_total{direction="out"}')).toBeGreaterThan(0);
+    expect(sample(text, 'endercloud_router_status_answers_total{state="Paused"}')).toBe(2);
+    expect(sample(text, 'endercloud_router_rate_limited_total{limit="connections"}')).toBe(1);
+    expect(sample(text, 'endercloud_router_wakes_total{result="ok"}')).toBe(1);
+    expect(sample(text, 'endercloud_router_wake_seconds_count')).toBe(1);
+    expect(text).toMatch(/^endercloud_router_wake_seconds_bucket\{le="30"\} 1$/m);
+    expect(sample(text, 'endercloud_router_instance_wake_seconds_count{action="resume"}')).toBe(1);
+    expect(sample(text, 'endercloud_router_wake_requests_total{action="resume",result="accepted"}')).toBe(1);
   });
 });

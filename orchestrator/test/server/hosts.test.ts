@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AGENT_TOKEN, heartbeatBody, startFakeAgent, testOrchestrator, until, type FakeAgent, type TestOrchestrator } from './support.js';
+import { AGENT_TOKEN, freshPostgres, heartbeatBody, startFakeAgent, testOrchestrator, until, type FakeAgent, type TestOrchestrator } from './support.js';
 
 let t: TestOrchestrator | undefined;
 let agent: FakeAgent | undefined;
@@ -230,5 +230,184 @@ describe('maintenance', () => {
     const off = await t.call('POST', '/api/v1/hosts/host-a/maintenance', { body: { enabled: false } });
     expect(off.body).toMatchObject({ status: 'ONLINE', maintenance: null });
     expect((await t.call('POST', '/api/v1/hosts/nope/maintenance', { body: { enabled: true } })).body.error.code).toBe('HOST_NOT_FOUND');
+  });
+});
+
+describe('adopting unclaimed containers', () => {
+  /** A fresh database facing a host that already runs managed containers: all of them are unclaimed. */
+  async function freshHostWith(...items: Parameters<FakeAgent['inventory']['push']>) {
+    const s = await setup();
+    await catalog(s.t);
+    s.agent.inventory.push(...items);
+    await beat(s.t, 'host-a', s.agent);
+    await s.t.o.ctx.hosts.whenIdle();
+    return s;
+  }
+  const unclaimedIds = async (tt: TestOrchestrator) =>
+    (await tt.call('GET', '/api/v1/hosts/host-a/unclaimed')).body.unclaimed.map((u: { instanceId: string }) => u.instanceId).sort();
+  const adopt = (tt: TestOrchestrator, id: string, body: Record<string, unknown>, token?: string | null) =>
+    tt.call('POST', `/api/v1/hosts/host-a/unclaimed/${id}/adopt`, { body, ...(token !== undefined ? { token } : {}) });
+
+  it('adopts a running and a stopped container as instances bound to them, without changing either; they leave the unclaimed list', async () => {
+    const { t, agent } = await freshHostWith(
+      { instanceId: 'i-0123456789ab', groupId: 'per', variantId: 'v', hostPort: 31005, state: 'running', labels: { team: 'build' } },
+      { instanceId: 'old-2', groupId: 'per', variantId: 'v', hostPort: 31006, state: 'exited', exitCode: 0 },
+    );
+    const callsBefore = agent.calls.length;
+    const running = await adopt(t, 'i-0123456789ab', { groupId: 'per', variantId: 'v' });
+    expect(running.status).toBe(201);
+    expect(running.body).toMatchObject({
+      id: 'i-0123456789ab', name: 'per-0123456789ab', groupId: 'per', variantId: 'v', hostId: 'host-a',
+      state: 'starting', desiredState: 'running', endpoint: { host: '127.0.0.1', port: 31005 }, observedState: 'running',
+      image: 'busybox:1', labels: { team: 'build' }, memoryMb: 256, revision: 1, secretSettings: [],
+    });
+    // The old database's secrets are unknown: the fresh bridge token waits for the next replacement.
+    expect(running.body.pendingChanges).toEqual([expect.objectContaining({ key: 'settings.ENDERCLOUD_INSTANCE_TOKEN', secret: true, value: '[redacted]' })]);
+    const stopped = await adopt(t, 'old-2', { groupId: 'per', variantId: 'v', name: 'lobby-old' });
+    expect(stopped.status).toBe(201);
+    expect(stopped.body).toMatchObject({ id: 'old-2', name: 'lobby-old', state: 'stopped', desiredState: 'stopped', endpoint: { host: '127.0.0.1', port: 31006 } });
+
+    // Only inventories were asked for: nothing was created, started, stopped or removed.
+    expect(agent.calls.slice(callsBefore).map((c) => `${c.method} ${c.path}`)).toEqual(['GET /instances', 'GET /instances']);
+    expect(agent.inventory.map((i) => [i.instanceId, i.state])).toEqual([['i-0123456789ab', 'running'], ['old-2', 'exited']]);
+    expect(await unclaimedIds(t)).toEqual([]);
+    expect((await t.call('GET', '/api/v1/hosts/host-a')).body).toMatchObject({ memoryReservedMb: 512, instances: { total: 2 } });
+
+    const history = (await t.call('GET', '/api/v1/instances/i-0123456789ab/history')).body;
+    expect(JSON.stringify(history)).toMatch(/adopted: existing container/);
+    const revisions = (await t.call('GET', '/api/v1/instances/i-0123456789ab/revisions')).body.revisions;
+    expect(revisions).toHaveLength(1);
+    expect(revisions[0]).toMatchObject({ revision: 1, reason: 'adopted' });
+    const audit = (await t.call('GET', '/api/v1/audit?targetId=i-0123456789ab')).body.entries;
+    expect(audit).toEqual([expect.objectContaining({ action: 'host.unclaimed.adopt', result: 'ok', params: { hostId: 'host-a', groupId: 'per', variantId: 'v' } })]);
+  });
+
+  it('adopting an adopted instance again is a 409 naming it; unknown ids are 404', async () => {
+    const { t } = await freshHostWith({ instanceId: 'old-1', groupId: 'per', variantId: 'v', hostPort: 31005 });
+    expect((await adopt(t, 'old-1', { groupId: 'per', variantId: 'v' })).status).toBe(201);
+    const again = await adopt(t, 'old-1', { groupId: 'per', variantId: 'v' });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('instance old-1 is already managed') });
+    const missing = await adopt(t, 'nope', { groupId: 'per', variantId: 'v' });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.message).toContain('no unclaimed container for instance nope');
+    expect((await t.call('POST', '/api/v1/hosts/no-host/unclaimed/old-1/adopt', { body: { groupId: 'per', variantId: 'v' } })).body.error.code).toBe('HOST_NOT_FOUND');
+  });
+
+  it('refuses with 409 when the container was made for another group or variant, and writes nothing', async () => {
+    const { t } = await freshHostWith({ instanceId: 'old-1', groupId: 'eph', variantId: 'v', hostPort: 31005 }, { instanceId: 'bare', groupId: null, variantId: null });
+    const wrong = await adopt(t, 'old-1', { groupId: 'per', variantId: 'v' });
+    expect(wrong.status).toBe(409);
+    expect(wrong.body.error.message).toContain('was made for group eph variant v');
+    expect(wrong.body.error.message).toContain('unsafe');
+    const wrongVariant = await adopt(t, 'old-1', { groupId: 'eph', variantId: 'other' });
+    expect(wrongVariant.status).toBe(409);
+    const unlabelled = await adopt(t, 'bare', { groupId: 'per', variantId: 'v' });
+    expect(unlabelled.status).toBe(409);
+    expect(unlabelled.body.error.message).toContain('carries no orchestrator.group');
+    expect((await t.call('GET', '/api/v1/instances/old-1')).status).toBe(404);
+    expect((await t.call('GET', '/api/v1/hosts/host-a')).body.memoryReservedMb).toBe(0);
+    expect(await unclaimedIds(t)).toEqual(['bare', 'old-1']);
+    const audit = (await t.call('GET', '/api/v1/audit?targetId=old-1')).body.entries;
+    expect(audit[0]).toMatchObject({ action: 'host.unclaimed.adopt', result: 'error', errorCode: 'CONFLICT' });
+  });
+
+  it('an unknown group is 404; a missing variant of the group is 404', async () => {
+    const { t } = await freshHostWith({ instanceId: 'old-1', groupId: 'gone', variantId: 'v' }, { instanceId: 'old-2', groupId: 'per', variantId: 'w' });
+    const gone = await adopt(t, 'old-1', { groupId: 'gone', variantId: 'v' });
+    expect(gone.status).toBe(404);
+    expect(gone.body.error).toMatchObject({ code: 'GROUP_NOT_FOUND', message: expect.stringContaining('group gone does not exist') });
+    const noVariant = await adopt(t, 'old-2', { groupId: 'per', variantId: 'w' });
+    expect(noVariant.status).toBe(404);
+    expect(noVariant.body.error.message).toContain('has no variant w');
+    expect(await unclaimedIds(t)).toEqual(['old-1', 'old-2']);
+  });
+
+  it('respects the group cap and the host memory, reserving nothing on refusal', async () => {
+    const { t } = await freshHostWith(
+      { instanceId: 'c-1', groupId: 'capped', variantId: 'v' }, { instanceId: 'c-2', groupId: 'capped', variantId: 'v' },
+      { instanceId: 'big', groupId: 'huge', variantId: 'v' },
+    );
+    const put = (id: string, body: Record<string, unknown>) => t.call('PUT', `/api/v1/groups/${id}`, { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }], ...body } });
+    expect((await put('capped', { caps: { maxInstances: 1 } })).status).toBe(201);
+    expect((await put('huge', { variants: [{ id: 'v', template: { name: 'tpl', version: '1' }, resources: { memoryMb: 8192 } }] })).status).toBe(201);
+    expect((await adopt(t, 'c-1', { groupId: 'capped', variantId: 'v' })).status).toBe(201);
+    const capped = await adopt(t, 'c-2', { groupId: 'capped', variantId: 'v' });
+    expect(capped.status).toBe(409);
+    expect(capped.body.error).toMatchObject({ code: 'CAP_REACHED', message: expect.stringContaining('maximum 1') });
+    const big = await adopt(t, 'big', { groupId: 'huge', variantId: 'v' });
+    expect(big.status).toBe(503);
+    expect(big.body.error).toMatchObject({ code: 'NO_CAPACITY', message: expect.stringContaining('8192 MiB') });
+    expect((await t.call('GET', '/api/v1/hosts/host-a')).body.memoryReservedMb).toBe(256);
+    expect(await unclaimedIds(t)).toEqual(['big', 'c-2']);
+  });
+
+  it('an adopted instance stops by signal (its old RCON password is unknown) and gets fresh secrets at its first replacement', async () => {
+    const { t, agent } = await freshHostWith({ instanceId: 'old-1', groupId: 'mc', variantId: 'v', hostPort: 31005, state: 'running' });
+    await t.call('PUT', '/api/v1/templates/mc/versions/1', {
+      body: {
+        image: 'busybox:1', resources: { memoryMb: 256 }, variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
+        stop: { signal: 'SIGTERM', timeoutMs: 2000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
+      },
+    });
+    expect((await t.call('PUT', '/api/v1/groups/mc', { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] } })).status).toBe(201);
+    expect((await adopt(t, 'old-1', { groupId: 'mc', variantId: 'v' })).status).toBe(201);
+    t.o.worker.start();
+    expect((await t.call('POST', '/api/v1/instances/old-1/stop')).status).toBe(202);
+    const stop = await until(() => agent.calls.find((c) => c.path === '/instances/old-1/stop'), 'stop call');
+    expect(stop.body).toEqual({ timeoutSeconds: 2, signal: 'SIGTERM' });
+    await until(async () => (await t.call('GET', '/api/v1/instances/old-1')).body.state === 'stopped', 'stopped');
+    expect((await t.call('POST', '/api/v1/instances/old-1/start')).status).toBe(202);
+    const replace = await until(() => agent.calls.find((c) => c.path === '/instances/old-1/replace'), 'replace call');
+    expect(Object.keys(replace.body.env)).toEqual(expect.arrayContaining(['RCON_PASSWORD', 'ENDERCLOUD_INSTANCE_TOKEN']));
+    const after = await until(async () => {
+      const view = (await t.call('GET', '/api/v1/instances/old-1')).body;
+      return view.pendingChanges.length === 0 && view;
+    }, 'pending secrets applied');
+    expect(after.secretSettings.sort()).toEqual(['ENDERCLOUD_INSTANCE_TOKEN', 'RCON_PASSWORD']);
+    // The container's new bridge token is the one the store now accepts.
+    const bridge = await t.call('POST', '/api/v1/instances/old-1/events', { body: { type: 'SERVER_READY' }, token: replace.body.env.ENDERCLOUD_INSTANCE_TOKEN });
+    expect(bridge.status).toBe(202);
+  });
+
+  it('on PostgreSQL, concurrent adoptions under a cap of one admit exactly one, and the same id twice at once is written once', async () => {
+    const db = await freshPostgres('adopt');
+    const pgAgent = await startFakeAgent();
+    const pg = await testOrchestrator({ env: { ENDERCLOUD_DATABASE_URL: db.url } });
+    try {
+      pgAgent.inventory.push({ instanceId: 'c-1', groupId: 'capped', variantId: 'v' }, { instanceId: 'c-2', groupId: 'capped', variantId: 'v' }, { instanceId: 'twin', groupId: 'per', variantId: 'v' });
+      await catalog(pg);
+      await pg.call('PUT', '/api/v1/groups/capped', { body: { kind: 'persistent', caps: { maxInstances: 1 }, variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } });
+      await beat(pg, 'host-a', pgAgent);
+      await pg.o.ctx.hosts.whenIdle();
+      const capped = await Promise.all(['c-1', 'c-2'].map((id) => adopt(pg, id, { groupId: 'capped', variantId: 'v' })));
+      expect(capped.map((r) => r.status).sort()).toEqual([201, 409]);
+      const twins = await Promise.all([1, 2].map(() => adopt(pg, 'twin', { groupId: 'per', variantId: 'v' })));
+      expect(twins.map((r) => r.status).sort()).toEqual([201, 409]);
+      expect(twins.find((r) => r.status === 409)!.body.error.message).toContain('twin');
+      expect((await pg.call('GET', '/api/v1/hosts/host-a')).body.memoryReservedMb).toBe(512);
+    } finally {
+      await pg.close();
+      await pgAgent.close();
+      await db.drop();
+    }
+  });
+
+  it('needs host write access, a well-formed body, and a host that finished recovery', async () => {
+    const { t, agent } = await freshHostWith({ instanceId: 'old-1', groupId: 'per', variantId: 'v' });
+    const reader = (await t.call('POST', '/api/v1/tokens', { body: { name: 'reader', scopes: ['read'] } })).body.secret as string;
+    const refused = await adopt(t, 'old-1', { groupId: 'per', variantId: 'v' }, reader);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toContain('hosts:write');
+    expect((await adopt(t, 'old-1', { groupId: 'per' })).status).toBe(400);
+    expect((await adopt(t, 'old-1', { groupId: 'per', variantId: 'v', extra: 1 })).status).toBe(400);
+    t.clock.advance(10_000);
+    await t.o.detector.sweep();
+    agent.failNext('GET /instances', 1, 503);
+    await beat(t, 'host-a', agent);
+    await t.o.ctx.hosts.whenIdle();
+    const recovering = await adopt(t, 'old-1', { groupId: 'per', variantId: 'v' });
+    expect(recovering.status).toBe(503);
+    expect(recovering.body.error).toMatchObject({ code: 'HOST_UNAVAILABLE', message: expect.stringContaining('RECOVERING') });
   });
 });

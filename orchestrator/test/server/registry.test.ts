@@ -178,6 +178,12 @@ describe('router session reports', () => {
     b = byId((await t.call('GET', '/api/v1/registry')).body)['lobby-1'];
     expect(b.players).toEqual({ online: 0, max: 2 });
     expect(b.full).toBe(false);
+
+    // The probe sees players no router reported (someone connected directly): the larger count wins.
+    await t.o.ctx.store.instances.update('lobby-1', { players: { online: 3, max: 5, at: t.clock.now() } }, { now: t.clock.now() });
+    players = (await t.call('GET', '/api/v1/instances/lobby-1/players')).body;
+    expect(players).toMatchObject({ online: 3, routerReported: 0, probe: { online: 3, max: 5 } });
+    expect(byId((await t.call('GET', '/api/v1/registry')).body)['lobby-1'].players).toEqual({ online: 3, max: 5 });
   });
 
   it('refuses a malformed batch with a 400 naming the field and writes nothing', async () => {

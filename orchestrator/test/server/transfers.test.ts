@@ -79,6 +79,21 @@ describe('pending transfers', () => {
     expect((await claim(t, router, { player: 'Grouper' })).body.instanceId).toBe('g-run');
   });
 
+  it('a session target resolves to the session’s instance; a released session is refused with 404', async () => {
+    const { t, router } = await setup();
+    const s = await seed(t);
+    await s.add('match-1', 'online');
+    const store = t.o.ctx.store;
+    await store.sessions.create({ id: 'sess-1', groupId: 'g1', instanceId: 'match-1', status: 'allocated', metadata: {}, createdAt: t.clock.now(), releasedAt: null });
+    const created = await t.call('POST', '/api/v1/transfers', { body: { player: 'Matcher', target: { session: 'sess-1' } } });
+    expect(created.status).toBe(201);
+    expect((await claim(t, router, { player: 'Matcher' })).body).toMatchObject({ instanceId: 'match-1' });
+    await store.sessions.release('sess-1', t.clock.now());
+    const gone = await t.call('POST', '/api/v1/transfers', { body: { player: 'Matcher', target: { session: 'sess-1' } } });
+    expect(gone.status).toBe(404);
+    expect(gone.body.error.message).toMatch(/session sess-1/);
+  });
+
   it('refuses bad input with a 4xx naming the problem and records nothing', async () => {
     const { t } = await setup();
     await seed(t);

@@ -178,8 +178,9 @@ export async function startStack(prefix = 'rtr', opts: { routerScopes?: string[]
 
   try {
     await until('agent host ONLINE', async () => (await api<{ status: string }>('GET', `/api/v1/hosts/${hostId}`)).body?.status === 'ONLINE', 30_000, 100);
+    // 256 MB: at 128 MB the test server was OOM-killed after ~14 logins in a row (the benchmark's wake loop).
     await must('PUT', `/api/v1/templates/${run}-mc/versions/1`, {
-      image, resources: { memoryMb: 128 }, containerPort: 25565, env: { ACCEPTS_TRANSFERS: 'true', MAX_PLAYERS: '50' },
+      image, resources: { memoryMb: 256 }, containerPort: 25565, env: { ACCEPTS_TRANSFERS: 'true', MAX_PLAYERS: '50' },
       variables: [{ name: RCON_PASSWORD_VARIABLE, type: 'string', secret: true }],
       readiness: { kind: 'minecraft', startupTimeoutMs: 30_000, intervalMs: 200 },
       stop: { signal: 'SIGTERM', timeoutMs: 5000, rcon: { port: 25575, passwordVariable: RCON_PASSWORD_VARIABLE } },

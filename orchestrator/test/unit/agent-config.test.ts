@@ -57,7 +57,7 @@ describe('loadAgentConfig', () => {
         AGENT_DOCKER_NETWORK: 'games',
         AGENT_HEARTBEAT_INTERVAL: '500ms',
         AGENT_STOP_TIMEOUT: '2m',
-        AGENT_TOKEN: 's3cret',
+        AGENT_TOKEN: 's3cret-0123456789abcdef',
         AGENT_LOG_LEVEL: 'DEBUG',
         AGENT_MAX_ARCHIVE_SIZE: '64MiB',
         AGENT_MAX_LAYER_SIZE: '1GiB',
@@ -79,7 +79,7 @@ describe('loadAgentConfig', () => {
       dockerNetwork: 'games',
       heartbeatIntervalMs: 500,
       stopTimeoutMs: 120_000,
-      token: 's3cret',
+      token: 's3cret-0123456789abcdef',
       logLevel: 'debug',
       maxArchiveBytes: 64 * 1024 ** 2,
       maxLayerBytes: 1024 ** 3,
@@ -123,6 +123,7 @@ describe('loadAgentConfig', () => {
     [{ ...base, AGENT_MAX_ARCHIVE_SIZE: '1.5GiB' }, 'AGENT_MAX_ARCHIVE_SIZE'],
     [{ ...base, AGENT_MAX_LAYER_SIZE: '0' }, 'AGENT_MAX_LAYER_SIZE'],
     [{ ...base, AGENT_TOKEN: 'has space' }, 'AGENT_TOKEN'],
+    [{ ...base, AGENT_TOKEN: 'short' }, 'AGENT_TOKEN'],
   ])('a bad value stops with one line naming the variable (%j)', (env, variable) => {
     const err = errorOf(env);
     expect(err).toBeInstanceOf(ConfigError);
@@ -133,6 +134,7 @@ describe('loadAgentConfig', () => {
 
   it('never echoes the token in an error', () => {
     expect(errorOf({ ...base, AGENT_TOKEN: 'top secret' }).message).not.toContain('top secret');
+    expect(errorOf({ ...base, AGENT_TOKEN: 'tiny' }).message).not.toContain('tiny');
   });
 });
 

@@ -1,4 +1,5 @@
-// `ectl hosts ls|get|maintenance`: the Docker hosts the orchestrator knows.
+// `ectl hosts ls|get|maintenance`: the Docker hosts the orchestrator knows;
+// `hosts unclaimed|adopt|unclaimed-delete`: managed containers the store does not know.
 
 import type { Command } from 'commander';
 import { enc, listOf } from '../api-client.js';
@@ -90,5 +91,64 @@ export function registerHosts(program: Command, ctx: CommandContext): void {
       const h = await (await ctx.client()).post<HostView | undefined>(`/hosts/${enc(id)}/maintenance`, { enabled: Boolean(opts.on), message: opts.message });
       if (opts.json) return printJson(ctx.out, h ?? { id, maintenance: { enabled: Boolean(opts.on), message: opts.message } });
       ctx.out.line(`host ${id}: maintenance ${opts.on ? 'on' : 'off'}${h?.status ? ` (status ${h.status})` : ''}`);
+    });
+  registerUnclaimed(hosts, ctx);
+}
+
+/** One entry of GET /hosts/:id/unclaimed. */
+export interface UnclaimedView {
+  instanceId: string;
+  containerName?: string;
+  groupId?: string | null;
+  variantId?: string | null;
+  hostPort?: number | null;
+  state?: string;
+  reason?: string;
+}
+
+function registerUnclaimed(hosts: Command, ctx: CommandContext): void {
+  hosts
+    .command('unclaimed <id>')
+    .description('list managed containers on a host that no stored instance claims (adopt or delete them explicitly)')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const rows = listOf<UnclaimedView>(await (await ctx.client()).get(`/hosts/${enc(id)}/unclaimed`), 'unclaimed');
+      if (opts.json) return printJson(ctx.out, rows);
+      printTable(ctx.out, rows, [
+        { header: 'instance', value: (u) => u.instanceId },
+        { header: 'group', value: (u) => u.groupId ?? '-' },
+        { header: 'variant', value: (u) => u.variantId ?? '-' },
+        { header: 'state', value: (u) => u.state },
+        { header: 'port', value: (u) => (u.hostPort === null || u.hostPort === undefined ? '-' : String(u.hostPort)), align: 'right' },
+        { header: 'reason', value: (u) => u.reason },
+      ], `host ${id} has no unclaimed containers`);
+    });
+  hosts
+    .command('adopt <host> <instance>')
+    .description('adopt an unclaimed container as an instance of its group variant (the container and its data stay as they are)')
+    .requiredOption('--group <group>', 'the group the container was made for (its orchestrator.group label)')
+    .requiredOption('--variant <variant>', 'the variant the container was made for (its orchestrator.variant label)')
+    .option('--name <name>', 'instance name (default: <group>-<id>)')
+    .option('--json', 'print the instance as JSON')
+    .action(async (host: string, instance: string, opts: { group: string; variant: string; name?: string; json?: boolean }) => {
+      const body = { groupId: opts.group, variantId: opts.variant, ...(opts.name !== undefined ? { name: opts.name } : {}) };
+      const adopted = await (await ctx.client()).post<{ id: string; name?: string; state?: string; endpoint?: { host: string; port: number } | null }>(
+        `/hosts/${enc(host)}/unclaimed/${enc(instance)}/adopt`, body,
+      );
+      if (opts.json) return printJson(ctx.out, adopted);
+      const endpoint = adopted.endpoint ? ` at ${adopted.endpoint.host}:${adopted.endpoint.port}` : '';
+      ctx.out.line(`adopted ${adopted.id} as ${adopted.name ?? adopted.id} on host ${host}: ${adopted.state ?? 'unknown'}${endpoint}`);
+    });
+  hosts
+    .command('unclaimed-delete <host> <instance>')
+    .description('remove an unclaimed container through the agent (its data stays unless --delete-data)')
+    .option('--delete-data', 'also delete its runtime directory (world data): cannot be undone')
+    .option('--json', 'print the answer as JSON')
+    .action(async (host: string, instance: string, opts: { deleteData?: boolean; json?: boolean }) => {
+      const query = opts.deleteData ? { deleteData: 'true' } : {};
+      const res = await (await ctx.client()).request<{ commandId?: string; deleteData?: boolean }>('DELETE', `/hosts/${enc(host)}/unclaimed/${enc(instance)}`, { query });
+      if (opts.json) return printJson(ctx.out, res);
+      const data = opts.deleteData ? 'its data is deleted too' : 'its data is kept';
+      ctx.out.line(`removal of the container of ${instance} on host ${host} queued${res.commandId ? ` (command ${res.commandId})` : ''}; ${data}`);
     });
 }

@@ -1,14 +1,15 @@
-// The registry's revisioned change feed. The lifecycle engine changes instances
-// through the store and exposes no change hook, so the feed polls the store
-// (every 250 ms, only while a stream is open) and diffs the routing view: each
-// change raises the revision by exactly 1. Our own writes (session reports,
-// evacuations) call kick() so they show up without waiting for the next poll.
+// The registry's revisioned change feed: diffs the routing view read from the
+// store; each change raises the revision by exactly 1. While a stream is open it
+// refreshes on every store change notification (change-notifier.ts) and polls
+// as a safety net (every 1 s; 250 ms for a plain store without notifications).
+// Our own writes (evacuations) call kick() as well.
 
 import type { Group, Host, Instance, TemplateSpec } from '../../domain/index.js';
 import type { RegistryBackend, RegistrySnapshot } from '../../protocol/registry-contract.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
+import type { InstanceChanges } from './change-notifier.js';
 import { diffRegistry, fingerprint, lastStartDuration, registryBackend } from './registry-view.js';
 
 export type FeedEvent = { kind: 'upsert'; revision: number; backend: RegistryBackend } | { kind: 'remove'; revision: number; instanceId: string };
@@ -18,9 +19,14 @@ export interface RegistryFeedOptions {
   store: Store;
   clock: Clock;
   logger: Logger;
-  /** How often the store is compared while someone listens (default 250 ms). */
+  /** Store change notifications: a refresh on each (coalesced), the poll only as a safety net. */
+  changes?: InstanceChanges;
+  /** How often the store is compared while someone listens (default 1 s with `changes`, else 250 ms). */
   pollIntervalMs?: number;
 }
+
+const POLL_WITH_CHANGES_MS = 1000;
+const POLL_WITHOUT_CHANGES_MS = 250;
 
 const GLOBAL_MAINTENANCE_KEY = 'maintenance';
 const HISTORY_LOOKBACK = 20;
@@ -35,6 +41,7 @@ export class RegistryFeed {
   /** Instances being evacuated → until when they take no initial joins. */
   private readonly draining = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  private unsubscribeChanges: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private rerun = false;
   private closed = false;
@@ -64,8 +71,9 @@ export class RegistryFeed {
   subscribe(listener: FeedListener): () => void {
     this.listeners.add(listener);
     if (!this.timer && !this.closed) {
-      this.timer = setInterval(() => this.kick(), this.o.pollIntervalMs ?? 250);
+      this.timer = setInterval(() => this.kick(), this.o.pollIntervalMs ?? (this.o.changes ? POLL_WITH_CHANGES_MS : POLL_WITHOUT_CHANGES_MS));
       this.timer.unref();
+      this.unsubscribeChanges = this.o.changes?.subscribe(() => this.kick());
     }
     return () => {
       this.listeners.delete(listener);
@@ -116,6 +124,8 @@ export class RegistryFeed {
   private stopTimer(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.unsubscribeChanges?.();
+    this.unsubscribeChanges = undefined;
   }
 
   private async refreshOnce(): Promise<void> {

@@ -8,6 +8,7 @@ import { AgentClient } from '../agent-client.js';
 import type { ServerContext } from '../context.js';
 import { routerSessionRoutes } from '../routes/router-sessions.js';
 import { transferRoutes } from '../routes/transfers.js';
+import { changesOf } from './change-notifier.js';
 import { RegistryFeed } from './registry-feed.js';
 import { registryRoutes } from './registry-routes.js';
 import { TransferService } from './transfer-service.js';
@@ -16,7 +17,7 @@ import { TransferService } from './transfer-service.js';
 const RCON_CALL_TIMEOUT_MS = 15_000;
 
 export interface RouterIntegrationOptions {
-  /** Tests shorten these; production uses the contract's 15 s keepalive and a 250 ms poll. */
+  /** Tests shorten these; production uses the contract's 15 s keepalive and the feed's default poll. */
   keepaliveMs?: number;
   pollIntervalMs?: number;
   fetch?: typeof fetch;
@@ -27,7 +28,11 @@ export interface RouterIntegrationOptions {
 export async function routerIntegrationRoutes(api: FastifyInstance, ctx: ServerContext, opts: RouterIntegrationOptions = {}): Promise<void> {
   await api.register(async (scoped) => {
     const logger = ctx.logger.child({ component: 'registry' });
-    const feed = new RegistryFeed({ store: ctx.store, clock: ctx.clock, logger, ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}) });
+    // The store built by orchestrator.ts announces its writes: the feed refreshes on them, not on a poll.
+    const changes = changesOf(ctx.store);
+    const feed = new RegistryFeed({
+      store: ctx.store, clock: ctx.clock, logger, ...(changes ? { changes } : {}), ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}),
+    });
     opts.onFeed?.(feed);
     scoped.addHook('onClose', async () => feed.close());
     const agents = new AgentClient({ fetch: opts.fetch ?? globalThis.fetch, token: ctx.config.agentToken, timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, ctx.config.agentRequestTimeoutMs) });

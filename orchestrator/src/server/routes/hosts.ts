@@ -6,9 +6,10 @@ import { AppError } from '../../shared/errors.js';
 import { auditTarget } from '../audit.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
+import { AdoptionService } from '../services/adoption.js';
 import { HeartbeatBody } from '../services/heartbeat-input.js';
-import { AgentIdString } from '../schemas/common.js';
-import { hostView } from '../views.js';
+import { AgentIdString, IdString } from '../schemas/common.js';
+import { hostView, instanceView } from '../views.js';
 
 const AgentParams = Type.Object({ agentId: AgentIdString });
 const HostParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -18,9 +19,22 @@ const MaintenanceBody = Type.Object(
 );
 const UnclaimedParams = Type.Object({ id: HostParams.properties.id, instanceId: Type.String({ minLength: 1, maxLength: 256 }) });
 const DeleteUnclaimedQuery = Type.Object({ deleteData: Type.Optional(Type.Boolean({ default: false })) });
+const AdoptBody = Type.Object(
+  { groupId: IdString, variantId: IdString, name: Type.Optional(IdString) },
+  { additionalProperties: false },
+);
 const HostsQuery = Type.Object({ status: Type.Optional(Type.Union(['ONLINE', 'RECOVERING', 'OFFLINE', 'MAINTENANCE'].map((s) => Type.Literal(s)))) });
 
 export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
+  const adoption = new AdoptionService({
+    store: ctx.store, agents: ctx.agents, clock: ctx.clock, logger: ctx.logger.child({ component: 'adoption' }),
+    maxTotalInstances: ctx.config.maxTotalInstances, endercloudUser: ctx.config.endercloudUser,
+    // A running container is probed at once (starting → online/degraded); the supervisor's tick would find it too.
+    onAdopted: (instance) => {
+      if (instance.state === 'starting') ctx.supervisor.watch(instance.id);
+    },
+  });
+
   api.post('/agents/:agentId/heartbeat', {
     schema: { tags: ['hosts'], summary: 'Agent heartbeat (agent token)', params: AgentParams, body: HeartbeatBody },
     config: { auth: { agent: true, anonymousWhenNoAgentToken: true }, quietLog: true },
@@ -83,5 +97,19 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
     auditTarget(req, id, { instanceId, deleteData: deleteData === true });
     const out = await ctx.hosts.deleteUnclaimed(id, instanceId, deleteData === true, actorOf(req), req.id);
     return reply.status(202).send({ hostId: id, instanceId, ...out });
+  });
+
+  api.post('/hosts/:id/unclaimed/:instanceId/adopt', {
+    schema: {
+      tags: ['hosts'], summary: 'Adopt one unclaimed container into its group variant as an instance (the container and its data are not changed)',
+      params: UnclaimedParams, body: AdoptBody,
+    },
+    config: { auth: { scope: writeScope('hosts') }, audit: { action: 'host.unclaimed.adopt', targetKind: 'instance' } },
+  }, async (req, reply) => {
+    const { id, instanceId } = req.params as Static<typeof UnclaimedParams>;
+    const body = req.body as Static<typeof AdoptBody>;
+    auditTarget(req, instanceId, { hostId: id, groupId: body.groupId, variantId: body.variantId, ...(body.name ? { name: body.name } : {}) });
+    const { instance } = await adoption.adopt(id, instanceId, body, actorOf(req), req.id);
+    return reply.status(201).send(instanceView(instance));
   });
 }

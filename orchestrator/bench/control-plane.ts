@@ -15,9 +15,10 @@ import { measurePlacementLatency } from '../src/placement/placement-bench.js';
 import { orchestratorConfig } from '../src/server/config.js';
 import { startOrchestrator, type Orchestrator } from '../src/server/orchestrator.js';
 import { startSimulatedAgents, type SimulatedAgents } from './simulated-agents.js';
+import { benchConfig } from './bench-config.js';
 
-const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const HEARTBEAT_PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 3000);
+const PG_ADMIN_URL = benchConfig.pgAdminUrl;
+const HEARTBEAT_PHASE_MS = benchConfig.heartbeatPhaseMs;
 const HEARTBEAT_HOSTS = 50;
 const CONCURRENCY = 32;
 const PLACEMENT_HOSTS = 1000;

@@ -19,14 +19,15 @@ import { docker } from '../test/support/docker.js';
 import { DEFAULT_VERSION, pingStatus, startMcServerContainer, waitForStatus } from '../test/support/mc-server.js';
 import { freePort } from '../test/support/registry.js';
 import { startStack, until } from '../test/support/router-stack.js';
+import { benchConfig } from './bench-config.js';
 
 const ROUTER_ENTRY = fileURLToPath(new URL('../src/router/index.ts', import.meta.url));
-const PAYLOAD_BYTES = Number(process.env.BENCH_PAYLOAD_MB ?? 256) * 1024 * 1024;
-const PINGS = Number(process.env.BENCH_PINGS ?? 300);
-const IDLE_WANTED = Number(process.env.BENCH_IDLE_CONNECTIONS ?? 5000);
+const PAYLOAD_BYTES = benchConfig.routerPayloadBytes;
+const PINGS = benchConfig.routerPings;
+const IDLE_WANTED = benchConfig.routerIdleConnections;
 /** Descriptors kept free for everything else (containers' clients, HTTP, the echo server, pings). */
 const FD_HEADROOM = 1000;
-const WAKES = Number(process.env.BENCH_WAKES ?? 3);
+const WAKES = benchConfig.routerWakes;
 const PROTOCOL = 767;
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -93,8 +94,8 @@ async function startRouterProcess(toml: string): Promise<{ port: number; pid: nu
   const port = await freePort();
   writeFileSync(join(dir, 'router.toml'), `bind = "127.0.0.1:${port}"\n${toml}`);
   const child = spawn(process.execPath, ['--import', 'tsx', ROUTER_ENTRY], {
-    env: { PATH: process.env.PATH, ENDERCLOUD_ROUTER_CONFIG: join(dir, 'router.toml'), ENDERCLOUD_ROUTER_ID: 'bench' },
-    stdio: ['ignore', process.env.BENCH_ROUTER_LOG ? 'inherit' : 'ignore', 'inherit'],
+    env: { PATH: benchConfig.path, ENDERCLOUD_ROUTER_CONFIG: join(dir, 'router.toml'), ENDERCLOUD_ROUTER_ID: 'bench' },
+    stdio: ['ignore', benchConfig.routerLog ? 'inherit' : 'ignore', 'inherit'],
   });
   const kill = () => child.kill('SIGKILL');
   process.once('exit', kill); // never leave a router behind, even when the run is aborted

@@ -2,10 +2,11 @@
 // service; one error handler maps AppError and schema failures to
 // {"error":{"code","message"}}. Testable without a socket via inject().
 
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { AppError, errorBody, isAppError } from '../shared/errors.js';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { AppError } from '../shared/errors.js';
+import { bearerMatches, errorHandler, headerValue, notFoundHandler, sendError } from '../shared/http.js';
 import type { Logger } from '../shared/logger.js';
 import type { InstanceService } from './instance-service.js';
 import { CleanupBody, CreateInstanceBody, DeleteBody, DeleteQuery, InstanceParams, LogsQuery, RconBody, ReplaceBody, StopBody } from './schemas.js';
@@ -21,37 +22,7 @@ export interface AgentAppDeps {
   logger: Logger;
 }
 
-const SAFE_HEADER_VALUE = /^[A-Za-z0-9._:-]{1,128}$/;
 const BODY_LIMIT = 1024 * 1024;
-
-function headerValue(raw: IncomingMessage, name: string): string | undefined {
-  const v = raw.headers[name];
-  const s = Array.isArray(v) ? v[0] : v;
-  return s !== undefined && SAFE_HEADER_VALUE.test(s) ? s : undefined;
-}
-
-/** Constant-time bearer check: compares equal-length digests, never the raw strings. */
-export function bearerMatches(header: string | undefined, token: string): boolean {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  const given = createHash('sha256').update(match?.[1] ?? '').digest();
-  const expected = createHash('sha256').update(token).digest();
-  return timingSafeEqual(given, expected) && match !== null;
-}
-
-/** One line naming the failing field, e.g. "body/resources/memoryMb must be >= 16". */
-function validationMessage(err: FastifyError): string {
-  const first = err.validation?.[0];
-  if (!first) return err.message;
-  const params = first.params as { missingProperty?: string; additionalProperty?: string };
-  let path = `${err.validationContext ?? 'request'}${first.instancePath}`;
-  if (params.missingProperty) path += `/${params.missingProperty}`;
-  if (params.additionalProperty) return `${path}/${params.additionalProperty} is not a known field`;
-  return `${path} ${first.message ?? 'is invalid'}`;
-}
-
-function sendError(reply: FastifyReply, err: AppError): FastifyReply {
-  return reply.status(err.httpStatus).send(errorBody(err));
-}
 
 export function buildAgentApp(deps: AgentAppDeps) {
   const app = Fastify({
@@ -72,23 +43,8 @@ export function buildAgentApp(deps: AgentAppDeps) {
     }
   });
 
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (isAppError(err)) {
-      if (err.httpStatus >= 500) request.log.error({ err }, 'request failed');
-      else request.log.info({ code: err.code, message: err.message }, 'request refused');
-      return sendError(reply, err);
-    }
-    if (err.validation) return sendError(reply, new AppError('VALIDATION_FAILED', validationMessage(err)));
-    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.status(err.statusCode).send({ error: { code: 'BAD_REQUEST', message: err.message } });
-    }
-    request.log.error({ err }, 'unexpected error');
-    return sendError(reply, new AppError('INTERNAL', 'internal error; see the agent log'));
-  });
-
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new AppError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  app.setErrorHandler(errorHandler('agent', BODY_LIMIT));
+  app.setNotFoundHandler(notFoundHandler);
 
   app.register(async (api) => routes(api, deps), { prefix: '/api/v1' });
   return app;

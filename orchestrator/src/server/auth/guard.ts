@@ -5,7 +5,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import { ADMIN_SCOPE, hasScope, type ScopeRequirement } from './scopes.js';
-import { bearerOf, type Principal, type TokenService } from './tokens.js';
+import { bearerOf } from '../../shared/http.js';
+import type { Principal, TokenService } from './tokens.js';
 
 export type AuthSpec =
   | { public: true }

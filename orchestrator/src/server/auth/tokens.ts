@@ -2,11 +2,12 @@
 // by that hash; the preset admin token and the shared agent token are compared
 // in constant time. Also creates the first-start admin token file (mode 0600).
 
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ApiToken } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
+import { secretsEqual } from '../../shared/http.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
@@ -33,17 +34,6 @@ export function generateSecret(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
 }
 
-/** Constant-time equality over digests, so neither length nor prefix leaks. */
-export function secretsEqual(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
-}
-
-export function bearerOf(header: string | undefined): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  return match?.[1];
-}
 
 export interface TokenServiceOptions {
   store: Store;

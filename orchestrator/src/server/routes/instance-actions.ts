@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import { auditTarget } from '../audit.js';
-import { bearerOf } from '../auth/tokens.js';
+import { bearerOf } from '../../shared/http.js';
 import { MANAGER_SCOPE, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { hashToken } from '../services/instance-config.js';

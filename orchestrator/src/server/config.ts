@@ -24,7 +24,8 @@ export interface OrchestratorConfig {
   listenHost: string;
   listenPort: number;
   /** Base URL agents and users reach the API at (defaults to http://<listen>). */
-  publicUrl: string;
+  /** Set by ENDERCLOUD_PUBLIC_URL; otherwise derived from the address actually listened on. */
+  publicUrl: string | undefined;
   dataDir: string;
   /** undefined → SQLite file in the data dir; postgres://… → PostgreSQL. */
   databaseUrl: string | undefined;
@@ -99,15 +100,13 @@ function parseRedisUrl(value: string): string {
 export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
   const r = new EnvReader(env);
   const listen = r.optional('ENDERCLOUD_LISTEN', parseListen, { host: '127.0.0.1', port: 8080 });
-  const displayHost = listen.host === '0.0.0.0' || listen.host === '::' ? '127.0.0.1' : listen.host;
-  const defaultUrl = `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${listen.port}`;
   const retryInitial = r.optional('ENDERCLOUD_COMMAND_RETRY_INITIAL', parseDuration, 500);
   const retryMax = r.optional('ENDERCLOUD_COMMAND_RETRY_MAX', parseDuration, 30_000);
   if (retryMax < retryInitial) throw new ConfigError('ENDERCLOUD_COMMAND_RETRY_MAX', `must not be shorter than ENDERCLOUD_COMMAND_RETRY_INITIAL (${retryInitial} ms)`);
   const config: OrchestratorConfig = {
     listenHost: listen.host,
     listenPort: listen.port,
-    publicUrl: r.optional('ENDERCLOUD_PUBLIC_URL', parseUrl, defaultUrl),
+    publicUrl: r.optional('ENDERCLOUD_PUBLIC_URL', parseUrl),
     dataDir: r.optional('ENDERCLOUD_DATA_DIR', asString, './data'),
     databaseUrl: r.optional('ENDERCLOUD_DATABASE_URL', parseDatabaseUrl),
     redisUrl: r.optional('ENDERCLOUD_REDIS_URL', parseRedisUrl),

@@ -55,8 +55,10 @@ export interface Orchestrator {
   detector: OfflineDetector;
   supervisor: Supervisor;
   adminToken: { source: 'preset' | 'file' | 'generated' | 'existing'; file: string | null };
-  /** Base URL once listening (start()); the public URL before. */
+  /** The address actually listened on, once listening (startOrchestrator). */
   url: string;
+  /** ENDERCLOUD_PUBLIC_URL when set, otherwise `url`: what users and agents are told. */
+  publicUrl: string;
   stop(): Promise<void>;
 }
 
@@ -149,7 +151,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
 
   let stopped = false;
   const orchestrator: Orchestrator = {
-    app, ctx, worker, detector, supervisor, adminToken, url: config.publicUrl,
+    app, ctx, worker, detector, supervisor, adminToken, url: config.publicUrl ?? '', publicUrl: config.publicUrl ?? '',
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -180,5 +182,6 @@ export async function startOrchestrator(config: Readonly<OrchestratorConfig>, de
   const port = typeof address === 'object' && address ? address.port : config.listenPort;
   const host = config.listenHost === '0.0.0.0' || config.listenHost === '::' ? '127.0.0.1' : config.listenHost;
   o.url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  o.publicUrl = config.publicUrl ?? o.url;
   return o;
 }

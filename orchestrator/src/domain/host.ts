@@ -55,3 +55,18 @@ export interface Host {
   lastHeartbeatAt: EpochMs;
   updatedAt: EpochMs;
 }
+
+/**
+ * A managed container a recovery run listed as unclaimed on a host (a fresh or
+ * restored database, another host's instance, an unknown group). Durable: no
+ * later recovery removes it; it leaves the set when an operator adopts or
+ * deletes it, or when the host stops reporting it.
+ */
+export interface UnclaimedRecord {
+  hostId: string;
+  instanceId: string;
+  /** The container's orchestrator.group / orchestrator.variant labels when first listed. */
+  groupId: string | null;
+  variantId: string | null;
+  firstSeenAt: EpochMs;
+}

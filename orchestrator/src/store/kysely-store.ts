@@ -12,6 +12,7 @@ import { KyselyHostRepository } from './repos/hosts.js';
 import { KyselyInstanceRepository } from './repos/instances.js';
 import { KyselyPlayerSessionRepository, KyselySessionRepository, KyselyTransferRepository } from './repos/sessions.js';
 import { KyselySystemSettingsRepository } from './repos/system-settings.js';
+import { KyselyUnclaimedRepository } from './repos/unclaimed.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 
@@ -30,6 +31,7 @@ export class KyselyStore implements Store {
   readonly transfers;
   readonly playerSessions;
   readonly system;
+  readonly unclaimed;
   private readonly ctx: StoreContext;
 
   /**
@@ -62,6 +64,7 @@ export class KyselyStore implements Store {
     this.transfers = new KyselyTransferRepository(this.ctx);
     this.playerSessions = new KyselyPlayerSessionRepository(this.ctx);
     this.system = new KyselySystemSettingsRepository(this.ctx);
+    this.unclaimed = new KyselyUnclaimedRepository(this.ctx);
   }
 
   async migrate(): Promise<void> {

@@ -193,6 +193,14 @@ export interface SystemSettingsTable {
   updated_at: number;
 }
 
+export interface UnclaimedContainersTable {
+  host_id: string;
+  instance_id: string;
+  group_id: string | null;
+  variant_id: string | null;
+  first_seen_at: number;
+}
+
 export interface Database {
   hosts: HostsTable;
   template_layers: LayersTable;
@@ -208,4 +216,5 @@ export interface Database {
   transfers: TransfersTable;
   player_sessions: PlayerSessionsTable;
   system_settings: SystemSettingsTable;
+  unclaimed_containers: UnclaimedContainersTable;
 }

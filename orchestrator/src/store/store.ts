@@ -19,7 +19,7 @@
 import type {
   ApiToken, AuditEvent, Command, CommandStatus, ConfigRevision, DesiredState, EpochMs, Group, Host,
   HostHeartbeat, HostStatus, Instance, InstanceHistoryEntry, InstanceState, JsonObject, JsonValue, MaintenanceMode,
-  PlayerSession, Session, TemplateLayer, TemplateVersion, Transfer,
+  PlayerSession, Session, TemplateLayer, TemplateVersion, Transfer, UnclaimedRecord,
 } from '../domain/index.js';
 
 export interface Store {
@@ -45,6 +45,7 @@ export interface Store {
   readonly transfers: TransferRepository;
   readonly playerSessions: PlayerSessionRepository;
   readonly system: SystemSettingsRepository;
+  readonly unclaimed: UnclaimedRepository;
 }
 
 // ---------------------------------------------------------------- hosts
@@ -298,4 +299,28 @@ export interface SystemSettingsRepository {
   put(key: string, value: JsonValue, now: EpochMs): Promise<void>;
   /** Removing a missing key is not an error. */
   delete(key: string): Promise<void>;
+}
+
+// ---------------------------------------------------------------- unclaimed containers (#3)
+
+export type UnclaimedEntry = Pick<UnclaimedRecord, 'instanceId' | 'groupId' | 'variantId'>;
+
+/**
+ * Per host, the managed containers a recovery run listed as unclaimed. The
+ * set is what makes "unclaimed" durable: recovery never removes a container
+ * in it, whatever else the store learns about the host meanwhile.
+ */
+export interface UnclaimedRepository {
+  /** The host's set, ordered by instance id (empty for an unknown host). */
+  listForHost(hostId: string): Promise<UnclaimedRecord[]>;
+  get(hostId: string, instanceId: string): Promise<UnclaimedRecord | undefined>;
+  /**
+   * Makes the host's set exactly `entries`, atomically: new instance ids are
+   * added with firstSeenAt = `now`, ids already there keep their firstSeenAt
+   * (labels refreshed), the rest are dropped. A repeated instance id counts
+   * once. Throws HOST_NOT_FOUND for an unknown host. Returns the new set.
+   */
+  replaceForHost(hostId: string, entries: readonly UnclaimedEntry[], now: EpochMs): Promise<UnclaimedRecord[]>;
+  /** Drops one entry (adopted or deleted by an operator); true when it was in the set. */
+  remove(hostId: string, instanceId: string): Promise<boolean>;
 }

@@ -9,6 +9,7 @@ import { commandContract } from './contract-commands.js';
 import { instanceContract } from './contract-instances.js';
 import { recordsContract } from './contract-records.js';
 import { systemContract } from './contract-system.js';
+import { unclaimedContract } from './contract-unclaimed.js';
 
 export interface StoreHarness {
   /** A store on an empty database, not yet migrated. */
@@ -189,5 +190,6 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     commandContract(handle);
     recordsContract(handle);
     systemContract(handle);
+    unclaimedContract(handle);
   });
 }

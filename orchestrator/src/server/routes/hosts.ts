@@ -76,7 +76,7 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
   });
 
   api.get('/hosts/:id/unclaimed', {
-    schema: { tags: ['hosts'], summary: 'Managed containers on the host that the store does not place there', params: HostParams },
+    schema: { tags: ['hosts'], summary: 'Unclaimed containers: the host\'s persisted set (kept by every recovery until adopted or deleted), joined with its agent\'s live inventory', params: HostParams },
     config: { auth: { scope: readScope('hosts') } },
   }, async (req) => {
     const { id } = req.params as Static<typeof HostParams>;

@@ -1,7 +1,8 @@
 // Adoption of an unclaimed container (POST /hosts/:id/unclaimed/:instanceId/adopt):
 // checks the live inventory, the labels and the catalog, then — in one
-// transaction under the caps lock — reserves memory and writes an instance
-// record bound to the existing container. No agent call changes anything.
+// transaction under the caps lock — reserves memory, writes an instance
+// record bound to the existing container and drops it from the host's
+// unclaimed set. No agent call changes anything.
 
 import type { Host, Instance } from '../../domain/index.js';
 import { unwrap } from '../../lifecycle/result.js';
@@ -91,12 +92,14 @@ export class AdoptionService {
         containerConfig: { ...draft.containerConfig, image: container.image ?? draft.containerConfig.image, labels: container.labels ?? draft.containerConfig.labels },
       });
       await tx.revisions.append({ instanceId, revision: 1, createdAt: now, actor, reason: 'adopted', config: revisionConfig(created, template.spec) });
+      // Leaves the host's unclaimed set with the commit (or not at all).
+      const wasListed = await tx.unclaimed.remove(hostId, instanceId);
       await tx.history.append({
         instanceId, at: now, from: null, to: created.state, actor, commandId: null,
         reason: `adopted: existing container ${container.containerName} (${container.state}) on host ${hostId}; container and data unchanged`,
         details: {
           hostId, containerId: container.containerId, containerState: container.state, hostPort: container.hostPort, memoryMb,
-          image: created.containerConfig.image, templateImage: template.spec.image,
+          image: created.containerConfig.image, templateImage: template.spec.image, wasListedUnclaimed: wasListed,
         },
       });
       return created;

@@ -1,6 +1,6 @@
 // Hosts: heartbeats (the hot path: one upsert), the recovery run of a new or
 // returning host (RECOVERING → inventory → cleanup/unclaimed/missing → ONLINE),
-// operator maintenance, and the live list of unclaimed containers.
+// operator maintenance, and the host's durable set of unclaimed containers.
 
 import { randomUUID } from 'node:crypto';
 import type { GroupKind, Host } from '../../domain/index.js';
@@ -75,7 +75,9 @@ export class HostService {
       if (other) storedElsewhere.set(c.instanceId, other.hostId);
     }
     const groupKinds = new Map<string, GroupKind>((await store.groups.list()).map((g) => [g.id, g.kind]));
-    const plan = planRecovery({ hostId, inventory, stored, hostKnown, storedElsewhere, groupKinds });
+    const listedUnclaimed = new Map((await store.unclaimed.listForHost(hostId)).map((r) => [r.instanceId, r.firstSeenAt]));
+    const removalQueued = await this.removalQueued(hostId);
+    const plan = planRecovery({ hostId, inventory, stored, hostKnown, storedElsewhere, groupKinds, listedUnclaimed, removalQueued });
     const now = clock.now();
 
     for (const id of plan.missing) {
@@ -84,12 +86,16 @@ export class HostService {
         from: ['stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused', 'backup', 'restore', 'update'],
       });
     }
-    let cleanupCommandId: string | null = null;
-    if (plan.remove.length > 0) {
-      cleanupCommandId = `cmd-${randomUUID()}`;
-      await store.commands.create({ id: cleanupCommandId, kind: 'cleanup', hostId, payload: { instanceIds: plan.remove, keepDataFor: plan.keepDataFor }, requestId }, now);
-      this.o.onCommandsQueued();
-    }
+    const cleanupCommandId = plan.remove.length > 0 ? `cmd-${randomUUID()}` : null;
+    // One unit: the set a later run relies on, and the removals decided against it.
+    // Containers no longer reported drop out of the set here.
+    await store.transaction(async (tx) => {
+      await tx.unclaimed.replaceForHost(hostId, plan.unclaimed.map((u) => ({ instanceId: u.instanceId, groupId: u.groupId, variantId: u.variantId })), now);
+      if (cleanupCommandId) {
+        await tx.commands.create({ id: cleanupCommandId, kind: 'cleanup', hostId, payload: { instanceIds: plan.remove, keepDataFor: plan.keepDataFor }, requestId }, now);
+      }
+    });
+    if (cleanupCommandId) this.o.onCommandsQueued();
     const target = host.maintenance?.enabled ? 'MAINTENANCE' : 'ONLINE';
     const summary = `recovery finished: ${inventory.length} reported, ${plan.remove.length} orphan(s) queued for removal (${plan.keepDataFor.length} keeping their data), ${plan.unclaimed.length} unclaimed, ${plan.missing.length} missing`;
     const updated = await store.hosts.setStatus(hostId, target, { from: ['RECOVERING'], reason: summary, now: clock.now() });
@@ -119,40 +125,82 @@ export class HostService {
 
   /**
    * An operator's explicit delete of one unclaimed container (checked against
-   * the live inventory first): queues a cleanup command; the runtime directory
-   * goes only with `deleteData`.
+   * the live inventory first): queues a cleanup command and, in the same
+   * transaction, drops the container from the host's unclaimed set; the
+   * runtime directory goes only with `deleteData`.
    */
   async deleteUnclaimed(hostId: string, instanceId: string, deleteData: boolean, actor: string, requestId: string): Promise<{ commandId: string; deleteData: boolean }> {
-    const listed = await this.unclaimed(hostId, requestId);
-    if (!listed.some((u) => u.instanceId === instanceId)) {
-      const stored = await this.o.store.instances.get(instanceId);
-      if (stored?.hostId === hostId) throw new AppError('CONFLICT', `instance ${instanceId} is managed by the store on host ${hostId}; delete it through /instances/${instanceId}`);
-      throw new AppError('NOT_FOUND', `host ${hostId} reports no unclaimed container for instance ${instanceId}`);
-    }
+    const { store, clock } = this.o;
+    const host = await this.reachableHost(hostId);
+    const inventory = await this.o.agents.inventory(host.controlUrl, { requestId });
+    const stored = await store.instances.get(instanceId);
+    if (stored?.hostId === hostId) throw new AppError('CONFLICT', `instance ${instanceId} is managed by the store on host ${hostId}; delete it through /instances/${instanceId}`);
+    // Any reported container no stored instance claims here: listed, or appeared since the last recovery.
+    if (!inventory.some((c) => c.instanceId === instanceId)) throw new AppError('NOT_FOUND', `host ${hostId} reports no unclaimed container for instance ${instanceId}`);
     const commandId = `cmd-${randomUUID()}`;
     const payload = { instanceIds: [instanceId], keepDataFor: deleteData ? [] : [instanceId] };
-    await this.o.store.commands.create({ id: commandId, kind: 'cleanup', hostId, payload, requestId }, this.o.clock.now());
+    const wasListed = await store.transaction(async (tx) => {
+      await tx.commands.create({ id: commandId, kind: 'cleanup', hostId, payload, requestId }, clock.now());
+      return tx.unclaimed.remove(hostId, instanceId);
+    });
     this.o.onCommandsQueued();
-    this.o.logger.info({ hostId, instanceId, deleteData, actor, commandId }, 'unclaimed container deletion queued');
+    this.o.logger.info({ hostId, instanceId, deleteData, actor, commandId, wasListed }, 'unclaimed container deletion queued');
     return { commandId, deleteData };
   }
 
-  /** Managed containers the host reports that the store does not place there (asks the agent now). */
-  async unclaimed(hostId: string, requestId: string): Promise<UnclaimedContainer[]> {
-    const host = await this.o.store.hosts.get(hostId);
-    if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
-    if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${hostId} is OFFLINE; its containers cannot be listed`);
-    const inventory = await this.o.agents.inventory(host.controlUrl, { requestId });
-    const out: UnclaimedContainer[] = [];
-    for (const c of inventory) {
-      const stored = await this.o.store.instances.get(c.instanceId);
+  /**
+   * The host's persisted unclaimed set joined with the live inventory: an
+   * entry is listed while the agent still reports its container and no stored
+   * instance claims it on this host, with the container as reported now.
+   * Entries the agent no longer reports are left out (the next recovery drops
+   * them); containers that appeared since the last recovery are not listed
+   * until a recovery classifies them.
+   */
+  async unclaimed(hostId: string, requestId: string): Promise<UnclaimedView[]> {
+    const { store } = this.o;
+    const host = await this.reachableHost(hostId);
+    const listed = await store.unclaimed.listForHost(hostId);
+    if (listed.length === 0) return [];
+    const inventory = new Map((await this.o.agents.inventory(host.controlUrl, { requestId })).map((c) => [c.instanceId, c]));
+    const out: UnclaimedView[] = [];
+    for (const entry of listed) {
+      const c = inventory.get(entry.instanceId);
+      if (!c) continue;
+      const stored = await store.instances.get(c.instanceId);
       if (stored?.hostId === hostId) continue;
+      const since = new Date(entry.firstSeenAt).toISOString();
       out.push({
         instanceId: c.instanceId, containerId: c.containerId, containerName: c.containerName, groupId: c.groupId, variantId: c.variantId,
-        hostPort: c.hostPort, state: c.state,
-        reason: stored ? `the store places instance ${c.instanceId} on host ${stored.hostId ?? '(none)'}` : 'no stored instance has this id',
+        hostPort: c.hostPort, state: c.state, firstSeenAt: since,
+        reason: stored
+          ? `the store places instance ${c.instanceId} on host ${stored.hostId ?? '(none)'}`
+          : `no stored instance has this id; listed as unclaimed since ${since}, kept until an operator adopts or deletes it`,
       });
     }
     return out;
   }
+
+  /** Instance ids an unfinished cleanup command on this host will remove (an operator's delete, an earlier run). */
+  private async removalQueued(hostId: string): Promise<Set<string>> {
+    const open = await this.o.store.commands.list({ hostId, statuses: ['pending', 'dispatched'], limit: 1000 });
+    const ids = new Set<string>();
+    for (const c of open) {
+      if (c.kind !== 'cleanup' || !Array.isArray(c.payload.instanceIds)) continue;
+      for (const id of c.payload.instanceIds) if (typeof id === 'string') ids.add(id);
+    }
+    return ids;
+  }
+
+  private async reachableHost(hostId: string): Promise<Host> {
+    const host = await this.o.store.hosts.get(hostId);
+    if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
+    if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${hostId} is OFFLINE; its containers cannot be listed`);
+    return host;
+  }
+}
+
+/** One entry of GET /hosts/:id/unclaimed. */
+export interface UnclaimedView extends UnclaimedContainer {
+  /** When a recovery first listed it (ISO). */
+  firstSeenAt: string;
 }

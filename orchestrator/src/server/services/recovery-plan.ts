@@ -3,7 +3,8 @@
 // (unclaimed) and which stored instances went missing. Never destroys data on
 // a guess: on a host the store knows, orphans of its groups are removed, and
 // only an ephemeral group's orphan loses its runtime directory; a host the
-// store knows nothing of (fresh or restored database) loses nothing.
+// store knows nothing of (fresh or restored database) loses nothing, and a
+// container once listed as unclaimed stays unclaimed until an operator acts.
 
 import type { GroupKind, Instance, InstanceState } from '../../domain/index.js';
 
@@ -32,6 +33,14 @@ export interface RecoveryFacts {
   storedElsewhere: ReadonlyMap<string, string | null>;
   /** Kind of every group the store knows. */
   groupKinds: ReadonlyMap<string, GroupKind>;
+  /**
+   * The host's persisted unclaimed set (instance id → firstSeenAt): containers
+   * an earlier run listed for an operator. Adopting one of several makes the
+   * host "known"; without this the others would then be taken for orphans.
+   */
+  listedUnclaimed: ReadonlyMap<string, number>;
+  /** Instance ids named by an unfinished cleanup command on this host: that command decides, with its own keepDataFor. */
+  removalQueued: ReadonlySet<string>;
 }
 
 export interface RecoveryPlan {
@@ -39,6 +48,7 @@ export interface RecoveryPlan {
   remove: string[];
   /** The part of `remove` whose runtime directory is kept (persistent groups). */
   keepDataFor: string[];
+  /** Containers left for an operator: the host's unclaimed set becomes exactly these. */
   unclaimed: UnclaimedContainer[];
   /** Stored instances whose container is gone: to `unknown` for the lifecycle engine. */
   missing: string[];
@@ -51,7 +61,7 @@ export function planRecovery(f: RecoveryFacts): RecoveryPlan {
   const storedIds = new Set(f.stored.map((i) => i.id));
   const plan: RecoveryPlan = { remove: [], keepDataFor: [], unclaimed: [], missing: [] };
   for (const c of f.inventory) {
-    if (storedIds.has(c.instanceId)) continue;
+    if (storedIds.has(c.instanceId) || f.removalQueued.has(c.instanceId)) continue;
     const unclaimed = (reason: string) => plan.unclaimed.push({ ...c, reason });
     if (!f.hostKnown) {
       unclaimed('the store knows no instance on this host (a fresh or restored database): adopt or delete it explicitly');
@@ -59,6 +69,11 @@ export function planRecovery(f: RecoveryFacts): RecoveryPlan {
     }
     if (f.storedElsewhere.has(c.instanceId)) {
       unclaimed(`the store places instance ${c.instanceId} on host ${f.storedElsewhere.get(c.instanceId) ?? '(none)'}`);
+      continue;
+    }
+    const since = f.listedUnclaimed.get(c.instanceId);
+    if (since !== undefined) {
+      unclaimed(`listed as unclaimed since ${new Date(since).toISOString()}: kept until an operator adopts or deletes it`);
       continue;
     }
     const kind = c.groupId === null ? undefined : f.groupKinds.get(c.groupId);

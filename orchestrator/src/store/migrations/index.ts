@@ -5,6 +5,7 @@ import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } fr
 import { AppError } from '../../shared/errors.js';
 import * as initial from './0001-initial.js';
 import * as systemSettings from './0002-system-settings.js';
+import * as unclaimedContainers from './0003-unclaimed-containers.js';
 
 export type StoreDialect = 'sqlite' | 'postgres';
 
@@ -14,6 +15,7 @@ type DialectMigration = (db: Kysely<unknown>, dialect: StoreDialect) => Promise<
 const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [
   ['0001_initial', initial.up],
   ['0002_system_settings', systemSettings.up],
+  ['0003_unclaimed_containers', unclaimedContainers.up],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -8,7 +8,10 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { AppError } from '../shared/errors.js';
 import { bearerMatches, errorHandler, headerValue, notFoundHandler, sendError } from '../shared/http.js';
 import type { Logger } from '../shared/logger.js';
+import type { BackupService } from './backups.js';
+import { defaultBackupService, registerBackupRoutes } from './backup-routes.js';
 import type { InstanceService } from './instance-service.js';
+import { imageRoutes } from './images.js';
 import { CleanupBody, CreateInstanceBody, DeleteBody, DeleteQuery, InstanceParams, LogsQuery, RconBody, ReplaceBody, StopBody } from './schemas.js';
 
 export interface AgentAppDeps {
@@ -17,6 +20,8 @@ export interface AgentAppDeps {
   /** When set, every call needs `Authorization: Bearer <token>`. */
   token: string | undefined;
   service: InstanceService;
+  /** Instance backups; defaults to `<runtime>/backups` beside the instance directories. */
+  backups?: BackupService;
   /** Whether the container engine answers (for /health). */
   engineReachable: () => Promise<boolean>;
   logger: Logger;
@@ -65,6 +70,8 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
 
   api.get('/instances', async () => ({ instances: await service.inventory() }));
 
+  await imageRoutes(api, service.o.runtime);
+
   api.get('/instances/:id', { schema: params }, async (req: WithParams) => service.inspect(req.params.id));
 
   api.get('/instances/:id/logs', { schema: { ...params, querystring: LogsQuery } }, async (req, reply) => {
@@ -106,6 +113,8 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
       return service.delete((req.params as InstanceParams).id, scope, req.log);
     },
   );
+
+  registerBackupRoutes(api, deps.backups ?? defaultBackupService(service));
 
   api.post('/cleanup', { schema: { body: CleanupBody } }, async (req) => {
     const { instanceIds, keepDataFor } = req.body as CleanupBody;

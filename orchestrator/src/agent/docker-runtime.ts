@@ -5,6 +5,7 @@
 import Docker from 'dockerode';
 import { AppError, type ErrorCode } from '../shared/errors.js';
 import { LABEL, labelledHostPort } from './labels.js';
+import type { ImageDescriber, ImageInfo } from './images.js';
 import { engineTimestamp } from './log-window.js';
 import type {
   ContainerDetails,
@@ -119,7 +120,7 @@ export function withDefaultTag(image: string): string {
   return lastSegment.includes(':') ? image : `${image}:latest`;
 }
 
-export class DockerRuntime implements ContainerRuntime {
+export class DockerRuntime implements ContainerRuntime, ImageDescriber {
   private readonly docker: Docker;
   private readonly pulls = new Map<string, Promise<{ pulled: boolean }>>();
   private readonly networks = new Map<string, Promise<void>>();
@@ -277,9 +278,21 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   async imageId(image: string): Promise<string | undefined> {
+    return (await this.describeImage(image))?.id;
+  }
+
+  /** The image's content id, digests, build time, size and configured user; undefined when absent. */
+  async describeImage(image: string): Promise<Omit<ImageInfo, 'ref' | 'pulled'> | undefined> {
     const ref = withDefaultTag(image);
     try {
-      return (await this.docker.getImage(ref).inspect()).Id;
+      const info = await this.docker.getImage(ref).inspect();
+      return {
+        id: info.Id,
+        repoDigests: info.RepoDigests ?? [],
+        created: info.Created || null,
+        sizeBytes: typeof info.Size === 'number' ? info.Size : null,
+        user: info.Config?.User ?? null,
+      };
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
       throw toAppError(`inspect image ${ref}`, err);

@@ -104,6 +104,13 @@ export interface TemplateSpec {
   /** Caches, logs, generated files under /data: deleted with the `technical` deletion scope. */
   technicalPaths?: string[];
   crashLoop?: CrashLoopSpec;
+  backup?: BackupSpec;
+}
+
+/** Backup rules: `onlineSave` archives a running server after save-off + save-all flush over RCON; `paths` limit the archive (default: all of /data). */
+export interface BackupSpec {
+  onlineSave?: boolean;
+  paths?: string[];
 }
 
 /** Immutable once created: a different spec for an existing version is refused. */

@@ -55,6 +55,33 @@ export interface AgentContainerDetails {
   hostPort: number | null;
 }
 
+/** What the agent's GET /images/inspect answers. */
+export interface ImageInfo {
+  ref: string;
+  id: string;
+  repoDigests: string[];
+  created: string | null;
+  sizeBytes: number | null;
+  user: string | null;
+  pulled?: boolean;
+}
+
+export interface BackupInfo {
+  backupId: string;
+  sizeBytes: number;
+  sha256: string;
+  createdAt: string;
+  paths?: string[];
+}
+
+/** The agent's backup endpoints (see docs/agent.md). */
+export interface BackupAgent {
+  create(controlUrl: string, instanceId: string, body: { backupId: string; paths?: string[] }, ids?: CallIds): Promise<BackupInfo>;
+  list(controlUrl: string, instanceId: string, ids?: CallIds): Promise<BackupInfo[]>;
+  deleteAll(controlUrl: string, instanceId: string, ids?: CallIds): Promise<{ deleted: number }>;
+  restore(controlUrl: string, instanceId: string, backupId: string, ids?: CallIds): Promise<{ restored: string; safetyBackupId: string | null }>;
+}
+
 /** What the agent answers create and power actions with. */
 export interface AgentInstanceEndpoint {
   instanceId: string;
@@ -100,7 +127,18 @@ export interface AgentClientOptions {
 }
 
 export class AgentClient {
-  constructor(private readonly o: AgentClientOptions) {}
+  /** The agent's backup endpoints, through this client's transport (auth, ids, timeouts, error mapping). */
+  readonly backups: BackupAgent;
+
+  constructor(private readonly o: AgentClientOptions) {
+    const path = (id: string) => `/instances/${encodeURIComponent(id)}`;
+    this.backups = {
+      create: (url, id, body, ids = {}) => this.call(url, 'POST', `${path(id)}/backups`, body, ids),
+      list: async (url, id, ids = {}) => (await this.call<{ backups: BackupInfo[] }>(url, 'GET', `${path(id)}/backups`, undefined, ids)).backups,
+      deleteAll: (url, id, ids = {}) => this.call(url, 'DELETE', `${path(id)}/backups`, undefined, ids),
+      restore: (url, id, backupId, ids = {}) => this.call(url, 'POST', `${path(id)}/restore`, { backupId }, ids),
+    };
+  }
 
   async inventory(controlUrl: string, ids: CallIds = {}): Promise<AgentInventoryEntry[]> {
     const body = await this.call<{ instances: AgentInventoryEntry[] }>(controlUrl, 'GET', '/instances', undefined, ids);
@@ -155,6 +193,11 @@ export class AgentClient {
     const since = options.sinceStart ? '&since=start' : '';
     const text = await this.call<unknown>(controlUrl, 'GET', `/instances/${encodeURIComponent(instanceId)}/logs?tail=${tail}${since}`, undefined, ids, true);
     return typeof text === 'string' ? text : '';
+  }
+
+  /** What an image reference resolves to on that host (pulled first when asked). */
+  async inspectImage(controlUrl: string, ref: string, pull: boolean, ids: CallIds = {}): Promise<ImageInfo> {
+    return this.call<ImageInfo>(controlUrl, 'GET', `/images/inspect?ref=${encodeURIComponent(ref)}&pull=${pull}`, undefined, ids);
   }
 
   private async call<T>(controlUrl: string, method: string, route: string, body: unknown, ids: CallIds, raw = false): Promise<T> {

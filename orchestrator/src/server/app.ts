@@ -21,6 +21,9 @@ import { routerIntegrationRoutes } from './registry/router-integration.js';
 import { auditRoutes } from './routes/audit.js';
 import { instanceActionRoutes } from './routes/instance-actions.js';
 import { instanceAdminRoutes } from './routes/instance-admin.js';
+import { instanceBackupRoutes } from './routes/instance-backups.js';
+import { instanceUpdateRoutes } from './routes/instance-update.js';
+import { instancePreviewRoutes } from './routes/instance-preview.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -77,6 +80,9 @@ export async function buildApp(ctx: ServerContext) {
     await instanceRoutes(api, ctx);
     await instanceActionRoutes(api, ctx);
     await instanceAdminRoutes(api, ctx);
+    await instanceBackupRoutes(api, ctx);
+    await instanceUpdateRoutes(api, ctx);
+    await instancePreviewRoutes(api, ctx);
     await auditRoutes(api, ctx);
     await commandRoutes(api, ctx);
     await tokenRoutes(api, ctx);

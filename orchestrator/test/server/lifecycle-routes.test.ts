@@ -370,7 +370,8 @@ describe('deletion', () => {
     await online(s);
     await s.t.call('DELETE', `/api/v1/instances/${s.id}`, { body: { scopes: ['container', 'technical', 'player_data', 'backups'], confirm: 'survival' } });
     await s.work();
-    expect(s.a.calls.filter((c) => c.method === 'DELETE').map((c) => c.body)).toEqual([{ keepData: false }]);
+    expect(s.a.calls.filter((c) => c.method === 'DELETE' && !c.path.endsWith('/backups')).map((c) => c.body)).toEqual([{ keepData: false }]);
+    expect(s.a.calls.some((c) => c.method === 'DELETE' && c.path.endsWith('/backups'))).toBe(true);
   });
 });
 

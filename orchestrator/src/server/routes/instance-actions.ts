@@ -3,12 +3,14 @@
 
 import { timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import { auditTarget } from '../audit.js';
 import { bearerOf } from '../../shared/http.js';
 import { MANAGER_SCOPE, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
+import { stopBackupPayload } from '../services/backup-service.js';
 import { hashToken } from '../services/instance-config.js';
 import { moveInstance } from '../services/instance-transitions.js';
 import { userActor } from '../services/lifecycle-service.js';
@@ -24,6 +26,27 @@ const EventBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** A manual stop may archive player data first; it must then say what happens if that fails. */
+const StopBody = Type.Object(
+  {
+    backup: Type.Optional(Type.Boolean({ description: 'archive player data as part of the stop (template backup rules)' })),
+    failurePolicy: Type.Optional(Type.Union([Type.Literal('abort_stop'), Type.Literal('stop_without_backup'), Type.Literal('force_stop_after_timeout')], {
+      description: 'required with backup: what the stop does when the backup fails',
+    })),
+  },
+  { additionalProperties: false },
+);
+
+/** The stop body is optional, so it is checked here rather than by the route schema. */
+function stopBodyOf(body: unknown): Static<typeof StopBody> {
+  if (body === undefined || body === null) return {};
+  if (!Value.Check(StopBody, body)) {
+    const first = Value.Errors(StopBody, body).First();
+    throw new AppError('VALIDATION_FAILED', `body${first?.path ?? ''} ${first?.message ?? 'is invalid'}`);
+  }
+  return body;
+}
+
 const ACTIONS = ['start', 'stop', 'restart', 'pause', 'resume'] as const;
 const WAKE_ACTIONS: readonly string[] = ['start', 'resume'];
 const wakeScope = { scope: 'instances:write', anyOf: [...writeScope('instances').anyOf, 'router'] };
@@ -31,14 +54,19 @@ const wakeScope = { scope: 'instances:write', anyOf: [...writeScope('instances')
 export async function instanceActionRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   for (const action of ACTIONS) {
     api.post(`/instances/:id/${action}`, {
-      schema: { tags: ['instances'], summary: `${action} (202: the action is persisted and queued; 409 INSTANCE_BUSY while another runs)`, params: InstanceParams },
+      schema: {
+        tags: ['instances'], summary: `${action} (202: the action is persisted and queued; 409 INSTANCE_BUSY while another runs)`, params: InstanceParams,
+      },
       // The edge router wakes sleeping servers (start/resume) with its own `router` token.
       config: { auth: { scope: WAKE_ACTIONS.includes(action) ? wakeScope : writeScope('instances') }, audit: { action: `instance.${action}`, targetKind: 'instance' } },
     }, async (req, reply) => {
       const { id } = req.params as Static<typeof InstanceParams>;
       const instance = await ctx.lifecycle.find(id);
       auditTarget(req, instance.id, {});
-      const result = await ctx.lifecycle.request(instance.id, action, userActor(req.principal), { requestId: req.id });
+      const stop = action === 'stop' ? stopBodyOf(req.body) : undefined;
+      const result = stop?.backup
+        ? await ctx.lifecycle.request(instance.id, action, userActor(req.principal), { requestId: req.id, payload: stopBackupPayload(stop), deferEnter: true })
+        : await ctx.lifecycle.request(instance.id, action, userActor(req.principal), { requestId: req.id });
       return reply.status(result.noop && result.commandId === null ? 200 : 202).send({
         id: instance.id, commandId: result.commandId, state: result.state, ...(result.noop ? { noop: result.noop } : {}),
       });

@@ -62,6 +62,15 @@ export const TemplateBody = Type.Object(
     stop: Type.Optional(Stop),
     dataPaths: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })),
     technicalPaths: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })),
+    backup: Type.Optional(
+      Type.Object(
+        {
+          onlineSave: Type.Optional(Type.Boolean()),
+          paths: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: 256 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     crashLoop: Type.Optional(
       Type.Object(
         {

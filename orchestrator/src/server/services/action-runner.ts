@@ -12,10 +12,12 @@ import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
 import type { AgentClient, CallIds } from '../agent-client.js';
 import type { Clock } from '../clock.js';
+import { BackupRunner } from './backup-service.js';
 import { agentCreateBody, revisionConfig } from './instance-config.js';
 import { moveInstance } from './instance-transitions.js';
 import { applyPendingChanges } from './pending-changes.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
+import { UpdateRunner } from './update-runner.js';
 
 export interface ActionRunnerOptions {
   store: Store;
@@ -50,7 +52,13 @@ export class ActionRunner {
       case 'start':
         return this.start(instance, ctx);
       case 'stop':
+        // A stop that asks for a backup follows the backup rules (backup-service.ts).
+        if (cmd.payload.backup === true) return this.backups().stopWithBackup(instance, ctx, (i) => this.stop(i, ctx, true));
         return this.stop(instance, ctx, true);
+      case 'backup':
+        return this.backups().backup(instance, ctx);
+      case 'restore':
+        return this.backups().restore(instance, ctx);
       case 'restart': {
         const stopped = instance.state === 'stopping' ? await this.stopContainer(instance, ctx, 'starting') : instance;
         return this.start(stopped, ctx);
@@ -59,6 +67,8 @@ export class ActionRunner {
         return this.pause(instance, ctx);
       case 'resume':
         return this.resume(instance, ctx);
+      case 'update':
+        return new UpdateRunner(this.o).run(instance, ctx);
       case 'apply-settings':
         return this.applySettings(instance, ctx);
       case 'delete':
@@ -66,6 +76,10 @@ export class ActionRunner {
       default:
         throw new AppError('VALIDATION_FAILED', `unknown lifecycle action ${String(action)}`);
     }
+  }
+
+  private backups(): BackupRunner {
+    return new BackupRunner({ store: this.o.store, agents: this.o.agents, backups: this.o.agents.backups, clock: this.o.clock, onStarted: this.o.onStarted });
   }
 
   /** A command that failed for good: leave a visible state and free the instance for the next action. */
@@ -228,6 +242,12 @@ export class ActionRunner {
       const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
       await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids).catch((err: unknown) => {
         if (!(err instanceof AppError && err.code === 'INSTANCE_NOT_FOUND')) throw err;
+      });
+    }
+    if (scopes.includes('backups')) {
+      // An agent without the backup routes (404 NOT_FOUND) holds no backups.
+      await this.o.agents.backups.deleteAll(ctx.host.controlUrl, instance.id, ctx.ids).catch((err: unknown) => {
+        if (!(err instanceof AppError && err.code === 'NOT_FOUND')) throw err;
       });
     }
     const res = await this.o.agents.remove(ctx.host.controlUrl, instance.id, ctx.ids, scope.paths.length > 0 ? { paths: scope.paths } : { keepData: scope.keepData });

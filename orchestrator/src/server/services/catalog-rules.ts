@@ -96,6 +96,8 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
   });
   const dataPaths = paths(body.dataPaths ?? [], 'dataPaths');
   const technicalPaths = paths(body.technicalPaths ?? [], 'technicalPaths');
+  const backupPaths = body.backup?.paths ? [...new Set(paths(body.backup.paths, 'backup/paths'))] : undefined;
+  if (body.backup?.onlineSave && !rcon) throw invalid('backup/onlineSave', 'needs stop/rcon: the save commands are sent over RCON');
   const crash = body.crashLoop;
   if (crash?.backoffInitialMs !== undefined && crash.backoffMaxMs !== undefined && crash.backoffInitialMs > crash.backoffMaxMs) {
     throw invalid('crashLoop/backoffInitialMs', 'must not exceed backoffMaxMs');
@@ -120,6 +122,7 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
   if (body.labels && Object.keys(body.labels).length > 0) spec.labels = body.labels;
   if (technicalPaths.length > 0) spec.technicalPaths = [...new Set(technicalPaths)];
   if (crash && Object.keys(crash).length > 0) spec.crashLoop = crash;
+  if (body.backup) spec.backup = { ...(body.backup.onlineSave !== undefined ? { onlineSave: body.backup.onlineSave } : {}), ...(backupPaths ? { paths: backupPaths } : {}) };
   return spec;
 }
 

@@ -1,0 +1,17 @@
+// POST /instances/preview: the canonical deployment preview of a create body,
+// shown before anything is written (seed 002 "Creation", step 5).
+
+import type { Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { writeScope } from '../auth/scopes.js';
+import type { ServerContext } from '../context.js';
+import { InstancePreviewer } from '../services/instance-preview.js';
+import { CreateInstanceBody } from './instances.js';
+
+export async function instancePreviewRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
+  const previewer = new InstancePreviewer({ store: ctx.store, clock: ctx.clock, maxTotalInstances: ctx.config.maxTotalInstances });
+  api.post('/instances/preview', {
+    schema: { tags: ['instances'], summary: 'What POST /instances with this body would create (resolved config, redacted env, placement, caps left); writes nothing', body: CreateInstanceBody },
+    config: { auth: { scope: writeScope('instances') } },
+  }, async (req) => previewer.preview(req.body as Static<typeof CreateInstanceBody>));
+}

@@ -1,0 +1,222 @@
+// Backups on the orchestrator side: the pure backup rules (online save over
+// RCON vs. stop first; the stop-with-backup failure policy) and the worker steps
+// for the `backup` and `restore` actions and a stop that asks for a backup.
+// Archives live on the agent (`/instances/:id/backups`); history records each one.
+
+import type { Command, Host, Instance, InstanceState, JsonObject, TemplateSpec } from '../../domain/index.js';
+import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
+import { AppError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Store } from '../../store/store.js';
+import type { AgentClient, BackupAgent, BackupInfo, CallIds } from '../agent-client.js';
+import type { Clock } from '../clock.js';
+import { moveInstance } from './instance-transitions.js';
+
+export const FAILURE_POLICIES = ['abort_stop', 'stop_without_backup', 'force_stop_after_timeout'] as const;
+export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
+
+export interface StopBackupOptions {
+  automatic?: boolean;
+  backup?: boolean;
+  failurePolicy?: FailurePolicy;
+}
+
+/**
+ * The stop payload, pure: an automatic stop with a backup defaults to the safe
+ * `abort_stop`; a manual stop that asks for a backup must choose explicitly.
+ */
+export function stopBackupPayload(o: StopBackupOptions): JsonObject {
+  if (!o.backup) return o.automatic ? { automatic: true } : {};
+  if (o.failurePolicy !== undefined && !FAILURE_POLICIES.includes(o.failurePolicy)) {
+    throw new AppError('VALIDATION_FAILED', `failurePolicy must be one of ${FAILURE_POLICIES.join(', ')}`);
+  }
+  if (!o.automatic && o.failurePolicy === undefined) {
+    throw new AppError('VALIDATION_FAILED', `a manual stop with a backup needs an explicit failurePolicy (${FAILURE_POLICIES.join(', ')})`);
+  }
+  return { backup: true, automatic: Boolean(o.automatic), failurePolicy: o.failurePolicy ?? 'abort_stop' };
+}
+
+/** How a backup of this instance is taken now: save over RCON while running, stop first, or just archive. */
+export function backupMode(template: TemplateSpec | undefined, running: boolean, hasRconPassword: boolean): 'online_save' | 'stop_first' | 'offline' {
+  if (!running) return 'offline';
+  if (template?.backup?.onlineSave && template.stop.rcon && hasRconPassword) return 'online_save';
+  return 'stop_first';
+}
+
+/** A backup id stable across retries of one command. */
+export function backupIdFor(cmd: Command, prefix: string): string {
+  const at = new Date(cmd.createdAt).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${prefix}-${at}-${cmd.id.replace(/^cmd-/, '').slice(0, 8)}`;
+}
+
+export interface BackupRunnerOptions {
+  store: Store;
+  agents: AgentClient;
+  backups: BackupAgent;
+  clock: Clock;
+  onStarted: (instanceId: string) => void;
+}
+
+export interface BackupContext {
+  cmd: Command;
+  host: Host;
+  template: TemplateSpec | undefined;
+  ids: CallIds;
+  actor: string;
+  log: Logger;
+}
+
+const RUNNING: readonly (string | undefined)[] = ['running', 'paused'];
+
+export class BackupRunner {
+  constructor(private readonly o: BackupRunnerOptions) {}
+
+  private get now(): number {
+    return this.o.clock.now();
+  }
+
+  private rconTarget(instance: Instance, template: TemplateSpec | undefined): { port: number; password: string } | undefined {
+    const rcon = template?.stop.rcon;
+    const password = rcon ? instance.secretSettings[rcon.passwordVariable] : undefined;
+    return rcon && password ? { port: rcon.port, password } : undefined;
+  }
+
+  private rcon(instance: Instance, ctx: BackupContext, command: string): Promise<{ response: string }> {
+    const target = this.rconTarget(instance, ctx.template) as { port: number; password: string };
+    return this.o.agents.rcon(ctx.host.controlUrl, instance.id, { ...target, command }, ctx.ids);
+  }
+
+  /** save-off, save-all flush, archive while running, save-on (also after a failure). */
+  private async onlineArchive(instance: Instance, ctx: BackupContext, backupId: string): Promise<BackupInfo> {
+    await this.rcon(instance, ctx, 'save-off');
+    try {
+      await this.rcon(instance, ctx, 'save-all flush');
+      return await this.archive(instance, ctx, backupId);
+    } finally {
+      await this.rcon(instance, ctx, 'save-on').catch((err: unknown) => ctx.log.warn({ instanceId: instance.id, err: (err as Error).message }, 'save-on after a backup failed'));
+    }
+  }
+
+  private archive(instance: Instance, ctx: BackupContext, backupId: string): Promise<BackupInfo> {
+    const paths = ctx.template?.backup?.paths;
+    return this.o.backups.create(ctx.host.controlUrl, instance.id, { backupId, ...(paths ? { paths } : {}) }, ctx.ids);
+  }
+
+  /** Stops the container, keeping the action active; answers the history sentence. */
+  private async stopKeepingAction(instance: Instance, ctx: BackupContext): Promise<string> {
+    const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
+    const res = await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids);
+    return describeStop(stopPath(res), request.timeoutSeconds, res.exitCode);
+  }
+
+  private async startAgain(instance: Instance, ctx: BackupContext, reason: string, details: JsonObject): Promise<void> {
+    await this.o.agents.power(ctx.host.controlUrl, instance.id, 'start', {}, ctx.ids);
+    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    const stopped = current.state === 'stopped' ? current : await moveInstance(this.o.store, current, 'stopped', { now: this.now, reason: 'stopped for a backup', actor: ctx.actor, commandId: ctx.cmd.id });
+    await moveInstance(this.o.store, stopped ?? current, 'starting', {
+      now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, details,
+      patch: { activeAction: null, desiredState: 'running', observed: { container: 'running', observedAt: this.now } },
+    });
+    this.o.onStarted(instance.id);
+  }
+
+  /** The `backup` action (state `backup`): back to the previous stable state, restarting a stopped-for-backup server. */
+  async backup(instance: Instance, ctx: BackupContext): Promise<JsonObject> {
+    const previous = String(ctx.cmd.payload.previousState ?? 'stopped') as InstanceState;
+    const running = RUNNING.includes(instance.observed?.container) && previous !== 'stopped';
+    const mode = backupMode(ctx.template, running, this.rconTarget(instance, ctx.template) !== undefined);
+    const backupId = backupIdFor(ctx.cmd, 'backup');
+    const reasonNote = ctx.cmd.payload.reason ? ` (${String(ctx.cmd.payload.reason)})` : '';
+    let info: BackupInfo;
+    try {
+      if (mode === 'online_save') info = await this.onlineArchive(instance, ctx, backupId);
+      else if (mode === 'stop_first') {
+        await this.stopKeepingAction(instance, ctx);
+        try {
+          info = await this.archive(instance, ctx, backupId);
+        } catch (err) {
+          await this.startAgain(instance, ctx, `backup failed: ${(err as Error).message}; started again`, { backupFailed: true });
+          throw new AppError(err instanceof AppError ? err.code : 'INTERNAL', `backup failed: ${(err as Error).message}`, { retryable: false, cause: err });
+        }
+      } else info = await this.archive(instance, ctx, backupId);
+    } catch (err) {
+      if (mode !== 'stop_first') await this.backToPrevious(instance, previous, ctx, `backup failed: ${(err as Error).message}`, { backupFailed: true });
+      throw err instanceof AppError && err.retryable === false ? err : new AppError(err instanceof AppError ? err.code : 'INTERNAL', `backup failed: ${(err as Error).message}`, { retryable: false, cause: err });
+    }
+    const details = { backupId: info.backupId, sizeBytes: info.sizeBytes, sha256: info.sha256, mode };
+    const reason = `backup ${info.backupId} written (${mode.replace('_', ' ')})${reasonNote}`;
+    if (mode === 'stop_first') await this.startAgain(instance, ctx, `${reason}; started again`, details);
+    else await this.backToPrevious(instance, previous, ctx, reason, details);
+    return { ...details };
+  }
+
+  private async backToPrevious(instance: Instance, previous: InstanceState, ctx: BackupContext, reason: string, details: JsonObject): Promise<void> {
+    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    const to: InstanceState = ['online', 'degraded', 'stopped'].includes(previous) ? previous : 'stopped';
+    await moveInstance(this.o.store, current, to, { now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, details, patch: { activeAction: null } });
+  }
+
+  /**
+   * A stop that asks for a backup (entered with the state unchanged). Online
+   * save: backup → archive → stopping → stop. Otherwise: stop → archive. On a
+   * failed backup, `abort_stop` keeps (or puts) the server running.
+   */
+  async stopWithBackup(instance: Instance, ctx: BackupContext, stop: (instance: Instance) => Promise<JsonObject>): Promise<JsonObject> {
+    const policy = String(ctx.cmd.payload.failurePolicy ?? 'abort_stop') as FailurePolicy;
+    const previous = instance.state;
+    const running = RUNNING.includes(instance.observed?.container);
+    const mode = backupMode(ctx.template, running, this.rconTarget(instance, ctx.template) !== undefined);
+    const backupId = backupIdFor(ctx.cmd, 'stop');
+    const inBackup = (await moveInstance(this.o.store, instance, 'backup', { now: this.now, reason: `backup before stop by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? instance;
+    if (mode === 'online_save' || mode === 'offline') {
+      try {
+        const info = await (mode === 'online_save' ? this.onlineArchive(inBackup, ctx, backupId) : this.archive(inBackup, ctx, backupId));
+        const stopping = (await moveInstance(this.o.store, inBackup, 'stopping', { now: this.now, reason: `backup ${info.backupId} written; stopping`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId: info.backupId, sha256: info.sha256, sizeBytes: info.sizeBytes } })) ?? inBackup;
+        return { ...(await stop(stopping)), backupId: info.backupId };
+      } catch (err) {
+        const message = (err as Error).message;
+        if (policy === 'abort_stop') {
+          await this.backToPrevious(inBackup, mode === 'offline' ? 'stopped' : previous, ctx, `stop aborted: the backup failed (${message}); policy abort_stop keeps the server running`, { backupFailed: true, policy });
+          await this.o.store.instances.update(instance.id, { desiredState: mode === 'offline' ? 'stopped' : 'running' }, { now: this.now });
+          return { aborted: true, policy, error: message };
+        }
+        const stopping = (await moveInstance(this.o.store, inBackup, 'stopping', { now: this.now, reason: `the backup failed (${message}); policy ${policy}: stopping without a backup`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupFailed: true, policy } })) ?? inBackup;
+        return { ...(await stop(stopping)), backupFailed: message, policy };
+      }
+    }
+    // Without online save the game stops first, then its files are archived.
+    const stopped = await stop(inBackup);
+    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    try {
+      const info = await this.archive(current, ctx, backupId);
+      await this.o.store.history.append({ instanceId: instance.id, at: this.now, from: 'stopped', to: 'stopped', reason: `backup ${info.backupId} written after the stop`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId: info.backupId, sha256: info.sha256, sizeBytes: info.sizeBytes } });
+      return { ...stopped, backupId: info.backupId };
+    } catch (err) {
+      const message = (err as Error).message;
+      if (policy === 'abort_stop') {
+        await this.startAgain(current, ctx, `stop aborted: the backup failed (${message}); policy abort_stop starts the server again`, { backupFailed: true, policy });
+        return { aborted: true, policy, error: message };
+      }
+      await this.o.store.history.append({ instanceId: instance.id, at: this.now, from: 'stopped', to: 'stopped', reason: `the backup after the stop failed (${message}); policy ${policy}: stays stopped without a backup`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupFailed: true, policy } });
+      return { ...stopped, backupFailed: message, policy };
+    }
+  }
+
+  /** The `restore` action (state `restore`, container stopped): the agent writes a safety backup first. */
+  async restore(instance: Instance, ctx: BackupContext): Promise<JsonObject> {
+    const backupId = String(ctx.cmd.payload.backupId ?? '');
+    try {
+      const res = await this.o.backups.restore(ctx.host.controlUrl, instance.id, backupId, ctx.ids);
+      await moveInstance(this.o.store, instance, 'stopped', {
+        now: this.now, reason: `backup ${res.restored} restored by ${ctx.actor}${res.safetyBackupId ? ` (safety backup ${res.safetyBackupId})` : ''}`,
+        actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId: res.restored, safetyBackupId: res.safetyBackupId }, patch: { activeAction: null, desiredState: 'stopped' },
+      });
+      return { ...res };
+    } catch (err) {
+      if (err instanceof AppError && err.retryable) throw err;
+      // The agent swaps directories only at the end: a refused restore left the data as it was.
+      await moveInstance(this.o.store, instance, 'stopped', { now: this.now, reason: `restore of ${backupId} failed: ${(err as Error).message}; data unchanged`, actor: ctx.actor, commandId: ctx.cmd.id, patch: { activeAction: null } });
+      throw new AppError(err instanceof AppError ? err.code : 'INTERNAL', `restore failed: ${(err as Error).message}`, { retryable: false, cause: err });
+    }
+  }
+}

@@ -1,0 +1,104 @@
+// The canonical deployment preview (seed 002 "Creation", step 5): what
+// POST /instances would create from the same body — resolved template and
+// variant configuration, env (secrets never shown), resources, ports,
+// readiness, stop behaviour, data paths, user, the host placement would choose
+// now and the caps left — computed without writing anything.
+
+import { unwrap } from '../../lifecycle/result.js';
+import { validateContainerUser } from '../../lifecycle/settings.js';
+import { checkCaps, placeInstance, type GroupCaps } from '../../placement/placement.js';
+import { AppError } from '../../shared/errors.js';
+import { assertId } from '../../shared/ids.js';
+import type { Store } from '../../store/store.js';
+import type { Clock } from '../clock.js';
+import type { CreateInstanceRequest } from './instance-creator.js';
+import { buildInstance, INSTANCE_TOKEN_ENV } from './instance-config.js';
+import { readinessOf } from './readiness-prober.js';
+
+export interface InstancePreviewOptions {
+  store: Store;
+  clock: Clock;
+  maxTotalInstances: number | undefined;
+}
+
+const REDACTED = '<redacted>';
+
+export class InstancePreviewer {
+  constructor(private readonly o: InstancePreviewOptions) {}
+
+  async preview(req: CreateInstanceRequest): Promise<Record<string, unknown>> {
+    const { store } = this.o;
+    const group = await store.groups.get(req.groupId);
+    if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${req.groupId} does not exist`);
+    const variant = group.variants.find((v) => v.id === req.variantId);
+    if (!variant) throw new AppError('VALIDATION_FAILED', `body/variantId: group ${group.id} has no variant ${req.variantId} (it has ${group.variants.map((v) => v.id).join(', ')})`, { details: { field: 'variantId' } });
+    const template = await store.templates.get(variant.template.name, variant.template.version);
+    if (!template) throw new AppError('TEMPLATE_NOT_FOUND', `template ${variant.template.name} version ${variant.template.version} of variant ${variant.id} does not exist`);
+    const name = req.name === undefined ? `${group.id}-<generated>` : assertId('name', req.name);
+    const nameTaken = req.name !== undefined && (await store.instances.getByName(name)) !== undefined;
+    const user = req.user === undefined ? undefined : unwrap(validateContainerUser(req.user));
+
+    // The same resolution POST /instances stores, with placeholder secrets that are never shown.
+    const draft = buildInstance({
+      id: 'i-preview', name, group, variant, template, hostId: '-', now: this.o.clock.now(), desiredState: (req.start ?? true) ? 'running' : 'stopped',
+      generateSecret: () => REDACTED, ...(user ? { user } : {}),
+    });
+    const spec = template.spec;
+    const secretVars = spec.variables.filter((v) => v.secret);
+    const env: Record<string, string> = { ...draft.containerConfig.env };
+    for (const v of secretVars) env[v.env ?? v.name] = REDACTED;
+    env[INSTANCE_TOKEN_ENV] = REDACTED;
+
+    const caps: GroupCaps = { ...group.caps, ...(this.o.maxTotalInstances !== undefined ? { maxTotalInstances: this.o.maxTotalInstances } : {}) };
+    // A read-only transaction: the count takes the placement lock, released at once.
+    const counts = await store.transaction((tx) => tx.instances.countForCaps(group.id));
+    const capCheck = checkCaps(group.id, caps, counts);
+    const hosts = await store.hosts.list({ statuses: ['ONLINE'] });
+    const groupCounts = new Map<string, number>();
+    if (group.placement === 'distributed') for (const i of await store.instances.list({ groupId: group.id })) if (i.hostId) groupCounts.set(i.hostId, (groupCounts.get(i.hostId) ?? 0) + 1);
+    const placed = placeInstance(hosts.map((h) => ({
+      id: h.id, status: h.status, memoryMb: h.resources.memoryMb, memoryReservedMb: h.memoryReservedMb,
+      ...(group.placement === 'distributed' ? { groupCounts: { [group.id]: groupCounts.get(h.id) ?? 0 } } : {}),
+    })), { groupId: group.id, memoryMb: draft.memoryMb }, group.placement);
+    const host = placed.ok ? hosts.find((h) => h.id === placed.value) : undefined;
+    const readiness = readinessOf(spec);
+    const problems = [
+      ...(nameTaken ? [`an instance named ${name} already exists`] : []),
+      ...(capCheck.ok ? [] : [capCheck.error.message]),
+      ...(placed.ok ? [] : [placed.error.message]),
+    ];
+
+    return {
+      preview: true,
+      wouldCreate: problems.length === 0,
+      problems,
+      name,
+      group: { id: group.id, kind: group.kind, placement: group.placement },
+      variant: variant.id,
+      template: { name: template.name, version: template.version },
+      image: draft.containerConfig.image,
+      labels: draft.containerConfig.labels,
+      layers: draft.containerConfig.layers.map((l) => ({ id: l.id, checksum: l.checksum })),
+      env,
+      settings: draft.settings,
+      secrets: [...secretVars.map((v) => v.name), INSTANCE_TOKEN_ENV].map((n) => ({ name: n, value: REDACTED, generatedAtCreation: draft.secretSettings[n] !== undefined })),
+      resources: draft.containerConfig.resources,
+      ports: {
+        containerPort: draft.containerConfig.containerPort,
+        hostPort: host ? `chosen by the agent from ${host.portRange.first}-${host.portRange.last} on ${host.gameAddress}` : null,
+        ...(spec.stop.rcon ? { rcon: { port: spec.stop.rcon.port, published: false } } : {}),
+      },
+      readiness,
+      stop: { signal: spec.stop.signal, timeoutMs: spec.stop.timeoutMs, ...(spec.stop.rcon ? { rcon: { port: spec.stop.rcon.port, command: spec.stop.rcon.command ?? 'stop' } } : {}) },
+      dataPaths: spec.dataPaths,
+      technicalPaths: spec.technicalPaths ?? [],
+      user: draft.user,
+      start: req.start ?? true,
+      placement: placed.ok && host ? { hostId: host.id, memoryMb: draft.memoryMb, memoryFreeMb: host.resources.memoryMb - host.memoryReservedMb } : null,
+      caps: {
+        group: { limit: caps.maxInstances ?? null, current: counts.group, left: caps.maxInstances === undefined ? null : Math.max(0, caps.maxInstances - counts.group) },
+        total: { limit: caps.maxTotalInstances ?? null, current: counts.total, left: caps.maxTotalInstances === undefined ? null : Math.max(0, caps.maxTotalInstances - counts.total) },
+      },
+    };
+  }
+}

@@ -1,0 +1,175 @@
+// The worker's side of an image update (action `update`, state `update`):
+// safety backup note, graceful stop, replace with the same configuration plus
+// the new image, start and wait for readiness; on failure replace back with
+// the previous image/configuration and start it again; when that fails too,
+// leave the instance stopped in intervention_required and audit it. Player
+// data is never restored or touched: both replacements keep the runtime directory.
+
+import type { Command, ContainerConfig, Host, Instance, JsonObject, TemplateSpec } from '../../domain/index.js';
+import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
+import { AppError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Store } from '../../store/store.js';
+import type { AgentClient, CallIds } from '../agent-client.js';
+import type { Clock } from '../clock.js';
+import { backupIdFor } from './backup-service.js';
+import { agentCreateBody, revisionConfig } from './instance-config.js';
+import { moveInstance } from './instance-transitions.js';
+import { readinessOf, type ReadinessProber } from './readiness-prober.js';
+
+export interface UpdateRunnerDeps {
+  store: Store;
+  agents: AgentClient;
+  clock: Clock;
+  prober: ReadinessProber;
+  endercloudUser: { uid: number; gid: number };
+  onStarted: (instanceId: string) => void;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface UpdateRunContext {
+  cmd: Command;
+  host: Host;
+  template: TemplateSpec | undefined;
+  ids: CallIds;
+  actor: string;
+  log: Logger;
+}
+
+/** Bound on readiness polls, whatever the template's interval. */
+const MAX_READY_POLLS = 2000;
+
+export class UpdateRunner {
+  constructor(private readonly o: UpdateRunnerDeps) {}
+
+  private get now(): number {
+    return this.o.clock.now();
+  }
+
+  async run(instance: Instance, ctx: UpdateRunContext): Promise<JsonObject> {
+    const image = String(ctx.cmd.payload.image ?? '');
+    if (!image) throw new AppError('VALIDATION_FAILED', 'the update command names no image');
+    const previous = instance.containerConfig;
+    const next: ContainerConfig = { ...previous, image };
+    const keepRunning = instance.desiredState === 'running';
+    await this.note(instance, ctx, `update from ${previous.image} to ${image} started`, { image, previousImage: previous.image });
+
+    if (instance.observed?.container === 'running' || instance.observed?.container === 'paused') await this.stop(instance, ctx, 'stopped for the update');
+    if (ctx.cmd.payload.backup === true) {
+      // Taken after the graceful stop, so the archive is consistent; no backup, no update.
+      const backupId = backupIdFor(ctx.cmd, 'pre-update');
+      try {
+        const backup = await this.o.agents.backups.create(ctx.host.controlUrl, instance.id, { backupId }, ctx.ids);
+        await this.note(instance, ctx, `safety backup ${backup.backupId} taken before the update`, { backupId: backup.backupId });
+      } catch (err) {
+        const why = `safety backup failed: ${(err as Error).message}`;
+        await this.note(instance, ctx, `${why}; the update is abandoned`, { backupId });
+        if ((await this.attempt(instance, previous, ctx)) !== null) return this.leaveStopped(instance, ctx, image, previous.image, why, 'the previous image did not start again');
+        await this.finish(instance, previous, ctx, keepRunning, `update to ${image} abandoned (${why})`, false);
+        return { updated: false, rolledBack: false, image, failure: why };
+      }
+    }
+
+    const failure = await this.attempt(instance, next, ctx);
+    if (failure === null) return this.finish(instance, next, ctx, keepRunning, `updated to ${image}`, true);
+
+    await this.note(instance, ctx, `update to ${image} failed: ${failure}; rolling back to ${previous.image}`, { failure, image, previousImage: previous.image });
+    await this.audit(instance, ctx, 'instance.update.failed', { image, previousImage: previous.image, failure }, 'error');
+    const rollbackFailure = await this.attempt(instance, previous, ctx);
+    if (rollbackFailure === null) {
+      await this.finish(instance, previous, ctx, keepRunning, `update to ${image} failed (${failure}); rolled back to ${previous.image}`, false);
+      return { updated: false, rolledBack: true, image, previousImage: previous.image, failure };
+    }
+    return this.leaveStopped(instance, ctx, image, previous.image, failure, rollbackFailure);
+  }
+
+  /** Replace with `config`, start, wait for readiness. Null on success, else why it failed. */
+  private async attempt(instance: Instance, config: ContainerConfig, ctx: UpdateRunContext): Promise<string | null> {
+    try {
+      const body = agentCreateBody(instance, ctx.template, { endercloudUser: this.o.endercloudUser, config, pull: 'missing' });
+      await this.o.agents.replace(ctx.host.controlUrl, instance.id, { ...body, start: true }, ctx.ids);
+    } catch (err) {
+      return `replace with ${config.image} failed: ${(err as Error).message}`;
+    }
+    return this.waitReady(instance, ctx);
+  }
+
+  private async waitReady(instance: Instance, ctx: UpdateRunContext): Promise<string | null> {
+    const spec = readinessOf(ctx.template);
+    const sleep = this.o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const polls = Math.min(MAX_READY_POLLS, Math.max(1, Math.ceil(spec.startupTimeoutMs / spec.intervalMs)));
+    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    let detail = 'not probed';
+    for (let i = 0; i < polls; i++) {
+      const details = await this.o.agents.inspect(ctx.host.controlUrl, instance.id, ctx.ids).catch(() => undefined);
+      if (details && (details.state === 'exited' || details.state === 'dead')) {
+        return `the new container exited (code ${details.exitCode ?? 'unknown'}${details.oomKilled ? ', out of memory' : ''}) before it was ready`;
+      }
+      const outcome = await this.o.prober.probe(current, spec, ctx.host);
+      if (outcome.ready) return null;
+      detail = outcome.detail;
+      await sleep(spec.intervalMs);
+    }
+    return `not ready within the startup timeout of ${spec.startupTimeoutMs} ms (${detail})`;
+  }
+
+  /** Records the applied configuration; online (through starting), or stopped when that was the intent. */
+  private async finish(instance: Instance, config: ContainerConfig, ctx: UpdateRunContext, keepRunning: boolean, reason: string, updated: boolean): Promise<JsonObject> {
+    const now = this.now;
+    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    let revision = current.revision;
+    if (updated) {
+      revision += 1;
+      const applied: Instance = { ...current, containerConfig: config, revision };
+      await this.o.store.transaction(async (tx) => {
+        await tx.instances.update(instance.id, { containerConfig: config, containerConfigPending: false, revision }, { now });
+        await tx.revisions.append({ instanceId: instance.id, revision, createdAt: now, actor: ctx.actor, reason, config: revisionConfig(applied, ctx.template) });
+      });
+    }
+    let latest = (await this.o.store.instances.get(instance.id)) ?? current;
+    if (!keepRunning) {
+      await this.stop(latest, ctx, `${reason}; stopped again (the instance was stopped before the update)`);
+      await moveInstance(this.o.store, latest, 'stopped', { now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, patch: { activeAction: null, observed: { container: 'exited', observedAt: this.now } } });
+      return { updated, image: config.image, revision, state: 'stopped' };
+    }
+    latest = (await moveInstance(this.o.store, latest, 'starting', { now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id })) ?? latest;
+    await moveInstance(this.o.store, latest, 'online', {
+      now: this.now, reason: `ready on ${config.image}`, actor: ctx.actor, commandId: ctx.cmd.id,
+      patch: { activeAction: null, observed: { container: 'running', observedAt: this.now } },
+    });
+    this.o.onStarted(instance.id);
+    return { updated, image: config.image, revision, state: 'online' };
+  }
+
+  /** Rollback failed too: stopped, intervention_required, audited ("notify"). */
+  private async leaveStopped(instance: Instance, ctx: UpdateRunContext, image: string, previousImage: string, failure: string, rollbackFailure: string): Promise<JsonObject> {
+    await this.stop(instance, ctx, 'stopped after a failed rollback').catch(() => undefined);
+    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    const reason = `update to ${image} failed (${failure}) and the rollback to ${previousImage} failed too (${rollbackFailure}); left stopped for an operator`;
+    await moveInstance(this.o.store, current, 'intervention_required', {
+      now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, details: { image, previousImage, failure, rollbackFailure },
+      patch: { activeAction: null, desiredState: 'stopped', observed: { container: 'exited', observedAt: this.now } },
+    });
+    await this.audit(instance, ctx, 'instance.update.rollback-failed', { image, previousImage, failure, rollbackFailure }, 'error');
+    ctx.log.error({ instanceId: instance.id, image, previousImage, failure, rollbackFailure }, 'update rollback failed; instance left stopped (intervention required)');
+    return { updated: false, rolledBack: false, image, previousImage, failure, rollbackFailure, state: 'intervention_required' };
+  }
+
+  private async stop(instance: Instance, ctx: UpdateRunContext, why: string): Promise<void> {
+    const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
+    const res = await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids);
+    await this.note(instance, ctx, `${why}: ${describeStop(stopPath(res), request.timeoutSeconds, res.exitCode)}`, { path: stopPath(res) });
+  }
+
+  private async note(instance: Instance, ctx: UpdateRunContext, reason: string, details: JsonObject): Promise<void> {
+    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    await this.o.store.history.append({ instanceId: instance.id, at: this.now, from: current.state, to: current.state, reason: reason.slice(0, 1000), actor: ctx.actor, commandId: ctx.cmd.id, details });
+  }
+
+  private async audit(instance: Instance, ctx: UpdateRunContext, action: string, params: JsonObject, result: 'ok' | 'error'): Promise<void> {
+    await this.o.store.audit.append({
+      at: this.now, actor: ctx.actor, action, targetKind: 'instance', targetId: instance.id, params, result,
+      errorCode: result === 'error' ? 'UPDATE_FAILED' : null, requestId: ctx.cmd.requestId,
+    });
+  }
+}

@@ -1,0 +1,129 @@
+// Game-server image updates (seed 002 "Update"): the plan (resolve current and
+// candidate images through the agent, compatibility and disk checks, changes
+// and warnings), the confirmed request (persisted `update` action), and the
+// worker's run: optional safety backup, graceful stop, replace with the same
+// configuration plus the new image, readiness check, and rollback to the
+// previous image/configuration on failure. Player data is never touched.
+// Nothing triggers an update by itself: automatic updates are off.
+
+import type { Host, Instance, JsonObject, TemplateSpec } from '../../domain/index.js';
+import type { Actor } from '../../lifecycle/actions.js';
+import { AppError } from '../../shared/errors.js';
+import type { Store } from '../../store/store.js';
+import type { ImageInfo } from '../agent-client.js';
+import type { Clock } from '../clock.js';
+import type { LifecycleService } from './lifecycle-service.js';
+
+/** The agent call the plan needs (injected; the route builds it over HTTP). */
+export interface ImageResolver {
+  inspect(controlUrl: string, ref: string, pull: boolean): Promise<ImageInfo>;
+}
+
+export interface UpdatePlan {
+  instanceId: string;
+  name: string;
+  state: string;
+  current: ImageInfo;
+  candidate: ImageInfo;
+  sameImage: boolean;
+  compatible: boolean;
+  checks: { name: string; ok: boolean; detail: string }[];
+  changes: string[];
+  warnings: string[];
+  diskFreeBytes: number | null;
+  automaticUpdates: 'off';
+}
+
+/** Pure: the compatibility checks, changes and warnings of one candidate image. */
+export function evaluateUpdate(input: {
+  instance: Pick<Instance, 'id' | 'name' | 'state' | 'user' | 'containerConfig'>;
+  template: TemplateSpec | undefined;
+  current: ImageInfo;
+  candidate: ImageInfo;
+  diskFreeBytes: number | null;
+}): UpdatePlan {
+  const { instance, current, candidate, diskFreeBytes } = input;
+  const checks: UpdatePlan['checks'] = [];
+  const warnings: string[] = [];
+  const changes: string[] = [];
+  const sameImage = current.id === candidate.id;
+  changes.push(`image ${current.ref} → ${candidate.ref}`);
+  changes.push(sameImage ? 'the candidate has the same content id: nothing changes in the image' : `content ${short(current.id)} → ${short(candidate.id)}`);
+  if (candidate.created && current.created && candidate.created < current.created) warnings.push(`the candidate image is older (${candidate.created}) than the current one (${current.created}): a downgrade may not read newer world data`);
+  // The container user never changes: an instance without a fixed user runs as the image's USER.
+  if (instance.user.mode === 'image') {
+    const same = current.user === null || candidate.user === null || current.user === candidate.user;
+    checks.push({ name: 'container user', ok: same, detail: same ? 'the image user is unchanged (or unknown)' : `the image user changes from ${JSON.stringify(current.user)} to ${JSON.stringify(candidate.user)}; file ownership would break` });
+  } else {
+    checks.push({ name: 'container user', ok: true, detail: `fixed by the instance (${instance.user.mode}); the image USER does not apply` });
+  }
+  checks.push({ name: 'template and readiness', ok: input.template !== undefined, detail: input.template ? `template, readiness (${input.template.readiness.kind}) and stop behaviour are kept; only the image changes` : 'the template of this instance is missing' });
+  if (diskFreeBytes === null) {
+    warnings.push('the host reported no free disk space; the disk check was skipped');
+  } else if (candidate.sizeBytes === null) {
+    checks.push({ name: 'disk space', ok: diskFreeBytes > 0, detail: `${diskFreeBytes} bytes free on the host; the image size is unknown` });
+  } else {
+    const needed = candidate.pulled || sameImage ? 0 : candidate.sizeBytes;
+    checks.push({ name: 'disk space', ok: diskFreeBytes >= needed, detail: `${diskFreeBytes} bytes free on the host, the image takes ${candidate.sizeBytes}` });
+  }
+  warnings.push('mods and plugins are not checked against the new server version; read their release notes');
+  return {
+    instanceId: instance.id, name: instance.name, state: instance.state, current, candidate, sameImage,
+    compatible: checks.every((c) => c.ok), checks, changes, warnings, diskFreeBytes, automaticUpdates: 'off',
+  };
+}
+
+function short(id: string): string {
+  return id.replace(/^sha256:/, '').slice(0, 12);
+}
+
+export interface UpdateServiceOptions {
+  store: Store;
+  clock: Clock;
+  lifecycle: LifecycleService;
+  images: ImageResolver;
+}
+
+/** The API side: the plan and the confirmed, persisted request. */
+export class UpdateService {
+  constructor(private readonly o: UpdateServiceOptions) {}
+
+  async plan(idOrName: string, candidateRef: string): Promise<UpdatePlan> {
+    const instance = await this.o.lifecycle.find(idOrName);
+    const host = await this.hostOf(instance);
+    const current = await this.resolve(host, instance.containerConfig.image);
+    const candidate = await this.resolve(host, candidateRef);
+    return evaluateUpdate({ instance, template: await this.o.lifecycle.templateOf(instance), current, candidate, diskFreeBytes: host.resources.diskBytes ?? null });
+  }
+
+  async request(idOrName: string, body: { image: string; confirm?: boolean; backup?: boolean }, actor: Actor, requestId: string): Promise<{ commandId: string | null; state: string; plan: UpdatePlan }> {
+    if (body.confirm !== true) {
+      throw new AppError('CONFIRMATION_REQUIRED', `an update replaces the container of instance ${idOrName}: read GET /instances/${idOrName}/update-plan?image=… and send {"image", "confirm": true}`);
+    }
+    const plan = await this.plan(idOrName, body.image);
+    if (!plan.compatible) {
+      const failed = plan.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`).join('; ');
+      throw new AppError('VALIDATION_FAILED', `image ${body.image} is not compatible with instance ${plan.name}: ${failed}`, { details: { checks: plan.checks as unknown as JsonObject[] } });
+    }
+    const payload: JsonObject = { image: body.image, backup: body.backup === true, previousImage: plan.current.ref, candidateId: plan.candidate.id };
+    const result = await this.o.lifecycle.request(plan.instanceId, 'update', actor, { requestId, payload, reason: `update to ${body.image} requested by ${actor.name}` });
+    return { commandId: result.commandId, state: result.state, plan };
+  }
+
+  /** Resolves locally first (tags built on the host), pulling only when absent. */
+  private async resolve(host: Host, ref: string): Promise<ImageInfo> {
+    try {
+      return await this.o.images.inspect(host.controlUrl, ref, false);
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'IMAGE_NOT_FOUND')) throw err;
+      return this.o.images.inspect(host.controlUrl, ref, true);
+    }
+  }
+
+  private async hostOf(instance: Instance): Promise<Host> {
+    const host = instance.hostId ? await this.o.store.hosts.get(instance.hostId) : undefined;
+    if (!host) throw new AppError('HOST_UNAVAILABLE', `instance ${instance.name} is on no registered host`);
+    if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE; images cannot be resolved`);
+    return host;
+  }
+}

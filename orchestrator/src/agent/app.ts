@@ -12,6 +12,7 @@ import type { BackupService } from './backups.js';
 import { defaultBackupService, registerBackupRoutes } from './backup-routes.js';
 import type { InstanceService } from './instance-service.js';
 import { imageRoutes } from './images.js';
+import { DataImporter, registerDataImportRoutes } from './data-import.js';
 import { CleanupBody, CreateInstanceBody, DeleteBody, DeleteQuery, InstanceParams, LogsQuery, RconBody, ReplaceBody, StopBody } from './schemas.js';
 
 export interface AgentAppDeps {
@@ -115,6 +116,7 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
   );
 
   registerBackupRoutes(api, deps.backups ?? defaultBackupService(service));
+  await registerDataImportRoutes(api, new DataImporter({ directories: service.o.directories, findOwned: (id) => service.findOwned(id) }));
 
   api.post('/cleanup', { schema: { body: CleanupBody } }, async (req) => {
     const { instanceIds, keepDataFor } = req.body as CleanupBody;

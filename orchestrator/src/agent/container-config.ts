@@ -28,6 +28,8 @@ export interface CreateInstanceRequest {
   stopSignal?: string;
   stopTimeoutSeconds?: number;
   pull?: PullPolicy;
+  /** Create only: `false` leaves the container created but not running (default true). */
+  start?: boolean;
 }
 
 const USER_PATTERN = /^(\d{1,10})(?::(\d{1,10}))?$/;

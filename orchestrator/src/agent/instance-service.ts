@@ -132,7 +132,7 @@ export class InstanceService implements InstanceInternals {
 
   private async createLocked(instanceId: string, req: CreateInstanceRequest, log: Log): Promise<InstanceEndpoint> {
     const existing = await this.existingFor(instanceId, containerName(req.variantId, instanceId));
-    if (existing) return this.resume(existing, log);
+    if (existing) return req.start === false ? this.endpoint(existing, existing.state) : this.resume(existing, log);
 
     const layerDirs: string[] = [];
     for (const layer of req.layers) layerDirs.push(await this.o.layers.ensure(layer));
@@ -144,7 +144,7 @@ export class InstanceService implements InstanceInternals {
     }
     try {
       await this.pullImage(req.image, req.pull, log);
-      const created = await this.placeContainer(instanceId, req, { start: true }, log);
+      const created = await this.placeContainer(instanceId, req, { start: req.start !== false }, log);
       log.info({ instanceId, containerId: created.containerId, hostPort: created.hostPort }, 'instance created');
       return created;
     } catch (err) {

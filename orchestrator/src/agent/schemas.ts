@@ -42,7 +42,11 @@ const containerFields = {
 
 const Layers = Type.Array(Type.Object({ id: Id, checksum: Sha256 }, { additionalProperties: false }), { maxItems: 64 });
 
-export const CreateInstanceBody = Type.Object({ ...containerFields, layers: Layers }, { additionalProperties: false });
+export const CreateInstanceBody = Type.Object(
+  // `start: false` (import before the first start) leaves the container created, not running.
+  { ...containerFields, layers: Layers, start: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
 export type CreateInstanceBody = Static<typeof CreateInstanceBody>;
 
 export const StopBody = Type.Object(

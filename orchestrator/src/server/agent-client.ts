@@ -2,6 +2,7 @@
 // request ids (x-command-id / x-request-id) so the agent's logs line up with
 // ours; failures come back as AppError tagged retryable or fatal.
 
+import type { Readable } from 'node:stream';
 import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../shared/errors.js';
 
 export interface AgentCreateBody {
@@ -20,6 +21,13 @@ export interface AgentCreateBody {
   stopSignal?: string;
   stopTimeoutSeconds?: number;
   pull?: 'missing' | 'always';
+  /** `false`: create without starting (an import goes in before the first start). */
+  start?: boolean;
+}
+
+/** A streamed (non-JSON) request body. */
+class RawBody {
+  constructor(readonly stream: Readable, readonly contentType: string) {}
 }
 
 /** Replace: the create body plus whether to start the new container. */
@@ -151,6 +159,12 @@ export class AgentClient {
     return this.call(controlUrl, 'PUT', `/instances/${encodeURIComponent(instanceId)}`, body, ids);
   }
 
+  /** Streams a gzip tar into a created, not running instance; `path` is relative to its directory. */
+  importData(controlUrl: string, instanceId: string, path: string, archive: Readable, ids: CallIds = {}): Promise<{ path: string; entries: number; sizeBytes: number }> {
+    const route = `/instances/${encodeURIComponent(instanceId)}/data?path=${encodeURIComponent(path)}`;
+    return this.call(controlUrl, 'PUT', route, new RawBody(archive, 'application/gzip'), ids);
+  }
+
   power(controlUrl: string, instanceId: string, action: PowerAction, body: Record<string, unknown> | undefined, ids: CallIds = {}): Promise<AgentInstanceEndpoint> {
     return this.call(controlUrl, 'POST', `/instances/${encodeURIComponent(instanceId)}/${action}`, body ?? {}, ids);
   }
@@ -203,7 +217,7 @@ export class AgentClient {
   private async call<T>(controlUrl: string, method: string, route: string, body: unknown, ids: CallIds, raw = false): Promise<T> {
     const url = `${controlUrl.replace(/\/+$/, '')}/api/v1${route}`;
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (body !== undefined) headers['content-type'] = body instanceof RawBody ? body.contentType : 'application/json';
     if (this.o.token !== undefined) headers.authorization = `Bearer ${this.o.token}`;
     if (ids.commandId) headers['x-command-id'] = ids.commandId;
     if (ids.requestId) headers['x-request-id'] = ids.requestId;
@@ -212,7 +226,9 @@ export class AgentClient {
     let res: Response;
     let text: string;
     try {
-      res = await this.o.fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: controller.signal });
+      const payload = body === undefined ? undefined : body instanceof RawBody ? (body.stream as unknown as ReadableStream) : JSON.stringify(body);
+      // `duplex: 'half'` is what Node's fetch needs to send a streamed body.
+      res = await this.o.fetch(url, { method, headers, body: payload, signal: controller.signal, ...(body instanceof RawBody ? { duplex: 'half' } : {}) } as RequestInit);
       text = await res.text();
     } catch (err) {
       const timedOut = controller.signal.aborted;

@@ -16,6 +16,7 @@ import { commandRoutes, tokenRoutes } from './routes/commands.js';
 import { hostRoutes } from './routes/hosts.js';
 import { instanceRoutes } from './routes/instances.js';
 import { layerRoutes } from './routes/layers.js';
+import { importRoutes } from './routes/imports.js';
 import { QuietRoutesLogController } from './request-log.js';
 import { routerIntegrationRoutes } from './registry/router-integration.js';
 import { auditRoutes } from './routes/audit.js';
@@ -76,6 +77,7 @@ export async function buildApp(ctx: ServerContext) {
     api.get('/openapi.json', { schema: { hide: true }, config: { auth: { public: true } } }, async () => app.swagger());
     await hostRoutes(api, ctx);
     await api.register(async (scoped) => layerRoutes(scoped, ctx));
+    await api.register(async (scoped) => importRoutes(scoped, ctx));
     await catalogRoutes(api, ctx);
     await instanceRoutes(api, ctx);
     await instanceActionRoutes(api, ctx);

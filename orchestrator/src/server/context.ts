@@ -10,6 +10,7 @@ import type { OrchestratorMetrics } from './metrics.js';
 import type { CatalogService } from './services/catalog-service.js';
 import type { HostService } from './services/host-service.js';
 import type { InstanceCreator } from './services/instance-creator.js';
+import type { ImportStore } from './services/import-store.js';
 import type { LayerStore } from './services/layer-store.js';
 import type { AgentClient } from './agent-client.js';
 import type { LifecycleService } from './services/lifecycle-service.js';
@@ -25,6 +26,7 @@ export interface ServerContext {
   tokens: TokenService;
   hosts: HostService;
   layers: LayerStore;
+  imports: ImportStore;
   catalog: CatalogService;
   instances: InstanceCreator;
   metrics: OrchestratorMetrics;

@@ -19,6 +19,7 @@ import { CatalogService } from './services/catalog-service.js';
 import { CommandWorker, type CommandWorkerHooks } from './services/command-worker.js';
 import { HostService } from './services/host-service.js';
 import { InstanceCreator } from './services/instance-creator.js';
+import { ImportStore } from './services/import-store.js';
 import { LayerStore } from './services/layer-store.js';
 import { OfflineDetector } from './services/offline-detector.js';
 import { ActionRunner } from './services/action-runner.js';
@@ -101,8 +102,14 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       bridge.forget(id);
     },
   });
+  // Imports are world-sized archives: the layer limits apply (no separate knobs yet).
+  const imports = new ImportStore({
+    dataDir: config.dataDir, clock, logger: logger.child({ component: 'imports' }),
+    maxArchiveBytes: config.maxLayerArchiveBytes, maxExtractedBytes: config.maxLayerExtractedBytes,
+  });
+  await imports.init();
   const worker: CommandWorker = new CommandWorker({
-    actions, endercloudUser: config.endercloudUser,
+    actions, endercloudUser: config.endercloudUser, imports,
     store, agents, clock, logger: logger.child({ component: 'command-worker' }),
     pollIntervalMs: config.commandPollIntervalMs, leaseMs: config.commandLeaseMs, batchSize: config.commandBatchSize,
     retry: { initialDelayMs: config.commandRetryInitialMs, maxDelayMs: config.commandRetryMaxMs, multiplier: 2, jitter: 0.5 },
@@ -138,10 +145,10 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     missedBeats: config.hostOfflineAfterBeats, sweepIntervalMs: config.offlineSweepIntervalMs,
   });
   const ctx: ServerContext = {
-    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, metrics, agents, lifecycle, supervisor, bridge,
+    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, agents, lifecycle, supervisor, bridge,
     catalog: new CatalogService(store, clock),
     instances: new InstanceCreator({
-      store, clock, maxTotalInstances: config.maxTotalInstances, commandMaxAttempts: config.commandMaxAttempts, onCommandsQueued,
+      store, clock, maxTotalInstances: config.maxTotalInstances, commandMaxAttempts: config.commandMaxAttempts, onCommandsQueued, imports,
       ...(deps.generateSecret ? { generateSecret: deps.generateSecret } : {}),
     }),
   };

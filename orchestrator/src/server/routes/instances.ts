@@ -19,6 +19,10 @@ export const CreateInstanceBody = Type.Object(
     name: Type.Optional(IdString),
     start: Type.Optional(Type.Boolean({ description: 'start the container once created (default true)' })),
     user: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'container user: {mode: endercloud} (default), {mode: custom, uid, gid} or {mode: image}; never editable' })),
+    import: Type.Optional(Type.Object({
+      uploadId: Type.String({ minLength: 1, maxLength: 64 }),
+      destination: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'relative directory inside the instance (default ".", its root)' })),
+    }, { additionalProperties: false, description: 'existing data from PUT /imports, put in before the first start' })),
   },
   { additionalProperties: false },
 );

@@ -13,7 +13,7 @@ function observedOf(state: string, now: number): ObservedState {
   return { container, observedAt: now };
 }
 
-export async function applyCreateSuccess(store: Store, cmd: Command, host: Host, res: AgentInstanceEndpoint, start: boolean, now: number): Promise<Instance | undefined> {
+export async function applyCreateSuccess(store: Store, cmd: Command, host: Host, res: AgentInstanceEndpoint, start: boolean, now: number, note = ''): Promise<Instance | undefined> {
   const id = cmd.instanceId as string;
   return store.transaction(async (tx) => {
     const current = await tx.instances.get(id);
@@ -23,7 +23,7 @@ export async function applyCreateSuccess(store: Store, cmd: Command, host: Host,
       endpoint: res.hostPort === null ? null : { host: host.gameAddress, port: res.hostPort },
       observed: observedOf(res.state, now),
     }, { now });
-    const stopped = await tx.instances.transition(id, 'stopped', { now, from: ['installing'], reason: `container ${res.containerName} created`, actor: 'system', commandId: cmd.id });
+    const stopped = await tx.instances.transition(id, 'stopped', { now, from: ['installing'], reason: `container ${res.containerName} created${note}`, actor: 'system', commandId: cmd.id });
     if (!stopped || !start) return tx.instances.get(id);
     return tx.instances.transition(id, 'starting', { now, from: ['stopped'], reason: 'container started after creation', actor: 'system', commandId: cmd.id });
   });

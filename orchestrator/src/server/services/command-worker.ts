@@ -5,6 +5,7 @@
 // re-dispatched after a crash never makes a second container.
 
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type { Command, Host, Instance, JsonObject } from '../../domain/index.js';
 import { nextRetry, type RetryPolicy } from '../../placement/backoff.js';
 import { AppError } from '../../shared/errors.js';
@@ -44,6 +45,8 @@ export interface CommandWorkerOptions {
   actions?: ActionExecutor;
   /** uid:gid of the `endercloud` container user mode. */
   endercloudUser?: { uid: number; gid: number };
+  /** Stored import archives (create with `import`). */
+  imports?: { open(uploadId: string): Promise<{ stream: Readable }> };
 }
 
 const POWER_KINDS: readonly string[] = ['start', 'stop', 'pause', 'unpause'];
@@ -173,10 +176,18 @@ export class CommandWorker {
       const instance = await store.instances.get(instanceId);
       if (!instance) throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} no longer exists`);
       const template = await this.templateOf(instance);
-      const res = await agents.create(host.controlUrl, instanceId, agentCreateBody(instance, template, this.o.endercloudUser ? { endercloudUser: this.o.endercloudUser } : {}), ids);
+      const body = agentCreateBody(instance, template, this.o.endercloudUser ? { endercloudUser: this.o.endercloudUser } : {});
+      const imp = importOf(cmd.payload);
       const start = cmd.payload.start !== false;
-      const updated = await applyCreateSuccess(store, cmd, host, res, start, this.o.clock.now());
-      if (!start) await this.queueStop(cmd, host.id);
+      // With an import the container is created stopped, the data goes in, and only then it starts.
+      let res = await agents.create(host.controlUrl, instanceId, imp ? { ...body, start: false } : body, ids);
+      if (imp) {
+        await this.importData(cmd, host, imp, log);
+        if (start) res = await agents.power(host.controlUrl, instanceId, 'start', undefined, ids);
+      }
+      const note = imp ? `; imported upload ${imp.uploadId} into ${imp.destination}` : '';
+      const updated = await applyCreateSuccess(store, cmd, host, res, start, this.o.clock.now(), note);
+      if (!start && !imp) await this.queueStop(cmd, host.id);
       else if (updated?.state === 'starting') await this.startedHook(updated, log);
       return endpointResult(res);
     }
@@ -193,6 +204,24 @@ export class CommandWorker {
       return { removed: report.removed, skipped: report.skipped.map((s) => ({ ...s })), notFound: report.notFound };
     }
     throw new AppError('VALIDATION_FAILED', `unknown command kind ${cmd.kind}`);
+  }
+
+  private async importData(cmd: Command, host: Host, imp: { uploadId: string; destination: string }, log: Logger): Promise<void> {
+    if (!this.o.imports) throw new AppError('INTERNAL', 'this orchestrator has no import store');
+    const { stream } = await this.o.imports.open(imp.uploadId);
+    try {
+      const result = await this.o.agents.importData(host.controlUrl, cmd.instanceId as string, imp.destination, stream, { commandId: cmd.id, requestId: cmd.requestId });
+      log.info({ uploadId: imp.uploadId, ...result }, 'import written before the first start');
+    } catch (err) {
+      stream.destroy();
+      // A retry after the data went in (a later step failed) finds it there: the
+      // agent never overwrites, so its conflict means this command's own import.
+      if (cmd.attempts > 1 && err instanceof AppError && err.code === 'INSTANCE_CONFLICT') {
+        log.warn({ uploadId: imp.uploadId, error: err.message }, 'import already present from an earlier attempt');
+        return;
+      }
+      throw err;
+    }
   }
 
   private async templateOf(instance: Instance) {
@@ -213,6 +242,12 @@ export class CommandWorker {
       log.error({ err }, 'onContainerStarted hook failed');
     }
   }
+}
+
+function importOf(payload: JsonObject): { uploadId: string; destination: string } | undefined {
+  const imp = payload.import as { uploadId?: unknown; destination?: unknown } | undefined;
+  if (!imp || typeof imp.uploadId !== 'string') return undefined;
+  return { uploadId: imp.uploadId, destination: typeof imp.destination === 'string' ? imp.destination : '.' };
 }
 
 function endpointResult(res: AgentInstanceEndpoint): JsonObject {

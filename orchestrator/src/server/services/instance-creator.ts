@@ -9,6 +9,7 @@ import { unwrap } from '../../lifecycle/result.js';
 import { checkCaps, placeInstance, type PlacementHost } from '../../placement/placement.js';
 import { AppError } from '../../shared/errors.js';
 import { assertId } from '../../shared/ids.js';
+import { normalizeLayerPath } from '../../shared/layer-checksum.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { validateContainerUser } from '../../lifecycle/settings.js';
@@ -22,6 +23,13 @@ export interface CreateInstanceRequest {
   start?: boolean;
   /** The container user (`{mode: endercloud|custom|image}`); never editable afterwards. */
   user?: unknown;
+  /** Existing data (PUT /imports) put into the instance before its first start. */
+  import?: { uploadId: string; destination?: string };
+}
+
+/** What create needs of the import store: whether an upload exists. */
+export interface ImportLookup {
+  get(uploadId: string): Promise<unknown>;
 }
 
 export interface InstanceCreatorOptions {
@@ -31,6 +39,7 @@ export interface InstanceCreatorOptions {
   commandMaxAttempts: number;
   onCommandsQueued: () => void;
   generateSecret?: () => string;
+  imports?: ImportLookup;
 }
 
 /** Another placement may take the chosen host's last memory between our read and reserve. */
@@ -61,6 +70,7 @@ export class InstanceCreator {
     const memoryMb = memoryFor(variant, template.spec);
     const user = req.user === undefined ? undefined : unwrap(validateContainerUser(req.user));
     const start = req.start ?? true;
+    const imported = req.import === undefined ? undefined : await this.checkImport(req.import);
     const commandId = `cmd-${randomUUID()}`;
 
     const result = await store.transaction(async (tx) => {
@@ -76,15 +86,28 @@ export class InstanceCreator {
       });
       const instance = await tx.instances.create(draft);
       await tx.revisions.append({ instanceId: id, revision: 1, createdAt: now, actor, reason: 'created', config: revisionConfig(instance, template.spec) });
-      await tx.history.append({ instanceId: id, at: now, from: null, to: 'installing', reason: `placed on host ${hostId}`, actor, commandId, details: { hostId, memoryMb } });
+      await tx.history.append({ instanceId: id, at: now, from: null, to: 'installing', reason: `placed on host ${hostId}`, actor, commandId, details: { hostId, memoryMb, ...(imported ? { import: imported } : {}) } });
       const command = await tx.commands.create(
-        { id: commandId, kind: 'create', instanceId: id, hostId, payload: { start }, requestId, maxAttempts: this.o.commandMaxAttempts },
+        { id: commandId, kind: 'create', instanceId: id, hostId, payload: { start, ...(imported ? { import: imported } : {}) }, requestId, maxAttempts: this.o.commandMaxAttempts },
         now,
       );
       return { instance, command };
     });
     this.o.onCommandsQueued();
     return result;
+  }
+
+  /** The upload must exist; the destination is relative to the instance directory ('.' = its root). */
+  private async checkImport(imp: { uploadId: string; destination?: string }): Promise<{ uploadId: string; destination: string }> {
+    const raw = imp.destination ?? '.';
+    let destination = '.';
+    if (raw !== '.' && raw !== './' && raw !== '') {
+      const checked = normalizeLayerPath(raw);
+      if ('reason' in checked) throw new AppError('UNSAFE_PATH', `body/import/destination ${JSON.stringify(raw)} ${checked.reason}`);
+      destination = checked.path;
+    }
+    if (!this.o.imports || !(await this.o.imports.get(imp.uploadId))) throw new AppError('NOT_FOUND', `import upload ${imp.uploadId} does not exist (upload it with PUT /api/v1/imports)`);
+    return { uploadId: imp.uploadId, destination };
   }
 
   private async reserve(tx: Store, groupId: string, strategy: 'packed' | 'distributed', memoryMb: number): Promise<string> {

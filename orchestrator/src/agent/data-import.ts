@@ -1,0 +1,148 @@
+// Importing existing data (a world) into a created, not running instance: the
+// gzip tar is extracted with the shared safe extractor into a staging dir beside
+// the instance dirs, given to the container user, then moved in entry by entry —
+// only where nothing exists yet, so an import never overwrites a world.
+
+import { randomBytes } from 'node:crypto';
+import { lchown, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Readable } from 'node:stream';
+import { AppError } from '../shared/errors.js';
+import { INSTANCE_ID_PATTERN, assertId } from '../shared/ids.js';
+import { normalizeLayerPath } from '../shared/layer-checksum.js';
+import { extractTarGz } from '../shared/safe-tar.js';
+import { KeyedLock } from './async-lock.js';
+import { directoryOwner, recordedUser } from './container-config.js';
+import type { RuntimeDirectories } from './contracts.js';
+import type { ContainerDetails } from './runtime.js';
+
+export interface DataImporterOptions {
+  directories: RuntimeDirectories;
+  findOwned(instanceId: string): Promise<ContainerDetails | undefined>;
+  maxCompressedBytes?: number;
+  maxExtractedBytes?: number;
+}
+
+export interface DataImportResult {
+  path: string;
+  entries: number;
+  sizeBytes: number;
+}
+
+type Owner = { uid: number; gid: number };
+const STOPPED = new Set(['exited', 'created', 'dead']);
+const STAGING_PREFIX = '.staging-import-'; // cleared at agent start like other staging dirs
+const GiB = 1024 ** 3;
+
+async function exists(path: string): Promise<boolean> {
+  return lstat(path).then(() => true, (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? false : Promise.reject(err)));
+}
+
+async function giveTree(root: string, owner: Owner): Promise<void> {
+  await lchown(root, owner.uid, owner.gid);
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    const abs = join(root, entry.name);
+    if (entry.isDirectory()) await giveTree(abs, owner);
+    else await lchown(abs, owner.uid, owner.gid);
+  }
+}
+
+/** Validates `?path=`: relative, normalized, never escaping; '' (or '.') is the instance root. */
+export function checkImportPath(raw: string | undefined): string {
+  if (raw === undefined || raw === '' || raw === '.' || raw === './') return '';
+  const checked = normalizeLayerPath(raw);
+  if ('reason' in checked) throw new AppError('UNSAFE_PATH', `path ${JSON.stringify(raw)} ${checked.reason}`);
+  return checked.path;
+}
+
+export class DataImporter {
+  private readonly locks = new KeyedLock();
+
+  constructor(private readonly o: DataImporterOptions) {}
+
+  importData(instanceId: string, rawPath: string | undefined, source: Readable): Promise<DataImportResult> {
+    let rel: string;
+    try {
+      assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
+      rel = checkImportPath(rawPath);
+    } catch (err) {
+      source.destroy();
+      throw err;
+    }
+    return this.locks.run(instanceId, () => this.importLocked(instanceId, rel, source));
+  }
+
+  private async importLocked(instanceId: string, rel: string, source: Readable): Promise<DataImportResult> {
+    const fail = (err: AppError): never => {
+      source.destroy();
+      throw err;
+    };
+    const container = await this.o.findOwned(instanceId);
+    if (!container) fail(new AppError('INSTANCE_CONFLICT', `instance ${instanceId} has no container on this host: create it (without starting) first`));
+    if (!STOPPED.has(container!.state)) fail(new AppError('INSTANCE_BUSY', `cannot import data into instance ${instanceId} while its container is ${container!.state}: stop it first`));
+    const root = this.o.directories.localPath(instanceId);
+    const rootStat = await lstat(root).catch(() => undefined);
+    if (!rootStat?.isDirectory()) fail(new AppError('INSTANCE_CONFLICT', `instance ${instanceId} has no runtime directory`));
+    // The instance user as create set it; a named or image-default user: the runtime directory's owner.
+    const user = recordedUser(container!.labels, container!.user);
+    const owner: Owner = /^\d+(:\d+)?$/.test(user) ? (directoryOwner(user) as Owner) : { uid: rootStat!.uid, gid: rootStat!.gid };
+    const destination = rel === '' ? root : join(root, rel);
+    const staging = join(dirname(root), `${STAGING_PREFIX}${instanceId}-${randomBytes(6).toString('hex')}`);
+    try {
+      const result = await extractTarGz(source, staging, {
+        maxCompressedBytes: this.o.maxCompressedBytes ?? 4 * GiB,
+        maxExtractedBytes: this.o.maxExtractedBytes ?? 16 * GiB,
+      });
+      const names = await readdir(staging);
+      const destStat = await lstat(destination).catch(() => undefined);
+      if (destStat && !destStat.isDirectory()) throw new AppError('INSTANCE_CONFLICT', `import destination ${JSON.stringify(rel)} exists and is not a directory`);
+      // Never overwrite: the destination must be absent or empty, or hold none of the imported names.
+      const clashes: string[] = [];
+      if (destStat) for (const n of names) if (await exists(join(destination, n))) clashes.push(n);
+      if (clashes.length > 0) {
+        throw new AppError('INSTANCE_CONFLICT', `import destination ${JSON.stringify(rel || '.')} already holds ${clashes.slice(0, 5).join(', ')}: an import never overwrites existing data`);
+      }
+      if ((owner.uid !== process.getuid?.() || owner.gid !== process.getgid?.())) await giveTree(staging, owner);
+      if (!destStat) await this.makeParents(root, rel, owner);
+      for (const n of names) await rename(join(staging, n), join(destination, n));
+      return { path: rel || '.', entries: result.entries, sizeBytes: result.extractedBytes };
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+
+  /** Creates the missing directories of `rel` under the root, owned by the instance user. */
+  private async makeParents(root: string, rel: string, owner: Owner): Promise<void> {
+    let current = root;
+    for (const segment of rel.split('/')) {
+      current = join(current, segment);
+      const s = await lstat(current).catch(() => undefined);
+      if (s && !s.isDirectory()) throw new AppError('INSTANCE_CONFLICT', `import destination ${JSON.stringify(rel)} crosses a file`);
+      if (!s) {
+        await mkdir(current, { mode: 0o755 });
+        await lchown(current, owner.uid, owner.gid);
+      }
+    }
+  }
+}
+
+const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }) });
+const Query = Type.Object({ path: Type.Optional(Type.String({ maxLength: 1024 })) });
+const ARCHIVE_TYPES = ['application/gzip', 'application/x-gzip', 'application/octet-stream', 'application/x-tar+gzip'];
+
+export async function registerDataImportRoutes(api: FastifyInstance, importer: DataImporter): Promise<void> {
+  await api.register(async (scope) => {
+    // The body stays a stream: extractTarGz bounds and checks it.
+    scope.addContentTypeParser(ARCHIVE_TYPES, (_req, payload, done) => done(null, payload));
+    scope.put('/instances/:id/data', { schema: { params: Params, querystring: Query } }, async (req) => {
+      const { id } = req.params as Static<typeof Params>;
+      const body = req.body as Readable | undefined;
+      if (!body || typeof body.pipe !== 'function') throw new AppError('VALIDATION_FAILED', 'send the data as a gzip tar (content-type application/gzip)');
+      const result = await importer.importData(id, (req.query as Static<typeof Query>).path, body);
+      req.log.info({ instanceId: id, ...result }, 'data imported');
+      return result;
+    });
+  });
+}

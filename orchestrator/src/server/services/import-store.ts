@@ -1,0 +1,133 @@
+// Imports of existing data (a Minecraft world) for new instances, kept under
+// `<data>/imports/<uploadId>.tar.gz` + `.json` (the inspection). An upload is
+// streamed to a private temp dir (bounded), validated with the shared safe
+// extractor (same rules as layers), inspected, and only then kept: a rejected or
+// interrupted upload leaves nothing.
+
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { AppError, isAppError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import { extractTarGz } from '../../shared/safe-tar.js';
+import type { Clock } from '../clock.js';
+import { inspectWorldTree, type ImportInspection } from './import-inspection.js';
+
+export interface ImportRecord extends ImportInspection {
+  uploadId: string;
+  entries: number;
+  sizeBytes: number;
+  createdAt: number;
+}
+
+export interface ImportStoreOptions {
+  dataDir: string;
+  clock: Clock;
+  logger: Logger;
+  maxArchiveBytes: number;
+  maxExtractedBytes: number;
+  /** Upload ids; random by default. */
+  newId?: () => string;
+}
+
+const UPLOAD_ID = /^imp-[0-9a-f]{12,32}$/;
+
+class ByteLimit extends Transform {
+  bytes = 0;
+  constructor(private readonly max: number) {
+    super();
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.max) cb(new AppError('ARCHIVE_TOO_LARGE', `import archive is larger than the limit of ${this.max} bytes`));
+    else cb(null, chunk);
+  }
+}
+
+export class ImportStore {
+  readonly dir: string;
+  private readonly tmpDir: string;
+
+  constructor(private readonly o: ImportStoreOptions) {
+    this.dir = path.join(o.dataDir, 'imports');
+    this.tmpDir = path.join(this.dir, '.tmp');
+  }
+
+  /** Creates the directories and drops leftovers of uploads a crash interrupted. */
+  async init(): Promise<void> {
+    await rm(this.tmpDir, { recursive: true, force: true });
+    await mkdir(this.tmpDir, { recursive: true });
+  }
+
+  get maxArchiveBytes(): number {
+    return this.o.maxArchiveBytes;
+  }
+
+  private files(uploadId: string): { archive: string; meta: string } | undefined {
+    if (!UPLOAD_ID.test(uploadId)) return undefined; // never a path: the id is checked before use
+    return { archive: path.join(this.dir, `${uploadId}.tar.gz`), meta: path.join(this.dir, `${uploadId}.json`) };
+  }
+
+  async upload(source: Readable): Promise<ImportRecord> {
+    await mkdir(this.tmpDir, { recursive: true });
+    const work = await mkdtemp(path.join(this.tmpDir, 'upload-'));
+    try {
+      const archive = path.join(work, 'archive.tar.gz');
+      const limit = new ByteLimit(this.o.maxArchiveBytes);
+      try {
+        await pipeline(source, limit, createWriteStream(archive, { flags: 'wx', mode: 0o600 }));
+      } catch (err) {
+        if (isAppError(err)) throw err;
+        throw new AppError('BAD_REQUEST', `import upload was interrupted: ${(err as Error).message}`, { cause: err });
+      }
+      if (limit.bytes === 0) throw new AppError('INVALID_ARCHIVE', 'the request body is empty: send the world as a gzip tar');
+      const tree = path.join(work, 'tree');
+      const result = await extractTarGz(createReadStream(archive), tree, {
+        maxCompressedBytes: this.o.maxArchiveBytes,
+        maxExtractedBytes: this.o.maxExtractedBytes,
+      });
+      const uploadId = this.o.newId?.() ?? `imp-${randomBytes(8).toString('hex')}`;
+      const files = this.files(uploadId);
+      if (!files) throw new AppError('INTERNAL', `generated upload id ${uploadId} is malformed`);
+      const record: ImportRecord = {
+        uploadId, entries: result.entries, sizeBytes: limit.bytes, createdAt: this.o.clock.now(),
+        ...(await inspectWorldTree(tree)),
+      };
+      await rename(archive, files.archive);
+      // The inspection last: an archive without one is not an upload (see get()).
+      await writeFile(path.join(work, 'meta.json'), JSON.stringify(record), { mode: 0o600 });
+      await rename(path.join(work, 'meta.json'), files.meta);
+      this.o.logger.info({ uploadId, sizeBytes: record.sizeBytes, confidence: record.confidence }, 'import stored');
+      return record;
+    } finally {
+      await rm(work, { recursive: true, force: true }).catch((err: unknown) => this.o.logger.warn({ err, work }, 'could not remove an import work dir'));
+    }
+  }
+
+  /** The record of a kept upload, undefined when unknown (or a malformed id). */
+  async get(uploadId: string): Promise<ImportRecord | undefined> {
+    const files = this.files(uploadId);
+    if (!files) return undefined;
+    try {
+      const record = JSON.parse(await readFile(files.meta, 'utf8')) as ImportRecord;
+      return (await stat(files.archive).then((s) => s.isFile(), () => false)) ? record : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The archive of a kept upload; NOT_FOUND otherwise. */
+  async open(uploadId: string): Promise<{ stream: Readable; sizeBytes: number }> {
+    const files = this.files(uploadId);
+    const size = files ? await stat(files.archive).then((s) => s.size, () => undefined) : undefined;
+    if (!files || size === undefined) throw new AppError('NOT_FOUND', `import upload ${uploadId} does not exist`);
+    return { stream: createReadStream(files.archive), sizeBytes: size };
+  }
+
+  async list(): Promise<string[]> {
+    return (await readdir(this.dir)).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).sort();
+  }
+}

@@ -14,7 +14,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
-import { lchown, lstat, mkdir, open, readFile, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { lchown, mkdir, open, readFile, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -28,6 +28,7 @@ import { KeyedLock } from './async-lock.js';
 import { directoryOwner, recordedUser } from './container-config.js';
 import type { RuntimeDirectories } from './contracts.js';
 import type { ContainerDetails } from './runtime.js';
+import { errnoCode, lstatOrUndefined } from '../shared/fs-errors.js';
 
 export interface BackupInfo {
   backupId: string;
@@ -53,19 +54,6 @@ type PackHeader = Partial<tar.Header> & Pick<tar.Header, 'name'>;
 const STOPPED = new Set(['exited', 'created', 'dead']);
 const OLD_PREFIX = '.restore-old-'; // not `.staging-`: a crash mid-swap must not lose it at agent start
 const STAGING_PREFIX = '.staging-restore-';
-
-function errnoCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException | undefined)?.code;
-}
-
-async function lstatOrUndefined(path: string) {
-  try {
-    return await lstat(path);
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return undefined;
-    throw err;
-  }
-}
 
 /** Validates relative paths exactly like removeScoped does (no absolute, `..`, empty, root). */
 export function checkBackupPaths(raw: readonly unknown[]): string[] {

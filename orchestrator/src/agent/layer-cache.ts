@@ -26,6 +26,7 @@ import { assertChecksum, assertId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
 import { extractTarGz } from '../shared/safe-tar.js';
 import type { LayerCache, LayerRef, LayerSource } from './contracts.js';
+import { errnoCode } from '../shared/fs-errors.js';
 
 export interface HttpLayerSourceOptions {
   orchestratorUrl: string;
@@ -126,10 +127,6 @@ export interface FsLayerCacheOptions {
 }
 
 const STAGING = '.staging';
-
-function errnoCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException | undefined)?.code;
-}
 
 export class FsLayerCache implements LayerCache {
   private readonly inflight = new Map<string, Promise<string>>();

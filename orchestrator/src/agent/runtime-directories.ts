@@ -22,12 +22,13 @@
 
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { copyFile, lchown, lstat, mkdir, readdir, realpath, rename, rm, unlink } from 'node:fs/promises';
+import { copyFile, lchown, mkdir, readdir, realpath, rename, rm, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AppError } from '../shared/errors.js';
 import { INSTANCE_ID_PATTERN, assertId } from '../shared/ids.js';
 import { normalizeLayerPath } from '../shared/layer-checksum.js';
 import type { RuntimeDirectories } from './contracts.js';
+import { errnoCode, lstatOrUndefined } from '../shared/fs-errors.js';
 
 export interface FsRuntimeDirectoriesOptions {
   runtimeDirectory: string;
@@ -40,19 +41,6 @@ type Owner = { uid: number; gid: number };
 
 const STAGING_PREFIX = '.staging-';
 const VARIANT_METADATA = 'variant.yml';
-
-function errnoCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException | undefined)?.code;
-}
-
-async function lstatOrUndefined(path: string) {
-  try {
-    return await lstat(path);
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return undefined;
-    throw err;
-  }
-}
 
 /** A tiny counting semaphore so copies overlap without opening thousands of files at once. */
 function limiter(max: number): <T>(task: () => Promise<T>) => Promise<T> {

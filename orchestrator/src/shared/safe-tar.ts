@@ -51,8 +51,8 @@ const WRITE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_E
 // clashing paths); anything else (disk full, permissions) is the host's problem.
 const ARCHIVE_FS_ERRORS = new Set(['EEXIST', 'ENOTDIR', 'EISDIR', 'ENAMETOOLONG', 'ELOOP']);
 
-/** Counts bytes flowing through and fails once a limit is crossed. */
-class ByteLimit extends Transform {
+/** Counts bytes flowing through and fails with ARCHIVE_TOO_LARGE once a limit is crossed. */
+export class ByteLimit extends Transform {
   bytes = 0;
   constructor(private readonly limit: number, private readonly what: string) {
     super();

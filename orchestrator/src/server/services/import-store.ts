@@ -8,11 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError, isAppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { extractTarGz } from '../../shared/safe-tar.js';
+import { ByteLimit, extractTarGz } from '../../shared/safe-tar.js';
 import type { Clock } from '../clock.js';
 import { inspectWorldTree, type ImportInspection } from './import-inspection.js';
 
@@ -35,17 +35,6 @@ export interface ImportStoreOptions {
 
 const UPLOAD_ID = /^imp-[0-9a-f]{12,32}$/;
 
-class ByteLimit extends Transform {
-  bytes = 0;
-  constructor(private readonly max: number) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    this.bytes += chunk.length;
-    if (this.bytes > this.max) cb(new AppError('ARCHIVE_TOO_LARGE', `import archive is larger than the limit of ${this.max} bytes`));
-    else cb(null, chunk);
-  }
-}
 
 export class ImportStore {
   readonly dir: string;
@@ -76,7 +65,7 @@ export class ImportStore {
     const work = await mkdtemp(path.join(this.tmpDir, 'upload-'));
     try {
       const archive = path.join(work, 'archive.tar.gz');
-      const limit = new ByteLimit(this.o.maxArchiveBytes);
+      const limit = new ByteLimit(this.o.maxArchiveBytes, 'import archive');
       try {
         await pipeline(source, limit, createWriteStream(archive, { flags: 'wx', mode: 0o600 }));
       } catch (err) {

@@ -6,13 +6,13 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { TemplateLayer } from '../../domain/index.js';
 import { AppError, isAppError } from '../../shared/errors.js';
 import { assertChecksum } from '../../shared/ids.js';
 import type { Logger } from '../../shared/logger.js';
-import { extractTarGz } from '../../shared/safe-tar.js';
+import { ByteLimit, extractTarGz } from '../../shared/safe-tar.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 
@@ -25,17 +25,6 @@ export interface LayerStoreOptions {
   maxExtractedBytes: number;
 }
 
-class ByteLimit extends Transform {
-  bytes = 0;
-  constructor(private readonly max: number) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    this.bytes += chunk.length;
-    if (this.bytes > this.max) cb(new AppError('ARCHIVE_TOO_LARGE', `layer archive is larger than the limit of ${this.max} bytes`));
-    else cb(null, chunk);
-  }
-}
 
 export class LayerStore {
   readonly layersDir: string;
@@ -66,7 +55,7 @@ export class LayerStore {
     const work = await mkdtemp(path.join(this.tmpDir, 'upload-'));
     try {
       const archive = path.join(work, 'archive.tar.gz');
-      const limit = new ByteLimit(this.o.maxArchiveBytes);
+      const limit = new ByteLimit(this.o.maxArchiveBytes, 'layer archive');
       try {
         await pipeline(source, limit, createWriteStream(archive, { flags: 'wx', mode: 0o600 }));
       } catch (err) {

@@ -8,3 +8,4 @@ export * from './instance.js';
 export * from './command.js';
 export * from './auth.js';
 export * from './session.js';
+export * from './installation-request.js';

@@ -25,6 +25,7 @@ import { instanceAdminRoutes } from './routes/instance-admin.js';
 import { instanceBackupRoutes } from './routes/instance-backups.js';
 import { instanceUpdateRoutes } from './routes/instance-update.js';
 import { instancePreviewRoutes } from './routes/instance-preview.js';
+import { installationRequestRoutes } from './routes/installation-requests.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -85,6 +86,7 @@ export async function buildApp(ctx: ServerContext) {
     await instanceBackupRoutes(api, ctx);
     await instanceUpdateRoutes(api, ctx);
     await instancePreviewRoutes(api, ctx);
+    await installationRequestRoutes(api, ctx);
     await auditRoutes(api, ctx);
     await commandRoutes(api, ctx);
     await tokenRoutes(api, ctx);

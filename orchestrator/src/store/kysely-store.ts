@@ -9,6 +9,7 @@ import { KyselyGroupRepository, KyselyLayerRepository, KyselyTemplateRepository 
 import { KyselyCommandRepository } from './repos/commands.js';
 import { KyselyHistoryRepository, KyselyRevisionRepository } from './repos/history.js';
 import { KyselyHostRepository } from './repos/hosts.js';
+import { KyselyInstallationRequestRepository } from './repos/installation-requests.js';
 import { KyselyInstanceRepository } from './repos/instances.js';
 import { KyselyPlayerSessionRepository, KyselySessionRepository, KyselyTransferRepository } from './repos/sessions.js';
 import { KyselySystemSettingsRepository } from './repos/system-settings.js';
@@ -32,6 +33,7 @@ export class KyselyStore implements Store {
   readonly playerSessions;
   readonly system;
   readonly unclaimed;
+  readonly installationRequests;
   private readonly ctx: StoreContext;
 
   /**
@@ -65,6 +67,7 @@ export class KyselyStore implements Store {
     this.playerSessions = new KyselyPlayerSessionRepository(this.ctx);
     this.system = new KyselySystemSettingsRepository(this.ctx);
     this.unclaimed = new KyselyUnclaimedRepository(this.ctx);
+    this.installationRequests = new KyselyInstallationRequestRepository(this.ctx);
   }
 
   async migrate(): Promise<void> {

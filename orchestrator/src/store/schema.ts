@@ -201,6 +201,22 @@ export interface UnclaimedContainersTable {
   first_seen_at: number;
 }
 
+export interface InstallationRequestsTable {
+  id: string;
+  requested_by: string;
+  group_id: string;
+  variant_id: string;
+  name: string | null;
+  /** JSON text: {settings?, note?}. */
+  suggested: string;
+  status: string;
+  decided_by: string | null;
+  decision_note: string | null;
+  instance_id: string | null;
+  created_at: number;
+  decided_at: number | null;
+}
+
 export interface Database {
   hosts: HostsTable;
   template_layers: LayersTable;
@@ -217,4 +233,5 @@ export interface Database {
   player_sessions: PlayerSessionsTable;
   system_settings: SystemSettingsTable;
   unclaimed_containers: UnclaimedContainersTable;
+  installation_requests: InstallationRequestsTable;
 }

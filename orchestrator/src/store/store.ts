@@ -20,6 +20,7 @@ import type {
   ApiToken, AuditEvent, Command, CommandStatus, ConfigRevision, DesiredState, EpochMs, Group, Host,
   HostHeartbeat, HostStatus, Instance, InstanceHistoryEntry, InstanceState, JsonObject, JsonValue, MaintenanceMode,
   PlayerSession, Session, TemplateLayer, TemplateVersion, Transfer, UnclaimedRecord,
+  InstallationRequest, InstallationRequestStatus,
 } from '../domain/index.js';
 
 export interface Store {
@@ -46,6 +47,7 @@ export interface Store {
   readonly playerSessions: PlayerSessionRepository;
   readonly system: SystemSettingsRepository;
   readonly unclaimed: UnclaimedRepository;
+  readonly installationRequests: InstallationRequestRepository;
 }
 
 // ---------------------------------------------------------------- hosts
@@ -323,4 +325,20 @@ export interface UnclaimedRepository {
   replaceForHost(hostId: string, entries: readonly UnclaimedEntry[], now: EpochMs): Promise<UnclaimedRecord[]>;
   /** Drops one entry (adopted or deleted by an operator); true when it was in the set. */
   remove(hostId: string, instanceId: string): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------- installation requests (seed 002)
+
+export interface InstallationRequestRepository {
+  /** Inserts a pending request. Duplicate id → CONFLICT. */
+  create(request: Omit<InstallationRequest, 'status' | 'decidedBy' | 'decisionNote' | 'instanceId' | 'decidedAt'>): Promise<InstallationRequest>;
+  get(id: string): Promise<InstallationRequest | undefined>;
+  /** Oldest first; filtered by requester and/or status. */
+  list(filter?: { requestedBy?: string; status?: InstallationRequestStatus }): Promise<InstallationRequest[]>;
+  /**
+   * Conditional decision: applies only while the request is pending and
+   * returns the decided request, or undefined when it was already decided
+   * (two deciders never both win). Throws NOT_FOUND for an unknown id.
+   */
+  decide(id: string, decision: { status: 'approved' | 'rejected'; decidedBy: string; note?: string | null; instanceId?: string | null; now: EpochMs }): Promise<InstallationRequest | undefined>;
 }

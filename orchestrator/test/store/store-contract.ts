@@ -10,6 +10,7 @@ import { instanceContract } from './contract-instances.js';
 import { recordsContract } from './contract-records.js';
 import { systemContract } from './contract-system.js';
 import { unclaimedContract } from './contract-unclaimed.js';
+import { installationRequestContract } from './contract-installation-requests.js';
 
 export interface StoreHarness {
   /** A store on an empty database, not yet migrated. */
@@ -191,5 +192,6 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     recordsContract(handle);
     systemContract(handle);
     unclaimedContract(handle);
+    installationRequestContract(handle);
   });
 }

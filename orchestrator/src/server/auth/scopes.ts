@@ -8,7 +8,7 @@ export type Resource = (typeof RESOURCES)[number];
 
 /** Every scope a token may carry. `router` is for the edge router; `metrics` for Prometheus. */
 export const KNOWN_SCOPES: readonly string[] = [
-  'admin', 'manager', 'operator', 'read', 'router', 'metrics',
+  'admin', 'manager', 'operator', 'read', 'router', 'metrics', 'instances:request',
   ...RESOURCES.flatMap((r) => [`${r}:read`, `${r}:write`]),
 ];
 
@@ -34,6 +34,9 @@ export const METRICS_SCOPE: ScopeRequirement = { scope: 'metrics', anyOf: ['admi
 export const ROUTER_ACCESS: ScopeRequirement = { scope: 'router', anyOf: ['admin', 'router'] };
 /** Wake requests (resume/start): instance writers, and the router on a player's login. */
 export const WAKE_ACCESS: ScopeRequirement = { scope: 'instances:write', anyOf: ['admin', 'manager', 'operator', 'instances:write', 'router'] };
+
+/** Installation requests (seed 002): users ask, administrators decide; `instances:request` cannot create directly. */
+export const REQUEST_ACCESS: ScopeRequirement = { scope: 'instances:request', anyOf: ['admin', 'manager', 'operator', 'instances:request'] };
 
 export function hasScope(scopes: readonly string[], requirement: ScopeRequirement): boolean {
   return scopes.some((s) => requirement.anyOf.includes(s));

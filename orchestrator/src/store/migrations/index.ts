@@ -6,6 +6,7 @@ import { AppError } from '../../shared/errors.js';
 import * as initial from './0001-initial.js';
 import * as systemSettings from './0002-system-settings.js';
 import * as unclaimedContainers from './0003-unclaimed-containers.js';
+import * as installationRequests from './0004-installation-requests.js';
 
 export type StoreDialect = 'sqlite' | 'postgres';
 
@@ -16,6 +17,7 @@ const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [
   ['0001_initial', initial.up],
   ['0002_system_settings', systemSettings.up],
   ['0003_unclaimed_containers', unclaimedContainers.up],
+  ['0004_installation_requests', installationRequests.up],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -14,7 +14,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
-import { lchown, mkdir, open, readFile, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -26,6 +26,7 @@ import { manifestMode, normalizeLayerPath, walkLayerTree } from '../shared/layer
 import { extractTarGz, packDirectory } from '../shared/safe-tar.js';
 import { KeyedLock } from './async-lock.js';
 import { directoryOwner, recordedUser } from './container-config.js';
+import { giveTree, type Owner } from './ownership.js';
 import type { RuntimeDirectories } from './contracts.js';
 import type { ContainerDetails } from './runtime.js';
 import { errnoCode, lstatOrUndefined } from '../shared/fs-errors.js';
@@ -49,7 +50,6 @@ export interface BackupServiceOptions {
   maxRestoreBytes?: number;
 }
 
-type Owner = { uid: number; gid: number };
 type PackHeader = Partial<tar.Header> & Pick<tar.Header, 'name'>;
 const STOPPED = new Set(['exited', 'created', 'dead']);
 const OLD_PREFIX = '.restore-old-'; // not `.staging-`: a crash mid-swap must not lose it at agent start
@@ -153,15 +153,6 @@ class Digest extends Transform {
   }
 }
 
-/** lchowns a freshly extracted tree (only restore output, never existing data). */
-async function giveTree(root: string, owner: Owner): Promise<void> {
-  await lchown(root, owner.uid, owner.gid);
-  for (const entry of await readdir(root, { withFileTypes: true })) {
-    const abs = join(root, entry.name);
-    if (entry.isDirectory()) await giveTree(abs, owner);
-    else await lchown(abs, owner.uid, owner.gid);
-  }
-}
 
 export class BackupService {
   private readonly locks = new KeyedLock();

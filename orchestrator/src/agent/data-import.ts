@@ -15,6 +15,8 @@ import { normalizeLayerPath } from '../shared/layer-checksum.js';
 import { extractTarGz } from '../shared/safe-tar.js';
 import { KeyedLock } from './async-lock.js';
 import { directoryOwner, recordedUser } from './container-config.js';
+import { giveTree, type Owner } from './ownership.js';
+import { lstatOrUndefined } from '../shared/fs-errors.js';
 import type { RuntimeDirectories } from './contracts.js';
 import type { ContainerDetails } from './runtime.js';
 
@@ -31,23 +33,14 @@ export interface DataImportResult {
   sizeBytes: number;
 }
 
-type Owner = { uid: number; gid: number };
 const STOPPED = new Set(['exited', 'created', 'dead']);
 const STAGING_PREFIX = '.staging-import-'; // cleared at agent start like other staging dirs
 const GiB = 1024 ** 3;
 
 async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(() => true, (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? false : Promise.reject(err)));
+  return (await lstatOrUndefined(path)) !== undefined;
 }
 
-async function giveTree(root: string, owner: Owner): Promise<void> {
-  await lchown(root, owner.uid, owner.gid);
-  for (const entry of await readdir(root, { withFileTypes: true })) {
-    const abs = join(root, entry.name);
-    if (entry.isDirectory()) await giveTree(abs, owner);
-    else await lchown(abs, owner.uid, owner.gid);
-  }
-}
 
 /** Validates `?path=`: relative, normalized, never escaping; '' (or '.') is the instance root. */
 export function checkImportPath(raw: string | undefined): string {

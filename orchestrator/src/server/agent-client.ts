@@ -48,11 +48,8 @@ export interface AgentStopResult {
   exitCode: number | null;
 }
 
-/** Docker's view of one managed container (inspect; the inventory carries the same fields). */
-export interface AgentContainerDetails {
-  instanceId: string;
-  containerId: string;
-  state: string;
+/** What the agent observed of a container's run (crash detection, reconciliation). */
+export interface AgentContainerObservation {
   exitCode?: number | null;
   oomKilled?: boolean;
   startedAt?: string | null;
@@ -60,6 +57,13 @@ export interface AgentContainerDetails {
   image?: string;
   labels?: Record<string, string>;
   user?: string;
+}
+
+/** Docker's view of one managed container (inspect; the inventory carries the same fields). */
+export interface AgentContainerDetails extends AgentContainerObservation {
+  instanceId: string;
+  containerId: string;
+  state: string;
   hostPort: number | null;
 }
 
@@ -101,17 +105,10 @@ export interface AgentInstanceEndpoint {
 }
 
 /** One managed container in the agent's inventory. */
-export interface AgentInventoryEntry extends AgentInstanceEndpoint {
+export interface AgentInventoryEntry extends AgentInstanceEndpoint, AgentContainerObservation {
   groupId: string | null;
   variantId: string | null;
   sessionId: string | null;
-  exitCode?: number | null;
-  oomKilled?: boolean;
-  startedAt?: string | null;
-  finishedAt?: string | null;
-  image?: string;
-  labels?: Record<string, string>;
-  user?: string;
 }
 
 export interface AgentCleanupReport {

@@ -10,7 +10,7 @@ import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import type { AgentClient, CallIds } from '../agent-client.js';
+import type { AgentClient } from '../agent-client.js';
 import type { Clock } from '../clock.js';
 import { BackupRunner } from './backup-service.js';
 import { agentCreateBody, revisionConfig } from './instance-config.js';
@@ -18,6 +18,7 @@ import { moveInstance } from './instance-transitions.js';
 import { applyPendingChanges } from './pending-changes.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import { UpdateRunner } from './update-runner.js';
+import type { RunContext } from './run-context.js';
 
 export interface ActionRunnerOptions {
   store: Store;
@@ -267,11 +268,3 @@ export class ActionRunner {
   }
 }
 
-interface RunContext {
-  cmd: Command;
-  host: Host;
-  template: TemplateSpec | undefined;
-  ids: CallIds;
-  actor: string;
-  log: Logger;
-}

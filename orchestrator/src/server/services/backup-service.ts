@@ -3,14 +3,14 @@
 // for the `backup` and `restore` actions and a stop that asks for a backup.
 // Archives live on the agent (`/instances/:id/backups`); history records each one.
 
-import type { Command, Host, Instance, InstanceState, JsonObject, TemplateSpec } from '../../domain/index.js';
+import type { Command, Instance, InstanceState, JsonObject, TemplateSpec } from '../../domain/index.js';
 import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
 import { AppError } from '../../shared/errors.js';
-import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import type { AgentClient, BackupAgent, BackupInfo, CallIds } from '../agent-client.js';
+import type { AgentClient, BackupAgent, BackupInfo } from '../agent-client.js';
 import type { Clock } from '../clock.js';
 import { moveInstance } from './instance-transitions.js';
+import type { RunContext } from './run-context.js';
 
 export const FAILURE_POLICIES = ['abort_stop', 'stop_without_backup', 'force_stop_after_timeout'] as const;
 export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
@@ -57,14 +57,6 @@ export interface BackupRunnerOptions {
   onStarted: (instanceId: string) => void;
 }
 
-export interface BackupContext {
-  cmd: Command;
-  host: Host;
-  template: TemplateSpec | undefined;
-  ids: CallIds;
-  actor: string;
-  log: Logger;
-}
 
 const RUNNING: readonly (string | undefined)[] = ['running', 'paused'];
 
@@ -81,13 +73,13 @@ export class BackupRunner {
     return rcon && password ? { port: rcon.port, password } : undefined;
   }
 
-  private rcon(instance: Instance, ctx: BackupContext, command: string): Promise<{ response: string }> {
+  private rcon(instance: Instance, ctx: RunContext, command: string): Promise<{ response: string }> {
     const target = this.rconTarget(instance, ctx.template) as { port: number; password: string };
     return this.o.agents.rcon(ctx.host.controlUrl, instance.id, { ...target, command }, ctx.ids);
   }
 
   /** save-off, save-all flush, archive while running, save-on (also after a failure). */
-  private async onlineArchive(instance: Instance, ctx: BackupContext, backupId: string): Promise<BackupInfo> {
+  private async onlineArchive(instance: Instance, ctx: RunContext, backupId: string): Promise<BackupInfo> {
     await this.rcon(instance, ctx, 'save-off');
     try {
       await this.rcon(instance, ctx, 'save-all flush');
@@ -97,19 +89,19 @@ export class BackupRunner {
     }
   }
 
-  private archive(instance: Instance, ctx: BackupContext, backupId: string): Promise<BackupInfo> {
+  private archive(instance: Instance, ctx: RunContext, backupId: string): Promise<BackupInfo> {
     const paths = ctx.template?.backup?.paths;
     return this.o.backups.create(ctx.host.controlUrl, instance.id, { backupId, ...(paths ? { paths } : {}) }, ctx.ids);
   }
 
   /** Stops the container, keeping the action active; answers the history sentence. */
-  private async stopKeepingAction(instance: Instance, ctx: BackupContext): Promise<string> {
+  private async stopKeepingAction(instance: Instance, ctx: RunContext): Promise<string> {
     const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
     const res = await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids);
     return describeStop(stopPath(res), request.timeoutSeconds, res.exitCode);
   }
 
-  private async startAgain(instance: Instance, ctx: BackupContext, reason: string, details: JsonObject): Promise<void> {
+  private async startAgain(instance: Instance, ctx: RunContext, reason: string, details: JsonObject): Promise<void> {
     await this.o.agents.power(ctx.host.controlUrl, instance.id, 'start', {}, ctx.ids);
     const current = (await this.o.store.instances.get(instance.id)) ?? instance;
     const stopped = current.state === 'stopped' ? current : await moveInstance(this.o.store, current, 'stopped', { now: this.now, reason: 'stopped for a backup', actor: ctx.actor, commandId: ctx.cmd.id });
@@ -121,7 +113,7 @@ export class BackupRunner {
   }
 
   /** The `backup` action (state `backup`): back to the previous stable state, restarting a stopped-for-backup server. */
-  async backup(instance: Instance, ctx: BackupContext): Promise<JsonObject> {
+  async backup(instance: Instance, ctx: RunContext): Promise<JsonObject> {
     const previous = String(ctx.cmd.payload.previousState ?? 'stopped') as InstanceState;
     const running = RUNNING.includes(instance.observed?.container) && previous !== 'stopped';
     const mode = backupMode(ctx.template, running, this.rconTarget(instance, ctx.template) !== undefined);
@@ -150,7 +142,7 @@ export class BackupRunner {
     return { ...details };
   }
 
-  private async backToPrevious(instance: Instance, previous: InstanceState, ctx: BackupContext, reason: string, details: JsonObject): Promise<void> {
+  private async backToPrevious(instance: Instance, previous: InstanceState, ctx: RunContext, reason: string, details: JsonObject): Promise<void> {
     const current = (await this.o.store.instances.get(instance.id)) ?? instance;
     const to: InstanceState = ['online', 'degraded', 'stopped'].includes(previous) ? previous : 'stopped';
     await moveInstance(this.o.store, current, to, { now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, details, patch: { activeAction: null } });
@@ -161,7 +153,7 @@ export class BackupRunner {
    * save: backup → archive → stopping → stop. Otherwise: stop → archive. On a
    * failed backup, `abort_stop` keeps (or puts) the server running.
    */
-  async stopWithBackup(instance: Instance, ctx: BackupContext, stop: (instance: Instance) => Promise<JsonObject>): Promise<JsonObject> {
+  async stopWithBackup(instance: Instance, ctx: RunContext, stop: (instance: Instance) => Promise<JsonObject>): Promise<JsonObject> {
     const policy = String(ctx.cmd.payload.failurePolicy ?? 'abort_stop') as FailurePolicy;
     const previous = instance.state;
     const running = RUNNING.includes(instance.observed?.container);
@@ -203,7 +195,7 @@ export class BackupRunner {
   }
 
   /** The `restore` action (state `restore`, container stopped): the agent writes a safety backup first. */
-  async restore(instance: Instance, ctx: BackupContext): Promise<JsonObject> {
+  async restore(instance: Instance, ctx: RunContext): Promise<JsonObject> {
     const backupId = String(ctx.cmd.payload.backupId ?? '');
     try {
       const res = await this.o.backups.restore(ctx.host.controlUrl, instance.id, backupId, ctx.ids);

@@ -5,17 +5,17 @@
 // leave the instance stopped in intervention_required and audit it. Player
 // data is never restored or touched: both replacements keep the runtime directory.
 
-import type { Command, ContainerConfig, Host, Instance, JsonObject, TemplateSpec } from '../../domain/index.js';
+import type { ContainerConfig, Instance, JsonObject } from '../../domain/index.js';
 import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
 import { AppError } from '../../shared/errors.js';
-import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import type { AgentClient, CallIds } from '../agent-client.js';
+import type { AgentClient } from '../agent-client.js';
 import type { Clock } from '../clock.js';
 import { backupIdFor } from './backup-service.js';
 import { agentCreateBody, revisionConfig } from './instance-config.js';
 import { moveInstance } from './instance-transitions.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
+import type { RunContext } from './run-context.js';
 
 export interface UpdateRunnerDeps {
   store: Store;
@@ -27,14 +27,6 @@ export interface UpdateRunnerDeps {
   sleep?: (ms: number) => Promise<void>;
 }
 
-export interface UpdateRunContext {
-  cmd: Command;
-  host: Host;
-  template: TemplateSpec | undefined;
-  ids: CallIds;
-  actor: string;
-  log: Logger;
-}
 
 /** Bound on readiness polls, whatever the template's interval. */
 const MAX_READY_POLLS = 2000;
@@ -46,7 +38,7 @@ export class UpdateRunner {
     return this.o.clock.now();
   }
 
-  async run(instance: Instance, ctx: UpdateRunContext): Promise<JsonObject> {
+  async run(instance: Instance, ctx: RunContext): Promise<JsonObject> {
     const image = String(ctx.cmd.payload.image ?? '');
     if (!image) throw new AppError('VALIDATION_FAILED', 'the update command names no image');
     const previous = instance.containerConfig;
@@ -84,7 +76,7 @@ export class UpdateRunner {
   }
 
   /** Replace with `config`, start, wait for readiness. Null on success, else why it failed. */
-  private async attempt(instance: Instance, config: ContainerConfig, ctx: UpdateRunContext): Promise<string | null> {
+  private async attempt(instance: Instance, config: ContainerConfig, ctx: RunContext): Promise<string | null> {
     try {
       const body = agentCreateBody(instance, ctx.template, { endercloudUser: this.o.endercloudUser, config, pull: 'missing' });
       await this.o.agents.replace(ctx.host.controlUrl, instance.id, { ...body, start: true }, ctx.ids);
@@ -94,7 +86,7 @@ export class UpdateRunner {
     return this.waitReady(instance, ctx);
   }
 
-  private async waitReady(instance: Instance, ctx: UpdateRunContext): Promise<string | null> {
+  private async waitReady(instance: Instance, ctx: RunContext): Promise<string | null> {
     const spec = readinessOf(ctx.template);
     const sleep = this.o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
     const polls = Math.min(MAX_READY_POLLS, Math.max(1, Math.ceil(spec.startupTimeoutMs / spec.intervalMs)));
@@ -114,7 +106,7 @@ export class UpdateRunner {
   }
 
   /** Records the applied configuration; online (through starting), or stopped when that was the intent. */
-  private async finish(instance: Instance, config: ContainerConfig, ctx: UpdateRunContext, keepRunning: boolean, reason: string, updated: boolean): Promise<JsonObject> {
+  private async finish(instance: Instance, config: ContainerConfig, ctx: RunContext, keepRunning: boolean, reason: string, updated: boolean): Promise<JsonObject> {
     const now = this.now;
     const current = (await this.o.store.instances.get(instance.id)) ?? instance;
     let revision = current.revision;
@@ -142,7 +134,7 @@ export class UpdateRunner {
   }
 
   /** Rollback failed too: stopped, intervention_required, audited ("notify"). */
-  private async leaveStopped(instance: Instance, ctx: UpdateRunContext, image: string, previousImage: string, failure: string, rollbackFailure: string): Promise<JsonObject> {
+  private async leaveStopped(instance: Instance, ctx: RunContext, image: string, previousImage: string, failure: string, rollbackFailure: string): Promise<JsonObject> {
     await this.stop(instance, ctx, 'stopped after a failed rollback').catch(() => undefined);
     const current = (await this.o.store.instances.get(instance.id)) ?? instance;
     const reason = `update to ${image} failed (${failure}) and the rollback to ${previousImage} failed too (${rollbackFailure}); left stopped for an operator`;
@@ -155,18 +147,18 @@ export class UpdateRunner {
     return { updated: false, rolledBack: false, image, previousImage, failure, rollbackFailure, state: 'intervention_required' };
   }
 
-  private async stop(instance: Instance, ctx: UpdateRunContext, why: string): Promise<void> {
+  private async stop(instance: Instance, ctx: RunContext, why: string): Promise<void> {
     const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
     const res = await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids);
     await this.note(instance, ctx, `${why}: ${describeStop(stopPath(res), request.timeoutSeconds, res.exitCode)}`, { path: stopPath(res) });
   }
 
-  private async note(instance: Instance, ctx: UpdateRunContext, reason: string, details: JsonObject): Promise<void> {
+  private async note(instance: Instance, ctx: RunContext, reason: string, details: JsonObject): Promise<void> {
     const current = (await this.o.store.instances.get(instance.id)) ?? instance;
     await this.o.store.history.append({ instanceId: instance.id, at: this.now, from: current.state, to: current.state, reason: reason.slice(0, 1000), actor: ctx.actor, commandId: ctx.cmd.id, details });
   }
 
-  private async audit(instance: Instance, ctx: UpdateRunContext, action: string, params: JsonObject, result: 'ok' | 'error'): Promise<void> {
+  private async audit(instance: Instance, ctx: RunContext, action: string, params: JsonObject, result: 'ok' | 'error'): Promise<void> {
     await this.o.store.audit.append({
       at: this.now, actor: ctx.actor, action, targetKind: 'instance', targetId: instance.id, params, result,
       errorCode: result === 'error' ? 'UPDATE_FAILED' : null, requestId: ctx.cmd.requestId,

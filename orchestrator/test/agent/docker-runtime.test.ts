@@ -9,7 +9,7 @@ import { Heartbeater, readResources } from '../../src/agent/heartbeat.js';
 import { realTimers } from '../../src/shared/timers.js';
 import type { LayerRef } from '../../src/agent/contracts.js';
 import { AppError } from '../../src/shared/errors.js';
-import { createTestAgent, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
+import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
 import { DOCKER_SOCKET, docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { busyboxImage, imageTag } from '../support/images.js';
 import { startRegistry, type LocalRegistry } from '../support/registry.js';
@@ -111,7 +111,7 @@ describe('DockerRuntime', () => {
     const ref = `${registry!.address}/endercloud/pulltest:${RUN}`;
     await docker().getImage(ref).remove({ force: true });
     const id = `${RUN}-puller`;
-    const agent = await createTestAgent({ agentId: id, orchestratorUrl: orch.url, portRange: { first: 46000, last: 46009 }, network: NETWORK });
+    const agent = await createTestAgent({ agentId: id, orchestratorUrl: orch.url, portRange: randomPortRange(10), network: NETWORK });
     agents.push({ id, agent });
     const res = await agent.app.inject({ method: 'PUT', url: '/api/v1/instances/i-pulled', payload: { groupId: 'g', variantId: 'v', image: ref, layers: [layer], resources: { memoryMb: 32 }, command: ['sleep', '3600'] } });
     expect(res.statusCode, res.body).toBe(200);
@@ -124,9 +124,10 @@ describe('DockerRuntime', () => {
 
 describe('two agents on one Docker daemon', () => {
   it('each sees and removes only its own containers; ports stay in their own ranges; heartbeats follow listen', async () => {
+    const both = randomPortRange(20);
     const ranges = [
-      { first: 47100, last: 47109 },
-      { first: 47110, last: 47119 },
+      { first: both.first, last: both.first + 9 },
+      { first: both.first + 10, last: both.last },
     ];
     const started: { id: string; agent: TestAgent; url: string; token: string }[] = [];
     for (const [i, range] of ranges.entries()) {

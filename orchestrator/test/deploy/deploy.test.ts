@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAppImage, canBuildAppImage, REPO, type AppImageBuild } from '../support/app-image.js';
+import { randomPortRange } from '../support/agent-harness.js';
 import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { freePort } from '../support/registry.js';
 
@@ -90,7 +91,7 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
     const orchestratorPort = await freePort();
     const adminToken = randomBytes(24).toString('hex');
     const agentId = `compose-${project.slice(-6)}`;
-    const gameFirst = 47000 + Math.floor(Math.random() * 1000) * 10;
+    const game = randomPortRange(10);
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -102,7 +103,7 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
       AGENT_DOCKER_NETWORK: `ec-${project}`,
       AGENT_ID: agentId,
       AGENT_GAME_BIND_ADDRESS: '127.0.0.1',
-      AGENT_GAME_PORT_RANGE: `${gameFirst}-${gameFirst + 9}`,
+      AGENT_GAME_PORT_RANGE: `${game.first}-${game.last}`,
       AGENT_RUNTIME_LOCAL_DIRECTORY: runtime,
       // docker-compose 1.29 does not expand the nested default; say it outright.
       AGENT_RUNTIME_HOST_DIRECTORY: runtime,

@@ -189,9 +189,17 @@ export async function createTestAgent(o: TestAgentOptions): Promise<TestAgent> {
   };
 }
 
-/** A random block of `size` ports in 20000-59999, so parallel test files rarely meet. */
+/** Linux's first ephemeral port (net.ipv4.ip_local_port_range). */
+const EPHEMERAL_FIRST = 32768;
+
+/**
+ * A random game-port range for a test agent, below Linux's ephemeral range
+ * (32768+): ports handed out by the kernel (listen on 0, freePort) can then
+ * never be the ones Docker publishes for another test file running alongside,
+ * and random blocks keep parallel test files apart.
+ */
 export function randomPortRange(size: number): PortRange {
-  const first = 20000 + Math.floor(Math.random() * ((40000 - size) / 10)) * 10;
+  const first = 20000 + Math.floor(Math.random() * ((EPHEMERAL_FIRST - 20000 - size) / 10)) * 10;
   return { first, last: first + size - 1 };
 }
 

@@ -2,6 +2,19 @@
 // with backoff; `x-command-id` makes a retried dispatch idempotent on the agent.
 
 import type { EpochMs, JsonObject } from './common.js';
+import { INSTANCE_ACTIONS } from './instance.js';
+
+/**
+ * Every kind of durable command, one handler each (the lifecycle engine's
+ * command pipeline): creating an instance's container, the instance actions,
+ * and a host's orphan cleanup.
+ */
+export const COMMAND_KINDS = ['create', ...INSTANCE_ACTIONS, 'cleanup'] as const;
+export type CommandKind = (typeof COMMAND_KINDS)[number];
+
+export function isCommandKind(kind: string): kind is CommandKind {
+  return (COMMAND_KINDS as readonly string[]).includes(kind);
+}
 
 export const COMMAND_STATUSES = ['pending', 'dispatched', 'succeeded', 'failed'] as const;
 export type CommandStatus = (typeof COMMAND_STATUSES)[number];
@@ -10,7 +23,7 @@ export interface Command {
   id: string;
   instanceId: string | null;
   hostId: string | null;
-  /** e.g. create, start, stop, pause, unpause, delete, cleanup, inventory. */
+  /** A CommandKind for every command this version creates; the worker refuses others by name. */
   kind: string;
   payload: JsonObject;
   status: CommandStatus;

@@ -13,6 +13,12 @@ export type InstanceState = (typeof INSTANCE_STATES)[number];
 export const DESIRED_STATES = ['running', 'stopped', 'paused', 'deleted'] as const;
 export type DesiredState = (typeof DESIRED_STATES)[number];
 
+/** The mutually exclusive actions a user or the system may request on an instance. */
+export const INSTANCE_ACTIONS = [
+  'start', 'stop', 'restart', 'pause', 'resume', 'update', 'delete', 'apply-settings', 'backup', 'restore',
+] as const;
+export type InstanceAction = (typeof INSTANCE_ACTIONS)[number];
+
 /** Docker's view of the container, as the agent last reported it. */
 export interface ObservedState {
   container: 'absent' | 'created' | 'running' | 'paused' | 'restarting' | 'exited' | 'dead' | 'unknown';

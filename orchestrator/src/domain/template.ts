@@ -39,6 +39,9 @@ export interface VariableSpec {
   apply?: 'immediate' | 'restart_required';
 }
 
+export const READINESS_KINDS = ['minecraft', 'tcp', 'http', 'log', 'bridge'] as const;
+export type ReadinessKind = (typeof READINESS_KINDS)[number];
+
 interface ReadinessBase {
   /** Running but not ready after this → `degraded`. */
   startupTimeoutMs: number;
@@ -53,7 +56,8 @@ export type ReadinessSpec =
   | (ReadinessBase & { kind: 'http'; path: string; port?: number; expectStatus?: number })
   | (ReadinessBase & { kind: 'log'; pattern: string })
   | (ReadinessBase & { kind: 'bridge' });
-export type ReadinessKind = ReadinessSpec['kind'];
+/** A template's probe with every default filled in: what the prober runs. */
+export type ResolvedReadinessSpec = ReadinessSpec & Required<ReadinessBase>;
 
 export interface RconSpec {
   port: number;

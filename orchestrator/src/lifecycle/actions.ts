@@ -1,16 +1,12 @@
 // Mutually exclusive instance actions: whether one may run now (busy,
 // maintenance, crash loop, state), and the desired state and first state it sets.
 
+import { INSTANCE_ACTIONS, type DesiredState, type InstanceAction } from '../domain/index.js';
 import { AppError } from '../shared/errors.js';
 import { fail, ok, type Checked } from './result.js';
 import { TRANSITIONS, type InstanceState } from './states.js';
 
-export const INSTANCE_ACTIONS = [
-  'start', 'stop', 'restart', 'pause', 'resume', 'update', 'delete', 'apply-settings', 'backup', 'restore',
-] as const;
-export type InstanceAction = (typeof INSTANCE_ACTIONS)[number];
-
-export type DesiredState = 'running' | 'stopped' | 'paused' | 'deleted';
+export { INSTANCE_ACTIONS, type DesiredState, type InstanceAction } from '../domain/index.js';
 
 /** Scopes that keep access during maintenance and may start an instance in error. */
 export const PRIVILEGED_SCOPES: readonly string[] = ['admin', 'manager'];

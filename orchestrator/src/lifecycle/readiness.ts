@@ -1,29 +1,10 @@
 // Readiness, pure: validates a template's probe spec, and turns the latest
 // probe result and container observation into the next lifecycle state.
 
+import { READINESS_KINDS, type ReadinessKind, type ResolvedReadinessSpec } from '../domain/index.js';
 import { AppError } from '../shared/errors.js';
 import { fail, ok, type Checked } from './result.js';
 import type { InstanceState } from './states.js';
-
-export const READINESS_KINDS = ['minecraft', 'tcp', 'http', 'log', 'bridge'] as const;
-export type ReadinessKind = (typeof READINESS_KINDS)[number];
-
-interface ReadinessBase {
-  /** Running but not ready after this → degraded (never optimistically online). */
-  startupTimeoutMs: number;
-  /** Time between probes. */
-  intervalMs: number;
-  /** One probe attempt's bound. */
-  probeTimeoutMs: number;
-  /** Consecutive failed probes that move an online instance to degraded. */
-  failureThreshold: number;
-}
-export type ReadinessSpec =
-  | (ReadinessBase & { kind: 'minecraft'; port?: number })
-  | (ReadinessBase & { kind: 'tcp'; port?: number })
-  | (ReadinessBase & { kind: 'http'; path: string; port?: number; expectStatus?: number })
-  | (ReadinessBase & { kind: 'log'; pattern: string })
-  | (ReadinessBase & { kind: 'bridge' });
 
 export const READINESS_DEFAULTS = { intervalMs: 2_000, probeTimeoutMs: 2_000, failureThreshold: 3 } as const;
 
@@ -60,7 +41,7 @@ function intField(input: Record<string, unknown>, field: keyof typeof LIMITS, fa
 }
 
 /** Validates and normalises (fills defaults) a template's readiness spec. */
-export function validateReadinessSpec(input: unknown): Checked<ReadinessSpec> {
+export function validateReadinessSpec(input: unknown): Checked<ResolvedReadinessSpec> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return fail(new AppError('VALIDATION_FAILED', 'readiness must be an object', { details: { field: 'readiness' } }));
   }
@@ -81,7 +62,7 @@ export function validateReadinessSpec(input: unknown): Checked<ReadinessSpec> {
     if (value instanceof AppError) return fail(value);
     if (value !== undefined) base[field] = value;
   }
-  const common = base as unknown as ReadinessBase;
+  const common = base as unknown as Omit<ResolvedReadinessSpec, 'kind'>;
   // The default probe bound shrinks to a short startup timeout; an explicit one must fit in it.
   if (spec.probeTimeoutMs === undefined) common.probeTimeoutMs = Math.min(common.probeTimeoutMs, common.startupTimeoutMs);
   if (common.probeTimeoutMs > common.startupTimeoutMs) {
@@ -113,7 +94,7 @@ export function validateReadinessSpec(input: unknown): Checked<ReadinessSpec> {
     }
     extra.pattern = pattern;
   }
-  return ok({ kind: k, ...common, ...extra } as ReadinessSpec);
+  return ok({ kind: k, ...common, ...extra } as ResolvedReadinessSpec);
 }
 
 /**

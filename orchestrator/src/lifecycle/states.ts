@@ -1,18 +1,12 @@
 // The instance lifecycle state machine (seed 002 plus the warm-sleep pair):
 // the user-visible states, the one transition table, and the router's view.
 
+import { INSTANCE_STATES, type HostStatus, type InstanceState } from '../domain/index.js';
+import type { RegistryStatus } from '../protocol/registry-contract.js';
 import { AppError } from '../shared/errors.js';
 
-export const INSTANCE_STATES = [
-  'draft', 'installing', 'stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused',
-  'backup', 'restore', 'update', 'error', 'unknown', 'intervention_required', 'deleting',
-] as const;
-export type InstanceState = (typeof INSTANCE_STATES)[number];
-
-export type HostStatus = 'ONLINE' | 'RECOVERING' | 'OFFLINE' | 'MAINTENANCE';
-
-/** The router's registry view of an instance (seed 003). */
-export type RegistryStatus = 'Running' | 'Starting' | 'Paused' | 'Stopped' | 'Stale';
+// The vocabulary is the domain's; this module owns the rules over it.
+export { INSTANCE_STATES, type HostStatus, type InstanceState } from '../domain/index.js';
 
 /** A state nothing is actively changing: it lasts until an action or an observation moves it. */
 export const STABLE_STATES: readonly InstanceState[] = [

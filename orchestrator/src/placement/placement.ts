@@ -5,8 +5,9 @@
 import { AppError } from '../shared/errors.js';
 import { fail, ok, type Checked } from '../lifecycle/result.js';
 
-export type HostStatus = 'ONLINE' | 'RECOVERING' | 'OFFLINE' | 'MAINTENANCE';
-export type PlacementStrategy = 'packed' | 'distributed';
+import type { HostStatus, PlacementStrategy } from '../domain/index.js';
+
+export type { HostStatus, PlacementStrategy } from '../domain/index.js';
 
 export interface PlacementHost {
   id: string;

@@ -5,8 +5,8 @@
 // probeTimeoutMs.
 
 import { connect } from 'node:net';
-import type { Host, Instance, TemplateSpec } from '../../domain/index.js';
-import { logLinesReady, validateReadinessSpec, type ReadinessSpec } from '../../lifecycle/readiness.js';
+import type { Host, Instance, ResolvedReadinessSpec, TemplateSpec } from '../../domain/index.js';
+import { logLinesReady, validateReadinessSpec } from '../../lifecycle/readiness.js';
 import { isReadyStatus, pingServer } from '../../protocol/status-client.js';
 import type { AgentClient } from '../agent-client.js';
 
@@ -35,7 +35,7 @@ export class BridgeSignals {
 }
 
 /** The template's readiness spec with every default filled; the tcp default when it is unusable. */
-export function readinessOf(template: TemplateSpec | undefined): ReadinessSpec {
+export function readinessOf(template: TemplateSpec | undefined): ResolvedReadinessSpec {
   const checked = validateReadinessSpec(template?.readiness ?? { kind: 'tcp', startupTimeoutMs: 120_000 });
   if (checked.ok) return checked.value;
   return { kind: 'tcp', startupTimeoutMs: 120_000, intervalMs: 2000, probeTimeoutMs: 2000, failureThreshold: 3 };
@@ -51,7 +51,7 @@ export interface ReadinessProberOptions {
 export class ReadinessProber {
   constructor(private readonly o: ReadinessProberOptions) {}
 
-  async probe(instance: Instance, spec: ReadinessSpec, host: Host): Promise<ProbeOutcome> {
+  async probe(instance: Instance, spec: ResolvedReadinessSpec, host: Host): Promise<ProbeOutcome> {
     try {
       return await this.run(instance, spec, host);
     } catch (err) {
@@ -59,7 +59,7 @@ export class ReadinessProber {
     }
   }
 
-  private async run(instance: Instance, spec: ReadinessSpec, host: Host): Promise<ProbeOutcome> {
+  private async run(instance: Instance, spec: ResolvedReadinessSpec, host: Host): Promise<ProbeOutcome> {
     if (spec.kind === 'bridge') {
       const ready = instance.state === 'online' || this.o.bridge.readySince(instance.id, instance.stateChangedAt);
       return { ready, detail: ready ? 'SERVER_READY reported' : 'waiting for SERVER_READY' };

@@ -14,8 +14,8 @@ import type { ImportStore } from './services/import-store.js';
 import type { LayerStore } from './services/layer-store.js';
 import type { AgentClient } from './agent-client.js';
 import type { LifecycleService } from './services/lifecycle-service.js';
-import type { BridgeSignals } from './services/readiness-prober.js';
-import type { Supervisor } from './services/supervisor.js';
+import type { BridgeSignals } from './lifecycle-engine/readiness-prober.js';
+import type { Supervisor } from './lifecycle-engine/supervisor.js';
 
 export interface ServerContext {
   config: Readonly<OrchestratorConfig>;

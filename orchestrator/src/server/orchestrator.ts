@@ -16,16 +16,16 @@ import type { OrchestratorConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { OrchestratorMetrics } from './metrics.js';
 import { CatalogService } from './services/catalog-service.js';
-import { CommandWorker, type CommandWorkerHooks } from './services/command-worker.js';
+import { CommandWorker, type CommandWorkerHooks } from './lifecycle-engine/command-worker.js';
 import { HostService } from './services/host-service.js';
 import { InstanceCreator } from './services/instance-creator.js';
 import { ImportStore } from './services/import-store.js';
 import { LayerStore } from './services/layer-store.js';
 import { OfflineDetector } from './services/offline-detector.js';
-import { ActionRunner } from './services/action-runner.js';
+import { ActionRunner } from './lifecycle-engine/action-runner.js';
 import { LifecycleService } from './services/lifecycle-service.js';
-import { BridgeSignals, ReadinessProber } from './services/readiness-prober.js';
-import { Supervisor } from './services/supervisor.js';
+import { BridgeSignals, ReadinessProber } from './lifecycle-engine/readiness-prober.js';
+import { Supervisor } from './lifecycle-engine/supervisor.js';
 import type { Timers } from '../shared/timers.js';
 
 export interface OrchestratorDeps {

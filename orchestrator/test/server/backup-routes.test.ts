@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SYSTEM_ACTOR } from '../../src/server/services/lifecycle-service.js';
-import { stopBackupPayload } from '../../src/server/services/backup-service.js';
+import { stopBackupPayload } from '../../src/lifecycle/backup.js';
 import { AGENT_TOKEN, heartbeatBody, startFakeAgent, testOrchestrator, type FakeAgent, type Loose, type TestOrchestrator } from './support.js';
 
 const cleanups: (() => Promise<void>)[] = [];

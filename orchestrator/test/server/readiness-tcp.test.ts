@@ -3,7 +3,7 @@
 // only if it stays open; checked against a real published container port.
 import { createServer, type Server } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tcpConnect } from '../../src/server/services/readiness-prober.js';
+import { tcpConnect } from '../../src/server/lifecycle-engine/readiness-prober.js';
 import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { busyboxImage, imageTag } from '../support/images.js';
 import { freePort } from '../support/registry.js';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Host, Instance } from '../../src/domain/index.js';
 import type { AgentClient } from '../../src/server/agent-client.js';
-import { BridgeSignals, ReadinessProber } from '../../src/server/services/readiness-prober.js';
+import { BridgeSignals, ReadinessProber } from '../../src/server/lifecycle-engine/readiness-prober.js';
 
 describe('log readiness probe', () => {
   it('reads the log since the container start and matches the pattern there only', async () => {

@@ -10,9 +10,9 @@ import { auditTarget } from '../audit.js';
 import { bearerOf } from '../../shared/http.js';
 import { MANAGER_SCOPE, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
-import { stopBackupPayload } from '../services/backup-service.js';
+import { stopBackupPayload } from '../../lifecycle/backup.js';
 import { hashToken } from '../services/instance-config.js';
-import { moveInstance } from '../services/instance-transitions.js';
+import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
 import { userActor } from '../services/lifecycle-service.js';
 import { instanceView } from '../views.js';
 

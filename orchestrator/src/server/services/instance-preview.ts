@@ -13,7 +13,7 @@ import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import type { CreateInstanceRequest } from './instance-creator.js';
 import { buildInstance, INSTANCE_TOKEN_ENV } from './instance-config.js';
-import { readinessOf } from './readiness-prober.js';
+import { readinessOf } from '../lifecycle-engine/readiness-prober.js';
 
 export interface InstancePreviewOptions {
   store: Store;

@@ -13,7 +13,7 @@ import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { InstancePatch, Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
-import { moveInstance } from './instance-transitions.js';
+import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
 
 export const SYSTEM_ACTOR: Actor = { kind: 'system', name: 'system', scopes: [] };
 const GLOBAL_MAINTENANCE_KEY = 'maintenance';

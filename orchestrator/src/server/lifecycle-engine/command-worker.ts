@@ -14,7 +14,7 @@ import type { Store } from '../../store/store.js';
 import type { AgentClient, AgentInstanceEndpoint, PowerAction } from '../agent-client.js';
 import type { Clock } from '../clock.js';
 import { applyCreateFailure, applyCreateSuccess } from './command-effects.js';
-import { agentCreateBody } from './instance-config.js';
+import { agentCreateBody } from '../services/instance-config.js';
 
 /** Runs `action` commands (the lifecycle engine, action-runner.ts). */
 export interface ActionExecutor {

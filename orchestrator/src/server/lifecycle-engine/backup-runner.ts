@@ -1,53 +1,16 @@
-// Backups on the orchestrator side: the pure backup rules (online save over
-// RCON vs. stop first; the stop-with-backup failure policy) and the worker steps
-// for the `backup` and `restore` actions and a stop that asks for a backup.
+// The worker steps for the `backup` and `restore` actions and a stop that asks
+// for a backup, following the pure rules of lifecycle/backup.ts.
 // Archives live on the agent (`/instances/:id/backups`); history records each one.
 
-import type { Command, Instance, InstanceState, JsonObject, TemplateSpec } from '../../domain/index.js';
+import type { Instance, InstanceState, JsonObject, TemplateSpec } from '../../domain/index.js';
 import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
 import { AppError } from '../../shared/errors.js';
 import type { Store } from '../../store/store.js';
 import type { AgentClient, BackupAgent, BackupInfo } from '../agent-client.js';
 import type { Clock } from '../clock.js';
+import { backupIdFor, backupMode, type FailurePolicy } from '../../lifecycle/backup.js';
 import { moveInstance } from './instance-transitions.js';
 import type { RunContext } from './run-context.js';
-
-export const FAILURE_POLICIES = ['abort_stop', 'stop_without_backup', 'force_stop_after_timeout'] as const;
-export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
-
-export interface StopBackupOptions {
-  automatic?: boolean;
-  backup?: boolean;
-  failurePolicy?: FailurePolicy;
-}
-
-/**
- * The stop payload, pure: an automatic stop with a backup defaults to the safe
- * `abort_stop`; a manual stop that asks for a backup must choose explicitly.
- */
-export function stopBackupPayload(o: StopBackupOptions): JsonObject {
-  if (!o.backup) return o.automatic ? { automatic: true } : {};
-  if (o.failurePolicy !== undefined && !FAILURE_POLICIES.includes(o.failurePolicy)) {
-    throw new AppError('VALIDATION_FAILED', `failurePolicy must be one of ${FAILURE_POLICIES.join(', ')}`);
-  }
-  if (!o.automatic && o.failurePolicy === undefined) {
-    throw new AppError('VALIDATION_FAILED', `a manual stop with a backup needs an explicit failurePolicy (${FAILURE_POLICIES.join(', ')})`);
-  }
-  return { backup: true, automatic: Boolean(o.automatic), failurePolicy: o.failurePolicy ?? 'abort_stop' };
-}
-
-/** How a backup of this instance is taken now: save over RCON while running, stop first, or just archive. */
-export function backupMode(template: TemplateSpec | undefined, running: boolean, hasRconPassword: boolean): 'online_save' | 'stop_first' | 'offline' {
-  if (!running) return 'offline';
-  if (template?.backup?.onlineSave && template.stop.rcon && hasRconPassword) return 'online_save';
-  return 'stop_first';
-}
-
-/** A backup id stable across retries of one command. */
-export function backupIdFor(cmd: Command, prefix: string): string {
-  const at = new Date(cmd.createdAt).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  return `${prefix}-${at}-${cmd.id.replace(/^cmd-/, '').slice(0, 8)}`;
-}
 
 export interface BackupRunnerOptions {
   store: Store;

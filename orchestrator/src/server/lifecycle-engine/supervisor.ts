@@ -13,7 +13,7 @@ import type { Store } from '../../store/store.js';
 import type { AgentClient, AgentInventoryEntry } from '../agent-client.js';
 import type { Clock } from '../clock.js';
 import { moveInstance } from './instance-transitions.js';
-import { SYSTEM_ACTOR, type LifecycleService } from './lifecycle-service.js';
+import { SYSTEM_ACTOR, type LifecycleService } from '../services/lifecycle-service.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import { unrefTimers, type Timers } from '../../shared/timers.js';
 

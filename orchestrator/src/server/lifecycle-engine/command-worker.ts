@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Command, Host, Instance, JsonObject } from '../../domain/index.js';
-import { nextRetry, type RetryPolicy } from '../../placement/backoff.js';
+import { nextRetry, type RetryPolicy } from '../../lifecycle/command-retry.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/shared/errors.js';
-import { DEFAULT_RETRY_POLICY, baseDelay, classifyError, nextRetry, retrySchedule, type RetryPolicy } from '../../src/placement/backoff.js';
+import { DEFAULT_RETRY_POLICY, baseDelay, classifyError, nextRetry, retrySchedule, type RetryPolicy } from '../../src/lifecycle/command-retry.js';
 
 const policy: RetryPolicy = { initialDelayMs: 100, maxDelayMs: 1_000, multiplier: 2, maxAttempts: 6, jitter: 0.5 };
 const retryable = new AppError('UPSTREAM_FAILED', 'agent unreachable', { retryable: true });

@@ -26,6 +26,10 @@ import { ActionRunner } from './lifecycle-engine/action-runner.js';
 import { LifecycleService } from './services/lifecycle-service.js';
 import { BridgeSignals, ReadinessProber } from './lifecycle-engine/readiness-prober.js';
 import { Supervisor } from './lifecycle-engine/supervisor.js';
+import { CleanupHandler } from './lifecycle-engine/cleanup-handler.js';
+import type { CommandHandlers } from './lifecycle-engine/command-handler.js';
+import { CreateHandler } from './lifecycle-engine/create-handler.js';
+import { INSTANCE_ACTIONS, type InstanceAction } from '../domain/index.js';
 import type { Timers } from '../shared/timers.js';
 
 export interface OrchestratorDeps {
@@ -34,7 +38,10 @@ export interface OrchestratorDeps {
   fetch?: typeof fetch;
   /** Jitter source for command backoff. */
   random?: () => number;
-  hooks?: CommandWorkerHooks;
+  hooks?: CommandWorkerHooks & {
+    /** A container was started (after a create, a start, a resume): tests watch it. */
+    onContainerStarted?: (instanceId: string) => void;
+  };
   /** false: build the worker but never start it (tests of crash-resume). Default true. */
   runWorker?: boolean;
   /** false: no periodic OFFLINE sweep (tests call detector.sweep()). Default true. */
@@ -93,10 +100,14 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     store, clock, logger: logger.child({ component: 'lifecycle' }), commandMaxAttempts: config.commandMaxAttempts,
     onCommandsQueued: () => worker.kick(), crashLoopDefaults,
   });
+  const onStarted = (id: string): void => {
+    supervisor.watch(id);
+    deps.hooks?.onContainerStarted?.(id);
+  };
   const actions = new ActionRunner({
     store, agents, clock, logger: logger.child({ component: 'actions' }), prober,
     endercloudUser: config.endercloudUser, resumeTimeoutMs: config.resumeTimeoutMs,
-    onStarted: (id) => supervisor.watch(id),
+    onStarted,
     onDeleted: (id) => {
       supervisor.forget(id);
       bridge.forget(id);
@@ -108,18 +119,17 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     maxArchiveBytes: config.maxLayerArchiveBytes, maxExtractedBytes: config.maxLayerExtractedBytes,
   });
   await imports.init();
+  const handlers: CommandHandlers = {
+    create: new CreateHandler({ store, agents, clock, endercloudUser: config.endercloudUser, imports, onStarted }),
+    cleanup: new CleanupHandler(agents),
+    ...(Object.fromEntries(INSTANCE_ACTIONS.map((action) => [action, actions])) as Record<InstanceAction, ActionRunner>),
+  };
   const worker: CommandWorker = new CommandWorker({
-    actions, endercloudUser: config.endercloudUser, imports,
-    store, agents, clock, logger: logger.child({ component: 'command-worker' }),
+    handlers, store, clock, logger: logger.child({ component: 'command-worker' }),
     pollIntervalMs: config.commandPollIntervalMs, leaseMs: config.commandLeaseMs, batchSize: config.commandBatchSize,
     retry: { initialDelayMs: config.commandRetryInitialMs, maxDelayMs: config.commandRetryMaxMs, multiplier: 2, jitter: 0.5 },
     ...(deps.random ? { random: deps.random } : {}),
     hooks: {
-      ...deps.hooks,
-      onContainerStarted: async (instance) => {
-        supervisor.watch(instance.id);
-        await deps.hooks?.onContainerStarted?.(instance);
-      },
       onOutcome: (kind, outcome) => {
         metrics.commandOutcome(kind, outcome);
         deps.hooks?.onOutcome?.(kind, outcome);

@@ -116,7 +116,7 @@ describe('placement', () => {
 describe('commands', () => {
   it('dispatches the create with x-command-id and x-request-id, records the endpoint and moves to starting', async () => {
     const started: string[] = [];
-    const t = await orchestrator({ deps: { hooks: { onContainerStarted: (i) => void started.push(i.id) } } });
+    const t = await orchestrator({ deps: { hooks: { onContainerStarted: (id) => void started.push(id) } } });
     const a = await agentUp();
     await catalog(t);
     await onlineHost(t, 'host-a', a, 4096);
@@ -205,14 +205,18 @@ describe('commands', () => {
     expect((await second.call('GET', `/api/v1/instances/${body.id}`)).body.state).toBe('starting');
   });
 
-  it('start:false leaves the instance stopped and queues a stop after the create', async () => {
+  it('start:false creates the container without starting it: no start, no stop afterwards, the instance stays stopped', async () => {
     const t = await orchestrator();
     const a = await agentUp();
     await catalog(t);
     await onlineHost(t, 'host-a', a, 4096);
     const { body } = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', start: false } });
     t.o.worker.start();
-    await until(() => a.calls.find((c) => c.path.endsWith('/stop')), 'stop call');
+    await until(async () => (await t.call('GET', `/api/v1/commands/${body.commandId}`)).body.status === 'succeeded', 'create command');
+    const create = a.calls.find((c) => c.method === 'PUT' && c.path === `/instances/${body.id}`);
+    expect(create?.body).toMatchObject({ start: false });
+    expect(a.calls.filter((c) => /\/(start|stop)$/.test(c.path))).toEqual([]);
+    expect((await t.call('GET', '/api/v1/commands?instanceId=' + body.id)).body.commands).toHaveLength(1);
     expect((await t.call('GET', `/api/v1/instances/${body.id}`)).body).toMatchObject({ state: 'stopped', desiredState: 'stopped' });
   });
 

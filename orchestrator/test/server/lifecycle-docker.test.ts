@@ -420,7 +420,7 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
     gate.open = false;
     try {
       expect((await call('DELETE', `/instances/${id}`, { scopes: ['container', 'technical'] })).status).toBe(202);
-      await waitFor('a failed delete attempt', async () => (await call('GET', `/commands?instanceId=${id}`)).body.commands.find((c: Loose) => c.kind === 'action' && c.lastError));
+      await waitFor('a failed delete attempt', async () => (await call('GET', `/commands?instanceId=${id}`)).body.commands.find((c: Loose) => c.kind === 'delete' && c.lastError));
       const visible = await call('GET', `/instances/${id}`);
       expect(visible.status).toBe(200);
       expect(visible.body).toMatchObject({ state: 'deleting', desiredState: 'deleted', deletion: { scopes: ['container', 'technical'] } });

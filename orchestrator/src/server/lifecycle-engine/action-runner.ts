@@ -1,6 +1,6 @@
-// The worker's side of the lifecycle: runs one persisted `action` command
-// (start, stop, restart, pause, resume, apply-settings, delete) against the
-// agent, then records the outcome as a state transition with its reason and
+// The handler of every instance-action command (start, stop, restart, pause,
+// resume, backup, restore, update, apply-settings, delete): runs it against the
+// host, then records the outcome as a state transition with its reason and
 // clears the active action. Commands of one instance run in order (claimDue).
 
 import type { Command, Host, Instance, InstanceState, JsonObject, TemplateSpec } from '../../domain/index.js';
@@ -19,6 +19,8 @@ import { applyPendingChanges } from '../services/pending-changes.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import { UpdateRunner } from './update-runner.js';
 import type { RunContext } from './run-context.js';
+import { commandKindOf, type CommandHandler } from './command-handler.js';
+import { templateOf } from '../services/template-of.js';
 
 export interface ActionRunnerOptions {
   store: Store;
@@ -35,7 +37,7 @@ export interface ActionRunnerOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-export class ActionRunner {
+export class ActionRunner implements CommandHandler {
   constructor(private readonly o: ActionRunnerOptions) {}
 
   private get now(): number {
@@ -46,8 +48,8 @@ export class ActionRunner {
     const instance = await this.o.store.instances.get(cmd.instanceId ?? '');
     if (!instance) return { skipped: 'the instance no longer exists' };
     if (instance.activeAction?.commandId !== cmd.id) return { skipped: 'superseded: the instance no longer waits for this command' };
-    const action = cmd.payload.action as InstanceAction;
-    const template = await this.templateOf(instance);
+    const action = commandKindOf(cmd) as InstanceAction;
+    const template = await templateOf(this.o.store, instance);
     const ctx = { cmd, host, template, ids: { commandId: cmd.id, requestId: cmd.requestId }, actor: String(cmd.payload.actor ?? 'system'), log };
     switch (action) {
       case 'start':
@@ -87,7 +89,7 @@ export class ActionRunner {
   async failedForGood(cmd: Command, message: string): Promise<void> {
     const instance = await this.o.store.instances.get(cmd.instanceId ?? '');
     if (!instance || instance.activeAction?.commandId !== cmd.id) return;
-    const action = String(cmd.payload.action);
+    const action = String(commandKindOf(cmd));
     const reason = `${action} failed: ${message}`;
     const patch = { activeAction: null };
     if (action === 'delete') {
@@ -261,10 +263,5 @@ export class ActionRunner {
     return { deleted: true, scopes, containerRemoved: res.containerRemoved, directoryRemoved: res.directoryRemoved };
   }
 
-  private async templateOf(instance: Instance): Promise<TemplateSpec | undefined> {
-    const group = await this.o.store.groups.get(instance.groupId);
-    const variant = group?.variants.find((v) => v.id === instance.variantId);
-    return variant ? (await this.o.store.templates.get(variant.template.name, variant.template.version))?.spec : undefined;
-  }
 }
 

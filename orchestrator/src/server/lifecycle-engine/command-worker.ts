@@ -1,37 +1,25 @@
-// The durable command worker: claims due commands from the store (with a
-// lease, so a crashed orchestrator's claims come back), dispatches them to the
-// agent with x-command-id / x-request-id, records the outcome, and retries
-// retryable failures with backoff. Agent calls are idempotent, so a command
-// re-dispatched after a crash never makes a second container.
+// The durable command worker, the one command pipeline: claims due commands
+// from the store (with a lease, so a crashed orchestrator's claims come back),
+// runs each through the handler of its kind, records the outcome, and retries
+// retryable failures with backoff. Handlers call the host driver with the
+// command id, so a command re-dispatched after a crash never acts twice.
 
 import { randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
-import type { Command, Host, Instance, JsonObject } from '../../domain/index.js';
+import type { Command, JsonObject } from '../../domain/index.js';
 import { nextRetry, type RetryPolicy } from '../../lifecycle/command-retry.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import type { AgentClient, AgentInstanceEndpoint, PowerAction } from '../agent-client.js';
 import type { Clock } from '../clock.js';
-import { applyCreateFailure, applyCreateSuccess } from './command-effects.js';
-import { agentCreateBody } from '../services/instance-config.js';
-
-/** Runs `action` commands (the lifecycle engine, action-runner.ts). */
-export interface ActionExecutor {
-  run(cmd: Command, host: Host, log: Logger): Promise<JsonObject>;
-  failedForGood(cmd: Command, message: string): Promise<void>;
-}
+import { commandKindOf, type CommandHandlers } from './command-handler.js';
 
 export interface CommandWorkerHooks {
-  /** Called after a create left the instance `starting`: the supervisor probes it and moves it on. */
-  onContainerStarted?: (instance: Instance) => void | Promise<void>;
   /** Every finished command (metrics). */
   onOutcome?: (kind: string, outcome: 'succeeded' | 'retried' | 'failed') => void;
 }
 
 export interface CommandWorkerOptions {
   store: Store;
-  agents: AgentClient;
   clock: Clock;
   logger: Logger;
   pollIntervalMs: number;
@@ -42,14 +30,9 @@ export interface CommandWorkerOptions {
   hooks?: CommandWorkerHooks;
   /** Claimer id; unique per process so a restart never mistakes old claims for its own. */
   workerId?: string;
-  actions?: ActionExecutor;
-  /** uid:gid of the `endercloud` container user mode. */
-  endercloudUser?: { uid: number; gid: number };
-  /** Stored import archives (create with `import`). */
-  imports?: { open(uploadId: string): Promise<{ stream: Readable }> };
+  /** One handler per command kind: the one pipeline every durable command runs through. */
+  handlers: CommandHandlers;
 }
-
-const POWER_KINDS: readonly string[] = ['start', 'stop', 'pause', 'unpause'];
 
 export class CommandWorker {
   readonly workerId: string;
@@ -157,8 +140,8 @@ export class CommandWorker {
       await this.o.store.commands.fail(cmd.id, decision.message === message ? message : `${code}: ${decision.message}`, { now, claimer: this.workerId });
       this.o.hooks?.onOutcome?.(cmd.kind, 'failed');
       log.error({ attempt: cmd.attempts, reason: decision.reason, error: message }, 'command failed for good');
-      if (cmd.kind === 'create' && cmd.instanceId) await applyCreateFailure(this.o.store, cmd, message, now);
-      if (cmd.kind === 'action' && this.o.actions) await this.o.actions.failedForGood(cmd, message);
+      const kind = commandKindOf(cmd);
+      if (kind) await this.o.handlers[kind].failedForGood(cmd, message);
     } catch (storeErr) {
       // The lease expires and the command is claimed again: nothing is lost.
       log.error({ err: storeErr }, 'could not record a command failure');
@@ -166,90 +149,11 @@ export class CommandWorker {
   }
 
   private async execute(cmd: Command, log: Logger): Promise<JsonObject> {
-    const { store, agents } = this.o;
-    const host = cmd.hostId ? await store.hosts.get(cmd.hostId) : undefined;
+    const kind = commandKindOf(cmd);
+    if (!kind) throw new AppError('VALIDATION_FAILED', `command ${cmd.id} has kind ${JSON.stringify(cmd.kind)}, which this version does not run`);
+    const host = cmd.hostId ? await this.o.store.hosts.get(cmd.hostId) : undefined;
     if (!host) throw new AppError('HOST_NOT_FOUND', `command ${cmd.id} targets host ${cmd.hostId ?? '(none)'}, which is not registered`);
     if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE`, { retryable: true });
-    const ids = { commandId: cmd.id, requestId: cmd.requestId };
-    const instanceId = cmd.instanceId ?? '';
-    if (cmd.kind === 'create') {
-      const instance = await store.instances.get(instanceId);
-      if (!instance) throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} no longer exists`);
-      const template = await this.templateOf(instance);
-      const body = agentCreateBody(instance, template, this.o.endercloudUser ? { endercloudUser: this.o.endercloudUser } : {});
-      const imp = importOf(cmd.payload);
-      const start = cmd.payload.start !== false;
-      // With an import the container is created stopped, the data goes in, and only then it starts.
-      let res = await agents.create(host.controlUrl, instanceId, imp ? { ...body, start: false } : body, ids);
-      if (imp) {
-        await this.importData(cmd, host, imp, log);
-        if (start) res = await agents.power(host.controlUrl, instanceId, 'start', undefined, ids);
-      }
-      const note = imp ? `; imported upload ${imp.uploadId} into ${imp.destination}` : '';
-      const updated = await applyCreateSuccess(store, cmd, host, res, start, this.o.clock.now(), note);
-      if (!start && !imp) await this.queueStop(cmd, host.id);
-      else if (updated?.state === 'starting') await this.startedHook(updated, log);
-      return endpointResult(res);
-    }
-    if (cmd.kind === 'action' && this.o.actions) return this.o.actions.run(cmd, host, log);
-    if (POWER_KINDS.includes(cmd.kind)) {
-      return endpointResult(await agents.power(host.controlUrl, instanceId, cmd.kind as PowerAction, cmd.payload, ids));
-    }
-    if (cmd.kind === 'delete') return { ...(await agents.remove(host.controlUrl, instanceId, ids)) };
-    if (cmd.kind === 'cleanup') {
-      const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-      const keepDataFor = strings(cmd.payload.keepDataFor);
-      const report = await agents.cleanup(host.controlUrl, strings(cmd.payload.instanceIds), ids, keepDataFor);
-      log.info({ hostId: host.id, removed: report.removed, skipped: report.skipped, dataKept: keepDataFor }, 'orphan cleanup done');
-      return { removed: report.removed, skipped: report.skipped.map((s) => ({ ...s })), notFound: report.notFound };
-    }
-    throw new AppError('VALIDATION_FAILED', `unknown command kind ${cmd.kind}`);
+    return this.o.handlers[kind].run(cmd, host, log);
   }
-
-  private async importData(cmd: Command, host: Host, imp: { uploadId: string; destination: string }, log: Logger): Promise<void> {
-    if (!this.o.imports) throw new AppError('INTERNAL', 'this orchestrator has no import store');
-    const { stream } = await this.o.imports.open(imp.uploadId);
-    try {
-      const result = await this.o.agents.importData(host.controlUrl, cmd.instanceId as string, imp.destination, stream, { commandId: cmd.id, requestId: cmd.requestId });
-      log.info({ uploadId: imp.uploadId, ...result }, 'import written before the first start');
-    } catch (err) {
-      stream.destroy();
-      // A retry after the data went in (a later step failed) finds it there: the
-      // agent never overwrites, so its conflict means this command's own import.
-      if (cmd.attempts > 1 && err instanceof AppError && err.code === 'INSTANCE_CONFLICT') {
-        log.warn({ uploadId: imp.uploadId, error: err.message }, 'import already present from an earlier attempt');
-        return;
-      }
-      throw err;
-    }
-  }
-
-  private async templateOf(instance: Instance) {
-    const group = await this.o.store.groups.get(instance.groupId);
-    const variant = group?.variants.find((v) => v.id === instance.variantId);
-    return variant ? (await this.o.store.templates.get(variant.template.name, variant.template.version))?.spec : undefined;
-  }
-
-  /** The agent's create always starts the container; `start: false` stops it again right after. */
-  private async queueStop(cmd: Command, hostId: string): Promise<void> {
-    await this.o.store.commands.create({ id: `cmd-${randomUUID()}`, kind: 'stop', instanceId: cmd.instanceId, hostId, payload: {}, requestId: cmd.requestId }, this.o.clock.now());
-  }
-
-  private async startedHook(instance: Instance, log: Logger): Promise<void> {
-    try {
-      await this.o.hooks?.onContainerStarted?.(instance);
-    } catch (err) {
-      log.error({ err }, 'onContainerStarted hook failed');
-    }
-  }
-}
-
-function importOf(payload: JsonObject): { uploadId: string; destination: string } | undefined {
-  const imp = payload.import as { uploadId?: unknown; destination?: unknown } | undefined;
-  if (!imp || typeof imp.uploadId !== 'string') return undefined;
-  return { uploadId: imp.uploadId, destination: typeof imp.destination === 'string' ? imp.destination : '.' };
-}
-
-function endpointResult(res: AgentInstanceEndpoint): JsonObject {
-  return { containerId: res.containerId, containerName: res.containerName, hostPort: res.hostPort, endpoint: res.endpoint, state: res.state };
 }

@@ -16,6 +16,7 @@ import { moveInstance } from './instance-transitions.js';
 import { SYSTEM_ACTOR, type LifecycleService } from '../services/lifecycle-service.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import { unrefTimers, type Timers } from '../../shared/timers.js';
+import { templateOf } from '../services/template-of.js';
 
 
 export interface SupervisorOptions {
@@ -182,7 +183,7 @@ export class Supervisor {
   /** Unexpected exit: record it in the breaker; trip → error, else restart per template policy after the backoff. */
   private async handleCrash(instance: Instance, exit: { exitCode: number | null; oomKilled: boolean }, reason: string): Promise<void> {
     const now = this.o.clock.now();
-    const template = await this.templateOf(instance);
+    const template = await templateOf(this.o.store, instance);
     const policy = crashLoopPolicy(this.o.crashLoopDefaults, template?.crashLoop);
     const recorded = recordExit(fromStored(instance.crashLoop), { at: now, ...exit }, policy);
     const crashLoop = toStored(recorded.state, policy);
@@ -244,7 +245,7 @@ export class Supervisor {
     if (!instance || instance.activeAction || !(PROBED as readonly string[]).includes(instance.state) || !instance.hostId) return null;
     const host = await this.o.store.hosts.get(instance.hostId);
     if (!host) return null;
-    const template = await this.templateOf(instance);
+    const template = await templateOf(this.o.store, instance);
     const spec = readinessOf(template);
     const outcome = await this.o.prober.probe(instance, spec, host);
     const failures = outcome.ready ? 0 : (this.failures.get(instanceId) ?? 0) + 1;
@@ -268,11 +269,6 @@ export class Supervisor {
     return (PROBED as readonly string[]).includes(nextState) ? spec.intervalMs : null;
   }
 
-  private async templateOf(instance: Instance): Promise<TemplateSpec | undefined> {
-    const group = await this.o.store.groups.get(instance.groupId);
-    const variant = group?.variants.find((v) => v.id === instance.variantId);
-    return variant ? (await this.o.store.templates.get(variant.template.name, variant.template.version))?.spec : undefined;
-  }
 }
 
 function toReconcileStatus(state: string): ObservedContainer['status'] {

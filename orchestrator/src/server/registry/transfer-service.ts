@@ -13,6 +13,7 @@ import type { Clock } from '../clock.js';
 import type { RegistryFeed } from './registry-feed.js';
 import { canRconTransfer, formatAddress, pickGroupMember } from './registry-view.js';
 import type { RouterPublicAddress } from './router-address.js';
+import { templateOf } from '../services/template-of.js';
 
 /** Names that are safe inside a console command (vanilla names; offline mode may send others). */
 const RCON_SAFE_NAME = /^[A-Za-z0-9_]{1,16}$/;
@@ -116,7 +117,7 @@ export class TransferService {
     if (!RCON_SAFE_NAME.test(player)) return { ...base, reason: `player name ${JSON.stringify(player)} cannot be used in an RCON command` };
     const instance = await this.o.store.instances.get(instanceId);
     if (!instance) return { ...base, reason: `instance ${instanceId} no longer exists` };
-    const template = await this.templateOf(instance);
+    const template = await templateOf(this.o.store, instance);
     if (!canRconTransfer(instance, template)) return { ...base, reason: `instance ${instance.name} does not declare RCON and accepts-transfers` };
     if (instance.state !== 'online' && instance.state !== 'degraded') return { ...base, reason: `instance ${instance.name} is ${instance.state}` };
     const host = instance.hostId ? await this.o.store.hosts.get(instance.hostId) : undefined;
@@ -162,9 +163,4 @@ export class TransferService {
     return (await this.o.store.instances.get(idOrName)) ?? (await this.o.store.instances.getByName(idOrName));
   }
 
-  private async templateOf(instance: Instance): Promise<TemplateSpec | undefined> {
-    const group = await this.o.store.groups.get(instance.groupId);
-    const variant = group?.variants.find((v) => v.id === instance.variantId);
-    return variant ? (await this.o.store.templates.get(variant.template.name, variant.template.version))?.spec : undefined;
-  }
 }

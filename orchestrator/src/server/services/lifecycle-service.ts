@@ -14,6 +14,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { InstancePatch, Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
+import { templateOf } from './template-of.js';
 
 export const SYSTEM_ACTOR: Actor = { kind: 'system', name: 'system', scopes: [] };
 const GLOBAL_MAINTENANCE_KEY = 'maintenance';
@@ -51,10 +52,9 @@ export interface LifecycleServiceOptions {
 export class LifecycleService {
   constructor(private readonly o: LifecycleServiceOptions) {}
 
-  async templateOf(instance: Instance): Promise<TemplateSpec | undefined> {
-    const group = await this.o.store.groups.get(instance.groupId);
-    const variant = group?.variants.find((v) => v.id === instance.variantId);
-    return variant ? (await this.o.store.templates.get(variant.template.name, variant.template.version))?.spec : undefined;
+  /** The template version the instance was created from. */
+  templateOf(instance: Instance): Promise<TemplateSpec | undefined> {
+    return templateOf(this.o.store, instance);
   }
 
   crashPolicy(template: TemplateSpec | undefined): CrashLoopPolicy {
@@ -145,8 +145,8 @@ export class LifecycleService {
         updated = moved;
       }
       await tx.commands.create({
-        id: commandId, kind: 'action', instanceId: instance.id, hostId: instance.hostId, requestId: opts.requestId,
-        payload: { action, actor: actor.name, ...(opts.payload ?? {}) }, maxAttempts: this.o.commandMaxAttempts,
+        id: commandId, kind: action, instanceId: instance.id, hostId: instance.hostId, requestId: opts.requestId,
+        payload: { actor: actor.name, ...(opts.payload ?? {}) }, maxAttempts: this.o.commandMaxAttempts,
         ...(opts.notBefore !== undefined ? { nextAttemptAt: Math.max(now, opts.notBefore) } : {}),
       }, now);
       return { commandId, state: updated.state };

@@ -1,0 +1,103 @@
+// The `create` command: asks the host for the instance's container (created
+// stopped when the caller said `start: false` or an import must go in first),
+// writes an import before the first start, then records the endpoint and moves
+// installing → stopped (→ starting). Guarded by the `installing` state, so a
+// re-dispatch after a crash changes nothing the second time; a create that
+// failed for good leaves the instance in `error` with the host's reason.
+
+import type { Readable } from 'node:stream';
+import type { Command, Host, Instance, JsonObject, ObservedState } from '../../domain/index.js';
+import { AppError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Store } from '../../store/store.js';
+import type { AgentClient, AgentInstanceEndpoint } from '../agent-client.js';
+import type { Clock } from '../clock.js';
+import { agentCreateBody } from '../services/instance-config.js';
+import type { CommandHandler } from './command-handler.js';
+import { moveInstance } from './instance-transitions.js';
+import { templateOf } from '../services/template-of.js';
+
+export interface CreateHandlerOptions {
+  store: Store;
+  agents: AgentClient;
+  clock: Clock;
+  /** uid:gid of the `endercloud` container user mode. */
+  endercloudUser?: { uid: number; gid: number };
+  /** Stored import archives (create with `import`). */
+  imports?: { open(uploadId: string): Promise<{ stream: Readable }> };
+  /** A container was started: the supervisor begins probing it. */
+  onStarted: (instanceId: string) => void;
+}
+
+const CONTAINER_STATES: readonly ObservedState['container'][] = ['absent', 'created', 'running', 'paused', 'restarting', 'exited', 'dead', 'unknown'];
+
+export class CreateHandler implements CommandHandler {
+  constructor(private readonly deps: CreateHandlerOptions) {}
+
+  async run(cmd: Command, host: Host, log: Logger): Promise<JsonObject> {
+    const { store, agents } = this.deps;
+    const instanceId = cmd.instanceId ?? '';
+    const instance = await store.instances.get(instanceId);
+    if (!instance) throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} no longer exists`);
+    const ids = { commandId: cmd.id, requestId: cmd.requestId };
+    const template = await templateOf(store, instance);
+    const body = agentCreateBody(instance, template, this.deps.endercloudUser ? { endercloudUser: this.deps.endercloudUser } : {});
+    const imp = importOf(cmd.payload);
+    const start = cmd.payload.start !== false;
+    // With an import the container is created stopped, the data goes in, and only then it starts.
+    let res = await agents.create(host.controlUrl, instanceId, { ...body, start: start && !imp }, ids);
+    if (imp) {
+      await this.importData(cmd, host, imp, log);
+      if (start) res = await agents.power(host.controlUrl, instanceId, 'start', undefined, ids);
+    }
+    const note = imp ? `; imported upload ${imp.uploadId} into ${imp.destination}` : '';
+    const updated = await this.recordCreated(cmd, instance, host, res, start, note);
+    if (updated?.state === 'starting') this.deps.onStarted(updated.id);
+    return { containerId: res.containerId, containerName: res.containerName, hostPort: res.hostPort, endpoint: res.endpoint, state: res.state };
+  }
+
+  async failedForGood(cmd: Command, message: string): Promise<void> {
+    const instance = cmd.instanceId ? await this.deps.store.instances.get(cmd.instanceId) : undefined;
+    if (instance?.state !== 'installing') return;
+    await moveInstance(this.deps.store, instance, 'error', { now: this.deps.clock.now(), reason: `create failed: ${message}`, commandId: cmd.id });
+  }
+
+  private async recordCreated(cmd: Command, instance: Instance, host: Host, res: AgentInstanceEndpoint, start: boolean, note: string): Promise<Instance | undefined> {
+    const now = this.deps.clock.now();
+    const observed: ObservedState = { container: (CONTAINER_STATES as readonly string[]).includes(res.state) ? (res.state as ObservedState['container']) : 'unknown', observedAt: now };
+    return this.deps.store.transaction(async (tx) => {
+      const current = await tx.instances.get(instance.id);
+      if (current?.state !== 'installing') return current;
+      const stopped = await moveInstance(tx, current, 'stopped', {
+        now, reason: `container ${res.containerName} created${note}`, commandId: cmd.id,
+        patch: { hostPort: res.hostPort, endpoint: res.hostPort === null ? null : { host: host.gameAddress, port: res.hostPort }, observed },
+      });
+      if (!stopped || !start) return stopped;
+      return moveInstance(tx, stopped, 'starting', { now, reason: 'container started after creation', commandId: cmd.id });
+    });
+  }
+
+  private async importData(cmd: Command, host: Host, imp: { uploadId: string; destination: string }, log: Logger): Promise<void> {
+    if (!this.deps.imports) throw new AppError('INTERNAL', 'this orchestrator has no import store');
+    const { stream } = await this.deps.imports.open(imp.uploadId);
+    try {
+      const result = await this.deps.agents.importData(host.controlUrl, cmd.instanceId as string, imp.destination, stream, { commandId: cmd.id, requestId: cmd.requestId });
+      log.info({ uploadId: imp.uploadId, ...result }, 'import written before the first start');
+    } catch (err) {
+      stream.destroy();
+      // A retry after the data went in (a later step failed) finds it there: the
+      // agent never overwrites, so its conflict means this command's own import.
+      if (cmd.attempts > 1 && err instanceof AppError && err.code === 'INSTANCE_CONFLICT') {
+        log.warn({ uploadId: imp.uploadId, error: err.message }, 'import already present from an earlier attempt');
+        return;
+      }
+      throw err;
+    }
+  }
+}
+
+function importOf(payload: JsonObject): { uploadId: string; destination: string } | undefined {
+  const imp = payload.import as { uploadId?: unknown; destination?: unknown } | undefined;
+  if (!imp || typeof imp.uploadId !== 'string') return undefined;
+  return { uploadId: imp.uploadId, destination: typeof imp.destination === 'string' ? imp.destination : '.' };
+}

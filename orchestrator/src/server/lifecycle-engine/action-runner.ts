@@ -3,7 +3,7 @@
 // host, then records the outcome as a state transition with its reason and
 // clears the active action. Commands of one instance run in order (claimDue).
 
-import type { Command, Host, Instance, InstanceState, JsonObject, TemplateSpec } from '../../domain/index.js';
+import type { Command, Host, Instance, InstanceState, JsonObject } from '../../domain/index.js';
 import type { InstanceAction } from '../../lifecycle/actions.js';
 import { evaluateReadiness } from '../../lifecycle/readiness.js';
 import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';

@@ -4,7 +4,7 @@
 // readiness probe loop per starting/online/degraded instance (readiness.ts).
 // Clock and timers are injected, so tests drive it without waiting.
 
-import type { Host, Instance, ObservedState, TemplateSpec } from '../../domain/index.js';
+import type { Host, Instance, ObservedState } from '../../domain/index.js';
 import { crashLoopPolicy, fromStored, recordExit, shouldAutoRestart, toStored, type CrashLoopPolicy } from '../../lifecycle/crash-loop.js';
 import { evaluateReadiness } from '../../lifecycle/readiness.js';
 import { reconcileInstance, type ObservedContainer, type ReconcileDecision } from '../../lifecycle/reconcile.js';

@@ -3,7 +3,7 @@
 // through the agent (1.20.5+, accepts-transfers), and evacuate an instance.
 
 import { randomUUID } from 'node:crypto';
-import type { Instance, PlayerSession, TemplateSpec, Transfer, TransferTarget } from '../../domain/index.js';
+import type { Instance, PlayerSession, Transfer, TransferTarget } from '../../domain/index.js';
 import type { TransferClaim } from '../../protocol/registry-contract.js';
 import { AppError, isAppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';

@@ -14,7 +14,7 @@ import type { ImportStore } from './services/import-store.js';
 import type { LayerStore } from './services/layer-store.js';
 import type { AgentClient } from './agent-client.js';
 import type { LifecycleService } from './services/lifecycle-service.js';
-import type { BridgeSignals } from './lifecycle-engine/readiness-prober.js';
+import type { BridgeEvents } from './lifecycle-engine/bridge-events.js';
 import type { Supervisor } from './lifecycle-engine/supervisor.js';
 
 export interface ServerContext {
@@ -33,7 +33,7 @@ export interface ServerContext {
   agents: AgentClient;
   lifecycle: LifecycleService;
   supervisor: Supervisor;
-  bridge: BridgeSignals;
+  bridgeEvents: BridgeEvents;
 }
 
 /** The audit actor of a request: the token's name. */

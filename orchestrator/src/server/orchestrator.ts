@@ -26,6 +26,7 @@ import { ActionRunner } from './lifecycle-engine/action-runner.js';
 import { LifecycleService } from './services/lifecycle-service.js';
 import { BridgeSignals, ReadinessProber } from './lifecycle-engine/readiness-prober.js';
 import { Supervisor } from './lifecycle-engine/supervisor.js';
+import { BridgeEvents } from './lifecycle-engine/bridge-events.js';
 import { CleanupHandler } from './lifecycle-engine/cleanup-handler.js';
 import type { CommandHandlers } from './lifecycle-engine/command-handler.js';
 import { CreateHandler } from './lifecycle-engine/create-handler.js';
@@ -155,7 +156,8 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     missedBeats: config.hostOfflineAfterBeats, sweepIntervalMs: config.offlineSweepIntervalMs,
   });
   const ctx: ServerContext = {
-    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, agents, lifecycle, supervisor, bridge,
+    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, agents, lifecycle, supervisor,
+    bridgeEvents: new BridgeEvents({ store, clock, signals: bridge }),
     catalog: new CatalogService(store, clock),
     instances: new InstanceCreator({
       store, clock, maxTotalInstances: config.maxTotalInstances, commandMaxAttempts: config.commandMaxAttempts, onCommandsQueued, imports,

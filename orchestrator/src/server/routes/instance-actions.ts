@@ -1,7 +1,6 @@
 // Lifecycle actions: start, stop, restart, pause, resume (202 with the durable
 // command id), the crash-loop reset, and the bridge's SERVER_READY event.
 
-import { timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { FastifyInstance } from 'fastify';
@@ -11,8 +10,6 @@ import { bearerOf } from '../../shared/http.js';
 import { MANAGER_SCOPE, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { stopBackupPayload } from '../../lifecycle/backup.js';
-import { hashToken } from '../services/instance-config.js';
-import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
 import { userActor } from '../services/lifecycle-service.js';
 import { instanceView } from '../views.js';
 
@@ -90,33 +87,7 @@ export async function instanceActionRoutes(api: FastifyInstance, ctx: ServerCont
   }, async (req, reply) => {
     const { id } = req.params as Static<typeof InstanceParams>;
     const body = req.body as Static<typeof EventBody>;
-    const instance = await ctx.store.instances.get(id);
-    const secret = bearerOf(req.headers.authorization);
-    if (!instance || !instance.bridgeTokenHash || secret === undefined || !sameHash(hashToken(secret), instance.bridgeTokenHash)) {
-      throw new AppError('UNAUTHORIZED', 'missing or wrong instance token (ENDERCLOUD_INSTANCE_TOKEN)');
-    }
-    const now = ctx.clock.now();
-    ctx.bridge.report(instance.id, now);
-    const endpoint = body.endpoint ? parseEndpoint(body.endpoint) : undefined;
-    const patch = endpoint ? { endpoint } : {};
-    if (instance.state === 'starting' || instance.state === 'degraded') {
-      await moveInstance(ctx.store, instance, 'online', { now, reason: 'the server reported SERVER_READY', patch });
-    } else if (endpoint) {
-      await ctx.store.instances.update(instance.id, patch, { now });
-    }
+    await ctx.bridgeEvents.serverReady(id, bearerOf(req.headers.authorization), body.endpoint);
     return reply.status(202).send({ accepted: true });
   });
-}
-
-function sameHash(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
-function parseEndpoint(value: string): { host: string; port: number } {
-  const i = value.lastIndexOf(':');
-  const port = Number(value.slice(i + 1));
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new AppError('VALIDATION_FAILED', `body/endpoint has no valid port: ${value}`);
-  return { host: value.slice(0, i).replace(/^\[|\]$/g, ''), port };
 }

@@ -44,6 +44,14 @@ export type ReconcileDecision =
   /** Bring Docker back to the desired state with an ordinary action. */
   | { action: 'start' | 'stop' | 'pause' | 'resume'; reason: string };
 
+/**
+ * States in which the instance's container must exist on its host: a container
+ * missing from a recovering host's inventory makes such an instance `unknown`
+ * (installing and deleting belong to their command; error, unknown and
+ * intervention_required already say something is wrong).
+ */
+export const CONTAINER_EXPECTED: readonly InstanceState[] = ['stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused', 'backup', 'restore', 'update'];
+
 // States whose in-flight command owns the container (it may be absent or changing on purpose).
 const COMMAND_OWNED: readonly InstanceState[] = ['installing', 'backup', 'restore', 'update', 'deleting'];
 

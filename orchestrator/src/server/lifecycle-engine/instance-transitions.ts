@@ -1,9 +1,10 @@
-// One place that moves an instance between lifecycle states: checks the move
-// against the pure transition table, records the event in the history entry,
-// and applies a patch in the same transaction (store.instances.transition).
+// The one place that moves an instance between lifecycle states (a lint rule
+// keeps every other module off store.instances.transition): checks the move
+// against the pure transition table, records the event in the history entry
+// and applies a patch in the same transaction.
 
 import type { Instance, InstanceState, JsonObject } from '../../domain/index.js';
-import { transitionEvent } from '../../lifecycle/states.js';
+import { assertTransition } from '../../lifecycle/states.js';
 import { AppError } from '../../shared/errors.js';
 import type { InstancePatch, Store } from '../../store/store.js';
 
@@ -28,9 +29,11 @@ export async function moveInstance(store: Store, instance: Instance, to: Instanc
     if (!current || current.state !== to) return undefined;
     return store.instances.update(instance.id, o.patch, { now: o.now });
   }
-  const event = transitionEvent(instance.state, to);
-  if (event === undefined) {
-    throw new AppError('INVALID_TRANSITION', `instance ${instance.name} cannot go from ${instance.state} to ${to} (${o.reason})`, { details: { from: instance.state, to } });
+  let event: string;
+  try {
+    event = assertTransition(instance.state, to);
+  } catch (err) {
+    throw new AppError('INVALID_TRANSITION', `instance ${instance.name}: ${(err as Error).message} (${o.reason})`, { details: { from: instance.state, to } });
   }
   return store.instances.transition(instance.id, to, {
     now: o.now,

@@ -7,13 +7,12 @@ import type { FastifyInstance } from 'fastify';
 import type { JsonObject } from '../../domain/index.js';
 import { planDeletion } from '../../lifecycle/deletion.js';
 import { unwrap } from '../../lifecycle/result.js';
-import { AppError } from '../../shared/errors.js';
 import { auditTarget, redactParams } from '../audit.js';
 import { MANAGER_SCOPE, readScope, writeScope } from '../auth/scopes.js';
 import type { ServerContext } from '../context.js';
 import { secretNames } from '../services/instance-config.js';
 import { userActor } from '../services/lifecycle-service.js';
-import { planSettingsPatch, type SettingsPatchBody } from '../services/pending-changes.js';
+import type { SettingsPatchBody } from '../services/pending-changes.js';
 import { instanceView } from '../views.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -51,22 +50,9 @@ export async function instanceAdminRoutes(api: FastifyInstance, ctx: ServerConte
     const instance = await ctx.lifecycle.find(id);
     const template = await ctx.lifecycle.templateOf(instance);
     auditTarget(req, instance.id, redactParams(body, secretNames(instance, template)) as JsonObject);
-    const now = ctx.clock.now();
-    const plan = planSettingsPatch(instance, template, body, now);
-    if (plan.replaceNow && instance.activeAction) {
-      throw new AppError('INSTANCE_BUSY', `instance ${instance.name} is busy: ${instance.activeAction.kind} is in progress; try again when it finishes`, {
-        details: { inProgress: instance.activeAction.kind, commandId: instance.activeAction.commandId, requested: 'apply-settings' },
-      });
-    }
-    let updated = await ctx.store.instances.update(instance.id, plan.patch, { now, expectedVersion: instance.version });
-    let commandId: string | null = null;
-    if (plan.replaceNow) {
-      const result = await ctx.lifecycle.request(instance.id, 'apply-settings', userActor(req.principal), { requestId: req.id, reason: `configuration replacement requested by ${req.principal?.name ?? 'anonymous'}` });
-      commandId = result.commandId;
-      updated = await ctx.lifecycle.find(instance.id);
-    }
+    const { instance: updated, applied, commandId } = await ctx.lifecycle.changeSettings(instance.id, body, userActor(req.principal), { requestId: req.id });
     return reply.status(commandId ? 202 : 200).send({
-      id: updated.id, applied: plan.applied, commandId,
+      id: updated.id, applied, commandId,
       pendingChanges: instanceView(updated).pendingChanges, containerConfigPending: updated.containerConfigPending,
     });
   });

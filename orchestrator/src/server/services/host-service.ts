@@ -11,6 +11,8 @@ import type { AgentClient } from '../agent-client.js';
 import type { Clock } from '../clock.js';
 import { toHostHeartbeat, type HeartbeatBody } from './heartbeat-input.js';
 import { planRecovery, type RecoveryPlan, type UnclaimedContainer } from './recovery-plan.js';
+import { CONTAINER_EXPECTED } from '../../lifecycle/reconcile.js';
+import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
 
 export interface HostServiceOptions {
   store: Store;
@@ -80,11 +82,8 @@ export class HostService {
     const plan = planRecovery({ hostId, inventory, stored, hostKnown, storedElsewhere, groupKinds, listedUnclaimed, removalQueued });
     const now = clock.now();
 
-    for (const id of plan.missing) {
-      await store.instances.transition(id, 'unknown', {
-        now, reason: `container missing from host ${hostId} inventory during recovery`, actor: 'system', details: { hostId, requestId },
-        from: ['stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused', 'backup', 'restore', 'update'],
-      });
+    for (const instance of stored.filter((i) => plan.missing.includes(i.id) && CONTAINER_EXPECTED.includes(i.state))) {
+      await moveInstance(store, instance, 'unknown', { now, reason: `container missing from host ${hostId} inventory during recovery`, details: { hostId, requestId } });
     }
     const cleanupCommandId = plan.remove.length > 0 ? `cmd-${randomUUID()}` : null;
     // One unit: the set a later run relies on, and the removals decided against it.

@@ -14,6 +14,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { InstancePatch, Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
+import { planSettingsPatch, type SettingsPatchBody } from './pending-changes.js';
 import { templateOf } from './template-of.js';
 
 export const SYSTEM_ACTOR: Actor = { kind: 'system', name: 'system', scopes: [] };
@@ -38,6 +39,14 @@ export interface ActionRequestResult {
   /** Set when nothing had to be done (the effect already holds or is in progress). */
   noop?: string;
   state: InstanceState;
+}
+
+export interface SettingsChangeResult {
+  instance: Instance;
+  /** Keys whose value took effect at once. */
+  applied: string[];
+  /** The `apply-settings` command when the change replaces the container now. */
+  commandId: string | null;
 }
 
 export interface LifecycleServiceOptions {
@@ -128,29 +137,64 @@ export class LifecycleService {
     }
   }
 
+  /**
+   * A settings, image or label change (PATCH /instances/:id/settings): the
+   * pure plan, then its patch and, when it replaces the container now, the
+   * `apply-settings` action, written in one transaction: either both or nothing.
+   */
+  async changeSettings(idOrName: string, body: SettingsPatchBody, actor: Actor, opts: { requestId: string }): Promise<SettingsChangeResult> {
+    for (let attempt = 1; ; attempt++) {
+      const instance = await this.find(idOrName);
+      const now = this.o.clock.now();
+      const plan = planSettingsPatch(instance, await this.templateOf(instance), body, now);
+      const action = plan.replaceNow
+        ? unwrap(checkAction(instance, 'apply-settings', actor, { globalMaintenance: await this.globalMaintenance() }))
+        : undefined;
+      try {
+        const result = await this.o.store.transaction(async (tx) => {
+          const updated = await tx.instances.update(instance.id, plan.patch, { now, expectedVersion: instance.version });
+          if (action?.kind !== 'dispatch') return { instance: updated, commandId: null };
+          const persisted = await this.persistIn(tx, updated, 'apply-settings', action.desiredState, action.enterState, actor, {
+            requestId: opts.requestId, reason: `configuration replacement requested by ${actor.name}`,
+          }, now);
+          return { instance: (await tx.instances.get(instance.id)) ?? updated, commandId: persisted.commandId };
+        });
+        if (result.commandId) this.o.onCommandsQueued();
+        return { ...result, applied: plan.applied };
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'CONFLICT') || attempt >= PERSIST_ATTEMPTS) throw err;
+      }
+    }
+  }
+
   private async persist(
     instance: Instance, action: InstanceAction, desiredState: Instance['desiredState'], enterState: InstanceState | null,
     actor: Actor, opts: ActionRequestOptions,
   ): Promise<ActionRequestResult> {
     const now = this.o.clock.now();
+    return this.o.store.transaction((tx) => this.persistIn(tx, instance, action, desiredState, enterState, actor, opts, now));
+  }
+
+  /** The intent (desired state, active action, entry state) and the durable command, inside the caller's transaction. */
+  private async persistIn(
+    tx: Store, instance: Instance, action: InstanceAction, desiredState: Instance['desiredState'], enterState: InstanceState | null,
+    actor: Actor, opts: ActionRequestOptions, now: number,
+  ): Promise<ActionRequestResult> {
     const commandId = `cmd-${randomUUID()}`;
-    return this.o.store.transaction(async (tx) => {
-      let updated = await tx.instances.update(instance.id, { ...opts.patch, activeAction: { kind: action, commandId, startedAt: now }, desiredState }, { now, expectedVersion: instance.version });
-      if (enterState !== null && enterState !== instance.state) {
-        const moved = await tx.instances.transition(instance.id, enterState, {
-          now, from: [instance.state], reason: opts.reason ?? `${action} requested by ${actor.name}`, actor: actor.name, commandId,
-          details: { action },
-        });
-        if (!moved) throw new AppError('CONFLICT', `instance ${instance.id} changed state concurrently`);
-        updated = moved;
-      }
-      await tx.commands.create({
-        id: commandId, kind: action, instanceId: instance.id, hostId: instance.hostId, requestId: opts.requestId,
-        payload: { actor: actor.name, ...(opts.payload ?? {}) }, maxAttempts: this.o.commandMaxAttempts,
-        ...(opts.notBefore !== undefined ? { nextAttemptAt: Math.max(now, opts.notBefore) } : {}),
-      }, now);
-      return { commandId, state: updated.state };
-    });
+    let updated = await tx.instances.update(instance.id, { ...opts.patch, activeAction: { kind: action, commandId, startedAt: now }, desiredState }, { now, expectedVersion: instance.version });
+    if (enterState !== null && enterState !== instance.state) {
+      const moved = await moveInstance(tx, updated, enterState, {
+        now, reason: opts.reason ?? `${action} requested by ${actor.name}`, actor: actor.name, commandId, details: { action },
+      });
+      if (!moved) throw new AppError('CONFLICT', `instance ${instance.id} changed state concurrently`);
+      updated = moved;
+    }
+    await tx.commands.create({
+      id: commandId, kind: action, instanceId: instance.id, hostId: instance.hostId, requestId: opts.requestId,
+      payload: { actor: actor.name, ...(opts.payload ?? {}) }, maxAttempts: this.o.commandMaxAttempts,
+      ...(opts.notBefore !== undefined ? { nextAttemptAt: Math.max(now, opts.notBefore) } : {}),
+    }, now);
+    return { commandId, state: updated.state };
   }
 }
 

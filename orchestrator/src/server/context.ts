@@ -15,6 +15,10 @@ import type { LayerStore } from './services/layer-store.js';
 import type { AgentClient } from './agent-client.js';
 import type { LifecycleService } from './services/lifecycle-service.js';
 import type { BridgeEvents } from './lifecycle-engine/bridge-events.js';
+import type { ChangePort } from './changes/change-port.js';
+import type { RegistryFeed } from './registry/registry-feed.js';
+import type { TransferService } from './registry/transfer-service.js';
+import type { PlayerSessions } from './services/player-sessions.js';
 import type { Supervisor } from './lifecycle-engine/supervisor.js';
 
 export interface ServerContext {
@@ -34,6 +38,12 @@ export interface ServerContext {
   lifecycle: LifecycleService;
   supervisor: Supervisor;
   bridgeEvents: BridgeEvents;
+  /** Announces committed changes (the registry feed and the panel listen). */
+  changes: ChangePort;
+  /** The routers' registry view and its change feed. */
+  registry: RegistryFeed;
+  transfers: TransferService;
+  playerSessions: PlayerSessions;
 }
 
 /** The audit actor of a request: the token's name. */

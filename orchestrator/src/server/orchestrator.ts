@@ -8,7 +8,11 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { AgentClient } from './agent-client.js';
-import { InstanceChanges, observeStore } from './registry/change-notifier.js';
+import { InProcessChangePort, type ChangePort } from './changes/change-port.js';
+import { notifyingStore } from './changes/notifying-store.js';
+import { RegistryFeed } from './registry/registry-feed.js';
+import { TransferService } from './registry/transfer-service.js';
+import { PlayerSessions } from './services/player-sessions.js';
 import { buildApp, type OrchestratorApp } from './app.js';
 import { TokenService } from './auth/tokens.js';
 import { systemClock, type Clock } from './clock.js';
@@ -33,6 +37,9 @@ import { CreateHandler } from './lifecycle-engine/create-handler.js';
 import { INSTANCE_ACTIONS, type InstanceAction } from '../domain/index.js';
 import type { Timers } from '../shared/timers.js';
 
+/** RCON calls (transfers, evacuation) are quick; they get their own bound. */
+const RCON_CALL_TIMEOUT_MS = 15_000;
+
 export interface OrchestratorDeps {
   clock?: Clock;
   logger?: Logger;
@@ -55,6 +62,8 @@ export interface OrchestratorDeps {
   timers?: Timers;
   /** Generates instance secrets (tests make them recognisable). */
   generateSecret?: () => string;
+  /** The change port (default: in-process). */
+  changes?: ChangePort;
 }
 
 export interface Orchestrator {
@@ -86,8 +95,9 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const logger = deps.logger ?? createLogger('orchestrator', config.logLevel);
   await mkdir(config.dataDir, { recursive: true });
   const ownsStore = deps.store === undefined;
-  // Every write goes through the decorated store, which tells the registry feed about it once committed.
-  const store = observeStore(deps.store ?? (await openStore(config.databaseUrl, config.dataDir)), new InstanceChanges());
+  // Every committed write that changes what routers see is published to the change port.
+  const changes: ChangePort = deps.changes ?? new InProcessChangePort();
+  const store = notifyingStore(deps.store ?? (await openStore(config.databaseUrl, config.dataDir)), changes);
   const agents = new AgentClient({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
   const metrics = new OrchestratorMetrics(store, clock);
   const bridge = new BridgeSignals();
@@ -155,9 +165,14 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     store, clock, logger: logger.child({ component: 'offline-detector' }),
     missedBeats: config.hostOfflineAfterBeats, sweepIntervalMs: config.offlineSweepIntervalMs,
   });
+  const registry = new RegistryFeed({ store, clock, logger: logger.child({ component: 'registry' }), changes });
+  // RCON calls are quick: they do not inherit the agent timeout sized for image pulls.
+  const rconAgents = new AgentClient({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) });
+  const transfers = new TransferService({ store, clock, logger: logger.child({ component: 'transfers' }), feed: registry, agents: rconAgents, routerAddress: config.routerPublicAddress });
   const ctx: ServerContext = {
     config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, agents, lifecycle, supervisor,
     bridgeEvents: new BridgeEvents({ store, clock, signals: bridge }),
+    changes, registry, transfers, playerSessions: new PlayerSessions({ store, clock }),
     catalog: new CatalogService(store, clock),
     instances: new InstanceCreator({
       store, clock, maxTotalInstances: config.maxTotalInstances, commandMaxAttempts: config.commandMaxAttempts, onCommandsQueued, imports,
@@ -175,6 +190,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       if (stopped) return;
       stopped = true;
       await app.close();
+      registry.close();
       await detector.stop();
       await supervisor.stop();
       await worker.stop();

@@ -1,4 +1,4 @@
-// Store change notifications for the registry feed (change-notifier.ts) on a real
+// Store change notifications for the registry feed (changes/) on a real
 // SQLite store: a write announces itself only after it commits (a transaction's
 // writes after the outermost commit, a rollback never), routine heartbeats stay
 // quiet, and the feed turns a change into a stream event at once, not on its poll.
@@ -7,7 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { changesOf, InstanceChanges, observeStore, type StoreChange } from '../../src/server/registry/change-notifier.js';
+import { InProcessChangePort, type Change } from '../../src/server/changes/change-port.js';
+import { notifyingStore } from '../../src/server/changes/notifying-store.js';
 import { RegistryFeed, type FeedEvent } from '../../src/server/registry/registry-feed.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -19,17 +20,17 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function observed(): Promise<{ store: Store; changes: InstanceChanges; seen: StoreChange[] }> {
+async function observed(): Promise<{ store: Store; changes: InProcessChangePort; seen: Change[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'ec-changes-'));
   const raw = await openStore(undefined, dir);
   cleanups.push(async () => {
     await raw.close();
     await rm(dir, { recursive: true, force: true });
   });
-  const changes = new InstanceChanges();
-  const seen: StoreChange[] = [];
+  const changes = new InProcessChangePort();
+  const seen: Change[] = [];
   changes.subscribe((c) => seen.push(c));
-  const store = observeStore(raw, changes);
+  const store = notifyingStore(raw, changes);
   await store.hosts.upsertHeartbeat(heartbeat('h1'), 1);
   await store.hosts.setStatus('h1', 'ONLINE', { now: 1 });
   await store.templates.create(templateVersion('paper', '1.0.0', templateSpec()));
@@ -41,7 +42,7 @@ async function observed(): Promise<{ store: Store; changes: InstanceChanges; see
 describe('store change notifications', () => {
   it('announces a committed instance write with its id; reads stay quiet', async () => {
     const { store, seen, changes } = await observed();
-    expect(changesOf(store)).toBe(changes);
+    expect(changes.listenerCount).toBe(1);
     await store.instances.create(instance('i1', { hostId: 'h1', state: 'online' }));
     await store.instances.transition('i1', 'pausing', { now: 2, reason: 'test' });
     await store.instances.list();
@@ -103,6 +104,9 @@ describe('store change notifications', () => {
   it('the orchestrator builds its services on the observed store, so lifecycle writes reach the feed', async () => {
     const t = await testOrchestrator();
     cleanups.push(() => t.close());
-    expect(changesOf(t.o.ctx.store)).toBeInstanceOf(InstanceChanges);
+    const seen: Change[] = [];
+    t.o.ctx.changes.subscribe((c) => seen.push(c));
+    await t.o.ctx.store.system.put('maintenance', { enabled: false }, 1);
+    expect(seen).toEqual([{ kind: 'system', id: 'maintenance' }]);
   });
 });

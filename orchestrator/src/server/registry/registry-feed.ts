@@ -1,6 +1,6 @@
 // The registry's revisioned change feed: diffs the routing view read from the
 // store; each change raises the revision by exactly 1. While a stream is open it
-// refreshes on every store change notification (change-notifier.ts) and polls
+// refreshes on every change the change port announces (changes/) and polls
 // as a safety net (every 1 s; 250 ms for a plain store without notifications).
 // Our own writes (evacuations) call kick() as well.
 
@@ -9,7 +9,7 @@ import type { RegistryBackend, RegistrySnapshot } from '../../protocol/registry-
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
-import type { InstanceChanges } from './change-notifier.js';
+import type { ChangePort } from '../changes/change-port.js';
 import { diffRegistry, fingerprint, lastStartDuration, registryBackend } from './registry-view.js';
 
 export type FeedEvent = { kind: 'upsert'; revision: number; backend: RegistryBackend } | { kind: 'remove'; revision: number; instanceId: string };
@@ -20,7 +20,7 @@ export interface RegistryFeedOptions {
   clock: Clock;
   logger: Logger;
   /** Store change notifications: a refresh on each (coalesced), the poll only as a safety net. */
-  changes?: InstanceChanges;
+  changes?: ChangePort;
   /** How often the store is compared while someone listens (default 1 s with `changes`, else 250 ms). */
   pollIntervalMs?: number;
 }

@@ -1,0 +1,46 @@
+// The change port: how the control plane tells its listeners (the registry
+// feed that routers follow, later the panel's event stream) that something
+// they show has changed. Owned by the service layer; the in-process adapter
+// below serves one orchestrator, and a cross-replica adapter (PostgreSQL
+// LISTEN/NOTIFY, Redis pub/sub) implements the same two verbs.
+
+export type ChangeKind = 'instance' | 'host' | 'group' | 'system' | 'players';
+
+export interface Change {
+  kind: ChangeKind;
+  /** The changed row's id when the write names one. */
+  id?: string;
+}
+
+export type ChangeListener = (change: Change) => void;
+
+export interface ChangePort {
+  /** Announces a committed change; never throws into the writer. */
+  publish(change: Change): void;
+  /** Listens until the returned function is called. */
+  subscribe(listener: ChangeListener): () => void;
+}
+
+/** One process: listeners are called synchronously, each isolated from the others' failures. */
+export class InProcessChangePort implements ChangePort {
+  private readonly listeners = new Set<ChangeListener>();
+
+  subscribe(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  publish(change: Change): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(change);
+      } catch {
+        // a failing listener must not fail the write that already committed
+      }
+    }
+  }
+
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+}

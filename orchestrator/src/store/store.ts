@@ -253,7 +253,8 @@ export interface RevisionRepository {
    * Appends an immutable revision (IMMUTABLE if that number exists) and prunes
    * the instance's history to the newest `keep` (default 20).
    */
-  append(revision: ConfigRevision, opts?: { keep?: number }): Promise<ConfigRevision>;
+  /** Appends, then keeps the newest `keep` (default 20) plus the `pinned` revision numbers. */
+  append(revision: ConfigRevision, opts?: { keep?: number; pinned?: number[] }): Promise<ConfigRevision>;
   get(instanceId: string, revision: number): Promise<ConfigRevision | undefined>;
   /** Newest first. */
   list(instanceId: string): Promise<ConfigRevision[]>;

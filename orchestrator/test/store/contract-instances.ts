@@ -127,5 +127,17 @@ export function instanceContract(handle: StoreHandle): void {
       expect(kept[19]?.revision).toBe(6);
       expect(await store.revisions.get('i1', 5)).toBeUndefined();
     });
+
+    it('keep the pinned revision (the one the container ran before) beyond the newest 20', async () => {
+      const store = handle.store();
+      await store.instances.create(instance('i1'));
+      const rev = { instanceId: 'i1', revision: 1, createdAt: T0, actor: 'admin', reason: 'create', config: {} };
+      for (let n = 1; n <= 25; n++) await store.revisions.append({ ...rev, revision: n, createdAt: T0 + n }, { pinned: [2] });
+      const kept = (await store.revisions.list('i1')).map((r) => r.revision);
+      expect(kept).toHaveLength(21);
+      expect(kept).toContain(2);
+      expect(kept).not.toContain(1);
+      expect(kept[0]).toBe(25);
+    });
   });
 }

@@ -229,7 +229,7 @@ export class ActionRunner implements CommandHandler {
         ...next, pendingChanges: [], containerConfigPending: false, revision,
         ...(res.hostPort !== null && res.hostPort !== undefined ? { hostPort: res.hostPort, endpoint: { host: ctx.host.gameAddress, port: res.hostPort } } : {}),
       }, { now });
-      await tx.revisions.append({ instanceId: instance.id, revision, createdAt: now, actor: ctx.actor, reason: `replacement applying ${applied.join(', ') || 'the current configuration'}`, config: revisionConfig({ ...staged, revision }, ctx.template) });
+      await tx.revisions.append({ instanceId: instance.id, revision, createdAt: now, actor: ctx.actor, reason: `replacement applying ${applied.join(', ') || 'the current configuration'}`, config: revisionConfig({ ...staged, revision }, ctx.template) }, { pinned: [instance.revision] });
       await tx.history.append({ instanceId: instance.id, at: now, from: instance.state, to: instance.state, reason: `container replaced (revision ${revision}): ${applied.join(', ') || 'no pending changes'}`, actor: ctx.actor, commandId: ctx.cmd.id, details: { applied, revision } });
     });
     return { replaced: true, revision, applied, state: res.state };

@@ -115,7 +115,7 @@ export class UpdateRunner {
       const applied: Instance = { ...current, containerConfig: config, revision };
       await this.o.store.transaction(async (tx) => {
         await tx.instances.update(instance.id, { containerConfig: config, containerConfigPending: false, revision }, { now });
-        await tx.revisions.append({ instanceId: instance.id, revision, createdAt: now, actor: ctx.actor, reason, config: revisionConfig(applied, ctx.template) });
+        await tx.revisions.append({ instanceId: instance.id, revision, createdAt: now, actor: ctx.actor, reason, config: revisionConfig(applied, ctx.template) }, { pinned: [current.revision] });
       });
     }
     let latest = (await this.o.store.instances.get(instance.id)) ?? current;

@@ -7,6 +7,7 @@ import { boundedLimit, isUniqueViolation, type StoreContext } from '../context.j
 import { fromJson, fromJsonOrNull, toJson, toJsonOrNull } from '../json.js';
 import type { Database, HistoryTable, RevisionsTable } from '../schema.js';
 import type { HistoryRepository, RevisionRepository } from '../store.js';
+import { pruneRevisions, REVISIONS_KEPT } from '../../lifecycle/settings.js';
 
 function toEntry(r: Selectable<HistoryTable>): InstanceHistoryEntry {
   return {
@@ -64,8 +65,8 @@ function toRevision(r: Selectable<RevisionsTable>): ConfigRevision {
 export class KyselyRevisionRepository implements RevisionRepository {
   constructor(private readonly ctx: StoreContext) {}
 
-  append(rev: ConfigRevision, opts: { keep?: number } = {}): Promise<ConfigRevision> {
-    const keep = boundedLimit(opts.keep, 20);
+  append(rev: ConfigRevision, opts: { keep?: number; pinned?: number[] } = {}): Promise<ConfigRevision> {
+    const keep = boundedLimit(opts.keep, REVISIONS_KEPT);
     return this.ctx.atomic(async (db) => {
       let row;
       try {
@@ -81,16 +82,12 @@ export class KyselyRevisionRepository implements RevisionRepository {
         if (isUniqueViolation(err)) throw new AppError('IMMUTABLE', `revision ${rev.revision} of instance ${rev.instanceId} already exists; revisions are immutable`);
         throw err;
       }
-      const oldest = await db
-        .selectFrom('config_revisions')
-        .select('revision')
-        .where('instance_id', '=', rev.instanceId)
-        .orderBy('revision', 'desc')
-        .offset(keep - 1)
-        .limit(1)
-        .executeTakeFirst();
-      if (oldest) {
-        await db.deleteFrom('config_revisions').where('instance_id', '=', rev.instanceId).where('revision', '<', oldest.revision).execute();
+      // The pure rule decides what goes: the newest `keep`, plus the pinned ones (the revision the
+      // container ran before this one, which a rollback or a diff needs).
+      const existing = await db.selectFrom('config_revisions').select('revision').where('instance_id', '=', rev.instanceId).execute();
+      const { drop } = pruneRevisions(existing, keep, opts.pinned ?? []);
+      if (drop.length > 0) {
+        await db.deleteFrom('config_revisions').where('instance_id', '=', rev.instanceId).where('revision', 'in', drop.map((r) => r.revision)).execute();
       }
       return toRevision(row);
     });

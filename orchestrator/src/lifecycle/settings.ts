@@ -5,64 +5,16 @@
 import { AppError } from '../shared/errors.js';
 import { fail, ok, type Checked } from './result.js';
 
-export type ApplyMode = 'immediate' | 'restart_required';
-export type SettingValue = string | number | boolean | null;
-export type Settings = Record<string, SettingValue>;
-
-export interface SettingDefinition {
-  key: string;
-  apply: ApplyMode;
-  secret?: boolean;
-}
-
-export interface SettingsPlan {
-  /** The new desired settings (current + patch). */
-  desired: Settings;
-  /** `immediate` keys whose value changes: applied to the running server now. */
-  applyNow: Settings;
-  /** `restart_required` keys whose desired value differs from the container's (old and new). */
-  pending: Settings;
-  /** True when `pending` is not empty: one container replacement applies them together. */
-  requiresReplacement: boolean;
-}
+type SettingValue = string | number | boolean | null;
+type Settings = Record<string, SettingValue>;
 
 /** Keys chosen at creation that no edit may change (permissions of persistent files depend on them). */
 export const IMMUTABLE_KEYS: readonly string[] = ['user'];
-
-const same = (a: SettingValue | undefined, b: SettingValue | undefined): boolean => a === b;
 
 function immutableError(key: string): AppError {
   return new AppError('IMMUTABLE', `${key} is chosen when the instance is created and can never be changed: back up, create a new instance with the new ${key}, and restore into it`, {
     details: { field: key },
   });
-}
-
-/**
- * Plans a settings PATCH. `current` is the desired configuration so far,
- * `applied` what the container was created with. Unknown keys and edits of
- * immutable keys are refused before anything is planned.
- */
-export function planSettingsChange(current: Settings, applied: Settings, patch: Record<string, unknown>, catalogue: readonly SettingDefinition[]): Checked<SettingsPlan> {
-  const byKey = new Map(catalogue.map((d) => [d.key, d]));
-  for (const [key, value] of Object.entries(patch)) {
-    if (IMMUTABLE_KEYS.includes(key)) return fail(immutableError(key));
-    if (!byKey.has(key)) return fail(new AppError('VALIDATION_FAILED', `unknown setting ${JSON.stringify(key)}`, { details: { field: key } }));
-    if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
-      return fail(new AppError('VALIDATION_FAILED', `setting ${key} must be a string, number, boolean or null`, { details: { field: key } }));
-    }
-  }
-  const desired: Settings = { ...current, ...(patch as Settings) };
-  const applyNow: Settings = {};
-  const pending: Settings = {};
-  for (const def of catalogue) {
-    const value = desired[def.key];
-    if (def.apply === 'immediate') {
-      if (def.key in patch && !same(value, current[def.key])) applyNow[def.key] = value ?? null;
-    } else if (!same(value, applied[def.key])) {
-      pending[def.key] = value ?? null;
-    }
-  }
-  return ok({ desired, applyNow, pending, requiresReplacement: Object.keys(pending).length > 0 });
 }
 
 // ---- image tag and label changes (desired vs applied container config) ----

@@ -3,45 +3,56 @@
 // the prior intent, the immutable user, secret redaction and revision pruning.
 
 import { describe, expect, it } from 'vitest';
+import type { Instance } from '../../src/domain/index.js';
 import {
-  REDACTED, assertUserUnchanged, containerUserString, planContainerConfigChange, planReplacement, planSettingsChange, planStart,
-  pruneRevisions, redactSecrets, validateContainerUser, type SettingDefinition, type ReplaceableInstance,
+  REDACTED, assertUserUnchanged, containerUserString, planContainerConfigChange, planReplacement, planStart,
+  pruneRevisions, redactSecrets, validateContainerUser, type ReplaceableInstance,
 } from '../../src/lifecycle/settings.js';
+import { planSettingsPatch } from '../../src/server/services/pending-changes.js';
+import { instance as fixtureInstance, templateSpec } from '../store/fixtures.js';
 
-const catalogue: SettingDefinition[] = [
-  { key: 'motd', apply: 'immediate' },
-  { key: 'whitelist', apply: 'immediate' },
-  { key: 'maxPlayers', apply: 'restart_required' },
-  { key: 'viewDistance', apply: 'restart_required' },
-  { key: 'rconPassword', apply: 'restart_required', secret: true },
-];
-const applied = { motd: 'hi', whitelist: false, maxPlayers: 20, viewDistance: 10, rconPassword: 's1' };
+const template = templateSpec({
+  variables: [
+    { name: 'motd', type: 'string', apply: 'immediate' },
+    { name: 'whitelist', type: 'boolean', apply: 'immediate' },
+    { name: 'maxPlayers', type: 'integer', apply: 'restart_required', validation: { min: 1, max: 500 } },
+    { name: 'viewDistance', type: 'integer', apply: 'restart_required' },
+    { name: 'rconPassword', type: 'string', secret: true },
+  ],
+});
+const applied = { motd: 'hi', whitelist: false, maxPlayers: 20, viewDistance: 10 };
+const live = (overrides: Partial<Instance> = {}): Instance => ({ ...fixtureInstance('i1', { settings: applied }), version: 1, ...overrides });
+const pending = (key: string, value: unknown) => ({ key: `settings.${key}`, value, mode: 'restart_required', requestedAt: 5 });
 
-describe('planSettingsChange', () => {
+// The planner the settings PATCH runs (lifecycle-service → planSettingsPatch), pure.
+describe('planSettingsPatch', () => {
   it.each([
-    ['an immediate change applies now, nothing pending', applied, { motd: 'hello' }, { applyNow: { motd: 'hello' }, pending: {}, requiresReplacement: false }],
-    ['a restart_required change is pending', applied, { maxPlayers: 50 }, { applyNow: {}, pending: { maxPlayers: 50 }, requiresReplacement: true }],
-    ['a mix splits into now and pending', applied, { motd: 'x', viewDistance: 12 }, { applyNow: { motd: 'x' }, pending: { viewDistance: 12 }, requiresReplacement: true }],
-    ['earlier pending changes stay pending with new ones (applied together)', { ...applied, maxPlayers: 50 }, { viewDistance: 12 }, { pending: { maxPlayers: 50, viewDistance: 12 } }],
-    ['setting a pending key back to its applied value clears it', { ...applied, maxPlayers: 50 }, { maxPlayers: 20 }, { pending: {}, requiresReplacement: false }],
-    ['an unchanged immediate value is not re-applied', applied, { motd: 'hi' }, { applyNow: {} }],
-  ])('%s', (_name, current, patch, expected) => {
-    const result = planSettingsChange(current, applied, patch, catalogue);
-    expect(result.ok).toBe(true);
-    if (result.ok) expect(result.value).toMatchObject(expected);
+    ['an immediate change applies now, nothing pending', live(), { motd: 'hello' }, ['motd'], []],
+    ['a restart_required change is pending', live(), { maxPlayers: 50 }, [], [pending('maxPlayers', 50)]],
+    ['a mix splits into now and pending', live(), { motd: 'x', viewDistance: 12 }, ['motd'], [pending('viewDistance', 12)]],
+    ['earlier pending changes stay pending with new ones (applied together)', live({ pendingChanges: [pending('maxPlayers', 50) as Instance['pendingChanges'][number]] }), { viewDistance: 12 }, [], [pending('maxPlayers', 50), pending('viewDistance', 12)]],
+    ['setting a pending key back to its applied value clears it', live({ pendingChanges: [pending('maxPlayers', 50) as Instance['pendingChanges'][number]] }), { maxPlayers: 20 }, [], []],
+    ['an unchanged immediate value is not re-applied', live(), { motd: 'hi' }, [], []],
+  ])('%s', (_name, instance, settings, appliedKeys, pendingChanges) => {
+    const plan = planSettingsPatch(instance, template, { settings }, 5);
+    expect(plan.applied).toEqual(appliedKeys);
+    expect(plan.patch.pendingChanges).toEqual(pendingChanges);
+    expect(plan.replaceNow).toBe(false);
+  });
+
+  it('a secret waits for the next replacement, redacted in the pending list', () => {
+    const plan = planSettingsPatch(live(), template, { settings: { rconPassword: 'n3w' } }, 5);
+    expect(plan.patch.pendingChanges).toEqual([{ key: 'settings.rconPassword', value: REDACTED, mode: 'restart_required', requestedAt: 5, secret: true }]);
+    expect(JSON.stringify(plan.patch.pendingChanges)).not.toContain('n3w');
   });
 
   it.each([
     [{ user: { mode: 'image' } }, 'IMMUTABLE', /user is chosen when the instance is created and can never be changed/],
-    [{ difficulty: 'hard' }, 'VALIDATION_FAILED', /unknown setting "difficulty"/],
-    [{ motd: { nested: true } }, 'VALIDATION_FAILED', /setting motd must be/],
-  ])('refuses %j', (patch, code, message) => {
-    const result = planSettingsChange(applied, applied, patch, catalogue);
-    expect(result.ok).toBe(false);
-    if (!result.ok) {
-      expect(result.error.code).toBe(code);
-      expect(result.error.message).toMatch(message);
-    }
+    [{ settings: { difficulty: 'hard' } }, 'VALIDATION_FAILED', /settings\/difficulty is not a setting of this instance's template/],
+    [{ settings: { maxPlayers: 'many' } }, 'VALIDATION_FAILED', /settings\/maxPlayers/],
+    [{ settings: { maxPlayers: 9000 } }, 'VALIDATION_FAILED', /settings\/maxPlayers/],
+  ])('refuses %j', (body, code, message) => {
+    expect(() => planSettingsPatch(live(), template, body, 5)).toThrow(expect.objectContaining({ code, message: expect.stringMatching(message) }));
   });
 });
 

@@ -3,9 +3,10 @@
 // host, then records the outcome as a state transition with its reason and
 // clears the active action. Commands of one instance run in order (claimDue).
 
-import type { Command, Host, Instance, InstanceState, JsonObject } from '../../domain/index.js';
+import type { Command, Host, Instance, InstanceState, JsonObject, TemplateSpec } from '../../domain/index.js';
 import type { InstanceAction } from '../../lifecycle/actions.js';
 import { evaluateReadiness } from '../../lifecycle/readiness.js';
+import { planReplacement, planStart, type ReplaceableInstance } from '../../lifecycle/settings.js';
 import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
@@ -112,8 +113,10 @@ export class ActionRunner implements CommandHandler {
       // A delayed (backoff) restart kept `stopped` until now.
       current = (await moveInstance(this.o.store, current, 'starting', { now: this.now, reason: `start by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? current;
     }
+    // The pure plan decides: a replacement when changes wait for this start, else a plain start.
+    const steps = planStart({ ...replaceable(current, ctx.template), containerConfigPending: current.containerConfigPending, pendingSettings: current.pendingChanges.length });
     let result: JsonObject;
-    if (current.containerConfigPending || current.pendingChanges.length > 0) {
+    if (steps.some((s) => s.kind === 'create_container')) {
       result = await this.replace(current, ctx, true);
     } else {
       const res = await this.o.agents.power(ctx.host.controlUrl, current.id, 'start', {}, ctx.ids);
@@ -195,8 +198,8 @@ export class ActionRunner implements CommandHandler {
 
   /** Stop (if running), one replacement with every pending change, then restore the prior running/stopped intent. */
   private async applySettings(instance: Instance, ctx: RunContext): Promise<JsonObject> {
-    const wasRunning = instance.observed?.container === 'running' || instance.observed?.container === 'paused';
-    if (wasRunning) {
+    const steps = planReplacement({ ...replaceable(instance, ctx.template), desiredState: instance.desiredState });
+    if (steps.some((s) => s.kind === 'stop_container')) {
       const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
       const res = await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids);
       await this.o.store.history.append({
@@ -204,7 +207,8 @@ export class ActionRunner implements CommandHandler {
         actor: ctx.actor, commandId: ctx.cmd.id, details: { path: stopPath(res) },
       });
     }
-    const start = instance.desiredState === 'running';
+    // Pull, swap and mark applied are one agent replace (a failed pull changes nothing); it starts the new container when the plan says so.
+    const start = steps.some((s) => s.kind === 'start_container');
     const result = await this.replace(instance, ctx, start);
     const current = (await this.o.store.instances.get(instance.id)) ?? instance;
     await moveInstance(this.o.store, current, start ? 'starting' : 'stopped', {
@@ -265,3 +269,13 @@ export class ActionRunner implements CommandHandler {
 
 }
 
+/** What the pure replacement planner reads of an instance: applied vs desired container config. */
+function replaceable(instance: Instance, template: TemplateSpec | undefined): Omit<ReplaceableInstance, 'desiredState'> {
+  const desired = applyPendingChanges(instance, template);
+  return {
+    containerRunning: instance.observed?.container === 'running' || instance.observed?.container === 'paused',
+    appliedConfig: { image: instance.containerConfig.image, labels: instance.containerConfig.labels },
+    desiredConfig: { image: desired.containerConfig.image, labels: desired.containerConfig.labels },
+    desiredSettings: desired.settings as ReplaceableInstance['desiredSettings'],
+  };
+}

@@ -7,7 +7,7 @@
 import type { Host, Instance, ObservedState } from '../../domain/index.js';
 import { crashLoopPolicy, fromStored, recordExit, shouldAutoRestart, toStored, type CrashLoopPolicy } from '../../lifecycle/crash-loop.js';
 import { evaluateReadiness } from '../../lifecycle/readiness.js';
-import { reconcileInstance, type ObservedContainer, type ReconcileDecision } from '../../lifecycle/reconcile.js';
+import { reconcileHost, type HostInventoryEntry, type ObservedContainer, type ReconcileDecision, type StoredInstance } from '../../lifecycle/reconcile.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
 import type { AgentClient, AgentInventoryEntry } from '../agent-client.js';
@@ -115,17 +115,32 @@ export class Supervisor {
       return;
     }
     const byId = new Map(inventory.map((c) => [c.instanceId, c]));
-    for (const instance of await this.o.store.instances.list({ hostId: host.id })) {
-      if (instance.activeAction || busy.has(instance.id)) continue;
+    const observed: Instance[] = [];
+    const containers: HostInventoryEntry[] = [];
+    for (const stored of await this.o.store.instances.list({ hostId: host.id })) {
+      if (stored.activeAction || busy.has(stored.id)) continue;
       try {
-        await this.superviseInstance(instance, byId.get(instance.id) ?? null, host);
+        const { instance, container } = await this.observe(stored, byId.get(stored.id) ?? null, host);
+        observed.push(instance);
+        if (container) containers.push({ ...container, instanceId: instance.id });
       } catch (err) {
-        this.o.logger.error({ instanceId: instance.id, err }, 'supervising an instance failed');
+        this.o.logger.error({ instanceId: stored.id, err }, 'observing an instance failed');
+      }
+    }
+    // One pure decision per stored instance of the host (reconcile.ts); containers we do not know are host recovery's business.
+    const { decisions } = reconcileHost(observed.map(storedView), containers, host.status, { now: this.o.clock.now(), unknownGraceMs: this.o.unknownGraceMs });
+    const byInstance = new Map(observed.map((i) => [i.id, i]));
+    for (const { instanceId, decision } of decisions) {
+      try {
+        await this.apply(byInstance.get(instanceId)!, decision, host);
+      } catch (err) {
+        this.o.logger.error({ instanceId, err }, 'supervising an instance failed');
       }
     }
   }
 
-  private async superviseInstance(stored: Instance, entry: AgentInventoryEntry | null, host: Host): Promise<void> {
+  /** Records what Docker says of the instance's container (inspecting an exit the inventory did not detail). */
+  private async observe(stored: Instance, entry: AgentInventoryEntry | null, host: Host): Promise<{ instance: Instance; container: ObservedContainer | null }> {
     let instance = stored;
     const now = this.o.clock.now();
     if (entry && (entry.state === 'exited' || entry.state === 'dead') && entry.exitCode === undefined) {
@@ -141,14 +156,7 @@ export class Supervisor {
       oomKilled: entry.oomKilled ?? false,
       ...(entry.image ? { image: entry.image } : {}),
     } : null;
-    const decision = reconcileInstance(
-      {
-        id: instance.id, state: instance.state, desiredState: instance.desiredState, stateChangedAt: instance.stateChangedAt,
-        expectedLabels: instance.containerConfig.labels, expectedImage: instance.containerConfig.image,
-      },
-      container, host.status, { now, unknownGraceMs: this.o.unknownGraceMs },
-    );
-    await this.apply(instance, decision, host);
+    return { instance, container };
   }
 
   private async apply(instance: Instance, decision: ReconcileDecision, host: Host): Promise<void> {
@@ -296,4 +304,11 @@ function sameObservation(a: ObservedState | null, b: ObservedState): boolean {
 function shouldRecordPlayers(instance: Instance, players: { online: number; max: number }, now: number): boolean {
   const last = instance.players;
   return !last || last.online !== players.online || last.max !== players.max || now - last.at >= PLAYER_RECORD_EVERY_MS;
+}
+
+function storedView(instance: Instance): StoredInstance {
+  return {
+    id: instance.id, state: instance.state, desiredState: instance.desiredState, stateChangedAt: instance.stateChangedAt,
+    expectedLabels: instance.containerConfig.labels, expectedImage: instance.containerConfig.image,
+  };
 }

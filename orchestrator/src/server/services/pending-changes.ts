@@ -52,6 +52,7 @@ export function planSettingsPatch(instance: Instance, template: TemplateSpec | u
       secretSettings[`${PENDING_SECRET_PREFIX}${key}`] = String(value);
       pending = upsert(pending, { key: `settings.${key}`, value: REDACTED, mode: 'restart_required', requestedAt: now, secret: true });
     } else if ((variable.apply ?? 'restart_required') === 'immediate') {
+      if (instance.settings[key] === value) continue; // already in effect: nothing to re-apply
       settings[key] = value as JsonObject[string];
       env[envName] = String(value);
       applied.push(key);

@@ -172,7 +172,8 @@ describe('planFleet invariants (property)', () => {
     lastUp: fc.option(fc.integer({ min: 0, max: 10 })),
   });
 
-  const build = (s: fc.infer<typeof snapshot>): FleetInput => {
+  type Snapshot = typeof snapshot extends fc.Arbitrary<infer T> ? T : never;
+  const build = (s: Snapshot): FleetInput => {
     const instances = s.instances.map((x, n) => inst(`i${String(n).padStart(2, '0')}`, {
       hostId: x.host, state: x.state, allocated: x.allocated, draining: x.draining, playersOnline: x.players, maxPlayers: x.max,
       emptySince: x.players > 0 || x.emptyFor === null ? null : NOW - x.emptyFor * MIN,

@@ -36,7 +36,8 @@ export interface FleetPlanInputs {
   bufferTarget: number;
   fill: Fill;
   need: { min: number; buffer: number; scaleUp: number };
-  room: { group: number; template: number; global: number; policy: number | null; effective: number };
+  /** New instances each limit still allows; `policy` is scaling.maxInstances, `capsMax` caps.maxInstances, minus the group's instances. */
+  room: { group: number; template: number; global: number; policy: number | null; capsMax: number | null; effective: number };
   scaleUp: { threshold: number; above: boolean; cooldownRemainingMs: number } | null;
   scaleDown: { whenEmptyForMs: number; cooldownRemainingMs: number; removable: number } | null;
   lastScaleUpAt: EpochMs | null;
@@ -76,9 +77,9 @@ export function planFleet(input: FleetInput): FleetPlan {
     scaleUp: up && above && upCooldown === 0 ? Math.max(0, up.step - counts.starting) : 0,
   };
   const policyRoom = policy.maxInstances === undefined ? null : policy.maxInstances - sorted.length;
-  const capRoom = group.caps.maxInstances === undefined ? Infinity : group.caps.maxInstances - sorted.length;
-  const effective = Math.max(0, Math.min(input.capsRemaining.group, input.capsRemaining.template, input.capsRemaining.global, policyRoom ?? Infinity, capRoom));
-  const room = { ...input.capsRemaining, policy: policyRoom, effective };
+  const capsMax = group.caps.maxInstances === undefined ? null : group.caps.maxInstances - sorted.length;
+  const effective = Math.max(0, Math.min(input.capsRemaining.group, input.capsRemaining.template, input.capsRemaining.global, policyRoom ?? Infinity, capsMax ?? Infinity));
+  const room = { group: input.capsRemaining.group, template: input.capsRemaining.template, global: input.capsRemaining.global, policy: policyRoom, capsMax, effective };
 
   const wanted = Math.max(need.min, need.buffer, need.scaleUp);
   const wake = chooseWake(sorted, input, wanted);
@@ -172,9 +173,9 @@ function spawnReason(need: FleetPlanInputs['need'], wanted: number, woken: numbe
   let text = why.join('; ');
   if (woken > 0) text += `; ${woken} woken instead`;
   if (count < wanted - woken) {
-    const limits = ([['group cap', room.group], ['template cap', room.template], ['global cap', room.global], ['scaling.maxInstances', room.policy ?? Infinity]] as const)
-      .filter(([, v]) => v <= count).map(([n]) => n);
-    text += `; capped at ${count} by ${limits.length > 0 ? limits.join(', ') : 'caps.maxInstances'}`;
+    const limits = ([['group cap', room.group], ['template cap', room.template], ['global cap', room.global], ['scaling.maxInstances', room.policy], ['caps.maxInstances', room.capsMax]] as const)
+      .filter(([, v]) => v !== null && v <= count).map(([n]) => n);
+    text += `; capped at ${count} by ${limits.join(', ')}`;
   }
   return text;
 }

@@ -67,7 +67,7 @@ describe('planFleet: caps', () => {
   it('never above caps.maxInstances of the group', () => {
     const i = input({ minInstances: 4 }, [inst('a')]);
     i.group.caps = { maxInstances: 2 };
-    expect(planFleet(i).spawn.count).toBe(1);
+    expect(planFleet(i).spawn).toMatchObject({ count: 1, reason: expect.stringContaining('capped at 1 by caps.maxInstances') });
   });
 });
 

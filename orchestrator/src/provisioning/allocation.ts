@@ -14,14 +14,15 @@ export interface AllocationFilter {
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * A Ready, unallocated, not draining instance matching the filter, or
- * undefined. packed: on the busiest host (most instances), so other hosts
+ * A Ready, unallocated, not draining instance matching the filter, on a
+ * host not known to be other than ONLINE, or undefined. packed: on the busiest host (most instances), so other hosts
  * empty out and scale-down can free them; distributed: on the host with the
  * fewest allocated instances of the group, then the least busy. Ties by host
  * id, then instance id.
  */
 export function chooseAllocatable(instances: readonly FleetInstance[], hosts: readonly FleetHost[], placement: PlacementStrategy, filter: AllocationFilter = {}): string | undefined {
   const known = new Map(hosts.map((h) => [h.id, h.instanceCount]));
+  const closed = new Set(hosts.filter((h) => h.status !== undefined && h.status !== 'ONLINE').map((h) => h.id));
   const onHost = new Map<string, number>();
   const allocatedOnHost = new Map<string, number>();
   for (const i of instances) {
@@ -34,7 +35,7 @@ export function chooseAllocatable(instances: readonly FleetInstance[], hosts: re
   const wanted = Object.entries(filter.labels ?? {});
   let best: FleetInstance | undefined;
   for (const i of instances) {
-    if (fleetClass(i) !== 'ready' || i.hostId === null) continue;
+    if (fleetClass(i) !== 'ready' || i.hostId === null || closed.has(i.hostId)) continue;
     if (filter.variantId !== undefined && i.variantId !== filter.variantId) continue;
     if (!wanted.every(([k, v]) => i.labels?.[k] === v)) continue;
     if (best === undefined || compare(i, best) < 0) best = i;

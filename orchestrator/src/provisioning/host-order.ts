@@ -2,13 +2,15 @@
 // the autoscaler and the allocator agree. Deterministic: ties by host id,
 // then instance id; instances without a host come last.
 
-import type { PlacementStrategy } from '../domain/index.js';
+import type { HostStatus, PlacementStrategy } from '../domain/index.js';
 import type { FleetInstance } from './buffer.js';
 
 export interface FleetHost {
   id: string;
   /** Instances of every group placed on the host. */
   instanceCount: number;
+  /** When given and not ONLINE, the allocator skips the host's instances (unreachable or being drained). */
+  status?: HostStatus;
 }
 
 /**

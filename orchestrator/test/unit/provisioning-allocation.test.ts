@@ -31,6 +31,11 @@ describe('chooseAllocatable', () => {
     expect(chooseAllocatable(instances, hosts, placement, filter)).toBe(expected);
   });
 
+  it('skips hosts that are not ONLINE (offline, recovering, in maintenance)', () => {
+    const withStatus: FleetHost[] = [{ id: 'big', instanceCount: 8, status: 'MAINTENANCE' }, { id: 'mid', instanceCount: 5, status: 'OFFLINE' }, { id: 'small', instanceCount: 2, status: 'ONLINE' }];
+    expect(chooseAllocatable([inst('b', 'big'), inst('m', 'mid'), inst('s', 'small')], withStatus, 'packed')).toBe('s');
+  });
+
   it('only ever returns a Ready, unallocated instance (property)', () => {
     const arb = fc.array(fc.record({
       host: fc.constantFrom('big', 'small', 'mid', null), state: fc.constantFrom('online', 'starting', 'paused', 'degraded' as const), allocated: fc.boolean(), draining: fc.boolean(),

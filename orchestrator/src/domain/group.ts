@@ -1,6 +1,7 @@
 // Groups (named pools) and their variants (resolved configurations).
 
 import type { EpochMs, LayerRef, Resources } from './common.js';
+import type { ScalingPolicy } from '../provisioning/scaling-policy.js';
 
 export type GroupKind = 'persistent' | 'ephemeral';
 export type PlacementStrategy = 'packed' | 'distributed';
@@ -10,13 +11,8 @@ export interface GroupCaps {
   maxInstances?: number;
 }
 
-/** Placeholder for the fleet policy (seed 003): kept as data until the scaler exists. */
-export interface ScalingPolicy {
-  minInstances?: number;
-  maxInstances?: number;
-  warmBuffer?: number;
-  idleTiers?: { afterMs: number; action: 'pause' | 'stop' | 'delete' }[];
-}
+/** The fleet policy (seed 003): parsed and checked by provisioning/scaling-policy.ts. */
+export type { BufferPolicy, IdleAction, IdleTier, SavegamePolicy, ScaleDownRule, ScaleUpRule, ScalingPolicy } from '../provisioning/scaling-policy.js';
 
 export interface Variant {
   id: string;

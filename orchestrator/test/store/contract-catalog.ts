@@ -52,7 +52,9 @@ export function catalogContract(handle: StoreHandle): void {
   describe('groups', () => {
     it('put creates, detects unchanged and changed bodies, keeps createdAt', async () => {
       const store = handle.store();
-      const g = group('lobby', { scaling: { minInstances: 1, warmBuffer: 2, idleTiers: [{ afterMs: 60_000, action: 'pause' }] } });
+      const g = group('lobby', {
+        scaling: { minInstances: 1, buffer: { count: 2, percent: 20 }, idleTiers: [{ after: '1m', afterMs: 60_000, action: 'pause' }], savegame: { mode: 'archive', retention: '30d', retentionMs: 2_592_000_000 } },
+      });
       const created = await store.groups.put(g);
       expect(created).toMatchObject({ created: true, changed: true });
       expect(created.group).toEqual(g);

@@ -2,6 +2,7 @@
 // cross-field rules (secrets, defaults vs types, references) in catalog-rules.ts.
 
 import { Type, type Static } from '@sinclair/typebox';
+import { NullableScalingSchema } from '../../provisioning/scaling-policy.js';
 import { EnvMap, EnvName, IdString, LayerRefSchema, ResourcesSchema, VersionString } from './common.js';
 
 const Validation = Type.Object(
@@ -111,28 +112,8 @@ export const GroupBody = Type.Object(
     placement: Type.Optional(Type.Union([Type.Literal('packed'), Type.Literal('distributed')])),
     caps: Type.Optional(Type.Object({ maxInstances: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) }, { additionalProperties: false })),
     variants: Type.Array(VariantSchema, { minItems: 1, maxItems: 64 }),
-    scaling: Type.Optional(
-      Type.Union([
-        Type.Null(),
-        Type.Object(
-          {
-            minInstances: Type.Optional(Type.Integer({ minimum: 0 })),
-            maxInstances: Type.Optional(Type.Integer({ minimum: 0 })),
-            warmBuffer: Type.Optional(Type.Integer({ minimum: 0 })),
-            idleTiers: Type.Optional(
-              Type.Array(
-                Type.Object(
-                  { afterMs: Type.Integer({ minimum: 0 }), action: Type.Union([Type.Literal('pause'), Type.Literal('stop'), Type.Literal('delete')]) },
-                  { additionalProperties: false },
-                ),
-                { maxItems: 8 },
-              ),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-      ]),
-    ),
+    // Structure only; parseScalingPolicy (provisioning) applies the rules and names the field it refuses.
+    scaling: Type.Optional(NullableScalingSchema),
   },
   { additionalProperties: false },
 );

@@ -7,6 +7,7 @@ import { validateRelativePath } from '../../lifecycle/deletion.js';
 import { validateReadinessSpec } from '../../lifecycle/readiness.js';
 import { RESERVED_LABEL_PREFIX, validateContainerUser } from '../../lifecycle/settings.js';
 import { unwrap } from '../../lifecycle/result.js';
+import { parseScalingPolicy } from '../../provisioning/scaling-policy.js';
 import { AppError } from '../../shared/errors.js';
 import type { GroupBody, TemplateBody } from '../schemas/catalog.js';
 
@@ -150,9 +151,12 @@ export function normalizeGroup(body: GroupBody): NormalizedGroup {
     checkDuplicateLayers(v.extraLayers ?? [], `variants/${i}/extraLayers`);
     return { id: v.id, template: v.template, extraLayers: v.extraLayers ?? [], ...(v.resources ? { resources: v.resources } : {}), env: v.env ?? {} };
   });
-  const scaling = body.scaling ?? null;
-  if (scaling?.minInstances !== undefined && scaling.maxInstances !== undefined && scaling.minInstances > scaling.maxInstances) {
-    throw invalid('scaling', 'minInstances must not exceed maxInstances');
+  const scaling = body.scaling == null ? null : parseScalingPolicy(body.scaling);
+  const capMax = body.caps?.maxInstances;
+  if (scaling && capMax !== undefined && scaling.minInstances > capMax) {
+    throw new AppError('VALIDATION_FAILED', `scaling.minInstances: must not exceed caps.maxInstances (${scaling.minInstances} > ${capMax}): the minimum could never be kept`, {
+      details: { field: 'scaling.minInstances' },
+    });
   }
   return { kind: body.kind, placement: body.placement ?? 'packed', caps: body.caps ?? {}, variants, scaling };
 }

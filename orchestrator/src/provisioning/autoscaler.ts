@@ -1,0 +1,181 @@
+// The fleet autoscaler, pure: one evaluation over a snapshot of a group
+// decides what to spawn, wake and despawn, and returns the inputs it decided
+// from for the audit log. The caller applies the plan through the normal
+// placement/caps path (which re-checks every cap atomically).
+
+import type { EpochMs, GroupCaps, PlacementStrategy } from '../domain/index.js';
+import { desiredBuffer, fillOf, fleetClass, fleetCounts, type Fill, type FleetCounts, type FleetInstance } from './buffer.js';
+import { hostOrder, type FleetHost } from './host-order.js';
+import type { ScalingPolicy } from './scaling-policy.js';
+
+export type { FleetHost } from './host-order.js';
+
+export interface CapsRemaining {
+  /** New instances the group's atomic cap still allows. */
+  group: number;
+  template: number;
+  global: number;
+}
+
+export interface FleetInput {
+  group: { id: string; placement: PlacementStrategy; scaling: ScalingPolicy; caps: GroupCaps };
+  instances: readonly FleetInstance[];
+  hosts: readonly FleetHost[];
+  now: EpochMs;
+  lastScaleUpAt: EpochMs | null;
+  lastScaleDownAt: EpochMs | null;
+  capsRemaining: CapsRemaining;
+}
+
+export interface FleetPlanInputs {
+  groupId: string;
+  now: EpochMs;
+  counts: FleetCounts;
+  minInstances: number;
+  maxInstances: number | null;
+  bufferTarget: number;
+  fill: Fill;
+  need: { min: number; buffer: number; scaleUp: number };
+  /** New instances each limit still allows; `policy` is scaling.maxInstances, `capsMax` caps.maxInstances, minus the group's instances. */
+  room: { group: number; template: number; global: number; policy: number | null; capsMax: number | null; effective: number };
+  scaleUp: { threshold: number; above: boolean; cooldownRemainingMs: number } | null;
+  scaleDown: { whenEmptyForMs: number; cooldownRemainingMs: number; removable: number } | null;
+  lastScaleUpAt: EpochMs | null;
+  lastScaleDownAt: EpochMs | null;
+}
+
+export interface FleetPlan {
+  spawn: { count: number; reason: string };
+  /** Paused, then stopped, unallocated instances to bring back before spawning (no world generation). */
+  wake: { instanceId: string; reason: string }[];
+  despawn: { instanceId: string; reason: string }[];
+  /** Ready instances that make up the minimum or buffer: idle tiers leave them alone (heldByFleet). */
+  hold: string[];
+  inputs: FleetPlanInputs;
+}
+
+const remaining = (last: EpochMs | null, cooldownMs: number, now: EpochMs): number => (last === null ? 0 : Math.max(0, last + cooldownMs - now));
+
+/** Never below min or buffer, never above any cap, never an allocated or occupied instance. */
+export function planFleet(input: FleetInput): FleetPlan {
+  const { group, instances, now } = input;
+  const policy = group.scaling;
+  const sorted = [...instances].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const counts = fleetCounts(sorted);
+  const bufferTarget = desiredBuffer(policy.buffer, counts.allocated);
+  const fill = fillOf(sorted);
+  const towardBuffer = counts.ready + counts.starting;
+  const towardMin = counts.ready + counts.allocated + counts.starting + counts.busy;
+
+  const up = policy.scaleUp;
+  const upCooldown = up ? remaining(input.lastScaleUpAt, up.cooldownMs, now) : 0;
+  const above = up !== undefined && fill.ratio !== null && fill.ratio > up.whenFillAbove;
+  // Instances already starting are the pending answer to a high fill: count them against the step.
+  const need = {
+    min: Math.max(0, policy.minInstances - towardMin),
+    buffer: Math.max(0, bufferTarget - towardBuffer),
+    scaleUp: up && above && upCooldown === 0 ? Math.max(0, up.step - counts.starting) : 0,
+  };
+  const policyRoom = policy.maxInstances === undefined ? null : policy.maxInstances - sorted.length;
+  const capsMax = group.caps.maxInstances === undefined ? null : group.caps.maxInstances - sorted.length;
+  const effective = Math.max(0, Math.min(input.capsRemaining.group, input.capsRemaining.template, input.capsRemaining.global, policyRoom ?? Infinity, capsMax ?? Infinity));
+  const room = { group: input.capsRemaining.group, template: input.capsRemaining.template, global: input.capsRemaining.global, policy: policyRoom, capsMax, effective };
+
+  const wanted = Math.max(need.min, need.buffer, need.scaleUp);
+  const wake = chooseWake(sorted, input, wanted);
+  const spawnCount = Math.min(wanted - wake.length, effective);
+  const spawn = { count: spawnCount, reason: spawnReason(need, wanted, wake.length, spawnCount, room, counts, bufferTarget, policy) };
+
+  const down = policy.scaleDown;
+  let despawn: FleetPlan['despawn'] = [];
+  let removable = 0;
+  const downCooldown = up ? Math.max(remaining(input.lastScaleUpAt, up.cooldownMs, now), remaining(input.lastScaleDownAt, up.cooldownMs, now)) : 0;
+  if (down && wanted === 0 && downCooldown === 0) {
+    removable = Math.max(0, Math.min(counts.ready + counts.allocated + counts.busy - policy.minInstances, counts.ready - bufferTarget));
+    despawn = chooseDespawn(sorted, input, removable, fill, down.whenEmptyForMs, bufferTarget);
+  }
+  const hold = chooseHold(sorted, input, despawn, counts, bufferTarget);
+
+  return {
+    spawn,
+    wake,
+    despawn,
+    hold,
+    inputs: {
+      groupId: group.id, now, counts, minInstances: policy.minInstances, maxInstances: policy.maxInstances ?? null, bufferTarget, fill, need, room,
+      scaleUp: up ? { threshold: up.whenFillAbove, above, cooldownRemainingMs: upCooldown } : null,
+      scaleDown: down ? { whenEmptyForMs: down.whenEmptyForMs, cooldownRemainingMs: downCooldown, removable } : null,
+      lastScaleUpAt: input.lastScaleUpAt, lastScaleDownAt: input.lastScaleDownAt,
+    },
+  };
+}
+
+function chooseWake(sorted: readonly FleetInstance[], input: FleetInput, wanted: number): FleetPlan['wake'] {
+  if (wanted <= 0) return [];
+  // Only settled sleepers; archived worlds are finished (a start or a login brings one back, not the fleet).
+  const rank = (i: FleetInstance): number => (i.state === 'paused' ? 0 : 1);
+  const sleepers = sorted.filter((i) => !i.allocated && !i.draining && (i.state === 'paused' || i.state === 'stopped'));
+  const order = hostOrder(input.group.placement, input.hosts, sorted, 'fill');
+  sleepers.sort((a, b) => rank(a) - rank(b) || order(a, b));
+  return sleepers.slice(0, wanted).map((i) => ({ instanceId: i.id, reason: `${i.state} and unallocated: waking it is cheaper than a spawn` }));
+}
+
+function chooseDespawn(sorted: readonly FleetInstance[], input: FleetInput, removable: number, fill: Fill, whenEmptyForMs: number, bufferTarget: number): FleetPlan['despawn'] {
+  const { now, group } = input;
+  const up = group.scaling.scaleUp;
+  const candidates = sorted.filter((i) => fleetClass(i) === 'ready' && i.playersOnline === 0 && i.emptySince !== null && now - i.emptySince >= whenEmptyForMs);
+  const out: FleetPlan['despawn'] = [];
+  const { players } = fill;
+  let { capacity } = fill;
+  const taken = new Set<string>();
+  while (out.length < removable) {
+    const pool = candidates.filter((i) => !taken.has(i.id));
+    if (pool.length === 0) break;
+    // Re-rank after each pick: removing one changes its host's counts.
+    const left = sorted.filter((i) => !taken.has(i.id));
+    const next = pool.sort(hostOrder(group.placement, input.hosts, left, 'empty', takenHosts(sorted, taken)))[0]!;
+    const cap = capacity - (next.maxPlayers ?? 0);
+    // Never remove so much capacity that the fill rises above the scale-up threshold (it would flap).
+    if (up && players > 0 && (cap <= 0 || players / cap > up.whenFillAbove)) break;
+    capacity = cap;
+    taken.add(next.id);
+    out.push({ instanceId: next.id, reason: `empty for ${Math.round((now - next.emptySince!) / 1000)}s (scaleDown.whenEmptyFor ${group.scaling.scaleDown!.whenEmptyFor}); keeps min ${group.scaling.minInstances} and buffer ${bufferTarget}` });
+  }
+  return out;
+}
+
+/** How many instances each host lost to earlier picks of this plan. */
+function takenHosts(sorted: readonly FleetInstance[], taken: ReadonlySet<string>): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const i of sorted) if (taken.has(i.id) && i.hostId !== null) m.set(i.hostId, (m.get(i.hostId) ?? 0) + 1);
+  return m;
+}
+
+function chooseHold(sorted: readonly FleetInstance[], input: FleetInput, despawn: FleetPlan['despawn'], counts: FleetCounts, bufferTarget: number): string[] {
+  const gone = new Set(despawn.map((d) => d.instanceId));
+  const ready = sorted.filter((i) => fleetClass(i) === 'ready' && !gone.has(i.id));
+  const towardBuffer = ready.length + counts.starting;
+  const towardMin = ready.length + counts.allocated + counts.starting + counts.busy;
+  // Ready instances that could sleep without the next evaluation spawning a replacement.
+  const spare = Math.max(0, Math.min(towardBuffer - bufferTarget, towardMin - input.group.scaling.minInstances));
+  const heldCount = Math.max(0, ready.length - spare);
+  // Hold the ones scale-down would remove last.
+  ready.sort(hostOrder(input.group.placement, input.hosts, sorted, 'empty'));
+  return ready.slice(ready.length - heldCount).map((i) => i.id).sort();
+}
+
+function spawnReason(need: FleetPlanInputs['need'], wanted: number, woken: number, count: number, room: FleetPlanInputs['room'], counts: FleetCounts, bufferTarget: number, policy: ScalingPolicy): string {
+  if (wanted === 0) return 'nothing missing';
+  const why: string[] = [];
+  if (need.min > 0) why.push(`minInstances ${policy.minInstances} needs ${need.min} more`);
+  if (need.buffer > 0) why.push(`buffer ${bufferTarget} needs ${need.buffer} more (ready ${counts.ready}, starting ${counts.starting})`);
+  if (need.scaleUp > 0) why.push(`fill above ${policy.scaleUp!.whenFillAbove}: step ${policy.scaleUp!.step} less ${counts.starting} starting`);
+  let text = why.join('; ');
+  if (woken > 0) text += `; ${woken} woken instead`;
+  if (count < wanted - woken) {
+    const limits = ([['group cap', room.group], ['template cap', room.template], ['global cap', room.global], ['scaling.maxInstances', room.policy], ['caps.maxInstances', room.capsMax]] as const)
+      .filter(([, v]) => v !== null && v <= count).map(([n]) => n);
+    text += `; capped at ${count} by ${limits.join(', ')}`;
+  }
+  return text;
+}

@@ -138,9 +138,13 @@ export class ApiClient {
   }
 }
 
-/** An error answer that may come from something else than an orchestrator. */
+/**
+ * An error answer that may come from something else than an orchestrator: not
+ * our error shape, a 401, or the generic NOT_FOUND an unknown route gets (the
+ * orchestrator's own "X does not exist" answers mostly carry X_NOT_FOUND).
+ */
 function looksForeign(err: ApiError): boolean {
-  return err.code.startsWith('HTTP_') || err.code === 'UNAUTHORIZED' || (err.code === 'NOT_FOUND' && err.apiMessage.startsWith('no route '));
+  return err.code.startsWith('HTTP_') || err.code === 'UNAUTHORIZED' || err.code === 'NOT_FOUND';
 }
 
 export function toApiError(status: number, text: string): ApiError {

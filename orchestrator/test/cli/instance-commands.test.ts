@@ -212,6 +212,14 @@ describe('ectl catalog, transfers, tokens, audit, imports and requests', () => {
     expect((await ectl(['instances', 'ls'], { token: secret })).stderr).toMatch(/UNAUTHORIZED/);
   });
 
+  it('--wait works for a token that may act on instances but not read commands (it never needs GET /commands)', async () => {
+    const secret = (await ectl(['tokens', 'create', 'writer', '--scope', 'instances:write'])).stdout.trim();
+    expect((await ectl(['commands', 'ls'], { token: secret })).stderr).toMatch(/FORBIDDEN: token writer lacks scope commands:read/);
+    const r = await ectl(['instances', 'restart', 'survival', '--wait', '--timeout', '30'], { token: secret });
+    expect(r.stderr).not.toMatch(/error/);
+    expect(r.stdout).toBe('instance survival: online\n');
+  });
+
   it('audit lists the mutating calls, filterable by target', async () => {
     const entries = await json<{ action: string; targetKind: string }[]>(['audit', '--target-kind', 'instance', '--limit', '200']);
     expect(entries.map((e) => e.action)).toEqual(expect.arrayContaining(['instance.create', 'instance.stop', 'instance.delete']));

@@ -56,7 +56,8 @@ beforeAll(async () => {
     ENDERCLOUD_LOG_LEVEL: 'silent', ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_SUPERVISE_INTERVAL: '100ms',
     ENDERCLOUD_COMMAND_RETRY_INITIAL: '10ms', ENDERCLOUD_COMMAND_RETRY_MAX: '40ms', ENDERCLOUD_COMMAND_MAX_ATTEMPTS: '2',
   }));
-  const beat = await fetch(`${orchestrator.url}/api/v1/agents/host-a/heartbeat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(heartbeatBody(agent.url)) });
+  const beat = await fetch(`${orchestrator.url}/api/v1/agents/host-a/heartbeat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(heartbeatBody(agent.url, { heartbeatIntervalMs: 600_000 })) });
+  // One heartbeat for the whole file: a long declared interval keeps the host ONLINE (placeable) on a slow machine.
   expect(beat.status).toBe(200);
   expect((await api('PUT', '/templates/mc/versions/1', {
     image: 'mc:1', resources: { memoryMb: 256 },

@@ -36,7 +36,7 @@ beforeAll(async () => {
     ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`, ENDERCLOUD_DATA_DIR: join(base, 'data'), ENDERCLOUD_ADMIN_TOKEN: ADMIN,
     ENDERCLOUD_LOG_LEVEL: 'silent', ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_SUPERVISE_INTERVAL: '100ms',
   }));
-  expect((await fetch(`${orchestrator.url}/api/v1/agents/host-d/heartbeat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(heartbeatBody(agent.url)) })).status).toBe(200);
+  expect((await fetch(`${orchestrator.url}/api/v1/agents/host-d/heartbeat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(heartbeatBody(agent.url, { heartbeatIntervalMs: 600_000 })) })).status).toBe(200);
   expect((await api('PUT', '/templates/mc/versions/1', {
     image: 'mc:1', resources: { memoryMb: 256 },
     readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 10_000, intervalMs: 100 },

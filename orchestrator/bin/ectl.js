@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-// Runs ectl's TypeScript entry through tsx (registered as an ESM loader), so the
-// package needs no build step: `npx ectl --help` works after `npm ci`.
-import { register } from 'tsx/esm/api';
+// Runs the built ectl (dist/ectl.mjs, one bundled ES module: no TypeScript
+// transpile per call). `npm ci` builds it through the `prepare` script.
+import { existsSync } from 'node:fs';
+import process from 'node:process';
+import { URL } from 'node:url';
 
-register();
-await import(new globalThis.URL('../src/cli/index.ts', import.meta.url).href);
+const built = new URL('../dist/ectl.mjs', import.meta.url);
+if (!existsSync(built)) {
+  process.stderr.write(`error: ectl is not built (${built.pathname} is missing): run npm run build:ectl (or npm ci) in the orchestrator directory\n`);
+  process.exit(1);
+}
+await import(built.href);

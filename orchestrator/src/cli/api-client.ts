@@ -3,6 +3,7 @@
 
 import type { Readable } from 'node:stream';
 import { ApiError, CliError } from './errors.js';
+import { classifyHealth, notOrchestratorMessage } from './target-check.js';
 
 export type FetchFn = typeof globalThis.fetch;
 
@@ -59,6 +60,34 @@ export class ApiClient {
     return this.request<T>('POST', path, { ...opts, body });
   }
 
+  patch<T>(path: string, body: unknown, opts: RequestOptions = {}): Promise<T> {
+    return this.request<T>('PATCH', path, { ...opts, body });
+  }
+
+  delete<T>(path: string, body?: unknown, opts: RequestOptions = {}): Promise<T> {
+    return this.request<T>('DELETE', path, body === undefined ? opts : { ...opts, body });
+  }
+
+  private targetChecked: Promise<void> | undefined;
+
+  /**
+   * Throws one line when the URL is not an orchestrator (an agent, another web
+   * server); asked once, and only when an answer looks wrong.
+   */
+  checkTarget(): Promise<void> {
+    this.targetChecked ??= (async () => {
+      let res: Response;
+      try {
+        res = await this.fetchFn(new URL(`${this.baseUrl}/health`), { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
+      } catch {
+        return; // the first answer came, so let that answer's error speak
+      }
+      const message = notOrchestratorMessage(this.options.url, classifyHealth(res.status, res.headers.get('content-type'), await res.text()));
+      if (message) throw new CliError('runtime', message);
+    })();
+    return this.targetChecked;
+  }
+
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const url = new URL(`${this.baseUrl}${path}`);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
@@ -90,15 +119,32 @@ export class ApiClient {
       throw new CliError('runtime', `cannot reach the orchestrator at ${this.options.url}: ${cause}`);
     }
     const text = await res.text();
-    if (!res.ok) throw toApiError(res.status, text);
-    if (opts.text) return text as T;
-    if (text === '') return undefined as T;
+    if (!res.ok) {
+      const err = toApiError(res.status, text);
+      if (looksForeign(err)) await this.checkTarget();
+      throw err;
+    }
+    const html = /html/i.test(res.headers.get('content-type') ?? '');
+    if (html) await this.checkTarget();
+    if (opts.text && !html) return text as T;
+    if (text === '' && !html) return undefined as T;
     try {
+      if (html) throw new Error('html');
       return JSON.parse(text) as T;
     } catch {
+      await this.checkTarget();
       throw new CliError('runtime', `${method} ${url.pathname}: the orchestrator answered HTTP ${res.status} with a body that is not JSON`);
     }
   }
+}
+
+/**
+ * An error answer that may come from something else than an orchestrator: not
+ * our error shape, a 401, or the generic NOT_FOUND an unknown route gets (the
+ * orchestrator's own "X does not exist" answers mostly carry X_NOT_FOUND).
+ */
+function looksForeign(err: ApiError): boolean {
+  return err.code.startsWith('HTTP_') || err.code === 'UNAUTHORIZED' || err.code === 'NOT_FOUND';
 }
 
 export function toApiError(status: number, text: string): ApiError {

@@ -23,6 +23,12 @@ export interface CliEnvironment {
   configPath: string;
   urlOverride: string | undefined;
   tokenOverride: string | undefined;
+  /**
+   * The directory relative paths (layers push, apply -f, imports) are resolved
+   * against: the caller's, also under `npm run ectl` (npm runs scripts from the
+   * package root and keeps the caller's directory in INIT_CWD). Default: process.cwd().
+   */
+  cwd?: string;
 }
 
 export function cliEnvironment(env: Env = process.env, home: string = homedir()): CliEnvironment {
@@ -31,7 +37,17 @@ export function cliEnvironment(env: Env = process.env, home: string = homedir())
     configPath: join(base, 'endercloud', 'config.json'),
     urlOverride: env.ENDERCLOUD_URL?.trim() || undefined,
     tokenOverride: env.ENDERCLOUD_TOKEN?.trim() || undefined,
+    cwd: callerDirectory(env, process.cwd()),
   };
+}
+
+/**
+ * INIT_CWD only when npm runs this very script (`npm run ectl`): inside another
+ * package's script that cd's elsewhere, INIT_CWD would be the wrong directory.
+ */
+export function callerDirectory(env: Env, cwd: string): string {
+  const viaNpmRun = env.npm_lifecycle_event === 'ectl' && env.npm_package_name === 'endercloud';
+  return viaNpmRun && env.INIT_CWD?.trim() ? env.INIT_CWD : cwd;
 }
 
 export const CONTEXT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;

@@ -1,17 +1,30 @@
 // Builds the ectl command tree over injected dependencies and runs it, turning
 // every failure into a message on stderr and an exit code (1 API/runtime, 2 usage).
 
+import { isAbsolute, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ApiClient, type FetchFn } from './api-client.js';
+import { apiErrorLine } from './api-hints.js';
 import { registerApply } from './commands/apply.js';
+import { registerAudit } from './commands/audit.js';
+import { registerCatalog } from './commands/catalog.js';
 import { registerCommands } from './commands/commands.js';
+import { registerCompletion } from './commands/completion.js';
 import { registerContext } from './commands/context.js';
 import { registerHosts } from './commands/hosts.js';
+import { registerImports } from './commands/imports.js';
+import { registerInstanceActions } from './commands/instance-actions.js';
+import { registerInstanceInfo } from './commands/instance-info.js';
+import { registerInstanceStreams } from './commands/instance-streams.js';
 import { registerInstances } from './commands/instances.js';
 import { registerLayers } from './commands/layers.js';
+import { registerRequests } from './commands/requests.js';
+import { registerTokens } from './commands/tokens.js';
+import { registerTransfers } from './commands/transfers.js';
 import { readConfigFile, resolveTarget, type CliEnvironment } from './config.js';
 import { ApiError, CliError } from './errors.js';
 import type { Output } from './output.js';
+import { noPrompt, type Prompt } from './prompt.js';
 
 export interface CliDeps {
   output: Output;
@@ -20,6 +33,8 @@ export interface CliDeps {
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   version?: string;
+  /** Typed confirmations; default: none (flags must answer). */
+  prompt?: Prompt;
 }
 
 /** What every command gets: output, clock, and an API client for the selected context. */
@@ -29,6 +44,9 @@ export interface CommandContext {
   fetch: FetchFn;
   now(): number;
   sleep(ms: number): Promise<void>;
+  prompt: Prompt;
+  /** A user-given path, resolved against the caller's directory. */
+  resolvePath(path: string): string;
   client(): Promise<ApiClient>;
 }
 
@@ -51,6 +69,8 @@ export function buildProgram(deps: CliDeps): Command {
     fetch: fetchFn,
     now: deps.now ?? Date.now,
     sleep: deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
+    prompt: deps.prompt ?? noPrompt,
+    resolvePath: (path) => (isAbsolute(path) ? path : resolve(deps.env.cwd ?? process.cwd(), path)),
     async client() {
       const config = await readConfigFile(deps.env.configPath);
       const target = resolveTarget(config, deps.env, program.opts<{ context?: string }>().context);
@@ -61,10 +81,26 @@ export function buildProgram(deps: CliDeps): Command {
   registerHosts(program, ctx);
   registerLayers(program, ctx);
   registerApply(program, ctx);
-  registerInstances(program, ctx);
+  const instances = registerInstances(program, ctx);
+  registerInstanceActions(instances, program, ctx);
+  registerInstanceInfo(instances, ctx);
+  registerInstanceStreams(instances, ctx);
+  registerCatalog(program, ctx);
+  registerTransfers(program, ctx);
+  registerImports(program, ctx);
+  registerRequests(program, ctx);
+  registerTokens(program, ctx);
+  registerAudit(program, ctx);
   registerCommands(program, ctx);
-  // Sub-commands inherit exitOverride and output routing.
-  for (const sub of program.commands) sub.exitOverride().configureOutput(program.configureOutput());
+  registerCompletion(program, ctx);
+  // Every sub-command (at any depth) inherits exitOverride and output routing.
+  const inherit = (cmd: Command): void => {
+    for (const sub of cmd.commands) {
+      sub.exitOverride().configureOutput(program.configureOutput());
+      inherit(sub);
+    }
+  };
+  inherit(program);
   return program;
 }
 
@@ -81,7 +117,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
       return 2;
     }
     if (err instanceof ApiError) {
-      deps.output.error(`error: ${err.code}: ${err.apiMessage || '(no message)'} (HTTP ${err.status})`);
+      deps.output.error(apiErrorLine(err));
       return err.exitCode;
     }
     if (err instanceof CliError) {

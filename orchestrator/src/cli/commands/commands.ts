@@ -1,9 +1,11 @@
-// `ectl commands get ID`: one durable command (status, attempts, last error).
+// `ectl commands get ID|ls`: durable commands (status, attempts, last error).
 
 import type { Command } from 'commander';
-import { enc } from '../api-client.js';
-import { printFields, printJson } from '../output.js';
+import { enc, listOf } from '../api-client.js';
+import { printFields, printJson, printTable } from '../output.js';
 import type { CommandContext } from '../program.js';
+import { formatAge } from '../table.js';
+import { positiveInt } from './instances.js';
 
 interface CommandView {
   id: string;
@@ -38,5 +40,25 @@ export function registerCommands(program: Command, ctx: CommandContext): void {
         ['created', c.createdAt],
         ['completed', c.completedAt ?? '-'],
       ]);
+    });
+  commands
+    .command('ls')
+    .description('recent commands, newest first')
+    .option('--instance <id>', 'only this instance (id)')
+    .option('--host <id>', 'only this host')
+    .option('--limit <n>', 'entries', positiveInt('--limit'), 50)
+    .option('--json', 'print JSON')
+    .action(async (opts: { instance?: string; host?: string; limit: number; json?: boolean }) => {
+      const rows = listOf<CommandView>(await (await ctx.client()).get('/commands', { query: { instanceId: opts.instance, hostId: opts.host, limit: opts.limit } }), 'commands');
+      if (opts.json) return printJson(ctx.out, rows);
+      printTable(ctx.out, rows, [
+        { header: 'id', value: (c) => c.id },
+        { header: 'kind', value: (c) => c.kind },
+        { header: 'instance', value: (c) => c.instanceId },
+        { header: 'status', value: (c) => c.status },
+        { header: 'attempts', value: (c) => `${c.attempts}/${c.maxAttempts}`, align: 'right' },
+        { header: 'created', value: (c) => formatAge(c.createdAt, ctx.now()) },
+        { header: 'last error', value: (c) => c.lastError },
+      ], 'no commands');
     });
 }

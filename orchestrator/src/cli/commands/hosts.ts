@@ -1,11 +1,13 @@
 // `ectl hosts ls|get|maintenance`: the Docker hosts the orchestrator knows;
 // `hosts unclaimed|adopt|unclaimed-delete`: managed containers the store does not know.
+// `hosts remove` refuses: the API cannot forget a host yet.
 
 import type { Command } from 'commander';
 import { enc, listOf } from '../api-client.js';
 import { CliError } from '../errors.js';
 import { printFields, printJson, printTable } from '../output.js';
 import type { CommandContext } from '../program.js';
+import { notOffered } from './not-offered.js';
 import { formatAge, formatBytes } from '../table.js';
 
 /** The fields ectl shows of GET /hosts answers (others are passed through with --json). */
@@ -91,6 +93,12 @@ export function registerHosts(program: Command, ctx: CommandContext): void {
       const h = await (await ctx.client()).post<HostView | undefined>(`/hosts/${enc(id)}/maintenance`, { enabled: Boolean(opts.on), message: opts.message });
       if (opts.json) return printJson(ctx.out, h ?? { id, maintenance: { enabled: Boolean(opts.on), message: opts.message } });
       ctx.out.line(`host ${id}: maintenance ${opts.on ? 'on' : 'off'}${h?.status ? ` (status ${h.status})` : ''}`);
+    });
+  hosts
+    .command('remove <id>')
+    .description('forget a host that is gone for good (not offered by the orchestrator yet)')
+    .action(async () => {
+      throw notOffered('hosts remove', 'removing hosts');
     });
   registerUnclaimed(hosts, ctx);
 }

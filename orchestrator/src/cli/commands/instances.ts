@@ -1,12 +1,15 @@
 // `ectl instances create|ls|get|logs`: servers placed by the orchestrator.
+// Actions, admin and info commands live in instance-actions.ts,
+// instance-info.ts and instance-streams.ts.
 
 import type { Command } from 'commander';
-import { enc, listOf, type ApiClient } from '../api-client.js';
+import { enc, listOf } from '../api-client.js';
 import { ApiError, CliError } from '../errors.js';
 import { printFields, printJson, printTable } from '../output.js';
-import { startSpinner } from '../progress.js';
 import type { CommandContext } from '../program.js';
 import { formatAge } from '../table.js';
+import { waitForInstance } from '../wait.js';
+import { notOffered } from './not-offered.js';
 
 export interface InstanceView {
   id: string;
@@ -18,60 +21,31 @@ export interface InstanceView {
   stateReason?: string | null;
   desiredState: string;
   endpoint?: { host: string; port: number } | null;
+  players?: { online: number; max: number | null; at?: string } | null;
+  activeAction?: { kind: string; commandId: string } | null;
+  image?: string;
   createdAt?: number | string;
   updatedAt?: number | string;
 }
 
 interface CreatedAnswer {
   id: string;
+  name?: string;
   state: string;
   commandId: string;
 }
 
-interface CommandView {
-  id: string;
-  status: string;
-  lastError?: string | null;
-}
-
 const endpoint = (i: InstanceView): string => (i.endpoint ? `${i.endpoint.host}:${i.endpoint.port}` : '-');
+export const playersOf = (i: InstanceView): string => (i.players ? `${i.players.online}/${i.players.max ?? '?'}` : '-');
 
-function positiveInt(name: string) {
+export function positiveInt(name: string) {
   return (v: string): number => {
     if (!/^\d+$/.test(v) || Number(v) <= 0) throw new CliError('usage', `${name} must be a positive integer (got "${v}")`);
     return Number(v);
   };
 }
 
-/** Polls the command until it succeeds or fails, bounded by `timeoutMs`. */
-async function waitForCommand(client: ApiClient, ctx: CommandContext, commandId: string, timeoutMs: number): Promise<CommandView> {
-  const spinner = startSpinner(ctx.out, `waiting for command ${commandId}`);
-  const deadline = ctx.now() + timeoutMs;
-  try {
-    for (;;) {
-      const cmd = await client.get<CommandView>(`/commands/${enc(commandId)}`);
-      spinner.update(`command ${commandId}: ${cmd.status}`);
-      if (cmd.status === 'succeeded') {
-        spinner.stop(`command ${commandId} succeeded`);
-        return cmd;
-      }
-      if (cmd.status === 'failed') {
-        spinner.stop();
-        throw new CliError('runtime', `command ${commandId} failed: ${cmd.lastError ?? 'no reason given'}`);
-      }
-      if (ctx.now() >= deadline) {
-        spinner.stop();
-        throw new CliError('runtime', `command ${commandId} still ${cmd.status} after ${timeoutMs / 1000}s (see ectl instances get)`);
-      }
-      await ctx.sleep(250);
-    }
-  } catch (err) {
-    spinner.stop();
-    throw err;
-  }
-}
-
-function printInstance(ctx: CommandContext, i: InstanceView): void {
+export function printInstance(ctx: CommandContext, i: InstanceView): void {
   printFields(ctx.out, [
     ['id', i.id],
     ['name', i.name ?? '-'],
@@ -81,33 +55,42 @@ function printInstance(ctx: CommandContext, i: InstanceView): void {
     ['state', i.stateReason ? `${i.state} (${i.stateReason})` : i.state],
     ['desired', i.desiredState],
     ['endpoint', endpoint(i)],
+    ['players', playersOf(i)],
+    ['image', i.image ?? '-'],
+    ['action', i.activeAction ? `${i.activeAction.kind} (command ${i.activeAction.commandId})` : '-'],
     ['created', formatAge(i.createdAt, ctx.now())],
     ['updated', formatAge(i.updatedAt, ctx.now())],
   ]);
 }
 
-export function registerInstances(program: Command, ctx: CommandContext): void {
-  const instances = program.command('instances').description('create and inspect instances (one server each)');
+export function registerInstances(program: Command, ctx: CommandContext): Command {
+  const instances = program.command('instances').alias('i').description('create, inspect and run instances (one server each)');
   instances
     .command('create')
     .description('create an instance of a group variant (the orchestrator places it)')
     .requiredOption('--group <id>', 'group id')
     .requiredOption('--variant <id>', 'variant id of the group')
-    .option('--name <name>', 'display name')
-    .option('--wait', 'wait until the create command has finished')
+    .option('--name <name>', 'instance name')
+    .option('--import <uploadId>', 'start from data uploaded with ectl imports push')
+    .option('--import-destination <dir>', 'directory inside the instance for the imported data (default: its root)')
+    .option('--no-start', 'create the container but do not start it')
+    .option('--wait', 'wait until the instance is online (readiness passed), or stopped with --no-start')
     .option('--timeout <seconds>', 'bound on --wait', positiveInt('--timeout'), 300)
     .option('--json', 'print JSON')
-    .action(async (opts: { group: string; variant: string; name?: string; wait?: boolean; timeout: number; json?: boolean }) => {
+    .action(async (opts: { group: string; variant: string; name?: string; import?: string; importDestination?: string; start: boolean; wait?: boolean; timeout: number; json?: boolean }) => {
       const client = await ctx.client();
-      const body: Record<string, string> = { groupId: opts.group, variantId: opts.variant };
+      const body: Record<string, unknown> = { groupId: opts.group, variantId: opts.variant };
       if (opts.name !== undefined) body.name = opts.name;
+      if (!opts.start) body.start = false;
+      if (opts.importDestination !== undefined && opts.import === undefined) throw new CliError('usage', '--import-destination needs --import UPLOAD_ID');
+      if (opts.import !== undefined) body.import = { uploadId: opts.import, ...(opts.importDestination !== undefined ? { destination: opts.importDestination } : {}) };
       const created = await client.post<CreatedAnswer>('/instances', body);
       if (!opts.wait) {
         if (opts.json) return printJson(ctx.out, created);
-        ctx.out.line(`instance ${created.id} accepted (state ${created.state}, command ${created.commandId})`);
+        ctx.out.line(`instance ${created.name ?? created.id} (${created.id}) accepted (state ${created.state}, command ${created.commandId})`);
         return;
       }
-      await waitForCommand(client, ctx, created.commandId, opts.timeout * 1000);
+      await waitForInstance({ client, out: ctx.out, now: ctx.now, sleep: ctx.sleep }, created.id, opts.start ? 'online' : 'stopped', opts.timeout * 1000, created.commandId);
       const instance = await client.get<InstanceView>(`/instances/${enc(created.id)}`);
       if (opts.json) return printJson(ctx.out, instance);
       printInstance(ctx, instance);
@@ -117,28 +100,32 @@ export function registerInstances(program: Command, ctx: CommandContext): void {
     .description('list instances')
     .option('--group <id>', 'only this group')
     .option('--host <id>', 'only this host')
+    .option('--state <state>', 'only instances in this state')
     .option('--json', 'print JSON')
-    .action(async (opts: { group?: string; host?: string; json?: boolean }) => {
-      const query = { groupId: opts.group, hostId: opts.host };
+    .action(async (opts: { group?: string; host?: string; state?: string; json?: boolean }) => {
+      const query = { groupId: opts.group, hostId: opts.host, state: opts.state };
       let rows = listOf<InstanceView>(await (await ctx.client()).get('/instances', { query }), 'instances');
       // Filter here too, in case the server ignores a query parameter.
       if (opts.group) rows = rows.filter((i) => i.groupId === opts.group);
       if (opts.host) rows = rows.filter((i) => i.hostId === opts.host);
+      if (opts.state) rows = rows.filter((i) => i.state === opts.state);
       if (opts.json) return printJson(ctx.out, rows);
       printTable(ctx.out, rows, [
+        { header: 'name', value: (i) => i.name },
         { header: 'id', value: (i) => i.id },
         { header: 'group', value: (i) => i.groupId },
         { header: 'variant', value: (i) => i.variantId },
         { header: 'host', value: (i) => i.hostId },
         { header: 'state', value: (i) => i.state },
         { header: 'desired', value: (i) => i.desiredState },
+        { header: 'players', value: playersOf, align: 'right' },
         { header: 'endpoint', value: endpoint },
         { header: 'age', value: (i) => formatAge(i.createdAt, ctx.now()) },
       ], 'no instances');
     });
   instances
-    .command('get <id>')
-    .description('show one instance')
+    .command('get <name>')
+    .description('show one instance (by name or id)')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
       const i = await (await ctx.client()).get<InstanceView>(`/instances/${enc(id)}`);
@@ -146,11 +133,14 @@ export function registerInstances(program: Command, ctx: CommandContext): void {
       printInstance(ctx, i);
     });
   instances
-    .command('logs <id>')
+    .command('logs <name>')
     .description('print the last lines of an instance\'s container log')
     .option('--tail <n>', 'number of lines', positiveInt('--tail'), 100)
+    .option('-f, --follow', 'stream new lines as they come (not offered by the orchestrator yet)')
     .option('--json', 'print {instanceId, tail, logs} as JSON')
-    .action(async (id: string, opts: { tail: number; json?: boolean }) => {
+    .action(async (id: string, opts: { tail: number; follow?: boolean; json?: boolean }) => {
+      // Polling the tail would repeat and lose lines; following needs a streamed endpoint.
+      if (opts.follow) throw notOffered('instances logs --follow', 'streamed logs');
       let text: string;
       try {
         text = await (await ctx.client()).get<string>(`/instances/${enc(id)}/logs`, { query: { tail: opts.tail }, text: true });
@@ -174,4 +164,5 @@ export function registerInstances(program: Command, ctx: CommandContext): void {
       if (opts.json) return printJson(ctx.out, { instanceId: id, tail: opts.tail, logs });
       ctx.out.write(logs.endsWith('\n') || logs === '' ? logs : `${logs}\n`);
     });
+  return instances;
 }

@@ -1,5 +1,6 @@
 // `ectl layers push|ls`: template layers. A directory is packed deterministically
 // (shared safe-tar packer) into a temp file, then uploaded with a progress bar.
+// `layers delete|prune` refuse: the API cannot delete layers yet.
 
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
@@ -8,6 +9,7 @@ import { basename, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
+import type { ApiClient } from '../api-client.js';
 import { layerChecksum } from '../../shared/layer-checksum.js';
 import { packDirectory } from '../../shared/safe-tar.js';
 import { RESOURCE_ID_PATTERN } from '../../shared/ids.js';
@@ -17,6 +19,7 @@ import { printFields, printJson, printTable } from '../output.js';
 import { startProgress } from '../progress.js';
 import type { CommandContext } from '../program.js';
 import { formatAge, formatBytes } from '../table.js';
+import { notOffered } from './not-offered.js';
 
 export interface LayerView {
   id: string;
@@ -37,7 +40,7 @@ async function isGzip(file: string): Promise<boolean> {
   }
 }
 
-interface PreparedArchive {
+export interface PreparedArchive {
   file: string;
   size: number;
   /** Canonical checksum computed locally (directories only). */
@@ -45,7 +48,8 @@ interface PreparedArchive {
   cleanup(): Promise<void>;
 }
 
-async function prepare(path: string): Promise<PreparedArchive> {
+/** A directory packed into a temp gzip tar, or a given .tar.gz checked by its magic bytes. */
+export async function prepareArchive(path: string): Promise<PreparedArchive> {
   let info;
   try {
     info = await stat(path);
@@ -73,6 +77,26 @@ async function prepare(path: string): Promise<PreparedArchive> {
   return { file: path, size: info.size, cleanup: async () => undefined };
 }
 
+/** PUTs a prepared archive with a progress bar on stderr. */
+export async function uploadArchive<T>(ctx: CommandContext, client: ApiClient, archive: PreparedArchive, label: string, path: string): Promise<T> {
+  const progress = startProgress(ctx.out, label, archive.size);
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      progress.advance(chunk.length);
+      cb(null, chunk);
+    },
+  });
+  const source = createReadStream(archive.file).pipe(counter);
+  const result = await client.request<T>('PUT', path, {
+    stream: source,
+    contentType: 'application/gzip',
+    contentLength: archive.size,
+    timeoutMs: UPLOAD_TIMEOUT_MS,
+  });
+  progress.done();
+  return result;
+}
+
 export function registerLayers(program: Command, ctx: CommandContext): void {
   const layers = program.command('layers').description('push and list template layers');
   layers
@@ -82,23 +106,9 @@ export function registerLayers(program: Command, ctx: CommandContext): void {
     .action(async (id: string, path: string, opts: { json?: boolean }) => {
       if (!RESOURCE_ID_PATTERN.test(id) || id.length > 128) throw new CliError('usage', `layer id "${id}" is invalid: use letters, digits, '_', '.', '-'`);
       const client = await ctx.client();
-      const archive = await prepare(path);
+      const archive = await prepareArchive(ctx.resolvePath(path));
       try {
-        const progress = startProgress(ctx.out, `uploading ${id}`, archive.size);
-        const counter = new Transform({
-          transform(chunk: Buffer, _enc, cb) {
-            progress.advance(chunk.length);
-            cb(null, chunk);
-          },
-        });
-        const source = createReadStream(archive.file).pipe(counter);
-        const result = await client.request<LayerView>('PUT', `/template-layers/${enc(id)}`, {
-          stream: source,
-          contentType: 'application/gzip',
-          contentLength: archive.size,
-          timeoutMs: UPLOAD_TIMEOUT_MS,
-        });
-        progress.done();
+        const result = await uploadArchive<LayerView>(ctx, client, archive, `uploading ${id}`, `/template-layers/${enc(id)}`);
         if (archive.localChecksum && result.checksum !== archive.localChecksum) {
           throw new CliError('runtime', `the orchestrator computed checksum ${result.checksum} but the directory's is ${archive.localChecksum}`);
         }
@@ -122,5 +132,17 @@ export function registerLayers(program: Command, ctx: CommandContext): void {
         { header: 'size', value: (l) => formatBytes(l.sizeBytes), align: 'right' },
         { header: 'pushed', value: (l) => formatAge(l.createdAt, ctx.now()) },
       ], 'no layers yet: ectl layers push ID DIR');
+    });
+  layers
+    .command('delete <id> [checksum]')
+    .description('delete a layer version (not offered by the orchestrator yet)')
+    .action(async () => {
+      throw notOffered('layers delete', 'deleting layers');
+    });
+  layers
+    .command('prune')
+    .description('delete layer versions no template uses (not offered by the orchestrator yet)')
+    .action(async () => {
+      throw notOffered('layers prune', 'pruning unused layers');
     });
 }

@@ -1,0 +1,100 @@
+// Installation requests (ask with instances:request; an admin/manager previews,
+// approves or rejects) and `ectl preview` (what a create would do, writing nothing).
+
+import type { Command } from 'commander';
+import { enc, listOf } from '../api-client.js';
+import { printJson, printTable } from '../output.js';
+import type { CommandContext } from '../program.js';
+import { formatAge } from '../table.js';
+
+interface RequestView {
+  id: string;
+  requestedBy: string;
+  groupId: string;
+  variantId: string;
+  name: string | null;
+  status: string;
+  decidedBy?: string | null;
+  instanceId?: string | null;
+  createdAt: number | string;
+}
+
+export function registerRequests(program: Command, ctx: CommandContext): void {
+  program
+    .command('preview')
+    .description('what ectl instances create would do now: resolved config (secrets redacted), placement, caps left; writes nothing')
+    .requiredOption('--group <id>', 'group id')
+    .requiredOption('--variant <id>', 'variant id')
+    .option('--name <name>', 'instance name')
+    .option('--json', 'print JSON (the default: the preview is a document)')
+    .action(async (opts: { group: string; variant: string; name?: string }) => {
+      const body = { groupId: opts.group, variantId: opts.variant, ...(opts.name ? { name: opts.name } : {}) };
+      printJson(ctx.out, await (await ctx.client()).post('/instances/preview', body));
+    });
+
+  const requests = program.command('requests').description('installation requests: ask for an instance; an admin or manager decides');
+  requests
+    .command('ls')
+    .description('requests (yours, or all with an admin/manager/operator token), oldest first')
+    .option('--status <status>', 'pending, approved or rejected')
+    .option('--json', 'print JSON')
+    .action(async (opts: { status?: string; json?: boolean }) => {
+      const rows = listOf<RequestView>(await (await ctx.client()).get('/installation-requests', { query: { status: opts.status } }), 'requests');
+      if (opts.json) return printJson(ctx.out, rows);
+      printTable(ctx.out, rows, [
+        { header: 'id', value: (r) => r.id },
+        { header: 'status', value: (r) => r.status },
+        { header: 'by', value: (r) => r.requestedBy },
+        { header: 'group', value: (r) => r.groupId },
+        { header: 'variant', value: (r) => r.variantId },
+        { header: 'name', value: (r) => r.name },
+        { header: 'instance', value: (r) => r.instanceId },
+        { header: 'age', value: (r) => formatAge(r.createdAt, ctx.now()) },
+      ], 'no installation requests');
+    });
+  requests
+    .command('get <id>')
+    .description('one request')
+    .option('--json', 'print JSON (the default)')
+    .action(async (id: string) => printJson(ctx.out, await (await ctx.client()).get(`/installation-requests/${enc(id)}`)));
+  requests
+    .command('create')
+    .description('ask for an instance of a group variant')
+    .requiredOption('--group <id>', 'group id')
+    .requiredOption('--variant <id>', 'variant id')
+    .option('--name <name>', 'wanted instance name')
+    .option('--note <text>', 'a note for the reviewer')
+    .option('--json', 'print JSON')
+    .action(async (opts: { group: string; variant: string; name?: string; note?: string; json?: boolean }) => {
+      const body = { groupId: opts.group, variantId: opts.variant, ...(opts.name ? { name: opts.name } : {}), ...(opts.note ? { suggested: { note: opts.note } } : {}) };
+      const r = await (await ctx.client()).post<RequestView>('/installation-requests', body);
+      if (opts.json) return printJson(ctx.out, r);
+      ctx.out.line(`installation request ${r.id} is ${r.status}`);
+    });
+  requests
+    .command('preview <id>')
+    .description('what approving would create now (admin/manager token)')
+    .action(async (id: string) => printJson(ctx.out, await (await ctx.client()).get(`/installation-requests/${enc(id)}/preview`)));
+  requests
+    .command('approve <id>')
+    .description('approve: the normal creation path runs (admin/manager token)')
+    .option('--name <name>', 'instance name (default: the requested one)')
+    .option('--note <text>', 'a note kept with the decision')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { name?: string; note?: string; json?: boolean }) => {
+      const body = { ...(opts.name ? { name: opts.name } : {}), ...(opts.note ? { note: opts.note } : {}) };
+      const r = await (await ctx.client()).post<{ request: RequestView; instance: { id: string; name: string; state: string } }>(`/installation-requests/${enc(id)}/approve`, body);
+      if (opts.json) return printJson(ctx.out, r);
+      ctx.out.line(`installation request ${id} approved: instance ${r.instance.name} (${r.instance.id}) is ${r.instance.state}`);
+    });
+  requests
+    .command('reject <id>')
+    .description('reject with a note; nothing is created (admin/manager token)')
+    .requiredOption('--note <text>', 'why')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { note: string; json?: boolean }) => {
+      const r = await (await ctx.client()).post<{ request: RequestView }>(`/installation-requests/${enc(id)}/reject`, { note: opts.note });
+      if (opts.json) return printJson(ctx.out, r);
+      ctx.out.line(`installation request ${id} rejected`);
+    });
+}

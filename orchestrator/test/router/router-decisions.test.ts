@@ -122,4 +122,16 @@ describe('route plans', () => {
     expect(status.description.text).toBe('Nothing here');
     expect(JSON.parse((await mcLogin(r.port, 'Nobody')).disconnectReason!)).toEqual({ text: 'Not on the list' });
   });
+
+  it('wake refused by the orchestrator: the player sees wake-refused and the reason; unreachable: the unreachable message', async () => {
+    const target = { name: 's', host: '127.0.0.1', port: await deadPort() };
+    let failure = new WakeFailed('refused', 'guests may not wake s');
+    const waker = fakeWakes({ wake: () => Promise.reject(failure) });
+    const resolver = fixedResolver({ kind: 'wake', instanceId: 's-1', action: 'resume', target });
+    const r = await startRouter('[messages]\nwake-refused = "No."\nunreachable = "Down."', { resolver, waker, limits: { loginRatelimitMs: 0 } });
+    expect(JSON.parse((await mcLogin(r.port, 'Guest')).disconnectReason!)).toEqual({ text: 'No. guests may not wake s' });
+    failure = new WakeFailed('unreachable', 'ECONNREFUSED');
+    expect(JSON.parse((await mcLogin(r.port, 'Guest2')).disconnectReason!)).toEqual({ text: 'Down.' });
+    expect(waker.calls).toEqual(['wake s-1 resume', 'wake s-1 resume']);
+  });
 });

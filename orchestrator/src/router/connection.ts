@@ -18,7 +18,7 @@ import type { Clock } from './clock.js';
 import type { LimitsConfig, MessagesConfig, StatusConfig } from './config.js';
 import { dialFirst, type Dialed, type Dialer } from './dialer.js';
 import type { ConnectionLimiter, LoginRateLimiter } from './limits.js';
-import { legacyFromStatus, localLegacyStatus, localStatusJson } from './local-status.js';
+import { legacyFromStatus, localLegacyStatus, localStateForPlan, localStatusJson } from './local-status.js';
 import { runLoginPlan, type LoginContext } from './login-runner.js';
 import type { ConnectionOutcome, RouterMetrics } from './metrics.js';
 import type { LoginOutcome, OutcomeLog } from './outcome-log.js';
@@ -257,27 +257,6 @@ export class ClientConnection implements LoginContext {
     );
   }
 
-  /** Status never wakes or starts anything: such plans become local answers. */
-  private localStateFor(plan: RoutePlan): LocalStatusState {
-    switch (plan.kind) {
-      case 'status':
-        return plan.state;
-      case 'wake':
-        return plan.action === 'resume' ? 'Paused' : 'Stopped';
-      case 'hold':
-        return 'Starting';
-      case 'join-group':
-        return 'Paused';
-      case 'fallback':
-        return plan.action === null ? 'Starting' : 'Stopped';
-      case 'refuse':
-        if (plan.start) return plan.start.action === 'start' ? 'Stopped' : 'Starting';
-        return plan.reason === 'unreachable' ? 'Unreachable' : 'NoBackend';
-      case 'route':
-        return 'Unreachable';
-    }
-  }
-
   private async handleStatus(handshake: Handshake, serverAddress: string): Promise<void> {
     this.clearTimer(); // dialing is bounded by the dial timeout; local answering re-arms it
     const plan = await this.resolve('status', serverAddress, handshake.protocolVersion);
@@ -285,7 +264,7 @@ export class ClientConnection implements LoginContext {
       const dialed = await this.dialCandidates(plan.candidates);
       if (dialed) return this.pipe(dialed);
     }
-    return this.answerStatusLocally(handshake.protocolVersion, this.localStateFor(plan));
+    return this.answerStatusLocally(handshake.protocolVersion, localStateForPlan(plan));
   }
 
   /** Answers request and ping from the bytes already buffered (one segment works as well as many). */
@@ -313,7 +292,7 @@ export class ClientConnection implements LoginContext {
     const protocolVersion = ping.protocolVersion ?? LEGACY_UNKNOWN_PROTOCOL;
     const plan = await this.resolve('status', cleanServerAddress(ping.host ?? ''), protocolVersion);
     let answer = undefined as Buffer | undefined;
-    const state: LocalStatusState = this.localStateFor(plan);
+    const state: LocalStatusState = localStateForPlan(plan);
     if (plan.kind === 'route') {
       // Ask the backend with a modern ping and translate: works with backends that dropped legacy support.
       for (const target of plan.candidates) {

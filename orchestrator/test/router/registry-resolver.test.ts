@@ -230,3 +230,23 @@ describe('router configuration for the orchestrator', () => {
     expect(c.messages).toMatchObject({ starting: 'back in {seconds}s', wakeRefused: 'No.', full: DEFAULT_MESSAGES.full });
   });
 });
+
+describe('status never wakes or starts anything', () => {
+  const t = { name: 's', host: '10.0.0.1', port: 1 };
+  it.each<[RoutePlan, string]>([
+    [{ kind: 'status', state: 'Paused' }, 'Paused'],
+    [{ kind: 'wake', instanceId: 'i', action: 'resume', target: t }, 'Paused'],
+    [{ kind: 'wake', instanceId: 'i', action: 'start', target: t }, 'Stopped'],
+    [{ kind: 'hold', instanceId: 'i', target: t }, 'Starting'],
+    [{ kind: 'join-group', groupId: 'g', name: 'g' }, 'Paused'],
+    [{ kind: 'fallback', instanceId: 'i', action: 'start', candidates: [t] }, 'Stopped'],
+    [{ kind: 'fallback', instanceId: 'i', action: null, candidates: [t] }, 'Starting'],
+    [{ kind: 'refuse', reason: 'starting', message: 'm', start: { instanceId: 'i', action: 'start' } }, 'Stopped'],
+    [{ kind: 'refuse', reason: 'unreachable', message: 'm' }, 'Unreachable'],
+    [{ kind: 'refuse', reason: 'no_backend', message: 'm' }, 'NoBackend'],
+    [{ kind: 'route', candidates: [t] }, 'Unreachable'],
+  ])('%j answers locally as %s', async (plan, state) => {
+    const { localStateForPlan } = await import('../../src/router/local-status.js');
+    expect(localStateForPlan(plan)).toBe(state);
+  });
+});

@@ -40,10 +40,23 @@ export interface RouterPartsTuning {
 
 const SHUTDOWN_FLUSH_MS = 3000;
 
+/** Entries that cannot act without an orchestrator, one line each naming the entry. */
+export function staticModeWarnings(config: Pick<RouterConfig, 'routing'>): string[] {
+  const out: string[] = [];
+  for (const [name, entry] of Object.entries(config.routing.servers)) {
+    if (entry.kind !== 'address') out.push(`servers.${name}: "${entry.kind}:${entry.id}" is skipped without ENDERCLOUD_ORCHESTRATOR_URL`);
+  }
+  if (config.routing.fallback !== undefined) out.push('wake.fallback: has no effect without ENDERCLOUD_ORCHESTRATOR_URL (nothing is woken)');
+  return out;
+}
+
 /** The registry-backed parts when an orchestrator is configured, else the static resolver. */
 export function buildRouterParts(config: Readonly<RouterConfig>, logger: Logger, metrics: RouterMetrics, tuning: RouterPartsTuning = {}): RouterParts {
   if (!config.orchestratorUrl) {
-    const reconfigure = (c: Readonly<RouterConfig>): BackendResolver => new StaticResolver(c.routing, c.messages.noBackend);
+    const reconfigure = (c: Readonly<RouterConfig>): BackendResolver => {
+      for (const line of staticModeWarnings(c)) logger.warn({ entry: line.split(':')[0] }, line);
+      return new StaticResolver(c.routing, c.messages.noBackend);
+    };
     return { resolver: reconfigure(config), reconfigure, close: async () => undefined };
   }
   const connection = { baseUrl: config.orchestratorUrl, token: config.routerToken, ...(tuning.fetch ? { fetch: tuning.fetch } : {}) };

@@ -184,3 +184,15 @@ describe('limits and CIDRs', () => {
     expect(cidrContains(parseCidr('fd00::/8'), '10.0.0.1')).toBe(false);
   });
 });
+
+describe('static mode', () => {
+  it('names the entries that cannot act without an orchestrator', async () => {
+    const { staticModeWarnings } = await import('../../src/router/router-parts.js');
+    const c = parseRouterToml('[servers]\na = "10.0.0.1:1"\ns = "instance:s1"\ng = "group:ev"\n[wake]\nfallback = "a"');
+    expect(staticModeWarnings(c)).toEqual([
+      'servers.s: "instance:s1" is skipped without ENDERCLOUD_ORCHESTRATOR_URL',
+      'servers.g: "group:ev" is skipped without ENDERCLOUD_ORCHESTRATOR_URL',
+      'wake.fallback: has no effect without ENDERCLOUD_ORCHESTRATOR_URL (nothing is woken)',
+    ]);
+  });
+});

@@ -11,6 +11,7 @@ import { StaticResolver } from '../../src/router/static-resolver.js';
 import type { BackendResolver, BackendTarget, Player, SessionInfo, SessionReporter, WakeCoordinator } from '../../src/router/resolver.js';
 import type { WakeAction } from '../../src/protocol/registry-contract.js';
 import { pino } from 'pino';
+import type { Clock } from '../../src/router/clock.js';
 import type { Logger } from '../../src/shared/logger.js';
 import { FrameReader, type Frame } from '../../src/protocol/frame-reader.js';
 
@@ -131,7 +132,7 @@ export interface StartedRouter {
 /** Starts a router from TOML text (defaults relaxed for tests unless the TOML sets them). */
 export async function startRouter(
   toml: string,
-  extra: { resolver?: BackendResolver; waker?: WakeCoordinator; sessions?: SessionReporter; limits?: Partial<RouterFileConfig['limits']>; logger?: Logger } = {},
+  extra: { resolver?: BackendResolver; waker?: WakeCoordinator; sessions?: SessionReporter; limits?: Partial<RouterFileConfig['limits']>; logger?: Logger; clock?: Clock } = {},
 ): Promise<StartedRouter> {
   const parsed = parseRouterToml(toml);
   const config: RouterFileConfig = { ...parsed, limits: { ...parsed.limits, ...extra.limits } };
@@ -140,6 +141,7 @@ export async function startRouter(
     resolver: extra.resolver ?? new StaticResolver(config.routing),
     logger: extra.logger ?? createLogger('router-test', 'silent'),
     ...(extra.waker ? { waker: extra.waker } : {}),
+    ...(extra.clock ? { clock: extra.clock } : {}),
     ...(extra.sessions ? { sessions: extra.sessions } : {}),
   });
   const address = await router.listen(0, '127.0.0.1');

@@ -119,6 +119,18 @@ describe('outcome log and per-target metrics', () => {
     expect(await m.value(m.targetBytes, { target: 'lobby', direction: 'out' })).toBeGreaterThan(0);
   });
 
+  it('takes time from the injected clock: the duration and the login rate limit follow it, not the wall clock', async () => {
+    const a = await startMcBackend('A');
+    const logger = recordingLogger('info');
+    let now = 1_000_000;
+    const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${a.port}"\n[limits]\nlogin_ratelimit = 3000`, { logger, clock: { now: () => now } });
+    expect((await mcLogin(r.port, 'Clocked', { waitForBackend: a })).ended).toBe('backend-login');
+    expect(logger.lines.find((l) => l.msg === 'login routed')?.durationMs).toBe(0);
+    expect(JSON.parse((await mcLogin(r.port, 'TooSoon')).disconnectReason!).text).toMatch(/too fast/);
+    now += 3000;
+    expect((await mcLogin(r.port, 'Later', { waitForBackend: a })).ended).toBe('backend-login');
+  });
+
   it('bounds the line rate with a token bucket and reports how many lines it suppressed', () => {
     let now = 0;
     const clock = { now: () => now };

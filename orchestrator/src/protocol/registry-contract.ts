@@ -6,6 +6,10 @@ export const REGISTRY_STREAM_PATH = '/api/v1/registry/stream';
 export const TRANSFER_CLAIM_PATH = '/api/v1/transfers/claim';
 export const ROUTER_SESSIONS_PATH = '/api/v1/router/sessions';
 export const instanceActionPath = (instanceId: string, action: WakeAction): string => `/api/v1/instances/${encodeURIComponent(instanceId)}/${action}`;
+/** A join to a `group:<id>` target: the orchestrator picks (or wakes, starts, spawns) the instance. */
+export const groupJoinPath = (groupId: string): string => `/api/v1/router/groups/${encodeURIComponent(groupId)}/join`;
+/** Router-scoped transfer request: moves a player (RCON `transfer`) to an instance once it is online. */
+export const ROUTER_TRANSFERS_PATH = '/api/v1/router/transfers';
 /** The token scope every endpoint above requires. */
 export const ROUTER_SCOPE = 'router';
 
@@ -15,8 +19,11 @@ export const KEEPALIVE_INTERVAL_MS = 15_000;
 export const STREAM_EVENTS = ['snapshot', 'upsert', 'remove'] as const;
 export type StreamEventName = (typeof STREAM_EVENTS)[number];
 
-/** Routing view of an instance: Paused is routable after a wake; Stale is routed around. */
-export const REGISTRY_STATUSES = ['Running', 'Starting', 'Paused', 'Stopped', 'Stale'] as const;
+/**
+ * Routing view of an instance: Paused is routable after a wake; Stale is routed around;
+ * Draining takes nobody new (no joins, no transfers to it) while its current players stay.
+ */
+export const REGISTRY_STATUSES = ['Running', 'Starting', 'Paused', 'Stopped', 'Stale', 'Draining'] as const;
 export type RegistryStatus = (typeof REGISTRY_STATUSES)[number];
 
 export interface RegistryBackend {
@@ -61,6 +68,33 @@ export type WakeAction = 'resume' | 'start';
  */
 export interface WakeAccepted {
   commandId: string | null;
+}
+
+/** Body of POST groupJoinPath(groupId). */
+export interface GroupJoinRequest {
+  player: string;
+  uuid?: string;
+}
+
+/**
+ * 200 answer to a group join. `route`: a Running instance with room; `wake`: a Paused one was
+ * resumed; `start`: a Stopped/archived one was started; `spawn`: a new one was created within the
+ * group's caps. The router waits for `instanceId` to be Running in the registry, as after a wake.
+ * When nothing can be had the answer is 409 `{error:{code: CAPACITY_EXHAUSTED | CAP_REACHED}}`.
+ */
+export interface GroupJoinAnswer {
+  instanceId: string;
+  action: 'route' | 'wake' | 'start' | 'spawn';
+  commandId: string | null;
+}
+
+export const GROUP_JOIN_ACTIONS = ['route', 'wake', 'start', 'spawn'] as const;
+
+/** Body of POST ROUTER_TRANSFERS_PATH (answered 201/202): move `player` to `instanceId` now. */
+export interface RouterTransferRequest {
+  player: string;
+  uuid?: string;
+  instanceId: string;
 }
 
 export interface TransferClaimRequest {
@@ -197,6 +231,24 @@ export function parseRegistryRemove(v: unknown): RegistryRemove {
 
 export function parseWakeAccepted(v: unknown): WakeAccepted {
   return { commandId: strOrNull(obj(v, 'body'), 'commandId', 'body') };
+}
+
+export function parseGroupJoinAnswer(v: unknown): GroupJoinAnswer {
+  const o = obj(v, 'join');
+  if (!(GROUP_JOIN_ACTIONS as readonly unknown[]).includes(o.action)) throw new ContractError('join.action', `must be one of ${GROUP_JOIN_ACTIONS.join(', ')}`);
+  return { instanceId: str(o, 'instanceId', 'join', 128), action: o.action as GroupJoinAnswer['action'], commandId: strOrNull(o, 'commandId', 'join') };
+}
+
+export function parseGroupJoinRequest(v: unknown): GroupJoinRequest {
+  const o = obj(v, 'body');
+  const player = str(o, 'player', 'body', 16);
+  return o.uuid === undefined ? { player } : { player, uuid: str(o, 'uuid', 'body', 36) };
+}
+
+export function parseRouterTransferRequest(v: unknown): RouterTransferRequest {
+  const o = obj(v, 'body');
+  const base = { player: str(o, 'player', 'body', 16), instanceId: str(o, 'instanceId', 'body', 128) };
+  return o.uuid === undefined ? base : { ...base, uuid: str(o, 'uuid', 'body', 36) };
 }
 
 export function parseTransferClaim(v: unknown): TransferClaim {

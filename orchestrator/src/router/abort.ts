@@ -1,5 +1,7 @@
 // Abort-aware waiting used while a login is held for a waking backend.
 
+import { realTimers, type Timers } from '../shared/timers.js';
+
 export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(new Error('aborted'));
   return new Promise<T>((resolve, reject) => {
@@ -18,11 +20,11 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<
   });
 }
 
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal: AbortSignal, timers: Timers = realTimers): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
+    const t = timers.setTimeout(resolve, ms);
     signal.addEventListener('abort', () => {
-      clearTimeout(t);
+      timers.clearTimeout(t);
       resolve();
     }, { once: true });
   });

@@ -10,6 +10,7 @@ import { isValidId } from '../shared/ids.js';
 import { MAX_FRAME_SIZE } from '../protocol/frame-reader.js';
 import { parseCidr } from './cidr.js';
 
+/** `instance:<ref>` matches a registry instance by id, else by name. */
 export type ServerEntry = { kind: 'address'; host: string; port: number } | { kind: 'instance'; id: string } | { kind: 'group'; id: string };
 
 export interface RoutingConfig {
@@ -17,6 +18,8 @@ export interface RoutingConfig {
   try: readonly string[];
   forcedHosts: Readonly<Record<string, readonly string[]>>;
   acceptRegistryBackends: boolean;
+  /** `[wake] fallback`: the `[servers]` name a held login goes to when its world is not ready in time. */
+  fallback?: string;
 }
 
 export interface HostPort {
@@ -34,6 +37,7 @@ export interface MessagesConfig {
   unreachable: string;
   noBackend: string;
   rateLimited: string;
+  /** `{seconds}`: the registry's remaining start estimate (10 when unknown). */
   wakeTimeout: string;
   /** With an orchestrator: `{seconds}` is replaced by the expected start time. */
   starting: string;
@@ -41,6 +45,10 @@ export interface MessagesConfig {
   maintenance: string;
   /** Prefix when the orchestrator refuses a wake or start; its reason follows. */
   wakeRefused: string;
+  /** A group join found no instance with room and none could be started within the caps. */
+  capacity: string;
+  /** `max_players_per_ip` reached for the player's address. */
+  playersPerIp: string;
 }
 
 export interface LimitsConfig {
@@ -48,7 +56,10 @@ export interface LimitsConfig {
   maxHandshakeSize: number;
   maxLoginStartSize: number;
   maxPacketSize: number;
+  /** Concurrent connections per address that have not logged in yet (slowloris defence); 0 = unlimited. */
   maxConnectionsPerIp: number;
+  /** Logged-in players per address; 0 = unlimited (the default: schools, LAN parties, carrier NAT). */
+  maxPlayersPerIp: number;
   loginRatelimitMs: number;
   wakeHoldTimeoutMs: number;
   backendDialTimeoutMs: number;
@@ -84,6 +95,7 @@ export const DEFAULT_LIMITS: LimitsConfig = {
   maxLoginStartSize: 1024,
   maxPacketSize: MAX_FRAME_SIZE,
   maxConnectionsPerIp: 16,
+  maxPlayersPerIp: 0,
   loginRatelimitMs: 3000,
   wakeHoldTimeoutMs: 20_000,
   backendDialTimeoutMs: 2000,
@@ -105,11 +117,13 @@ export const DEFAULT_MESSAGES: MessagesConfig = {
   unreachable: 'The server is unreachable right now. Please try again in a moment.',
   noBackend: 'No server is configured for this address.',
   rateLimited: 'You are logging in too fast. Please wait a few seconds.',
-  wakeTimeout: 'The world is still waking up. Please try again in a few seconds.',
+  wakeTimeout: 'The world is still waking up. Please join again in about {seconds} seconds.',
   starting: 'The world is starting. Please join again in about {seconds} seconds.',
   full: 'The server is full. Please try again later.',
   maintenance: 'The server is under maintenance. Please try again later.',
   wakeRefused: 'This world cannot be started right now.',
+  capacity: 'Every world of this kind is busy. Please try again in a minute.',
+  playersPerIp: 'Too many players are connected from your address.',
 };
 
 type Table = Record<string, unknown>;
@@ -230,7 +244,12 @@ function parseRouting(root: Section): RoutingConfig {
     // Keys are matched against cleaned addresses, so normalise them the same way.
     forcedHosts[host.replace(/\.+$/, '').toLowerCase()] = known(key)(names);
   }
-  return { servers, try: tryList, forcedHosts, acceptRegistryBackends: root.get('accept_registry_backends', false, bool) };
+  const wake = root.section('wake', ['fallback']);
+  const fallback = wake.get('fallback', undefined as string | undefined, str);
+  if (fallback !== undefined) known('wake.fallback')([fallback]);
+  const routing: RoutingConfig = { servers, try: tryList, forcedHosts, acceptRegistryBackends: root.get('accept_registry_backends', false, bool) };
+  if (fallback !== undefined) routing.fallback = fallback;
+  return routing;
 }
 
 /** Parses and validates the TOML text; throws ConfigError naming the key. */
@@ -241,7 +260,7 @@ export function parseRouterToml(text: string, source = 'router config'): RouterF
   } catch (err) {
     throw new ConfigError(source, `not valid TOML: ${(err as Error).message.split('\n')[0]}`);
   }
-  const root = new Section(doc, '', ['bind', 'servers', 'try', 'forced-hosts', 'accept_registry_backends', 'status', 'messages', 'limits', 'proxy-protocol', 'metrics']);
+  const root = new Section(doc, '', ['bind', 'servers', 'try', 'forced-hosts', 'accept_registry_backends', 'wake', 'status', 'messages', 'limits', 'proxy-protocol', 'metrics']);
   const bind = root.get('bind', { host: '0.0.0.0', port: 25565 }, (v) => parseHostPort(str(v)));
   const routing = parseRouting(root);
 
@@ -259,7 +278,7 @@ export function parseRouterToml(text: string, source = 'router config'): RouterF
     },
   };
 
-  const m = root.section('messages', ['unreachable', 'no-backend', 'rate-limited', 'wake-timeout', 'starting', 'full', 'maintenance', 'wake-refused']);
+  const m = root.section('messages', ['unreachable', 'no-backend', 'rate-limited', 'wake-timeout', 'starting', 'full', 'maintenance', 'wake-refused', 'capacity', 'players-per-ip']);
   const messages: MessagesConfig = {
     unreachable: m.get('unreachable', DEFAULT_MESSAGES.unreachable, str),
     noBackend: m.get('no-backend', DEFAULT_MESSAGES.noBackend, str),
@@ -269,9 +288,11 @@ export function parseRouterToml(text: string, source = 'router config'): RouterF
     full: m.get('full', DEFAULT_MESSAGES.full, str),
     maintenance: m.get('maintenance', DEFAULT_MESSAGES.maintenance, str),
     wakeRefused: m.get('wake-refused', DEFAULT_MESSAGES.wakeRefused, str),
+    capacity: m.get('capacity', DEFAULT_MESSAGES.capacity, str),
+    playersPerIp: m.get('players-per-ip', DEFAULT_MESSAGES.playersPerIp, str),
   };
 
-  const l = root.section('limits', ['handshake_timeout', 'max_handshake_size', 'max_login_start_size', 'max_packet_size', 'max_connections_per_ip', 'login_ratelimit', 'wake_hold_timeout', 'backend_dial_timeout']);
+  const l = root.section('limits', ['handshake_timeout', 'max_handshake_size', 'max_login_start_size', 'max_packet_size', 'max_connections_per_ip', 'max_players_per_ip', 'login_ratelimit', 'wake_hold_timeout', 'backend_dial_timeout']);
   const dl = DEFAULT_LIMITS;
   const limits: LimitsConfig = {
     handshakeTimeoutMs: l.get('handshake_timeout', dl.handshakeTimeoutMs, duration(100, 60_000)),
@@ -279,6 +300,7 @@ export function parseRouterToml(text: string, source = 'router config'): RouterF
     maxLoginStartSize: l.get('max_login_start_size', dl.maxLoginStartSize, intIn(16, 65_536)),
     maxPacketSize: l.get('max_packet_size', dl.maxPacketSize, intIn(64, MAX_FRAME_SIZE)),
     maxConnectionsPerIp: l.get('max_connections_per_ip', dl.maxConnectionsPerIp, intIn(0, 1_000_000)),
+    maxPlayersPerIp: l.get('max_players_per_ip', dl.maxPlayersPerIp, intIn(0, 1_000_000)),
     loginRatelimitMs: l.get('login_ratelimit', dl.loginRatelimitMs, duration(0, 3_600_000)),
     wakeHoldTimeoutMs: l.get('wake_hold_timeout', dl.wakeHoldTimeoutMs, duration(1000, 29_000)),
     backendDialTimeoutMs: l.get('backend_dial_timeout', dl.backendDialTimeoutMs, duration(50, 30_000)),
@@ -330,4 +352,31 @@ function parseRouterId(value: string): string {
 function fallbackRouterId(host: string): string {
   const id = host.replace(/[^A-Za-z0-9_.-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
   return isValidId(id) ? id : 'router';
+}
+
+/**
+ * Re-reads the TOML file of a running router (SIGHUP, file change). The environment part
+ * (orchestrator URL, token, router id) stays; throws ConfigError naming the problem.
+ */
+export function reloadRouterConfig(previous: Readonly<RouterConfig>, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): Readonly<RouterConfig> {
+  let text: string;
+  try {
+    text = readFile(previous.configPath);
+  } catch (err) {
+    throw new ConfigError(previous.configPath, `cannot read: ${(err as Error).message}`);
+  }
+  const file = parseRouterToml(text, previous.configPath);
+  const config: RouterConfig = { ...file, configPath: previous.configPath, routerId: previous.routerId };
+  if (previous.orchestratorUrl !== undefined) config.orchestratorUrl = previous.orchestratorUrl;
+  if (previous.routerToken !== undefined) config.routerToken = previous.routerToken;
+  return freeze(config);
+}
+
+/** Keys a reload cannot change in a running process (listeners are bound once). */
+export function restartOnlyChanges(before: RouterFileConfig, after: RouterFileConfig): string[] {
+  const out: string[] = [];
+  const same = (a: HostPort | undefined, b: HostPort | undefined): boolean => a?.host === b?.host && a?.port === b?.port;
+  if (!same(before.bind, after.bind)) out.push('bind');
+  if (!same(before.metrics, after.metrics)) out.push('metrics.bind');
+  return out;
 }

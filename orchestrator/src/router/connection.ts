@@ -1,9 +1,11 @@
 // One player connection: optional PROXY v2 header from a trusted balancer,
-// handshake (and Login Start) under a deadline and size limits, a routing
-// decision, then a pipe to the backend that first replays every byte read.
+// handshake (and Login Start) under a deadline and size limits, a route plan,
+// then a pipe to the backend that first replays every byte read. Logins run
+// their plan in login-runner.ts; time comes from the injected clock and timers.
 
 import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.js';
+import type { Timers } from '../shared/timers.js';
 import { ProtocolError } from '../protocol/codec.js';
 import { cleanServerAddress } from '../protocol/address.js';
 import { FrameReader } from '../protocol/frame-reader.js';
@@ -12,13 +14,15 @@ import { isStatusRequest, parseHandshake, parseLoginStart, parsePing, writeLogin
 import { MAX_PROXY_V2_BYTES, mayBeProxyV2, normalizeAddress, parseProxyV2Header, writeProxyV2Header, type ProxyHeader } from '../protocol/proxy-protocol.js';
 import type { PingOptions, PingResult } from '../protocol/status-client.js';
 import { anyCidrContains, clientKey, type Cidr } from './cidr.js';
+import type { Clock } from './clock.js';
 import type { LimitsConfig, MessagesConfig, StatusConfig } from './config.js';
 import { dialFirst, type Dialed, type Dialer } from './dialer.js';
 import type { ConnectionLimiter, LoginRateLimiter } from './limits.js';
-import { legacyFromStatus, localLegacyStatus, localStatusJson, loginMessageFor } from './local-status.js';
+import { legacyFromStatus, localLegacyStatus, localStateForPlan, localStatusJson } from './local-status.js';
+import { runLoginPlan, type LoginContext } from './login-runner.js';
 import type { ConnectionOutcome, RouterMetrics } from './metrics.js';
-import { raceAbort, sleep } from './abort.js';
-import type { BackendResolver, BackendTarget, Intent, LocalStatusState, RouteDecision, SessionInfo, SessionReporter, Waker } from './resolver.js';
+import type { LoginOutcome, OutcomeLog } from './outcome-log.js';
+import type { BackendResolver, BackendTarget, Intent, LocalStatusState, RoutePlan, SessionInfo, SessionReporter, WakeCoordinator } from './resolver.js';
 
 export interface ConnectionDeps {
   limits: LimitsConfig;
@@ -27,12 +31,18 @@ export interface ConnectionDeps {
   sendProxyToBackends: boolean;
   trustedCidrs: readonly Cidr[];
   resolver: BackendResolver;
-  waker: Waker | undefined;
+  wakes: WakeCoordinator | undefined;
   sessions: SessionReporter;
   metrics: RouterMetrics;
   logger: Logger;
+  outcomes: OutcomeLog;
+  /** Connections that have not logged in yet (slowloris defence). */
   connectionLimiter: ConnectionLimiter;
+  /** Logged-in players per address (`max_players_per_ip`; 0 = unlimited). */
+  playerLimiter: ConnectionLimiter;
   loginLimiter: LoginRateLimiter;
+  clock: Clock;
+  timers: Timers;
   dial: Dialer;
   pingServer: (host: string, port: number, options: PingOptions) => Promise<PingResult>;
 }
@@ -51,10 +61,9 @@ class Dropped extends Error {
 const LEGACY_SETTLE_MS = 100;
 /** Status request + ping, with room for a repeated request; more is not a status client. */
 const MAX_STATUS_PACKETS = 4;
-const WAKE_REDIAL_INTERVAL_MS = 200;
 const BACKEND_LINGER_MS = 5000;
 
-export class ClientConnection {
+export class ClientConnection implements LoginContext {
   private frames = new FrameReader();
   private notify: (() => void) | undefined;
   private ended = false;
@@ -62,20 +71,25 @@ export class ClientConnection {
   private clientAddress: string;
   private clientPort: number;
   private limiterKey: string | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private playerKey: string | undefined;
+  private timer: unknown;
   private backend: Socket | undefined;
-  private readonly abort = new AbortController();
+  private target: BackendTarget | undefined;
+  private readonly closed = new AbortController();
   private session: SessionInfo | undefined;
+  private readonly acceptedAt: number;
   private sessionStart = 0;
+  private serverAddress = '';
   private readonly budget: number;
 
   constructor(
     private readonly socket: Socket,
-    private readonly deps: ConnectionDeps,
+    readonly deps: ConnectionDeps,
     private readonly onDone: () => void,
   ) {
     this.clientAddress = normalizeAddress(socket.remoteAddress ?? '');
     this.clientPort = socket.remotePort ?? 0;
+    this.acceptedAt = deps.clock.now();
     const l = deps.limits;
     this.budget = l.maxHandshakeSize + l.maxLoginStartSize + 256 + (this.fromTrustedProxy() ? MAX_PROXY_V2_BYTES : 0);
   }
@@ -96,6 +110,15 @@ export class ClientConnection {
     this.backend?.destroy();
   }
 
+  /** Aborted when the player's connection closes. */
+  get closedSignal(): AbortSignal {
+    return this.closed.signal;
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
   private fromTrustedProxy(): boolean {
     return this.deps.trustedCidrs.length > 0 && anyCidrContains(this.deps.trustedCidrs, this.clientAddress);
   }
@@ -112,31 +135,42 @@ export class ClientConnection {
   private onClose(): void {
     this.ended = true;
     this.notify?.();
-    this.abort.abort();
+    this.closed.abort();
     this.clearTimer();
     if (this.backend && !this.backend.destroyed) {
       this.backend.end();
       setTimeout(() => this.backend?.destroy(), BACKEND_LINGER_MS).unref();
     }
-    if (this.limiterKey !== undefined) this.deps.connectionLimiter.release(this.limiterKey);
+    this.releasePreLoginSlot();
+    if (this.playerKey !== undefined) this.deps.playerLimiter.release(this.playerKey);
     const m = this.deps.metrics;
     m.connectionsActive.dec();
     m.connectionsTotal.inc({ outcome: this.outcome });
     m.bytes.inc({ direction: 'in' }, this.socket.bytesRead);
     m.bytes.inc({ direction: 'out' }, this.socket.bytesWritten);
+    if (this.target) {
+      m.targetBytes.inc({ target: this.target.name, direction: 'in' }, this.socket.bytesRead);
+      m.targetBytes.inc({ target: this.target.name, direction: 'out' }, this.socket.bytesWritten);
+      if (this.session) m.targetPlayers.dec({ target: this.target.name });
+    }
     if (this.session?.backend) {
-      this.deps.sessions.disconnected(this.session, { durationMs: Date.now() - this.sessionStart, bytesIn: this.socket.bytesRead, bytesOut: this.socket.bytesWritten });
+      this.deps.sessions.disconnected(this.session, { durationMs: this.deps.clock.now() - this.sessionStart, bytesIn: this.socket.bytesRead, bytesOut: this.socket.bytesWritten });
     }
     this.onDone();
   }
 
+  private releasePreLoginSlot(): void {
+    if (this.limiterKey !== undefined) this.deps.connectionLimiter.release(this.limiterKey);
+    this.limiterKey = undefined;
+  }
+
   private armTimer(ms: number): void {
     this.clearTimer();
-    this.timer = setTimeout(() => this.drop('timeout', `no complete packet within ${ms} ms`), ms);
+    this.timer = this.deps.timers.setTimeout(() => this.drop('timeout', `no complete packet within ${ms} ms`), ms);
   }
 
   private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== undefined) this.deps.timers.clearTimeout(this.timer);
     this.timer = undefined;
   }
 
@@ -163,7 +197,7 @@ export class ClientConnection {
       if (value !== undefined) return value;
       await new Promise<void>((resolve) => {
         this.notify = resolve;
-        if (settleMs !== undefined) setTimeout(resolve, settleMs);
+        if (settleMs !== undefined) this.deps.timers.setTimeout(resolve, settleMs);
       });
       this.notify = undefined;
     }
@@ -180,12 +214,14 @@ export class ClientConnection {
     await this.waitFor(() => (this.frames.pendingBytes > 0 ? true : undefined));
     if (isLegacyPing(this.frames.peek())) return this.handleLegacy(await this.readLegacyPing());
     const handshake = parseHandshake(await this.waitFor(() => this.frames.next(this.deps.limits.maxHandshakeSize)));
-    const serverAddress = cleanServerAddress(handshake.serverAddress);
-    if (handshake.nextState === 1) return this.handleStatus(handshake, serverAddress);
+    this.serverAddress = cleanServerAddress(handshake.serverAddress);
+    if (handshake.nextState === 1) return this.handleStatus(handshake, this.serverAddress);
     const loginFrame = await this.waitFor(() => this.frames.next(this.deps.limits.maxLoginStartSize));
     const player = parseLoginStart(loginFrame, handshake.protocolVersion);
     this.clearTimer();
-    return this.handleLogin(handshake, serverAddress, player);
+    // Logged in as far as the router is concerned: the pre-login cap no longer applies.
+    this.releasePreLoginSlot();
+    return this.handleLogin(handshake, this.serverAddress, player);
   }
 
   /** A trusted balancer may send PROXY v2 first; anything else is read as Minecraft. */
@@ -206,46 +242,32 @@ export class ClientConnection {
   }
 
   private async readLegacyPing(): Promise<LegacyPing> {
-    const settleAt = Date.now() + LEGACY_SETTLE_MS;
-    return this.waitFor(() => parseLegacyPing(this.frames.peek(), Date.now() >= settleAt), LEGACY_SETTLE_MS);
+    const settleAt = this.deps.clock.now() + LEGACY_SETTLE_MS;
+    return this.waitFor(() => parseLegacyPing(this.frames.peek(), this.deps.clock.now() >= settleAt), LEGACY_SETTLE_MS);
   }
 
-  private async resolve(intent: Intent, serverAddress: string, protocolVersion: number, player?: SessionInfo['player']): Promise<RouteDecision> {
+  private async resolve(intent: Intent, serverAddress: string, protocolVersion: number, player?: SessionInfo['player']): Promise<RoutePlan> {
     const request = { serverAddress, intent, protocolVersion, clientAddress: this.clientAddress, ...(player ? { player } : {}) };
     return this.deps.resolver.resolve(request);
   }
 
-  private dialCandidates(candidates: readonly BackendTarget[], timeoutMs = this.deps.limits.backendDialTimeoutMs): Promise<Dialed | undefined> {
+  dialCandidates(candidates: readonly BackendTarget[], timeoutMs = this.deps.limits.backendDialTimeoutMs): Promise<Dialed | undefined> {
     return dialFirst(candidates, this.deps.dial, timeoutMs, (target, err) =>
       this.deps.logger.info({ backend: target.name, err: (err as Error).message }, 'backend unreachable, trying the next candidate'),
     );
   }
 
-  /** Status never wakes or starts anything: such decisions become local answers. */
-  private localStateFor(decision: RouteDecision): LocalStatusState {
-    switch (decision.kind) {
-      case 'status':
-        return decision.state;
-      case 'wake-then-connect':
-        return 'Paused';
-      case 'start-and-disconnect':
-        return 'Stopped';
-      default:
-        return 'NoBackend';
-    }
-  }
-
   private async handleStatus(handshake: Handshake, serverAddress: string): Promise<void> {
     this.clearTimer(); // dialing is bounded by the dial timeout; local answering re-arms it
-    const decision = await this.resolve('status', serverAddress, handshake.protocolVersion);
-    if (decision.kind === 'connect') {
-      const dialed = await this.dialCandidates(decision.candidates);
+    const plan = await this.resolve('status', serverAddress, handshake.protocolVersion);
+    if (plan.kind === 'route') {
+      const dialed = await this.dialCandidates(plan.candidates);
       if (dialed) return this.pipe(dialed);
-      return this.answerStatusLocally(handshake.protocolVersion, 'Unreachable');
     }
-    return this.answerStatusLocally(handshake.protocolVersion, this.localStateFor(decision));
+    return this.answerStatusLocally(handshake.protocolVersion, localStateForPlan(plan));
   }
 
+  /** Answers request and ping from the bytes already buffered (one segment works as well as many). */
   private async answerStatusLocally(protocolVersion: number, state: LocalStatusState): Promise<void> {
     this.outcome = 'status_local';
     this.deps.metrics.statusAnswers.inc({ state });
@@ -268,12 +290,12 @@ export class ClientConnection {
   private async handleLegacy(ping: LegacyPing): Promise<void> {
     this.clearTimer(); // backend pings are bounded by the dial timeout
     const protocolVersion = ping.protocolVersion ?? LEGACY_UNKNOWN_PROTOCOL;
-    const decision = await this.resolve('status', cleanServerAddress(ping.host ?? ''), protocolVersion);
+    const plan = await this.resolve('status', cleanServerAddress(ping.host ?? ''), protocolVersion);
     let answer = undefined as Buffer | undefined;
-    let state: LocalStatusState = this.localStateFor(decision);
-    if (decision.kind === 'connect') {
+    const state: LocalStatusState = localStateForPlan(plan);
+    if (plan.kind === 'route') {
       // Ask the backend with a modern ping and translate: works with backends that dropped legacy support.
-      for (const target of decision.candidates) {
+      for (const target of plan.candidates) {
         try {
           const result = await this.deps.pingServer(target.host, target.port, { timeoutMs: this.deps.limits.backendDialTimeoutMs });
           answer = writeLegacyPingResponse(ping.kind, legacyFromStatus(result.status, protocolVersion));
@@ -282,7 +304,6 @@ export class ClientConnection {
           // next candidate
         }
       }
-      state = 'Unreachable';
     }
     if (!answer) {
       this.deps.metrics.statusAnswers.inc({ state });
@@ -295,79 +316,60 @@ export class ClientConnection {
 
   private async handleLogin(handshake: Handshake, serverAddress: string, player: SessionInfo['player']): Promise<void> {
     this.session = { player, clientAddress: this.clientAddress };
-    if (!this.deps.loginLimiter.allow(clientKey(this.clientAddress))) {
+    const key = clientKey(this.clientAddress);
+    if (!this.deps.loginLimiter.allow(key)) {
       this.deps.metrics.rateLimited.inc({ limit: 'login' });
-      return this.disconnect('rate_limited', this.deps.messages.rateLimited);
+      return this.disconnect('rate_limited', this.deps.messages.rateLimited, 'rate_limited');
     }
+    if (!this.deps.playerLimiter.tryAcquire(key)) {
+      this.deps.metrics.rateLimited.inc({ limit: 'players' });
+      return this.disconnect('rate_limited', this.deps.messages.playersPerIp, 'players_per_ip');
+    }
+    this.playerKey = key;
     const intent: Intent = handshake.nextState === 3 ? 'transfer' : 'login';
-    const decision = await this.resolve(intent, serverAddress, handshake.protocolVersion, player);
+    const plan = await this.resolve(intent, serverAddress, handshake.protocolVersion, player);
     if (this.ended) return;
-    switch (decision.kind) {
-      case 'connect': {
-        const dialed = await this.dialCandidates(decision.candidates);
-        if (dialed) return this.pipe(dialed);
-        return this.disconnect('unreachable', this.deps.messages.unreachable);
-      }
-      case 'status':
-        return this.disconnect(decision.state === 'NoBackend' ? 'refused' : 'unreachable', loginMessageFor(decision.state, this.deps.messages));
-      case 'refuse':
-        return this.disconnect('refused', decision.message);
-      case 'start-and-disconnect':
-        if (decision.instanceId !== undefined && this.deps.waker) {
-          const id = decision.instanceId;
-          this.deps.waker.start(id).catch((err: unknown) => this.deps.logger.warn({ err, instance: id }, 'start request failed'));
-        }
-        return this.disconnect('start_disconnect', decision.message);
-      case 'wake-then-connect':
-        return this.wakeThenConnect(decision.instanceId, decision.target);
-    }
+    return runLoginPlan(plan, this, player);
   }
 
-  /** Holds the login while the instance wakes, bounded by wake_hold_timeout. */
-  private async wakeThenConnect(instanceId: string, target: BackendTarget): Promise<void> {
-    const { metrics, waker, limits } = this.deps;
-    if (!waker) return this.disconnect('unreachable', this.deps.messages.unreachable);
-    const started = Date.now();
-    const deadline = started + limits.wakeHoldTimeoutMs;
-    const hold = setTimeout(() => this.abort.abort(), limits.wakeHoldTimeoutMs);
-    this.session = { ...this.session!, instanceId };
-    try {
-      await raceAbort(waker.wake(instanceId, this.abort.signal), this.abort.signal);
-      let dialed: Dialed | undefined;
-      while (!dialed && !this.ended && Date.now() < deadline) {
-        dialed = await this.dialCandidates([target], Math.max(50, Math.min(limits.backendDialTimeoutMs, deadline - Date.now())));
-        if (!dialed) await sleep(WAKE_REDIAL_INTERVAL_MS, this.abort.signal);
-      }
-      if (!dialed) throw new Error('backend did not accept connections before the hold ended');
-      metrics.wakes.inc({ result: 'ok' });
-      metrics.wakeSeconds.observe((Date.now() - started) / 1000);
-      return this.pipe(dialed);
-    } catch (err) {
-      if (this.ended) return;
-      metrics.wakes.inc({ result: 'timeout' });
-      this.deps.logger.info({ instance: instanceId, err: (err as Error).message }, 'wake did not complete in the hold window');
-      return this.disconnect('wake_timeout', this.deps.messages.wakeTimeout);
-    } finally {
-      clearTimeout(hold);
-    }
+  /** Records the held instance on the session (for the report). */
+  holding(instanceId: string): void {
+    if (this.session) this.session = { ...this.session, instanceId };
   }
 
-  private disconnect(outcome: ConnectionOutcome, message: string): void {
+  /** One line per login outcome (rate-bounded). */
+  logOutcome(outcome: LoginOutcome, target: BackendTarget | null, reason?: string): void {
+    this.deps.outcomes.log({
+      player: this.session?.player.name ?? '',
+      client: this.clientAddress,
+      address: this.serverAddress,
+      target: target?.name ?? null,
+      outcome,
+      ...(reason !== undefined ? { reason } : {}),
+      durationMs: this.deps.clock.now() - this.acceptedAt,
+    });
+  }
+
+  disconnect(outcome: ConnectionOutcome, message: string, reason: string = outcome): void {
     this.clearTimer();
     if (this.ended) return;
     this.outcome = outcome;
-    if (this.session) this.deps.sessions.loginDenied(this.session, outcome);
+    if (this.session) {
+      this.deps.sessions.loginDenied(this.session, outcome);
+      this.logOutcome('refused', null, reason);
+    }
     this.socket.end(writeLoginDisconnect(message));
   }
 
   /** Replays every byte read so far, then pipes both ways (pipe() carries backpressure). */
-  private pipe({ socket: backend, target }: Dialed): void {
+  pipe({ socket: backend, target }: Dialed, outcome: LoginOutcome = 'routed'): void {
     if (this.ended) {
       backend.destroy();
       return;
     }
     this.clearTimer();
     this.backend = backend;
+    this.target = target;
     this.outcome = 'proxied';
     this.socket.removeListener('data', this.onData);
     this.socket.pause();
@@ -387,10 +389,13 @@ export class ClientConnection {
     backend.write(this.frames.received());
     this.socket.pipe(backend);
     backend.pipe(this.socket);
+    this.deps.metrics.targetConnections.inc({ target: target.name });
     if (this.session) {
       this.session = { ...this.session, backend: target };
-      this.sessionStart = Date.now();
+      this.sessionStart = this.deps.clock.now();
+      this.deps.metrics.targetPlayers.inc({ target: target.name });
       this.deps.sessions.loginAccepted(this.session);
+      this.logOutcome(outcome, target);
     }
   }
 }

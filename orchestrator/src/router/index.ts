@@ -1,11 +1,13 @@
 // `npm run router`: loads the configuration and starts the player listener and
 // the metrics listener. With ENDERCLOUD_ORCHESTRATOR_URL it follows the registry,
 // wakes instances and reports sessions; without it, it is a static router.
+// SIGHUP or an edit of the config file reloads it for new connections.
 
 import { loadOrExit } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { loadRouterConfig } from './config.js';
 import { RouterMetrics, startMetricsServer } from './metrics.js';
+import { createReloader, watchConfigFile } from './reload.js';
 import { Router } from './router.js';
 import { buildRouterParts } from './router-parts.js';
 
@@ -21,8 +23,13 @@ async function main(): Promise<void> {
   const metricsServer = config.metrics ? await startMetricsServer(metrics, config.metrics.host, config.metrics.port) : undefined;
   if (metricsServer) logger.info({ address: `${metricsServer.address.address}:${metricsServer.address.port}` }, 'metrics listening on /metrics');
 
+  const reloader = createReloader(config, router, parts, logger);
+  const watcher = watchConfigFile(config.configPath, () => reloader.reload('file change'));
+  process.on('SIGHUP', () => reloader.reload('SIGHUP'));
+
   const shutdown = (signal: string): void => {
     logger.info({ signal }, 'shutting down');
+    watcher.close();
     metricsServer?.server.close();
     router
       .close()

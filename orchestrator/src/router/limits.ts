@@ -3,7 +3,12 @@
 
 export class ConnectionLimiter {
   private readonly open = new Map<string, number>();
-  constructor(private readonly maxPerKey: number) {}
+  constructor(private maxPerKey: number) {}
+
+  /** Hot reload: a new bound; current holders keep their slots. */
+  setMax(maxPerKey: number): void {
+    this.maxPerKey = maxPerKey;
+  }
 
   /** Takes a slot for key; false when the key already holds maxPerKey (0 = unlimited). */
   tryAcquire(key: string): boolean {
@@ -28,10 +33,14 @@ export class ConnectionLimiter {
 export class LoginRateLimiter {
   private readonly last = new Map<string, number>();
   constructor(
-    private readonly intervalMs: number,
+    private intervalMs: number,
     private readonly now: () => number,
     private readonly maxKeys = 100_000,
   ) {}
+
+  setInterval(intervalMs: number): void {
+    this.intervalMs = intervalMs;
+  }
 
   allow(key: string): boolean {
     if (this.intervalMs <= 0) return true;

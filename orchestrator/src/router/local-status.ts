@@ -4,7 +4,7 @@
 import type { LegacyStatus } from '../protocol/legacy-ping.js';
 import type { ServerStatus } from '../protocol/status-client.js';
 import type { MessagesConfig, StatusConfig } from './config.js';
-import type { LocalStatusState } from './resolver.js';
+import type { LocalStatusState, RoutePlan } from './resolver.js';
 
 export function motdFor(state: LocalStatusState, status: StatusConfig): string {
   switch (state) {
@@ -60,4 +60,28 @@ export function legacyFromStatus(s: ServerStatus, fallbackProtocol: number): Leg
 /** Disconnect text for a login that resolved to a state it cannot join. */
 export function loginMessageFor(state: LocalStatusState, messages: MessagesConfig): string {
   return state === 'NoBackend' ? messages.noBackend : messages.unreachable;
+}
+
+/**
+ * Status never wakes or starts anything: a plan a status request resolved to becomes a local
+ * answer (`route` only reaches here when every candidate failed to answer).
+ */
+export function localStateForPlan(plan: RoutePlan): LocalStatusState {
+  switch (plan.kind) {
+    case 'status':
+      return plan.state;
+    case 'wake':
+      return plan.action === 'resume' ? 'Paused' : 'Stopped';
+    case 'hold':
+      return 'Starting';
+    case 'join-group':
+      return 'Paused';
+    case 'fallback':
+      return plan.action === null ? 'Starting' : 'Stopped';
+    case 'refuse':
+      if (plan.start) return plan.start.action === 'start' ? 'Stopped' : 'Starting';
+      return plan.reason === 'unreachable' ? 'Unreachable' : 'NoBackend';
+    case 'route':
+      return 'Unreachable';
+  }
 }

@@ -34,6 +34,19 @@ export class RouterMetrics {
     registers: [this.registry],
   });
 
+  // Per target: the `[servers]` name (or registry name for a transfer), so the label set is what the operator configured.
+  readonly targetConnections = new Counter({ name: 'endercloud_router_target_connections_total', help: 'Connections piped to a backend, by target', labelNames: ['target'] as const, registers: [this.registry] });
+  readonly targetPlayers = new Gauge({ name: 'endercloud_router_target_players_active', help: 'Logged-in players piped to a backend now, by target', labelNames: ['target'] as const, registers: [this.registry] });
+  readonly targetBytes = new Counter({ name: 'endercloud_router_target_bytes_total', help: 'Bytes relayed to/from players, by target and direction (in = from players)', labelNames: ['target', 'direction'] as const, registers: [this.registry] });
+  readonly targetWakes = new Counter({ name: 'endercloud_router_target_wakes_total', help: 'Held logins (wake, start, join) by target and result', labelNames: ['target', 'result'] as const, registers: [this.registry] });
+  readonly targetWakeSeconds = new Histogram({
+    name: 'endercloud_router_target_wake_seconds',
+    help: 'Login held → backend connected, by target',
+    labelNames: ['target'] as const,
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30],
+    registers: [this.registry],
+  });
+
   /** Current value of a labelled counter (for tests and logs). */
   async value(metric: Counter<string> | Gauge<string>, labels: Record<string, string> = {}): Promise<number> {
     const data = await metric.get();

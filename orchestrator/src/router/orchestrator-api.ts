@@ -5,11 +5,15 @@
 
 import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../shared/errors.js';
 import {
+  groupJoinPath,
   instanceActionPath,
+  parseGroupJoinAnswer,
+  ROUTER_TRANSFERS_PATH,
   parseTransferClaim,
   parseWakeAccepted,
   ROUTER_SESSIONS_PATH,
   TRANSFER_CLAIM_PATH,
+  type GroupJoinAnswer,
   type RouterSessionsBatch,
   type TransferClaim,
   type WakeAccepted,
@@ -29,10 +33,16 @@ export interface OrchestratorApiOptions {
 /** The calls the router makes besides the registry stream (an interface so tests can swap the transport). */
 export interface RouterApi {
   requestWake(instanceId: string, action: WakeAction): Promise<WakeAccepted>;
+  /** A join to a group: the orchestrator picks the instance (and wakes, starts or spawns it). */
+  joinGroup(groupId: string, player: Player): Promise<GroupJoinAnswer>;
+  /** Moves a connected player (on the fallback server) to an instance that is now online. */
+  requestTransfer(player: Player, instanceId: string): Promise<void>;
   /** The player's pending transfer, consumed; undefined when there is none (404). */
   claimTransfer(player: Player): Promise<TransferClaim | undefined>;
   postSessions(batch: RouterSessionsBatch): Promise<void>;
 }
+
+const playerBody = (player: Player): { player: string; uuid?: string } => (player.uuid ? { player: player.name, uuid: player.uuid } : { player: player.name });
 
 export class OrchestratorApi implements RouterApi {
   private readonly fetch: FetchLike;
@@ -49,8 +59,19 @@ export class OrchestratorApi implements RouterApi {
     throw this.failure(status, body, `${action} ${instanceId}`);
   }
 
+  async joinGroup(groupId: string, player: Player): Promise<GroupJoinAnswer> {
+    const { status, body } = await this.post(groupJoinPath(groupId), playerBody(player));
+    if (status === 200) return this.parse(body, parseGroupJoinAnswer, 'group join answer');
+    throw this.failure(status, body, `join group ${groupId}`);
+  }
+
+  async requestTransfer(player: Player, instanceId: string): Promise<void> {
+    const { status, body } = await this.post(ROUTER_TRANSFERS_PATH, { ...playerBody(player), instanceId });
+    if (status !== 200 && status !== 201 && status !== 202) throw this.failure(status, body, `transfer ${player.name} to ${instanceId}`);
+  }
+
   async claimTransfer(player: Player): Promise<TransferClaim | undefined> {
-    const { status, body } = await this.post(TRANSFER_CLAIM_PATH, player.uuid ? { player: player.name, uuid: player.uuid } : { player: player.name });
+    const { status, body } = await this.post(TRANSFER_CLAIM_PATH, playerBody(player));
     if (status === 404) return undefined;
     if (status === 200) return this.parse(body, parseTransferClaim, 'transfer claim');
     throw this.failure(status, body, 'transfer claim');
@@ -97,7 +118,8 @@ export class OrchestratorApi implements RouterApi {
     const message = typeof error?.message === 'string' ? error.message.slice(0, 300) : `${what} answered ${status}`;
     if (status >= 400 && status < 500) {
       const code = typeof error?.code === 'string' && error.code in ERROR_CATALOGUE ? (error.code as ErrorCode) : status === 403 ? 'FORBIDDEN' : status === 409 ? 'CONFLICT' : status === 401 ? 'UNAUTHORIZED' : 'BAD_REQUEST';
-      return new AppError(code, message, { details: { status } });
+      // The orchestrator's own code is kept even when the catalogue lacks it (CAPACITY_EXHAUSTED).
+      return new AppError(code, message, { details: { status, upstreamCode: error?.code } });
     }
     return new AppError('UPSTREAM_FAILED', message, { retryable: true, details: { status } });
   }

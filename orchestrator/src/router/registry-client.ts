@@ -148,15 +148,20 @@ export class RegistryClient implements RegistryReader {
   private async run(): Promise<void> {
     while (!this.stopper.signal.aborted) {
       let reason = 'closed';
+      let problem = 'the orchestrator ended the stream';
       try {
         await this.follow();
       } catch (err) {
         if (this.stopper.signal.aborted) break;
         reason = err instanceof StreamProblem ? 'protocol' : 'error';
-        const log = { err: (err as Error).message, attempt: this.failures + 1 };
-        if (this.failures === 0) this.options.logger.warn(log, 'registry stream failed; serving the last snapshot while reconnecting');
-        else this.options.logger.debug(log, 'registry stream still failing');
+        problem = (err as Error).message;
       }
+      if (this.stopper.signal.aborted) break;
+      // Losing an open stream is a warning at once (routing continues from the last snapshot);
+      // repeated failures to reconnect are only debug lines.
+      const log = { err: problem, reason, attempt: this.failures + 1 };
+      if (this.state.connected || this.failures === 0) this.options.logger.warn(log, 'registry stream lost; serving the last snapshot while reconnecting');
+      else this.options.logger.debug(log, 'registry stream still failing');
       this.setConnected(false);
       if (this.stopper.signal.aborted) break;
       this.failures++;

@@ -1,14 +1,14 @@
-// Routing with an orchestrator: `[servers]` entries (host:port, instance:<id>,
-// group:<id>) filtered by the registry. Initial joins use only the configured
-// pool; a pending transfer (claimed on login) is how a registry-only backend is
-// reached. `planRoute` is the pure decision; the class adds the I/O (claim, wake).
+// Routing with an orchestrator: `[servers]` entries (host:port, instance:<id or
+// name>, group:<id>) filtered by the registry. Initial joins use only the
+// configured pool; a pending transfer (claimed on login) is how a registry-only
+// backend is reached. `planRoute` is the pure decision; the resolver adds only
+// the transfer claim. Wakes and joins are the WakeCoordinator's, run by the connection.
 
 import type { Logger } from '../shared/logger.js';
-import { splitAddress, type RegistryBackend, type RegistryStatus, type TransferClaim, type WakeAction } from '../protocol/registry-contract.js';
-import type { MessagesConfig, RoutingConfig } from './config.js';
-import type { WakeRequester } from './orchestrator-waker.js';
+import { splitAddress, type RegistryBackend, type RegistryStatus, type TransferClaim } from '../protocol/registry-contract.js';
+import type { MessagesConfig, RoutingConfig, ServerEntry } from './config.js';
 import type { RegistryReader } from './registry-state.js';
-import type { BackendResolver, BackendTarget, LocalStatusState, Player, RouteDecision, RouteRequest } from './resolver.js';
+import type { BackendResolver, BackendTarget, Player, RoutePlan, RouteRequest } from './resolver.js';
 
 /** A target from the registry: carries its instance id (for session reports) and reads its address at dial time. */
 export interface RegistryTarget extends BackendTarget {
@@ -16,22 +16,27 @@ export interface RegistryTarget extends BackendTarget {
 }
 
 export function instanceIdOf(target: BackendTarget | undefined): string | undefined {
-  const id = (target as Partial<RegistryTarget> | undefined)?.instanceId;
+  const id = target?.instanceId;
   return typeof id === 'string' ? id : undefined;
+}
+
+/** `instance:<ref>`: the id first, then the (unique) instance name. */
+export function lookupInstance(registry: RegistryReader, ref: string): RegistryBackend | undefined {
+  return registry.get(ref) ?? registry.backends().find((b) => b.name === ref);
 }
 
 /**
  * The address is read from the registry when dialled, so a login held while an instance starts
  * dials the port it came up on (a start may change it), falling back to the last known one.
  */
-export function registryTarget(name: string, backend: RegistryBackend, registry: RegistryReader, fallbackAddress: string | null = backend.address): RegistryTarget {
+export function registryTarget(name: string, instanceId: string, registry: RegistryReader, fallbackAddress: string | null = registry.get(instanceId)?.address ?? null): RegistryTarget {
   const current = (): { host: string; port: number } => {
-    const address = registry.get(backend.instanceId)?.address ?? fallbackAddress;
+    const address = registry.get(instanceId)?.address ?? fallbackAddress;
     return (address ? splitAddress(address) : undefined) ?? { host: '0.0.0.0', port: 0 };
   };
   return {
     name,
-    instanceId: backend.instanceId,
+    instanceId,
     get host() {
       return current().host;
     },
@@ -41,15 +46,6 @@ export function registryTarget(name: string, backend: RegistryBackend, registry:
   };
 }
 
-export type Plan =
-  | { kind: 'connect'; candidates: BackendTarget[] }
-  | { kind: 'status'; state: LocalStatusState }
-  /** Hold the login; `action` is what to ask the orchestrator first (null: already Starting). */
-  | { kind: 'wake'; instanceId: string; action: WakeAction | null; target: RegistryTarget }
-  /** Ask for a start (unless `action` is null) and disconnect with `message`. */
-  | { kind: 'start'; instanceId: string; action: WakeAction | null; message: string }
-  | { kind: 'refuse'; message: string };
-
 export interface PlanOptions {
   holdTimeoutMs: number;
   /** Room left in the hold for the dial and login after Running (default 2 s). */
@@ -57,16 +53,26 @@ export interface PlanOptions {
   messages: Pick<MessagesConfig, 'noBackend' | 'unreachable' | 'starting' | 'full' | 'maintenance'>;
 }
 
-type Option = { kind: 'static'; target: BackendTarget } | { kind: 'registry'; name: string; backend: RegistryBackend };
+type Option = { kind: 'static'; target: BackendTarget } | { kind: 'registry'; name: string; backend: RegistryBackend } | { kind: 'group'; name: string; groupId: string; members: RegistryBackend[] };
 
-const RANK: Record<RegistryStatus, number> = { Running: 0, Paused: 1, Starting: 2, Stopped: 3, Stale: 4 };
+const RANK: Record<RegistryStatus, number> = { Running: 0, Paused: 1, Starting: 2, Stopped: 3, Draining: 4, Stale: 5 };
 
 /** Group members best first: Running (fullest first, so idle ones can empty and sleep), then Paused, Starting, Stopped. */
 function rankGroup(members: RegistryBackend[]): RegistryBackend[] {
   return members.sort((a, b) => RANK[a.status] - RANK[b.status] || (b.players?.online ?? 0) - (a.players?.online ?? 0) || a.name.localeCompare(b.name));
 }
 
-/** The configured pool for an address, expanded through the registry, in order. */
+function optionFor(name: string, entry: ServerEntry, registry: RegistryReader): Option | undefined {
+  if (entry.kind === 'address') return { kind: 'static', target: { name, host: entry.host, port: entry.port } };
+  if (entry.kind === 'instance') {
+    const backend = lookupInstance(registry, entry.id);
+    return backend ? { kind: 'registry', name, backend } : undefined;
+  }
+  const members = registry.backends().filter((b) => b.groupId === entry.id);
+  return members.length > 0 ? { kind: 'group', name, groupId: entry.id, members: rankGroup(members) } : undefined;
+}
+
+/** The configured pool for an address, expanded through the registry, in order. `unknown` counts entries the registry does not know. */
 export function candidatePool(routing: RoutingConfig, serverAddress: string, registry: RegistryReader): { options: Option[]; unknown: number } {
   const options: Option[] = [];
   let unknown = 0;
@@ -80,17 +86,9 @@ export function candidatePool(routing: RoutingConfig, serverAddress: string, reg
   for (const name of forced ?? routing.try) {
     const entry = routing.servers[name];
     if (!entry) continue;
-    if (entry.kind === 'address') {
-      options.push({ kind: 'static', target: { name, host: entry.host, port: entry.port } });
-    } else if (entry.kind === 'instance') {
-      const backend = registry.get(entry.id);
-      if (backend) options.push({ kind: 'registry', name, backend });
-      else unknown++;
-    } else {
-      const members = registry.backends().filter((b) => b.groupId === entry.id);
-      if (members.length === 0) unknown++;
-      for (const backend of rankGroup(members)) options.push({ kind: 'registry', name, backend });
-    }
+    const option = optionFor(name, entry, registry);
+    if (option) options.push(option);
+    else unknown++;
   }
   return { options, unknown };
 }
@@ -99,81 +97,152 @@ function startingMessage(template: string, expectedStartMs: number | null): stri
   return template.replace(/\{seconds\}/g, String(expectedStartMs === null ? 30 : Math.max(1, Math.ceil(expectedStartMs / 1000))));
 }
 
-/** What one backend means for a login (or, for status, which local answer). Undefined: route around it. */
-function planFor(option: Option, intent: RouteRequest['intent'], registry: RegistryReader, opts: PlanOptions): Plan | undefined {
-  if (option.kind === 'static') return { kind: 'connect', candidates: [option.target] };
-  const { backend, name } = option;
+/** Where `[wake] fallback` sends a player now: its routable targets (none: no fallback). */
+export function fallbackTargets(routing: RoutingConfig, registry: RegistryReader, exceptInstance?: string): BackendTarget[] {
+  const entry = routing.fallback !== undefined ? routing.servers[routing.fallback] : undefined;
+  if (!entry || routing.fallback === undefined) return [];
+  const option = optionFor(routing.fallback, entry, registry);
+  if (!option) return [];
+  if (option.kind === 'static') return [option.target];
+  const members = option.kind === 'registry' ? [option.backend] : option.members;
+  return members
+    .filter((b) => b.status === 'Running' && b.address !== null && !b.maintenance && !b.full && b.instanceId !== exceptInstance)
+    .map((b) => registryTarget(option.name, b.instanceId, registry));
+}
+
+interface Context {
+  intent: RouteRequest['intent'];
+  registry: RegistryReader;
+  routing: RoutingConfig;
+  opts: PlanOptions;
+}
+
+/** Skipped for joins (status pings still see them). */
+function closedToJoins(b: RegistryBackend): 'maintenance' | 'full' | 'draining' | undefined {
+  if (b.maintenance) return 'maintenance';
+  if (b.status === 'Draining') return 'draining';
+  if (b.full) return 'full';
+  return undefined;
+}
+
+/** What one instance means for a login (or, for status, which local answer). Undefined: route around it. */
+function planInstance(name: string, backend: RegistryBackend, ctx: Context): RoutePlan | undefined {
+  const { intent, registry, opts } = ctx;
   const fits = (ms: number | null): boolean => ms !== null && ms <= opts.holdTimeoutMs - opts.holdSlackMs;
+  const target = (): BackendTarget => registryTarget(name, backend.instanceId, registry);
+  const fallback = (): BackendTarget[] => fallbackTargets(ctx.routing, registry, backend.instanceId);
+  const withFallback = (): { fallback?: BackendTarget[] } => {
+    const f = fallback();
+    return f.length > 0 ? { fallback: f } : {};
+  };
   switch (backend.status) {
     case 'Stale':
       return undefined;
     case 'Running':
-      return backend.address ? { kind: 'connect', candidates: [registryTarget(name, backend, registry)] } : undefined;
+    case 'Draining':
+      return backend.address ? { kind: 'route', candidates: [target()] } : undefined;
     case 'Paused':
       if (intent === 'status') return { kind: 'status', state: 'Paused' };
-      return { kind: 'wake', instanceId: backend.instanceId, action: 'resume', target: registryTarget(name, backend, registry) };
-    case 'Starting':
+      return { kind: 'wake', instanceId: backend.instanceId, action: 'resume', target: target(), ...withFallback() };
+    case 'Starting': {
       if (intent === 'status') return { kind: 'status', state: 'Starting' };
-      // Unknown remaining time: wait within the hold; known and too long: say when to come back.
-      if (backend.expectedStartMs === null || fits(backend.expectedStartMs)) return { kind: 'wake', instanceId: backend.instanceId, action: null, target: registryTarget(name, backend, registry) };
-      return { kind: 'start', instanceId: backend.instanceId, action: null, message: startingMessage(opts.messages.starting, backend.expectedStartMs) };
-    case 'Stopped':
+      // Unknown remaining time: wait within the hold; known and too long: the fallback, or say when to come back.
+      if (backend.expectedStartMs === null || fits(backend.expectedStartMs)) return { kind: 'hold', instanceId: backend.instanceId, target: target(), ...withFallback() };
+      const f = fallback();
+      if (f.length > 0) return { kind: 'fallback', instanceId: backend.instanceId, action: null, candidates: f };
+      return { kind: 'refuse', reason: 'starting', message: startingMessage(opts.messages.starting, backend.expectedStartMs), start: { instanceId: backend.instanceId, action: null } };
+    }
+    case 'Stopped': {
       if (intent === 'status') return { kind: 'status', state: 'Stopped' };
-      if (fits(backend.expectedStartMs)) return { kind: 'wake', instanceId: backend.instanceId, action: 'start', target: registryTarget(name, backend, registry) };
-      return { kind: 'start', instanceId: backend.instanceId, action: 'start', message: startingMessage(opts.messages.starting, backend.expectedStartMs) };
+      if (fits(backend.expectedStartMs)) return { kind: 'wake', instanceId: backend.instanceId, action: 'start', target: target(), ...withFallback() };
+      const f = fallback();
+      if (f.length > 0) return { kind: 'fallback', instanceId: backend.instanceId, action: 'start', candidates: f };
+      return { kind: 'refuse', reason: 'starting', message: startingMessage(opts.messages.starting, backend.expectedStartMs), start: { instanceId: backend.instanceId, action: 'start' } };
+    }
   }
+}
+
+/** A group: its Running members as dial candidates; none Running: a join (the orchestrator picks, wakes or starts one). */
+function planGroup(option: Extract<Option, { kind: 'group' }>, ctx: Context, skipped: (why: string) => void): RoutePlan | undefined {
+  const open = option.members.filter((b) => {
+    if (b.status === 'Stale') return false;
+    const why = closedToJoins(b);
+    if (why && !(ctx.intent === 'status' && why !== 'maintenance')) {
+      skipped(why);
+      return false;
+    }
+    return true;
+  });
+  const running = open.filter((b) => (b.status === 'Running' || b.status === 'Draining') && b.address !== null);
+  if (running.length > 0) return { kind: 'route', candidates: running.map((b) => registryTarget(option.name, b.instanceId, ctx.registry)) };
+  const asleep = open.find((b) => b.status === 'Paused' || b.status === 'Starting' || b.status === 'Stopped');
+  if (!asleep) return undefined;
+  if (ctx.intent === 'status') return planInstance(option.name, asleep, ctx);
+  const f = fallbackTargets(ctx.routing, ctx.registry);
+  return f.length > 0 ? { kind: 'join-group', groupId: option.groupId, name: option.name, fallback: f } : { kind: 'join-group', groupId: option.groupId, name: option.name };
 }
 
 /**
  * Initial join (or status): the first backend of the pool that is not routed around decides.
- * Running → connect, with the later Running backends as dial fallbacks; Paused/Starting/Stopped →
- * wake, wait or start it (status: the local answer for that state). Stale, maintenance and (for
- * logins) full backends are skipped.
+ * Running → route, with the later Running backends as dial fallbacks; Paused/Starting/Stopped →
+ * wake, hold, start or fall back (status: the local answer for that state); a group without a
+ * Running member → join. Stale, maintenance, Draining and (for logins) full backends are skipped.
  */
-export function planRoute(request: Pick<RouteRequest, 'intent' | 'serverAddress'>, routing: RoutingConfig, registry: RegistryReader, opts: PlanOptions): Plan {
+export function planRoute(request: Pick<RouteRequest, 'intent' | 'serverAddress'>, routing: RoutingConfig, registry: RegistryReader, opts: PlanOptions): RoutePlan {
+  const ctx: Context = { intent: request.intent, registry, routing, opts };
   const { options, unknown } = candidatePool(routing, request.serverAddress, registry);
-  let skippedFull = false;
-  let skippedMaintenance = false;
-  let first: Plan | undefined;
+  const skipped = new Set<string>();
+  let first: RoutePlan | undefined;
   const fallbacks: BackendTarget[] = [];
   for (const option of options) {
-    if (option.kind === 'registry') {
-      if (option.backend.maintenance) {
-        skippedMaintenance = true;
+    let plan: RoutePlan | undefined;
+    if (option.kind === 'static') plan = { kind: 'route', candidates: [option.target] };
+    else if (option.kind === 'group') plan = planGroup(option, ctx, (why) => skipped.add(why));
+    else {
+      const why = closedToJoins(option.backend);
+      if (why && !(request.intent === 'status' && why !== 'maintenance')) {
+        skipped.add(why);
         continue;
       }
-      if (option.backend.full && request.intent !== 'status') {
-        skippedFull = true;
-        continue;
-      }
+      plan = planInstance(option.name, option.backend, ctx);
     }
-    const plan = planFor(option, request.intent, registry, opts);
     if (!plan) continue;
     if (!first) first = plan;
-    else if (first.kind === 'connect' && plan.kind === 'connect') fallbacks.push(...plan.candidates);
+    else if (first.kind === 'route' && plan.kind === 'route') fallbacks.push(...plan.candidates);
   }
-  if (first?.kind === 'connect') return { kind: 'connect', candidates: [...first.candidates, ...fallbacks] };
+  if (first?.kind === 'route') return { kind: 'route', candidates: [...first.candidates, ...fallbacks] };
   if (first) return first;
   // Nothing routable: say why, as precisely as we know.
   const notSynced = unknown > 0 && !registry.synced;
-  if (request.intent === 'status') return { kind: 'status', state: notSynced || skippedMaintenance ? 'Unreachable' : 'NoBackend' };
-  if (skippedFull) return { kind: 'refuse', message: opts.messages.full };
-  if (skippedMaintenance) return { kind: 'refuse', message: opts.messages.maintenance };
-  return { kind: 'refuse', message: notSynced ? opts.messages.unreachable : opts.messages.noBackend };
+  if (request.intent === 'status') return { kind: 'status', state: notSynced || skipped.has('maintenance') ? 'Unreachable' : 'NoBackend' };
+  if (skipped.has('full')) return { kind: 'refuse', reason: 'full', message: opts.messages.full };
+  if (skipped.has('maintenance')) return { kind: 'refuse', reason: 'maintenance', message: opts.messages.maintenance };
+  if (notSynced) return { kind: 'refuse', reason: 'unreachable', message: opts.messages.unreachable };
+  return { kind: 'refuse', reason: 'no_backend', message: opts.messages.noBackend };
 }
 
 /**
  * A claimed transfer: its instance decides (whatever `[servers]` says — the orchestrator chose it);
- * only Stale is routed around (undefined: fall back to the pool). Unknown to the registry yet: the
- * claim's address.
+ * Stale and Draining are routed around (undefined: fall back to the pool). Unknown to the registry
+ * yet: the claim's address.
  */
-export function planTransfer(claim: TransferClaim, registry: RegistryReader, opts: PlanOptions): Plan | undefined {
+export function planTransfer(claim: TransferClaim, routing: RoutingConfig, registry: RegistryReader, opts: PlanOptions): RoutePlan | undefined {
   const backend = registry.get(claim.instanceId);
-  if (backend) return planFor({ kind: 'registry', name: backend.name, backend }, 'login', registry, opts);
+  if (backend) return backend.status === 'Draining' ? undefined : planInstance(backend.name, backend, { intent: 'login', registry, routing, opts });
   const address = claim.address ? splitAddress(claim.address) : undefined;
   if (!address) return undefined;
   const target: RegistryTarget = { name: claim.instanceId, instanceId: claim.instanceId, ...address };
-  return { kind: 'connect', candidates: [target] };
+  return { kind: 'route', candidates: [target] };
+}
+
+/** `[servers]` entries the registry does not know, one line each naming the entry (warned at start and reload). */
+export function unknownTargets(routing: RoutingConfig, registry: RegistryReader): string[] {
+  const out: string[] = [];
+  for (const [name, entry] of Object.entries(routing.servers)) {
+    if (entry.kind === 'instance' && !lookupInstance(registry, entry.id)) out.push(`servers.${name}: "instance:${entry.id}" matches no instance id or name in the registry`);
+    if (entry.kind === 'group' && !registry.backends().some((b) => b.groupId === entry.id)) out.push(`servers.${name}: "group:${entry.id}" has no instances in the registry`);
+  }
+  return out;
 }
 
 /** Claims the player's pending transfer; undefined when none (or the orchestrator cannot say). */
@@ -184,10 +253,9 @@ export interface TransferClaimer {
 export interface RegistryResolverDeps {
   routing: RoutingConfig;
   registry: RegistryReader;
-  messages: PlanOptions['messages'] & Pick<MessagesConfig, 'wakeRefused'>;
+  messages: PlanOptions['messages'];
   holdTimeoutMs: number;
   holdSlackMs?: number;
-  waker?: WakeRequester;
   transfers?: TransferClaimer;
   logger: Logger;
 }
@@ -199,15 +267,18 @@ export class RegistryResolver implements BackendResolver {
     this.opts = { holdTimeoutMs: deps.holdTimeoutMs, holdSlackMs: deps.holdSlackMs ?? 2000, messages: deps.messages };
   }
 
-  async resolve(request: RouteRequest): Promise<RouteDecision> {
-    let plan: Plan | undefined;
+  get routing(): RoutingConfig {
+    return this.deps.routing;
+  }
+
+  async resolve(request: RouteRequest): Promise<RoutePlan> {
+    let plan: RoutePlan | undefined;
     if (request.intent !== 'status' && request.player) plan = await this.transferPlan(request.player);
-    plan ??= planRoute(request, this.deps.routing, this.deps.registry, this.opts);
-    return this.carryOut(plan);
+    return plan ?? planRoute(request, this.deps.routing, this.deps.registry, this.opts);
   }
 
   /** Claims are asked only while the registry stream is up: a down orchestrator must not slow every login. */
-  private async transferPlan(player: Player): Promise<Plan | undefined> {
+  private async transferPlan(player: Player): Promise<RoutePlan | undefined> {
     if (!this.deps.transfers || !this.deps.registry.connected) return undefined;
     let claim: TransferClaim | undefined;
     try {
@@ -217,41 +288,8 @@ export class RegistryResolver implements BackendResolver {
       return undefined;
     }
     if (!claim) return undefined;
-    const plan = planTransfer(claim, this.deps.registry, this.opts);
-    this.deps.logger.info({ player: player.name, transfer: claim.transferId, instance: claim.instanceId, plan: plan?.kind ?? 'fallback' }, 'transfer claimed');
+    const plan = planTransfer(claim, this.deps.routing, this.deps.registry, this.opts);
+    this.deps.logger.info({ player: player.name, transfer: claim.transferId, instance: claim.instanceId, plan: plan?.kind ?? 'pool' }, 'transfer claimed');
     return plan;
-  }
-
-  /** Wake and start requests go out here so a policy refusal reaches the player as a clear message. */
-  private async carryOut(plan: Plan): Promise<RouteDecision> {
-    switch (plan.kind) {
-      case 'connect':
-      case 'status':
-      case 'refuse':
-        return plan;
-      case 'wake': {
-        const refused = await this.ask(plan.instanceId, plan.action);
-        return refused ?? { kind: 'wake-then-connect', instanceId: plan.instanceId, target: plan.target };
-      }
-      case 'start': {
-        const refused = await this.ask(plan.instanceId, plan.action);
-        // No instanceId: the start was already requested here, the connection must not ask again.
-        return refused ?? { kind: 'start-and-disconnect', message: plan.message };
-      }
-    }
-  }
-
-  private async ask(instanceId: string, action: WakeAction | null): Promise<RouteDecision | undefined> {
-    if (action === null) return undefined;
-    if (!this.deps.waker) return { kind: 'refuse', message: this.deps.messages.unreachable };
-    try {
-      await this.deps.waker.request(instanceId, action);
-      return undefined;
-    } catch (err) {
-      const e = err as { retryable?: boolean; message?: string };
-      this.deps.logger.info({ instance: instanceId, action, err: e.message }, 'orchestrator did not accept the wake');
-      if (e.retryable) return { kind: 'refuse', message: this.deps.messages.unreachable };
-      return { kind: 'refuse', message: `${this.deps.messages.wakeRefused} ${e.message ?? ''}`.trim() };
-    }
   }
 }

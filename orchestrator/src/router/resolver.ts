@@ -1,7 +1,9 @@
-// The seam between connection handling and routing policy. The Router asks a
-// BackendResolver what to do with each connection; the static resolver reads
-// the TOML file, and the registry-backed resolver (with an orchestrator) will
-// implement the same interface over the shapes declared below.
+// The seam between connection handling and routing policy. A BackendResolver
+// turns each connection into a RoutePlan (pure given the registry snapshot,
+// config and clock); the connection executes it, and one WakeCoordinator owns
+// every wake, start and group join plus the wait for Running.
+
+import type { WakeAction } from '../protocol/registry-contract.js';
 
 export type Intent = 'status' | 'login' | 'transfer';
 
@@ -20,36 +22,63 @@ export interface RouteRequest {
 }
 
 export interface BackendTarget {
-  /** The `[servers]` name (or registry name) the target came from. */
+  /** The `[servers]` name (or registry name) the target came from; the per-target metrics label. */
   name: string;
   host: string;
   port: number;
+  /** Set for registry targets (session reports, transfer-back). */
+  readonly instanceId?: string;
 }
 
 /** States the router answers status pings for itself. */
 export type LocalStatusState = 'Paused' | 'Stopped' | 'Starting' | 'Unreachable' | 'NoBackend';
 
-export type RouteDecision =
+/** Why a login is refused; also the `reason` of the outcome log line. */
+export type RefuseReason = 'no_backend' | 'unreachable' | 'full' | 'maintenance' | 'starting' | 'wake_refused' | 'capacity';
+
+export type RoutePlan =
   /** Dial the candidates in order (dial timeout each) and pipe to the first that answers. */
-  | { kind: 'connect'; candidates: BackendTarget[] }
-  /** Answer a status ping locally with this state's MOTD (logins get a disconnect). */
-  | { kind: 'status'; state: LocalStatusState }
-  /** Resume the instance, hold the login until it is ready (bounded), then connect. */
-  | { kind: 'wake-then-connect'; instanceId: string; target: BackendTarget }
-  /** Ask for a start and tell the player when to come back. */
-  | { kind: 'start-and-disconnect'; instanceId?: string; message: string }
-  | { kind: 'refuse'; message: string };
+  | { kind: 'route'; candidates: BackendTarget[] }
+  /** Ask for `action` (resume/start), hold the login until the instance is Running, then route. */
+  | { kind: 'wake'; instanceId: string; action: WakeAction; target: BackendTarget; fallback?: BackendTarget[] }
+  /** The instance is already starting: hold until Running without asking again. */
+  | { kind: 'hold'; instanceId: string; target: BackendTarget; fallback?: BackendTarget[] }
+  /** Ask the orchestrator for an instance of the group, hold until it is Running, then route. */
+  | { kind: 'join-group'; groupId: string; name: string; fallback?: BackendTarget[] }
+  /** The world cannot be ready within the hold: request `action` (unless null), route to the fallback now, transfer back once online. */
+  | { kind: 'fallback'; instanceId: string; action: WakeAction | null; candidates: BackendTarget[] }
+  /** Disconnect with `message` (after requesting a start when `start` is set). */
+  | { kind: 'refuse'; reason: RefuseReason; message: string; start?: { instanceId: string; action: WakeAction | null } }
+  /** Status only: answer locally with this state's MOTD. */
+  | { kind: 'status'; state: LocalStatusState };
 
 export interface BackendResolver {
-  resolve(request: RouteRequest): RouteDecision | Promise<RouteDecision>;
+  resolve(request: RouteRequest): RoutePlan | Promise<RoutePlan>;
 }
 
-/** Wakes and starts instances (with an orchestrator: POST /instances/:id/resume and /start). */
-export interface Waker {
-  /** Resolves when the instance is ready for players; rejects on failure or abort. */
-  wake(instanceId: string, signal: AbortSignal): Promise<void>;
-  /** Requests a start without waiting for readiness. */
-  start(instanceId: string): Promise<void>;
+/** A wake, start or join the orchestrator refused (policy, capacity) or could not be asked (unreachable). */
+export class WakeFailed extends Error {
+  constructor(
+    readonly reason: 'refused' | 'capacity' | 'unreachable' | 'timeout',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'WakeFailed';
+  }
+}
+
+/** The one owner of wake/start/join requests and of waiting for Running (with an orchestrator). */
+export interface WakeCoordinator {
+  /** Requests `action` (null: only wait), shared per instance; resolves once Running; rejects WakeFailed or on abort. */
+  wake(instanceId: string, action: WakeAction | null, signal: AbortSignal): Promise<void>;
+  /** Requests a start (or resume) without waiting; rejects WakeFailed. */
+  request(instanceId: string, action: WakeAction): Promise<void>;
+  /** Asks for an instance of the group and waits for it as after a wake; resolves the target to dial. */
+  joinGroup(groupId: string, name: string, player: Player, signal: AbortSignal): Promise<BackendTarget>;
+  /** The registry's estimate of ms until the instance is Running (null: unknown). */
+  expectedStartMs(instanceId: string): number | null;
+  /** While `signal` is not aborted, watches the instance and transfers the player to it once Running. */
+  returnWhenOnline(player: Player, instanceId: string, signal: AbortSignal): void;
 }
 
 export interface SessionInfo {

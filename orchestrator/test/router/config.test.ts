@@ -64,6 +64,28 @@ describe('router TOML configuration', () => {
     expect(c.metrics).toEqual({ host: '127.0.0.1', port: 9225 });
   });
 
+  it('reads [wake] fallback, max_players_per_ip (default off) and instance names as instance references', () => {
+    const c = parseRouterToml('[servers]\nlobby = "10.0.0.5:25566"\ns1 = "instance:survival-1"\n[wake]\nfallback = "lobby"\n[limits]\nmax_players_per_ip = 4');
+    expect(c.routing.fallback).toBe('lobby');
+    expect(c.routing.servers.s1).toEqual({ kind: 'instance', id: 'survival-1' });
+    expect(c.limits.maxPlayersPerIp).toBe(4);
+    expect(parseRouterToml('').limits.maxPlayersPerIp).toBe(0);
+    expect(parseRouterToml('').routing.fallback).toBeUndefined();
+  });
+
+  it('reloads the file of a running router, keeping the environment part, and names a bad file', async () => {
+    const { reloadRouterConfig, restartOnlyChanges } = await import('../../src/router/config.js');
+    let text = EXAMPLE;
+    const first = loadRouterConfig({ ENDERCLOUD_ROUTER_CONFIG: '/r.toml', ENDERCLOUD_ORCHESTRATOR_URL: 'http://o:1', ENDERCLOUD_ROUTER_TOKEN: 't', ENDERCLOUD_ROUTER_ID: 'edge' }, () => text);
+    text = EXAMPLE.replace('bind = "0.0.0.0:25565"', 'bind = "0.0.0.0:25577"').replace('"Survival.Example.com." = ["survival", "lobby"]', '"Survival.Example.com." = ["lobby"]');
+    const next = reloadRouterConfig(first, () => text);
+    expect(next).toMatchObject({ orchestratorUrl: 'http://o:1', routerToken: 't', routerId: 'edge', configPath: '/r.toml' });
+    expect(next.routing.forcedHosts['survival.example.com']).toEqual(['lobby']);
+    expect(restartOnlyChanges(first, next)).toEqual(['bind']);
+    text = '[limits]\nwake_hold_timeout = "45s"';
+    expect(() => reloadRouterConfig(first, () => text)).toThrow(/^limits\.wake_hold_timeout: must be between/);
+  });
+
   it('uses defaults for an empty file', () => {
     const c = parseRouterToml('');
     expect(c.limits).toEqual(DEFAULT_LIMITS);
@@ -82,6 +104,10 @@ describe('router TOML configuration', () => {
     ['[forced-hosts]\n"a.example" = ["ghost"]', /^forced-hosts\."a\.example": "ghost" is not a name/],
     ['accept_registry_backends = "yes"', /^accept_registry_backends: must be true or false/],
     ['bind = ', /^router\.toml: not valid TOML/],
+    ['[servers]\na = "1.2.3.4:5"\n[wake]\nfallback = "lobby"', /^wake\.fallback: "lobby" is not a name in \[servers\]/],
+    ['[wake]\nfalback = "a"', /^wake\.falback: unknown key/],
+    ['[limits]\nmax_players_per_ip = -1', /^limits\.max_players_per_ip: must be an integer/],
+    ['[servers]\na = "group:"', /^servers\.a: "" is not a valid group id/],
   ])('rejects a bad file with one line naming the key (%#)', (text, pattern) => {
     expect(errorOf(text)).toMatch(pattern);
   });
@@ -109,18 +135,18 @@ describe('StaticResolver', () => {
   const req = { intent: 'login' as const, protocolVersion: 765, clientAddress: '1.2.3.4' };
 
   it('uses the forced host list for a matching address, skipping registry entries', () => {
-    expect(resolver.resolve({ ...req, serverAddress: 'survival.example.com' })).toEqual({ kind: 'connect', candidates: [{ name: 'lobby', host: '10.0.0.5', port: 25566 }] });
+    expect(resolver.resolve({ ...req, serverAddress: 'survival.example.com' })).toEqual({ kind: 'route', candidates: [{ name: 'lobby', host: '10.0.0.5', port: 25566 }] });
   });
 
   it('falls back to try for any other address, in order', () => {
     const d = resolver.resolve({ ...req, serverAddress: 'other.example.com' });
-    expect(d.kind === 'connect' && d.candidates.map((c) => c.name)).toEqual(['lobby', 'lobby-backup']);
+    expect(d.kind === 'route' && d.candidates.map((c) => c.name)).toEqual(['lobby', 'lobby-backup']);
   });
 
   it('answers NoBackend for status and refuses logins when nothing is routable', () => {
     const empty = new StaticResolver({ servers: {}, try: [], forcedHosts: {}, acceptRegistryBackends: false }, 'none here');
     expect(empty.resolve({ ...req, intent: 'status', serverAddress: 'x' })).toEqual({ kind: 'status', state: 'NoBackend' });
-    expect(empty.resolve({ ...req, serverAddress: 'x' })).toEqual({ kind: 'refuse', message: 'none here' });
+    expect(empty.resolve({ ...req, serverAddress: 'x' })).toEqual({ kind: 'refuse', reason: 'no_backend', message: 'none here' });
   });
 });
 
@@ -156,5 +182,17 @@ describe('limits and CIDRs', () => {
     expect(cidrContains(parseCidr('127.0.0.1'), '::ffff:127.0.0.1')).toBe(true);
     expect(cidrContains(parseCidr('fd00::/8'), 'fd12::1')).toBe(true);
     expect(cidrContains(parseCidr('fd00::/8'), '10.0.0.1')).toBe(false);
+  });
+});
+
+describe('static mode', () => {
+  it('names the entries that cannot act without an orchestrator', async () => {
+    const { staticModeWarnings } = await import('../../src/router/router-parts.js');
+    const c = parseRouterToml('[servers]\na = "10.0.0.1:1"\ns = "instance:s1"\ng = "group:ev"\n[wake]\nfallback = "a"');
+    expect(staticModeWarnings(c)).toEqual([
+      'servers.s: "instance:s1" is skipped without ENDERCLOUD_ORCHESTRATOR_URL',
+      'servers.g: "group:ev" is skipped without ENDERCLOUD_ORCHESTRATOR_URL',
+      'wake.fallback: has no effect without ENDERCLOUD_ORCHESTRATOR_URL (nothing is woken)',
+    ]);
   });
 });

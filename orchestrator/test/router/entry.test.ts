@@ -66,4 +66,31 @@ describe('npm run router', () => {
     expect(await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 10_000))])).toBe(0);
     expect(stderr).toBe('');
   });
+
+  it('reloads on a config file change and on SIGHUP; a bad file is refused with one line and the old config keeps routing', async () => {
+    const a = await startMcBackend('backend A');
+    const b = await startMcBackend('backend B');
+    const port = await freePort();
+    const file = join(dir, 'reload.toml');
+    const toml = (backendPort: number): string => `bind = "127.0.0.1:${port}"\ntry = ["b"]\n[servers]\nb = "127.0.0.1:${backendPort}"\n`;
+    writeFileSync(file, toml(a.port));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/router/index.ts'], { cwd: ROOT, env: env({ ENDERCLOUD_ROUTER_CONFIG: file }), stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let stdout = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    const motd = async (): Promise<string> => ((await mc.ping({ host: '127.0.0.1', port, version: VERSION, closeTimeout: 2000, noPongTimeout: 2000 })) as { description: { text: string } }).description.text;
+    expect(await poll('a ping through the router', async () => ((await motd()) === 'backend A' ? true : undefined))).toBe(true);
+
+    writeFileSync(file, toml(b.port)); // the file watcher reloads
+    expect(await poll('the edited file in force', async () => ((await motd()) === 'backend B' ? true : undefined), 10_000)).toBe(true);
+
+    writeFileSync(file, 'bind = "127.0.0.1:1"\n[limits]\nwake_hold_timeout = "45s"\n');
+    child.kill('SIGHUP');
+    await poll('the refusal line', async () => (/config reload refused/.test(stdout) ? true : undefined), 10_000);
+    expect(await motd()).toBe('backend B');
+    const refusals = stdout.split('\n').filter((l) => l.includes('config reload refused'));
+    expect(refusals.length).toBeGreaterThanOrEqual(1);
+    expect(refusals[0]).toMatch(/limits\.wake_hold_timeout: must be between 1000 and 29000 ms/);
+    child.kill('SIGTERM');
+  });
 });

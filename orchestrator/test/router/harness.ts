@@ -8,7 +8,11 @@ import { createLogger } from '../../src/shared/logger.js';
 import { parseRouterToml, type RouterFileConfig } from '../../src/router/config.js';
 import { Router } from '../../src/router/router.js';
 import { StaticResolver } from '../../src/router/static-resolver.js';
-import type { BackendResolver, SessionInfo, SessionReporter, Waker } from '../../src/router/resolver.js';
+import type { BackendResolver, BackendTarget, Player, SessionInfo, SessionReporter, WakeCoordinator } from '../../src/router/resolver.js';
+import type { WakeAction } from '../../src/protocol/registry-contract.js';
+import { pino } from 'pino';
+import type { Clock } from '../../src/router/clock.js';
+import type { Logger } from '../../src/shared/logger.js';
 import { FrameReader, type Frame } from '../../src/protocol/frame-reader.js';
 
 export const VERSION = '1.20.4';
@@ -128,15 +132,16 @@ export interface StartedRouter {
 /** Starts a router from TOML text (defaults relaxed for tests unless the TOML sets them). */
 export async function startRouter(
   toml: string,
-  extra: { resolver?: BackendResolver; waker?: Waker; sessions?: SessionReporter; limits?: Partial<RouterFileConfig['limits']> } = {},
+  extra: { resolver?: BackendResolver; waker?: WakeCoordinator; sessions?: SessionReporter; limits?: Partial<RouterFileConfig['limits']>; logger?: Logger; clock?: Clock } = {},
 ): Promise<StartedRouter> {
   const parsed = parseRouterToml(toml);
   const config: RouterFileConfig = { ...parsed, limits: { ...parsed.limits, ...extra.limits } };
   const router = new Router({
     config,
     resolver: extra.resolver ?? new StaticResolver(config.routing),
-    logger: createLogger('router-test', 'silent'),
+    logger: extra.logger ?? createLogger('router-test', 'silent'),
     ...(extra.waker ? { waker: extra.waker } : {}),
+    ...(extra.clock ? { clock: extra.clock } : {}),
     ...(extra.sessions ? { sessions: extra.sessions } : {}),
   });
   const address = await router.listen(0, '127.0.0.1');
@@ -222,4 +227,30 @@ export function mcLogin(port: number, username: string, opts: { fakeHost?: strin
     client.on('error', () => undefined);
     client.on('end', () => finish('end'));
   });
+}
+
+/** A wake coordinator from plain functions (unset ones resolve at once), recording what it was asked. */
+export function fakeWakes(parts: Partial<WakeCoordinator> = {}): WakeCoordinator & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    wake: (id: string, action: WakeAction | null, signal: AbortSignal) => (calls.push(`wake ${id} ${action ?? 'wait'}`), parts.wake ? parts.wake(id, action, signal) : Promise.resolve()),
+    request: (id: string, action: WakeAction) => (calls.push(`${action} ${id}`), parts.request ? parts.request(id, action) : Promise.resolve()),
+    joinGroup: (groupId: string, name: string, player: Player, signal: AbortSignal): Promise<BackendTarget> => {
+      calls.push(`join ${groupId} ${player.name}`);
+      return parts.joinGroup ? parts.joinGroup(groupId, name, player, signal) : Promise.reject(new Error('no join'));
+    },
+    expectedStartMs: (id: string) => (parts.expectedStartMs ? parts.expectedStartMs(id) : null),
+    returnWhenOnline: (player: Player, id: string, signal: AbortSignal) => {
+      calls.push(`return ${player.name} ${id}`);
+      parts.returnWhenOnline?.(player, id, signal);
+    },
+  };
+}
+
+/** A real pino logger that keeps every line (parsed JSON) for assertions on the log contract. */
+export function recordingLogger(level = 'debug'): Logger & { lines: Array<Record<string, unknown> & { level: number; msg: string }> } {
+  const lines: Array<Record<string, unknown> & { level: number; msg: string }> = [];
+  const logger = pino({ level }, { write: (text: string) => void lines.push(JSON.parse(text) as (typeof lines)[number]) });
+  return Object.assign(logger, { lines });
 }

@@ -6,6 +6,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import {
   formatSseEvent,
+  parseGroupJoinRequest,
+  parseRouterTransferRequest,
+  ROUTER_TRANSFERS_PATH,
   parseRouterSessionsBatch,
   parseTransferClaimRequest,
   REGISTRY_PATH,
@@ -14,7 +17,9 @@ import {
   SSE_KEEPALIVE,
   TRANSFER_CLAIM_PATH,
   type RegistryBackend,
+  type GroupJoinAnswer,
   type RouterSessionsBatch,
+  type RouterTransferRequest,
   type TransferClaim,
   type WakeAction,
 } from '../../src/protocol/registry-contract.js';
@@ -51,6 +56,14 @@ export class OrchestratorStub {
   /** Answer for the next wake requests (default 202) and a side effect to run after accepting. */
   onWake: (instanceId: string, action: WakeAction) => WakeAnswer = () => ({ status: 202, body: { commandId: `cmd-${this.wakeRequests.length}` } });
   sessionsStatus = 204;
+  readonly groupJoins: Array<{ groupId: string; player: string; uuid?: string }> = [];
+  /**
+   * Answer for group joins. Default: the group's best Running member with room (`route`), else a
+   * Paused one (`wake`), else a Stopped one (`start`), else 409 CAPACITY_EXHAUSTED.
+   */
+  onGroupJoin: (groupId: string, player: string) => { status: number; body: unknown } = (groupId) => this.defaultGroupJoin(groupId);
+  readonly routerTransfers: RouterTransferRequest[] = [];
+  routerTransfersStatus = 202;
   private server: Server | undefined;
   private readonly streams = new Set<ServerResponse>();
   private keepalive: NodeJS.Timeout | undefined;
@@ -127,6 +140,22 @@ export class OrchestratorStub {
     return { revision: this.revision, backends: [...this.backends.values()] };
   }
 
+  private defaultGroupJoin(groupId: string): { status: number; body: unknown } {
+    const members = [...this.backends.values()].filter((b) => b.groupId === groupId && !b.maintenance);
+    const pick = (status: RegistryBackend['status']): RegistryBackend | undefined => members.find((b) => b.status === status && !b.full);
+    const answer = (b: RegistryBackend, action: GroupJoinAnswer['action']): { status: number; body: GroupJoinAnswer } => {
+      if (action === 'wake' || action === 'start') this.wakeRequests.push({ instanceId: b.instanceId, action: action === 'wake' ? 'resume' : 'start' });
+      return { status: 200, body: { instanceId: b.instanceId, action, commandId: action === 'route' ? null : `cmd-join-${this.groupJoins.length}` } };
+    };
+    const running = pick('Running');
+    if (running) return answer(running, 'route');
+    const paused = pick('Paused');
+    if (paused) return answer(paused, 'wake');
+    const stopped = pick('Stopped');
+    if (stopped) return answer(stopped, 'start');
+    return { status: 409, body: { error: { code: 'CAPACITY_EXHAUSTED', message: `no instance of ${groupId} has room` } } };
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const send = (status: number, body?: unknown): void => {
       res.writeHead(status, body === undefined ? {} : { 'content-type': 'application/json' });
@@ -155,6 +184,18 @@ export class OrchestratorStub {
       this.wakeRequests.push({ instanceId, action });
       const answer = this.onWake(instanceId, action);
       return send(answer.status, answer.body);
+    }
+    const join = /^\/api\/v1\/router\/groups\/([^/]+)\/join$/.exec(path);
+    if (req.method === 'POST' && join) {
+      const groupId = decodeURIComponent(join[1]!);
+      const body = parseGroupJoinRequest(json());
+      this.groupJoins.push({ groupId, ...body });
+      const answer = this.onGroupJoin(groupId, body.player);
+      return send(answer.status, answer.body);
+    }
+    if (req.method === 'POST' && path === ROUTER_TRANSFERS_PATH) {
+      this.routerTransfers.push(parseRouterTransferRequest(json()));
+      return send(this.routerTransfersStatus, this.routerTransfersStatus < 300 ? { accepted: true } : { error: { code: 'CONFLICT', message: 'transfer refused' } });
     }
     if (req.method === 'POST' && path === TRANSFER_CLAIM_PATH) {
       const { player } = parseTransferClaimRequest(json());

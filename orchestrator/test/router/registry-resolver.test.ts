@@ -4,10 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/shared/logger.js';
 import { AppError } from '../../src/shared/errors.js';
 import { DEFAULT_MESSAGES, parseRouterToml } from '../../src/router/config.js';
-import { instanceIdOf, planRoute, RegistryResolver, type Plan } from '../../src/router/registry-resolver.js';
+import { instanceIdOf, planRoute, RegistryResolver, unknownTargets } from '../../src/router/registry-resolver.js';
 import { RegistryState } from '../../src/router/registry-state.js';
 import type { RegistryBackend } from '../../src/protocol/registry-contract.js';
-import type { RouteDecision, RouteRequest } from '../../src/router/resolver.js';
+import { WakeFailed, type RoutePlan, type RouteRequest } from '../../src/router/resolver.js';
+import { OrchestratorWakeCoordinator } from '../../src/router/wake-coordinator.js';
 import { backend } from './orchestrator-stub.js';
 
 const ROUTING = parseRouterToml(`
@@ -25,18 +26,24 @@ const lobby = (id: string, patch: Partial<RegistryBackend> = {}): RegistryBacken
 const survival = (patch: Partial<RegistryBackend>): RegistryBackend => backend('survival-1', { groupId: 'survival', address: '10.0.2.1:25565', ...patch });
 
 /** Plans reduced to comparable facts (targets read their addresses from the registry). */
-function summary(plan: Plan): string {
+const targets = (list: readonly { name: string; host: string; port: number }[]): string => list.map((c) => `${c.name}@${c.host}:${c.port}`).join(',');
+
+function summary(plan: RoutePlan): string {
   switch (plan.kind) {
-    case 'connect':
-      return `connect ${plan.candidates.map((c) => `${c.name}@${c.host}:${c.port}`).join(',')}`;
+    case 'route':
+      return `connect ${targets(plan.candidates)}`;
     case 'status':
       return `status ${plan.state}`;
     case 'wake':
-      return `wake ${plan.instanceId} ${plan.action ?? 'wait'}`;
-    case 'start':
-      return `start ${plan.instanceId} ${plan.action ?? 'none'}: ${plan.message}`;
+      return `wake ${plan.instanceId} ${plan.action}${plan.fallback ? ` else ${targets(plan.fallback)}` : ''}`;
+    case 'hold':
+      return `wake ${plan.instanceId} wait${plan.fallback ? ` else ${targets(plan.fallback)}` : ''}`;
+    case 'join-group':
+      return `join ${plan.groupId} as ${plan.name}${plan.fallback ? ` else ${targets(plan.fallback)}` : ''}`;
+    case 'fallback':
+      return `fallback ${plan.instanceId} ${plan.action ?? 'none'}: ${targets(plan.candidates)}`;
     case 'refuse':
-      return `refuse: ${plan.message}`;
+      return plan.start ? `start ${plan.start.instanceId} ${plan.start.action ?? 'none'}: ${plan.message}` : `refuse: ${plan.message}`;
   }
 }
 
@@ -69,6 +76,45 @@ describe('registry routing decisions', () => {
     expect(summary(planRoute({ intent, serverAddress }, ROUTING, registry, OPTS))).toBe(expected);
   });
 
+  const FALLBACK = parseRouterToml(`
+try = ["events", "lobby"]
+[servers]
+lobby = "group:lobby"
+events = "group:events"
+s1 = "instance:survival"
+[forced-hosts]
+"s1.example.com" = ["s1"]
+[wake]
+fallback = "lobby"
+`).routing;
+  const ev = (id: string, patch: Partial<RegistryBackend> = {}): RegistryBackend => backend(id, { groupId: 'events', address: `10.0.4.${id.slice(-1)}:25565`, ...patch });
+  const named = (patch: Partial<RegistryBackend>): RegistryBackend => backend('inst-7f3a', { name: 'survival', groupId: 'survival', address: '10.0.5.1:25565', ...patch });
+
+  it.each<[string, RegistryBackend[], RouteRequest['intent'], string, string]>([
+    ['instance:<name> resolves the instance name as well as the id', [named({})], 'login', 's1.example.com', 'connect s1@10.0.5.1:25565'],
+    ['a group with only sleeping members is joined (the orchestrator picks), with the fallback for a long hold', [ev('e1', { status: 'Paused' }), lobby('l1')], 'login', 'x', 'join events as events else lobby@10.0.1.1:25565'],
+    ['a group with a Running member routes to it without a join', [ev('e1'), ev('e2', { status: 'Paused' })], 'login', 'x', 'connect events@10.0.4.1:25565'],
+    ['Draining members take no new joins', [ev('e1', { status: 'Draining' }), lobby('l1')], 'login', 'x', 'connect lobby@10.0.1.1:25565'],
+    ['status: a Draining member is still proxied', [ev('e1', { status: 'Draining' })], 'status', 'x', 'connect events@10.0.4.1:25565'],
+    ['status: a sleeping group answers asleep locally', [ev('e1', { status: 'Paused' })], 'status', 'x', 'status Paused'],
+    ['Paused instance: wake, and the fallback if the hold ends', [named({ status: 'Paused' }), lobby('l1')], 'login', 's1.example.com', 'wake inst-7f3a resume else lobby@10.0.1.1:25565'],
+    ['Stopped with a long start and a fallback: start it and park the player now', [named({ status: 'Stopped', address: null, expectedStartMs: 90_000 }), lobby('l1')], 'login', 's1.example.com', 'fallback inst-7f3a start: lobby@10.0.1.1:25565'],
+    ['Starting too long with a fallback: park without asking again', [named({ status: 'Starting', expectedStartMs: 90_000 }), lobby('l1')], 'login', 's1.example.com', 'fallback inst-7f3a none: lobby@10.0.1.1:25565'],
+    ['a fallback with nothing Running is no fallback: say when to rejoin', [named({ status: 'Stopped', address: null, expectedStartMs: 90_000 }), lobby('l1', { status: 'Paused' })], 'login', 's1.example.com', `start inst-7f3a start: ${seconds(90)}`],
+  ])('%s', (_name, backends, intent, serverAddress, expected) => {
+    const registry = RegistryState.from({ revision: 1, backends });
+    expect(summary(planRoute({ intent, serverAddress }, FALLBACK, registry, OPTS))).toBe(expected);
+  });
+
+  it('names every [servers] entry the registry does not know', () => {
+    const registry = RegistryState.from({ revision: 1, backends: [named({}), lobby('l1')] });
+    const routing = parseRouterToml('[servers]\nlobby = "group:lobby"\na = "instance:survival"\nb = "instance:s1"\nc = "group:events"\nd = "10.0.0.1:1"').routing;
+    expect(unknownTargets(routing, registry)).toEqual([
+      'servers.b: "instance:s1" matches no instance id or name in the registry',
+      'servers.c: "group:events" has no instances in the registry',
+    ]);
+  });
+
   it('never adds a registry-only backend to an initial join unless accept_registry_backends is set', () => {
     const routing = parseRouterToml('try = []\n[servers]\nx = "10.0.0.1:1"').routing;
     const registry = RegistryState.from({ revision: 1, backends: [backend('event-1', { address: '10.0.3.1:25565' })] });
@@ -99,8 +145,7 @@ describe('RegistryResolver edges', () => {
   const logger = createLogger('resolver-test', 'silent');
   const registry = RegistryState.from({ revision: 1, backends: [lobby('l1'), backend('event-1', { address: '10.0.3.1:25565' }), survival({ status: 'Paused' })] });
   const player = { name: 'Alex', uuid: '00000000-0000-0000-0000-000000000001' };
-  const summarize = (d: RouteDecision): string =>
-    d.kind === 'connect' ? `connect ${d.candidates.map((c) => `${c.name}@${c.host}:${c.port}`).join(',')}` : d.kind === 'wake-then-connect' ? `wake ${d.instanceId}` : d.kind === 'status' ? `status ${d.state}` : `${d.kind}: ${d.message}`;
+  const summarize = summary;
 
   it('a claimed transfer goes to its target, even one only the registry knows; no claim → the pool', async () => {
     const pending = new Map([['Alex', { transferId: 't1', instanceId: 'event-1', address: '10.0.3.1:25565' }]]);
@@ -133,16 +178,42 @@ describe('RegistryResolver edges', () => {
     expect(summarize(await failing.resolve({ serverAddress: 'x', protocolVersion: 765, clientAddress: '::1', intent: 'login', player }))).toMatch(/^connect lobby@/);
   });
 
-  it('asks for the wake before holding, and turns a policy refusal into a clear message', async () => {
+  it('the wake coordinator asks once per instance, and turns a refusal into a WakeFailed naming the reason', async () => {
     const asked: string[] = [];
-    const make = (answer: () => Promise<void>): RegistryResolver =>
-      new RegistryResolver({ routing: ROUTING, registry, messages: DEFAULT_MESSAGES, holdTimeoutMs: 20_000, logger, waker: { request: async (id, action) => (asked.push(`${action} ${id}`), answer()) } });
-    const req = { serverAddress: SURVIVAL, protocolVersion: 765, clientAddress: '::1', intent: 'login' as const, player };
-    expect(summarize(await make(async () => undefined).resolve(req))).toBe('wake survival-1');
-    expect(summarize(await make(() => Promise.reject(new AppError('FORBIDDEN', 'waking survival-1 is not allowed for guests'))).resolve(req))).toBe(`refuse: ${DEFAULT_MESSAGES.wakeRefused} waking survival-1 is not allowed for guests`);
-    expect(summarize(await make(() => Promise.reject(new AppError('UPSTREAM_FAILED', 'ECONNREFUSED', { retryable: true }))).resolve(req))).toBe(`refuse: ${DEFAULT_MESSAGES.unreachable}`);
-    expect(summarize(await make(async () => undefined).resolve({ ...req, intent: 'status' as never }))).toBe('status Paused');
-    expect(asked).toEqual(['resume survival-1', 'resume survival-1', 'resume survival-1']);
+    let answer: () => Promise<{ commandId: string | null }> = async () => ({ commandId: 'c1' });
+    const api = {
+      requestWake: async (id: string, action: string) => (asked.push(`${action} ${id}`), answer()),
+      joinGroup: async () => Promise.reject(new AppError('CONFLICT', 'no room', { details: { upstreamCode: 'CAPACITY_EXHAUSTED' } })),
+      requestTransfer: async () => undefined,
+    };
+    const wakes = new OrchestratorWakeCoordinator({ api, registry, holdTimeoutMs: 20_000, logger });
+    await Promise.all([wakes.request('survival-1', 'resume'), wakes.request('survival-1', 'resume')]);
+    expect(asked).toEqual(['resume survival-1']); // shared while it wakes
+    answer = () => Promise.reject(new AppError('FORBIDDEN', 'waking private-1 is not allowed for guests'));
+    await expect(wakes.request('private-1', 'resume')).rejects.toMatchObject({ reason: 'refused', message: 'waking private-1 is not allowed for guests' });
+    answer = () => Promise.reject(new AppError('UPSTREAM_FAILED', 'ECONNREFUSED', { retryable: true }));
+    await expect(wakes.request('private-1', 'resume')).rejects.toMatchObject({ reason: 'unreachable' });
+    expect(asked).toEqual(['resume survival-1', 'resume private-1', 'resume private-1']); // refusals are not cached
+    const err = await wakes.joinGroup('lobby', 'lobby', player, new AbortController().signal).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WakeFailed);
+    expect(err).toMatchObject({ reason: 'capacity' });
+    wakes.close();
+  });
+
+  it('a held wake resolves when the registry shows Running, and ends with the hold', async () => {
+    const state = RegistryState.from({ revision: 1, backends: [survival({ status: 'Paused' })] });
+    const api = { requestWake: async () => ({ commandId: 'c' }), joinGroup: async () => ({ instanceId: 'survival-1', action: 'wake' as const, commandId: 'c' }), requestTransfer: async () => undefined };
+    const wakes = new OrchestratorWakeCoordinator({ api, registry: state, holdTimeoutMs: 200, logger });
+    const woke = wakes.wake('survival-1', 'resume', new AbortController().signal);
+    state.applyUpsert({ revision: 2, backend: survival({ status: 'Running' }) });
+    await woke;
+    state.applyUpsert({ revision: 3, backend: survival({ status: 'Paused' }) });
+    await expect(wakes.wake('survival-1', null, new AbortController().signal)).rejects.toMatchObject({ reason: 'timeout' });
+    const joined = wakes.joinGroup('survival', 'surv', player, new AbortController().signal);
+    state.applyUpsert({ revision: 4, backend: survival({ status: 'Running', address: '10.0.2.9:25570' }) });
+    const target = await joined;
+    expect([target.name, target.instanceId, target.host, target.port]).toEqual(['surv', 'survival-1', '10.0.2.9', 25570]);
+    wakes.close();
   });
 });
 
@@ -157,5 +228,25 @@ describe('router configuration for the orchestrator', () => {
     const c = loadRouterConfig(env, read);
     expect(c.orchestratorUrl).toBe('http://orch:8080');
     expect(c.messages).toMatchObject({ starting: 'back in {seconds}s', wakeRefused: 'No.', full: DEFAULT_MESSAGES.full });
+  });
+});
+
+describe('status never wakes or starts anything', () => {
+  const t = { name: 's', host: '10.0.0.1', port: 1 };
+  it.each<[RoutePlan, string]>([
+    [{ kind: 'status', state: 'Paused' }, 'Paused'],
+    [{ kind: 'wake', instanceId: 'i', action: 'resume', target: t }, 'Paused'],
+    [{ kind: 'wake', instanceId: 'i', action: 'start', target: t }, 'Stopped'],
+    [{ kind: 'hold', instanceId: 'i', target: t }, 'Starting'],
+    [{ kind: 'join-group', groupId: 'g', name: 'g' }, 'Paused'],
+    [{ kind: 'fallback', instanceId: 'i', action: 'start', candidates: [t] }, 'Stopped'],
+    [{ kind: 'fallback', instanceId: 'i', action: null, candidates: [t] }, 'Starting'],
+    [{ kind: 'refuse', reason: 'starting', message: 'm', start: { instanceId: 'i', action: 'start' } }, 'Stopped'],
+    [{ kind: 'refuse', reason: 'unreachable', message: 'm' }, 'Unreachable'],
+    [{ kind: 'refuse', reason: 'no_backend', message: 'm' }, 'NoBackend'],
+    [{ kind: 'route', candidates: [t] }, 'Unreachable'],
+  ])('%j answers locally as %s', async (plan, state) => {
+    const { localStateForPlan } = await import('../../src/router/local-status.js');
+    expect(localStateForPlan(plan)).toBe(state);
   });
 });

@@ -1,12 +1,12 @@
-// Router: PROXY protocol v2 in both directions, and the resolver decisions a
-// registry-backed resolver will return (wake-then-connect, start-and-disconnect,
-// refuse), with a fake waker that brings a real minecraft-protocol backend up.
+// Router: PROXY protocol v2 in both directions, and the route plans a
+// registry-backed resolver returns (wake, hold, join, fallback, refuse), with a
+// fake wake coordinator that brings a real minecraft-protocol backend up.
 import { afterEach, describe, expect, it } from 'vitest';
 import mc from 'minecraft-protocol';
 import { parseProxyV2Header, writeProxyV2Header } from '../../src/protocol/proxy-protocol.js';
 import { writeHandshake, writeLoginStart } from '../../src/protocol/packets.js';
-import type { BackendResolver, RouteDecision, Waker } from '../../src/router/resolver.js';
-import { closeAll, deadPort, mcLogin, PROTOCOL, rawExchange, startMcBackend, startRawBackend, startRouter, VERSION, waitUntil, type McBackend } from './harness.js';
+import { WakeFailed, type BackendResolver, type RoutePlan } from '../../src/router/resolver.js';
+import { closeAll, deadPort, fakeWakes, mcLogin, PROTOCOL, rawExchange, startMcBackend, startRawBackend, startRouter, VERSION, waitUntil, type McBackend } from './harness.js';
 
 afterEach(closeAll);
 
@@ -49,26 +49,25 @@ describe('PROXY protocol v2', () => {
   });
 });
 
-/** A resolver returning a fixed decision per intent, and counting calls. */
-function fixedResolver(login: RouteDecision, status: RouteDecision = login): BackendResolver & { calls: number } {
+/** A resolver returning a fixed plan per intent, and counting calls. */
+function fixedResolver(login: RoutePlan, status: RoutePlan = login): BackendResolver & { calls: number } {
   const r = { calls: 0, resolve: (req: { intent: string }) => (r.calls++, req.intent === 'status' ? status : login) };
   return r;
 }
 
-describe('resolver decisions', () => {
-  it('wake-then-connect: status answers "asleep" without waking; a login wakes the backend and completes', async () => {
+describe('route plans', () => {
+  it('wake: status answers "asleep" without waking; a login wakes the backend and completes', async () => {
     const port = await deadPort();
     let backend: McBackend | undefined;
     const wakes: string[] = [];
-    const waker: Waker = {
+    const waker = fakeWakes({
       wake: async (id) => {
         wakes.push(id);
         await new Promise((r) => setTimeout(r, 300));
         backend = await startMcBackend('woken', port);
       },
-      start: async () => undefined,
-    };
-    const resolver = fixedResolver({ kind: 'wake-then-connect', instanceId: 'lobby-1', target: { name: 'lobby', host: '127.0.0.1', port } });
+    });
+    const resolver = fixedResolver({ kind: 'wake', instanceId: 'lobby-1', action: 'resume', target: { name: 'lobby', host: '127.0.0.1', port } });
     const r = await startRouter('[status]\nasleep = "Zzz — join to wake"', { resolver, waker, limits: { loginRatelimitMs: 0 } });
 
     const status = (await mc.ping({ host: '127.0.0.1', port: r.port, version: VERSION })) as { description: { text: string }; version: { protocol: number } };
@@ -87,14 +86,13 @@ describe('resolver decisions', () => {
     expect((await m.wakeSeconds.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value).toBe(1);
   });
 
-  it('wake-then-connect: the hold is bounded and the player gets the wake-timeout message', async () => {
+  it('wake: the hold is bounded and the player gets the wake-timeout message', async () => {
     const port = await deadPort();
     let aborted = false;
-    const waker: Waker = {
-      wake: (_id, signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => ((aborted = true), reject(new Error('aborted'))))),
-      start: async () => undefined,
-    };
-    const resolver = fixedResolver({ kind: 'wake-then-connect', instanceId: 'stuck', target: { name: 's', host: '127.0.0.1', port } });
+    const waker = fakeWakes({
+      wake: (_id, _action, signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => ((aborted = true), reject(new Error('aborted'))))),
+    });
+    const resolver = fixedResolver({ kind: 'wake', instanceId: 'stuck', action: 'resume', target: { name: 's', host: '127.0.0.1', port } });
     const r = await startRouter('[messages]\nwake-timeout = "Still waking"', { resolver, waker, limits: { loginRatelimitMs: 0, wakeHoldTimeoutMs: 500 } });
     const started = Date.now();
     const out = await mcLogin(r.port, 'Waiter');
@@ -104,10 +102,10 @@ describe('resolver decisions', () => {
     expect(await r.router.metrics.value(r.router.metrics.wakes, { result: 'timeout' })).toBe(1);
   });
 
-  it('start-and-disconnect: requests a start and the client sees the message; status says stopped', async () => {
+  it('refuse with a start: requests the start and the client sees the message; status says stopped', async () => {
     const starts: string[] = [];
-    const waker: Waker = { wake: async () => undefined, start: async (id) => void starts.push(id) };
-    const resolver = fixedResolver({ kind: 'start-and-disconnect', instanceId: 'survival-1', message: 'Starting — retry in 30 s' });
+    const waker = fakeWakes({ request: async (id) => void starts.push(id) });
+    const resolver = fixedResolver({ kind: 'refuse', reason: 'starting', message: 'Starting — retry in 30 s', start: { instanceId: 'survival-1', action: 'start' } });
     const r = await startRouter('[status]\nstopped = "Stopped — join to start"', { resolver, waker, limits: { loginRatelimitMs: 0 } });
     const status = (await mc.ping({ host: '127.0.0.1', port: r.port, version: VERSION })) as { description: { text: string } };
     expect(status.description.text).toBe('Stopped — join to start');
@@ -118,10 +116,22 @@ describe('resolver decisions', () => {
   });
 
   it('refuse: the client sees the refusal and status answers NoBackend', async () => {
-    const resolver = fixedResolver({ kind: 'refuse', message: 'Not on the list' });
+    const resolver = fixedResolver({ kind: 'refuse', reason: 'no_backend', message: 'Not on the list' });
     const r = await startRouter('[status]\nno-backend = "Nothing here"', { resolver, limits: { loginRatelimitMs: 0 } });
     const status = (await mc.ping({ host: '127.0.0.1', port: r.port, version: VERSION })) as { description: { text: string } };
     expect(status.description.text).toBe('Nothing here');
     expect(JSON.parse((await mcLogin(r.port, 'Nobody')).disconnectReason!)).toEqual({ text: 'Not on the list' });
+  });
+
+  it('wake refused by the orchestrator: the player sees wake-refused and the reason; unreachable: the unreachable message', async () => {
+    const target = { name: 's', host: '127.0.0.1', port: await deadPort() };
+    let failure = new WakeFailed('refused', 'guests may not wake s');
+    const waker = fakeWakes({ wake: () => Promise.reject(failure) });
+    const resolver = fixedResolver({ kind: 'wake', instanceId: 's-1', action: 'resume', target });
+    const r = await startRouter('[messages]\nwake-refused = "No."\nunreachable = "Down."', { resolver, waker, limits: { loginRatelimitMs: 0 } });
+    expect(JSON.parse((await mcLogin(r.port, 'Guest')).disconnectReason!)).toEqual({ text: 'No. guests may not wake s' });
+    failure = new WakeFailed('unreachable', 'ECONNREFUSED');
+    expect(JSON.parse((await mcLogin(r.port, 'Guest2')).disconnectReason!)).toEqual({ text: 'Down.' });
+    expect(waker.calls).toEqual(['wake s-1 resume', 'wake s-1 resume']);
   });
 });

@@ -106,9 +106,9 @@ export function diffRegistry(previous: ReadonlyMap<string, string>, next: readon
 
 /** Ranks a group's members for a transfer: Running, Paused, Starting, Stopped; never Stale, maintenance or full. */
 export function pickGroupMember(members: readonly RegistryBackend[]): RegistryBackend | undefined {
-  const rank = { Running: 0, Paused: 1, Starting: 2, Stopped: 3, Stale: 9 } as const;
+  const rank = { Running: 0, Paused: 1, Starting: 2, Stopped: 3, Stale: 9, Draining: 9 } as const;
   return members
-    .filter((b) => b.status !== 'Stale' && !b.maintenance && !b.full)
+    .filter((b) => b.status !== 'Stale' && b.status !== 'Draining' && !b.maintenance && !b.full)
     .sort((a, b) => rank[a.status] - rank[b.status] || (a.players?.online ?? 0) - (b.players?.online ?? 0) || a.name.localeCompare(b.name))[0];
 }
 

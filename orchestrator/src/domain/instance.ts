@@ -3,10 +3,11 @@
 
 import type { EpochMs, JsonObject, JsonValue, LayerRef, MaintenanceMode, Resources } from './common.js';
 import type { ContainerUserSpec } from './template.js';
+import type { IdleAction, IdleClock, IdleTier } from '../provisioning/index.js';
 
 export const INSTANCE_STATES = [
   'draft', 'installing', 'stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused',
-  'backup', 'restore', 'update', 'error', 'unknown', 'intervention_required', 'deleting',
+  'backup', 'restore', 'update', 'error', 'unknown', 'intervention_required', 'deleting', 'archiving', 'archived',
 ] as const;
 export type InstanceState = (typeof INSTANCE_STATES)[number];
 
@@ -16,6 +17,8 @@ export type DesiredState = (typeof DESIRED_STATES)[number];
 /** The mutually exclusive actions a user or the system may request on an instance. */
 export const INSTANCE_ACTIONS = [
   'start', 'stop', 'restart', 'pause', 'resume', 'update', 'delete', 'apply-settings', 'backup', 'restore',
+  // Dynamic provisioning (seed 003): the archive idle tier, and despawn = drain, evacuate, wait, delete.
+  'archive', 'despawn',
 ] as const;
 export type InstanceAction = (typeof INSTANCE_ACTIONS)[number];
 
@@ -89,6 +92,20 @@ export interface DeletionProgress {
   lastError: string | null;
 }
 
+/** Dynamic provisioning (seed 003) per instance. */
+export interface InstanceFleet {
+  /** Consecutive zero-player time (restarts at every login). */
+  idle?: IdleClock;
+  /** The instance's own idle tiers, overriding its group's. */
+  idleTiers?: IdleTier[];
+  /** The last idle tier applied, and when (a tier applies once per empty run). */
+  lastTier?: { action: IdleAction; at: EpochMs };
+  /** Being despawned: no new joins or transfers (registry `Draining`). */
+  draining?: { since: EpochMs; reason: string };
+  /** Container removed by the archive tier; the world is kept on `hostId` (and in `backupId`). */
+  archived?: { at: EpochMs; hostId: string; backupId: string | null };
+}
+
 export interface Instance {
   id: string;
   name: string;
@@ -125,6 +142,8 @@ export interface Instance {
   deletion: DeletionProgress | null;
   /** sha256 of the per-instance bridge token (ENDERCLOUD_INSTANCE_TOKEN). */
   bridgeTokenHash: string | null;
+  /** Dynamic provisioning's record of this instance (idle clock, drain, archive); null until a policy touches it. */
+  fleet: InstanceFleet | null;
   /** Optimistic concurrency: bumped by every update. */
   version: number;
   createdAt: EpochMs;

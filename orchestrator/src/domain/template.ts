@@ -109,6 +109,14 @@ export interface TemplateSpec {
   technicalPaths?: string[];
   crashLoop?: CrashLoopSpec;
   backup?: BackupSpec;
+  /** At most this many instances of this template across all groups (atomic, beside the group and global caps). */
+  caps?: { maxInstances?: number };
+  /**
+   * Where the network's shared secret (e.g. Velocity's forwarding secret) goes in
+   * the container: generated once by the orchestrator, injected at creation,
+   * never stored in the template, the instance, its history or revisions.
+   */
+  networkSecret?: { env: string };
 }
 
 /** Backup rules: `onlineSave` archives a running server after save-off + save-all flush over RCON; `paths` limit the archive (default: all of /data). */

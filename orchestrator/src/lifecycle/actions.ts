@@ -50,7 +50,7 @@ export type ActionPlan =
 // The state each action enters from each state it is allowed in. Every pair
 // here is also an allowed transition in states.ts (a unit test checks it).
 const ENTER: Readonly<Record<InstanceAction, Partial<Record<InstanceState, InstanceState | null>>>> = {
-  start: { stopped: 'starting', error: 'starting' },
+  start: { stopped: 'starting', error: 'starting', archived: 'installing' },
   stop: { starting: 'stopping', online: 'stopping', degraded: 'stopping', paused: 'stopping' },
   restart: { stopped: 'starting', error: 'starting', starting: 'stopping', online: 'stopping', degraded: 'stopping' },
   pause: { online: 'pausing' },
@@ -61,7 +61,12 @@ const ENTER: Readonly<Record<InstanceAction, Partial<Record<InstanceState, Insta
   restore: { stopped: 'restore', online: 'restore', degraded: 'restore', error: 'restore', intervention_required: 'restore' },
   delete: {
     draft: 'deleting', stopped: 'deleting', online: 'deleting', degraded: 'deleting', paused: 'deleting',
-    error: 'deleting', unknown: 'deleting', intervention_required: 'deleting',
+    error: 'deleting', unknown: 'deleting', intervention_required: 'deleting', archived: 'deleting',
+  },
+  archive: { online: 'archiving', degraded: 'archiving', paused: 'archiving', stopped: 'archiving' },
+  // Drains first (the state stays until the deletion at its end).
+  despawn: {
+    starting: null, online: null, degraded: null, paused: null, stopped: null, archived: null, error: null, unknown: null, intervention_required: null,
   },
 };
 
@@ -89,7 +94,10 @@ export function desiredStateFor(action: InstanceAction): DesiredState | null {
     case 'pause':
       return 'paused';
     case 'delete':
+    case 'despawn':
       return 'deleted';
+    case 'archive':
+      return 'stopped';
     default:
       // update, apply-settings, backup, restore restore the prior intent when done.
       return null;

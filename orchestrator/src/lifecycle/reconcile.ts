@@ -53,7 +53,7 @@ export type ReconcileDecision =
 export const CONTAINER_EXPECTED: readonly InstanceState[] = ['stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused', 'backup', 'restore', 'update'];
 
 // States whose in-flight command owns the container (it may be absent or changing on purpose).
-const COMMAND_OWNED: readonly InstanceState[] = ['installing', 'backup', 'restore', 'update', 'deleting'];
+const COMMAND_OWNED: readonly InstanceState[] = ['installing', 'backup', 'restore', 'update', 'deleting', 'archiving'];
 
 /** `name` and `name:latest` are the same reference. */
 function normaliseImage(image: string): string {
@@ -75,6 +75,10 @@ export function reconcileInstance(stored: StoredInstance, observed: ObservedCont
   if (state === 'intervention_required') return { action: 'none', reason: 'waiting for an operator' };
   if (COMMAND_OWNED.includes(state)) return { action: 'await_command', reason: `the ${state} command owns the container` };
 
+  if (state === 'archived') {
+    if (observed === null) return { action: 'none', reason: 'archived: no container, the world is kept on its host' };
+    return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: 'a container exists for an archived instance; not adopted' };
+  }
   if (observed === null) {
     if (state === 'draft') return { action: 'none', reason: 'a draft has no container yet' };
     if (state === 'unknown') {

@@ -10,11 +10,11 @@ export { INSTANCE_STATES, type HostStatus, type InstanceState } from '../domain/
 
 /** A state nothing is actively changing: it lasts until an action or an observation moves it. */
 export const STABLE_STATES: readonly InstanceState[] = [
-  'draft', 'stopped', 'online', 'degraded', 'paused', 'error', 'unknown', 'intervention_required',
+  'draft', 'stopped', 'online', 'degraded', 'paused', 'error', 'unknown', 'intervention_required', 'archived',
 ];
 /** A state owned by one in-flight action or command; it must end in another state. */
 export const TRANSITIONAL_STATES: readonly InstanceState[] = [
-  'installing', 'starting', 'stopping', 'pausing', 'backup', 'restore', 'update', 'deleting',
+  'installing', 'starting', 'stopping', 'pausing', 'backup', 'restore', 'update', 'deleting', 'archiving',
 ];
 
 export interface Transition {
@@ -46,6 +46,7 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     { to: 'restore', event: 'restore' },
     { to: 'update', event: 'update' },
     { to: 'deleting', event: 'delete' },
+    { to: 'archiving', event: 'archive' },
     ...FAILURES,
   ],
   starting: [
@@ -64,6 +65,7 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     { to: 'restore', event: 'restore' },
     { to: 'update', event: 'update' },
     { to: 'deleting', event: 'delete' },
+    { to: 'archiving', event: 'archive' },
     ...FAILURES,
   ],
   degraded: [
@@ -74,6 +76,7 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     { to: 'restore', event: 'restore' },
     { to: 'update', event: 'update' },
     { to: 'deleting', event: 'delete' },
+    { to: 'archiving', event: 'archive' },
     ...FAILURES,
   ],
   stopping: [{ to: 'stopped', event: 'exited' }, ...FAILURES],
@@ -91,6 +94,7 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     { to: 'stopping', event: 'stop' },
     { to: 'stopped', event: 'exited' },
     { to: 'deleting', event: 'delete' },
+    { to: 'archiving', event: 'archive' },
     ...FAILURES,
   ],
   backup: [
@@ -135,6 +139,20 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
   ],
   // A finished deletion removes the record; a partial one stays visible.
   deleting: FAILURES,
+  // The archive tier: save, stop, final backup, remove the container; the world stays on its host.
+  archiving: [
+    { to: 'archived', event: 'archived' },
+    { to: 'online', event: 'archive_aborted' },
+    { to: 'starting', event: 'archive_aborted_restart' },
+    { to: 'stopped', event: 'archive_aborted_stopped' },
+    ...FAILURES,
+  ],
+  // No container; a start (or a login) re-creates it over the kept world.
+  archived: [
+    { to: 'installing', event: 'unarchive' },
+    { to: 'deleting', event: 'delete' },
+    ...FAILURES,
+  ],
 };
 
 export function isInstanceState(value: unknown): value is InstanceState {
@@ -191,6 +209,9 @@ const REGISTRY_BY_STATE: Readonly<Record<InstanceState, RegistryStatus | null>> 
   // Nothing to route to: absent from the registry.
   draft: null,
   deleting: null,
+  // Asleep for good: a login starts it again (re-created on its host).
+  archiving: 'Stopped',
+  archived: 'Stopped',
 };
 
 /**

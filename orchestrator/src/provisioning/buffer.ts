@@ -30,7 +30,7 @@ export function desiredBuffer(buffer: BufferPolicy, allocatedCount: number): num
   return Math.max(absolute, relative);
 }
 
-export type FleetInstanceState = InstanceState | 'archived';
+export type FleetInstanceState = InstanceState;
 
 /** One instance of a group as the autoscaler and the allocator see it. */
 export interface FleetInstance {
@@ -62,7 +62,7 @@ export type FleetClass = 'ready' | 'allocated' | 'starting' | 'busy' | 'draining
 const BY_STATE: Record<FleetInstanceState, FleetClass> = {
   online: 'ready', installing: 'starting', starting: 'starting',
   backup: 'busy', restore: 'busy', update: 'busy',
-  pausing: 'paused', paused: 'paused', stopping: 'stopped', stopped: 'stopped', archived: 'archived',
+  pausing: 'paused', paused: 'paused', stopping: 'stopped', stopped: 'stopped', archiving: 'archived', archived: 'archived',
   degraded: 'unhealthy', error: 'unhealthy', unknown: 'unhealthy', intervention_required: 'unhealthy',
   draft: 'other', deleting: 'other',
 };

@@ -82,7 +82,7 @@ export function idleSince(prev: IdleClock, observation: PresenceObservation, now
   return { ...base, emptySince: Math.min(now, Math.max(...candidates)) };
 }
 
-export type IdleSubjectState = InstanceState | 'archived';
+export type IdleSubjectState = InstanceState;
 
 export interface IdleActionInput {
   /** The instance's own tiers when it overrides the group's. */

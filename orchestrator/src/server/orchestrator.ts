@@ -13,6 +13,7 @@ import { notifyingStore } from './changes/notifying-store.js';
 import { RegistryFeed } from './registry/registry-feed.js';
 import { TransferService } from './registry/transfer-service.js';
 import { PlayerSessions } from './services/player-sessions.js';
+import { NetworkSecret } from './provisioning/network-secret.js';
 import { buildApp, type OrchestratorApp } from './app.js';
 import { TokenService } from './auth/tokens.js';
 import { systemClock, type Clock } from './clock.js';
@@ -111,13 +112,14 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     store, clock, logger: logger.child({ component: 'lifecycle' }), commandMaxAttempts: config.commandMaxAttempts,
     onCommandsQueued: () => worker.kick(), crashLoopDefaults,
   });
+  const networkSecret = new NetworkSecret({ store, clock });
   const onStarted = (id: string): void => {
     supervisor.watch(id);
     deps.hooks?.onContainerStarted?.(id);
   };
   const actions = new ActionRunner({
     store, agents, clock, logger: logger.child({ component: 'actions' }), prober,
-    endercloudUser: config.endercloudUser, resumeTimeoutMs: config.resumeTimeoutMs,
+    endercloudUser: config.endercloudUser, resumeTimeoutMs: config.resumeTimeoutMs, networkSecret,
     onStarted,
     onDeleted: (id) => {
       supervisor.forget(id);
@@ -131,7 +133,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   });
   await imports.init();
   const handlers: CommandHandlers = {
-    create: new CreateHandler({ store, agents, clock, endercloudUser: config.endercloudUser, imports, onStarted }),
+    create: new CreateHandler({ store, agents, clock, endercloudUser: config.endercloudUser, imports, onStarted, networkSecret }),
     cleanup: new CleanupHandler(agents),
     ...(Object.fromEntries(INSTANCE_ACTIONS.map((action) => [action, actions])) as Record<InstanceAction, ActionRunner>),
   };

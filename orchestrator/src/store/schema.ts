@@ -77,6 +77,7 @@ export interface InstancesTable {
   players: string | null;
   deletion: string | null;
   bridge_token_hash: string | null;
+  fleet: string | null;
   version: number;
   created_at: number;
   updated_at: number;

@@ -1,4 +1,4 @@
-// Guards the lifecycle transition table: every one of the 16×16 (from, to)
+// Guards the lifecycle transition table: every one of the 18×18 (from, to)
 // pairs is checked against the expected matrix written out by hand below.
 
 import { describe, expect, it } from 'vitest';
@@ -9,30 +9,33 @@ import {
 } from '../../src/lifecycle/states.js';
 
 // Columns, in this order: draft installing stopped starting online degraded stopping
-// pausing paused backup restore update error unknown intervention_required deleting.
+// pausing paused backup restore update error unknown intervention_required deleting
+// archiving archived (the archive idle tier of seed 003).
 // 'x' = allowed, '.' = refused. Written from seed 002 + ARCHITECTURE.md, not from the code.
 const EXPECTED: Record<InstanceState, string> = {
-  draft:                 '. x . . . . . . . . . . . . x x',
-  installing:            '. . x . . . . . . . . . x x x .',
-  stopped:               '. . . x . . . . . x x x x x x x',
-  starting:              '. . x . x x x . . . . . x x x .',
-  online:                '. . x . . x x x . x x x x x x x',
-  degraded:              '. . x . x . x . . x x x x x x x',
-  stopping:              '. . x . . . . . . . . . x x x .',
-  pausing:               '. . x . x . . . x . . . x x x .',
-  paused:                '. . x . x x x . . . . . x x x x',
-  backup:                '. . x . x x x . . . . . x x x .',
-  restore:               '. . x x . . . . . . . . x x x .',
-  update:                '. . x x . . . . . . . . x x x .',
-  error:                 '. x x x . . . . . . x . . x x x',
-  unknown:               '. . x x . . . . . . . . x . x x',
-  intervention_required: '. . x . . . . . . . x . x x . x',
-  deleting:              '. . . . . . . . . . . . x x x .',
+  draft:                 '. x . . . . . . . . . . . . x x . .',
+  installing:            '. . x . . . . . . . . . x x x . . .',
+  stopped:               '. . . x . . . . . x x x x x x x x .',
+  starting:              '. . x . x x x . . . . . x x x . . .',
+  online:                '. . x . . x x x . x x x x x x x x .',
+  degraded:              '. . x . x . x . . x x x x x x x x .',
+  stopping:              '. . x . . . . . . . . . x x x . . .',
+  pausing:               '. . x . x . . . x . . . x x x . . .',
+  paused:                '. . x . x x x . . . . . x x x x x .',
+  backup:                '. . x . x x x . . . . . x x x . . .',
+  restore:               '. . x x . . . . . . . . x x x . . .',
+  update:                '. . x x . . . . . . . . x x x . . .',
+  error:                 '. x x x . . . . . . x . . x x x . .',
+  unknown:               '. . x x . . . . . . . . x . x x . .',
+  intervention_required: '. . x . . . . . . . x . x x . x . .',
+  deleting:              '. . . . . . . . . . . . x x x . . .',
+  archiving:             '. . x x x . . . . . . . x x x . . x',
+  archived:              '. x . . . . . . . . . . x x x x . .',
 };
 
 const COLUMNS: InstanceState[] = [
   'draft', 'installing', 'stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused',
-  'backup', 'restore', 'update', 'error', 'unknown', 'intervention_required', 'deleting',
+  'backup', 'restore', 'update', 'error', 'unknown', 'intervention_required', 'deleting', 'archiving', 'archived',
 ];
 
 const pairs: [InstanceState, InstanceState, boolean][] = [];
@@ -42,9 +45,9 @@ for (const from of COLUMNS) {
 }
 
 describe('lifecycle transition table', () => {
-  it('has exactly the 16 user-visible states of seed 002 plus the warm-sleep pair', () => {
+  it('has exactly the 16 user-visible states of seed 002 plus the warm-sleep pair and the archive pair', () => {
     expect([...INSTANCE_STATES].sort()).toEqual([...COLUMNS].sort());
-    expect(pairs).toHaveLength(256);
+    expect(pairs).toHaveLength(324);
   });
 
   it.each(pairs)('%s → %s allowed=%s', (from, to, allowed) => {

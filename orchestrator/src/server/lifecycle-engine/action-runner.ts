@@ -21,6 +21,7 @@ import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import { UpdateRunner } from './update-runner.js';
 import type { RunContext } from './run-context.js';
 import { commandKindOf, type CommandHandler } from './command-handler.js';
+import { networkSecretFor } from '../provisioning/network-secret.js';
 import { templateOf } from '../services/template-of.js';
 
 export interface ActionRunnerOptions {
@@ -31,6 +32,8 @@ export interface ActionRunnerOptions {
   prober: ReadinessProber;
   endercloudUser: { uid: number; gid: number };
   resumeTimeoutMs: number;
+  /** The network's shared secret, for templates that declare where it goes. */
+  networkSecret?: { get(): Promise<string> };
   /** A container was started: the supervisor begins probing it. */
   onStarted: (instanceId: string) => void;
   /** A deletion finished: forget in-memory state. */
@@ -223,7 +226,7 @@ export class ActionRunner implements CommandHandler {
   private async replace(instance: Instance, ctx: RunContext, start: boolean): Promise<JsonObject> {
     const next = applyPendingChanges(instance, ctx.template);
     const staged: Instance = { ...instance, ...next };
-    const body = agentCreateBody(staged, ctx.template, { endercloudUser: this.o.endercloudUser, pull: 'missing' });
+    const body = agentCreateBody(staged, ctx.template, { endercloudUser: this.o.endercloudUser, pull: 'missing', ...(await networkSecretFor(ctx.template, this.o.networkSecret)) });
     const res = await this.o.agents.replace(ctx.host.controlUrl, instance.id, { ...body, start }, ctx.ids);
     const now = this.now;
     const revision = instance.revision + 1;

@@ -16,6 +16,7 @@ import { agentCreateBody } from '../services/instance-config.js';
 import type { CommandHandler } from './command-handler.js';
 import { moveInstance } from './instance-transitions.js';
 import { templateOf } from '../services/template-of.js';
+import { networkSecretFor } from '../provisioning/network-secret.js';
 
 export interface CreateHandlerOptions {
   store: Store;
@@ -27,6 +28,8 @@ export interface CreateHandlerOptions {
   imports?: { open(uploadId: string): Promise<{ stream: Readable }> };
   /** A container was started: the supervisor begins probing it. */
   onStarted: (instanceId: string) => void;
+  /** The network's shared secret, for templates that declare where it goes. */
+  networkSecret?: { get(): Promise<string> };
 }
 
 const CONTAINER_STATES: readonly ObservedState['container'][] = ['absent', 'created', 'running', 'paused', 'restarting', 'exited', 'dead', 'unknown'];
@@ -41,7 +44,9 @@ export class CreateHandler implements CommandHandler {
     if (!instance) throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} no longer exists`);
     const ids = { commandId: cmd.id, requestId: cmd.requestId };
     const template = await templateOf(store, instance);
-    const body = agentCreateBody(instance, template, this.deps.endercloudUser ? { endercloudUser: this.deps.endercloudUser } : {});
+    const body = agentCreateBody(instance, template, {
+      ...(this.deps.endercloudUser ? { endercloudUser: this.deps.endercloudUser } : {}), ...(await networkSecretFor(template, this.deps.networkSecret)),
+    });
     const imp = importOf(cmd.payload);
     const start = cmd.payload.start !== false;
     // With an import the container is created stopped, the data goes in, and only then it starts.

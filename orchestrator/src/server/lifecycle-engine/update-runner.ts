@@ -16,6 +16,7 @@ import { agentCreateBody, revisionConfig } from '../services/instance-config.js'
 import { moveInstance } from './instance-transitions.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import type { RunContext } from './run-context.js';
+import { networkSecretFor } from '../provisioning/network-secret.js';
 
 export interface UpdateRunnerDeps {
   store: Store;
@@ -23,6 +24,8 @@ export interface UpdateRunnerDeps {
   clock: Clock;
   prober: ReadinessProber;
   endercloudUser: { uid: number; gid: number };
+  /** The network's shared secret, for templates that declare where it goes. */
+  networkSecret?: { get(): Promise<string> };
   onStarted: (instanceId: string) => void;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -78,7 +81,7 @@ export class UpdateRunner {
   /** Replace with `config`, start, wait for readiness. Null on success, else why it failed. */
   private async attempt(instance: Instance, config: ContainerConfig, ctx: RunContext): Promise<string | null> {
     try {
-      const body = agentCreateBody(instance, ctx.template, { endercloudUser: this.o.endercloudUser, config, pull: 'missing' });
+      const body = agentCreateBody(instance, ctx.template, { endercloudUser: this.o.endercloudUser, config, pull: 'missing', ...(await networkSecretFor(ctx.template, this.o.networkSecret)) });
       await this.o.agents.replace(ctx.host.controlUrl, instance.id, { ...body, start: true }, ctx.ids);
     } catch (err) {
       return `replace with ${config.image} failed: ${(err as Error).message}`;

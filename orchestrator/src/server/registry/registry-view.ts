@@ -62,8 +62,10 @@ function expectedStartMs(i: BackendInputs, status: RegistryBackend['status']): n
 
 /** Undefined for instances the router must not see (draft, deleting). */
 export function registryBackend(i: BackendInputs): RegistryBackend | undefined {
-  const status = registryStatus(i.instance.state, i.host?.status ?? null);
-  if (status === null) return undefined;
+  const byState = registryStatus(i.instance.state, i.host?.status ?? null);
+  if (byState === null) return undefined;
+  // A despawn drains first: current players stay, nobody new joins or is transferred in (seed 003).
+  const status = i.instance.fleet?.draining && byState !== 'Stale' && byState !== 'Stopped' ? 'Draining' : byState;
   const endpoint = i.instance.endpoint;
   const counts = players(i);
   return {

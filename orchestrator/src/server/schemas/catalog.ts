@@ -87,6 +87,8 @@ export const TemplateBody = Type.Object(
     restartPolicy: Type.Optional(Type.Union([Type.Literal('never'), Type.Literal('on-failure'), Type.Literal('always')])),
     user: Type.Optional(Type.Object({}, { additionalProperties: true })),
     labels: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 4096 }), { maxProperties: 64 })),
+    caps: Type.Optional(Type.Object({ maxInstances: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) }, { additionalProperties: false })),
+    networkSecret: Type.Optional(Type.Object({ env: EnvName }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );

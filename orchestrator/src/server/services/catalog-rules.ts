@@ -123,6 +123,13 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
   if (body.labels && Object.keys(body.labels).length > 0) spec.labels = body.labels;
   if (technicalPaths.length > 0) spec.technicalPaths = [...new Set(technicalPaths)];
   if (crash && Object.keys(crash).length > 0) spec.crashLoop = crash;
+  if (body.caps?.maxInstances !== undefined) spec.caps = { maxInstances: body.caps.maxInstances };
+  if (body.networkSecret) {
+    if (envs.has(body.networkSecret.env) || body.env?.[body.networkSecret.env] !== undefined) {
+      throw invalid('networkSecret/env', `${body.networkSecret.env} is already set by the template's env or a variable`);
+    }
+    spec.networkSecret = { env: body.networkSecret.env };
+  }
   if (body.backup) spec.backup = { ...(body.backup.onlineSave !== undefined ? { onlineSave: body.backup.onlineSave } : {}), ...(backupPaths ? { paths: backupPaths } : {}) };
   return spec;
 }

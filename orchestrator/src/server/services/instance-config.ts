@@ -73,7 +73,7 @@ export function buildInstance(d: InstanceDraft): Omit<Instance, 'version'> {
     settings, secretSettings, pendingChanges: [], containerConfig, containerConfigPending: false, revision: 1,
     user: d.user ?? spec.user,
     crashLoop: { exits: [], windowMs: 600_000, tripped: false, trippedAt: null },
-    maintenance: null, activeAction: null, players: null, deletion: null, bridgeTokenHash: hashToken(bridgeToken),
+    maintenance: null, activeAction: null, players: null, deletion: null, bridgeTokenHash: hashToken(bridgeToken), fleet: null,
     createdAt: d.now, updatedAt: d.now,
   };
 }
@@ -85,10 +85,11 @@ export function buildInstance(d: InstanceDraft): Omit<Instance, 'version'> {
 export function agentCreateBody(
   instance: Instance,
   template: TemplateSpec | undefined,
-  opts: { endercloudUser?: { uid: number; gid: number }; config?: ContainerConfig; pull?: 'missing' | 'always' } = {},
+  opts: { endercloudUser?: { uid: number; gid: number }; config?: ContainerConfig; pull?: 'missing' | 'always'; networkSecret?: string } = {},
 ): AgentCreateBody {
   const c = opts.config ?? instance.containerConfig;
   const env = { ...c.env };
+  if (template?.networkSecret && opts.networkSecret !== undefined) env[template.networkSecret.env] = opts.networkSecret;
   for (const [name, value] of Object.entries(instance.secretSettings)) {
     if (name.startsWith(PENDING_SECRET_PREFIX)) continue;
     const variable = template?.variables.find((v) => v.name === name);

@@ -7,6 +7,7 @@ import * as initial from './0001-initial.js';
 import * as systemSettings from './0002-system-settings.js';
 import * as unclaimedContainers from './0003-unclaimed-containers.js';
 import * as installationRequests from './0004-installation-requests.js';
+import * as instanceFleet from './0005-instance-fleet.js';
 
 export type StoreDialect = 'sqlite' | 'postgres';
 
@@ -18,6 +19,7 @@ const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [
   ['0002_system_settings', systemSettings.up],
   ['0003_unclaimed_containers', unclaimedContainers.up],
   ['0004_installation_requests', installationRequests.up],
+  ['0005_instance_fleet', instanceFleet.up],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -35,6 +35,7 @@ const FIELDS: Record<keyof Instance, Codec> = {
   players: { column: 'players', kind: 'jsonOrNull' },
   deletion: { column: 'deletion', kind: 'jsonOrNull' },
   bridgeTokenHash: { column: 'bridge_token_hash', kind: 'plain' },
+  fleet: { column: 'fleet', kind: 'jsonOrNull' },
   version: { column: 'version', kind: 'plain' },
   createdAt: { column: 'created_at', kind: 'time' },
   updatedAt: { column: 'updated_at', kind: 'time' },

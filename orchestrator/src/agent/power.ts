@@ -5,6 +5,7 @@
 import { AppError, isAppError } from '../shared/errors.js';
 import { RconClient, type RconClientOptions } from '../shared/rcon-client.js';
 import type { Logger } from '../shared/logger.js';
+import type { StopBody, StopResult } from '../contracts/agent-api.js';
 import type { ContainerDetails, ContainerRuntime, ContainerState } from './runtime.js';
 
 type Log = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
@@ -14,21 +15,9 @@ export interface RconTarget {
   password: string;
 }
 
-export interface StopOptions {
-  /** Wait after the graceful request before SIGKILL; default: the container's StopTimeout, else AGENT_STOP_TIMEOUT. */
-  timeoutSeconds?: number;
-  /** Signal for the signal path; default: the container's stop signal, else SIGTERM. */
-  signal?: string;
-  /** When given, the command (default `stop`) is sent over RCON first; failure falls back to the signal. */
-  rcon?: RconTarget & { command?: string };
-}
-
-export interface StopResult {
-  /** `none`: the container was not running, nothing was sent. */
-  method: 'rcon' | 'signal' | 'none';
-  killed: boolean;
-  exitCode: number | null;
-}
+/** Stop options are exactly the wire body of POST /stop (src/contracts/agent-api.ts). */
+export type StopOptions = StopBody;
+export type { StopResult };
 
 /** Opens an authenticated RCON session (RconClient.connect in production). */
 export type RconConnect = (options: RconClientOptions) => Promise<Pick<RconClient, 'exec' | 'close'>>;

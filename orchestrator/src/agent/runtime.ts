@@ -2,7 +2,9 @@
 // shaped). Plain types only: the Docker adapter implements it today, a
 // Kubernetes driver can sit behind the same interface later.
 
-export type ContainerState = 'created' | 'running' | 'paused' | 'restarting' | 'removing' | 'exited' | 'dead' | 'unknown';
+import type { ContainerState, PullPolicy } from '../contracts/agent-api.js';
+
+export type { ContainerState, PullPolicy };
 
 export interface PublishedPort {
   containerPort: number;
@@ -74,7 +76,6 @@ export interface LogOptions {
   sinceNanos?: bigint;
 }
 
-export type PullPolicy = 'missing' | 'always';
 
 export type ProgressListener = (event: { status: string; id?: string; current?: number; total?: number }) => void;
 

@@ -18,8 +18,6 @@ export interface InstanceServiceOptions {
   orchestratorUrl: string;
   gameAddress: string;
   gameBindAddress: string;
-  /** The managed network containers join (RCON reaches them there). */
-  network: string;
   defaultStopTimeoutSeconds: number;
   runtime: ContainerRuntime;
   layers: LayerCache;

@@ -23,7 +23,7 @@ import { LABEL, containerEnv, containerName, hostSelector, isManagedBy, labelled
 import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type RconTarget, type StopOptions } from './power.js';
 import { cleanupInstances, deleteInstance, type DeleteOptions } from './removal.js';
 import { replaceInstance, type ReplaceRequest } from './replace.js';
-import type { ContainerDetails, ContainerState, ProgressListener } from './runtime.js';
+import { HostPortTakenError, type ContainerDetails, type ContainerState, type ProgressListener } from './runtime.js';
 
 export { DEFAULT_CONTAINER_PORT, type CreateInstanceRequest };
 export type { CleanupReport, DeleteReport, InstanceEndpoint, InstanceInternals, InstanceServiceOptions, Log, ReplaceResult, StopResult };
@@ -35,10 +35,6 @@ export type { StopAnswer };
 export const MAX_LOG_LINES = 1000;
 export const MAX_LOG_BYTES = 1024 * 1024;
 const MAX_PORT_ATTEMPTS = 3;
-
-function isPortInUse(err: unknown): boolean {
-  return /port is already allocated|address already in use/i.test(err instanceof Error ? err.message : String(err));
-}
 
 function endpointOf(gameAddress: string, hostPort: number | undefined): string | null {
   if (hostPort === undefined) return null;
@@ -53,7 +49,6 @@ export class InstanceService implements InstanceInternals {
   constructor(readonly o: InstanceServiceOptions) {
     this.powerDeps = {
       runtime: o.runtime,
-      network: o.network,
       defaultStopTimeoutSeconds: o.defaultStopTimeoutSeconds,
       rconConnect: o.rconConnect ?? defaultRconConnect,
     };
@@ -105,7 +100,6 @@ export class InstanceService implements InstanceInternals {
 
   async placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint> {
     const name = containerName(req.variantId, instanceId);
-    await this.o.runtime.ensureNetwork(this.o.network);
     // A host listener the bind probe cannot see (the agent runs in its own
     // network namespace under Compose) fails the start: try the next port.
     const skipped = new Set<number>();
@@ -118,8 +112,8 @@ export class InstanceService implements InstanceInternals {
         return { instanceId, containerId: id, containerName: name, hostPort, endpoint: endpointOf(this.o.gameAddress, hostPort), state };
       } catch (err) {
         await this.o.runtime.remove(id).catch((e: unknown) => log.warn({ err: e, containerId: id }, 'could not remove a half-created container'));
-        if (attempt >= MAX_PORT_ATTEMPTS || !isPortInUse(err)) throw err;
-        log.warn({ instanceId, hostPort }, 'game port taken outside Docker; trying the next one');
+        if (attempt >= MAX_PORT_ATTEMPTS || !(err instanceof HostPortTakenError)) throw err;
+        log.warn({ instanceId, hostPort }, 'game port taken outside the container runtime; trying the next one');
         skipped.add(hostPort);
       }
     }
@@ -141,7 +135,6 @@ export class InstanceService implements InstanceInternals {
         ...(req.resources.cpus ? { cpus: req.resources.cpus } : {}),
         dataHostPath: this.o.directories.hostPath(instanceId),
         port: { containerPort: req.containerPort ?? DEFAULT_CONTAINER_PORT, hostPort: port, hostIp: this.o.gameBindAddress },
-        network: this.o.network,
         ...(req.user !== undefined ? { user: req.user } : {}),
         ...(req.stopSignal !== undefined ? { stopSignal: req.stopSignal } : {}),
         ...(req.stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds: req.stopTimeoutSeconds } : {}),

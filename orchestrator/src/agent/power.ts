@@ -1,6 +1,6 @@
 // Graceful stop and console commands (Wings' stop types): an RCON command or a
 // signal, a bounded wait, then SIGKILL; the answer says which path was taken.
-// RCON reaches the container at its address on the managed network.
+// RCON reaches the container at the address the runtime reports for it.
 
 import { AppError, isAppError } from '../shared/errors.js';
 import { RconClient, type RconClientOptions } from '../shared/rcon-client.js';
@@ -24,7 +24,6 @@ export type RconConnect = (options: RconClientOptions) => Promise<Pick<RconClien
 
 export interface PowerDeps {
   runtime: ContainerRuntime;
-  network: string;
   defaultStopTimeoutSeconds: number;
   rconConnect: RconConnect;
 }
@@ -34,11 +33,6 @@ export const RCON_COMMAND_TIMEOUT_MS = 10_000;
 /** Bound on the wait after SIGKILL (the kernel is quick; the engine may not be). */
 const KILL_WAIT_MS = 10_000;
 const NOT_RUNNING: readonly ContainerState[] = ['created', 'exited', 'dead', 'removing'];
-
-/** The container's address on the managed network (any network as a fallback). */
-export function containerAddress(c: ContainerDetails, network: string): string | undefined {
-  return c.networkAddresses[network] ?? Object.values(c.networkAddresses)[0];
-}
 
 /** Only the verb: arguments may name players or carry secrets. */
 function verb(command: string): string {
@@ -81,7 +75,7 @@ export async function gracefulStop(deps: PowerDeps, c: ContainerDetails, options
  * when RCON could not be reached, so the caller falls back to the signal.
  */
 async function sendRconStop(deps: PowerDeps, c: ContainerDetails, rcon: StopOptions['rcon'] & object, log: Log): Promise<boolean> {
-  const host = containerAddress(c, deps.network);
+  const host = c.address;
   if (!host) {
     log.warn({ containerId: c.id }, 'container has no network address for RCON; falling back to the stop signal');
     return false;
@@ -109,7 +103,7 @@ export async function rconCommand(deps: PowerDeps, c: ContainerDetails, target: 
   if (c.state !== 'running') {
     throw new AppError('INSTANCE_NOT_RUNNING', `instance container ${c.name} is ${c.state}; RCON needs a running server`);
   }
-  const host = containerAddress(c, deps.network);
+  const host = c.address;
   if (!host) throw new AppError('UPSTREAM_FAILED', `container ${c.name} has no network address to reach RCON at`);
   const client = await deps.rconConnect({ host, port: target.port, password: target.password, connectTimeoutMs: RCON_CONNECT_TIMEOUT_MS, commandTimeoutMs: RCON_COMMAND_TIMEOUT_MS });
   try {

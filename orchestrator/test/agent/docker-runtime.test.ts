@@ -18,7 +18,7 @@ const RUN = uniqueId('docker-rt');
 const TEST_LABEL = { 'endercloud.test-run': RUN };
 const NETWORK = `ec-${RUN}`;
 const IMAGE = imageTag(busyboxImage);
-const runtime = new DockerRuntime({ socketPath: DOCKER_SOCKET });
+const runtime = new DockerRuntime({ socketPath: DOCKER_SOCKET, network: NETWORK });
 
 let orch: FakeOrchestrator;
 let layer: LayerRef;
@@ -46,7 +46,7 @@ afterAll(async () => {
 
 describe('DockerRuntime', () => {
   it('tags an unreachable engine as a retryable DOCKER_ERROR', async () => {
-    const down = new DockerRuntime({ socketPath: '/nonexistent/docker.sock' });
+    const down = new DockerRuntime({ socketPath: '/nonexistent/docker.sock', network: NETWORK });
     const err = await down.ping().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect(err).toMatchObject({ code: 'DOCKER_ERROR', retryable: true });
@@ -55,16 +55,16 @@ describe('DockerRuntime', () => {
 
   it('tags a missing image on create as a fatal error and a missing container as absent', async () => {
     const err = await runtime
-      .create({ name: `${RUN}-noimg`, image: 'endercloud-test/does-not-exist:1', env: [], labels: TEST_LABEL, dataHostPath: '/tmp', port: { containerPort: 1, hostPort: 1, hostIp: '127.0.0.1' }, network: 'bridge' })
+      .create({ name: `${RUN}-noimg`, image: 'endercloud-test/does-not-exist:1', env: [], labels: TEST_LABEL, dataHostPath: '/tmp', port: { containerPort: 1, hostPort: 1, hostIp: '127.0.0.1' } })
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'NOT_FOUND', retryable: false });
     expect(await runtime.inspect(`${RUN}-nothing-here`)).toBeUndefined();
     await expect(runtime.remove(`${RUN}-nothing-here`)).resolves.toBeUndefined();
   });
 
-  it('counts a created container\'s labelled host port as used even before it runs', async () => {
+  it('counts a created container\'s labelled host port as reserved even before it runs', async () => {
     await docker().createContainer({ name: `${RUN}-promised`, Image: IMAGE, Cmd: ['true'], Labels: { ...TEST_LABEL, 'orchestrator.host-port': '45999' } });
-    expect((await runtime.usedHostPorts()).has(45999)).toBe(true);
+    expect((await runtime.reservedHostPorts()).has(45999)).toBe(true);
   });
 
   it('creates a missing network once even under concurrent calls', async () => {

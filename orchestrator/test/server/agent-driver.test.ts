@@ -6,6 +6,9 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import * as Api from '../../src/contracts/agent-api.js';
 import type { CreateInstanceBody } from '../../src/contracts/agent-api.js';
 import { AgentClient } from '../../src/server/agent-client.js';
 import { AgentHostDriver } from '../../src/server/drivers/agent-driver.js';
@@ -135,6 +138,34 @@ describe('AgentHostDriver over the real agent app', () => {
     const timeout = await errorOf(slow.inventory({ id: 'h', controlUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` }));
     expect(timeout).toMatchObject({ code: 'TIMEOUT', retryable: true });
     expect(timeout.message).toContain('did not answer GET /instances within 100 ms');
+  });
+
+  it('answers every call in the shape the contract declares', async () => {
+    const { host, driver } = await agentUp();
+    const conforms = (schema: TSchema, value: unknown) => {
+      const errors = [...Value.Errors(schema, value)].map((e) => `${e.path} ${e.message}`);
+      expect(errors, JSON.stringify(value)).toEqual([]);
+    };
+    conforms(Api.InstanceEndpoint, await driver.create(host, 'i-7', { ...BODY, start: false }));
+    conforms(Api.DataImportResult, await driver.dataImport.importData(host, 'i-7', '', Readable.from(await layerArchive())));
+    conforms(Api.InstanceEndpoint, await driver.start(host, 'i-7'));
+    conforms(Api.InventoryAnswer, { instances: await driver.inventory(host) });
+    conforms(Api.InstanceDetails, await driver.inspect(host, 'i-7'));
+    conforms(Api.InstanceEndpoint, await driver.pause(host, 'i-7'));
+    conforms(Api.InstanceEndpoint, await driver.resume(host, 'i-7'));
+    conforms(Api.RconAnswer, await driver.rcon.command(host, 'i-7', { port: 25575, password: 'pw', command: 'list' }));
+    conforms(Api.ImageInfo, await driver.images.inspectImage(host, 'mc:1', { pull: true }));
+    conforms(Api.BackupInfo, await driver.backups.create(host, 'i-7', { backupId: 'b-1' }));
+    conforms(Api.BackupList, { backups: await driver.backups.list(host, 'i-7') });
+    conforms(Api.StopAnswer, await driver.stop(host, 'i-7', {}));
+    conforms(Api.RestoreAnswer, await driver.backups.restore(host, 'i-7', 'b-1'));
+    conforms(Api.BackupDeleted, await driver.backups.delete(host, 'i-7', 'b-1'));
+    conforms(Api.BackupsDeleted, await driver.backups.deleteAll(host, 'i-7'));
+    conforms(Api.ReplaceResult, await driver.replace(host, 'i-7', { ...BODY, image: 'mc:2', start: true }));
+    conforms(Api.DeleteReport, await driver.remove(host, 'i-7', { paths: ['server.properties'] }));
+    conforms(Api.CleanupReport, await driver.cleanup(host, { instanceIds: ['i-7'] }));
+    const health = await fetch(`${host.controlUrl}api/v1/health`);
+    conforms(Api.HealthAnswer, await health.json());
   });
 
   it('keeps the deprecated AgentClient shim working over the driver', async () => {

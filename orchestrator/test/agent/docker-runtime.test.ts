@@ -2,6 +2,7 @@
 // pulls from a real local registry) and the two-agent smoke test: two agents
 // on real sockets, one daemon, disjoint port ranges, each blind to the other.
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerRuntime, boundLog, demuxLogs, withDefaultTag } from '../../src/agent/docker-runtime.js';
@@ -12,6 +13,7 @@ import { AppError } from '../../src/shared/errors.js';
 import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
 import { DOCKER_SOCKET, docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { busyboxImage, imageTag } from '../support/images.js';
+import { runtimeContract } from './runtime-contract.js';
 import { startRegistry, type LocalRegistry } from '../support/registry.js';
 
 const RUN = uniqueId('docker-rt');
@@ -43,6 +45,17 @@ afterAll(async () => {
   await registry?.stop();
   await orch?.close();
 });
+
+const contractPorts = randomPortRange(2);
+runtimeContract('DockerRuntime (real engine)', () => ({
+  runtime,
+  image: IMAGE,
+  command: ['sleep', '3600'],
+  dataHostPath: tmpdir(),
+  labels: TEST_LABEL,
+  hostPorts: [contractPorts.first, contractPorts.last],
+  name: (suffix) => `${RUN}-contract-${suffix}`,
+}));
 
 describe('DockerRuntime', () => {
   it('tags an unreachable engine as a retryable DOCKER_ERROR', async () => {

@@ -190,8 +190,8 @@ export class MemoryRuntime implements ContainerRuntime, ImageDescriber {
 
   async kill(id: string, signal = 'SIGKILL'): Promise<void> {
     const c = this.get(id, 'kill');
-    // A paused process receives nothing until it is thawed (the agent unpauses first).
-    if (c.state === 'running') this.exit(c, signal === 'SIGKILL' ? SIGKILL_EXIT : 0);
+    // A frozen process handles no signal until thawed; SIGKILL still ends it (the agent unpauses first anyway).
+    if (c.state === 'running' || (c.state === 'paused' && signal === 'SIGKILL')) this.exit(c, signal === 'SIGKILL' ? SIGKILL_EXIT : 0);
   }
 
   async waitForExit(id: string, timeoutMs: number): Promise<boolean> {

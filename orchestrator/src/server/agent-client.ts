@@ -19,8 +19,6 @@ export type AgentStopBody = Api.StopBody;
 export type AgentStopResult = Api.StopAnswer;
 /** @deprecated use InstanceDetails from drivers/host-driver.ts */
 export type AgentContainerDetails = Api.InstanceDetails;
-/** @deprecated the observation fields of InventoryEntry */
-export type AgentContainerObservation = Partial<Pick<Api.InventoryEntry, 'exitCode' | 'oomKilled' | 'startedAt' | 'finishedAt' | 'image' | 'labels' | 'user'>>;
 /** @deprecated use InstanceEndpoint from drivers/host-driver.ts */
 export type AgentInstanceEndpoint = Api.InstanceEndpoint;
 /** @deprecated use InventoryEntry from drivers/host-driver.ts */

@@ -13,7 +13,19 @@ import { defaultBackupService, registerBackupRoutes } from './backup-routes.js';
 import type { InstanceService } from './instance-service.js';
 import { imageRoutes } from './images.js';
 import { DataImporter, registerDataImportRoutes } from './data-import.js';
-import { CleanupBody, CreateInstanceBody, DeleteBody, DeleteQuery, InstanceParams, LogsQuery, RconBody, ReplaceBody, StopBody } from './schemas.js';
+import {
+  CleanupBody,
+  CreateInstanceBody,
+  DeleteBody,
+  DeleteQuery,
+  InstanceParams,
+  LogsQuery,
+  RconBody,
+  ReplaceBody,
+  StopBody,
+  type HealthAnswer,
+  type InventoryAnswer,
+} from '../contracts/agent-api.js';
 
 export interface AgentAppDeps {
   agentId: string;
@@ -62,14 +74,14 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
   const { service } = deps;
   const params = { params: InstanceParams };
 
-  api.get('/health', async () => ({
+  api.get('/health', async (): Promise<HealthAnswer> => ({
     status: 'ok',
     agentId: deps.agentId,
     version: deps.version,
     engine: (await deps.engineReachable()) ? 'reachable' : 'unreachable',
   }));
 
-  api.get('/instances', async () => ({ instances: await service.inventory() }));
+  api.get('/instances', async (): Promise<InventoryAnswer> => ({ instances: await service.inventory() }));
 
   await imageRoutes(api, service.o.runtime);
 

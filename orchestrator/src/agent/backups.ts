@@ -20,6 +20,7 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import tar from 'tar-stream';
+import type { BackupDeleted, BackupInfo, BackupsDeleted, RestoreAnswer } from '../contracts/agent-api.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { INSTANCE_ID_PATTERN, assertId } from '../shared/ids.js';
 import { manifestMode, normalizeLayerPath, walkLayerTree } from '../shared/layer-checksum.js';
@@ -31,14 +32,7 @@ import type { RuntimeDirectories } from './contracts.js';
 import type { ContainerDetails } from './runtime.js';
 import { errnoCode, lstatOrUndefined } from '../shared/fs-errors.js';
 
-export interface BackupInfo {
-  backupId: string;
-  sizeBytes: number;
-  sha256: string;
-  createdAt: string;
-  /** The relative paths archived; absent = the whole instance directory. */
-  paths?: string[];
-}
+export type { BackupInfo };
 
 export interface BackupServiceOptions {
   /** `<runtime>/backups`. */
@@ -244,7 +238,7 @@ export class BackupService {
     }
   }
 
-  delete(instanceId: string, backupId: string): Promise<{ deleted: boolean }> {
+  delete(instanceId: string, backupId: string): Promise<BackupDeleted> {
     const { archive, meta } = this.files(instanceId, backupId);
     return this.locked(instanceId, async () => {
       const existed = (await lstatOrUndefined(archive)) !== undefined;
@@ -254,7 +248,7 @@ export class BackupService {
     });
   }
 
-  deleteAll(instanceId: string): Promise<{ deleted: number }> {
+  deleteAll(instanceId: string): Promise<BackupsDeleted> {
     const dir = this.dir(instanceId);
     return this.locked(instanceId, async () => {
       const count = (await this.list(instanceId)).length;
@@ -265,12 +259,12 @@ export class BackupService {
     });
   }
 
-  restore(instanceId: string, backupId: string): Promise<{ restored: string; safetyBackupId: string | null }> {
+  restore(instanceId: string, backupId: string): Promise<RestoreAnswer> {
     this.files(instanceId, backupId);
     return this.locked(instanceId, () => this.restoreLocked(instanceId, backupId));
   }
 
-  private async restoreLocked(instanceId: string, backupId: string): Promise<{ restored: string; safetyBackupId: string | null }> {
+  private async restoreLocked(instanceId: string, backupId: string): Promise<RestoreAnswer> {
     const container = await this.o.findOwned(instanceId);
     if (container && !STOPPED.has(container.state)) {
       throw new AppError('INSTANCE_BUSY', `cannot restore instance ${instanceId} while its container is ${container.state}: stop it first`);

@@ -5,32 +5,13 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../shared/errors.js';
 import { INSTANCE_ID_PATTERN, assertChecksum, assertId } from '../shared/ids.js';
-import type { LayerRef } from './contracts.js';
+import type { CreateInstanceBody, LayerRef } from '../contracts/agent-api.js';
 import { LABEL, RESERVED_LABEL_PREFIX, ownershipLabels } from './labels.js';
-import type { PullPolicy } from './runtime.js';
 
 export const DEFAULT_CONTAINER_PORT = 25565;
 
-export interface CreateInstanceRequest {
-  groupId: string;
-  variantId: string;
-  sessionId?: string;
-  image: string;
-  layers: LayerRef[];
-  resources: { memoryMb: number; cpus?: number };
-  env?: Record<string, string>;
-  containerPort?: number;
-  command?: string[];
-  /** `uid` or `uid:gid`; omitted = the image's USER. Fixed for the instance's life. */
-  user?: string;
-  /** The caller's own labels; `orchestrator.*` keys are refused. */
-  labels?: Record<string, string>;
-  stopSignal?: string;
-  stopTimeoutSeconds?: number;
-  pull?: PullPolicy;
-  /** Create only: `false` leaves the container created but not running (default true). */
-  start?: boolean;
-}
+/** A create request is exactly the wire body (src/contracts/agent-api.ts). */
+export type CreateInstanceRequest = CreateInstanceBody;
 
 const USER_PATTERN = /^(\d{1,10})(?::(\d{1,10}))?$/;
 const MAX_UNIX_ID = 2 ** 31 - 1;

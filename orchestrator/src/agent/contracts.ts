@@ -2,12 +2,10 @@
 // the layer cache and the runtime directories can be built and tested apart.
 
 import type { Readable } from 'node:stream';
+import type { LayerRef } from '../contracts/agent-api.js';
 
-/** A template layer addressed by id and canonical checksum (ARCHITECTURE.md). */
-export interface LayerRef {
-  id: string;
-  checksum: string;
-}
+/** A template layer addressed by id and canonical checksum (ARCHITECTURE.md); the wire shape of the agent API. */
+export type { LayerRef };
 
 /** Where missing layers come from: the orchestrator's archive endpoint. */
 export interface LayerSource {

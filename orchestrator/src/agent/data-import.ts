@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { lchown, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
 import type { Readable } from 'node:stream';
+import { DATA_IMPORT_CONTENT_TYPES, DataImportQuery, InstanceParams, type DataImportResult } from '../contracts/agent-api.js';
 import { AppError } from '../shared/errors.js';
 import { INSTANCE_ID_PATTERN, assertId } from '../shared/ids.js';
 import { normalizeLayerPath } from '../shared/layer-checksum.js';
@@ -27,11 +27,7 @@ export interface DataImporterOptions {
   maxExtractedBytes?: number;
 }
 
-export interface DataImportResult {
-  path: string;
-  entries: number;
-  sizeBytes: number;
-}
+export type { DataImportResult };
 
 const STOPPED = new Set(['exited', 'created', 'dead']);
 const STAGING_PREFIX = '.staging-import-'; // cleared at agent start like other staging dirs
@@ -121,19 +117,16 @@ export class DataImporter {
   }
 }
 
-const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }) });
-const Query = Type.Object({ path: Type.Optional(Type.String({ maxLength: 1024 })) });
-const ARCHIVE_TYPES = ['application/gzip', 'application/x-gzip', 'application/octet-stream', 'application/x-tar+gzip'];
 
 export async function registerDataImportRoutes(api: FastifyInstance, importer: DataImporter): Promise<void> {
   await api.register(async (scope) => {
     // The body stays a stream: extractTarGz bounds and checks it.
-    scope.addContentTypeParser(ARCHIVE_TYPES, (_req, payload, done) => done(null, payload));
-    scope.put('/instances/:id/data', { schema: { params: Params, querystring: Query } }, async (req) => {
-      const { id } = req.params as Static<typeof Params>;
+    scope.addContentTypeParser(DATA_IMPORT_CONTENT_TYPES, (_req, payload, done) => done(null, payload));
+    scope.put('/instances/:id/data', { schema: { params: InstanceParams, querystring: DataImportQuery } }, async (req) => {
+      const { id } = req.params as InstanceParams;
       const body = req.body as Readable | undefined;
       if (!body || typeof body.pipe !== 'function') throw new AppError('VALIDATION_FAILED', 'send the data as a gzip tar (content-type application/gzip)');
-      const result = await importer.importData(id, (req.query as Static<typeof Query>).path, body);
+      const result = await importer.importData(id, (req.query as DataImportQuery).path, body);
       req.log.info({ instanceId: id, ...result }, 'data imported');
       return result;
     });

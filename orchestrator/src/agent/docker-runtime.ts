@@ -18,6 +18,7 @@ import type {
   PublishedPort,
   PullPolicy,
 } from './runtime.js';
+import { HostPortTakenError } from './runtime.js';
 
 /**
  * Wings-style hardening that keeps itzg/minecraft-server working: it starts as
@@ -114,6 +115,11 @@ function networkAddresses(networks: Record<string, { IPAddress?: string }> | und
   return out;
 }
 
+/** Docker's words for a host port someone else already holds. */
+export function isPortInUse(err: unknown): boolean {
+  return /port is already allocated|address already in use/i.test(err instanceof Error ? err.message : String(err));
+}
+
 export function withDefaultTag(image: string): string {
   if (image.includes('@')) return image;
   const lastSegment = image.slice(image.lastIndexOf('/') + 1);
@@ -125,8 +131,12 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber {
   private readonly pulls = new Map<string, Promise<{ pulled: boolean }>>();
   private readonly networks = new Map<string, Promise<void>>();
 
-  constructor(options: { socketPath: string }) {
+  private readonly network: string;
+
+  /** `network`: the bridge network every managed container joins (created on first use). */
+  constructor(options: { socketPath: string; network: string }) {
     this.docker = new Docker({ socketPath: options.socketPath });
+    this.network = options.network;
   }
 
   async ping(): Promise<void> {
@@ -140,6 +150,7 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber {
   async create(spec: ContainerSpec): Promise<{ id: string }> {
     const portKey = `${spec.port.containerPort}/tcp`;
     const memory = spec.memoryBytes && spec.memoryBytes > 0 ? spec.memoryBytes : undefined;
+    await this.ensureNetwork(this.network);
     try {
       const c = await this.docker.createContainer({
         name: spec.name,
@@ -156,7 +167,7 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber {
         HostConfig: {
           Mounts: [{ Type: 'bind', Source: spec.dataHostPath, Target: '/data', ReadOnly: false }],
           PortBindings: { [portKey]: [{ HostIp: spec.port.hostIp, HostPort: String(spec.port.hostPort) }] },
-          NetworkMode: spec.network,
+          NetworkMode: this.network,
           RestartPolicy: { Name: 'no' },
           ...(memory ? { Memory: memory, MemorySwap: memory } : {}),
           ...(spec.cpus && spec.cpus > 0 ? { NanoCpus: Math.round(spec.cpus * 1e9) } : {}),
@@ -174,7 +185,11 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber {
   }
 
   async start(id: string): Promise<void> {
-    await this.call(`start container ${id}`, () => this.docker.getContainer(id).start(), [304]);
+    try {
+      await this.call(`start container ${id}`, () => this.docker.getContainer(id).start(), [304]);
+    } catch (err) {
+      throw isPortInUse(err) ? new HostPortTakenError(err as AppError) : err;
+    }
   }
 
   async stop(id: string, timeoutSeconds: number): Promise<void> {
@@ -232,7 +247,7 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber {
       user: info.Config.User ?? '',
       stopSignal: (info.Config as { StopSignal?: string }).StopSignal ?? '',
       stopTimeoutSeconds: (info.Config as { StopTimeout?: number }).StopTimeout ?? null,
-      networkAddresses: networkAddresses(info.NetworkSettings?.Networks),
+      address: this.managedAddress(info.NetworkSettings?.Networks),
       ports: publishedPorts(info.HostConfig.PortBindings as Parameters<typeof publishedPorts>[0]),
       exitCode: time(state.StartedAt) === null ? null : state.ExitCode,
       oomKilled: state.OOMKilled,
@@ -323,6 +338,13 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber {
     return { pulled: true };
   }
 
+  /** The container's address on the managed network (any network as a fallback). */
+  private managedAddress(networks: Record<string, { IPAddress?: string }> | undefined): string | null {
+    const addresses = networkAddresses(networks);
+    return addresses[this.network] ?? Object.values(addresses)[0] ?? null;
+  }
+
+  /** Docker-only: creates the bridge network unless it exists (create() calls it). */
   ensureNetwork(name: string): Promise<void> {
     // Docker does not stop two concurrent creates of one name; share one call.
     let pending = this.networks.get(name);
@@ -347,7 +369,7 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber {
     }
   }
 
-  async usedHostPorts(): Promise<Set<number>> {
+  async reservedHostPorts(): Promise<Set<number>> {
     const list = await this.call('list containers', () => this.docker.listContainers({ all: true }));
     const used = new Set<number>();
     for (const c of list) {

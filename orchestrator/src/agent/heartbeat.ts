@@ -4,26 +4,13 @@
 
 import { availableParallelism, freemem, totalmem } from 'node:os';
 import { statfs } from 'node:fs/promises';
-import type { PortRange } from '../shared/config.js';
+import { heartbeatPath, type AgentHeartbeatBody, type AgentResources } from '../contracts/agent-api.js';
 import type { Logger } from '../shared/logger.js';
 import type { Timers } from '../shared/timers.js';
 
-export interface HeartbeatResources {
-  cpuCount: number;
-  memoryTotalBytes: number;
-  memoryAvailableBytes: number;
-  diskFreeBytes: number | null;
-}
-
-export interface HeartbeatBody {
-  controlUrl: string;
-  gameAddress: string;
-  version: string;
-  resources: HeartbeatResources;
-  portRange: PortRange;
-  heartbeatIntervalMs: number;
-}
-
+/** The heartbeat's wire shape lives in the contract; a real agent always reports raw machine facts. */
+export type HeartbeatResources = AgentResources;
+export type HeartbeatBody = AgentHeartbeatBody;
 
 export interface HeartbeaterOptions {
   orchestratorUrl: string;
@@ -59,7 +46,7 @@ export class Heartbeater {
   private readonly timeoutMs: number;
 
   constructor(private readonly o: HeartbeaterOptions) {
-    this.url = `${o.orchestratorUrl}/api/v1/agents/${encodeURIComponent(o.agentId)}/heartbeat`;
+    this.url = `${o.orchestratorUrl}${heartbeatPath(o.agentId)}`;
     this.timeoutMs = Math.min(MAX_HEARTBEAT_TIMEOUT_MS, o.intervalMs);
   }
 

@@ -2,32 +2,12 @@
 // host (content id, repo digests, creation time, size), pulling it first when
 // asked. The orchestrator's update plan compares the current and candidate images with it.
 
-import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { ImageInspectQuery, type ImageInfo } from '../contracts/agent-api.js';
 import { AppError } from '../shared/errors.js';
 import type { ContainerRuntime } from './runtime.js';
 
-export const ImageInspectQuery = Type.Object(
-  {
-    ref: Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }),
-    pull: Type.Optional(Type.Boolean({ default: false })),
-  },
-  { additionalProperties: false },
-);
-export type ImageInspectQuery = Static<typeof ImageInspectQuery>;
-
-export interface ImageInfo {
-  ref: string;
-  /** Content id (`sha256:…`). */
-  id: string;
-  repoDigests: string[];
-  /** ISO time the image was built; null when the runtime does not say. */
-  created: string | null;
-  sizeBytes: number | null;
-  /** Config.User of the image ('' = root/default); null when unknown. */
-  user: string | null;
-  pulled: boolean;
-}
+export type { ImageInfo };
 
 /**
  * A runtime that can describe an image in full. Optional: a runtime with only

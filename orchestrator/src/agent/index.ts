@@ -1,9 +1,9 @@
 // Entry point of the `agent` command: parse the configuration, build the
 // objects, listen, send heartbeats, and shut down cleanly on SIGTERM/SIGINT.
 
-import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { loadOrExit } from '../shared/config.js';
+import { packageVersion } from '../shared/package-version.js';
 import { createLogger } from '../shared/logger.js';
 import { buildAgentApp } from './app.js';
 import { isLoopbackAddress, loadAgentConfig, processEnv } from './config.js';
@@ -14,19 +14,6 @@ import { InstanceService } from './instance-service.js';
 import { FsLayerCache, HttpLayerSource } from './layer-cache.js';
 import { PortAllocator } from './port-allocator.js';
 import { FsRuntimeDirectories } from './runtime-directories.js';
-
-/** The package version, from src/agent (tsx) or dist/src/agent (compiled image). */
-function packageVersion(): string {
-  for (const relative of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'endercloud' && pkg.version) return pkg.version;
-    } catch {
-      /* try the next location */
-    }
-  }
-  return '0.0.0';
-}
 
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadAgentConfig(processEnv()), 'agent');
@@ -40,7 +27,7 @@ async function main(): Promise<void> {
   await mkdir(config.runtimeDirectory, { recursive: true });
   await mkdir(config.cacheDirectory, { recursive: true });
 
-  const runtime = new DockerRuntime({ socketPath: config.dockerSocket });
+  const runtime = new DockerRuntime({ socketPath: config.dockerSocket, network: config.dockerNetwork });
   const source = new HttpLayerSource({
     orchestratorUrl: config.orchestratorUrl,
     token: config.token,
@@ -64,7 +51,6 @@ async function main(): Promise<void> {
     orchestratorUrl: config.orchestratorUrl,
     gameAddress: config.gameAddress,
     gameBindAddress: config.gameBindAddress,
-    network: config.dockerNetwork,
     defaultStopTimeoutSeconds: Math.ceil(config.stopTimeoutMs / 1000),
     runtime,
     layers,

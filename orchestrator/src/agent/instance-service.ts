@@ -3,10 +3,10 @@
 // and RCON in power.ts, replace in replace.ts, delete and cleanup in removal.ts.
 // Actions on one instance run one at a time; steps undo their own partial work.
 
+import type { CleanupReport, DeleteReport, InstanceDetails, InstanceEndpoint, InventoryEntry, ReplaceResult, StopAnswer, StopResult } from '../contracts/agent-api.js';
 import type { PortRange } from '../shared/config.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { INSTANCE_ID_PATTERN, assertId } from '../shared/ids.js';
-import type { Logger } from '../shared/logger.js';
 import { AsyncLock, KeyedLock } from './async-lock.js';
 import {
   DEFAULT_CONTAINER_PORT,
@@ -17,85 +17,24 @@ import {
   validateCreateRequest,
   type CreateInstanceRequest,
 } from './container-config.js';
-import type { LayerCache, RuntimeDirectories } from './contracts.js';
+import type { InstanceInternals, InstanceServiceOptions, Log } from './instance-internals.js';
 import { currentRunSince } from './log-window.js';
 import { LABEL, containerEnv, containerName, hostSelector, isManagedBy, labelledHostPort } from './labels.js';
-import type { PortAllocator } from './port-allocator.js';
-import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type RconConnect, type RconTarget, type StopOptions, type StopResult } from './power.js';
-import { cleanupInstances, deleteInstance, type CleanupReport, type DeleteOptions, type DeleteReport } from './removal.js';
-import { replaceInstance, type ReplaceRequest, type ReplaceResult } from './replace.js';
-import type { ContainerDetails, ContainerRuntime, ContainerState, ProgressListener } from './runtime.js';
+import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type RconTarget, type StopOptions } from './power.js';
+import { cleanupInstances, deleteInstance, type DeleteOptions } from './removal.js';
+import { replaceInstance, type ReplaceRequest } from './replace.js';
+import { HostPortTakenError, type ContainerDetails, type ContainerState, type ProgressListener } from './runtime.js';
 
 export { DEFAULT_CONTAINER_PORT, type CreateInstanceRequest };
-export type { CleanupReport, DeleteReport, ReplaceResult, StopResult };
-
-/** The slice of a logger the service uses; a request's child logger fits. */
-export type Log = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
+export type { CleanupReport, DeleteReport, InstanceEndpoint, InstanceInternals, InstanceServiceOptions, Log, ReplaceResult, StopResult };
+/** The wire names of the service's answers (src/contracts/agent-api.ts). */
+export type InstanceSummary = InventoryEntry;
+export type InstanceInspection = InstanceDetails;
+export type { StopAnswer };
 
 export const MAX_LOG_LINES = 1000;
 export const MAX_LOG_BYTES = 1024 * 1024;
 const MAX_PORT_ATTEMPTS = 3;
-
-function isPortInUse(err: unknown): boolean {
-  return /port is already allocated|address already in use/i.test(err instanceof Error ? err.message : String(err));
-}
-
-export interface InstanceEndpoint {
-  instanceId: string;
-  containerId: string;
-  containerName: string;
-  hostPort: number | null;
-  endpoint: string | null;
-  state: ContainerState;
-}
-
-export interface InstanceSummary extends InstanceEndpoint {
-  groupId: string | null;
-  variantId: string | null;
-  sessionId: string | null;
-  image: string;
-  /** The user given at create; null = the image's default. */
-  user: string | null;
-  /** The caller's labels (never the agent's `orchestrator.*` ones). */
-  labels: Record<string, string>;
-  exitCode: number | null;
-  oomKilled: boolean;
-  startedAt: string | null;
-  finishedAt: string | null;
-  restartCount: number;
-}
-
-export interface InstanceInspection extends InstanceSummary {
-  createdAt: string | null;
-}
-
-export type StopAnswer = InstanceEndpoint & StopResult;
-
-export interface InstanceServiceOptions {
-  agentId: string;
-  orchestratorUrl: string;
-  gameAddress: string;
-  gameBindAddress: string;
-  network: string;
-  defaultStopTimeoutSeconds: number;
-  runtime: ContainerRuntime;
-  layers: LayerCache;
-  directories: RuntimeDirectories;
-  ports: PortAllocator;
-  logger: Logger;
-  /** RCON transport; defaults to a TCP connection to the container's network address. */
-  rconConnect?: RconConnect;
-}
-
-/** What replace.ts and removal.ts use of the service (all called under the instance lock). */
-export interface InstanceInternals {
-  readonly o: InstanceServiceOptions;
-  readonly powerDeps: PowerDeps;
-  findOwned(instanceId: string): Promise<ContainerDetails | undefined>;
-  /** Creates the container on the existing runtime directory, starting it when asked. */
-  placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint>;
-  endpoint(c: ContainerDetails, state?: ContainerState): InstanceEndpoint;
-}
 
 function endpointOf(gameAddress: string, hostPort: number | undefined): string | null {
   if (hostPort === undefined) return null;
@@ -110,7 +49,6 @@ export class InstanceService implements InstanceInternals {
   constructor(readonly o: InstanceServiceOptions) {
     this.powerDeps = {
       runtime: o.runtime,
-      network: o.network,
       defaultStopTimeoutSeconds: o.defaultStopTimeoutSeconds,
       rconConnect: o.rconConnect ?? defaultRconConnect,
     };
@@ -162,7 +100,6 @@ export class InstanceService implements InstanceInternals {
 
   async placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint> {
     const name = containerName(req.variantId, instanceId);
-    await this.o.runtime.ensureNetwork(this.o.network);
     // A host listener the bind probe cannot see (the agent runs in its own
     // network namespace under Compose) fails the start: try the next port.
     const skipped = new Set<number>();
@@ -175,8 +112,8 @@ export class InstanceService implements InstanceInternals {
         return { instanceId, containerId: id, containerName: name, hostPort, endpoint: endpointOf(this.o.gameAddress, hostPort), state };
       } catch (err) {
         await this.o.runtime.remove(id).catch((e: unknown) => log.warn({ err: e, containerId: id }, 'could not remove a half-created container'));
-        if (attempt >= MAX_PORT_ATTEMPTS || !isPortInUse(err)) throw err;
-        log.warn({ instanceId, hostPort }, 'game port taken outside Docker; trying the next one');
+        if (attempt >= MAX_PORT_ATTEMPTS || !(err instanceof HostPortTakenError)) throw err;
+        log.warn({ instanceId, hostPort }, 'game port taken outside the container runtime; trying the next one');
         skipped.add(hostPort);
       }
     }
@@ -198,7 +135,6 @@ export class InstanceService implements InstanceInternals {
         ...(req.resources.cpus ? { cpus: req.resources.cpus } : {}),
         dataHostPath: this.o.directories.hostPath(instanceId),
         port: { containerPort: req.containerPort ?? DEFAULT_CONTAINER_PORT, hostPort: port, hostIp: this.o.gameBindAddress },
-        network: this.o.network,
         ...(req.user !== undefined ? { user: req.user } : {}),
         ...(req.stopSignal !== undefined ? { stopSignal: req.stopSignal } : {}),
         ...(req.stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds: req.stopTimeoutSeconds } : {}),

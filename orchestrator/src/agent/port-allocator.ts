@@ -35,7 +35,7 @@ export const bindProbe: PortProbe = (address, port) =>
 export interface PortAllocatorOptions {
   range: PortRange;
   bindAddress: string;
-  runtime: Pick<ContainerRuntime, 'usedHostPorts'>;
+  runtime: Pick<ContainerRuntime, 'reservedHostPorts'>;
   probe?: PortProbe;
 }
 
@@ -56,7 +56,7 @@ export class PortAllocator {
    * when it is in the range and free.
    */
   async allocate(reserved: ReadonlySet<number> = new Set(), preferred?: number): Promise<number> {
-    const used = new Set([...(await this.options.runtime.usedHostPorts()), ...reserved]);
+    const used = new Set([...(await this.options.runtime.reservedHostPorts()), ...reserved]);
     const { first, last } = this.options.range;
     if (preferred !== undefined && preferred >= first && preferred <= last && !used.has(preferred) && (await this.probe(this.options.bindAddress, preferred))) {
       return preferred;

@@ -1,10 +1,11 @@
 // Graceful stop and console commands (Wings' stop types): an RCON command or a
 // signal, a bounded wait, then SIGKILL; the answer says which path was taken.
-// RCON reaches the container at its address on the managed network.
+// RCON reaches the container at the address the runtime reports for it.
 
 import { AppError, isAppError } from '../shared/errors.js';
 import { RconClient, type RconClientOptions } from '../shared/rcon-client.js';
 import type { Logger } from '../shared/logger.js';
+import type { StopBody, StopResult } from '../contracts/agent-api.js';
 import type { ContainerDetails, ContainerRuntime, ContainerState } from './runtime.js';
 
 type Log = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
@@ -14,28 +15,15 @@ export interface RconTarget {
   password: string;
 }
 
-export interface StopOptions {
-  /** Wait after the graceful request before SIGKILL; default: the container's StopTimeout, else AGENT_STOP_TIMEOUT. */
-  timeoutSeconds?: number;
-  /** Signal for the signal path; default: the container's stop signal, else SIGTERM. */
-  signal?: string;
-  /** When given, the command (default `stop`) is sent over RCON first; failure falls back to the signal. */
-  rcon?: RconTarget & { command?: string };
-}
-
-export interface StopResult {
-  /** `none`: the container was not running, nothing was sent. */
-  method: 'rcon' | 'signal' | 'none';
-  killed: boolean;
-  exitCode: number | null;
-}
+/** Stop options are exactly the wire body of POST /stop (src/contracts/agent-api.ts). */
+export type StopOptions = StopBody;
+export type { StopResult };
 
 /** Opens an authenticated RCON session (RconClient.connect in production). */
 export type RconConnect = (options: RconClientOptions) => Promise<Pick<RconClient, 'exec' | 'close'>>;
 
 export interface PowerDeps {
   runtime: ContainerRuntime;
-  network: string;
   defaultStopTimeoutSeconds: number;
   rconConnect: RconConnect;
 }
@@ -45,11 +33,6 @@ export const RCON_COMMAND_TIMEOUT_MS = 10_000;
 /** Bound on the wait after SIGKILL (the kernel is quick; the engine may not be). */
 const KILL_WAIT_MS = 10_000;
 const NOT_RUNNING: readonly ContainerState[] = ['created', 'exited', 'dead', 'removing'];
-
-/** The container's address on the managed network (any network as a fallback). */
-export function containerAddress(c: ContainerDetails, network: string): string | undefined {
-  return c.networkAddresses[network] ?? Object.values(c.networkAddresses)[0];
-}
 
 /** Only the verb: arguments may name players or carry secrets. */
 function verb(command: string): string {
@@ -92,7 +75,7 @@ export async function gracefulStop(deps: PowerDeps, c: ContainerDetails, options
  * when RCON could not be reached, so the caller falls back to the signal.
  */
 async function sendRconStop(deps: PowerDeps, c: ContainerDetails, rcon: StopOptions['rcon'] & object, log: Log): Promise<boolean> {
-  const host = containerAddress(c, deps.network);
+  const host = c.address;
   if (!host) {
     log.warn({ containerId: c.id }, 'container has no network address for RCON; falling back to the stop signal');
     return false;
@@ -120,7 +103,7 @@ export async function rconCommand(deps: PowerDeps, c: ContainerDetails, target: 
   if (c.state !== 'running') {
     throw new AppError('INSTANCE_NOT_RUNNING', `instance container ${c.name} is ${c.state}; RCON needs a running server`);
   }
-  const host = containerAddress(c, deps.network);
+  const host = c.address;
   if (!host) throw new AppError('UPSTREAM_FAILED', `container ${c.name} has no network address to reach RCON at`);
   const client = await deps.rconConnect({ host, port: target.port, password: target.password, connectTimeoutMs: RCON_CONNECT_TIMEOUT_MS, commandTimeoutMs: RCON_COMMAND_TIMEOUT_MS });
   try {

@@ -5,33 +5,13 @@
 import { AppError } from '../shared/errors.js';
 import { INSTANCE_ID_PATTERN, isValidId } from '../shared/ids.js';
 import { normalizeLayerPath } from '../shared/layer-checksum.js';
-import type { InstanceInternals, Log } from './instance-service.js';
+import type { CleanupReport, DeleteReport, DeleteScope } from '../contracts/agent-api.js';
+import type { InstanceInternals, Log } from './instance-internals.js';
 import { LABEL, isManagedBy } from './labels.js';
 
-export interface DeleteOptions {
-  /** Remove the container only; the runtime directory stays. */
-  keepData?: boolean;
-  /** Remove the container and these paths (relative to the runtime directory) only. */
-  paths?: readonly string[];
-}
-
-export interface DeleteReport {
-  instanceId: string;
-  /** `all`: container + runtime directory; `container`: keepData; `paths`: container + listed paths. */
-  scope: 'all' | 'container' | 'paths';
-  containerRemoved: boolean;
-  directoryRemoved: boolean;
-  /** The listed paths that existed and were removed (scope `paths`). */
-  pathsRemoved: string[];
-}
-
-export interface CleanupReport {
-  removed: string[];
-  skipped: { instanceId: string; reason: string }[];
-  notFound: string[];
-  /** Removed orphans whose runtime directory was kept (keepDataFor). */
-  dataKept: string[];
-}
+/** The delete scope is exactly the wire body of DELETE /instances/:id (src/contracts/agent-api.ts). */
+export type DeleteOptions = DeleteScope;
+export type { CleanupReport, DeleteReport };
 
 /** Validates every path before anything is removed, so a bad one leaves all in place. */
 export function normalizeDeletePaths(paths: readonly string[]): string[] {

@@ -4,30 +4,15 @@
 // re-materializes, never deletes data. Safe to retry at any step.
 
 import { AppError } from '../shared/errors.js';
-import { configHash, recordedUser, type CreateInstanceRequest } from './container-config.js';
-import type { LayerRef } from './contracts.js';
-import type { InstanceEndpoint, InstanceInternals, Log } from './instance-service.js';
+import type { ReplaceBody, ReplaceResult, StopResult } from '../contracts/agent-api.js';
+import { configHash, recordedUser } from './container-config.js';
+import type { InstanceInternals, Log } from './instance-internals.js';
 import { LABEL, labelledHostPort } from './labels.js';
-import { gracefulStop, type StopOptions, type StopResult } from './power.js';
+import { gracefulStop } from './power.js';
 
-export interface ReplaceRequest extends Omit<CreateInstanceRequest, 'layers'> {
-  /** Accepted for symmetry with create and ignored: a replace never re-materializes. */
-  layers?: LayerRef[];
-  /** Start the new container; false leaves it created (a stopped instance stays stopped). */
-  start: boolean;
-  /** How the old container is stopped (same options as POST /stop). */
-  stop?: StopOptions;
-  /** Host port to try when the old container is already gone (a retried replace). */
-  preferredHostPort?: number;
-}
-
-export interface ReplaceResult extends InstanceEndpoint {
-  /** False when the current container already has the requested config and image (retry or no-op). */
-  replaced: boolean;
-  previousContainerId: string | null;
-  /** How the old container was stopped; null when none was stopped by this call. */
-  stop: StopResult | null;
-}
+/** A replace request is exactly the wire body (src/contracts/agent-api.ts). */
+export type ReplaceRequest = ReplaceBody;
+export type { ReplaceResult };
 
 export async function replaceInstance(svc: InstanceInternals, instanceId: string, req: ReplaceRequest, log: Log): Promise<ReplaceResult> {
   const { runtime, directories } = svc.o;

@@ -1,8 +1,13 @@
 // The container runtime the agent drives (Nomad driver / Wings environment
-// shaped). Plain types only: the Docker adapter implements it today, a
-// Kubernetes driver can sit behind the same interface later.
+// shaped), in engine-neutral verbs: the Docker adapter (docker-runtime.ts)
+// implements it and keeps networks, Docker's port bookkeeping and its error
+// text to itself. (A Kubernetes driver plugs in higher up, at the
+// orchestrator's HostDriver seam, not here.)
 
-export type ContainerState = 'created' | 'running' | 'paused' | 'restarting' | 'removing' | 'exited' | 'dead' | 'unknown';
+import type { ContainerState, PullPolicy } from '../contracts/agent-api.js';
+import { AppError } from '../shared/errors.js';
+
+export type { ContainerState, PullPolicy };
 
 export interface PublishedPort {
   containerPort: number;
@@ -26,12 +31,11 @@ export interface ContainerSpec {
   /** Host-visible directory mounted read-write at /data. */
   dataHostPath: string;
   port: PublishedPort;
-  network: string;
   /** `uid` or `uid:gid`; omitted = the image's USER. */
   user?: string;
-  /** Signal `docker stop` sends; omitted = the image's STOPSIGNAL. */
+  /** Signal the engine's own stop sends; omitted = the image's STOPSIGNAL. */
   stopSignal?: string;
-  /** Seconds `docker stop` waits before SIGKILL (Docker StopTimeout). */
+  /** Seconds the engine's own stop waits before SIGKILL. */
   stopTimeoutSeconds?: number;
 }
 
@@ -51,10 +55,10 @@ export interface ContainerDetails extends ContainerSummary {
   user: string;
   /** The configured stop signal (Config.StopSignal), '' when unset. */
   stopSignal: string;
-  /** Docker StopTimeout in seconds, null when unset. */
+  /** The configured stop timeout in seconds, null when unset. */
   stopTimeoutSeconds: number | null;
-  /** IPv4 address per attached network name. */
-  networkAddresses: Readonly<Record<string, string>>;
+  /** Where processes on this host reach the container (RCON); null when it has no address. */
+  address: string | null;
   ports: readonly PublishedPort[];
   exitCode: number | null;
   oomKilled: boolean;
@@ -74,14 +78,19 @@ export interface LogOptions {
   sinceNanos?: bigint;
 }
 
-export type PullPolicy = 'missing' | 'always';
 
 export type ProgressListener = (event: { status: string; id?: string; current?: number; total?: number }) => void;
 
 export interface ContainerRuntime {
   /** Checks the engine answers; throws a retryable AppError when it does not. */
   ping(): Promise<void>;
+  /**
+   * Creates (does not start) the container, with whatever the engine needs
+   * around it (the Docker adapter ensures its managed network). CONFLICT when
+   * the name is taken.
+   */
   create(spec: ContainerSpec): Promise<{ id: string }>;
+  /** Starts it; HostPortTakenError when something outside the runtime holds the host port. */
   start(id: string): Promise<void>;
   /** Graceful signal, wait up to timeoutSeconds, then kill. */
   stop(id: string, timeoutSeconds: number): Promise<void>;
@@ -105,10 +114,22 @@ export interface ContainerRuntime {
   ensureImage(image: string, onProgress?: ProgressListener, policy?: PullPolicy): Promise<{ pulled: boolean }>;
   /** The local image's content id, undefined when it is not present. */
   imageId(image: string): Promise<string | undefined>;
-  ensureNetwork(name: string): Promise<void>;
   /**
    * Host ports the runtime holds or has promised: ports published by running
-   * containers plus the `orchestrator.host-port` label of every container.
+   * or paused containers plus the `orchestrator.host-port` label of every
+   * container (any state). The port allocator never hands these out.
    */
-  usedHostPorts(): Promise<Set<number>>;
+  reservedHostPorts(): Promise<Set<number>>;
+}
+
+/**
+ * A start failed because the container's host port is held outside the
+ * runtime (a listener the bind probe could not see). The placement retries
+ * with the next port; otherwise it is the engine's own error, unchanged.
+ */
+export class HostPortTakenError extends AppError {
+  constructor(engineError: AppError) {
+    super(engineError.code, engineError.message, { retryable: engineError.retryable, cause: engineError.cause, ...(engineError.details ? { details: engineError.details } : {}) });
+    this.name = 'HostPortTakenError';
+  }
 }

@@ -2,6 +2,7 @@
 // pulls from a real local registry) and the two-agent smoke test: two agents
 // on real sockets, one daemon, disjoint port ranges, each blind to the other.
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerRuntime, boundLog, demuxLogs, withDefaultTag } from '../../src/agent/docker-runtime.js';
@@ -12,13 +13,14 @@ import { AppError } from '../../src/shared/errors.js';
 import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
 import { DOCKER_SOCKET, docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { busyboxImage, imageTag } from '../support/images.js';
+import { runtimeContract } from './runtime-contract.js';
 import { startRegistry, type LocalRegistry } from '../support/registry.js';
 
 const RUN = uniqueId('docker-rt');
 const TEST_LABEL = { 'endercloud.test-run': RUN };
 const NETWORK = `ec-${RUN}`;
 const IMAGE = imageTag(busyboxImage);
-const runtime = new DockerRuntime({ socketPath: DOCKER_SOCKET });
+const runtime = new DockerRuntime({ socketPath: DOCKER_SOCKET, network: NETWORK });
 
 let orch: FakeOrchestrator;
 let layer: LayerRef;
@@ -44,9 +46,20 @@ afterAll(async () => {
   await orch?.close();
 });
 
+const contractPorts = randomPortRange(2);
+runtimeContract('DockerRuntime (real engine)', () => ({
+  runtime,
+  image: IMAGE,
+  command: ['sleep', '3600'],
+  dataHostPath: tmpdir(),
+  labels: TEST_LABEL,
+  hostPorts: [contractPorts.first, contractPorts.last],
+  name: (suffix) => `${RUN}-contract-${suffix}`,
+}));
+
 describe('DockerRuntime', () => {
   it('tags an unreachable engine as a retryable DOCKER_ERROR', async () => {
-    const down = new DockerRuntime({ socketPath: '/nonexistent/docker.sock' });
+    const down = new DockerRuntime({ socketPath: '/nonexistent/docker.sock', network: NETWORK });
     const err = await down.ping().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect(err).toMatchObject({ code: 'DOCKER_ERROR', retryable: true });
@@ -55,16 +68,16 @@ describe('DockerRuntime', () => {
 
   it('tags a missing image on create as a fatal error and a missing container as absent', async () => {
     const err = await runtime
-      .create({ name: `${RUN}-noimg`, image: 'endercloud-test/does-not-exist:1', env: [], labels: TEST_LABEL, dataHostPath: '/tmp', port: { containerPort: 1, hostPort: 1, hostIp: '127.0.0.1' }, network: 'bridge' })
+      .create({ name: `${RUN}-noimg`, image: 'endercloud-test/does-not-exist:1', env: [], labels: TEST_LABEL, dataHostPath: '/tmp', port: { containerPort: 1, hostPort: 1, hostIp: '127.0.0.1' } })
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'NOT_FOUND', retryable: false });
     expect(await runtime.inspect(`${RUN}-nothing-here`)).toBeUndefined();
     await expect(runtime.remove(`${RUN}-nothing-here`)).resolves.toBeUndefined();
   });
 
-  it('counts a created container\'s labelled host port as used even before it runs', async () => {
+  it('counts a created container\'s labelled host port as reserved even before it runs', async () => {
     await docker().createContainer({ name: `${RUN}-promised`, Image: IMAGE, Cmd: ['true'], Labels: { ...TEST_LABEL, 'orchestrator.host-port': '45999' } });
-    expect((await runtime.usedHostPorts()).has(45999)).toBe(true);
+    expect((await runtime.reservedHostPorts()).has(45999)).toBe(true);
   });
 
   it('creates a missing network once even under concurrent calls', async () => {

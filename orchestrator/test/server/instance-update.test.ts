@@ -160,7 +160,8 @@ describe('instance update', () => {
 
   it('abandons the update and starts the previous image again when the requested safety backup fails', async () => {
     const s = await setup();
-    // The fake agent has no backup endpoint: the backup fails after the graceful stop.
+    // The agent refuses the backup: it fails after the graceful stop.
+    s.a.failNext('POST /instances/backups', 1, 404, 'NOT_FOUND');
     expect((await s.t.call('POST', `/api/v1/instances/${s.id}/update`, { body: { image: 'mc:2', confirm: true, backup: true } })).status).toBe(202);
     await s.work();
     expect(await s.get()).toMatchObject({ state: 'online', activeAction: null });

@@ -1,9 +1,9 @@
 // Server route-test support: an orchestrator over a real store in a temp dir
-// (SQLite, or a fresh PostgreSQL database), a manual clock, and a tiny in-test
-// agent on 127.0.0.1 that answers the agent API and records every call.
+// (SQLite, or a fresh PostgreSQL database), a manual clock, and the real agent
+// app on 127.0.0.1 over an in-memory runtime (a test double), recording every call.
 
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,7 +12,14 @@ import { pino } from 'pino';
 import { ManualClock } from '../../src/server/clock.js';
 import { orchestratorConfig } from '../../src/server/config.js';
 import { buildOrchestrator, type Orchestrator, type OrchestratorDeps } from '../../src/server/orchestrator.js';
+import { buildAgentApp } from '../../src/agent/app.js';
+import type { LayerCache } from '../../src/agent/contracts.js';
+import { InstanceService } from '../../src/agent/instance-service.js';
+import { PortAllocator } from '../../src/agent/port-allocator.js';
+import { FsRuntimeDirectories } from '../../src/agent/runtime-directories.js';
 import { tarGzBuffer } from '../support/malicious-tar.js';
+import { InventoryMirror, type InventoryItem } from '../support/inventory-mirror.js';
+import { MemoryRuntime, instanceOf, type MemoryContainer } from '../support/memory-runtime.js';
 
 /** Parsed JSON answers in tests: shape checked by the assertions, not the compiler. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -102,6 +109,10 @@ export async function freshPostgres(prefix: string): Promise<{ url: string; drop
 }
 
 // ---------------------------------------------------------------- fake agent
+// The REAL agent app (src/agent/app.ts) over the in-memory runtime test double
+// (test/support/memory-runtime.ts), listening on 127.0.0.1 because the
+// orchestrator calls agents over HTTP. `inventory` is a live, editable view of
+// its containers (see inventory-mirror.ts); every call is recorded.
 
 export interface AgentCall {
   method: string;
@@ -110,122 +121,89 @@ export interface AgentCall {
   headers: IncomingMessage['headers'];
 }
 
-export interface InventoryItem {
-  instanceId: string;
-  containerId?: string;
-  groupId?: string | null;
-  variantId?: string | null;
-  state?: string;
-  hostPort?: number | null;
-  exitCode?: number | null;
-  image?: string;
-  labels?: Record<string, string>;
-}
+export type { InventoryItem };
 
 export interface FakeAgent {
   url: string;
   calls: AgentCall[];
+  /** Live view of the managed containers: push, splice or edit items to change them behind the orchestrator's back. */
   inventory: InventoryItem[];
+  /** The in-memory runtime under the agent (a test double). */
+  runtime: MemoryRuntime;
   /** Respond to the next N calls of a route key (e.g. "PUT /instances") with this status. */
   failNext(key: string, times: number, status?: number, code?: string): void;
   close(): Promise<void>;
 }
 
-export async function startFakeAgent(): Promise<FakeAgent> {
+export interface FakeAgentOptions {
+  agentId?: string;
+  /** The agent's game port range (the heartbeat's default is 31000-31099). */
+  portRange?: { first: number; last: number };
+  /** AGENT_TOKEN of the agent; default none (fronts in some tests forward calls without it). */
+  token?: string;
+}
+
+/** The output every simulated server prints on a start: log readiness (`Done \\(`) matches it. */
+const serverOutput = (c: MemoryContainer) => `log of ${instanceOf(c) ?? c.name}\nDone (1.0s)!\n`;
+
+export async function startFakeAgent(opts: FakeAgentOptions = {}): Promise<FakeAgent> {
+  const agentId = opts.agentId ?? 'fake-agent';
+  const base = await mkdtemp(path.join(tmpdir(), 'ec-fake-agent-'));
+  const runtimeDirectory = path.join(base, 'runtime');
+  const emptyLayer = path.join(base, 'empty-layer');
+  await mkdir(emptyLayer, { recursive: true });
   const calls: AgentCall[] = [];
   const inventory: InventoryItem[] = [];
   const failures = new Map<string, { times: number; status: number; code: string }>();
-  let nextPort = 31000;
-  const send = (res: ServerResponse, status: number, body: unknown) => {
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
-  };
-  const view = (i: InventoryItem) => ({
-    instanceId: i.instanceId, containerId: i.containerId ?? `c-${i.instanceId}`, containerName: `endercloud-${i.variantId ?? 'v'}-${i.instanceId}`,
-    groupId: i.groupId ?? null, variantId: i.variantId ?? null, sessionId: null, hostPort: i.hostPort ?? null,
-    endpoint: i.hostPort ? `127.0.0.1:${i.hostPort}` : null, state: i.state ?? 'running',
-    exitCode: i.exitCode ?? (i.state === 'exited' ? 0 : null), oomKilled: false, image: i.image ?? 'busybox:1', ...(i.labels ? { labels: i.labels } : {}),
+  const directories = new FsRuntimeDirectories({ runtimeDirectory, runtimeHostDirectory: runtimeDirectory });
+  await directories.init();
+  // onChange fires only on agent calls, after `mirror` exists.
+  const runtime = new MemoryRuntime({ output: serverOutput, onChange: () => mirror.sync() });
+  const mirror = new InventoryMirror({ agentId, runtime, inventory, instanceDirectory: (id) => directories.localPath(id) });
+  // Layers are not under test here: every layer is an empty tree.
+  const layers: LayerCache = { ensure: async () => emptyLayer };
+  const service = new InstanceService({
+    agentId,
+    orchestratorUrl: 'http://127.0.0.1:9',
+    gameAddress: '127.0.0.1',
+    gameBindAddress: '127.0.0.1',
+    defaultStopTimeoutSeconds: 1,
+    runtime,
+    layers,
+    directories,
+    // Host ports are simulated: nothing real listens on them, so no bind probe.
+    ports: new PortAllocator({ range: opts.portRange ?? { first: 31000, last: 31099 }, bindAddress: '127.0.0.1', runtime, probe: async () => true }),
+    logger: silentLogger,
+    rconConnect: runtime.rconConnect,
   });
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const body = raw ? JSON.parse(raw) : undefined;
-      const p = (req.url ?? '').replace(/^\/api\/v1/, '');
-      calls.push({ method: req.method ?? '', path: p, body, headers: req.headers });
-      const key = `${req.method} ${p.replace(/^\/instances\/[^/]+/, '/instances')}`;
-      const failure = failures.get(key);
-      if (failure && failure.times > 0) {
-        failure.times -= 1;
-        return send(res, failure.status, { error: { code: failure.code, message: 'injected failure' } });
-      }
-      if (req.method === 'GET' && p === '/instances') return send(res, 200, { instances: inventory.map(view) });
-      const m = /^\/instances\/([^/]+)$/.exec(p);
-      if (req.method === 'PUT' && m) {
-        const id = decodeURIComponent(m[1]!);
-        let item = inventory.find((i) => i.instanceId === id);
-        if (!item) {
-          item = { instanceId: id, groupId: body.groupId, variantId: body.variantId, hostPort: nextPort++, state: 'running', image: body.image };
-          inventory.push(item);
-        }
-        return send(res, 200, view(item));
-      }
-      if (req.method === 'POST' && p === '/cleanup') {
-        const removed: string[] = [];
-        for (const id of body.instanceIds as string[]) {
-          const idx = inventory.findIndex((i) => i.instanceId === id);
-          if (idx >= 0) {
-            inventory.splice(idx, 1);
-            removed.push(id);
-          }
-        }
-        return send(res, 200, { removed, skipped: [], notFound: [] });
-      }
-      if (req.method === 'GET' && m) {
-        const item = inventory.find((i) => i.instanceId === decodeURIComponent(m[1]!));
-        return item ? send(res, 200, view(item)) : send(res, 404, { error: { code: 'INSTANCE_NOT_FOUND', message: 'no such instance' } });
-      }
-      if (req.method === 'DELETE' && m) {
-        const idx = inventory.findIndex((i) => i.instanceId === decodeURIComponent(m[1]!));
-        if (idx >= 0) inventory.splice(idx, 1);
-        return send(res, 200, { instanceId: decodeURIComponent(m[1]!), containerRemoved: idx >= 0, directoryRemoved: body?.keepData === false });
-      }
-      const logs = /^\/instances\/([^/]+)\/logs/.exec(p);
-      if (req.method === 'GET' && logs) {
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        return res.end(`log of ${decodeURIComponent(logs[1]!)}\nDone (1.0s)!\n`);
-      }
-      const power = /^\/instances\/([^/]+)\/(start|stop|pause|unpause|replace)$/.exec(p);
-      if (req.method === 'POST' && power) {
-        const item = inventory.find((i) => i.instanceId === decodeURIComponent(power[1]!));
-        if (!item) return send(res, 404, { error: { code: 'INSTANCE_NOT_FOUND', message: 'no such instance' } });
-        if (power[2] === 'stop') {
-          item.state = 'exited';
-          item.exitCode = 0;
-          return send(res, 200, { state: 'exited', method: body?.rcon ? 'rcon' : 'signal', killed: false, exitCode: 0 });
-        }
-        if (power[2] === 'replace') {
-          item.image = body.image;
-          item.state = body.start ? 'running' : 'created';
-          return send(res, 200, { ...view(item), replaced: true, previousContainerId: item.containerId ?? null, stop: null });
-        }
-        item.state = power[2] === 'pause' ? 'paused' : 'running';
-        return send(res, 200, view(item));
-      }
-      return send(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${req.method} ${p}` } });
-    });
+  const app = buildAgentApp({ agentId, version: '0.1.0', token: opts.token, service, engineReachable: async () => runtime.engineUp, logger: silentLogger });
+  // Edits the test made to `inventory` since the last call reach the runtime first.
+  app.addHook('onRequest', async () => mirror.sync());
+  app.addHook('preValidation', async (req, reply) => {
+    const p = req.url.replace(/^\/api\/v1/, '');
+    const body = req.body !== null && typeof req.body === 'object' && typeof (req.body as { pipe?: unknown }).pipe !== 'function' ? req.body : undefined;
+    calls.push({ method: req.method, path: p, body, headers: req.headers });
+    const failure = failures.get(`${req.method} ${p.replace(/^\/instances\/[^/]+/, '/instances')}`);
+    if (failure && failure.times > 0) {
+      failure.times -= 1;
+      return reply.status(failure.status).send({ error: { code: failure.code, message: 'injected failure' } });
+    }
+    return undefined;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     calls,
     inventory,
+    runtime,
     failNext(key, times, status = 503, code = 'DOCKER_ERROR') {
       failures.set(key, { times, status, code });
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    async close() {
+      await app.close();
+      await rm(base, { recursive: true, force: true });
+    },
   };
 }
 

@@ -144,7 +144,7 @@ export async function createTestAgent(o: TestAgentOptions): Promise<TestAgent> {
   mkdirSync(runtimeDirectory, { recursive: true });
   const logLines: Record<string, unknown>[] = [];
   const logger = pino({ level: 'debug' }, { write: (s: string) => void logLines.push(JSON.parse(s) as Record<string, unknown>) });
-  const runtime = new DockerRuntime({ socketPath: DOCKER_SOCKET });
+  const runtime = new DockerRuntime({ socketPath: DOCKER_SOCKET, network: o.network });
   const layers = new FsLayerCache({
     directory: cacheDirectory,
     source: new HttpLayerSource({ orchestratorUrl: o.orchestratorUrl, token: o.token, timeoutMs: 30_000 }),
@@ -159,7 +159,6 @@ export async function createTestAgent(o: TestAgentOptions): Promise<TestAgent> {
     orchestratorUrl: o.orchestratorUrl,
     gameAddress: '127.0.0.1',
     gameBindAddress: '127.0.0.1',
-    network: o.network,
     defaultStopTimeoutSeconds: 1,
     runtime,
     layers,

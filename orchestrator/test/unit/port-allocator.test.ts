@@ -40,7 +40,7 @@ describe('PortAllocator', () => {
     const allocator = new PortAllocator({
       range: { first: 100, last: 110 },
       bindAddress: '127.0.0.1',
-      runtime: { usedHostPorts: async () => new Set([100, 101]) },
+      runtime: { reservedHostPorts: async () => new Set([100, 101]) },
       probe: async (_addr, port) => {
         probed.push(port);
         return port !== 102;
@@ -54,7 +54,7 @@ describe('PortAllocator', () => {
     const allocator = new PortAllocator({
       range: { first: 100, last: 110 },
       bindAddress: '127.0.0.1',
-      runtime: { usedHostPorts: async () => new Set() },
+      runtime: { reservedHostPorts: async () => new Set() },
       probe: async () => true,
     });
     expect(await allocator.allocate(new Set([100]))).toBe(101);
@@ -64,7 +64,7 @@ describe('PortAllocator', () => {
     const allocator = new PortAllocator({
       range: { first: 100, last: 102 },
       bindAddress: '127.0.0.1',
-      runtime: { usedHostPorts: async () => new Set([101]) },
+      runtime: { reservedHostPorts: async () => new Set([101]) },
       probe: async () => false,
     });
     await expect(allocator.allocate()).rejects.toMatchObject({ code: 'PORT_RANGE_EXHAUSTED', message: expect.stringContaining('100-102') });

@@ -1,37 +1,14 @@
-// The heartbeat body an agent sends, and its mapping to the store's HostHeartbeat.
-// Agents report raw machine facts (bytes, CPU count); the store keeps MiB.
+// The heartbeat body an agent sends (its schema is the agent contract's), and its
+// mapping to the store's HostHeartbeat. Agents report raw machine facts (bytes, CPU count); the store keeps MiB.
 
-import { Type, type Static } from '@sinclair/typebox';
+import { HeartbeatBody } from '../../contracts/agent-api.js';
 import type { HostHeartbeat } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 
 const MIB = 1024 * 1024;
 
-export const HeartbeatBody = Type.Object(
-  {
-    controlUrl: Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }),
-    gameAddress: Type.String({ minLength: 1, maxLength: 255 }),
-    version: Type.String({ minLength: 1, maxLength: 64 }),
-    resources: Type.Object(
-      {
-        cpuCount: Type.Optional(Type.Number({ minimum: 0 })),
-        memoryTotalBytes: Type.Optional(Type.Number({ minimum: 0 })),
-        memoryAvailableBytes: Type.Optional(Type.Number({ minimum: 0 })),
-        diskFreeBytes: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
-        // The store's own shape, accepted as well (simulated agents, tests).
-        memoryMb: Type.Optional(Type.Integer({ minimum: 0 })),
-        cpus: Type.Optional(Type.Number({ minimum: 0 })),
-        diskBytes: Type.Optional(Type.Number({ minimum: 0 })),
-      },
-      { additionalProperties: true },
-    ),
-    portRange: Type.Object({ first: Type.Integer({ minimum: 1, maximum: 65535 }), last: Type.Integer({ minimum: 1, maximum: 65535 }) }),
-    heartbeatIntervalMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
-    bootId: Type.Optional(Type.String({ maxLength: 128 })),
-  },
-  { additionalProperties: true },
-);
-export type HeartbeatBody = Static<typeof HeartbeatBody>;
+/** The heartbeat route validates with the agent contract's schema (src/contracts/agent-api.ts). */
+export { HeartbeatBody };
 
 export function toHostHeartbeat(agentId: string, body: HeartbeatBody): HostHeartbeat {
   const r = body.resources;

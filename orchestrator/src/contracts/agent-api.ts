@@ -1,0 +1,386 @@
+// The agent ⇄ orchestrator contract (docs/agent.md, "HTTP API" and
+// "Heartbeats"): TypeBox schemas of every agent request and answer and of the
+// heartbeat, with their static types. The agent's routes validate with them;
+// the orchestrator's AgentHostDriver and heartbeat route use the same types.
+// Pure: no I/O. Ids are validated again where they are used, so a bad one
+// names itself either way.
+
+import { Type, type Static } from '@sinclair/typebox';
+import { HOST_STATUSES } from '../domain/host.js';
+
+/** Every agent path is below this prefix. */
+export const AGENT_API_PREFIX = '/api/v1';
+
+// ------------------------------------------------------------------ pieces
+
+const Id = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' });
+const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$' });
+const Signal = Type.String({ maxLength: 16, pattern: '^SIG[A-Z][A-Z0-9]*(\\+[0-9]{1,2})?$' });
+const Port = Type.Integer({ minimum: 1, maximum: 65535 });
+const TimeoutSeconds = Type.Integer({ minimum: 0, maximum: 86_400 });
+const RconTargetFields = { port: Port, password: Type.String({ minLength: 1, maxLength: 512 }) };
+const RconCommand = Type.String({ minLength: 1, maxLength: 1446 });
+const RelativePaths = Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: 256 });
+const NullableInt = Type.Union([Type.Integer(), Type.Null()]);
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+const StringMap = Type.Record(Type.String(), Type.String());
+
+export const PullPolicy = Type.Union([Type.Literal('missing'), Type.Literal('always')]);
+export type PullPolicy = Static<typeof PullPolicy>;
+
+export const LayerRef = Type.Object({ id: Id, checksum: Sha256 }, { additionalProperties: false });
+export type LayerRef = Static<typeof LayerRef>;
+const Layers = Type.Array(LayerRef, { maxItems: 64 });
+
+/** Container states as the agent reports them (Docker's words; `unknown` when the engine says something else). */
+export const CONTAINER_STATES = ['created', 'running', 'paused', 'restarting', 'removing', 'exited', 'dead', 'unknown'] as const;
+export const ContainerState = Type.Union(CONTAINER_STATES.map((s) => Type.Literal(s)));
+export type ContainerState = (typeof CONTAINER_STATES)[number];
+
+export const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }) });
+export type InstanceParams = Static<typeof InstanceParams>;
+
+// ------------------------------------------------------------------ create / replace
+
+/** The container-defining fields shared by create and replace. */
+const containerFields = {
+  groupId: Id,
+  variantId: Id,
+  sessionId: Type.Optional(Id),
+  image: Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }),
+  resources: Type.Object(
+    {
+      memoryMb: Type.Integer({ minimum: 16, maximum: 1024 * 1024 }),
+      cpus: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1024 })),
+    },
+    { additionalProperties: false },
+  ),
+  env: Type.Optional(
+    Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String({ maxLength: 32768 }), {
+      maxProperties: 512,
+      additionalProperties: false,
+    }),
+  ),
+  containerPort: Type.Optional(Port),
+  /** Replaces the image's CMD. */
+  command: Type.Optional(Type.Array(Type.String({ maxLength: 4096 }), { minItems: 1, maxItems: 256 })),
+  /** `uid` or `uid:gid`; omitted = the image's USER. Checked again in container-config.ts, which names the exact problem. */
+  user: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+  /** The caller's own labels; `orchestrator.*` keys are refused. */
+  labels: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 4096 }), { maxProperties: 64 })),
+  stopSignal: Type.Optional(Signal),
+  stopTimeoutSeconds: Type.Optional(TimeoutSeconds),
+  pull: Type.Optional(PullPolicy),
+};
+
+/** `PUT /instances/:id`. `start: false` (import before the first start) leaves the container created, not running. */
+export const CreateInstanceBody = Type.Object(
+  { ...containerFields, layers: Layers, start: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+export type CreateInstanceBody = Static<typeof CreateInstanceBody>;
+
+/** `POST /instances/:id/stop` (also the `stop` of a replace). */
+export const StopBody = Type.Object(
+  {
+    /** Wait after the graceful request before SIGKILL; default: the container's StopTimeout, else AGENT_STOP_TIMEOUT. */
+    timeoutSeconds: Type.Optional(TimeoutSeconds),
+    /** Signal for the signal path; default: the container's stop signal, else SIGTERM. */
+    signal: Type.Optional(Signal),
+    /** When given, the command (default `stop`) is sent over RCON first; failure falls back to the signal. */
+    rcon: Type.Optional(Type.Object({ ...RconTargetFields, command: Type.Optional(RconCommand) }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
+export type StopBody = Static<typeof StopBody>;
+
+/** `POST /instances/:id/replace`: new container, same runtime directory and (when free) host port. */
+export const ReplaceBody = Type.Object(
+  {
+    ...containerFields,
+    /** Accepted for symmetry with create and ignored: a replace never re-materializes. */
+    layers: Type.Optional(Layers),
+    /** Start the new container; false leaves it created (a stopped instance stays stopped). */
+    start: Type.Boolean(),
+    /** How the old container is stopped. */
+    stop: Type.Optional(StopBody),
+    /** Host port to try when the old container is already gone (a retried replace). */
+    preferredHostPort: Type.Optional(Port),
+  },
+  { additionalProperties: false },
+);
+export type ReplaceBody = Static<typeof ReplaceBody>;
+
+// ------------------------------------------------------------------ rcon / logs / delete / cleanup
+
+/** `POST /instances/:id/rcon`: one console command (the RCON port is never published). */
+export const RconBody = Type.Object({ ...RconTargetFields, command: RconCommand }, { additionalProperties: false });
+export type RconBody = Static<typeof RconBody>;
+export const RconAnswer = Type.Object({ response: Type.String() });
+export type RconAnswer = Static<typeof RconAnswer>;
+
+/** `GET /instances/:id/logs`: answered as text/plain. */
+export const LogsQuery = Type.Object(
+  {
+    tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+    /** `start`: only output since the container's current start (earlier runs are left out). */
+    since: Type.Optional(Type.Literal('start')),
+  },
+  { additionalProperties: false },
+);
+export type LogsQuery = Static<typeof LogsQuery>;
+
+const deleteFields = {
+  /** Remove the container only; the runtime directory stays. */
+  keepData: Type.Optional(Type.Boolean()),
+  /** Remove the container and these paths (relative to the runtime directory) only. */
+  paths: Type.Optional(RelativePaths),
+};
+/** `DELETE /instances/:id` scope, as a JSON body or a query (`?keepData=true`, `?paths=a&paths=b`). */
+export const DeleteBody = Type.Object(deleteFields, { additionalProperties: false });
+export type DeleteBody = Static<typeof DeleteBody>;
+export const DeleteQuery = Type.Object(deleteFields, { additionalProperties: false });
+export type DeleteQuery = Static<typeof DeleteQuery>;
+/** The scope of a delete (either keepData or paths, not both). */
+export type DeleteScope = DeleteBody;
+
+export const DeleteReport = Type.Object({
+  instanceId: Type.String(),
+  /** `all`: container + runtime directory; `container`: keepData; `paths`: container + listed paths. */
+  scope: Type.Union([Type.Literal('all'), Type.Literal('container'), Type.Literal('paths')]),
+  containerRemoved: Type.Boolean(),
+  directoryRemoved: Type.Boolean(),
+  /** The listed paths that existed and were removed (scope `paths`). */
+  pathsRemoved: Type.Array(Type.String()),
+});
+export type DeleteReport = Static<typeof DeleteReport>;
+
+/** `POST /cleanup`: orphans; ownership labels are re-checked right before each removal. */
+export const CleanupBody = Type.Object(
+  {
+    instanceIds: Type.Array(Type.String({ maxLength: 256 }), { maxItems: 1000 }),
+    /** Orphans whose runtime directory stays (persistent groups). */
+    keepDataFor: Type.Optional(Type.Array(Type.String({ maxLength: 256 }), { maxItems: 1000 })),
+  },
+  { additionalProperties: false },
+);
+export type CleanupBody = Static<typeof CleanupBody>;
+
+export const CleanupReport = Type.Object({
+  removed: Type.Array(Type.String()),
+  skipped: Type.Array(Type.Object({ instanceId: Type.String(), reason: Type.String() })),
+  notFound: Type.Array(Type.String()),
+  /** Removed orphans whose runtime directory was kept (keepDataFor). */
+  dataKept: Type.Array(Type.String()),
+});
+export type CleanupReport = Static<typeof CleanupReport>;
+
+// ------------------------------------------------------------------ instance answers
+
+/** What create, start, pause and unpause answer. */
+export const InstanceEndpoint = Type.Object({
+  instanceId: Type.String(),
+  containerId: Type.String(),
+  containerName: Type.String(),
+  hostPort: NullableInt,
+  /** `gameAddress:hostPort` players reach it at; null without a port. */
+  endpoint: NullableString,
+  state: ContainerState,
+});
+export type InstanceEndpoint = Static<typeof InstanceEndpoint>;
+
+/** How a stop ended: the graceful path taken, and whether the bounded timeout forced a kill. */
+export const StopResult = Type.Object({
+  /** `none`: the container was not running, nothing was sent. */
+  method: Type.Union([Type.Literal('rcon'), Type.Literal('signal'), Type.Literal('none')]),
+  killed: Type.Boolean(),
+  exitCode: NullableInt,
+});
+export type StopResult = Static<typeof StopResult>;
+
+/** `POST /instances/:id/stop` answer. */
+export const StopAnswer = Type.Intersect([InstanceEndpoint, StopResult]);
+export type StopAnswer = Static<typeof StopAnswer>;
+
+/** One managed container of the inventory (`GET /instances` → `{instances: [...]}`). */
+export const InventoryEntry = Type.Intersect([
+  InstanceEndpoint,
+  Type.Object({
+    groupId: NullableString,
+    variantId: NullableString,
+    sessionId: NullableString,
+    image: Type.String(),
+    /** The user given at create; null = the image's default. */
+    user: NullableString,
+    /** The caller's labels (never the agent's `orchestrator.*` ones). */
+    labels: StringMap,
+    exitCode: NullableInt,
+    oomKilled: Type.Boolean(),
+    startedAt: NullableString,
+    finishedAt: NullableString,
+    restartCount: Type.Integer(),
+  }),
+]);
+export type InventoryEntry = Static<typeof InventoryEntry>;
+
+export const InventoryAnswer = Type.Object({ instances: Type.Array(InventoryEntry) });
+export type InventoryAnswer = Static<typeof InventoryAnswer>;
+
+/** `GET /instances/:id`: an inventory entry plus the creation time. */
+export const InstanceDetails = Type.Intersect([InventoryEntry, Type.Object({ createdAt: NullableString })]);
+export type InstanceDetails = Static<typeof InstanceDetails>;
+
+/** `POST /instances/:id/replace` answer. */
+export const ReplaceResult = Type.Intersect([
+  InstanceEndpoint,
+  Type.Object({
+    /** False when the current container already has the requested config and image (retry or no-op). */
+    replaced: Type.Boolean(),
+    previousContainerId: NullableString,
+    /** How the old container was stopped; null when none was stopped by this call. */
+    stop: Type.Union([StopResult, Type.Null()]),
+  }),
+]);
+export type ReplaceResult = Static<typeof ReplaceResult>;
+
+/** `GET /health`. */
+export const HealthAnswer = Type.Object({
+  status: Type.Literal('ok'),
+  agentId: Type.String(),
+  version: Type.String(),
+  engine: Type.Union([Type.Literal('reachable'), Type.Literal('unreachable')]),
+});
+export type HealthAnswer = Static<typeof HealthAnswer>;
+
+// ------------------------------------------------------------------ backups
+
+const BackupId = Id;
+
+/** `POST /instances/:id/backups`. */
+export const CreateBackupBody = Type.Object(
+  {
+    backupId: BackupId,
+    // Checked again (normalized, no `..`, no absolute) in backups.ts, which names the bad path.
+    paths: Type.Optional(RelativePaths),
+  },
+  { additionalProperties: false },
+);
+export type CreateBackupBody = Static<typeof CreateBackupBody>;
+
+/** `POST /instances/:id/restore`. */
+export const RestoreBody = Type.Object({ backupId: BackupId }, { additionalProperties: false });
+export type RestoreBody = Static<typeof RestoreBody>;
+
+export const BackupParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }), backupId: Type.String({ minLength: 1, maxLength: 256 }) });
+export type BackupParams = Static<typeof BackupParams>;
+
+export const BackupInfo = Type.Object({
+  backupId: Type.String(),
+  sizeBytes: Type.Integer(),
+  sha256: Type.String(),
+  createdAt: Type.String(),
+  /** The relative paths archived; absent = the whole instance directory. */
+  paths: Type.Optional(Type.Array(Type.String())),
+});
+export type BackupInfo = Static<typeof BackupInfo>;
+
+export const BackupList = Type.Object({ backups: Type.Array(BackupInfo) });
+export type BackupList = Static<typeof BackupList>;
+/** `DELETE /instances/:id/backups/:backupId`. */
+export const BackupDeleted = Type.Object({ deleted: Type.Boolean() });
+export type BackupDeleted = Static<typeof BackupDeleted>;
+/** `DELETE /instances/:id/backups`. */
+export const BackupsDeleted = Type.Object({ deleted: Type.Integer() });
+export type BackupsDeleted = Static<typeof BackupsDeleted>;
+/** `POST /instances/:id/restore` answer: the backup restored and the safety backup written first (null when there was no data). */
+export const RestoreAnswer = Type.Object({ restored: Type.String(), safetyBackupId: NullableString });
+export type RestoreAnswer = Static<typeof RestoreAnswer>;
+
+// ------------------------------------------------------------------ images / data import
+
+/** `GET /images/inspect?ref=&pull=`. */
+export const ImageInspectQuery = Type.Object(
+  {
+    ref: Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }),
+    pull: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { additionalProperties: false },
+);
+export type ImageInspectQuery = Static<typeof ImageInspectQuery>;
+
+export const ImageInfo = Type.Object({
+  ref: Type.String(),
+  /** Content id (`sha256:…`). */
+  id: Type.String(),
+  repoDigests: Type.Array(Type.String()),
+  /** ISO time the image was built; null when the runtime does not say. */
+  created: NullableString,
+  sizeBytes: Type.Union([Type.Number(), Type.Null()]),
+  /** Config.User of the image ('' = root/default); null when unknown. */
+  user: NullableString,
+  pulled: Type.Boolean(),
+});
+export type ImageInfo = Static<typeof ImageInfo>;
+
+/** `PUT /instances/:id/data?path=` (body: a gzip tar). */
+export const DataImportQuery = Type.Object({ path: Type.Optional(Type.String({ maxLength: 1024 })) });
+export type DataImportQuery = Static<typeof DataImportQuery>;
+/** Content types the data import accepts as a streamed gzip tar. */
+export const DATA_IMPORT_CONTENT_TYPES = ['application/gzip', 'application/x-gzip', 'application/octet-stream', 'application/x-tar+gzip'];
+
+export const DataImportResult = Type.Object({
+  /** The destination, relative to the instance directory ('.' = its root). */
+  path: Type.String(),
+  entries: Type.Integer(),
+  sizeBytes: Type.Integer(),
+});
+export type DataImportResult = Static<typeof DataImportResult>;
+
+// ------------------------------------------------------------------ heartbeat
+
+/** `POST /api/v1/agents/:agentId/heartbeat` (agent → orchestrator). */
+export const heartbeatPath = (agentId: string): string => `${AGENT_API_PREFIX}/agents/${encodeURIComponent(agentId)}/heartbeat`;
+
+/** The raw machine facts a real agent reports. */
+export const AgentResources = Type.Object({
+  cpuCount: Type.Number({ minimum: 0 }),
+  memoryTotalBytes: Type.Number({ minimum: 0 }),
+  memoryAvailableBytes: Type.Number({ minimum: 0 }),
+  diskFreeBytes: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
+});
+export type AgentResources = Static<typeof AgentResources>;
+
+export const HeartbeatBody = Type.Object(
+  {
+    controlUrl: Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }),
+    gameAddress: Type.String({ minLength: 1, maxLength: 255 }),
+    version: Type.String({ minLength: 1, maxLength: 64 }),
+    resources: Type.Object(
+      {
+        cpuCount: Type.Optional(Type.Number({ minimum: 0 })),
+        memoryTotalBytes: Type.Optional(Type.Number({ minimum: 0 })),
+        memoryAvailableBytes: Type.Optional(Type.Number({ minimum: 0 })),
+        diskFreeBytes: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
+        // The store's own shape, accepted as well (simulated agents, tests).
+        memoryMb: Type.Optional(Type.Integer({ minimum: 0 })),
+        cpus: Type.Optional(Type.Number({ minimum: 0 })),
+        diskBytes: Type.Optional(Type.Number({ minimum: 0 })),
+      },
+      { additionalProperties: true },
+    ),
+    portRange: Type.Object({ first: Port, last: Port }),
+    heartbeatIntervalMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
+    /** Changes when the agent process restarts. */
+    bootId: Type.Optional(Type.String({ maxLength: 128 })),
+  },
+  { additionalProperties: true },
+);
+export type HeartbeatBody = Static<typeof HeartbeatBody>;
+/** What a real agent sends: the heartbeat body with the raw machine facts always present. */
+export type AgentHeartbeatBody = Omit<HeartbeatBody, 'resources'> & { resources: AgentResources };
+
+export const HeartbeatAnswer = Type.Object({
+  hostId: Type.String(),
+  status: Type.Union(HOST_STATUSES.map((s) => Type.Literal(s))),
+});
+export type HeartbeatAnswer = Static<typeof HeartbeatAnswer>;

@@ -1,0 +1,163 @@
+// HostDriver over one agent's private HTTP API (docs/agent.md): the only code
+// that builds agent paths or reads a host's control URL. Every call names its
+// command and request ids (x-command-id / x-request-id) so the agent's logs
+// line up with ours; failures come back as AppError tagged retryable or fatal.
+
+import type { Readable } from 'node:stream';
+import type * as Api from '../../contracts/agent-api.js';
+import { AGENT_API_PREFIX } from '../../contracts/agent-api.js';
+import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors.js';
+import type {
+  CallIds,
+  DriverHost,
+  HostBackups,
+  HostDataImport,
+  HostDriver,
+  HostImages,
+  HostRcon,
+  InstanceEndpoint,
+} from './host-driver.js';
+
+export interface AgentDriverOptions {
+  fetch: typeof fetch;
+  /** Shared AGENT_TOKEN sent as a bearer token when configured. */
+  token: string | undefined;
+  timeoutMs: number;
+}
+
+/** A streamed (non-JSON) request body. */
+class RawBody {
+  constructor(readonly stream: Readable, readonly contentType: string) {}
+}
+
+const instancePath = (instanceId: string): string => `/instances/${encodeURIComponent(instanceId)}`;
+
+export class AgentHostDriver implements HostDriver {
+  readonly backups: HostBackups;
+  readonly images: HostImages;
+  readonly rcon: HostRcon;
+  readonly dataImport: HostDataImport;
+
+  constructor(private readonly o: AgentDriverOptions) {
+    this.backups = {
+      create: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/backups`, body, ids),
+      list: async (host, id, ids = {}) => (await this.call<Api.BackupList>(host, 'GET', `${instancePath(id)}/backups`, undefined, ids)).backups,
+      restore: (host, id, backupId, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/restore`, { backupId } satisfies Api.RestoreBody, ids),
+      delete: (host, id, backupId, ids = {}) => this.call(host, 'DELETE', `${instancePath(id)}/backups/${encodeURIComponent(backupId)}`, undefined, ids),
+      deleteAll: (host, id, ids = {}) => this.call(host, 'DELETE', `${instancePath(id)}/backups`, undefined, ids),
+    };
+    this.images = {
+      inspectImage: (host, ref, { pull }, ids = {}) => this.call(host, 'GET', `/images/inspect?ref=${encodeURIComponent(ref)}&pull=${pull}`, undefined, ids),
+    };
+    this.rcon = {
+      command: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/rcon`, body, ids),
+    };
+    this.dataImport = {
+      importData: (host, id, path, archive, ids = {}) =>
+        this.call(host, 'PUT', `${instancePath(id)}/data?path=${encodeURIComponent(path)}`, new RawBody(archive, 'application/gzip'), ids),
+    };
+  }
+
+  async inventory(host: DriverHost, ids: CallIds = {}): Promise<Api.InventoryEntry[]> {
+    const body = await this.call<Api.InventoryAnswer>(host, 'GET', '/instances', undefined, ids);
+    if (!body || !Array.isArray(body.instances)) throw new AppError('UPSTREAM_FAILED', `agent at ${host.controlUrl} answered an inventory without "instances"`, { retryable: true });
+    return body.instances;
+  }
+
+  create(host: DriverHost, instanceId: string, request: Api.CreateInstanceBody, ids: CallIds = {}): Promise<InstanceEndpoint> {
+    return this.call(host, 'PUT', instancePath(instanceId), request, ids);
+  }
+
+  start(host: DriverHost, instanceId: string, ids: CallIds = {}): Promise<InstanceEndpoint> {
+    return this.power(host, instanceId, 'start', ids);
+  }
+
+  stop(host: DriverHost, instanceId: string, request: Api.StopBody, ids: CallIds = {}): Promise<Api.StopAnswer> {
+    return this.call(host, 'POST', `${instancePath(instanceId)}/stop`, request, ids);
+  }
+
+  pause(host: DriverHost, instanceId: string, ids: CallIds = {}): Promise<InstanceEndpoint> {
+    return this.power(host, instanceId, 'pause', ids);
+  }
+
+  resume(host: DriverHost, instanceId: string, ids: CallIds = {}): Promise<InstanceEndpoint> {
+    return this.power(host, instanceId, 'unpause', ids);
+  }
+
+  replace(host: DriverHost, instanceId: string, request: Api.ReplaceBody, ids: CallIds = {}): Promise<Api.ReplaceResult> {
+    return this.call(host, 'POST', `${instancePath(instanceId)}/replace`, request, ids);
+  }
+
+  remove(host: DriverHost, instanceId: string, scope: Api.DeleteScope = {}, ids: CallIds = {}): Promise<Api.DeleteReport> {
+    return this.call(host, 'DELETE', instancePath(instanceId), scope, ids);
+  }
+
+  inspect(host: DriverHost, instanceId: string, ids: CallIds = {}): Promise<Api.InstanceDetails> {
+    return this.call(host, 'GET', instancePath(instanceId), undefined, ids);
+  }
+
+  async logs(host: DriverHost, instanceId: string, request: { tail: number; sinceStart?: boolean }, ids: CallIds = {}): Promise<string> {
+    const since = request.sinceStart ? '&since=start' : '';
+    const text = await this.call<unknown>(host, 'GET', `${instancePath(instanceId)}/logs?tail=${request.tail}${since}`, undefined, ids, true);
+    return typeof text === 'string' ? text : '';
+  }
+
+  cleanup(host: DriverHost, request: { instanceIds: readonly string[]; keepDataFor?: readonly string[] }, ids: CallIds = {}): Promise<Api.CleanupReport> {
+    const body = request.keepDataFor ? { instanceIds: request.instanceIds, keepDataFor: request.keepDataFor } : { instanceIds: request.instanceIds };
+    return this.call(host, 'POST', '/cleanup', body, ids);
+  }
+
+  /** start/pause/unpause take an empty JSON body. */
+  private power(host: DriverHost, instanceId: string, action: 'start' | 'pause' | 'unpause', ids: CallIds): Promise<InstanceEndpoint> {
+    return this.call(host, 'POST', `${instancePath(instanceId)}/${action}`, {}, ids);
+  }
+
+  private async call<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, raw = false): Promise<T> {
+    const controlUrl = host.controlUrl;
+    const url = `${controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = body instanceof RawBody ? body.contentType : 'application/json';
+    if (this.o.token !== undefined) headers.authorization = `Bearer ${this.o.token}`;
+    if (ids.commandId) headers['x-command-id'] = ids.commandId;
+    if (ids.requestId) headers['x-request-id'] = ids.requestId;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
+    let res: Response;
+    let text: string;
+    try {
+      const payload = body === undefined ? undefined : body instanceof RawBody ? (body.stream as unknown as ReadableStream) : JSON.stringify(body);
+      // `duplex: 'half'` is what Node's fetch needs to send a streamed body.
+      res = await this.o.fetch(url, { method, headers, body: payload, signal: controller.signal, ...(body instanceof RawBody ? { duplex: 'half' } : {}) } as RequestInit);
+      text = await res.text();
+    } catch (err) {
+      const timedOut = controller.signal.aborted;
+      throw new AppError(timedOut ? 'TIMEOUT' : 'HOST_UNAVAILABLE', timedOut
+        ? `agent at ${controlUrl} did not answer ${method} ${route} within ${this.o.timeoutMs} ms`
+        : `agent at ${controlUrl} is unreachable (${(err as Error).message})`, { retryable: true, cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+    if (res.ok && raw) return text as T;
+    const parsed = parseJson(text);
+    if (res.ok) return parsed as T;
+    throw agentError(res.status, parsed, `${method} ${route}`, controlUrl);
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** 5xx, 429 and a busy instance may pass; any other 4xx is the request's own fault. */
+export function agentError(status: number, body: unknown, what: string, controlUrl: string): AppError {
+  const e = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+  const code: ErrorCode = typeof e?.code === 'string' && e.code in ERROR_CATALOGUE ? (e.code as ErrorCode) : status >= 500 ? 'UPSTREAM_FAILED' : 'BAD_REQUEST';
+  const message = typeof e?.message === 'string' ? e.message : `HTTP ${status}`;
+  const retryable = status >= 500 || status === 429 || code === 'INSTANCE_BUSY';
+  return new AppError(code, `agent ${controlUrl} refused ${what}: ${message}`, { retryable, details: { agentStatus: status } });
+}

@@ -1,0 +1,109 @@
+// The orchestrator's seam to a host (ARCHITECTURE.md "Scale-out"): what the
+// control plane asks of the place an instance runs, in its own verbs. The
+// agent adapter (agent-driver.ts) sits behind it today; a Kubernetes driver
+// would sit behind the same interface. Nothing above a driver knows agent
+// paths or a host's control URL.
+//
+// The request and answer shapes are the agent contract's today
+// (src/contracts/agent-api.ts): they are the orchestrator's vocabulary for an
+// instance's container too, so another driver answers in the same shapes.
+
+import type { Readable } from 'node:stream';
+import type * as Api from '../../contracts/agent-api.js';
+import type { Host } from '../../domain/host.js';
+
+/**
+ * Ids every call carries so the host's logs line up with ours (sent as
+ * x-command-id / x-request-id by the agent driver). Room is left for an
+ * `epoch` (the reconciler lease's fencing epoch) that hosts will check.
+ */
+export interface CallIds {
+  commandId?: string;
+  requestId?: string;
+}
+
+/** The host a call goes to: a full domain Host fits; a driver reads only what it needs. */
+export type DriverHost = Pick<Host, 'id' | 'controlUrl'>;
+
+export type CreateInstanceRequest = Api.CreateInstanceBody;
+export type ReplaceInstanceRequest = Api.ReplaceBody;
+export type StopRequest = Api.StopBody;
+export type RemoveScope = Api.DeleteScope;
+export type CleanupRequest = { instanceIds: readonly string[]; keepDataFor?: readonly string[] };
+export type LogsRequest = { tail: number; sinceStart?: boolean };
+
+export type InstanceEndpoint = Api.InstanceEndpoint;
+export type InventoryEntry = Api.InventoryEntry;
+export type InstanceDetails = Api.InstanceDetails;
+export type StopOutcome = Api.StopAnswer;
+export type ReplaceOutcome = Api.ReplaceResult;
+export type RemoveReport = Api.DeleteReport;
+export type CleanupReport = Api.CleanupReport;
+export type BackupInfo = Api.BackupInfo;
+export type ImageInfo = Api.ImageInfo;
+export type DataImportResult = Api.DataImportResult;
+
+export interface HostDriver {
+  /** Every managed container on the host, any state (reconciliation, recovery). */
+  inventory(host: DriverHost, ids?: CallIds): Promise<InventoryEntry[]>;
+  /**
+   * Creates the instance (layers materialized, image pulled) and starts it
+   * unless `start: false`. Idempotent: a retry answers the existing container.
+   */
+  create(host: DriverHost, instanceId: string, request: CreateInstanceRequest, ids?: CallIds): Promise<InstanceEndpoint>;
+  /** Starts a created or stopped instance; running already is not an error. */
+  start(host: DriverHost, instanceId: string, ids?: CallIds): Promise<InstanceEndpoint>;
+  /** Graceful stop (RCON command or signal), bounded wait, then kill; says which path was taken. */
+  stop(host: DriverHost, instanceId: string, request: StopRequest, ids?: CallIds): Promise<StopOutcome>;
+  /** Freezes a running instance (warm sleep); paused already is not an error. */
+  pause(host: DriverHost, instanceId: string, ids?: CallIds): Promise<InstanceEndpoint>;
+  /** Thaws a paused instance; running already is not an error. */
+  resume(host: DriverHost, instanceId: string, ids?: CallIds): Promise<InstanceEndpoint>;
+  /** New container with a new config on the same data and (when free) host port; a no-op when already current. */
+  replace(host: DriverHost, instanceId: string, request: ReplaceInstanceRequest, ids?: CallIds): Promise<ReplaceOutcome>;
+  /** Removes the container and, by scope, nothing (keepData), listed paths, or all data (default). */
+  remove(host: DriverHost, instanceId: string, scope?: RemoveScope, ids?: CallIds): Promise<RemoveReport>;
+  /** The container's current details; INSTANCE_NOT_FOUND when the host has none. */
+  inspect(host: DriverHost, instanceId: string, ids?: CallIds): Promise<InstanceDetails>;
+  /** The last `tail` lines of output as text; `sinceStart` leaves out earlier runs. */
+  logs(host: DriverHost, instanceId: string, request: LogsRequest, ids?: CallIds): Promise<string>;
+  /** Removes orphans; the host re-checks ownership before each removal. `keepDataFor` keeps their data. */
+  cleanup(host: DriverHost, request: CleanupRequest, ids?: CallIds): Promise<CleanupReport>;
+
+  /** Instance backups, when the host keeps them. */
+  readonly backups?: HostBackups;
+  /** Image inspection, when the host can resolve image references. */
+  readonly images?: HostImages;
+  /** Console commands over RCON inside the host (the RCON port is never published). */
+  readonly rcon?: HostRcon;
+  /** Importing existing data into a created, not running instance. */
+  readonly dataImport?: HostDataImport;
+}
+
+export interface HostBackups {
+  /** Writes a backup (idempotent per backup id); `paths` limits it to relative paths. */
+  create(host: DriverHost, instanceId: string, request: { backupId: string; paths?: string[] }, ids?: CallIds): Promise<BackupInfo>;
+  /** The instance's backups on this host. */
+  list(host: DriverHost, instanceId: string, ids?: CallIds): Promise<BackupInfo[]>;
+  /** Restores a backup into a stopped instance, writing a safety backup of the current data first. */
+  restore(host: DriverHost, instanceId: string, backupId: string, ids?: CallIds): Promise<Api.RestoreAnswer>;
+  /** Deletes one backup; `deleted: false` when it did not exist. */
+  delete(host: DriverHost, instanceId: string, backupId: string, ids?: CallIds): Promise<Api.BackupDeleted>;
+  /** Deletes every backup of the instance (after the instance itself is deleted). */
+  deleteAll(host: DriverHost, instanceId: string, ids?: CallIds): Promise<Api.BackupsDeleted>;
+}
+
+export interface HostImages {
+  /** What an image reference resolves to on that host, pulled first when `pull`. */
+  inspectImage(host: DriverHost, ref: string, options: { pull: boolean }, ids?: CallIds): Promise<ImageInfo>;
+}
+
+export interface HostRcon {
+  /** Runs one console command on a running instance and answers the server's reply. */
+  command(host: DriverHost, instanceId: string, request: Api.RconBody, ids?: CallIds): Promise<Api.RconAnswer>;
+}
+
+export interface HostDataImport {
+  /** Streams a gzip tar into a created, not running instance; `path` is relative to its data directory. */
+  importData(host: DriverHost, instanceId: string, path: string, archive: Readable, ids?: CallIds): Promise<DataImportResult>;
+}

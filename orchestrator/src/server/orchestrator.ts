@@ -7,7 +7,9 @@ import { mkdir } from 'node:fs/promises';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
-import { AgentClient } from './agent-client.js';
+import { AgentHostDriver } from './drivers/agent-driver.js';
+import { AdoptionService } from './services/adoption.js';
+import { UpdateService } from './services/update-service.js';
 import { InProcessChangePort, type ChangePort } from './changes/change-port.js';
 import { notifyingStore } from './changes/notifying-store.js';
 import { RegistryFeed } from './registry/registry-feed.js';
@@ -99,14 +101,14 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   // Every committed write that changes what routers see is published to the change port.
   const changes: ChangePort = deps.changes ?? new InProcessChangePort();
   const store = notifyingStore(deps.store ?? (await openStore(config.databaseUrl, config.dataDir)), changes);
-  const agents = new AgentClient({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
+  const driver = new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
   const metrics = new OrchestratorMetrics(store, clock);
   const bridge = new BridgeSignals();
   const crashLoopDefaults = {
     maxExits: config.crashLoopMaxExits, windowMs: config.crashLoopWindowMs,
     backoffInitialMs: config.restartBackoffInitialMs, backoffMaxMs: Math.max(config.restartBackoffMaxMs, config.restartBackoffInitialMs),
   };
-  const prober = new ReadinessProber({ agents, fetch: deps.fetch ?? globalThis.fetch, bridge });
+  const prober = new ReadinessProber({ driver, fetch: deps.fetch ?? globalThis.fetch, bridge });
   // The worker and the supervisor call each other: the closures below run only after both exist.
   const lifecycle = new LifecycleService({
     store, clock, logger: logger.child({ component: 'lifecycle' }), commandMaxAttempts: config.commandMaxAttempts,
@@ -118,7 +120,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     deps.hooks?.onContainerStarted?.(id);
   };
   const actions = new ActionRunner({
-    store, agents, clock, logger: logger.child({ component: 'actions' }), prober,
+    store, driver, clock, logger: logger.child({ component: 'actions' }), prober,
     endercloudUser: config.endercloudUser, resumeTimeoutMs: config.resumeTimeoutMs, networkSecret,
     onStarted,
     onDeleted: (id) => {
@@ -133,8 +135,8 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   });
   await imports.init();
   const handlers: CommandHandlers = {
-    create: new CreateHandler({ store, agents, clock, endercloudUser: config.endercloudUser, imports, onStarted, networkSecret }),
-    cleanup: new CleanupHandler(agents),
+    create: new CreateHandler({ store, driver, clock, endercloudUser: config.endercloudUser, imports, onStarted, networkSecret }),
+    cleanup: new CleanupHandler(driver),
     ...(Object.fromEntries(INSTANCE_ACTIONS.map((action) => [action, actions])) as Record<InstanceAction, ActionRunner>),
   };
   const worker: CommandWorker = new CommandWorker({
@@ -150,7 +152,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     },
   });
   const supervisor: Supervisor = new Supervisor({
-    store, agents, clock, logger: logger.child({ component: 'supervisor' }), prober, lifecycle,
+    store, driver, clock, logger: logger.child({ component: 'supervisor' }), prober, lifecycle,
     intervalMs: config.superviseIntervalMs, unknownGraceMs: config.unknownGraceMs,
     crashLoopDefaults,
     ...(deps.timers ? { timers: deps.timers } : {}),
@@ -162,17 +164,26 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     maxArchiveBytes: config.maxLayerArchiveBytes, maxExtractedBytes: config.maxLayerExtractedBytes,
   });
   await layers.init();
-  const hosts = new HostService({ store, agents, clock, logger: logger.child({ component: 'hosts' }), onCommandsQueued });
+  const hosts = new HostService({ store, driver, clock, logger: logger.child({ component: 'hosts' }), onCommandsQueued });
   const detector = new OfflineDetector({
     store, clock, logger: logger.child({ component: 'offline-detector' }),
     missedBeats: config.hostOfflineAfterBeats, sweepIntervalMs: config.offlineSweepIntervalMs,
   });
   const registry = new RegistryFeed({ store, clock, logger: logger.child({ component: 'registry' }), changes });
   // RCON calls are quick: they do not inherit the agent timeout sized for image pulls.
-  const rconAgents = new AgentClient({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) });
-  const transfers = new TransferService({ store, clock, logger: logger.child({ component: 'transfers' }), feed: registry, agents: rconAgents, routerAddress: config.routerPublicAddress });
+  const rconDriver = new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) });
+  const transfers = new TransferService({ store, clock, logger: logger.child({ component: 'transfers' }), feed: registry, driver: rconDriver, routerAddress: config.routerPublicAddress });
   const ctx: ServerContext = {
-    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, agents, lifecycle, supervisor,
+    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, driver, lifecycle, supervisor,
+    updates: new UpdateService({ store, clock, lifecycle, images: driver }),
+    adoption: new AdoptionService({
+      store, driver, clock, logger: logger.child({ component: 'adoption' }),
+      maxTotalInstances: config.maxTotalInstances, endercloudUser: config.endercloudUser,
+      // A running container is probed at once (starting → online/degraded); the supervisor's tick would find it too.
+      onAdopted: (instance) => {
+        if (instance.state === 'starting') supervisor.watch(instance.id);
+      },
+    }),
     bridgeEvents: new BridgeEvents({ store, clock, signals: bridge }),
     changes, registry, transfers, playerSessions: new PlayerSessions({ store, clock }),
     catalog: new CatalogService(store, clock),

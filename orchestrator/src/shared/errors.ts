@@ -28,6 +28,8 @@ export const ERROR_CATALOGUE = {
   MAINTENANCE: 409,
   INVALID_TRANSITION: 409,
   CAP_REACHED: 409,
+  /** Nothing in a group can take a player or an allocation now, and nothing may be spawned. */
+  CAPACITY_EXHAUSTED: 409,
   CONFIRMATION_REQUIRED: 400,
   UNSAFE_PATH: 400,
   PORT_RANGE_EXHAUSTED: 503,
@@ -39,6 +41,8 @@ export const ERROR_CATALOGUE = {
   IMAGE_PULL_FAILED: 502,
   TIMEOUT: 504,
   OWNERSHIP_FAILED: 500,
+  /** Accepted vocabulary this version or this host's driver cannot act on yet. */
+  NOT_IMPLEMENTED: 501,
   INTERNAL: 500,
 } as const;
 

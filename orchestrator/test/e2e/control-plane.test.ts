@@ -226,8 +226,10 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     expect(applied.code).toBe(0);
     expect((await ectlJson<{ plan: { action: string }[] }>(['apply', '-f', file])).plan.map((p) => p.action)).toEqual(['unchanged', 'unchanged', 'unchanged']);
 
-    const instance = await ectlJson<{ id: string; hostId: string; groupId: string }>(['instances', 'create', '--group', `${run}-lobby`, '--variant', 'v1', '--wait', '--timeout', '120']);
+    // The sleeper never listens, so it never becomes online (ectl's --wait waits for online): wait for its running container.
+    const instance = await ectlJson<{ id: string; hostId: string; groupId: string }>(['instances', 'create', '--group', `${run}-lobby`, '--variant', 'v1']);
     instanceId = instance.id;
+    await until('the created container running', async () => (await containersOf(instance.id)).some((c) => c.State === 'running'), 120_000, 200);
     hostOf = agents.find((a) => a.id === instance.hostId)!;
     expect(hostOf).toBeDefined();
 

@@ -10,7 +10,6 @@ import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import * as Api from '../../src/contracts/agent-api.js';
 import type { CreateInstanceBody } from '../../src/contracts/agent-api.js';
-import { AgentClient } from '../../src/server/agent-client.js';
 import { AgentHostDriver } from '../../src/server/drivers/agent-driver.js';
 import type { DriverHost } from '../../src/server/drivers/host-driver.js';
 import { AppError } from '../../src/shared/errors.js';
@@ -166,17 +165,5 @@ describe('AgentHostDriver over the real agent app', () => {
     conforms(Api.CleanupReport, await driver.cleanup(host, { instanceIds: ['i-7'] }));
     const health = await fetch(`${host.controlUrl}api/v1/health`);
     conforms(Api.HealthAnswer, await health.json());
-  });
-
-  it('keeps the deprecated AgentClient shim working over the driver', async () => {
-    const { agent } = await agentUp();
-    const client = new AgentClient({ fetch: globalThis.fetch, token: undefined, timeoutMs: 5000 });
-    await client.create(agent.url, 'i-6', BODY);
-    expect((await client.power(agent.url, 'i-6', 'pause', undefined)).state).toBe('paused');
-    expect((await client.power(agent.url, 'i-6', 'unpause', {})).state).toBe('running');
-    expect((await client.power(agent.url, 'i-6', 'stop', { signal: 'SIGTERM' })).state).toBe('exited');
-    expect((await client.inventory(agent.url)).map((e) => e.instanceId)).toEqual(['i-6']);
-    expect(await client.logs(agent.url, 'i-6', 5, {}, { sinceStart: true })).toContain('Done (1.0s)!');
-    expect((await client.remove(agent.url, 'i-6')).directoryRemoved).toBe(true);
   });
 });

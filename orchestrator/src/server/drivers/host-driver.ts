@@ -11,6 +11,7 @@
 import type { Readable } from 'node:stream';
 import type * as Api from '../../contracts/agent-api.js';
 import type { Host } from '../../domain/host.js';
+import { AppError } from '../../shared/errors.js';
 
 /**
  * Ids every call carries so the host's logs line up with ours (sent as
@@ -106,4 +107,10 @@ export interface HostRcon {
 export interface HostDataImport {
   /** Streams a gzip tar into a created, not running instance; `path` is relative to its data directory. */
   importData(host: DriverHost, instanceId: string, path: string, archive: Readable, ids?: CallIds): Promise<DataImportResult>;
+}
+
+/** An optional capability, or NOT_IMPLEMENTED naming the host whose driver lacks it. */
+export function capability<T>(value: T | undefined, name: string, host: DriverHost): T {
+  if (value === undefined) throw new AppError('NOT_IMPLEMENTED', `the driver of host ${host.id} has no ${name} capability`);
+  return value;
 }

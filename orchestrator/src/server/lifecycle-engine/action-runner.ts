@@ -11,7 +11,7 @@ import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import type { AgentClient } from '../agent-client.js';
+import { capability, type HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { BackupRunner } from './backup-runner.js';
 import { agentCreateBody, revisionConfig } from '../services/instance-config.js';
@@ -26,7 +26,7 @@ import { templateOf } from '../services/template-of.js';
 
 export interface ActionRunnerOptions {
   store: Store;
-  agents: AgentClient;
+  driver: HostDriver;
   clock: Clock;
   logger: Logger;
   prober: ReadinessProber;
@@ -86,7 +86,7 @@ export class ActionRunner implements CommandHandler {
   }
 
   private backups(): BackupRunner {
-    return new BackupRunner({ store: this.o.store, agents: this.o.agents, backups: this.o.agents.backups, clock: this.o.clock, onStarted: this.o.onStarted });
+    return new BackupRunner({ store: this.o.store, driver: this.o.driver, clock: this.o.clock, onStarted: this.o.onStarted });
   }
 
   /** A command that failed for good: leave a visible state and free the instance for the next action. */
@@ -122,7 +122,7 @@ export class ActionRunner implements CommandHandler {
     if (steps.some((s) => s.kind === 'create_container')) {
       result = await this.replace(current, ctx, true);
     } else {
-      const res = await this.o.agents.power(ctx.host.controlUrl, current.id, 'start', {}, ctx.ids);
+      const res = await this.o.driver.start(ctx.host, current.id, ctx.ids);
       result = { state: res.state };
     }
     const started = await this.o.store.instances.update(current.id, {
@@ -143,7 +143,7 @@ export class ActionRunner implements CommandHandler {
     const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
     let res;
     try {
-      res = await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids);
+      res = await this.o.driver.stop(ctx.host, instance.id, request, ctx.ids);
     } catch (err) {
       if (err instanceof AppError && err.code === 'INSTANCE_NOT_FOUND') {
         await moveInstance(this.o.store, instance, 'unknown', { now: this.now, reason: 'the managed container is missing; not recreated', commandId: ctx.cmd.id, patch: { activeAction: null } });
@@ -161,7 +161,7 @@ export class ActionRunner implements CommandHandler {
   }
 
   private async pause(instance: Instance, ctx: RunContext): Promise<JsonObject> {
-    const res = await this.o.agents.power(ctx.host.controlUrl, instance.id, 'pause', {}, ctx.ids);
+    const res = await this.o.driver.pause(ctx.host, instance.id, ctx.ids);
     await moveInstance(this.o.store, instance, 'paused', {
       now: this.now, reason: `paused by ${ctx.actor} (warm sleep)`, actor: ctx.actor, commandId: ctx.cmd.id,
       patch: { activeAction: null, observed: { container: 'paused', observedAt: this.now } },
@@ -171,7 +171,7 @@ export class ActionRunner implements CommandHandler {
 
   /** Unpause, then one quick readiness check bounded by resumeTimeoutMs: online, or degraded. */
   private async resume(instance: Instance, ctx: RunContext): Promise<JsonObject> {
-    await this.o.agents.power(ctx.host.controlUrl, instance.id, 'unpause', {}, ctx.ids);
+    await this.o.driver.resume(ctx.host, instance.id, ctx.ids);
     const spec = readinessOf(ctx.template);
     const startedAt = this.now;
     const sleep = this.o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -204,7 +204,7 @@ export class ActionRunner implements CommandHandler {
     const steps = planReplacement({ ...replaceable(instance, ctx.template), desiredState: instance.desiredState });
     if (steps.some((s) => s.kind === 'stop_container')) {
       const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
-      const res = await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids);
+      const res = await this.o.driver.stop(ctx.host, instance.id, request, ctx.ids);
       await this.o.store.history.append({
         instanceId: instance.id, at: this.now, from: 'update', to: 'update', reason: `stopped for replacement: ${describeStop(stopPath(res), request.timeoutSeconds, res.exitCode)}`,
         actor: ctx.actor, commandId: ctx.cmd.id, details: { path: stopPath(res) },
@@ -227,7 +227,7 @@ export class ActionRunner implements CommandHandler {
     const next = applyPendingChanges(instance, ctx.template);
     const staged: Instance = { ...instance, ...next };
     const body = agentCreateBody(staged, ctx.template, { endercloudUser: this.o.endercloudUser, pull: 'missing', ...(await networkSecretFor(ctx.template, this.o.networkSecret)) });
-    const res = await this.o.agents.replace(ctx.host.controlUrl, instance.id, { ...body, start }, ctx.ids);
+    const res = await this.o.driver.replace(ctx.host, instance.id, { ...body, start }, ctx.ids);
     const now = this.now;
     const revision = instance.revision + 1;
     const applied = instance.pendingChanges.map((c) => c.key);
@@ -250,17 +250,17 @@ export class ActionRunner implements CommandHandler {
     // A stop of a stopped container is a no-op on the agent; skip it only when Docker said so.
     if (observed !== 'exited' && observed !== 'absent' && observed !== 'created') {
       const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
-      await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids).catch((err: unknown) => {
+      await this.o.driver.stop(ctx.host, instance.id, request, ctx.ids).catch((err: unknown) => {
         if (!(err instanceof AppError && err.code === 'INSTANCE_NOT_FOUND')) throw err;
       });
     }
     if (scopes.includes('backups')) {
       // An agent without the backup routes (404 NOT_FOUND) holds no backups.
-      await this.o.agents.backups.deleteAll(ctx.host.controlUrl, instance.id, ctx.ids).catch((err: unknown) => {
+      await capability(this.o.driver.backups, 'backups', ctx.host).deleteAll(ctx.host, instance.id, ctx.ids).catch((err: unknown) => {
         if (!(err instanceof AppError && err.code === 'NOT_FOUND')) throw err;
       });
     }
-    const res = await this.o.agents.remove(ctx.host.controlUrl, instance.id, ctx.ids, scope.paths.length > 0 ? { paths: scope.paths } : { keepData: scope.keepData });
+    const res = await this.o.driver.remove(ctx.host, instance.id, scope.paths.length > 0 ? { paths: scope.paths } : { keepData: scope.keepData });
     await this.o.store.transaction(async (tx) => {
       if (instance.hostId) await tx.hosts.releaseMemory(instance.hostId, instance.memoryMb);
       await tx.instances.delete(instance.id);

@@ -6,7 +6,7 @@ import type { Instance, InstanceState, JsonObject, TemplateSpec } from '../../do
 import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
 import { AppError } from '../../shared/errors.js';
 import type { Store } from '../../store/store.js';
-import type { AgentClient, BackupAgent, BackupInfo } from '../agent-client.js';
+import { capability, type BackupInfo, type HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { backupIdFor, backupMode, type FailurePolicy } from '../../lifecycle/backup.js';
 import { moveInstance } from './instance-transitions.js';
@@ -14,8 +14,7 @@ import type { RunContext } from './run-context.js';
 
 export interface BackupRunnerOptions {
   store: Store;
-  agents: AgentClient;
-  backups: BackupAgent;
+  driver: HostDriver;
   clock: Clock;
   onStarted: (instanceId: string) => void;
 }
@@ -38,7 +37,7 @@ export class BackupRunner {
 
   private rcon(instance: Instance, ctx: RunContext, command: string): Promise<{ response: string }> {
     const target = this.rconTarget(instance, ctx.template) as { port: number; password: string };
-    return this.o.agents.rcon(ctx.host.controlUrl, instance.id, { ...target, command }, ctx.ids);
+    return capability(this.o.driver.rcon, 'rcon', ctx.host).command(ctx.host, instance.id, { ...target, command }, ctx.ids);
   }
 
   /** save-off, save-all flush, archive while running, save-on (also after a failure). */
@@ -54,18 +53,18 @@ export class BackupRunner {
 
   private archive(instance: Instance, ctx: RunContext, backupId: string): Promise<BackupInfo> {
     const paths = ctx.template?.backup?.paths;
-    return this.o.backups.create(ctx.host.controlUrl, instance.id, { backupId, ...(paths ? { paths } : {}) }, ctx.ids);
+    return capability(this.o.driver.backups, 'backups', ctx.host).create(ctx.host, instance.id, { backupId, ...(paths ? { paths } : {}) }, ctx.ids);
   }
 
   /** Stops the container, keeping the action active; answers the history sentence. */
   private async stopKeepingAction(instance: Instance, ctx: RunContext): Promise<string> {
     const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
-    const res = await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids);
+    const res = await this.o.driver.stop(ctx.host, instance.id, request, ctx.ids);
     return describeStop(stopPath(res), request.timeoutSeconds, res.exitCode);
   }
 
   private async startAgain(instance: Instance, ctx: RunContext, reason: string, details: JsonObject): Promise<void> {
-    await this.o.agents.power(ctx.host.controlUrl, instance.id, 'start', {}, ctx.ids);
+    await this.o.driver.start(ctx.host, instance.id, ctx.ids);
     const current = (await this.o.store.instances.get(instance.id)) ?? instance;
     const stopped = current.state === 'stopped' ? current : await moveInstance(this.o.store, current, 'stopped', { now: this.now, reason: 'stopped for a backup', actor: ctx.actor, commandId: ctx.cmd.id });
     await moveInstance(this.o.store, stopped ?? current, 'starting', {
@@ -161,7 +160,7 @@ export class BackupRunner {
   async restore(instance: Instance, ctx: RunContext): Promise<JsonObject> {
     const backupId = String(ctx.cmd.payload.backupId ?? '');
     try {
-      const res = await this.o.backups.restore(ctx.host.controlUrl, instance.id, backupId, ctx.ids);
+      const res = await capability(this.o.driver.backups, 'backups', ctx.host).restore(ctx.host, instance.id, backupId, ctx.ids);
       await moveInstance(this.o.store, instance, 'stopped', {
         now: this.now, reason: `backup ${res.restored} restored by ${ctx.actor}${res.safetyBackupId ? ` (safety backup ${res.safetyBackupId})` : ''}`,
         actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId: res.restored, safetyBackupId: res.safetyBackupId }, patch: { activeAction: null, desiredState: 'stopped' },

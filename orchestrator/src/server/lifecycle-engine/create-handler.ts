@@ -10,7 +10,7 @@ import type { Command, Host, Instance, JsonObject, ObservedState } from '../../d
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import type { AgentClient, AgentInstanceEndpoint } from '../agent-client.js';
+import { capability, type HostDriver, type InstanceEndpoint } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { agentCreateBody } from '../services/instance-config.js';
 import type { CommandHandler } from './command-handler.js';
@@ -20,7 +20,7 @@ import { networkSecretFor } from '../provisioning/network-secret.js';
 
 export interface CreateHandlerOptions {
   store: Store;
-  agents: AgentClient;
+  driver: HostDriver;
   clock: Clock;
   /** uid:gid of the `endercloud` container user mode. */
   endercloudUser?: { uid: number; gid: number };
@@ -38,7 +38,7 @@ export class CreateHandler implements CommandHandler {
   constructor(private readonly deps: CreateHandlerOptions) {}
 
   async run(cmd: Command, host: Host, log: Logger): Promise<JsonObject> {
-    const { store, agents } = this.deps;
+    const { store, driver } = this.deps;
     const instanceId = cmd.instanceId ?? '';
     const instance = await store.instances.get(instanceId);
     if (!instance) throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} no longer exists`);
@@ -50,10 +50,10 @@ export class CreateHandler implements CommandHandler {
     const imp = importOf(cmd.payload);
     const start = cmd.payload.start !== false;
     // With an import the container is created stopped, the data goes in, and only then it starts.
-    let res = await agents.create(host.controlUrl, instanceId, { ...body, start: start && !imp }, ids);
+    let res = await driver.create(host, instanceId, { ...body, start: start && !imp }, ids);
     if (imp) {
       await this.importData(cmd, host, imp, log);
-      if (start) res = await agents.power(host.controlUrl, instanceId, 'start', undefined, ids);
+      if (start) res = await driver.start(host, instanceId, ids);
     }
     const note = imp ? `; imported upload ${imp.uploadId} into ${imp.destination}` : '';
     const updated = await this.recordCreated(cmd, instance, host, res, start, note);
@@ -67,7 +67,7 @@ export class CreateHandler implements CommandHandler {
     await moveInstance(this.deps.store, instance, 'error', { now: this.deps.clock.now(), reason: `create failed: ${message}`, commandId: cmd.id });
   }
 
-  private async recordCreated(cmd: Command, instance: Instance, host: Host, res: AgentInstanceEndpoint, start: boolean, note: string): Promise<Instance | undefined> {
+  private async recordCreated(cmd: Command, instance: Instance, host: Host, res: InstanceEndpoint, start: boolean, note: string): Promise<Instance | undefined> {
     const now = this.deps.clock.now();
     const observed: ObservedState = { container: (CONTAINER_STATES as readonly string[]).includes(res.state) ? (res.state as ObservedState['container']) : 'unknown', observedAt: now };
     return this.deps.store.transaction(async (tx) => {
@@ -86,7 +86,8 @@ export class CreateHandler implements CommandHandler {
     if (!this.deps.imports) throw new AppError('INTERNAL', 'this orchestrator has no import store');
     const { stream } = await this.deps.imports.open(imp.uploadId);
     try {
-      const result = await this.deps.agents.importData(host.controlUrl, cmd.instanceId as string, imp.destination, stream, { commandId: cmd.id, requestId: cmd.requestId });
+      const importer = capability(this.deps.driver.dataImport, 'data import', host);
+      const result = await importer.importData(host, cmd.instanceId as string, imp.destination, stream, { commandId: cmd.id, requestId: cmd.requestId });
       log.info({ uploadId: imp.uploadId, ...result }, 'import written before the first start');
     } catch (err) {
       stream.destroy();

@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import type { Host, Instance, ResolvedReadinessSpec, TemplateSpec } from '../../domain/index.js';
 import { logLinesReady, validateReadinessSpec } from '../../lifecycle/readiness.js';
 import { isReadyStatus, pingServer } from '../../protocol/status-client.js';
-import type { AgentClient } from '../agent-client.js';
+import type { HostDriver } from '../drivers/host-driver.js';
 
 export interface ProbeOutcome {
   ready: boolean;
@@ -42,7 +42,7 @@ export function readinessOf(template: TemplateSpec | undefined): ResolvedReadine
 }
 
 export interface ReadinessProberOptions {
-  agents: AgentClient;
+  driver: Pick<HostDriver, 'logs'>;
   fetch: typeof fetch;
   bridge: BridgeSignals;
   ping?: typeof pingServer;
@@ -66,7 +66,7 @@ export class ReadinessProber {
     }
     if (spec.kind === 'log') {
       // Only this run's output: a previous run's ready line must not make a new start "online".
-      const text = await this.o.agents.logs(host.controlUrl, instance.id, 200, {}, { sinceStart: true });
+      const text = await this.o.driver.logs(host, instance.id, { tail: 200, sinceStart: true });
       const ready = logLinesReady(spec.pattern, text.split('\n'));
       return { ready, detail: ready ? `log matched ${spec.pattern}` : `no log line matches ${spec.pattern} yet` };
     }

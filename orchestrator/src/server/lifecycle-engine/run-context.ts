@@ -4,7 +4,7 @@
 
 import type { Command, Host, TemplateSpec } from '../../domain/index.js';
 import type { Logger } from '../../shared/logger.js';
-import type { CallIds } from '../agent-client.js';
+import type { CallIds } from '../drivers/host-driver.js';
 
 export interface RunContext {
   cmd: Command;

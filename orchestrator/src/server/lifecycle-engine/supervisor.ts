@@ -10,7 +10,7 @@ import { evaluateReadiness } from '../../lifecycle/readiness.js';
 import { reconcileHost, type HostInventoryEntry, type ObservedContainer, type ReconcileDecision, type StoredInstance } from '../../lifecycle/reconcile.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import type { AgentClient, AgentInventoryEntry } from '../agent-client.js';
+import type { HostDriver, InventoryEntry as AgentInventoryEntry } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { moveInstance } from './instance-transitions.js';
 import { SYSTEM_ACTOR, type LifecycleService } from '../services/lifecycle-service.js';
@@ -21,7 +21,7 @@ import { templateOf } from '../services/template-of.js';
 
 export interface SupervisorOptions {
   store: Store;
-  agents: AgentClient;
+  driver: HostDriver;
   clock: Clock;
   logger: Logger;
   prober: ReadinessProber;
@@ -109,7 +109,7 @@ export class Supervisor {
   private async superviseHost(host: Host, busy: ReadonlySet<string>): Promise<void> {
     let inventory: AgentInventoryEntry[];
     try {
-      inventory = await this.o.agents.inventory(host.controlUrl);
+      inventory = await this.o.driver.inventory(host);
     } catch (err) {
       this.o.logger.warn({ hostId: host.id, err: (err as Error).message }, 'no inventory from host; its instances keep their state');
       return;
@@ -144,7 +144,7 @@ export class Supervisor {
     let instance = stored;
     const now = this.o.clock.now();
     if (entry && (entry.state === 'exited' || entry.state === 'dead') && entry.exitCode === undefined) {
-      entry = { ...entry, ...(await this.o.agents.inspect(host.controlUrl, instance.id).catch(() => ({}))) };
+      entry = { ...entry, ...(await this.o.driver.inspect(host, instance.id).catch(() => ({}))) };
     }
     const observed = observedOf(entry, now);
     if (!sameObservation(instance.observed, observed)) instance = await this.o.store.instances.update(instance.id, { observed }, { now });

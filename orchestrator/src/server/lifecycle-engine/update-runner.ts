@@ -9,7 +9,7 @@ import type { ContainerConfig, Instance, JsonObject } from '../../domain/index.j
 import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
 import { AppError } from '../../shared/errors.js';
 import type { Store } from '../../store/store.js';
-import type { AgentClient } from '../agent-client.js';
+import { capability, type HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { backupIdFor } from '../../lifecycle/backup.js';
 import { agentCreateBody, revisionConfig } from '../services/instance-config.js';
@@ -20,7 +20,7 @@ import { networkSecretFor } from '../provisioning/network-secret.js';
 
 export interface UpdateRunnerDeps {
   store: Store;
-  agents: AgentClient;
+  driver: HostDriver;
   clock: Clock;
   prober: ReadinessProber;
   endercloudUser: { uid: number; gid: number };
@@ -54,7 +54,7 @@ export class UpdateRunner {
       // Taken after the graceful stop, so the archive is consistent; no backup, no update.
       const backupId = backupIdFor(ctx.cmd, 'pre-update');
       try {
-        const backup = await this.o.agents.backups.create(ctx.host.controlUrl, instance.id, { backupId }, ctx.ids);
+        const backup = await capability(this.o.driver.backups, 'backups', ctx.host).create(ctx.host, instance.id, { backupId }, ctx.ids);
         await this.note(instance, ctx, `safety backup ${backup.backupId} taken before the update`, { backupId: backup.backupId });
       } catch (err) {
         const why = `safety backup failed: ${(err as Error).message}`;
@@ -82,7 +82,7 @@ export class UpdateRunner {
   private async attempt(instance: Instance, config: ContainerConfig, ctx: RunContext): Promise<string | null> {
     try {
       const body = agentCreateBody(instance, ctx.template, { endercloudUser: this.o.endercloudUser, config, pull: 'missing', ...(await networkSecretFor(ctx.template, this.o.networkSecret)) });
-      await this.o.agents.replace(ctx.host.controlUrl, instance.id, { ...body, start: true }, ctx.ids);
+      await this.o.driver.replace(ctx.host, instance.id, { ...body, start: true }, ctx.ids);
     } catch (err) {
       return `replace with ${config.image} failed: ${(err as Error).message}`;
     }
@@ -96,7 +96,7 @@ export class UpdateRunner {
     const current = (await this.o.store.instances.get(instance.id)) ?? instance;
     let detail = 'not probed';
     for (let i = 0; i < polls; i++) {
-      const details = await this.o.agents.inspect(ctx.host.controlUrl, instance.id, ctx.ids).catch(() => undefined);
+      const details = await this.o.driver.inspect(ctx.host, instance.id, ctx.ids).catch(() => undefined);
       if (details && (details.state === 'exited' || details.state === 'dead')) {
         return `the new container exited (code ${details.exitCode ?? 'unknown'}${details.oomKilled ? ', out of memory' : ''}) before it was ready`;
       }
@@ -152,7 +152,7 @@ export class UpdateRunner {
 
   private async stop(instance: Instance, ctx: RunContext, why: string): Promise<void> {
     const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
-    const res = await this.o.agents.stop(ctx.host.controlUrl, instance.id, request, ctx.ids);
+    const res = await this.o.driver.stop(ctx.host, instance.id, request, ctx.ids);
     await this.note(instance, ctx, `${why}: ${describeStop(stopPath(res), request.timeoutSeconds, res.exitCode)}`, { path: stopPath(res) });
   }
 

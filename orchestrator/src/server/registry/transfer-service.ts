@@ -8,7 +8,7 @@ import type { TransferClaim } from '../../protocol/registry-contract.js';
 import { AppError, isAppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import type { AgentClient } from '../agent-client.js';
+import { capability, type HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import type { RegistryFeed } from './registry-feed.js';
 import { canRconTransfer, formatAddress, pickGroupMember } from './registry-view.js';
@@ -33,7 +33,7 @@ export interface TransferServiceOptions {
   clock: Clock;
   logger: Logger;
   feed: RegistryFeed;
-  agents: Pick<AgentClient, 'rcon'>;
+  driver: Pick<HostDriver, 'rcon'>;
   routerAddress: RouterPublicAddress | undefined;
 }
 
@@ -125,7 +125,7 @@ export class TransferService {
     const rcon = template!.stop.rcon!;
     const command = `transfer ${router.host.includes(':') ? `[${router.host}]` : router.host} ${router.port} ${player}`;
     try {
-      const { response } = await this.o.agents.rcon(host.controlUrl, instance.id, { port: rcon.port, password: instance.secretSettings[rcon.passwordVariable]!, command });
+      const { response } = await capability(this.o.driver.rcon, 'rcon', host).command(host, instance.id, { port: rcon.port, password: instance.secretSettings[rcon.passwordVariable]!, command });
       // Vanilla and the test server answer "Transferring …"; anything else is the server's refusal.
       if (!/^transferring/i.test(response.trim())) return { ...base, reason: `server answered: ${response.trim().slice(0, 200)}` };
       this.o.logger.info({ instance: instance.id, player }, 'player moved with RCON transfer');

@@ -6,7 +6,6 @@ import { AppError } from '../../shared/errors.js';
 import { auditTarget } from '../audit.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
-import { AdoptionService } from '../services/adoption.js';
 import { HeartbeatBody } from '../services/heartbeat-input.js';
 import { AgentIdString, IdString } from '../schemas/common.js';
 import { hostView, instanceView } from '../views.js';
@@ -26,14 +25,7 @@ const AdoptBody = Type.Object(
 const HostsQuery = Type.Object({ status: Type.Optional(Type.Union(['ONLINE', 'RECOVERING', 'OFFLINE', 'MAINTENANCE'].map((s) => Type.Literal(s)))) });
 
 export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
-  const adoption = new AdoptionService({
-    store: ctx.store, agents: ctx.agents, clock: ctx.clock, logger: ctx.logger.child({ component: 'adoption' }),
-    maxTotalInstances: ctx.config.maxTotalInstances, endercloudUser: ctx.config.endercloudUser,
-    // A running container is probed at once (starting → online/degraded); the supervisor's tick would find it too.
-    onAdopted: (instance) => {
-      if (instance.state === 'starting') ctx.supervisor.watch(instance.id);
-    },
-  });
+  const adoption = ctx.adoption;
 
   api.post('/agents/:agentId/heartbeat', {
     schema: { tags: ['hosts'], summary: 'Agent heartbeat (agent token)', params: AgentParams, body: HeartbeatBody },

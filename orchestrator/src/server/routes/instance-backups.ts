@@ -9,6 +9,7 @@ import { AppError } from '../../shared/errors.js';
 import { auditTarget } from '../audit.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import type { ServerContext } from '../context.js';
+import { capability } from '../drivers/host-driver.js';
 import { userActor } from '../services/lifecycle-service.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -25,7 +26,6 @@ const RestoreBody = Type.Object(
 const RESTORABLE: readonly string[] = ['stopped', 'error', 'intervention_required'];
 
 export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
-  const backups = ctx.agents.backups;
 
   api.post('/instances/:id/backup', {
     schema: { tags: ['instances'], summary: 'Back up the instance data (202: the backup action is queued; online save over RCON when the template allows it)', params: InstanceParams, body: BackupBody },
@@ -53,7 +53,7 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
     const instance = await ctx.lifecycle.find(id);
     const host = instance.hostId ? await ctx.store.hosts.get(instance.hostId) : undefined;
     if (!host) throw new AppError('HOST_UNAVAILABLE', `instance ${instance.name} has no host holding its backups`);
-    return { id: instance.id, backups: await backups.list(host.controlUrl, instance.id, { requestId: req.id }) };
+    return { id: instance.id, backups: await capability(ctx.driver.backups, 'backups', host).list(host, instance.id, { requestId: req.id }) };
   });
 
   api.post('/instances/:id/restore', {

@@ -9,7 +9,6 @@ import { auditTarget } from '../audit.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import type { ServerContext } from '../context.js';
 import { userActor } from '../services/lifecycle-service.js';
-import { UpdateService, type ImageResolver } from '../services/update-service.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const ImageRef = Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' });
@@ -23,9 +22,8 @@ const UpdateBody = Type.Object(
   { additionalProperties: false },
 );
 
-export async function instanceUpdateRoutes(api: FastifyInstance, ctx: ServerContext, images?: ImageResolver): Promise<void> {
-  const resolver: ImageResolver = images ?? { inspect: (controlUrl, ref, pull) => ctx.agents.inspectImage(controlUrl, ref, pull) };
-  const updates = new UpdateService({ store: ctx.store, clock: ctx.clock, lifecycle: ctx.lifecycle, images: resolver });
+export async function instanceUpdateRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
+  const updates = ctx.updates;
 
   api.get('/instances/:id/update-plan', {
     schema: { tags: ['instances'], summary: 'What an update to `image` would change: current and candidate images, compatibility checks, changes, warnings', params: InstanceParams, querystring: PlanQuery },

@@ -99,7 +99,7 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     const host = instance.hostId ? await ctx.store.hosts.get(instance.hostId) : undefined;
     if (!host) throw new AppError('HOST_UNAVAILABLE', `instance ${instance.name} is on no registered host`);
     if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE; its logs cannot be read`);
-    const text = await ctx.agents.logs(host.controlUrl, instance.id, tail ?? 100, { requestId: req.id });
+    const text = await ctx.driver.logs(host, instance.id, { tail: tail ?? 100 }, { requestId: req.id });
     return reply.type('text/plain; charset=utf-8').send(text);
   });
 }

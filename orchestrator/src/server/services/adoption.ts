@@ -11,7 +11,7 @@ import { AppError } from '../../shared/errors.js';
 import { assertId } from '../../shared/ids.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import type { AgentClient } from '../agent-client.js';
+import type { HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import {
   adoptedEndpoint, adoptedLifecycle, adoptedUser, checkAdoptionLabels, defaultAdoptedName, pendingSecrets, type ReportedContainer,
@@ -26,7 +26,7 @@ export interface AdoptRequest {
 
 export interface AdoptionServiceOptions {
   store: Store;
-  agents: AgentClient;
+  driver: HostDriver;
   clock: Clock;
   logger: Logger;
   maxTotalInstances: number | undefined;
@@ -116,7 +116,7 @@ export class AdoptionService {
 
   /** The live inventory, not the last recovery's list: the container must exist now. */
   private async reported(host: Host, instanceId: string, requestId: string): Promise<ReportedContainer> {
-    const inventory = await this.o.agents.inventory(host.controlUrl, { requestId });
+    const inventory = await this.o.driver.inventory(host, { requestId });
     const found = inventory.find((c) => c.instanceId === instanceId);
     if (!found) throw new AppError('NOT_FOUND', `host ${host.id} reports no unclaimed container for instance ${instanceId}`);
     return found;

@@ -7,7 +7,7 @@ import type { GroupKind, Host } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import type { AgentClient } from '../agent-client.js';
+import type { HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { toHostHeartbeat, type HeartbeatBody } from './heartbeat-input.js';
 import { planRecovery, type RecoveryPlan, type UnclaimedContainer } from './recovery-plan.js';
@@ -16,7 +16,7 @@ import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
 
 export interface HostServiceOptions {
   store: Store;
-  agents: AgentClient;
+  driver: HostDriver;
   clock: Clock;
   logger: Logger;
   /** Wakes the command worker after commands were queued. */
@@ -66,7 +66,7 @@ export class HostService {
     const host = await store.hosts.get(hostId);
     if (!host || host.status !== 'RECOVERING') return undefined;
     const requestId = `recovery-${randomUUID()}`;
-    const inventory = await this.o.agents.inventory(host.controlUrl, { requestId });
+    const inventory = await this.o.driver.inventory(host, { requestId });
     const stored = await store.instances.list({ hostId });
     const hostKnown = stored.length > 0 || (await store.commands.list({ hostId, limit: 1 })).length > 0;
     const storedElsewhere = new Map<string, string | null>();
@@ -131,7 +131,7 @@ export class HostService {
   async deleteUnclaimed(hostId: string, instanceId: string, deleteData: boolean, actor: string, requestId: string): Promise<{ commandId: string; deleteData: boolean }> {
     const { store, clock } = this.o;
     const host = await this.reachableHost(hostId);
-    const inventory = await this.o.agents.inventory(host.controlUrl, { requestId });
+    const inventory = await this.o.driver.inventory(host, { requestId });
     const stored = await store.instances.get(instanceId);
     if (stored?.hostId === hostId) throw new AppError('CONFLICT', `instance ${instanceId} is managed by the store on host ${hostId}; delete it through /instances/${instanceId}`);
     // Any reported container no stored instance claims here: listed, or appeared since the last recovery.
@@ -160,7 +160,7 @@ export class HostService {
     const host = await this.reachableHost(hostId);
     const listed = await store.unclaimed.listForHost(hostId);
     if (listed.length === 0) return [];
-    const inventory = new Map((await this.o.agents.inventory(host.controlUrl, { requestId })).map((c) => [c.instanceId, c]));
+    const inventory = new Map((await this.o.driver.inventory(host, { requestId })).map((c) => [c.instanceId, c]));
     const out: UnclaimedView[] = [];
     for (const entry of listed) {
       const c = inventory.get(entry.instanceId);

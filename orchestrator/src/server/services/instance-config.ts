@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ContainerConfig, ContainerUserSpec, Group, Instance, JsonObject, TemplateSpec, TemplateVersion, Variant } from '../../domain/index.js';
 import { containerUserString, redactSecrets } from '../../lifecycle/settings.js';
-import type { AgentCreateBody } from '../agent-client.js';
+import type { CreateInstanceRequest as AgentCreateBody } from '../drivers/host-driver.js';
 
 /** The per-instance bridge secret (env name and secretSettings key). */
 export const INSTANCE_TOKEN_ENV = 'ENDERCLOUD_INSTANCE_TOKEN';

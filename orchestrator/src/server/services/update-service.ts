@@ -10,14 +10,13 @@ import type { Host, Instance, JsonObject, TemplateSpec } from '../../domain/inde
 import type { Actor } from '../../lifecycle/actions.js';
 import { AppError } from '../../shared/errors.js';
 import type { Store } from '../../store/store.js';
-import type { ImageInfo } from '../agent-client.js';
+import type { ImageInfo } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import type { LifecycleService } from './lifecycle-service.js';
+import { capability, type HostDriver } from '../drivers/host-driver.js';
 
-/** The agent call the plan needs (injected; the route builds it over HTTP). */
-export interface ImageResolver {
-  inspect(controlUrl: string, ref: string, pull: boolean): Promise<ImageInfo>;
-}
+/** How the plan resolves an image on the instance's host: its driver's image capability. */
+export type ImageResolver = Pick<HostDriver, 'images'>;
 
 export interface UpdatePlan {
   instanceId: string;
@@ -113,10 +112,10 @@ export class UpdateService {
   /** Resolves locally first (tags built on the host), pulling only when absent. */
   private async resolve(host: Host, ref: string): Promise<ImageInfo> {
     try {
-      return await this.o.images.inspect(host.controlUrl, ref, false);
+      return await capability(this.o.images.images, 'image inspection', host).inspectImage(host, ref, { pull: false });
     } catch (err) {
       if (!(err instanceof AppError && err.code === 'IMAGE_NOT_FOUND')) throw err;
-      return this.o.images.inspect(host.controlUrl, ref, true);
+      return capability(this.o.images.images, 'image inspection', host).inspectImage(host, ref, { pull: true });
     }
   }
 

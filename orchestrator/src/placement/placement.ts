@@ -85,7 +85,19 @@ export interface GroupCaps {
 }
 
 /** Refuses a new instance when a cap would be exceeded (counts exclude the new one). */
-export function checkCaps(groupId: string, caps: GroupCaps, counts: { group: number; total: number }): Checked<void> {
+/** The per-template cap (seed 003 "hard caps per template"): instances of one template across every group. */
+export interface TemplateCap {
+  name: string;
+  maxInstances: number;
+  current: number;
+}
+
+export function checkCaps(groupId: string, caps: GroupCaps, counts: { group: number; total: number }, template?: TemplateCap): Checked<void> {
+  if (template && template.current >= template.maxInstances) {
+    return fail(new AppError('CAP_REACHED', `template ${template.name} already has ${template.current} of its maximum ${template.maxInstances} instances (across all groups)`, {
+      details: { groupId, cap: 'template.maxInstances', template: template.name, limit: template.maxInstances, current: template.current },
+    }));
+  }
   if (caps.maxInstances !== undefined && counts.group >= caps.maxInstances) {
     return fail(new AppError('CAP_REACHED', `group ${groupId} already has ${counts.group} of its maximum ${caps.maxInstances} instances`, {
       details: { groupId, cap: 'maxInstances', limit: caps.maxInstances, current: counts.group },

@@ -19,6 +19,7 @@ import { layerRoutes } from './routes/layers.js';
 import { importRoutes } from './routes/imports.js';
 import { QuietRoutesLogController } from './request-log.js';
 import { routerIntegrationRoutes } from './registry/router-integration.js';
+import { fleetRoutes } from './routes/fleet.js';
 import { auditRoutes } from './routes/audit.js';
 import { instanceActionRoutes } from './routes/instance-actions.js';
 import { instanceAdminRoutes } from './routes/instance-admin.js';
@@ -91,6 +92,7 @@ export async function buildApp(ctx: ServerContext) {
     await commandRoutes(api, ctx);
     await tokenRoutes(api, ctx);
     await routerIntegrationRoutes(api, ctx);
+    await fleetRoutes(api, ctx);
   }, { prefix: '/api/v1' });
 
   return app;

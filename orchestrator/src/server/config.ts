@@ -57,6 +57,8 @@ export interface OrchestratorConfig {
   maxTotalInstances: number | undefined;
   /** How often the supervisor compares agents' inventories with the store and probes readiness. */
   superviseIntervalMs: number;
+  /** How often the provisioner evaluates scaling policies and idle tiers (seed 003). */
+  provisionIntervalMs: number;
   /** Crash-loop breaker defaults (a template's `crashLoop` overrides them). */
   crashLoopMaxExits: number;
   crashLoopWindowMs: number;
@@ -126,6 +128,7 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     maxLayerExtractedBytes: r.optional('ENDERCLOUD_MAX_LAYER_SIZE', parseByteSize, 2 * 1024 ** 3),
     maxTotalInstances: r.optional('ENDERCLOUD_MAX_INSTANCES', parsePositiveInt),
     superviseIntervalMs: r.optional('ENDERCLOUD_SUPERVISE_INTERVAL', parseDuration, 2000),
+    provisionIntervalMs: r.optional('ENDERCLOUD_PROVISION_INTERVAL', parseDuration, 5000),
     crashLoopMaxExits: r.optional('ENDERCLOUD_CRASH_LOOP_MAX_EXITS', parsePositiveInt, 5),
     crashLoopWindowMs: r.optional('ENDERCLOUD_CRASH_LOOP_WINDOW', parseDuration, 10 * 60_000),
     restartBackoffInitialMs: r.optional('ENDERCLOUD_RESTART_BACKOFF_INITIAL', parseDuration, 1000),

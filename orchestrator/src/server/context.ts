@@ -21,6 +21,8 @@ import type { ChangePort } from './changes/change-port.js';
 import type { RegistryFeed } from './registry/registry-feed.js';
 import type { TransferService } from './registry/transfer-service.js';
 import type { PlayerSessions } from './services/player-sessions.js';
+import type { FleetService } from './provisioning/fleet-service.js';
+import type { NetworkSecret } from './provisioning/network-secret.js';
 import type { Supervisor } from './lifecycle-engine/supervisor.js';
 
 export interface ServerContext {
@@ -48,6 +50,8 @@ export interface ServerContext {
   registry: RegistryFeed;
   transfers: TransferService;
   playerSessions: PlayerSessions;
+  fleet: FleetService;
+  networkSecret: NetworkSecret;
 }
 
 /** The audit actor of a request: the token's name. */

@@ -16,6 +16,8 @@ import { RegistryFeed } from './registry/registry-feed.js';
 import { TransferService } from './registry/transfer-service.js';
 import { PlayerSessions } from './services/player-sessions.js';
 import { NetworkSecret } from './provisioning/network-secret.js';
+import { FleetService } from './provisioning/fleet-service.js';
+import { Provisioner } from './provisioning/provisioner.js';
 import { buildApp, type OrchestratorApp } from './app.js';
 import { TokenService } from './auth/tokens.js';
 import { systemClock, type Clock } from './clock.js';
@@ -67,6 +69,8 @@ export interface OrchestratorDeps {
   generateSecret?: () => string;
   /** The change port (default: in-process). */
   changes?: ChangePort;
+  /** false: no provisioner loop (tests call provisioner.tick()). Default true. */
+  runProvisioner?: boolean;
 }
 
 export interface Orchestrator {
@@ -75,6 +79,7 @@ export interface Orchestrator {
   worker: CommandWorker;
   detector: OfflineDetector;
   supervisor: Supervisor;
+  provisioner: Provisioner;
   adminToken: { source: 'preset' | 'file' | 'generated' | 'existing'; file: string | null };
   /** The address actually listened on, once listening (startOrchestrator). */
   url: string;
@@ -123,6 +128,9 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     store, driver, clock, logger: logger.child({ component: 'actions' }), prober,
     endercloudUser: config.endercloudUser, resumeTimeoutMs: config.resumeTimeoutMs, networkSecret,
     onStarted,
+    // Despawn moves every player away with the transfer service, and counts who is left like the registry does.
+    evacuate: async (id) => ({ players: (await transfers.evacuate(id, undefined, { ttlMs: 60_000, drainMs: 60_000 })).players.length }),
+    playersOn: async (instance) => (await playerSessions.onInstance(instance)).online,
     onDeleted: (id) => {
       supervisor.forget(id);
       bridge.forget(id);
@@ -173,6 +181,16 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   // RCON calls are quick: they do not inherit the agent timeout sized for image pulls.
   const rconDriver = new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) });
   const transfers = new TransferService({ store, clock, logger: logger.child({ component: 'transfers' }), feed: registry, driver: rconDriver, routerAddress: config.routerPublicAddress });
+  const creator = new InstanceCreator({
+    store, clock, maxTotalInstances: config.maxTotalInstances, commandMaxAttempts: config.commandMaxAttempts, onCommandsQueued, imports,
+    ...(deps.generateSecret ? { generateSecret: deps.generateSecret } : {}),
+  });
+  const playerSessions = new PlayerSessions({ store, clock });
+  const fleet = new FleetService({ store, clock, logger: logger.child({ component: 'fleet' }), creator, lifecycle });
+  const provisioner = new Provisioner({
+    store, clock, logger: logger.child({ component: 'provisioner' }), lifecycle, fleet,
+    intervalMs: config.provisionIntervalMs, maxTotalInstances: config.maxTotalInstances, ...(deps.timers ? { timers: deps.timers } : {}),
+  });
   const ctx: ServerContext = {
     config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, driver, lifecycle, supervisor,
     updates: new UpdateService({ store, clock, lifecycle, images: driver }),
@@ -185,20 +203,19 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       },
     }),
     bridgeEvents: new BridgeEvents({ store, clock, signals: bridge }),
-    changes, registry, transfers, playerSessions: new PlayerSessions({ store, clock }),
+    changes, registry, transfers, playerSessions, fleet, networkSecret,
     catalog: new CatalogService(store, clock),
-    instances: new InstanceCreator({
-      store, clock, maxTotalInstances: config.maxTotalInstances, commandMaxAttempts: config.commandMaxAttempts, onCommandsQueued, imports,
-      ...(deps.generateSecret ? { generateSecret: deps.generateSecret } : {}),
-    }),
+    instances: creator,
   };
+  // Generated at the first start, never a default; kept in the store, never in a template (seed 003).
+  await networkSecret.get();
   const adminToken = await tokens.ensureAdminToken(config.dataDir);
   const app = await buildApp(ctx);
   await app.ready();
 
   let stopped = false;
   const orchestrator: Orchestrator = {
-    app, ctx, worker, detector, supervisor, adminToken, url: config.publicUrl ?? '', publicUrl: config.publicUrl ?? '',
+    app, ctx, worker, detector, supervisor, provisioner, adminToken, url: config.publicUrl ?? '', publicUrl: config.publicUrl ?? '',
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -206,6 +223,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       registry.close();
       await detector.stop();
       await supervisor.stop();
+      await provisioner.stop();
       await worker.stop();
       await hosts.whenIdle();
       if (ownsStore) await store.close();
@@ -214,6 +232,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   if (deps.runWorker !== false) worker.start();
   if (deps.runOfflineDetector !== false) detector.start();
   if (deps.runSupervisor !== false) supervisor.start();
+  if (deps.runProvisioner !== false) provisioner.start();
   return orchestrator;
 }
 

@@ -3,6 +3,8 @@
 // management; `manager` like operator, and it keeps access during maintenance
 // (lifecycle/actions.ts PRIVILEGED_SCOPES); `read` every read; narrow scopes cover one resource.
 
+import { AppError } from '../../shared/errors.js';
+
 export const RESOURCES = ['hosts', 'layers', 'templates', 'groups', 'instances', 'commands'] as const;
 export type Resource = (typeof RESOURCES)[number];
 
@@ -16,6 +18,26 @@ export const KNOWN_SCOPES: readonly string[] = [
 export interface ScopeRequirement {
   scope: string;
   anyOf: readonly string[];
+  /** Also admits `<kind>:<group>` / `<kind>:*` tokens; the handler then checks the group (assertGroupScope). */
+  groupScope?: GroupScopeKind;
+}
+
+/** Fleet permissions per group (seed 003 "who is allowed to spawn"): `spawn:<group>`, `allocate:<group>`, or `*` for every group. */
+export type GroupScopeKind = 'spawn' | 'allocate';
+const FLEET_OPERATORS: readonly string[] = ['admin', 'manager', 'operator'];
+const GROUP_SCOPE = /^(spawn|allocate):(\*|[A-Za-z0-9][A-Za-z0-9_.-]{0,127})$/;
+
+export function groupScope(kind: GroupScopeKind): ScopeRequirement {
+  return { scope: `${kind}:<group>`, anyOf: FLEET_OPERATORS, groupScope: kind };
+}
+
+/** FORBIDDEN unless the principal may `kind` in `groupId`. */
+export function assertGroupScope(principal: { name: string; scopes: readonly string[] } | undefined, kind: GroupScopeKind, groupId: string): void {
+  const scopes = principal?.scopes ?? [];
+  if (scopes.some((s) => FLEET_OPERATORS.includes(s) || s === `${kind}:*` || s === `${kind}:${groupId}`)) return;
+  throw new AppError('FORBIDDEN', `token ${principal?.name ?? 'anonymous'} may not ${kind} in group ${groupId} (needs ${kind}:${groupId}, ${kind}:* or ${FLEET_OPERATORS.join('/')})`, {
+    details: { requiredScope: `${kind}:${groupId}` },
+  });
 }
 
 export function readScope(resource: Resource): ScopeRequirement {
@@ -39,9 +61,10 @@ export const WAKE_ACCESS: ScopeRequirement = { scope: 'instances:write', anyOf: 
 export const REQUEST_ACCESS: ScopeRequirement = { scope: 'instances:request', anyOf: ['admin', 'manager', 'operator', 'instances:request'] };
 
 export function hasScope(scopes: readonly string[], requirement: ScopeRequirement): boolean {
-  return scopes.some((s) => requirement.anyOf.includes(s));
+  const kind = requirement.groupScope;
+  return scopes.some((s) => requirement.anyOf.includes(s) || (kind !== undefined && s.startsWith(`${kind}:`)));
 }
 
 export function unknownScopes(scopes: readonly string[]): string[] {
-  return scopes.filter((s) => !KNOWN_SCOPES.includes(s));
+  return scopes.filter((s) => !KNOWN_SCOPES.includes(s) && !GROUP_SCOPE.test(s));
 }

@@ -22,6 +22,7 @@ import { UpdateRunner } from './update-runner.js';
 import type { RunContext } from './run-context.js';
 import { commandKindOf, type CommandHandler } from './command-handler.js';
 import { networkSecretFor } from '../provisioning/network-secret.js';
+import { FleetActions } from './fleet-actions.js';
 import { templateOf } from '../services/template-of.js';
 
 export interface ActionRunnerOptions {
@@ -36,6 +37,10 @@ export interface ActionRunnerOptions {
   networkSecret?: { get(): Promise<string> };
   /** A container was started: the supervisor begins probing it. */
   onStarted: (instanceId: string) => void;
+  /** Despawn's evacuation: every player transferred away (the transfer service). */
+  evacuate?: (instanceId: string) => Promise<{ players: number }>;
+  /** Players on an instance, cross-checked (router reports and the last probe). */
+  playersOn?: (instance: Instance) => Promise<number>;
   /** A deletion finished: forget in-memory state. */
   onDeleted?: (instanceId: string) => void;
   sleep?: (ms: number) => Promise<void>;
@@ -49,12 +54,17 @@ export class ActionRunner implements CommandHandler {
   }
 
   async run(cmd: Command, host: Host, log: Logger): Promise<JsonObject> {
-    const instance = await this.o.store.instances.get(cmd.instanceId ?? '');
+    let instance = await this.o.store.instances.get(cmd.instanceId ?? '');
     if (!instance) return { skipped: 'the instance no longer exists' };
     if (instance.activeAction?.commandId !== cmd.id) return { skipped: 'superseded: the instance no longer waits for this command' };
     const action = commandKindOf(cmd) as InstanceAction;
     const template = await templateOf(this.o.store, instance);
     const ctx = { cmd, host, template, ids: { commandId: cmd.id, requestId: cmd.requestId }, actor: String(cmd.payload.actor ?? 'system'), log };
+    // A frozen server can neither save nor stop gracefully: a stop or archive of a paused one thaws it first.
+    if ((action === 'stop' || action === 'archive') && instance.observed?.container === 'paused') {
+      await this.o.driver.resume(host, instance.id, ctx.ids);
+      instance = await this.o.store.instances.update(instance.id, { observed: { container: 'running', observedAt: this.now } }, { now: this.now });
+    }
     switch (action) {
       case 'start':
         return this.start(instance, ctx);
@@ -79,10 +89,24 @@ export class ActionRunner implements CommandHandler {
       case 'apply-settings':
         return this.applySettings(instance, ctx);
       case 'delete':
-        return this.remove(instance, ctx);
+        return this.remove(instance, ctx, deletionScope(cmd.payload));
+      case 'archive':
+        return this.fleet().archive(instance, ctx);
+      case 'despawn':
+        return this.fleet().despawn(instance, ctx);
       default:
         throw new AppError('VALIDATION_FAILED', `unknown lifecycle action ${String(action)}`);
     }
+  }
+
+  private fleet(): FleetActions {
+    return new FleetActions({
+      store: this.o.store, driver: this.o.driver, clock: this.o.clock, backups: () => this.backups(),
+      evacuate: this.o.evacuate ?? (async () => ({ players: 0 })),
+      playersOn: this.o.playersOn ?? (async (i) => i.players?.online ?? 0),
+      remove: (i, ctx, scope) => this.remove(i, ctx, scope),
+      ...(this.o.sleep ? { sleep: this.o.sleep } : {}),
+    });
   }
 
   private backups(): BackupRunner {
@@ -96,7 +120,9 @@ export class ActionRunner implements CommandHandler {
     const action = String(commandKindOf(cmd));
     const reason = `${action} failed: ${message}`;
     const patch = { activeAction: null };
-    if (action === 'delete') {
+    if (action === 'despawn') {
+      await this.fleet().despawnFailed(instance, reason);
+    } else if (action === 'delete') {
       const deletion = instance.deletion ? { ...instance.deletion, lastError: message.slice(0, 500) } : null;
       await moveInstance(this.o.store, instance, 'error', { now: this.now, reason, commandId: cmd.id, patch: { ...patch, deletion } });
     } else if (['pause', 'resume'].includes(action) && instance.state === 'pausing') {
@@ -161,9 +187,11 @@ export class ActionRunner implements CommandHandler {
   }
 
   private async pause(instance: Instance, ctx: RunContext): Promise<JsonObject> {
+    // The pause idle tier saves first when the template declares RCON (seed 003).
+    const saved = ctx.cmd.payload.save === true ? await this.backups().saveAll(instance, ctx) : false;
     const res = await this.o.driver.pause(ctx.host, instance.id, ctx.ids);
     await moveInstance(this.o.store, instance, 'paused', {
-      now: this.now, reason: `paused by ${ctx.actor} (warm sleep)`, actor: ctx.actor, commandId: ctx.cmd.id,
+      now: this.now, reason: `paused by ${ctx.actor} (warm sleep${saved ? ', world saved first' : ''})`, actor: ctx.actor, commandId: ctx.cmd.id,
       patch: { activeAction: null, observed: { container: 'paused', observedAt: this.now } },
     });
     return { state: res.state };
@@ -243,9 +271,8 @@ export class ActionRunner implements CommandHandler {
   }
 
   /** Scoped deletion: stop, remove the container and the chosen files, then forget the record. */
-  private async remove(instance: Instance, ctx: RunContext): Promise<JsonObject> {
-    const scope = { keepData: ctx.cmd.payload.keepData !== false, paths: Array.isArray(ctx.cmd.payload.paths) ? ctx.cmd.payload.paths.map(String) : [] };
-    const scopes = Array.isArray(ctx.cmd.payload.scopes) ? ctx.cmd.payload.scopes.map(String) : ['container'];
+  private async remove(instance: Instance, ctx: RunContext, scope: DeletionScope): Promise<JsonObject> {
+    const { scopes } = scope;
     const observed = instance.observed?.container;
     // A stop of a stopped container is a no-op on the agent; skip it only when Docker said so.
     if (observed !== 'exited' && observed !== 'absent' && observed !== 'created') {
@@ -280,5 +307,16 @@ function replaceable(instance: Instance, template: TemplateSpec | undefined): Om
     appliedConfig: { image: instance.containerConfig.image, labels: instance.containerConfig.labels },
     desiredConfig: { image: desired.containerConfig.image, labels: desired.containerConfig.labels },
     desiredSettings: desired.settings as ReplaceableInstance['desiredSettings'],
+  };
+}
+
+type DeletionScope = { keepData: boolean; paths: string[]; scopes: string[] };
+
+/** The delete command's scope as its request persisted it. */
+function deletionScope(payload: JsonObject): DeletionScope {
+  return {
+    keepData: payload.keepData !== false,
+    paths: Array.isArray(payload.paths) ? payload.paths.map(String) : [],
+    scopes: Array.isArray(payload.scopes) ? payload.scopes.map(String) : ['container'],
   };
 }

@@ -56,6 +56,26 @@ export class BackupRunner {
     return capability(this.o.driver.backups, 'backups', ctx.host).create(ctx.host, instance.id, { backupId, ...(paths ? { paths } : {}) }, ctx.ids);
   }
 
+  /**
+   * The archive tier's final backup: saved over RCON while running when the
+   * template allows it, otherwise after a stop (the container stays stopped);
+   * a stopped instance is archived as it is. The action stays active.
+   */
+  async finalBackup(instance: Instance, ctx: RunContext, backupId: string): Promise<{ info: BackupInfo; stoppedForIt: boolean }> {
+    const running = RUNNING.includes(instance.observed?.container);
+    const mode = backupMode(ctx.template, running, this.rconTarget(instance, ctx.template) !== undefined);
+    if (mode === 'online_save') return { info: await this.onlineArchive(instance, ctx, backupId), stoppedForIt: false };
+    if (mode === 'stop_first') await this.stopKeepingAction(instance, ctx);
+    return { info: await this.archive(instance, ctx, backupId), stoppedForIt: mode === 'stop_first' };
+  }
+
+  /** `save-all flush` over RCON when the template declares RCON (the pause tier's optional save); false when it cannot. */
+  async saveAll(instance: Instance, ctx: RunContext): Promise<boolean> {
+    if (!this.rconTarget(instance, ctx.template)) return false;
+    await this.rcon(instance, ctx, 'save-all flush');
+    return true;
+  }
+
   /** Stops the container, keeping the action active; answers the history sentence. */
   private async stopKeepingAction(instance: Instance, ctx: RunContext): Promise<string> {
     const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);

@@ -6,7 +6,7 @@
 // failed for good leaves the instance in `error` with the host's reason.
 
 import type { Readable } from 'node:stream';
-import type { Command, Host, Instance, JsonObject, ObservedState } from '../../domain/index.js';
+import type { Command, Host, Instance, InstanceFleet, JsonObject, ObservedState } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
@@ -64,7 +64,10 @@ export class CreateHandler implements CommandHandler {
   async failedForGood(cmd: Command, message: string): Promise<void> {
     const instance = cmd.instanceId ? await this.deps.store.instances.get(cmd.instanceId) : undefined;
     if (instance?.state !== 'installing') return;
-    await moveInstance(this.deps.store, instance, 'error', { now: this.deps.clock.now(), reason: `create failed: ${message}`, commandId: cmd.id });
+    await moveInstance(this.deps.store, instance, 'error', {
+      now: this.deps.clock.now(), reason: `create failed: ${message}`, commandId: cmd.id,
+      ...(instance.activeAction?.commandId === cmd.id ? { patch: { activeAction: null } } : {}),
+    });
   }
 
   private async recordCreated(cmd: Command, instance: Instance, host: Host, res: InstanceEndpoint, start: boolean, note: string): Promise<Instance | undefined> {
@@ -73,9 +76,12 @@ export class CreateHandler implements CommandHandler {
     return this.deps.store.transaction(async (tx) => {
       const current = await tx.instances.get(instance.id);
       if (current?.state !== 'installing') return current;
+      // A create run for an action (the start of an archived world) frees the instance for the next one.
+      const owned = current.activeAction?.commandId === cmd.id ? { activeAction: null } : {};
+      const fleet = current.fleet?.archived ? { fleet: withoutArchived(current.fleet) } : {};
       const stopped = await moveInstance(tx, current, 'stopped', {
         now, reason: `container ${res.containerName} created${note}`, commandId: cmd.id,
-        patch: { hostPort: res.hostPort, endpoint: res.hostPort === null ? null : { host: host.gameAddress, port: res.hostPort }, observed },
+        patch: { hostPort: res.hostPort, endpoint: res.hostPort === null ? null : { host: host.gameAddress, port: res.hostPort }, observed, ...owned, ...fleet },
       });
       if (!stopped || !start) return stopped;
       return moveInstance(tx, stopped, 'starting', { now, reason: 'container started after creation', commandId: cmd.id });
@@ -100,6 +106,12 @@ export class CreateHandler implements CommandHandler {
       throw err;
     }
   }
+}
+
+function withoutArchived(fleet: InstanceFleet): InstanceFleet {
+  const rest = { ...fleet };
+  delete rest.archived;
+  return rest;
 }
 
 function importOf(payload: JsonObject): { uploadId: string; destination: string } | undefined {

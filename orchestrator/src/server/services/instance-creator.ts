@@ -76,7 +76,9 @@ export class InstanceCreator {
     const result = await store.transaction(async (tx) => {
       // Counted under the placement lock (held to commit): concurrent creates can never exceed a cap.
       const counts = await tx.instances.countForCaps(group.id);
-      unwrap(checkCaps(group.id, { ...group.caps, ...(this.o.maxTotalInstances !== undefined ? { maxTotalInstances: this.o.maxTotalInstances } : {}) }, counts));
+      const templateCap = template.spec.caps?.maxInstances === undefined ? undefined
+        : { name: template.name, maxInstances: template.spec.caps.maxInstances, current: await countTemplateInstances(tx, template.name) };
+      unwrap(checkCaps(group.id, { ...group.caps, ...(this.o.maxTotalInstances !== undefined ? { maxTotalInstances: this.o.maxTotalInstances } : {}) }, counts, templateCap));
       const hostId = await this.reserve(tx, group.id, group.placement, memoryMb);
       const now = clock.now();
       const draft = buildInstance({
@@ -127,6 +129,17 @@ export class InstanceCreator {
     for (const i of await tx.instances.list({ groupId })) if (i.hostId) counts.set(i.hostId, (counts.get(i.hostId) ?? 0) + 1);
     return counts;
   }
+}
+
+/** Instances of any version of `templateName`, in every group (call under the placement lock of countForCaps). */
+export async function countTemplateInstances(tx: Store, templateName: string): Promise<number> {
+  let n = 0;
+  for (const g of await tx.groups.list()) {
+    const variants = new Set(g.variants.filter((v) => v.template.name === templateName).map((v) => v.id));
+    if (variants.size === 0) continue;
+    n += (await tx.instances.list({ groupId: g.id })).filter((i) => variants.has(i.variantId)).length;
+  }
+  return n;
 }
 
 function toPlacementHost(h: Host, groupId: string, counts: Map<string, number> | undefined): PlacementHost {

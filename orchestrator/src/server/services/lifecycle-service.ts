@@ -175,12 +175,26 @@ export class LifecycleService {
     return this.o.store.transaction((tx) => this.persistIn(tx, instance, action, desiredState, enterState, actor, opts, now));
   }
 
+  private async reserveForUnarchive(tx: Store, instance: Instance): Promise<void> {
+    const hostId = instance.fleet?.archived?.hostId ?? instance.hostId;
+    const host = hostId ? await tx.hosts.get(hostId) : undefined;
+    if (!host || (host.status !== 'ONLINE' && host.status !== 'MAINTENANCE')) {
+      throw new AppError('HOST_UNAVAILABLE', `archived instance ${instance.name} is kept on host ${hostId ?? '(none)'}, which is not online; moving an archived world to another host needs off-host backups, which this version does not offer yet`, { retryable: true });
+    }
+    if (!(await tx.hosts.reserveMemory(host.id, instance.memoryMb))) {
+      throw new AppError('NO_CAPACITY', `archived instance ${instance.name} needs ${instance.memoryMb} MiB on host ${host.id}, where its world is kept, and the host has no room; free memory there (moving an archived world to another host is not offered yet)`, { retryable: true });
+    }
+  }
+
   /** The intent (desired state, active action, entry state) and the durable command, inside the caller's transaction. */
   private async persistIn(
     tx: Store, instance: Instance, action: InstanceAction, desiredState: Instance['desiredState'], enterState: InstanceState | null,
     actor: Actor, opts: ActionRequestOptions, now: number,
   ): Promise<ActionRequestResult> {
     const commandId = `cmd-${randomUUID()}`;
+    // An archived world has no container: its start re-creates one over the kept data, on the host that holds it.
+    const unarchive = action === 'start' && instance.state === 'archived';
+    if (unarchive) await this.reserveForUnarchive(tx, instance);
     let updated = await tx.instances.update(instance.id, { ...opts.patch, activeAction: { kind: action, commandId, startedAt: now }, desiredState }, { now, expectedVersion: instance.version });
     if (enterState !== null && enterState !== instance.state) {
       const moved = await moveInstance(tx, updated, enterState, {
@@ -190,8 +204,8 @@ export class LifecycleService {
       updated = moved;
     }
     await tx.commands.create({
-      id: commandId, kind: action, instanceId: instance.id, hostId: instance.hostId, requestId: opts.requestId,
-      payload: { actor: actor.name, ...(opts.payload ?? {}) }, maxAttempts: this.o.commandMaxAttempts,
+      id: commandId, kind: unarchive ? 'create' : action, instanceId: instance.id, hostId: instance.hostId, requestId: opts.requestId,
+      payload: { actor: actor.name, ...(opts.payload ?? {}), ...(unarchive ? { start: true, unarchive: true } : {}) }, maxAttempts: this.o.commandMaxAttempts,
       ...(opts.notBefore !== undefined ? { nextAttemptAt: Math.max(now, opts.notBefore) } : {}),
     }, now);
     return { commandId, state: updated.state };

@@ -7,6 +7,7 @@ import type { RouterSessionEvent, RouterSessionsBatch } from '../../protocol/reg
 import { isAppError } from '../../shared/errors.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
+import { idleSince, startIdleClock } from '../../provisioning/index.js';
 
 /** Store key of a router's session: router ids are unique per router, session ids per router. */
 export const playerSessionKey = (routerId: string, id: string): string => `${routerId}/${id}`;
@@ -63,9 +64,34 @@ export interface InstancePlayers {
 export class PlayerSessions {
   constructor(private readonly deps: { store: Store; clock: Clock }) {}
 
-  /** Applies one router batch; returns how many stale sessions a router reset closed. */
-  applyBatch(batch: RouterSessionsBatch): Promise<{ closed: number }> {
-    return applySessionsBatch(this.deps.store, batch, this.deps.clock.now());
+  /**
+   * Applies one router batch; returns how many stale sessions a router reset
+   * closed. Each instance's idle clock then restarts at its logins and counts
+   * from its last logout (seed 003: idle means zero logged-in players in a row).
+   */
+  async applyBatch(batch: RouterSessionsBatch): Promise<{ closed: number }> {
+    const now = this.deps.clock.now();
+    const result = await applySessionsBatch(this.deps.store, batch, now);
+    const touched = new Map<string, { logins: number[]; logouts: number[] }>();
+    for (const e of batch.events) {
+      const instanceId = e.instanceId ?? (e.type === 'disconnect' ? (await this.deps.store.playerSessions.get(playerSessionKey(batch.routerId, e.id)))?.instanceId : null);
+      if (!instanceId || e.type === 'denied') continue;
+      const entry = touched.get(instanceId) ?? { logins: [], logouts: [] };
+      (e.type === 'login' ? entry.logins : entry.logouts).push(Date.parse(e.at));
+      touched.set(instanceId, entry);
+    }
+    for (const [instanceId, events] of touched) await this.advanceIdleClock(instanceId, events, now);
+    return result;
+  }
+
+  private async advanceIdleClock(instanceId: string, events: { logins: number[]; logouts: number[] }, now: number): Promise<void> {
+    const { store } = this.deps;
+    const instance = await store.instances.get(instanceId);
+    if (!instance) return;
+    const active = (await store.playerSessions.listActive({ instanceId })).length;
+    const prev = instance.fleet?.idle ?? startIdleClock(instance.stateChangedAt);
+    const idle = idleSince(prev, { router: { at: now, playersOnline: active, ...events } }, now);
+    await store.instances.update(instanceId, { fleet: { ...(instance.fleet ?? {}), idle } }, { now });
   }
 
   /** The larger of the router-reported logins and the probe's count: a player either source sees is there. */

@@ -1,0 +1,231 @@
+// Fleets (seed 003): spawn into a group, despawn (the durable drain →
+// evacuate → wait → delete action), allocation of a Ready buffer instance to
+// a session in one transaction (never twice), release, and the router's
+// group joins. Decisions are the pure provisioning core's; caps and placement
+// are the instance creator's atomic path.
+
+import { randomUUID } from 'node:crypto';
+import type { Group, Instance, Session } from '../../domain/index.js';
+import type { Actor } from '../../lifecycle/actions.js';
+import { chooseAllocatable } from '../../provisioning/index.js';
+import type { GroupJoinAnswer } from '../../protocol/registry-contract.js';
+import { AppError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Store } from '../../store/store.js';
+import type { Clock } from '../clock.js';
+import type { InstanceCreator } from '../services/instance-creator.js';
+import type { LifecycleService } from '../services/lifecycle-service.js';
+import { DEFAULT_DESPAWN_TIMEOUT_MS } from '../lifecycle-engine/fleet-actions.js';
+import { fleetInstance, readGroup } from './fleet-view.js';
+
+export interface SpawnRequest {
+  variantId?: string;
+  name?: string;
+  /** Answer once the instance is online, waiting at most this long (ms); absent: answer at once. */
+  waitMs?: number;
+}
+
+export interface AllocationRequest {
+  variantId?: string;
+  labels?: Record<string, string>;
+  /** Players expected in the session (kept with the allocation). */
+  players?: string[];
+  /** With an empty buffer, spawn one and answer when it is online, waiting at most this long (ms). */
+  waitMs?: number;
+}
+
+export interface Allocation {
+  allocationId: string;
+  sessionId: string;
+  instanceId: string;
+  groupId: string;
+  endpoint: string | null;
+  allocatedAt: number;
+}
+
+export interface DespawnRequest {
+  /** How long players get to leave after the drain (ms). */
+  timeoutMs?: number;
+  /** Delete even when players are still on after the timeout. */
+  force?: boolean;
+  reason?: string;
+}
+
+export interface FleetServiceDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  creator: InstanceCreator;
+  lifecycle: LifecycleService;
+  sleep?: (ms: number) => Promise<void>;
+  /** How often a waiting spawn or allocation looks again. */
+  pollMs?: number;
+}
+
+/** Another allocator may take the chosen instance between our read and write: retry on the version conflict. */
+const ALLOCATION_ATTEMPTS = 25;
+
+export class FleetService {
+  constructor(private readonly deps: FleetServiceDeps) {}
+
+  private get now(): number {
+    return this.deps.clock.now();
+  }
+
+  async group(groupId: string): Promise<Group> {
+    const group = await this.deps.store.groups.get(groupId);
+    if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${groupId} does not exist`);
+    return group;
+  }
+
+  /** Creates and starts one instance in the group through the normal caps and placement (the buffer fills with it once online). */
+  async spawn(groupId: string, req: SpawnRequest, actor: Actor, requestId: string): Promise<{ instance: Instance; commandId: string }> {
+    const group = await this.group(groupId);
+    const variantId = req.variantId ?? group.variants[0]?.id;
+    if (!variantId) throw new AppError('VALIDATION_FAILED', `group ${groupId} has no variant to spawn`);
+    const { instance, command } = await this.deps.creator.create({ groupId, variantId, ...(req.name !== undefined ? { name: req.name } : {}), start: true }, actor.name, requestId);
+    this.deps.logger.info({ groupId, instanceId: instance.id, actor: actor.name }, 'spawned');
+    if (req.waitMs === undefined) return { instance, commandId: command.id };
+    return { instance: await this.waitOnline(instance.id, req.waitMs), commandId: command.id };
+  }
+
+  /** Despawn: one durable action (drain, evacuate, wait until empty, delete per the group's savegame policy). */
+  async despawn(idOrName: string, req: DespawnRequest, actor: Actor, requestId: string): Promise<{ instance: Instance; commandId: string | null }> {
+    const instance = await this.deps.lifecycle.find(idOrName);
+    const group = await this.group(instance.groupId);
+    const timeoutMs = req.timeoutMs ?? DEFAULT_DESPAWN_TIMEOUT_MS;
+    const result = await this.deps.lifecycle.request(instance.id, 'despawn', actor, {
+      requestId, reason: req.reason ?? `despawn requested by ${actor.name}`,
+      payload: { timeoutMs, force: req.force === true, savegame: group.scaling?.savegame.mode ?? 'archive', reason: req.reason ?? `despawn by ${actor.name}` },
+    });
+    return { instance: await this.deps.lifecycle.find(instance.id), commandId: result.commandId };
+  }
+
+  /** Takes a Ready, unallocated instance of the group for a session, in one transaction. */
+  async allocate(groupId: string, req: AllocationRequest, actor: Actor, requestId: string): Promise<Allocation> {
+    const group = await this.group(groupId);
+    if (req.variantId !== undefined && !group.variants.some((v) => v.id === req.variantId)) {
+      throw new AppError('VALIDATION_FAILED', `body/variantId: group ${groupId} has no variant ${req.variantId}`);
+    }
+    const first = await this.tryAllocate(group, req, actor);
+    if (first) return first;
+    if (req.waitMs === undefined) {
+      throw new AppError('CAPACITY_EXHAUSTED', `group ${groupId} has no Ready, unallocated instance${req.variantId ? ` of variant ${req.variantId}` : ''} in its buffer (ask with wait to spawn one)`);
+    }
+    const deadline = this.now + req.waitMs;
+    await this.ensureComing(group, req, actor, requestId);
+    while (this.now < deadline) {
+      await this.sleep(Math.min(this.deps.pollMs ?? 100, Math.max(1, deadline - this.now)));
+      const got = await this.tryAllocate(group, req, actor);
+      if (got) return got;
+    }
+    throw new AppError('TIMEOUT', `no instance of group ${groupId} became allocatable within ${req.waitMs} ms (one is being spawned)`, { retryable: true });
+  }
+
+  /** Ends an allocation: the instance returns to the buffer (if still online) and may be scaled down again. */
+  async release(allocationId: string, reason: string): Promise<Session> {
+    const { store } = this.deps;
+    const session = await store.sessions.get(allocationId);
+    if (!session) throw new AppError('NOT_FOUND', `allocation ${allocationId} does not exist`);
+    if (session.status === 'released') return session;
+    return store.transaction(async (tx) => {
+      const released = await tx.sessions.release(allocationId, this.now);
+      const instance = await tx.instances.get(session.instanceId);
+      if (instance?.sessionId === allocationId) await tx.instances.update(instance.id, { sessionId: null }, { now: this.now });
+      this.deps.logger.info({ allocationId, instanceId: session.instanceId, reason }, 'allocation released');
+      return released;
+    });
+  }
+
+  async listAllocations(groupId: string): Promise<Session[]> {
+    await this.group(groupId);
+    return this.deps.store.sessions.list({ groupId, status: 'allocated' });
+  }
+
+  /**
+   * A player's login to a `group:` router target: a Running instance with
+   * room (route), else a paused one (wake), a stopped or archived one (start),
+   * else a new one within the caps (spawn). CAPACITY_EXHAUSTED when none.
+   */
+  async join(groupId: string, player: string, actor: Actor, requestId: string): Promise<GroupJoinAnswer> {
+    const group = await this.group(groupId);
+    const snap = await readGroup(this.deps.store, groupId);
+    const usable = snap.instances.filter((i) => !i.fleet?.draining && i.sessionId === null && i.hostId !== null);
+    const room = (i: Instance) => i.players === null || i.players.max === 0 || (fleetInstance(i, snap.routerPlayers).playersOnline < i.players.max);
+    const online = usable.filter((i) => i.state === 'online' && room(i)).sort(byId);
+    if (online[0]) return { instanceId: online[0].id, action: 'route', commandId: null };
+    const waking = usable.find((i) => i.state === 'starting' || i.state === 'installing');
+    if (waking) return { instanceId: waking.id, action: 'start', commandId: waking.activeAction?.commandId ?? null };
+    for (const [state, action, kind] of [['paused', 'resume', 'wake'], ['stopped', 'start', 'start'], ['archived', 'start', 'start']] as const) {
+      const candidate = usable.filter((i) => i.state === state).sort(byId)[0];
+      if (!candidate) continue;
+      const res = await this.deps.lifecycle.request(candidate.id, action, actor, { requestId, reason: `login of ${player} through the router (group ${groupId})` });
+      return { instanceId: candidate.id, action: kind, commandId: res.commandId };
+    }
+    try {
+      const { instance, commandId } = await this.spawn(group.id, {}, actor, requestId);
+      return { instanceId: instance.id, action: 'spawn', commandId };
+    } catch (err) {
+      if (err instanceof AppError && (err.code === 'CAP_REACHED' || err.code === 'NO_CAPACITY')) {
+        throw new AppError('CAPACITY_EXHAUSTED', `group ${groupId} has no instance with room and cannot spawn one: ${err.message}`, { details: { cause: err.code } });
+      }
+      throw err;
+    }
+  }
+
+  private async tryAllocate(group: Group, req: AllocationRequest, actor: Actor): Promise<Allocation | undefined> {
+    const { store } = this.deps;
+    for (let attempt = 1; attempt <= ALLOCATION_ATTEMPTS; attempt++) {
+      const snap = await readGroup(store, group.id);
+      const chosen = chooseAllocatable(snap.fleet, snap.hosts, group.placement, {
+        ...(req.variantId !== undefined ? { variantId: req.variantId } : {}), ...(req.labels ? { labels: req.labels } : {}),
+      });
+      if (!chosen) return undefined;
+      const instance = snap.instances.find((i) => i.id === chosen)!;
+      const sessionId = `alloc-${randomUUID()}`;
+      const now = this.now;
+      try {
+        await store.transaction(async (tx) => {
+          // The version check makes the claim exclusive: a concurrent allocator of the same instance conflicts and retries.
+          await tx.instances.update(instance.id, { sessionId }, { now, expectedVersion: instance.version });
+          await tx.sessions.create({
+            id: sessionId, groupId: group.id, instanceId: instance.id, status: 'allocated', createdAt: now, releasedAt: null,
+            metadata: { allocatedBy: actor.name, ...(req.players ? { players: req.players } : {}), ...(req.labels ? { labels: req.labels } : {}) },
+          });
+        });
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'CONFLICT') continue;
+        throw err;
+      }
+      const endpoint = instance.endpoint ? `${instance.endpoint.host.includes(':') ? `[${instance.endpoint.host}]` : instance.endpoint.host}:${instance.endpoint.port}` : null;
+      return { allocationId: sessionId, sessionId, instanceId: instance.id, groupId: group.id, endpoint, allocatedAt: now };
+    }
+    throw new AppError('CONFLICT', `group ${group.id}: allocation kept conflicting with concurrent allocations; try again`, { retryable: true });
+  }
+
+  /** An allocation that waits: make sure an instance is on its way (one starting, or a new spawn). */
+  private async ensureComing(group: Group, req: AllocationRequest, actor: Actor, requestId: string): Promise<void> {
+    const snap = await readGroup(this.deps.store, group.id);
+    const coming = snap.instances.some((i) => (i.state === 'starting' || i.state === 'installing') && i.sessionId === null && (req.variantId === undefined || i.variantId === req.variantId));
+    if (!coming) await this.spawn(group.id, req.variantId !== undefined ? { variantId: req.variantId } : {}, actor, requestId);
+  }
+
+  private async waitOnline(instanceId: string, waitMs: number): Promise<Instance> {
+    const deadline = this.now + waitMs;
+    for (;;) {
+      const instance = await this.deps.lifecycle.find(instanceId);
+      if (instance.state === 'online') return instance;
+      if (instance.state === 'error' || instance.state === 'degraded') {
+        throw new AppError('UPSTREAM_FAILED', `spawned instance ${instance.name} is ${instance.state}: ${instance.stateReason ?? ''}`.trim());
+      }
+      if (this.now >= deadline) throw new AppError('TIMEOUT', `spawned instance ${instance.name} was not online within ${waitMs} ms (it is ${instance.state})`, { retryable: true });
+      await this.sleep(Math.min(this.deps.pollMs ?? 100, Math.max(1, deadline - this.now)));
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return (this.deps.sleep ?? ((t: number) => new Promise<void>((r) => setTimeout(r, t))))(ms);
+  }
+}
+
+const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

@@ -1,0 +1,262 @@
+// The provisioner loop (seed 003): every few seconds, per group with a scaling
+// policy, one snapshot → the pure decisions → actions through the one command
+// pipeline. It advances each instance's idle clock with the probe's player
+// count (router reports advance it as they arrive), plans the fleet (min,
+// buffer, scale up/down, wakes), applies due idle tiers to what the fleet
+// does not hold, releases allocations left empty, and deletes archived worlds
+// past their retention. Every decision is audited with the inputs it came from.
+
+import type { Group, InstanceFleet, JsonObject } from '../../domain/index.js';
+import type { Actor } from '../../lifecycle/actions.js';
+import { stopBackupPayload } from '../../lifecycle/backup.js';
+import { idleSince, nextIdleAction, planFleet, shouldRelease, startIdleClock, type FleetPlan, type IdleTier, type ScalingPolicy } from '../../provisioning/index.js';
+import type { Logger } from '../../shared/logger.js';
+import { unrefTimers, type Timers } from '../../shared/timers.js';
+import type { Store } from '../../store/store.js';
+import type { Clock } from '../clock.js';
+import { countTemplateInstances } from '../services/instance-creator.js';
+import type { LifecycleService } from '../services/lifecycle-service.js';
+import { templateOf } from '../services/template-of.js';
+import type { FleetService } from './fleet-service.js';
+import { readGroup, type GroupSnapshot } from './fleet-view.js';
+
+export const PROVISIONER_ACTOR: Actor = { kind: 'system', name: 'provisioner', scopes: [] };
+const SETTLED = ['online', 'paused', 'stopped', 'archived'] as const;
+
+export interface ProvisionerDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  lifecycle: LifecycleService;
+  fleet: FleetService;
+  intervalMs: number;
+  maxTotalInstances: number | undefined;
+  timers?: Timers;
+  /** Only the active replica provisions (the HA lease); default: always. */
+  isActive?: () => boolean;
+}
+
+interface GroupMemory {
+  lastScaleUpAt: number | null;
+  lastScaleDownAt: number | null;
+}
+
+export class Provisioner {
+  private readonly timers: Timers;
+  private timer: unknown;
+  private running = false;
+  private ticking: Promise<void> | undefined;
+
+  constructor(private readonly deps: ProvisionerDeps) {
+    this.timers = deps.timers ?? unrefTimers;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    await this.ticking;
+  }
+
+  private schedule(ms: number): void {
+    this.timer = this.timers.setTimeout(() => {
+      this.timer = undefined;
+      this.ticking = this.tick()
+        .catch((err: unknown) => this.deps.logger.error({ err }, 'provisioner tick failed'))
+        .finally(() => {
+          this.ticking = undefined;
+          if (this.running) this.schedule(this.deps.intervalMs);
+        });
+    }, ms);
+  }
+
+  /** One pass over every group with a scaling policy. */
+  async tick(): Promise<void> {
+    if (this.deps.isActive && !this.deps.isActive()) return;
+    for (const group of await this.deps.store.groups.list()) {
+      if (!group.scaling) continue;
+      try {
+        await this.provision(group, group.scaling);
+      } catch (err) {
+        this.deps.logger.error({ groupId: group.id, err }, 'provisioning a group failed');
+      }
+    }
+  }
+
+  private async provision(group: Group, policy: ScalingPolicy): Promise<void> {
+    const { store } = this.deps;
+    const now = this.deps.clock.now();
+    let snap = await readGroup(store, group.id);
+    if (await this.advanceIdleClocks(snap, now)) snap = await readGroup(store, group.id);
+    const memory = await this.memory(group.id);
+    const plan = planFleet({
+      group: { id: group.id, placement: group.placement, scaling: policy, caps: group.caps },
+      instances: snap.fleet, hosts: snap.hosts, now,
+      lastScaleUpAt: memory.lastScaleUpAt, lastScaleDownAt: memory.lastScaleDownAt,
+      capsRemaining: await this.capsRemaining(group, snap),
+    });
+    await this.applyPlan(group, plan, memory, now);
+    await this.applyIdleTiers(group, policy, snap, new Set(plan.hold), now);
+    await this.releaseEmptyAllocations(policy, snap, now);
+    await this.expireArchives(policy, snap, now);
+  }
+
+  /** Folds the probe's count into each settled instance's idle clock; true when any clock changed. */
+  private async advanceIdleClocks(snap: GroupSnapshot, now: number): Promise<boolean> {
+    let changed = false;
+    for (const instance of snap.instances) {
+      if (!(SETTLED as readonly string[]).includes(instance.state)) continue;
+      const prev = instance.fleet?.idle ?? startIdleClock(instance.stateChangedAt);
+      const next = idleSince(prev, {
+        router: { at: now, playersOnline: snap.routerPlayers[instance.id] ?? 0, logins: [], logouts: [] },
+        ...(instance.players ? { probe: { at: instance.players.at, playersOnline: instance.players.online } } : {}),
+      }, now);
+      // Written only when what the tiers read changed (not every tick's report time).
+      if (instance.fleet?.idle && next.emptySince === prev.emptySince && next.lastLoginAt === prev.lastLoginAt && next.playersOnline === prev.playersOnline) continue;
+      await this.deps.store.instances.update(instance.id, { fleet: { ...(instance.fleet ?? {}), idle: next } }, { now });
+      changed = true;
+    }
+    return changed;
+  }
+
+  private async applyPlan(group: Group, plan: FleetPlan, memory: GroupMemory, now: number): Promise<void> {
+    const decisions: JsonObject[] = [];
+    const requestId = `provisioner-${now}`;
+    for (let n = 0; n < plan.spawn.count; n++) {
+      try {
+        const { instance } = await this.deps.fleet.spawn(group.id, {}, PROVISIONER_ACTOR, requestId);
+        decisions.push({ spawn: instance.id, reason: plan.spawn.reason });
+      } catch (err) {
+        decisions.push({ spawn: null, reason: plan.spawn.reason, refused: (err as Error).message });
+        break;
+      }
+    }
+    for (const w of plan.wake) {
+      const instance = await this.deps.store.instances.get(w.instanceId);
+      const action = instance?.state === 'paused' ? 'resume' : 'start';
+      decisions.push(await this.request(w.instanceId, action, w.reason, requestId, {}));
+    }
+    for (const d of plan.despawn) {
+      try {
+        await this.deps.fleet.despawn(d.instanceId, { reason: `autoscaler: ${d.reason}` }, PROVISIONER_ACTOR, requestId);
+        decisions.push({ despawn: d.instanceId, reason: d.reason });
+      } catch (err) {
+        decisions.push({ despawn: d.instanceId, reason: d.reason, refused: (err as Error).message });
+      }
+    }
+    if (decisions.length === 0) return;
+    const scaledUp = plan.spawn.count > 0 || plan.wake.length > 0;
+    const next = { lastScaleUpAt: scaledUp ? now : memory.lastScaleUpAt, lastScaleDownAt: plan.despawn.length > 0 ? now : memory.lastScaleDownAt };
+    await this.deps.store.system.put(memoryKey(group.id), { ...next }, now);
+    await this.audit('fleet.scale', group.id, { inputs: plan.inputs as unknown as JsonObject, decisions }, requestId, now);
+    this.deps.logger.info({ groupId: group.id, decisions }, 'autoscaler acted');
+  }
+
+  private async applyIdleTiers(group: Group, policy: ScalingPolicy, snap: GroupSnapshot, held: ReadonlySet<string>, now: number): Promise<void> {
+    for (const instance of snap.instances) {
+      const clock = instance.fleet?.idle;
+      if (!clock || instance.activeAction) continue;
+      const tiers: readonly IdleTier[] = instance.fleet?.idleTiers ?? policy.idleTiers;
+      if (tiers.length === 0) continue;
+      const decision = nextIdleAction({
+        tiers, clock, state: instance.state, allocated: instance.sessionId !== null,
+        playersOnline: Math.max(clock.playersOnline, snap.routerPlayers[instance.id] ?? 0, instance.players?.online ?? 0),
+        lastTierApplied: instance.fleet?.lastTier ?? null, heldByFleet: held.has(instance.id),
+      }, now);
+      if (!decision || !('action' in decision)) continue;
+      const requestId = `idle-${instance.id}-${now}`;
+      const reason = `idle for ${Math.round(decision.idleForMs / 1000)} s (tier ${decision.tier.after} → ${decision.action})`;
+      let result: JsonObject;
+      if (decision.action === 'pause') {
+        result = await this.request(instance.id, 'pause', reason, requestId, { save: true });
+      } else if (decision.action === 'stop') {
+        const template = await templateOf(this.deps.store, instance);
+        result = await this.request(instance.id, 'stop', reason, requestId, stopBackupPayload({ automatic: true, backup: template?.backup !== undefined }));
+      } else if (policy.savegame.mode === 'discard') {
+        // Nothing of a discarded world is kept: the archive tier is a despawn.
+        result = await this.deps.fleet.despawn(instance.id, { reason }, PROVISIONER_ACTOR, requestId)
+          .then((r) => ({ instanceId: instance.id, action: 'despawn', commandId: r.commandId }), (err: unknown) => ({ instanceId: instance.id, action: 'despawn', refused: (err as Error).message }));
+      } else {
+        result = await this.request(instance.id, 'archive', reason, requestId, {});
+      }
+      if (!('refused' in result)) {
+        const latest = (await this.deps.store.instances.get(instance.id)) ?? instance;
+        const fleet: InstanceFleet = { ...(latest.fleet ?? {}), lastTier: { action: decision.action, at: now } };
+        await this.deps.store.instances.update(instance.id, { fleet }, { now });
+      }
+      await this.audit('instance.idle', instance.id, { groupId: group.id, tier: decision.tier.after, action: decision.action, idleForMs: decision.idleForMs, emptySince: clock.emptySince, result }, requestId, now);
+    }
+  }
+
+  private async releaseEmptyAllocations(policy: ScalingPolicy, snap: GroupSnapshot, now: number): Promise<void> {
+    if (policy.releaseWhenEmptyForMs === undefined) return;
+    for (const instance of snap.instances) {
+      if (!instance.sessionId) continue;
+      const session = await this.deps.store.sessions.get(instance.sessionId);
+      if (!session || session.status !== 'allocated') continue;
+      const decision = shouldRelease({ sessionId: session.id, allocatedAt: session.createdAt }, {
+        playersOnline: Math.max(snap.routerPlayers[instance.id] ?? 0, instance.players?.online ?? 0), emptySince: instance.fleet?.idle?.emptySince ?? null,
+      }, policy.releaseWhenEmptyForMs, now);
+      if (!decision.release) continue;
+      await this.deps.fleet.release(session.id, decision.reason);
+      await this.audit('allocation.release', session.id, { instanceId: instance.id, reason: decision.reason }, `release-${session.id}`, now);
+    }
+  }
+
+  /** Archived worlds past the savegame retention are deleted with their backups. */
+  private async expireArchives(policy: ScalingPolicy, snap: GroupSnapshot, now: number): Promise<void> {
+    const retention = policy.savegame.retentionMs;
+    if (retention === undefined) return;
+    for (const instance of snap.instances) {
+      const archivedAt = instance.fleet?.archived?.at;
+      if (instance.state !== 'archived' || archivedAt === undefined || now - archivedAt < retention || instance.activeAction) continue;
+      const reason = `archived world past its retention (${policy.savegame.retention})`;
+      const result = await this.request(instance.id, 'delete', reason, `retention-${instance.id}-${now}`, { keepData: false, paths: [], scopes: ['container', 'technical', 'player_data', 'backups'] });
+      await this.audit('instance.retention', instance.id, { archivedAt, retentionMs: retention, result }, `retention-${instance.id}`, now);
+    }
+  }
+
+  private async request(instanceId: string, action: 'pause' | 'stop' | 'archive' | 'resume' | 'start' | 'delete', reason: string, requestId: string, payload: JsonObject): Promise<JsonObject> {
+    try {
+      const res = await this.deps.lifecycle.request(instanceId, action, PROVISIONER_ACTOR, { requestId, reason, payload });
+      return { instanceId, action, commandId: res.commandId, ...(res.noop ? { noop: res.noop } : {}) };
+    } catch (err) {
+      this.deps.logger.info({ instanceId, action, err: (err as Error).message }, 'provisioning action refused');
+      return { instanceId, action, refused: (err as Error).message };
+    }
+  }
+
+  private async capsRemaining(group: Group, snap: GroupSnapshot): Promise<{ group: number; template: number; global: number }> {
+    const unlimited = Number.MAX_SAFE_INTEGER;
+    const total = Object.values(await this.deps.store.instances.countByHost()).reduce((a, b) => a + b, 0);
+    let template = unlimited;
+    for (const v of group.variants) {
+      const spec = (await this.deps.store.templates.get(v.template.name, v.template.version))?.spec;
+      if (spec?.caps?.maxInstances !== undefined) template = Math.min(template, spec.caps.maxInstances - (await countTemplateInstances(this.deps.store, v.template.name)));
+    }
+    return {
+      group: group.caps.maxInstances === undefined ? unlimited : Math.max(0, group.caps.maxInstances - snap.instances.length),
+      template: Math.max(0, template),
+      global: this.deps.maxTotalInstances === undefined ? unlimited : Math.max(0, this.deps.maxTotalInstances - total),
+    };
+  }
+
+  private async memory(groupId: string): Promise<GroupMemory> {
+    const stored = (await this.deps.store.system.get(memoryKey(groupId))) as Partial<GroupMemory> | undefined;
+    return { lastScaleUpAt: stored?.lastScaleUpAt ?? null, lastScaleDownAt: stored?.lastScaleDownAt ?? null };
+  }
+
+  private async audit(action: string, targetId: string, params: JsonObject, requestId: string, now: number): Promise<void> {
+    await this.deps.store.audit.append({
+      at: now, actor: PROVISIONER_ACTOR.name, action, targetKind: action.startsWith('fleet') ? 'group' : action.startsWith('allocation') ? 'allocation' : 'instance',
+      targetId, params, result: 'ok', errorCode: null, requestId,
+    });
+  }
+}
+
+const memoryKey = (groupId: string): string => `fleet:${groupId}`;

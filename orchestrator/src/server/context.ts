@@ -22,6 +22,7 @@ import type { RegistryFeed } from './registry/registry-feed.js';
 import type { TransferService } from './registry/transfer-service.js';
 import type { PlayerSessions } from './services/player-sessions.js';
 import type { FleetService } from './provisioning/fleet-service.js';
+import type { InstancePreviewer } from './services/instance-preview.js';
 import type { NetworkSecret } from './provisioning/network-secret.js';
 import type { Supervisor } from './lifecycle-engine/supervisor.js';
 
@@ -51,6 +52,7 @@ export interface ServerContext {
   transfers: TransferService;
   playerSessions: PlayerSessions;
   fleet: FleetService;
+  previewer: InstancePreviewer;
   networkSecret: NetworkSecret;
 }
 

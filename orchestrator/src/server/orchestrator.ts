@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js';
 import { AgentHostDriver } from './drivers/agent-driver.js';
 import { AdoptionService } from './services/adoption.js';
 import { UpdateService } from './services/update-service.js';
+import { InstancePreviewer } from './services/instance-preview.js';
 import { InProcessChangePort, type ChangePort } from './changes/change-port.js';
 import { notifyingStore } from './changes/notifying-store.js';
 import { RegistryFeed } from './registry/registry-feed.js';
@@ -206,6 +207,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     changes, registry, transfers, playerSessions, fleet, networkSecret,
     catalog: new CatalogService(store, clock),
     instances: creator,
+    previewer: new InstancePreviewer({ store, clock, maxTotalInstances: config.maxTotalInstances }),
   };
   // Generated at the first start, never a default; kept in the store, never in a template (seed 003).
   await networkSecret.get();

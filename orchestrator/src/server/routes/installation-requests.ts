@@ -12,7 +12,6 @@ import { auditTarget } from '../audit.js';
 import { hasScope, MANAGER_SCOPE, REQUEST_ACCESS } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { IdString } from '../schemas/common.js';
-import { InstancePreviewer } from '../services/instance-preview.js';
 
 const Settings = Type.Object({}, { additionalProperties: true, description: 'suggested settings, reviewed by the administrator' });
 const Note = Type.String({ maxLength: 2000 });
@@ -46,7 +45,7 @@ function pending(r: InstallationRequest): InstallationRequest {
 }
 
 export async function installationRequestRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
-  const previewer = new InstancePreviewer({ store: ctx.store, clock: ctx.clock, maxTotalInstances: ctx.config.maxTotalInstances });
+  const previewer = ctx.previewer;
 
   api.post(PATH, {
     schema: { tags: ['installation-requests'], summary: 'Ask for an instance (201 pending; an administrator reviews and approves or rejects)', body: CreateBody },

@@ -5,11 +5,10 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { writeScope } from '../auth/scopes.js';
 import type { ServerContext } from '../context.js';
-import { InstancePreviewer } from '../services/instance-preview.js';
 import { CreateInstanceBody } from './instances.js';
 
 export async function instancePreviewRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
-  const previewer = new InstancePreviewer({ store: ctx.store, clock: ctx.clock, maxTotalInstances: ctx.config.maxTotalInstances });
+  const previewer = ctx.previewer;
   api.post('/instances/preview', {
     schema: { tags: ['instances'], summary: 'What POST /instances with this body would create (resolved config, redacted env, placement, caps left); writes nothing', body: CreateInstanceBody },
     config: { auth: { scope: writeScope('instances') } },

@@ -22,7 +22,7 @@ import { createGzip } from 'node:zlib';
 import tar from 'tar-stream';
 import type { BackupDeleted, BackupInfo, BackupsDeleted, RestoreAnswer } from '../contracts/agent-api.js';
 import { AppError, isAppError } from '../shared/errors.js';
-import { INSTANCE_ID_PATTERN, assertId } from '../shared/ids.js';
+import { RESOURCE_ID_PATTERN, assertId } from '../shared/ids.js';
 import { manifestMode, normalizeLayerPath, walkLayerTree } from '../shared/layer-checksum.js';
 import { extractTarGz, packDirectory } from '../shared/safe-tar.js';
 import { KeyedLock } from './async-lock.js';
@@ -157,18 +157,18 @@ export class BackupService {
   }
 
   private dir(instanceId: string): string {
-    const id = assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
+    const id = assertId('instance id', instanceId);
     return join(this.o.backupsDirectory, id);
   }
 
   private files(instanceId: string, backupId: string): { archive: string; meta: string } {
-    const id = assertId('backup id', backupId, INSTANCE_ID_PATTERN);
+    const id = assertId('backup id', backupId, RESOURCE_ID_PATTERN);
     const dir = this.dir(instanceId);
     return { archive: join(dir, `${id}.tar.gz`), meta: join(dir, `${id}.json`) };
   }
 
   private locked<T>(instanceId: string, fn: () => Promise<T>): Promise<T> {
-    return this.locks.run(assertId('instance id', instanceId, INSTANCE_ID_PATTERN), fn);
+    return this.locks.run(assertId('instance id', instanceId), fn);
   }
 
   async get(instanceId: string, backupId: string): Promise<BackupInfo | undefined> {

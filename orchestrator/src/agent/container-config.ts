@@ -4,7 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import { AppError } from '../shared/errors.js';
-import { INSTANCE_ID_PATTERN, assertChecksum, assertId } from '../shared/ids.js';
+import { RESOURCE_ID_PATTERN, assertChecksum, assertId } from '../shared/ids.js';
 import type { CreateInstanceBody, LayerRef } from '../contracts/agent-api.js';
 import { LABEL, RESERVED_LABEL_PREFIX, ownershipLabels } from './labels.js';
 
@@ -51,7 +51,7 @@ export function assertExtraLabels(labels: Readonly<Record<string, string>>): voi
 
 /** Everything a create or replace checks before touching anything. */
 export function validateCreateRequest(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'> & { layers?: LayerRef[] }): void {
-  assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
+  assertId('instance id', instanceId, RESOURCE_ID_PATTERN);
   assertId('groupId', req.groupId);
   assertId('variantId', req.variantId);
   if (req.sessionId !== undefined) assertId('sessionId', req.sessionId);

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
 import { DATA_IMPORT_CONTENT_TYPES, DataImportQuery, InstanceParams, type DataImportResult } from '../contracts/agent-api.js';
 import { AppError } from '../shared/errors.js';
-import { INSTANCE_ID_PATTERN, assertId } from '../shared/ids.js';
+import { RESOURCE_ID_PATTERN, assertId } from '../shared/ids.js';
 import { normalizeLayerPath } from '../shared/layer-checksum.js';
 import { extractTarGz } from '../shared/safe-tar.js';
 import { KeyedLock } from './async-lock.js';
@@ -54,7 +54,7 @@ export class DataImporter {
   importData(instanceId: string, rawPath: string | undefined, source: Readable): Promise<DataImportResult> {
     let rel: string;
     try {
-      assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
+      assertId('instance id', instanceId, RESOURCE_ID_PATTERN);
       rel = checkImportPath(rawPath);
     } catch (err) {
       source.destroy();

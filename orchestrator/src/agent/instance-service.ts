@@ -3,10 +3,10 @@
 // and RCON in power.ts, replace in replace.ts, delete and cleanup in removal.ts.
 // Actions on one instance run one at a time; steps undo their own partial work.
 
-import type { CleanupReport, DeleteReport, InstanceDetails, InstanceEndpoint, InventoryEntry, ReplaceResult, StopAnswer, StopResult } from '../contracts/agent-api.js';
+import type { CleanupReport, DeleteReport, InstanceDetails, InstanceEndpoint, InventoryEntry, ReplaceResult, StopAnswer } from '../contracts/agent-api.js';
 import type { PortRange } from '../shared/config.js';
 import { AppError, isAppError } from '../shared/errors.js';
-import { INSTANCE_ID_PATTERN, assertId } from '../shared/ids.js';
+import { RESOURCE_ID_PATTERN, assertId } from '../shared/ids.js';
 import { AsyncLock, KeyedLock } from './async-lock.js';
 import {
   DEFAULT_CONTAINER_PORT,
@@ -26,7 +26,7 @@ import { replaceInstance, type ReplaceRequest } from './replace.js';
 import { HostPortTakenError, type ContainerDetails, type ContainerState, type ProgressListener } from './runtime.js';
 
 export { DEFAULT_CONTAINER_PORT, type CreateInstanceRequest };
-export type { CleanupReport, DeleteReport, InstanceEndpoint, InstanceInternals, InstanceServiceOptions, Log, ReplaceResult, StopResult };
+export type { CleanupReport, DeleteReport, InstanceEndpoint, InstanceInternals, InstanceServiceOptions, Log, ReplaceResult };
 /** The wire names of the service's answers (src/contracts/agent-api.ts). */
 export type InstanceSummary = InventoryEntry;
 export type InstanceInspection = InstanceDetails;
@@ -59,7 +59,7 @@ export class InstanceService implements InstanceInternals {
   }
 
   private locked<T>(instanceId: string, fn: () => Promise<T>): Promise<T> {
-    assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
+    assertId('instance id', instanceId, RESOURCE_ID_PATTERN);
     return this.instanceLocks.run(instanceId, fn);
   }
 
@@ -178,7 +178,7 @@ export class InstanceService implements InstanceInternals {
   }
 
   private async requireOwned(instanceId: string): Promise<ContainerDetails> {
-    assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
+    assertId('instance id', instanceId, RESOURCE_ID_PATTERN);
     const found = await this.findOwned(instanceId);
     if (!found) throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} has no container on host ${this.o.agentId}`);
     return found;

@@ -3,7 +3,7 @@
 // directory; cleanup re-reads ownership labels right before each removal.
 
 import { AppError } from '../shared/errors.js';
-import { INSTANCE_ID_PATTERN, isValidId } from '../shared/ids.js';
+import { RESOURCE_ID_PATTERN, isValidId } from '../shared/ids.js';
 import { normalizeLayerPath } from '../shared/layer-checksum.js';
 import type { CleanupReport, DeleteReport, DeleteScope } from '../contracts/agent-api.js';
 import type { InstanceInternals, Log } from './instance-internals.js';
@@ -56,7 +56,7 @@ type RunLocked = <T>(instanceId: string, fn: () => Promise<T>) => Promise<T>;
 export async function cleanupInstances(svc: InstanceInternals, instanceIds: readonly string[], keepDataFor: ReadonlySet<string>, locked: RunLocked, log: Log): Promise<CleanupReport> {
   const report: CleanupReport = { removed: [], skipped: [], notFound: [], dataKept: [] };
   for (const instanceId of new Set(instanceIds)) {
-    if (!isValidId(instanceId, INSTANCE_ID_PATTERN)) {
+    if (!isValidId(instanceId, RESOURCE_ID_PATTERN)) {
       report.skipped.push({ instanceId, reason: 'invalid instance id' });
       continue;
     }

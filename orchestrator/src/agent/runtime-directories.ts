@@ -25,7 +25,7 @@ import { constants as fsConstants } from 'node:fs';
 import { copyFile, lchown, mkdir, readdir, realpath, rename, rm, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AppError } from '../shared/errors.js';
-import { INSTANCE_ID_PATTERN, assertId } from '../shared/ids.js';
+import { assertId } from '../shared/ids.js';
 import { normalizeLayerPath } from '../shared/layer-checksum.js';
 import type { RuntimeDirectories } from './contracts.js';
 import { errnoCode, lstatOrUndefined } from '../shared/fs-errors.js';
@@ -147,14 +147,14 @@ export class FsRuntimeDirectories implements RuntimeDirectories {
   }
 
   localPath(instanceId: string): string {
-    const id = assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
+    const id = assertId('instance id', instanceId);
     const path = join(this.instancesDirectory, id);
     if (dirname(path) !== this.instancesDirectory) throw new AppError('UNSAFE_PATH', `instance path ${path} is not a direct child of ${this.instancesDirectory}`);
     return path;
   }
 
   hostPath(instanceId: string): string {
-    const id = assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
+    const id = assertId('instance id', instanceId);
     return `${this.hostInstancesDirectory}/${id}`;
   }
 
@@ -196,7 +196,7 @@ export class FsRuntimeDirectories implements RuntimeDirectories {
   }
 
   async remove(instanceId: string): Promise<void> {
-    const id = assertId('instance id', instanceId, INSTANCE_ID_PATTERN);
+    const id = assertId('instance id', instanceId);
     let parent: string;
     try {
       parent = await realpath(this.instancesDirectory);

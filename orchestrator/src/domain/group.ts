@@ -12,7 +12,7 @@ export interface GroupCaps {
 }
 
 /** The fleet policy (seed 003): parsed and checked by provisioning/scaling-policy.ts. */
-export type { BufferPolicy, IdleAction, IdleTier, SavegamePolicy, ScaleDownRule, ScaleUpRule, ScalingPolicy } from '../provisioning/scaling-policy.js';
+export type { ScalingPolicy } from '../provisioning/scaling-policy.js';
 
 export interface Variant {
   id: string;

@@ -108,11 +108,6 @@ export function isPrivileged(actor: Actor): boolean {
   return actor.kind === 'user' && actor.scopes.some((s) => PRIVILEGED_SCOPES.includes(s));
 }
 
-/** The ENTER table, for the consistency test and the docs. */
-export function actionEntryStates(action: InstanceAction): Partial<Record<InstanceState, InstanceState | null>> {
-  return ENTER[action];
-}
-
 /**
  * Decides whether `action` may run on `instance` now. Checks, in order:
  * another action in flight (INSTANCE_BUSY, or a no-op for the same idempotent

@@ -1,7 +1,7 @@
 // The instance lifecycle state machine (seed 002 plus the warm-sleep pair):
 // the user-visible states, the one transition table, and the router's view.
 
-import { INSTANCE_STATES, type HostStatus, type InstanceState } from '../domain/index.js';
+import type { HostStatus, InstanceState } from '../domain/index.js';
 import type { RegistryStatus } from '../protocol/registry-contract.js';
 import { AppError } from '../shared/errors.js';
 
@@ -154,18 +154,6 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     ...FAILURES,
   ],
 };
-
-export function isInstanceState(value: unknown): value is InstanceState {
-  return typeof value === 'string' && (INSTANCE_STATES as readonly string[]).includes(value);
-}
-
-export function isStable(state: InstanceState): boolean {
-  return STABLE_STATES.includes(state);
-}
-
-export function isTransitional(state: InstanceState): boolean {
-  return TRANSITIONAL_STATES.includes(state);
-}
 
 /** The event that moves `from` to `to`, or undefined when the move is not allowed. */
 export function transitionEvent(from: InstanceState, to: InstanceState): string | undefined {

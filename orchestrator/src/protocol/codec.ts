@@ -15,14 +15,6 @@ export class ProtocolError extends AppError {
   }
 }
 
-/** Signals that more bytes are needed; distinct from malformed input. */
-export class NeedMoreData extends Error {
-  constructor() {
-    super('need more data');
-    this.name = 'NeedMoreData';
-  }
-}
-
 export const MAX_VARINT_BYTES = 5;
 export const MAX_VARLONG_BYTES = 10;
 /** Java's String max is 32767 UTF-16 units, at most 3 bytes each in UTF-8. */

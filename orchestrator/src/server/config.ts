@@ -18,6 +18,7 @@ import {
   parseSecret,
 } from '../shared/config.js';
 import { parseRouterPublicAddress, type RouterPublicAddress } from './registry/router-address.js';
+import { DEFAULT_UNKNOWN_GRACE_MS } from '../lifecycle/reconcile.js';
 
 export interface OrchestratorConfig {
   /** host:port the API listens on. */
@@ -133,7 +134,7 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     crashLoopWindowMs: r.optional('ENDERCLOUD_CRASH_LOOP_WINDOW', parseDuration, 10 * 60_000),
     restartBackoffInitialMs: r.optional('ENDERCLOUD_RESTART_BACKOFF_INITIAL', parseDuration, 1000),
     restartBackoffMaxMs: r.optional('ENDERCLOUD_RESTART_BACKOFF_MAX', parseDuration, 60_000),
-    unknownGraceMs: r.optional('ENDERCLOUD_UNKNOWN_GRACE', parseDuration, 10 * 60_000),
+    unknownGraceMs: r.optional('ENDERCLOUD_UNKNOWN_GRACE', parseDuration, DEFAULT_UNKNOWN_GRACE_MS),
     resumeTimeoutMs: r.optional('ENDERCLOUD_RESUME_TIMEOUT', parseDuration, 10_000),
     endercloudUser: r.optional('ENDERCLOUD_CONTAINER_USER', parseUidGid, { uid: 1000, gid: 1000 }),
     routerPublicAddress: r.optional('ENDERCLOUD_ROUTER_PUBLIC_ADDRESS', parseRouterPublicAddress),

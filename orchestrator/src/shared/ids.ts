@@ -4,9 +4,8 @@
 import { AppError } from './errors.js';
 
 export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9-]*$/;
-export const INSTANCE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-/** Layer, template, group and variant ids: same rule as instance ids. */
-export const RESOURCE_ID_PATTERN = INSTANCE_ID_PATTERN;
+/** Instance, layer, template, group and variant ids: one rule. */
+export const RESOURCE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 export const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 
 const MAX_ID_LENGTH = 128;

@@ -9,7 +9,7 @@ import { docker } from './docker.js';
 import { NODE_BINARY, imageTag, sharedLibraries, type ImageDefinition } from './images.js';
 import { freePort } from './registry.js';
 
-export { BUNDLED_VERSIONS, DEFAULT_VERSION };
+export { DEFAULT_VERSION };
 export const MC_SERVER_PORT = 25565;
 export const MC_RCON_PORT = 25575;
 

@@ -3,6 +3,7 @@
 // management; `manager` like operator, and it keeps access during maintenance
 // (lifecycle/actions.ts PRIVILEGED_SCOPES); `read` every read; narrow scopes cover one resource.
 
+import { ROUTER_SCOPE } from '../../protocol/registry-contract.js';
 import { AppError } from '../../shared/errors.js';
 
 export const RESOURCES = ['hosts', 'layers', 'templates', 'groups', 'instances', 'commands'] as const;
@@ -53,9 +54,9 @@ export const ADMIN_SCOPE: ScopeRequirement = { scope: 'admin', anyOf: ['admin'] 
 export const MANAGER_SCOPE: ScopeRequirement = { scope: 'manager', anyOf: ['admin', 'manager'] };
 export const METRICS_SCOPE: ScopeRequirement = { scope: 'metrics', anyOf: ['admin', 'operator', 'read', 'metrics'] };
 /** The edge router's endpoints (registry, transfer claims, session reports): its own narrow token. */
-export const ROUTER_ACCESS: ScopeRequirement = { scope: 'router', anyOf: ['admin', 'router'] };
+export const ROUTER_ACCESS: ScopeRequirement = { scope: ROUTER_SCOPE, anyOf: ['admin', ROUTER_SCOPE] };
 /** Wake requests (resume/start): instance writers, and the router on a player's login. */
-export const WAKE_ACCESS: ScopeRequirement = { scope: 'instances:write', anyOf: ['admin', 'manager', 'operator', 'instances:write', 'router'] };
+export const WAKE_ACCESS: ScopeRequirement = { scope: 'instances:write', anyOf: ['admin', 'manager', 'operator', 'instances:write', ROUTER_SCOPE] };
 
 /** Installation requests (seed 002): users ask, administrators decide; `instances:request` cannot create directly. */
 export const REQUEST_ACCESS: ScopeRequirement = { scope: 'instances:request', anyOf: ['admin', 'manager', 'operator', 'instances:request'] };

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import { auditTarget } from '../audit.js';
 import { bearerOf } from '../../shared/http.js';
-import { MANAGER_SCOPE, writeScope } from '../auth/scopes.js';
+import { MANAGER_SCOPE, WAKE_ACCESS, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { stopBackupPayload } from '../../lifecycle/backup.js';
 import { userActor } from '../services/lifecycle-service.js';
@@ -46,7 +46,6 @@ function stopBodyOf(body: unknown): Static<typeof StopBody> {
 
 const ACTIONS = ['start', 'stop', 'restart', 'pause', 'resume'] as const;
 const WAKE_ACTIONS: readonly string[] = ['start', 'resume'];
-const wakeScope = { scope: 'instances:write', anyOf: [...writeScope('instances').anyOf, 'router'] };
 
 export async function instanceActionRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   for (const action of ACTIONS) {
@@ -55,7 +54,7 @@ export async function instanceActionRoutes(api: FastifyInstance, ctx: ServerCont
         tags: ['instances'], summary: `${action} (202: the action is persisted and queued; 409 INSTANCE_BUSY while another runs)`, params: InstanceParams,
       },
       // The edge router wakes sleeping servers (start/resume) with its own `router` token.
-      config: { auth: { scope: WAKE_ACTIONS.includes(action) ? wakeScope : writeScope('instances') }, audit: { action: `instance.${action}`, targetKind: 'instance' } },
+      config: { auth: { scope: WAKE_ACTIONS.includes(action) ? WAKE_ACCESS : writeScope('instances') }, audit: { action: `instance.${action}`, targetKind: 'instance' } },
     }, async (req, reply) => {
       const { id } = req.params as Static<typeof InstanceParams>;
       const instance = await ctx.lifecycle.find(id);

@@ -2,7 +2,6 @@
 // and the HTTP app, and runs the background loops (command worker, OFFLINE
 // detector). Importable and stoppable in-process (dev stack, end-to-end tests).
 
-import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
@@ -42,6 +41,7 @@ import type { CommandHandlers } from './lifecycle-engine/command-handler.js';
 import { CreateHandler } from './lifecycle-engine/create-handler.js';
 import { INSTANCE_ACTIONS, type InstanceAction } from '../domain/index.js';
 import type { Timers } from '../shared/timers.js';
+import { packageVersion } from '../shared/package-version.js';
 
 /** RCON calls (transfers, evacuation) are quick; they get their own bound. */
 const RCON_CALL_TIMEOUT_MS = 15_000;
@@ -87,15 +87,6 @@ export interface Orchestrator {
   /** ENDERCLOUD_PUBLIC_URL when set, otherwise `url`: what users and agents are told. */
   publicUrl: string;
   stop(): Promise<void>;
-}
-
-export function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
 }
 
 /** Builds everything without listening or starting loops. */

@@ -1,6 +1,6 @@
 // One catalogue of stable error codes, shared by the agent, the orchestrator and
 // the router. Domain code throws AppError subclasses; one place per HTTP server
-// maps them to `{"error":{"code","message"}}` (see http-errors.ts).
+// maps them to `{"error":{"code","message"}}` (src/shared/http.ts errorHandler).
 
 export const ERROR_CATALOGUE = {
   BAD_REQUEST: 400,

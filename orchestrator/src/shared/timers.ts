@@ -20,3 +20,10 @@ export const unrefTimers: Timers = {
   },
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
+
+/** Resolves after `ms` on the given timers (real, unref'd ones by default); the one sleep every waiting loop uses. */
+export function sleep(ms: number, timers: Timers = unrefTimers): Promise<void> {
+  return new Promise<void>((resolve) => {
+    timers.setTimeout(resolve, ms);
+  });
+}

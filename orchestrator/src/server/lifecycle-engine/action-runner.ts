@@ -24,6 +24,7 @@ import { commandKindOf, type CommandHandler } from './command-handler.js';
 import { networkSecretFor } from '../provisioning/network-secret.js';
 import { FleetActions } from './fleet-actions.js';
 import { templateOf } from '../services/template-of.js';
+import { sleep } from '../../shared/timers.js';
 
 export interface ActionRunnerOptions {
   store: Store;
@@ -202,7 +203,7 @@ export class ActionRunner implements CommandHandler {
     await this.o.driver.resume(ctx.host, instance.id, ctx.ids);
     const spec = readinessOf(ctx.template);
     const startedAt = this.now;
-    const sleep = this.o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const wait = this.o.sleep ?? sleep;
     const attempts = Math.max(1, Math.ceil(this.o.resumeTimeoutMs / 100));
     let decision: ReturnType<typeof evaluateReadiness> = { kind: 'stay', reason: 'not checked' };
     let players: { online: number; max: number } | undefined;
@@ -215,7 +216,7 @@ export class ActionRunner implements CommandHandler {
         failureThreshold: spec.failureThreshold, container: { status: 'running' }, probe: { ready: outcome.ready, consecutiveFailures: outcome.ready ? 0 : i + 1 },
       });
       if (decision.kind === 'transition') break;
-      await sleep(100);
+      await wait(100);
     }
     const to = decision.kind === 'transition' ? decision.to : 'degraded';
     const reason = decision.kind === 'transition' ? decision.reason : 'resumed but not ready';

@@ -16,6 +16,7 @@ import type { HostDriver } from '../drivers/host-driver.js';
 import type { BackupRunner } from './backup-runner.js';
 import { moveInstance } from './instance-transitions.js';
 import type { RunContext } from './run-context.js';
+import { sleep } from '../../shared/timers.js';
 
 /** Deletion scopes of a despawn with savegame `discard`: nothing of the world survives. */
 export const DISCARD_SCOPES = { keepData: false, paths: [] as string[], scopes: ['container', 'technical', 'player_data', 'backups'] };
@@ -133,12 +134,12 @@ export class FleetActions {
   }
 
   private async waitEmpty(instance: Instance, deadline: number): Promise<boolean> {
-    const sleep = this.deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const wait = this.deps.sleep ?? sleep;
     for (;;) {
       const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
       if ((await this.deps.playersOn(current)) === 0) return true;
       if (this.now >= deadline) return false;
-      await sleep(Math.min(this.deps.emptyPollMs ?? 500, Math.max(1, deadline - this.now)));
+      await wait(Math.min(this.deps.emptyPollMs ?? 500, Math.max(1, deadline - this.now)));
     }
   }
 

@@ -17,6 +17,7 @@ import { moveInstance } from './instance-transitions.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import type { RunContext } from './run-context.js';
 import { networkSecretFor } from '../provisioning/network-secret.js';
+import { sleep } from '../../shared/timers.js';
 
 export interface UpdateRunnerDeps {
   store: Store;
@@ -91,7 +92,7 @@ export class UpdateRunner {
 
   private async waitReady(instance: Instance, ctx: RunContext): Promise<string | null> {
     const spec = readinessOf(ctx.template);
-    const sleep = this.o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const wait = this.o.sleep ?? sleep;
     const polls = Math.min(MAX_READY_POLLS, Math.max(1, Math.ceil(spec.startupTimeoutMs / spec.intervalMs)));
     const current = (await this.o.store.instances.get(instance.id)) ?? instance;
     let detail = 'not probed';
@@ -103,7 +104,7 @@ export class UpdateRunner {
       const outcome = await this.o.prober.probe(current, spec, ctx.host);
       if (outcome.ready) return null;
       detail = outcome.detail;
-      await sleep(spec.intervalMs);
+      await wait(spec.intervalMs);
     }
     return `not ready within the startup timeout of ${spec.startupTimeoutMs} ms (${detail})`;
   }

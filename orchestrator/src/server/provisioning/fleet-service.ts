@@ -17,6 +17,7 @@ import type { InstanceCreator } from '../services/instance-creator.js';
 import type { LifecycleService } from '../services/lifecycle-service.js';
 import { DEFAULT_DESPAWN_TIMEOUT_MS } from '../lifecycle-engine/fleet-actions.js';
 import { fleetInstance, readGroup } from './fleet-view.js';
+import { sleep } from '../../shared/timers.js';
 
 export interface SpawnRequest {
   variantId?: string;
@@ -224,7 +225,7 @@ export class FleetService {
   }
 
   private sleep(ms: number): Promise<void> {
-    return (this.deps.sleep ?? ((t: number) => new Promise<void>((r) => setTimeout(r, t))))(ms);
+    return (this.deps.sleep ?? sleep)(ms);
   }
 }
 

@@ -105,7 +105,8 @@ export function loadAgentConfig(env: Env, facts: AgentHostFacts = { hostname: os
   const controlUrl = r.optional('AGENT_CONTROL_URL', parseUrl, `http://${hostForUrl(facts.hostname)}:${port}`);
   const gameAddress = r.optional('AGENT_GAME_ADDRESS', parseHost, facts.hostname);
   const gameBindAddress = r.optional('AGENT_GAME_BIND_ADDRESS', parseIp, '0.0.0.0');
-  const portRange = r.optional('AGENT_GAME_PORT_RANGE', parsePortRange, { first: 25565, last: 25664 });
+  // Below Linux's ephemeral range and away from 25565, which the router takes on the same box.
+  const portRange = r.optional('AGENT_GAME_PORT_RANGE', parsePortRange, { first: 30000, last: 30099 });
   const runtimeDirectory = r.optional('AGENT_RUNTIME_DIRECTORY', parseAbsolutePath, '/var/lib/endercloud/runtime');
   const runtimeHostDirectory = r.optional('AGENT_RUNTIME_HOST_DIRECTORY', parseAbsolutePath, runtimeDirectory);
   const cacheDirectory = r.optional('AGENT_CACHE_DIRECTORY', parseAbsolutePath, '/var/lib/endercloud/cache');

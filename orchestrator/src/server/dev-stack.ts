@@ -1,11 +1,14 @@
-// `npm start`: the newcomer's one command. Starts the orchestrator (embedded
-// SQLite in ./data unless configured otherwise) and one local agent as a child
-// process against the local Docker socket, sharing a generated agent token;
-// prints where the API and the admin token are; Ctrl-C stops both.
+// `npm start`: the newcomer's one command — a whole network on one box. Starts
+// the orchestrator (embedded SQLite in ./data unless configured otherwise), one
+// local agent as a child process against the local Docker socket (game ports
+// published on 127.0.0.1 only, so players come through the router), and the
+// router on 25565 following the orchestrator; prints how to join, where the
+// admin token is and the next commands, with the values actually in force.
+// Ctrl-C stops all three (game containers keep running).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadOrExit } from '../shared/config.js';
@@ -14,6 +17,8 @@ import { loadOrchestratorConfig, processEnv } from './config.js';
 import { startOrchestrator, type Orchestrator } from './orchestrator.js';
 
 const AGENT_ENTRY = fileURLToPath(new URL('../agent/index.ts', import.meta.url));
+const ROUTER_ENTRY = fileURLToPath(new URL('../router/index.ts', import.meta.url));
+const DEFAULT_ROUTER_BIND = '0.0.0.0:25565';
 const AGENT_STOP_BOUND_MS = 15_000;
 
 /** The local agent's environment: dev defaults, the operator's AGENT_* values win, token and URL are the stack's. */
@@ -25,6 +30,8 @@ function agentEnv(env: NodeJS.ProcessEnv, dataDir: string, orchestratorUrl: stri
     AGENT_PORT: port,
     AGENT_CONTROL_URL: `http://127.0.0.1:${port}`,
     AGENT_GAME_ADDRESS: '127.0.0.1',
+    // Players reach games through the router; a game port is not a way around it.
+    AGENT_GAME_BIND_ADDRESS: '127.0.0.1',
     AGENT_RUNTIME_DIRECTORY: path.join(dataDir, 'agent', 'runtime'),
     AGENT_CACHE_DIRECTORY: path.join(dataDir, 'agent', 'cache'),
   };
@@ -59,8 +66,12 @@ async function main(): Promise<void> {
   await mkdir(path.join(dataDir, 'agent'), { recursive: true });
 
   const orchestrator: Orchestrator = await startOrchestrator({ ...config, dataDir }, { logger });
-  const agent = spawn(process.execPath, ['--import', 'tsx', AGENT_ENTRY], {
-    env: agentEnv(env as NodeJS.ProcessEnv, dataDir, orchestrator.url, agentToken),
+  const localAgentEnv = agentEnv(env as NodeJS.ProcessEnv, dataDir, orchestrator.url, agentToken);
+  const agent = spawn(process.execPath, ['--import', 'tsx', AGENT_ENTRY], { env: localAgentEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+  const { file: routerConfig, bind: routerBind } = await ensureRouterConfig(dataDir, env.ENDERCLOUD_ROUTER_BIND?.trim() || DEFAULT_ROUTER_BIND);
+  const routerToken = await ensureRouterToken(orchestrator, dataDir);
+  const router = spawn(process.execPath, ['--import', 'tsx', ROUTER_ENTRY], {
+    env: { ...(env as NodeJS.ProcessEnv), ENDERCLOUD_ROUTER_CONFIG: routerConfig, ENDERCLOUD_ORCHESTRATOR_URL: orchestrator.url, ENDERCLOUD_ROUTER_TOKEN: routerToken, ENDERCLOUD_ROUTER_ID: 'dev-router' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
 
@@ -70,8 +81,8 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ reason }, 'dev stack stopping');
     // Managed containers keep running: stopping the stack never stops a game.
-    if (agent.exitCode === null && agent.signalCode === null) agent.kill('SIGTERM');
-    await waitForExit(agent, AGENT_STOP_BOUND_MS);
+    for (const child of [router, agent]) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await Promise.all([waitForExit(router, AGENT_STOP_BOUND_MS), waitForExit(agent, AGENT_STOP_BOUND_MS)]);
     await orchestrator.stop();
     process.stdout.write('EnderCloud dev stack stopped.\n');
     process.exit(code);
@@ -80,6 +91,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     process.stderr.write(`local agent exited (${signal ?? `code ${exitCode}`}); stopping the dev stack\n`);
     void shutdown('agent exited', 1);
+  });
+  router.once('exit', (exitCode, signal) => {
+    if (stopping) return;
+    process.stderr.write(`router exited (${signal ?? `code ${exitCode}`}); is ${routerBind} free? (ENDERCLOUD_ROUTER_BIND chooses another); stopping the dev stack\n`);
+    void shutdown('router exited', 1);
   });
   process.once('SIGINT', () => void shutdown('SIGINT', 0));
   process.once('SIGTERM', () => void shutdown('SIGTERM', 0));
@@ -93,15 +109,56 @@ async function main(): Promise<void> {
       `  API           ${orchestrator.url}/api/v1   (OpenAPI: ${orchestrator.url}/api/v1/openapi.json)`,
       `  database      ${orchestrator.ctx.store.dialect}${config.databaseUrl ? '' : ` (${path.join(dataDir, 'endercloud.db')})`}`,
       `  admin token   ${tokenFile ?? 'ENDERCLOUD_ADMIN_TOKEN (preset)'}`,
-      `  local agent   AGENT_ID=local, Docker ${env.AGENT_DOCKER_SOCKET ?? '/var/run/docker.sock'}, runtime ${path.join(dataDir, 'agent')}`,
+      `  local agent   AGENT_ID=${localAgentEnv.AGENT_ID}, game ports ${localAgentEnv.AGENT_GAME_PORT_RANGE ?? '30000-30099'} on ${localAgentEnv.AGENT_GAME_BIND_ADDRESS}, Docker ${env.AGENT_DOCKER_SOCKET ?? '/var/run/docker.sock'}, runtime ${localAgentEnv.AGENT_RUNTIME_DIRECTORY}`,
+      `  router        ${routerBind} (config ${routerConfig})`,
+      `  join          localhost:${routerBind.slice(routerBind.lastIndexOf(':') + 1)}   (Minecraft: Multiplayer → Direct Connection)`,
       '',
-      `  npx ectl login --url ${orchestrator.url} --token ${tokenArg}`,
-      '  npx ectl hosts ls',
+      'Next:',
+      `  npx --no-install ectl login --url ${orchestrator.url} --token ${tokenArg}`,
+      '  npx --no-install ectl apply -f ../examples/network.yml',
+      '  npx --no-install ectl instances create --group lobby --variant default --wait',
       '',
-      'Ctrl-C stops the orchestrator and the agent (game containers keep running).',
+      'Ctrl-C stops the orchestrator, the agent and the router (game containers keep running).',
       '',
     ].join('\n'),
   );
+}
+
+/** The router's config file in the data dir, written once (the operator edits it after that; it hot-reloads). */
+async function ensureRouterConfig(dataDir: string, bind: string): Promise<{ file: string; bind: string }> {
+  const file = path.join(dataDir, 'router.toml');
+  try {
+    // An existing file is in force: the banner shows its bind, not the default.
+    const existing = await readFile(file, 'utf8');
+    return { file, bind: /^bind\s*=\s*"([^"]+)"/m.exec(existing)?.[1] ?? DEFAULT_ROUTER_BIND };
+  } catch {
+    // first start: write the default below
+  }
+  await writeFile(file, [
+    '# Written by `npm start` on its first run; edit freely (the router reloads on save).',
+    `bind = "${bind}"`,
+    'try = ["lobby"]',
+    '',
+    '[servers]',
+    '# A group target takes a Ready instance of the group (waking or spawning one within its caps).',
+    'lobby = "group:lobby"',
+    '',
+  ].join('\n'), { mode: 0o644 });
+  return { file, bind };
+}
+
+/** The router's own narrow token (`router` scope), kept in the data dir and reused while it is valid. */
+async function ensureRouterToken(orchestrator: Orchestrator, dataDir: string): Promise<string> {
+  const file = path.join(dataDir, 'router-token');
+  try {
+    const secret = (await readFile(file, 'utf8')).trim();
+    if (secret && (await orchestrator.ctx.tokens.authenticate(secret))) return secret;
+  } catch {
+    // none yet
+  }
+  const { secret } = await orchestrator.ctx.tokens.create('dev-router', ['router']);
+  await writeFile(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
 }
 
 main().catch((err: unknown) => {

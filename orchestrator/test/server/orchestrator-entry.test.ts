@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomPortRange } from '../support/agent-harness.js';
 import { uniqueId } from '../support/docker.js';
 import { freePort } from '../support/registry.js';
+import mc from 'minecraft-protocol';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const dirs: string[] = [];
@@ -84,16 +85,17 @@ describe('npm run orchestrator', () => {
 });
 
 describe('npm start (dev stack)', () => {
-  it('starts the orchestrator and one local agent, prints the API URL and the admin-token file; the agent\'s host goes ONLINE', async () => {
+  it('starts the orchestrator, one local agent and the router, prints the values in force and how to join; the host goes ONLINE and the router answers a real client', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'ec-dev-stack-'));
     dirs.push(dataDir);
     const agentId = uniqueId('devstack');
     const range = randomPortRange(10);
+    const routerPort = await freePort();
     const child = spawn('npm', ['start', '--silent'], {
       cwd: ROOT,
       env: env({
         ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_DATA_DIR: dataDir, AGENT_ID: agentId, AGENT_PORT: String(await freePort()),
-        AGENT_GAME_PORT_RANGE: `${range.first}-${range.last}`, AGENT_LOG_LEVEL: 'warn',
+        AGENT_GAME_PORT_RANGE: `${range.first}-${range.last}`, AGENT_LOG_LEVEL: 'warn', ENDERCLOUD_ROUTER_BIND: `127.0.0.1:${routerPort}`,
       }),
       stdio: ['ignore', 'pipe', 'pipe'], detached: true,
     });
@@ -111,6 +113,10 @@ describe('npm start (dev stack)', () => {
         await new Promise((r) => setTimeout(r, 100));
       }
       expect(token[1]).toBe(join(dataDir, 'admin-token'));
+      expect(stdout).toContain(`AGENT_ID=${agentId}`);
+      expect(stdout).toContain(`game ports ${range.first}-${range.last} on 127.0.0.1`);
+      expect(stdout).toContain(`join          localhost:${routerPort}`);
+      expect(stdout).toContain('ectl apply -f ../examples/network.yml');
       expect(stdout).toContain(`database      sqlite (${join(dataDir, 'endercloud.db')})`);
       const auth = { authorization: `Bearer ${readFileSync(token[1]!, 'utf8').trim()}` };
       let status: string | undefined;
@@ -120,6 +126,14 @@ describe('npm start (dev stack)', () => {
         status = res.ok ? ((await res.json()) as { status: string }).status : undefined;
         if (status !== 'ONLINE') await new Promise((r) => setTimeout(r, 200));
       }
+      // The dev stack's router answers a real Minecraft client's status ping (no world is configured yet).
+      let pinged: { version?: { protocol?: number } } | undefined;
+      while (!pinged) {
+        if (Date.now() > deadline) throw new Error(`the router on ${routerPort} did not answer a status ping: ${stderr}`);
+        pinged = await mc.ping({ host: '127.0.0.1', port: routerPort, version: '1.20.4' }).then((r) => r as { version?: { protocol?: number } }, () => undefined);
+        if (!pinged) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(pinged.version?.protocol).toBeGreaterThan(0);
     } finally {
       await stopGroup(child);
     }

@@ -25,7 +25,7 @@ describe('loadAgentConfig', () => {
       controlUrl: 'http://node-7:8081',
       gameAddress: 'node-7',
       gameBindAddress: '0.0.0.0',
-      portRange: { first: 25565, last: 25664 },
+      portRange: { first: 30000, last: 30099 },
       runtimeDirectory: '/var/lib/endercloud/runtime',
       runtimeHostDirectory: '/var/lib/endercloud/runtime',
       cacheDirectory: '/var/lib/endercloud/cache',

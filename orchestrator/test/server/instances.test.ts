@@ -225,3 +225,47 @@ describe('commands', () => {
     expect((await t.call('GET', '/api/v1/commands/nope')).body.error.code).toBe('COMMAND_NOT_FOUND');
   });
 });
+
+describe('settings and secrets at creation (seed 002 creation step 3)', () => {
+  it('takes the template variables at creation, checked before anything is written; a secret given then never shows up again', async () => {
+    const t = await orchestrator();
+    const a = await agentUp();
+    await catalog(t);
+    await onlineHost(t, 'host-a', a, 4096);
+    const secret = 'given-at-creation-7f3a9c';
+    const res = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', settings: { MOTD: 'welcome' }, secrets: { RCON_PASSWORD: secret } } });
+    expect(res.status).toBe(202);
+    const view = (await t.call('GET', `/api/v1/instances/${res.body.id}`)).body;
+    expect(view.settings).toMatchObject({ MOTD: 'welcome' });
+    t.o.worker.start();
+    await until(async () => (await t.call('GET', `/api/v1/commands/${res.body.commandId}`)).body.status === 'succeeded', 'create command');
+    const create = a.calls.find((c) => c.method === 'PUT' && c.path === `/instances/${res.body.id}`);
+    expect(create?.body).toMatchObject({ env: { MOTD: 'welcome', RCON_PASSWORD: secret } });
+    const answers = [
+      view,
+      (await t.call('GET', `/api/v1/instances/${res.body.id}`)).body,
+      (await t.call('GET', `/api/v1/instances/${res.body.id}/history`)).body,
+      (await t.call('GET', `/api/v1/instances/${res.body.id}/revisions`)).body,
+      (await t.call('GET', `/api/v1/commands?instanceId=${res.body.id}`)).body,
+      (await t.call('GET', '/api/v1/audit')).body,
+    ];
+    for (const answer of answers) expect(JSON.stringify(answer)).not.toContain(secret);
+  });
+
+  it.each([
+    [{ settings: { NOPE: 'x' } }, 'body/settings/NOPE is not a variable of this template'],
+    [{ settings: { RCON_PASSWORD: 'x' } }, 'body/settings/RCON_PASSWORD is a secret variable: give it under secrets'],
+    [{ secrets: { MOTD: 'x' } }, 'body/secrets/MOTD is not a secret variable'],
+    [{ settings: { MOTD: 5 } }, 'body/settings/MOTD must be a string'],
+  ])('refuses %j naming the variable and the rule, writing nothing', async (values, message) => {
+    const t = await orchestrator();
+    const a = await agentUp();
+    await catalog(t);
+    await onlineHost(t, 'host-a', a, 4096);
+    const res = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', ...values } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_FAILED');
+    expect(res.body.error.message).toContain(message);
+    expect((await t.call('GET', '/api/v1/instances')).body.instances).toEqual([]);
+  });
+});

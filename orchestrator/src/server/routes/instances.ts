@@ -23,6 +23,8 @@ export const CreateInstanceBody = Type.Object(
       uploadId: Type.String({ minLength: 1, maxLength: 64 }),
       destination: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'relative directory inside the instance (default ".", its root)' })),
     }, { additionalProperties: false, description: 'existing data from PUT /imports, put in before the first start' })),
+    settings: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Unknown(), { maxProperties: 256, description: "values of the template's variables, checked before anything is written" })),
+    secrets: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 4096 }), { maxProperties: 64, description: 'values of secret variables: never shown again, never logged or kept in history' })),
   },
   { additionalProperties: false },
 );
@@ -43,7 +45,10 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     const body = req.body as Static<typeof CreateInstanceBody>;
     const actor = actorOf(req);
     const { instance, command } = await ctx.instances.create(body, actor, req.id);
-    auditTarget(req, instance.id, { groupId: body.groupId, variantId: body.variantId, name: instance.name, hostId: instance.hostId, start: body.start ?? true, user: instance.user as unknown as JsonObject });
+    auditTarget(req, instance.id, {
+      groupId: body.groupId, variantId: body.variantId, name: instance.name, hostId: instance.hostId, start: body.start ?? true, user: instance.user as unknown as JsonObject,
+      ...(body.settings ? { settings: Object.keys(body.settings).sort() } : {}), ...(body.secrets ? { secrets: Object.keys(body.secrets).sort() } : {}),
+    });
     return reply.status(202).send({ id: instance.id, name: instance.name, state: instance.state, hostId: instance.hostId, commandId: command.id });
   });
 

@@ -6,6 +6,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ContainerConfig, ContainerUserSpec, Group, Instance, JsonObject, TemplateSpec, TemplateVersion, Variant } from '../../domain/index.js';
 import { containerUserString, redactSecrets } from '../../lifecycle/settings.js';
 import type { CreateInstanceRequest as AgentCreateBody } from '../drivers/host-driver.js';
+import { valueProblem } from './catalog-rules.js';
+import { AppError } from '../../shared/errors.js';
 
 /** The per-instance bridge secret (env name and secretSettings key). */
 export const INSTANCE_TOKEN_ENV = 'ENDERCLOUD_INSTANCE_TOKEN';
@@ -29,6 +31,39 @@ export interface InstanceDraft {
   generateSecret?: () => string;
   /** The container user chosen at creation (the template's when absent). */
   user?: ContainerUserSpec;
+  /** Values given at creation (seed 002 creation step 3), already checked by creationValues. */
+  values?: CreationValues;
+}
+
+/** Template variable values given at creation: plain settings, and secrets (never shown again). */
+export interface CreationValues {
+  settings: JsonObject;
+  secrets: Record<string, string>;
+}
+
+/**
+ * Checks the values given at creation against the template's variables before
+ * anything is written: every key must be a variable, a secret must be given
+ * under `secrets` and a plain value under `settings`, and each value must pass
+ * its variable's rules. The refusal names the variable and the rule.
+ */
+export function creationValues(spec: TemplateSpec, settings: Record<string, unknown> = {}, secrets: Record<string, unknown> = {}): CreationValues {
+  const refuse = (field: string, problem: string) => new AppError('VALIDATION_FAILED', `body/${field} ${problem}`, { details: { field } });
+  const out: CreationValues = { settings: {}, secrets: {} };
+  for (const [where, given] of [['settings', settings], ['secrets', secrets]] as const) {
+    for (const [name, value] of Object.entries(given)) {
+      const variable = spec.variables.find((v) => v.name === name);
+      if (!variable) throw refuse(`${where}/${name}`, `is not a variable of this template (it has ${spec.variables.map((v) => v.name).join(', ') || 'none'})`);
+      if (where === 'settings' && variable.secret) throw refuse(`settings/${name}`, 'is a secret variable: give it under secrets (it is never shown again)');
+      if (where === 'secrets' && !variable.secret) throw refuse(`secrets/${name}`, 'is not a secret variable: give it under settings');
+      if (where === 'secrets' && typeof value !== 'string') throw refuse(`secrets/${name}`, 'must be a string');
+      const problem = valueProblem(variable.type, value, variable.validation ?? {});
+      if (problem) throw refuse(`${where}/${name}`, problem);
+      if (where === 'settings') out.settings[name] = value as JsonObject[string];
+      else out.secrets[name] = value as string;
+    }
+  }
+  return out;
 }
 
 export const defaultSecretGenerator = (): string => randomBytes(18).toString('base64url');
@@ -47,14 +82,17 @@ export function buildInstance(d: InstanceDraft): Omit<Instance, 'version'> {
   const settings: JsonObject = {};
   const env: Record<string, string> = { ...spec.env };
   for (const v of spec.variables) {
-    if (v.secret || v.default === undefined) continue;
-    settings[v.name] = v.default;
-    env[v.env ?? v.name] = String(v.default);
+    if (v.secret) continue;
+    const value = d.values?.settings[v.name] ?? v.default;
+    if (value === undefined) continue;
+    settings[v.name] = value;
+    env[v.env ?? v.name] = String(value);
   }
   Object.assign(env, d.variant.env);
   const secretSettings: Record<string, string> = {};
   const generate = d.generateSecret ?? defaultSecretGenerator;
   for (const name of secretsToGenerate(spec)) secretSettings[name] = generate();
+  Object.assign(secretSettings, d.values?.secrets);
   const bridgeToken = generate();
   secretSettings[INSTANCE_TOKEN_ENV] = bridgeToken;
   const containerConfig: ContainerConfig = {

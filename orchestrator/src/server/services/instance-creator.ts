@@ -13,7 +13,7 @@ import { normalizeLayerPath } from '../../shared/layer-checksum.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { validateContainerUser } from '../../lifecycle/settings.js';
-import { buildInstance, memoryFor, revisionConfig } from './instance-config.js';
+import { buildInstance, creationValues, memoryFor, revisionConfig } from './instance-config.js';
 
 export interface CreateInstanceRequest {
   groupId: string;
@@ -25,6 +25,10 @@ export interface CreateInstanceRequest {
   user?: unknown;
   /** Existing data (PUT /imports) put into the instance before its first start. */
   import?: { uploadId: string; destination?: string };
+  /** Template variable values (checked before anything is written). */
+  settings?: Record<string, unknown>;
+  /** Secret variable values: never in an answer, a log line, the history or a revision. */
+  secrets?: Record<string, unknown>;
 }
 
 /** What create needs of the import store: whether an upload exists. */
@@ -67,6 +71,7 @@ export class InstanceCreator {
     const id = newInstanceId();
     const name = req.name === undefined ? `${group.id}-${id.slice(2)}` : assertId('name', req.name);
     if (req.name !== undefined && (await store.instances.getByName(name))) throw new AppError('CONFLICT', `an instance named ${name} already exists`);
+    const values = creationValues(template.spec, req.settings, req.secrets);
     const memoryMb = memoryFor(variant, template.spec);
     const user = req.user === undefined ? undefined : unwrap(validateContainerUser(req.user));
     const start = req.start ?? true;
@@ -84,7 +89,7 @@ export class InstanceCreator {
       const draft = buildInstance({
         id, name, group, variant, template, hostId, now, desiredState: start ? 'running' : 'stopped',
         ...(this.o.generateSecret ? { generateSecret: this.o.generateSecret } : {}),
-        ...(user ? { user } : {}),
+        ...(user ? { user } : {}), values,
       });
       const instance = await tx.instances.create(draft);
       await tx.revisions.append({ instanceId: id, revision: 1, createdAt: now, actor, reason: 'created', config: revisionConfig(instance, template.spec) });

@@ -11,7 +11,8 @@ import type { Actor } from '../../lifecycle/actions.js';
 import { stopBackupPayload } from '../../lifecycle/backup.js';
 import { idleSince, nextIdleAction, planFleet, shouldRelease, startIdleClock, type FleetPlan, type IdleTier, type ScalingPolicy } from '../../provisioning/index.js';
 import type { Logger } from '../../shared/logger.js';
-import { unrefTimers, type Timers } from '../../shared/timers.js';
+import { PeriodicTask } from '../../shared/periodic-task.js';
+import type { Timers } from '../../shared/timers.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { countTemplateInstances } from '../services/instance-creator.js';
@@ -42,37 +43,20 @@ interface GroupMemory {
 }
 
 export class Provisioner {
-  private readonly timers: Timers;
-  private timer: unknown;
-  private running = false;
-  private ticking: Promise<void> | undefined;
+  private readonly loop: PeriodicTask;
 
   constructor(private readonly deps: ProvisionerDeps) {
-    this.timers = deps.timers ?? unrefTimers;
+    this.loop = new PeriodicTask({
+      name: 'provisioner tick', intervalMs: deps.intervalMs, run: () => this.tick(), logger: deps.logger, ...(deps.timers ? { timers: deps.timers } : {}),
+    });
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.schedule(0);
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
-    await this.ticking;
-  }
-
-  private schedule(ms: number): void {
-    this.timer = this.timers.setTimeout(() => {
-      this.timer = undefined;
-      this.ticking = this.tick()
-        .catch((err: unknown) => this.deps.logger.error({ err }, 'provisioner tick failed'))
-        .finally(() => {
-          this.ticking = undefined;
-          if (this.running) this.schedule(this.deps.intervalMs);
-        });
-    }, ms);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass over every group with a scaling policy. */

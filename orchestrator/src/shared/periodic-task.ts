@@ -1,0 +1,54 @@
+// One periodic background task (a supervisor pass, a provisioner tick): runs
+// at start, then `intervalMs` after each run ends, never two runs at once; a
+// failed run is logged and the next one still comes; stop waits for the run
+// in flight. Timers are injected, so tests drive it without waiting.
+
+import type { Logger } from './logger.js';
+import { unrefTimers, type Timers } from './timers.js';
+
+export class PeriodicTask {
+  private readonly timers: Timers;
+  private timer: unknown;
+  private running = false;
+  private ticking: Promise<void> | undefined;
+
+  constructor(private readonly o: { name: string; intervalMs: number; run: () => Promise<void>; logger: Logger; timers?: Timers }) {
+    this.timers = o.timers ?? unrefTimers;
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** Runs soon (after something changed); a run in flight is followed by another one interval later. */
+  kick(): void {
+    if (this.running) this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.ticking;
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    this.timer = this.timers.setTimeout(() => {
+      this.timer = undefined;
+      if (this.ticking) return this.schedule(this.o.intervalMs);
+      this.ticking = this.o.run()
+        .catch((err: unknown) => this.o.logger.error({ err }, `${this.o.name} failed`))
+        .finally(() => {
+          this.ticking = undefined;
+          if (this.running) this.schedule(this.o.intervalMs);
+        });
+    }, ms);
+  }
+}

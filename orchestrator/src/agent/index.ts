@@ -2,10 +2,12 @@
 // objects, listen, send heartbeats, and shut down cleanly on SIGTERM/SIGINT.
 
 import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { loadOrExit } from '../shared/config.js';
 import { packageVersion } from '../shared/package-version.js';
 import { createLogger } from '../shared/logger.js';
 import { buildAgentApp } from './app.js';
+import { EPOCH_FILE_NAME, EpochFence } from './epoch-fence.js';
 import { isLoopbackAddress, loadAgentConfig, processEnv } from './config.js';
 import { DockerRuntime } from './docker-runtime.js';
 import { Heartbeater, readResources } from './heartbeat.js';
@@ -66,6 +68,8 @@ async function main(): Promise<void> {
     service,
     engineReachable: () => runtime.ping().then(() => true, () => false),
     logger,
+    // Persisted beside the instance directories: a restarted agent still refuses an old leader.
+    fence: await EpochFence.open(path.join(config.runtimeDirectory, EPOCH_FILE_NAME)),
   });
 
   const heartbeater = new Heartbeater({

@@ -11,6 +11,9 @@ import { HOST_STATUSES } from '../domain/host.js';
 /** Every agent path is below this prefix. */
 export const AGENT_API_PREFIX = '/api/v1';
 
+/** The reconciler lease's fencing epoch on every call of the active orchestrator; agents refuse older ones. */
+export const LEADER_EPOCH_HEADER = 'x-leader-epoch';
+
 // ------------------------------------------------------------------ pieces
 
 const Id = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' });

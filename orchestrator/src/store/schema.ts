@@ -218,6 +218,13 @@ export interface InstallationRequestsTable {
   decided_at: number | null;
 }
 
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  epoch: number;
+  expires_at: number;
+}
+
 export interface Database {
   hosts: HostsTable;
   template_layers: LayersTable;
@@ -235,4 +242,5 @@ export interface Database {
   system_settings: SystemSettingsTable;
   unclaimed_containers: UnclaimedContainersTable;
   installation_requests: InstallationRequestsTable;
+  leases: LeasesTable;
 }

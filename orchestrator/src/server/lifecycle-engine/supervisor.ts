@@ -27,6 +27,8 @@ export interface SupervisorOptions {
   prober: ReadinessProber;
   lifecycle: LifecycleService;
   intervalMs: number;
+  /** Ticks only while this is true (the leader lease); default always. */
+  isActive?: () => boolean;
   unknownGraceMs: number;
   crashLoopDefaults: CrashLoopPolicy;
   timers?: Timers;
@@ -100,6 +102,7 @@ export class Supervisor {
 
   /** One reconciliation pass over every reachable host. */
   async tick(): Promise<void> {
+    if (this.o.isActive?.() === false) return;
     const hosts = await this.o.store.hosts.list({ statuses: ['ONLINE', 'MAINTENANCE'] });
     const unfinished = await this.o.store.commands.list({ statuses: ['pending', 'dispatched'], limit: 1000 });
     const busy = new Set(unfinished.map((c) => c.instanceId).filter((id): id is string => id !== null));

@@ -118,7 +118,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   if (released > 0) logger.info({ nodeId: node.nodeId, released }, 'took back the claims of this node\'s previous incarnation');
   // SQLite is one process: always the leader (epoch 1), through the same lease.
   const leadership = new LeaderLease({
-    leases: store.leases, holder: node.nodeId, ttlMs: config.leaderLeaseTtlMs, logger: logger.child({ component: 'leadership' }), sole: store.dialect === 'sqlite',
+    leases: store.leases, holder: node.nodeId, ttlMs: config.leaderLeaseTtlMs, logger: logger.child({ component: 'leadership' }), sole: store.dialect === 'sqlite', changes,
   });
   await leadership.start();
   const plainDriver = new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });

@@ -11,7 +11,8 @@ import { epochStampingDriver } from '../../src/server/drivers/epoch-stamping-dri
 import { LeaderLease } from '../../src/server/leadership/leader-lease.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
-import { freshPostgres, silentLogger, testOrchestrator, type TestOrchestrator } from './support.js';
+import { InProcessChangePort } from '../../src/server/changes/change-port.js';
+import { freshPostgres, silentLogger, testOrchestrator, until, type TestOrchestrator } from './support.js';
 
 let dir: string;
 let store: Store;
@@ -45,6 +46,21 @@ describe('LeaderLease', () => {
     expect(seenB).toEqual([true]);
     await b.stop();
     expect(seenB).toEqual([true, false]);
+  });
+
+  it('a resignation is announced on the change port: a standby takes over at once, not at its next round', async () => {
+    const changes = new InProcessChangePort(); // stands in for the cross-replica fan-out
+    const a = new LeaderLease({ leases: store.leases, name: 'reconciler', holder: 'node-a', ttlMs: 60_000, logger: silentLogger, changes });
+    const b = new LeaderLease({ leases: store.leases, name: 'reconciler', holder: 'node-b', ttlMs: 60_000, logger: silentLogger, changes });
+    await a.start();
+    await b.start();
+    expect(b.isLeader()).toBe(false);
+    const t0 = Date.now();
+    await a.stop();
+    await until(() => b.isLeader(), 'the standby to take over', 2000);
+    expect(Date.now() - t0).toBeLessThan(2000); // its own round is 20 s away
+    expect(b.epoch()).toBe(2);
+    await b.stop();
   });
 
   it('a restarted node (same holder) takes its lease back at once, keeping the epoch', async () => {

@@ -8,9 +8,12 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../shared/logger.js';
 import type { LeaseRepository } from '../../store/store.js';
+import type { ChangePort } from '../changes/change-port.js';
 import type { Leadership } from './leadership.js';
 
 export const RECONCILER_LEASE = 'reconciler';
+/** Announced on the change port when a holder resigns: standbys try at once instead of at their next round. */
+export const RESIGNED_CHANGE_ID = 'leader-resigned';
 
 export interface LeaderLeaseOptions {
   leases: LeaseRepository;
@@ -26,6 +29,8 @@ export interface LeaderLeaseOptions {
    * file): it runs through the same acquisition, but never lapses locally.
    */
   sole?: boolean;
+  /** Cross-replica announcements (the change port): a resignation is published, and heard ones trigger an attempt. */
+  changes?: ChangePort;
 }
 
 export class LeaderLease implements Leadership {
@@ -38,6 +43,7 @@ export class LeaderLease implements Leadership {
   private timer: NodeJS.Timeout | undefined;
   private attempting: Promise<void> | undefined;
   private readonly listeners = new Set<(leader: boolean) => void>();
+  private unsubscribeChanges: (() => void) | undefined;
 
   constructor(private readonly o: LeaderLeaseOptions) {
     this.name = o.name ?? RECONCILER_LEASE;
@@ -61,6 +67,9 @@ export class LeaderLease implements Leadership {
   async start(): Promise<void> {
     await this.attempt();
     if (this.timer) return;
+    this.unsubscribeChanges = this.o.changes?.subscribe((c) => {
+      if (c.kind === 'system' && c.id === RESIGNED_CHANGE_ID && this.timer) void this.attempt();
+    });
     this.timer = setInterval(() => void this.attempt(), Math.max(50, Math.floor(this.o.ttlMs / 3)));
     this.timer.unref();
   }
@@ -69,11 +78,14 @@ export class LeaderLease implements Leadership {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.unsubscribeChanges?.();
     await this.attempting;
     const wasHeld = this.held;
     this.held = false;
     this.report();
-    if (wasHeld) await this.o.leases.release(this.name, this.o.holder).catch(() => false);
+    if (wasHeld && (await this.o.leases.release(this.name, this.o.holder).catch(() => false))) {
+      this.o.changes?.publish({ kind: 'system', id: RESIGNED_CHANGE_ID });
+    }
   }
 
   /** One acquisition or renewal (single flight). */

@@ -8,6 +8,7 @@ import { packageVersion } from '../shared/package-version.js';
 import { createLogger } from '../shared/logger.js';
 import { buildAgentApp } from './app.js';
 import { EPOCH_FILE_NAME, EpochFence } from './epoch-fence.js';
+import { inventoryDigest } from './inventory-digest.js';
 import { isLoopbackAddress, loadAgentConfig, processEnv } from './config.js';
 import { DockerRuntime } from './docker-runtime.js';
 import { Heartbeater, readResources } from './heartbeat.js';
@@ -84,6 +85,8 @@ async function main(): Promise<void> {
       resources: await readResources(config.runtimeDirectory),
       portRange: { ...config.portRange },
       heartbeatIntervalMs: config.heartbeatIntervalMs,
+      // Unchanged digest: the orchestrator skips re-reading the inventory. Without one (engine down) it reads.
+      ...(await service.inventory().then((inv) => ({ inventoryDigest: inventoryDigest(inv) }), () => ({}))),
     }),
     fetch: globalThis.fetch,
     timers: realTimers,

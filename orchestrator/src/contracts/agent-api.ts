@@ -375,6 +375,8 @@ export const HeartbeatBody = Type.Object(
     heartbeatIntervalMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
     /** Changes when the agent process restarts. */
     bootId: Type.Optional(Type.String({ maxLength: 128 })),
+    /** sha256 (hex) of the managed-container inventory (inventoryDigest()): unchanged means nothing to re-read. */
+    inventoryDigest: Type.Optional(Sha256),
   },
   { additionalProperties: true },
 );

@@ -35,6 +35,8 @@ export interface OrchestratorConfig {
   leaderLeaseTtlMs: number;
   /** This replica's stable node id; undefined: generated once and kept in `<dataDir>/node-id`. */
   nodeId: string | undefined;
+  /** Hosts whose heartbeats carry an inventory digest: full inventory re-read at least this often (else only on change). */
+  inventorySweepMs: number;
   /** Preset admin token; when set no admin-token file is generated. */
   adminToken: string | undefined;
   /** Shared AGENT_TOKEN: authenticates agents and is sent to them. */
@@ -128,6 +130,7 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     redisUrl: r.optional('ENDERCLOUD_REDIS_URL', parseRedisUrl),
     leaderLeaseTtlMs: r.optional('ENDERCLOUD_LEADER_LEASE_TTL', parseLeaseTtl, 10_000),
     nodeId: r.optional('ENDERCLOUD_NODE_ID', parseNodeId),
+    inventorySweepMs: r.optional('ENDERCLOUD_INVENTORY_SWEEP_INTERVAL', parseDuration, 60_000),
     adminToken: r.optional('ENDERCLOUD_ADMIN_TOKEN', parseSecret),
     agentToken: r.optional('ENDERCLOUD_AGENT_TOKEN', parseSecret),
     hostOfflineAfterBeats: r.optional('ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS', parsePositiveInt, 3),

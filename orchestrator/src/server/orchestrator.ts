@@ -175,7 +175,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   });
   const supervisor: Supervisor = new Supervisor({
     store, driver, clock, logger: logger.child({ component: 'supervisor' }), prober, lifecycle,
-    intervalMs: config.superviseIntervalMs, unknownGraceMs: config.unknownGraceMs, isActive: () => leadership.isLeader(),
+    intervalMs: config.superviseIntervalMs, unknownGraceMs: config.unknownGraceMs, isActive: () => leadership.isLeader(), inventorySweepMs: config.inventorySweepMs,
     crashLoopDefaults,
     ...(deps.timers ? { timers: deps.timers } : {}),
   });

@@ -17,6 +17,7 @@ export interface HostsTable {
   port_range: string;
   heartbeat_interval_ms: number;
   boot_id: string | null;
+  inventory_digest: string | null;
   maintenance: string | null;
   first_seen_at: number;
   last_heartbeat_at: number;

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { StoreHandle } from './store-contract.js';
-import { T0 } from './fixtures.js';
+import { heartbeat, T0 } from './fixtures.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -43,6 +43,19 @@ export function leaseContract(handle: StoreHandle): void {
       const winners = results.filter((r) => r !== undefined);
       expect(winners).toHaveLength(1);
       expect(winners[0]?.epoch).toBe(1);
+    });
+  });
+
+  describe('hosts.inventoryDigest', () => {
+    it('each heartbeat stores the digest it carries; one without clears it', async () => {
+      const store = handle.store();
+      const d = 'd'.repeat(64);
+      expect((await store.hosts.upsertHeartbeat(heartbeat('hd', { inventoryDigest: d }), T0)).host.inventoryDigest).toBe(d);
+      expect((await handle.second().hosts.get('hd'))?.inventoryDigest).toBe(d);
+      await store.hosts.upsertHeartbeat(heartbeat('hd', { inventoryDigest: 'e'.repeat(64) }), T0 + 1);
+      expect((await store.hosts.get('hd'))?.inventoryDigest).toBe('e'.repeat(64));
+      await store.hosts.upsertHeartbeat(heartbeat('hd'), T0 + 2);
+      expect((await store.hosts.get('hd'))?.inventoryDigest).toBeUndefined();
     });
   });
 

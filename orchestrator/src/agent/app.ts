@@ -13,6 +13,7 @@ import { defaultBackupService, registerBackupRoutes } from './backup-routes.js';
 import type { InstanceService } from './instance-service.js';
 import { imageRoutes } from './images.js';
 import { DataImporter, registerDataImportRoutes } from './data-import.js';
+import { EpochFence, parseEpochHeader } from './epoch-fence.js';
 import {
   CleanupBody,
   CreateInstanceBody,
@@ -23,6 +24,7 @@ import {
   RconBody,
   ReplaceBody,
   StopBody,
+  LEADER_EPOCH_HEADER,
   type HealthAnswer,
   type InventoryAnswer,
 } from '../contracts/agent-api.js';
@@ -38,6 +40,8 @@ export interface AgentAppDeps {
   /** Whether the container engine answers (for /health). */
   engineReachable: () => Promise<boolean>;
   logger: Logger;
+  /** Leader fencing (x-leader-epoch); default in memory. The agent command persists it in its runtime directory. */
+  fence?: EpochFence;
 }
 
 const BODY_LIMIT = 1024 * 1024;
@@ -59,6 +63,14 @@ export function buildAgentApp(deps: AgentAppDeps) {
     if (deps.token !== undefined && !bearerMatches(request.headers.authorization, deps.token)) {
       return sendError(reply, new AppError('UNAUTHORIZED', 'missing or wrong bearer token'));
     }
+  });
+
+  // Fencing runs after authentication and validation, right before the handler acts:
+  // every epoch is recorded, only a mutating call with an older one is refused.
+  const fence = deps.fence ?? EpochFence.inMemory();
+  app.addHook('preHandler', async (request) => {
+    const epoch = parseEpochHeader(request.headers[LEADER_EPOCH_HEADER]);
+    await fence.check(epoch, request.method !== 'GET' && request.method !== 'HEAD');
   });
 
   app.setErrorHandler(errorHandler('agent', BODY_LIMIT));

@@ -2,10 +2,13 @@
 // objects, listen, send heartbeats, and shut down cleanly on SIGTERM/SIGINT.
 
 import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { loadOrExit } from '../shared/config.js';
 import { packageVersion } from '../shared/package-version.js';
 import { createLogger } from '../shared/logger.js';
 import { buildAgentApp } from './app.js';
+import { EPOCH_FILE_NAME, EpochFence } from './epoch-fence.js';
+import { inventoryDigest } from './inventory-digest.js';
 import { isLoopbackAddress, loadAgentConfig, processEnv } from './config.js';
 import { DockerRuntime } from './docker-runtime.js';
 import { Heartbeater, readResources } from './heartbeat.js';
@@ -66,6 +69,8 @@ async function main(): Promise<void> {
     service,
     engineReachable: () => runtime.ping().then(() => true, () => false),
     logger,
+    // Persisted beside the instance directories: a restarted agent still refuses an old leader.
+    fence: await EpochFence.open(path.join(config.runtimeDirectory, EPOCH_FILE_NAME)),
   });
 
   const heartbeater = new Heartbeater({
@@ -80,6 +85,8 @@ async function main(): Promise<void> {
       resources: await readResources(config.runtimeDirectory),
       portRange: { ...config.portRange },
       heartbeatIntervalMs: config.heartbeatIntervalMs,
+      // Unchanged digest: the orchestrator skips re-reading the inventory. Without one (engine down) it reads.
+      ...(await service.inventory().then((inv) => ({ inventoryDigest: inventoryDigest(inv) }), () => ({}))),
     }),
     fetch: globalThis.fetch,
     timers: realTimers,

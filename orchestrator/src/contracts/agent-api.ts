@@ -11,6 +11,9 @@ import { HOST_STATUSES } from '../domain/host.js';
 /** Every agent path is below this prefix. */
 export const AGENT_API_PREFIX = '/api/v1';
 
+/** The reconciler lease's fencing epoch on every call of the active orchestrator; agents refuse older ones. */
+export const LEADER_EPOCH_HEADER = 'x-leader-epoch';
+
 // ------------------------------------------------------------------ pieces
 
 const Id = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' });
@@ -372,6 +375,8 @@ export const HeartbeatBody = Type.Object(
     heartbeatIntervalMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
     /** Changes when the agent process restarts. */
     bootId: Type.Optional(Type.String({ maxLength: 128 })),
+    /** sha256 (hex) of the managed-container inventory (inventoryDigest()): unchanged means nothing to re-read. */
+    inventoryDigest: Type.Optional(Sha256),
   },
   { additionalProperties: true },
 );

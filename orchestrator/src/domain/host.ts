@@ -34,6 +34,8 @@ export interface HostHeartbeat {
   heartbeatIntervalMs: number;
   /** Changes when the agent process restarts; lets recovery notice a restart. */
   bootId?: string;
+  /** sha256 of the agent's managed-container inventory: the supervisor re-reads it only when this changes. */
+  inventoryDigest?: string;
 }
 
 export interface Host {
@@ -48,6 +50,8 @@ export interface Host {
   portRange: PortRange;
   heartbeatIntervalMs: number;
   bootId: string | null;
+  /** The last heartbeat's inventory digest, when the agent sends one. */
+  inventoryDigest?: string;
   /** Sum of memory reserved by instances placed here; never above resources.memoryMb. */
   memoryReservedMb: number;
   maintenance: MaintenanceMode | null;

@@ -30,8 +30,14 @@ export interface OrchestratorConfig {
   dataDir: string;
   /** undefined → SQLite file in the data dir; postgres://… → PostgreSQL. */
   databaseUrl: string | undefined;
-  /** Reserved for event fan-out across replicas; not used yet. */
+  /** Redis for the change fan-out across replicas (pub/sub); unset: PostgreSQL LISTEN/NOTIFY, or in-process on SQLite. */
   redisUrl: string | undefined;
+  /** The reconciler lease's TTL (renewed every third of it; failover within ttl + ttl/3). */
+  leaderLeaseTtlMs: number;
+  /** This replica's stable node id; undefined: generated once and kept in `<dataDir>/node-id`. */
+  nodeId: string | undefined;
+  /** Hosts whose heartbeats carry an inventory digest: full inventory re-read at least this often (else only on change). */
+  inventorySweepMs: number;
   /** Preset admin token; when set no admin-token file is generated. */
   adminToken: string | undefined;
   /** Shared AGENT_TOKEN: authenticates agents and is sent to them. */
@@ -95,6 +101,18 @@ function parseDatabaseUrl(value: string): string {
   return v;
 }
 
+function parseLeaseTtl(value: string): number {
+  const ms = parseDuration(value);
+  if (ms < 1000) throw new Error(`"${value}" is shorter than 1s (renewals every third of it need some slack)`);
+  return ms;
+}
+
+function parseNodeId(value: string): string {
+  const v = value.trim();
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(v)) throw new Error('must be 1-64 characters of A-Z a-z 0-9 _ . - (no colon), starting with a letter or digit');
+  return v;
+}
+
 function parseRedisUrl(value: string): string {
   if (!/^rediss?:\/\//.test(value.trim())) throw new Error('must start with redis:// or rediss://');
   return value.trim();
@@ -113,6 +131,9 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     dataDir: r.optional('ENDERCLOUD_DATA_DIR', asString, './data'),
     databaseUrl: r.optional('ENDERCLOUD_DATABASE_URL', parseDatabaseUrl),
     redisUrl: r.optional('ENDERCLOUD_REDIS_URL', parseRedisUrl),
+    leaderLeaseTtlMs: r.optional('ENDERCLOUD_LEADER_LEASE_TTL', parseLeaseTtl, 10_000),
+    nodeId: r.optional('ENDERCLOUD_NODE_ID', parseNodeId),
+    inventorySweepMs: r.optional('ENDERCLOUD_INVENTORY_SWEEP_INTERVAL', parseDuration, 60_000),
     adminToken: r.optional('ENDERCLOUD_ADMIN_TOKEN', parseSecret),
     agentToken: r.optional('ENDERCLOUD_AGENT_TOKEN', parseSecret),
     hostOfflineAfterBeats: r.optional('ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS', parsePositiveInt, 3),

@@ -7,10 +7,15 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { AgentHostDriver } from './drivers/agent-driver.js';
+import { epochStampingDriver } from './drivers/epoch-stamping-driver.js';
+import { openChangePort } from './changes/open-change-port.js';
+import { LeaderLease } from './leadership/leader-lease.js';
+import { whenLeader, type Leadership } from './leadership/leadership.js';
+import { loadNodeIdentity, type NodeIdentity } from './leadership/node-identity.js';
 import { AdoptionService } from './services/adoption.js';
 import { UpdateService } from './services/update-service.js';
 import { InstancePreviewer } from './services/instance-preview.js';
-import { InProcessChangePort, type ChangePort } from './changes/change-port.js';
+import type { ChangePort } from './changes/change-port.js';
 import { notifyingStore } from './changes/notifying-store.js';
 import { RegistryFeed } from './registry/registry-feed.js';
 import { TransferService } from './registry/transfer-service.js';
@@ -68,7 +73,7 @@ export interface OrchestratorDeps {
   timers?: Timers;
   /** Generates instance secrets (tests make them recognisable). */
   generateSecret?: () => string;
-  /** The change port (default: in-process). */
+  /** The change port (default: openChangePort — Redis, PostgreSQL LISTEN/NOTIFY or in-process — closed on stop). */
   changes?: ChangePort;
   /** false: no provisioner loop (tests call provisioner.tick()). Default true. */
   runProvisioner?: boolean;
@@ -81,6 +86,10 @@ export interface Orchestrator {
   detector: OfflineDetector;
   supervisor: Supervisor;
   provisioner: Provisioner;
+  /** The reconciler lease: only its holder claims commands and runs the supervisor. */
+  leadership: Leadership;
+  /** This replica's node id and boot incarnation (command claims are `<node>:<incarnation>`). */
+  node: NodeIdentity;
   adminToken: { source: 'preset' | 'file' | 'generated' | 'existing'; file: string | null };
   /** The address actually listened on, once listening (startOrchestrator). */
   url: string;
@@ -96,9 +105,22 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   await mkdir(config.dataDir, { recursive: true });
   const ownsStore = deps.store === undefined;
   // Every committed write that changes what routers see is published to the change port.
-  const changes: ChangePort = deps.changes ?? new InProcessChangePort();
-  const store = notifyingStore(deps.store ?? (await openStore(config.databaseUrl, config.dataDir)), changes);
-  const driver = new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
+  const baseStore = deps.store ?? (await openStore(config.databaseUrl, config.dataDir));
+  const ownedChanges = deps.changes ? undefined : await openChangePort(config, baseStore, logger);
+  const changes: ChangePort = deps.changes ?? ownedChanges!;
+  const store = notifyingStore(baseStore, changes);
+  const node = await loadNodeIdentity(config.dataDir, config.nodeId);
+  // A restarted node's previous incarnation is gone: its claims come back now, not after the command lease.
+  const released = await store.commands.releaseClaimsOf(node.nodeId, node.incarnation, clock.now());
+  if (released > 0) logger.info({ nodeId: node.nodeId, released }, 'took back the claims of this node\'s previous incarnation');
+  // SQLite is one process: always the leader (epoch 1), through the same lease.
+  const leadership = new LeaderLease({
+    leases: store.leases, holder: node.nodeId, ttlMs: config.leaderLeaseTtlMs, logger: logger.child({ component: 'leadership' }), sole: store.dialect === 'sqlite', changes,
+  });
+  await leadership.start();
+  const plainDriver = new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
+  // The engine's calls (worker handlers, supervisor, probes) carry the lease epoch; agents refuse a deposed leader's.
+  const driver = epochStampingDriver(plainDriver, leadership);
   const metrics = new OrchestratorMetrics(store, clock);
   const bridge = new BridgeSignals();
   const crashLoopDefaults = {
@@ -140,7 +162,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     ...(Object.fromEntries(INSTANCE_ACTIONS.map((action) => [action, actions])) as Record<InstanceAction, ActionRunner>),
   };
   const worker: CommandWorker = new CommandWorker({
-    handlers, store, clock, logger: logger.child({ component: 'command-worker' }),
+    handlers, store, clock, workerId: node.claimer, isActive: () => leadership.isLeader(), logger: logger.child({ component: 'command-worker' }),
     pollIntervalMs: config.commandPollIntervalMs, leaseMs: config.commandLeaseMs, batchSize: config.commandBatchSize,
     retry: { initialDelayMs: config.commandRetryInitialMs, maxDelayMs: config.commandRetryMaxMs, multiplier: 2, jitter: 0.5 },
     ...(deps.random ? { random: deps.random } : {}),
@@ -153,7 +175,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   });
   const supervisor: Supervisor = new Supervisor({
     store, driver, clock, logger: logger.child({ component: 'supervisor' }), prober, lifecycle,
-    intervalMs: config.superviseIntervalMs, unknownGraceMs: config.unknownGraceMs,
+    intervalMs: config.superviseIntervalMs, unknownGraceMs: config.unknownGraceMs, isActive: () => leadership.isLeader(), inventorySweepMs: config.inventorySweepMs,
     crashLoopDefaults,
     ...(deps.timers ? { timers: deps.timers } : {}),
   });
@@ -164,7 +186,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     maxArchiveBytes: config.maxLayerArchiveBytes, maxExtractedBytes: config.maxLayerExtractedBytes,
   });
   await layers.init();
-  const hosts = new HostService({ store, driver, clock, logger: logger.child({ component: 'hosts' }), onCommandsQueued });
+  const hosts = new HostService({ store, driver: plainDriver, clock, logger: logger.child({ component: 'hosts' }), onCommandsQueued });
   const detector = new OfflineDetector({
     store, clock, logger: logger.child({ component: 'offline-detector' }),
     missedBeats: config.hostOfflineAfterBeats, sweepIntervalMs: config.offlineSweepIntervalMs,
@@ -182,12 +204,13 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const provisioner = new Provisioner({
     store, clock, logger: logger.child({ component: 'provisioner' }), lifecycle, fleet,
     intervalMs: config.provisionIntervalMs, maxTotalInstances: config.maxTotalInstances, ...(deps.timers ? { timers: deps.timers } : {}),
+    isActive: () => leadership.isLeader(),
   });
   const ctx: ServerContext = {
-    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, driver, lifecycle, supervisor,
-    updates: new UpdateService({ store, clock, lifecycle, images: driver }),
+    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, driver: plainDriver, lifecycle, supervisor,
+    updates: new UpdateService({ store, clock, lifecycle, images: plainDriver }),
     adoption: new AdoptionService({
-      store, driver, clock, logger: logger.child({ component: 'adoption' }),
+      store, driver: plainDriver, clock, logger: logger.child({ component: 'adoption' }),
       maxTotalInstances: config.maxTotalInstances, endercloudUser: config.endercloudUser,
       // A running container is probed at once (starting → online/degraded); the supervisor's tick would find it too.
       onAdopted: (instance) => {
@@ -208,7 +231,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
 
   let stopped = false;
   const orchestrator: Orchestrator = {
-    app, ctx, worker, detector, supervisor, provisioner, adminToken, url: config.publicUrl ?? '', publicUrl: config.publicUrl ?? '',
+    app, ctx, worker, detector, supervisor, provisioner, leadership, node, adminToken, url: config.publicUrl ?? '', publicUrl: config.publicUrl ?? '',
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -219,9 +242,15 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       await provisioner.stop();
       await worker.stop();
       await hosts.whenIdle();
+      stopLeaderLoops();
+      await leadership.stop();
+      await ownedChanges?.close();
       if (ownsStore) await store.close();
     },
   };
+  // Loops already running idle while another replica leads; they start their round at once when this one takes over.
+  const gates = [whenLeader(leadership, worker), whenLeader(leadership, supervisor), whenLeader(leadership, provisioner)];
+  const stopLeaderLoops = () => gates.forEach((g) => g.dispose());
   if (deps.runWorker !== false) worker.start();
   if (deps.runOfflineDetector !== false) detector.start();
   if (deps.runSupervisor !== false) supervisor.start();

@@ -27,6 +27,8 @@ export const ERROR_CATALOGUE = {
   IMMUTABLE: 409,
   MAINTENANCE: 409,
   INVALID_TRANSITION: 409,
+  /** A mutating agent call carried an older leader epoch than one the agent has seen (a deposed orchestrator). */
+  STALE_LEADER: 409,
   CAP_REACHED: 409,
   /** Nothing in a group can take a player or an allocation now, and nothing may be spawned. */
   CAPACITY_EXHAUSTED: 409,

@@ -11,6 +11,7 @@ import { KyselyHistoryRepository, KyselyRevisionRepository } from './repos/histo
 import { KyselyHostRepository } from './repos/hosts.js';
 import { KyselyInstallationRequestRepository } from './repos/installation-requests.js';
 import { KyselyInstanceRepository } from './repos/instances.js';
+import { KyselyLeaseRepository } from './repos/leases.js';
 import { KyselyPlayerSessionRepository, KyselySessionRepository, KyselyTransferRepository } from './repos/sessions.js';
 import { KyselySystemSettingsRepository } from './repos/system-settings.js';
 import { KyselyUnclaimedRepository } from './repos/unclaimed.js';
@@ -34,6 +35,7 @@ export class KyselyStore implements Store {
   readonly system;
   readonly unclaimed;
   readonly installationRequests;
+  readonly leases;
   private readonly ctx: StoreContext;
 
   /**
@@ -68,6 +70,7 @@ export class KyselyStore implements Store {
     this.system = new KyselySystemSettingsRepository(this.ctx);
     this.unclaimed = new KyselyUnclaimedRepository(this.ctx);
     this.installationRequests = new KyselyInstallationRequestRepository(this.ctx);
+    this.leases = new KyselyLeaseRepository(this.ctx);
   }
 
   async migrate(): Promise<void> {

@@ -17,6 +17,7 @@ export interface HostsTable {
   port_range: string;
   heartbeat_interval_ms: number;
   boot_id: string | null;
+  inventory_digest: string | null;
   maintenance: string | null;
   first_seen_at: number;
   last_heartbeat_at: number;
@@ -218,6 +219,13 @@ export interface InstallationRequestsTable {
   decided_at: number | null;
 }
 
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  epoch: number;
+  expires_at: number;
+}
+
 export interface Database {
   hosts: HostsTable;
   template_layers: LayersTable;
@@ -235,4 +243,5 @@ export interface Database {
   system_settings: SystemSettingsTable;
   unclaimed_containers: UnclaimedContainersTable;
   installation_requests: InstallationRequestsTable;
+  leases: LeasesTable;
 }

@@ -48,6 +48,7 @@ export interface Store {
   readonly system: SystemSettingsRepository;
   readonly unclaimed: UnclaimedRepository;
   readonly installationRequests: InstallationRequestRepository;
+  readonly leases: LeaseRepository;
 }
 
 // ---------------------------------------------------------------- hosts
@@ -219,6 +220,13 @@ export interface CommandRepository {
   fail(id: string, error: string, opts: { now: EpochMs; retryAt?: EpochMs; claimer?: string }): Promise<Command>;
   /** Unfinished (pending or dispatched) commands of one instance, oldest first. */
   unfinishedForInstance(instanceId: string): Promise<Command[]>;
+  /**
+   * Quick reclaim after a restart: claims are recorded as `<nodeId>:<incarnation>`;
+   * every dispatched command claimed by another incarnation of `nodeId` gets its
+   * lease expired at `now`, so it is claimable at once (attempt + 1, as after a
+   * lease expiry). Returns how many were released.
+   */
+  releaseClaimsOf(nodeId: string, exceptIncarnation: string, now: EpochMs): Promise<number>;
   /** Outcome counts for metrics. */
   countByStatus(): Promise<Record<CommandStatus, number>>;
 }
@@ -342,4 +350,28 @@ export interface InstallationRequestRepository {
    * (two deciders never both win). Throws NOT_FOUND for an unknown id.
    */
   decide(id: string, decision: { status: 'approved' | 'rejected'; decidedBy: string; note?: string | null; instanceId?: string | null; now: EpochMs }): Promise<InstallationRequest | undefined>;
+}
+
+// ---------------------------------------------------------------- leases (HA)
+
+export interface LeaseRecord {
+  name: string;
+  holder: string;
+  /** Fencing epoch: 1 for the first holder, + 1 on every change of holder. */
+  epoch: number;
+  /** Epoch ms on the database's clock. */
+  expiresAt: EpochMs;
+}
+
+/** Leases are timed by the DATABASE clock (now() on PostgreSQL), the exception to "the caller supplies the time". */
+export interface LeaseRepository {
+  /**
+   * One statement: takes the lease when free or expired (epoch + 1 if the holder
+   * changes), renews it when `holder` already holds it (same epoch); expiry is
+   * database now + ttlMs. Returns the lease when `holder` holds it now, else undefined.
+   */
+  acquire(name: string, holder: string, ttlMs: number): Promise<LeaseRecord | undefined>;
+  /** Resigns: expires the lease now if `holder` holds it (true), so another replica takes it at once. */
+  release(name: string, holder: string): Promise<boolean>;
+  get(name: string): Promise<LeaseRecord | undefined>;
 }

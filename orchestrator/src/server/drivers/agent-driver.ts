@@ -5,7 +5,7 @@
 
 import type { Readable } from 'node:stream';
 import type * as Api from '../../contracts/agent-api.js';
-import { AGENT_API_PREFIX } from '../../contracts/agent-api.js';
+import { AGENT_API_PREFIX, LEADER_EPOCH_HEADER } from '../../contracts/agent-api.js';
 import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors.js';
 import type {
   CallIds,
@@ -120,6 +120,7 @@ export class AgentHostDriver implements HostDriver {
     if (this.o.token !== undefined) headers.authorization = `Bearer ${this.o.token}`;
     if (ids.commandId) headers['x-command-id'] = ids.commandId;
     if (ids.requestId) headers['x-request-id'] = ids.requestId;
+    if (ids.epoch !== undefined) headers[LEADER_EPOCH_HEADER] = String(ids.epoch);
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
     let res: Response;
@@ -153,11 +154,15 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** 5xx, 429 and a busy instance may pass; any other 4xx is the request's own fault. */
+/**
+ * 5xx, 429 and a busy instance may pass; any other 4xx is the request's own fault.
+ * STALE_LEADER is retryable: the command goes back to pending, where the current
+ * leader claims it (this process's own gate keeps it from claiming again).
+ */
 export function agentError(status: number, body: unknown, what: string, controlUrl: string): AppError {
   const e = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
   const code: ErrorCode = typeof e?.code === 'string' && e.code in ERROR_CATALOGUE ? (e.code as ErrorCode) : status >= 500 ? 'UPSTREAM_FAILED' : 'BAD_REQUEST';
   const message = typeof e?.message === 'string' ? e.message : `HTTP ${status}`;
-  const retryable = status >= 500 || status === 429 || code === 'INSTANCE_BUSY';
+  const retryable = status >= 500 || status === 429 || code === 'INSTANCE_BUSY' || code === 'STALE_LEADER';
   return new AppError(code, `agent ${controlUrl} refused ${what}: ${message}`, { retryable, details: { agentStatus: status } });
 }

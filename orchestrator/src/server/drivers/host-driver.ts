@@ -15,12 +15,15 @@ import { AppError } from '../../shared/errors.js';
 
 /**
  * Ids every call carries so the host's logs line up with ours (sent as
- * x-command-id / x-request-id by the agent driver). Room is left for an
- * `epoch` (the reconciler lease's fencing epoch) that hosts will check.
+ * x-command-id / x-request-id by the agent driver), and the reconciler
+ * lease's fencing `epoch` (x-leader-epoch), which hosts check: a mutating call
+ * with an epoch older than one the host has seen is refused (STALE_LEADER).
+ * Stamped in one place, epoch-stamping-driver.ts.
  */
 export interface CallIds {
   commandId?: string;
   requestId?: string;
+  epoch?: number;
 }
 
 /** The host a call goes to: a full domain Host fits; a driver reads only what it needs. */

@@ -32,6 +32,8 @@ export interface CommandWorkerOptions {
   workerId?: string;
   /** One handler per command kind: the one pipeline every durable command runs through. */
   handlers: CommandHandlers;
+  /** Claims only while this is true (the leader lease); default always. */
+  isActive?: () => boolean;
 }
 
 export class CommandWorker {
@@ -92,7 +94,7 @@ export class CommandWorker {
   /** Claims what is due and starts dispatching it; returns the claimed commands. */
   async tick(): Promise<Command[]> {
     const free = this.o.batchSize - this.inFlight.size;
-    if (free <= 0) return [];
+    if (free <= 0 || this.o.isActive?.() === false) return [];
     const claimed = await this.o.store.commands.claimDue(this.o.clock.now(), free, { claimer: this.workerId, leaseMs: this.o.leaseMs });
     for (const cmd of claimed) {
       const run = this.dispatch(cmd).finally(() => {

@@ -17,6 +17,7 @@ import { SYSTEM_ACTOR, type LifecycleService } from '../services/lifecycle-servi
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import { unrefTimers, type Timers } from '../../shared/timers.js';
 import { templateOf } from '../services/template-of.js';
+import { InventoryCache } from './inventory-cache.js';
 
 
 export interface SupervisorOptions {
@@ -27,9 +28,13 @@ export interface SupervisorOptions {
   prober: ReadinessProber;
   lifecycle: LifecycleService;
   intervalMs: number;
+  /** Ticks only while this is true (the leader lease); default always. */
+  isActive?: () => boolean;
   unknownGraceMs: number;
   crashLoopDefaults: CrashLoopPolicy;
   timers?: Timers;
+  /** With heartbeat inventory digests: the longest a host's inventory is trusted unchanged (unset: read every tick). */
+  inventorySweepMs?: number;
 }
 
 const PROBED = ['starting', 'online', 'degraded'] as const;
@@ -45,8 +50,11 @@ export class Supervisor {
   private readonly probing = new Set<Promise<unknown>>();
   private readonly failures = new Map<string, number>();
 
+  private readonly inventories: InventoryCache;
+
   constructor(private readonly o: SupervisorOptions) {
     this.timers = o.timers ?? unrefTimers;
+    this.inventories = new InventoryCache(o.inventorySweepMs);
   }
 
   /** Reconciles at once (startup), then every interval. */
@@ -100,6 +108,7 @@ export class Supervisor {
 
   /** One reconciliation pass over every reachable host. */
   async tick(): Promise<void> {
+    if (this.o.isActive?.() === false) return;
     const hosts = await this.o.store.hosts.list({ statuses: ['ONLINE', 'MAINTENANCE'] });
     const unfinished = await this.o.store.commands.list({ statuses: ['pending', 'dispatched'], limit: 1000 });
     const busy = new Set(unfinished.map((c) => c.instanceId).filter((id): id is string => id !== null));
@@ -109,7 +118,10 @@ export class Supervisor {
   private async superviseHost(host: Host, busy: ReadonlySet<string>): Promise<void> {
     let inventory: AgentInventoryEntry[];
     try {
-      inventory = await this.o.driver.inventory(host);
+      // Only for hosts that send a digest; read before the inventory, as the stored instances below are read after it.
+      const lastChange = host.inventoryDigest === undefined ? 0
+        : (await this.o.store.instances.list({ hostId: host.id })).reduce((max, i) => Math.max(max, i.updatedAt), 0);
+      inventory = await this.inventories.get(host, lastChange, this.o.clock.now(), () => this.o.driver.inventory(host));
     } catch (err) {
       this.o.logger.warn({ hostId: host.id, err: (err as Error).message }, 'no inventory from host; its instances keep their state');
       return;

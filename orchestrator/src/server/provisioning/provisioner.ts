@@ -59,6 +59,11 @@ export class Provisioner {
     return this.loop.stop();
   }
 
+  /** Provision soon (this replica just became the leader). */
+  kick(): void {
+    this.loop.kick();
+  }
+
   /** One pass over every group with a scaling policy. */
   async tick(): Promise<void> {
     if (this.deps.isActive && !this.deps.isActive()) return;

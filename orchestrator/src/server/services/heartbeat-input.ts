@@ -26,5 +26,6 @@ export function toHostHeartbeat(agentId: string, body: HeartbeatBody): HostHeart
     heartbeatIntervalMs: body.heartbeatIntervalMs,
   };
   if (body.bootId !== undefined) hb.bootId = body.bootId;
+  if (body.inventoryDigest !== undefined) hb.inventoryDigest = body.inventoryDigest;
   return hb;
 }

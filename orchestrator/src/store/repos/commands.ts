@@ -188,6 +188,19 @@ export class KyselyCommandRepository implements CommandRepository {
     return rows.map(toCommand);
   }
 
+  async releaseClaimsOf(nodeId: string, exceptIncarnation: string, now: number): Promise<number> {
+    const prefix = `${nodeId}:`;
+    // substr, not LIKE: a node id's characters are never wildcards.
+    const result = await this.ctx.db
+      .updateTable('commands')
+      .set({ lease_until: now, updated_at: now })
+      .where('status', '=', 'dispatched')
+      .where(sql<boolean>`substr(claimed_by, 1, ${prefix.length}) = ${prefix}`)
+      .where('claimed_by', '<>', `${prefix}${exceptIncarnation}`)
+      .executeTakeFirst();
+    return affected(result);
+  }
+
   async countByStatus(): Promise<Record<CommandStatus, number>> {
     const rows = await this.ctx.db.selectFrom('commands').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
     const out = Object.fromEntries(COMMAND_STATUSES.map((s) => [s, 0])) as Record<CommandStatus, number>;

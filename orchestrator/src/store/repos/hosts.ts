@@ -23,6 +23,7 @@ function toHost(r: Selectable<HostsTable>): Host {
     portRange: fromJson(r.port_range),
     heartbeatIntervalMs: r.heartbeat_interval_ms,
     bootId: r.boot_id,
+    ...(r.inventory_digest !== null ? { inventoryDigest: r.inventory_digest } : {}),
     memoryReservedMb: r.memory_reserved_mb,
     maintenance: fromJsonOrNull(r.maintenance),
     firstSeenAt: Number(r.first_seen_at),
@@ -56,6 +57,7 @@ export class KyselyHostRepository implements HostRepository {
         port_range: toJson(hb.portRange),
         heartbeat_interval_ms: hb.heartbeatIntervalMs,
         boot_id: hb.bootId ?? null,
+        inventory_digest: hb.inventoryDigest ?? null,
         maintenance: null,
         first_seen_at: now,
         last_heartbeat_at: now,
@@ -71,6 +73,7 @@ export class KyselyHostRepository implements HostRepository {
           port_range: eb.ref('excluded.port_range'),
           heartbeat_interval_ms: eb.ref('excluded.heartbeat_interval_ms'),
           boot_id: eb.ref('excluded.boot_id'),
+          inventory_digest: eb.ref('excluded.inventory_digest'),
           last_heartbeat_at: eb.ref('excluded.last_heartbeat_at'),
           updated_at: eb.ref('excluded.updated_at'),
           // A returning host is never placeable before recovery finishes.

@@ -1,0 +1,32 @@
+// The wire form of a change between replicas: the change JSON plus the
+// publishing process's origin id, so an adapter that hears its own message
+// back (LISTEN/NOTIFY, pub/sub) skips it — it already delivered it locally.
+
+import type { Change, ChangeKind } from './change-port.js';
+
+const KINDS: ReadonlySet<string> = new Set<ChangeKind>(['instance', 'host', 'group', 'system', 'players']);
+
+/** Channel name shared by both adapters (a PostgreSQL identifier and a Redis channel). */
+export const CHANGE_CHANNEL = 'endercloud_changes';
+
+export function encodeChange(change: Change, origin: string): string {
+  return JSON.stringify(change.id === undefined ? { kind: change.kind, origin } : { kind: change.kind, id: change.id, origin });
+}
+
+/** The change in a message from another replica; undefined for our own echo or anything malformed. */
+export function decodeChange(payload: string | undefined, ownOrigin: string): Change | undefined {
+  if (!payload) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(payload);
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== 'object' || v === null) return undefined;
+  const { kind, id, origin } = v as { kind?: unknown; id?: unknown; origin?: unknown };
+  if (origin === ownOrigin || typeof kind !== 'string' || !KINDS.has(kind)) return undefined;
+  return typeof id === 'string' ? { kind: kind as ChangeKind, id } : { kind: kind as ChangeKind };
+}
+
+/** What listeners get after a reconnect: messages may have been missed, so refresh everything. */
+export const RESYNC: Change = { kind: 'system' };

@@ -1,0 +1,69 @@
+// Cross-replica change fan-out over Redis pub/sub (ENDERCLOUD_REDIS_URL):
+// one connection subscribes (a subscribed connection can do nothing else), one
+// publishes. ioredis reconnects and resubscribes by itself; after every
+// reconnect the local listeners are told to resync (messages published while
+// the subscriber was away are gone — pub/sub keeps nothing).
+
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Logger } from '../../shared/logger.js';
+import { InProcessChangePort, type Change, type ChangeListener, type ChangePort } from './change-port.js';
+import { CHANGE_CHANNEL, RESYNC, decodeChange, encodeChange } from './change-wire.js';
+
+export interface RedisChangePortOptions {
+  url: string;
+  logger: Logger;
+  channel?: string;
+}
+
+export class RedisChangePort implements ChangePort {
+  readonly origin = randomUUID();
+  private readonly local = new InProcessChangePort();
+  private readonly channel: string;
+  private readonly pub: Redis;
+  private readonly sub: Redis;
+  private readyOnce = false;
+
+  constructor(private readonly o: RedisChangePortOptions) {
+    this.channel = o.channel ?? CHANGE_CHANNEL;
+    const options = { lazyConnect: true, maxRetriesPerRequest: 2 };
+    this.pub = new Redis(o.url, options);
+    this.sub = new Redis(o.url, options);
+    for (const c of [this.pub, this.sub]) c.on('error', (err: Error) => o.logger.warn({ err: err.message }, 'redis change connection error'));
+    this.sub.on('message', (channel: string, message: string) => {
+      const change = channel === this.channel ? decodeChange(message, this.origin) : undefined;
+      if (change) this.local.publish(change);
+    });
+    this.sub.on('ready', () => {
+      if (this.readyOnce) this.local.publish(RESYNC);
+      this.readyOnce = true;
+    });
+  }
+
+  /** Connects both and subscribes; throws when Redis cannot be reached. */
+  async open(): Promise<void> {
+    try {
+      await Promise.all([this.pub.connect(), this.sub.connect()]);
+      await this.sub.subscribe(this.channel);
+    } catch (err) {
+      this.pub.disconnect();
+      this.sub.disconnect();
+      throw err;
+    }
+  }
+
+  subscribe(listener: ChangeListener): () => void {
+    return this.local.subscribe(listener);
+  }
+
+  publish(change: Change): void {
+    this.local.publish(change);
+    this.pub.publish(this.channel, encodeChange(change, this.origin)).catch((err: unknown) => {
+      this.o.logger.warn({ err: (err as Error).message }, 'change PUBLISH failed');
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.pub.quit(), this.sub.quit()]);
+  }
+}

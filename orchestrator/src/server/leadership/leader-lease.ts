@@ -1,0 +1,131 @@
+// The reconciler lease (docs/production.md): one row in the store, timed by the
+// DATABASE clock, taken or renewed every ttl/3 (so failover takes at most
+// ttl + ttl/3), with a fencing epoch that rises on every new holder. Locally a
+// held lease counts only until `sentAt + ttl` on the monotonic clock, measured
+// from before the renewal was sent: a process paused past its lease stops
+// acting the moment it resumes, before any renewal could tell it so.
+
+import { performance } from 'node:perf_hooks';
+import type { Logger } from '../../shared/logger.js';
+import type { LeaseRepository } from '../../store/store.js';
+import type { ChangePort } from '../changes/change-port.js';
+import type { Leadership } from './leadership.js';
+
+export const RECONCILER_LEASE = 'reconciler';
+/** Announced on the change port when a holder resigns: standbys try at once instead of at their next round. */
+export const RESIGNED_CHANGE_ID = 'leader-resigned';
+
+export interface LeaderLeaseOptions {
+  leases: LeaseRepository;
+  /** The candidate's stable node id (a restarted node takes its own lease back at once). */
+  holder: string;
+  ttlMs: number;
+  logger: Logger;
+  name?: string;
+  /** Monotonic milliseconds (tests inject one). */
+  now?: () => number;
+  /**
+   * True when no other process can hold the lease (SQLite: one orchestrator per
+   * file): it runs through the same acquisition, but never lapses locally.
+   */
+  sole?: boolean;
+  /** Cross-replica announcements (the change port): a resignation is published, and heard ones trigger an attempt. */
+  changes?: ChangePort;
+}
+
+export class LeaderLease implements Leadership {
+  private readonly name: string;
+  private readonly now: () => number;
+  private held = false;
+  private validUntil = 0;
+  private heldEpoch: number | null = null;
+  private lastReported = false;
+  private timer: NodeJS.Timeout | undefined;
+  private attempting: Promise<void> | undefined;
+  private readonly listeners = new Set<(leader: boolean) => void>();
+  private unsubscribeChanges: (() => void) | undefined;
+
+  constructor(private readonly o: LeaderLeaseOptions) {
+    this.name = o.name ?? RECONCILER_LEASE;
+    this.now = o.now ?? (() => performance.now());
+  }
+
+  isLeader(): boolean {
+    return this.held && (this.o.sole === true || this.now() < this.validUntil);
+  }
+
+  epoch(): number | null {
+    return this.heldEpoch;
+  }
+
+  onChange(fn: (leader: boolean) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** First attempt awaited (a sole or free lease is held on return), then one every ttl/3. */
+  async start(): Promise<void> {
+    await this.attempt();
+    if (this.timer) return;
+    this.unsubscribeChanges = this.o.changes?.subscribe((c) => {
+      if (c.kind === 'system' && c.id === RESIGNED_CHANGE_ID && this.timer) void this.attempt();
+    });
+    this.timer = setInterval(() => void this.attempt(), Math.max(50, Math.floor(this.o.ttlMs / 3)));
+    this.timer.unref();
+  }
+
+  /** Stops renewing and resigns, so a standby takes over at its next attempt instead of after the TTL. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.unsubscribeChanges?.();
+    await this.attempting;
+    const wasHeld = this.held;
+    this.held = false;
+    this.report();
+    if (wasHeld && (await this.o.leases.release(this.name, this.o.holder).catch(() => false))) {
+      this.o.changes?.publish({ kind: 'system', id: RESIGNED_CHANGE_ID });
+    }
+  }
+
+  /** One acquisition or renewal (single flight). */
+  attempt(): Promise<void> {
+    this.attempting ??= this.attemptOnce().finally(() => {
+      this.attempting = undefined;
+    });
+    return this.attempting;
+  }
+
+  private async attemptOnce(): Promise<void> {
+    const sentAt = this.now();
+    try {
+      const lease = await this.o.leases.acquire(this.name, this.o.holder, this.o.ttlMs);
+      if (lease) {
+        if (lease.epoch !== this.heldEpoch) this.o.logger.info({ lease: this.name, epoch: lease.epoch, holder: this.o.holder }, 'leader lease acquired');
+        this.held = true;
+        this.heldEpoch = lease.epoch;
+        this.validUntil = sentAt + this.o.ttlMs;
+      } else {
+        if (this.held) this.o.logger.warn({ lease: this.name, epoch: this.heldEpoch }, 'leader lease lost to another replica');
+        this.held = false;
+      }
+    } catch (err) {
+      // Keep what we have until it lapses locally; the next attempt retries.
+      this.o.logger.warn({ err: (err as Error).message, lease: this.name }, 'leader lease renewal failed');
+    }
+    this.report();
+  }
+
+  private report(): void {
+    const leader = this.isLeader();
+    if (leader === this.lastReported) return;
+    this.lastReported = leader;
+    for (const fn of [...this.listeners]) {
+      try {
+        fn(leader);
+      } catch (err) {
+        this.o.logger.warn({ err: (err as Error).message }, 'leadership listener failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,79 @@
+// Contract tests: the leader lease (database clock, fencing epoch) and the
+// quick reclaim of a restarted node's own earlier command claims.
+
+import { describe, expect, it } from 'vitest';
+import type { StoreHandle } from './store-contract.js';
+import { heartbeat, T0 } from './fixtures.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function leaseContract(handle: StoreHandle): void {
+  describe('leases', () => {
+    it('the first holder gets epoch 1 and keeps it on renewal; expiry is the database clock + ttl', async () => {
+      const store = handle.store();
+      const before = Date.now();
+      const first = await store.leases.acquire('reconciler', 'node-a', 10_000);
+      expect(first).toMatchObject({ name: 'reconciler', holder: 'node-a', epoch: 1 });
+      // The database's clock on this machine is the test's clock (give or take scheduling).
+      expect(first!.expiresAt).toBeGreaterThanOrEqual(before + 10_000 - 1000);
+      expect(first!.expiresAt).toBeLessThanOrEqual(Date.now() + 10_000 + 1000);
+      const renewed = await store.leases.acquire('reconciler', 'node-a', 10_000);
+      expect(renewed?.epoch).toBe(1);
+      expect(renewed!.expiresAt).toBeGreaterThanOrEqual(first!.expiresAt);
+    });
+
+    it('another holder cannot take a live lease; after a resignation or expiry it can, and the epoch rises by one per new holder', async () => {
+      const store = handle.store();
+      await store.leases.acquire('l', 'node-a', 60_000);
+      expect(await handle.second().leases.acquire('l', 'node-b', 60_000)).toBeUndefined();
+      expect((await store.leases.get('l'))?.holder).toBe('node-a');
+      expect(await store.leases.release('l', 'node-b')).toBe(false);
+      expect(await store.leases.release('l', 'node-a')).toBe(true);
+      const b = await handle.second().leases.acquire('l', 'node-b', 50);
+      expect(b).toMatchObject({ holder: 'node-b', epoch: 2 });
+      await sleep(120);
+      const a = await store.leases.acquire('l', 'node-a', 60_000);
+      expect(a).toMatchObject({ holder: 'node-a', epoch: 3 });
+      expect(await store.leases.get('other')).toBeUndefined();
+    });
+
+    it('parallel candidates: exactly one holds the lease', async () => {
+      const stores = [handle.store(), handle.second()];
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => stores[i % 2]!.leases.acquire('race', `node-${i}`, 60_000)));
+      const winners = results.filter((r) => r !== undefined);
+      expect(winners).toHaveLength(1);
+      expect(winners[0]?.epoch).toBe(1);
+    });
+  });
+
+  describe('hosts.inventoryDigest', () => {
+    it('each heartbeat stores the digest it carries; one without clears it', async () => {
+      const store = handle.store();
+      const d = 'd'.repeat(64);
+      expect((await store.hosts.upsertHeartbeat(heartbeat('hd', { inventoryDigest: d }), T0)).host.inventoryDigest).toBe(d);
+      expect((await handle.second().hosts.get('hd'))?.inventoryDigest).toBe(d);
+      await store.hosts.upsertHeartbeat(heartbeat('hd', { inventoryDigest: 'e'.repeat(64) }), T0 + 1);
+      expect((await store.hosts.get('hd'))?.inventoryDigest).toBe('e'.repeat(64));
+      await store.hosts.upsertHeartbeat(heartbeat('hd'), T0 + 2);
+      expect((await store.hosts.get('hd'))?.inventoryDigest).toBeUndefined();
+    });
+  });
+
+  describe('releaseClaimsOf (quick reclaim)', () => {
+    it("expires only the node's other incarnations' dispatched claims, so they are claimable at once", async () => {
+      const store = handle.store();
+      for (const id of ['c1', 'c2', 'c3', 'c4']) await store.commands.create({ id, kind: 'start', payload: {}, requestId: 'r', instanceId: `i-${id}` }, T0);
+      const claim = async (claimer: string) => (await store.commands.claimDue(T0, 1, { claimer, leaseMs: 30_000 }))[0]!.id;
+      const old = await claim('node-1:boot-a');
+      const mine = await claim('node-1:boot-b');
+      const other = await claim('node-10:boot-a');
+      expect(await store.commands.releaseClaimsOf('node-1', 'boot-b', T0 + 100)).toBe(1);
+      const reclaimed = await store.commands.claimDue(T0 + 100, 10, { claimer: 'node-1:boot-b', leaseMs: 30_000 });
+      expect(reclaimed.map((c) => c.id).sort()).toEqual([old, 'c4'].sort());
+      expect(reclaimed.find((c) => c.id === old)?.attempts).toBe(2);
+      expect((await store.commands.get(mine))?.leaseUntil).toBe(T0 + 30_000);
+      expect((await store.commands.get(other))?.claimedBy).toBe('node-10:boot-a');
+      expect(await store.commands.releaseClaimsOf('node-1', 'boot-b', T0 + 200)).toBe(0);
+    });
+  });
+}

@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { AppError } from '../shared/errors.js';
 import { bearerMatches, errorHandler, headerValue, notFoundHandler, sendError } from '../shared/http.js';
 import type { Logger } from '../shared/logger.js';
+import { QuietRoutesLogController } from '../shared/request-log.js';
 import type { BackupService } from './backups.js';
 import { defaultBackupService, registerBackupRoutes } from './backup-routes.js';
 import type { InstanceService } from './instance-service.js';
@@ -45,6 +46,8 @@ const BODY_LIMIT = 1024 * 1024;
 export function buildAgentApp(deps: AgentAppDeps) {
   const app = Fastify({
     loggerInstance: deps.logger,
+    // The supervisor polls GET /instances every few seconds: those lines are debug (quietLog).
+    logController: new QuietRoutesLogController(),
     bodyLimit: BODY_LIMIT,
     requestIdHeader: false,
     genReqId: (req) => headerValue(req, 'x-request-id') ?? randomUUID(),
@@ -81,7 +84,7 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
     engine: (await deps.engineReachable()) ? 'reachable' : 'unreachable',
   }));
 
-  api.get('/instances', async (): Promise<InventoryAnswer> => ({ instances: await service.inventory() }));
+  api.get('/instances', { config: { quietLog: true } }, async (): Promise<InventoryAnswer> => ({ instances: await service.inventory() }));
 
   await imageRoutes(api, service.o.runtime);
 

@@ -17,7 +17,7 @@ import { hostRoutes } from './routes/hosts.js';
 import { instanceRoutes } from './routes/instances.js';
 import { layerRoutes } from './routes/layers.js';
 import { importRoutes } from './routes/imports.js';
-import { QuietRoutesLogController } from './request-log.js';
+import { QuietRoutesLogController } from '../shared/request-log.js';
 import { routerIntegrationRoutes } from './registry/router-integration.js';
 import { auditRoutes } from './routes/audit.js';
 import { instanceActionRoutes } from './routes/instance-actions.js';

@@ -8,6 +8,21 @@ import { assertTransition } from '../../lifecycle/states.js';
 import { AppError } from '../../shared/errors.js';
 import type { InstancePatch, Store } from '../../store/store.js';
 
+/** Where each lifecycle transition is logged: one info line (a Logger fits). */
+export interface TransitionLog {
+  info(fields: Record<string, unknown>, message: string): void;
+}
+
+// Injected once by the composition root (setTransitionLog); none by default, so
+// pure tests and tools stay quiet. A module-level sink keeps moveInstance the one
+// place every transition passes, without threading a logger through each caller.
+let transitionLog: TransitionLog | null = null;
+
+/** Installs (or, with null, removes) the sink that logs every transition moveInstance makes. */
+export function setTransitionLog(log: TransitionLog | null): void {
+  transitionLog = log;
+}
+
 export interface MoveOptions {
   now: number;
   reason: string;
@@ -35,7 +50,7 @@ export async function moveInstance(store: Store, instance: Instance, to: Instanc
   } catch (err) {
     throw new AppError('INVALID_TRANSITION', `instance ${instance.name}: ${(err as Error).message} (${o.reason})`, { details: { from: instance.state, to } });
   }
-  return store.instances.transition(instance.id, to, {
+  const moved = await store.instances.transition(instance.id, to, {
     now: o.now,
     from: [instance.state],
     reason: o.reason.slice(0, 1000),
@@ -44,4 +59,11 @@ export async function moveInstance(store: Store, instance: Instance, to: Instanc
     details: { event, ...(o.details ?? {}) },
     ...(o.patch ? { patch: o.patch } : {}),
   });
+  if (moved) {
+    transitionLog?.info({
+      instanceId: instance.id, instance: instance.name, from: instance.state, to, event, reason: o.reason,
+      actor: o.actor ?? 'system', ...(o.commandId ? { commandId: o.commandId } : {}),
+    }, `instance ${instance.name}: ${instance.state} → ${to} (${o.reason})`);
+  }
+  return moved;
 }

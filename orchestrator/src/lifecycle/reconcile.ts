@@ -13,6 +13,8 @@ export interface StoredInstance {
   expectedLabels: Record<string, string>;
   /** The image the current container was created from; a different one means it was replaced behind our back. */
   expectedImage?: string;
+  /** False when no container was ever created for it (a failed create); undefined = unknown. */
+  containerCreated?: boolean;
 }
 
 export interface ObservedContainer {
@@ -91,7 +93,7 @@ export function reconcileInstance(stored: StoredInstance, observed: ObservedCont
   if (observed === null) {
     if (state === 'draft') return { action: 'none', reason: 'a draft has no container yet' };
     // A failed create (unpullable image, no room) leaves no container; its error and the agent's reason stay.
-    if (state === 'error') return { action: 'none', reason: 'error is sticky; there is no container (a failed create leaves none)' };
+    if (state === 'error' && stored.containerCreated === false) return { action: 'none', reason: 'error is sticky; there is no container (a failed create leaves none)' };
     if (state === 'unknown') {
       if (options.now - stored.stateChangedAt >= options.unknownGraceMs) {
         return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: `container still missing after ${options.unknownGraceMs} ms; an operator must decide (it is never recreated automatically)` };

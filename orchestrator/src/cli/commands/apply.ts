@@ -1,14 +1,16 @@
-// `ectl apply -f FILE [--dry-run]`: reads the declarative file, GETs the current
-// state, prints the preview, then writes templates before groups. Conflicts
-// stop it before anything is written.
+// `ectl apply -f FILE [--dry-run]`: reads the declarative file, checks every
+// body with the server's own schemas and rules (apply-check.ts), GETs the
+// current state, prints the preview, then writes templates before groups.
+// Refusals and conflicts stop it before anything is written, also in a dry run.
 
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { enc, listOf, type ApiClient } from '../api-client.js';
 import { parseApplyFile, resolveLayers, unresolvedLayers, type ApplyDocument, type JsonMap } from '../apply-file.js';
 import { formatPlan, planApply, planCounts, writesOf, type CurrentState, type Normalizers, type PlanItem } from '../apply-plan.js';
-import { normalizeGroup, normalizeTemplate } from '../../server/services/catalog-rules.js';
-import type { GroupBody, TemplateBody } from '../../server/schemas/catalog.js';
+import { normalizeGroup, normalizeTemplate } from '../../contracts/catalog-rules.js';
+import type { GroupBody, TemplateBody } from '../../contracts/catalog.js';
+import { checkApplyDocument, describeConflict } from '../apply-check.js';
 import { isAppError } from '../../shared/errors.js';
 import { CliError } from '../errors.js';
 import { printJson } from '../output.js';
@@ -111,16 +113,24 @@ export function registerApply(program: Command, ctx: CommandContext): void {
       let doc = parseApplyFile(text, opts.file);
       const client = await ctx.client();
       if (unresolvedLayers(doc).length > 0) doc = resolveLayers(doc, await newestLayers(client));
+      const problems = checkApplyDocument(doc, opts.file);
+      if (problems.length > 0) throw new CliError('usage', `${problems.join('\n')}\nnothing written: the orchestrator would refuse ${problems.length === 1 ? 'this field' : `these ${problems.length} fields`}`);
       await checkExternalTemplates(client, doc);
-      const plan = planApply(doc, await currentState(client, doc), serverNormalizers());
+      const current = await currentState(client, doc);
+      const normalizers = serverNormalizers();
+      const plan = planApply(doc, current, normalizers);
       const counts = planCounts(plan);
       const planJson = plan.map(({ kind, key, action, changes }) => ({ kind, key, action, changes }));
       if (!opts.json) ctx.out.write(formatPlan(plan));
       if (counts.conflict > 0) {
         if (opts.json) printJson(ctx.out, { plan: planJson, applied: false });
+        const diffs = plan.filter((i) => i.action === 'conflict').flatMap((i) => {
+          const t = doc.templates.find((d) => `${d.name}@${d.version}` === i.key)!;
+          return describeConflict(i.key, current.templates.get(i.key) ?? {}, normalizers.template(t.spec), i.changes);
+        });
         throw new CliError(
           'runtime',
-          `nothing written: ${counts.conflict} template version(s) already exist with a different body; templates are immutable, give the changed template a new version`,
+          `${diffs.join('\n')}\nnothing written: ${counts.conflict} template version(s) already exist with a different body; templates are immutable, give the changed template a new version`,
         );
       }
       const writes = writesOf(plan);

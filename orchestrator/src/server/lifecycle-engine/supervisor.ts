@@ -349,5 +349,7 @@ function storedView(instance: Instance): StoredInstance {
   return {
     id: instance.id, state: instance.state, desiredState: instance.desiredState, stateChangedAt: instance.stateChangedAt,
     expectedLabels: instance.containerConfig.labels, expectedImage: instance.containerConfig.image,
+    // The create records the endpoint once the host made the container; a failed create never does.
+    containerCreated: instance.endpoint !== null || instance.hostPort !== null,
   };
 }

@@ -2,6 +2,7 @@
 // service; one error handler maps AppError and schema failures to
 // {"error":{"code","message"}}. Testable without a socket via inject().
 
+import { dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -11,6 +12,7 @@ import type { Logger } from '../shared/logger.js';
 import { QuietRoutesLogController } from '../shared/request-log.js';
 import type { BackupService } from './backups.js';
 import { defaultBackupService, registerBackupRoutes } from './backup-routes.js';
+import { KeptData, registerKeptDataRoutes } from './kept-data.js';
 import type { InstanceService } from './instance-service.js';
 import { imageRoutes } from './images.js';
 import { DataImporter, registerDataImportRoutes } from './data-import.js';
@@ -130,7 +132,12 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
     },
   );
 
-  registerBackupRoutes(api, deps.backups ?? defaultBackupService(service));
+  const backups = deps.backups ?? defaultBackupService(service);
+  registerBackupRoutes(api, backups);
+  registerKeptDataRoutes(api, new KeptData({
+    instancesDirectory: dirname(service.o.directories.localPath('x')), directories: service.o.directories, backups,
+    hasContainer: async (id) => (await service.findOwned(id)) !== undefined,
+  }));
   await registerDataImportRoutes(api, new DataImporter({ directories: service.o.directories, findOwned: (id) => service.findOwned(id) }));
 
   api.post('/cleanup', { schema: { body: CleanupBody } }, async (req) => {

@@ -26,6 +26,7 @@ import { instanceBackupRoutes } from './routes/instance-backups.js';
 import { instanceUpdateRoutes } from './routes/instance-update.js';
 import { instancePreviewRoutes } from './routes/instance-preview.js';
 import { installationRequestRoutes } from './routes/installation-requests.js';
+import { keptDataRoutes } from './routes/kept-data.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -87,6 +88,7 @@ export async function buildApp(ctx: ServerContext) {
     await instanceUpdateRoutes(api, ctx);
     await instancePreviewRoutes(api, ctx);
     await installationRequestRoutes(api, ctx);
+    await keptDataRoutes(api, ctx);
     await auditRoutes(api, ctx);
     await commandRoutes(api, ctx);
     await tokenRoutes(api, ctx);

@@ -42,6 +42,16 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
     return templateView(template);
   });
 
+  api.delete('/templates/:name/versions/:version', {
+    schema: { tags: ['templates'], summary: 'Delete a template version (409 while a variant uses it)', params: TemplateParams },
+    config: { auth: { scope: writeScope('templates') }, audit: { action: 'template.delete', targetKind: 'template' } },
+  }, async (req) => {
+    const { name, version } = req.params as TemplateParams;
+    auditTarget(req, `${name}@${version}`);
+    await ctx.store.templates.delete(name, version);
+    return { name, version, deleted: true };
+  });
+
   api.put('/groups/:id', {
     schema: { tags: ['groups'], summary: 'Create or replace a group and its variants', params: IdParams, body: GroupBody },
     config: { auth: { scope: writeScope('groups') }, audit: { action: 'group.put', targetKind: 'group' } },
@@ -65,5 +75,15 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
     const group = await ctx.store.groups.get(id);
     if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${id} does not exist`);
     return groupView(group);
+  });
+
+  api.delete('/groups/:id', {
+    schema: { tags: ['groups'], summary: 'Delete a group and its variants (409 while instances exist)', params: IdParams },
+    config: { auth: { scope: writeScope('groups') }, audit: { action: 'group.delete', targetKind: 'group' } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof IdParams>;
+    auditTarget(req, id);
+    await ctx.store.groups.delete(id);
+    return { id, deleted: true };
   });
 }

@@ -23,6 +23,18 @@ function ruleProblem(err: unknown): { field: string; message: string } | undefin
   return { field: '', message: err.message };
 }
 
+/**
+ * The line for a server refusal of one object's validate-only PUT: its message
+ * (`body/layers/0: layer … was never uploaded`) placed under file and object.
+ */
+export function serverRefusalLine(file: string, kind: 'template' | 'group', key: string, code: string, message: string): string {
+  const object = kind === 'template' ? `templates[${key}]` : `groups[${key}]`;
+  const prefix = kind === 'template' ? 'spec.' : '';
+  const body = /^body\/(\S+?):? (.*)$/s.exec(message);
+  if (body) return line(file, object, `${prefix}${dottedField(body[1]!)}`, `${body[2]!} (${code})`);
+  return line(file, object, '', `${message} (${code})`);
+}
+
 function line(file: string, object: string, field: string, message: string): string {
   return `${file}: ${object}${field ? `.${field}` : ''}: ${message}`;
 }

@@ -30,7 +30,7 @@ async function api(method: string, path: string, body?: unknown, raw?: Buffer): 
   const type = raw ? 'application/gzip' : 'application/json';
   return fetch(`${o.url}/api/v1${path}`, {
     method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body || raw ? { 'content-type': type } : {}) },
-    ...(raw ? { body: raw } : body ? { body: JSON.stringify(body) } : {}),
+    ...(raw ? { body: new Uint8Array(raw) } : body ? { body: JSON.stringify(body) } : {}),
   });
 }
 

@@ -11,16 +11,19 @@ import { IdParams, IdString } from '../schemas/common.js';
 import { groupView, templateView } from '../views.js';
 
 const TemplatesQuery = Type.Object({ name: Type.Optional(IdString) });
+const DryRunQuery = Type.Object({ dryRun: Type.Optional(Type.Boolean({ default: false, description: 'validate only: every check the write makes, nothing written (200)' })) });
 
 
 export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   api.put('/templates/:name/versions/:version', {
-    schema: { tags: ['templates'], summary: 'Create an immutable template version (same body again: 200; different: 409)', params: TemplateParams, body: TemplateBody },
+    schema: { tags: ['templates'], summary: 'Create an immutable template version (same body again: 200; different: 409; dryRun=true: validate only)', params: TemplateParams, body: TemplateBody, querystring: DryRunQuery },
     config: { auth: { scope: writeScope('templates') }, audit: { action: 'template.put', targetKind: 'template' } },
   }, async (req, reply) => {
     const { name, version } = req.params as TemplateParams;
-    const { template, created } = await ctx.catalog.putTemplate(name, version, req.body as TemplateBody);
-    auditTarget(req, `${name}@${version}`, { specHash: template.specHash, created });
+    const { dryRun } = req.query as Static<typeof DryRunQuery>;
+    const { template, created } = await ctx.catalog.putTemplate(name, version, req.body as TemplateBody, { dryRun: dryRun === true });
+    auditTarget(req, `${name}@${version}`, { specHash: template.specHash, created, ...(dryRun ? { dryRun: true } : {}) });
+    if (dryRun) return reply.status(200).send({ ...templateView(template), dryRun: true, created });
     return reply.status(created ? 201 : 200).send(templateView(template));
   });
 
@@ -53,12 +56,14 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
   });
 
   api.put('/groups/:id', {
-    schema: { tags: ['groups'], summary: 'Create or replace a group and its variants', params: IdParams, body: GroupBody },
+    schema: { tags: ['groups'], summary: 'Create or replace a group and its variants (dryRun=true: validate only)', params: IdParams, body: GroupBody, querystring: DryRunQuery },
     config: { auth: { scope: writeScope('groups') }, audit: { action: 'group.put', targetKind: 'group' } },
   }, async (req, reply) => {
     const { id } = req.params as Static<typeof IdParams>;
-    const { group, created, changed } = await ctx.catalog.putGroup(id, req.body as GroupBody);
-    auditTarget(req, id, { variants: group.variants.map((v) => v.id), created, changed });
+    const { dryRun } = req.query as Static<typeof DryRunQuery>;
+    const { group, created, changed } = await ctx.catalog.putGroup(id, req.body as GroupBody, { dryRun: dryRun === true });
+    auditTarget(req, id, { variants: group.variants.map((v) => v.id), created, changed, ...(dryRun ? { dryRun: true } : {}) });
+    if (dryRun) return reply.status(200).send({ ...groupView(group), created, changed, dryRun: true });
     return reply.status(created ? 201 : 200).send({ ...groupView(group), created, changed });
   });
 

@@ -168,6 +168,14 @@ describe('failures say what happened (real engine)', () => {
     await waitState(id, 'online');
   });
 
+  it('the supervisor\'s inventory polls are logged at debug by the agent (they were half of all lines)', () => {
+    const polls = agent.logLines.filter((l) => l.msg === 'incoming request' && (l.req as Loose)?.method === 'GET' && (l.req as Loose)?.url === '/api/v1/instances');
+    expect(polls.length).toBeGreaterThan(10);
+    expect(polls.every((l) => l.level === 20)).toBe(true);
+    const inspect = agent.logLines.filter((l) => l.msg === 'incoming request' && (l.req as Loose)?.method === 'POST');
+    expect(inspect.some((l) => l.level === 30)).toBe(true); // other requests keep info
+  });
+
   it('stopped, but paused outside EnderCloud → intervention_required with the observation (a frozen server cannot save its world)', async () => {
     const id = await create('drift-frozen');
     await waitState(id, 'online');

@@ -136,7 +136,7 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
   registerBackupRoutes(api, backups);
   registerKeptDataRoutes(api, new KeptData({
     instancesDirectory: dirname(service.o.directories.localPath('x')), directories: service.o.directories, backups,
-    hasContainer: async (id) => (await service.findOwned(id)) !== undefined,
+    findContainer: (id) => service.findOwned(id),
   }));
   await registerDataImportRoutes(api, new DataImporter({ directories: service.o.directories, findOwned: (id) => service.findOwned(id) }));
 

@@ -311,6 +311,11 @@ export type KeptDataList = Static<typeof KeptDataList>;
 /** `DELETE /kept-data/:id`: refused (INSTANCE_CONFLICT) while a managed container exists for the id. */
 export const KeptDataPurged = Type.Object({ instanceId: Type.String(), dataRemoved: Type.Boolean(), backupsRemoved: Type.Integer() });
 export type KeptDataPurged = Static<typeof KeptDataPurged>;
+/** `POST /kept-data/:id/attach`: the kept world of `:id` becomes the world of `instanceId` (created, not running). */
+export const KeptDataAttachBody = Type.Object({ instanceId: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
+export type KeptDataAttachBody = Static<typeof KeptDataAttachBody>;
+export const KeptDataAttached = Type.Object({ instanceId: Type.String(), from: Type.String(), replacedFresh: Type.Boolean() });
+export type KeptDataAttached = Static<typeof KeptDataAttached>;
 
 // ------------------------------------------------------------------ images / data import
 

@@ -3,7 +3,7 @@
 // templates/groups/layers delete, layers prune, hosts remove [--forget],
 // kept-data ls/purge. Refusals come back as the server's 409 message.
 
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,6 +82,22 @@ describe('ectl removal commands', () => {
     const purged = await ectl(['kept-data', 'purge', 'cli-rm-host', 'i-old', '--yes']);
     expect(purged.stdout).toBe('purged kept data of i-old on host cli-rm-host: world deleted, 0 backup(s) deleted\n');
     expect((await readdir(join(agent.runtimeDirectory, 'instances'))).filter((n) => !n.startsWith('.'))).toEqual([]);
+  });
+
+  it('kept-data attach gives a new instance created with --no-start and the world\'s user the kept world', async () => {
+    expect((await api('PUT', '/templates/k/versions/1', { image: 'busybox:1', resources: { memoryMb: 64 } })).status).toBe(201);
+    expect((await api('PUT', '/groups/k', { kind: 'persistent', variants: [{ id: 'v', template: { name: 'k', version: '1' } }] })).status).toBe(201);
+    await mkdir(join(agent.runtimeDirectory, 'instances', 'i-kept'), { recursive: true });
+    await writeFile(join(agent.runtimeDirectory, 'instances', 'i-kept', 'level.dat'), 'kept');
+    expect((await ectl(['instances', 'create', '--group', 'k', '--variant', 'v', '--name', 'k-bad-user', '--user', 'x'])).stderr).toMatch(/--user must be UID:GID/);
+    const created = await ectl(['instances', 'create', '--group', 'k', '--variant', 'v', '--name', 'k-new', '--no-start', '--wait', '--timeout', '20', '--user', `${process.getuid!()}:${process.getgid!()}`]);
+    expect(created.code).toBe(0);
+    const r = await ectl(['kept-data', 'attach', 'cli-rm-host', 'i-kept', '--to', 'k-new']);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('attached the kept world of i-kept to k-new on host cli-rm-host; start it with: ectl instances start k-new\n');
+    const id = (await o.ctx.store.instances.getByName('k-new'))!.id;
+    expect(await readFile(join(agent.runtimeDirectory, 'instances', id, 'level.dat'), 'utf8')).toBe('kept');
+    await o.ctx.store.instances.delete(id);
   });
 
   it('hosts remove refuses a host with instances; --forget needs --yes and an OFFLINE host', async () => {

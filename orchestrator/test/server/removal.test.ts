@@ -4,7 +4,7 @@
 // OFFLINE one) and the data a scoped delete kept (listed per host, purged).
 // Each removal is audited.
 
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instance } from '../store/fixtures.js';
@@ -93,6 +93,45 @@ describe('kept data', () => {
     expect((await readdir(instances)).filter((n) => !n.startsWith('.'))).toEqual(['i-live']);
     expect((await t.call('GET', '/api/v1/kept-data')).body.keptData).toEqual([]);
     expect(await audited('kept-data.delete')).toHaveLength(2);
+  });
+});
+
+describe('attaching a kept world', () => {
+  const work = async () => {
+    for (let i = 0; i < 10; i++) {
+      const claimed = await t.o.worker.tick();
+      await t.o.worker.whenIdle();
+      if (claimed.length === 0) return;
+    }
+  };
+  const createStopped = async (name: string, user?: object): Promise<string> => {
+    const res = await t.call('POST', '/api/v1/instances', { body: { groupId: 'keep', variantId: 'v', name, start: false, ...(user ? { user } : {}) } });
+    expect(res.status).toBe(202);
+    await work();
+    expect((await t.o.ctx.store.instances.get(res.body.id))?.state).toBe('stopped');
+    return res.body.id as string;
+  };
+
+  it('gives a new stopped instance on the same host the kept world (never changing ownership), with a history entry', async () => {
+    expect((await t.call('PUT', '/api/v1/templates/keep/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 64 } } })).status).toBe(201);
+    expect((await t.call('PUT', '/api/v1/groups/keep', { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'keep', version: '1' } }] } })).status).toBe(201);
+    const instances = path.join(agent.runtimeDirectory, 'instances');
+    await mkdir(path.join(instances, 'i-world'), { recursive: true });
+    await writeFile(path.join(instances, 'i-world', 'level.dat'), 'the old world');
+    // The default user (1000:1000) does not own the kept world: refused, naming the user to create it with.
+    const other = await createStopped('keep-other');
+    const refused = await t.call('POST', '/api/v1/kept-data/rm-host/i-world/attach', { body: { instance: 'keep-other' } });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toMatch(new RegExp(`create it with user \\{"mode": "custom", "uid": ${process.getuid!()}`));
+    const id = await createStopped('keep-new', { mode: 'custom', uid: process.getuid!(), gid: process.getgid!() });
+    const attached = await t.call('POST', '/api/v1/kept-data/rm-host/i-world/attach', { body: { instance: 'keep-new' } });
+    expect(attached.body).toEqual({ hostId: 'rm-host', instanceId: id, from: 'i-world', replacedFresh: true });
+    expect(await readFile(path.join(instances, id, 'level.dat'), 'utf8')).toBe('the old world');
+    expect((await readdir(instances)).filter((n) => !n.startsWith('.')).sort()).toEqual([id, other, 'i-live'].sort());
+    expect((await t.call('GET', `/api/v1/instances/${id}/history`)).body.history[0]).toMatchObject({ from: 'stopped', to: 'stopped', details: { event: 'kept_data_attached', from: 'i-world' } });
+    expect((await t.call('POST', '/api/v1/kept-data/rm-host/i-world/attach', { body: { instance: 'keep-new' } })).status).toBe(404);
+    expect(await audited('kept-data.attach')).toHaveLength(3);
+    for (const gone of [id, other]) await t.o.ctx.store.instances.delete(gone);
   });
 });
 

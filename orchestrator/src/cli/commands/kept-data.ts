@@ -1,6 +1,6 @@
 // `ectl kept-data ls|purge`: worlds and backups of deleted instances that a
 // scoped delete kept on their hosts (GET /kept-data, DELETE /kept-data/…).
-// A new instance takes a kept world through `ectl imports` (data import).
+// `attach` gives a new, stopped instance on the same host a kept world.
 
 import type { Command } from 'commander';
 import { enc } from '../api-client.js';
@@ -33,6 +33,16 @@ export function registerKeptData(program: Command, ctx: CommandContext): void {
         { header: 'backup size', value: (k) => formatBytes(k.backups.reduce((n, b) => n + b.sizeBytes, 0)), align: 'right' },
       ], 'no kept data');
       for (const u of res.unreachable) ctx.out.error(`host ${u.hostId} did not answer: ${u.error}`);
+    });
+  kept
+    .command('attach <host> <instance>')
+    .description('give a new, stopped instance on the same host the kept world (create it with --no-start and the world\'s user first)')
+    .requiredOption('--to <name>', 'the new instance (id or name)')
+    .option('--json', 'print the answer as JSON')
+    .action(async (host: string, instance: string, opts: { to: string; json?: boolean }) => {
+      const res = await (await ctx.client()).post<{ instanceId: string }>(`/kept-data/${enc(host)}/${enc(instance)}/attach`, { instance: opts.to });
+      if (opts.json) return printJson(ctx.out, res);
+      ctx.out.line(`attached the kept world of ${instance} to ${opts.to} on host ${host}; start it with: ectl instances start ${opts.to}`);
     });
   kept
     .command('purge <host> <instance>')

@@ -57,6 +57,7 @@ export class AgentHostDriver implements HostDriver {
     this.keptData = {
       list: async (host, ids = {}) => (await this.call<Api.KeptDataList>(host, 'GET', '/kept-data', undefined, ids)).keptData,
       purge: (host, id, ids = {}) => this.call(host, 'DELETE', `/kept-data/${encodeURIComponent(id)}`, undefined, ids),
+      attach: (host, id, to, ids = {}) => this.call(host, 'POST', `/kept-data/${encodeURIComponent(id)}/attach`, { instanceId: to } satisfies Api.KeptDataAttachBody, ids),
     };
     this.dataImport = {
       importData: (host, id, path, archive, ids = {}) =>

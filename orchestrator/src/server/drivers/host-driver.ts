@@ -88,6 +88,8 @@ export interface HostKeptData {
   list(host: DriverHost, ids?: CallIds): Promise<Api.KeptDataEntry[]>;
   /** Removes that data and those backups; INSTANCE_CONFLICT while a managed container exists. */
   purge(host: DriverHost, instanceId: string, ids?: CallIds): Promise<Api.KeptDataPurged>;
+  /** Makes the kept world of `keptId` the world of instance `to` (its container created or stopped). */
+  attach(host: DriverHost, keptId: string, to: string, ids?: CallIds): Promise<Api.KeptDataAttached>;
 }
 
 export interface HostBackups {

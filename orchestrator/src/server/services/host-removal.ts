@@ -2,7 +2,7 @@
 // (only when it holds no instances, or `forget` for an OFFLINE one), and the
 // data a scoped delete kept (worlds and backups of deleted instances).
 
-import type { Host } from '../../domain/index.js';
+import type { Host, Instance } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
@@ -93,5 +93,27 @@ export async function purgeKeptData(deps: HostRemovalDeps, hostId: string, insta
     throw new AppError('CONFLICT', `instance ${instanceId} still exists; its data is not kept data (delete the instance with the scopes you want)`);
   }
   const result = await capability(deps.driver.keptData, 'kept data', host).purge(host, instanceId);
+  return { hostId, ...result };
+}
+
+/**
+ * Gives a new instance the kept world of a deleted one on the same host: the
+ * target must be `stopped` there with no action in flight (create it with
+ * `start: false`, and the kept world's uid:gid as its user), then started as usual.
+ */
+export async function attachKeptData(deps: HostRemovalDeps, hostId: string, keptId: string, target: Instance): Promise<{ hostId: string; instanceId: string; from: string; replacedFresh: boolean }> {
+  const host = await deps.store.hosts.get(hostId);
+  if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
+  if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${hostId} is OFFLINE; its kept data cannot be attached now`);
+  if (await deps.store.instances.get(keptId)) throw new AppError('CONFLICT', `instance ${keptId} still exists; its data is not kept data`);
+  if (target.hostId !== hostId) throw new AppError('CONFLICT', `instance ${target.name} is on host ${target.hostId ?? 'none'}, not ${hostId}: a kept world is attached on its own host`);
+  if (target.state !== 'stopped' || target.activeAction) {
+    throw new AppError('INVALID_TRANSITION', `instance ${target.name} is ${target.activeAction ? `busy (${target.activeAction.kind})` : target.state}: attach a kept world to a stopped instance (create it with "start": false)`);
+  }
+  const result = await capability(deps.driver.keptData, 'kept data', host).attach(host, keptId, target.id);
+  await deps.store.history.append({
+    instanceId: target.id, at: deps.clock.now(), from: target.state, to: target.state, actor: null, commandId: null,
+    reason: `kept world of deleted instance ${keptId} attached`, details: { event: 'kept_data_attached', from: keptId },
+  });
   return { hostId, ...result };
 }

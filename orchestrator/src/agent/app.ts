@@ -2,14 +2,17 @@
 // service; one error handler maps AppError and schema failures to
 // {"error":{"code","message"}}. Testable without a socket via inject().
 
+import { dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { AppError } from '../shared/errors.js';
 import { bearerMatches, errorHandler, headerValue, notFoundHandler, sendError } from '../shared/http.js';
 import type { Logger } from '../shared/logger.js';
+import { QuietRoutesLogController } from '../shared/request-log.js';
 import type { BackupService } from './backups.js';
 import { defaultBackupService, registerBackupRoutes } from './backup-routes.js';
+import { KeptData, registerKeptDataRoutes } from './kept-data.js';
 import type { InstanceService } from './instance-service.js';
 import { imageRoutes } from './images.js';
 import { DataImporter, registerDataImportRoutes } from './data-import.js';
@@ -49,6 +52,8 @@ const BODY_LIMIT = 1024 * 1024;
 export function buildAgentApp(deps: AgentAppDeps) {
   const app = Fastify({
     loggerInstance: deps.logger,
+    // The supervisor polls GET /instances every few seconds: those lines are debug (quietLog).
+    logController: new QuietRoutesLogController(),
     bodyLimit: BODY_LIMIT,
     requestIdHeader: false,
     genReqId: (req) => headerValue(req, 'x-request-id') ?? randomUUID(),
@@ -93,7 +98,7 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
     engine: (await deps.engineReachable()) ? 'reachable' : 'unreachable',
   }));
 
-  api.get('/instances', async (): Promise<InventoryAnswer> => ({ instances: await service.inventory() }));
+  api.get('/instances', { config: { quietLog: true } }, async (): Promise<InventoryAnswer> => ({ instances: await service.inventory() }));
 
   await imageRoutes(api, service.o.runtime);
 
@@ -139,7 +144,12 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
     },
   );
 
-  registerBackupRoutes(api, deps.backups ?? defaultBackupService(service));
+  const backups = deps.backups ?? defaultBackupService(service);
+  registerBackupRoutes(api, backups);
+  registerKeptDataRoutes(api, new KeptData({
+    instancesDirectory: dirname(service.o.directories.localPath('x')), directories: service.o.directories, backups,
+    findContainer: (id) => service.findOwned(id),
+  }));
   await registerDataImportRoutes(api, new DataImporter({ directories: service.o.directories, findOwned: (id) => service.findOwned(id) }));
 
   api.post('/cleanup', { schema: { body: CleanupBody } }, async (req) => {

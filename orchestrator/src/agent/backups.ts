@@ -248,6 +248,16 @@ export class BackupService {
     });
   }
 
+  /** Instance ids that have a backups directory (kept data of deleted instances among them). */
+  async instanceIds(): Promise<string[]> {
+    try {
+      return (await readdir(this.o.backupsDirectory)).filter((n) => !n.startsWith('.') && RESOURCE_ID_PATTERN.test(n)).sort();
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return [];
+      throw err;
+    }
+  }
+
   deleteAll(instanceId: string): Promise<BackupsDeleted> {
     const dir = this.dir(instanceId);
     return this.locked(instanceId, async () => {

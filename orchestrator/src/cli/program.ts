@@ -17,6 +17,7 @@ import { registerInstanceActions } from './commands/instance-actions.js';
 import { registerInstanceInfo } from './commands/instance-info.js';
 import { registerInstanceStreams } from './commands/instance-streams.js';
 import { registerInstances } from './commands/instances.js';
+import { registerKeptData } from './commands/kept-data.js';
 import { registerLayers } from './commands/layers.js';
 import { registerRequests } from './commands/requests.js';
 import { registerTokens } from './commands/tokens.js';
@@ -79,6 +80,7 @@ export function buildProgram(deps: CliDeps): Command {
   };
   registerContext(program, ctx);
   registerHosts(program, ctx);
+  registerKeptData(program, ctx);
   registerLayers(program, ctx);
   registerApply(program, ctx);
   const instances = registerInstances(program, ctx);

@@ -299,6 +299,27 @@ export type BackupsDeleted = Static<typeof BackupsDeleted>;
 export const RestoreAnswer = Type.Object({ restored: Type.String(), safetyBackupId: NullableString });
 export type RestoreAnswer = Static<typeof RestoreAnswer>;
 
+// ------------------------------------------------------------------ kept data
+
+/** `GET /kept-data`: instance data and backups on the host with no managed container (kept by a scoped delete). */
+export const KeptDataEntry = Type.Object({
+  instanceId: Type.String(),
+  /** The runtime directory `<runtime>/instances/<id>` (the world) is there. */
+  data: Type.Boolean(),
+  backups: Type.Array(BackupInfo),
+});
+export type KeptDataEntry = Static<typeof KeptDataEntry>;
+export const KeptDataList = Type.Object({ keptData: Type.Array(KeptDataEntry) });
+export type KeptDataList = Static<typeof KeptDataList>;
+/** `DELETE /kept-data/:id`: refused (INSTANCE_CONFLICT) while a managed container exists for the id. */
+export const KeptDataPurged = Type.Object({ instanceId: Type.String(), dataRemoved: Type.Boolean(), backupsRemoved: Type.Integer() });
+export type KeptDataPurged = Static<typeof KeptDataPurged>;
+/** `POST /kept-data/:id/attach`: the kept world of `:id` becomes the world of `instanceId` (created, not running). */
+export const KeptDataAttachBody = Type.Object({ instanceId: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
+export type KeptDataAttachBody = Static<typeof KeptDataAttachBody>;
+export const KeptDataAttached = Type.Object({ instanceId: Type.String(), from: Type.String(), replacedFresh: Type.Boolean() });
+export type KeptDataAttached = Static<typeof KeptDataAttached>;
+
 // ------------------------------------------------------------------ images / data import
 
 /** `GET /images/inspect?ref=&pull=`. */

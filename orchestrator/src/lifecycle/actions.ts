@@ -134,7 +134,11 @@ export function checkAction(instance: ActionInstance, action: InstanceAction, ac
   const startsFromError = (action === 'start' || action === 'restart') && instance.state === 'error';
   if (startsFromError) {
     if (instance.crashLoop.tripped) {
-      return fail(new AppError('INVALID_TRANSITION', `instance ${instance.name} is in error after a crash loop: reset it (POST /instances/:id/reset-crash-loop) after diagnosis, then start it`, {
+      // Never point a token at an endpoint it cannot call: reset-crash-loop needs admin or manager.
+      const next = isPrivileged(actor)
+        ? 'reset it (POST /instances/:id/reset-crash-loop) after diagnosis, then start it'
+        : 'ask an administrator (admin or manager scope) to reset the crash loop after diagnosis, then start it';
+      return fail(new AppError('INVALID_TRANSITION', `instance ${instance.name} is in error after a crash loop: ${next}`, {
         details: { from: 'error', action },
       }));
     }

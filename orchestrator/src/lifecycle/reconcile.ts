@@ -13,6 +13,8 @@ export interface StoredInstance {
   expectedLabels: Record<string, string>;
   /** The image the current container was created from; a different one means it was replaced behind our back. */
   expectedImage?: string;
+  /** False when no container was ever created for it (a failed create); undefined = unknown. */
+  containerCreated?: boolean;
 }
 
 export interface ObservedContainer {
@@ -41,8 +43,14 @@ export type ReconcileDecision =
   | { action: 'await_command'; reason: string }
   /** Unexpected exit: record it in the crash-loop breaker and apply shouldAutoRestart. */
   | { action: 'handle_crash'; exitCode: number | null; oomKilled: boolean; reason: string }
-  /** Bring Docker back to the desired state with an ordinary action. */
-  | { action: 'start' | 'stop' | 'pause' | 'resume'; reason: string };
+  /**
+   * Bring Docker back to the desired state. Without `drift`, with an ordinary
+   * action. With `drift`, the stored state already claims the result (a stopped
+   * instance whose container was started outside EnderCloud): the action would
+   * be a no-op or refused, so the supervisor acts on the container directly and
+   * records a history entry saying so.
+   */
+  | { action: 'start' | 'stop' | 'pause' | 'resume'; reason: string; drift?: true };
 
 /**
  * States in which the instance's container must exist on its host: a container
@@ -51,6 +59,9 @@ export type ReconcileDecision =
  * intervention_required already say something is wrong).
  */
 export const CONTAINER_EXPECTED: readonly InstanceState[] = ['stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused', 'backup', 'restore', 'update'];
+
+// Running states whose container may be thawed directly when it was paused outside EnderCloud.
+const DRIFT_RESUMABLE: readonly InstanceState[] = ['starting', 'online', 'degraded'];
 
 // States whose in-flight command owns the container (it may be absent or changing on purpose).
 const COMMAND_OWNED: readonly InstanceState[] = ['installing', 'backup', 'restore', 'update', 'deleting', 'archiving'];
@@ -81,6 +92,8 @@ export function reconcileInstance(stored: StoredInstance, observed: ObservedCont
   }
   if (observed === null) {
     if (state === 'draft') return { action: 'none', reason: 'a draft has no container yet' };
+    // A failed create (unpullable image, no room) leaves no container; its error and the agent's reason stay.
+    if (state === 'error' && stored.containerCreated === false) return { action: 'none', reason: 'error is sticky; there is no container (a failed create leaves none)' };
     if (state === 'unknown') {
       if (options.now - stored.stateChangedAt >= options.unknownGraceMs) {
         return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: `container still missing after ${options.unknownGraceMs} ms; an operator must decide (it is never recreated automatically)` };
@@ -121,7 +134,12 @@ export function reconcileInstance(stored: StoredInstance, observed: ObservedCont
         if (state === 'pausing') return { action: 'set_state', to: 'paused', event: 'paused', reason: 'pause completed' };
         return { action: 'pause', reason: `container already paused while ${state}; completing the pause` };
       }
-      if (desired === 'running') return { action: 'resume', reason: 'desired running but the container is paused' };
+      if (desired === 'running') {
+        if (DRIFT_RESUMABLE.includes(state)) return { action: 'resume', drift: true, reason: `container paused outside EnderCloud while ${state}; resuming it` };
+        return { action: 'resume', reason: 'desired running but the container is paused' };
+      }
+      // A frozen server cannot save its world on a graceful stop, and killing it could lose data: an operator decides.
+      if (state === 'stopped') return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: 'observed: the container of a stopped instance is paused (changed outside EnderCloud); not stopped automatically, since a frozen server cannot save its world' };
       return { action: 'stop', reason: 'desired stopped but the container is paused' };
     default: // created or exited
       return reconcileNotRunning(state, desired, status, exit);
@@ -139,11 +157,13 @@ function reconcileRunning(state: InstanceState, desired: DesiredState): Reconcil
   }
   if (desired === 'paused') {
     if (state === 'pausing' || state === 'online') return { action: 'pause', reason: 'desired paused; pausing' };
+    if (state === 'paused') return { action: 'pause', drift: true, reason: 'container unpaused outside EnderCloud while paused; pausing it again' };
     return { action: 'pause', reason: `desired paused but running while ${state}` };
   }
   // Desired stopped (or deleted): started behind EnderCloud's back, or a stop still in flight.
   // A graceful stop saves the world, so enforcing the intent is safe.
   if (state === 'stopping') return { action: 'stop', reason: 'stop in progress; continuing' };
+  if (state === 'stopped') return { action: 'stop', drift: true, reason: `container started outside EnderCloud while stopped (desired ${desired}); stopping it gracefully again` };
   return { action: 'stop', reason: `desired ${desired} but the container is running; stopping gracefully` };
 }
 

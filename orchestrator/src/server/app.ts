@@ -17,7 +17,7 @@ import { hostRoutes } from './routes/hosts.js';
 import { instanceRoutes } from './routes/instances.js';
 import { layerRoutes } from './routes/layers.js';
 import { importRoutes } from './routes/imports.js';
-import { QuietRoutesLogController } from './request-log.js';
+import { QuietRoutesLogController } from '../shared/request-log.js';
 import { routerIntegrationRoutes } from './registry/router-integration.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { auditRoutes } from './routes/audit.js';
@@ -27,6 +27,7 @@ import { instanceBackupRoutes } from './routes/instance-backups.js';
 import { instanceUpdateRoutes } from './routes/instance-update.js';
 import { instancePreviewRoutes } from './routes/instance-preview.js';
 import { installationRequestRoutes } from './routes/installation-requests.js';
+import { keptDataRoutes } from './routes/kept-data.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -88,6 +89,7 @@ export async function buildApp(ctx: ServerContext) {
     await instanceUpdateRoutes(api, ctx);
     await instancePreviewRoutes(api, ctx);
     await installationRequestRoutes(api, ctx);
+    await keptDataRoutes(api, ctx);
     await auditRoutes(api, ctx);
     await commandRoutes(api, ctx);
     await tokenRoutes(api, ctx);

@@ -108,7 +108,11 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const baseStore = deps.store ?? (await openStore(config.databaseUrl, config.dataDir));
   const ownedChanges = deps.changes ? undefined : await openChangePort(config, baseStore, logger);
   const changes: ChangePort = deps.changes ?? ownedChanges!;
-  const store = notifyingStore(baseStore, changes);
+  // Each committed transition is one info line with instance, from, to and reason.
+  const lifecycleLog = logger.child({ component: 'lifecycle' });
+  const store = notifyingStore(baseStore, changes, {
+    onTransition: (t) => lifecycleLog.info({ ...t }, `instance ${t.instance}: ${t.from ?? '?'} → ${t.to} (${t.reason})`),
+  });
   const node = await loadNodeIdentity(config.dataDir, config.nodeId);
   // A restarted node's previous incarnation is gone: its claims come back now, not after the command lease.
   const released = await store.commands.releaseClaimsOf(node.nodeId, node.incarnation, clock.now());

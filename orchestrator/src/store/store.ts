@@ -109,6 +109,15 @@ export interface LayerRepository {
   get(id: string, checksum: string): Promise<TemplateLayer | undefined>;
   /** Every checksum of every layer (or of one id), oldest first. */
   list(filter?: { id?: string }): Promise<TemplateLayer[]>;
+  /**
+   * Removes every checksum of `id` (or just `checksum`) and answers what was
+   * removed. LAYER_NOT_FOUND when nothing matches; CONFLICT (naming the users)
+   * while a template version, a variant's extraLayers or an instance's
+   * container configuration references one of them. Atomic with the check.
+   */
+  delete(id: string, checksum?: string): Promise<TemplateLayer[]>;
+  /** Every (id, checksum) nothing references (see delete), oldest first. */
+  listUnreferenced(): Promise<TemplateLayer[]>;
 }
 
 export interface TemplateRepository {
@@ -120,6 +129,8 @@ export interface TemplateRepository {
   get(name: string, version: string): Promise<TemplateVersion | undefined>;
   /** All versions (of one name when given), ordered by name then creation. */
   list(filter?: { name?: string }): Promise<TemplateVersion[]>;
+  /** TEMPLATE_NOT_FOUND; refuses (CONFLICT, naming group and variant) while a variant uses the version. */
+  delete(name: string, version: string): Promise<void>;
 }
 
 export interface GroupRepository {

@@ -168,14 +168,20 @@ describe('ectl instance commands', () => {
       [['instances', 'exec', 'survival', '--', 'say', 'hi'], 'RCON commands'],
       [['instances', 'console', 'survival'], 'a console'],
       [['instances', 'logs', 'survival', '--follow'], 'streamed logs'],
-      [['templates', 'delete', 'mc', '1'], 'deleting template versions'],
-      [['groups', 'delete', 'g'], 'deleting groups'],
-      [['layers', 'prune'], 'pruning unused layers'],
-      [['hosts', 'remove', 'host-a'], 'removing hosts'],
     ] as const) {
       const r = await ectl([...args]);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(new RegExp(`^error: ectl [\\w -]+: the orchestrator does not offer ${what}[^\\n]* yet\\n$`));
+    }
+    // The removals are offered now: in use, each is refused with the server's reason.
+    for (const [args, reason] of [
+      [['templates', 'delete', 'mc', '1'], /^error: CONFLICT: template mc version 1 is still used by group g variant v/],
+      [['groups', 'delete', 'g'], /^error: CONFLICT: group g still has instances/],
+      [['hosts', 'remove', 'host-a'], /^error: CONFLICT: host host-a still holds 1 instance/],
+    ] as const) {
+      const r = await ectl([...args]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(reason);
     }
     expect((await ectl(['instances', 'logs', 'survival', '--tail', '5'])).stdout).toMatch(/Done \(1\.0s\)!/);
   });

@@ -130,6 +130,8 @@ export interface FakeAgent {
   inventory: InventoryItem[];
   /** The in-memory runtime under the agent (a test double). */
   runtime: MemoryRuntime;
+  /** The agent's real runtime directory (`instances/`, `backups/` under it). */
+  runtimeDirectory: string;
   /** Respond to the next N calls of a route key (e.g. "PUT /instances") with this status. */
   failNext(key: string, times: number, status?: number, code?: string): void;
   close(): Promise<void>;
@@ -197,6 +199,7 @@ export async function startFakeAgent(opts: FakeAgentOptions = {}): Promise<FakeA
     calls,
     inventory,
     runtime,
+    runtimeDirectory,
     failNext(key, times, status = 503, code = 'DOCKER_ERROR') {
       failures.set(key, { times, status, code });
     },

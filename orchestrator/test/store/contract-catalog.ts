@@ -24,6 +24,28 @@ export function catalogContract(handle: StoreHandle): void {
       expect((await store.layers.list({ id: 'base' })).map((l) => l.sizeBytes)).toEqual([10, 20]);
       expect(await store.layers.list()).toHaveLength(3);
     });
+
+    it('delete refuses while a template, a variant or an instance references the layer, names them, and lists the unreferenced', async () => {
+      const store = handle.store();
+      const used = { id: 'base', checksum: 'a'.repeat(64), sizeBytes: 1, createdAt: T0 };
+      const spare = { id: 'base', checksum: 'c'.repeat(64), sizeBytes: 2, createdAt: T0 + 1 };
+      const extra = { id: 'extra', checksum: 'd'.repeat(64), sizeBytes: 3, createdAt: T0 };
+      for (const l of [used, spare, extra]) await store.layers.put(l);
+      await store.templates.create(templateVersion('paper', '1', templateSpec({ layers: [{ id: 'base', checksum: used.checksum }] })));
+      await store.groups.put(group('g-layers', { variants: [{ id: 'v', template: { name: 'paper', version: '1' }, extraLayers: [{ id: 'extra', checksum: extra.checksum }], env: {} }] }));
+      expect((await store.layers.listUnreferenced()).map((l) => l.checksum)).toEqual([spare.checksum]);
+      await expect(store.layers.delete('base')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('template paper@1') });
+      await expect(store.layers.delete('extra')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('group g-layers variant v') });
+      expect(await store.layers.delete('base', spare.checksum)).toEqual([spare]);
+      await expect(store.layers.delete('base', spare.checksum)).rejects.toMatchObject({ code: 'LAYER_NOT_FOUND' });
+      await store.groups.delete('g-layers');
+      await store.templates.delete('paper', '1');
+      await store.instances.create(instance('i-layer'));
+      await expect(store.layers.delete('base')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('instance') });
+      await store.instances.delete('i-layer');
+      expect(await store.layers.delete('base')).toEqual([used]);
+      expect(await store.layers.list()).toEqual([extra]);
+    });
   });
 
   describe('templates', () => {
@@ -46,6 +68,17 @@ export function catalogContract(handle: StoreHandle): void {
       const v = templateVersion('web', '1', spec);
       await store.templates.create(v);
       expect(await store.templates.get('web', '1')).toEqual(v);
+    });
+
+    it('delete refuses while a variant uses the version (naming it) and names a missing version', async () => {
+      const store = handle.store();
+      await store.templates.create(templateVersion('paper', '1'));
+      await store.templates.create(templateVersion('paper', '2'));
+      await store.groups.put(group('g-t', { variants: [{ id: 'main', template: { name: 'paper', version: '1' }, extraLayers: [], env: {} }] }));
+      await expect(store.templates.delete('paper', '1')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('group g-t variant main') });
+      await store.templates.delete('paper', '2');
+      expect((await store.templates.list({ name: 'paper' })).map((t) => t.version)).toEqual(['1']);
+      await expect(store.templates.delete('paper', '2')).rejects.toMatchObject({ code: 'TEMPLATE_NOT_FOUND' });
     });
   });
 

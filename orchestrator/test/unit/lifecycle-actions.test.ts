@@ -38,6 +38,7 @@ const cases: [string, ActionInstance, InstanceAction, Actor, ActionContext, Expe
   ['maintenance lets a manager start', instance('stopped'), 'start', manager, { globalMaintenance: { enabled: true, message: 'm' } }, { enter: 'starting', desired: 'running' }],
   ['disabled maintenance does not block', instance('stopped', { maintenance: { enabled: false, message: 'old' } }), 'start', user, noGlobal, { enter: 'starting', desired: 'running' }],
   ['tripped crash loop refuses even an admin start', instance('error', { crashLoop: { tripped: true } }), 'start', admin, noGlobal, { code: 'INVALID_TRANSITION', message: /reset-crash-loop/ }],
+  ['tripped crash loop tells an operator to ask an administrator, never to call reset-crash-loop', instance('error', { crashLoop: { tripped: true } }), 'start', user, noGlobal, { code: 'INVALID_TRANSITION', message: /^(?!.*reset-crash-loop).*ask an administrator \(admin or manager scope\)/ }],
   ['error refuses automatic starts after reset', instance('error'), 'start', system, noGlobal, { code: 'INVALID_TRANSITION', message: /automatic starts are disabled/ }],
   ['error refuses an ordinary user start', instance('error'), 'start', user, noGlobal, { code: 'FORBIDDEN' }],
   ['error allows an explicit admin start after reset', instance('error'), 'start', admin, noGlobal, { enter: 'starting', desired: 'running' }],

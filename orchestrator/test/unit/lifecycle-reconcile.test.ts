@@ -41,8 +41,16 @@ const cases: [string, StoredInstance, ObservedContainer | null, HostStatus, obje
   ['resume in flight (paused, desired running) + running → readiness check', stored('paused', 'running'), seen('running'), 'ONLINE', { action: 'await_readiness' }],
   ['paused + unpaused behind our back, desired paused → pause again', stored('paused', 'paused'), seen('running'), 'ONLINE', { action: 'pause' }],
   ['online but paused behind our back → resume', stored('online', 'running'), seen('paused'), 'ONLINE', { action: 'resume' }],
+  ['drift: stopped but started outside EnderCloud → stop directly (drift)', stored('stopped', 'stopped'), seen('running'), 'ONLINE', { action: 'stop', drift: true }],
+  ['drift: paused but unpaused outside EnderCloud → pause directly (drift)', stored('paused', 'paused'), seen('running'), 'ONLINE', { action: 'pause', drift: true }],
+  ['drift: online but paused outside EnderCloud → resume directly (drift)', stored('online', 'running'), seen('paused'), 'ONLINE', { action: 'resume', drift: true }],
+  ['drift: degraded but paused outside → resume directly', stored('degraded', 'running'), seen('paused'), 'ONLINE', { action: 'resume', drift: true }],
+  ['drift: stopped but paused outside → intervention_required with the observation', stored('stopped', 'stopped'), seen('paused'), 'ONLINE', { action: 'set_state', to: 'intervention_required', reason: expect.stringContaining('paused') }],
   ['unknown + reappeared running → starting to re-verify', stored('unknown', 'running'), seen('running'), 'RECOVERING', { action: 'await_readiness', to: 'starting' }],
   ['unknown + reappeared exited → stopped', stored('unknown', 'running'), seen('exited'), 'ONLINE', { action: 'set_state', to: 'stopped' }],
+  ['failed create: error, no container ever created → stays error (never unknown)', { ...stored('error', 'stopped'), containerCreated: false }, null, 'ONLINE', { action: 'none' }],
+  ['failed create stays error even long after', { ...stored('error', 'running', 0), containerCreated: false }, null, 'RECOVERING', { action: 'none' }],
+  ['error whose created container vanished → unknown (it existed once)', { ...stored('error', 'stopped'), containerCreated: true }, null, 'ONLINE', { action: 'set_state', to: 'unknown' }],
   ['error is sticky', stored('error', 'stopped'), seen('running'), 'ONLINE', { action: 'none' }],
   ['intervention_required waits for an operator, even when missing', stored('intervention_required', 'running'), null, 'ONLINE', { action: 'none' }],
   ['update owns a missing container (replacement in flight)', stored('update', 'running'), null, 'ONLINE', { action: 'await_command' }],
@@ -55,6 +63,12 @@ const cases: [string, StoredInstance, ObservedContainer | null, HostStatus, obje
 describe('reconcileInstance', () => {
   it.each(cases)('%s', (_name, s, observed, host, expected) => {
     expect(reconcileInstance(s, observed, host, opts)).toMatchObject(expected);
+  });
+
+  it('marks only corrections the ordinary actions cannot make as drift', () => {
+    expect(reconcileInstance(stored('online', 'paused'), seen('running'), 'ONLINE', opts)).not.toHaveProperty('drift');
+    expect(reconcileInstance(stored('paused', 'stopped'), seen('running'), 'ONLINE', opts)).not.toHaveProperty('drift');
+    expect(reconcileInstance(stored('paused', 'running'), seen('paused'), 'ONLINE', opts)).not.toHaveProperty('drift');
   });
 
   it('only ever decides transitions the state table allows', () => {

@@ -1,16 +1,18 @@
-// `ectl apply -f FILE [--dry-run]`: reads the declarative file, GETs the current
-// state, prints the preview, then writes templates before groups. Conflicts
-// stop it before anything is written.
+// `ectl apply -f FILE [--dry-run]`: reads the declarative file, checks every
+// body with the server's own schemas and rules (apply-check.ts), GETs the
+// current state, prints the preview, then writes templates before groups.
+// Refusals and conflicts stop it before anything is written, also in a dry run.
 
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { enc, listOf, type ApiClient } from '../api-client.js';
 import { parseApplyFile, resolveLayers, unresolvedLayers, type ApplyDocument, type JsonMap } from '../apply-file.js';
 import { formatPlan, planApply, planCounts, writesOf, type CurrentState, type Normalizers, type PlanItem } from '../apply-plan.js';
-import { normalizeGroup, normalizeTemplate } from '../../server/services/catalog-rules.js';
-import type { GroupBody, TemplateBody } from '../../server/schemas/catalog.js';
+import { normalizeGroup, normalizeTemplate } from '../../contracts/catalog-rules.js';
+import type { GroupBody, TemplateBody } from '../../contracts/catalog.js';
+import { checkApplyDocument, describeConflict, serverRefusalLine } from '../apply-check.js';
 import { isAppError } from '../../shared/errors.js';
-import { CliError } from '../errors.js';
+import { ApiError, CliError } from '../errors.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
 import type { LayerView } from './layers.js';
@@ -85,13 +87,36 @@ async function checkExternalTemplates(client: ApiClient, doc: ApplyDocument): Pr
   }
 }
 
-async function write(client: ApiClient, item: PlanItem): Promise<void> {
+async function write(client: ApiClient, item: PlanItem, dryRun = false): Promise<void> {
+  const query = dryRun ? { query: { dryRun: 'true' } } : {};
   if (item.kind === 'template') {
     const at = item.key.lastIndexOf('@');
-    await client.put(templatePath(item.key.slice(0, at), item.key.slice(at + 1)), item.body);
+    await client.put(templatePath(item.key.slice(0, at), item.key.slice(at + 1)), item.body, query);
   } else {
-    await client.put(`/groups/${enc(item.key)}`, item.body);
+    await client.put(`/groups/${enc(item.key)}`, item.body, query);
   }
+}
+
+/**
+ * Every write asked of the server in validate-only mode (?dryRun=true) first:
+ * what needs the store (layers uploaded, template versions present) is checked
+ * by the server itself. A group whose template is created by this same file is
+ * not refused for that template.
+ */
+async function serverRefusals(client: ApiClient, writes: readonly PlanItem[], file: string): Promise<string[]> {
+  const created = new Set(writes.filter((w) => w.kind === 'template').map((w) => w.key));
+  const out: string[] = [];
+  for (const item of writes) {
+    try {
+      await write(client, item, true);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500 || err.status === 401 || err.status === 403) throw err;
+      const missing = /template (\S+) version (\S+) does not exist/.exec(err.apiMessage);
+      if (err.code === 'TEMPLATE_NOT_FOUND' && missing && created.has(`${missing[1]}@${missing[2]}`)) continue;
+      out.push(serverRefusalLine(file, item.kind, item.key, err.code, err.apiMessage));
+    }
+  }
+  return out;
 }
 
 export function registerApply(program: Command, ctx: CommandContext): void {
@@ -111,19 +136,32 @@ export function registerApply(program: Command, ctx: CommandContext): void {
       let doc = parseApplyFile(text, opts.file);
       const client = await ctx.client();
       if (unresolvedLayers(doc).length > 0) doc = resolveLayers(doc, await newestLayers(client));
+      const problems = checkApplyDocument(doc, opts.file);
+      if (problems.length > 0) throw new CliError('usage', `${problems.join('\n')}\nnothing written: the orchestrator would refuse ${problems.length === 1 ? 'this field' : `these ${problems.length} fields`}`);
       await checkExternalTemplates(client, doc);
-      const plan = planApply(doc, await currentState(client, doc), serverNormalizers());
+      const current = await currentState(client, doc);
+      const normalizers = serverNormalizers();
+      const plan = planApply(doc, current, normalizers);
       const counts = planCounts(plan);
       const planJson = plan.map(({ kind, key, action, changes }) => ({ kind, key, action, changes }));
       if (!opts.json) ctx.out.write(formatPlan(plan));
       if (counts.conflict > 0) {
         if (opts.json) printJson(ctx.out, { plan: planJson, applied: false });
+        const diffs = plan.filter((i) => i.action === 'conflict').flatMap((i) => {
+          const t = doc.templates.find((d) => `${d.name}@${d.version}` === i.key)!;
+          return describeConflict(i.key, current.templates.get(i.key) ?? {}, normalizers.template(t.spec), i.changes);
+        });
         throw new CliError(
           'runtime',
-          `nothing written: ${counts.conflict} template version(s) already exist with a different body; templates are immutable, give the changed template a new version`,
+          `${diffs.join('\n')}\nnothing written: ${counts.conflict} template version(s) already exist with a different body; templates are immutable, give the changed template a new version`,
         );
       }
       const writes = writesOf(plan);
+      const refused = await serverRefusals(client, writes, opts.file);
+      if (refused.length > 0) {
+        if (opts.json) printJson(ctx.out, { plan: planJson, applied: false });
+        throw new CliError('runtime', `${refused.join('\n')}\nnothing written: the orchestrator refused ${refused.length} object(s) in a validate-only check`);
+      }
       if (opts.dryRun || writes.length === 0) {
         if (opts.json) printJson(ctx.out, { plan: planJson, applied: false });
         else if (opts.dryRun) ctx.out.line('dry run: nothing written');
@@ -136,6 +174,7 @@ export function registerApply(program: Command, ctx: CommandContext): void {
         } catch (err) {
           const done = writes.indexOf(item);
           if (done > 0 && !opts.json) ctx.out.error(`applied ${done} of ${writes.length} before the failure; run apply again after fixing it`);
+          if (err instanceof ApiError) throw new CliError('api', serverRefusalLine(opts.file, item.kind, item.key, err.code, err.apiMessage));
           throw err;
         }
         if (!opts.json) ctx.out.line(`${item.action === 'create' ? 'created' : 'updated'} ${item.kind} ${item.key}`);

@@ -6,7 +6,6 @@ import { enc, listOf } from '../api-client.js';
 import { printFields, printJson, printTable } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { formatAge } from '../table.js';
-import { notOffered } from './not-offered.js';
 
 interface TemplateView {
   name: string;
@@ -55,9 +54,12 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
     });
   templates
     .command('delete <name> <version>')
-    .description('delete a template version (not offered by the orchestrator yet)')
-    .action(async () => {
-      throw notOffered('templates delete', 'deleting template versions');
+    .description('delete a template version (refused while a group variant uses it)')
+    .option('--json', 'print the answer as JSON')
+    .action(async (name: string, version: string, opts: { json?: boolean }) => {
+      const res = await (await ctx.client()).request<unknown>('DELETE', `/templates/${enc(name)}/versions/${enc(version)}`);
+      if (opts.json) return printJson(ctx.out, res);
+      ctx.out.line(`deleted template ${name}@${version}`);
     });
 
   const groups = program.command('groups').description('groups and their variants (written with ectl apply)');
@@ -93,8 +95,11 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
     });
   groups
     .command('delete <id>')
-    .description('delete a group (not offered by the orchestrator yet)')
-    .action(async () => {
-      throw notOffered('groups delete', 'deleting groups');
+    .description('delete a group and its variants (refused while it has instances)')
+    .option('--json', 'print the answer as JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const res = await (await ctx.client()).request<unknown>('DELETE', `/groups/${enc(id)}`);
+      if (opts.json) return printJson(ctx.out, res);
+      ctx.out.line(`deleted group ${id}`);
     });
 }

@@ -1,13 +1,13 @@
 // `ectl hosts ls|get|maintenance`: the Docker hosts the orchestrator knows;
 // `hosts unclaimed|adopt|unclaimed-delete`: managed containers the store does not know.
-// `hosts remove` refuses: the API cannot forget a host yet.
+// `hosts remove [--forget]` deletes a host record (empty, or OFFLINE with --forget).
 
 import type { Command } from 'commander';
 import { enc, listOf } from '../api-client.js';
 import { CliError } from '../errors.js';
 import { printFields, printJson, printTable } from '../output.js';
 import type { CommandContext } from '../program.js';
-import { notOffered } from './not-offered.js';
+import { confirmYes } from '../confirm.js';
 import { formatAge, formatBytes } from '../table.js';
 
 /** The fields ectl shows of GET /hosts answers (others are passed through with --json). */
@@ -96,9 +96,17 @@ export function registerHosts(program: Command, ctx: CommandContext): void {
     });
   hosts
     .command('remove <id>')
-    .description('forget a host that is gone for good (not offered by the orchestrator yet)')
-    .action(async () => {
-      throw notOffered('hosts remove', 'removing hosts');
+    .description('remove a host without instances; --forget removes an OFFLINE (dead) one anyway, handing its instances to an operator')
+    .option('--forget', 'the host is gone for good: its instances become intervention_required')
+    .option('--yes', 'confirm --forget without asking')
+    .option('--json', 'print the answer as JSON')
+    .action(async (id: string, opts: { forget?: boolean; yes?: boolean; json?: boolean }) => {
+      if (opts.forget) await confirmYes(ctx.prompt, `forget host ${id} and mark its instances intervention_required?`, opts.yes);
+      const res = await (await ctx.client()).request<{ forgottenInstances?: string[] }>('DELETE', `/hosts/${enc(id)}`, { query: opts.forget ? { forget: 'true' } : {} });
+      if (opts.json) return printJson(ctx.out, res);
+      const forgotten = res.forgottenInstances ?? [];
+      ctx.out.line(`removed host ${id}${forgotten.length > 0 ? `; ${forgotten.length} instance(s) now intervention_required: ${forgotten.join(', ')}` : ''}`);
+      ctx.out.line('a running agent registers the host again with its next heartbeat: stop it first');
     });
   registerUnclaimed(hosts, ctx);
 }

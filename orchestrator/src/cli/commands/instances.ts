@@ -74,14 +74,20 @@ export function registerInstances(program: Command, ctx: CommandContext): Comman
     .option('--import <uploadId>', 'start from data uploaded with ectl imports push')
     .option('--import-destination <dir>', 'directory inside the instance for the imported data (default: its root)')
     .option('--no-start', 'create the container but do not start it')
+    .option('--user <uid:gid>', 'run as this numeric user (default: the endercloud user 1000:1000); immutable')
     .option('--wait', 'wait until the instance is online (readiness passed), or stopped with --no-start')
     .option('--timeout <seconds>', 'bound on --wait', positiveInt('--timeout'), 300)
     .option('--json', 'print JSON')
-    .action(async (opts: { group: string; variant: string; name?: string; import?: string; importDestination?: string; start: boolean; wait?: boolean; timeout: number; json?: boolean }) => {
+    .action(async (opts: { group: string; variant: string; name?: string; import?: string; importDestination?: string; user?: string; start: boolean; wait?: boolean; timeout: number; json?: boolean }) => {
       const client = await ctx.client();
       const body: Record<string, unknown> = { groupId: opts.group, variantId: opts.variant };
       if (opts.name !== undefined) body.name = opts.name;
       if (!opts.start) body.start = false;
+      if (opts.user !== undefined) {
+        const m = /^(\d+):(\d+)$/.exec(opts.user);
+        if (!m) throw new CliError('usage', `--user must be UID:GID in numbers (got ${JSON.stringify(opts.user)})`);
+        body.user = { mode: 'custom', uid: Number(m[1]), gid: Number(m[2]) };
+      }
       if (opts.importDestination !== undefined && opts.import === undefined) throw new CliError('usage', '--import-destination needs --import UPLOAD_ID');
       if (opts.import !== undefined) body.import = { uploadId: opts.import, ...(opts.importDestination !== undefined ? { destination: opts.importDestination } : {}) };
       const created = await client.post<CreatedAnswer>('/instances', body);

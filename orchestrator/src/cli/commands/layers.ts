@@ -19,7 +19,6 @@ import { printFields, printJson, printTable } from '../output.js';
 import { startProgress } from '../progress.js';
 import type { CommandContext } from '../program.js';
 import { formatAge, formatBytes } from '../table.js';
-import { notOffered } from './not-offered.js';
 
 export interface LayerView {
   id: string;
@@ -135,14 +134,21 @@ export function registerLayers(program: Command, ctx: CommandContext): void {
     });
   layers
     .command('delete <id> [checksum]')
-    .description('delete a layer version (not offered by the orchestrator yet)')
-    .action(async () => {
-      throw notOffered('layers delete', 'deleting layers');
+    .description('delete a layer (every checksum, or one); refused while a template, variant or instance uses it')
+    .option('--json', 'print the answer as JSON')
+    .action(async (id: string, checksum: string | undefined, opts: { json?: boolean }) => {
+      const res = await (await ctx.client()).request<{ deleted: LayerView[] }>('DELETE', `/template-layers/${enc(id)}`, { query: checksum ? { checksum } : {} });
+      if (opts.json) return printJson(ctx.out, res);
+      for (const l of res.deleted) ctx.out.line(`deleted layer ${l.id}@${l.checksum}`);
     });
   layers
     .command('prune')
-    .description('delete layer versions no template uses (not offered by the orchestrator yet)')
-    .action(async () => {
-      throw notOffered('layers prune', 'pruning unused layers');
+    .description('delete every layer checksum no template, variant or instance uses')
+    .option('--json', 'print the answer as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const res = await (await ctx.client()).post<{ deleted: LayerView[] }>('/template-layers/prune', undefined);
+      if (opts.json) return printJson(ctx.out, res);
+      for (const l of res.deleted) ctx.out.line(`deleted layer ${l.id}@${l.checksum} (${formatBytes(l.sizeBytes)})`);
+      ctx.out.line(res.deleted.length === 0 ? 'nothing to prune: every layer is in use' : `pruned ${res.deleted.length} layer version(s)`);
     });
 }

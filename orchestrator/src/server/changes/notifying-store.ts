@@ -11,6 +11,26 @@ import type { Change, ChangePort } from './change-port.js';
 
 type Emit = (change: Change) => void;
 
+/** One committed state change, as the composition root logs it (one info line per transition). */
+export interface TransitionRecord {
+  instanceId: string;
+  instance: string;
+  from: string | null;
+  to: string;
+  event: string | null;
+  reason: string;
+  actor: string | null;
+  commandId: string | null;
+}
+
+export interface NotifyingStoreOptions {
+  /** Called once per transition, after its transaction commits (never for a rolled-back one). */
+  onTransition?: (t: TransitionRecord) => void;
+}
+
+/** Runs now outside a transaction, or after the outermost commit inside one. */
+type After = (fn: () => void) => void;
+
 /** `base` with some methods replaced; the others (and fields) resolve on `base` itself. */
 function override<R extends object>(base: R, methods: Partial<R>): R {
   return Object.assign(Object.create(base) as R, methods);
@@ -22,12 +42,20 @@ async function announce<T>(result: Promise<T>, emit: Emit, change: Change, worth
   return value;
 }
 
-function instances(r: InstanceRepository, emit: Emit): InstanceRepository {
+function instances(r: InstanceRepository, emit: Emit, after: After, options: NotifyingStoreOptions): InstanceRepository {
   const changed = (id: string): Change => ({ kind: 'instance', id });
   return override(r, {
     create: (instance) => announce(r.create(instance), emit, changed(instance.id)),
     update: (id, patch, opts) => announce(r.update(id, patch, opts), emit, changed(id)),
-    transition: (id, to, opts) => announce(r.transition(id, to, opts), emit, changed(id)),
+    transition: async (id, to, opts) => {
+      const moved = await announce(r.transition(id, to, opts), emit, changed(id));
+      const log = options.onTransition;
+      if (moved && log) {
+        const event = typeof opts.details?.event === 'string' ? opts.details.event : null;
+        after(() => log({ instanceId: id, instance: moved.name, from: opts.from?.[0] ?? null, to, event, reason: opts.reason, actor: opts.actor ?? null, commandId: opts.commandId ?? null }));
+      }
+      return moved;
+    },
     delete: (id) => announce(r.delete(id), emit, changed(id)),
   });
 }
@@ -66,9 +94,9 @@ function playerSessions(r: PlayerSessionRepository, emit: Emit): PlayerSessionRe
   });
 }
 
-function wrap(store: Store, emit: Emit, transaction: Store['transaction']): Store {
+function wrap(store: Store, emit: Emit, after: After, options: NotifyingStoreOptions, transaction: Store['transaction']): Store {
   return override(store, {
-    instances: instances(store.instances, emit),
+    instances: instances(store.instances, emit, after, options),
     hosts: hosts(store.hosts, emit),
     groups: groups(store.groups, emit),
     system: system(store.system, emit),
@@ -78,16 +106,18 @@ function wrap(store: Store, emit: Emit, transaction: Store['transaction']): Stor
 }
 
 /** The store whose committed writes are published to `port`; every other call passes through untouched. */
-export function notifyingStore(store: Store, port: ChangePort): Store {
+export function notifyingStore(store: Store, port: ChangePort, options: NotifyingStoreOptions = {}): Store {
   const emit: Emit = (change) => port.publish(change);
-  return wrap(store, emit, async (fn) => {
+  const now: After = (fn) => fn();
+  return wrap(store, emit, now, options, async (fn) => {
     // Held back until the outermost transaction commits; a rollback discards them.
-    const pending: Change[] = [];
+    const pending: (() => void)[] = [];
+    const later: After = (f) => void pending.push(f);
     const result = await store.transaction((tx) => {
-      const inner: Store = wrap(tx, (change) => pending.push(change), (nested) => tx.transaction(() => nested(inner)));
+      const inner: Store = wrap(tx, (change) => later(() => emit(change)), later, options, (nested) => tx.transaction(() => nested(inner)));
       return fn(inner);
     });
-    for (const change of pending) emit(change);
+    for (const f of pending) f();
     return result;
   });
 }

@@ -14,6 +14,7 @@ import type {
   HostDataImport,
   HostDriver,
   HostImages,
+  HostKeptData,
   HostRcon,
   InstanceEndpoint,
 } from './host-driver.js';
@@ -37,6 +38,7 @@ export class AgentHostDriver implements HostDriver {
   readonly images: HostImages;
   readonly rcon: HostRcon;
   readonly dataImport: HostDataImport;
+  readonly keptData: HostKeptData;
 
   constructor(private readonly o: AgentDriverOptions) {
     this.backups = {
@@ -51,6 +53,11 @@ export class AgentHostDriver implements HostDriver {
     };
     this.rcon = {
       command: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/rcon`, body, ids),
+    };
+    this.keptData = {
+      list: async (host, ids = {}) => (await this.call<Api.KeptDataList>(host, 'GET', '/kept-data', undefined, ids)).keptData,
+      purge: (host, id, ids = {}) => this.call(host, 'DELETE', `/kept-data/${encodeURIComponent(id)}`, undefined, ids),
+      attach: (host, id, to, ids = {}) => this.call(host, 'POST', `/kept-data/${encodeURIComponent(id)}/attach`, { instanceId: to } satisfies Api.KeptDataAttachBody, ids),
     };
     this.dataImport = {
       importData: (host, id, path, archive, ids = {}) =>

@@ -82,6 +82,17 @@ export interface HostDriver {
   readonly rcon?: HostRcon;
   /** Importing existing data into a created, not running instance. */
   readonly dataImport?: HostDataImport;
+  /** Data a scoped delete kept (worlds, backups) of instances without a container. */
+  readonly keptData?: HostKeptData;
+}
+
+export interface HostKeptData {
+  /** Every instance id on the host with data or backups and no managed container. */
+  list(host: DriverHost, ids?: CallIds): Promise<Api.KeptDataEntry[]>;
+  /** Removes that data and those backups; INSTANCE_CONFLICT while a managed container exists. */
+  purge(host: DriverHost, instanceId: string, ids?: CallIds): Promise<Api.KeptDataPurged>;
+  /** Makes the kept world of `keptId` the world of instance `to` (its container created or stopped). */
+  attach(host: DriverHost, keptId: string, to: string, ids?: CallIds): Promise<Api.KeptDataAttached>;
 }
 
 export interface HostBackups {

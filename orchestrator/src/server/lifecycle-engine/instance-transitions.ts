@@ -35,7 +35,7 @@ export async function moveInstance(store: Store, instance: Instance, to: Instanc
   } catch (err) {
     throw new AppError('INVALID_TRANSITION', `instance ${instance.name}: ${(err as Error).message} (${o.reason})`, { details: { from: instance.state, to } });
   }
-  return store.instances.transition(instance.id, to, {
+  const moved = await store.instances.transition(instance.id, to, {
     now: o.now,
     from: [instance.state],
     reason: o.reason.slice(0, 1000),
@@ -44,4 +44,6 @@ export async function moveInstance(store: Store, instance: Instance, to: Instanc
     details: { event, ...(o.details ?? {}) },
     ...(o.patch ? { patch: o.patch } : {}),
   });
+  // Each committed transition is logged once by the store adapter the composition root wires (changes/notifying-store.ts).
+  return moved;
 }

@@ -18,6 +18,7 @@ import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import { unrefTimers, type Timers } from '../../shared/timers.js';
 import { templateOf } from '../services/template-of.js';
 import { InventoryCache } from './inventory-cache.js';
+import { correctDrift, type DriftDecision } from './drift.js';
 
 
 export interface SupervisorOptions {
@@ -49,6 +50,10 @@ export class Supervisor {
   private readonly probeLoops = new Map<string, unknown>();
   private readonly probing = new Set<Promise<unknown>>();
   private readonly failures = new Map<string, number>();
+  /** Drift corrections in flight (a graceful stop takes seconds; the tick does not wait for it). */
+  private readonly correcting = new Map<string, Promise<void>>();
+  /** The last refusal logged per instance: a refusal repeated every tick is logged once per change. */
+  private readonly refusals = new Map<string, string>();
 
   private readonly inventories: InventoryCache;
 
@@ -70,7 +75,7 @@ export class Supervisor {
     for (const handle of this.probeLoops.values()) if (handle !== null) this.timers.clearTimeout(handle);
     this.probeLoops.clear();
     await this.ticking;
-    await Promise.allSettled([...this.probing]);
+    await Promise.allSettled([...this.probing, ...this.correcting.values()]);
   }
 
   /** Reconcile soon (after a command finished or a container started). */
@@ -130,7 +135,7 @@ export class Supervisor {
     const observed: Instance[] = [];
     const containers: HostInventoryEntry[] = [];
     for (const stored of await this.o.store.instances.list({ hostId: host.id })) {
-      if (stored.activeAction || busy.has(stored.id)) continue;
+      if (stored.activeAction || busy.has(stored.id) || this.correcting.has(stored.id)) continue;
       try {
         const { instance, container } = await this.observe(stored, byId.get(stored.id) ?? null, host);
         observed.push(instance);
@@ -173,6 +178,7 @@ export class Supervisor {
 
   private async apply(instance: Instance, decision: ReconcileDecision, host: Host): Promise<void> {
     const now = this.o.clock.now();
+    if (!isAction(decision)) this.refusals.delete(instance.id);
     switch (decision.action) {
       case 'set_state':
         await moveInstance(this.o.store, instance, decision.to, { now, reason: decision.reason });
@@ -191,13 +197,42 @@ export class Supervisor {
       case 'stop':
       case 'pause':
       case 'resume':
+        if (decision.drift) {
+          this.startDriftCorrection(instance, { action: decision.action, reason: decision.reason }, host);
+          return;
+        }
         await this.o.lifecycle.request(instance.id, decision.action, SYSTEM_ACTOR, { requestId: `reconcile-${now}`, reason: `reconciliation: ${decision.reason}` })
-          .catch((err: unknown) => this.o.logger.info({ instanceId: instance.id, action: decision.action, err: (err as Error).message }, 'reconciliation action refused'));
+          .then(() => this.refusals.delete(instance.id))
+          .catch((err: unknown) => this.logRefusal(instance, decision.action, (err as Error).message));
         return;
       default:
         if ((PROBED as readonly string[]).includes(instance.state) && instance.observed?.container === 'running') this.ensureProbeLoop(instance.id, 0);
         void host;
     }
+  }
+
+  /** A refused reconciliation is logged at info once per change of (state, action, message), then at debug. */
+  private logRefusal(instance: Instance, action: string, message: string): void {
+    const key = `${instance.state}|${action}|${message}`;
+    const fields = { instanceId: instance.id, state: instance.state, action, err: message };
+    if (this.refusals.get(instance.id) === key) {
+      this.o.logger.debug(fields, 'reconciliation action refused (unchanged)');
+      return;
+    }
+    this.refusals.set(instance.id, key);
+    this.o.logger.info(fields, 'reconciliation action refused');
+  }
+
+  /** Drift (the stored state already claims the target): act on the container directly, in the background. */
+  private startDriftCorrection(instance: Instance, decision: DriftDecision, host: Host): void {
+    const run = correctDrift({ store: this.o.store, driver: this.o.driver, clock: this.o.clock }, instance, decision, host)
+      .then((outcome) => {
+        this.refusals.delete(instance.id);
+        this.o.logger.info({ instanceId: instance.id, instance: instance.name, state: instance.state, action: decision.action, ...outcome }, `drift corrected: ${decision.reason}`);
+      })
+      .catch((err: unknown) => this.logRefusal(instance, `drift ${decision.action}`, (err as Error).message))
+      .finally(() => this.correcting.delete(instance.id));
+    this.correcting.set(instance.id, run);
   }
 
   /** Unexpected exit: record it in the breaker; trip → error, else restart per template policy after the backoff. */
@@ -291,6 +326,10 @@ export class Supervisor {
 
 }
 
+function isAction(d: ReconcileDecision): boolean {
+  return d.action === 'start' || d.action === 'stop' || d.action === 'pause' || d.action === 'resume';
+}
+
 function toReconcileStatus(state: string): ObservedContainer['status'] {
   return (['created', 'running', 'paused', 'restarting', 'exited', 'dead'] as const).find((s) => s === state) ?? 'exited';
 }
@@ -322,5 +361,7 @@ function storedView(instance: Instance): StoredInstance {
   return {
     id: instance.id, state: instance.state, desiredState: instance.desiredState, stateChangedAt: instance.stateChangedAt,
     expectedLabels: instance.containerConfig.labels, expectedImage: instance.containerConfig.image,
+    // The create records the endpoint once the host made the container; a failed create never does.
+    containerCreated: instance.endpoint !== null || instance.hostPort !== null,
   };
 }

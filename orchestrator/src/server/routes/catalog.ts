@@ -11,16 +11,19 @@ import { IdParams, IdString } from '../schemas/common.js';
 import { groupView, templateView } from '../views.js';
 
 const TemplatesQuery = Type.Object({ name: Type.Optional(IdString) });
+const DryRunQuery = Type.Object({ dryRun: Type.Optional(Type.Boolean({ default: false, description: 'validate only: every check the write makes, nothing written (200)' })) });
 
 
 export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   api.put('/templates/:name/versions/:version', {
-    schema: { tags: ['templates'], summary: 'Create an immutable template version (same body again: 200; different: 409)', params: TemplateParams, body: TemplateBody },
+    schema: { tags: ['templates'], summary: 'Create an immutable template version (same body again: 200; different: 409; dryRun=true: validate only)', params: TemplateParams, body: TemplateBody, querystring: DryRunQuery },
     config: { auth: { scope: writeScope('templates') }, audit: { action: 'template.put', targetKind: 'template' } },
   }, async (req, reply) => {
     const { name, version } = req.params as TemplateParams;
-    const { template, created } = await ctx.catalog.putTemplate(name, version, req.body as TemplateBody);
-    auditTarget(req, `${name}@${version}`, { specHash: template.specHash, created });
+    const { dryRun } = req.query as Static<typeof DryRunQuery>;
+    const { template, created } = await ctx.catalog.putTemplate(name, version, req.body as TemplateBody, { dryRun: dryRun === true });
+    auditTarget(req, `${name}@${version}`, { specHash: template.specHash, created, ...(dryRun ? { dryRun: true } : {}) });
+    if (dryRun) return reply.status(200).send({ ...templateView(template), dryRun: true, created });
     return reply.status(created ? 201 : 200).send(templateView(template));
   });
 
@@ -42,13 +45,25 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
     return templateView(template);
   });
 
+  api.delete('/templates/:name/versions/:version', {
+    schema: { tags: ['templates'], summary: 'Delete a template version (409 while a variant uses it)', params: TemplateParams },
+    config: { auth: { scope: writeScope('templates') }, audit: { action: 'template.delete', targetKind: 'template' } },
+  }, async (req) => {
+    const { name, version } = req.params as TemplateParams;
+    auditTarget(req, `${name}@${version}`);
+    await ctx.store.templates.delete(name, version);
+    return { name, version, deleted: true };
+  });
+
   api.put('/groups/:id', {
-    schema: { tags: ['groups'], summary: 'Create or replace a group and its variants', params: IdParams, body: GroupBody },
+    schema: { tags: ['groups'], summary: 'Create or replace a group and its variants (dryRun=true: validate only)', params: IdParams, body: GroupBody, querystring: DryRunQuery },
     config: { auth: { scope: writeScope('groups') }, audit: { action: 'group.put', targetKind: 'group' } },
   }, async (req, reply) => {
     const { id } = req.params as Static<typeof IdParams>;
-    const { group, created, changed } = await ctx.catalog.putGroup(id, req.body as GroupBody);
-    auditTarget(req, id, { variants: group.variants.map((v) => v.id), created, changed });
+    const { dryRun } = req.query as Static<typeof DryRunQuery>;
+    const { group, created, changed } = await ctx.catalog.putGroup(id, req.body as GroupBody, { dryRun: dryRun === true });
+    auditTarget(req, id, { variants: group.variants.map((v) => v.id), created, changed, ...(dryRun ? { dryRun: true } : {}) });
+    if (dryRun) return reply.status(200).send({ ...groupView(group), created, changed, dryRun: true });
     return reply.status(created ? 201 : 200).send({ ...groupView(group), created, changed });
   });
 
@@ -65,5 +80,15 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
     const group = await ctx.store.groups.get(id);
     if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${id} does not exist`);
     return groupView(group);
+  });
+
+  api.delete('/groups/:id', {
+    schema: { tags: ['groups'], summary: 'Delete a group and its variants (409 while instances exist)', params: IdParams },
+    config: { auth: { scope: writeScope('groups') }, audit: { action: 'group.delete', targetKind: 'group' } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof IdParams>;
+    auditTarget(req, id);
+    await ctx.store.groups.delete(id);
+    return { id, deleted: true };
   });
 }

@@ -7,6 +7,7 @@ import { auditTarget } from '../audit.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { HeartbeatBody } from '../services/heartbeat-input.js';
+import { removeHost } from '../services/host-removal.js';
 import { AgentIdString, IdString } from '../schemas/common.js';
 import { hostView, instanceView } from '../views.js';
 
@@ -17,6 +18,7 @@ const MaintenanceBody = Type.Object(
   { additionalProperties: false },
 );
 const UnclaimedParams = Type.Object({ id: HostParams.properties.id, instanceId: Type.String({ minLength: 1, maxLength: 256 }) });
+const DeleteHostQuery = Type.Object({ forget: Type.Optional(Type.Boolean({ default: false })) });
 const DeleteUnclaimedQuery = Type.Object({ deleteData: Type.Optional(Type.Boolean({ default: false })) });
 const AdoptBody = Type.Object(
   { groupId: IdString, variantId: IdString, name: Type.Optional(IdString) },
@@ -65,6 +67,16 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
     const host = await ctx.hosts.setMaintenance(id, body.enabled, body.message ?? '', actorOf(req));
     const counts = await ctx.store.instances.countByHost();
     return hostView(host, counts[id] ?? 0);
+  });
+
+  api.delete('/hosts/:id', {
+    schema: { tags: ['hosts'], summary: 'Remove a host record: only without instances, or forget=true for an OFFLINE host (its instances become intervention_required)', params: HostParams, querystring: DeleteHostQuery },
+    config: { auth: { scope: writeScope('hosts') }, audit: { action: 'host.delete', targetKind: 'host' } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof HostParams>;
+    const { forget } = req.query as Static<typeof DeleteHostQuery>;
+    auditTarget(req, id, { forget: forget === true });
+    return { ...(await removeHost(ctx, id, forget === true, actorOf(req))), deleted: true };
   });
 
   api.get('/hosts/:id/unclaimed', {

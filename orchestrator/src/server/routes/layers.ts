@@ -13,6 +13,7 @@ import { layerView } from '../views.js';
 
 const ArchiveQuery = Type.Object({ checksum: Sha256String });
 const ListQuery = Type.Object({ id: Type.Optional(IdString) });
+const DeleteQuery = Type.Object({ checksum: Type.Optional(Sha256String) });
 const ARCHIVE_TYPES = ['application/gzip', 'application/x-gzip', 'application/octet-stream', 'application/x-tar+gzip'];
 
 export async function layerRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
@@ -45,6 +46,25 @@ export async function layerRoutes(api: FastifyInstance, ctx: ServerContext): Pro
   }, async (req) => {
     const { id } = req.query as Static<typeof ListQuery>;
     return { layers: (await ctx.store.layers.list(id ? { id } : {})).map(layerView) };
+  });
+
+  api.delete('/template-layers/:id', {
+    schema: { tags: ['layers'], summary: 'Delete a layer (every checksum, or ?checksum=); 409 while a template, variant or instance references it', params: IdParams, querystring: DeleteQuery },
+    config: { auth: { scope: writeScope('layers') }, audit: { action: 'layer.delete', targetKind: 'layer' } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof IdParams>;
+    const { checksum } = req.query as Static<typeof DeleteQuery>;
+    auditTarget(req, id, checksum ? { checksum } : {});
+    return { deleted: (await ctx.layers.remove(id, checksum)).map(layerView) };
+  });
+
+  api.post('/template-layers/prune', {
+    schema: { tags: ['layers'], summary: 'Delete every layer checksum nothing references' },
+    config: { auth: { scope: writeScope('layers') }, audit: { action: 'layer.prune', targetKind: 'layer' } },
+  }, async (req) => {
+    const deleted = await ctx.layers.prune();
+    auditTarget(req, '*', { deleted: deleted.map((l) => `${l.id}@${l.checksum}`) });
+    return { deleted: deleted.map(layerView) };
   });
 
   api.get('/template-layers/:id/archive', {

@@ -7,8 +7,8 @@ import { AppError } from '../../shared/errors.js';
 import { canonicalJson } from '../../store/json.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
-import type { GroupBody, TemplateBody } from '../schemas/catalog.js';
-import { normalizeGroup, normalizeTemplate } from './catalog-rules.js';
+import type { GroupBody, TemplateBody } from '../../contracts/catalog.js';
+import { normalizeGroup, normalizeTemplate } from '../../contracts/catalog-rules.js';
 
 export class CatalogService {
   constructor(private readonly store: Store, private readonly clock: Clock) {}
@@ -23,8 +23,11 @@ export class CatalogService {
     }
   }
 
-  /** Creates a version; the same body again is idempotent, a different one IMMUTABLE (409). */
-  async putTemplate(name: string, version: string, body: TemplateBody): Promise<{ template: TemplateVersion; created: boolean }> {
+  /**
+   * Creates a version; the same body again is idempotent, a different one
+   * IMMUTABLE (409). `dryRun`: every check, no write (ectl apply --dry-run).
+   */
+  async putTemplate(name: string, version: string, body: TemplateBody, opts: { dryRun?: boolean } = {}): Promise<{ template: TemplateVersion; created: boolean }> {
     const spec = normalizeTemplate(body);
     const specHash = createHash('sha256').update(canonicalJson(spec)).digest('hex');
     const existing = await this.store.templates.get(name, version);
@@ -33,10 +36,13 @@ export class CatalogService {
       throw new AppError('IMMUTABLE', `template ${name} version ${version} already exists with a different body; publish a new version instead`);
     }
     await this.assertLayersExist(spec.layers, 'layers');
-    return this.store.templates.create({ name, version, spec, specHash, createdAt: this.clock.now() });
+    const template = { name, version, spec, specHash, createdAt: this.clock.now() };
+    if (opts.dryRun) return { template, created: true };
+    return this.store.templates.create(template);
   }
 
-  async putGroup(id: string, body: GroupBody): Promise<{ group: Group; created: boolean; changed: boolean }> {
+  /** `dryRun`: every check, no write; `changed` then says whether the put would change the group. */
+  async putGroup(id: string, body: GroupBody, opts: { dryRun?: boolean } = {}): Promise<{ group: Group; created: boolean; changed: boolean }> {
     const normalized = normalizeGroup(body);
     for (const [i, v] of normalized.variants.entries()) {
       if (!(await this.store.templates.get(v.template.name, v.template.version))) {
@@ -48,6 +54,11 @@ export class CatalogService {
     }
     const now = this.clock.now();
     const existing = await this.store.groups.get(id);
-    return this.store.groups.put({ id, ...normalized, createdAt: existing?.createdAt ?? now, updatedAt: now });
+    const group = { id, ...normalized, createdAt: existing?.createdAt ?? now, updatedAt: now };
+    if (opts.dryRun) {
+      const same = (g: Group) => canonicalJson({ kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling });
+      return { group, created: !existing, changed: !existing || same(existing) !== same(group) };
+    }
+    return this.store.groups.put(group);
   }
 }

@@ -85,6 +85,36 @@ export class LayerStore {
     return stat(this.blobPath(id, checksum)).then((s) => s.isFile(), () => false);
   }
 
+  /**
+   * Deletes every checksum of `id` (or one): refused (CONFLICT, naming the
+   * users) while anything references it; the record goes first, then the blob.
+   */
+  async remove(id: string, checksum?: string): Promise<TemplateLayer[]> {
+    if (checksum !== undefined) assertChecksum(checksum);
+    const removed = await this.o.store.layers.delete(id, checksum);
+    await this.removeBlobs(removed);
+    return removed;
+  }
+
+  /** Deletes every layer checksum nothing references (templates, variants, instances). */
+  async prune(): Promise<TemplateLayer[]> {
+    const removed: TemplateLayer[] = [];
+    for (const l of await this.o.store.layers.listUnreferenced()) {
+      // Referenced meanwhile, or already gone: skip it, the rest are still pruned.
+      const gone = await this.o.store.layers.delete(l.id, l.checksum).catch((err: unknown) => (isAppError(err) ? [] : Promise.reject(err)));
+      removed.push(...gone);
+    }
+    await this.removeBlobs(removed);
+    return removed;
+  }
+
+  private async removeBlobs(layers: readonly TemplateLayer[]): Promise<void> {
+    for (const l of layers) {
+      await rm(this.blobPath(l.id, l.checksum), { force: true });
+      this.o.logger.info({ layerId: l.id, checksum: l.checksum }, 'template layer deleted');
+    }
+  }
+
   /** The archive of a recorded `(id, checksum)`; LAYER_NOT_FOUND otherwise. */
   async open(id: string, checksum: string): Promise<{ stream: Readable; sizeBytes: number }> {
     assertChecksum(checksum);

@@ -47,6 +47,47 @@ export class KyselyLayerRepository implements LayerRepository {
     if (filter.id !== undefined) q = q.where('id', '=', filter.id);
     return (await q.execute()).map(toLayer);
   }
+
+  delete(id: string, checksum?: string): Promise<TemplateLayer[]> {
+    return this.ctx.atomic(async (db) => {
+      let q = db.selectFrom('template_layers').selectAll().where('id', '=', id);
+      if (checksum !== undefined) q = q.where('checksum', '=', checksum);
+      const layers = (await q.execute()).map(toLayer);
+      if (layers.length === 0) throw new AppError('LAYER_NOT_FOUND', `layer ${id}${checksum ? ` with checksum ${checksum}` : ''} does not exist`);
+      const refs = await layerReferences(db);
+      const users = layers.flatMap((l) => refs.get(refKey(l)) ?? []);
+      if (users.length > 0) {
+        throw new AppError('CONFLICT', `layer ${id} is still used by ${[...new Set(users)].slice(0, 5).join(', ')}; change or delete those first`, { details: { users: [...new Set(users)] } });
+      }
+      for (const l of layers) await db.deleteFrom('template_layers').where('id', '=', l.id).where('checksum', '=', l.checksum).execute();
+      return layers;
+    });
+  }
+
+  async listUnreferenced(): Promise<TemplateLayer[]> {
+    const refs = await layerReferences(this.ctx.db);
+    return (await this.list()).filter((l) => !refs.has(refKey(l)));
+  }
+}
+
+const refKey = (l: { id: string; checksum: string }): string => `${l.id}@${l.checksum}`;
+
+/** Who uses each `id@checksum`: template versions, variants (extraLayers) and instances (their container's layers). */
+async function layerReferences(db: StoreContext['db']): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const add = (refs: readonly { id: string; checksum: string }[] | undefined, user: string) => {
+    for (const r of refs ?? []) out.set(refKey(r), [...(out.get(refKey(r)) ?? []), user]);
+  };
+  for (const t of await db.selectFrom('templates').select(['name', 'version', 'spec']).execute()) {
+    add(fromJson<{ layers?: { id: string; checksum: string }[] }>(t.spec).layers, `template ${t.name}@${t.version}`);
+  }
+  for (const g of await db.selectFrom('groups').select(['id', 'variants']).execute()) {
+    for (const v of fromJson<{ id: string; extraLayers?: { id: string; checksum: string }[] }[]>(g.variants)) add(v.extraLayers, `group ${g.id} variant ${v.id}`);
+  }
+  for (const i of await db.selectFrom('instances').select(['name', 'container_config']).execute()) {
+    add(fromJson<{ layers?: { id: string; checksum: string }[] }>(i.container_config).layers, `instance ${i.name}`);
+  }
+  return out;
 }
 
 function toTemplate(r: Selectable<TemplatesTable>): TemplateVersion {
@@ -81,6 +122,22 @@ export class KyselyTemplateRepository implements TemplateRepository {
     let q = this.ctx.db.selectFrom('templates').selectAll().orderBy('name').orderBy('created_at').orderBy('version');
     if (filter.name !== undefined) q = q.where('name', '=', filter.name);
     return (await q.execute()).map(toTemplate);
+  }
+
+  delete(name: string, version: string): Promise<void> {
+    return this.ctx.atomic(async (db) => {
+      const users: string[] = [];
+      for (const g of await db.selectFrom('groups').select(['id', 'variants']).execute()) {
+        for (const v of fromJson<{ id: string; template: { name: string; version: string } }[]>(g.variants)) {
+          if (v.template.name === name && v.template.version === version) users.push(`group ${g.id} variant ${v.id}`);
+        }
+      }
+      if (users.length > 0) {
+        throw new AppError('CONFLICT', `template ${name} version ${version} is still used by ${users.slice(0, 5).join(', ')}; point them at another version first`, { details: { users } });
+      }
+      const result = await db.deleteFrom('templates').where('name', '=', name).where('version', '=', version).executeTakeFirst();
+      if (Number(result.numDeletedRows) === 0) throw new AppError('TEMPLATE_NOT_FOUND', `template ${name} version ${version} does not exist`);
+    });
   }
 }
 

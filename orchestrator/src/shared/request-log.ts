@@ -1,6 +1,6 @@
-// Fastify's per-request log lines, with quiet routes: a route whose config sets
-// `quietLog` (agent heartbeats: one per host every few seconds) logs its
-// successful requests at debug; refusals and errors keep their usual level.
+// Fastify's per-request log lines (orchestrator and agent), with quiet routes: a route whose config sets
+// `quietLog` (agent heartbeats, the supervisor's inventory polls: every few seconds per host)
+// logs its successful requests at debug; refusals and errors keep their usual level.
 
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 

@@ -3,7 +3,7 @@
 // minecraft-protocol bot in. Every wait is bounded.
 
 import mc from 'minecraft-protocol';
-import { BUNDLED_VERSIONS, DEFAULT_VERSION } from '../../test-images/mc-server/config.js';
+import { DEFAULT_VERSION } from '../../test-images/mc-server/config.js';
 import { buildMcServerBundle } from '../../test-images/mc-server/build.js';
 import { docker } from './docker.js';
 import { NODE_BINARY, imageTag, sharedLibraries, type ImageDefinition } from './images.js';

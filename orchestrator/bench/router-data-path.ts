@@ -1,0 +1,222 @@
+// The data-path measurements of `npm run bench:router`, run the same way
+// against every proxy (and a direct connection): bulk bytes/s after a login
+// handshake, small-packet round trips through an echo backend, and N logged-in
+// players (RSS per idle connection, then 20 small packets a second each for a
+// bounded time: CPU seconds of the proxy process, dropped connections).
+// Only 127.0.0.1; every loop is bounded.
+
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { NextState, writeHandshake, writeLoginStart } from '../src/protocol/packets.js';
+import { until } from '../test/support/router-stack.js';
+import { cpuSeconds, rssKb, type Cleanup } from './router-procs.js';
+
+const PROTOCOL = 767;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A small play-state frame (length 23: id + 22 bytes), about a movement packet. */
+const SMALL_PACKET = Buffer.concat([Buffer.from([23, 0x1a]), Buffer.alloc(22, 1)]);
+const PACKETS_PER_SECOND = 20;
+/** The load loop's tick: each tick writes to 1/SLICES of the players, so each gets 20 packets/s. */
+const TICK_MS = 5;
+const SLICES = 1000 / PACKETS_PER_SECOND / TICK_MS;
+
+export interface Sink {
+  port: number;
+  received(): number;
+  accepted(): number;
+  open(): number;
+}
+
+/** A backend that counts bytes (`echo = false`) or sends every byte back (`echo = true`). */
+export async function startSink(echo: boolean, cleanups: Cleanup[]): Promise<Sink> {
+  let received = 0;
+  let accepted = 0;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer({ noDelay: true }, (s) => {
+    accepted += 1;
+    sockets.add(s);
+    s.on('data', (b: Buffer) => {
+      received += b.length;
+      if (echo) s.write(b);
+    });
+    s.on('error', () => undefined);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, r));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  );
+  return { port: (server.address() as { port: number }).port, received: () => received, accepted: () => accepted, open: () => sockets.size };
+}
+
+/** Handshake + Login Start, as a player sends before any play traffic. */
+export function loginPreamble(address: string, name: string): Buffer {
+  return Buffer.concat([
+    writeHandshake({ protocolVersion: PROTOCOL, serverAddress: address, serverPort: 25565, nextState: NextState.Login }),
+    writeLoginStart({ name: name.slice(0, 16), uuid: '00000000-0000-0000-0000-000000000001' }, PROTOCOL),
+  ]);
+}
+
+function open(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: '127.0.0.1', port, noDelay: true }, () => {
+      s.removeListener('error', reject);
+      resolve(s);
+    });
+    s.once('error', reject);
+  });
+}
+
+/** Bytes/s from a logged-in client to the counting sink (`bytes` in 64 KiB writes, backpressure respected). */
+export async function throughput(port: number, sink: Sink, bytes: number): Promise<number> {
+  const chunk = Buffer.alloc(64 * 1024, 7);
+  const accepted = sink.accepted();
+  const base0 = sink.received();
+  const socket = await open(port);
+  let failure: Error | undefined;
+  socket.on('error', (err) => (failure = err));
+  const preamble = loginPreamble('bench.local', 'Bulk');
+  socket.write(preamble);
+  // A client sends play traffic only after the backend answered the login: wait for the backend connection.
+  await until('backend connection', () => sink.accepted() > accepted && sink.received() - base0 >= preamble.length, 10_000, 1);
+  const base = sink.received();
+  const closed = new Promise<void>((r) => socket.once('close', () => r()));
+  const t0 = process.hrtime.bigint();
+  let sent = 0;
+  while (sent < bytes) {
+    if (failure) throw new Error(`throughput connection to ${port} failed after ${sent} bytes: ${failure.message}`);
+    sent += chunk.length;
+    if (!socket.write(chunk)) await Promise.race([new Promise((r) => socket.once('drain', r)), closed]);
+  }
+  await until('sink received everything', () => sink.received() - base >= sent, 120_000, 1);
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  socket.destroy();
+  return sent / seconds;
+}
+
+/** Round trips (ms) of one small packet through `port` to the echo sink and back, one at a time. */
+export async function smallPacketRtts(port: number, address: string, samples: number): Promise<number[]> {
+  const socket = await open(port);
+  let pending = 0;
+  let wake: (() => void) | undefined;
+  socket.on('data', (b: Buffer) => {
+    pending -= b.length;
+    if (pending <= 0) wake?.();
+  });
+  socket.on('error', () => undefined);
+  const exchange = async (bytes: Buffer): Promise<number> => {
+    const t0 = process.hrtime.bigint();
+    const done = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no echo through port ${port} within 5 s`)), 5000);
+      wake = () => (clearTimeout(timer), resolve());
+    });
+    pending += bytes.length;
+    socket.write(bytes);
+    await done;
+    return Number(process.hrtime.bigint() - t0) / 1e6;
+  };
+  try {
+    await exchange(loginPreamble(address, 'Rtt')); // the echo of the login: the backend is connected
+    for (let i = 0; i < 50; i++) await exchange(SMALL_PACKET); // warm-up (JIT, socket buffers)
+    const out: number[] = [];
+    for (let i = 0; i < samples; i++) out.push(await exchange(SMALL_PACKET));
+    return out;
+  } finally {
+    socket.destroy();
+  }
+}
+
+export interface PlayersResult {
+  players: number;
+  /** RSS of the proxy before connecting, KiB. */
+  baseRssKb: number;
+  /** (RSS with every player connected and idle − base) / players, KiB; right after connecting and after a 5 s settle. */
+  idleKbPerConnection: number;
+  idleKbPerConnectionSettled: number;
+  loadSeconds: number;
+  packetsSent: number;
+  /** Proxy CPU seconds during the load phase. */
+  cpuSeconds: number;
+  dropped: number;
+  bytesMissing: number;
+}
+
+/**
+ * N players log in through `proxyPort` to the counting sink and stay idle (RSS measured), then each
+ * sends 20 small packets a second for `seconds` (proxy CPU measured); a player whose socket closes
+ * before the end, or whose login never reached the sink, is a dropped connection.
+ */
+export async function players(proxyPid: number, proxyPort: number, sink: Sink, count: number, seconds: number, log: (line: string) => void): Promise<PlayersResult> {
+  await sleep(1000);
+  const baseRssKb = rssKb(proxyPid);
+  const sockets: Socket[] = [];
+  let dropped = 0;
+  let ending = false;
+  const acceptedBefore = sink.accepted();
+  const receivedBefore = sink.received();
+  const preambleBytes = [] as number[];
+  try {
+    for (let i = 0; i < count; i += 250) {
+      const batch = await Promise.allSettled(Array.from({ length: Math.min(250, count - i) }, () => open(proxyPort)));
+      for (const [k, r] of batch.entries()) {
+        if (r.status === 'rejected') {
+          dropped += 1;
+          continue;
+        }
+        const s = r.value;
+        s.on('error', () => undefined);
+        s.on('close', () => (ending ? undefined : (dropped += 1)));
+        const preamble = loginPreamble('bench.local', `P${i + k}`);
+        preambleBytes.push(preamble.length);
+        s.write(preamble);
+        sockets.push(s);
+      }
+    }
+    const connected = await until(`${sockets.length} backend connections`, () => sink.accepted() - acceptedBefore >= sockets.length || undefined, 60_000, 50).catch(() => false);
+    if (!connected) log(`only ${sink.accepted() - acceptedBefore} of ${sockets.length} logins reached the sink`);
+    dropped += Math.max(0, sockets.length - (sink.accepted() - acceptedBefore));
+    await sleep(500);
+    const idleKb = (rssKb(proxyPid) - baseRssKb) / count;
+    await sleep(5000);
+    const settledKb = (rssKb(proxyPid) - baseRssKb) / count;
+
+    const cpu0 = cpuSeconds(proxyPid);
+    const t0 = Date.now();
+    const ticks = (seconds * 1000) / TICK_MS;
+    let sent = 0;
+    for (let tick = 0; tick < ticks; tick++) {
+      const slice = tick % SLICES;
+      for (let i = slice; i < sockets.length; i += SLICES) {
+        const s = sockets[i]!;
+        if (s.destroyed) continue;
+        s.write(SMALL_PACKET);
+        sent += 1;
+      }
+      // Keep the schedule by the wall clock: a late tick shortens the next wait instead of slipping.
+      const due = t0 + (tick + 1) * TICK_MS;
+      await sleep(Math.max(0, due - Date.now()));
+    }
+    const expected = receivedBefore + preambleBytes.reduce((a, b) => a + b, 0) + sent * SMALL_PACKET.length;
+    await until('the sink received the load', () => sink.received() >= expected, 15_000, 20).catch(() => false);
+    const loadSeconds = (Date.now() - t0) / 1000;
+    const cpu = cpuSeconds(proxyPid) - cpu0;
+    return {
+      players: count,
+      baseRssKb,
+      idleKbPerConnection: idleKb,
+      idleKbPerConnectionSettled: settledKb,
+      loadSeconds,
+      packetsSent: sent,
+      cpuSeconds: cpu,
+      dropped,
+      bytesMissing: Math.max(0, expected - sink.received()),
+    };
+  } finally {
+    ending = true;
+    for (const s of sockets) s.destroy();
+    await until('players closed at the sink', () => sink.open() === 0, 20_000, 50).catch(() => undefined);
+  }
+}

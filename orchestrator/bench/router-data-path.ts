@@ -5,10 +5,13 @@
 // bounded time: CPU seconds of the proxy process, dropped connections).
 // Only 127.0.0.1; every loop is bounded.
 
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { NextState, writeHandshake, writeLoginStart } from '../src/protocol/packets.js';
 import { until } from '../test/support/router-stack.js';
-import { cpuSeconds, rssKb, type Cleanup } from './router-procs.js';
+import { cpuSeconds, rssKb, spawnWithFdLimit, type Cleanup } from './router-procs.js';
+
+const SINK_ENTRY = fileURLToPath(new URL('./router-sink.ts', import.meta.url));
 
 const PROTOCOL = 767;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -19,37 +22,45 @@ const PACKETS_PER_SECOND = 20;
 const TICK_MS = 5;
 const SLICES = 1000 / PACKETS_PER_SECOND / TICK_MS;
 
-export interface Sink {
-  port: number;
-  received(): number;
-  accepted(): number;
-  open(): number;
+export interface SinkStats {
+  received: number;
+  accepted: number;
+  open: number;
 }
 
-/** A backend that counts bytes (`echo = false`) or sends every byte back (`echo = true`). */
-export async function startSink(echo: boolean, cleanups: Cleanup[]): Promise<Sink> {
-  let received = 0;
-  let accepted = 0;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer({ noDelay: true }, (s) => {
-    accepted += 1;
-    sockets.add(s);
-    s.on('data', (b: Buffer) => {
-      received += b.length;
-      if (echo) s.write(b);
-    });
-    s.on('error', () => undefined);
-    s.on('close', () => sockets.delete(s));
+export interface Sink {
+  port: number;
+  stats(): Promise<SinkStats>;
+}
+
+/** A backend process that counts bytes (`echo = false`) or sends every byte back (`echo = true`). */
+export async function startSink(echo: boolean, fds: number, cleanups: Cleanup[]): Promise<Sink> {
+  const child = spawnWithFdLimit(fds, process.execPath, [...process.execArgv, SINK_ENTRY, echo ? 'echo' : 'count'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  cleanups.push(() => {
+    process.removeListener('exit', kill);
+    kill();
   });
-  await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, r));
-  cleanups.push(
-    () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
+  const waiting: Array<(s: SinkStats) => void> = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('sink process did not start within 20 s')), 20_000);
+    child.once('exit', (code) => reject(new Error(`sink process exited (${code})`)));
+    child.on('message', (m: { port?: number } & Partial<SinkStats>) => {
+      if (m.port !== undefined) {
+        clearTimeout(timer);
+        resolve(m.port);
+      } else waiting.shift()?.(m as SinkStats);
+    });
+  });
+  return {
+    port,
+    stats: () =>
+      new Promise<SinkStats>((resolve) => {
+        waiting.push(resolve);
+        child.send('stats');
       }),
-  );
-  return { port: (server.address() as { port: number }).port, received: () => received, accepted: () => accepted, open: () => sockets.size };
+  };
 }
 
 /** Handshake + Login Start, as a player sends before any play traffic. */
@@ -73,16 +84,18 @@ function open(port: number): Promise<Socket> {
 /** Bytes/s from a logged-in client to the counting sink (`bytes` in 64 KiB writes, backpressure respected). */
 export async function throughput(port: number, sink: Sink, bytes: number): Promise<number> {
   const chunk = Buffer.alloc(64 * 1024, 7);
-  const accepted = sink.accepted();
-  const base0 = sink.received();
+  const { accepted, received: base0 } = await sink.stats();
   const socket = await open(port);
   let failure: Error | undefined;
   socket.on('error', (err) => (failure = err));
   const preamble = loginPreamble('bench.local', 'Bulk');
   socket.write(preamble);
   // A client sends play traffic only after the backend answered the login: wait for the backend connection.
-  await until('backend connection', () => sink.accepted() > accepted && sink.received() - base0 >= preamble.length, 10_000, 1);
-  const base = sink.received();
+  await until('backend connection', async () => {
+    const st = await sink.stats();
+    return st.accepted > accepted && st.received - base0 >= preamble.length;
+  }, 10_000, 1);
+  const base = (await sink.stats()).received;
   const closed = new Promise<void>((r) => socket.once('close', () => r()));
   const t0 = process.hrtime.bigint();
   let sent = 0;
@@ -91,7 +104,7 @@ export async function throughput(port: number, sink: Sink, bytes: number): Promi
     sent += chunk.length;
     if (!socket.write(chunk)) await Promise.race([new Promise((r) => socket.once('drain', r)), closed]);
   }
-  await until('sink received everything', () => sink.received() - base >= sent, 120_000, 1);
+  await until('sink received everything', async () => (await sink.stats()).received - base >= sent, 120_000, 1);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   socket.destroy();
   return sent / seconds;
@@ -155,8 +168,7 @@ export async function players(proxyPid: number, proxyPort: number, sink: Sink, c
   const sockets: Socket[] = [];
   let dropped = 0;
   let ending = false;
-  const acceptedBefore = sink.accepted();
-  const receivedBefore = sink.received();
+  const { accepted: acceptedBefore, received: receivedBefore } = await sink.stats();
   const preambleBytes = [] as number[];
   try {
     for (let i = 0; i < count; i += 250) {
@@ -175,9 +187,10 @@ export async function players(proxyPid: number, proxyPort: number, sink: Sink, c
         sockets.push(s);
       }
     }
-    const connected = await until(`${sockets.length} backend connections`, () => sink.accepted() - acceptedBefore >= sockets.length || undefined, 60_000, 50).catch(() => false);
-    if (!connected) log(`only ${sink.accepted() - acceptedBefore} of ${sockets.length} logins reached the sink`);
-    dropped += Math.max(0, sockets.length - (sink.accepted() - acceptedBefore));
+    const reached = async () => (await sink.stats()).accepted - acceptedBefore;
+    const connected = await until(`${sockets.length} backend connections`, async () => (await reached()) >= sockets.length, 60_000, 50).catch(() => false);
+    if (!connected) log(`only ${await reached()} of ${sockets.length} logins reached the sink`);
+    dropped += Math.max(0, sockets.length - (await reached()));
     await sleep(500);
     const idleKb = (rssKb(proxyPid) - baseRssKb) / count;
     await sleep(5000);
@@ -200,7 +213,7 @@ export async function players(proxyPid: number, proxyPort: number, sink: Sink, c
       await sleep(Math.max(0, due - Date.now()));
     }
     const expected = receivedBefore + preambleBytes.reduce((a, b) => a + b, 0) + sent * SMALL_PACKET.length;
-    await until('the sink received the load', () => sink.received() >= expected, 15_000, 20).catch(() => false);
+    await until('the sink received the load', async () => (await sink.stats()).received >= expected, 15_000, 20).catch(() => false);
     const loadSeconds = (Date.now() - t0) / 1000;
     const cpu = cpuSeconds(proxyPid) - cpu0;
     return {
@@ -212,11 +225,11 @@ export async function players(proxyPid: number, proxyPort: number, sink: Sink, c
       packetsSent: sent,
       cpuSeconds: cpu,
       dropped,
-      bytesMissing: Math.max(0, expected - sink.received()),
+      bytesMissing: Math.max(0, expected - (await sink.stats()).received),
     };
   } finally {
     ending = true;
     for (const s of sockets) s.destroy();
-    await until('players closed at the sink', () => sink.open() === 0, 20_000, 50).catch(() => undefined);
+    await until('players closed at the sink', async () => (await sink.stats()).open === 0, 20_000, 50).catch(() => undefined);
   }
 }

@@ -124,6 +124,9 @@ export async function startHaproxy(sinkPort: number, echoPort: number, maxconn: 
   const cfg = [
     'global',
     `  maxconn ${maxconn}`,
+    // Splicing needs a pipe (2 descriptors) per connection moving bulk data; the bench has one such
+    // connection at a time, and HAProxy reserves descriptors for maxconn/4 pipes by default.
+    '  maxpipes 16',
     defaultsSection(),
     ...frontend('sink', ports.sink, sinkPort, maxconn),
     ...frontend('echo', ports.echo, echoPort, maxconn),

@@ -25,9 +25,12 @@ import { haproxyVersion, openFilesLimit, startHaproxy, startRouter, type Cleanup
 import { pingTimes, wakeLatency } from './router-wake.js';
 
 const PAYLOAD_BYTES = benchConfig.routerPayloadBytes;
-/** Descriptors kept free for everything else (HTTP, containers' clients, pings). */
+/** Descriptors a proxy needs besides its two sockets per player (listeners, stdio, epoll, loader). */
+const PROXY_FD_OVERHEAD = 64;
+/** Descriptors this process keeps free besides one client socket per player (HTTP, containers' clients, pings). */
 const FD_HEADROOM = 1000;
-const WANTED_FDS = 2 * routerBenchConfig.players + FD_HEADROOM;
+/** What each proxy needs; this process and each sink need about half. */
+const WANTED_FDS = 2 * routerBenchConfig.players + PROXY_FD_OVERHEAD;
 
 const cleanups: Cleanup[] = [];
 const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -46,13 +49,17 @@ function reexecWithMoreFds(): Promise<number> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
 }
 
-/** Players that fit this process's descriptors (each costs a client socket and the sink's). */
+/**
+ * Players that fit the descriptor limit: each costs two in a proxy (player + backend socket), one
+ * here and one in the sink. The children get the same limit as this process (raised as far as the
+ * hard limit allows), so the proxy's share decides.
+ */
 function playerPlan(): { count: number; note?: string } {
   const wanted = routerBenchConfig.players;
   const limit = openFilesLimit();
   if (!Number.isFinite(limit) || limit >= WANTED_FDS) return { count: wanted };
-  const fits = Math.max(0, Math.floor((limit - FD_HEADROOM) / 2));
-  return { count: fits, note: `ulimit -n is ${limit} and cannot be raised (not root?): ${wanted} players need about ${WANTED_FDS} descriptors per process; measuring ${fits}` };
+  const fits = Math.max(0, Math.min(Math.floor((limit - PROXY_FD_OVERHEAD) / 2), limit - FD_HEADROOM));
+  return { count: fits, note: `ulimit -n is ${limit} and cannot be raised further (hard limit, or not root): ${wanted} players need about ${WANTED_FDS} descriptors in each proxy process; measuring ${fits}` };
 }
 
 interface ProxyRun {
@@ -73,7 +80,7 @@ async function runProxy(proxy: ProxyProcess, sinks: Awaited<ReturnType<typeof st
 }
 
 async function startSinks() {
-  return { sink: await startSink(false, cleanups), echo: await startSink(true, cleanups) };
+  return { sink: await startSink(false, WANTED_FDS, cleanups), echo: await startSink(true, FD_HEADROOM, cleanups) };
 }
 
 function report(count: number, note: string | undefined, direct: { bps: number; rtt: number[] }, h: ProxyRun, r: ProxyRun): string[] {
@@ -103,7 +110,7 @@ async function main(): Promise<void> {
   const plan = playerPlan();
   if (plan.note) step(`note: ${plan.note}`);
   const sinks = await startSinks();
-  const haproxy = await startHaproxy(sinks.sink.port, sinks.echo.port, 2 * plan.count + FD_HEADROOM);
+  const haproxy = await startHaproxy(sinks.sink.port, sinks.echo.port, plan.count + 4);
   cleanups.push(() => haproxy.stop());
   const router = await startRouter(sinks.sink.port, sinks.echo.port, WANTED_FDS);
   cleanups.push(() => router.stop());

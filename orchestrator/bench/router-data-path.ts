@@ -149,6 +149,11 @@ export interface PlayersResult {
   /** (RSS with every player connected and idle − base) / players, KiB; right after connecting and after a 5 s settle. */
   idleKbPerConnection: number;
   idleKbPerConnectionSettled: number;
+  /**
+   * (RSS at N − RSS at N/2) / (N/2), KiB: what one more idle connection costs, without the one-off
+   * growth of the heap (V8's young generation grows by tens of MiB under any allocation burst).
+   */
+  idleKbPerConnectionMarginal: number;
   loadSeconds: number;
   packetsSent: number;
   /** Proxy CPU seconds during the load phase. */
@@ -170,8 +175,16 @@ export async function players(proxyPid: number, proxyPort: number, sink: Sink, c
   let ending = false;
   const { accepted: acceptedBefore, received: receivedBefore } = await sink.stats();
   const preambleBytes = [] as number[];
+  const reached = async () => (await sink.stats()).accepted - acceptedBefore;
+  const half = Math.floor(count / 2 / 250) * 250;
+  let halfRssKb = Number.NaN;
   try {
     for (let i = 0; i < count; i += 250) {
+      if (i === half && half > 0) {
+        await until(`${half} backend connections`, async () => (await reached()) >= sockets.length, 60_000, 50).catch(() => false);
+        await sleep(500);
+        halfRssKb = rssKb(proxyPid);
+      }
       const batch = await Promise.allSettled(Array.from({ length: Math.min(250, count - i) }, () => open(proxyPort)));
       for (const [k, r] of batch.entries()) {
         if (r.status === 'rejected') {
@@ -187,12 +200,13 @@ export async function players(proxyPid: number, proxyPort: number, sink: Sink, c
         sockets.push(s);
       }
     }
-    const reached = async () => (await sink.stats()).accepted - acceptedBefore;
     const connected = await until(`${sockets.length} backend connections`, async () => (await reached()) >= sockets.length, 60_000, 50).catch(() => false);
     if (!connected) log(`only ${await reached()} of ${sockets.length} logins reached the sink`);
     dropped += Math.max(0, sockets.length - (await reached()));
     await sleep(500);
-    const idleKb = (rssKb(proxyPid) - baseRssKb) / count;
+    const fullRssKb = rssKb(proxyPid);
+    const idleKb = (fullRssKb - baseRssKb) / count;
+    const marginalKb = (fullRssKb - halfRssKb) / (count - half);
     await sleep(5000);
     const settledKb = (rssKb(proxyPid) - baseRssKb) / count;
 
@@ -221,6 +235,7 @@ export async function players(proxyPid: number, proxyPort: number, sink: Sink, c
       baseRssKb,
       idleKbPerConnection: idleKb,
       idleKbPerConnectionSettled: settledKb,
+      idleKbPerConnectionMarginal: marginalKb,
       loadSeconds,
       packetsSent: sent,
       cpuSeconds: cpu,

@@ -91,6 +91,7 @@ export async function buildApp(ctx: ServerContext) {
     await commandRoutes(api, ctx);
     await tokenRoutes(api, ctx);
     await routerIntegrationRoutes(api, ctx);
+    await (await import('./routes/velocity.js')).velocityRoutes(api, ctx);
   }, { prefix: '/api/v1' });
 
   return app;

@@ -124,7 +124,10 @@ async function main(): Promise<void> {
   await haproxy.stop();
   const r = await runProxy(router, sinks, plan.count);
   await router.stop(); // a clean exit writes the --cpu-prof profile
-  const lines = report(plan.count, plan.note, direct, h, r);
+  const MB = 1024 * 1024;
+  // Printed as soon as measured: a later failure (containers) does not lose the data-path numbers.
+  process.stdout.write(`bench:router (${PAYLOAD_BYTES / MB} MiB, ${routerBenchConfig.rttSamples} round trips, ${plan.count} players, ${benchConfig.routerPings} pings${routerBenchConfig.skipWake ? '' : `, ${benchConfig.routerWakes} wakes`})\n${report(plan.count, plan.note, direct, h, r).join('\n')}\n`);
+  const lines: string[] = [];
 
   step('status-ping round trips (router vs direct)');
   const echoPort = await freePort();
@@ -145,8 +148,7 @@ async function main(): Promise<void> {
       `  wake path      login→router sees Running p50 ${fmt(pct(wake.seen, 50), 0)} ms (ratio to raw ${fmt(pct(wake.seen, 50) / pct(wake.raw, 50))});  the same login to the Running instance p50 ${fmt(pct(wake.warm, 50), 0)} ms (the backend's own login cost)`,
     );
   }
-  const MB = 1024 * 1024;
-  process.stdout.write(`bench:router (${PAYLOAD_BYTES / MB} MiB, ${routerBenchConfig.rttSamples} round trips, ${plan.count} players, ${benchConfig.routerPings} pings${routerBenchConfig.skipWake ? '' : `, ${benchConfig.routerWakes} wakes`})\n${lines.join('\n')}\n`);
+  process.stdout.write(`${lines.join('\n')}\n`);
   clearTimeout(deadline);
 }
 

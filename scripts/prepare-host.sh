@@ -2,8 +2,10 @@
 # Installs and starts what EnderCloud and its tests need on a fresh Debian
 # machine: the Docker engine (docker.io), Compose (docker-compose), a local
 # registry (docker-registry),
-# a static busybox for test images, and PostgreSQL/Redis when they are not
-# already running. Idempotent: every step checks first. Needs root.
+# a static busybox for test images, HAProxy (the reference proxy `npm run
+# bench:router` measures the router against; installed, never started as a
+# service), and PostgreSQL/Redis when they are not already running.
+# Idempotent: every step checks first. Needs root.
 set -euo pipefail
 
 log() { printf '[prepare-host] %s\n' "$*"; }
@@ -16,12 +18,19 @@ command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 static_busybox() { [ -x /bin/busybox ] && { ldd /bin/busybox 2>&1 || true; } | grep -q 'not a dynamic'; }
 static_busybox || missing+=(busybox-static)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+# The bench starts its own haproxy (-db, config in a temp dir); Debian's package would start the
+# service on install where an init system runs it, so stop and disable it right after.
+haproxy_missing=0
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || { missing+=(haproxy); haproxy_missing=1; }
 if [ "${#missing[@]}" -gt 0 ]; then
   need_root
   log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >/dev/null
+  if [ "$haproxy_missing" = 1 ] && command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    systemctl disable --now haproxy >/dev/null 2>&1 || true
+  fi
 fi
 
 # Docker engine: start dockerd in the background when nothing answers.

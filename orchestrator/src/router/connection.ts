@@ -62,6 +62,25 @@ const LEGACY_SETTLE_MS = 100;
 /** Status request + ping, with room for a repeated request; more is not a status client. */
 const MAX_STATUS_PACKETS = 4;
 const BACKEND_LINGER_MS = 5000;
+/**
+ * What `frames` becomes once the connection pipes: the handshake bytes are replayed and nothing
+ * reads frames again (the data listener that pushes is removed first), so an idle session holds
+ * no copy of them. Shared, never pushed to.
+ */
+const DRAINED = new FrameReader();
+
+/**
+ * Forwards `from` → `to` with backpressure: what `Readable.pipe` does for sockets, with three
+ * listeners instead of pipe's nine per direction (each idle session holds two of these). Errors and
+ * closes are handled by the connection.
+ */
+function forward(from: Socket, to: Socket): void {
+  from.on('data', (chunk: Buffer) => {
+    if (!to.write(chunk)) from.pause();
+  });
+  to.on('drain', () => from.resume());
+  from.on('end', () => to.end());
+}
 
 export class ClientConnection implements LoginContext {
   private frames = new FrameReader();
@@ -75,7 +94,8 @@ export class ClientConnection implements LoginContext {
   private timer: unknown;
   private backend: Socket | undefined;
   private target: BackendTarget | undefined;
-  private readonly closed = new AbortController();
+  /** Created on first use (held logins, fallback watches): most sessions never need one. */
+  private closed: AbortController | undefined;
   private session: SessionInfo | undefined;
   private readonly acceptedAt: number;
   private sessionStart = 0;
@@ -112,6 +132,8 @@ export class ClientConnection implements LoginContext {
 
   /** Aborted when the player's connection closes. */
   get closedSignal(): AbortSignal {
+    this.closed ??= new AbortController();
+    if (this.ended) this.closed.abort();
     return this.closed.signal;
   }
 
@@ -135,7 +157,7 @@ export class ClientConnection implements LoginContext {
   private onClose(): void {
     this.ended = true;
     this.notify?.();
-    this.closed.abort();
+    this.closed?.abort();
     this.clearTimer();
     if (this.backend && !this.backend.destroyed) {
       this.backend.end();
@@ -361,7 +383,7 @@ export class ClientConnection implements LoginContext {
     this.socket.end(writeLoginDisconnect(message));
   }
 
-  /** Replays every byte read so far, then pipes both ways (pipe() carries backpressure). */
+  /** Replays every byte read so far, then forwards both ways with backpressure; after this, bytes only. */
   pipe({ socket: backend, target }: Dialed, outcome: LoginOutcome = 'routed'): void {
     if (this.ended) {
       backend.destroy();
@@ -387,8 +409,10 @@ export class ClientConnection implements LoginContext {
       );
     }
     backend.write(this.frames.received());
-    this.socket.pipe(backend);
-    backend.pipe(this.socket);
+    this.frames = DRAINED;
+    forward(this.socket, backend);
+    forward(backend, this.socket);
+    this.socket.resume();
     this.deps.metrics.targetConnections.inc({ target: target.name });
     if (this.session) {
       this.session = { ...this.session, backend: target };

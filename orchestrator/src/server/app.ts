@@ -20,6 +20,7 @@ import { importRoutes } from './routes/imports.js';
 import { QuietRoutesLogController } from '../shared/request-log.js';
 import { routerIntegrationRoutes } from './registry/router-integration.js';
 import { fleetRoutes } from './routes/fleet.js';
+import { velocityRoutes } from './routes/velocity.js';
 import { auditRoutes } from './routes/audit.js';
 import { instanceActionRoutes } from './routes/instance-actions.js';
 import { instanceAdminRoutes } from './routes/instance-admin.js';
@@ -95,6 +96,7 @@ export async function buildApp(ctx: ServerContext) {
     await tokenRoutes(api, ctx);
     await routerIntegrationRoutes(api, ctx);
     await fleetRoutes(api, ctx);
+    await velocityRoutes(api, ctx);
   }, { prefix: '/api/v1' });
 
   return app;

@@ -1,0 +1,253 @@
+// The data-path measurements of `npm run bench:router`, run the same way
+// against every proxy (and a direct connection): bulk bytes/s after a login
+// handshake, small-packet round trips through an echo backend, and N logged-in
+// players (RSS per idle connection, then 20 small packets a second each for a
+// bounded time: CPU seconds of the proxy process, dropped connections).
+// Only 127.0.0.1; every loop is bounded.
+
+import { connect, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { NextState, writeHandshake, writeLoginStart } from '../src/protocol/packets.js';
+import { until } from '../test/support/router-stack.js';
+import { cpuSeconds, rssKb, spawnWithFdLimit, type Cleanup } from './router-procs.js';
+
+const SINK_ENTRY = fileURLToPath(new URL('./router-sink.ts', import.meta.url));
+
+const PROTOCOL = 767;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A small play-state frame (length 23: id + 22 bytes), about a movement packet. */
+const SMALL_PACKET = Buffer.concat([Buffer.from([23, 0x1a]), Buffer.alloc(22, 1)]);
+const PACKETS_PER_SECOND = 20;
+/** The load loop's tick: each tick writes to 1/SLICES of the players, so each gets 20 packets/s. */
+const TICK_MS = 5;
+const SLICES = 1000 / PACKETS_PER_SECOND / TICK_MS;
+
+export interface SinkStats {
+  received: number;
+  accepted: number;
+  open: number;
+}
+
+export interface Sink {
+  port: number;
+  stats(): Promise<SinkStats>;
+}
+
+/** A backend process that counts bytes (`echo = false`) or sends every byte back (`echo = true`). */
+export async function startSink(echo: boolean, fds: number, cleanups: Cleanup[]): Promise<Sink> {
+  const child = spawnWithFdLimit(fds, process.execPath, [...process.execArgv, SINK_ENTRY, echo ? 'echo' : 'count'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  cleanups.push(() => {
+    process.removeListener('exit', kill);
+    kill();
+  });
+  const waiting: Array<(s: SinkStats) => void> = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('sink process did not start within 20 s')), 20_000);
+    child.once('exit', (code) => reject(new Error(`sink process exited (${code})`)));
+    child.on('message', (m: { port?: number } & Partial<SinkStats>) => {
+      if (m.port !== undefined) {
+        clearTimeout(timer);
+        resolve(m.port);
+      } else waiting.shift()?.(m as SinkStats);
+    });
+  });
+  return {
+    port,
+    stats: () =>
+      new Promise<SinkStats>((resolve) => {
+        waiting.push(resolve);
+        child.send('stats');
+      }),
+  };
+}
+
+/** Handshake + Login Start, as a player sends before any play traffic. */
+export function loginPreamble(address: string, name: string): Buffer {
+  return Buffer.concat([
+    writeHandshake({ protocolVersion: PROTOCOL, serverAddress: address, serverPort: 25565, nextState: NextState.Login }),
+    writeLoginStart({ name: name.slice(0, 16), uuid: '00000000-0000-0000-0000-000000000001' }, PROTOCOL),
+  ]);
+}
+
+function open(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: '127.0.0.1', port, noDelay: true }, () => {
+      s.removeListener('error', reject);
+      resolve(s);
+    });
+    s.once('error', reject);
+  });
+}
+
+/** Bytes/s from a logged-in client to the counting sink (`bytes` in 64 KiB writes, backpressure respected). */
+export async function throughput(port: number, sink: Sink, bytes: number): Promise<number> {
+  const chunk = Buffer.alloc(64 * 1024, 7);
+  const { accepted, received: base0 } = await sink.stats();
+  const socket = await open(port);
+  let failure: Error | undefined;
+  socket.on('error', (err) => (failure = err));
+  const preamble = loginPreamble('bench.local', 'Bulk');
+  socket.write(preamble);
+  // A client sends play traffic only after the backend answered the login: wait for the backend connection.
+  await until('backend connection', async () => {
+    const st = await sink.stats();
+    return st.accepted > accepted && st.received - base0 >= preamble.length;
+  }, 10_000, 1);
+  const base = (await sink.stats()).received;
+  const closed = new Promise<void>((r) => socket.once('close', () => r()));
+  const t0 = process.hrtime.bigint();
+  let sent = 0;
+  while (sent < bytes) {
+    if (failure) throw new Error(`throughput connection to ${port} failed after ${sent} bytes: ${failure.message}`);
+    sent += chunk.length;
+    if (!socket.write(chunk)) await Promise.race([new Promise((r) => socket.once('drain', r)), closed]);
+  }
+  await until('sink received everything', async () => (await sink.stats()).received - base >= sent, 120_000, 1);
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  socket.destroy();
+  return sent / seconds;
+}
+
+/** Round trips (ms) of one small packet through `port` to the echo sink and back, one at a time. */
+export async function smallPacketRtts(port: number, address: string, samples: number): Promise<number[]> {
+  const socket = await open(port);
+  let pending = 0;
+  let wake: (() => void) | undefined;
+  socket.on('data', (b: Buffer) => {
+    pending -= b.length;
+    if (pending <= 0) wake?.();
+  });
+  socket.on('error', () => undefined);
+  const exchange = async (bytes: Buffer): Promise<number> => {
+    const t0 = process.hrtime.bigint();
+    const done = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no echo through port ${port} within 5 s`)), 5000);
+      wake = () => (clearTimeout(timer), resolve());
+    });
+    pending += bytes.length;
+    socket.write(bytes);
+    await done;
+    return Number(process.hrtime.bigint() - t0) / 1e6;
+  };
+  try {
+    await exchange(loginPreamble(address, 'Rtt')); // the echo of the login: the backend is connected
+    for (let i = 0; i < 50; i++) await exchange(SMALL_PACKET); // warm-up (JIT, socket buffers)
+    const out: number[] = [];
+    for (let i = 0; i < samples; i++) out.push(await exchange(SMALL_PACKET));
+    return out;
+  } finally {
+    socket.destroy();
+  }
+}
+
+export interface PlayersResult {
+  players: number;
+  /** RSS of the proxy before connecting, KiB. */
+  baseRssKb: number;
+  /** (RSS with every player connected and idle − base) / players, KiB; right after connecting and after a 5 s settle. */
+  idleKbPerConnection: number;
+  idleKbPerConnectionSettled: number;
+  /**
+   * (RSS at N − RSS at N/2) / (N/2), KiB: what one more idle connection costs, without the one-off
+   * growth of the heap (V8's young generation grows by tens of MiB under any allocation burst).
+   */
+  idleKbPerConnectionMarginal: number;
+  loadSeconds: number;
+  packetsSent: number;
+  /** Proxy CPU seconds during the load phase. */
+  cpuSeconds: number;
+  dropped: number;
+  bytesMissing: number;
+}
+
+/**
+ * N players log in through `proxyPort` to the counting sink and stay idle (RSS measured), then each
+ * sends 20 small packets a second for `seconds` (proxy CPU measured); a player whose socket closes
+ * before the end, or whose login never reached the sink, is a dropped connection.
+ */
+export async function players(proxyPid: number, proxyPort: number, sink: Sink, count: number, seconds: number, log: (line: string) => void): Promise<PlayersResult> {
+  await sleep(1000);
+  const baseRssKb = rssKb(proxyPid);
+  const sockets: Socket[] = [];
+  let dropped = 0;
+  let ending = false;
+  const { accepted: acceptedBefore, received: receivedBefore } = await sink.stats();
+  const preambleBytes = [] as number[];
+  const reached = async () => (await sink.stats()).accepted - acceptedBefore;
+  const half = Math.floor(count / 2);
+  let halfRssKb = Number.NaN;
+  try {
+    for (let i = 0, size = 0; i < count; i += size) {
+      size = Math.min(250, (i < half ? half : count) - i);
+      if (i === half && half > 0) {
+        await until(`${half} backend connections`, async () => (await reached()) >= sockets.length, 60_000, 50).catch(() => false);
+        await sleep(500);
+        halfRssKb = rssKb(proxyPid);
+      }
+      const batch = await Promise.allSettled(Array.from({ length: size }, () => open(proxyPort)));
+      for (const [k, r] of batch.entries()) {
+        if (r.status === 'rejected') {
+          dropped += 1;
+          continue;
+        }
+        const s = r.value;
+        s.on('error', () => undefined);
+        s.on('close', () => (ending ? undefined : (dropped += 1)));
+        const preamble = loginPreamble('bench.local', `P${i + k}`);
+        preambleBytes.push(preamble.length);
+        s.write(preamble);
+        sockets.push(s);
+      }
+    }
+    const connected = await until(`${sockets.length} backend connections`, async () => (await reached()) >= sockets.length, 60_000, 50).catch(() => false);
+    if (!connected) log(`only ${await reached()} of ${sockets.length} logins reached the sink`);
+    dropped += Math.max(0, sockets.length - (await reached()));
+    await sleep(500);
+    const fullRssKb = rssKb(proxyPid);
+    const idleKb = (fullRssKb - baseRssKb) / count;
+    const marginalKb = (fullRssKb - halfRssKb) / (count - half);
+    await sleep(5000);
+    const settledKb = (rssKb(proxyPid) - baseRssKb) / count;
+
+    const cpu0 = cpuSeconds(proxyPid);
+    const t0 = Date.now();
+    // Bounded by the wall clock: when the generator cannot keep 20/s (it shares the cores with the
+    // proxy and the sink), it sends as fast as it can until the end and the achieved rate is printed.
+    const endAt = t0 + seconds * 1000;
+    let sent = 0;
+    for (let tick = 0; Date.now() < endAt; tick++) {
+      const slice = tick % SLICES;
+      for (let i = slice; i < sockets.length; i += SLICES) {
+        const s = sockets[i]!;
+        if (s.destroyed) continue;
+        s.write(SMALL_PACKET);
+        sent += 1;
+      }
+      // Keep the schedule by the wall clock: a late tick shortens the next wait instead of slipping.
+      const due = t0 + (tick + 1) * TICK_MS;
+      await sleep(Math.max(0, due - Date.now()));
+    }
+    const expected = receivedBefore + preambleBytes.reduce((a, b) => a + b, 0) + sent * SMALL_PACKET.length;
+    const loadSeconds = (Date.now() - t0) / 1000;
+    await until('the sink received the load', async () => (await sink.stats()).received >= expected, 15_000, 20).catch(() => false);
+    const cpu = cpuSeconds(proxyPid) - cpu0;
+    return {
+      players: count,
+      baseRssKb,
+      idleKbPerConnection: idleKb,
+      idleKbPerConnectionSettled: settledKb,
+      idleKbPerConnectionMarginal: marginalKb,
+      loadSeconds,
+      packetsSent: sent,
+      cpuSeconds: cpu,
+      dropped,
+      bytesMissing: Math.max(0, expected - (await sink.stats()).received),
+    };
+  } finally {
+    ending = true;
+    for (const s of sockets) s.destroy();
+    await until('players closed at the sink', async () => (await sink.stats()).open === 0, 20_000, 50).catch(() => undefined);
+  }
+}

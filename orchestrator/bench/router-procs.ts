@@ -1,0 +1,153 @@
+// The proxies under test as child processes of the bench, each started under a
+// raised `ulimit -n` and killed by the bench: the EnderCloud router (static
+// mode) and HAProxy in TCP mode with `option splice-auto`, config in a temp dir,
+// bound to 127.0.0.1 only. CPU time and RSS are read from /proc/<pid>.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/support/registry.js';
+import { until } from '../test/support/router-stack.js';
+import { benchConfig } from './bench-config.js';
+import { routerBenchConfig } from './router-config.js';
+
+const ROUTER_ENTRY = fileURLToPath(new URL('../src/router/index.ts', import.meta.url));
+/** Linux reports utime/stime in clock ticks; USER_HZ is 100 on every mainstream kernel. */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+
+export type Cleanup = () => Promise<void> | void;
+
+export interface ProxyProcess {
+  name: string;
+  pid: number;
+  /** Listening ports by frontend name (`sink`, `echo`). */
+  ports: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+/** The soft RLIMIT_NOFILE of a process; Infinity for unlimited. */
+export function openFilesLimit(pid: number | 'self' = 'self'): number {
+  const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'));
+  if (!m) return Number.NaN;
+  return m[1] === 'unlimited' ? Number.POSITIVE_INFINITY : Number(m[1]);
+}
+
+/** `sh -c 'ulimit -n <n> || …; exec cmd'`: raises the limit as far as allowed, then becomes cmd (same pid). */
+export function spawnWithFdLimit(fds: number, cmd: string, args: string[], opts: Parameters<typeof spawn>[2]): ChildProcess {
+  const script = `ulimit -n ${fds} 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"`;
+  return spawn('sh', ['-c', script, cmd, ...args], opts);
+}
+
+/** CPU seconds (user + system, all threads) a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+export const rssKb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+
+const listening = (port: number): Promise<boolean> =>
+  new Promise((r) => {
+    const s = connect({ host: '127.0.0.1', port }, () => (s.destroy(), r(true)));
+    s.on('error', () => r(false));
+  });
+
+/** Stops a child: SIGTERM (the router writes its --cpu-prof profile on a clean exit), SIGKILL after 5 s. */
+function stopper(child: ChildProcess, dir: string): () => Promise<void> {
+  let stopped: Promise<void> | undefined;
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill); // never leave a proxy behind, even when the run is aborted
+  return () =>
+    (stopped ??= new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        process.removeListener('exit', kill);
+        rmSync(dir, { recursive: true, force: true });
+        resolve();
+      };
+      const timer = setTimeout(kill, 5000);
+      if (child.exitCode !== null || child.signalCode !== null) return done();
+      child.once('exit', done);
+      child.kill('SIGTERM');
+    }));
+}
+
+async function started(name: string, child: ChildProcess, ports: Record<string, number>, stop: () => Promise<void>): Promise<ProxyProcess> {
+  let exited = '';
+  child.once('exit', (code, signal) => (exited = `${name} exited (${code ?? signal}) before listening`));
+  try {
+    for (const port of Object.values(ports)) await until(`${name} listening on ${port}`, () => (exited ? Promise.reject(new Error(exited)) : listening(port)), 20_000, 100);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { name, pid: child.pid!, ports, stop };
+}
+
+/**
+ * The router as its own process (static mode), so its CPU and memory are measured alone.
+ * `[servers]` sink and echo; the handshake address `echo.bench` picks echo (forced host).
+ */
+export async function startRouter(sinkPort: number, echoPort: number, fds: number): Promise<ProxyProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'ec-bench-router-'));
+  const port = await freePort();
+  const toml = [
+    `bind = "127.0.0.1:${port}"`,
+    'try = ["sink"]',
+    '[servers]',
+    `sink = "127.0.0.1:${sinkPort}"`,
+    `echo = "127.0.0.1:${echoPort}"`,
+    '[forced-hosts]',
+    '"echo.bench" = ["echo"]',
+    '[limits]',
+    'max_connections_per_ip = 0',
+    'login_ratelimit = 0',
+  ].join('\n');
+  writeFileSync(join(dir, 'router.toml'), `${toml}\n`);
+  const prof = routerBenchConfig.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${routerBenchConfig.cpuProfDir}`] : [];
+  const child = spawnWithFdLimit(fds, process.execPath, [...prof, '--import', 'tsx', ROUTER_ENTRY], {
+    env: { PATH: benchConfig.path, ENDERCLOUD_ROUTER_CONFIG: join(dir, 'router.toml'), ENDERCLOUD_ROUTER_ID: 'bench' },
+    stdio: ['ignore', benchConfig.routerLog ? 'inherit' : 'ignore', 'inherit'],
+  });
+  return started('router', child, { sink: port, echo: port }, stopper(child, dir));
+}
+
+/** HAProxy 2.x in TCP mode with splice-auto: one frontend per sink, on its own port. */
+export async function startHaproxy(sinkPort: number, echoPort: number, maxconn: number): Promise<ProxyProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'ec-bench-haproxy-'));
+  const ports = { sink: await freePort(), echo: await freePort() };
+  const cfg = [
+    'global',
+    `  maxconn ${maxconn}`,
+    // Splicing needs a pipe (2 descriptors) per connection moving bulk data; the bench has one such
+    // connection at a time, and HAProxy reserves descriptors for maxconn/4 pipes by default.
+    '  maxpipes 16',
+    defaultsSection(),
+    ...frontend('sink', ports.sink, sinkPort, maxconn),
+    ...frontend('echo', ports.echo, echoPort, maxconn),
+  ].join('\n');
+  writeFileSync(join(dir, 'haproxy.cfg'), `${cfg}\n`);
+  // -db: stay in the foreground (no daemon, no service); the fd limit is raised by HAProxy itself from maxconn.
+  const child = spawn(routerBenchConfig.haproxy, ['-db', '-q', '-f', join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const spawnError = new Promise<never>((_, reject) => child.once('error', (err) => reject(new Error(`cannot start ${routerBenchConfig.haproxy} (install Debian haproxy: scripts/prepare-host.sh): ${err.message}`))));
+  return Promise.race([started('haproxy', child, ports, stopper(child, dir)), spawnError]);
+}
+
+function defaultsSection(): string {
+  return ['defaults', '  mode tcp', '  option splice-auto', '  timeout connect 2s', '  timeout client 5m', '  timeout server 5m'].join('\n');
+}
+
+function frontend(name: string, port: number, backendPort: number, maxconn: number): string[] {
+  return [`frontend fe_${name}`, `  bind 127.0.0.1:${port}`, `  maxconn ${maxconn}`, `  default_backend be_${name}`, `backend be_${name}`, `  server s1 127.0.0.1:${backendPort}`];
+}
+
+/** The HAProxy version line, for the report. */
+export function haproxyVersion(): string {
+  const out = spawnSync(routerBenchConfig.haproxy, ['-v'], { encoding: 'utf8' });
+  return out.stdout?.split('\n')[0]?.trim() || 'haproxy (version unknown)';
+}

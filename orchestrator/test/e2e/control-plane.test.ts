@@ -289,7 +289,9 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     expect(statuses).toEqual(['OFFLINE', 'RECOVERING', 'ONLINE']);
     expect(seen[0]).toBe('RECOVERING');
 
-    await until('orphans removed', async () => (await containersOf(orphanId)).length === 0 && (await containersOf(worldId)).length === 0, 20_000);
+    // One cleanup removes each container and then its data: wait for the whole of it.
+    await until('orphans removed', async () => (await containersOf(orphanId)).length === 0 && (await containersOf(worldId)).length === 0
+      && !existsSync(join(hostOf.runtimeDir, 'instances', orphanId)), 20_000);
     // The ephemeral orphan's runtime directory goes; the persistent group's world stays on disk.
     expect(existsSync(join(hostOf.runtimeDir, 'instances', orphanId))).toBe(false);
     expect(readFileSync(join(hostOf.runtimeDir, 'instances', worldId, 'level.dat'), 'utf8')).toBe('world');

@@ -7,7 +7,7 @@
 // removes in close(), also when a test failed.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,6 +98,8 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
     ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
     ENDERCLOUD_COMMAND_LEASE: '2s',
     ENDERCLOUD_OFFLINE_SWEEP_INTERVAL: '200ms',
+    // 5 s without a beat: the agent shares this process's event loop with routers and bots.
+    ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS: '10',
     ENDERCLOUD_SUPERVISE_INTERVAL: '200ms',
     ENDERCLOUD_PROVISION_INTERVAL: '200ms',
     ENDERCLOUD_RESUME_TIMEOUT: '5s',
@@ -233,6 +235,8 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
       current = await launch();
     },
     async close() {
+      // FLEET_LOG_FILE=path keeps the orchestrator's log of the run for a failing test.
+      if (process.env.FLEET_LOG_FILE) writeFileSync(process.env.FLEET_LOG_FILE, logs.join(''));
       for (const r of routers) await r.close().catch(() => undefined);
       await heartbeater?.stop().catch(() => undefined);
       await current.stop().catch(() => undefined);
@@ -247,9 +251,9 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
     agent = await createTestAgent({ agentId: hostId, orchestratorUrl: url, portRange, network, token: agentToken });
     await agent.app.listen({ host: '127.0.0.1', port: agentPort });
     heartbeater = new Heartbeater({
-      orchestratorUrl: url, agentId: hostId, token: agentToken, intervalMs: 300, fetch: globalThis.fetch, timers: realTimers, now: () => Date.now(), logger: silent,
+      orchestratorUrl: url, agentId: hostId, token: agentToken, intervalMs: 500, fetch: globalThis.fetch, timers: realTimers, now: () => Date.now(), logger: silent,
       body: async () => ({
-        controlUrl: `http://127.0.0.1:${agentPort}`, gameAddress: '127.0.0.1', version: 'test', heartbeatIntervalMs: 300,
+        controlUrl: `http://127.0.0.1:${agentPort}`, gameAddress: '127.0.0.1', version: 'test', heartbeatIntervalMs: 500,
         resources: { cpuCount: 2, memoryTotalBytes: 8 * 1024 ** 3, memoryAvailableBytes: 8 * 1024 ** 3, diskFreeBytes: null },
         portRange,
       }),

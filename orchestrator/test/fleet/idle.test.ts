@@ -30,7 +30,7 @@ beforeAll(async () => {
   stack = await startFleetStack('fl-idle');
   await stack.putGroup('nap', { idleTiers: [{ after: '2s', action: 'pause' }] });
   await stack.putGroup('reset', { idleTiers: [{ after: '4s', action: 'pause' }] });
-  await stack.putGroup('deep', { idleTiers: [{ after: '1s', action: 'stop' }, { after: '3s', action: 'archive' }], savegame: { mode: 'archive' } });
+  await stack.putGroup('deep', { idleTiers: [{ after: '3s', action: 'stop' }, { after: '5s', action: 'archive' }], savegame: { mode: 'archive' } });
 });
 
 afterAll(async () => {

@@ -274,7 +274,8 @@ export function testServerTemplate(image: string, extra: Loose = {}): Loose {
   return {
     image, resources: { memoryMb: 256 }, containerPort: 25565, env: { ACCEPTS_TRANSFERS: 'true', MAX_PLAYERS: '50' },
     variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
-    readiness: { kind: 'minecraft', startupTimeoutMs: 20_000, intervalMs: 200, probeTimeoutMs: 1000 },
+    // Generous per-probe bounds: two Docker-heavy files share 2 busy cores; a slow answer is not a degraded server.
+    readiness: { kind: 'minecraft', startupTimeoutMs: 30_000, intervalMs: 200, probeTimeoutMs: 3000, failureThreshold: 5 },
     stop: { signal: 'SIGTERM', timeoutMs: 3000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
     dataPaths: ['level.json', 'playerdata'], technicalPaths: ['stats'],
     networkSecret: { env: NETWORK_SECRET_ENV },

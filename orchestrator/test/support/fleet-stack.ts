@@ -122,6 +122,10 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
     child.stdout!.on('data', (b: Buffer) => logs.push(b.toString()));
     child.stderr!.on('data', (b: Buffer) => logs.push(b.toString()));
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    // Never outlive the test process, even when it dies before close().
+    const reap = (): void => void child.kill('SIGKILL');
+    process.once('exit', reap);
+    void exited.then(() => process.off('exit', reap));
     try {
       await until('orchestrator process answers /health', async () => {
         if (child.exitCode !== null) throw new Error(`orchestrator exited with ${child.exitCode}: ${logs.join('').slice(-2000)}`);
@@ -138,7 +142,13 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
     return { stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL') };
   }
 
-  let current = await launch();
+  let current: Running;
+  try {
+    current = await launch();
+  } catch (err) {
+    rmSync(base, { recursive: true, force: true });
+    throw err;
+  }
   const portRange = randomPortRange(20);
   let agent: TestAgent | undefined;
   let heartbeater: Heartbeater | undefined;

@@ -105,6 +105,8 @@ export class ActionRunner implements CommandHandler {
       store: this.o.store, driver: this.o.driver, clock: this.o.clock, backups: () => this.backups(),
       evacuate: this.o.evacuate ?? (async () => ({ players: 0 })),
       playersOn: this.o.playersOn ?? (async (i) => i.players?.online ?? 0),
+      // Live counts while a despawn waits: the supervisor does not probe under an active action.
+      probePlayers: async (i, ctx) => (await this.o.prober.probe(i, readinessOf(ctx.template), ctx.host)).players,
       remove: (i, ctx, scope) => this.remove(i, ctx, scope),
       ...(this.o.sleep ? { sleep: this.o.sleep } : {}),
     });

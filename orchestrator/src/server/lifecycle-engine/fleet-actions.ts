@@ -30,6 +30,12 @@ export interface FleetActionsDeps {
   evacuate: (instanceId: string) => Promise<{ players: number }>;
   /** Active players on the instance, cross-checked (router reports and the last probe). */
   playersOn: (instance: Instance) => Promise<number>;
+  /**
+   * A fresh status ping of the instance's players (undefined: no answer). The
+   * supervisor does not probe an instance under an active action, so without
+   * it a despawn would read the count from before its drain forever.
+   */
+  probePlayers?: (instance: Instance, ctx: RunContext) => Promise<{ online: number; max: number } | undefined>;
   /** The scoped deletion of the delete action. */
   remove: (instance: Instance, ctx: RunContext, scope: typeof DISCARD_SCOPES) => Promise<JsonObject>;
   sleep?: (ms: number) => Promise<void>;
@@ -97,10 +103,11 @@ export class FleetActions {
       await this.step(current, ctx, 'drain', 'draining: no new joins or transfers; current players stay');
     }
     const since = current.fleet?.draining?.since ?? this.now;
+    current = await this.refreshPlayers(current, ctx);
     if (await this.deps.playersOn(current) > 0) {
       const { players } = await this.deps.evacuate(current.id);
       await this.step(current, ctx, 'evacuate', `evacuating: ${players} player(s) transferred away`);
-      const empty = await this.waitEmpty(current, since + timeoutMs);
+      const empty = await this.waitEmpty(current, ctx, since + timeoutMs);
       if (!empty && !force) {
         throw new AppError('CONFLICT', `despawn of ${current.name} stopped: players were still on it ${Math.round(timeoutMs / 1000)} s after the drain began (use force to delete anyway)`, { retryable: false });
       }
@@ -133,10 +140,17 @@ export class FleetActions {
     return details === undefined || (details.state !== 'running' && details.state !== 'paused');
   }
 
-  private async waitEmpty(instance: Instance, deadline: number): Promise<boolean> {
+  /** Records a fresh probe reading on the instance (the count playersOn cross-checks); unchanged when the probe has no answer. */
+  private async refreshPlayers(instance: Instance, ctx: RunContext): Promise<Instance> {
+    const players = await this.deps.probePlayers?.(instance, ctx).catch(() => undefined);
+    if (!players) return instance;
+    return this.deps.store.instances.update(instance.id, { players: { ...players, at: this.now } }, { now: this.now });
+  }
+
+  private async waitEmpty(instance: Instance, ctx: RunContext, deadline: number): Promise<boolean> {
     const wait = this.deps.sleep ?? sleep;
     for (;;) {
-      const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
+      const current = await this.refreshPlayers((await this.deps.store.instances.get(instance.id)) ?? instance, ctx);
       if ((await this.deps.playersOn(current)) === 0) return true;
       if (this.now >= deadline) return false;
       await wait(Math.min(this.deps.emptyPollMs ?? 500, Math.max(1, deadline - this.now)));

@@ -11,6 +11,7 @@ import { recordsContract } from './contract-records.js';
 import { systemContract } from './contract-system.js';
 import { unclaimedContract } from './contract-unclaimed.js';
 import { installationRequestContract } from './contract-installation-requests.js';
+import { allocationContract } from './contract-allocation.js';
 
 export interface StoreHarness {
   /** A store on an empty database, not yet migrated. */
@@ -188,6 +189,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
 
     catalogContract(handle);
     instanceContract(handle);
+    allocationContract(handle);
     commandContract(handle);
     recordsContract(handle);
     systemContract(handle);

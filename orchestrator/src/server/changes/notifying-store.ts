@@ -27,6 +27,7 @@ function instances(r: InstanceRepository, emit: Emit): InstanceRepository {
   return override(r, {
     create: (instance) => announce(r.create(instance), emit, changed(instance.id)),
     update: (id, patch, opts) => announce(r.update(id, patch, opts), emit, changed(id)),
+    claimForSession: (id, sessionId, opts) => announce(r.claimForSession(id, sessionId, opts), emit, changed(id), (res) => res !== undefined),
     transition: (id, to, opts) => announce(r.transition(id, to, opts), emit, changed(id)),
     delete: (id) => announce(r.delete(id), emit, changed(id)),
   });

@@ -12,6 +12,7 @@ import type { GroupJoinAnswer } from '../../protocol/registry-contract.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
+import type { ChangePort } from '../changes/change-port.js';
 import type { Clock } from '../clock.js';
 import type { InstanceCreator } from '../services/instance-creator.js';
 import type { LifecycleService } from '../services/lifecycle-service.js';
@@ -60,6 +61,8 @@ export interface FleetServiceDeps {
   sleep?: (ms: number) => Promise<void>;
   /** How often a waiting spawn or allocation looks again. */
   pollMs?: number;
+  /** When given, a waiting spawn looks again as soon as its instance changes, not only every pollMs. */
+  changes?: ChangePort;
 }
 
 /** Fresh reads of the group per allocation when concurrent allocators took every candidate of the previous one. */
@@ -237,8 +240,21 @@ export class FleetService {
         throw new AppError('UPSTREAM_FAILED', `spawned instance ${instance.name} is ${instance.state}: ${instance.stateReason ?? ''}`.trim());
       }
       if (this.now >= deadline) throw new AppError('TIMEOUT', `spawned instance ${instance.name} was not online within ${waitMs} ms (it is ${instance.state})`, { retryable: true });
-      await this.sleep(Math.min(this.deps.pollMs ?? 100, Math.max(1, deadline - this.now)));
+      await this.changeOrSleep(instanceId, Math.min(this.deps.pollMs ?? 100, Math.max(1, deadline - this.now)));
     }
+  }
+
+  /** Sleeps up to `ms`, ending early when the change port announces a write to the instance (spawn-to-allocatable pays no poll interval). */
+  private changeOrSleep(instanceId: string, ms: number): Promise<void> {
+    const changes = this.deps.changes;
+    if (!changes) return this.sleep(ms);
+    let unsubscribe = (): void => undefined;
+    const changed = new Promise<void>((resolve) => {
+      unsubscribe = changes.subscribe((c) => {
+        if (c.kind === 'instance' && c.id === instanceId) resolve();
+      });
+    });
+    return Promise.race([changed, this.sleep(ms)]).finally(() => unsubscribe());
   }
 
   private sleep(ms: number): Promise<void> {

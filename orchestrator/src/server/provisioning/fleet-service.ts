@@ -187,7 +187,8 @@ export class FleetService {
     const { store } = this.deps;
     const filter = { ...(req.variantId !== undefined ? { variantId: req.variantId } : {}), ...(req.labels ? { labels: req.labels } : {}) };
     for (let read = 1; read <= ALLOCATION_READS; read++) {
-      const snap = await readGroup(store, group.id);
+      // chooseAllocatable reads no player counts: the router's are not fetched.
+      const snap = await readGroup(store, group.id, { routerPlayers: false });
       const fleet = [...snap.fleet];
       let contended = false;
       for (;;) {

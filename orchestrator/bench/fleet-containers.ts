@@ -145,9 +145,13 @@ async function wakeRounds(stack: Stack, group: string, rounds: number): Promise<
   return { wake, seen, warm, raw };
 }
 
+/** What an aborted run (deadline, Ctrl-C) still has to tear down: containers by label, the network, temp dirs. */
+export const openStacks = new Set<Stack>();
+
 export async function containerBench(): Promise<ContainerFigures> {
   const rounds = benchConfig.fleetRounds;
   const stack = await startStack('bench-fleet');
+  openStacks.add(stack);
   try {
     const group = `${stack.run}-fleet`;
     const template = (await must<{ spec?: { image?: string }; image?: string }>(stack, 'GET', `/templates/${stack.run}-mc/versions/1`));
@@ -174,6 +178,7 @@ export async function containerBench(): Promise<ContainerFigures> {
     console.log(`    of which: login → router sees Running ${f.seenRunning.toFixed(0)} ms; the same login to the Running member ${f.warmLogin.toFixed(0)} ms (the backend's own login cost)`);
     return f;
   } finally {
+    openStacks.delete(stack);
     await stack.close();
   }
 }

@@ -9,7 +9,9 @@
 // (b) and (c) need the Docker engine, build the test server image if missing,
 // and remove their containers (by label) also on failure. Bounded: 10 minutes.
 import { allocationBench } from './fleet-allocation.js';
-import { containerBench } from './fleet-containers.js';
+import { removeNetwork } from '../test/support/agent-harness.js';
+import { removeContainersByLabel } from '../test/support/docker.js';
+import { containerBench, openStacks } from './fleet-containers.js';
 
 const part = process.argv[2] ?? 'all';
 if (!['all', 'alloc', 'containers'].includes(part)) {
@@ -22,10 +24,20 @@ async function main(): Promise<void> {
   if (part !== 'alloc') await containerBench();
 }
 
-const deadline = setTimeout(() => {
-  console.error('bench:fleet: exceeded 10 minutes; aborting');
-  process.exit(1);
-}, 10 * 60_000);
+/** Removes what a run still holds (the stack's containers by label), then exits. */
+async function abort(message: string, code: number): Promise<never> {
+  console.error(message);
+  // A graceful close waits for in-flight requests (a spawn may wait 60 s): bound it, then remove by label regardless.
+  await Promise.allSettled([...openStacks].map(async (s) => {
+    await Promise.race([s.close(), new Promise((r) => setTimeout(r, 5000))]);
+    await removeContainersByLabel({ 'orchestrator.host': s.hostId });
+    await removeNetwork(`${s.run}-net`);
+  }));
+  process.exit(code);
+}
+
+const deadline = setTimeout(() => void abort('bench:fleet: exceeded 10 minutes; aborting', 1), 10 * 60_000);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void abort(`bench:fleet: ${signal}; cleaning up`, 130));
 main().then(() => {
   clearTimeout(deadline);
   process.exit(0);

@@ -17,6 +17,11 @@ export const benchConfig = Object.freeze({
   routerPings: num('BENCH_PINGS', 300),
   routerIdleConnections: num('BENCH_IDLE_CONNECTIONS', 5000),
   routerWakes: num('BENCH_WAKES', 3),
+  /** Fleet bench: concurrent allocation clients, allocations measured, store-level buffer size, spawn/wake rounds. */
+  fleetClients: num('BENCH_FLEET_CLIENTS', 16),
+  fleetAllocations: num('BENCH_FLEET_ALLOCATIONS', 2000),
+  fleetBuffer: num('BENCH_FLEET_BUFFER', 64),
+  fleetRounds: num('BENCH_FLEET_ROUNDS', 3),
   /** Show the benchmarked router's own log. */
   routerLog: Boolean(process.env.BENCH_ROUTER_LOG),
   /** PATH for child processes the benchmarks start. */

@@ -11,6 +11,7 @@ import { registerCatalog } from './commands/catalog.js';
 import { registerCommands } from './commands/commands.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerContext } from './commands/context.js';
+import { registerFleet } from './commands/fleet.js';
 import { registerHosts } from './commands/hosts.js';
 import { registerImports } from './commands/imports.js';
 import { registerInstanceActions } from './commands/instance-actions.js';
@@ -89,6 +90,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerInstanceStreams(instances, ctx);
   registerCatalog(program, ctx);
   registerTransfers(program, ctx);
+  registerFleet(program, ctx);
   registerImports(program, ctx);
   registerRequests(program, ctx);
   registerTokens(program, ctx);

@@ -204,7 +204,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     ...(deps.generateSecret ? { generateSecret: deps.generateSecret } : {}),
   });
   const playerSessions = new PlayerSessions({ store, clock });
-  const fleet = new FleetService({ store, clock, logger: logger.child({ component: 'fleet' }), creator, lifecycle });
+  const fleet = new FleetService({ store, clock, logger: logger.child({ component: 'fleet' }), creator, lifecycle, changes });
   const provisioner = new Provisioner({
     store, clock, logger: logger.child({ component: 'provisioner' }), lifecycle, fleet,
     intervalMs: config.provisionIntervalMs, maxTotalInstances: config.maxTotalInstances, ...(deps.timers ? { timers: deps.timers } : {}),

@@ -172,6 +172,14 @@ export interface InstanceRepository {
    */
   update(id: string, patch: InstancePatch, opts: { now: EpochMs; expectedVersion?: number }): Promise<Instance>;
   /**
+   * Allocation's claim, one conditional statement: sets sessionId when the
+   * instance is still at `expectedVersion` and unallocated, bumping the
+   * version. Returns undefined (never waits) when it changed, is allocated,
+   * or another transaction holds the row (PostgreSQL: SKIP LOCKED), so a
+   * crowd of allocators moves on to the next candidate instead of queueing.
+   */
+  claimForSession(id: string, sessionId: string, opts: { now: EpochMs; expectedVersion: number }): Promise<Instance | undefined>;
+  /**
    * Changes the lifecycle state and appends the history entry in one
    * transaction. With `from`, applies only when the current state is one of
    * them and returns undefined otherwise.

@@ -12,6 +12,7 @@ import { systemContract } from './contract-system.js';
 import { unclaimedContract } from './contract-unclaimed.js';
 import { installationRequestContract } from './contract-installation-requests.js';
 import { leaseContract } from './contract-leases.js';
+import { allocationContract } from './contract-allocation.js';
 
 export interface StoreHarness {
   /** A store on an empty database, not yet migrated. */
@@ -189,6 +190,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
 
     catalogContract(handle);
     instanceContract(handle);
+    allocationContract(handle);
     commandContract(handle);
     recordsContract(handle);
     systemContract(handle);

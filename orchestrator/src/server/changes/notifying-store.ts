@@ -47,6 +47,7 @@ function instances(r: InstanceRepository, emit: Emit, after: After, options: Not
   return override(r, {
     create: (instance) => announce(r.create(instance), emit, changed(instance.id)),
     update: (id, patch, opts) => announce(r.update(id, patch, opts), emit, changed(id)),
+    claimForSession: (id, sessionId, opts) => announce(r.claimForSession(id, sessionId, opts), emit, changed(id), (res) => res !== undefined),
     transition: async (id, to, opts) => {
       const moved = await announce(r.transition(id, to, opts), emit, changed(id));
       const log = options.onTransition;

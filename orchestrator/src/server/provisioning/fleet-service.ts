@@ -12,6 +12,7 @@ import type { GroupJoinAnswer } from '../../protocol/registry-contract.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
+import type { ChangePort } from '../changes/change-port.js';
 import type { Clock } from '../clock.js';
 import type { InstanceCreator } from '../services/instance-creator.js';
 import type { LifecycleService } from '../services/lifecycle-service.js';
@@ -61,10 +62,12 @@ export interface FleetServiceDeps {
   sleep?: (ms: number) => Promise<void>;
   /** How often a waiting spawn or allocation looks again. */
   pollMs?: number;
+  /** When given, a waiting spawn looks again as soon as its instance changes, not only every pollMs. */
+  changes?: ChangePort;
 }
 
-/** Another allocator may take the chosen instance between our read and write: retry on the version conflict. */
-const ALLOCATION_ATTEMPTS = 25;
+/** Fresh reads of the group per allocation when concurrent allocators took every candidate of the previous one. */
+const ALLOCATION_READS = 3;
 
 export class FleetService {
   constructor(private readonly deps: FleetServiceDeps) {}
@@ -174,34 +177,53 @@ export class FleetService {
     }
   }
 
+  /**
+   * One read of the group, then claim what chooseAllocatable picks; when a
+   * concurrent allocator got there first (the claim answers nothing, at once),
+   * mark that one taken in the snapshot and ask chooseAllocatable again, so a
+   * crowd spreads over the buffer instead of re-reading it per conflict. A
+   * fresh read follows only when every candidate of a snapshot was taken.
+   */
   private async tryAllocate(group: Group, req: AllocationRequest, actor: Actor): Promise<Allocation | undefined> {
     const { store } = this.deps;
-    for (let attempt = 1; attempt <= ALLOCATION_ATTEMPTS; attempt++) {
-      const snap = await readGroup(store, group.id);
-      const chosen = chooseAllocatable(snap.fleet, snap.hosts, group.placement, {
-        ...(req.variantId !== undefined ? { variantId: req.variantId } : {}), ...(req.labels ? { labels: req.labels } : {}),
-      });
-      if (!chosen) return undefined;
-      const instance = snap.instances.find((i) => i.id === chosen)!;
-      const sessionId = `alloc-${randomUUID()}`;
-      const now = this.now;
-      try {
-        await store.transaction(async (tx) => {
-          // The version check makes the claim exclusive: a concurrent allocator of the same instance conflicts and retries.
-          await tx.instances.update(instance.id, { sessionId }, { now, expectedVersion: instance.version });
-          await tx.sessions.create({
-            id: sessionId, groupId: group.id, instanceId: instance.id, status: 'allocated', createdAt: now, releasedAt: null,
-            metadata: { allocatedBy: actor.name, ...(req.players ? { players: req.players } : {}), ...(req.labels ? { labels: req.labels } : {}) },
-          });
-        });
-      } catch (err) {
-        if (err instanceof AppError && err.code === 'CONFLICT') continue;
-        throw err;
+    const filter = { ...(req.variantId !== undefined ? { variantId: req.variantId } : {}), ...(req.labels ? { labels: req.labels } : {}) };
+    for (let read = 1; read <= ALLOCATION_READS; read++) {
+      // chooseAllocatable reads no player counts: the router's are not fetched.
+      const snap = await readGroup(store, group.id, { routerPlayers: false });
+      const fleet = [...snap.fleet];
+      let contended = false;
+      for (;;) {
+        const chosen = chooseAllocatable(fleet, snap.hosts, group.placement, filter);
+        if (!chosen) break;
+        const instance = snap.instances.find((i) => i.id === chosen)!;
+        const claimed = await this.claim(group, instance, req, actor);
+        if (claimed) return claimed;
+        contended = true;
+        const at = fleet.findIndex((f) => f.id === chosen);
+        fleet[at] = { ...fleet[at]!, allocated: true };
       }
-      const endpoint = instance.endpoint ? `${instance.endpoint.host.includes(':') ? `[${instance.endpoint.host}]` : instance.endpoint.host}:${instance.endpoint.port}` : null;
-      return { allocationId: sessionId, sessionId, instanceId: instance.id, groupId: group.id, endpoint, allocatedAt: now };
+      if (!contended) return undefined;
     }
-    throw new AppError('CONFLICT', `group ${group.id}: allocation kept conflicting with concurrent allocations; try again`, { retryable: true });
+    // Every candidate of every read was taken by concurrent allocators: the buffer is exhausted for now.
+    return undefined;
+  }
+
+  /** The claim (version-checked, unallocated) and the session row in one transaction; undefined when someone else got it. */
+  private async claim(group: Group, instance: Instance, req: AllocationRequest, actor: Actor): Promise<Allocation | undefined> {
+    const sessionId = `alloc-${randomUUID()}`;
+    const now = this.now;
+    const claimed = await this.deps.store.transaction(async (tx) => {
+      const got = await tx.instances.claimForSession(instance.id, sessionId, { now, expectedVersion: instance.version });
+      if (!got) return undefined;
+      await tx.sessions.create({
+        id: sessionId, groupId: group.id, instanceId: instance.id, status: 'allocated', createdAt: now, releasedAt: null,
+        metadata: { allocatedBy: actor.name, ...(req.players ? { players: req.players } : {}), ...(req.labels ? { labels: req.labels } : {}) },
+      });
+      return got;
+    });
+    if (!claimed) return undefined;
+    const endpoint = instance.endpoint ? `${instance.endpoint.host.includes(':') ? `[${instance.endpoint.host}]` : instance.endpoint.host}:${instance.endpoint.port}` : null;
+    return { allocationId: sessionId, sessionId, instanceId: instance.id, groupId: group.id, endpoint, allocatedAt: now };
   }
 
   /** An allocation that waits: make sure an instance is on its way (one starting, or a new spawn). */
@@ -220,8 +242,21 @@ export class FleetService {
         throw new AppError('UPSTREAM_FAILED', `spawned instance ${instance.name} is ${instance.state}: ${instance.stateReason ?? ''}`.trim());
       }
       if (this.now >= deadline) throw new AppError('TIMEOUT', `spawned instance ${instance.name} was not online within ${waitMs} ms (it is ${instance.state})`, { retryable: true });
-      await this.sleep(Math.min(this.deps.pollMs ?? 100, Math.max(1, deadline - this.now)));
+      await this.changeOrSleep(instanceId, Math.min(this.deps.pollMs ?? 100, Math.max(1, deadline - this.now)));
     }
+  }
+
+  /** Sleeps up to `ms`, ending early when the change port announces a write to the instance (spawn-to-allocatable pays no poll interval). */
+  private changeOrSleep(instanceId: string, ms: number): Promise<void> {
+    const changes = this.deps.changes;
+    if (!changes) return this.sleep(ms);
+    let unsubscribe = (): void => undefined;
+    const changed = new Promise<void>((resolve) => {
+      unsubscribe = changes.subscribe((c) => {
+        if (c.kind === 'instance' && c.id === instanceId) resolve();
+      });
+    });
+    return Promise.race([changed, this.sleep(ms)]).finally(() => unsubscribe());
   }
 
   private sleep(ms: number): Promise<void> {

@@ -35,10 +35,15 @@ export interface GroupSnapshot {
   hostsById: Map<string, Host>;
 }
 
-/** One consistent-enough read of a group for a decision (the actions re-check atomically). */
-export async function readGroup(store: Store, groupId: string): Promise<GroupSnapshot> {
+/**
+ * One consistent-enough read of a group for a decision (the actions re-check
+ * atomically). `routerPlayers: false` skips the router's player counts (an
+ * allocation's choice does not depend on them; its hot path saves the query).
+ */
+export async function readGroup(store: Store, groupId: string, opts: { routerPlayers?: boolean } = {}): Promise<GroupSnapshot> {
   const [instances, hosts, counts, routerPlayers] = await Promise.all([
-    store.instances.list({ groupId }), store.hosts.list(), store.instances.countByHost(), store.playerSessions.countActiveByInstance(),
+    store.instances.list({ groupId }), store.hosts.list(), store.instances.countByHost(),
+    opts.routerPlayers === false ? Promise.resolve({}) : store.playerSessions.countActiveByInstance(),
   ]);
   return {
     instances,

@@ -88,6 +88,21 @@ export class KyselyInstanceRepository implements InstanceRepository {
     throw new AppError('CONFLICT', `instance ${id} changed concurrently (version ${current.version}, expected ${opts.expectedVersion}); reload and retry`);
   }
 
+  async claimForSession(id: string, sessionId: string, opts: { now: number; expectedVersion: number }): Promise<Instance | undefined> {
+    const row = await this.ctx.db
+      .updateTable('instances')
+      .set({ session_id: sessionId, updated_at: opts.now })
+      .set((eb) => ({ version: eb('version', '+', 1) }))
+      .where('id', '=', id)
+      .where('version', '=', opts.expectedVersion)
+      .where('session_id', 'is', null)
+      // PostgreSQL: a row another allocator's transaction holds is skipped, not waited for. SQLite transactions are serial.
+      .$if(this.ctx.dialect === 'postgres', (q) => q.where('id', 'in', (eb) => eb.selectFrom('instances').select('id').where('id', '=', id).forUpdate().skipLocked()))
+      .returningAll()
+      .executeTakeFirst();
+    return row && toInstance(row);
+  }
+
   transition(
     id: string,
     to: InstanceState,

@@ -1,0 +1,184 @@
+// Bench parts (b) and (c), on the real Docker engine with the Minecraft-protocol
+// test server (test/support/mc-server.ts), through the router stack of
+// test/support/router-stack.ts (orchestrator + real agent + router, 127.0.0.1):
+// (b) spawn-to-allocatable (POST /groups/:id/spawn with wait, then the
+//     allocation's 201) vs a raw Engine API create+start+first status ping;
+// (c) paused-to-playable through the router (a minecraft-protocol login to a
+//     `group:` target whose only member is Paused → Login Success) vs a raw
+//     `docker unpause` + first ping of a container of the same image.
+import mc from 'minecraft-protocol';
+import { docker } from '../test/support/docker.js';
+import { DEFAULT_VERSION, pingStatus, startMcServerContainer, waitForStatus } from '../test/support/mc-server.js';
+import { freePort } from '../test/support/registry.js';
+import { RCON_PASSWORD_VARIABLE, startStack, until, type Stack } from '../test/support/router-stack.js';
+import { benchConfig } from './bench-config.js';
+
+const PROBE_MS = 100;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export interface ContainerFigures { spawn: number; rawCreate: number; wake: number; seenRunning: number; warmLogin: number; rawUnpause: number; rounds: number }
+
+async function must<T>(stack: Stack, method: string, path: string, body?: unknown): Promise<T> {
+  const r = await stack.api<T>(method, `/api/v1${path}`, body);
+  if (r.status >= 300) throw new Error(`${method} ${path} answered ${r.status}: ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/**
+ * Milliseconds from the TCP connect to the Login Success packet (the end of the
+ * login state). Timed from the connect, not from createClient: the client's own
+ * start-up (loading its protocol data, hundreds of ms on a busy machine) is no
+ * part of the server side being measured.
+ */
+async function loginSuccessMs(port: number, username: string, timeoutMs: number): Promise<{ ms: number; connectedAt: number }> {
+  let t0 = performance.now();
+  const client = mc.createClient({ host: '127.0.0.1', port, username, version: DEFAULT_VERSION, auth: 'offline', hideErrors: true });
+  client.on('error', () => undefined);
+  client.on('connect', () => {
+    t0 = performance.now();
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${username}: no Login Success within ${timeoutMs} ms`)), timeoutMs);
+      client.on('packet', (_data: unknown, meta: mc.PacketMeta) => {
+        if (meta.state === 'login' && meta.name === 'success') {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      client.once('end', (reason: string) => {
+        clearTimeout(timer);
+        reject(new Error(`${username} ended before Login Success: ${String(reason)}`));
+      });
+    });
+    return { ms: performance.now() - t0, connectedAt: t0 };
+  } finally {
+    client.end();
+  }
+}
+
+async function deleteInstance(stack: Stack, id: string, name: string): Promise<void> {
+  await must(stack, 'DELETE', `/instances/${id}`, { scopes: ['container', 'technical', 'player_data'], confirm: name });
+  await until(`instance ${name} deleted`, async () => (await stack.api('GET', `/api/v1/instances/${id}`)).status === 404, 60_000, 50);
+}
+
+async function spawnRounds(stack: Stack, group: string, image: string, rounds: number): Promise<{ spawn: number[]; raw: number[] }> {
+  const spawn: number[] = [];
+  const raw: number[] = [];
+  for (let i = 0; i <= rounds; i++) {
+    // Round 0 warms the image, the network and the code paths; it is not counted.
+    let t = performance.now();
+    const inst = await must<{ id: string; name: string; state: string }>(stack, 'POST', `/groups/${group}/spawn`, { variantId: 'v', wait: '60s' });
+    const alloc = await must<{ allocationId: string; instanceId: string }>(stack, 'POST', `/groups/${group}/allocations`, {});
+    if (i > 0) spawn.push(performance.now() - t);
+    if (alloc.instanceId !== inst.id) throw new Error(`allocated ${alloc.instanceId}, spawned ${inst.id}`);
+    await must(stack, 'DELETE', `/allocations/${alloc.allocationId}`);
+    await deleteInstance(stack, inst.id, inst.name);
+
+    const hostPort = await freePort();
+    t = performance.now();
+    const c = await docker().createContainer({
+      name: `${stack.run}-raw-${i}`, Image: image, Labels: { 'orchestrator.host': stack.hostId },
+      // On the stack's network, like the agent's containers (router-stack.ts names it `<run>-net`).
+      ExposedPorts: { '25565/tcp': {} }, HostConfig: { PortBindings: { '25565/tcp': [{ HostIp: '127.0.0.1', HostPort: String(hostPort) }] }, NetworkMode: `${stack.run}-net` },
+    });
+    await c.start();
+    await until('raw ping', async () => {
+      try {
+        return (await pingStatus('127.0.0.1', hostPort, 1000)).max > 0;
+      } catch {
+        await sleep(PROBE_MS - 10);
+        return false;
+      }
+    }, 60_000, 1);
+    if (i > 0) raw.push(performance.now() - t);
+    await c.remove({ force: true });
+  }
+  return { spawn, raw };
+}
+
+async function wakeRounds(stack: Stack, group: string, rounds: number): Promise<{ wake: number[]; seen: number[]; warm: number[]; raw: number[] }> {
+  const inst = await must<{ id: string }>(stack, 'POST', `/groups/${group}/spawn`, { variantId: 'v', wait: '60s' });
+  const router = await stack.startRouter(`try = ["fleet"]\n[servers]\nfleet = "group:${group}"\n`);
+  const wake: number[] = [];
+  const seen: number[] = [];
+  const warm: number[] = [];
+  for (let i = 0; i <= rounds; i++) {
+    await must(stack, 'POST', `/instances/${inst.id}/pause`);
+    await stack.waitForState(inst.id, 'paused');
+    await until('router sees Paused', () => router.parts.registry!.get(inst.id)?.status === 'Paused', 5000);
+    const registry = router.parts.registry!;
+    let runningAt = Number.NaN;
+    const unsubscribe = registry.subscribe(() => {
+      if (Number.isNaN(runningAt) && registry.get(inst.id)?.status === 'Running') runningAt = performance.now();
+    });
+    const login = await loginSuccessMs(router.port, `Fleet${i}`, 25_000);
+    unsubscribe();
+    await stack.waitForState(inst.id, 'online');
+    // The same login to the now Running member: what the backend's own login costs, for reference.
+    const plain = await loginSuccessMs(router.port, `Warm${i}`, 25_000);
+    if (i > 0) { // round 0: the first login into a fresh container pays its warm-up
+      wake.push(login.ms);
+      seen.push(runningAt - login.connectedAt);
+      warm.push(plain.ms);
+    }
+  }
+  await router.close();
+  // Raw: a container outside the orchestrator (whose supervisor would react to a pause it did not ask for).
+  const plain = await startMcServerContainer({ labels: { 'orchestrator.host': stack.hostId } });
+  const raw: number[] = [];
+  try {
+    await waitForStatus(plain.host, plain.hostPort, (st) => st.max > 0, 30_000);
+    const c = docker().getContainer(plain.id);
+    for (let i = 0; i < rounds; i++) {
+      await c.pause();
+      await sleep(300);
+      const t0 = performance.now();
+      await c.unpause();
+      await until('first ping after unpause', () => pingStatus(plain.host, plain.hostPort, 2000).then(() => true, () => false), 20_000, 5);
+      raw.push(performance.now() - t0);
+    }
+  } finally {
+    await plain.remove();
+  }
+  return { wake, seen, warm, raw };
+}
+
+/** What an aborted run (deadline, Ctrl-C) still has to tear down: containers by label, the network, temp dirs. */
+export const openStacks = new Set<Stack>();
+
+export async function containerBench(): Promise<ContainerFigures> {
+  const rounds = benchConfig.fleetRounds;
+  const stack = await startStack('bench-fleet');
+  openStacks.add(stack);
+  try {
+    const group = `${stack.run}-fleet`;
+    const template = (await must<{ spec?: { image?: string }; image?: string }>(stack, 'GET', `/templates/${stack.run}-mc/versions/1`));
+    const image = template.spec?.image ?? template.image;
+    if (!image) throw new Error('the stack template has no image');
+    await must(stack, 'PUT', `/templates/${group}/versions/1`, {
+      image, resources: { memoryMb: 256 }, containerPort: 25565, env: { ACCEPTS_TRANSFERS: 'true', MAX_PLAYERS: '50' },
+      variables: [{ name: RCON_PASSWORD_VARIABLE, type: 'string', secret: true }],
+      readiness: { kind: 'minecraft', startupTimeoutMs: 60_000, intervalMs: PROBE_MS, probeTimeoutMs: 1000 },
+      stop: { signal: 'SIGTERM', timeoutMs: 5000, rcon: { port: 25575, passwordVariable: RCON_PASSWORD_VARIABLE } },
+    });
+    await must(stack, 'PUT', `/groups/${group}`, { kind: 'ephemeral', variants: [{ id: 'v', template: { name: group, version: '1' } }] });
+    const s = await spawnRounds(stack, group, image, rounds);
+    const w = await wakeRounds(stack, group, rounds);
+    const f: ContainerFigures = { spawn: median(s.spawn), rawCreate: median(s.raw), wake: median(w.wake), seenRunning: median(w.seen), warmLogin: median(w.warm), rawUnpause: median(w.raw), rounds };
+    console.log(`(b) spawn-to-allocatable, Minecraft-protocol test server, N=${rounds} each (alternated, after one warm-up round)`);
+    console.log(`    POST /groups/:id/spawn {wait} + POST /allocations → 201   median ${f.spawn.toFixed(0)} ms`);
+    console.log(`    raw Engine create+start+first status ping                 median ${f.rawCreate.toFixed(0)} ms`);
+    console.log(`    ratio                                                     ${(f.spawn / f.rawCreate).toFixed(2)} (goal <= 1.15)`);
+    console.log(`(c) paused-to-playable through the router (group: target, login → Login Success), N=${rounds} each`);
+    console.log(`    router login of a Paused fleet member                     median ${f.wake.toFixed(0)} ms`);
+    console.log(`    raw docker unpause + first status ping                    median ${f.rawUnpause.toFixed(0)} ms`);
+    console.log(`    difference                                                ${(f.wake - f.rawUnpause).toFixed(0)} ms (goal <= 100)`);
+    console.log(`    of which: login → router sees Running ${f.seenRunning.toFixed(0)} ms; the same login to the Running member ${f.warmLogin.toFixed(0)} ms (the backend's own login cost)`);
+    return f;
+  } finally {
+    openStacks.delete(stack);
+    await stack.close();
+  }
+}

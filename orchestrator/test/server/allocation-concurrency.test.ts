@@ -1,0 +1,89 @@
+// No double allocation, ever: 50 concurrent HTTP clients (real sockets on
+// 127.0.0.1) make 500 allocations from a warm buffer, releasing in between,
+// on SQLite and on PostgreSQL. The buffer is a STORE-LEVEL FIXTURE (online
+// instances written straight into the store, no containers): allocation reads
+// only the store. Checked from the answers (no instance held twice at once)
+// and from the sessions table (no two overlapping allocations per instance).
+
+import type { AddressInfo } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/server/clock.js';
+import type { Session } from '../../src/domain/index.js';
+import { runAllocationLoad, seedOnlineBuffer } from '../support/fleet-buffer.js';
+import { freshPostgres, testOrchestrator, type TestOrchestrator } from './support.js';
+
+const CLIENTS = 50;
+const TOTAL = 500;
+/** Fewer instances than clients would make 409s the common answer; a few more than clients keeps the buffer from running dry. */
+const BUFFER = 60;
+
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c().catch(() => undefined);
+});
+
+async function listening(env: Record<string, string>): Promise<{ t: TestOrchestrator; url: string }> {
+  // The real clock: session timestamps must order the allocations for the overlap check.
+  const t = await testOrchestrator({ env, deps: { clock: systemClock, runProvisioner: false } });
+  cleanups.push(() => t.close());
+  await t.o.app.listen({ host: '127.0.0.1', port: 0 });
+  return { t, url: `http://127.0.0.1:${(t.o.app.server.address() as AddressInfo).port}` };
+}
+
+/** Pairs of allocations of one instance whose [createdAt, releasedAt) intervals overlap. */
+function overlapping(sessions: Session[]): string[] {
+  const byInstance = new Map<string, Session[]>();
+  for (const s of sessions) byInstance.set(s.instanceId, [...(byInstance.get(s.instanceId) ?? []), s]);
+  const bad: string[] = [];
+  for (const [instanceId, list] of byInstance) {
+    const sorted = [...list].sort((a, b) => a.createdAt - b.createdAt);
+    for (let i = 1; i < sorted.length; i++) {
+      const prev = sorted[i - 1]!;
+      if (prev.releasedAt === null || prev.releasedAt > sorted[i]!.createdAt) bad.push(`${instanceId}: ${prev.id} / ${sorted[i]!.id}`);
+    }
+  }
+  return bad;
+}
+
+describe.each([
+  ['sqlite', async () => ({})],
+  ['postgres', async () => {
+    const db = await freshPostgres('ec_alloc');
+    cleanups.push(() => db.drop());
+    return { ENDERCLOUD_DATABASE_URL: db.url };
+  }],
+] as const)('allocation under concurrency (%s)', (_dialect, env) => {
+  it(`${CLIENTS} clients make ${TOTAL} allocations from the buffer: every answer 201 or 409 CAPACITY_EXHAUSTED, never an instance allocated twice`, async () => {
+    const { t, url } = await listening(await env());
+    const store = t.o.ctx.store;
+    const fixture = await seedOnlineBuffer(store, { groupId: 'arena', size: BUFFER, now: Date.now() });
+
+    const load = await runAllocationLoad({ baseUrl: url, token: t.adminToken, groupId: 'arena', clients: CLIENTS, total: TOTAL, holdMs: 3 });
+
+    const unexpected = load.answers.filter((a) => a.status !== 201 && !(a.status === 409 && a.code === 'CAPACITY_EXHAUSTED'));
+    expect(unexpected).toEqual([]);
+    expect(load.answers.filter((a) => a.status === 201)).toHaveLength(TOTAL);
+    expect(load.overlaps).toEqual([]);
+    expect(new Set(load.answers.map((a) => a.allocationId).filter((id) => id !== null)).size).toBe(TOTAL);
+
+    const sessions = (await store.sessions.list({ groupId: 'arena' }));
+    expect(sessions).toHaveLength(TOTAL);
+    expect(sessions.filter((s) => s.status !== 'released')).toEqual([]);
+    expect(overlapping(sessions)).toEqual([]);
+    // Every instance is back in the buffer, unallocated.
+    const instances = await store.instances.list({ groupId: 'arena' });
+    expect(instances.filter((i) => i.sessionId !== null).map((i) => i.id)).toEqual([]);
+    expect(instances.map((i) => i.id).sort()).toEqual(fixture.instanceIds);
+  }, 120_000);
+
+  it('a buffer smaller than the crowd answers clean 409 CAPACITY_EXHAUSTED and still never doubles', async () => {
+    const { t, url } = await listening(await env());
+    const store = t.o.ctx.store;
+    await seedOnlineBuffer(store, { groupId: 'duel', size: 5, now: Date.now() });
+    const load = await runAllocationLoad({ baseUrl: url, token: t.adminToken, groupId: 'duel', clients: 20, total: 100, holdMs: 2 });
+    expect(load.answers.filter((a) => a.status !== 201 && !(a.status === 409 && a.code === 'CAPACITY_EXHAUSTED'))).toEqual([]);
+    expect(load.answers.some((a) => a.status === 409)).toBe(true);
+    expect(load.overlaps).toEqual([]);
+    expect(overlapping(await store.sessions.list({ groupId: 'duel' }))).toEqual([]);
+  }, 120_000);
+});

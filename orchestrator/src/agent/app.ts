@@ -12,6 +12,7 @@ import type { BackupService } from './backups.js';
 import { defaultBackupService, registerBackupRoutes } from './backup-routes.js';
 import type { InstanceService } from './instance-service.js';
 import { imageRoutes } from './images.js';
+import { registerStatsRoutes } from './stats-routes.js';
 import { DataImporter, registerDataImportRoutes } from './data-import.js';
 import {
   CleanupBody,
@@ -82,6 +83,7 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
   }));
 
   api.get('/instances', async (): Promise<InventoryAnswer> => ({ instances: await service.inventory() }));
+  registerStatsRoutes(api, { runtime: service.o.runtime, agentId: deps.agentId });
 
   await imageRoutes(api, service.o.runtime);
 

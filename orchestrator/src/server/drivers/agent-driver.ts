@@ -14,6 +14,7 @@ import type {
   HostDataImport,
   HostDriver,
   HostImages,
+  HostMetrics,
   HostRcon,
   InstanceEndpoint,
 } from './host-driver.js';
@@ -37,6 +38,7 @@ export class AgentHostDriver implements HostDriver {
   readonly images: HostImages;
   readonly rcon: HostRcon;
   readonly dataImport: HostDataImport;
+  readonly metrics: HostMetrics;
 
   constructor(private readonly o: AgentDriverOptions) {
     this.backups = {
@@ -55,6 +57,13 @@ export class AgentHostDriver implements HostDriver {
     this.dataImport = {
       importData: (host, id, path, archive, ids = {}) =>
         this.call(host, 'PUT', `${instancePath(id)}/data?path=${encodeURIComponent(path)}`, new RawBody(archive, 'application/gzip'), ids),
+    };
+    this.metrics = {
+      stats: async (host, ids = {}) => {
+        const body = await this.call<Api.InstanceStatsAnswer>(host, 'GET', '/instances/stats', undefined, ids);
+        if (!body || !Array.isArray(body.instances)) throw new AppError('UPSTREAM_FAILED', `agent at ${host.controlUrl} answered stats without "instances"`, { retryable: true });
+        return body.instances;
+      },
     };
   }
 

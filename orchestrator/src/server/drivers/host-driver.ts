@@ -43,6 +43,7 @@ export type CleanupReport = Api.CleanupReport;
 export type BackupInfo = Api.BackupInfo;
 export type ImageInfo = Api.ImageInfo;
 export type DataImportResult = Api.DataImportResult;
+export type InstanceStatsEntry = Api.InstanceStatsEntry;
 
 export interface HostDriver {
   /** Every managed container on the host, any state (reconciliation, recovery). */
@@ -79,6 +80,13 @@ export interface HostDriver {
   readonly rcon?: HostRcon;
   /** Importing existing data into a created, not running instance. */
   readonly dataImport?: HostDataImport;
+  /** Resource samples of the host's running instances, when the host measures them. */
+  readonly metrics?: HostMetrics;
+}
+
+export interface HostMetrics {
+  /** One sample of every running or paused instance on the host, in one call. */
+  stats(host: DriverHost, ids?: CallIds): Promise<InstanceStatsEntry[]>;
 }
 
 export interface HostBackups {

@@ -24,6 +24,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { OrchestratorConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { OrchestratorMetrics } from './metrics.js';
+import { InstanceStatsCollector, STATS_CALL_TIMEOUT_MS } from './services/instance-stats.js';
 import { CatalogService } from './services/catalog-service.js';
 import { CommandWorker, type CommandWorkerHooks } from './lifecycle-engine/command-worker.js';
 import { HostService } from './services/host-service.js';
@@ -99,7 +100,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const changes: ChangePort = deps.changes ?? new InProcessChangePort();
   const store = notifyingStore(deps.store ?? (await openStore(config.databaseUrl, config.dataDir)), changes);
   const driver = new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
-  const metrics = new OrchestratorMetrics(store, clock);
+  const metrics = new OrchestratorMetrics(store, clock, new InstanceStatsCollector({ store, clock, logger: logger.child({ component: 'instance-stats' }), intervalMs: config.statsIntervalMs, driver: new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: Math.min(STATS_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) }), ...(deps.timers ? { timers: deps.timers } : {}) }));
   const bridge = new BridgeSignals();
   const crashLoopDefaults = {
     maxExits: config.crashLoopMaxExits, windowMs: config.crashLoopWindowMs,
@@ -217,6 +218,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       await detector.stop();
       await supervisor.stop();
       await provisioner.stop();
+      await metrics.instanceStats?.stop();
       await worker.stop();
       await hosts.whenIdle();
       if (ownsStore) await store.close();
@@ -226,6 +228,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   if (deps.runOfflineDetector !== false) detector.start();
   if (deps.runSupervisor !== false) supervisor.start();
   if (deps.runProvisioner !== false) provisioner.start();
+  metrics.instanceStats?.start();
   return orchestrator;
 }
 

@@ -1,6 +1,17 @@
 # EnderCloud image: one image, several commands. The default command runs the
-# orchestrator; the agent service runs `node dist/src/agent/index.js`.
-# BASE_IMAGE is a build argument so tests can build on a locally made base.
+# orchestrator; the agent service runs `node dist/src/agent/index.js`, the
+# router service `node dist/src/router/index.js`.
+#
+# BASE_IMAGE (both stages): any image with Node.js 20, npm and /bin/sh. The
+# default comes from Docker Hub; with no registry reachable the build stops at
+# the first FROM ("failed to resolve source metadata for
+# docker.io/library/node:20-bookworm-slim"). Then build on a base that is
+# already on this machine:
+#   docker build --build-arg BASE_IMAGE=<local image> -t endercloud:local .
+#   BASE_IMAGE=<local image> docker compose build    (or docker-compose build)
+# e.g. a `docker load`ed node:20-bookworm-slim, a mirror, or the base the deploy
+# test makes from the host's node and npm (docs/compose.md, "Building offline").
+# NPM_CI_FLAGS: extra `npm ci` flags, e.g. --offline with an npm cache in the base.
 ARG BASE_IMAGE=node:20-bookworm-slim
 
 # Build stage: all dependencies, then TypeScript compiled to dist/.

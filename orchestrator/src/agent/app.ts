@@ -15,6 +15,7 @@ import { defaultBackupService, registerBackupRoutes } from './backup-routes.js';
 import { KeptData, registerKeptDataRoutes } from './kept-data.js';
 import type { InstanceService } from './instance-service.js';
 import { imageRoutes } from './images.js';
+import { registerStatsRoutes } from './stats-routes.js';
 import { DataImporter, registerDataImportRoutes } from './data-import.js';
 import { EpochFence, parseEpochHeader } from './epoch-fence.js';
 import {
@@ -99,6 +100,7 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
   }));
 
   api.get('/instances', { config: { quietLog: true } }, async (): Promise<InventoryAnswer> => ({ instances: await service.inventory() }));
+  registerStatsRoutes(api, { runtime: service.o.runtime, agentId: deps.agentId });
 
   await imageRoutes(api, service.o.runtime);
 

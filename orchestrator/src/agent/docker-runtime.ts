@@ -7,9 +7,11 @@ import { AppError, type ErrorCode } from '../shared/errors.js';
 import { LABEL, labelledHostPort } from './labels.js';
 import type { ImageDescriber, ImageInfo } from './images.js';
 import { engineTimestamp } from './log-window.js';
+import { statsFromEngine, type EngineStats } from './docker-stats.js';
 import type {
   ContainerDetails,
   ContainerRuntime,
+  ContainerStats,
   ContainerSpec,
   ContainerState,
   ContainerSummary,
@@ -378,6 +380,18 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber {
       if (promised !== undefined) used.add(promised);
     }
     return used;
+  }
+
+  async stats(id: string): Promise<ContainerStats | undefined> {
+    let raw: EngineStats;
+    try {
+      // one-shot: answer at once instead of waiting a second for a previous CPU sample we do not use.
+      raw = (await this.docker.getContainer(id).stats({ stream: false, 'one-shot': true })) as EngineStats;
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw toAppError(`read stats of container ${id}`, err);
+    }
+    return statsFromEngine(raw);
   }
 
   private async call<T>(action: string, fn: () => Promise<T>, okStatuses: number[] = []): Promise<T> {

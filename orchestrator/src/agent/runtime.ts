@@ -79,6 +79,19 @@ export interface LogOptions {
 }
 
 
+/** One sample of a container's resource use, in engine-neutral units. */
+export interface ContainerStats {
+  /** CPU time the container's processes used since it started, in seconds (a counter). */
+  cpuSecondsTotal: number;
+  /** Memory in use without the reclaimable page cache (what `docker stats` shows). */
+  memoryBytes: number;
+  /** The limit the container is held to; the engine reports the host's memory when unlimited. */
+  memoryLimitBytes: number;
+  /** Bytes received and sent on every interface since the container started (counters). */
+  networkRxBytes: number;
+  networkTxBytes: number;
+}
+
 export type ProgressListener = (event: { status: string; id?: string; current?: number; total?: number }) => void;
 
 export interface ContainerRuntime {
@@ -120,6 +133,11 @@ export interface ContainerRuntime {
    * container (any state). The port allocator never hands these out.
    */
   reservedHostPorts(): Promise<Set<number>>;
+  /**
+   * One resource sample of a running or paused container; undefined when no
+   * such container exists or it is not running (no live counters to read).
+   */
+  stats(id: string): Promise<ContainerStats | undefined>;
 }
 
 /**

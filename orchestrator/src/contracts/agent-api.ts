@@ -360,6 +360,35 @@ export const DataImportResult = Type.Object({
 });
 export type DataImportResult = Static<typeof DataImportResult>;
 
+// ------------------------------------------------------------------ stats
+
+const Counter = Type.Number({ minimum: 0 });
+
+/** One running or paused managed container's resource sample (`GET /instances/stats`). */
+export const InstanceStatsEntry = Type.Object({
+  instanceId: Type.String(),
+  containerId: Type.String(),
+  groupId: NullableString,
+  state: ContainerState,
+  /** CPU seconds used since the container started (a counter; it restarts with the container). */
+  cpuSecondsTotal: Counter,
+  /** Memory in use without the reclaimable page cache. */
+  memoryBytes: Counter,
+  /** The container's limit (the host's memory when it has none). */
+  memoryLimitBytes: Counter,
+  networkRxBytes: Counter,
+  networkTxBytes: Counter,
+});
+export type InstanceStatsEntry = Static<typeof InstanceStatsEntry>;
+
+/** `GET /instances/stats`: every running or paused managed container in one call; stopped ones have no live counters and are left out. */
+export const InstanceStatsAnswer = Type.Object({
+  /** ISO time the agent read the samples. */
+  collectedAt: Type.String(),
+  instances: Type.Array(InstanceStatsEntry),
+});
+export type InstanceStatsAnswer = Static<typeof InstanceStatsAnswer>;
+
 // ------------------------------------------------------------------ heartbeat
 
 /** `POST /api/v1/agents/:agentId/heartbeat` (agent → orchestrator). */

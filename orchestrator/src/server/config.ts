@@ -77,6 +77,8 @@ export interface OrchestratorConfig {
   resumeTimeoutMs: number;
   /** uid:gid of the `endercloud` container user mode. */
   endercloudUser: { uid: number; gid: number };
+  /** How often per-instance resource stats are read from ONLINE hosts for /metrics; 0 = never. */
+  statsIntervalMs: number;
   /** Where RCON `transfer` sends players (the router's public host:port); unset = no RCON transfers. */
   routerPublicAddress: RouterPublicAddress | undefined;
 }
@@ -94,6 +96,11 @@ function parseUidGid(value: string): { uid: number; gid: number } {
   return { uid: Number(m[1]), gid: Number(m[2]) };
 }
 
+
+/** A duration, or a bare 0 to switch the loop off. */
+function parseIntervalOrOff(value: string): number {
+  return value.trim() === '0' ? 0 : parseDuration(value);
+}
 
 function parseDatabaseUrl(value: string): string {
   const v = value.trim();
@@ -159,6 +166,7 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     resumeTimeoutMs: r.optional('ENDERCLOUD_RESUME_TIMEOUT', parseDuration, 10_000),
     endercloudUser: r.optional('ENDERCLOUD_CONTAINER_USER', parseUidGid, { uid: 1000, gid: 1000 }),
     routerPublicAddress: r.optional('ENDERCLOUD_ROUTER_PUBLIC_ADDRESS', parseRouterPublicAddress),
+    statsIntervalMs: r.optional('ENDERCLOUD_STATS_INTERVAL', parseIntervalOrOff, 15_000),
   };
   return freeze(config);
 }

@@ -1,17 +1,38 @@
 // Prometheus metrics on a registry owned by one orchestrator (no module
 // singletons): hosts by status, instances by state and commands by status read
 // from the store at scrape time, command outcomes counted by the worker, and
-// each host's heartbeat lag.
+// each host's heartbeat lag. Per instance (docs/metrics.md): players, state and
+// the latest resource sample of the stats collector; per host: reserved vs
+// total memory and instance count. Every value is computed at scrape time, so
+// a removed instance or host leaves the output at the next scrape.
 
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
+import { instanceMetricsView, type InstanceMetricsView, type InstanceStatsCollector } from './services/instance-stats.js';
+
+type StatsField = 'cpuSecondsTotal' | 'memoryBytes' | 'memoryLimitBytes' | 'networkRxBytes' | 'networkTxBytes';
+const STATS_GAUGES: [name: string, help: string, field: StatsField][] = [
+  ['endercloud_instance_memory_bytes', 'Memory an instance uses, without reclaimable page cache', 'memoryBytes'],
+  ['endercloud_instance_memory_limit_bytes', "An instance's memory limit (the host's memory when it has none)", 'memoryLimitBytes'],
+];
+const STATS_COUNTERS: [name: string, help: string, field: StatsField][] = [
+  ['endercloud_instance_cpu_seconds_total', 'CPU seconds an instance used since its container started', 'cpuSecondsTotal'],
+  ['endercloud_instance_network_receive_bytes_total', 'Bytes an instance received since its container started', 'networkRxBytes'],
+  ['endercloud_instance_network_transmit_bytes_total', 'Bytes an instance sent since its container started', 'networkTxBytes'],
+];
+const STATS_LABELS = ['instance', 'group', 'host'] as const;
 
 export class OrchestratorMetrics {
   readonly registry = new Registry();
   private readonly outcomes: Counter<'kind' | 'outcome'>;
 
-  constructor(store: Store, clock: Clock) {
+  /** The stats collector (its loop is started and stopped by the composition root); absent = the resource families stay empty. */
+  readonly instanceStats: InstanceStatsCollector | undefined;
+  private pendingView: Promise<InstanceMetricsView> | undefined;
+
+  constructor(store: Store, clock: Clock, instanceStats?: InstanceStatsCollector) {
+    this.instanceStats = instanceStats;
     const registers = [this.registry];
     new Gauge({
       name: 'endercloud_hosts', help: 'Hosts by status', labelNames: ['status'], registers,
@@ -42,7 +63,69 @@ export class OrchestratorMetrics {
         for (const h of await store.hosts.list()) this.set({ host: h.id }, Math.max(0, now - h.lastHeartbeatAt) / 1000);
       },
     });
+    this.instanceFamilies(store, registers);
     this.outcomes = new Counter({ name: 'endercloud_command_outcomes_total', help: 'Command dispatch outcomes', labelNames: ['kind', 'outcome'], registers });
+  }
+
+  /** One store read per scrape: every instance family's collect() shares the load in flight. */
+  private view(store: Store): Promise<InstanceMetricsView> {
+    if (!this.pendingView) {
+      const samples = this.instanceStats?.samples() ?? [];
+      this.pendingView = Promise.all([store.instances.list(), store.playerSessions.listActive(), store.hosts.list()])
+        .then(([instances, activeSessions, hosts]) => instanceMetricsView({ instances, activeSessions, hosts, samples }))
+        .finally(() => {
+          this.pendingView = undefined;
+        });
+    }
+    return this.pendingView;
+  }
+
+  private instanceFamilies(store: Store, registers: Registry[]): void {
+    const view = () => this.view(store);
+    new Gauge({
+      name: 'endercloud_instance_players', help: 'Players on an instance: the larger of router sessions and the readiness probe', labelNames: ['instance', 'group'], registers,
+      async collect() {
+        this.reset();
+        for (const i of (await view()).instances) this.set({ instance: i.instance, group: i.group }, i.players);
+      },
+    });
+    new Gauge({
+      name: 'endercloud_instance_state', help: "An instance's lifecycle state (1 for the current one)", labelNames: ['instance', 'group', 'state'], registers,
+      async collect() {
+        this.reset();
+        for (const i of (await view()).instances) this.set({ instance: i.instance, group: i.group, state: i.state }, 1);
+      },
+    });
+    for (const [name, help, field] of STATS_GAUGES) {
+      new Gauge({
+        name, help, labelNames: STATS_LABELS, registers,
+        async collect() {
+          this.reset();
+          for (const s of (await view()).stats) this.set({ instance: s.instance, group: s.group, host: s.host }, s[field]);
+        },
+      });
+    }
+    // Counters read from the engine: reset, then set to the sampled total (it restarts with the container; rate() handles that).
+    for (const [name, help, field] of STATS_COUNTERS) {
+      new Counter({
+        name, help, labelNames: STATS_LABELS, registers,
+        async collect() {
+          this.reset();
+          for (const s of (await view()).stats) this.inc({ instance: s.instance, group: s.group, host: s.host }, s[field]);
+        },
+      });
+    }
+    const hostGauge = (name: string, help: string, pick: (h: InstanceMetricsView['hosts'][number]) => number) =>
+      new Gauge({
+        name, help, labelNames: ['host'], registers,
+        async collect() {
+          this.reset();
+          for (const h of (await view()).hosts) this.set({ host: h.host }, pick(h));
+        },
+      });
+    hostGauge('endercloud_host_memory_reserved_bytes', 'Memory reserved on a host by the instances placed on it', (h) => h.memoryReservedBytes);
+    hostGauge('endercloud_host_memory_total_bytes', 'Memory a host offers for instances', (h) => h.memoryTotalBytes);
+    hostGauge('endercloud_host_instances', 'Instances placed on a host (any state)', (h) => h.instances);
   }
 
   commandOutcome(kind: string, outcome: 'succeeded' | 'retried' | 'failed'): void {

@@ -7,7 +7,6 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { AgentHostDriver } from './drivers/agent-driver.js';
-import { epochStampingDriver } from './drivers/epoch-stamping-driver.js';
 import { openChangePort } from './changes/open-change-port.js';
 import { LeaderLease } from './leadership/leader-lease.js';
 import { whenLeader, type Leadership } from './leadership/leadership.js';
@@ -29,6 +28,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { OrchestratorConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { OrchestratorMetrics } from './metrics.js';
+import { InstanceStatsCollector, STATS_CALL_TIMEOUT_MS } from './services/instance-stats.js';
 import { CatalogService } from './services/catalog-service.js';
 import { CommandWorker, type CommandWorkerHooks } from './lifecycle-engine/command-worker.js';
 import { HostService } from './services/host-service.js';
@@ -124,8 +124,8 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   await leadership.start();
   const plainDriver = new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
   // The engine's calls (worker handlers, supervisor, probes) carry the lease epoch; agents refuse a deposed leader's.
-  const driver = epochStampingDriver(plainDriver, leadership);
-  const metrics = new OrchestratorMetrics(store, clock);
+  const driver = new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs, epoch: leadership });
+  const metrics = new OrchestratorMetrics(store, clock, new InstanceStatsCollector({ store, clock, logger: logger.child({ component: 'instance-stats' }), intervalMs: config.statsIntervalMs, driver: new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: Math.min(STATS_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) }), ...(deps.timers ? { timers: deps.timers } : {}) }));
   const bridge = new BridgeSignals();
   const crashLoopDefaults = {
     maxExits: config.crashLoopMaxExits, windowMs: config.crashLoopWindowMs,
@@ -244,6 +244,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       await detector.stop();
       await supervisor.stop();
       await provisioner.stop();
+      await metrics.instanceStats?.stop();
       await worker.stop();
       await hosts.whenIdle();
       stopLeaderLoops();
@@ -259,6 +260,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   if (deps.runOfflineDetector !== false) detector.start();
   if (deps.runSupervisor !== false) supervisor.start();
   if (deps.runProvisioner !== false) provisioner.start();
+  metrics.instanceStats?.start();
   return orchestrator;
 }
 

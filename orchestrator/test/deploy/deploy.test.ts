@@ -3,13 +3,16 @@
 // image running the agent and loading better-sqlite3, and the root Compose
 // stack (compose.yml) started with Debian's docker-compose: the agent
 // heartbeats to the orchestrator over the Compose network with the shared
-// token, and its host becomes ONLINE.
+// token, and its host becomes ONLINE; the stack's router, given a router token
+// and a config on a free port, answers a server-list ping and follows the
+// orchestrator with its token. Compose v2 (`docker compose`) is not installable
+// here (Debian ships 1.29 only), so only 1.29 runs these.
 // Not verified here: the default node:20-bookworm-slim base (no Docker registry
 // is reachable). When the npm registry cannot be reached at all, the image
 // tests report themselves skipped (NOT RUN).
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -18,6 +21,8 @@ import { buildAppImage, canBuildAppImage, REPO, type AppImageBuild } from '../su
 import { randomPortRange } from '../support/agent-harness.js';
 import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { freePort } from '../support/registry.js';
+import { loadRouterConfig } from '../../src/router/config.js';
+import { pingServer } from '../../src/protocol/status-client.js';
 
 const RUN = uniqueId('deploy');
 const LABEL = { 'endercloud.test-run': RUN };
@@ -116,7 +121,8 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
       rmSync(runtime, { recursive: true, force: true });
     });
 
-    const up = compose('up', '-d', '--no-build');
+    // The router is started below on a free port: its default bind is the host's 25565.
+    const up = compose('up', '-d', '--no-build', 'orchestrator', 'agent');
     expect(up.status, up.stderr).toBe(0);
     const host = await waitFor(`host ${agentId} to become ONLINE through the Compose stack`, async () => {
       const res = await fetch(`http://127.0.0.1:${orchestratorPort}/api/v1/hosts/${agentId}`, {
@@ -127,7 +133,25 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
       return body.status === 'ONLINE' ? body : undefined;
     }, 60_000);
     expect(host.controlUrl).toBe('http://agent:8081');
-  }, 120_000);
+
+    // The router service: its own `router`-scoped token and a config bound to a free loopback port.
+    const api = (path: string, init: RequestInit = {}) =>
+      fetch(`http://127.0.0.1:${orchestratorPort}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, signal: AbortSignal.timeout(5000) });
+    const created = (await (await api('/tokens', { method: 'POST', body: JSON.stringify({ name: 'compose-router', scopes: ['router'] }) })).json()) as { id: string; secret: string };
+    const routerPort = await freePort();
+    const routerDir = mkdtempSync(join(tmpdir(), 'ec-compose-router-'));
+    cleanups.push(() => rmSync(routerDir, { recursive: true, force: true }));
+    writeFileSync(join(routerDir, 'router.toml'), `bind = "127.0.0.1:${routerPort}"\ntry = ["lobby"]\n\n[servers]\nlobby = "group:lobby"\n`, { mode: 0o644 });
+    Object.assign(env, { ROUTER_TOKEN: created.secret, ROUTER_CONFIG: join(routerDir, 'router.toml'), ROUTER_ID: `router-${project.slice(-6)}` });
+    const router = compose('up', '-d', '--no-build', 'router');
+    expect(router.status, router.stderr).toBe(0);
+    const ping = await waitFor('the Compose router to answer a status ping', () => pingServer('127.0.0.1', routerPort, { timeoutMs: 2000 }), 30_000);
+    expect(ping.status.version?.name).toBe('EnderCloud');
+    await waitFor('the router to call the orchestrator with its token', async () => {
+      const tokens = (await (await api('/tokens')).json()) as { tokens: { id: string; lastUsedAt: string | null }[] };
+      return tokens.tokens.find((tk) => tk.id === created.id && tk.lastUsedAt !== null);
+    }, 30_000);
+  }, 180_000);
 });
 
 describe('Compose files', () => {
@@ -145,5 +169,31 @@ describe('Compose files', () => {
     for (const name of ['AGENT_ID', 'AGENT_ORCHESTRATOR_URL', 'AGENT_PUBLISH_ADDRESS', 'AGENT_TOKEN', 'AGENT_RUNTIME_LOCAL_DIRECTORY']) expect(example).toContain(`${name}=`);
     // No guessable default secret ships in the example.
     expect(example).toMatch(/^AGENT_TOKEN=$/m);
+  });
+
+  it('add a router service from the same image, configured by a mounted examples/router.toml and a router-scoped token', () => {
+    const root = parse(readFileSync(join(REPO, 'compose.yml'), 'utf8'));
+    const router = root.services.router;
+    expect(router.image).toBe(root.services.orchestrator.image);
+    expect(router.command).toEqual(['node', 'dist/src/router/index.js']);
+    expect(router.network_mode).toBe('host');
+    expect(router.volumes).toEqual(['${ROUTER_CONFIG:-./examples/router.toml}:/etc/endercloud/router.toml:ro']);
+    expect(router.environment).toMatchObject({ ENDERCLOUD_ROUTER_CONFIG: '/etc/endercloud/router.toml', ENDERCLOUD_ROUTER_TOKEN: '${ROUTER_TOKEN:-}' });
+    expect(JSON.stringify(router)).not.toContain('docker.sock');
+    // The shipped router config is one the router itself accepts.
+    const config = loadRouterConfig({ ENDERCLOUD_ROUTER_CONFIG: join(REPO, 'examples', 'router.toml') });
+    expect(config.bind).toEqual({ host: '0.0.0.0', port: 25565 });
+    expect(config.routing.servers.lobby).toEqual({ kind: 'group', id: 'lobby' });
+  });
+
+  it.skipIf(!hasCompose)('are accepted by docker-compose 1.29 (`config`), router service included', () => {
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, AGENT_TOKEN: 'x'.repeat(32) };
+    const out = spawnSync('docker-compose', ['-f', join(REPO, 'compose.yml'), 'config', '--services'], { cwd: REPO, env, encoding: 'utf8', timeout: 30_000 });
+    expect(out.status, out.stderr).toBe(0);
+    expect(out.stdout.trim().split('\n').sort()).toEqual(['agent', 'orchestrator', 'router']);
+    const remote = spawnSync('docker-compose', ['--env-file', join(REPO, '.env.agent.example'), '-f', join(REPO, 'compose.agent.yml'), 'config', '--quiet'], {
+      cwd: REPO, env: { ...env, AGENT_ID: 'a', AGENT_ORCHESTRATOR_URL: 'http://o:8080', AGENT_CONTROL_URL: 'http://a:8081', AGENT_GAME_ADDRESS: 'a', AGENT_PUBLISH_ADDRESS: '10.0.0.2' }, encoding: 'utf8', timeout: 30_000,
+    });
+    expect(remote.status, remote.stderr).toBe(0);
   });
 });

@@ -6,8 +6,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CallIds, DriverHost, HostDriver } from '../../src/server/drivers/host-driver.js';
-import { epochStampingDriver } from '../../src/server/drivers/epoch-stamping-driver.js';
+import { createServer } from 'node:http';
+import { AgentHostDriver } from '../../src/server/drivers/agent-driver.js';
+import type { DriverHost } from '../../src/server/drivers/host-driver.js';
 import { LeaderLease } from '../../src/server/leadership/leader-lease.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -84,49 +85,37 @@ describe('LeaderLease', () => {
   });
 });
 
-describe('epochStampingDriver', () => {
-  it('stamps the epoch on every call, capabilities included, and keeps the other ids', async () => {
-    const seen: Record<string, CallIds | undefined> = {};
-    const rec = (name: string) => async (...args: unknown[]) => {
-      seen[name] = args[args.length - 1] as CallIds;
-      return undefined as never;
-    };
-    const names = ['inventory', 'create', 'start', 'stop', 'pause', 'resume', 'replace', 'remove', 'inspect', 'logs', 'cleanup'] as const;
-    const inner = Object.fromEntries(names.map((n) => [n, rec(n)])) as unknown as HostDriver;
-    Object.assign(inner, {
-      backups: { create: rec('backups.create'), list: rec('backups.list'), restore: rec('backups.restore'), delete: rec('backups.delete'), deleteAll: rec('backups.deleteAll') },
-      images: { inspectImage: rec('images.inspectImage') },
-      rcon: { command: rec('rcon.command') },
-      dataImport: { importData: rec('dataImport.importData') },
+describe('the engine driver stamps the lease epoch', () => {
+  it('sends x-leader-epoch on every call, capabilities included, and none while the lease was never held', async () => {
+    const seen: { route: string; epoch: string | undefined }[] = [];
+    const server = createServer((req, res) => {
+      seen.push({ route: `${req.method} ${req.url}`, epoch: req.headers['x-leader-epoch'] as string | undefined });
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"instances":[],"backups":[],"entries":[]}'));
     });
-    let epoch: number | null = 7;
-    const d = epochStampingDriver(inner, { epoch: () => epoch });
-    const h: DriverHost = { id: 'h', controlUrl: 'http://x' };
-    const ids = { commandId: 'c1', requestId: 'r1' };
-    await d.inventory(h, ids);
-    await d.create(h, 'i', {} as never, ids);
-    await d.start(h, 'i', ids);
-    await d.stop(h, 'i', {}, ids);
-    await d.pause(h, 'i', ids);
-    await d.resume(h, 'i', ids);
-    await d.replace(h, 'i', {} as never, ids);
-    await d.remove(h, 'i', {}, ids);
-    await d.inspect(h, 'i', ids);
-    await d.logs(h, 'i', { tail: 1 }, ids);
-    await d.cleanup(h, { instanceIds: [] }, ids);
-    await d.backups!.create(h, 'i', { backupId: 'b' }, ids);
-    await d.backups!.list(h, 'i', ids);
-    await d.backups!.restore(h, 'i', 'b', ids);
-    await d.backups!.delete(h, 'i', 'b', ids);
-    await d.backups!.deleteAll(h, 'i', ids);
-    await d.images!.inspectImage(h, 'img', { pull: false }, ids);
-    await d.rcon!.command(h, 'i', {} as never, ids);
-    await d.dataImport!.importData(h, 'i', 'p', {} as never, ids);
-    expect(Object.keys(seen)).toHaveLength(19);
-    for (const [name, got] of Object.entries(seen)) expect(got, name).toEqual({ commandId: 'c1', requestId: 'r1', epoch: 7 });
-    epoch = null;
-    await d.start(h, 'i');
-    expect(seen.start).toEqual({});
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as { port: number }).port;
+      let epoch: number | null = 7;
+      const d = new AgentHostDriver({ fetch: globalThis.fetch, token: undefined, timeoutMs: 5000, epoch: { epoch: () => epoch } });
+      const h: DriverHost = { id: 'h', controlUrl: `http://127.0.0.1:${port}` };
+      const calls: (() => Promise<unknown>)[] = [
+        () => d.inventory(h), () => d.create(h, 'i', {} as never), () => d.start(h, 'i'), () => d.stop(h, 'i', {}), () => d.pause(h, 'i'),
+        () => d.resume(h, 'i'), () => d.replace(h, 'i', {} as never), () => d.remove(h, 'i', {}), () => d.inspect(h, 'i'), () => d.logs(h, 'i', { tail: 1 }),
+        () => d.cleanup(h, { instanceIds: [] }), () => d.backups.create(h, 'i', { backupId: 'b' }), () => d.backups.list(h, 'i'),
+        () => d.backups.restore(h, 'i', 'b'), () => d.backups.delete(h, 'i', 'b'), () => d.backups.deleteAll(h, 'i'),
+        () => d.images.inspectImage(h, 'img', { pull: false }), () => d.rcon.command(h, 'i', {} as never),
+      ];
+      for (const call of calls) await call().catch(() => undefined);
+      expect(seen).toHaveLength(calls.length);
+      for (const s of seen) expect(s.epoch, s.route).toBe('7');
+      epoch = null;
+      seen.length = 0;
+      await d.start(h, 'i').catch(() => undefined);
+      expect(seen).toEqual([{ route: 'POST /api/v1/instances/i/start', epoch: undefined }]);
+    } finally {
+      server.close();
+    }
   });
 });
 

@@ -61,6 +61,8 @@ export async function testOrchestrator(opts: TestOrchestratorOptions = {}): Prom
     ENDERCLOUD_COMMAND_RETRY_INITIAL: '10ms',
     ENDERCLOUD_COMMAND_RETRY_MAX: '40ms',
     ENDERCLOUD_COMMAND_POLL_INTERVAL: '20ms',
+    // No background stats calls to the fake agents (tests that assert call lists); instance-metrics.test.ts ticks by hand.
+    ENDERCLOUD_STATS_INTERVAL: '0',
     ...opts.env,
   });
   const o = await buildOrchestrator(config, { clock, logger: silentLogger, runWorker: false, runOfflineDetector: false, runSupervisor: false, random: () => 0.5, ...opts.deps });

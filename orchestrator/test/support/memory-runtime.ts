@@ -19,6 +19,7 @@ import {
   type ContainerRuntime,
   type ContainerSpec,
   type ContainerState,
+  type ContainerStats,
   type ContainerSummary,
   type LogOptions,
   type ProgressListener,
@@ -50,7 +51,12 @@ export interface MemoryContainer {
   command: string[] | null;
   /** RCON commands this container received, in order. */
   consoleLog: string[];
+  /** What `stats` answers while it runs or is paused; tests set the usage they need. */
+  usage: ContainerStats;
 }
+
+/** The limit an unlimited container reports (the engine answers the host's memory). */
+export const MEMORY_RUNTIME_HOST_BYTES = 8 * 1024 ** 3;
 
 export interface MemoryRuntimeOptions {
   /** The output of one run of a container (what `logs` answers after a start). Default: nothing. */
@@ -134,6 +140,7 @@ export class MemoryRuntime implements ContainerRuntime, ImageDescriber {
       ports: hostPort !== undefined ? [{ containerPort: 25565, hostPort, hostIp: '127.0.0.1' }] : [],
       exitCode: null, oomKilled: false, startedAt: null, finishedAt: null, createdAt: this.now(), restartCount: 0,
       env: [], command: null, consoleLog: [],
+      usage: { cpuSecondsTotal: 0, memoryBytes: 0, memoryLimitBytes: MEMORY_RUNTIME_HOST_BYTES, networkRxBytes: 0, networkTxBytes: 0 },
     };
   }
 
@@ -154,6 +161,7 @@ export class MemoryRuntime implements ContainerRuntime, ImageDescriber {
     c.stopTimeoutSeconds = spec.stopTimeoutSeconds ?? null;
     c.env = spec.env.map(([k, v]) => [k, v]);
     c.command = spec.command ? [...spec.command] : null;
+    if (spec.memoryBytes && spec.memoryBytes > 0) c.usage.memoryLimitBytes = spec.memoryBytes;
     this.containers.set(c.id, c);
     this.changed();
     return { id: c.id };
@@ -285,6 +293,12 @@ export class MemoryRuntime implements ContainerRuntime, ImageDescriber {
       if (promised !== undefined) used.add(promised);
     }
     return used;
+  }
+
+  async stats(id: string): Promise<ContainerStats | undefined> {
+    this.engine();
+    const c = this.containers.get(id) ?? [...this.containers.values()].find((x) => x.name === id);
+    return c && (c.state === 'running' || c.state === 'paused') ? { ...c.usage } : undefined;
   }
 
   /** The simulated console behind every container's address. */

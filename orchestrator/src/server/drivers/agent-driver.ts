@@ -15,6 +15,7 @@ import type {
   HostDriver,
   HostImages,
   HostKeptData,
+  HostMetrics,
   HostRcon,
   InstanceEndpoint,
 } from './host-driver.js';
@@ -24,6 +25,12 @@ export interface AgentDriverOptions {
   /** Shared AGENT_TOKEN sent as a bearer token when configured. */
   token: string | undefined;
   timeoutMs: number;
+  /**
+   * The reconciler lease's fencing epoch (the engine's driver only): sent on
+   * every call as x-leader-epoch, so a host that has seen a newer leader refuses
+   * a deposed one's mutating calls (STALE_LEADER). Null while never held.
+   */
+  epoch?: { epoch(): number | null };
 }
 
 /** A streamed (non-JSON) request body. */
@@ -39,6 +46,7 @@ export class AgentHostDriver implements HostDriver {
   readonly rcon: HostRcon;
   readonly dataImport: HostDataImport;
   readonly keptData: HostKeptData;
+  readonly metrics: HostMetrics;
 
   constructor(private readonly o: AgentDriverOptions) {
     this.backups = {
@@ -62,6 +70,13 @@ export class AgentHostDriver implements HostDriver {
     this.dataImport = {
       importData: (host, id, path, archive, ids = {}) =>
         this.call(host, 'PUT', `${instancePath(id)}/data?path=${encodeURIComponent(path)}`, new RawBody(archive, 'application/gzip'), ids),
+    };
+    this.metrics = {
+      stats: async (host, ids = {}) => {
+        const body = await this.call<Api.InstanceStatsAnswer>(host, 'GET', '/instances/stats', undefined, ids);
+        if (!body || !Array.isArray(body.instances)) throw new AppError('UPSTREAM_FAILED', `agent at ${host.controlUrl} answered stats without "instances"`, { retryable: true });
+        return body.instances;
+      },
     };
   }
 
@@ -127,7 +142,8 @@ export class AgentHostDriver implements HostDriver {
     if (this.o.token !== undefined) headers.authorization = `Bearer ${this.o.token}`;
     if (ids.commandId) headers['x-command-id'] = ids.commandId;
     if (ids.requestId) headers['x-request-id'] = ids.requestId;
-    if (ids.epoch !== undefined) headers[LEADER_EPOCH_HEADER] = String(ids.epoch);
+    const epoch = ids.epoch ?? this.o.epoch?.epoch() ?? null;
+    if (epoch !== null) headers[LEADER_EPOCH_HEADER] = String(epoch);
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
     let res: Response;

@@ -46,6 +46,7 @@ export type CleanupReport = Api.CleanupReport;
 export type BackupInfo = Api.BackupInfo;
 export type ImageInfo = Api.ImageInfo;
 export type DataImportResult = Api.DataImportResult;
+export type InstanceStatsEntry = Api.InstanceStatsEntry;
 
 export interface HostDriver {
   /** Every managed container on the host, any state (reconciliation, recovery). */
@@ -84,6 +85,13 @@ export interface HostDriver {
   readonly dataImport?: HostDataImport;
   /** Data a scoped delete kept (worlds, backups) of instances without a container. */
   readonly keptData?: HostKeptData;
+  /** Resource samples of the host's running instances, when the host measures them. */
+  readonly metrics?: HostMetrics;
+}
+
+export interface HostMetrics {
+  /** One sample of every running or paused instance on the host, in one call. */
+  stats(host: DriverHost, ids?: CallIds): Promise<InstanceStatsEntry[]>;
 }
 
 export interface HostKeptData {

@@ -1,0 +1,154 @@
+// Per-instance resource samples for /metrics: a loop that asks every ONLINE
+// host for its containers' stats (one call per host, ENDERCLOUD_STATS_INTERVAL
+// apart, never overlapping) and keeps only the latest answer per host, plus
+// the pure join of those samples with the store's instances, sessions and
+// hosts that metrics.ts turns into Prometheus families at scrape time.
+
+import type { Host, Instance, InstanceState, PlayerSession } from '../../domain/index.js';
+import type { Logger } from '../../shared/logger.js';
+import { unrefTimers, type Timers } from '../../shared/timers.js';
+import type { Store } from '../../store/store.js';
+import type { Clock } from '../clock.js';
+import type { HostDriver, InstanceStatsEntry } from '../drivers/host-driver.js';
+
+/** Bound on one host's stats call: a slow host must not hold the loop for the agent timeout sized for image pulls. */
+export const STATS_CALL_TIMEOUT_MS = 5_000;
+
+/** A host's latest answer. */
+export interface HostStatsSample {
+  hostId: string;
+  at: number;
+  instances: readonly InstanceStatsEntry[];
+}
+
+export interface InstanceStatsSource {
+  /** The latest sample of every host that answered its last call. */
+  samples(): readonly HostStatsSample[];
+}
+
+export interface InstanceStatsDeps {
+  store: Store;
+  driver: Pick<HostDriver, 'metrics'>;
+  clock: Clock;
+  logger: Logger;
+  /** 0 disables the loop (tick() still works when called). */
+  intervalMs: number;
+  timers?: Timers;
+}
+
+export class InstanceStatsCollector implements InstanceStatsSource {
+  private readonly timers: Timers;
+  private readonly byHost = new Map<string, HostStatsSample>();
+  private timer: unknown;
+  private running = false;
+  private ticking: Promise<void> | undefined;
+
+  constructor(private readonly deps: InstanceStatsDeps) {
+    this.timers = deps.timers ?? unrefTimers;
+  }
+
+  /** Starts the loop; the first call comes one interval after the start. A zero interval does nothing. */
+  start(): void {
+    if (this.running || this.deps.intervalMs <= 0) return;
+    this.running = true;
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.ticking;
+  }
+
+  private schedule(): void {
+    this.timer = this.timers.setTimeout(() => {
+      this.timer = undefined;
+      this.ticking = this.tick()
+        .catch((err: unknown) => this.deps.logger.error({ err }, 'instance stats tick failed'))
+        .finally(() => {
+          this.ticking = undefined;
+          if (this.running) this.schedule();
+        });
+    }, this.deps.intervalMs);
+  }
+
+  samples(): readonly HostStatsSample[] {
+    return [...this.byHost.values()];
+  }
+
+  /**
+   * One pass: every ONLINE host is asked once, all at the same time. A host
+   * that fails, or is no longer ONLINE, loses its sample: stale numbers of an
+   * unreachable host would look like a healthy flat line.
+   */
+  async tick(): Promise<void> {
+    const metrics = this.deps.driver.metrics;
+    const hosts = metrics ? await this.deps.store.hosts.list({ statuses: ['ONLINE'] }) : [];
+    const online = new Set(hosts.map((h) => h.id));
+    for (const id of this.byHost.keys()) if (!online.has(id)) this.byHost.delete(id);
+    await Promise.all(hosts.map(async (host) => {
+      try {
+        const instances = await metrics!.stats(host);
+        this.byHost.set(host.id, { hostId: host.id, at: this.deps.clock.now(), instances });
+      } catch (err) {
+        this.byHost.delete(host.id);
+        this.deps.logger.warn({ hostId: host.id, err }, 'reading instance stats from a host failed');
+      }
+    }));
+  }
+}
+
+// ---------------------------------------------------------------- the scrape-time join (pure)
+
+/** States in which a readiness probe's player count describes a running server. */
+const PROBE_COUNTS_IN: ReadonlySet<InstanceState> = new Set(['online', 'degraded']);
+
+export interface InstanceMetricsInput {
+  instances: readonly Instance[];
+  activeSessions: readonly PlayerSession[];
+  samples: readonly HostStatsSample[];
+  hosts: readonly Host[];
+}
+
+export interface InstanceMetricsView {
+  instances: { instance: string; group: string; state: InstanceState; players: number }[];
+  /** Resource samples of instances the store knows, on the host the store places them on. */
+  stats: ({ instance: string; group: string; host: string } & Omit<InstanceStatsEntry, 'instanceId' | 'containerId' | 'groupId' | 'state'>)[];
+  hosts: { host: string; memoryReservedBytes: number; memoryTotalBytes: number; instances: number }[];
+}
+
+const MIB = 1024 * 1024;
+
+/**
+ * Joins the store and the latest samples. Players = the larger of the
+ * router's open sessions and the probe's count (the probe only while the
+ * server runs: a stopped world keeps its last probe). Only instances in the
+ * store appear, so a deleted instance leaves every family at the next scrape.
+ */
+export function instanceMetricsView(input: InstanceMetricsInput): InstanceMetricsView {
+  const sessions = new Map<string, number>();
+  for (const s of input.activeSessions) if (s.instanceId) sessions.set(s.instanceId, (sessions.get(s.instanceId) ?? 0) + 1);
+  const known = new Map(input.instances.map((i) => [i.id, i]));
+  const perHost = new Map<string, number>();
+  for (const i of input.instances) if (i.hostId) perHost.set(i.hostId, (perHost.get(i.hostId) ?? 0) + 1);
+  const stats: InstanceMetricsView['stats'] = [];
+  for (const sample of input.samples) {
+    for (const e of sample.instances) {
+      const instance = known.get(e.instanceId);
+      if (!instance || instance.hostId !== sample.hostId) continue;
+      const { cpuSecondsTotal, memoryBytes, memoryLimitBytes, networkRxBytes, networkTxBytes } = e;
+      stats.push({ instance: instance.id, group: instance.groupId, host: sample.hostId, cpuSecondsTotal, memoryBytes, memoryLimitBytes, networkRxBytes, networkTxBytes });
+    }
+  }
+  return {
+    instances: input.instances.map((i) => ({
+      instance: i.id, group: i.groupId, state: i.state,
+      players: Math.max(sessions.get(i.id) ?? 0, PROBE_COUNTS_IN.has(i.state) ? (i.players?.online ?? 0) : 0),
+    })),
+    stats,
+    hosts: input.hosts.map((h) => ({
+      host: h.id, memoryReservedBytes: h.memoryReservedMb * MIB, memoryTotalBytes: h.resources.memoryMb * MIB, instances: perHost.get(h.id) ?? 0,
+    })),
+  };
+}

@@ -1,6 +1,6 @@
 // The reconciler lease in-process: election, epochs, resignation, the local
 // lapse of a paused holder (monotonic clock injected), SQLite's sole leader,
-// the epoch-stamping driver, and the gate on the command worker's claims.
+// the engine driver's epoch header, and the gate on the command worker's claims.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -18,7 +18,7 @@ import { AppError } from '../../shared/errors.js';
  * x-command-id / x-request-id by the agent driver), and the reconciler
  * lease's fencing `epoch` (x-leader-epoch), which hosts check: a mutating call
  * with an epoch older than one the host has seen is refused (STALE_LEADER).
- * Stamped in one place, epoch-stamping-driver.ts.
+ * Filled in one place: the engine driver's `epoch` option (agent-driver.ts).
  */
 export interface CallIds {
   commandId?: string;

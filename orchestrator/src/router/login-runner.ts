@@ -95,9 +95,12 @@ async function hold(ctx: LoginContext, plan: Extract<RoutePlan, { kind: 'wake' |
   try {
     let target: BackendTarget;
     if (plan.kind === 'join-group') {
-      target = await raceAbort(wakes.joinGroup(plan.groupId, plan.name, player, signal), signal);
-      instanceId = target.instanceId;
-      if (instanceId) ctx.holding(instanceId);
+      const picked = (id: string): void => {
+        instanceId = id;
+        ctx.holding(id);
+      };
+      target = await raceAbort(wakes.joinGroup(plan.groupId, plan.name, player, signal, picked), signal);
+      if (target.instanceId && target.instanceId !== instanceId) picked(target.instanceId);
     } else {
       await raceAbort(wakes.wake(plan.instanceId, plan.kind === 'wake' ? plan.action : null, signal), signal);
       target = plan.target;

@@ -127,7 +127,7 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
     },
   );
 
-  registerBackupRoutes(api, deps.backups ?? defaultBackupService(service));
+  await registerBackupRoutes(api, deps.backups ?? defaultBackupService(service));
   await registerDataImportRoutes(api, new DataImporter({ directories: service.o.directories, findOwned: (id) => service.findOwned(id) }));
 
   api.post('/cleanup', { schema: { body: CleanupBody } }, async (req) => {

@@ -202,6 +202,28 @@ export interface UnclaimedContainersTable {
   first_seen_at: number;
 }
 
+export interface StoredBackupsTable {
+  instance_id: string;
+  backup_id: string;
+  sha256: string;
+  size_bytes: number;
+  created_at: number;
+  stored_at: number;
+  origin_host: string | null;
+  stored_path: string;
+  /** JSON array or null. */
+  paths: string | null;
+  trigger: string;
+}
+
+export interface BackupPoliciesTable {
+  instance_id: string;
+  /** JSON BackupPolicy or null. */
+  policy: string | null;
+  last_scheduled_at: number | null;
+  updated_at: number;
+}
+
 export interface InstallationRequestsTable {
   id: string;
   requested_by: string;
@@ -235,4 +257,6 @@ export interface Database {
   system_settings: SystemSettingsTable;
   unclaimed_containers: UnclaimedContainersTable;
   installation_requests: InstallationRequestsTable;
+  stored_backups: StoredBackupsTable;
+  backup_policies: BackupPoliciesTable;
 }

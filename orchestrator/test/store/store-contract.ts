@@ -11,6 +11,7 @@ import { recordsContract } from './contract-records.js';
 import { systemContract } from './contract-system.js';
 import { unclaimedContract } from './contract-unclaimed.js';
 import { installationRequestContract } from './contract-installation-requests.js';
+import { backupsContract } from './contract-backups.js';
 
 export interface StoreHarness {
   /** A store on an empty database, not yet migrated. */
@@ -193,5 +194,6 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     systemContract(handle);
     unclaimedContract(handle);
     installationRequestContract(handle);
+    backupsContract(handle);
   });
 }

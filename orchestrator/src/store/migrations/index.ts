@@ -8,6 +8,7 @@ import * as systemSettings from './0002-system-settings.js';
 import * as unclaimedContainers from './0003-unclaimed-containers.js';
 import * as installationRequests from './0004-installation-requests.js';
 import * as instanceFleet from './0005-instance-fleet.js';
+import * as backups from './0007-backups.js';
 
 export type StoreDialect = 'sqlite' | 'postgres';
 
@@ -20,6 +21,8 @@ const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [
   ['0003_unclaimed_containers', unclaimedContainers.up],
   ['0004_installation_requests', installationRequests.up],
   ['0005_instance_fleet', instanceFleet.up],
+  // 0006 (leader lease) lands from another branch, listed before this one.
+  ['0007_backups', backups.up],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -45,6 +45,8 @@ export interface GroupsTable {
   caps: string;
   variants: string;
   scaling: string | null;
+  /** JSON BackupPolicy or null (0007). */
+  backup: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -3,6 +3,7 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import { NullableScalingSchema } from '../../provisioning/scaling-policy.js';
+import { NullableBackupPolicySchema } from '../../contracts/backup-policy.js';
 import { EnvMap, EnvName, IdString, LayerRefSchema, ResourcesSchema, VersionString } from './common.js';
 
 const Validation = Type.Object(
@@ -116,6 +117,8 @@ export const GroupBody = Type.Object(
     variants: Type.Array(VariantSchema, { minItems: 1, maxItems: 64 }),
     // Structure only; parseScalingPolicy (provisioning) applies the rules and names the field it refuses.
     scaling: Type.Optional(NullableScalingSchema),
+    // Structure only; parseBackupPolicy checks the cron expression and names the field.
+    backup: Type.Optional(NullableBackupPolicySchema),
   },
   { additionalProperties: false },
 );

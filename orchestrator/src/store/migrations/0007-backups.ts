@@ -1,6 +1,7 @@
 // Off-host backups: the orchestrator's backup store records every archive it
 // holds (instance, backup id, sha256, size, times, origin host, stored path),
-// and per instance an optional backup policy plus the scheduler's last run.
+// per instance an optional backup policy plus the scheduler's last run, and a
+// group's `backup:` policy column.
 // No foreign keys: a stored backup outlives its host and may outlive its instance.
 
 import type { Kysely } from 'kysely';
@@ -31,4 +32,5 @@ export async function up(db: Kysely<unknown>, _dialect: StoreDialect): Promise<v
     .addColumn('last_scheduled_at', 'bigint')
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
+  await db.schema.alterTable('groups').addColumn('backup', 'text').execute();
 }

@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bufferOutput } from '../../src/cli/output.js';
+import { runCli } from '../../src/cli/program.js';
 import { orchestratorConfig } from '../../src/server/config.js';
 import { buildOrchestrator, type Orchestrator } from '../../src/server/orchestrator.js';
 import { packDirectory } from '../../src/shared/safe-tar.js';
@@ -66,6 +68,14 @@ async function waitIdle(id: string, state: string): Promise<Loose> {
   });
 }
 
+async function ectl(args: string[]) {
+  const output = bufferOutput();
+  const addr = o.app.server.address();
+  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const code = await runCli(args, { output, version: 'test', env: { configPath: join(scratch, 'ectl.json'), urlOverride: url, tokenOverride: ADMIN_TOKEN } });
+  return { code, stdout: output.stdout, stderr: output.stderr };
+}
+
 const instanceDir = (id: string) => join(agent.runtimeDirectory, 'instances', id);
 const hostBackups = (id: string) => join(agent.runtimeDirectory, 'backups', id);
 const seedOf = (id: string): string => (JSON.parse(readFileSync(join(instanceDir(id), 'level.json'), 'utf8')) as { seed: string }).seed;
@@ -83,6 +93,7 @@ beforeAll(async () => {
     ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
     ENDERCLOUD_SUPERVISE_INTERVAL: '150ms', ENDERCLOUD_UNKNOWN_GRACE: '10m',
   }), { logger: pino({ level: 'silent' }), runOfflineDetector: false, runBackupScheduler: false });
+  await o.app.listen({ host: '127.0.0.1', port: 0 });
   const hb = await o.app.inject({
     method: 'POST', url: `/api/v1/agents/${AGENT_ID}/heartbeat`, headers: { authorization: `Bearer ${AGENT_TOKEN}` },
     payload: heartbeatBody(agentUrl, { portRange, resources: { cpuCount: 2, memoryTotalBytes: 8192 * 1024 ** 2, memoryAvailableBytes: 4096 * 1024 ** 2, diskFreeBytes: 10 * 1024 ** 3 } }),
@@ -182,5 +193,24 @@ describe('off-host backups on the real engine', () => {
     // A malformed upload never reaches the instance.
     const bad = await call('PUT', '/imports', Buffer.from('not a gzip tar'), { 'content-type': 'application/gzip' });
     expect(bad.status).toBeGreaterThanOrEqual(400);
+  }, 90_000);
+
+  it('ectl: backup download writes the stored archive; restore --upload restores a directory through the import checks', async () => {
+    const file = join(scratch, 'download.tar.gz');
+    const down = await ectl(['instances', 'backup', 'download', 'bk-world', backupId, '-o', file]);
+    expect(down.stderr).toBe('');
+    expect(down.code).toBe(0);
+    const stored = ((await call('GET', `/instances/${id}/backups`)).body.backups as Loose[]).find((b) => b.backupId === backupId)!;
+    expect(createHash('sha256').update(readFileSync(file)).digest('hex')).toBe(stored.sha256);
+    expect(down.stdout).toContain(`written to ${file}`);
+
+    const world = join(scratch, 'world2');
+    await import('node:fs/promises').then((fs) => fs.mkdir(world, { recursive: true }));
+    writeFileSync(join(world, 'level.json'), JSON.stringify({ seed: '777', saves: 0 }));
+    const up = await ectl(['instances', 'restore', 'bk-world', '--upload', world, '--confirm', 'bk-world', '--wait', '--timeout', '60']);
+    expect(up.stderr).not.toMatch(/error/);
+    expect(up.code).toBe(0);
+    expect(seedOf(id)).toBe('777');
+    expect((await ectl(['instances', 'restore', 'bk-world', '--confirm', 'bk-world'])).stderr).toMatch(/either a backup id or --upload/);
   }, 90_000);
 });

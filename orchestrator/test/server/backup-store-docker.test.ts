@@ -213,4 +213,13 @@ describe('off-host backups on the real engine', () => {
     expect(seedOf(id)).toBe('777');
     expect((await ectl(['instances', 'restore', 'bk-world', '--confirm', 'bk-world'])).stderr).toMatch(/either a backup id or --upload/);
   }, 90_000);
+
+  it('deleting the instance with the backups scope removes the store copies too', async () => {
+    expect(existsSync(join(dataDir, 'backups', id))).toBe(true);
+    const res = await call('DELETE', `/instances/${id}`, { scopes: ['container', 'technical', 'player_data', 'backups'], confirm: 'bk-world' });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    await waitFor('record gone', async () => ((await call('GET', `/instances/${id}`)).status === 404 ? true : undefined));
+    expect(existsSync(join(dataDir, 'backups', id))).toBe(false);
+    expect(await o.ctx.store.storedBackups.listForInstance(id)).toEqual([]);
+  }, 60_000);
 });

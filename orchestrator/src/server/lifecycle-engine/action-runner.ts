@@ -289,6 +289,7 @@ export class ActionRunner implements CommandHandler {
       await capability(this.o.driver.backups, 'backups', ctx.host).deleteAll(ctx.host, instance.id, ctx.ids).catch((err: unknown) => {
         if (!(err instanceof AppError && err.code === 'NOT_FOUND')) throw err;
       });
+      await this.o.backupHooks?.deletedAll?.(instance.id);
     }
     const res = await this.o.driver.remove(ctx.host, instance.id, scope.paths.length > 0 ? { paths: scope.paths } : { keepData: scope.keepData });
     await this.o.store.transaction(async (tx) => {

@@ -18,6 +18,8 @@ export interface BackupHooks {
   written?(instance: Instance, ctx: RunContext, info: BackupInfo): Promise<void>;
   /** Before the host restores `backupId` (a host that lacks it gets it from the store). */
   beforeRestore?(instance: Instance, ctx: RunContext, backupId: string): Promise<void>;
+  /** The `backups` deletion scope: every copy of the instance's backups goes too. */
+  deletedAll?(instanceId: string): Promise<void>;
 }
 
 export interface BackupRunnerOptions {

@@ -166,6 +166,14 @@ export class BackupStore {
     return { backups: out, hostError };
   }
 
+  /** Removes every kept archive of an instance and their records (the `backups` deletion scope). */
+  async deleteAll(instanceId: string): Promise<number> {
+    const all = await this.o.store.storedBackups.listForInstance(instanceId);
+    for (const b of all) await this.delete(instanceId, b.backupId);
+    await rm(path.join(this.o.dir, assertId('instance id', instanceId, RESOURCE_ID_PATTERN)), { recursive: true, force: true });
+    return all.length;
+  }
+
   /** Removes one kept archive and its record (retention, deletion). */
   async delete(instanceId: string, backupId: string): Promise<boolean> {
     const record = await this.o.store.storedBackups.get(instanceId, backupId);
@@ -190,6 +198,9 @@ export function backupStoreHooks(backups: BackupStore): BackupHooks {
     },
     beforeRestore: async (instance, ctx, backupId) => {
       await backups.ensureOnHost(ctx.host, instance.id, backupId, ctx.ids);
+    },
+    deletedAll: async (instanceId) => {
+      await backups.deleteAll(instanceId);
     },
   };
 }

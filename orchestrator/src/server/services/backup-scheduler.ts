@@ -27,6 +27,8 @@ export interface BackupSchedulerOptions {
   driver: HostDriver;
   intervalMs: number;
   timers?: Timers;
+  /** With several orchestrator replicas, only the active one schedules (the leader lease). Default: always. */
+  isActive?: () => boolean;
 }
 
 /** States a scheduled backup may start from (the backup action's own rule). */
@@ -100,6 +102,7 @@ export class BackupScheduler {
   /** One pass: request due backups, then prune per retention. */
   async tick(): Promise<SchedulerTick> {
     const out: SchedulerTick = { requested: [], pruned: [] };
+    if (this.o.isActive && !this.o.isActive()) return out;
     for (const instance of await this.o.store.instances.list()) {
       try {
         const policy = await this.policyOf(instance);

@@ -11,6 +11,10 @@
 //   verifies the archive's sha256 while extracting, gives the extracted tree to
 //   the instance user (from the container's labels, else the current directory's
 //   owner) and swaps it in. A failure leaves the current directory untouched.
+// - `openArchive(id, backupId)`: the archive as a stream with its metadata.
+// - `receive(id, backupId, stream, {sha256, createdAt, paths?})`: keeps an
+//   archive taken elsewhere once it fits the size bound, hashes to sha256 and
+//   passes the safe extractor; idempotent per id, CONFLICT for another hash.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';

@@ -147,7 +147,7 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
   );
 
   const backups = deps.backups ?? defaultBackupService(service);
-  registerBackupRoutes(api, backups);
+  await registerBackupRoutes(api, backups);
   registerKeptDataRoutes(api, new KeptData({
     instancesDirectory: dirname(service.o.directories.localPath('x')), directories: service.o.directories, backups,
     findContainer: (id) => service.findOwned(id),

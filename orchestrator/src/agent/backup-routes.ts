@@ -1,9 +1,14 @@
 // The agent's backup routes (registered by app.ts under /api/v1): create, list,
-// delete one/all, and restore of an instance's runtime directory.
+// delete one/all, restore of an instance's runtime directory, and an archive's
+// download (GET …/archive) and upload (PUT …/archive, checked like an import).
 
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { BackupParams, CreateBackupBody, InstanceParams, RestoreBody, type BackupList } from '../contracts/agent-api.js';
+import type { Readable } from 'node:stream';
+import { AppError } from '../shared/errors.js';
+import {
+  BACKUP_ARCHIVE_CONTENT_TYPES, BACKUP_ARCHIVE_HEADERS, BackupParams, BackupUploadQuery, CreateBackupBody, InstanceParams, RestoreBody, type BackupList,
+} from '../contracts/agent-api.js';
 import { BackupService } from './backups.js';
 import type { InstanceService } from './instance-service.js';
 
@@ -18,7 +23,46 @@ export function defaultBackupService(service: InstanceService): BackupService {
   });
 }
 
-export function registerBackupRoutes(api: FastifyInstance, backups: BackupService): void {
+/** A JSON array of relative paths from the upload query; refused when it is anything else. */
+function uploadedPaths(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || parsed.some((p) => typeof p !== 'string')) throw new AppError('VALIDATION_FAILED', 'querystring/paths must be a JSON array of relative paths');
+  return parsed as string[];
+}
+
+async function registerArchiveRoutes(api: FastifyInstance, backups: BackupService): Promise<void> {
+  await api.register(async (scope) => {
+    // The body stays a stream: receive() bounds, hashes and checks it.
+    scope.addContentTypeParser(BACKUP_ARCHIVE_CONTENT_TYPES, (_req, payload, done) => done(null, payload));
+    scope.get('/instances/:id/backups/:backupId/archive', { schema: { params: BackupParams } }, async (req, reply) => {
+      const { id, backupId } = req.params as BackupParams;
+      const { info, stream } = await backups.openArchive(id, backupId);
+      reply.header('content-type', 'application/gzip').header('content-length', String(info.sizeBytes))
+        .header(BACKUP_ARCHIVE_HEADERS.sha256, info.sha256).header(BACKUP_ARCHIVE_HEADERS.createdAt, info.createdAt);
+      if (info.paths) reply.header(BACKUP_ARCHIVE_HEADERS.paths, JSON.stringify(info.paths));
+      return reply.send(stream);
+    });
+    scope.put('/instances/:id/backups/:backupId/archive', { schema: { params: BackupParams, querystring: BackupUploadQuery } }, async (req) => {
+      const { id, backupId } = req.params as BackupParams;
+      const q = req.query as BackupUploadQuery;
+      const body = req.body as Readable | undefined;
+      if (!body || typeof body.pipe !== 'function') throw new AppError('VALIDATION_FAILED', 'send the backup as a gzip tar (content-type application/gzip)');
+      const paths = uploadedPaths(q.paths);
+      const info = await backups.receive(id, backupId, body, { sha256: q.sha256, createdAt: q.createdAt, ...(paths ? { paths } : {}) });
+      req.log.info({ instanceId: id, backupId, sizeBytes: info.sizeBytes }, 'backup received');
+      return info;
+    });
+  });
+}
+
+export async function registerBackupRoutes(api: FastifyInstance, backups: BackupService): Promise<void> {
+  await registerArchiveRoutes(api, backups);
   api.post('/instances/:id/backups', { schema: { params: InstanceParams, body: CreateBackupBody } }, async (req) => {
     const { backupId, paths } = req.body as CreateBackupBody;
     const info = await backups.create((req.params as InstanceParams).id, backupId, paths);

@@ -11,6 +11,10 @@
 //   verifies the archive's sha256 while extracting, gives the extracted tree to
 //   the instance user (from the container's labels, else the current directory's
 //   owner) and swaps it in. A failure leaves the current directory untouched.
+// - `openArchive(id, backupId)`: the archive as a stream with its metadata.
+// - `receive(id, backupId, stream, {sha256, createdAt, paths?})`: keeps an
+//   archive taken elsewhere once it fits the size bound, hashes to sha256 and
+//   passes the safe extractor; idempotent per id, CONFLICT for another hash.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
@@ -24,7 +28,7 @@ import type { BackupDeleted, BackupInfo, BackupsDeleted, RestoreAnswer } from '.
 import { AppError, isAppError } from '../shared/errors.js';
 import { RESOURCE_ID_PATTERN, assertId } from '../shared/ids.js';
 import { manifestMode, normalizeLayerPath, walkLayerTree } from '../shared/layer-checksum.js';
-import { extractTarGz, packDirectory } from '../shared/safe-tar.js';
+import { ByteLimit, extractTarGz, packDirectory } from '../shared/safe-tar.js';
 import { KeyedLock } from './async-lock.js';
 import { directoryOwner, recordedUser } from './container-config.js';
 import { giveTree, type Owner } from './ownership.js';
@@ -42,6 +46,15 @@ export interface BackupServiceOptions {
   now?: () => Date;
   /** Upper bound of a restored tree (bytes of file content). */
   maxRestoreBytes?: number;
+  /** Upper bound of an uploaded archive (bytes as sent). */
+  maxUploadBytes?: number;
+}
+
+/** What an uploaded archive must be: its hash and the original backup's time and paths. */
+export interface UploadedBackup {
+  sha256: string;
+  createdAt: string;
+  paths?: string[];
 }
 
 type PackHeader = Partial<tar.Header> & Pick<tar.Header, 'name'>;
@@ -235,6 +248,65 @@ export class BackupService {
       await rm(tmp, { force: true });
       await rm(`${tmp}.json`, { force: true });
       throw err;
+    }
+  }
+
+  /** The archive of a backup as a stream, with its metadata; NOT_FOUND when absent. */
+  async openArchive(instanceId: string, backupId: string): Promise<{ info: BackupInfo; stream: Readable }> {
+    const info = await this.get(instanceId, backupId);
+    if (!info) throw new AppError('NOT_FOUND', `instance ${instanceId} has no backup ${backupId}`);
+    return { info, stream: createReadStream(this.files(instanceId, backupId).archive) };
+  }
+
+  /**
+   * Accepts an archive taken elsewhere (the orchestrator's store re-seeding a
+   * host): bounded, hashed against `expected.sha256`, and extracted once into a
+   * throw-away directory with the safe extractor (the same checks as imports)
+   * before it is kept. Idempotent: the same backup id with the same hash
+   * answers the kept one; a different hash is a CONFLICT.
+   */
+  receive(instanceId: string, backupId: string, source: Readable, expected: UploadedBackup): Promise<BackupInfo> {
+    this.files(instanceId, backupId);
+    const paths = expected.paths === undefined ? undefined : checkBackupPaths(expected.paths);
+    return this.locked(instanceId, () => this.receiveLocked(instanceId, backupId, source, { ...expected, ...(paths ? { paths } : {}) }));
+  }
+
+  private async receiveLocked(instanceId: string, backupId: string, source: Readable, expected: UploadedBackup): Promise<BackupInfo> {
+    const existing = await this.get(instanceId, backupId);
+    if (existing) {
+      source.resume(); // drain: the answer does not need the body
+      if (existing.sha256 === expected.sha256) return existing;
+      throw new AppError('CONFLICT', `instance ${instanceId} already has a different backup ${backupId} (sha256 ${existing.sha256})`);
+    }
+    const { archive, meta } = this.files(instanceId, backupId);
+    await mkdir(dirname(archive), { recursive: true });
+    const tmp = join(dirname(archive), `.${backupId}.${randomBytes(6).toString('hex')}.tmp`);
+    const check = `${tmp}.check`;
+    const maxBytes = this.o.maxUploadBytes ?? 64 * 1024 ** 3;
+    try {
+      const digest = new Digest();
+      try {
+        await pipeline(source, new ByteLimit(maxBytes, 'backup archive'), digest, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }));
+      } catch (err) {
+        if (isAppError(err)) throw err;
+        throw new AppError('BAD_REQUEST', `backup upload was interrupted: ${(err as Error).message}`, { cause: err });
+      }
+      const sha = digest.hash.digest('hex');
+      if (sha !== expected.sha256) throw new AppError('CHECKSUM_MISMATCH', `uploaded backup ${backupId} hashes to ${sha}, expected ${expected.sha256}`);
+      await extractTarGz(createReadStream(tmp), check, {
+        maxCompressedBytes: maxBytes,
+        maxExtractedBytes: this.o.maxRestoreBytes ?? 256 * 1024 ** 3,
+        maxEntries: 2_000_000,
+      });
+      const info: BackupInfo = { backupId, sizeBytes: digest.bytes, sha256: sha, createdAt: expected.createdAt, ...(expected.paths ? { paths: expected.paths } : {}) };
+      await rename(tmp, archive);
+      await writeFile(`${tmp}.json`, JSON.stringify(info), { mode: 0o600 });
+      await rename(`${tmp}.json`, meta);
+      return info;
+    } finally {
+      await rm(check, { recursive: true, force: true });
+      await rm(tmp, { force: true });
+      await rm(`${tmp}.json`, { force: true });
     }
   }
 

@@ -1,7 +1,7 @@
 // A thin client of the orchestrator's public API (/api/v1): bearer auth, JSON
 // bodies, and every error answer turned into an ApiError carrying its code.
 
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { ApiError, CliError } from './errors.js';
 import { classifyHealth, notOrchestratorMessage } from './target-check.js';
 
@@ -66,6 +66,25 @@ export class ApiClient {
 
   delete<T>(path: string, body?: unknown, opts: RequestOptions = {}): Promise<T> {
     return this.request<T>('DELETE', path, body === undefined ? opts : { ...opts, body });
+  }
+
+  /** A binary answer as a stream (backup downloads); the bound covers the answer's head only. */
+  async download(path: string, timeoutMs = this.timeoutMs): Promise<{ stream: Readable; headers: Headers }> {
+    const url = new URL(`${this.baseUrl}${path}`);
+    const headers: Record<string, string> = { accept: 'application/gzip, application/json' };
+    if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    let res: Response;
+    try {
+      res = await this.fetchFn(url, { headers, signal: controller.signal });
+    } catch (err) {
+      throw new CliError('runtime', `cannot download ${url.pathname} from ${this.options.url}: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!res.ok || !res.body) throw toApiError(res.status, await res.text());
+    return { stream: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>), headers: res.headers };
   }
 
   private targetChecked: Promise<void> | undefined;

@@ -34,7 +34,7 @@ export interface ApplyDocument {
 
 const TOP_KEYS = new Set(['apiVersion', 'templates', 'groups']);
 const TEMPLATE_KEYS = new Set(['name', 'version', 'spec']);
-const GROUP_KEYS = new Set(['id', 'kind', 'placement', 'caps', 'scaling', 'variants']);
+const GROUP_KEYS = new Set(['id', 'kind', 'placement', 'caps', 'scaling', 'backup', 'variants']);
 const VARIANT_KEYS = new Set(['id', 'template', 'extraLayers', 'resources', 'env']);
 
 function fail(path: string, problem: string): never {
@@ -153,6 +153,7 @@ function groupDoc(v: unknown, path: string): GroupDoc {
   unique(variants.map((x) => x.id as string), `${path}.variants`, 'variant id');
   const body: JsonMap = { kind: m.kind, placement: m.placement ?? 'packed', caps: m.caps === undefined ? {} : map(m.caps, `${path}.caps`), variants };
   if (m.scaling !== undefined) body.scaling = m.scaling === null ? null : map(m.scaling, `${path}.scaling`);
+  if (m.backup !== undefined) body.backup = m.backup === null ? null : map(m.backup, `${path}.backup`);
   return { id: gid, body };
 }
 

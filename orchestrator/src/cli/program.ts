@@ -7,6 +7,7 @@ import { ApiClient, type FetchFn } from './api-client.js';
 import { apiErrorLine } from './api-hints.js';
 import { registerApply } from './commands/apply.js';
 import { registerAudit } from './commands/audit.js';
+import { registerBackupTransfers } from './commands/backups.js';
 import { registerCatalog } from './commands/catalog.js';
 import { registerCommands } from './commands/commands.js';
 import { registerCompletion } from './commands/completion.js';
@@ -86,6 +87,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerApply(program, ctx);
   const instances = registerInstances(program, ctx);
   registerInstanceActions(instances, program, ctx);
+  registerBackupTransfers(instances, ctx);
   registerInstanceInfo(instances, ctx);
   registerInstanceStreams(instances, ctx);
   registerCatalog(program, ctx);

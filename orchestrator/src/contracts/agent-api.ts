@@ -295,6 +295,25 @@ export type BackupDeleted = Static<typeof BackupDeleted>;
 /** `DELETE /instances/:id/backups`. */
 export const BackupsDeleted = Type.Object({ deleted: Type.Integer() });
 export type BackupsDeleted = Static<typeof BackupsDeleted>;
+/**
+ * `GET /instances/:id/backups/:backupId/archive` answers the gzip tar
+ * (content-type application/gzip) with these headers; `PUT` of the same path
+ * takes one (the orchestrator's store pushing a backup to a host that lost it).
+ */
+export const BACKUP_ARCHIVE_HEADERS = { sha256: 'x-backup-sha256', createdAt: 'x-backup-created-at', paths: 'x-backup-paths' } as const;
+/** `PUT /instances/:id/backups/:backupId/archive` query: what the archive must hash to and when it was taken. */
+export const BackupUploadQuery = Type.Object(
+  {
+    sha256: Sha256,
+    createdAt: Type.String({ minLength: 1, maxLength: 64 }),
+    /** A JSON array of the archived paths, when the backup is partial. */
+    paths: Type.Optional(Type.String({ maxLength: 65_536 })),
+  },
+  { additionalProperties: false },
+);
+export type BackupUploadQuery = Static<typeof BackupUploadQuery>;
+/** Content types the backup upload accepts as a streamed gzip tar. */
+export const BACKUP_ARCHIVE_CONTENT_TYPES = ['application/gzip', 'application/x-gzip', 'application/octet-stream'];
 /** `POST /instances/:id/restore` answer: the backup restored and the safety backup written first (null when there was no data). */
 export const RestoreAnswer = Type.Object({ restored: Type.String(), safetyBackupId: NullableString });
 export type RestoreAnswer = Static<typeof RestoreAnswer>;

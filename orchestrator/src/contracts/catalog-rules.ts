@@ -8,6 +8,7 @@ import { validateReadinessSpec } from '../lifecycle/readiness.js';
 import { RESERVED_LABEL_PREFIX, validateContainerUser } from '../lifecycle/settings.js';
 import { unwrap } from '../lifecycle/result.js';
 import { parseScalingPolicy } from '../provisioning/scaling-policy.js';
+import { parseBackupPolicy, type BackupPolicy } from './backup-policy.js';
 import { AppError } from '../shared/errors.js';
 import type { GroupBody, TemplateBody } from './catalog.js';
 
@@ -148,6 +149,7 @@ export interface NormalizedGroup {
   caps: GroupCaps;
   variants: Variant[];
   scaling: ScalingPolicy | null;
+  backup?: BackupPolicy;
 }
 
 export function normalizeGroup(body: GroupBody): NormalizedGroup {
@@ -165,5 +167,6 @@ export function normalizeGroup(body: GroupBody): NormalizedGroup {
       details: { field: 'scaling.minInstances' },
     });
   }
-  return { kind: body.kind, placement: body.placement ?? 'packed', caps: body.caps ?? {}, variants, scaling };
+  const backup = body.backup == null ? undefined : parseBackupPolicy(body.backup);
+  return { kind: body.kind, placement: body.placement ?? 'packed', caps: body.caps ?? {}, variants, scaling, ...(backup ? { backup } : {}) };
 }

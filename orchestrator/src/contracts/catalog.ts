@@ -5,6 +5,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import { NullableScalingSchema } from '../provisioning/scaling-policy.js';
+import { NullableBackupPolicySchema } from './backup-policy.js';
 
 export const IdString = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' });
 export const VersionString = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.+-]*$' });
@@ -132,6 +133,8 @@ export const GroupBody = Type.Object(
     variants: Type.Array(VariantSchema, { minItems: 1, maxItems: 64 }),
     // Structure only; parseScalingPolicy (provisioning) applies the rules and names the field it refuses.
     scaling: Type.Optional(NullableScalingSchema),
+    // Structure only; parseBackupPolicy checks the cron expression and names the field.
+    backup: Type.Optional(NullableBackupPolicySchema),
   },
   { additionalProperties: false },
 );

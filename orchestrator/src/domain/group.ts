@@ -2,6 +2,7 @@
 
 import type { EpochMs, LayerRef, Resources } from './common.js';
 import type { ScalingPolicy } from '../provisioning/scaling-policy.js';
+import type { BackupPolicy } from '../contracts/backup-policy.js';
 
 export type GroupKind = 'persistent' | 'ephemeral';
 export type PlacementStrategy = 'packed' | 'distributed';
@@ -32,6 +33,8 @@ export interface Group {
   caps: GroupCaps;
   variants: Variant[];
   scaling: ScalingPolicy | null;
+  /** Scheduled backups and retention (contracts/backup-policy.ts); absent = none. */
+  backup?: BackupPolicy | null;
   createdAt: EpochMs;
   updatedAt: EpochMs;
 }

@@ -41,3 +41,14 @@ export function backupIdFor(cmd: Command, prefix: string): string {
   return `${prefix}-${at}-${cmd.id.replace(/^cmd-/, '').slice(0, 8)}`;
 }
 
+
+/**
+ * Why a manual backup would stop this running instance (seed 002: "an explicit
+ * choice for manual operations"), or undefined when it would not stop it.
+ */
+export function manualBackupStopReason(template: TemplateSpec | undefined, running: boolean, hasRconPassword: boolean): string | undefined {
+  if (backupMode(template, running, hasRconPassword) !== 'stop_first') return undefined;
+  if (!template?.backup?.onlineSave) return 'the template does not enable backup.onlineSave';
+  if (!template.stop.rcon) return 'the template declares no stop.rcon';
+  return `the instance has no RCON password in ${template.stop.rcon.passwordVariable}`;
+}

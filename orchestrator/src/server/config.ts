@@ -57,6 +57,10 @@ export interface OrchestratorConfig {
   /** Bound on one HTTP call to an agent (create may pull an image: keep it generous). */
   agentRequestTimeoutMs: number;
   /** Largest accepted layer upload (gzip bytes). */
+  /** The off-host backup store; default `<dataDir>/backups`. */
+  backupDir?: string | undefined;
+  /** How often the backup scheduler looks for due schedules and prunes. */
+  backupScheduleIntervalMs: number;
   maxLayerArchiveBytes: number;
   /** Largest extracted layer tree (sum of file sizes). */
   maxLayerExtractedBytes: number;
@@ -167,6 +171,8 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     endercloudUser: r.optional('ENDERCLOUD_CONTAINER_USER', parseUidGid, { uid: 1000, gid: 1000 }),
     routerPublicAddress: r.optional('ENDERCLOUD_ROUTER_PUBLIC_ADDRESS', parseRouterPublicAddress),
     statsIntervalMs: r.optional('ENDERCLOUD_STATS_INTERVAL', parseIntervalOrOff, 15_000),
+    backupDir: r.optional('ENDERCLOUD_BACKUP_DIR', asString),
+    backupScheduleIntervalMs: r.optional('ENDERCLOUD_BACKUP_SCHEDULE_INTERVAL', parseDuration, 30_000),
   };
   return freeze(config);
 }

@@ -25,6 +25,8 @@ import type { FleetService } from './provisioning/fleet-service.js';
 import type { InstancePreviewer } from './services/instance-preview.js';
 import type { NetworkSecret } from './provisioning/network-secret.js';
 import type { Supervisor } from './lifecycle-engine/supervisor.js';
+import type { BackupStore } from './services/backup-store.js';
+import type { BackupScheduler } from './services/backup-scheduler.js';
 
 export interface ServerContext {
   config: Readonly<OrchestratorConfig>;
@@ -54,6 +56,9 @@ export interface ServerContext {
   fleet: FleetService;
   previewer: InstancePreviewer;
   networkSecret: NetworkSecret;
+  /** Off-host copies of backups (ENDERCLOUD_BACKUP_DIR). */
+  backupStore: BackupStore;
+  backupScheduler: BackupScheduler;
 }
 
 /** The audit actor of a request: the token's name. */

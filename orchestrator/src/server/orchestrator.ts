@@ -34,6 +34,8 @@ import { CommandWorker, type CommandWorkerHooks } from './lifecycle-engine/comma
 import { HostService } from './services/host-service.js';
 import { InstanceCreator } from './services/instance-creator.js';
 import { ImportStore } from './services/import-store.js';
+import { BackupStore, backupStoreHooks } from './services/backup-store.js';
+import { BackupScheduler } from './services/backup-scheduler.js';
 import { LayerStore } from './services/layer-store.js';
 import { OfflineDetector } from './services/offline-detector.js';
 import { ActionRunner } from './lifecycle-engine/action-runner.js';
@@ -77,6 +79,8 @@ export interface OrchestratorDeps {
   changes?: ChangePort;
   /** false: no provisioner loop (tests call provisioner.tick()). Default true. */
   runProvisioner?: boolean;
+  /** false: no backup scheduler loop (tests call backupScheduler.tick()). Default true. */
+  runBackupScheduler?: boolean;
 }
 
 export interface Orchestrator {
@@ -142,8 +146,11 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     supervisor.watch(id);
     deps.hooks?.onContainerStarted?.(id);
   };
+  // Off-host copies of every backup (docs/lifecycle.md "Backups").
+  const backupStore = new BackupStore({ dir: config.backupDir ?? `${config.dataDir}/backups`, store, driver, clock, logger: logger.child({ component: 'backup-store' }) });
+  await backupStore.init();
   const actions = new ActionRunner({
-    store, driver, clock, logger: logger.child({ component: 'actions' }), prober,
+    store, driver, clock, backupHooks: backupStoreHooks(backupStore), logger: logger.child({ component: 'actions' }), prober,
     endercloudUser: config.endercloudUser, resumeTimeoutMs: config.resumeTimeoutMs, networkSecret,
     onStarted,
     // Despawn moves every player away with the transfer service, and counts who is left like the registry does.
@@ -210,7 +217,13 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     intervalMs: config.provisionIntervalMs, maxTotalInstances: config.maxTotalInstances, ...(deps.timers ? { timers: deps.timers } : {}),
     isActive: () => leadership.isLeader(),
   });
+  const backupScheduler = new BackupScheduler({
+    store, clock, logger: logger.child({ component: 'backup-scheduler' }), lifecycle, backupStore, driver,
+    intervalMs: config.backupScheduleIntervalMs, ...(deps.timers ? { timers: deps.timers } : {}),
+    isActive: () => leadership.isLeader(),
+  });
   const ctx: ServerContext = {
+    backupStore, backupScheduler,
     config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, driver: plainDriver, lifecycle, supervisor,
     updates: new UpdateService({ store, clock, lifecycle, images: plainDriver }),
     adoption: new AdoptionService({
@@ -245,6 +258,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       await supervisor.stop();
       await provisioner.stop();
       await metrics.instanceStats?.stop();
+      await backupScheduler.stop();
       await worker.stop();
       await hosts.whenIdle();
       stopLeaderLoops();
@@ -261,6 +275,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   if (deps.runSupervisor !== false) supervisor.start();
   if (deps.runProvisioner !== false) provisioner.start();
   metrics.instanceStats?.start();
+  if (deps.runBackupScheduler !== false) backupScheduler.start();
   return orchestrator;
 }
 

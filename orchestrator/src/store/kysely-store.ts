@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import type { StoreContext } from './context.js';
 import { migrateToLatest, type StoreDialect } from './migrations/index.js';
 import { KyselyAuditRepository, KyselyTokenRepository } from './repos/auth.js';
+import { KyselyBackupPolicyRepository, KyselyStoredBackupRepository } from './repos/backups.js';
 import { KyselyGroupRepository, KyselyLayerRepository, KyselyTemplateRepository } from './repos/catalog.js';
 import { KyselyCommandRepository } from './repos/commands.js';
 import { KyselyHistoryRepository, KyselyRevisionRepository } from './repos/history.js';
@@ -36,6 +37,8 @@ export class KyselyStore implements Store {
   readonly unclaimed;
   readonly installationRequests;
   readonly leases;
+  readonly storedBackups;
+  readonly backupPolicies;
   private readonly ctx: StoreContext;
 
   /**
@@ -71,6 +74,8 @@ export class KyselyStore implements Store {
     this.unclaimed = new KyselyUnclaimedRepository(this.ctx);
     this.installationRequests = new KyselyInstallationRequestRepository(this.ctx);
     this.leases = new KyselyLeaseRepository(this.ctx);
+    this.storedBackups = new KyselyStoredBackupRepository(this.ctx);
+    this.backupPolicies = new KyselyBackupPolicyRepository(this.ctx);
   }
 
   async migrate(): Promise<void> {

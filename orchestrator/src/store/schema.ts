@@ -46,6 +46,8 @@ export interface GroupsTable {
   caps: string;
   variants: string;
   scaling: string | null;
+  /** JSON BackupPolicy or null (0007). */
+  backup: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -203,6 +205,28 @@ export interface UnclaimedContainersTable {
   first_seen_at: number;
 }
 
+export interface StoredBackupsTable {
+  instance_id: string;
+  backup_id: string;
+  sha256: string;
+  size_bytes: number;
+  created_at: number;
+  stored_at: number;
+  origin_host: string | null;
+  stored_path: string;
+  /** JSON array or null. */
+  paths: string | null;
+  trigger: string;
+}
+
+export interface BackupPoliciesTable {
+  instance_id: string;
+  /** JSON BackupPolicy or null. */
+  policy: string | null;
+  last_scheduled_at: number | null;
+  updated_at: number;
+}
+
 export interface InstallationRequestsTable {
   id: string;
   requested_by: string;
@@ -244,4 +268,6 @@ export interface Database {
   unclaimed_containers: UnclaimedContainersTable;
   installation_requests: InstallationRequestsTable;
   leases: LeasesTable;
+  stored_backups: StoredBackupsTable;
+  backup_policies: BackupPoliciesTable;
 }

@@ -49,6 +49,8 @@ export interface Store {
   readonly unclaimed: UnclaimedRepository;
   readonly installationRequests: InstallationRequestRepository;
   readonly leases: LeaseRepository;
+  readonly storedBackups: StoredBackupRepository;
+  readonly backupPolicies: BackupPolicyRepository;
 }
 
 // ---------------------------------------------------------------- hosts
@@ -393,4 +395,53 @@ export interface LeaseRepository {
   /** Resigns: expires the lease now if `holder` holds it (true), so another replica takes it at once. */
   release(name: string, holder: string): Promise<boolean>;
   get(name: string): Promise<LeaseRecord | undefined>;
+}
+
+// ---------------------------------------------------------------- off-host backups (backup-store.ts)
+
+/** One archive the orchestrator's backup store holds. */
+export interface StoredBackup {
+  instanceId: string;
+  backupId: string;
+  sha256: string;
+  sizeBytes: number;
+  /** When the backup was taken (the agent's createdAt), epoch ms. */
+  createdAt: EpochMs;
+  /** When the store finished copying it, epoch ms. */
+  storedAt: EpochMs;
+  /** The host it was taken on; null for an uploaded archive. */
+  originHost: string | null;
+  /** Relative to the backup store's directory. */
+  storedPath: string;
+  /** The archived relative paths; null = the whole instance directory. */
+  paths: string[] | null;
+  /** `manual`, `schedule`, `stop`, `archive`, `update`, `upload`, … */
+  trigger: string;
+}
+
+export interface StoredBackupRepository {
+  /** Inserts or replaces the record of (instanceId, backupId). */
+  put(backup: StoredBackup): Promise<StoredBackup>;
+  get(instanceId: string, backupId: string): Promise<StoredBackup | undefined>;
+  /** Oldest first (createdAt, then backup id). */
+  listForInstance(instanceId: string): Promise<StoredBackup[]>;
+  /** True when a record was removed. */
+  delete(instanceId: string, backupId: string): Promise<boolean>;
+}
+
+/** An instance's own backup policy (JSON, checked by contracts/backup-policy.ts) and the scheduler's mark. */
+export interface BackupPolicyRecord {
+  instanceId: string;
+  policy: JsonObject | null;
+  lastScheduledAt: EpochMs | null;
+  updatedAt: EpochMs;
+}
+
+export interface BackupPolicyRepository {
+  get(instanceId: string): Promise<BackupPolicyRecord | undefined>;
+  list(): Promise<BackupPolicyRecord[]>;
+  /** Sets (null: clears) the instance's own policy, keeping the scheduler's mark. */
+  setPolicy(instanceId: string, policy: JsonObject | null, now: EpochMs): Promise<BackupPolicyRecord>;
+  /** Records that the scheduler requested a backup for the slot at `at`. */
+  markScheduled(instanceId: string, at: EpochMs, now: EpochMs): Promise<void>;
 }

@@ -55,7 +55,8 @@ afterAll(async () => {
 describe('ectl data commands', () => {
   let backupId: string;
   it('backup --wait returns when the backup action is done; backups lists it', async () => {
-    const r = await ectl(['instances', 'backup', 'world', '--reason', 'before the event', '--wait', '--timeout', '30']);
+    // The test template has no online save: a running server is stopped for its backup only when asked (--stop).
+    const r = await ectl(['instances', 'backup', 'world', '--stop', '--reason', 'before the event', '--wait', '--timeout', '30']);
     expect(r.stderr).toMatch(/instance world is done\n$/);
     expect(r.code).toBe(0);
     const list = JSON.parse((await ectl(['instances', 'backups', 'world', '--json'])).stdout) as { backupId: string }[];

@@ -142,10 +142,29 @@ describe('backup action', () => {
 
   it('without online save: stops, archives, and starts the server again', async () => {
     const s = await setup();
-    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/backup`)).status).toBe(202);
+    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/backup`, { body: { stop: true } })).status).toBe(202);
     await s.work();
     expect(s.a.calls.map((c) => `${c.method} ${c.path.split('/').pop()}`)).toEqual(['POST stop', 'POST backups', 'POST start']);
     expect(await s.get()).toMatchObject({ state: 'starting', activeAction: null, desiredState: 'running' });
+  });
+
+  it('without online save a manual backup of a running server is refused (409) until the body says stop: true', async () => {
+    const s = await setup();
+    for (const path of ['backup', 'backups']) {
+      const res = await s.t.call('POST', `/api/v1/instances/${s.id}/${path}`, { body: { reason: 'nightly' } });
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('INSTANCE_CONFLICT');
+      expect(res.body.error.message).toContain('{"stop": true}');
+      expect(res.body.error.message).toContain('online save is unavailable because the template does not enable backup.onlineSave');
+    }
+    expect(s.a.calls).toEqual([]);
+    expect(await s.get()).toMatchObject({ state: 'online', activeAction: null });
+    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/backups`, { body: { stop: true } })).status).toBe(202);
+  });
+
+  it('with online save, or once stopped, no choice is needed', async () => {
+    const s = await setup(ONLINE_SAVE);
+    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/backups`)).status).toBe(202);
   });
 
   it('a stopped instance is archived and stays stopped', async () => {

@@ -13,6 +13,7 @@ import { unclaimedContract } from './contract-unclaimed.js';
 import { installationRequestContract } from './contract-installation-requests.js';
 import { leaseContract } from './contract-leases.js';
 import { allocationContract } from './contract-allocation.js';
+import { backupsContract } from './contract-backups.js';
 
 export interface StoreHarness {
   /** A store on an empty database, not yet migrated. */
@@ -197,5 +198,6 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     unclaimedContract(handle);
     installationRequestContract(handle);
     leaseContract(handle);
+    backupsContract(handle);
   });
 }

@@ -12,6 +12,7 @@ import type { CommandContext } from '../program.js';
 import { GOAL_OF_ACTION, waitForInstance } from '../wait.js';
 import { positiveInt, type InstanceView } from './instances.js';
 import { printUpdatePlan, type UpdatePlanView } from './update-plan.js';
+import { uploadForRestore } from './backups.js';
 
 /** The 202 answer of every queued action. */
 interface Accepted {
@@ -76,18 +77,23 @@ function registerPower(instances: Command, ctx: CommandContext): void {
 function registerData(instances: Command, ctx: CommandContext): void {
   withWait(instances.command('backup <name>').description('back up the instance data (queued; online save over RCON when the template allows it)'))
     .option('--reason <text>', 'why (kept with the backup)')
-    .action(async (name: string, opts: WaitOpts & { reason?: string }) => {
+    .option('--stop', 'allow stopping a running server whose backup cannot be taken online (it is started again)')
+    .action(async (name: string, opts: WaitOpts & { reason?: string; stop?: boolean }) => {
       const client = await ctx.client();
-      const accepted = await client.post<Accepted>(`/instances/${enc(name)}/backup`, opts.reason ? { reason: opts.reason } : {});
+      const accepted = await client.post<Accepted>(`/instances/${enc(name)}/backup`, { ...(opts.reason ? { reason: opts.reason } : {}), ...(opts.stop ? { stop: true } : {}) });
       await finish(ctx, client, 'backup', accepted, opts, name);
     });
-  withWait(instances.command('restore <name> <backupId>').description('restore a backup (stopped instances only; a safety backup is written first)'))
+  withWait(instances.command('restore <name> [backupId]').description('restore a backup, or an archive with --upload (stopped instances only; a safety backup is written first)'))
     .option('--confirm <name>', 'the instance name, for scripts (on a terminal ectl asks)')
-    .action(async (name: string, backupId: string, opts: WaitOpts & { confirm?: string }) => {
+    .option('--upload <file>', 'restore this .tar.gz (or directory) instead of a kept backup; it goes through the import checks')
+    .action(async (name: string, backupId: string | undefined, opts: WaitOpts & { confirm?: string; upload?: string }) => {
+      if ((backupId === undefined) === (opts.upload === undefined)) throw new CliError('usage', 'name either a backup id or --upload FILE');
       const client = await ctx.client();
       const instance = await client.get<InstanceView>(`/instances/${enc(name)}`);
-      const confirm = await confirmTypedName(ctx.prompt, instance.name ?? instance.id, `restoring ${backupId} replaces the current data of ${instance.name ?? instance.id}`, opts.confirm);
-      const accepted = await client.post<Accepted>(`/instances/${enc(instance.id)}/restore`, { backupId, confirm });
+      const what = backupId ?? opts.upload;
+      const confirm = await confirmTypedName(ctx.prompt, instance.name ?? instance.id, `restoring ${what} replaces the current data of ${instance.name ?? instance.id}`, opts.confirm);
+      const source = backupId ? { backupId } : { uploadId: await uploadForRestore(ctx, client, opts.upload as string) };
+      const accepted = await client.post<Accepted>(`/instances/${enc(instance.id)}/restore`, { ...source, confirm });
       await finish(ctx, client, 'restore', accepted, opts, confirm);
     });
   withWait(instances.command('delete <name>').description('delete an instance: container and technical files by default; --scope player_data/backups delete irreplaceable data'))

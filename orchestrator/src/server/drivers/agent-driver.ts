@@ -3,9 +3,9 @@
 // command and request ids (x-command-id / x-request-id) so the agent's logs
 // line up with ours; failures come back as AppError tagged retryable or fatal.
 
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type * as Api from '../../contracts/agent-api.js';
-import { AGENT_API_PREFIX, LEADER_EPOCH_HEADER } from '../../contracts/agent-api.js';
+import { AGENT_API_PREFIX, BACKUP_ARCHIVE_HEADERS, LEADER_EPOCH_HEADER } from '../../contracts/agent-api.js';
 import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors.js';
 import type {
   CallIds,
@@ -39,6 +39,7 @@ class RawBody {
 }
 
 const instancePath = (instanceId: string): string => `/instances/${encodeURIComponent(instanceId)}`;
+const backupPath = (instanceId: string, backupId: string): string => `${instancePath(instanceId)}/backups/${encodeURIComponent(backupId)}`;
 
 export class AgentHostDriver implements HostDriver {
   readonly backups: HostBackups;
@@ -55,6 +56,11 @@ export class AgentHostDriver implements HostDriver {
       restore: (host, id, backupId, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/restore`, { backupId } satisfies Api.RestoreBody, ids),
       delete: (host, id, backupId, ids = {}) => this.call(host, 'DELETE', `${instancePath(id)}/backups/${encodeURIComponent(backupId)}`, undefined, ids),
       deleteAll: (host, id, ids = {}) => this.call(host, 'DELETE', `${instancePath(id)}/backups`, undefined, ids),
+      download: (host, id, backupId, ids = {}) => this.downloadBackup(host, id, backupId, ids),
+      upload: (host, id, info, archive, ids = {}) => {
+        const q = new URLSearchParams({ sha256: info.sha256, createdAt: info.createdAt, ...(info.paths ? { paths: JSON.stringify(info.paths) } : {}) });
+        return this.call(host, 'PUT', `${backupPath(id, info.backupId)}/archive?${q.toString()}`, new RawBody(archive, 'application/gzip'), ids);
+      },
     };
     this.images = {
       inspectImage: (host, ref, { pull }, ids = {}) => this.call(host, 'GET', `/images/inspect?ref=${encodeURIComponent(ref)}&pull=${pull}`, undefined, ids),
@@ -129,6 +135,43 @@ export class AgentHostDriver implements HostDriver {
     return this.call(host, 'POST', '/cleanup', body, ids);
   }
 
+  /**
+   * A backup archive as a stream. The timeout bounds the wait for the answer's
+   * head only: a world-sized body may take longer than any fixed bound.
+   */
+  private async downloadBackup(host: DriverHost, instanceId: string, backupId: string, ids: CallIds): Promise<{ info: Api.BackupInfo; stream: Readable }> {
+    const route = `${backupPath(instanceId, backupId)}/archive`;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
+    let res: Response;
+    try {
+      res = await this.o.fetch(`${host.controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`, { method: 'GET', headers: this.headers(ids, undefined), signal: controller.signal });
+    } catch (err) {
+      throw new AppError(controller.signal.aborted ? 'TIMEOUT' : 'HOST_UNAVAILABLE', `agent at ${host.controlUrl} did not stream GET ${route} (${(err as Error).message})`, { retryable: true, cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!res.ok || !res.body) throw agentError(res.status, parseJson(await res.text()), `GET ${route}`, host.controlUrl);
+    const h = (name: string): string => res.headers.get(name) ?? '';
+    const paths = h(BACKUP_ARCHIVE_HEADERS.paths);
+    const info: Api.BackupInfo = {
+      backupId, sizeBytes: Number(h('content-length')), sha256: h(BACKUP_ARCHIVE_HEADERS.sha256), createdAt: h(BACKUP_ARCHIVE_HEADERS.createdAt),
+      ...(paths ? { paths: JSON.parse(paths) as string[] } : {}),
+    };
+    return { info, stream: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>) };
+  }
+
+  private headers(ids: CallIds, contentType: string | undefined): Record<string, string> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (contentType !== undefined) headers['content-type'] = contentType;
+    if (this.o.token !== undefined) headers.authorization = `Bearer ${this.o.token}`;
+    if (ids.commandId) headers['x-command-id'] = ids.commandId;
+    if (ids.requestId) headers['x-request-id'] = ids.requestId;
+    const epoch = ids.epoch ?? this.o.epoch?.epoch() ?? null;
+    if (epoch !== null) headers[LEADER_EPOCH_HEADER] = String(epoch);
+    return headers;
+  }
+
   /** start/pause/unpause take an empty JSON body. */
   private power(host: DriverHost, instanceId: string, action: 'start' | 'pause' | 'unpause', ids: CallIds): Promise<InstanceEndpoint> {
     return this.call(host, 'POST', `${instancePath(instanceId)}/${action}`, {}, ids);
@@ -137,13 +180,7 @@ export class AgentHostDriver implements HostDriver {
   private async call<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, raw = false): Promise<T> {
     const controlUrl = host.controlUrl;
     const url = `${controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`;
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = body instanceof RawBody ? body.contentType : 'application/json';
-    if (this.o.token !== undefined) headers.authorization = `Bearer ${this.o.token}`;
-    if (ids.commandId) headers['x-command-id'] = ids.commandId;
-    if (ids.requestId) headers['x-request-id'] = ids.requestId;
-    const epoch = ids.epoch ?? this.o.epoch?.epoch() ?? null;
-    if (epoch !== null) headers[LEADER_EPOCH_HEADER] = String(epoch);
+    const headers = this.headers(ids, body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json');
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
     let res: Response;

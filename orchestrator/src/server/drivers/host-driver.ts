@@ -114,6 +114,10 @@ export interface HostBackups {
   delete(host: DriverHost, instanceId: string, backupId: string, ids?: CallIds): Promise<Api.BackupDeleted>;
   /** Deletes every backup of the instance (after the instance itself is deleted). */
   deleteAll(host: DriverHost, instanceId: string, ids?: CallIds): Promise<Api.BackupsDeleted>;
+  /** Streams one backup's archive (gzip tar) with its metadata; NOT_FOUND when the host lacks it. */
+  download(host: DriverHost, instanceId: string, backupId: string, ids?: CallIds): Promise<{ info: BackupInfo; stream: Readable }>;
+  /** Puts an archive taken elsewhere onto the host (checked there against `info.sha256`); idempotent per backup id. */
+  upload(host: DriverHost, instanceId: string, info: BackupInfo, archive: Readable, ids?: CallIds): Promise<BackupInfo>;
 }
 
 export interface HostImages {

@@ -13,7 +13,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
 import { capability, type HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
-import { BackupRunner } from './backup-runner.js';
+import { BackupRunner, type BackupHooks } from './backup-runner.js';
 import { agentCreateBody, revisionConfig } from '../services/instance-config.js';
 import { moveInstance } from './instance-transitions.js';
 import { applyPendingChanges } from '../services/pending-changes.js';
@@ -45,6 +45,8 @@ export interface ActionRunnerOptions {
   /** A deletion finished: forget in-memory state. */
   onDeleted?: (instanceId: string) => void;
   sleep?: (ms: number) => Promise<void>;
+  /** Around the host's archive calls: the off-host backup store. */
+  backupHooks?: BackupHooks;
 }
 
 export class ActionRunner implements CommandHandler {
@@ -113,7 +115,7 @@ export class ActionRunner implements CommandHandler {
   }
 
   private backups(): BackupRunner {
-    return new BackupRunner({ store: this.o.store, driver: this.o.driver, clock: this.o.clock, onStarted: this.o.onStarted });
+    return new BackupRunner({ store: this.o.store, driver: this.o.driver, clock: this.o.clock, onStarted: this.o.onStarted, ...(this.o.backupHooks ? { hooks: this.o.backupHooks } : {}) });
   }
 
   /** A command that failed for good: leave a visible state and free the instance for the next action. */
@@ -289,6 +291,7 @@ export class ActionRunner implements CommandHandler {
       await capability(this.o.driver.backups, 'backups', ctx.host).deleteAll(ctx.host, instance.id, ctx.ids).catch((err: unknown) => {
         if (!(err instanceof AppError && err.code === 'NOT_FOUND')) throw err;
       });
+      await this.o.backupHooks?.deletedAll?.(instance.id);
     }
     const res = await this.o.driver.remove(ctx.host, instance.id, scope.paths.length > 0 ? { paths: scope.paths } : { keepData: scope.keepData });
     await this.o.store.transaction(async (tx) => {

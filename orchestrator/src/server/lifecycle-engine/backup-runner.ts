@@ -12,11 +12,22 @@ import { backupIdFor, backupMode, type FailurePolicy } from '../../lifecycle/bac
 import { moveInstance } from './instance-transitions.js';
 import type { RunContext } from './run-context.js';
 
+/** What happens around the host's archive calls (the off-host backup store plugs in here). */
+export interface BackupHooks {
+  /** The host wrote a backup. A failure is logged and never fails the backup: it stays listed as host-only. */
+  written?(instance: Instance, ctx: RunContext, info: BackupInfo): Promise<void>;
+  /** Before the host restores `backupId` (a host that lacks it gets it from the store). */
+  beforeRestore?(instance: Instance, ctx: RunContext, backupId: string): Promise<void>;
+  /** The `backups` deletion scope: every copy of the instance's backups goes too. */
+  deletedAll?(instanceId: string): Promise<void>;
+}
+
 export interface BackupRunnerOptions {
   store: Store;
   driver: HostDriver;
   clock: Clock;
   onStarted: (instanceId: string) => void;
+  hooks?: BackupHooks;
 }
 
 
@@ -51,9 +62,12 @@ export class BackupRunner {
     }
   }
 
-  private archive(instance: Instance, ctx: RunContext, backupId: string): Promise<BackupInfo> {
+  private async archive(instance: Instance, ctx: RunContext, backupId: string): Promise<BackupInfo> {
     const paths = ctx.template?.backup?.paths;
-    return capability(this.o.driver.backups, 'backups', ctx.host).create(ctx.host, instance.id, { backupId, ...(paths ? { paths } : {}) }, ctx.ids);
+    const info = await capability(this.o.driver.backups, 'backups', ctx.host).create(ctx.host, instance.id, { backupId, ...(paths ? { paths } : {}) }, ctx.ids);
+    await this.o.hooks?.written?.(instance, ctx, info).catch((err: unknown) =>
+      ctx.log.warn({ instanceId: instance.id, backupId, err: (err as Error).message }, 'the off-host copy of a backup failed; it stays on its host only'));
+    return info;
   }
 
   /**
@@ -180,6 +194,7 @@ export class BackupRunner {
   async restore(instance: Instance, ctx: RunContext): Promise<JsonObject> {
     const backupId = String(ctx.cmd.payload.backupId ?? '');
     try {
+      await this.o.hooks?.beforeRestore?.(instance, ctx, backupId);
       const res = await capability(this.o.driver.backups, 'backups', ctx.host).restore(ctx.host, instance.id, backupId, ctx.ids);
       await moveInstance(this.o.store, instance, 'stopped', {
         now: this.now, reason: `backup ${res.restored} restored by ${ctx.actor}${res.safetyBackupId ? ` (safety backup ${res.safetyBackupId})` : ''}`,

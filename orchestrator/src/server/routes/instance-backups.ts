@@ -1,10 +1,15 @@
-// Backup routes: take a backup (202, the `backup` action), list an instance's
-// backups (from its agent), and restore one (stopped only, typed-name
-// confirmation, audited). Stop-with-backup options are validated by
-// stopBackupPayload (backup-service.ts).
+// Backup routes: take a backup (202, the `backup` action; 409 when it would
+// stop a running server unless `stop: true`), list an instance's backups (the
+// orchestrator's backup store merged with its host), download one (streamed),
+// read/set its backup policy, and restore a kept backup or an uploaded archive
+// (stopped only, typed-name confirmation, audited). Stop-with-backup options
+// are validated by stopBackupPayload (lifecycle/backup.ts).
 
+import type { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import { NullableBackupPolicySchema, type BackupPolicy } from '../../contracts/backup-policy.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { manualBackupStopReason } from '../../lifecycle/backup.js';
 import { AppError } from '../../shared/errors.js';
 import { auditTarget } from '../audit.js';
 import { readScope, writeScope } from '../auth/scopes.js';
@@ -13,10 +18,20 @@ import { capability } from '../drivers/host-driver.js';
 import { userActor } from '../services/lifecycle-service.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
-const BackupBody = Type.Object({ reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) }, { additionalProperties: false });
+const BackupBody = Type.Object(
+  {
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    /** The explicit choice to stop a running server whose backup cannot be taken online. */
+    stop: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+const BackupParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }), backupId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }) });
 const RestoreBody = Type.Object(
   {
-    backupId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }),
+    backupId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' })),
+    /** An archive uploaded with PUT /imports (so it passed the import checks) instead of a backup id. */
+    uploadId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     confirm: Type.Optional(Type.String({ maxLength: 256 })),
   },
   { additionalProperties: false },
@@ -24,36 +39,88 @@ const RestoreBody = Type.Object(
 
 /** States a restore may start from: the container is not running. */
 const RESTORABLE: readonly string[] = ['stopped', 'error', 'intervention_required'];
+const RUNNING: readonly (string | undefined)[] = ['running', 'paused'];
 
 export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
 
-  api.post('/instances/:id/backup', {
-    schema: { tags: ['instances'], summary: 'Back up the instance data (202: the backup action is queued; online save over RCON when the template allows it)', params: InstanceParams, body: BackupBody },
-    config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.backup', targetKind: 'instance' } },
-    preValidation: async (req) => {
-      if (req.body === undefined || req.body === null) req.body = {};
-    },
-  }, async (req, reply) => {
+  const takeBackup = async (req: FastifyRequest, reply: FastifyReply) => {
     const { id } = req.params as Static<typeof InstanceParams>;
-    const { reason } = req.body as Static<typeof BackupBody>;
+    const { reason, stop } = req.body as Static<typeof BackupBody>;
     const instance = await ctx.lifecycle.find(id);
-    auditTarget(req, instance.id, { name: instance.name });
+    auditTarget(req, instance.id, { name: instance.name, ...(stop ? { stop } : {}) });
+    const running = RUNNING.includes(instance.observed?.container) && instance.state !== 'stopped';
+    const template = await ctx.lifecycle.templateOf(instance);
+    const rcon = template?.stop.rcon;
+    const why = manualBackupStopReason(template, running, Boolean(rcon && instance.secretSettings[rcon.passwordVariable]));
+    if (why && stop !== true) {
+      throw new AppError('INSTANCE_CONFLICT', `backing up ${instance.name} stops it: online save is unavailable because ${why}. Send {"stop": true} to stop it, back it up and start it again`, {
+        details: { choice: 'stop', onlineSave: false, reason: why },
+      });
+    }
     const result = await ctx.lifecycle.request(instance.id, 'backup', userActor(req.principal), {
       requestId: req.id,
       payload: { previousState: instance.state, ...(reason ? { reason } : {}) },
     });
     return reply.status(202).send({ id: instance.id, commandId: result.commandId, state: result.state });
-  });
+  };
+  const backupRoute = {
+    schema: { tags: ['instances'], summary: 'Back up the instance data (202: queued; online save over RCON when the template allows it, else 409 unless "stop": true)', params: InstanceParams, body: BackupBody },
+    config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.backup', targetKind: 'instance' } },
+    preValidation: async (req: FastifyRequest) => {
+      if (req.body === undefined || req.body === null) req.body = {};
+    },
+  };
+  api.post('/instances/:id/backup', backupRoute, takeBackup);
+  api.post('/instances/:id/backups', backupRoute, takeBackup);
 
   api.get('/instances/:id/backups', {
-    schema: { tags: ['instances'], summary: 'The instance backups kept on its host', params: InstanceParams },
+    schema: { tags: ['instances'], summary: 'The instance backups: kept in the orchestrator backup store (stored) and/or on its host (onHost)', params: InstanceParams },
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
     const { id } = req.params as Static<typeof InstanceParams>;
     const instance = await ctx.lifecycle.find(id);
     const host = instance.hostId ? await ctx.store.hosts.get(instance.hostId) : undefined;
-    if (!host) throw new AppError('HOST_UNAVAILABLE', `instance ${instance.name} has no host holding its backups`);
-    return { id: instance.id, backups: await capability(ctx.driver.backups, 'backups', host).list(host, instance.id, { requestId: req.id }) };
+    const { backups, hostError } = await ctx.backupStore.list(instance.id, host, { requestId: req.id });
+    return { id: instance.id, backups, ...(hostError ? { hostError } : {}) };
+  });
+
+  api.get('/instances/:id/backups/:backupId/download', {
+    schema: { tags: ['instances'], summary: 'Stream one backup archive (gzip tar) from the backup store, else from its host', params: BackupParams },
+    config: { auth: { scope: readScope('instances') } },
+  }, async (req, reply) => {
+    const { id, backupId } = req.params as Static<typeof BackupParams>;
+    const instance = await ctx.lifecycle.find(id);
+    let opened: { info: { sizeBytes: number; sha256: string }; stream: Readable };
+    try {
+      const { record, stream } = await ctx.backupStore.open(instance.id, backupId);
+      opened = { info: record, stream };
+    } catch (err) {
+      const host = instance.hostId ? await ctx.store.hosts.get(instance.hostId) : undefined;
+      if (!(err instanceof AppError && err.code === 'NOT_FOUND') || !host) throw err;
+      opened = await capability(ctx.driver.backups, 'backups', host).download(host, instance.id, backupId, { requestId: req.id });
+    }
+    return reply.header('content-type', 'application/gzip').header('content-length', String(opened.info.sizeBytes))
+      .header('x-backup-sha256', opened.info.sha256)
+      .header('content-disposition', `attachment; filename="${instance.name}-${backupId}.tar.gz"`)
+      .send(opened.stream);
+  });
+
+  api.get('/instances/:id/backup-policy', {
+    schema: { tags: ['instances'], summary: 'The instance backup schedule and retention: its own, and the one in force (own, else the group)', params: InstanceParams },
+    config: { auth: { scope: readScope('instances') } },
+  }, async (req) => {
+    const instance = await ctx.lifecycle.find((req.params as Static<typeof InstanceParams>).id);
+    return { id: instance.id, ...(await ctx.backupScheduler.describe(instance)) };
+  });
+
+  api.put('/instances/:id/backup-policy', {
+    schema: { tags: ['instances'], summary: 'Set the instance own backup schedule (cron, UTC) and retention; null clears it (the group policy applies)', params: InstanceParams, body: NullableBackupPolicySchema },
+    config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.backup_policy', targetKind: 'instance' } },
+  }, async (req) => {
+    const instance = await ctx.lifecycle.find((req.params as Static<typeof InstanceParams>).id);
+    auditTarget(req, instance.id, { name: instance.name });
+    await ctx.backupScheduler.setPolicy(instance, req.body as BackupPolicy | null);
+    return { id: instance.id, ...(await ctx.backupScheduler.describe(instance)) };
   });
 
   api.post('/instances/:id/restore', {
@@ -63,7 +130,8 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
     const { id } = req.params as Static<typeof InstanceParams>;
     const body = req.body as Static<typeof RestoreBody>;
     const instance = await ctx.lifecycle.find(id);
-    auditTarget(req, instance.id, { backupId: body.backupId, confirmed: body.confirm === instance.name, name: instance.name });
+    auditTarget(req, instance.id, { ...(body.backupId ? { backupId: body.backupId } : {}), ...(body.uploadId ? { uploadId: body.uploadId } : {}), confirmed: body.confirm === instance.name, name: instance.name });
+    if ((body.backupId === undefined) === (body.uploadId === undefined)) throw new AppError('VALIDATION_FAILED', 'send either "backupId" (a kept backup) or "uploadId" (an archive from PUT /imports)');
     if (body.confirm !== instance.name) {
       throw new AppError('CONFIRMATION_REQUIRED', `restoring replaces the current data: send "confirm" equal to the instance name ${JSON.stringify(instance.name)}`);
     }
@@ -72,7 +140,14 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
         details: { from: instance.state, action: 'restore' },
       });
     }
-    const result = await ctx.lifecycle.request(instance.id, 'restore', userActor(req.principal), { requestId: req.id, payload: { backupId: body.backupId } });
-    return reply.status(202).send({ id: instance.id, commandId: result.commandId, state: result.state });
+    let backupId = body.backupId as string;
+    if (body.uploadId !== undefined) {
+      // The upload already passed the import checks (size, safe tar); it becomes a stored backup the restore pushes to the host.
+      if (!(await ctx.imports.get(body.uploadId))) throw new AppError('NOT_FOUND', `import upload ${body.uploadId} does not exist`);
+      backupId = `upload-${new Date(ctx.clock.now()).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${body.uploadId.replace(/^imp-/, '').slice(0, 8)}`;
+      await ctx.backupStore.keepUploaded(instance.id, backupId, (await ctx.imports.open(body.uploadId)).stream);
+    }
+    const result = await ctx.lifecycle.request(instance.id, 'restore', userActor(req.principal), { requestId: req.id, payload: { backupId } });
+    return reply.status(202).send({ id: instance.id, commandId: result.commandId, state: result.state, backupId });
   });
 }

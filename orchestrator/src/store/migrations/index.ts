@@ -9,6 +9,7 @@ import * as unclaimedContainers from './0003-unclaimed-containers.js';
 import * as installationRequests from './0004-installation-requests.js';
 import * as instanceFleet from './0005-instance-fleet.js';
 import * as leaderLease from './0006-leader-lease.js';
+import * as backups from './0007-backups.js';
 
 export type StoreDialect = 'sqlite' | 'postgres';
 
@@ -22,6 +23,7 @@ const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [
   ['0004_installation_requests', installationRequests.up],
   ['0005_instance_fleet', instanceFleet.up],
   ['0006_leader_lease', leaderLease.up],
+  ['0007_backups', backups.up],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -149,6 +149,7 @@ function toGroup(r: Selectable<GroupsTable>): Group {
     caps: fromJson(r.caps),
     variants: fromJson(r.variants),
     scaling: fromJsonOrNull(r.scaling),
+    ...(r.backup ? { backup: fromJson(r.backup) } : {}),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };
@@ -156,7 +157,7 @@ function toGroup(r: Selectable<GroupsTable>): Group {
 
 /** The parts of a group that define it (timestamps excluded). */
 function groupBody(g: Group): string {
-  return canonicalJson({ kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling });
+  return canonicalJson({ kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling, backup: g.backup ?? undefined });
 }
 
 export class KyselyGroupRepository implements GroupRepository {
@@ -169,6 +170,7 @@ export class KyselyGroupRepository implements GroupRepository {
       caps: toJson(group.caps),
       variants: toJson(group.variants),
       scaling: toJsonOrNull(group.scaling),
+      backup: toJsonOrNull(group.backup ?? null),
       updated_at: group.updatedAt,
     };
     return this.ctx.atomic(async (db) => {

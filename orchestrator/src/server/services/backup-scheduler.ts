@@ -1,0 +1,156 @@
+// Scheduled backups and retention: one loop that, for every instance whose
+// policy (its own, else its group's `backup:`) has a cron schedule, requests
+// the `backup` action as the system actor when a slot is due (automatic rules:
+// online save when the template allows it, otherwise stop first), and prunes
+// scheduled backups beyond the retention rule from the store and the host.
+// Missed slots (orchestrator down) collapse into one run; a busy instance is
+// tried again on the next tick.
+
+import type { Instance, JsonObject } from '../../domain/index.js';
+import { parseBackupPolicy, type BackupPolicy } from '../../contracts/backup-policy.js';
+import { planRetention } from '../../lifecycle/backup-retention.js';
+import { nextRun, parseCron } from '../../lifecycle/cron.js';
+import type { Logger } from '../../shared/logger.js';
+import { unrefTimers, type Timers } from '../../shared/timers.js';
+import type { Store } from '../../store/store.js';
+import type { Clock } from '../clock.js';
+import type { HostDriver } from '../drivers/host-driver.js';
+import type { BackupStore } from './backup-store.js';
+import { SYSTEM_ACTOR, type LifecycleService } from './lifecycle-service.js';
+
+export interface BackupSchedulerOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  lifecycle: Pick<LifecycleService, 'request'>;
+  backupStore: BackupStore;
+  driver: HostDriver;
+  intervalMs: number;
+  timers?: Timers;
+  /** With several orchestrator replicas, only the active one schedules (the leader lease). Default: always. */
+  isActive?: () => boolean;
+}
+
+/** States a scheduled backup may start from (the backup action's own rule). */
+const BACKUPABLE: readonly string[] = ['online', 'degraded', 'stopped'];
+/** The trigger scheduled backups are recorded with; retention prunes only these. */
+export const SCHEDULE_TRIGGER = 'schedule';
+
+export interface SchedulerTick {
+  requested: string[];
+  pruned: { instanceId: string; backupId: string }[];
+}
+
+export class BackupScheduler {
+  private readonly timers: Timers;
+  private timer: unknown;
+  private running = false;
+  private ticking: Promise<unknown> | undefined;
+
+  constructor(private readonly o: BackupSchedulerOptions) {
+    this.timers = o.timers ?? unrefTimers;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    await this.ticking;
+  }
+
+  private schedule(ms: number): void {
+    this.timer = this.timers.setTimeout(() => {
+      this.timer = undefined;
+      this.ticking = this.tick()
+        .catch((err: unknown) => this.o.logger.error({ err }, 'backup scheduler tick failed'))
+        .finally(() => {
+          this.ticking = undefined;
+          if (this.running) this.schedule(this.o.intervalMs);
+        });
+    }, ms);
+  }
+
+  /** The instance's own policy, else its group's; undefined when neither sets one. */
+  async policyOf(instance: Instance): Promise<BackupPolicy | undefined> {
+    const own = (await this.o.store.backupPolicies.get(instance.id))?.policy;
+    if (own) return own as BackupPolicy;
+    const group = instance.groupId ? await this.o.store.groups.get(instance.groupId) : undefined;
+    return group?.backup ?? undefined;
+  }
+
+  /** The instance's own policy, the one in force (own, else the group's) and its next slot. */
+  async describe(instance: Instance): Promise<{ own: BackupPolicy | null; effective: BackupPolicy | null; source: 'instance' | 'group' | null; nextRunAt: string | null }> {
+    const record = await this.o.store.backupPolicies.get(instance.id);
+    const own = (record?.policy as BackupPolicy | null | undefined) ?? null;
+    const effective = (await this.policyOf(instance)) ?? null;
+    const from = record?.lastScheduledAt ?? this.o.clock.now();
+    const next = effective?.schedule ? nextRun(parseCron(effective.schedule), Math.max(from, this.o.clock.now() - 60_000)) : undefined;
+    return { own, effective, source: own ? 'instance' : effective ? 'group' : null, nextRunAt: next === undefined ? null : new Date(next).toISOString() };
+  }
+
+  /** Sets (null: clears, the group's applies again) the instance's own policy. */
+  async setPolicy(instance: Instance, policy: BackupPolicy | null): Promise<void> {
+    const checked = policy === null ? null : parseBackupPolicy(policy, 'body');
+    await this.o.store.backupPolicies.setPolicy(instance.id, checked as JsonObject | null, this.o.clock.now());
+  }
+
+  /** One pass: request due backups, then prune per retention. */
+  async tick(): Promise<SchedulerTick> {
+    const out: SchedulerTick = { requested: [], pruned: [] };
+    if (this.o.isActive && !this.o.isActive()) return out;
+    for (const instance of await this.o.store.instances.list()) {
+      try {
+        const policy = await this.policyOf(instance);
+        if (!policy) continue;
+        if (policy.schedule && (await this.runIfDue(instance, policy.schedule))) out.requested.push(instance.id);
+        if (policy.retention) out.pruned.push(...(await this.prune(instance, policy)));
+      } catch (err) {
+        this.o.logger.warn({ instanceId: instance.id, err: (err as Error).message }, 'scheduled backup skipped');
+      }
+    }
+    return out;
+  }
+
+  private async runIfDue(instance: Instance, schedule: string): Promise<boolean> {
+    const now = this.o.clock.now();
+    const mark = (await this.o.store.backupPolicies.get(instance.id))?.lastScheduledAt ?? null;
+    // A policy seen for the first time waits for its next slot instead of firing at once.
+    if (mark === null) {
+      await this.o.store.backupPolicies.markScheduled(instance.id, now, now);
+      return false;
+    }
+    const due = nextRun(parseCron(schedule), mark);
+    if (due === undefined || due > now) return false;
+    if (!BACKUPABLE.includes(instance.state) || instance.activeAction) return false; // next tick
+    await this.o.lifecycle.request(instance.id, 'backup', SYSTEM_ACTOR, {
+      requestId: `backup-schedule-${instance.id}-${due}`,
+      payload: { previousState: instance.state, trigger: SCHEDULE_TRIGGER, reason: `schedule ${schedule}` },
+    });
+    await this.o.store.backupPolicies.markScheduled(instance.id, now, now);
+    this.o.logger.info({ instanceId: instance.id, slot: new Date(due).toISOString() }, 'scheduled backup requested');
+    return true;
+  }
+
+  /** Scheduled backups beyond the retention rule leave the store and the host. */
+  private async prune(instance: Instance, policy: BackupPolicy): Promise<{ instanceId: string; backupId: string }[]> {
+    const scheduled = (await this.o.store.storedBackups.listForInstance(instance.id)).filter((b) => b.trigger === SCHEDULE_TRIGGER);
+    const plan = planRetention(scheduled, policy.retention ?? {});
+    const host = instance.hostId ? await this.o.store.hosts.get(instance.hostId) : undefined;
+    const pruned: { instanceId: string; backupId: string }[] = [];
+    for (const backupId of plan.prune) {
+      if (host && this.o.driver.backups) {
+        await this.o.driver.backups.delete(host, instance.id, backupId).catch((err: unknown) =>
+          this.o.logger.warn({ instanceId: instance.id, backupId, err: (err as Error).message }, 'pruning a backup on its host failed; the store copy is pruned anyway'));
+      }
+      await this.o.backupStore.delete(instance.id, backupId);
+      pruned.push({ instanceId: instance.id, backupId });
+    }
+    if (pruned.length > 0) this.o.logger.info({ instanceId: instance.id, pruned: pruned.length, kept: plan.keep.length }, 'backups pruned by retention');
+    return pruned;
+  }
+}

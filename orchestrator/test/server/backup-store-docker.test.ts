@@ -1,0 +1,225 @@
+// Off-host backups on the real Docker engine: an in-process orchestrator and a
+// real in-process agent running the Minecraft-protocol test server. A backup is
+// copied to the orchestrator's backup store; the host then loses the instance's
+// runtime directory and every backup it kept, and a restore from the store
+// brings the world back. Also: download streams the stored archive, and a
+// restore from an uploaded archive goes through the import checks.
+
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bufferOutput } from '../../src/cli/output.js';
+import { runCli } from '../../src/cli/program.js';
+import { orchestratorConfig } from '../../src/server/config.js';
+import { buildOrchestrator, type Orchestrator } from '../../src/server/orchestrator.js';
+import { packDirectory } from '../../src/shared/safe-tar.js';
+import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
+import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
+import { mcServerImageTag } from '../support/mc-server.js';
+import { heartbeatBody, newDataDir, type Loose } from './support.js';
+
+const RUN = uniqueId('bk');
+const AGENT_ID = `${RUN}-host`;
+const NETWORK = `${RUN}-net`;
+const AGENT_TOKEN = `agent-${RUN}-0123456789abcdef`;
+const ADMIN_TOKEN = `admin-${RUN}-0123456789abcdef`;
+
+let layers: FakeOrchestrator;
+let agent: TestAgent;
+let dataDir: string;
+let o: Orchestrator;
+const portRange = randomPortRange(10);
+const scratch = mkdtempSync(join(tmpdir(), 'ec-backup-upload-'));
+
+async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Loose; raw: Buffer }> {
+  const res = await o.app.inject({
+    method: method as 'GET', url: `/api/v1${url}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers },
+    ...(body === undefined ? {} : { payload: body as object }),
+  });
+  let parsed: unknown = res.body;
+  try {
+    parsed = JSON.parse(res.body);
+  } catch {
+    /* binary or text */
+  }
+  return { status: res.statusCode, body: parsed, raw: res.rawPayload };
+}
+
+const get = async (id: string): Promise<Loose> => (await call('GET', `/instances/${id}`)).body;
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function waitIdle(id: string, state: string): Promise<Loose> {
+  return waitFor(`instance ${id} ${state} and idle`, async () => {
+    const i = await get(id);
+    return i.state === state && !i.activeAction ? i : undefined;
+  });
+}
+
+async function ectl(args: string[]) {
+  const output = bufferOutput();
+  const addr = o.app.server.address();
+  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const code = await runCli(args, { output, version: 'test', env: { configPath: join(scratch, 'ectl.json'), urlOverride: url, tokenOverride: ADMIN_TOKEN } });
+  return { code, stdout: output.stdout, stderr: output.stderr };
+}
+
+const instanceDir = (id: string) => join(agent.runtimeDirectory, 'instances', id);
+const hostBackups = (id: string) => join(agent.runtimeDirectory, 'backups', id);
+const seedOf = (id: string): string => (JSON.parse(readFileSync(join(instanceDir(id), 'level.json'), 'utf8')) as { seed: string }).seed;
+
+beforeAll(async () => {
+  await docker().createNetwork({ Name: NETWORK, Labels: { 'orchestrator.host': AGENT_ID } });
+  layers = await startFakeOrchestrator();
+  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: layers.url, portRange, network: NETWORK, token: AGENT_TOKEN });
+  await agent.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = agent.app.server.address();
+  const agentUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  dataDir = await newDataDir();
+  o = await buildOrchestrator(orchestratorConfig({
+    ENDERCLOUD_DATA_DIR: dataDir, ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
+    ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
+    ENDERCLOUD_SUPERVISE_INTERVAL: '150ms', ENDERCLOUD_UNKNOWN_GRACE: '10m',
+  }), { logger: pino({ level: 'silent' }), runOfflineDetector: false, runBackupScheduler: false });
+  await o.app.listen({ host: '127.0.0.1', port: 0 });
+  const hb = await o.app.inject({
+    method: 'POST', url: `/api/v1/agents/${AGENT_ID}/heartbeat`, headers: { authorization: `Bearer ${AGENT_TOKEN}` },
+    payload: heartbeatBody(agentUrl, { portRange, resources: { cpuCount: 2, memoryTotalBytes: 8192 * 1024 ** 2, memoryAvailableBytes: 4096 * 1024 ** 2, diskFreeBytes: 10 * 1024 ** 3 } }),
+  });
+  expect(hb.statusCode).toBe(200);
+  await o.ctx.hosts.whenIdle();
+  expect((await call('PUT', '/templates/mc/versions/1', {
+    image: mcServerImageTag(), resources: { memoryMb: 256 }, containerPort: 25565, restartPolicy: 'on-failure',
+    variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
+    readiness: { kind: 'minecraft', startupTimeoutMs: 20_000, intervalMs: 150, probeTimeoutMs: 1000 },
+    stop: { signal: 'SIGTERM', timeoutMs: 2000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
+    dataPaths: ['level.json', 'playerdata'], backup: { onlineSave: true },
+  })).status).toBe(201);
+  expect((await call('PUT', '/groups/mc', { kind: 'persistent', variants: [{ id: 'plain', template: { name: 'mc', version: '1' } }] })).status).toBe(201);
+}, 120_000);
+
+afterAll(async () => {
+  await o?.stop().catch(() => undefined);
+  await removeContainersByLabel({ 'orchestrator.host': AGENT_ID });
+  await agent?.close();
+  await layers?.close();
+  await removeNetwork(NETWORK);
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('off-host backups on the real engine', () => {
+  let id: string;
+  let backupId: string;
+  let seed: string;
+
+  it('a backup is copied to the orchestrator backup store and listed from there', async () => {
+    const created = await call('POST', '/instances', { groupId: 'mc', variantId: 'plain', name: 'bk-world' });
+    expect(created.status).toBe(202);
+    id = created.body.id as string;
+    await waitIdle(id, 'online');
+    seed = seedOf(id);
+    const res = await call('POST', `/instances/${id}/backups`, { reason: 'before the host dies' });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    await waitIdle(id, 'online');
+    const list = (await call('GET', `/instances/${id}/backups`)).body.backups as Loose[];
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ stored: true, onHost: true, trigger: 'manual', originHost: AGENT_ID, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    backupId = list[0]!.backupId as string;
+    const kept = join(dataDir, 'backups', id, `${backupId}.tar.gz`);
+    expect(createHash('sha256').update(await readFile(kept)).digest('hex')).toBe(list[0]!.sha256);
+  }, 90_000);
+
+  it('download streams the stored archive', async () => {
+    const res = await call('GET', `/instances/${id}/backups/${backupId}/download`);
+    expect(res.status).toBe(200);
+    const stored = (await call('GET', `/instances/${id}/backups`)).body.backups[0] as Loose;
+    expect(createHash('sha256').update(res.raw).digest('hex')).toBe(stored.sha256);
+    expect(res.raw.length).toBe(stored.sizeBytes);
+  });
+
+  it('after the host lost the runtime directory and its backups, a restore from the store brings the world back', async () => {
+    expect((await call('POST', `/instances/${id}/stop`)).status).toBe(202);
+    await waitIdle(id, 'stopped');
+    rmSync(instanceDir(id), { recursive: true, force: true });
+    rmSync(hostBackups(id), { recursive: true, force: true });
+    expect(existsSync(join(instanceDir(id), 'level.json'))).toBe(false);
+    const listed = (await call('GET', `/instances/${id}/backups`)).body.backups as Loose[];
+    expect(listed).toEqual([expect.objectContaining({ backupId, stored: true, onHost: false })]);
+
+    const res = await call('POST', `/instances/${id}/restore`, { backupId, confirm: 'bk-world' });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    await waitIdle(id, 'stopped');
+    const [last] = (await call('GET', `/instances/${id}/history`)).body.history as Loose[];
+    expect(last).toMatchObject({ from: 'restore', to: 'stopped', details: { backupId } });
+    expect(seedOf(id)).toBe(seed);
+    // The host has it again (pushed from the store), and the world runs.
+    expect(existsSync(join(hostBackups(id), `${backupId}.tar.gz`))).toBe(true);
+    expect((await call('POST', `/instances/${id}/start`)).status).toBe(202);
+    await waitIdle(id, 'online');
+    expect(seedOf(id)).toBe(seed);
+  }, 90_000);
+
+  it('restore from an uploaded archive goes through the import checks and replaces the world', async () => {
+    expect((await call('POST', `/instances/${id}/stop`)).status).toBe(202);
+    await waitIdle(id, 'stopped');
+    const world = join(scratch, 'world');
+    rmSync(world, { recursive: true, force: true });
+    await import('node:fs/promises').then((fs) => fs.mkdir(world, { recursive: true }));
+    writeFileSync(join(world, 'level.json'), JSON.stringify({ seed: '4242', saves: 0 }));
+    const chunks: Buffer[] = [];
+    for await (const c of packDirectory(world)) chunks.push(c as Buffer);
+    const upload = await call('PUT', '/imports', Buffer.concat(chunks), { 'content-type': 'application/gzip' });
+    expect(upload.status, JSON.stringify(upload.body)).toBe(201);
+    const res = await call('POST', `/instances/${id}/restore`, { uploadId: upload.body.uploadId, confirm: 'bk-world' });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    expect(res.body.backupId).toMatch(/^upload-/);
+    await waitIdle(id, 'stopped');
+    expect(seedOf(id)).toBe('4242');
+    const list = (await call('GET', `/instances/${id}/backups`)).body.backups as Loose[];
+    expect(list.find((b) => b.backupId === res.body.backupId)).toMatchObject({ stored: true, onHost: true, trigger: 'upload' });
+    // A malformed upload never reaches the instance.
+    const bad = await call('PUT', '/imports', Buffer.from('not a gzip tar'), { 'content-type': 'application/gzip' });
+    expect(bad.status).toBeGreaterThanOrEqual(400);
+  }, 90_000);
+
+  it('ectl: backup download writes the stored archive; restore --upload restores a directory through the import checks', async () => {
+    const file = join(scratch, 'download.tar.gz');
+    const down = await ectl(['instances', 'backup', 'download', 'bk-world', backupId, '-o', file]);
+    expect(down.stderr).toBe('');
+    expect(down.code).toBe(0);
+    const stored = ((await call('GET', `/instances/${id}/backups`)).body.backups as Loose[]).find((b) => b.backupId === backupId)!;
+    expect(createHash('sha256').update(readFileSync(file)).digest('hex')).toBe(stored.sha256);
+    expect(down.stdout).toContain(`written to ${file}`);
+
+    const world = join(scratch, 'world2');
+    await import('node:fs/promises').then((fs) => fs.mkdir(world, { recursive: true }));
+    writeFileSync(join(world, 'level.json'), JSON.stringify({ seed: '777', saves: 0 }));
+    const up = await ectl(['instances', 'restore', 'bk-world', '--upload', world, '--confirm', 'bk-world', '--wait', '--timeout', '60']);
+    expect(up.stderr).not.toMatch(/error/);
+    expect(up.code).toBe(0);
+    expect(seedOf(id)).toBe('777');
+    expect((await ectl(['instances', 'restore', 'bk-world', '--confirm', 'bk-world'])).stderr).toMatch(/either a backup id or --upload/);
+  }, 90_000);
+
+  it('deleting the instance with the backups scope removes the store copies too', async () => {
+    expect(existsSync(join(dataDir, 'backups', id))).toBe(true);
+    const res = await call('DELETE', `/instances/${id}`, { scopes: ['container', 'technical', 'player_data', 'backups'], confirm: 'bk-world' });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    await waitFor('record gone', async () => ((await call('GET', `/instances/${id}`)).status === 404 ? true : undefined));
+    expect(existsSync(join(dataDir, 'backups', id))).toBe(false);
+    expect(await o.ctx.store.storedBackups.listForInstance(id)).toEqual([]);
+  }, 60_000);
+});

@@ -4,6 +4,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import type { ContainerConfig, ContainerUserSpec, Group, Instance, JsonObject, TemplateSpec, TemplateVersion, Variant } from '../../domain/index.js';
+import { builtinEnv, renderStartup } from '../../eggs/startup.js';
 import { containerUserString, redactSecrets } from '../../lifecycle/settings.js';
 import type { CreateInstanceRequest as AgentCreateBody } from '../drivers/host-driver.js';
 
@@ -115,6 +116,11 @@ export function agentCreateBody(
     body.stopTimeoutSeconds = Math.max(1, Math.ceil(template.stop.timeoutMs / 1000));
   }
   if (opts.pull) body.pull = opts.pull;
+  if (template?.command) {
+    // Templates with a command (eggs) get Wings' SERVER_* variables, and the command is filled in from the final env.
+    body.env = builtinEnv(env, c.resources.memoryMb, c.containerPort);
+    body.command = renderStartup(template.command, body.env);
+  }
   return body;
 }
 

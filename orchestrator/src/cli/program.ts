@@ -8,6 +8,7 @@ import { apiErrorLine } from './api-hints.js';
 import { registerApply } from './commands/apply.js';
 import { registerAudit } from './commands/audit.js';
 import { registerCatalog } from './commands/catalog.js';
+import { registerEggs } from './commands/eggs.js';
 import { registerCommands } from './commands/commands.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerContext } from './commands/context.js';
@@ -86,6 +87,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerInstanceInfo(instances, ctx);
   registerInstanceStreams(instances, ctx);
   registerCatalog(program, ctx);
+  registerEggs(program, ctx);
   registerTransfers(program, ctx);
   registerImports(program, ctx);
   registerRequests(program, ctx);

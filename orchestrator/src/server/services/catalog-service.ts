@@ -2,7 +2,7 @@
 // against the store, then write. Template versions are immutable.
 
 import { createHash } from 'node:crypto';
-import type { Group, LayerRef, TemplateVersion } from '../../domain/index.js';
+import type { Group, LayerRef, TemplateSpec, TemplateVersion } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import { canonicalJson } from '../../store/json.js';
 import type { Store } from '../../store/store.js';
@@ -34,6 +34,14 @@ export class CatalogService {
     }
     await this.assertLayersExist(spec.layers, 'layers');
     return this.store.templates.create({ name, version, spec, specHash, createdAt: this.clock.now() });
+  }
+
+  /** What putTemplate would do with this body, writing nothing (the egg import's preview). */
+  async previewTemplate(name: string, version: string, body: TemplateBody): Promise<{ spec: TemplateSpec; outcome: 'create' | 'unchanged' | 'conflict' }> {
+    const spec = normalizeTemplate(body);
+    const existing = await this.store.templates.get(name, version);
+    const specHash = createHash('sha256').update(canonicalJson(spec)).digest('hex');
+    return { spec, outcome: !existing ? 'create' : existing.specHash === specHash ? 'unchanged' : 'conflict' };
   }
 
   async putGroup(id: string, body: GroupBody): Promise<{ group: Group; created: boolean; changed: boolean }> {

@@ -12,6 +12,7 @@ import type {
   DriverHost,
   HostBackups,
   HostDataImport,
+  HostEggs,
   HostDriver,
   HostImages,
   HostRcon,
@@ -30,6 +31,7 @@ class RawBody {
   constructor(readonly stream: Readable, readonly contentType: string) {}
 }
 
+const INSTALL_CALL_MARGIN_MS = 120_000;
 const instancePath = (instanceId: string): string => `/instances/${encodeURIComponent(instanceId)}`;
 
 export class AgentHostDriver implements HostDriver {
@@ -37,6 +39,7 @@ export class AgentHostDriver implements HostDriver {
   readonly images: HostImages;
   readonly rcon: HostRcon;
   readonly dataImport: HostDataImport;
+  readonly eggs: HostEggs;
 
   constructor(private readonly o: AgentDriverOptions) {
     this.backups = {
@@ -51,6 +54,11 @@ export class AgentHostDriver implements HostDriver {
     };
     this.rcon = {
       command: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/rcon`, body, ids),
+    };
+    this.eggs = {
+      // The script's own bound plus room for the image pull and the container's removal.
+      install: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/install`, body, ids, false, body.timeoutMs + INSTALL_CALL_MARGIN_MS),
+      stdin: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/stdin`, body, ids),
     };
     this.dataImport = {
       importData: (host, id, path, archive, ids = {}) =>
@@ -112,7 +120,7 @@ export class AgentHostDriver implements HostDriver {
     return this.call(host, 'POST', `${instancePath(instanceId)}/${action}`, {}, ids);
   }
 
-  private async call<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, raw = false): Promise<T> {
+  private async call<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, raw = false, timeoutMs = this.o.timeoutMs): Promise<T> {
     const controlUrl = host.controlUrl;
     const url = `${controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`;
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -121,7 +129,7 @@ export class AgentHostDriver implements HostDriver {
     if (ids.commandId) headers['x-command-id'] = ids.commandId;
     if (ids.requestId) headers['x-request-id'] = ids.requestId;
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
     let res: Response;
     let text: string;
     try {
@@ -132,7 +140,7 @@ export class AgentHostDriver implements HostDriver {
     } catch (err) {
       const timedOut = controller.signal.aborted;
       throw new AppError(timedOut ? 'TIMEOUT' : 'HOST_UNAVAILABLE', timedOut
-        ? `agent at ${controlUrl} did not answer ${method} ${route} within ${this.o.timeoutMs} ms`
+        ? `agent at ${controlUrl} did not answer ${method} ${route} within ${timeoutMs} ms`
         : `agent at ${controlUrl} is unreachable (${(err as Error).message})`, { retryable: true, cause: err });
     } finally {
       clearTimeout(timer);

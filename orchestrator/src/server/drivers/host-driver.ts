@@ -79,6 +79,15 @@ export interface HostDriver {
   readonly rcon?: HostRcon;
   /** Importing existing data into a created, not running instance. */
   readonly dataImport?: HostDataImport;
+  /** Egg templates: install scripts before the first start and console lines on stdin. */
+  readonly eggs?: HostEggs;
+}
+
+export interface HostEggs {
+  /** Runs an install script in a one-off container with the instance directory at /mnt/server. */
+  install(host: DriverHost, instanceId: string, request: Api.InstallBody, ids?: CallIds): Promise<Api.InstallAnswer>;
+  /** Writes one line to a running instance's open stdin. */
+  stdin(host: DriverHost, instanceId: string, request: Api.StdinBody, ids?: CallIds): Promise<{ written: boolean }>;
 }
 
 export interface HostBackups {

@@ -111,6 +111,15 @@ describe('an egg template on Docker', () => {
     expect(await docker().listContainers({ all: true, filters: { label: [`orchestrator.install=${id}`] } })).toEqual([]);
   });
 
+  it('POST /instances/:id/console writes to stdin when the template has no RCON', async () => {
+    const res = await call('POST', `/instances/${id}/console`, { command: 'list' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ via: 'stdin', response: null });
+    const deadline = Date.now() + 5000;
+    while (!JSON.stringify((await call('GET', `/instances/${id}/logs?tail=50`)).body).includes('console: list') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(JSON.stringify((await call('GET', `/instances/${id}/logs?tail=50`)).body)).toContain('console: list');
+  });
+
   it('stops gracefully with the stop command written to stdin', async () => {
     expect((await call('POST', `/instances/${id}/stop`, {})).status).toBe(202);
     await waitState(id, 'stopped', 30_000);

@@ -9,7 +9,7 @@ import { RESERVED_LABEL_PREFIX, validateContainerUser } from '../../lifecycle/se
 import { unwrap } from '../../lifecycle/result.js';
 import { parseScalingPolicy } from '../../provisioning/scaling-policy.js';
 import { AppError } from '../../shared/errors.js';
-import { unknownReferences } from '../../eggs/config-files.js';
+import { unknownReferences } from '../../eggs/config-references.js';
 import type { GroupBody, TemplateBody } from '../schemas/catalog.js';
 
 export const DEFAULT_CONTAINER_PORT = 25565;

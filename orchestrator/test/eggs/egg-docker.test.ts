@@ -120,6 +120,13 @@ describe('an egg template on Docker', () => {
     expect(JSON.stringify((await call('GET', `/instances/${id}/logs?tail=50`)).body)).toContain('console: list');
   });
 
+  it('an operator-only egg variable (user_editable: false) is not settable by a narrow token', async () => {
+    const token = (await call('POST', '/tokens', { name: `${RUN}-player`, scopes: ['instances:write'] })).body.secret as string;
+    const res = await o.app.inject({ method: 'PATCH', url: `/api/v1/instances/${id}/settings`, headers: { authorization: `Bearer ${token}` }, payload: { settings: { MAX_PLAYERS: 30 } } });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().error.message).toMatch(/may not set MAX_PLAYERS: operator-only variable/);
+  });
+
   it('stops gracefully with the stop command written to stdin', async () => {
     expect((await call('POST', `/instances/${id}/stop`, {})).status).toBe(202);
     await waitState(id, 'stopped', 30_000);

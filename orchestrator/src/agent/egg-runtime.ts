@@ -16,6 +16,8 @@ import type { ContainerRuntime, OneOffRuntime, StdinRuntime } from './runtime.js
 export type ConfigFilePlan = NonNullable<CreateInstanceBody['configFiles']>[number];
 /** The planned edits travel with the container (agent-owned label), so every start applies them. */
 export const CONFIG_FILES_LABEL = 'orchestrator.config-files';
+/** Install containers: never `orchestrator.managed`, so inventory and cleanup of game containers never see them. */
+export const INSTALL_LABEL = 'orchestrator.install';
 const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
 const MAX_INSTALL_OUTPUT_BYTES = 16 * 1024;
 

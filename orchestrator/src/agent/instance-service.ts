@@ -24,7 +24,7 @@ import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type Rco
 import { cleanupInstances, deleteInstance, type DeleteOptions } from './removal.js';
 import { replaceInstance, type ReplaceRequest } from './replace.js';
 import { HostPortTakenError, type ContainerDetails, type ContainerState, type ProgressListener } from './runtime.js';
-import { CONFIG_FILES_LABEL, applyConfigFiles, configFilesOf, runInstall, stdinOf } from './egg-runtime.js';
+import { CONFIG_FILES_LABEL, INSTALL_LABEL, applyConfigFiles, configFilesOf, runInstall, stdinOf } from './egg-runtime.js';
 import type { InstallAnswer, InstallBody } from '../contracts/agent-api.js';
 
 export { DEFAULT_CONTAINER_PORT, type CreateInstanceRequest };
@@ -287,8 +287,12 @@ export class InstanceService implements InstanceInternals {
       const c = await this.requireOwned(instanceId);
       if (c.state === 'running' || c.state === 'paused') throw new AppError('INSTANCE_CONFLICT', `instance ${instanceId} is ${c.state}: install scripts run before the first start`);
       const user = c.labels[LABEL.user] || undefined;
+      const name = `${c.name}-install`;
+      // A run cut short by an agent crash leaves its container: this instance's own is removed, anything else holding the name is a conflict.
+      const stale = await this.o.runtime.inspect(name);
+      if (stale && stale.labels[INSTALL_LABEL] === instanceId && stale.labels[LABEL.host] === this.o.agentId) await this.o.runtime.remove(stale.id);
       const answer = await runInstall(this.o.runtime, {
-        name: `${c.name}-install`, hostPath: this.o.directories.hostPath(instanceId), labels: { 'orchestrator.install': instanceId }, ...(user ? { user } : {}),
+        name, hostPath: this.o.directories.hostPath(instanceId), labels: { [INSTALL_LABEL]: instanceId, [LABEL.host]: this.o.agentId }, ...(user ? { user } : {}),
       }, body);
       log.info({ instanceId, exitCode: answer.exitCode, timedOut: answer.timedOut, durationMs: answer.durationMs }, 'install script finished');
       return answer;

@@ -26,6 +26,8 @@ import {
   InstanceParams,
   LogsQuery,
   RconBody,
+  StdinBody,
+  InstallBody,
   ReplaceBody,
   StopBody,
   LEADER_EPOCH_HEADER,
@@ -131,6 +133,10 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
     const { port, password, command } = req.body as RconBody;
     return service.rcon((req.params as InstanceParams).id, { port, password }, command, req.log);
   });
+  api.post('/instances/:id/stdin', { schema: { ...params, body: StdinBody } }, async (req) =>
+    service.writeStdin((req.params as InstanceParams).id, (req.body as StdinBody).line, req.log));
+  api.post('/instances/:id/install', { schema: { ...params, body: InstallBody } }, async (req) =>
+    service.install((req.params as InstanceParams).id, req.body as InstallBody, req.log));
   api.post('/instances/:id/replace', { schema: { ...params, body: ReplaceBody } }, async (req) =>
     service.replace((req.params as InstanceParams).id, req.body as ReplaceBody, req.log),
   );

@@ -7,6 +7,7 @@ import { AppError } from '../shared/errors.js';
 import { RESOURCE_ID_PATTERN, assertChecksum, assertId } from '../shared/ids.js';
 import type { CreateInstanceBody, LayerRef } from '../contracts/agent-api.js';
 import { LABEL, RESERVED_LABEL_PREFIX, ownershipLabels } from './labels.js';
+import { CONFIG_FILES_LABEL } from './egg-runtime.js';
 
 export const DEFAULT_CONTAINER_PORT = 25565;
 
@@ -83,6 +84,9 @@ export function configHash(req: Omit<CreateInstanceRequest, 'layers'>): string {
     user: req.user ?? null,
     stopSignal: req.stopSignal ?? null,
     stopTimeoutSeconds: req.stopTimeoutSeconds ?? null,
+    // Egg fields join the hash only when set, so older containers keep theirs.
+    ...(req.openStdin ? { openStdin: true } : {}),
+    ...(req.configFiles && req.configFiles.length > 0 ? { configFiles: req.configFiles } : {}),
   };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex').slice(0, 32);
 }
@@ -96,6 +100,7 @@ export function containerLabels(agentId: string, instanceId: string, req: Omit<C
     [LABEL.user]: req.user ?? '',
     [LABEL.config]: configHash(req),
     [LABEL.labelKeys]: Object.keys(extra).sort().join(','),
+    ...(req.configFiles && req.configFiles.length > 0 ? { [CONFIG_FILES_LABEL]: JSON.stringify(req.configFiles) } : {}),
   };
 }
 

@@ -20,7 +20,7 @@ import type {
   PublishedPort,
   PullPolicy,
 } from './runtime.js';
-import { HostPortTakenError } from './runtime.js';
+import { HostPortTakenError, type OneOffResult, type OneOffRuntime, type OneOffSpec, type StdinRuntime } from './runtime.js';
 
 /**
  * Wings-style hardening that keeps itzg/minecraft-server working: it starts as
@@ -128,7 +128,7 @@ export function withDefaultTag(image: string): string {
   return lastSegment.includes(':') ? image : `${image}:latest`;
 }
 
-export class DockerRuntime implements ContainerRuntime, ImageDescriber {
+export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRuntime, OneOffRuntime {
   private readonly docker: Docker;
   private readonly pulls = new Map<string, Promise<{ pulled: boolean }>>();
   private readonly networks = new Map<string, Promise<void>>();
@@ -161,7 +161,8 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber {
         Env: spec.env.map(([k, v]) => `${k}=${v}`),
         Labels: { ...spec.labels },
         Tty: false,
-        OpenStdin: false,
+        OpenStdin: spec.openStdin === true,
+        StdinOnce: false,
         ...(spec.user ? { User: spec.user } : {}),
         ...(spec.stopSignal ? { StopSignal: spec.stopSignal } : {}),
         ...(spec.stopTimeoutSeconds !== undefined ? { StopTimeout: spec.stopTimeoutSeconds } : {}),
@@ -224,6 +225,44 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber {
 
   async unpause(id: string): Promise<void> {
     await this.call(`unpause container ${id}`, () => this.docker.getContainer(id).unpause());
+  }
+
+  /** Attaches to stdin only, writes, detaches: with StdinOnce false the container's stdin stays open. */
+  async writeStdin(id: string, text: string): Promise<void> {
+    const stream = await this.call(`attach to stdin of container ${id}`, () =>
+      this.docker.getContainer(id).attach({ stream: true, stdin: true, stdout: false, stderr: false, hijack: true }));
+    await new Promise<void>((resolve, reject) => {
+      stream.on('error', reject);
+      stream.write(text, (err?: Error | null) => (err ? reject(err) : resolve()));
+    });
+    stream.end();
+    (stream as NodeJS.ReadWriteStream & { destroy?: () => void }).destroy?.();
+  }
+
+  /** Create, start, wait (bounded), read the output, remove: the container never outlives the call. */
+  async runOneOff(spec: OneOffSpec): Promise<OneOffResult> {
+    await this.ensureNetwork(this.network);
+    const c = await this.call(`create container ${spec.name}`, () => this.docker.createContainer({
+      name: spec.name, Image: spec.image, Entrypoint: [...spec.entrypoint], Cmd: [...spec.command], WorkingDir: spec.mountTarget,
+      Env: spec.env.map(([k, v]) => `${k}=${v}`), Labels: { ...spec.labels }, Tty: false, OpenStdin: false,
+      ...(spec.user ? { User: spec.user } : {}),
+      HostConfig: {
+        Mounts: [{ Type: 'bind', Source: spec.hostPath, Target: spec.mountTarget, ReadOnly: false }],
+        NetworkMode: this.network, RestartPolicy: { Name: 'no' },
+        ...(spec.memoryBytes ? { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes } : {}),
+        SecurityOpt: ['no-new-privileges'], CapDrop: [...DROPPED_CAPABILITIES], PidsLimit: PIDS_LIMIT, Tmpfs: { '/tmp': TMP_MOUNT_OPTIONS }, LogConfig: LOG_CONFIG,
+      },
+    }));
+    try {
+      await this.call(`start container ${spec.name}`, () => c.start());
+      const exited = await this.waitForExit(c.id, spec.timeoutMs);
+      if (!exited) await this.kill(c.id, 'SIGKILL');
+      const info = await this.inspect(c.id);
+      const output = await this.logs(c.id, { tail: 200, maxBytes: spec.maxOutputBytes });
+      return { exitCode: exited ? (info?.exitCode ?? null) : null, timedOut: !exited, output };
+    } finally {
+      await this.remove(c.id);
+    }
   }
 
   async remove(id: string): Promise<void> {

@@ -24,6 +24,8 @@ import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type Rco
 import { cleanupInstances, deleteInstance, type DeleteOptions } from './removal.js';
 import { replaceInstance, type ReplaceRequest } from './replace.js';
 import { HostPortTakenError, type ContainerDetails, type ContainerState, type ProgressListener } from './runtime.js';
+import { CONFIG_FILES_LABEL, INSTALL_LABEL, applyConfigFiles, configFilesOf, runInstall, stdinOf } from './egg-runtime.js';
+import type { InstallAnswer, InstallBody } from '../contracts/agent-api.js';
 
 export { DEFAULT_CONTAINER_PORT, type CreateInstanceRequest };
 export type { CleanupReport, DeleteReport, InstanceEndpoint, InstanceInternals, InstanceServiceOptions, Log, ReplaceResult };
@@ -107,7 +109,10 @@ export class InstanceService implements InstanceInternals {
       const preferred = options.preferredPort !== undefined && !skipped.has(options.preferredPort) ? options.preferredPort : undefined;
       const { id, hostPort } = await this.createLock.run(() => this.createContainer(instanceId, name, req, skipped, preferred));
       try {
-        if (options.start) await this.o.runtime.start(id);
+        if (options.start) {
+          await this.applyConfigEdits(instanceId, { [CONFIG_FILES_LABEL]: JSON.stringify(req.configFiles ?? []) }, log);
+          await this.o.runtime.start(id);
+        }
         const state = (await this.o.runtime.inspect(id))?.state ?? 'unknown';
         return { instanceId, containerId: id, containerName: name, hostPort, endpoint: endpointOf(this.o.gameAddress, hostPort), state };
       } catch (err) {
@@ -138,6 +143,7 @@ export class InstanceService implements InstanceInternals {
         ...(req.user !== undefined ? { user: req.user } : {}),
         ...(req.stopSignal !== undefined ? { stopSignal: req.stopSignal } : {}),
         ...(req.stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds: req.stopTimeoutSeconds } : {}),
+        ...(req.openStdin ? { openStdin: true } : {}),
       })
       .catch((err: unknown) => {
         if (isAppError(err) && err.code === 'CONFLICT') {
@@ -237,7 +243,10 @@ export class InstanceService implements InstanceInternals {
   start(instanceId: string, log: Log = this.o.logger): Promise<InstanceEndpoint> {
     return this.power(instanceId, log, 'start', async (c) => {
       if (c.state === 'paused') throw invalidTransition(instanceId, c.state, 'start', 'unpause it instead');
-      if (c.state !== 'running') await this.o.runtime.start(c.id);
+      if (c.state !== 'running') {
+        await this.applyConfigEdits(instanceId, c.labels, log);
+        await this.o.runtime.start(c.id);
+      }
     });
   }
 
@@ -250,6 +259,43 @@ export class InstanceService implements InstanceInternals {
       const state = (await this.o.runtime.inspect(c.id))?.state ?? 'unknown';
       log.info({ instanceId, containerId: c.id, action: 'stop', state, method: result.method, killed: result.killed }, 'instance power action done');
       return { ...this.endpoint(c, state), ...result };
+    });
+  }
+
+  /** Egg config-file edits before a start, inside the instance directory only. */
+  private async applyConfigEdits(instanceId: string, labels: Readonly<Record<string, string>>, log: Log): Promise<void> {
+    const plans = configFilesOf(labels);
+    if (plans.length === 0) return;
+    const changed = await applyConfigFiles(this.o.directories.localPath(instanceId), plans, directoryOwner(labels[LABEL.user] || undefined));
+    log.info({ instanceId, changed }, 'config files edited before the start');
+  }
+
+  /** One line on the container's open stdin (egg consoles). */
+  writeStdin(instanceId: string, line: string, log: Log = this.o.logger): Promise<{ written: true }> {
+    return this.locked(instanceId, async () => {
+      const c = await this.requireOwned(instanceId);
+      if (c.state !== 'running') throw new AppError('INSTANCE_NOT_RUNNING', `instance container ${c.name} is ${c.state}; stdin needs a running server`);
+      await stdinOf(this.o.runtime).writeStdin(c.id, `${line}\n`);
+      log.info({ instanceId, command: line.trim().split(/\s+/)[0] ?? '' }, 'line written to stdin');
+      return { written: true };
+    });
+  }
+
+  /** Runs an egg install script against the (stopped) instance directory, as the container's user. */
+  install(instanceId: string, body: InstallBody, log: Log = this.o.logger): Promise<InstallAnswer> {
+    return this.locked(instanceId, async () => {
+      const c = await this.requireOwned(instanceId);
+      if (c.state === 'running' || c.state === 'paused') throw new AppError('INSTANCE_CONFLICT', `instance ${instanceId} is ${c.state}: install scripts run before the first start`);
+      const user = c.labels[LABEL.user] || undefined;
+      const name = `${c.name}-install`;
+      // A run cut short by an agent crash leaves its container: this instance's own is removed, anything else holding the name is a conflict.
+      const stale = await this.o.runtime.inspect(name);
+      if (stale && stale.labels[INSTALL_LABEL] === instanceId && stale.labels[LABEL.host] === this.o.agentId) await this.o.runtime.remove(stale.id);
+      const answer = await runInstall(this.o.runtime, {
+        name, hostPath: this.o.directories.hostPath(instanceId), labels: { [INSTALL_LABEL]: instanceId, [LABEL.host]: this.o.agentId }, ...(user ? { user } : {}),
+      }, body);
+      log.info({ instanceId, exitCode: answer.exitCode, timedOut: answer.timedOut, durationMs: answer.durationMs }, 'install script finished');
+      return answer;
     });
   }
 

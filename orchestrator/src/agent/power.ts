@@ -6,7 +6,7 @@ import { AppError, isAppError } from '../shared/errors.js';
 import { RconClient, type RconClientOptions } from '../shared/rcon-client.js';
 import type { Logger } from '../shared/logger.js';
 import type { StopBody, StopResult } from '../contracts/agent-api.js';
-import type { ContainerDetails, ContainerRuntime, ContainerState } from './runtime.js';
+import type { ContainerDetails, ContainerRuntime, ContainerState, StdinRuntime } from './runtime.js';
 
 type Log = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
@@ -51,6 +51,7 @@ export async function gracefulStop(deps: PowerDeps, c: ContainerDetails, options
 
   let method: StopResult['method'] = 'signal';
   if (options.rcon && (await sendRconStop(deps, c, options.rcon, log))) method = 'rcon';
+  else if (options.stdin !== undefined && (await sendStdinStop(deps, c, options.stdin, log))) method = 'stdin';
   if (method === 'signal') {
     const signal = options.signal ?? (c.stopSignal || 'SIGTERM');
     await deps.runtime.kill(c.id, signal);
@@ -96,6 +97,19 @@ async function sendRconStop(deps: PowerDeps, c: ContainerDetails, rcon: StopOpti
     await client.close().catch(() => undefined);
   }
   return true;
+}
+
+/** Egg templates stop on a console command written to stdin; false (signal fallback) when it cannot be written. */
+async function sendStdinStop(deps: PowerDeps, c: ContainerDetails, command: string, log: Log): Promise<boolean> {
+  const writer = deps.runtime as Partial<StdinRuntime>;
+  if (c.state !== 'running' || typeof writer.writeStdin !== 'function') return false;
+  try {
+    await writer.writeStdin(c.id, `${command}\n`);
+    return true;
+  } catch (err) {
+    log.warn({ containerId: c.id, reason: (err as Error).message }, 'stdin stop failed; falling back to the stop signal');
+    return false;
+  }
 }
 
 /** Runs one console command on a running container and returns the server's answer. */

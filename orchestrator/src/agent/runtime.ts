@@ -37,6 +37,39 @@ export interface ContainerSpec {
   stopSignal?: string;
   /** Seconds the engine's own stop waits before SIGKILL. */
   stopTimeoutSeconds?: number;
+  /** Keep stdin open (egg templates take console commands there). */
+  openStdin?: boolean;
+}
+
+/** A one-off container (egg install scripts): the host directory at `mountTarget`, removed after the run. */
+export interface OneOffSpec {
+  name: string;
+  image: string;
+  entrypoint: readonly string[];
+  command: readonly string[];
+  env: readonly (readonly [string, string])[];
+  labels: Readonly<Record<string, string>>;
+  hostPath: string;
+  mountTarget: string;
+  user?: string;
+  memoryBytes?: number;
+  timeoutMs: number;
+  /** Answer at most this many bytes of output (the newest). */
+  maxOutputBytes: number;
+}
+export interface OneOffResult {
+  exitCode: number | null;
+  timedOut: boolean;
+  output: string;
+}
+
+/** Optional abilities of a runtime (the Docker adapter has both). */
+export interface StdinRuntime {
+  /** Writes text to the open stdin of a running container. */
+  writeStdin(id: string, text: string): Promise<void>;
+}
+export interface OneOffRuntime {
+  runOneOff(spec: OneOffSpec): Promise<OneOffResult>;
 }
 
 export interface ContainerSummary {

@@ -9,6 +9,7 @@ import { registerApply } from './commands/apply.js';
 import { registerAudit } from './commands/audit.js';
 import { registerBackupTransfers } from './commands/backups.js';
 import { registerCatalog } from './commands/catalog.js';
+import { registerEggs } from './commands/eggs.js';
 import { registerCommands } from './commands/commands.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerContext } from './commands/context.js';
@@ -91,6 +92,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerInstanceInfo(instances, ctx);
   registerInstanceStreams(instances, ctx);
   registerCatalog(program, ctx);
+  registerEggs(program, ctx);
   registerTransfers(program, ctx);
   registerFleet(program, ctx);
   registerImports(program, ctx);

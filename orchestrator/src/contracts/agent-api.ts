@@ -74,6 +74,17 @@ const containerFields = {
   stopSignal: Type.Optional(Signal),
   stopTimeoutSeconds: Type.Optional(TimeoutSeconds),
   pull: Type.Optional(PullPolicy),
+  /** Create the container with an open stdin (egg templates: console commands and the stdin stop). */
+  openStdin: Type.Optional(Type.Boolean()),
+  /** Configuration edits the agent applies to files of the instance directory before each start (references already resolved). */
+  configFiles: Type.Optional(Type.Array(Type.Object(
+    {
+      path: Type.String({ minLength: 1, maxLength: 1024 }),
+      parser: Type.Union(['properties', 'yaml', 'json', 'ini', 'xml', 'toml', 'file'].map((p) => Type.Literal(p))),
+      edits: Type.Array(Type.Object({ key: Type.String({ minLength: 1, maxLength: 512 }), value: Type.String({ maxLength: 4096 }) }, { additionalProperties: false }), { maxItems: 256 }),
+    },
+    { additionalProperties: false },
+  ), { maxItems: 64 })),
 };
 
 /** `PUT /instances/:id`. `start: false` (import before the first start) leaves the container created, not running. */
@@ -92,6 +103,8 @@ export const StopBody = Type.Object(
     signal: Type.Optional(Signal),
     /** When given, the command (default `stop`) is sent over RCON first; failure falls back to the signal. */
     rcon: Type.Optional(Type.Object({ ...RconTargetFields, command: Type.Optional(RconCommand) }, { additionalProperties: false })),
+    /** When given (and no RCON), this console command is written to the container's stdin instead of the signal. */
+    stdin: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
   },
   { additionalProperties: false },
 );
@@ -113,6 +126,34 @@ export const ReplaceBody = Type.Object(
   { additionalProperties: false },
 );
 export type ReplaceBody = Static<typeof ReplaceBody>;
+
+// ------------------------------------------------------------------ stdin / install
+
+/** `POST /instances/:id/stdin`: one line written to a running container's open stdin. */
+export const StdinBody = Type.Object({ line: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^\\r\\n]*$' }) }, { additionalProperties: false });
+export type StdinBody = Static<typeof StdinBody>;
+
+/** `POST /instances/:id/install`: a one-off container of `image`, the instance directory at /mnt/server, `entrypoint` given the script. */
+export const InstallBody = Type.Object(
+  {
+    image: Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }),
+    entrypoint: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_./-]+$' }),
+    script: Type.String({ minLength: 1, maxLength: 262_144 }),
+    timeoutMs: Type.Integer({ minimum: 1000, maximum: 7_200_000 }),
+    env: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String({ maxLength: 32768 }), { maxProperties: 512 })),
+    pull: Type.Optional(PullPolicy),
+  },
+  { additionalProperties: false },
+);
+export type InstallBody = Static<typeof InstallBody>;
+export const InstallAnswer = Type.Object({
+  exitCode: NullableInt,
+  timedOut: Type.Boolean(),
+  /** The script's last output lines (bounded). */
+  output: Type.String(),
+  durationMs: Type.Integer(),
+});
+export type InstallAnswer = Static<typeof InstallAnswer>;
 
 // ------------------------------------------------------------------ rcon / logs / delete / cleanup
 
@@ -195,7 +236,7 @@ export type InstanceEndpoint = Static<typeof InstanceEndpoint>;
 /** How a stop ended: the graceful path taken, and whether the bounded timeout forced a kill. */
 export const StopResult = Type.Object({
   /** `none`: the container was not running, nothing was sent. */
-  method: Type.Union([Type.Literal('rcon'), Type.Literal('signal'), Type.Literal('none')]),
+  method: Type.Union([Type.Literal('rcon'), Type.Literal('signal'), Type.Literal('stdin'), Type.Literal('none')]),
   killed: Type.Boolean(),
   exitCode: NullableInt,
 });

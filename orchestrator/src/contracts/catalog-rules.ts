@@ -10,10 +10,12 @@ import { unwrap } from '../lifecycle/result.js';
 import { parseScalingPolicy } from '../provisioning/scaling-policy.js';
 import { parseBackupPolicy, type BackupPolicy } from './backup-policy.js';
 import { AppError } from '../shared/errors.js';
+import { unknownReferences } from '../eggs/config-references.js';
 import type { GroupBody, TemplateBody } from './catalog.js';
 
 export const DEFAULT_CONTAINER_PORT = 25565;
 export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
+export const DEFAULT_INSTALL_TIMEOUT_MS = 600_000;
 /** A TCP accept within two minutes: works for any image; Minecraft templates should say `minecraft`. */
 export const DEFAULT_READINESS = { kind: 'tcp', startupTimeoutMs: 120_000 } as const;
 
@@ -43,7 +45,7 @@ function checkVariable(v: TemplateBody['variables'] extends (infer T)[] | undefi
     if (problem) throw invalid(`${f}/default`, problem);
   }
   const out: VariableSpec = { name: v.name, type: v.type };
-  for (const key of ['description', 'env', 'default', 'required', 'secret', 'validation', 'apply'] as const) {
+  for (const key of ['description', 'env', 'default', 'required', 'secret', 'validation', 'apply', 'operatorOnly'] as const) {
     if (v[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = v[key];
   }
   return out;
@@ -115,7 +117,7 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
     resources: body.resources,
     containerPort: body.containerPort ?? DEFAULT_CONTAINER_PORT,
     readiness: readiness.value as TemplateSpec['readiness'],
-    stop: { signal: body.stop?.signal ?? 'SIGTERM', timeoutMs: body.stop?.timeoutMs ?? DEFAULT_STOP_TIMEOUT_MS, ...(rcon ? { rcon } : {}) },
+    stop: { signal: body.stop?.signal ?? 'SIGTERM', timeoutMs: body.stop?.timeoutMs ?? DEFAULT_STOP_TIMEOUT_MS, ...(rcon ? { rcon } : {}), ...(body.stop?.stdin !== undefined ? { stdin: body.stop.stdin } : {}) },
     dataPaths: [...new Set(dataPaths)],
     layers: body.layers ?? [],
     restartPolicy: body.restartPolicy ?? 'never',
@@ -131,8 +133,30 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
     }
     spec.networkSecret = { env: body.networkSecret.env };
   }
+  Object.assign(spec, runtimeFields(body, paths));
   if (body.backup) spec.backup = { ...(body.backup.onlineSave !== undefined ? { onlineSave: body.backup.onlineSave } : {}), ...(backupPaths ? { paths: backupPaths } : {}) };
   return spec;
+}
+
+/** command, stdin, install and configFiles (egg templates): checked, defaults filled. */
+function runtimeFields(body: TemplateBody, paths: (list: readonly string[], field: string) => string[]): Partial<TemplateSpec> {
+  const out: Partial<TemplateSpec> = {};
+  if (body.stop?.stdin !== undefined && body.stop.rcon) throw invalid('stop/stdin', 'and stop/rcon both name the stop command: choose one');
+  if (body.stop?.stdin !== undefined && body.stdin !== true) throw invalid('stop/stdin', 'needs stdin: true (the container is created with an open stdin)');
+  if (body.command) out.command = body.command;
+  if (body.stdin === true) out.stdin = true;
+  if (body.install) out.install = { ...body.install, timeoutMs: body.install.timeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS };
+  if (body.configFiles && body.configFiles.length > 0) {
+    const filePaths = paths(body.configFiles.map((f) => f.path), 'configFiles');
+    out.configFiles = body.configFiles.map((f, i) => {
+      for (const [key, value] of Object.entries(f.find)) {
+        const unknown = unknownReferences(value);
+        if (unknown.length > 0) throw invalid(`configFiles/${i}/find/${key}`, `refers to {{${unknown[0]}}}, which names nothing an instance has (known: server.build.default.port/ip, server.allocations.default.port/ip, server.build.memory, env.NAME)`);
+      }
+      return { path: filePaths[i] as string, parser: f.parser, find: f.find };
+    });
+  }
+  return out;
 }
 
 function checkDuplicateLayers(layers: readonly { id: string }[], field: string): void {

@@ -4,6 +4,7 @@
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
+import { CONFIG_PARSERS } from '../domain/template.js';
 import { NullableScalingSchema } from '../provisioning/scaling-policy.js';
 import { NullableBackupPolicySchema } from './backup-policy.js';
 
@@ -46,6 +47,7 @@ const Variable = Type.Object(
     secret: Type.Optional(Type.Boolean()),
     validation: Type.Optional(Validation),
     apply: Type.Optional(Type.Union([Type.Literal('immediate'), Type.Literal('restart_required')])),
+    operatorOnly: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -64,6 +66,26 @@ const Stop = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    stdin: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  },
+  { additionalProperties: false },
+);
+
+const Install = Type.Object(
+  {
+    image: Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }),
+    entrypoint: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_./-]+$' }),
+    script: Type.String({ minLength: 1, maxLength: 262_144 }),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 7_200_000 })),
+  },
+  { additionalProperties: false },
+);
+
+const ConfigFile = Type.Object(
+  {
+    path: Type.String({ minLength: 1, maxLength: 1024 }),
+    parser: Type.Union(CONFIG_PARSERS.map((p) => Type.Literal(p))),
+    find: Type.Record(Type.String({ minLength: 1, maxLength: 512 }), Type.String({ maxLength: 4096 }), { minProperties: 1, maxProperties: 256 }),
   },
   { additionalProperties: false },
 );
@@ -106,6 +128,10 @@ export const TemplateBody = Type.Object(
     labels: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 4096 }), { maxProperties: 64 })),
     caps: Type.Optional(Type.Object({ maxInstances: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) }, { additionalProperties: false })),
     networkSecret: Type.Optional(Type.Object({ env: EnvName }, { additionalProperties: false })),
+    command: Type.Optional(Type.Array(Type.String({ maxLength: 4096 }), { minItems: 1, maxItems: 256 })),
+    stdin: Type.Optional(Type.Boolean()),
+    install: Type.Optional(Install),
+    configFiles: Type.Optional(Type.Array(ConfigFile, { maxItems: 64 })),
   },
   { additionalProperties: false },
 );

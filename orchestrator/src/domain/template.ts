@@ -37,6 +37,8 @@ export interface VariableSpec {
   validation?: VariableValidation;
   /** How a change reaches a running instance (#4). */
   apply?: 'immediate' | 'restart_required';
+  /** Only operators (admin, manager, operator tokens) may set it; narrow `instances:write` tokens are refused (egg `user_editable: false`). */
+  operatorOnly?: boolean;
 }
 
 export const READINESS_KINDS = ['minecraft', 'tcp', 'http', 'log', 'bridge'] as const;
@@ -70,6 +72,8 @@ export interface RconSpec {
 export interface StopSpec {
   signal: string;
   rcon?: RconSpec;
+  /** Console command written to the server's stdin for a graceful stop (needs `stdin: true`); the signal after the timeout. */
+  stdin?: string;
   /** Kill after this long without exit. */
   timeoutMs: number;
 }
@@ -117,6 +121,31 @@ export interface TemplateSpec {
    * never stored in the template, the instance, its history or revisions.
    */
   networkSecret?: { env: string };
+  /** Replaces the image's CMD; `{{VAR}}` and `${VAR}` in each argument are filled from the instance's env at creation. */
+  command?: string[];
+  /** The container is created with an open stdin: console commands and the stdin stop path write to it. */
+  stdin?: boolean;
+  install?: InstallSpec;
+  configFiles?: ConfigFileSpec[];
+}
+
+/** A one-off script run at creation (state `installing`) in its own container, the instance directory at `/mnt/server`. */
+export interface InstallSpec {
+  image: string;
+  /** The interpreter the script is given to (`bash`, `ash`, `/bin/sh`). */
+  entrypoint: string;
+  script: string;
+  timeoutMs: number;
+}
+
+export const CONFIG_PARSERS = ['properties', 'yaml', 'json', 'ini', 'xml', 'toml', 'file'] as const;
+export type ConfigParser = (typeof CONFIG_PARSERS)[number];
+
+/** Edits applied to a file under /data before each start: keys (dotted paths in structured files) → values with `{{…}}` references. */
+export interface ConfigFileSpec {
+  path: string;
+  parser: ConfigParser;
+  find: Record<string, string>;
 }
 
 /** Backup rules: `onlineSave` archives a running server after save-off + save-all flush over RCON; `paths` limit the archive (default: all of /data). */

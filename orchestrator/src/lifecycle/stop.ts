@@ -6,16 +6,19 @@ export interface StopSpecInput {
   signal: string;
   timeoutMs: number;
   rcon?: { port: number; passwordVariable: string; command?: string };
+  /** Console command written to stdin (egg templates). */
+  stdin?: string;
 }
 
 export interface StopRequest {
   timeoutSeconds: number;
   signal: string;
   rcon?: { port: number; password: string; command: string };
+  stdin?: string;
 }
 
 /** `none`: the container had already exited when the stop arrived. */
-export type StopPath = 'rcon' | 'signal' | 'killed' | 'none';
+export type StopPath = 'rcon' | 'signal' | 'stdin' | 'killed' | 'none';
 
 /** The agent's stop body. The password is read from the instance's secrets at dispatch, never stored in a command. */
 export function planStop(stop: StopSpecInput, secrets: Readonly<Record<string, string>>): StopRequest {
@@ -23,11 +26,12 @@ export function planStop(stop: StopSpecInput, secrets: Readonly<Record<string, s
   const request: StopRequest = { timeoutSeconds: Math.max(0, Math.ceil(stop.timeoutMs / 1000)), signal: stop.signal };
   const password = stop.rcon ? secrets[stop.rcon.passwordVariable] : undefined;
   if (stop.rcon && password) request.rcon = { port: stop.rcon.port, password, command: stop.rcon.command ?? 'stop' };
+  if (stop.stdin !== undefined && !request.rcon) request.stdin = stop.stdin;
   return request;
 }
 
 /** The path recorded in the history: the bounded timeout's kill wins over the graceful method. */
-export function stopPath(result: { method: 'rcon' | 'signal' | 'none'; killed: boolean }): StopPath {
+export function stopPath(result: { method: 'rcon' | 'signal' | 'stdin' | 'none'; killed: boolean }): StopPath {
   return result.killed ? 'killed' : result.method;
 }
 
@@ -38,6 +42,8 @@ export function describeStop(path: StopPath, timeoutSeconds: number, exitCode: n
       return `stopped gracefully over RCON${code}`;
     case 'signal':
       return `stopped gracefully by the stop signal${code}`;
+    case 'stdin':
+      return `stopped gracefully by the stop command on stdin${code}`;
     case 'none':
       return `the container had already exited${code}`;
     default:

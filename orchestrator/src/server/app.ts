@@ -29,6 +29,7 @@ import { instanceUpdateRoutes } from './routes/instance-update.js';
 import { instancePreviewRoutes } from './routes/instance-preview.js';
 import { installationRequestRoutes } from './routes/installation-requests.js';
 import { keptDataRoutes } from './routes/kept-data.js';
+import { eggRoutes } from './routes/eggs.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -83,6 +84,7 @@ export async function buildApp(ctx: ServerContext) {
     await api.register(async (scoped) => layerRoutes(scoped, ctx));
     await api.register(async (scoped) => importRoutes(scoped, ctx));
     await catalogRoutes(api, ctx);
+    await eggRoutes(api, ctx);
     await instanceRoutes(api, ctx);
     await instanceActionRoutes(api, ctx);
     await instanceAdminRoutes(api, ctx);

@@ -12,6 +12,7 @@ import type {
   DriverHost,
   HostBackups,
   HostDataImport,
+  HostEggs,
   HostDriver,
   HostImages,
   HostKeptData,
@@ -38,6 +39,7 @@ class RawBody {
   constructor(readonly stream: Readable, readonly contentType: string) {}
 }
 
+const INSTALL_CALL_MARGIN_MS = 120_000;
 const instancePath = (instanceId: string): string => `/instances/${encodeURIComponent(instanceId)}`;
 const backupPath = (instanceId: string, backupId: string): string => `${instancePath(instanceId)}/backups/${encodeURIComponent(backupId)}`;
 
@@ -48,6 +50,7 @@ export class AgentHostDriver implements HostDriver {
   readonly dataImport: HostDataImport;
   readonly keptData: HostKeptData;
   readonly metrics: HostMetrics;
+  readonly eggs: HostEggs;
 
   constructor(private readonly o: AgentDriverOptions) {
     this.backups = {
@@ -72,6 +75,11 @@ export class AgentHostDriver implements HostDriver {
       list: async (host, ids = {}) => (await this.call<Api.KeptDataList>(host, 'GET', '/kept-data', undefined, ids)).keptData,
       purge: (host, id, ids = {}) => this.call(host, 'DELETE', `/kept-data/${encodeURIComponent(id)}`, undefined, ids),
       attach: (host, id, to, ids = {}) => this.call(host, 'POST', `/kept-data/${encodeURIComponent(id)}/attach`, { instanceId: to } satisfies Api.KeptDataAttachBody, ids),
+    };
+    this.eggs = {
+      // The script's own bound plus room for the image pull and the container's removal.
+      install: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/install`, body, ids, false, body.timeoutMs + INSTALL_CALL_MARGIN_MS),
+      stdin: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/stdin`, body, ids),
     };
     this.dataImport = {
       importData: (host, id, path, archive, ids = {}) =>
@@ -177,12 +185,12 @@ export class AgentHostDriver implements HostDriver {
     return this.call(host, 'POST', `${instancePath(instanceId)}/${action}`, {}, ids);
   }
 
-  private async call<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, raw = false): Promise<T> {
+  private async call<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, raw = false, timeoutMs = this.o.timeoutMs): Promise<T> {
     const controlUrl = host.controlUrl;
     const url = `${controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`;
     const headers = this.headers(ids, body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json');
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
     let res: Response;
     let text: string;
     try {
@@ -193,7 +201,7 @@ export class AgentHostDriver implements HostDriver {
     } catch (err) {
       const timedOut = controller.signal.aborted;
       throw new AppError(timedOut ? 'TIMEOUT' : 'HOST_UNAVAILABLE', timedOut
-        ? `agent at ${controlUrl} did not answer ${method} ${route} within ${this.o.timeoutMs} ms`
+        ? `agent at ${controlUrl} did not answer ${method} ${route} within ${timeoutMs} ms`
         : `agent at ${controlUrl} is unreachable (${(err as Error).message})`, { retryable: true, cause: err });
     } finally {
       clearTimeout(timer);

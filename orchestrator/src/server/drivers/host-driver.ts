@@ -87,6 +87,8 @@ export interface HostDriver {
   readonly keptData?: HostKeptData;
   /** Resource samples of the host's running instances, when the host measures them. */
   readonly metrics?: HostMetrics;
+  /** Egg templates: install scripts before the first start and console lines on stdin. */
+  readonly eggs?: HostEggs;
 }
 
 export interface HostMetrics {
@@ -101,6 +103,13 @@ export interface HostKeptData {
   purge(host: DriverHost, instanceId: string, ids?: CallIds): Promise<Api.KeptDataPurged>;
   /** Makes the kept world of `keptId` the world of instance `to` (its container created or stopped). */
   attach(host: DriverHost, keptId: string, to: string, ids?: CallIds): Promise<Api.KeptDataAttached>;
+}
+
+export interface HostEggs {
+  /** Runs an install script in a one-off container with the instance directory at /mnt/server. */
+  install(host: DriverHost, instanceId: string, request: Api.InstallBody, ids?: CallIds): Promise<Api.InstallAnswer>;
+  /** Writes one line to a running instance's open stdin. */
+  stdin(host: DriverHost, instanceId: string, request: Api.StdinBody, ids?: CallIds): Promise<{ written: boolean }>;
 }
 
 export interface HostBackups {

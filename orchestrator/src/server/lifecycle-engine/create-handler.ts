@@ -6,11 +6,11 @@
 // failed for good leaves the instance in `error` with the host's reason.
 
 import type { Readable } from 'node:stream';
-import type { Command, Host, Instance, InstanceFleet, JsonObject, ObservedState } from '../../domain/index.js';
+import type { Command, Host, InstallSpec, Instance, InstanceFleet, JsonObject, ObservedState } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import { capability, type HostDriver, type InstanceEndpoint } from '../drivers/host-driver.js';
+import { capability, type HostDriver, type HostEggs, type InstanceEndpoint } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { agentCreateBody } from '../services/instance-config.js';
 import type { CommandHandler } from './command-handler.js';
@@ -49,13 +49,13 @@ export class CreateHandler implements CommandHandler {
     });
     const imp = importOf(cmd.payload);
     const start = cmd.payload.start !== false;
-    // With an import the container is created stopped, the data goes in, and only then it starts.
-    let res = await driver.create(host, instanceId, { ...body, start: start && !imp }, ids);
-    if (imp) {
-      await this.importData(cmd, host, imp, log);
-      if (start) res = await driver.start(host, instanceId, ids);
-    }
-    const note = imp ? `; imported upload ${imp.uploadId} into ${imp.destination}` : '';
+    const install = template?.install;
+    // With an import or an install script the container is created stopped, the data goes in, and only then it starts.
+    let res = await driver.create(host, instanceId, { ...body, start: start && !imp && !install }, ids);
+    if (imp) await this.importData(cmd, host, imp, log);
+    const installNote = install ? await runInstallScript(capability(driver.eggs, 'install script', host), host, instanceId, install, body.env ?? {}, ids) : '';
+    if ((imp || install) && start) res = await driver.start(host, instanceId, ids);
+    const note = `${imp ? `; imported upload ${imp.uploadId} into ${imp.destination}` : ''}${installNote}`;
     const updated = await this.recordCreated(cmd, instance, host, res, start, note);
     if (updated?.state === 'starting') this.deps.onStarted(updated.id);
     return { containerId: res.containerId, containerName: res.containerName, hostPort: res.hostPort, endpoint: res.endpoint, state: res.state };
@@ -106,6 +106,18 @@ export class CreateHandler implements CommandHandler {
       throw err;
     }
   }
+}
+
+/** The last lines of an install script's output kept in the history. */
+const INSTALL_TAIL_LINES = 10;
+
+/** Runs the template's install script; a failure (exit ≠ 0, timeout) fails the create with the script's last lines. */
+async function runInstallScript(eggs: HostEggs, host: Host, instanceId: string, install: InstallSpec, env: Record<string, string>, ids: { commandId: string; requestId?: string | undefined }): Promise<string> {
+  const answer = await eggs.install(host, instanceId, { image: install.image, entrypoint: install.entrypoint, script: install.script, timeoutMs: install.timeoutMs, env }, ids);
+  const tail = answer.output.trimEnd().split('\n').slice(-INSTALL_TAIL_LINES).join('\n');
+  if (answer.timedOut) throw new AppError('TIMEOUT', `install script did not finish within ${install.timeoutMs} ms; last lines:\n${tail}`);
+  if (answer.exitCode !== 0) throw new AppError('UPSTREAM_FAILED', `install script exited ${answer.exitCode ?? 'without a code'}; last lines:\n${tail}`);
+  return `; install script finished in ${Math.round(answer.durationMs / 100) / 10} s, last lines:\n${tail}`;
 }
 
 function withoutArchived(fleet: InstanceFleet): InstanceFleet {

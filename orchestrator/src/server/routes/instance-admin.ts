@@ -4,6 +4,7 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { assertVariablesSettable } from '../../eggs/variable-access.js';
 import type { JsonObject } from '../../domain/index.js';
 import { planDeletion } from '../../lifecycle/deletion.js';
 import { unwrap } from '../../lifecycle/result.js';
@@ -50,6 +51,7 @@ export async function instanceAdminRoutes(api: FastifyInstance, ctx: ServerConte
     const instance = await ctx.lifecycle.find(id);
     const template = await ctx.lifecycle.templateOf(instance);
     auditTarget(req, instance.id, redactParams(body, secretNames(instance, template)) as JsonObject);
+    assertVariablesSettable(req.principal, template, body.settings);
     const { instance: updated, applied, commandId } = await ctx.lifecycle.changeSettings(instance.id, body, userActor(req.principal), { requestId: req.id });
     return reply.status(commandId ? 202 : 200).send({
       id: updated.id, applied, commandId,

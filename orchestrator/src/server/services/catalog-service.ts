@@ -2,7 +2,7 @@
 // against the store, then write. Template versions are immutable.
 
 import { createHash } from 'node:crypto';
-import type { Group, LayerRef, TemplateVersion } from '../../domain/index.js';
+import type { Group, LayerRef, TemplateSpec, TemplateVersion } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import { canonicalJson } from '../../store/json.js';
 import type { Store } from '../../store/store.js';
@@ -39,6 +39,14 @@ export class CatalogService {
     const template = { name, version, spec, specHash, createdAt: this.clock.now() };
     if (opts.dryRun) return { template, created: true };
     return this.store.templates.create(template);
+  }
+
+  /** What putTemplate would do with this body, writing nothing (the egg import's preview). */
+  async previewTemplate(name: string, version: string, body: TemplateBody): Promise<{ spec: TemplateSpec; outcome: 'create' | 'unchanged' | 'conflict' }> {
+    const spec = normalizeTemplate(body);
+    const existing = await this.store.templates.get(name, version);
+    const specHash = createHash('sha256').update(canonicalJson(spec)).digest('hex');
+    return { spec, outcome: !existing ? 'create' : existing.specHash === specHash ? 'unchanged' : 'conflict' };
   }
 
   /** `dryRun`: every check, no write; `changed` then says whether the put would change the group. */

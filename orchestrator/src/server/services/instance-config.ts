@@ -4,6 +4,8 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import type { ContainerConfig, ContainerUserSpec, Group, Instance, JsonObject, TemplateSpec, TemplateVersion, Variant } from '../../domain/index.js';
+import { planConfigEdits } from '../../eggs/config-files.js';
+import { builtinEnv, renderStartup } from '../../eggs/startup.js';
 import { containerUserString, redactSecrets } from '../../lifecycle/settings.js';
 import type { CreateInstanceRequest as AgentCreateBody } from '../drivers/host-driver.js';
 import { valueProblem } from './catalog-rules.js';
@@ -153,6 +155,16 @@ export function agentCreateBody(
     body.stopTimeoutSeconds = Math.max(1, Math.ceil(template.stop.timeoutMs / 1000));
   }
   if (opts.pull) body.pull = opts.pull;
+  if (template?.command) {
+    // Templates with a command (eggs) get Wings' SERVER_* variables, and the command is filled in from the final env.
+    body.env = builtinEnv(env, c.resources.memoryMb, c.containerPort);
+    body.command = renderStartup(template.command, body.env);
+  }
+  if (template?.stdin) body.openStdin = true;
+  if (template?.configFiles && template.configFiles.length > 0) {
+    const ctxEnv = builtinEnv(body.env ?? env, c.resources.memoryMb, c.containerPort);
+    body.configFiles = planConfigEdits(template.configFiles, { port: c.containerPort, ip: '0.0.0.0', memoryMb: c.resources.memoryMb, env: ctxEnv });
+  }
   return body;
 }
 

@@ -1,0 +1,116 @@
+// What egg templates need of the agent: configuration edits applied to files
+// of the instance directory before each start (never following a symlink out
+// of it), install scripts in a one-off container, and lines written to stdin.
+
+import { constants } from 'node:fs';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { CreateInstanceBody, InstallAnswer, InstallBody } from '../contracts/agent-api.js';
+import type { ConfigParser } from '../domain/template.js';
+import { applyConfigEdits } from '../eggs/config-files.js';
+import { AppError } from '../shared/errors.js';
+import { errnoCode, lstatOrUndefined } from '../shared/fs-errors.js';
+import { checkImportPath } from './data-import.js';
+import type { ContainerRuntime, OneOffRuntime, StdinRuntime } from './runtime.js';
+
+export type ConfigFilePlan = NonNullable<CreateInstanceBody['configFiles']>[number];
+/** The planned edits travel with the container (agent-owned label), so every start applies them. */
+export const CONFIG_FILES_LABEL = 'orchestrator.config-files';
+/** Install containers: never `orchestrator.managed`, so inventory and cleanup of game containers never see them. */
+export const INSTALL_LABEL = 'orchestrator.install';
+const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
+const MAX_INSTALL_OUTPUT_BYTES = 16 * 1024;
+
+export function configFilesOf(labels: Readonly<Record<string, string>>): ConfigFilePlan[] {
+  const raw = labels[CONFIG_FILES_LABEL];
+  return raw ? (JSON.parse(raw) as ConfigFilePlan[]) : [];
+}
+
+/** Every parent below root is a real directory (created when missing), never a symlink. */
+async function safeParent(root: string, rel: string): Promise<void> {
+  const parts = rel.split('/').slice(0, -1);
+  let at = root;
+  for (const part of parts) {
+    at = join(at, part);
+    const st = await lstatOrUndefined(at);
+    if (st === undefined) await mkdir(at, { mode: 0o755 });
+    else if (!st.isDirectory()) throw new AppError('UNSAFE_PATH', `config file path ${rel}: ${part} is not a directory (symlinks are not followed)`);
+  }
+}
+
+async function readNoFollow(path: string): Promise<string> {
+  try {
+    const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      const st = await fh.stat();
+      if (!st.isFile()) throw new AppError('UNSAFE_PATH', `${path} is not a regular file`);
+      if (st.size > MAX_CONFIG_FILE_BYTES) throw new AppError('VALIDATION_FAILED', `${path} is larger than ${MAX_CONFIG_FILE_BYTES} bytes; not edited`);
+      return await fh.readFile('utf8');
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return '';
+    if (errnoCode(err) === 'ELOOP') throw new AppError('UNSAFE_PATH', `${path} is a symlink; config edits never follow one`);
+    throw err;
+  }
+}
+
+/** Applies the edits inside `root` (the instance directory): written to a temp file, then renamed over the old one. */
+export async function applyConfigFiles(root: string, plans: readonly ConfigFilePlan[], owner?: { uid: number; gid: number }): Promise<string[]> {
+  const changed: string[] = [];
+  for (const plan of plans) {
+    const rel = checkImportPath(plan.path);
+    if (rel === '') throw new AppError('UNSAFE_PATH', `config file path ${JSON.stringify(plan.path)} names the instance directory itself`);
+    await safeParent(root, rel);
+    const target = join(root, rel);
+    const before = await readNoFollow(target);
+    let after: string;
+    try {
+      after = applyConfigEdits(plan.parser as ConfigParser, before, plan.edits);
+    } catch (err) {
+      throw new AppError('VALIDATION_FAILED', `config file ${rel} (${plan.parser}): ${(err as Error).message}`);
+    }
+    if (after === before) continue;
+    const tmp = join(dirname(target), `.endercloud-edit-${process.pid}-${Date.now()}`);
+    const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    try {
+      await fh.writeFile(after, 'utf8');
+      if (owner) await fh.chown(owner.uid, owner.gid);
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, target).catch(async (err: unknown) => {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    });
+    changed.push(rel);
+  }
+  return changed;
+}
+
+function abilityOf<T extends object>(runtime: ContainerRuntime, method: keyof T, what: string): T {
+  if (typeof (runtime as unknown as Record<string, unknown>)[method as string] !== 'function') throw new AppError('NOT_IMPLEMENTED', `this agent's container runtime cannot ${what}`);
+  return runtime as unknown as T;
+}
+
+export function stdinOf(runtime: ContainerRuntime): StdinRuntime {
+  return abilityOf<StdinRuntime>(runtime, 'writeStdin', 'write to a container\'s stdin');
+}
+
+/** Runs an install script: `entrypoint /mnt/install/script`-like, here `entrypoint -c script` so nothing extra is mounted. */
+export async function runInstall(
+  runtime: ContainerRuntime,
+  spec: { name: string; hostPath: string; labels: Record<string, string>; user?: string },
+  body: InstallBody,
+): Promise<InstallAnswer> {
+  const runner = abilityOf<OneOffRuntime>(runtime, 'runOneOff', 'run install containers');
+  await runtime.ensureImage(body.image, undefined, body.pull ?? 'missing');
+  const started = Date.now();
+  const result = await runner.runOneOff({
+    name: spec.name, image: body.image, entrypoint: [body.entrypoint], command: ['-c', body.script],
+    env: Object.entries(body.env ?? {}), labels: spec.labels, hostPath: spec.hostPath, mountTarget: '/mnt/server',
+    ...(spec.user ? { user: spec.user } : {}), timeoutMs: body.timeoutMs, maxOutputBytes: MAX_INSTALL_OUTPUT_BYTES,
+  });
+  return { ...result, durationMs: Date.now() - started };
+}

@@ -1,0 +1,77 @@
+// `ectl templates import-egg FILE --name N --template-version V [--image KEY] [--dry-run]`
+// (`--version` is ectl's own global flag, so the version has a longer name):
+// a Pterodactyl/Pelican egg becomes a template version. The preview (what was
+// mapped, what has no equivalent, unknown fields) is printed first, like apply;
+// a refused egg or a version that exists with another spec stops before a write.
+
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { CliError } from '../errors.js';
+import { printJson } from '../output.js';
+import type { CommandContext } from '../program.js';
+
+interface EggPreview {
+  format: string | null;
+  eggName: string | null;
+  mapped: { from: string; to: string }[];
+  untranslated: { field: string; reason: string }[];
+  unknownFields: string[];
+  refused?: string;
+}
+interface ImportAnswer {
+  outcome: 'create' | 'unchanged' | 'conflict' | 'refused';
+  preview: EggPreview;
+  template?: { name: string; version: string; specHash: string };
+}
+
+interface ImportOptions {
+  name: string;
+  templateVersion: string;
+  image?: string;
+  memory?: string;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+function printPreview(ctx: CommandContext, p: EggPreview, outcome: string, target: string): void {
+  ctx.out.line(`egg ${JSON.stringify(p.eggName ?? '?')} (${p.format ?? 'unknown format'}) → template ${target}: ${outcome}`);
+  for (const m of p.mapped) ctx.out.line(`  mapped        ${m.from} → ${m.to}`);
+  for (const u of p.untranslated) ctx.out.line(`  untranslated  ${u.field}: ${u.reason}`);
+  for (const f of p.unknownFields) ctx.out.line(`  unknown field ${f}`);
+  if (p.refused !== undefined) ctx.out.line(`  REFUSED       ${p.refused}`);
+}
+
+export function registerEggs(program: Command, ctx: CommandContext): void {
+  const templates = program.commands.find((c) => c.name() === 'templates') ?? program.command('templates');
+  templates
+    .command('import-egg <file>')
+    .description('import a Pterodactyl/Pelican egg (PTDL_v1, PTDL_v2) as a template version; prints the preview first')
+    .requiredOption('--name <name>', 'template name')
+    .requiredOption('--template-version <version>', 'template version (immutable; --version is ectl\'s own flag)')
+    .option('--image <key>', 'which of the egg\'s docker_images (its label or the image); default the first')
+    .option('--memory <mb>', 'memory in MiB (eggs carry none; default 1024)')
+    .option('--dry-run', 'only show the preview')
+    .option('--json', 'print the answer as JSON')
+    .action(async (file: string, opts: ImportOptions) => {
+      let egg: unknown;
+      try {
+        egg = JSON.parse(await readFile(ctx.resolvePath(file), 'utf8'));
+      } catch (err) {
+        throw new CliError('usage', `${file}: not a readable JSON egg (${(err as Error).message})`);
+      }
+      const memoryMb = opts.memory === undefined ? undefined : Number(opts.memory);
+      if (memoryMb !== undefined && !Number.isInteger(memoryMb)) throw new CliError('usage', `--memory ${opts.memory}: a whole number of MiB`);
+      const body = { egg, name: opts.name, version: opts.templateVersion, ...(opts.image ? { image: opts.image } : {}), ...(memoryMb !== undefined ? { memoryMb } : {}) };
+      const client = await ctx.client();
+      const target = `${opts.name}@${opts.templateVersion}`;
+      const preview = await client.post<ImportAnswer>('/templates/import-egg', { ...body, dryRun: true });
+      if (opts.json && opts.dryRun) return printJson(ctx.out, preview);
+      if (!opts.json) printPreview(ctx, preview.preview, preview.outcome, target);
+      if (preview.outcome === 'refused') throw new CliError('runtime', `egg refused: ${preview.preview.refused ?? 'see the preview'}; nothing was written`);
+      if (preview.outcome === 'conflict') throw new CliError('runtime', `template ${target} already exists with a different spec: choose a new --template-version; nothing was written`);
+      if (opts.dryRun) return;
+      const stored = await client.post<ImportAnswer>('/templates/import-egg', body);
+      if (opts.json) return printJson(ctx.out, stored);
+      ctx.out.line(`template ${target} ${stored.outcome === 'create' ? 'created' : 'unchanged'} (spec ${stored.template?.specHash.slice(0, 12) ?? '?'})`);
+    });
+}

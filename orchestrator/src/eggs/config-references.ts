@@ -1,0 +1,30 @@
+// `{{…}}` references of egg config-file values, pure and dependency-free (the
+// catalog rules use it, and ectl bundles those): what an instance resolves.
+
+export const REFERENCE = /\{\{\s*([A-Za-z0-9_.]+)\s*\}\}/g;
+
+/** What references resolve from: the instance as its container sees it. */
+export interface ConfigContext {
+  port: number;
+  ip: string;
+  memoryMb: number;
+  env: Readonly<Record<string, string>>;
+}
+
+/** The value of one reference, or undefined when it names nothing this can resolve. */
+export function resolveReference(ref: string, ctx: ConfigContext): string | undefined {
+  switch (ref) {
+    case 'server.build.default.port': case 'server.allocations.default.port': return String(ctx.port);
+    case 'server.build.default.ip': case 'server.allocations.default.ip': return ctx.ip;
+    case 'server.build.memory': return String(ctx.memoryMb);
+  }
+  const env = /^(?:server\.build\.)?env\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(ref);
+  if (env) return ctx.env[env[1] as string] ?? '';
+  return undefined;
+}
+
+/** References a value uses that resolveReference does not know (checked at import). */
+export function unknownReferences(value: string): string[] {
+  const probe: ConfigContext = { port: 1, ip: '0.0.0.0', memoryMb: 1, env: {} };
+  return [...value.matchAll(REFERENCE)].map((m) => m[1] as string).filter((r) => resolveReference(r, probe) === undefined);
+}

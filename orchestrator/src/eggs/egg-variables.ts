@@ -1,0 +1,76 @@
+// Egg variables → typed template variables, pure: env name, default typed by
+// the translated rules, operator-only when the egg hides it from users.
+
+import type { JsonValue } from '../domain/common.js';
+import type { VariableSpec } from '../domain/template.js';
+import { translateRules } from './rules.js';
+
+export interface EggFinding {
+  field: string;
+  reason: string;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const VARIABLE_FIELDS = ['name', 'description', 'env_variable', 'default_value', 'user_viewable', 'user_editable', 'rules', 'field_type', 'sort', 'id', 'egg_id', 'created_at', 'updated_at'];
+
+function typedDefault(v: VariableSpec, raw: string): { value?: JsonValue; problem?: string } {
+  const rules = v.validation ?? {};
+  switch (v.type) {
+    case 'integer': case 'number': {
+      const n = Number(raw);
+      if (raw.trim() === '' || !Number.isFinite(n) || (v.type === 'integer' && !Number.isInteger(n))) return { problem: `"${raw}" is not a${v.type === 'integer' ? 'n integer' : ' number'}` };
+      if ((rules.min !== undefined && n < rules.min) || (rules.max !== undefined && n > rules.max)) return { problem: `${n} is outside its own bounds` };
+      return { value: n };
+    }
+    case 'enum':
+      return (rules.values ?? []).includes(raw) ? { value: raw } : { problem: `"${raw}" is not one of ${(rules.values ?? []).join(', ')}` };
+    default: {
+      if (rules.maxLength !== undefined && raw.length > rules.maxLength) return { problem: 'is longer than its own max' };
+      if (rules.minLength !== undefined && raw.length < rules.minLength) return { problem: 'is shorter than its own min' };
+      if (rules.pattern !== undefined && !new RegExp(rules.pattern).test(raw)) return { problem: `does not match its own regex ${rules.pattern}` };
+      return { value: raw };
+    }
+  }
+}
+
+export interface VariableImport {
+  variables: VariableSpec[];
+  untranslated: EggFinding[];
+  unknownFields: string[];
+  mapped: { from: string; to: string }[];
+  refused?: string;
+}
+
+export function importVariables(raw: unknown): VariableImport {
+  const out: VariableImport = { variables: [], untranslated: [], unknownFields: [], mapped: [] };
+  if (raw === undefined || raw === null) return out;
+  if (!Array.isArray(raw)) return { ...out, refused: 'variables must be a list' };
+  for (const [i, item] of raw.entries()) {
+    const field = `variables[${i}]`;
+    if (typeof item !== 'object' || item === null) return { ...out, refused: `${field} is not an object` };
+    const v = item as Record<string, unknown>;
+    for (const key of Object.keys(v)) if (!VARIABLE_FIELDS.includes(key)) out.unknownFields.push(`${field}.${key}`);
+    const env = typeof v.env_variable === 'string' ? v.env_variable.trim() : '';
+    if (!ENV_NAME.test(env) || env.length > 128) return { ...out, refused: `${field}.env_variable "${String(v.env_variable)}" is not an environment variable name` };
+    const t = translateRules(v.rules as string | string[] | undefined);
+    for (const reason of t.untranslated) out.untranslated.push({ field: `${field}.rules (${env})`, reason });
+    const label = typeof v.name === 'string' ? v.name.trim() : '';
+    const about = typeof v.description === 'string' ? v.description.trim() : '';
+    const spec: VariableSpec = { name: env, type: t.type, env };
+    const description = [label, about].filter((s) => s.length > 0).join(': ').slice(0, 1000);
+    if (description) spec.description = description;
+    if (t.required) spec.required = true;
+    if (Object.keys(t.validation).length > 0) spec.validation = t.validation;
+    if (v.user_editable === false || v.user_editable === 0 || v.user_viewable === false || v.user_viewable === 0) spec.operatorOnly = true;
+    if (v.user_viewable === false || v.user_viewable === 0) out.untranslated.push({ field: `${field}.user_viewable (${env})`, reason: 'hidden from users in the panel: here it is operator-only to set, but readers of the instance still see its value' });
+    const rawDefault = v.default_value === undefined || v.default_value === null ? '' : String(v.default_value);
+    if (rawDefault !== '') {
+      const d = typedDefault(spec, rawDefault);
+      if (d.problem !== undefined) out.untranslated.push({ field: `${field}.default_value (${env})`, reason: `${d.problem}: no default kept, give the value per instance` });
+      else if (d.value !== undefined) spec.default = d.value;
+    }
+    out.mapped.push({ from: field, to: `variable ${env} (${spec.type}${spec.required ? ', required' : ''}${spec.operatorOnly ? ', operator-only' : ''})` });
+    out.variables.push(spec);
+  }
+  return out;
+}

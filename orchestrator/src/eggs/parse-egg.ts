@@ -1,0 +1,218 @@
+// Pterodactyl/Pelican eggs (PTDL_v1, PTDL_v2) → a template body, pure, with
+// the preview an operator reads before storing it: what was mapped, what has
+// no equivalent (never dropped silently), unknown fields, or why it is refused.
+
+import type { ConfigFileSpec, ConfigParser, InstallSpec } from '../domain/template.js';
+import { CONFIG_PARSERS } from '../domain/template.js';
+import type { TemplateBody } from '../server/schemas/catalog.js';
+import { unknownReferences } from './config-references.js';
+import { importVariables, type EggFinding } from './egg-variables.js';
+import { commandReferences, startupCommand } from './startup.js';
+import { mapStop, type DeclaredRcon } from './stop.js';
+
+export const EGG_FORMATS = ['PTDL_v1', 'PTDL_v2'] as const;
+export type EggFormat = (typeof EGG_FORMATS)[number];
+
+export interface EggPreview {
+  format: EggFormat | null;
+  eggName: string | null;
+  mapped: { from: string; to: string }[];
+  untranslated: EggFinding[];
+  unknownFields: string[];
+  /** Set when the egg cannot be represented: nothing is stored. */
+  refused?: string;
+}
+
+export interface EggImportOptions {
+  /** Key (label) of `docker_images`, or the image itself; default the first. */
+  image?: string;
+  memoryMb?: number;
+  /** The server's RCON, when the operator declares it: the stop command goes over RCON instead of stdin. */
+  rcon?: DeclaredRcon;
+  installTimeoutMs?: number;
+}
+
+export const DEFAULT_EGG_MEMORY_MB = 1024;
+export const DEFAULT_INSTALL_TIMEOUT_MS = 600_000;
+/** Java servers take a while to print their done line; the tcp default (2 min) is too short for a first world. */
+export const EGG_STARTUP_TIMEOUT_MS = 300_000;
+/** What Wings gives every server and an egg's startup may use. */
+export const BUILTIN_ENV = ['SERVER_MEMORY', 'SERVER_IP', 'SERVER_PORT'];
+
+const TOP_FIELDS = ['_comment', 'meta', 'exported_at', 'name', 'author', 'uuid', 'description', 'features', 'docker_images', 'images', 'file_denylist', 'startup', 'config', 'scripts', 'variables', 'tags', 'update_url'];
+const CONFIG_FIELDS = ['files', 'startup', 'logs', 'stop', 'extends', 'file_denylist'];
+const INSTALL_FIELDS = ['script', 'container', 'entrypoint', 'privileged', 'extends'];
+
+class Refusal extends Error {}
+
+function obj(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+/** `config.files` and `config.startup` are JSON text in exports (objects in some hand-written eggs). */
+function jsonField(v: unknown, field: string): Record<string, unknown> | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v === 'string') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v);
+    } catch (err) {
+      throw new Refusal(`${field} is not valid JSON: ${(err as Error).message}`);
+    }
+    if (parsed === null || (Array.isArray(parsed) && parsed.length === 0)) return undefined;
+    const o = obj(parsed);
+    if (!o) throw new Refusal(`${field} must be a JSON object`);
+    return o;
+  }
+  const o = obj(v);
+  if (!o) throw new Refusal(`${field} must be an object`);
+  return o;
+}
+
+function chooseImage(egg: Record<string, unknown>, key: string | undefined, p: EggPreview): string {
+  const raw = egg.docker_images ?? egg.images;
+  const entries: [string, string][] = Array.isArray(raw) ? raw.map((img) => [String(img), String(img)]) : Object.entries(obj(raw) ?? {}).map(([k, img]) => [k, String(img)]);
+  if (entries.length === 0) throw new Refusal('the egg names no docker image (docker_images is empty)');
+  const chosen = key === undefined ? entries[0] : entries.find(([k, img]) => k === key || img === key);
+  if (!chosen) throw new Refusal(`image "${key}" is not one of the egg's docker_images: ${entries.map(([k]) => k).join(', ')}`);
+  if (!/^[^\s]+$/.test(chosen[1])) throw new Refusal(`image "${chosen[1]}" is not a valid image reference`);
+  p.mapped.push({ from: `docker_images[${JSON.stringify(chosen[0])}]`, to: `image ${chosen[1]}` });
+  const others = entries.filter((e) => e !== chosen).map(([k]) => k);
+  if (others.length > 0) p.mapped.push({ from: 'docker_images (others)', to: `not used: ${others.join(', ')} (choose with --image KEY)` });
+  return chosen[1];
+}
+
+function readiness(startup: Record<string, unknown> | undefined, p: EggPreview): TemplateBody['readiness'] {
+  for (const key of Object.keys(startup ?? {})) if (key !== 'done') p.untranslated.push({ field: `config.startup.${key}`, reason: 'no equivalent (only "done" is read)' });
+  const done = startup?.done;
+  const list = (Array.isArray(done) ? done : done === undefined || done === null || done === '' ? [] : [done]).map(String).filter((s) => s.length > 0);
+  if (list.length === 0) {
+    p.mapped.push({ from: 'config.startup', to: 'no done string: readiness is a TCP accept on the server port' });
+    return { kind: 'tcp', startupTimeoutMs: EGG_STARTUP_TIMEOUT_MS };
+  }
+  const parts = list.map((s) => {
+    if (!s.startsWith('regex:')) return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const re = s.slice('regex:'.length);
+    try {
+      new RegExp(re);
+    } catch (err) {
+      throw new Refusal(`config.startup.done ${s} does not compile: ${(err as Error).message}`);
+    }
+    return `(?:${re})`;
+  });
+  const pattern = parts.join('|');
+  p.mapped.push({ from: 'config.startup.done', to: `readiness: a log line matching ${pattern}` });
+  return { kind: 'log', pattern, startupTimeoutMs: EGG_STARTUP_TIMEOUT_MS };
+}
+
+function configFiles(files: Record<string, unknown> | undefined, p: EggPreview): ConfigFileSpec[] {
+  const out: ConfigFileSpec[] = [];
+  for (const [path, value] of Object.entries(files ?? {})) {
+    const f = obj(value);
+    const field = `config.files[${JSON.stringify(path)}]`;
+    if (!f) throw new Refusal(`${field} is not an object`);
+    for (const key of Object.keys(f)) if (key !== 'parser' && key !== 'find') p.unknownFields.push(`${field}.${key}`);
+    const parser = String(f.parser ?? 'file');
+    if (!(CONFIG_PARSERS as readonly string[]).includes(parser)) throw new Refusal(`${field}.parser "${parser}" is not one of ${CONFIG_PARSERS.join(', ')}`);
+    const find: Record<string, string> = {};
+    for (const [key, raw] of Object.entries(obj(f.find) ?? {})) {
+      const at = `${field}.find[${JSON.stringify(key)}]`;
+      if (typeof raw === 'object' && raw !== null) { p.untranslated.push({ field: at, reason: 'value-matching replacements (an object of old → new) have no equivalent; the key is not edited' }); continue; }
+      if (parser !== 'file' && parser !== 'properties' && /[*[\]]/.test(key)) { p.untranslated.push({ field: at, reason: 'wildcard and array paths have no equivalent; the key is not edited' }); continue; }
+      const value = String(raw);
+      const unknown = unknownReferences(value);
+      if (unknown.length > 0) { p.untranslated.push({ field: at, reason: `refers to ${unknown.map((u) => `{{${u}}}`).join(', ')}, which names nothing an instance has; the key is not edited` }); continue; }
+      find[key] = value;
+    }
+    if (Object.keys(find).length === 0) continue;
+    out.push({ path, parser: parser as ConfigParser, find });
+    p.mapped.push({ from: field, to: `${parser} edits before each start: ${Object.keys(find).join(', ')}` });
+  }
+  return out;
+}
+
+function install(scripts: Record<string, unknown> | undefined, timeoutMs: number, p: EggPreview): InstallSpec | undefined {
+  for (const key of Object.keys(scripts ?? {})) if (key !== 'installation') p.unknownFields.push(`scripts.${key}`);
+  const inst = obj(scripts?.installation);
+  if (!inst) return undefined;
+  for (const key of Object.keys(inst)) if (!INSTALL_FIELDS.includes(key)) p.unknownFields.push(`scripts.installation.${key}`);
+  const script = typeof inst.script === 'string' ? inst.script.replace(/\r\n/g, '\n') : '';
+  if (script.trim() === '') return undefined;
+  if (inst.extends !== undefined && inst.extends !== null) throw new Refusal('scripts.installation.extends copies another egg\'s script: import that egg\'s script instead');
+  if (inst.privileged === true) p.untranslated.push({ field: 'scripts.installation.privileged', reason: 'install containers never run privileged here' });
+  const image = typeof inst.container === 'string' ? inst.container.trim() : '';
+  if (!/^[^\s]+$/.test(image)) throw new Refusal('scripts.installation.container names no image to run the script in');
+  const entrypoint = typeof inst.entrypoint === 'string' && inst.entrypoint.trim() !== '' ? inst.entrypoint.trim() : 'bash';
+  if (!/^[A-Za-z0-9_./-]+$/.test(entrypoint)) throw new Refusal(`scripts.installation.entrypoint "${entrypoint}" is not one program name`);
+  p.mapped.push({ from: 'scripts.installation', to: `install script run once at creation in ${image} (${entrypoint}), the instance directory at /mnt/server, bounded by ${timeoutMs} ms` });
+  return { image, entrypoint, script, timeoutMs };
+}
+
+/** Parses an egg (the JSON text's value) into a template body and its preview. */
+export function parseEgg(json: unknown, opts: EggImportOptions = {}): { template?: TemplateBody; preview: EggPreview } {
+  const p: EggPreview = { format: null, eggName: null, mapped: [], untranslated: [], unknownFields: [] };
+  try {
+    const template = build(json, opts, p);
+    return { template, preview: p };
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    p.refused = err.message;
+    return { preview: p };
+  }
+}
+
+function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBody {
+  const egg = obj(json);
+  if (!egg) throw new Refusal('an egg is a JSON object');
+  const version = obj(egg.meta)?.version;
+  if (!(EGG_FORMATS as readonly unknown[]).includes(version)) throw new Refusal(`meta.version ${JSON.stringify(version ?? null)} is not a known egg format (${EGG_FORMATS.join(', ')})`);
+  p.format = version as EggFormat;
+  p.eggName = typeof egg.name === 'string' ? egg.name : null;
+  for (const key of Object.keys(egg)) if (!TOP_FIELDS.includes(key)) p.unknownFields.push(key);
+  const config = obj(egg.config) ?? {};
+  for (const key of Object.keys(config)) if (!CONFIG_FIELDS.includes(key)) p.unknownFields.push(`config.${key}`);
+  if (config.extends !== undefined && config.extends !== null) throw new Refusal('config.extends inherits the configuration of another egg, which is not part of this file');
+  for (const f of Array.isArray(egg.features) ? egg.features : []) p.untranslated.push({ field: `features.${String(f)}`, reason: 'a panel feature (an interactive prompt in Pterodactyl) with no equivalent here' });
+  const denylist = [...(Array.isArray(egg.file_denylist) ? egg.file_denylist : []), ...(Array.isArray(config.file_denylist) ? config.file_denylist : [])];
+  if (denylist.length > 0) p.untranslated.push({ field: 'file_denylist', reason: 'there is no file manager here to deny files in' });
+  const logs = jsonField(config.logs, 'config.logs');
+  if (logs && Object.keys(logs).length > 0) p.untranslated.push({ field: 'config.logs', reason: 'custom log files are not read (the container output is the log)' });
+
+  const image = chooseImage(egg, opts.image, p);
+  const vars = importVariables(egg.variables);
+  p.mapped.push(...vars.mapped);
+  p.untranslated.push(...vars.untranslated);
+  p.unknownFields.push(...vars.unknownFields);
+  if (vars.refused) throw new Refusal(vars.refused);
+
+  const startup = typeof egg.startup === 'string' ? egg.startup : '';
+  const command = startupCommand(startup);
+  if (!command) throw new Refusal('startup is empty: the egg says nothing about how to start the server');
+  const known = new Set([...vars.variables.map((v) => v.name), ...BUILTIN_ENV]);
+  const missing = commandReferences(command.argv).filter((n) => !known.has(n));
+  const shellRefs = command.shell ? [...startup.matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => (m[1] ?? m[2]) as string).filter((n) => !known.has(n)) : [];
+  for (const n of new Set([...missing, ...shellRefs])) p.untranslated.push({ field: 'startup', reason: `refers to ${n}, which is neither an egg variable nor one of ${BUILTIN_ENV.join(', ')}: it is empty at start` });
+  p.mapped.push({ from: 'startup', to: command.shell ? 'container command through /bin/sh -c (shell syntax), variables read from the environment' : `container command ${JSON.stringify(command.argv)}, variables filled in at creation` });
+  p.untranslated.push({ field: 'startup', reason: 'the server directory is /data (Wings uses /home/container): images that cd to /home/container need their own command' });
+
+  const stop = mapStop(typeof config.stop === 'string' ? config.stop : undefined, opts.rcon);
+  if (!stop.ok) throw new Refusal(stop.reason);
+  p.mapped.push({ from: 'config.stop', to: `stop: ${stop.note}` });
+  const ready = readiness(jsonField(config.startup, 'config.startup'), p);
+  const files = configFiles(jsonField(config.files, 'config.files'), p);
+  const inst = install(obj(egg.scripts), opts.installTimeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS, p);
+
+  const body: TemplateBody = {
+    image,
+    variables: vars.variables as TemplateBody['variables'],
+    resources: { memoryMb: opts.memoryMb ?? DEFAULT_EGG_MEMORY_MB },
+    readiness: ready,
+    stop: { signal: stop.signal, ...(stop.stdin !== undefined ? { stdin: stop.stdin } : {}), ...(stop.rcon ? { rcon: stop.rcon } : {}) },
+    command: command.argv,
+    stdin: true,
+  };
+  if (files.length > 0) body.configFiles = files;
+  if (inst) body.install = inst;
+  p.mapped.push({ from: '(no egg field)', to: `resources: ${body.resources.memoryMb} MB (SERVER_MEMORY); the container port is the template default (SERVER_PORT)` });
+  return body;
+}

@@ -4,7 +4,7 @@
 
 import type { ConfigFileSpec, ConfigParser, InstallSpec } from '../domain/template.js';
 import { CONFIG_PARSERS } from '../domain/template.js';
-import type { TemplateBody } from '../server/schemas/catalog.js';
+import type { TemplateBody } from '../contracts/catalog.js';
 import { unknownReferences } from './config-references.js';
 import { importVariables, type EggFinding } from './egg-variables.js';
 import { commandReferences, startupCommand } from './startup.js';

@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BackupScheduler } from '../../src/server/services/backup-scheduler.js';
 import { BackupStore } from '../../src/server/services/backup-store.js';
 import type { HostDriver } from '../../src/server/drivers/host-driver.js';
-import { normalizeGroup } from '../../src/server/services/catalog-rules.js';
+import { normalizeGroup } from '../../src/contracts/catalog-rules.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { group, heartbeat, instance, T0 } from '../store/fixtures.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseEgg } from '../../src/eggs/parse-egg.js';
-import { normalizeTemplate } from '../../src/server/services/catalog-rules.js';
+import { normalizeTemplate } from '../../src/contracts/catalog-rules.js';
 
 const fixture = (name: string): unknown => JSON.parse(readFileSync(new URL(`../fixtures/eggs/${name}`, import.meta.url), 'utf8'));
 

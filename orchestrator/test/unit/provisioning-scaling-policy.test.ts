@@ -6,8 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseIdleTiers, parseScalingPolicy } from '../../src/provisioning/scaling-policy.js';
-import { normalizeGroup } from '../../src/server/services/catalog-rules.js';
-import type { GroupBody } from '../../src/server/schemas/catalog.js';
+import { normalizeGroup } from '../../src/contracts/catalog-rules.js';
+import type { GroupBody } from '../../src/contracts/catalog.js';
 
 function refusal(input: unknown): string {
   try {

@@ -6,7 +6,7 @@ import { AppError } from '../../shared/errors.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import { auditTarget } from '../audit.js';
 import type { ServerContext } from '../context.js';
-import { GroupBody, TemplateBody, TemplateParams } from '../schemas/catalog.js';
+import { GroupBody, TemplateBody, TemplateParams } from '../../contracts/catalog.js';
 import { IdParams, IdString } from '../schemas/common.js';
 import { groupView, templateView } from '../views.js';
 

@@ -8,7 +8,7 @@ import { planConfigEdits } from '../../eggs/config-files.js';
 import { builtinEnv, renderStartup } from '../../eggs/startup.js';
 import { containerUserString, redactSecrets } from '../../lifecycle/settings.js';
 import type { CreateInstanceRequest as AgentCreateBody } from '../drivers/host-driver.js';
-import { valueProblem } from './catalog-rules.js';
+import { valueProblem } from '../../contracts/catalog-rules.js';
 import { AppError } from '../../shared/errors.js';
 
 /** The per-instance bridge secret (env name and secretSettings key). */

@@ -6,7 +6,7 @@ import type { ContainerConfig, Instance, JsonObject, PendingChange, TemplateSpec
 import { unwrap } from '../../lifecycle/result.js';
 import { IMMUTABLE_KEYS, REDACTED, assertUserUnchanged, planContainerConfigChange } from '../../lifecycle/settings.js';
 import { AppError } from '../../shared/errors.js';
-import { valueProblem } from './catalog-rules.js';
+import { valueProblem } from '../../contracts/catalog-rules.js';
 import { PENDING_SECRET_PREFIX } from './instance-config.js';
 
 export interface SettingsPatchBody {

@@ -120,7 +120,8 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
     stop: { signal: body.stop?.signal ?? 'SIGTERM', timeoutMs: body.stop?.timeoutMs ?? DEFAULT_STOP_TIMEOUT_MS, ...(rcon ? { rcon } : {}), ...(body.stop?.stdin !== undefined ? { stdin: body.stop.stdin } : {}) },
     dataPaths: [...new Set(dataPaths)],
     layers: body.layers ?? [],
-    restartPolicy: body.restartPolicy ?? 'never',
+    // A crash is survived by default: restarted under the crash-loop breaker; 'never' stays available.
+    restartPolicy: body.restartPolicy ?? 'on-failure',
     user,
   };
   if (body.labels && Object.keys(body.labels).length > 0) spec.labels = body.labels;

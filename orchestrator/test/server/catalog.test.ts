@@ -113,7 +113,7 @@ describe('templates', () => {
   it('creates a version, is idempotent for the same body and 409 IMMUTABLE for a different one', async () => {
     const created = await t.call('PUT', '/api/v1/templates/paper/versions/1.0.0', { body: body() });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'paper', version: '1.0.0', containerPort: 25565, restartPolicy: 'never', readiness: { kind: 'minecraft', intervalMs: 2000 } });
+    expect(created.body).toMatchObject({ name: 'paper', version: '1.0.0', containerPort: 25565, restartPolicy: 'on-failure', readiness: { kind: 'minecraft', intervalMs: 2000 } });
     expect((await t.call('PUT', '/api/v1/templates/paper/versions/1.0.0', { body: body() })).status).toBe(200);
     const changed = await t.call('PUT', '/api/v1/templates/paper/versions/1.0.0', { body: { ...body(), image: 'other:1' } });
     expect(changed.status).toBe(409);

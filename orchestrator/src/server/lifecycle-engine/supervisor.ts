@@ -19,6 +19,7 @@ import { unrefTimers, type Timers } from '../../shared/timers.js';
 import { templateOf } from '../services/template-of.js';
 import { InventoryCache } from './inventory-cache.js';
 import { correctDrift, type DriftDecision } from './drift.js';
+import { PeriodicTask } from '../../shared/periodic-task.js';
 
 
 export interface SupervisorOptions {
@@ -44,9 +45,7 @@ const OBSERVABLE: readonly ObservedState['container'][] = ['created', 'running',
 
 export class Supervisor {
   private readonly timers: Timers;
-  private timer: unknown;
-  private running = false;
-  private ticking: Promise<void> | undefined;
+  private readonly loop: PeriodicTask;
   private readonly probeLoops = new Map<string, unknown>();
   private readonly probing = new Set<Promise<unknown>>();
   private readonly failures = new Map<string, number>();
@@ -60,27 +59,29 @@ export class Supervisor {
   constructor(private readonly o: SupervisorOptions) {
     this.timers = o.timers ?? unrefTimers;
     this.inventories = new InventoryCache(o.inventorySweepMs);
+    this.loop = new PeriodicTask({ name: 'supervisor tick', intervalMs: o.intervalMs, run: () => this.tick(), logger: o.logger, timers: this.timers });
+  }
+
+  private get running(): boolean {
+    return this.loop.isRunning;
   }
 
   /** Reconciles at once (startup), then every interval. */
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.schedule(0);
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    const stopping = this.loop.stop();
     for (const handle of this.probeLoops.values()) if (handle !== null) this.timers.clearTimeout(handle);
     this.probeLoops.clear();
-    await this.ticking;
+    await stopping;
     await Promise.allSettled([...this.probing, ...this.correcting.values()]);
   }
 
   /** Reconcile soon (after a command finished or a container started). */
   kick(): void {
-    if (this.running) this.schedule(0);
+    this.loop.kick();
   }
 
   /** Starts the probe loop of a freshly started instance at once. */
@@ -95,20 +96,6 @@ export class Supervisor {
     if (handle) this.timers.clearTimeout(handle);
     this.probeLoops.delete(instanceId);
     this.failures.delete(instanceId);
-  }
-
-  private schedule(ms: number): void {
-    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
-    this.timer = this.timers.setTimeout(() => {
-      this.timer = undefined;
-      if (this.ticking) return this.schedule(this.o.intervalMs);
-      this.ticking = this.tick()
-        .catch((err: unknown) => this.o.logger.error({ err }, 'supervisor tick failed'))
-        .finally(() => {
-          this.ticking = undefined;
-          if (this.running) this.schedule(this.o.intervalMs);
-        });
-    }, ms);
   }
 
   /** One reconciliation pass over every reachable host. */

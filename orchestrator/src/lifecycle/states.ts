@@ -160,10 +160,6 @@ export function transitionEvent(from: InstanceState, to: InstanceState): string 
   return TRANSITIONS[from].find((t) => t.to === to)?.event;
 }
 
-export function canTransition(from: InstanceState, to: InstanceState): boolean {
-  return transitionEvent(from, to) !== undefined;
-}
-
 /** Throws INVALID_TRANSITION naming both states and what `from` allows instead. */
 export function assertTransition(from: InstanceState, to: InstanceState): string {
   const event = transitionEvent(from, to);

@@ -7,7 +7,7 @@ import type { DesiredState } from '../../src/lifecycle/actions.js';
 import {
   reconcileHost, reconcileInstance, type ObservedContainer, type ReconcileOptions, type StoredInstance,
 } from '../../src/lifecycle/reconcile.js';
-import { INSTANCE_STATES, canTransition, type HostStatus, type InstanceState } from '../../src/lifecycle/states.js';
+import { INSTANCE_STATES, transitionEvent, type HostStatus, type InstanceState } from '../../src/lifecycle/states.js';
 
 const labels = { 'orchestrator.managed': 'true', 'orchestrator.instance': 'i1', 'orchestrator.host': 'h1' };
 const opts: ReconcileOptions = { now: 1_000_000, unknownGraceMs: 600_000 };
@@ -82,7 +82,7 @@ describe('reconcileInstance', () => {
           for (const when of [999_000, 0]) {
             const decision = reconcileInstance(stored(state, d, when), o, 'ONLINE', opts);
             if ((decision.action === 'set_state' || decision.action === 'await_readiness') && 'to' in decision && decision.to !== undefined) {
-              expect(canTransition(state, decision.to), `${state} → ${decision.to} (desired ${d}, observed ${o?.status ?? 'missing'})`).toBe(true);
+              expect(transitionEvent(state, decision.to) !== undefined, `${state} → ${decision.to} (desired ${d}, observed ${o?.status ?? 'missing'})`).toBe(true);
               checked += 1;
             }
           }

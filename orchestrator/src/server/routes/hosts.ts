@@ -10,6 +10,7 @@ import { HeartbeatBody } from '../services/heartbeat-input.js';
 import { removeHost } from '../services/host-removal.js';
 import { AgentIdString, IdString } from '../schemas/common.js';
 import { hostView, instanceView } from '../views.js';
+import { hostAnswer } from './route-helpers.js';
 
 const AgentParams = Type.Object({ agentId: AgentIdString });
 const HostParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -54,8 +55,7 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
     const { id } = req.params as Static<typeof HostParams>;
     const host = await ctx.store.hosts.get(id);
     if (!host) throw new AppError('HOST_NOT_FOUND', `host ${id} is not registered`);
-    const counts = await ctx.store.instances.countByHost();
-    return hostView(host, counts[id] ?? 0);
+    return hostAnswer(ctx, host);
   });
 
   api.post('/hosts/:id/maintenance', {
@@ -64,9 +64,7 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
   }, async (req) => {
     const { id } = req.params as Static<typeof HostParams>;
     const body = req.body as Static<typeof MaintenanceBody>;
-    const host = await ctx.hosts.setMaintenance(id, body.enabled, body.message ?? '', actorOf(req));
-    const counts = await ctx.store.instances.countByHost();
-    return hostView(host, counts[id] ?? 0);
+    return hostAnswer(ctx, await ctx.hosts.setMaintenance(id, body.enabled, body.message ?? '', actorOf(req)));
   });
 
   api.delete('/hosts/:id', {

@@ -38,20 +38,12 @@ export interface HostHeartbeat {
   inventoryDigest?: string;
 }
 
-export interface Host {
-  id: string;
+/** A registered host: what its last heartbeat said (the inventory digest when the agent sends one), and the orchestrator's view of it. */
+export interface Host extends Omit<HostHeartbeat, 'bootId'> {
   status: HostStatus;
   statusReason: string | null;
   statusChangedAt: EpochMs;
-  controlUrl: string;
-  gameAddress: string;
-  resources: HostResources;
-  version: string;
-  portRange: PortRange;
-  heartbeatIntervalMs: number;
   bootId: string | null;
-  /** The last heartbeat's inventory digest, when the agent sends one. */
-  inventoryDigest?: string;
   /** Sum of memory reserved by instances placed here; never above resources.memoryMb. */
   memoryReservedMb: number;
   maintenance: MaintenanceMode | null;

@@ -7,7 +7,6 @@ import { boundedLimit, isUniqueViolation, type StoreContext } from '../context.j
 import { fromJson, toJson } from '../json.js';
 import type { AuditTable, TokensTable } from '../schema.js';
 import type { AuditRepository, TokenRepository } from '../store.js';
-import { whereGiven } from '../query-filters.js';
 
 function toToken(r: Selectable<TokensTable>): ApiToken {
   return {
@@ -93,12 +92,10 @@ export class KyselyAuditRepository implements AuditRepository {
     const rows = await this.ctx.db
       .selectFrom('audit_events')
       .selectAll()
-      .$call((q) => whereGiven(q, [
-        ['target_kind', '=', filter.targetKind],
-        ['target_id', '=', filter.targetId],
-        ['actor', '=', filter.actor],
-        ['id', '<', filter.beforeId],
-      ]))
+      .$if(filter.targetKind !== undefined, (q) => q.where('target_kind', '=', filter.targetKind!))
+      .$if(filter.targetId !== undefined, (q) => q.where('target_id', '=', filter.targetId!))
+      .$if(filter.actor !== undefined, (q) => q.where('actor', '=', filter.actor!))
+      .$if(filter.beforeId !== undefined, (q) => q.where('id', '<', filter.beforeId!))
       .orderBy('id', 'desc')
       .limit(boundedLimit(filter.limit, 100))
       .execute();

@@ -9,7 +9,6 @@ import { affected, boundedLimit, isUniqueViolation, type StoreContext } from '..
 import { fromJson, fromJsonOrNull, toJson, toJsonOrNull } from '../json.js';
 import type { CommandsTable } from '../schema.js';
 import type { CommandRepository, NewCommand } from '../store.js';
-import { whereGiven } from '../query-filters.js';
 
 const DEFAULT_MAX_ATTEMPTS = 10;
 
@@ -75,11 +74,9 @@ export class KyselyCommandRepository implements CommandRepository {
     const rows = await this.ctx.db
       .selectFrom('commands')
       .selectAll()
-      .$call((q) => whereGiven(q, [
-        ['instance_id', '=', filter.instanceId],
-        ['host_id', '=', filter.hostId],
-        ['status', 'in', filter.statuses],
-      ]))
+      .$if(filter.instanceId !== undefined, (q) => q.where('instance_id', '=', filter.instanceId!))
+      .$if(filter.hostId !== undefined, (q) => q.where('host_id', '=', filter.hostId!))
+      .$if(filter.statuses !== undefined, (q) => q.where('status', 'in', filter.statuses!))
       .orderBy('seq', 'desc')
       .limit(boundedLimit(filter.limit, 100))
       .execute();

@@ -8,7 +8,6 @@ import { isUniqueViolation, type StoreContext } from '../context.js';
 import type { InstanceFilter, InstancePatch, InstanceRepository } from '../store.js';
 import { appendHistory } from './history.js';
 import { toInstance, toRow, toRowPatch } from './instance-rows.js';
-import { whereGiven } from '../query-filters.js';
 
 /** Second key of the advisory lock that serializes cap checks (PostgreSQL). */
 const PLACEMENT_LOCK = 1;
@@ -55,14 +54,12 @@ export class KyselyInstanceRepository implements InstanceRepository {
     const rows = await this.ctx.db
       .selectFrom('instances')
       .selectAll()
-      .$call((q) => whereGiven(q, [
-        ['group_id', '=', filter.groupId],
-        ['variant_id', '=', filter.variantId],
-        ['host_id', '=', filter.hostId],
-        ['session_id', '=', filter.sessionId],
-        ['state', 'in', filter.states],
-        ['desired_state', 'in', filter.desiredStates],
-      ]))
+      .$if(filter.groupId !== undefined, (q) => q.where('group_id', '=', filter.groupId!))
+      .$if(filter.variantId !== undefined, (q) => q.where('variant_id', '=', filter.variantId!))
+      .$if(filter.hostId !== undefined, (q) => q.where('host_id', '=', filter.hostId!))
+      .$if(filter.sessionId !== undefined, (q) => q.where('session_id', '=', filter.sessionId!))
+      .$if(filter.states !== undefined, (q) => q.where('state', 'in', filter.states!))
+      .$if(filter.desiredStates !== undefined, (q) => q.where('desired_state', 'in', filter.desiredStates!))
       .orderBy('created_at')
       .orderBy('id')
       .execute();

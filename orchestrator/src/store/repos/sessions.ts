@@ -8,7 +8,6 @@ import { affected, boundedLimit, isUniqueViolation, type StoreContext } from '..
 import { fromJson, toJson } from '../json.js';
 import type { PlayerSessionsTable, SessionsTable, TransfersTable } from '../schema.js';
 import type { PlayerSessionRepository, SessionRepository, TransferRepository } from '../store.js';
-import { whereGiven } from '../query-filters.js';
 
 const msOrNull = (v: number | null): number | null => (v === null ? null : Number(v));
 
@@ -49,11 +48,9 @@ export class KyselySessionRepository implements SessionRepository {
     const rows = await this.ctx.db
       .selectFrom('sessions')
       .selectAll()
-      .$call((q) => whereGiven(q, [
-        ['instance_id', '=', filter.instanceId],
-        ['group_id', '=', filter.groupId],
-        ['status', '=', filter.status],
-      ]))
+      .$if(filter.instanceId !== undefined, (q) => q.where('instance_id', '=', filter.instanceId!))
+      .$if(filter.groupId !== undefined, (q) => q.where('group_id', '=', filter.groupId!))
+      .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status!))
       .orderBy('created_at')
       .orderBy('id')
       .execute();
@@ -103,10 +100,8 @@ export class KyselyTransferRepository implements TransferRepository {
     const rows = await this.ctx.db
       .selectFrom('transfers')
       .selectAll()
-      .$call((q) => whereGiven(q, [
-        ['player_key', '=', filter.player?.toLowerCase()],
-        ['status', '=', filter.status],
-      ]))
+      .$if(filter.player !== undefined, (q) => q.where('player_key', '=', filter.player!.toLowerCase()))
+      .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status!))
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(boundedLimit(filter.limit, 100))
@@ -191,10 +186,8 @@ export class KyselyPlayerSessionRepository implements PlayerSessionRepository {
       .selectFrom('player_sessions')
       .selectAll()
       .where('status', '=', 'active')
-      .$call((q) => whereGiven(q, [
-        ['instance_id', '=', filter.instanceId],
-        ['router_id', '=', filter.routerId],
-      ]))
+      .$if(filter.instanceId !== undefined, (q) => q.where('instance_id', '=', filter.instanceId!))
+      .$if(filter.routerId !== undefined, (q) => q.where('router_id', '=', filter.routerId!))
       .orderBy('connected_at')
       .orderBy('id')
       .execute();

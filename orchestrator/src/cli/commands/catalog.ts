@@ -6,7 +6,7 @@ import { enc } from '../api-client.js';
 import { deleteCommand, listCommand, showCommand } from '../command-shapes.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
-import { formatAge } from '../table.js';
+import { formatAge, keyColumns } from '../table.js';
 
 interface TemplateView {
   name: string;
@@ -36,9 +36,7 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
     key: 'templates',
     query: (opts) => ({ name: opts.name }),
     columns: [
-      { header: 'name', value: (t) => t.name },
-      { header: 'version', value: (t) => t.version },
-      { header: 'image', value: (t) => t.image },
+      ...keyColumns<TemplateView>('name', 'version', 'image'),
       { header: 'memory', value: (t) => (t.resources?.memoryMb ? `${t.resources.memoryMb} MiB` : '-'), align: 'right' },
       { header: 'layers', value: (t) => t.layers?.length ?? 0, align: 'right' },
       { header: 'created', value: (t) => formatAge(t.createdAt, ctx.now()) },
@@ -65,9 +63,7 @@ export function registerCatalog(program: Command, ctx: CommandContext): void {
     path: '/groups',
     key: 'groups',
     columns: [
-      { header: 'id', value: (g) => g.id },
-      { header: 'kind', value: (g) => g.kind },
-      { header: 'placement', value: (g) => g.placement },
+      ...keyColumns<GroupView>('id', 'kind', 'placement'),
       { header: 'variants', value: (g) => g.variants.map((v) => `${v.id}=${v.template.name}@${v.template.version}`).join(' ') },
       { header: 'max', value: (g) => g.caps?.maxInstances ?? '-', align: 'right' },
     ],

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { enc } from '../api-client.js';
 import { listCommand, showCommand } from '../command-shapes.js';
 import type { CommandContext } from '../program.js';
-import { formatAge } from '../table.js';
+import { formatAge, keyColumns } from '../table.js';
 import { positiveInt } from './instances.js';
 
 interface CommandView {
@@ -48,8 +48,7 @@ export function registerCommands(program: Command, ctx: CommandContext): void {
     key: 'commands',
     query: (opts) => ({ instanceId: opts.instance, hostId: opts.host, limit: opts.limit }),
     columns: [
-      { header: 'id', value: (c) => c.id },
-      { header: 'kind', value: (c) => c.kind },
+      ...keyColumns<CommandView>('id', 'kind'),
       { header: 'instance', value: (c) => c.instanceId },
       { header: 'status', value: (c) => c.status },
       { header: 'attempts', value: (c) => `${c.attempts}/${c.maxAttempts}`, align: 'right' },

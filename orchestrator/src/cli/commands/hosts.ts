@@ -9,7 +9,7 @@ import { CliError } from '../errors.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { confirmYes } from '../confirm.js';
-import { formatAge, formatBytes } from '../table.js';
+import { formatAge, formatBytes, keyColumns } from '../table.js';
 
 /** The fields ectl shows of GET /hosts answers (others are passed through with --json). */
 export interface HostView {
@@ -49,8 +49,7 @@ export function registerHosts(program: Command, ctx: CommandContext): void {
     path: '/hosts',
     key: 'hosts',
     columns: [
-      { header: 'id', value: (h) => h.id },
-      { header: 'status', value: (h) => h.status },
+      ...keyColumns<HostView>('id', 'status'),
       { header: 'game address', value: (h) => h.gameAddress },
       { header: 'memory', value: memory, align: 'right' },
       { header: 'instances', value: (h) => instanceCount(h), align: 'right' },

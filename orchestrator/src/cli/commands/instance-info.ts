@@ -7,7 +7,7 @@ import { CliError } from '../errors.js';
 import { jsonCommand } from '../command-shapes.js';
 import { printFields, printJson, printTable } from '../output.js';
 import type { CommandContext } from '../program.js';
-import { formatAge, formatBytes } from '../table.js';
+import { formatAge, formatBytes, keyColumns } from '../table.js';
 import { positiveInt } from './instances.js';
 
 interface SettingsView {
@@ -101,11 +101,7 @@ export function registerInstanceInfo(instances: Command, ctx: CommandContext): v
     options: (c) => c.option('--limit <n>', 'entries', positiveInt('--limit'), 50),
     fetch: async (opts, name) => (await (await ctx.client()).get<{ history: HistoryEntry[] }>(`/instances/${enc(name)}/history`, { query: { limit: opts.limit } })).history,
     render: (history) => printTable(ctx.out, history, [
-      { header: 'at', value: (h) => h.at },
-      { header: 'from', value: (h) => h.from },
-      { header: 'to', value: (h) => h.to },
-      { header: 'actor', value: (h) => h.actor },
-      { header: 'reason', value: (h) => h.reason },
+      ...keyColumns<HistoryEntry>('at', 'from', 'to', 'actor', 'reason'),
     ], 'no history'),
   });
   type Revision = { revision: number; createdAt: string; actor: string | null; reason: string | null };
@@ -116,8 +112,7 @@ export function registerInstanceInfo(instances: Command, ctx: CommandContext): v
     render: (revisions) => printTable(ctx.out, revisions, [
       { header: 'revision', value: (x) => x.revision, align: 'right' },
       { header: 'created', value: (x) => x.createdAt },
-      { header: 'actor', value: (x) => x.actor },
-      { header: 'reason', value: (x) => x.reason },
+      ...keyColumns<Revision>('actor', 'reason'),
     ], 'no revisions'),
   });
   instances

@@ -8,7 +8,7 @@ import { jsonCommand, listCommand } from '../command-shapes.js';
 import { ApiError, CliError } from '../errors.js';
 import { printFields, printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
-import { formatAge } from '../table.js';
+import { formatAge, keyColumns } from '../table.js';
 import { waitForInstance } from '../wait.js';
 import { notOffered } from './not-offered.js';
 
@@ -115,8 +115,7 @@ export function registerInstances(program: Command, ctx: CommandContext): Comman
     // Filter here too, in case the server ignores a query parameter.
     filter: (rows, opts) => rows.filter((i) => (!opts.group || i.groupId === opts.group) && (!opts.host || i.hostId === opts.host) && (!opts.state || i.state === opts.state)),
     columns: [
-      { header: 'name', value: (i) => i.name },
-      { header: 'id', value: (i) => i.id },
+      ...keyColumns<InstanceView>('name', 'id'),
       { header: 'group', value: (i) => i.groupId },
       { header: 'variant', value: (i) => i.variantId },
       { header: 'host', value: (i) => i.hostId },

@@ -19,7 +19,7 @@ import { CliError } from '../errors.js';
 import { printFields, printJson } from '../output.js';
 import { startProgress } from '../progress.js';
 import type { CommandContext } from '../program.js';
-import { formatAge, formatBytes } from '../table.js';
+import { formatAge, formatBytes, keyColumns } from '../table.js';
 
 export interface LayerView {
   id: string;
@@ -124,8 +124,7 @@ export function registerLayers(program: Command, ctx: CommandContext): void {
     path: '/template-layers',
     key: 'layers',
     columns: [
-      { header: 'id', value: (l) => l.id },
-      { header: 'checksum', value: (l) => l.checksum },
+      ...keyColumns<LayerView>('id', 'checksum'),
       { header: 'size', value: (l) => formatBytes(l.sizeBytes), align: 'right' },
       { header: 'pushed', value: (l) => formatAge(l.createdAt, ctx.now()) },
     ],

@@ -6,7 +6,7 @@ import { enc } from '../api-client.js';
 import { listCommand } from '../command-shapes.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
-import { formatAge } from '../table.js';
+import { formatAge, keyColumns } from '../table.js';
 
 interface RequestView {
   id: string;
@@ -41,8 +41,7 @@ export function registerRequests(program: Command, ctx: CommandContext): void {
     key: 'requests',
     query: (opts) => ({ status: opts.status }),
     columns: [
-      { header: 'id', value: (r) => r.id },
-      { header: 'status', value: (r) => r.status },
+      ...keyColumns<RequestView>('id', 'status'),
       { header: 'by', value: (r) => r.requestedBy },
       { header: 'group', value: (r) => r.groupId },
       { header: 'variant', value: (r) => r.variantId },

@@ -7,7 +7,7 @@ import { jsonCommand, listCommand } from '../command-shapes.js';
 import { CliError } from '../errors.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
-import { formatAge } from '../table.js';
+import { formatAge, keyColumns } from '../table.js';
 
 interface TokenView {
   id: string;
@@ -37,8 +37,7 @@ export function registerTokens(program: Command, ctx: CommandContext): void {
     path: '/tokens',
     key: 'tokens',
     columns: [
-      { header: 'id', value: (t) => t.id },
-      { header: 'name', value: (t) => t.name },
+      ...keyColumns<TokenView>('id', 'name'),
       { header: 'scopes', value: (t) => t.scopes.join(',') },
       { header: 'created', value: (t) => formatAge(t.createdAt, ctx.now()) },
       { header: 'last used', value: (t) => formatAge(t.lastUsedAt, ctx.now()) },

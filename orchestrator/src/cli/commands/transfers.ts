@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { listCommand } from '../command-shapes.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
-import { formatAge } from '../table.js';
+import { formatAge, keyColumns } from '../table.js';
 import { transferTarget, type TargetOpts } from './instance-actions.js';
 import { positiveInt } from './instances.js';
 
@@ -50,8 +50,7 @@ export function registerTransfers(program: Command, ctx: CommandContext): void {
     key: 'transfers',
     query: (opts) => ({ player: opts.player, status: opts.status, limit: opts.limit }),
     columns: [
-      { header: 'id', value: (t) => t.id },
-      { header: 'player', value: (t) => t.player },
+      ...keyColumns<TransferView>('id', 'player'),
       { header: 'target', value: (t) => targetText(t.target) },
       { header: 'status', value: (t) => t.status },
       { header: 'instance', value: (t) => t.resolvedInstanceId },

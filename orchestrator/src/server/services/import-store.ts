@@ -5,15 +5,14 @@
 // interrupted upload leaves nothing.
 
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { AppError, isAppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { ByteLimit, extractTarGz } from '../../shared/safe-tar.js';
 import type { Clock } from '../clock.js';
+import { receiveArchive } from './archive-upload.js';
 import { inspectWorldTree, type ImportInspection } from './import-inspection.js';
 
 export interface ImportRecord extends ImportInspection {
@@ -64,25 +63,12 @@ export class ImportStore {
     await mkdir(this.tmpDir, { recursive: true });
     const work = await mkdtemp(path.join(this.tmpDir, 'upload-'));
     try {
-      const archive = path.join(work, 'archive.tar.gz');
-      const limit = new ByteLimit(this.o.maxArchiveBytes, 'import archive');
-      try {
-        await pipeline(source, limit, createWriteStream(archive, { flags: 'wx', mode: 0o600 }));
-      } catch (err) {
-        if (isAppError(err)) throw err;
-        throw new AppError('BAD_REQUEST', `import upload was interrupted: ${(err as Error).message}`, { cause: err });
-      }
-      if (limit.bytes === 0) throw new AppError('INVALID_ARCHIVE', 'the request body is empty: send the world as a gzip tar');
-      const tree = path.join(work, 'tree');
-      const result = await extractTarGz(createReadStream(archive), tree, {
-        maxCompressedBytes: this.o.maxArchiveBytes,
-        maxExtractedBytes: this.o.maxExtractedBytes,
-      });
+      const { archive, tree, bytes, result } = await receiveArchive(source, work, this.o, 'import', 'the world');
       const uploadId = this.o.newId?.() ?? `imp-${randomBytes(8).toString('hex')}`;
       const files = this.files(uploadId);
       if (!files) throw new AppError('INTERNAL', `generated upload id ${uploadId} is malformed`);
       const record: ImportRecord = {
-        uploadId, entries: result.entries, sizeBytes: limit.bytes, createdAt: this.o.clock.now(),
+        uploadId, entries: result.entries, sizeBytes: bytes, createdAt: this.o.clock.now(),
         ...(await inspectWorldTree(tree)),
       };
       await rename(archive, files.archive);

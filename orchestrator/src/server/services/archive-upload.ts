@@ -3,11 +3,24 @@
 // with the safe-tar limits so the caller can inspect the tree and keep the file.
 
 import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError, isAppError } from '../../shared/errors.js';
 import { ByteLimit, extractTarGz, type ExtractResult } from '../../shared/safe-tar.js';
+
+/** The bounds of one upload: the archive as sent, and its extracted tree. */
+export interface ArchiveLimits {
+  maxArchiveBytes: number;
+  maxExtractedBytes: number;
+}
+
+/** Drops the leftovers of uploads a crash interrupted and creates the work directory again. */
+export async function resetUploadDir(tmpDir: string): Promise<void> {
+  await rm(tmpDir, { recursive: true, force: true });
+  await mkdir(tmpDir, { recursive: true });
+}
 
 export interface ReceivedArchive {
   /** The archive as received, `<work>/archive.tar.gz`. */
@@ -26,7 +39,7 @@ export interface ReceivedArchive {
 export async function receiveArchive(
   source: Readable,
   work: string,
-  limits: { maxArchiveBytes: number; maxExtractedBytes: number },
+  limits: ArchiveLimits,
   what: string,
   content: string,
 ): Promise<ReceivedArchive> {

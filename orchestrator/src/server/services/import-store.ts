@@ -12,7 +12,7 @@ import type { Readable } from 'node:stream';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Clock } from '../clock.js';
-import { receiveArchive } from './archive-upload.js';
+import { receiveArchive, resetUploadDir, type ArchiveLimits } from './archive-upload.js';
 import { inspectWorldTree, type ImportInspection } from './import-inspection.js';
 
 export interface ImportRecord extends ImportInspection {
@@ -22,12 +22,10 @@ export interface ImportRecord extends ImportInspection {
   createdAt: number;
 }
 
-export interface ImportStoreOptions {
+export interface ImportStoreOptions extends ArchiveLimits {
   dataDir: string;
   clock: Clock;
   logger: Logger;
-  maxArchiveBytes: number;
-  maxExtractedBytes: number;
   /** Upload ids; random by default. */
   newId?: () => string;
 }
@@ -46,8 +44,7 @@ export class ImportStore {
 
   /** Creates the directories and drops leftovers of uploads a crash interrupted. */
   async init(): Promise<void> {
-    await rm(this.tmpDir, { recursive: true, force: true });
-    await mkdir(this.tmpDir, { recursive: true });
+    await resetUploadDir(this.tmpDir);
   }
 
   get maxArchiveBytes(): number {

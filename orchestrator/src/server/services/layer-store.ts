@@ -13,15 +13,13 @@ import { assertChecksum } from '../../shared/ids.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
-import { receiveArchive } from './archive-upload.js';
+import { receiveArchive, resetUploadDir, type ArchiveLimits } from './archive-upload.js';
 
-export interface LayerStoreOptions {
+export interface LayerStoreOptions extends ArchiveLimits {
   dataDir: string;
   store: Store;
   clock: Clock;
   logger: Logger;
-  maxArchiveBytes: number;
-  maxExtractedBytes: number;
 }
 
 
@@ -36,8 +34,7 @@ export class LayerStore {
 
   /** Creates the directories and drops leftovers of uploads a crash interrupted. */
   async init(): Promise<void> {
-    await rm(this.tmpDir, { recursive: true, force: true });
-    await mkdir(this.tmpDir, { recursive: true });
+    await resetUploadDir(this.tmpDir);
     await mkdir(this.layersDir, { recursive: true });
   }
 

@@ -15,7 +15,7 @@ import type { ServerContext } from '../context.js';
 import { userActor } from '../services/lifecycle-service.js';
 import { fleetView } from '../provisioning/fleet-status.js';
 import { instanceView } from '../views.js';
-import { acceptedAction, paramInstance } from './route-helpers.js';
+import { acceptedAction, found, paramInstance } from './route-helpers.js';
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 /** A duration: an integer of milliseconds, or text like "30s". */
@@ -116,8 +116,7 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     config: { auth: { scope: groupScope('allocate') }, audit: { action: 'allocation.release', targetKind: 'allocation' } },
   }, async (req) => {
     const { id } = req.params as Static<typeof IdParams>;
-    const session = await ctx.store.sessions.get(id);
-    if (!session) throw new AppError('NOT_FOUND', `allocation ${id} does not exist`);
+    const session = found(await ctx.store.sessions.get(id), 'NOT_FOUND', `allocation ${id} does not exist`);
     assertGroupScope(req.principal, 'allocate', session.groupId ?? '');
     auditTarget(req, id, { instanceId: session.instanceId });
     const released = await ctx.fleet.release(id, `released by ${req.principal?.name ?? 'anonymous'}`);

@@ -4,6 +4,7 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Host, Instance } from '../../domain/index.js';
+import { AppError, type ErrorCode } from '../../shared/errors.js';
 import type { ServerContext } from '../context.js';
 import { hostView } from '../views.js';
 
@@ -26,4 +27,10 @@ export async function hostAnswer(ctx: ServerContext, host: Host): Promise<Return
 /** 202 for an instance action the worker will carry out: the instance, its command and its state now, plus what the route adds. */
 export function acceptedAction(reply: FastifyReply, instanceId: string, result: { commandId: string | null; state: string }, extra: Record<string, unknown> = {}): FastifyReply {
   return reply.status(202).send({ id: instanceId, commandId: result.commandId, state: result.state, ...extra });
+}
+
+/** The value a route looked up, or its not-found error (`code`, `message`) when there is none. */
+export function found<T>(value: T | undefined | null, code: ErrorCode, message: string): T {
+  if (!value) throw new AppError(code, message);
+  return value;
 }

@@ -7,6 +7,14 @@ export interface Column<T> {
   align?: 'left' | 'right';
 }
 
+/** The properties of T a table cell can show as they are. */
+type PrintableKey<T> = { [K in keyof T]-?: T[K] extends string | number | null | undefined ? K : never }[keyof T] & string;
+
+/** Columns that show a row's property under its own name (`id` → ID), in the order given. */
+export function keyColumns<T>(...keys: PrintableKey<T>[]): Column<T>[] {
+  return keys.map((key) => ({ header: key, value: (row: T) => row[key] as string | number | null | undefined }));
+}
+
 function cell(v: string | number | null | undefined): string {
   if (v === null || v === undefined || v === '') return '-';
   // One row per line: control characters from the API never break the layout.

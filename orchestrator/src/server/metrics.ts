@@ -23,6 +23,16 @@ const STATS_COUNTERS: [name: string, help: string, field: StatsField][] = [
 ];
 const STATS_LABELS = ['instance', 'group', 'host'] as const;
 
+/** A gauge of counts by one label (hosts by status, ...), read from the store at each scrape. */
+function countGauge(name: string, help: string, label: string, registers: Registry[], counts: () => Promise<Partial<Record<string, number>>>): void {
+  new Gauge({
+    name, help, labelNames: [label], registers,
+    async collect() {
+      this.reset();
+      for (const [value, n] of Object.entries(await counts())) this.set({ [label]: value }, n ?? 0);
+    },
+  });
+}
 export class OrchestratorMetrics {
   readonly registry = new Registry();
   private readonly outcomes: Counter<'kind' | 'outcome'>;
@@ -34,27 +44,9 @@ export class OrchestratorMetrics {
   constructor(store: Store, clock: Clock, instanceStats?: InstanceStatsCollector) {
     this.instanceStats = instanceStats;
     const registers = [this.registry];
-    new Gauge({
-      name: 'endercloud_hosts', help: 'Hosts by status', labelNames: ['status'], registers,
-      async collect() {
-        this.reset();
-        for (const [status, n] of Object.entries(await store.hosts.countByStatus())) this.set({ status }, n);
-      },
-    });
-    new Gauge({
-      name: 'endercloud_instances', help: 'Instances by lifecycle state', labelNames: ['state'], registers,
-      async collect() {
-        this.reset();
-        for (const [state, n] of Object.entries(await store.instances.countByState())) this.set({ state }, n ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'endercloud_commands', help: 'Durable commands by status', labelNames: ['status'], registers,
-      async collect() {
-        this.reset();
-        for (const [status, n] of Object.entries(await store.commands.countByStatus())) this.set({ status }, n);
-      },
-    });
+    countGauge('endercloud_hosts', 'Hosts by status', 'status', registers, () => store.hosts.countByStatus());
+    countGauge('endercloud_instances', 'Instances by lifecycle state', 'state', registers, () => store.instances.countByState());
+    countGauge('endercloud_commands', 'Durable commands by status', 'status', registers, () => store.commands.countByStatus());
     new Gauge({
       name: 'endercloud_host_heartbeat_lag_seconds', help: 'Seconds since each host last sent a heartbeat', labelNames: ['host'], registers,
       async collect() {

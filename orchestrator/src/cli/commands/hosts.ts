@@ -3,12 +3,13 @@
 // `hosts remove [--forget]` deletes a host record (empty, or OFFLINE with --forget).
 
 import type { Command } from 'commander';
-import { enc, listOf } from '../api-client.js';
+import { enc } from '../api-client.js';
+import { listCommand, showCommand } from '../command-shapes.js';
 import { CliError } from '../errors.js';
-import { printFields, printJson, printTable } from '../output.js';
+import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { confirmYes } from '../confirm.js';
-import { formatAge, formatBytes } from '../table.js';
+import { formatAge, formatBytes, keyColumns } from '../table.js';
 
 /** The fields ectl shows of GET /hosts answers (others are passed through with --json). */
 export interface HostView {
@@ -43,44 +44,37 @@ function memory(h: HostView): string {
 
 export function registerHosts(program: Command, ctx: CommandContext): void {
   const hosts = program.command('hosts').description('list and manage Docker hosts');
-  hosts
-    .command('ls')
-    .description('list hosts')
-    .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const rows = listOf<HostView>(await (await ctx.client()).get('/hosts'), 'hosts');
-      if (opts.json) return printJson(ctx.out, rows);
-      const now = ctx.now();
-      printTable(ctx.out, rows, [
-        { header: 'id', value: (h) => h.id },
-        { header: 'status', value: (h) => h.status },
-        { header: 'game address', value: (h) => h.gameAddress },
-        { header: 'memory', value: memory, align: 'right' },
-        { header: 'instances', value: (h) => instanceCount(h), align: 'right' },
-        { header: 'last heartbeat', value: (h) => formatAge(h.lastHeartbeatAt, now) },
-      ], 'no hosts yet: start an agent pointed at this orchestrator');
-    });
-  hosts
-    .command('get <id>')
-    .description('show one host')
-    .option('--json', 'print JSON')
-    .action(async (id: string, opts: { json?: boolean }) => {
-      const h = await (await ctx.client()).get<HostView>(`/hosts/${enc(id)}`);
-      if (opts.json) return printJson(ctx.out, h);
-      printFields(ctx.out, [
-        ['id', h.id],
-        ['status', h.statusReason ? `${h.status} (${h.statusReason})` : h.status],
-        ['control url', h.controlUrl ?? '-'],
-        ['game address', h.gameAddress ?? '-'],
-        ['version', h.version ?? '-'],
-        ['memory', memory(h)],
-        ['cpus', String(h.resources?.cpus ?? '-')],
-        ['disk', formatBytes(h.resources?.diskBytes)],
-        ['instances', String(instanceCount(h) ?? '-')],
-        ['maintenance', h.maintenance?.enabled ? `on${h.maintenance.message ? ` — ${h.maintenance.message}` : ''}` : 'off'],
-        ['last heartbeat', formatAge(h.lastHeartbeatAt, ctx.now())],
-      ]);
-    });
+  listCommand<HostView>(hosts, ctx, {
+    description: 'list hosts',
+    path: '/hosts',
+    key: 'hosts',
+    columns: [
+      ...keyColumns<HostView>('id', 'status'),
+      { header: 'game address', value: (h) => h.gameAddress },
+      { header: 'memory', value: memory, align: 'right' },
+      { header: 'instances', value: (h) => instanceCount(h), align: 'right' },
+      { header: 'last heartbeat', value: (h) => formatAge(h.lastHeartbeatAt, ctx.now()) },
+    ],
+    empty: 'no hosts yet: start an agent pointed at this orchestrator',
+  });
+  showCommand<HostView>(hosts, ctx, {
+    use: 'get <id>',
+    description: 'show one host',
+    path: (id) => `/hosts/${enc(id)}`,
+    fields: (h) => [
+      ['id', h.id],
+      ['status', h.statusReason ? `${h.status} (${h.statusReason})` : h.status],
+      ['control url', h.controlUrl ?? '-'],
+      ['game address', h.gameAddress ?? '-'],
+      ['version', h.version ?? '-'],
+      ['memory', memory(h)],
+      ['cpus', String(h.resources?.cpus ?? '-')],
+      ['disk', formatBytes(h.resources?.diskBytes)],
+      ['instances', String(instanceCount(h) ?? '-')],
+      ['maintenance', h.maintenance?.enabled ? `on${h.maintenance.message ? ` — ${h.maintenance.message}` : ''}` : 'off'],
+      ['last heartbeat', formatAge(h.lastHeartbeatAt, ctx.now())],
+    ],
+  });
   hosts
     .command('maintenance <id>')
     .description('turn maintenance on (no new placements) or off')
@@ -123,22 +117,21 @@ export interface UnclaimedView {
 }
 
 function registerUnclaimed(hosts: Command, ctx: CommandContext): void {
-  hosts
-    .command('unclaimed <id>')
-    .description('list managed containers on a host that no stored instance claims (adopt or delete them explicitly)')
-    .option('--json', 'print JSON')
-    .action(async (id: string, opts: { json?: boolean }) => {
-      const rows = listOf<UnclaimedView>(await (await ctx.client()).get(`/hosts/${enc(id)}/unclaimed`), 'unclaimed');
-      if (opts.json) return printJson(ctx.out, rows);
-      printTable(ctx.out, rows, [
-        { header: 'instance', value: (u) => u.instanceId },
-        { header: 'group', value: (u) => u.groupId ?? '-' },
-        { header: 'variant', value: (u) => u.variantId ?? '-' },
-        { header: 'state', value: (u) => u.state },
-        { header: 'port', value: (u) => (u.hostPort === null || u.hostPort === undefined ? '-' : String(u.hostPort)), align: 'right' },
-        { header: 'reason', value: (u) => u.reason },
-      ], `host ${id} has no unclaimed containers`);
-    });
+  listCommand<UnclaimedView>(hosts, ctx, {
+    use: 'unclaimed <id>',
+    description: 'list managed containers on a host that no stored instance claims (adopt or delete them explicitly)',
+    path: (id) => `/hosts/${enc(id)}/unclaimed`,
+    key: 'unclaimed',
+    columns: [
+      { header: 'instance', value: (u) => u.instanceId },
+      { header: 'group', value: (u) => u.groupId ?? '-' },
+      { header: 'variant', value: (u) => u.variantId ?? '-' },
+      { header: 'state', value: (u) => u.state },
+      { header: 'port', value: (u) => (u.hostPort === null || u.hostPort === undefined ? '-' : String(u.hostPort)), align: 'right' },
+      { header: 'reason', value: (u) => u.reason },
+    ],
+    empty: (id) => `host ${id} has no unclaimed containers`,
+  });
   hosts
     .command('adopt <host> <instance>')
     .description('adopt an unclaimed container as an instance of its group variant (the container and its data stay as they are)')

@@ -4,6 +4,7 @@
 
 import type { Command } from 'commander';
 import { enc } from '../api-client.js';
+import { jsonCommand } from '../command-shapes.js';
 import { printFields, printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { formatBytes } from '../table.js';
@@ -46,13 +47,10 @@ export function registerImports(program: Command, ctx: CommandContext): void {
         await archive.cleanup();
       }
     });
-  imports
-    .command('get <uploadId>')
-    .description('the inspection of an uploaded import')
-    .option('--json', 'print JSON')
-    .action(async (id: string, opts: { json?: boolean }) => {
-      const r = await (await ctx.client()).get<ImportView>(`/imports/${enc(id)}`);
-      if (opts.json) return printJson(ctx.out, r);
-      printImport(ctx, r);
-    });
+  jsonCommand<ImportView>(imports, ctx, {
+    use: 'get <uploadId>',
+    description: 'the inspection of an uploaded import',
+    fetch: async (_opts, id) => (await ctx.client()).get<ImportView>(`/imports/${enc(id)}`),
+    render: (r) => printImport(ctx, r),
+  });
 }

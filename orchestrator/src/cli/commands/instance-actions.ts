@@ -5,6 +5,7 @@
 
 import type { Command } from 'commander';
 import { enc, type ApiClient } from '../api-client.js';
+import { jsonCommand } from '../command-shapes.js';
 import { confirmTypedName, confirmYes } from '../confirm.js';
 import { CliError } from '../errors.js';
 import { printFields, printJson } from '../output.js';
@@ -136,19 +137,22 @@ const onOff = (opts: { on?: boolean; off?: boolean }): boolean => {
   return Boolean(opts.on);
 };
 
+type MaintenanceOpts = { on?: boolean; off?: boolean; message: string; json?: boolean };
+
+/** The --on/--off/--message flags of the instance and the global maintenance commands. */
+const maintenanceFlags = (c: Command): Command => c.option('--on', 'enable').option('--off', 'disable').option('--message <text>', 'shown to refused starts', '');
+
 function registerAdmin(instances: Command, program: Command, ctx: CommandContext): void {
-  instances
-    .command('maintenance <name>')
-    .description('per-instance maintenance: ordinary starts are refused with the message (admin/manager token)')
-    .option('--on', 'enable').option('--off', 'disable')
-    .option('--message <text>', 'shown to refused starts', '')
-    .option('--json', 'print JSON')
-    .action(async (name: string, opts: { on?: boolean; off?: boolean; message: string; json?: boolean }) => {
+  jsonCommand<InstanceView, MaintenanceOpts>(instances, ctx, {
+    use: 'maintenance <name>',
+    description: 'per-instance maintenance: ordinary starts are refused with the message (admin/manager token)',
+    options: maintenanceFlags,
+    fetch: async (opts, name) => {
       const enabled = onOff(opts);
-      const i = await (await ctx.client()).post<InstanceView>(`/instances/${enc(name)}/maintenance`, { enabled, message: opts.message });
-      if (opts.json) return printJson(ctx.out, i);
-      ctx.out.line(`instance ${i.name ?? name}: maintenance ${enabled ? 'on' : 'off'}`);
-    });
+      return (await ctx.client()).post<InstanceView>(`/instances/${enc(name)}/maintenance`, { enabled, message: opts.message });
+    },
+    render: (i, opts, name) => ctx.out.line(`instance ${i.name ?? name}: maintenance ${opts.on ? 'on' : 'off'}`),
+  });
   instances
     .command('reset-crash-loop <name>')
     .description('re-enable starts after a crash loop, once diagnosed (admin/manager token); an instance in error becomes stopped')
@@ -173,19 +177,17 @@ function registerAdmin(instances: Command, program: Command, ctx: CommandContext
       const moved = r.players.filter((p) => p.moved).length;
       ctx.out.line(`instance ${name}: draining; ${r.players.length} player(s) to transfer, ${moved} moved now`);
     });
-  program
-    .command('maintenance')
-    .description('global maintenance: show it, or with --on/--off switch it (ordinary starts of every instance refused; admin/manager token)')
-    .option('--on', 'enable').option('--off', 'disable')
-    .option('--message <text>', 'shown to refused starts', '')
-    .option('--json', 'print JSON')
-    .action(async (opts: { on?: boolean; off?: boolean; message: string; json?: boolean }) => {
+  type M = { enabled: boolean; message: string; since: string | null };
+  jsonCommand<M, MaintenanceOpts>(program, ctx, {
+    use: 'maintenance',
+    description: 'global maintenance: show it, or with --on/--off switch it (ordinary starts of every instance refused; admin/manager token)',
+    options: maintenanceFlags,
+    fetch: async (opts) => {
       const client = await ctx.client();
-      type M = { enabled: boolean; message: string; since: string | null };
-      const m = opts.on || opts.off ? await client.post<M>('/maintenance', { enabled: onOff(opts), message: opts.message }) : await client.get<M>('/maintenance');
-      if (opts.json) return printJson(ctx.out, m);
-      printFields(ctx.out, [['maintenance', m.enabled ? 'on' : 'off'], ['message', m.message || '-'], ['since', m.since ?? '-']]);
-    });
+      return opts.on || opts.off ? client.post<M>('/maintenance', { enabled: onOff(opts), message: opts.message }) : client.get<M>('/maintenance');
+    },
+    render: (m) => printFields(ctx.out, [['maintenance', m.enabled ? 'on' : 'off'], ['message', m.message || '-'], ['since', m.since ?? '-']]),
+  });
 }
 
 export interface TargetOpts {

@@ -4,9 +4,10 @@
 import type { Command } from 'commander';
 import { enc } from '../api-client.js';
 import { CliError } from '../errors.js';
+import { jsonCommand } from '../command-shapes.js';
 import { printFields, printJson, printTable } from '../output.js';
 import type { CommandContext } from '../program.js';
-import { formatAge, formatBytes } from '../table.js';
+import { formatAge, formatBytes, keyColumns } from '../table.js';
 import { positiveInt } from './instances.js';
 
 interface SettingsView {
@@ -93,36 +94,27 @@ function registerSettings(instances: Command, ctx: CommandContext): void {
 
 export function registerInstanceInfo(instances: Command, ctx: CommandContext): void {
   registerSettings(instances, ctx);
-  instances
-    .command('history <name>')
-    .description('state changes with their reasons, newest first')
-    .option('--limit <n>', 'entries', positiveInt('--limit'), 50)
-    .option('--json', 'print JSON')
-    .action(async (name: string, opts: { limit: number; json?: boolean }) => {
-      const r = await (await ctx.client()).get<{ history: { at: string; from: string | null; to: string; reason: string | null; actor: string | null }[] }>(`/instances/${enc(name)}/history`, { query: { limit: opts.limit } });
-      if (opts.json) return printJson(ctx.out, r.history);
-      printTable(ctx.out, r.history, [
-        { header: 'at', value: (h) => h.at },
-        { header: 'from', value: (h) => h.from },
-        { header: 'to', value: (h) => h.to },
-        { header: 'actor', value: (h) => h.actor },
-        { header: 'reason', value: (h) => h.reason },
-      ], 'no history');
-    });
-  instances
-    .command('revisions <name>')
-    .description('immutable configuration revisions (newest 20, secrets redacted)')
-    .option('--json', 'print JSON')
-    .action(async (name: string, opts: { json?: boolean }) => {
-      const r = await (await ctx.client()).get<{ revisions: { revision: number; createdAt: string; actor: string | null; reason: string | null }[] }>(`/instances/${enc(name)}/revisions`);
-      if (opts.json) return printJson(ctx.out, r.revisions);
-      printTable(ctx.out, r.revisions, [
-        { header: 'revision', value: (x) => x.revision, align: 'right' },
-        { header: 'created', value: (x) => x.createdAt },
-        { header: 'actor', value: (x) => x.actor },
-        { header: 'reason', value: (x) => x.reason },
-      ], 'no revisions');
-    });
+  type HistoryEntry = { at: string; from: string | null; to: string; reason: string | null; actor: string | null };
+  jsonCommand<HistoryEntry[], { limit: number; json?: boolean }>(instances, ctx, {
+    use: 'history <name>',
+    description: 'state changes with their reasons, newest first',
+    options: (c) => c.option('--limit <n>', 'entries', positiveInt('--limit'), 50),
+    fetch: async (opts, name) => (await (await ctx.client()).get<{ history: HistoryEntry[] }>(`/instances/${enc(name)}/history`, { query: { limit: opts.limit } })).history,
+    render: (history) => printTable(ctx.out, history, [
+      ...keyColumns<HistoryEntry>('at', 'from', 'to', 'actor', 'reason'),
+    ], 'no history'),
+  });
+  type Revision = { revision: number; createdAt: string; actor: string | null; reason: string | null };
+  jsonCommand<Revision[]>(instances, ctx, {
+    use: 'revisions <name>',
+    description: 'immutable configuration revisions (newest 20, secrets redacted)',
+    fetch: async (_opts, name) => (await (await ctx.client()).get<{ revisions: Revision[] }>(`/instances/${enc(name)}/revisions`)).revisions,
+    render: (revisions) => printTable(ctx.out, revisions, [
+      { header: 'revision', value: (x) => x.revision, align: 'right' },
+      { header: 'created', value: (x) => x.createdAt },
+      ...keyColumns<Revision>('actor', 'reason'),
+    ], 'no revisions'),
+  });
   instances
     .command('players <name>')
     .description('players on an instance: router reports and the last status probe')
@@ -140,18 +132,16 @@ export function registerInstanceInfo(instances: Command, ctx: CommandContext): v
         ]);
       }
     });
-  instances
-    .command('backups <name>')
-    .description('the backups of an instance kept on its host')
-    .option('--json', 'print JSON')
-    .action(async (name: string, opts: { json?: boolean }) => {
-      const r = await (await ctx.client()).get<{ backups: { backupId: string; sizeBytes: number; createdAt: string; paths?: string[] }[] }>(`/instances/${enc(name)}/backups`);
-      if (opts.json) return printJson(ctx.out, r.backups);
-      printTable(ctx.out, r.backups, [
-        { header: 'backup', value: (b) => b.backupId },
-        { header: 'size', value: (b) => formatBytes(b.sizeBytes), align: 'right' },
-        { header: 'created', value: (b) => b.createdAt },
-        { header: 'paths', value: (b) => (b.paths ? b.paths.join(',') : 'all') },
-      ], 'no backups');
-    });
+  type Backup = { backupId: string; sizeBytes: number; createdAt: string; paths?: string[] };
+  jsonCommand<Backup[]>(instances, ctx, {
+    use: 'backups <name>',
+    description: 'the backups of an instance kept on its host',
+    fetch: async (_opts, name) => (await (await ctx.client()).get<{ backups: Backup[] }>(`/instances/${enc(name)}/backups`)).backups,
+    render: (backups) => printTable(ctx.out, backups, [
+      { header: 'backup', value: (b) => b.backupId },
+      { header: 'size', value: (b) => formatBytes(b.sizeBytes), align: 'right' },
+      { header: 'created', value: (b) => b.createdAt },
+      { header: 'paths', value: (b) => (b.paths ? b.paths.join(',') : 'all') },
+    ], 'no backups'),
+  });
 }

@@ -3,11 +3,12 @@
 // instance-info.ts and instance-streams.ts.
 
 import type { Command } from 'commander';
-import { enc, listOf } from '../api-client.js';
+import { enc } from '../api-client.js';
+import { jsonCommand, listCommand } from '../command-shapes.js';
 import { ApiError, CliError } from '../errors.js';
-import { printFields, printJson, printTable } from '../output.js';
+import { printFields, printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
-import { formatAge } from '../table.js';
+import { formatAge, keyColumns } from '../table.js';
 import { waitForInstance } from '../wait.js';
 import { notOffered } from './not-offered.js';
 
@@ -101,43 +102,37 @@ export function registerInstances(program: Command, ctx: CommandContext): Comman
       if (opts.json) return printJson(ctx.out, instance);
       printInstance(ctx, instance);
     });
-  instances
-    .command('ls')
-    .description('list instances')
-    .option('--group <id>', 'only this group')
-    .option('--host <id>', 'only this host')
-    .option('--state <state>', 'only instances in this state')
-    .option('--json', 'print JSON')
-    .action(async (opts: { group?: string; host?: string; state?: string; json?: boolean }) => {
-      const query = { groupId: opts.group, hostId: opts.host, state: opts.state };
-      let rows = listOf<InstanceView>(await (await ctx.client()).get('/instances', { query }), 'instances');
-      // Filter here too, in case the server ignores a query parameter.
-      if (opts.group) rows = rows.filter((i) => i.groupId === opts.group);
-      if (opts.host) rows = rows.filter((i) => i.hostId === opts.host);
-      if (opts.state) rows = rows.filter((i) => i.state === opts.state);
-      if (opts.json) return printJson(ctx.out, rows);
-      printTable(ctx.out, rows, [
-        { header: 'name', value: (i) => i.name },
-        { header: 'id', value: (i) => i.id },
-        { header: 'group', value: (i) => i.groupId },
-        { header: 'variant', value: (i) => i.variantId },
-        { header: 'host', value: (i) => i.hostId },
-        { header: 'state', value: (i) => i.state },
-        { header: 'desired', value: (i) => i.desiredState },
-        { header: 'players', value: playersOf, align: 'right' },
-        { header: 'endpoint', value: endpoint },
-        { header: 'age', value: (i) => formatAge(i.createdAt, ctx.now()) },
-      ], 'no instances');
-    });
-  instances
-    .command('get <name>')
-    .description('show one instance (by name or id)')
-    .option('--json', 'print JSON')
-    .action(async (id: string, opts: { json?: boolean }) => {
-      const i = await (await ctx.client()).get<InstanceView>(`/instances/${enc(id)}`);
-      if (opts.json) return printJson(ctx.out, i);
-      printInstance(ctx, i);
-    });
+  type LsOpts = { group?: string; host?: string; state?: string; json?: boolean };
+  listCommand<InstanceView, LsOpts>(instances, ctx, {
+    description: 'list instances',
+    options: (c) => c
+      .option('--group <id>', 'only this group')
+      .option('--host <id>', 'only this host')
+      .option('--state <state>', 'only instances in this state'),
+    path: '/instances',
+    key: 'instances',
+    query: (opts) => ({ groupId: opts.group, hostId: opts.host, state: opts.state }),
+    // Filter here too, in case the server ignores a query parameter.
+    filter: (rows, opts) => rows.filter((i) => (!opts.group || i.groupId === opts.group) && (!opts.host || i.hostId === opts.host) && (!opts.state || i.state === opts.state)),
+    columns: [
+      ...keyColumns<InstanceView>('name', 'id'),
+      { header: 'group', value: (i) => i.groupId },
+      { header: 'variant', value: (i) => i.variantId },
+      { header: 'host', value: (i) => i.hostId },
+      { header: 'state', value: (i) => i.state },
+      { header: 'desired', value: (i) => i.desiredState },
+      { header: 'players', value: playersOf, align: 'right' },
+      { header: 'endpoint', value: endpoint },
+      { header: 'age', value: (i) => formatAge(i.createdAt, ctx.now()) },
+    ],
+    empty: 'no instances',
+  });
+  jsonCommand<InstanceView>(instances, ctx, {
+    use: 'get <name>',
+    description: 'show one instance (by name or id)',
+    fetch: async (_opts, id) => (await ctx.client()).get<InstanceView>(`/instances/${enc(id)}`),
+    render: (i) => printInstance(ctx, i),
+  });
   instances
     .command('logs <name>')
     .description('print the last lines of an instance\'s container log')

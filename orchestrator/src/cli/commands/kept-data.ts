@@ -4,6 +4,7 @@
 
 import type { Command } from 'commander';
 import { enc } from '../api-client.js';
+import { jsonCommand } from '../command-shapes.js';
 import { confirmYes } from '../confirm.js';
 import { printJson, printTable } from '../output.js';
 import type { CommandContext } from '../program.js';
@@ -18,13 +19,12 @@ interface KeptDataView {
 
 export function registerKeptData(program: Command, ctx: CommandContext): void {
   const kept = program.command('kept-data').description('worlds and backups of deleted instances kept on their hosts');
-  kept
-    .command('ls')
-    .description('list kept data per host (hosts that did not answer are named)')
-    .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const res = await (await ctx.client()).get<{ keptData: KeptDataView[]; unreachable: { hostId: string; error: string }[] }>('/kept-data');
-      if (opts.json) return printJson(ctx.out, res);
+  type KeptAnswer = { keptData: KeptDataView[]; unreachable: { hostId: string; error: string }[] };
+  jsonCommand<KeptAnswer>(kept, ctx, {
+    use: 'ls',
+    description: 'list kept data per host (hosts that did not answer are named)',
+    fetch: async () => (await ctx.client()).get<KeptAnswer>('/kept-data'),
+    render: (res) => {
       printTable(ctx.out, res.keptData, [
         { header: 'host', value: (k) => k.hostId },
         { header: 'instance', value: (k) => k.instanceId },
@@ -33,7 +33,8 @@ export function registerKeptData(program: Command, ctx: CommandContext): void {
         { header: 'backup size', value: (k) => formatBytes(k.backups.reduce((n, b) => n + b.sizeBytes, 0)), align: 'right' },
       ], 'no kept data');
       for (const u of res.unreachable) ctx.out.error(`host ${u.hostId} did not answer: ${u.error}`);
-    });
+    },
+  });
   kept
     .command('attach <host> <instance>')
     .description('give a new, stopped instance on the same host the kept world (create it with --no-start and the world\'s user first)')

@@ -13,12 +13,13 @@ import type { ApiClient } from '../api-client.js';
 import { layerChecksum } from '../../shared/layer-checksum.js';
 import { packDirectory } from '../../shared/safe-tar.js';
 import { RESOURCE_ID_PATTERN } from '../../shared/ids.js';
-import { enc, listOf } from '../api-client.js';
+import { enc } from '../api-client.js';
+import { listCommand } from '../command-shapes.js';
 import { CliError } from '../errors.js';
-import { printFields, printJson, printTable } from '../output.js';
+import { printFields, printJson } from '../output.js';
 import { startProgress } from '../progress.js';
 import type { CommandContext } from '../program.js';
-import { formatAge, formatBytes } from '../table.js';
+import { formatAge, formatBytes, keyColumns } from '../table.js';
 
 export interface LayerView {
   id: string;
@@ -118,20 +119,17 @@ export function registerLayers(program: Command, ctx: CommandContext): void {
         await archive.cleanup();
       }
     });
-  layers
-    .command('ls')
-    .description('list layers (every id/checksum pair)')
-    .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const rows = listOf<LayerView>(await (await ctx.client()).get('/template-layers'), 'layers');
-      if (opts.json) return printJson(ctx.out, rows);
-      printTable(ctx.out, rows, [
-        { header: 'id', value: (l) => l.id },
-        { header: 'checksum', value: (l) => l.checksum },
-        { header: 'size', value: (l) => formatBytes(l.sizeBytes), align: 'right' },
-        { header: 'pushed', value: (l) => formatAge(l.createdAt, ctx.now()) },
-      ], 'no layers yet: ectl layers push ID DIR');
-    });
+  listCommand<LayerView>(layers, ctx, {
+    description: 'list layers (every id/checksum pair)',
+    path: '/template-layers',
+    key: 'layers',
+    columns: [
+      ...keyColumns<LayerView>('id', 'checksum'),
+      { header: 'size', value: (l) => formatBytes(l.sizeBytes), align: 'right' },
+      { header: 'pushed', value: (l) => formatAge(l.createdAt, ctx.now()) },
+    ],
+    empty: 'no layers yet: ectl layers push ID DIR',
+  });
   layers
     .command('delete <id> [checksum]')
     .description('delete a layer (every checksum, or one); refused while a template, variant or instance uses it')

@@ -2,10 +2,11 @@
 // approves or rejects) and `ectl preview` (what a create would do, writing nothing).
 
 import type { Command } from 'commander';
-import { enc, listOf } from '../api-client.js';
-import { printJson, printTable } from '../output.js';
+import { enc } from '../api-client.js';
+import { listCommand } from '../command-shapes.js';
+import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
-import { formatAge } from '../table.js';
+import { formatAge, keyColumns } from '../table.js';
 
 interface RequestView {
   id: string;
@@ -33,25 +34,23 @@ export function registerRequests(program: Command, ctx: CommandContext): void {
     });
 
   const requests = program.command('requests').description('installation requests: ask for an instance; an admin or manager decides');
-  requests
-    .command('ls')
-    .description('requests (yours, or all with an admin/manager/operator token), oldest first')
-    .option('--status <status>', 'pending, approved or rejected')
-    .option('--json', 'print JSON')
-    .action(async (opts: { status?: string; json?: boolean }) => {
-      const rows = listOf<RequestView>(await (await ctx.client()).get('/installation-requests', { query: { status: opts.status } }), 'requests');
-      if (opts.json) return printJson(ctx.out, rows);
-      printTable(ctx.out, rows, [
-        { header: 'id', value: (r) => r.id },
-        { header: 'status', value: (r) => r.status },
-        { header: 'by', value: (r) => r.requestedBy },
-        { header: 'group', value: (r) => r.groupId },
-        { header: 'variant', value: (r) => r.variantId },
-        { header: 'name', value: (r) => r.name },
-        { header: 'instance', value: (r) => r.instanceId },
-        { header: 'age', value: (r) => formatAge(r.createdAt, ctx.now()) },
-      ], 'no installation requests');
-    });
+  listCommand<RequestView, { status?: string; json?: boolean }>(requests, ctx, {
+    description: 'requests (yours, or all with an admin/manager/operator token), oldest first',
+    options: (c) => c.option('--status <status>', 'pending, approved or rejected'),
+    path: '/installation-requests',
+    key: 'requests',
+    query: (opts) => ({ status: opts.status }),
+    columns: [
+      ...keyColumns<RequestView>('id', 'status'),
+      { header: 'by', value: (r) => r.requestedBy },
+      { header: 'group', value: (r) => r.groupId },
+      { header: 'variant', value: (r) => r.variantId },
+      { header: 'name', value: (r) => r.name },
+      { header: 'instance', value: (r) => r.instanceId },
+      { header: 'age', value: (r) => formatAge(r.createdAt, ctx.now()) },
+    ],
+    empty: 'no installation requests',
+  });
   requests
     .command('get <id>')
     .description('one request')

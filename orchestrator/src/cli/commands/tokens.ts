@@ -2,11 +2,12 @@
 // once, at creation, on stdout only.
 
 import type { Command } from 'commander';
-import { enc, listOf } from '../api-client.js';
+import { enc } from '../api-client.js';
+import { jsonCommand, listCommand } from '../command-shapes.js';
 import { CliError } from '../errors.js';
-import { printJson, printTable } from '../output.js';
+import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
-import { formatAge } from '../table.js';
+import { formatAge, keyColumns } from '../table.js';
 
 interface TokenView {
   id: string;
@@ -31,29 +32,23 @@ export function registerTokens(program: Command, ctx: CommandContext): void {
       ctx.out.error(`token ${t.name} (${t.id}) created with scopes ${t.scopes.join(', ')}; its secret is shown only now:`);
       ctx.out.line(t.secret);
     });
-  tokens
-    .command('ls')
-    .description('list tokens (never their secrets)')
-    .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const rows = listOf<TokenView>(await (await ctx.client()).get('/tokens'), 'tokens');
-      if (opts.json) return printJson(ctx.out, rows);
-      printTable(ctx.out, rows, [
-        { header: 'id', value: (t) => t.id },
-        { header: 'name', value: (t) => t.name },
-        { header: 'scopes', value: (t) => t.scopes.join(',') },
-        { header: 'created', value: (t) => formatAge(t.createdAt, ctx.now()) },
-        { header: 'last used', value: (t) => formatAge(t.lastUsedAt, ctx.now()) },
-        { header: 'revoked', value: (t) => (t.revokedAt ? formatAge(t.revokedAt, ctx.now()) : '-') },
-      ], 'no tokens');
-    });
-  tokens
-    .command('revoke <id>')
-    .description('revoke a token (by id, see ectl tokens ls)')
-    .option('--json', 'print JSON')
-    .action(async (id: string, opts: { json?: boolean }) => {
-      const t = await (await ctx.client()).delete<TokenView>(`/tokens/${enc(id)}`);
-      if (opts.json) return printJson(ctx.out, t);
-      ctx.out.line(`token ${t.name} (${t.id}) revoked`);
-    });
+  listCommand<TokenView>(tokens, ctx, {
+    description: 'list tokens (never their secrets)',
+    path: '/tokens',
+    key: 'tokens',
+    columns: [
+      ...keyColumns<TokenView>('id', 'name'),
+      { header: 'scopes', value: (t) => t.scopes.join(',') },
+      { header: 'created', value: (t) => formatAge(t.createdAt, ctx.now()) },
+      { header: 'last used', value: (t) => formatAge(t.lastUsedAt, ctx.now()) },
+      { header: 'revoked', value: (t) => (t.revokedAt ? formatAge(t.revokedAt, ctx.now()) : '-') },
+    ],
+    empty: 'no tokens',
+  });
+  jsonCommand<TokenView>(tokens, ctx, {
+    use: 'revoke <id>',
+    description: 'revoke a token (by id, see ectl tokens ls)',
+    fetch: async (_opts, id) => (await ctx.client()).delete<TokenView>(`/tokens/${enc(id)}`),
+    render: (t) => ctx.out.line(`token ${t.name} (${t.id}) revoked`),
+  });
 }

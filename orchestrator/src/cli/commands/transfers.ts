@@ -2,10 +2,10 @@
 // RCON when connected) and `ectl transfers ls`.
 
 import type { Command } from 'commander';
-import { listOf } from '../api-client.js';
-import { printJson, printTable } from '../output.js';
+import { listCommand } from '../command-shapes.js';
+import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
-import { formatAge } from '../table.js';
+import { formatAge, keyColumns } from '../table.js';
 import { transferTarget, type TargetOpts } from './instance-actions.js';
 import { positiveInt } from './instances.js';
 
@@ -40,23 +40,22 @@ export function registerTransfers(program: Command, ctx: CommandContext): void {
       ctx.out.line(`transfer ${r.transfer.id}: ${player} → ${targetText(r.transfer.target)} (${r.transfer.status}); ${r.move.moved ? 'moved now' : `not moved now: ${r.move.reason ?? 'no reason given'}`}`);
     });
   const transfers = program.command('transfers').description('recorded player transfers');
-  transfers
-    .command('ls')
-    .description('recent transfers, newest first')
-    .option('--player <name>', 'only this player')
-    .option('--status <status>', 'pending, consumed, expired or failed')
-    .option('--limit <n>', 'entries', positiveInt('--limit'), 100)
-    .option('--json', 'print JSON')
-    .action(async (opts: { player?: string; status?: string; limit: number; json?: boolean }) => {
-      const rows = listOf<TransferView>(await (await ctx.client()).get('/transfers', { query: { player: opts.player, status: opts.status, limit: opts.limit } }), 'transfers');
-      if (opts.json) return printJson(ctx.out, rows);
-      printTable(ctx.out, rows, [
-        { header: 'id', value: (t) => t.id },
-        { header: 'player', value: (t) => t.player },
-        { header: 'target', value: (t) => targetText(t.target) },
-        { header: 'status', value: (t) => t.status },
-        { header: 'instance', value: (t) => t.resolvedInstanceId },
-        { header: 'created', value: (t) => formatAge(t.createdAt, ctx.now()) },
-      ], 'no transfers');
-    });
+  listCommand<TransferView, { player?: string; status?: string; limit: number; json?: boolean }>(transfers, ctx, {
+    description: 'recent transfers, newest first',
+    options: (c) => c
+      .option('--player <name>', 'only this player')
+      .option('--status <status>', 'pending, consumed, expired or failed')
+      .option('--limit <n>', 'entries', positiveInt('--limit'), 100),
+    path: '/transfers',
+    key: 'transfers',
+    query: (opts) => ({ player: opts.player, status: opts.status, limit: opts.limit }),
+    columns: [
+      ...keyColumns<TransferView>('id', 'player'),
+      { header: 'target', value: (t) => targetText(t.target) },
+      { header: 'status', value: (t) => t.status },
+      { header: 'instance', value: (t) => t.resolvedInstanceId },
+      { header: 'created', value: (t) => formatAge(t.createdAt, ctx.now()) },
+    ],
+    empty: 'no transfers',
+  });
 }

@@ -1,22 +1,12 @@
 // Prints the update plan of GET /instances/:id/update-plan (images, checks,
 // changes, warnings) before ectl asks to apply it.
 
+import type { UpdatePlanAnswer } from '../../contracts/update-plan.js';
 import type { Output } from '../output.js';
 import { formatBytes } from '../table.js';
 
-export interface UpdatePlanView {
-  instanceId: string;
-  name: string;
-  state: string;
-  current: { ref: string; id?: string };
-  candidate: { ref: string; id?: string };
-  sameImage: boolean;
-  compatible: boolean;
-  checks: { name: string; ok: boolean; detail: string }[];
-  changes: string[];
-  warnings: string[];
-  diskFreeBytes: number | null;
-}
+/** What ectl reads of the plan (the orchestrator sends more). */
+export type UpdatePlanView = UpdatePlanAnswer;
 
 export function printUpdatePlan(out: Output, plan: UpdatePlanView): void {
   out.line(`update plan for ${plan.name} (${plan.instanceId}, ${plan.state})`);

@@ -2,13 +2,13 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../shared/errors.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import { auditTarget } from '../audit.js';
 import type { ServerContext } from '../context.js';
 import { GroupBody, TemplateBody, TemplateParams } from '../../contracts/catalog.js';
 import { IdParams, IdString } from '../schemas/common.js';
 import { groupView, templateView } from '../views.js';
+import { found } from './route-helpers.js';
 
 const TemplatesQuery = Type.Object({ name: Type.Optional(IdString) });
 const DryRunQuery = Type.Object({ dryRun: Type.Optional(Type.Boolean({ default: false, description: 'validate only: every check the write makes, nothing written (200)' })) });
@@ -40,8 +40,7 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
     config: { auth: { scope: readScope('templates') } },
   }, async (req) => {
     const { name, version } = req.params as TemplateParams;
-    const template = await ctx.store.templates.get(name, version);
-    if (!template) throw new AppError('TEMPLATE_NOT_FOUND', `template ${name} version ${version} does not exist`);
+    const template = found(await ctx.store.templates.get(name, version), 'TEMPLATE_NOT_FOUND', `template ${name} version ${version} does not exist`);
     return templateView(template);
   });
 
@@ -77,8 +76,7 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
     config: { auth: { scope: readScope('groups') } },
   }, async (req) => {
     const { id } = req.params as Static<typeof IdParams>;
-    const group = await ctx.store.groups.get(id);
-    if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${id} does not exist`);
+    const group = found(await ctx.store.groups.get(id), 'GROUP_NOT_FOUND', `group ${id} does not exist`);
     return groupView(group);
   });
 

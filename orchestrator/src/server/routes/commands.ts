@@ -7,6 +7,7 @@ import { ADMIN_SCOPE, readScope } from '../auth/scopes.js';
 import { auditTarget } from '../audit.js';
 import type { ServerContext } from '../context.js';
 import { commandView, tokenView } from '../views.js';
+import { found } from './route-helpers.js';
 
 const CommandParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const CommandsQuery = Type.Object({
@@ -28,8 +29,7 @@ export async function commandRoutes(api: FastifyInstance, ctx: ServerContext): P
     config: { auth: { scope: readScope('commands') } },
   }, async (req) => {
     const { id } = req.params as Static<typeof CommandParams>;
-    const cmd = await ctx.store.commands.get(id);
-    if (!cmd) throw new AppError('COMMAND_NOT_FOUND', `command ${id} does not exist`);
+    const cmd = found(await ctx.store.commands.get(id), 'COMMAND_NOT_FOUND', `command ${id} does not exist`);
     return commandView(cmd);
   });
 

@@ -15,6 +15,7 @@ import type { ServerContext } from '../context.js';
 import { userActor } from '../services/lifecycle-service.js';
 import { fleetView } from '../provisioning/fleet-status.js';
 import { instanceView } from '../views.js';
+import { acceptedAction, found, paramInstance } from './route-helpers.js';
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 /** A duration: an integer of milliseconds, or text like "30s". */
@@ -74,14 +75,13 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     schema: { tags: ['fleets'], summary: 'Despawn: drain, evacuate, wait until empty (bounded; force goes on), delete per the savegame policy', params: IdParams, body: DespawnBody },
     config: { auth: { scope: groupScope('spawn') }, audit: { action: 'instance.despawn', targetKind: 'instance' } },
   }, async (req, reply) => {
-    const { id } = req.params as Static<typeof IdParams>;
     const body = (req.body ?? {}) as Static<typeof DespawnBody>;
-    const instance = await ctx.lifecycle.find(id);
+    const instance = await paramInstance(ctx, req);
     assertGroupScope(req.principal, 'spawn', instance.groupId);
     auditTarget(req, instance.id, { force: body.force === true });
     const timeoutMs = durationMs(body.timeout, 'timeout');
     const result = await ctx.fleet.despawn(instance.id, { ...(timeoutMs !== undefined ? { timeoutMs } : {}), force: body.force === true }, userActor(req.principal), req.id);
-    return reply.status(202).send({ id: instance.id, commandId: result.commandId, state: result.instance.state });
+    return acceptedAction(reply, instance.id, { commandId: result.commandId, state: result.instance.state });
   });
 
   api.post('/groups/:id/allocations', {
@@ -116,8 +116,7 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     config: { auth: { scope: groupScope('allocate') }, audit: { action: 'allocation.release', targetKind: 'allocation' } },
   }, async (req) => {
     const { id } = req.params as Static<typeof IdParams>;
-    const session = await ctx.store.sessions.get(id);
-    if (!session) throw new AppError('NOT_FOUND', `allocation ${id} does not exist`);
+    const session = found(await ctx.store.sessions.get(id), 'NOT_FOUND', `allocation ${id} does not exist`);
     assertGroupScope(req.principal, 'allocate', session.groupId ?? '');
     auditTarget(req, id, { instanceId: session.instanceId });
     const released = await ctx.fleet.release(id, `released by ${req.principal?.name ?? 'anonymous'}`);
@@ -136,9 +135,8 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     schema: { tags: ['fleets'], summary: "Override the group's idle tiers for this instance (null: follow the group again)", params: IdParams, body: IdleTiersBody },
     config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.idle-tiers', targetKind: 'instance' } },
   }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
     const body = req.body as Static<typeof IdleTiersBody>;
-    const instance = await ctx.lifecycle.find(id);
+    const instance = await paramInstance(ctx, req);
     const tiers = body.idleTiers === null ? null : parseIdleTiers(body.idleTiers, 'body/idleTiers');
     auditTarget(req, instance.id, { idleTiers: tiers === null ? null : tiers.map((t) => `${t.after}:${t.action}`).join(',') });
     const fleet = { ...(instance.fleet ?? {}) };

@@ -2,7 +2,6 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../shared/errors.js';
 import { auditTarget } from '../audit.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
@@ -10,6 +9,7 @@ import { HeartbeatBody } from '../services/heartbeat-input.js';
 import { removeHost } from '../services/host-removal.js';
 import { AgentIdString, IdString } from '../schemas/common.js';
 import { hostView, instanceView } from '../views.js';
+import { found, hostAnswer } from './route-helpers.js';
 
 const AgentParams = Type.Object({ agentId: AgentIdString });
 const HostParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -52,10 +52,8 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
     config: { auth: { scope: readScope('hosts') } },
   }, async (req) => {
     const { id } = req.params as Static<typeof HostParams>;
-    const host = await ctx.store.hosts.get(id);
-    if (!host) throw new AppError('HOST_NOT_FOUND', `host ${id} is not registered`);
-    const counts = await ctx.store.instances.countByHost();
-    return hostView(host, counts[id] ?? 0);
+    const host = found(await ctx.store.hosts.get(id), 'HOST_NOT_FOUND', `host ${id} is not registered`);
+    return hostAnswer(ctx, host);
   });
 
   api.post('/hosts/:id/maintenance', {
@@ -64,9 +62,7 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
   }, async (req) => {
     const { id } = req.params as Static<typeof HostParams>;
     const body = req.body as Static<typeof MaintenanceBody>;
-    const host = await ctx.hosts.setMaintenance(id, body.enabled, body.message ?? '', actorOf(req));
-    const counts = await ctx.store.instances.countByHost();
-    return hostView(host, counts[id] ?? 0);
+    return hostAnswer(ctx, await ctx.hosts.setMaintenance(id, body.enabled, body.message ?? '', actorOf(req)));
   });
 
   api.delete('/hosts/:id', {

@@ -10,6 +10,7 @@ import { readScope, writeScope } from '../auth/scopes.js';
 import { auditTarget } from '../audit.js';
 import type { ServerContext } from '../context.js';
 import type { ImportRecord } from '../services/import-store.js';
+import { found } from './route-helpers.js';
 
 const ARCHIVE_TYPES = ['application/gzip', 'application/x-gzip', 'application/octet-stream', 'application/x-tar+gzip'];
 const UploadParams = Type.Object({ uploadId: Type.String({ minLength: 1, maxLength: 64 }) });
@@ -47,8 +48,7 @@ export async function importRoutes(api: FastifyInstance, ctx: ServerContext): Pr
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
     const { uploadId } = req.params as Static<typeof UploadParams>;
-    const record = await imports.get(uploadId);
-    if (!record) throw new AppError('NOT_FOUND', `import upload ${uploadId} does not exist`);
+    const record = found(await imports.get(uploadId), 'NOT_FOUND', `import upload ${uploadId} does not exist`);
     return importView(record);
   });
 }

@@ -12,6 +12,7 @@ import { auditTarget } from '../audit.js';
 import { hasScope, MANAGER_SCOPE, REQUEST_ACCESS } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { IdString } from '../schemas/common.js';
+import { found } from './route-helpers.js';
 
 const Settings = Type.Object({}, { additionalProperties: true, description: 'suggested settings, reviewed by the administrator' });
 const Note = Type.String({ maxLength: 2000 });
@@ -52,8 +53,7 @@ export async function installationRequestRoutes(api: FastifyInstance, ctx: Serve
     config: { auth: { scope: REQUEST_ACCESS }, audit: { action: 'installation-request.create', targetKind: 'installation-request' } },
   }, async (req, reply) => {
     const body = req.body as Static<typeof CreateBody>;
-    const group = await ctx.store.groups.get(body.groupId);
-    if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${body.groupId} does not exist`);
+    const group = found(await ctx.store.groups.get(body.groupId), 'GROUP_NOT_FOUND', `group ${body.groupId} does not exist`);
     if (!group.variants.some((v) => v.id === body.variantId)) {
       throw new AppError('VALIDATION_FAILED', `body/variantId: group ${group.id} has no variant ${body.variantId} (it has ${group.variants.map((v) => v.id).join(', ')})`, { details: { field: 'variantId' } });
     }

@@ -15,6 +15,7 @@ import { secretNames } from '../services/instance-config.js';
 import { userActor } from '../services/lifecycle-service.js';
 import type { SettingsPatchBody } from '../services/pending-changes.js';
 import { instanceView } from '../views.js';
+import { paramInstance } from './route-helpers.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const MaintenanceBody = Type.Object(
@@ -46,9 +47,8 @@ export async function instanceAdminRoutes(api: FastifyInstance, ctx: ServerConte
     schema: { tags: ['instances'], summary: 'Change settings, image or labels: immediate, or pending until one controlled replacement', params: InstanceParams, body: SettingsBody },
     config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.settings', targetKind: 'instance' } },
   }, async (req, reply) => {
-    const { id } = req.params as Static<typeof InstanceParams>;
     const body = req.body as SettingsPatchBody;
-    const instance = await ctx.lifecycle.find(id);
+    const instance = await paramInstance(ctx, req);
     const template = await ctx.lifecycle.templateOf(instance);
     auditTarget(req, instance.id, redactParams(body, secretNames(instance, template)) as JsonObject);
     assertVariablesSettable(req.principal, template, body.settings);
@@ -69,9 +69,8 @@ export async function instanceAdminRoutes(api: FastifyInstance, ctx: ServerConte
       if (req.body === undefined || req.body === null) req.body = {};
     },
   }, async (req, reply) => {
-    const { id } = req.params as Static<typeof InstanceParams>;
     const body = req.body as Static<typeof DeleteBody>;
-    const instance = await ctx.lifecycle.find(id);
+    const instance = await paramInstance(ctx, req);
     const template = await ctx.lifecycle.templateOf(instance);
     auditTarget(req, instance.id, { scopes: body.scopes ?? null, confirmed: body.confirm === instance.name, name: instance.name });
     const plan = unwrap(planDeletion(instance, body, { playerData: template?.dataPaths ?? [], technical: template?.technicalPaths ?? [] }));

@@ -16,6 +16,7 @@ import { readScope, writeScope } from '../auth/scopes.js';
 import type { ServerContext } from '../context.js';
 import { capability } from '../drivers/host-driver.js';
 import { userActor } from '../services/lifecycle-service.js';
+import { acceptedAction, hostOfInstance, paramInstance } from './route-helpers.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const BackupBody = Type.Object(
@@ -44,9 +45,8 @@ const RUNNING: readonly (string | undefined)[] = ['running', 'paused'];
 export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
 
   const takeBackup = async (req: FastifyRequest, reply: FastifyReply) => {
-    const { id } = req.params as Static<typeof InstanceParams>;
     const { reason, stop } = req.body as Static<typeof BackupBody>;
-    const instance = await ctx.lifecycle.find(id);
+    const instance = await paramInstance(ctx, req);
     auditTarget(req, instance.id, { name: instance.name, ...(stop ? { stop } : {}) });
     const running = RUNNING.includes(instance.observed?.container) && instance.state !== 'stopped';
     const template = await ctx.lifecycle.templateOf(instance);
@@ -61,7 +61,7 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
       requestId: req.id,
       payload: { previousState: instance.state, ...(reason ? { reason } : {}) },
     });
-    return reply.status(202).send({ id: instance.id, commandId: result.commandId, state: result.state });
+    return acceptedAction(reply, instance.id, result);
   };
   const backupRoute = {
     schema: { tags: ['instances'], summary: 'Back up the instance data (202: queued; online save over RCON when the template allows it, else 409 unless "stop": true)', params: InstanceParams, body: BackupBody },
@@ -77,9 +77,8 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
     schema: { tags: ['instances'], summary: 'The instance backups: kept in the orchestrator backup store (stored) and/or on its host (onHost)', params: InstanceParams },
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
-    const { id } = req.params as Static<typeof InstanceParams>;
-    const instance = await ctx.lifecycle.find(id);
-    const host = instance.hostId ? await ctx.store.hosts.get(instance.hostId) : undefined;
+    const instance = await paramInstance(ctx, req);
+    const host = await hostOfInstance(ctx, instance);
     const { backups, hostError } = await ctx.backupStore.list(instance.id, host, { requestId: req.id });
     return { id: instance.id, backups, ...(hostError ? { hostError } : {}) };
   });
@@ -95,7 +94,7 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
       const { record, stream } = await ctx.backupStore.open(instance.id, backupId);
       opened = { info: record, stream };
     } catch (err) {
-      const host = instance.hostId ? await ctx.store.hosts.get(instance.hostId) : undefined;
+      const host = await hostOfInstance(ctx, instance);
       if (!(err instanceof AppError && err.code === 'NOT_FOUND') || !host) throw err;
       opened = await capability(ctx.driver.backups, 'backups', host).download(host, instance.id, backupId, { requestId: req.id });
     }
@@ -109,7 +108,7 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
     schema: { tags: ['instances'], summary: 'The instance backup schedule and retention: its own, and the one in force (own, else the group)', params: InstanceParams },
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
-    const instance = await ctx.lifecycle.find((req.params as Static<typeof InstanceParams>).id);
+    const instance = await paramInstance(ctx, req);
     return { id: instance.id, ...(await ctx.backupScheduler.describe(instance)) };
   });
 
@@ -117,7 +116,7 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
     schema: { tags: ['instances'], summary: 'Set the instance own backup schedule (cron, UTC) and retention; null clears it (the group policy applies)', params: InstanceParams, body: NullableBackupPolicySchema },
     config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.backup_policy', targetKind: 'instance' } },
   }, async (req) => {
-    const instance = await ctx.lifecycle.find((req.params as Static<typeof InstanceParams>).id);
+    const instance = await paramInstance(ctx, req);
     auditTarget(req, instance.id, { name: instance.name });
     await ctx.backupScheduler.setPolicy(instance, req.body as BackupPolicy | null);
     return { id: instance.id, ...(await ctx.backupScheduler.describe(instance)) };
@@ -127,9 +126,8 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
     schema: { tags: ['instances'], summary: 'Restore a backup (stopped only; "confirm" must equal the instance name; a safety backup is written first)', params: InstanceParams, body: RestoreBody },
     config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.restore', targetKind: 'instance' } },
   }, async (req, reply) => {
-    const { id } = req.params as Static<typeof InstanceParams>;
     const body = req.body as Static<typeof RestoreBody>;
-    const instance = await ctx.lifecycle.find(id);
+    const instance = await paramInstance(ctx, req);
     auditTarget(req, instance.id, { ...(body.backupId ? { backupId: body.backupId } : {}), ...(body.uploadId ? { uploadId: body.uploadId } : {}), confirmed: body.confirm === instance.name, name: instance.name });
     if ((body.backupId === undefined) === (body.uploadId === undefined)) throw new AppError('VALIDATION_FAILED', 'send either "backupId" (a kept backup) or "uploadId" (an archive from PUT /imports)');
     if (body.confirm !== instance.name) {
@@ -148,6 +146,6 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
       await ctx.backupStore.keepUploaded(instance.id, backupId, (await ctx.imports.open(body.uploadId)).stream);
     }
     const result = await ctx.lifecycle.request(instance.id, 'restore', userActor(req.principal), { requestId: req.id, payload: { backupId } });
-    return reply.status(202).send({ id: instance.id, commandId: result.commandId, state: result.state, backupId });
+    return acceptedAction(reply, instance.id, result, { backupId });
   });
 }

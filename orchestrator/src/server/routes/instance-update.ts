@@ -9,6 +9,7 @@ import { auditTarget } from '../audit.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import type { ServerContext } from '../context.js';
 import { userActor } from '../services/lifecycle-service.js';
+import { acceptedAction, paramInstance } from './route-helpers.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const ImageRef = Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' });
@@ -38,11 +39,10 @@ export async function instanceUpdateRoutes(api: FastifyInstance, ctx: ServerCont
     schema: { tags: ['instances'], summary: 'Update the image (confirm: true required; 202; rolls back to the previous image when the new one is not ready)', params: InstanceParams, body: UpdateBody },
     config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.update', targetKind: 'instance' } },
   }, async (req, reply) => {
-    const { id } = req.params as Static<typeof InstanceParams>;
     const body = req.body as Static<typeof UpdateBody>;
-    const instance = await ctx.lifecycle.find(id);
+    const instance = await paramInstance(ctx, req);
     auditTarget(req, instance.id, { image: body.image, backup: body.backup === true });
     const result = await updates.request(instance.id, body, userActor(req.principal), req.id);
-    return reply.status(202).send({ id: instance.id, commandId: result.commandId, state: result.state, plan: result.plan as unknown as JsonObject });
+    return acceptedAction(reply, instance.id, result, { plan: result.plan as unknown as JsonObject });
   });
 }

@@ -11,6 +11,7 @@ import { auditTarget } from '../audit.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { IdString } from '../schemas/common.js';
 import { historyView, instanceView, revisionView } from '../views.js';
+import { hostOfInstance, paramInstance } from './route-helpers.js';
 
 export const CreateInstanceBody = Type.Object(
   {
@@ -69,8 +70,7 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     schema: { tags: ['instances'], summary: 'One instance (by id or name): state, desiredState, observedState, players, pendingChanges, crashLoop', params: InstanceParams },
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
-    const { id } = req.params as Static<typeof InstanceParams>;
-    const instance = await ctx.lifecycle.find(id);
+    const instance = await paramInstance(ctx, req);
     const policy = ctx.lifecycle.crashPolicy(await ctx.lifecycle.templateOf(instance));
     return instanceView(instance, { policy, now: ctx.clock.now() });
   });
@@ -79,9 +79,8 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     schema: { tags: ['instances'], summary: 'State changes with their reasons, newest first', params: InstanceParams, querystring: HistoryQuery },
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
-    const { id } = req.params as Static<typeof InstanceParams>;
     const { limit } = req.query as Static<typeof HistoryQuery>;
-    const instance = await ctx.lifecycle.find(id);
+    const instance = await paramInstance(ctx, req);
     return { instanceId: instance.id, history: (await ctx.store.history.list(instance.id, { limit: limit ?? 100 })).map(historyView) };
   });
 
@@ -89,8 +88,7 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     schema: { tags: ['instances'], summary: 'Immutable configuration revisions (newest 20, secrets redacted)', params: InstanceParams },
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
-    const { id } = req.params as Static<typeof InstanceParams>;
-    const instance = await ctx.lifecycle.find(id);
+    const instance = await paramInstance(ctx, req);
     return { instanceId: instance.id, revisions: (await ctx.store.revisions.list(instance.id)).map(revisionView) };
   });
 
@@ -98,10 +96,9 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     schema: { tags: ['instances'], summary: 'The container output (last `tail` lines, through the agent)', params: InstanceParams, querystring: LogsQuery },
     config: { auth: { scope: readScope('instances') } },
   }, async (req, reply) => {
-    const { id } = req.params as Static<typeof InstanceParams>;
     const { tail } = req.query as Static<typeof LogsQuery>;
-    const instance = await ctx.lifecycle.find(id);
-    const host = instance.hostId ? await ctx.store.hosts.get(instance.hostId) : undefined;
+    const instance = await paramInstance(ctx, req);
+    const host = await hostOfInstance(ctx, instance);
     if (!host) throw new AppError('HOST_UNAVAILABLE', `instance ${instance.name} is on no registered host`);
     if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE; its logs cannot be read`);
     const text = await ctx.driver.logs(host, instance.id, { tail: tail ?? 100 }, { requestId: req.id });

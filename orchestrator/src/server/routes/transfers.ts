@@ -12,6 +12,7 @@ import { actorOf, type ServerContext } from '../context.js';
 import type { RegistryFeed } from '../registry/registry-feed.js';
 import { DEFAULT_DRAIN_MS, DEFAULT_TRANSFER_TTL_MS, type TransferService } from '../registry/transfer-service.js';
 import { IdString } from '../schemas/common.js';
+import { found } from './route-helpers.js';
 
 const PlayerName = Type.String({ minLength: 1, maxLength: 16, pattern: '^[^\\s\\x00-\\x1f]+$', description: 'name as sent in Login Start' });
 const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$' });
@@ -93,8 +94,7 @@ export async function transferRoutes(api: FastifyInstance, ctx: ServerContext, d
       if (err instanceof ContractError) throw new AppError('VALIDATION_FAILED', err.message);
       throw err;
     }
-    const claim = await deps.transfers.claim(request.player, request.uuid);
-    if (!claim) throw new AppError('NOT_FOUND', `no pending transfer for ${request.player}`);
+    const claim = found(await deps.transfers.claim(request.player, request.uuid), 'NOT_FOUND', `no pending transfer for ${request.player}`);
     return claim;
   });
 
@@ -114,8 +114,7 @@ export async function transferRoutes(api: FastifyInstance, ctx: ServerContext, d
   }, async (req) => {
     const { id } = req.params as Static<typeof InstanceParams>;
     const body = (req.body ?? {}) as Static<typeof EvacuateBody>;
-    const instance = await deps.transfers.instanceByIdOrName(id);
-    if (!instance) throw new AppError('INSTANCE_NOT_FOUND', `instance ${id} does not exist`);
+    const instance = found(await deps.transfers.instanceByIdOrName(id), 'INSTANCE_NOT_FOUND', `instance ${id} does not exist`);
     const target = body.target ? toTarget(body.target) : undefined;
     if (target?.kind === 'instance' && (target.id === instance.id || target.id === instance.name)) throw new AppError('VALIDATION_FAILED', 'body/target must not be the instance being evacuated');
     const result = await deps.transfers.evacuate(instance.id, target, {

@@ -11,7 +11,8 @@ import { parseBackupPolicy, type BackupPolicy } from '../../contracts/backup-pol
 import { planRetention } from '../../lifecycle/backup-retention.js';
 import { nextRun, parseCron } from '../../lifecycle/cron.js';
 import type { Logger } from '../../shared/logger.js';
-import { unrefTimers, type Timers } from '../../shared/timers.js';
+import type { Timers } from '../../shared/timers.js';
+import { serviceLoop, type TickLoop } from './tick-loop.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import type { HostDriver } from '../drivers/host-driver.js';
@@ -42,37 +43,18 @@ export interface SchedulerTick {
 }
 
 export class BackupScheduler {
-  private readonly timers: Timers;
-  private timer: unknown;
-  private running = false;
-  private ticking: Promise<unknown> | undefined;
+  private readonly loop: TickLoop;
 
   constructor(private readonly o: BackupSchedulerOptions) {
-    this.timers = o.timers ?? unrefTimers;
+    this.loop = serviceLoop(o, 'backup scheduler', () => this.tick());
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.schedule(0);
+    this.loop.start(0);
   }
 
-  async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
-    await this.ticking;
-  }
-
-  private schedule(ms: number): void {
-    this.timer = this.timers.setTimeout(() => {
-      this.timer = undefined;
-      this.ticking = this.tick()
-        .catch((err: unknown) => this.o.logger.error({ err }, 'backup scheduler tick failed'))
-        .finally(() => {
-          this.ticking = undefined;
-          if (this.running) this.schedule(this.o.intervalMs);
-        });
-    }, ms);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** The instance's own policy, else its group's; undefined when neither sets one. */

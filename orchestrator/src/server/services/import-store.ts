@@ -5,15 +5,14 @@
 // interrupted upload leaves nothing.
 
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { AppError, isAppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { ByteLimit, extractTarGz } from '../../shared/safe-tar.js';
 import type { Clock } from '../clock.js';
+import { receiveArchive, resetUploadDir, type ArchiveLimits } from './archive-upload.js';
 import { inspectWorldTree, type ImportInspection } from './import-inspection.js';
 
 export interface ImportRecord extends ImportInspection {
@@ -23,12 +22,10 @@ export interface ImportRecord extends ImportInspection {
   createdAt: number;
 }
 
-export interface ImportStoreOptions {
+export interface ImportStoreOptions extends ArchiveLimits {
   dataDir: string;
   clock: Clock;
   logger: Logger;
-  maxArchiveBytes: number;
-  maxExtractedBytes: number;
   /** Upload ids; random by default. */
   newId?: () => string;
 }
@@ -47,8 +44,7 @@ export class ImportStore {
 
   /** Creates the directories and drops leftovers of uploads a crash interrupted. */
   async init(): Promise<void> {
-    await rm(this.tmpDir, { recursive: true, force: true });
-    await mkdir(this.tmpDir, { recursive: true });
+    await resetUploadDir(this.tmpDir);
   }
 
   get maxArchiveBytes(): number {
@@ -64,25 +60,12 @@ export class ImportStore {
     await mkdir(this.tmpDir, { recursive: true });
     const work = await mkdtemp(path.join(this.tmpDir, 'upload-'));
     try {
-      const archive = path.join(work, 'archive.tar.gz');
-      const limit = new ByteLimit(this.o.maxArchiveBytes, 'import archive');
-      try {
-        await pipeline(source, limit, createWriteStream(archive, { flags: 'wx', mode: 0o600 }));
-      } catch (err) {
-        if (isAppError(err)) throw err;
-        throw new AppError('BAD_REQUEST', `import upload was interrupted: ${(err as Error).message}`, { cause: err });
-      }
-      if (limit.bytes === 0) throw new AppError('INVALID_ARCHIVE', 'the request body is empty: send the world as a gzip tar');
-      const tree = path.join(work, 'tree');
-      const result = await extractTarGz(createReadStream(archive), tree, {
-        maxCompressedBytes: this.o.maxArchiveBytes,
-        maxExtractedBytes: this.o.maxExtractedBytes,
-      });
+      const { archive, tree, bytes, result } = await receiveArchive(source, work, this.o, 'import', 'the world');
       const uploadId = this.o.newId?.() ?? `imp-${randomBytes(8).toString('hex')}`;
       const files = this.files(uploadId);
       if (!files) throw new AppError('INTERNAL', `generated upload id ${uploadId} is malformed`);
       const record: ImportRecord = {
-        uploadId, entries: result.entries, sizeBytes: limit.bytes, createdAt: this.o.clock.now(),
+        uploadId, entries: result.entries, sizeBytes: bytes, createdAt: this.o.clock.now(),
         ...(await inspectWorldTree(tree)),
       };
       await rename(archive, files.archive);

@@ -6,7 +6,8 @@
 
 import type { Host, Instance, InstanceState, PlayerSession } from '../../domain/index.js';
 import type { Logger } from '../../shared/logger.js';
-import { unrefTimers, type Timers } from '../../shared/timers.js';
+import type { Timers } from '../../shared/timers.js';
+import { serviceLoop, type TickLoop } from './tick-loop.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import type { HostDriver, InstanceStatsEntry } from '../drivers/host-driver.js';
@@ -37,40 +38,21 @@ export interface InstanceStatsDeps {
 }
 
 export class InstanceStatsCollector implements InstanceStatsSource {
-  private readonly timers: Timers;
   private readonly byHost = new Map<string, HostStatsSample>();
-  private timer: unknown;
-  private running = false;
-  private ticking: Promise<void> | undefined;
+  private readonly loop: TickLoop;
 
   constructor(private readonly deps: InstanceStatsDeps) {
-    this.timers = deps.timers ?? unrefTimers;
+    this.loop = serviceLoop(deps, 'instance stats', () => this.tick());
   }
 
   /** Starts the loop; the first call comes one interval after the start. A zero interval does nothing. */
   start(): void {
-    if (this.running || this.deps.intervalMs <= 0) return;
-    this.running = true;
-    this.schedule();
+    if (this.deps.intervalMs <= 0) return;
+    this.loop.start(this.deps.intervalMs);
   }
 
-  async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.ticking;
-  }
-
-  private schedule(): void {
-    this.timer = this.timers.setTimeout(() => {
-      this.timer = undefined;
-      this.ticking = this.tick()
-        .catch((err: unknown) => this.deps.logger.error({ err }, 'instance stats tick failed'))
-        .finally(() => {
-          this.ticking = undefined;
-          if (this.running) this.schedule();
-        });
-    }, this.deps.intervalMs);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   samples(): readonly HostStatsSample[] {

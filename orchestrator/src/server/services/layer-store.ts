@@ -3,26 +3,23 @@
 // checks (extractTarGz) to get the canonical checksum, and only then is renamed
 // into place and recorded: a rejected or interrupted upload leaves nothing.
 
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { TemplateLayer } from '../../domain/index.js';
 import { AppError, isAppError } from '../../shared/errors.js';
 import { assertChecksum } from '../../shared/ids.js';
 import type { Logger } from '../../shared/logger.js';
-import { ByteLimit, extractTarGz } from '../../shared/safe-tar.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
+import { receiveArchive, resetUploadDir, type ArchiveLimits } from './archive-upload.js';
 
-export interface LayerStoreOptions {
+export interface LayerStoreOptions extends ArchiveLimits {
   dataDir: string;
   store: Store;
   clock: Clock;
   logger: Logger;
-  maxArchiveBytes: number;
-  maxExtractedBytes: number;
 }
 
 
@@ -37,8 +34,7 @@ export class LayerStore {
 
   /** Creates the directories and drops leftovers of uploads a crash interrupted. */
   async init(): Promise<void> {
-    await rm(this.tmpDir, { recursive: true, force: true });
-    await mkdir(this.tmpDir, { recursive: true });
+    await resetUploadDir(this.tmpDir);
     await mkdir(this.layersDir, { recursive: true });
   }
 
@@ -54,27 +50,15 @@ export class LayerStore {
   async upload(id: string, source: Readable): Promise<{ layer: TemplateLayer; created: boolean }> {
     const work = await mkdtemp(path.join(this.tmpDir, 'upload-'));
     try {
-      const archive = path.join(work, 'archive.tar.gz');
-      const limit = new ByteLimit(this.o.maxArchiveBytes, 'layer archive');
-      try {
-        await pipeline(source, limit, createWriteStream(archive, { flags: 'wx', mode: 0o600 }));
-      } catch (err) {
-        if (isAppError(err)) throw err;
-        throw new AppError('BAD_REQUEST', `layer upload was interrupted: ${(err as Error).message}`, { cause: err });
-      }
-      if (limit.bytes === 0) throw new AppError('INVALID_ARCHIVE', 'the request body is empty: send the layer as a gzip tar');
-      const result = await extractTarGz(createReadStream(archive), path.join(work, 'tree'), {
-        maxCompressedBytes: this.o.maxArchiveBytes,
-        maxExtractedBytes: this.o.maxExtractedBytes,
-      });
+      const { archive, bytes, result } = await receiveArchive(source, work, this.o, 'layer', 'the layer');
       const existing = await this.o.store.layers.get(id, result.checksum);
       if (existing && (await this.blobExists(id, result.checksum))) return { layer: existing, created: false };
       await mkdir(path.join(this.layersDir, id), { recursive: true });
       // Same checksum means the same tree: replacing an equal blob is harmless.
       await rename(archive, this.blobPath(id, result.checksum));
       if (existing) return { layer: existing, created: false };
-      const put = await this.o.store.layers.put({ id, checksum: result.checksum, sizeBytes: limit.bytes, createdAt: this.o.clock.now() });
-      this.o.logger.info({ layerId: id, checksum: result.checksum, sizeBytes: limit.bytes }, 'template layer stored');
+      const put = await this.o.store.layers.put({ id, checksum: result.checksum, sizeBytes: bytes, createdAt: this.o.clock.now() });
+      this.o.logger.info({ layerId: id, checksum: result.checksum, sizeBytes: bytes }, 'template layer stored');
       return put;
     } finally {
       await rm(work, { recursive: true, force: true }).catch((err: unknown) => this.o.logger.warn({ err, work }, 'could not remove an upload work dir'));

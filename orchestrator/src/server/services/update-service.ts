@@ -10,6 +10,7 @@ import type { Host, Instance, JsonObject, TemplateSpec } from '../../domain/inde
 import type { Actor } from '../../lifecycle/actions.js';
 import { AppError } from '../../shared/errors.js';
 import type { Store } from '../../store/store.js';
+import type { UpdatePlanAnswer } from '../../contracts/update-plan.js';
 import type { ImageInfo } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import type { LifecycleService } from './lifecycle-service.js';
@@ -18,18 +19,7 @@ import { capability, type HostDriver } from '../drivers/host-driver.js';
 /** How the plan resolves an image on the instance's host: its driver's image capability. */
 export type ImageResolver = Pick<HostDriver, 'images'>;
 
-export interface UpdatePlan {
-  instanceId: string;
-  name: string;
-  state: string;
-  current: ImageInfo;
-  candidate: ImageInfo;
-  sameImage: boolean;
-  compatible: boolean;
-  checks: { name: string; ok: boolean; detail: string }[];
-  changes: string[];
-  warnings: string[];
-  diskFreeBytes: number | null;
+export interface UpdatePlan extends UpdatePlanAnswer<ImageInfo> {
   automaticUpdates: 'off';
 }
 

@@ -1,0 +1,36 @@
+// Preambles and answers the route files share: the instance a `:id` route
+// names, the host it is placed on, a host with its instance count, and the 202
+// answer of an accepted instance action.
+
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Host, Instance } from '../../domain/index.js';
+import { AppError, type ErrorCode } from '../../shared/errors.js';
+import type { ServerContext } from '../context.js';
+import { hostView } from '../views.js';
+
+/** The instance (by id or name) named by the `:id` parameter; INSTANCE_NOT_FOUND otherwise. The route's schema has checked the parameter. */
+export function paramInstance(ctx: ServerContext, req: FastifyRequest): Promise<Instance> {
+  return ctx.lifecycle.find((req.params as { id: string }).id);
+}
+
+/** The registered host the instance is placed on, or undefined (not placed, or the host is gone). */
+export async function hostOfInstance(ctx: ServerContext, instance: Instance): Promise<Host | undefined> {
+  return instance.hostId ? ctx.store.hosts.get(instance.hostId) : undefined;
+}
+
+/** A host as GET /hosts/:id shows it: with the number of instances placed on it. */
+export async function hostAnswer(ctx: ServerContext, host: Host): Promise<ReturnType<typeof hostView>> {
+  const counts = await ctx.store.instances.countByHost();
+  return hostView(host, counts[host.id] ?? 0);
+}
+
+/** 202 for an instance action the worker will carry out: the instance, its command and its state now, plus what the route adds. */
+export function acceptedAction(reply: FastifyReply, instanceId: string, result: { commandId: string | null; state: string }, extra: Record<string, unknown> = {}): FastifyReply {
+  return reply.status(202).send({ id: instanceId, commandId: result.commandId, state: result.state, ...extra });
+}
+
+/** The value a route looked up, or its not-found error (`code`, `message`) when there is none. */
+export function found<T>(value: T | undefined | null, code: ErrorCode, message: string): T {
+  if (!value) throw new AppError(code, message);
+  return value;
+}

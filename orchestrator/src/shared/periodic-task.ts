@@ -10,9 +10,9 @@ export class PeriodicTask {
   private readonly timers: Timers;
   private timer: unknown;
   private running = false;
-  private ticking: Promise<void> | undefined;
+  private ticking: Promise<unknown> | undefined;
 
-  constructor(private readonly o: { name: string; intervalMs: number; run: () => Promise<void>; logger: Logger; timers?: Timers }) {
+  constructor(private readonly o: { name: string; intervalMs: number; run: () => Promise<unknown>; logger: Logger; timers?: Timers }) {
     this.timers = o.timers ?? unrefTimers;
   }
 
@@ -20,10 +20,11 @@ export class PeriodicTask {
     return this.running;
   }
 
-  start(): void {
+  /** Runs first after `firstDelayMs` (at once by default), then one interval after each run. */
+  start(firstDelayMs = 0): void {
     if (this.running) return;
     this.running = true;
-    this.schedule(0);
+    this.schedule(firstDelayMs);
   }
 
   /** Runs soon (after something changed); a run in flight is followed by another one interval later. */
@@ -44,7 +45,7 @@ export class PeriodicTask {
       this.timer = undefined;
       if (this.ticking) return this.schedule(this.o.intervalMs);
       this.ticking = this.o.run()
-        .catch((err: unknown) => this.o.logger.error({ err }, `${this.o.name} failed`))
+        .then(() => undefined, (err: unknown) => this.o.logger.error({ err }, `${this.o.name} failed`))
         .finally(() => {
           this.ticking = undefined;
           if (this.running) this.schedule(this.o.intervalMs);

@@ -12,7 +12,7 @@ import { planRetention } from '../../lifecycle/backup-retention.js';
 import { nextRun, parseCron } from '../../lifecycle/cron.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Timers } from '../../shared/timers.js';
-import { serviceLoop, type TickLoop } from './tick-loop.js';
+import { PeriodicTask } from '../../shared/periodic-task.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import type { HostDriver } from '../drivers/host-driver.js';
@@ -43,10 +43,10 @@ export interface SchedulerTick {
 }
 
 export class BackupScheduler {
-  private readonly loop: TickLoop;
+  private readonly loop: PeriodicTask;
 
   constructor(private readonly o: BackupSchedulerOptions) {
-    this.loop = serviceLoop(o, 'backup scheduler', () => this.tick());
+    this.loop = new PeriodicTask({ name: 'backup scheduler tick', intervalMs: o.intervalMs, run: () => this.tick(), logger: o.logger, ...(o.timers ? { timers: o.timers } : {}) });
   }
 
   start(): void {

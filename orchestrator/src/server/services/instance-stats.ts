@@ -7,7 +7,7 @@
 import type { Host, Instance, InstanceState, PlayerSession } from '../../domain/index.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Timers } from '../../shared/timers.js';
-import { serviceLoop, type TickLoop } from './tick-loop.js';
+import { PeriodicTask } from '../../shared/periodic-task.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import type { HostDriver, InstanceStatsEntry } from '../drivers/host-driver.js';
@@ -39,10 +39,10 @@ export interface InstanceStatsDeps {
 
 export class InstanceStatsCollector implements InstanceStatsSource {
   private readonly byHost = new Map<string, HostStatsSample>();
-  private readonly loop: TickLoop;
+  private readonly loop: PeriodicTask;
 
   constructor(private readonly deps: InstanceStatsDeps) {
-    this.loop = serviceLoop(deps, 'instance stats', () => this.tick());
+    this.loop = new PeriodicTask({ name: 'instance stats tick', intervalMs: deps.intervalMs, run: () => this.tick(), logger: deps.logger, ...(deps.timers ? { timers: deps.timers } : {}) });
   }
 
   /** Starts the loop; the first call comes one interval after the start. A zero interval does nothing. */

@@ -102,9 +102,9 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
   }));
 
   api.get('/instances', { config: { quietLog: true } }, async (): Promise<InventoryAnswer> => ({ instances: await service.inventory() }));
-  registerStatsRoutes(api, { runtime: service.o.runtime, agentId: deps.agentId });
+  registerStatsRoutes(api, { runtime: service.deps.runtime, agentId: deps.agentId });
 
-  await imageRoutes(api, service.o.runtime);
+  await imageRoutes(api, service.deps.runtime);
 
   api.get('/instances/:id', { schema: params }, async (req: WithParams) => service.inspect(req.params.id));
 
@@ -155,10 +155,10 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
   const backups = deps.backups ?? defaultBackupService(service);
   await registerBackupRoutes(api, backups);
   registerKeptDataRoutes(api, new KeptData({
-    instancesDirectory: dirname(service.o.directories.localPath('x')), directories: service.o.directories, backups,
+    instancesDirectory: dirname(service.deps.directories.localPath('x')), directories: service.deps.directories, backups,
     findContainer: (id) => service.findOwned(id),
   }));
-  await registerDataImportRoutes(api, new DataImporter({ directories: service.o.directories, findOwned: (id) => service.findOwned(id) }));
+  await registerDataImportRoutes(api, new DataImporter({ directories: service.deps.directories, findOwned: (id) => service.findOwned(id) }));
 
   api.post('/cleanup', { schema: { body: CleanupBody } }, async (req) => {
     const { instanceIds, keepDataFor } = req.body as CleanupBody;

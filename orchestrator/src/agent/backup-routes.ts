@@ -15,10 +15,10 @@ import type { InstanceService } from './instance-service.js';
 
 /** `<runtime>/backups`, beside `<runtime>/instances`, for an app built without an explicit service. */
 export function defaultBackupService(service: InstanceService): BackupService {
-  const instances = dirname(service.o.directories.localPath('x'));
+  const instances = dirname(service.deps.directories.localPath('x'));
   return new BackupService({
     backupsDirectory: join(dirname(instances), 'backups'),
-    directories: service.o.directories,
+    directories: service.deps.directories,
     findOwned: (id) => service.findOwned(id),
   });
 }

@@ -165,13 +165,13 @@ export class BackupService {
   private readonly locks = new KeyedLock();
   private readonly now: () => Date;
 
-  constructor(private readonly o: BackupServiceOptions) {
-    this.now = o.now ?? (() => new Date());
+  constructor(private readonly deps: BackupServiceOptions) {
+    this.now = deps.now ?? (() => new Date());
   }
 
   private dir(instanceId: string): string {
     const id = assertId('instance id', instanceId);
-    return join(this.o.backupsDirectory, id);
+    return join(this.deps.backupsDirectory, id);
   }
 
   private files(instanceId: string, backupId: string): { archive: string; meta: string } {
@@ -222,7 +222,7 @@ export class BackupService {
   private async createLocked(instanceId: string, backupId: string, paths: string[] | undefined): Promise<BackupInfo> {
     const existing = await this.get(instanceId, backupId);
     if (existing) return existing; // a retried command gets the same answer
-    const root = this.o.directories.localPath(instanceId);
+    const root = this.deps.directories.localPath(instanceId);
     const rootStat = await lstatOrUndefined(root);
     if (!rootStat?.isDirectory()) throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} has no runtime directory to back up`);
     const { archive, meta } = this.files(instanceId, backupId);
@@ -282,7 +282,7 @@ export class BackupService {
     await mkdir(dirname(archive), { recursive: true });
     const tmp = join(dirname(archive), `.${backupId}.${randomBytes(6).toString('hex')}.tmp`);
     const check = `${tmp}.check`;
-    const maxBytes = this.o.maxUploadBytes ?? 64 * 1024 ** 3;
+    const maxBytes = this.deps.maxUploadBytes ?? 64 * 1024 ** 3;
     try {
       const digest = new Digest();
       try {
@@ -295,7 +295,7 @@ export class BackupService {
       if (sha !== expected.sha256) throw new AppError('CHECKSUM_MISMATCH', `uploaded backup ${backupId} hashes to ${sha}, expected ${expected.sha256}`);
       await extractTarGz(createReadStream(tmp), check, {
         maxCompressedBytes: maxBytes,
-        maxExtractedBytes: this.o.maxRestoreBytes ?? 256 * 1024 ** 3,
+        maxExtractedBytes: this.deps.maxRestoreBytes ?? 256 * 1024 ** 3,
         maxEntries: 2_000_000,
       });
       const info: BackupInfo = { backupId, sizeBytes: digest.bytes, sha256: sha, createdAt: expected.createdAt, ...(expected.paths ? { paths: expected.paths } : {}) };
@@ -323,7 +323,7 @@ export class BackupService {
   /** Instance ids that have a backups directory (kept data of deleted instances among them). */
   async instanceIds(): Promise<string[]> {
     try {
-      return (await readdir(this.o.backupsDirectory)).filter((n) => !n.startsWith('.') && RESOURCE_ID_PATTERN.test(n)).sort();
+      return (await readdir(this.deps.backupsDirectory)).filter((n) => !n.startsWith('.') && RESOURCE_ID_PATTERN.test(n)).sort();
     } catch (err) {
       if (errnoCode(err) === 'ENOENT') return [];
       throw err;
@@ -347,13 +347,13 @@ export class BackupService {
   }
 
   private async restoreLocked(instanceId: string, backupId: string): Promise<RestoreAnswer> {
-    const container = await this.o.findOwned(instanceId);
+    const container = await this.deps.findOwned(instanceId);
     if (container && !STOPPED.has(container.state)) {
       throw new AppError('INSTANCE_BUSY', `cannot restore instance ${instanceId} while its container is ${container.state}: stop it first`);
     }
     const info = await this.get(instanceId, backupId);
     if (!info) throw new AppError('NOT_FOUND', `instance ${instanceId} has no backup ${backupId}`);
-    const target = this.o.directories.localPath(instanceId);
+    const target = this.deps.directories.localPath(instanceId);
     const current = await lstatOrUndefined(target);
     if (current && !current.isDirectory()) throw new AppError('UNSAFE_PATH', `runtime directory of instance ${instanceId} is not a directory`);
     const owner = this.ownerOf(container, current);
@@ -375,7 +375,7 @@ export class BackupService {
       const source = createReadStream(archive).pipe(digest);
       await extractTarGz(source, staging, {
         maxCompressedBytes: info.sizeBytes + 1,
-        maxExtractedBytes: this.o.maxRestoreBytes ?? 256 * 1024 ** 3,
+        maxExtractedBytes: this.deps.maxRestoreBytes ?? 256 * 1024 ** 3,
         maxEntries: 2_000_000,
       });
       const sha = digest.hash.digest('hex');

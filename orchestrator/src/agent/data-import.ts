@@ -49,7 +49,7 @@ export function checkImportPath(raw: string | undefined): string {
 export class DataImporter {
   private readonly locks = new KeyedLock();
 
-  constructor(private readonly o: DataImporterOptions) {}
+  constructor(private readonly deps: DataImporterOptions) {}
 
   importData(instanceId: string, rawPath: string | undefined, source: Readable): Promise<DataImportResult> {
     let rel: string;
@@ -68,10 +68,10 @@ export class DataImporter {
       source.destroy();
       throw err;
     };
-    const container = await this.o.findOwned(instanceId);
+    const container = await this.deps.findOwned(instanceId);
     if (!container) fail(new AppError('INSTANCE_CONFLICT', `instance ${instanceId} has no container on this host: create it (without starting) first`));
     if (!STOPPED.has(container!.state)) fail(new AppError('INSTANCE_BUSY', `cannot import data into instance ${instanceId} while its container is ${container!.state}: stop it first`));
-    const root = this.o.directories.localPath(instanceId);
+    const root = this.deps.directories.localPath(instanceId);
     const rootStat = await lstat(root).catch(() => undefined);
     if (!rootStat?.isDirectory()) fail(new AppError('INSTANCE_CONFLICT', `instance ${instanceId} has no runtime directory`));
     // The instance user as create set it; a named or image-default user: the runtime directory's owner.
@@ -81,8 +81,8 @@ export class DataImporter {
     const staging = join(dirname(root), `${STAGING_PREFIX}${instanceId}-${randomBytes(6).toString('hex')}`);
     try {
       const result = await extractTarGz(source, staging, {
-        maxCompressedBytes: this.o.maxCompressedBytes ?? 4 * GiB,
-        maxExtractedBytes: this.o.maxExtractedBytes ?? 16 * GiB,
+        maxCompressedBytes: this.deps.maxCompressedBytes ?? 4 * GiB,
+        maxExtractedBytes: this.deps.maxExtractedBytes ?? 16 * GiB,
       });
       const names = await readdir(staging);
       const destStat = await lstat(destination).catch(() => undefined);

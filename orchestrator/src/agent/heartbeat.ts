@@ -45,9 +45,9 @@ export class Heartbeater {
   private readonly url: string;
   private readonly timeoutMs: number;
 
-  constructor(private readonly o: HeartbeaterOptions) {
-    this.url = `${o.orchestratorUrl}${heartbeatPath(o.agentId)}`;
-    this.timeoutMs = Math.min(MAX_HEARTBEAT_TIMEOUT_MS, o.intervalMs);
+  constructor(private readonly deps: HeartbeaterOptions) {
+    this.url = `${deps.orchestratorUrl}${heartbeatPath(deps.agentId)}`;
+    this.timeoutMs = Math.min(MAX_HEARTBEAT_TIMEOUT_MS, deps.intervalMs);
   }
 
   /** Sends the first beat now; later beats follow, each scheduled after the previous finished. */
@@ -60,43 +60,43 @@ export class Heartbeater {
   /** Stops scheduling and waits for a beat in flight (bounded by its timeout). */
   async stop(): Promise<void> {
     this.running = false;
-    if (this.timer !== undefined) this.o.timers.clearTimeout(this.timer);
+    if (this.timer !== undefined) this.deps.timers.clearTimeout(this.timer);
     this.timer = undefined;
     await this.inFlight;
   }
 
   private tick(): void {
-    const startedAt = this.o.now();
+    const startedAt = this.deps.now();
     this.inFlight = this.beat().then(() => {
       this.inFlight = undefined;
       if (!this.running) return;
-      const delay = Math.max(0, this.o.intervalMs - (this.o.now() - startedAt));
-      this.timer = this.o.timers.setTimeout(() => this.tick(), delay);
+      const delay = Math.max(0, this.deps.intervalMs - (this.deps.now() - startedAt));
+      this.timer = this.deps.timers.setTimeout(() => this.tick(), delay);
     });
   }
 
   /** One heartbeat; resolves true when the orchestrator accepted it. Never rejects. */
   async beat(): Promise<boolean> {
     const controller = new AbortController();
-    const timeout = this.o.timers.setTimeout(() => controller.abort(), this.timeoutMs);
+    const timeout = this.deps.timers.setTimeout(() => controller.abort(), this.timeoutMs);
     try {
-      const body = await this.o.body();
+      const body = await this.deps.body();
       const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (this.o.token !== undefined) headers.authorization = `Bearer ${this.o.token}`;
-      const res = await this.o.fetch(this.url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal });
+      if (this.deps.token !== undefined) headers.authorization = `Bearer ${this.deps.token}`;
+      const res = await this.deps.fetch(this.url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal });
       await res.arrayBuffer().catch(() => undefined);
       if (!res.ok) {
-        this.o.logger.warn({ status: res.status, url: this.url }, 'heartbeat refused by the orchestrator');
+        this.deps.logger.warn({ status: res.status, url: this.url }, 'heartbeat refused by the orchestrator');
         return false;
       }
-      this.o.logger.debug({ url: this.url }, 'heartbeat sent');
+      this.deps.logger.debug({ url: this.url }, 'heartbeat sent');
       return true;
     } catch (err) {
       const reason = controller.signal.aborted ? `no answer within ${this.timeoutMs} ms` : (err as Error).message;
-      this.o.logger.warn({ url: this.url, reason }, 'heartbeat failed');
+      this.deps.logger.warn({ url: this.url, reason }, 'heartbeat failed');
       return false;
     } finally {
-      this.o.timers.clearTimeout(timeout);
+      this.deps.timers.clearTimeout(timeout);
     }
   }
 }

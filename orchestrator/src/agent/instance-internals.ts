@@ -30,7 +30,7 @@ export interface InstanceServiceOptions {
 
 /** What replace.ts and removal.ts use of the service (all called under the instance lock). */
 export interface InstanceInternals {
-  readonly o: InstanceServiceOptions;
+  readonly deps: InstanceServiceOptions;
   readonly powerDeps: PowerDeps;
   findOwned(instanceId: string): Promise<ContainerDetails | undefined>;
   /** Creates the container on the existing runtime directory, starting it when asked. */

@@ -48,16 +48,16 @@ export class InstanceService implements InstanceInternals {
   private readonly instanceLocks = new KeyedLock();
   readonly powerDeps: PowerDeps;
 
-  constructor(readonly o: InstanceServiceOptions) {
+  constructor(readonly deps: InstanceServiceOptions) {
     this.powerDeps = {
-      runtime: o.runtime,
-      defaultStopTimeoutSeconds: o.defaultStopTimeoutSeconds,
-      rconConnect: o.rconConnect ?? defaultRconConnect,
+      runtime: deps.runtime,
+      defaultStopTimeoutSeconds: deps.defaultStopTimeoutSeconds,
+      rconConnect: deps.rconConnect ?? defaultRconConnect,
     };
   }
 
   get portRange(): PortRange {
-    return this.o.ports.range;
+    return this.deps.ports.range;
   }
 
   private locked<T>(instanceId: string, fn: () => Promise<T>): Promise<T> {
@@ -65,7 +65,7 @@ export class InstanceService implements InstanceInternals {
     return this.instanceLocks.run(instanceId, fn);
   }
 
-  async create(instanceId: string, req: CreateInstanceRequest, log: Log = this.o.logger): Promise<InstanceEndpoint> {
+  async create(instanceId: string, req: CreateInstanceRequest, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
     validateCreateRequest(instanceId, req);
     return this.locked(instanceId, () => this.createLocked(instanceId, req, log));
   }
@@ -75,11 +75,11 @@ export class InstanceService implements InstanceInternals {
     if (existing) return req.start === false ? this.endpoint(existing, existing.state) : this.resume(existing, log);
 
     const layerDirs: string[] = [];
-    for (const layer of req.layers) layerDirs.push(await this.o.layers.ensure(layer));
+    for (const layer of req.layers) layerDirs.push(await this.deps.layers.ensure(layer));
     let materialized = false;
-    if (!(await this.o.directories.exists(instanceId))) {
+    if (!(await this.deps.directories.exists(instanceId))) {
       // The container user owns what it must write; ownership is set only here, at creation.
-      await this.o.directories.materialize(instanceId, layerDirs, directoryOwner(req.user));
+      await this.deps.directories.materialize(instanceId, layerDirs, directoryOwner(req.user));
       materialized = true;
     }
     try {
@@ -89,14 +89,14 @@ export class InstanceService implements InstanceInternals {
       return created;
     } catch (err) {
       if (materialized) {
-        await this.o.directories.remove(instanceId).catch((e: unknown) => log.warn({ err: e, instanceId }, 'could not remove a half-created runtime directory'));
+        await this.deps.directories.remove(instanceId).catch((e: unknown) => log.warn({ err: e, instanceId }, 'could not remove a half-created runtime directory'));
       }
       throw err;
     }
   }
 
   async pullImage(image: string, policy: CreateInstanceRequest['pull'], log: Log): Promise<void> {
-    const { pulled } = await this.o.runtime.ensureImage(image, pullProgressLogger(log, image), policy ?? 'missing');
+    const { pulled } = await this.deps.runtime.ensureImage(image, pullProgressLogger(log, image), policy ?? 'missing');
     if (pulled) log.info({ image }, 'image pulled');
   }
 
@@ -111,12 +111,12 @@ export class InstanceService implements InstanceInternals {
       try {
         if (options.start) {
           await this.applyConfigEdits(instanceId, { [CONFIG_FILES_LABEL]: JSON.stringify(req.configFiles ?? []) }, log);
-          await this.o.runtime.start(id);
+          await this.deps.runtime.start(id);
         }
-        const state = (await this.o.runtime.inspect(id))?.state ?? 'unknown';
-        return { instanceId, containerId: id, containerName: name, hostPort, endpoint: endpointOf(this.o.gameAddress, hostPort), state };
+        const state = (await this.deps.runtime.inspect(id))?.state ?? 'unknown';
+        return { instanceId, containerId: id, containerName: name, hostPort, endpoint: endpointOf(this.deps.gameAddress, hostPort), state };
       } catch (err) {
-        await this.o.runtime.remove(id).catch((e: unknown) => log.warn({ err: e, containerId: id }, 'could not remove a half-created container'));
+        await this.deps.runtime.remove(id).catch((e: unknown) => log.warn({ err: e, containerId: id }, 'could not remove a half-created container'));
         if (attempt >= MAX_PORT_ATTEMPTS || !(err instanceof HostPortTakenError)) throw err;
         log.warn({ instanceId, hostPort }, 'game port taken outside the container runtime; trying the next one');
         skipped.add(hostPort);
@@ -125,21 +125,21 @@ export class InstanceService implements InstanceInternals {
   }
 
   private async createContainer(instanceId: string, name: string, req: Omit<CreateInstanceRequest, 'layers'>, skipped: ReadonlySet<number>, preferred: number | undefined): Promise<{ id: string; hostPort: number }> {
-    const port = await this.o.ports.allocate(skipped, preferred);
-    const created = await this.o.runtime
+    const port = await this.deps.ports.allocate(skipped, preferred);
+    const created = await this.deps.runtime
       .create({
         name,
         image: req.image,
         ...(req.command ? { command: req.command } : {}),
         env: containerEnv(req.env ?? {}, {
           ENDERCLOUD_INSTANCE_ID: instanceId,
-          ENDERCLOUD_ORCHESTRATOR_URL: this.o.orchestratorUrl,
+          ENDERCLOUD_ORCHESTRATOR_URL: this.deps.orchestratorUrl,
         }),
-        labels: containerLabels(this.o.agentId, instanceId, req, port),
+        labels: containerLabels(this.deps.agentId, instanceId, req, port),
         memoryBytes: req.resources.memoryMb * 1024 * 1024,
         ...(req.resources.cpus ? { cpus: req.resources.cpus } : {}),
-        dataHostPath: this.o.directories.hostPath(instanceId),
-        port: { containerPort: req.containerPort ?? DEFAULT_CONTAINER_PORT, hostPort: port, hostIp: this.o.gameBindAddress },
+        dataHostPath: this.deps.directories.hostPath(instanceId),
+        port: { containerPort: req.containerPort ?? DEFAULT_CONTAINER_PORT, hostPort: port, hostIp: this.deps.gameBindAddress },
         ...(req.user !== undefined ? { user: req.user } : {}),
         ...(req.stopSignal !== undefined ? { stopSignal: req.stopSignal } : {}),
         ...(req.stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds: req.stopTimeoutSeconds } : {}),
@@ -158,27 +158,27 @@ export class InstanceService implements InstanceInternals {
   private async existingFor(instanceId: string, name: string): Promise<ContainerDetails | undefined> {
     const owned = await this.findOwned(instanceId);
     if (owned) return owned;
-    const named = await this.o.runtime.inspect(name);
+    const named = await this.deps.runtime.inspect(name);
     if (!named) return undefined;
-    if (isManagedBy(named.labels, this.o.agentId, instanceId)) return named;
-    throw new AppError('INSTANCE_CONFLICT', `container ${name} exists but is not managed by agent ${this.o.agentId} for instance ${instanceId}; it was left untouched`);
+    if (isManagedBy(named.labels, this.deps.agentId, instanceId)) return named;
+    throw new AppError('INSTANCE_CONFLICT', `container ${name} exists but is not managed by agent ${this.deps.agentId} for instance ${instanceId}; it was left untouched`);
   }
 
   private async resume(existing: ContainerDetails, log: Log): Promise<InstanceEndpoint> {
     let state = existing.state;
     if (state === 'created' || state === 'exited') {
-      await this.o.runtime.start(existing.id);
-      state = (await this.o.runtime.inspect(existing.id))?.state ?? 'unknown';
+      await this.deps.runtime.start(existing.id);
+      state = (await this.deps.runtime.inspect(existing.id))?.state ?? 'unknown';
       log.info({ containerId: existing.id }, 'existing instance container started');
     }
     return this.endpoint(existing, state);
   }
 
   async findOwned(instanceId: string): Promise<ContainerDetails | undefined> {
-    const list = await this.o.runtime.list({ ...hostSelector(this.o.agentId), [LABEL.instance]: instanceId });
+    const list = await this.deps.runtime.list({ ...hostSelector(this.deps.agentId), [LABEL.instance]: instanceId });
     for (const c of list) {
-      const details = await this.o.runtime.inspect(c.id);
-      if (details && isManagedBy(details.labels, this.o.agentId, instanceId)) return details;
+      const details = await this.deps.runtime.inspect(c.id);
+      if (details && isManagedBy(details.labels, this.deps.agentId, instanceId)) return details;
     }
     return undefined;
   }
@@ -186,7 +186,7 @@ export class InstanceService implements InstanceInternals {
   private async requireOwned(instanceId: string): Promise<ContainerDetails> {
     assertId('instance id', instanceId, RESOURCE_ID_PATTERN);
     const found = await this.findOwned(instanceId);
-    if (!found) throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} has no container on host ${this.o.agentId}`);
+    if (!found) throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} has no container on host ${this.deps.agentId}`);
     return found;
   }
 
@@ -197,7 +197,7 @@ export class InstanceService implements InstanceInternals {
       containerId: c.id,
       containerName: c.name,
       hostPort: hostPort ?? null,
-      endpoint: endpointOf(this.o.gameAddress, hostPort),
+      endpoint: endpointOf(this.deps.gameAddress, hostPort),
       state,
     };
   }
@@ -220,10 +220,10 @@ export class InstanceService implements InstanceInternals {
   }
 
   async inventory(): Promise<InstanceSummary[]> {
-    const list = (await this.o.runtime.list(hostSelector(this.o.agentId))).filter((c) => isManagedBy(c.labels, this.o.agentId));
-    const details = await Promise.all(list.map((c) => this.o.runtime.inspect(c.id)));
+    const list = (await this.deps.runtime.list(hostSelector(this.deps.agentId))).filter((c) => isManagedBy(c.labels, this.deps.agentId));
+    const details = await Promise.all(list.map((c) => this.deps.runtime.inspect(c.id)));
     // A container removed between list and inspect is simply no longer there.
-    return details.filter((d): d is ContainerDetails => d !== undefined && isManagedBy(d.labels, this.o.agentId)).map((d) => this.summarize(d));
+    return details.filter((d): d is ContainerDetails => d !== undefined && isManagedBy(d.labels, this.deps.agentId)).map((d) => this.summarize(d));
   }
 
   async inspect(instanceId: string): Promise<InstanceInspection> {
@@ -237,26 +237,26 @@ export class InstanceService implements InstanceInternals {
     const lines = Math.max(1, Math.min(MAX_LOG_LINES, Math.floor(tail)));
     const since = options.since === 'start' ? currentRunSince(c) : undefined;
     if (since === null) return ''; // never started: no output of a run yet
-    return this.o.runtime.logs(c.id, { tail: lines, maxBytes: MAX_LOG_BYTES, ...(since !== undefined ? { sinceNanos: since } : {}) });
+    return this.deps.runtime.logs(c.id, { tail: lines, maxBytes: MAX_LOG_BYTES, ...(since !== undefined ? { sinceNanos: since } : {}) });
   }
 
-  start(instanceId: string, log: Log = this.o.logger): Promise<InstanceEndpoint> {
+  start(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
     return this.power(instanceId, log, 'start', async (c) => {
       if (c.state === 'paused') throw invalidTransition(instanceId, c.state, 'start', 'unpause it instead');
       if (c.state !== 'running') {
         await this.applyConfigEdits(instanceId, c.labels, log);
-        await this.o.runtime.start(c.id);
+        await this.deps.runtime.start(c.id);
       }
     });
   }
 
   /** Graceful stop: RCON or signal, wait, kill after the timeout; says which path was taken. */
-  stop(instanceId: string, options: StopOptions | number | undefined, log: Log = this.o.logger): Promise<StopAnswer> {
+  stop(instanceId: string, options: StopOptions | number | undefined, log: Log = this.deps.logger): Promise<StopAnswer> {
     const opts: StopOptions = typeof options === 'number' ? { timeoutSeconds: options } : (options ?? {});
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
       const result = await gracefulStop(this.powerDeps, c, opts, log);
-      const state = (await this.o.runtime.inspect(c.id))?.state ?? 'unknown';
+      const state = (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
       log.info({ instanceId, containerId: c.id, action: 'stop', state, method: result.method, killed: result.killed }, 'instance power action done');
       return { ...this.endpoint(c, state), ...result };
     });
@@ -266,33 +266,33 @@ export class InstanceService implements InstanceInternals {
   private async applyConfigEdits(instanceId: string, labels: Readonly<Record<string, string>>, log: Log): Promise<void> {
     const plans = configFilesOf(labels);
     if (plans.length === 0) return;
-    const changed = await applyConfigFiles(this.o.directories.localPath(instanceId), plans, directoryOwner(labels[LABEL.user] || undefined));
+    const changed = await applyConfigFiles(this.deps.directories.localPath(instanceId), plans, directoryOwner(labels[LABEL.user] || undefined));
     log.info({ instanceId, changed }, 'config files edited before the start');
   }
 
   /** One line on the container's open stdin (egg consoles). */
-  writeStdin(instanceId: string, line: string, log: Log = this.o.logger): Promise<{ written: true }> {
+  writeStdin(instanceId: string, line: string, log: Log = this.deps.logger): Promise<{ written: true }> {
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
       if (c.state !== 'running') throw new AppError('INSTANCE_NOT_RUNNING', `instance container ${c.name} is ${c.state}; stdin needs a running server`);
-      await stdinOf(this.o.runtime).writeStdin(c.id, `${line}\n`);
+      await stdinOf(this.deps.runtime).writeStdin(c.id, `${line}\n`);
       log.info({ instanceId, command: line.trim().split(/\s+/)[0] ?? '' }, 'line written to stdin');
       return { written: true };
     });
   }
 
   /** Runs an egg install script against the (stopped) instance directory, as the container's user. */
-  install(instanceId: string, body: InstallBody, log: Log = this.o.logger): Promise<InstallAnswer> {
+  install(instanceId: string, body: InstallBody, log: Log = this.deps.logger): Promise<InstallAnswer> {
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
       if (c.state === 'running' || c.state === 'paused') throw new AppError('INSTANCE_CONFLICT', `instance ${instanceId} is ${c.state}: install scripts run before the first start`);
       const user = c.labels[LABEL.user] || undefined;
       const name = `${c.name}-install`;
       // A run cut short by an agent crash leaves its container: this instance's own is removed, anything else holding the name is a conflict.
-      const stale = await this.o.runtime.inspect(name);
-      if (stale && stale.labels[INSTALL_LABEL] === instanceId && stale.labels[LABEL.host] === this.o.agentId) await this.o.runtime.remove(stale.id);
-      const answer = await runInstall(this.o.runtime, {
-        name, hostPath: this.o.directories.hostPath(instanceId), labels: { [INSTALL_LABEL]: instanceId, [LABEL.host]: this.o.agentId }, ...(user ? { user } : {}),
+      const stale = await this.deps.runtime.inspect(name);
+      if (stale && stale.labels[INSTALL_LABEL] === instanceId && stale.labels[LABEL.host] === this.deps.agentId) await this.deps.runtime.remove(stale.id);
+      const answer = await runInstall(this.deps.runtime, {
+        name, hostPath: this.deps.directories.hostPath(instanceId), labels: { [INSTALL_LABEL]: instanceId, [LABEL.host]: this.deps.agentId }, ...(user ? { user } : {}),
       }, body);
       log.info({ instanceId, exitCode: answer.exitCode, timedOut: answer.timedOut, durationMs: answer.durationMs }, 'install script finished');
       return answer;
@@ -300,26 +300,26 @@ export class InstanceService implements InstanceInternals {
   }
 
   /** One console command over RCON; the password is never logged. */
-  rcon(instanceId: string, target: RconTarget, command: string, log: Log = this.o.logger): Promise<{ response: string }> {
+  rcon(instanceId: string, target: RconTarget, command: string, log: Log = this.deps.logger): Promise<{ response: string }> {
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
       return { response: await rconCommand(this.powerDeps, c, target, command, log) };
     });
   }
 
-  pause(instanceId: string, log: Log = this.o.logger): Promise<InstanceEndpoint> {
+  pause(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
     return this.power(instanceId, log, 'pause', async (c) => {
       if (c.state === 'paused') return;
       if (c.state !== 'running') throw invalidTransition(instanceId, c.state, 'pause', 'only a running instance can be paused');
-      await this.o.runtime.pause(c.id);
+      await this.deps.runtime.pause(c.id);
     });
   }
 
-  unpause(instanceId: string, log: Log = this.o.logger): Promise<InstanceEndpoint> {
+  unpause(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
     return this.power(instanceId, log, 'unpause', async (c) => {
       if (c.state === 'running') return;
       if (c.state !== 'paused') throw invalidTransition(instanceId, c.state, 'unpause', 'only a paused instance can be unpaused');
-      await this.o.runtime.unpause(c.id);
+      await this.deps.runtime.unpause(c.id);
     });
   }
 
@@ -327,25 +327,25 @@ export class InstanceService implements InstanceInternals {
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
       await act(c);
-      const state = (await this.o.runtime.inspect(c.id))?.state ?? 'unknown';
+      const state = (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
       log.info({ instanceId, containerId: c.id, action, state }, 'instance power action done');
       return this.endpoint(c, state);
     });
   }
 
   /** Recreates the container with a new config on the same runtime directory (see replace.ts). */
-  replace(instanceId: string, req: ReplaceRequest, log: Log = this.o.logger): Promise<ReplaceResult> {
+  replace(instanceId: string, req: ReplaceRequest, log: Log = this.deps.logger): Promise<ReplaceResult> {
     validateCreateRequest(instanceId, req);
     return this.locked(instanceId, () => replaceInstance(this, instanceId, req, log));
   }
 
   /** Removes the container and, by scope, nothing / listed paths / the whole runtime directory. */
-  delete(instanceId: string, options: DeleteOptions = {}, log: Log = this.o.logger): Promise<DeleteReport> {
+  delete(instanceId: string, options: DeleteOptions = {}, log: Log = this.deps.logger): Promise<DeleteReport> {
     return this.locked(instanceId, () => deleteInstance(this, instanceId, options, log));
   }
 
   /** Removes orphan containers, re-checking ownership labels immediately before each removal. */
-  cleanup(instanceIds: readonly string[], keepDataFor: readonly string[] = [], log: Log = this.o.logger): Promise<CleanupReport> {
+  cleanup(instanceIds: readonly string[], keepDataFor: readonly string[] = [], log: Log = this.deps.logger): Promise<CleanupReport> {
     return cleanupInstances(this, instanceIds, new Set(keepDataFor), (id, fn) => this.instanceLocks.run(id, fn), log);
   }
 }

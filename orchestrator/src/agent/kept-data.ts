@@ -26,24 +26,24 @@ export interface KeptDataOptions {
 const ATTACHABLE = new Set(['created', 'exited', 'dead']);
 
 export class KeptData {
-  constructor(private readonly o: KeptDataOptions) {}
+  constructor(private readonly deps: KeptDataOptions) {}
 
   private async hasContainer(id: string): Promise<boolean> {
-    return (await this.o.findContainer(id)) !== undefined;
+    return (await this.deps.findContainer(id)) !== undefined;
   }
 
   async list(): Promise<KeptDataList> {
     let dirs: string[] = [];
     try {
-      dirs = (await readdir(this.o.instancesDirectory)).filter((n) => !n.startsWith('.') && RESOURCE_ID_PATTERN.test(n));
+      dirs = (await readdir(this.deps.instancesDirectory)).filter((n) => !n.startsWith('.') && RESOURCE_ID_PATTERN.test(n));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    const ids = [...new Set([...dirs, ...(await this.o.backups.instanceIds())])].sort();
+    const ids = [...new Set([...dirs, ...(await this.deps.backups.instanceIds())])].sort();
     const keptData: KeptDataList['keptData'] = [];
     for (const id of ids) {
       if (await this.hasContainer(id)) continue;
-      keptData.push({ instanceId: id, data: dirs.includes(id), backups: await this.o.backups.list(id) });
+      keptData.push({ instanceId: id, data: dirs.includes(id), backups: await this.deps.backups.list(id) });
     }
     return { keptData };
   }
@@ -52,9 +52,9 @@ export class KeptData {
     if (await this.hasContainer(instanceId)) {
       throw new AppError('INSTANCE_CONFLICT', `instance ${instanceId} still has a managed container on this host; its data is not kept data`);
     }
-    const dataRemoved = await this.o.directories.exists(instanceId);
-    if (dataRemoved) await this.o.directories.remove(instanceId);
-    const { deleted } = await this.o.backups.deleteAll(instanceId);
+    const dataRemoved = await this.deps.directories.exists(instanceId);
+    if (dataRemoved) await this.deps.directories.remove(instanceId);
+    const { deleted } = await this.deps.backups.deleteAll(instanceId);
     return { instanceId, dataRemoved, backupsRemoved: deleted };
   }
 
@@ -68,18 +68,18 @@ export class KeptData {
   async attach(keptId: string, to: string): Promise<KeptDataAttached> {
     if (keptId === to) throw new AppError('BAD_REQUEST', 'attach needs another instance than the kept one');
     if (await this.hasContainer(keptId)) throw new AppError('INSTANCE_CONFLICT', `instance ${keptId} still has a managed container on this host; its data is not kept data`);
-    const target = await this.o.findContainer(to);
+    const target = await this.deps.findContainer(to);
     if (!target) throw new AppError('INSTANCE_CONFLICT', `instance ${to} has no managed container on this host: create it first (with start: false)`);
     if (!ATTACHABLE.has(target.state)) throw new AppError('INSTANCE_BUSY', `instance ${to} is ${target.state}: stop it before attaching a kept world`);
-    const from = this.o.directories.localPath(keptId);
-    const dest = this.o.directories.localPath(to);
+    const from = this.deps.directories.localPath(keptId);
+    const dest = this.deps.directories.localPath(to);
     const kept = await lstat(from).catch(() => undefined);
     if (!kept?.isDirectory()) throw new AppError('NOT_FOUND', `no kept world of instance ${keptId} on this host`);
     const fresh = await lstat(dest).catch(() => undefined);
     if (fresh && (fresh.uid !== kept.uid || fresh.gid !== kept.gid)) {
       throw new AppError('INSTANCE_CONFLICT', `the kept world of ${keptId} belongs to ${kept.uid}:${kept.gid} but instance ${to} runs as ${fresh.uid}:${fresh.gid}; create it with user {"mode": "custom", "uid": ${kept.uid}, "gid": ${kept.gid}}`);
     }
-    const aside = join(this.o.instancesDirectory, `.attach-old-${to}-${randomBytes(6).toString('hex')}`);
+    const aside = join(this.deps.instancesDirectory, `.attach-old-${to}-${randomBytes(6).toString('hex')}`);
     if (fresh) await rename(dest, aside);
     try {
       await rename(from, dest);

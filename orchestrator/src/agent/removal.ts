@@ -31,7 +31,7 @@ export async function deleteInstance(svc: InstanceInternals, instanceId: string,
   }
   const paths = options.paths !== undefined ? normalizeDeletePaths(options.paths) : undefined;
   const scope: DeleteReport['scope'] = options.keepData ? 'container' : paths !== undefined ? 'paths' : 'all';
-  const { runtime, directories } = svc.o;
+  const { runtime, directories } = svc.deps;
 
   let containerRemoved = false;
   // Bounded: a second managed container for one id would be a bug, but remove it too.
@@ -66,7 +66,7 @@ export async function cleanupInstances(svc: InstanceInternals, instanceIds: read
 }
 
 async function cleanupOne(svc: InstanceInternals, instanceId: string, keepData: boolean, report: CleanupReport, log: Log): Promise<void> {
-  const { runtime, directories, agentId } = svc.o;
+  const { runtime, directories, agentId } = svc.deps;
   const candidates = await runtime.list({ [LABEL.instance]: instanceId });
   let removed = false;
   let skipped: string | undefined;

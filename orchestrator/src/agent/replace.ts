@@ -15,10 +15,10 @@ export type ReplaceRequest = ReplaceBody;
 export type { ReplaceResult };
 
 export async function replaceInstance(svc: InstanceInternals, instanceId: string, req: ReplaceRequest, log: Log): Promise<ReplaceResult> {
-  const { runtime, directories } = svc.o;
+  const { runtime, directories } = svc.deps;
   const old = await svc.findOwned(instanceId);
   if (!(await directories.exists(instanceId))) {
-    if (!old) throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} has no container and no runtime directory on host ${svc.o.agentId}`);
+    if (!old) throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} has no container and no runtime directory on host ${svc.deps.agentId}`);
     throw new AppError('INSTANCE_CONFLICT', `instance ${instanceId} has no runtime directory; a replace never re-materializes (create it instead)`);
   }
   if (old) {

@@ -12,8 +12,8 @@ export class PeriodicTask {
   private running = false;
   private ticking: Promise<unknown> | undefined;
 
-  constructor(private readonly o: { name: string; intervalMs: number; run: () => Promise<unknown>; logger: Logger; timers?: Timers }) {
-    this.timers = o.timers ?? unrefTimers;
+  constructor(private readonly deps: { name: string; intervalMs: number; run: () => Promise<unknown>; logger: Logger; timers?: Timers }) {
+    this.timers = deps.timers ?? unrefTimers;
   }
 
   get isRunning(): boolean {
@@ -43,12 +43,12 @@ export class PeriodicTask {
     if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
     this.timer = this.timers.setTimeout(() => {
       this.timer = undefined;
-      if (this.ticking) return this.schedule(this.o.intervalMs);
-      this.ticking = this.o.run()
-        .then(() => undefined, (err: unknown) => this.o.logger.error({ err }, `${this.o.name} failed`))
+      if (this.ticking) return this.schedule(this.deps.intervalMs);
+      this.ticking = this.deps.run()
+        .then(() => undefined, (err: unknown) => this.deps.logger.error({ err }, `${this.deps.name} failed`))
         .finally(() => {
           this.ticking = undefined;
-          if (this.running) this.schedule(this.o.intervalMs);
+          if (this.running) this.schedule(this.deps.intervalMs);
         });
     }, ms);
   }

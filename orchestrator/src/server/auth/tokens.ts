@@ -46,34 +46,34 @@ export interface TokenServiceOptions {
 export class TokenService {
   private readonly touched = new Map<string, number>();
 
-  constructor(private readonly o: TokenServiceOptions) {}
+  constructor(private readonly deps: TokenServiceOptions) {}
 
   get agentTokenConfigured(): boolean {
-    return this.o.agentToken !== undefined;
+    return this.deps.agentToken !== undefined;
   }
 
   isAgentToken(secret: string | undefined): boolean {
-    return secret !== undefined && this.o.agentToken !== undefined && secretsEqual(secret, this.o.agentToken);
+    return secret !== undefined && this.deps.agentToken !== undefined && secretsEqual(secret, this.deps.agentToken);
   }
 
   /** The principal behind a bearer secret, or undefined for an unknown/revoked one. */
   async authenticate(secret: string): Promise<Principal | undefined> {
-    if (this.o.adminToken !== undefined && secretsEqual(secret, this.o.adminToken)) {
+    if (this.deps.adminToken !== undefined && secretsEqual(secret, this.deps.adminToken)) {
       return { kind: 'preset-admin', name: 'admin (preset)', tokenId: null, scopes: ['admin'] };
     }
     if (this.isAgentToken(secret)) return { kind: 'agent', name: 'agent', tokenId: null, scopes: ['agent'] };
     if (!secret.startsWith(TOKEN_PREFIX)) return undefined;
-    const token = await this.o.store.tokens.findByHashedSecret(hashSecret(secret));
+    const token = await this.deps.store.tokens.findByHashedSecret(hashSecret(secret));
     if (!token || token.revokedAt !== null) return undefined;
     await this.touch(token.id);
     return { kind: 'token', name: token.name, tokenId: token.id, scopes: token.scopes };
   }
 
   private async touch(id: string): Promise<void> {
-    const now = this.o.clock.now();
+    const now = this.deps.clock.now();
     if (now - (this.touched.get(id) ?? -Infinity) < TOUCH_EVERY_MS) return;
     this.touched.set(id, now);
-    await this.o.store.tokens.touch(id, now).catch((err: unknown) => this.o.logger.warn({ err, tokenId: id }, 'could not record token use'));
+    await this.deps.store.tokens.touch(id, now).catch((err: unknown) => this.deps.logger.warn({ err, tokenId: id }, 'could not record token use'));
   }
 
   /** Creates a token; the secret is returned here and never again. */
@@ -82,12 +82,12 @@ export class TokenService {
     if (unknown.length > 0) throw new AppError('VALIDATION_FAILED', `body/scopes: unknown scope ${unknown.map((s) => JSON.stringify(s)).join(', ')}`);
     if (scopes.length === 0) throw new AppError('VALIDATION_FAILED', 'body/scopes must name at least one scope');
     const secret = generateSecret();
-    const token = await this.o.store.tokens.create({
+    const token = await this.deps.store.tokens.create({
       id: `tok_${randomUUID().replace(/-/g, '').slice(0, 20)}`,
       name,
       hashedSecret: hashSecret(secret),
       scopes: [...new Set(scopes)],
-      createdAt: this.o.clock.now(),
+      createdAt: this.deps.clock.now(),
       lastUsedAt: null,
       revokedAt: null,
     });
@@ -100,16 +100,16 @@ export class TokenService {
    * earlier start is re-registered if the database was replaced.
    */
   async ensureAdminToken(dataDir: string): Promise<{ source: 'preset' | 'file' | 'generated' | 'existing'; file: string | null }> {
-    if (this.o.adminToken !== undefined) return { source: 'preset', file: null };
+    if (this.deps.adminToken !== undefined) return { source: 'preset', file: null };
     const file = path.join(dataDir, ADMIN_TOKEN_FILE);
     const existing = await readFile(file, 'utf8').then((s) => s.trim(), () => undefined);
     if (existing) {
       if ((await stat(file)).mode & 0o077) await chmod(file, 0o600);
-      const known = await this.o.store.tokens.findByHashedSecret(hashSecret(existing));
+      const known = await this.deps.store.tokens.findByHashedSecret(hashSecret(existing));
       if (!known) await this.registerAdmin(existing);
       return { source: 'file', file };
     }
-    const active = (await this.o.store.tokens.list()).some((t) => t.revokedAt === null && t.scopes.includes('admin'));
+    const active = (await this.deps.store.tokens.list()).some((t) => t.revokedAt === null && t.scopes.includes('admin'));
     if (active) return { source: 'existing', file: null };
     const secret = generateSecret();
     // The file first: if the insert then fails, the next start re-registers it.
@@ -119,9 +119,9 @@ export class TokenService {
   }
 
   private async registerAdmin(secret: string): Promise<void> {
-    const now = this.o.clock.now();
-    const taken = await this.o.store.tokens.getByName('admin');
-    await this.o.store.tokens.create({
+    const now = this.deps.clock.now();
+    const taken = await this.deps.store.tokens.getByName('admin');
+    await this.deps.store.tokens.create({
       id: `tok_${randomUUID().replace(/-/g, '').slice(0, 20)}`,
       name: taken ? `admin-${now}` : 'admin',
       hashedSecret: hashSecret(secret),

@@ -32,8 +32,8 @@ export class PostgresChangePort implements ChangePort {
   private closed = false;
   private sending: Promise<void> = Promise.resolve();
 
-  constructor(private readonly o: PostgresChangePortOptions) {
-    this.channel = o.channel ?? CHANGE_CHANNEL;
+  constructor(private readonly deps: PostgresChangePortOptions) {
+    this.channel = deps.channel ?? CHANGE_CHANNEL;
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(this.channel)) throw new Error(`channel ${this.channel} is not a plain identifier`);
   }
 
@@ -54,7 +54,7 @@ export class PostgresChangePort implements ChangePort {
     const payload = encodeChange(change, this.origin);
     this.sending = this.sending
       .then(() => client.query('select pg_notify($1, $2)', [this.channel, payload]))
-      .then(() => undefined, (err: unknown) => this.o.logger.warn({ err: (err as Error).message }, 'change NOTIFY failed'));
+      .then(() => undefined, (err: unknown) => this.deps.logger.warn({ err: (err as Error).message }, 'change NOTIFY failed'));
   }
 
   /** True while the LISTEN connection is up. */
@@ -73,7 +73,7 @@ export class PostgresChangePort implements ChangePort {
 
   private async connect(): Promise<pg.Client> {
     // Named, so an operator sees it in pg_stat_activity.
-    const client = new pg.Client({ connectionString: this.o.connectionString, application_name: CHANGE_APPLICATION_NAME });
+    const client = new pg.Client({ connectionString: this.deps.connectionString, application_name: CHANGE_APPLICATION_NAME });
     client.on('notification', (msg) => {
       const change = msg.channel === this.channel ? decodeChange(msg.payload, this.origin) : undefined;
       if (change) this.local.publish(change);
@@ -95,8 +95,8 @@ export class PostgresChangePort implements ChangePort {
     this.client = undefined;
     client.end().catch(() => undefined);
     if (this.closed) return;
-    this.o.logger.warn({ err: err?.message }, 'change LISTEN connection lost; reconnecting');
-    this.scheduleReconnect(this.o.reconnectDelayMs ?? 250);
+    this.deps.logger.warn({ err: err?.message }, 'change LISTEN connection lost; reconnecting');
+    this.scheduleReconnect(this.deps.reconnectDelayMs ?? 250);
   }
 
   private scheduleReconnect(delayMs: number): void {
@@ -105,7 +105,7 @@ export class PostgresChangePort implements ChangePort {
         (client) => {
           if (this.closed) return void client.end().catch(() => undefined);
           this.client = client;
-          this.o.logger.info('change LISTEN connection restored');
+          this.deps.logger.info('change LISTEN connection restored');
           this.local.publish(RESYNC);
         },
         () => this.scheduleReconnect(Math.min(MAX_RECONNECT_DELAY_MS, delayMs * 2)),

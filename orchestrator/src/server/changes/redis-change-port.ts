@@ -24,12 +24,12 @@ export class RedisChangePort implements ChangePort {
   private readonly sub: Redis;
   private readyOnce = false;
 
-  constructor(private readonly o: RedisChangePortOptions) {
-    this.channel = o.channel ?? CHANGE_CHANNEL;
+  constructor(private readonly deps: RedisChangePortOptions) {
+    this.channel = deps.channel ?? CHANGE_CHANNEL;
     const options = { lazyConnect: true, maxRetriesPerRequest: 2 };
-    this.pub = new Redis(o.url, options);
-    this.sub = new Redis(o.url, options);
-    for (const c of [this.pub, this.sub]) c.on('error', (err: Error) => o.logger.warn({ err: err.message }, 'redis change connection error'));
+    this.pub = new Redis(deps.url, options);
+    this.sub = new Redis(deps.url, options);
+    for (const c of [this.pub, this.sub]) c.on('error', (err: Error) => deps.logger.warn({ err: err.message }, 'redis change connection error'));
     this.sub.on('message', (channel: string, message: string) => {
       const change = channel === this.channel ? decodeChange(message, this.origin) : undefined;
       if (change) this.local.publish(change);
@@ -59,7 +59,7 @@ export class RedisChangePort implements ChangePort {
   publish(change: Change): void {
     this.local.publish(change);
     this.pub.publish(this.channel, encodeChange(change, this.origin)).catch((err: unknown) => {
-      this.o.logger.warn({ err: (err as Error).message }, 'change PUBLISH failed');
+      this.deps.logger.warn({ err: (err as Error).message }, 'change PUBLISH failed');
     });
   }
 

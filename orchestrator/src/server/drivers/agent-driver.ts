@@ -52,7 +52,7 @@ export class AgentHostDriver implements HostDriver {
   readonly metrics: HostMetrics;
   readonly eggs: HostEggs;
 
-  constructor(private readonly o: AgentDriverOptions) {
+  constructor(private readonly deps: AgentDriverOptions) {
     this.backups = {
       create: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/backups`, body, ids),
       list: async (host, id, ids = {}) => (await this.call<Api.BackupList>(host, 'GET', `${instancePath(id)}/backups`, undefined, ids)).backups,
@@ -150,10 +150,10 @@ export class AgentHostDriver implements HostDriver {
   private async downloadBackup(host: DriverHost, instanceId: string, backupId: string, ids: CallIds): Promise<{ info: Api.BackupInfo; stream: Readable }> {
     const route = `${backupPath(instanceId, backupId)}/archive`;
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
+    const timer = setTimeout(() => controller.abort(), this.deps.timeoutMs);
     let res: Response;
     try {
-      res = await this.o.fetch(`${host.controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`, { method: 'GET', headers: this.headers(ids, undefined), signal: controller.signal });
+      res = await this.deps.fetch(`${host.controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`, { method: 'GET', headers: this.headers(ids, undefined), signal: controller.signal });
     } catch (err) {
       throw new AppError(controller.signal.aborted ? 'TIMEOUT' : 'HOST_UNAVAILABLE', `agent at ${host.controlUrl} did not stream GET ${route} (${(err as Error).message})`, { retryable: true, cause: err });
     } finally {
@@ -172,10 +172,10 @@ export class AgentHostDriver implements HostDriver {
   private headers(ids: CallIds, contentType: string | undefined): Record<string, string> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (contentType !== undefined) headers['content-type'] = contentType;
-    if (this.o.token !== undefined) headers.authorization = `Bearer ${this.o.token}`;
+    if (this.deps.token !== undefined) headers.authorization = `Bearer ${this.deps.token}`;
     if (ids.commandId) headers['x-command-id'] = ids.commandId;
     if (ids.requestId) headers['x-request-id'] = ids.requestId;
-    const epoch = ids.epoch ?? this.o.epoch?.epoch() ?? null;
+    const epoch = ids.epoch ?? this.deps.epoch?.epoch() ?? null;
     if (epoch !== null) headers[LEADER_EPOCH_HEADER] = String(epoch);
     return headers;
   }
@@ -185,7 +185,7 @@ export class AgentHostDriver implements HostDriver {
     return this.call(host, 'POST', `${instancePath(instanceId)}/${action}`, {}, ids);
   }
 
-  private async call<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, raw = false, timeoutMs = this.o.timeoutMs): Promise<T> {
+  private async call<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, raw = false, timeoutMs = this.deps.timeoutMs): Promise<T> {
     const controlUrl = host.controlUrl;
     const url = `${controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`;
     const headers = this.headers(ids, body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json');
@@ -196,7 +196,7 @@ export class AgentHostDriver implements HostDriver {
     try {
       const payload = body === undefined ? undefined : body instanceof RawBody ? (body.stream as unknown as ReadableStream) : JSON.stringify(body);
       // `duplex: 'half'` is what Node's fetch needs to send a streamed body.
-      res = await this.o.fetch(url, { method, headers, body: payload, signal: controller.signal, ...(body instanceof RawBody ? { duplex: 'half' } : {}) } as RequestInit);
+      res = await this.deps.fetch(url, { method, headers, body: payload, signal: controller.signal, ...(body instanceof RawBody ? { duplex: 'half' } : {}) } as RequestInit);
       text = await res.text();
     } catch (err) {
       const timedOut = controller.signal.aborted;

@@ -45,13 +45,13 @@ export class LeaderLease implements Leadership {
   private readonly listeners = new Set<(leader: boolean) => void>();
   private unsubscribeChanges: (() => void) | undefined;
 
-  constructor(private readonly o: LeaderLeaseOptions) {
-    this.name = o.name ?? RECONCILER_LEASE;
-    this.now = o.now ?? (() => performance.now());
+  constructor(private readonly deps: LeaderLeaseOptions) {
+    this.name = deps.name ?? RECONCILER_LEASE;
+    this.now = deps.now ?? (() => performance.now());
   }
 
   isLeader(): boolean {
-    return this.held && (this.o.sole === true || this.now() < this.validUntil);
+    return this.held && (this.deps.sole === true || this.now() < this.validUntil);
   }
 
   epoch(): number | null {
@@ -67,10 +67,10 @@ export class LeaderLease implements Leadership {
   async start(): Promise<void> {
     await this.attempt();
     if (this.timer) return;
-    this.unsubscribeChanges = this.o.changes?.subscribe((c) => {
+    this.unsubscribeChanges = this.deps.changes?.subscribe((c) => {
       if (c.kind === 'system' && c.id === RESIGNED_CHANGE_ID && this.timer) void this.attempt();
     });
-    this.timer = setInterval(() => void this.attempt(), Math.max(50, Math.floor(this.o.ttlMs / 3)));
+    this.timer = setInterval(() => void this.attempt(), Math.max(50, Math.floor(this.deps.ttlMs / 3)));
     this.timer.unref();
   }
 
@@ -83,8 +83,8 @@ export class LeaderLease implements Leadership {
     const wasHeld = this.held;
     this.held = false;
     this.report();
-    if (wasHeld && (await this.o.leases.release(this.name, this.o.holder).catch(() => false))) {
-      this.o.changes?.publish({ kind: 'system', id: RESIGNED_CHANGE_ID });
+    if (wasHeld && (await this.deps.leases.release(this.name, this.deps.holder).catch(() => false))) {
+      this.deps.changes?.publish({ kind: 'system', id: RESIGNED_CHANGE_ID });
     }
   }
 
@@ -99,19 +99,19 @@ export class LeaderLease implements Leadership {
   private async attemptOnce(): Promise<void> {
     const sentAt = this.now();
     try {
-      const lease = await this.o.leases.acquire(this.name, this.o.holder, this.o.ttlMs);
+      const lease = await this.deps.leases.acquire(this.name, this.deps.holder, this.deps.ttlMs);
       if (lease) {
-        if (lease.epoch !== this.heldEpoch) this.o.logger.info({ lease: this.name, epoch: lease.epoch, holder: this.o.holder }, 'leader lease acquired');
+        if (lease.epoch !== this.heldEpoch) this.deps.logger.info({ lease: this.name, epoch: lease.epoch, holder: this.deps.holder }, 'leader lease acquired');
         this.held = true;
         this.heldEpoch = lease.epoch;
-        this.validUntil = sentAt + this.o.ttlMs;
+        this.validUntil = sentAt + this.deps.ttlMs;
       } else {
-        if (this.held) this.o.logger.warn({ lease: this.name, epoch: this.heldEpoch }, 'leader lease lost to another replica');
+        if (this.held) this.deps.logger.warn({ lease: this.name, epoch: this.heldEpoch }, 'leader lease lost to another replica');
         this.held = false;
       }
     } catch (err) {
       // Keep what we have until it lapses locally; the next attempt retries.
-      this.o.logger.warn({ err: (err as Error).message, lease: this.name }, 'leader lease renewal failed');
+      this.deps.logger.warn({ err: (err as Error).message, lease: this.name }, 'leader lease renewal failed');
     }
     this.report();
   }
@@ -124,7 +124,7 @@ export class LeaderLease implements Leadership {
       try {
         fn(leader);
       } catch (err) {
-        this.o.logger.warn({ err: (err as Error).message }, 'leadership listener failed');
+        this.deps.logger.warn({ err: (err as Error).message }, 'leadership listener failed');
       }
     }
   }

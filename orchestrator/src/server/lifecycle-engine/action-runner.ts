@@ -50,23 +50,23 @@ export interface ActionRunnerOptions {
 }
 
 export class ActionRunner implements CommandHandler {
-  constructor(private readonly o: ActionRunnerOptions) {}
+  constructor(private readonly deps: ActionRunnerOptions) {}
 
   private get now(): number {
-    return this.o.clock.now();
+    return this.deps.clock.now();
   }
 
   async run(cmd: Command, host: Host, log: Logger): Promise<JsonObject> {
-    let instance = await this.o.store.instances.get(cmd.instanceId ?? '');
+    let instance = await this.deps.store.instances.get(cmd.instanceId ?? '');
     if (!instance) return { skipped: 'the instance no longer exists' };
     if (instance.activeAction?.commandId !== cmd.id) return { skipped: 'superseded: the instance no longer waits for this command' };
     const action = commandKindOf(cmd) as InstanceAction;
-    const template = await templateOf(this.o.store, instance);
+    const template = await templateOf(this.deps.store, instance);
     const ctx = { cmd, host, template, ids: { commandId: cmd.id, requestId: cmd.requestId }, actor: String(cmd.payload.actor ?? 'system'), log };
     // A frozen server can neither save nor stop gracefully: a stop or archive of a paused one thaws it first.
     if ((action === 'stop' || action === 'archive') && instance.observed?.container === 'paused') {
-      await this.o.driver.resume(host, instance.id, ctx.ids);
-      instance = await this.o.store.instances.update(instance.id, { observed: { container: 'running', observedAt: this.now } }, { now: this.now });
+      await this.deps.driver.resume(host, instance.id, ctx.ids);
+      instance = await this.deps.store.instances.update(instance.id, { observed: { container: 'running', observedAt: this.now } }, { now: this.now });
     }
     switch (action) {
       case 'start':
@@ -88,7 +88,7 @@ export class ActionRunner implements CommandHandler {
       case 'resume':
         return this.resume(instance, ctx);
       case 'update':
-        return new UpdateRunner(this.o).run(instance, ctx);
+        return new UpdateRunner(this.deps).run(instance, ctx);
       case 'apply-settings':
         return this.applySettings(instance, ctx);
       case 'delete':
@@ -104,23 +104,23 @@ export class ActionRunner implements CommandHandler {
 
   private fleet(): FleetActions {
     return new FleetActions({
-      store: this.o.store, driver: this.o.driver, clock: this.o.clock, backups: () => this.backups(),
-      evacuate: this.o.evacuate ?? (async () => ({ players: 0 })),
-      playersOn: this.o.playersOn ?? (async (i) => i.players?.online ?? 0),
+      store: this.deps.store, driver: this.deps.driver, clock: this.deps.clock, backups: () => this.backups(),
+      evacuate: this.deps.evacuate ?? (async () => ({ players: 0 })),
+      playersOn: this.deps.playersOn ?? (async (i) => i.players?.online ?? 0),
       // Live counts while a despawn waits: the supervisor does not probe under an active action.
-      probePlayers: async (i, ctx) => (await this.o.prober.probe(i, readinessOf(ctx.template), ctx.host)).players,
+      probePlayers: async (i, ctx) => (await this.deps.prober.probe(i, readinessOf(ctx.template), ctx.host)).players,
       remove: (i, ctx, scope) => this.remove(i, ctx, scope),
-      ...(this.o.sleep ? { sleep: this.o.sleep } : {}),
+      ...(this.deps.sleep ? { sleep: this.deps.sleep } : {}),
     });
   }
 
   private backups(): BackupRunner {
-    return new BackupRunner({ store: this.o.store, driver: this.o.driver, clock: this.o.clock, onStarted: this.o.onStarted, ...(this.o.backupHooks ? { hooks: this.o.backupHooks } : {}) });
+    return new BackupRunner({ store: this.deps.store, driver: this.deps.driver, clock: this.deps.clock, onStarted: this.deps.onStarted, ...(this.deps.backupHooks ? { hooks: this.deps.backupHooks } : {}) });
   }
 
   /** A command that failed for good: leave a visible state and free the instance for the next action. */
   async failedForGood(cmd: Command, message: string): Promise<void> {
-    const instance = await this.o.store.instances.get(cmd.instanceId ?? '');
+    const instance = await this.deps.store.instances.get(cmd.instanceId ?? '');
     if (!instance || instance.activeAction?.commandId !== cmd.id) return;
     const action = String(commandKindOf(cmd));
     const reason = `${action} failed: ${message}`;
@@ -129,13 +129,13 @@ export class ActionRunner implements CommandHandler {
       await this.fleet().despawnFailed(instance, reason);
     } else if (action === 'delete') {
       const deletion = instance.deletion ? { ...instance.deletion, lastError: message.slice(0, 500) } : null;
-      await moveInstance(this.o.store, instance, 'error', { now: this.now, reason, commandId: cmd.id, patch: { ...patch, deletion } });
+      await moveInstance(this.deps.store, instance, 'error', { now: this.now, reason, commandId: cmd.id, patch: { ...patch, deletion } });
     } else if (['pause', 'resume'].includes(action) && instance.state === 'pausing') {
-      await moveInstance(this.o.store, instance, 'online', { now: this.now, reason, commandId: cmd.id, patch });
+      await moveInstance(this.deps.store, instance, 'online', { now: this.now, reason, commandId: cmd.id, patch });
     } else if (instance.state === 'paused' || instance.state === 'stopped') {
-      await this.o.store.instances.update(instance.id, { ...patch, stateReason: reason }, { now: this.now });
+      await this.deps.store.instances.update(instance.id, { ...patch, stateReason: reason }, { now: this.now });
     } else {
-      await moveInstance(this.o.store, instance, 'error', { now: this.now, reason, commandId: cmd.id, patch });
+      await moveInstance(this.deps.store, instance, 'error', { now: this.now, reason, commandId: cmd.id, patch });
     }
   }
 
@@ -145,7 +145,7 @@ export class ActionRunner implements CommandHandler {
     let current = instance;
     if (current.state !== 'starting') {
       // A delayed (backoff) restart kept `stopped` until now.
-      current = (await moveInstance(this.o.store, current, 'starting', { now: this.now, reason: `start by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? current;
+      current = (await moveInstance(this.deps.store, current, 'starting', { now: this.now, reason: `start by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? current;
     }
     // The pure plan decides: a replacement when changes wait for this start, else a plain start.
     const steps = planStart({ ...replaceable(current, ctx.template), containerConfigPending: current.containerConfigPending, pendingSettings: current.pendingChanges.length });
@@ -153,13 +153,13 @@ export class ActionRunner implements CommandHandler {
     if (steps.some((s) => s.kind === 'create_container')) {
       result = await this.replace(current, ctx, true);
     } else {
-      const res = await this.o.driver.start(ctx.host, current.id, ctx.ids);
+      const res = await this.deps.driver.start(ctx.host, current.id, ctx.ids);
       result = { state: res.state };
     }
-    const started = await this.o.store.instances.update(current.id, {
+    const started = await this.deps.store.instances.update(current.id, {
       activeAction: null, stateChangedAt: this.now, observed: { container: 'running', observedAt: this.now },
     }, { now: this.now });
-    this.o.onStarted(started.id);
+    this.deps.onStarted(started.id);
     ctx.log.info({ instanceId: started.id }, 'container started; readiness probing');
     return result;
   }
@@ -174,10 +174,10 @@ export class ActionRunner implements CommandHandler {
     const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
     let res;
     try {
-      res = await this.o.driver.stop(ctx.host, instance.id, request, ctx.ids);
+      res = await this.deps.driver.stop(ctx.host, instance.id, request, ctx.ids);
     } catch (err) {
       if (err instanceof AppError && err.code === 'INSTANCE_NOT_FOUND') {
-        await moveInstance(this.o.store, instance, 'unknown', { now: this.now, reason: 'the managed container is missing; not recreated', commandId: ctx.cmd.id, patch: { activeAction: null } });
+        await moveInstance(this.deps.store, instance, 'unknown', { now: this.now, reason: 'the managed container is missing; not recreated', commandId: ctx.cmd.id, patch: { activeAction: null } });
         throw new AppError('INSTANCE_NOT_FOUND', `instance ${instance.name} has no container on host ${ctx.host.id}; it is now unknown`);
       }
       throw err;
@@ -185,17 +185,17 @@ export class ActionRunner implements CommandHandler {
     const path = stopPath(res);
     const details = { path, method: res.method, killed: res.killed, exitCode: res.exitCode, timeoutSeconds: request.timeoutSeconds };
     const patch = { observed: { container: 'exited' as const, ...(res.exitCode === null ? {} : { exitCode: res.exitCode }), observedAt: this.now }, ...(then ? {} : { activeAction: null }) };
-    const moved = await moveInstance(this.o.store, instance, 'stopped', { now: this.now, reason: describeStop(path, request.timeoutSeconds, res.exitCode), actor: ctx.actor, commandId: ctx.cmd.id, details, patch });
+    const moved = await moveInstance(this.deps.store, instance, 'stopped', { now: this.now, reason: describeStop(path, request.timeoutSeconds, res.exitCode), actor: ctx.actor, commandId: ctx.cmd.id, details, patch });
     if (!moved) throw new AppError('CONFLICT', `instance ${instance.name} changed state during its stop`, { retryable: true });
-    if (then) return (await moveInstance(this.o.store, moved, then, { now: this.now, reason: `restart by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? moved;
+    if (then) return (await moveInstance(this.deps.store, moved, then, { now: this.now, reason: `restart by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? moved;
     return moved;
   }
 
   private async pause(instance: Instance, ctx: RunContext): Promise<JsonObject> {
     // The pause idle tier saves first when the template declares RCON (seed 003).
     const saved = ctx.cmd.payload.save === true ? await this.backups().saveAll(instance, ctx) : false;
-    const res = await this.o.driver.pause(ctx.host, instance.id, ctx.ids);
-    await moveInstance(this.o.store, instance, 'paused', {
+    const res = await this.deps.driver.pause(ctx.host, instance.id, ctx.ids);
+    await moveInstance(this.deps.store, instance, 'paused', {
       now: this.now, reason: `paused by ${ctx.actor} (warm sleep${saved ? ', world saved first' : ''})`, actor: ctx.actor, commandId: ctx.cmd.id,
       patch: { activeAction: null, observed: { container: 'paused', observedAt: this.now } },
     });
@@ -204,19 +204,19 @@ export class ActionRunner implements CommandHandler {
 
   /** Unpause, then one quick readiness check bounded by resumeTimeoutMs: online, or degraded. */
   private async resume(instance: Instance, ctx: RunContext): Promise<JsonObject> {
-    await this.o.driver.resume(ctx.host, instance.id, ctx.ids);
+    await this.deps.driver.resume(ctx.host, instance.id, ctx.ids);
     const spec = readinessOf(ctx.template);
     const startedAt = this.now;
-    const wait = this.o.sleep ?? sleep;
-    const attempts = Math.max(1, Math.ceil(this.o.resumeTimeoutMs / 100));
+    const wait = this.deps.sleep ?? sleep;
+    const attempts = Math.max(1, Math.ceil(this.deps.resumeTimeoutMs / 100));
     let decision: ReturnType<typeof evaluateReadiness> = { kind: 'stay', reason: 'not checked' };
     let players: { online: number; max: number } | undefined;
     for (let i = 0; i < attempts; i++) {
-      const outcome = await this.o.prober.probe(instance, spec, ctx.host);
+      const outcome = await this.deps.prober.probe(instance, spec, ctx.host);
       players = outcome.players ?? players;
       const last = i === attempts - 1;
       decision = evaluateReadiness({
-        state: 'paused', waitStartedAt: startedAt, now: last ? startedAt + this.o.resumeTimeoutMs : this.now, timeoutMs: this.o.resumeTimeoutMs,
+        state: 'paused', waitStartedAt: startedAt, now: last ? startedAt + this.deps.resumeTimeoutMs : this.now, timeoutMs: this.deps.resumeTimeoutMs,
         failureThreshold: spec.failureThreshold, container: { status: 'running' }, probe: { ready: outcome.ready, consecutiveFailures: outcome.ready ? 0 : i + 1 },
       });
       if (decision.kind === 'transition') break;
@@ -224,11 +224,11 @@ export class ActionRunner implements CommandHandler {
     }
     const to = decision.kind === 'transition' ? decision.to : 'degraded';
     const reason = decision.kind === 'transition' ? decision.reason : 'resumed but not ready';
-    await moveInstance(this.o.store, instance, to, {
+    await moveInstance(this.deps.store, instance, to, {
       now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id,
       patch: { activeAction: null, observed: { container: 'running', observedAt: this.now }, ...(players ? { players: { ...players, at: this.now } } : {}) },
     });
-    if (to === 'online' || to === 'degraded') this.o.onStarted(instance.id);
+    if (to === 'online' || to === 'degraded') this.deps.onStarted(instance.id);
     return { state: to };
   }
 
@@ -237,8 +237,8 @@ export class ActionRunner implements CommandHandler {
     const steps = planReplacement({ ...replaceable(instance, ctx.template), desiredState: instance.desiredState });
     if (steps.some((s) => s.kind === 'stop_container')) {
       const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
-      const res = await this.o.driver.stop(ctx.host, instance.id, request, ctx.ids);
-      await this.o.store.history.append({
+      const res = await this.deps.driver.stop(ctx.host, instance.id, request, ctx.ids);
+      await this.deps.store.history.append({
         instanceId: instance.id, at: this.now, from: 'update', to: 'update', reason: `stopped for replacement: ${describeStop(stopPath(res), request.timeoutSeconds, res.exitCode)}`,
         actor: ctx.actor, commandId: ctx.cmd.id, details: { path: stopPath(res) },
       });
@@ -246,12 +246,12 @@ export class ActionRunner implements CommandHandler {
     // Pull, swap and mark applied are one agent replace (a failed pull changes nothing); it starts the new container when the plan says so.
     const start = steps.some((s) => s.kind === 'start_container');
     const result = await this.replace(instance, ctx, start);
-    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
-    await moveInstance(this.o.store, current, start ? 'starting' : 'stopped', {
+    const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
+    await moveInstance(this.deps.store, current, start ? 'starting' : 'stopped', {
       now: this.now, reason: start ? 'configuration replaced; starting' : 'configuration replaced; the instance stays stopped', actor: ctx.actor, commandId: ctx.cmd.id,
       patch: { activeAction: null, observed: { container: start ? 'running' : 'exited', observedAt: this.now } },
     });
-    if (start) this.o.onStarted(instance.id);
+    if (start) this.deps.onStarted(instance.id);
     return result;
   }
 
@@ -259,12 +259,12 @@ export class ActionRunner implements CommandHandler {
   private async replace(instance: Instance, ctx: RunContext, start: boolean): Promise<JsonObject> {
     const next = applyPendingChanges(instance, ctx.template);
     const staged: Instance = { ...instance, ...next };
-    const body = agentCreateBody(staged, ctx.template, { endercloudUser: this.o.endercloudUser, pull: 'missing', ...(await networkSecretFor(ctx.template, this.o.networkSecret)) });
-    const res = await this.o.driver.replace(ctx.host, instance.id, { ...body, start }, ctx.ids);
+    const body = agentCreateBody(staged, ctx.template, { endercloudUser: this.deps.endercloudUser, pull: 'missing', ...(await networkSecretFor(ctx.template, this.deps.networkSecret)) });
+    const res = await this.deps.driver.replace(ctx.host, instance.id, { ...body, start }, ctx.ids);
     const now = this.now;
     const revision = instance.revision + 1;
     const applied = instance.pendingChanges.map((c) => c.key);
-    await this.o.store.transaction(async (tx) => {
+    await this.deps.store.transaction(async (tx) => {
       await tx.instances.update(instance.id, {
         ...next, pendingChanges: [], containerConfigPending: false, revision,
         ...(res.hostPort !== null && res.hostPort !== undefined ? { hostPort: res.hostPort, endpoint: { host: ctx.host.gameAddress, port: res.hostPort } } : {}),
@@ -282,23 +282,23 @@ export class ActionRunner implements CommandHandler {
     // A stop of a stopped container is a no-op on the agent; skip it only when Docker said so.
     if (observed !== 'exited' && observed !== 'absent' && observed !== 'created') {
       const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
-      await this.o.driver.stop(ctx.host, instance.id, request, ctx.ids).catch((err: unknown) => {
+      await this.deps.driver.stop(ctx.host, instance.id, request, ctx.ids).catch((err: unknown) => {
         if (!(err instanceof AppError && err.code === 'INSTANCE_NOT_FOUND')) throw err;
       });
     }
     if (scopes.includes('backups')) {
       // An agent without the backup routes (404 NOT_FOUND) holds no backups.
-      await capability(this.o.driver.backups, 'backups', ctx.host).deleteAll(ctx.host, instance.id, ctx.ids).catch((err: unknown) => {
+      await capability(this.deps.driver.backups, 'backups', ctx.host).deleteAll(ctx.host, instance.id, ctx.ids).catch((err: unknown) => {
         if (!(err instanceof AppError && err.code === 'NOT_FOUND')) throw err;
       });
-      await this.o.backupHooks?.deletedAll?.(instance.id);
+      await this.deps.backupHooks?.deletedAll?.(instance.id);
     }
-    const res = await this.o.driver.remove(ctx.host, instance.id, scope.paths.length > 0 ? { paths: scope.paths } : { keepData: scope.keepData });
-    await this.o.store.transaction(async (tx) => {
+    const res = await this.deps.driver.remove(ctx.host, instance.id, scope.paths.length > 0 ? { paths: scope.paths } : { keepData: scope.keepData });
+    await this.deps.store.transaction(async (tx) => {
       if (instance.hostId) await tx.hosts.releaseMemory(instance.hostId, instance.memoryMb);
       await tx.instances.delete(instance.id);
     });
-    this.o.onDeleted?.(instance.id);
+    this.deps.onDeleted?.(instance.id);
     ctx.log.info({ instanceId: instance.id, scopes }, 'instance deleted');
     return { deleted: true, scopes, containerRemoved: res.containerRemoved, directoryRemoved: res.directoryRemoved };
   }

@@ -34,10 +34,10 @@ export interface BackupRunnerOptions {
 const RUNNING: readonly (string | undefined)[] = ['running', 'paused'];
 
 export class BackupRunner {
-  constructor(private readonly o: BackupRunnerOptions) {}
+  constructor(private readonly deps: BackupRunnerOptions) {}
 
   private get now(): number {
-    return this.o.clock.now();
+    return this.deps.clock.now();
   }
 
   private rconTarget(instance: Instance, template: TemplateSpec | undefined): { port: number; password: string } | undefined {
@@ -48,7 +48,7 @@ export class BackupRunner {
 
   private rcon(instance: Instance, ctx: RunContext, command: string): Promise<{ response: string }> {
     const target = this.rconTarget(instance, ctx.template) as { port: number; password: string };
-    return capability(this.o.driver.rcon, 'rcon', ctx.host).command(ctx.host, instance.id, { ...target, command }, ctx.ids);
+    return capability(this.deps.driver.rcon, 'rcon', ctx.host).command(ctx.host, instance.id, { ...target, command }, ctx.ids);
   }
 
   /** save-off, save-all flush, archive while running, save-on (also after a failure). */
@@ -64,8 +64,8 @@ export class BackupRunner {
 
   private async archive(instance: Instance, ctx: RunContext, backupId: string): Promise<BackupInfo> {
     const paths = ctx.template?.backup?.paths;
-    const info = await capability(this.o.driver.backups, 'backups', ctx.host).create(ctx.host, instance.id, { backupId, ...(paths ? { paths } : {}) }, ctx.ids);
-    await this.o.hooks?.written?.(instance, ctx, info).catch((err: unknown) =>
+    const info = await capability(this.deps.driver.backups, 'backups', ctx.host).create(ctx.host, instance.id, { backupId, ...(paths ? { paths } : {}) }, ctx.ids);
+    await this.deps.hooks?.written?.(instance, ctx, info).catch((err: unknown) =>
       ctx.log.warn({ instanceId: instance.id, backupId, err: (err as Error).message }, 'the off-host copy of a backup failed; it stays on its host only'));
     return info;
   }
@@ -93,19 +93,19 @@ export class BackupRunner {
   /** Stops the container, keeping the action active; answers the history sentence. */
   private async stopKeepingAction(instance: Instance, ctx: RunContext): Promise<string> {
     const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
-    const res = await this.o.driver.stop(ctx.host, instance.id, request, ctx.ids);
+    const res = await this.deps.driver.stop(ctx.host, instance.id, request, ctx.ids);
     return describeStop(stopPath(res), request.timeoutSeconds, res.exitCode);
   }
 
   private async startAgain(instance: Instance, ctx: RunContext, reason: string, details: JsonObject): Promise<void> {
-    await this.o.driver.start(ctx.host, instance.id, ctx.ids);
-    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
-    const stopped = current.state === 'stopped' ? current : await moveInstance(this.o.store, current, 'stopped', { now: this.now, reason: 'stopped for a backup', actor: ctx.actor, commandId: ctx.cmd.id });
-    await moveInstance(this.o.store, stopped ?? current, 'starting', {
+    await this.deps.driver.start(ctx.host, instance.id, ctx.ids);
+    const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
+    const stopped = current.state === 'stopped' ? current : await moveInstance(this.deps.store, current, 'stopped', { now: this.now, reason: 'stopped for a backup', actor: ctx.actor, commandId: ctx.cmd.id });
+    await moveInstance(this.deps.store, stopped ?? current, 'starting', {
       now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, details,
       patch: { activeAction: null, desiredState: 'running', observed: { container: 'running', observedAt: this.now } },
     });
-    this.o.onStarted(instance.id);
+    this.deps.onStarted(instance.id);
   }
 
   /** The `backup` action (state `backup`): back to the previous stable state, restarting a stopped-for-backup server. */
@@ -139,9 +139,9 @@ export class BackupRunner {
   }
 
   private async backToPrevious(instance: Instance, previous: InstanceState, ctx: RunContext, reason: string, details: JsonObject): Promise<void> {
-    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
     const to: InstanceState = ['online', 'degraded', 'stopped'].includes(previous) ? previous : 'stopped';
-    await moveInstance(this.o.store, current, to, { now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, details, patch: { activeAction: null } });
+    await moveInstance(this.deps.store, current, to, { now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, details, patch: { activeAction: null } });
   }
 
   /**
@@ -155,29 +155,29 @@ export class BackupRunner {
     const running = RUNNING.includes(instance.observed?.container);
     const mode = backupMode(ctx.template, running, this.rconTarget(instance, ctx.template) !== undefined);
     const backupId = backupIdFor(ctx.cmd, 'stop');
-    const inBackup = (await moveInstance(this.o.store, instance, 'backup', { now: this.now, reason: `backup before stop by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? instance;
+    const inBackup = (await moveInstance(this.deps.store, instance, 'backup', { now: this.now, reason: `backup before stop by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? instance;
     if (mode === 'online_save' || mode === 'offline') {
       try {
         const info = await (mode === 'online_save' ? this.onlineArchive(inBackup, ctx, backupId) : this.archive(inBackup, ctx, backupId));
-        const stopping = (await moveInstance(this.o.store, inBackup, 'stopping', { now: this.now, reason: `backup ${info.backupId} written; stopping`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId: info.backupId, sha256: info.sha256, sizeBytes: info.sizeBytes } })) ?? inBackup;
+        const stopping = (await moveInstance(this.deps.store, inBackup, 'stopping', { now: this.now, reason: `backup ${info.backupId} written; stopping`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId: info.backupId, sha256: info.sha256, sizeBytes: info.sizeBytes } })) ?? inBackup;
         return { ...(await stop(stopping)), backupId: info.backupId };
       } catch (err) {
         const message = (err as Error).message;
         if (policy === 'abort_stop') {
           await this.backToPrevious(inBackup, mode === 'offline' ? 'stopped' : previous, ctx, `stop aborted: the backup failed (${message}); policy abort_stop keeps the server running`, { backupFailed: true, policy });
-          await this.o.store.instances.update(instance.id, { desiredState: mode === 'offline' ? 'stopped' : 'running' }, { now: this.now });
+          await this.deps.store.instances.update(instance.id, { desiredState: mode === 'offline' ? 'stopped' : 'running' }, { now: this.now });
           return { aborted: true, policy, error: message };
         }
-        const stopping = (await moveInstance(this.o.store, inBackup, 'stopping', { now: this.now, reason: `the backup failed (${message}); policy ${policy}: stopping without a backup`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupFailed: true, policy } })) ?? inBackup;
+        const stopping = (await moveInstance(this.deps.store, inBackup, 'stopping', { now: this.now, reason: `the backup failed (${message}); policy ${policy}: stopping without a backup`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupFailed: true, policy } })) ?? inBackup;
         return { ...(await stop(stopping)), backupFailed: message, policy };
       }
     }
     // Without online save the game stops first, then its files are archived.
     const stopped = await stop(inBackup);
-    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
     try {
       const info = await this.archive(current, ctx, backupId);
-      await this.o.store.history.append({ instanceId: instance.id, at: this.now, from: 'stopped', to: 'stopped', reason: `backup ${info.backupId} written after the stop`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId: info.backupId, sha256: info.sha256, sizeBytes: info.sizeBytes } });
+      await this.deps.store.history.append({ instanceId: instance.id, at: this.now, from: 'stopped', to: 'stopped', reason: `backup ${info.backupId} written after the stop`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId: info.backupId, sha256: info.sha256, sizeBytes: info.sizeBytes } });
       return { ...stopped, backupId: info.backupId };
     } catch (err) {
       const message = (err as Error).message;
@@ -185,7 +185,7 @@ export class BackupRunner {
         await this.startAgain(current, ctx, `stop aborted: the backup failed (${message}); policy abort_stop starts the server again`, { backupFailed: true, policy });
         return { aborted: true, policy, error: message };
       }
-      await this.o.store.history.append({ instanceId: instance.id, at: this.now, from: 'stopped', to: 'stopped', reason: `the backup after the stop failed (${message}); policy ${policy}: stays stopped without a backup`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupFailed: true, policy } });
+      await this.deps.store.history.append({ instanceId: instance.id, at: this.now, from: 'stopped', to: 'stopped', reason: `the backup after the stop failed (${message}); policy ${policy}: stays stopped without a backup`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupFailed: true, policy } });
       return { ...stopped, backupFailed: message, policy };
     }
   }
@@ -194,9 +194,9 @@ export class BackupRunner {
   async restore(instance: Instance, ctx: RunContext): Promise<JsonObject> {
     const backupId = String(ctx.cmd.payload.backupId ?? '');
     try {
-      await this.o.hooks?.beforeRestore?.(instance, ctx, backupId);
-      const res = await capability(this.o.driver.backups, 'backups', ctx.host).restore(ctx.host, instance.id, backupId, ctx.ids);
-      await moveInstance(this.o.store, instance, 'stopped', {
+      await this.deps.hooks?.beforeRestore?.(instance, ctx, backupId);
+      const res = await capability(this.deps.driver.backups, 'backups', ctx.host).restore(ctx.host, instance.id, backupId, ctx.ids);
+      await moveInstance(this.deps.store, instance, 'stopped', {
         now: this.now, reason: `backup ${res.restored} restored by ${ctx.actor}${res.safetyBackupId ? ` (safety backup ${res.safetyBackupId})` : ''}`,
         actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId: res.restored, safetyBackupId: res.safetyBackupId }, patch: { activeAction: null, desiredState: 'stopped' },
       });
@@ -204,7 +204,7 @@ export class BackupRunner {
     } catch (err) {
       if (err instanceof AppError && err.retryable) throw err;
       // The agent swaps directories only at the end: a refused restore left the data as it was.
-      await moveInstance(this.o.store, instance, 'stopped', { now: this.now, reason: `restore of ${backupId} failed: ${(err as Error).message}; data unchanged`, actor: ctx.actor, commandId: ctx.cmd.id, patch: { activeAction: null } });
+      await moveInstance(this.deps.store, instance, 'stopped', { now: this.now, reason: `restore of ${backupId} failed: ${(err as Error).message}; data unchanged`, actor: ctx.actor, commandId: ctx.cmd.id, patch: { activeAction: null } });
       throw new AppError(err instanceof AppError ? err.code : 'INTERNAL', `restore failed: ${(err as Error).message}`, { retryable: false, cause: err });
     }
   }

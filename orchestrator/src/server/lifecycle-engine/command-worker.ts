@@ -44,8 +44,8 @@ export class CommandWorker {
   private again = false;
   private readonly inFlight = new Map<string, Promise<void>>();
 
-  constructor(private readonly o: CommandWorkerOptions) {
-    this.workerId = o.workerId ?? `worker-${randomUUID()}`;
+  constructor(private readonly deps: CommandWorkerOptions) {
+    this.workerId = deps.workerId ?? `worker-${randomUUID()}`;
   }
 
   start(): void {
@@ -64,7 +64,7 @@ export class CommandWorker {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.ticking = this.tick()
-      .then(() => undefined, (err: unknown) => this.o.logger.error({ err }, 'command worker tick failed'))
+      .then(() => undefined, (err: unknown) => this.deps.logger.error({ err }, 'command worker tick failed'))
       .finally(() => {
         this.ticking = undefined;
         if (!this.running) return;
@@ -72,7 +72,7 @@ export class CommandWorker {
           this.again = false;
           this.kick();
         } else {
-          this.timer = setTimeout(() => this.kick(), this.o.pollIntervalMs);
+          this.timer = setTimeout(() => this.kick(), this.deps.pollIntervalMs);
           this.timer.unref();
         }
       });
@@ -93,9 +93,9 @@ export class CommandWorker {
 
   /** Claims what is due and starts dispatching it; returns the claimed commands. */
   async tick(): Promise<Command[]> {
-    const free = this.o.batchSize - this.inFlight.size;
-    if (free <= 0 || this.o.isActive?.() === false) return [];
-    const claimed = await this.o.store.commands.claimDue(this.o.clock.now(), free, { claimer: this.workerId, leaseMs: this.o.leaseMs });
+    const free = this.deps.batchSize - this.inFlight.size;
+    if (free <= 0 || this.deps.isActive?.() === false) return [];
+    const claimed = await this.deps.store.commands.claimDue(this.deps.clock.now(), free, { claimer: this.workerId, leaseMs: this.deps.leaseMs });
     for (const cmd of claimed) {
       const run = this.dispatch(cmd).finally(() => {
         this.inFlight.delete(cmd.id);
@@ -108,16 +108,16 @@ export class CommandWorker {
   }
 
   private async dispatch(cmd: Command): Promise<void> {
-    const log = this.o.logger.child({ commandId: cmd.id, requestId: cmd.requestId, kind: cmd.kind, instanceId: cmd.instanceId, hostId: cmd.hostId });
+    const log = this.deps.logger.child({ commandId: cmd.id, requestId: cmd.requestId, kind: cmd.kind, instanceId: cmd.instanceId, hostId: cmd.hostId });
     const renew = setInterval(() => {
-      void this.o.store.commands.renewLease(cmd.id, this.workerId, this.o.clock.now() + this.o.leaseMs).catch(() => undefined);
-    }, Math.max(50, Math.floor(this.o.leaseMs / 3)));
+      void this.deps.store.commands.renewLease(cmd.id, this.workerId, this.deps.clock.now() + this.deps.leaseMs).catch(() => undefined);
+    }, Math.max(50, Math.floor(this.deps.leaseMs / 3)));
     renew.unref();
     try {
       const result = await this.execute(cmd, log);
-      const held = await this.o.store.commands.succeed(cmd.id, result, { now: this.o.clock.now(), claimer: this.workerId });
+      const held = await this.deps.store.commands.succeed(cmd.id, result, { now: this.deps.clock.now(), claimer: this.workerId });
       if (!held) log.warn('command finished after its lease was taken over; the outcome was recorded by the other claimer');
-      this.o.hooks?.onOutcome?.(cmd.kind, 'succeeded');
+      this.deps.hooks?.onOutcome?.(cmd.kind, 'succeeded');
       log.info({ attempt: cmd.attempts }, 'command succeeded');
     } catch (err) {
       await this.recordFailure(cmd, err, log);
@@ -127,23 +127,23 @@ export class CommandWorker {
   }
 
   private async recordFailure(cmd: Command, err: unknown, log: Logger): Promise<void> {
-    const policy: RetryPolicy = { ...this.o.retry, maxAttempts: cmd.maxAttempts };
-    const decision = nextRetry(cmd.attempts, err, this.o.random ?? Math.random, policy);
-    const now = this.o.clock.now();
+    const policy: RetryPolicy = { ...this.deps.retry, maxAttempts: cmd.maxAttempts };
+    const decision = nextRetry(cmd.attempts, err, this.deps.random ?? Math.random, policy);
+    const now = this.deps.clock.now();
     const code = err instanceof AppError ? err.code : 'INTERNAL';
     const message = `${code}: ${err instanceof Error ? err.message : String(err)}`;
     try {
       if (decision.retry) {
-        await this.o.store.commands.fail(cmd.id, message, { now, retryAt: now + decision.delayMs, claimer: this.workerId });
-        this.o.hooks?.onOutcome?.(cmd.kind, 'retried');
+        await this.deps.store.commands.fail(cmd.id, message, { now, retryAt: now + decision.delayMs, claimer: this.workerId });
+        this.deps.hooks?.onOutcome?.(cmd.kind, 'retried');
         log.warn({ attempt: cmd.attempts, retryInMs: decision.delayMs, error: message }, 'command failed; will retry');
         return;
       }
-      await this.o.store.commands.fail(cmd.id, decision.message === message ? message : `${code}: ${decision.message}`, { now, claimer: this.workerId });
-      this.o.hooks?.onOutcome?.(cmd.kind, 'failed');
+      await this.deps.store.commands.fail(cmd.id, decision.message === message ? message : `${code}: ${decision.message}`, { now, claimer: this.workerId });
+      this.deps.hooks?.onOutcome?.(cmd.kind, 'failed');
       log.error({ attempt: cmd.attempts, reason: decision.reason, error: message }, 'command failed for good');
       const kind = commandKindOf(cmd);
-      if (kind) await this.o.handlers[kind].failedForGood(cmd, message);
+      if (kind) await this.deps.handlers[kind].failedForGood(cmd, message);
     } catch (storeErr) {
       // The lease expires and the command is claimed again: nothing is lost.
       log.error({ err: storeErr }, 'could not record a command failure');
@@ -153,9 +153,9 @@ export class CommandWorker {
   private async execute(cmd: Command, log: Logger): Promise<JsonObject> {
     const kind = commandKindOf(cmd);
     if (!kind) throw new AppError('VALIDATION_FAILED', `command ${cmd.id} has kind ${JSON.stringify(cmd.kind)}, which this version does not run`);
-    const host = cmd.hostId ? await this.o.store.hosts.get(cmd.hostId) : undefined;
+    const host = cmd.hostId ? await this.deps.store.hosts.get(cmd.hostId) : undefined;
     if (!host) throw new AppError('HOST_NOT_FOUND', `command ${cmd.id} targets host ${cmd.hostId ?? '(none)'}, which is not registered`);
     if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE`, { retryable: true });
-    return this.o.handlers[kind].run(cmd, host, log);
+    return this.deps.handlers[kind].run(cmd, host, log);
   }
 }

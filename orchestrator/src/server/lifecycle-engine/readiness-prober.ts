@@ -49,7 +49,7 @@ export interface ReadinessProberOptions {
 }
 
 export class ReadinessProber {
-  constructor(private readonly o: ReadinessProberOptions) {}
+  constructor(private readonly deps: ReadinessProberOptions) {}
 
   async probe(instance: Instance, spec: ResolvedReadinessSpec, host: Host): Promise<ProbeOutcome> {
     try {
@@ -61,12 +61,12 @@ export class ReadinessProber {
 
   private async run(instance: Instance, spec: ResolvedReadinessSpec, host: Host): Promise<ProbeOutcome> {
     if (spec.kind === 'bridge') {
-      const ready = instance.state === 'online' || this.o.bridge.readySince(instance.id, instance.stateChangedAt);
+      const ready = instance.state === 'online' || this.deps.bridge.readySince(instance.id, instance.stateChangedAt);
       return { ready, detail: ready ? 'SERVER_READY reported' : 'waiting for SERVER_READY' };
     }
     if (spec.kind === 'log') {
       // Only this run's output: a previous run's ready line must not make a new start "online".
-      const text = await this.o.driver.logs(host, instance.id, { tail: 200, sinceStart: true });
+      const text = await this.deps.driver.logs(host, instance.id, { tail: 200, sinceStart: true });
       const ready = logLinesReady(spec.pattern, text.split('\n'));
       return { ready, detail: ready ? `log matched ${spec.pattern}` : `no log line matches ${spec.pattern} yet` };
     }
@@ -76,13 +76,13 @@ export class ReadinessProber {
     const { host: address, port } = endpoint;
     switch (spec.kind) {
       case 'minecraft': {
-        const { status } = await (this.o.ping ?? pingServer)(address, port, { timeoutMs: spec.probeTimeoutMs });
+        const { status } = await (this.deps.ping ?? pingServer)(address, port, { timeoutMs: spec.probeTimeoutMs });
         const players = { online: Number(status.players?.online ?? 0), max: Number(status.players?.max ?? 0) };
         const ready = isReadyStatus(status);
         return { ready, players, detail: ready ? 'status ping answered with players.max > 0' : 'status ping answered with players.max = 0 (still loading)' };
       }
       case 'http': {
-        const res = await this.o.fetch(`http://${address.includes(':') ? `[${address}]` : address}:${port}${spec.path}`, { signal: AbortSignal.timeout(spec.probeTimeoutMs) });
+        const res = await this.deps.fetch(`http://${address.includes(':') ? `[${address}]` : address}:${port}${spec.path}`, { signal: AbortSignal.timeout(spec.probeTimeoutMs) });
         await res.body?.cancel();
         const ready = spec.expectStatus === undefined ? res.status >= 200 && res.status < 400 : res.status === spec.expectStatus;
         return { ready, detail: `HTTP ${res.status}` };

@@ -56,10 +56,10 @@ export class Supervisor {
 
   private readonly inventories: InventoryCache;
 
-  constructor(private readonly o: SupervisorOptions) {
-    this.timers = o.timers ?? unrefTimers;
-    this.inventories = new InventoryCache(o.inventorySweepMs);
-    this.loop = new PeriodicTask({ name: 'supervisor tick', intervalMs: o.intervalMs, run: () => this.tick(), logger: o.logger, timers: this.timers });
+  constructor(private readonly deps: SupervisorOptions) {
+    this.timers = deps.timers ?? unrefTimers;
+    this.inventories = new InventoryCache(deps.inventorySweepMs);
+    this.loop = new PeriodicTask({ name: 'supervisor tick', intervalMs: deps.intervalMs, run: () => this.tick(), logger: deps.logger, timers: this.timers });
   }
 
   private get running(): boolean {
@@ -100,9 +100,9 @@ export class Supervisor {
 
   /** One reconciliation pass over every reachable host. */
   async tick(): Promise<void> {
-    if (this.o.isActive?.() === false) return;
-    const hosts = await this.o.store.hosts.list({ statuses: ['ONLINE', 'MAINTENANCE'] });
-    const unfinished = await this.o.store.commands.list({ statuses: ['pending', 'dispatched'], limit: 1000 });
+    if (this.deps.isActive?.() === false) return;
+    const hosts = await this.deps.store.hosts.list({ statuses: ['ONLINE', 'MAINTENANCE'] });
+    const unfinished = await this.deps.store.commands.list({ statuses: ['pending', 'dispatched'], limit: 1000 });
     const busy = new Set(unfinished.map((c) => c.instanceId).filter((id): id is string => id !== null));
     await Promise.all(hosts.map((h) => this.superviseHost(h, busy)));
   }
@@ -112,33 +112,33 @@ export class Supervisor {
     try {
       // Only for hosts that send a digest; read before the inventory, as the stored instances below are read after it.
       const lastChange = host.inventoryDigest === undefined ? 0
-        : (await this.o.store.instances.list({ hostId: host.id })).reduce((max, i) => Math.max(max, i.updatedAt), 0);
-      inventory = await this.inventories.get(host, lastChange, this.o.clock.now(), () => this.o.driver.inventory(host));
+        : (await this.deps.store.instances.list({ hostId: host.id })).reduce((max, i) => Math.max(max, i.updatedAt), 0);
+      inventory = await this.inventories.get(host, lastChange, this.deps.clock.now(), () => this.deps.driver.inventory(host));
     } catch (err) {
-      this.o.logger.warn({ hostId: host.id, err: (err as Error).message }, 'no inventory from host; its instances keep their state');
+      this.deps.logger.warn({ hostId: host.id, err: (err as Error).message }, 'no inventory from host; its instances keep their state');
       return;
     }
     const byId = new Map(inventory.map((c) => [c.instanceId, c]));
     const observed: Instance[] = [];
     const containers: HostInventoryEntry[] = [];
-    for (const stored of await this.o.store.instances.list({ hostId: host.id })) {
+    for (const stored of await this.deps.store.instances.list({ hostId: host.id })) {
       if (stored.activeAction || busy.has(stored.id) || this.correcting.has(stored.id)) continue;
       try {
         const { instance, container } = await this.observe(stored, byId.get(stored.id) ?? null, host);
         observed.push(instance);
         if (container) containers.push({ ...container, instanceId: instance.id });
       } catch (err) {
-        this.o.logger.error({ instanceId: stored.id, err }, 'observing an instance failed');
+        this.deps.logger.error({ instanceId: stored.id, err }, 'observing an instance failed');
       }
     }
     // One pure decision per stored instance of the host (reconcile.ts); containers we do not know are host recovery's business.
-    const { decisions } = reconcileHost(observed.map(storedView), containers, host.status, { now: this.o.clock.now(), unknownGraceMs: this.o.unknownGraceMs });
+    const { decisions } = reconcileHost(observed.map(storedView), containers, host.status, { now: this.deps.clock.now(), unknownGraceMs: this.deps.unknownGraceMs });
     const byInstance = new Map(observed.map((i) => [i.id, i]));
     for (const { instanceId, decision } of decisions) {
       try {
         await this.apply(byInstance.get(instanceId)!, decision, host);
       } catch (err) {
-        this.o.logger.error({ instanceId, err }, 'supervising an instance failed');
+        this.deps.logger.error({ instanceId, err }, 'supervising an instance failed');
       }
     }
   }
@@ -146,12 +146,12 @@ export class Supervisor {
   /** Records what Docker says of the instance's container (inspecting an exit the inventory did not detail). */
   private async observe(stored: Instance, entry: AgentInventoryEntry | null, host: Host): Promise<{ instance: Instance; container: ObservedContainer | null }> {
     let instance = stored;
-    const now = this.o.clock.now();
+    const now = this.deps.clock.now();
     if (entry && (entry.state === 'exited' || entry.state === 'dead') && entry.exitCode === undefined) {
-      entry = { ...entry, ...(await this.o.driver.inspect(host, instance.id).catch(() => ({}))) };
+      entry = { ...entry, ...(await this.deps.driver.inspect(host, instance.id).catch(() => ({}))) };
     }
     const observed = observedOf(entry, now);
-    if (!sameObservation(instance.observed, observed)) instance = await this.o.store.instances.update(instance.id, { observed }, { now });
+    if (!sameObservation(instance.observed, observed)) instance = await this.deps.store.instances.update(instance.id, { observed }, { now });
     const container: ObservedContainer | null = entry ? {
       status: toReconcileStatus(entry.state),
       // The agent lists only our own (non-ownership) labels; ownership was checked by listing the container at all.
@@ -164,15 +164,15 @@ export class Supervisor {
   }
 
   private async apply(instance: Instance, decision: ReconcileDecision, host: Host): Promise<void> {
-    const now = this.o.clock.now();
+    const now = this.deps.clock.now();
     if (!isAction(decision)) this.refusals.delete(instance.id);
     switch (decision.action) {
       case 'set_state':
-        await moveInstance(this.o.store, instance, decision.to, { now, reason: decision.reason });
+        await moveInstance(this.deps.store, instance, decision.to, { now, reason: decision.reason });
         if (decision.to !== instance.state) this.forget(instance.id);
         return;
       case 'await_readiness': {
-        const moved = decision.to ? await moveInstance(this.o.store, instance, decision.to, { now, reason: decision.reason }) : instance;
+        const moved = decision.to ? await moveInstance(this.deps.store, instance, decision.to, { now, reason: decision.reason }) : instance;
         if (moved) this.ensureProbeLoop(instance.id, 0);
         return;
       }
@@ -188,7 +188,7 @@ export class Supervisor {
           this.startDriftCorrection(instance, { action: decision.action, reason: decision.reason }, host);
           return;
         }
-        await this.o.lifecycle.request(instance.id, decision.action, SYSTEM_ACTOR, { requestId: `reconcile-${now}`, reason: `reconciliation: ${decision.reason}` })
+        await this.deps.lifecycle.request(instance.id, decision.action, SYSTEM_ACTOR, { requestId: `reconcile-${now}`, reason: `reconciliation: ${decision.reason}` })
           .then(() => this.refusals.delete(instance.id))
           .catch((err: unknown) => this.logRefusal(instance, decision.action, (err as Error).message));
         return;
@@ -203,19 +203,19 @@ export class Supervisor {
     const key = `${instance.state}|${action}|${message}`;
     const fields = { instanceId: instance.id, state: instance.state, action, err: message };
     if (this.refusals.get(instance.id) === key) {
-      this.o.logger.debug(fields, 'reconciliation action refused (unchanged)');
+      this.deps.logger.debug(fields, 'reconciliation action refused (unchanged)');
       return;
     }
     this.refusals.set(instance.id, key);
-    this.o.logger.info(fields, 'reconciliation action refused');
+    this.deps.logger.info(fields, 'reconciliation action refused');
   }
 
   /** Drift (the stored state already claims the target): act on the container directly, in the background. */
   private startDriftCorrection(instance: Instance, decision: DriftDecision, host: Host): void {
-    const run = correctDrift({ store: this.o.store, driver: this.o.driver, clock: this.o.clock }, instance, decision, host)
+    const run = correctDrift({ store: this.deps.store, driver: this.deps.driver, clock: this.deps.clock }, instance, decision, host)
       .then((outcome) => {
         this.refusals.delete(instance.id);
-        this.o.logger.info({ instanceId: instance.id, instance: instance.name, state: instance.state, action: decision.action, ...outcome }, `drift corrected: ${decision.reason}`);
+        this.deps.logger.info({ instanceId: instance.id, instance: instance.name, state: instance.state, action: decision.action, ...outcome }, `drift corrected: ${decision.reason}`);
       })
       .catch((err: unknown) => this.logRefusal(instance, `drift ${decision.action}`, (err as Error).message))
       .finally(() => this.correcting.delete(instance.id));
@@ -224,14 +224,14 @@ export class Supervisor {
 
   /** Unexpected exit: record it in the breaker; trip → error, else restart per template policy after the backoff. */
   private async handleCrash(instance: Instance, exit: { exitCode: number | null; oomKilled: boolean }, reason: string): Promise<void> {
-    const now = this.o.clock.now();
-    const template = await templateOf(this.o.store, instance);
-    const policy = crashLoopPolicy(this.o.crashLoopDefaults, template?.crashLoop);
+    const now = this.deps.clock.now();
+    const template = await templateOf(this.deps.store, instance);
+    const policy = crashLoopPolicy(this.deps.crashLoopDefaults, template?.crashLoop);
     const recorded = recordExit(fromStored(instance.crashLoop), { at: now, ...exit }, policy);
     const crashLoop = toStored(recorded.state, policy);
     const details = { exitCode: exit.exitCode, oomKilled: exit.oomKilled, exitsInWindow: recorded.state.exits.length };
     if (recorded.state.tripped) {
-      await moveInstance(this.o.store, instance, 'error', {
+      await moveInstance(this.deps.store, instance, 'error', {
         now, details, patch: { crashLoop, desiredState: 'stopped' },
         reason: `${reason}; crash loop: ${recorded.state.exits.length} unexpected exits within ${Math.round(policy.windowMs / 1000)} s, automatic restart disabled until an admin resets it`,
       });
@@ -239,17 +239,17 @@ export class Supervisor {
     }
     const restart = shouldAutoRestart(recorded.state, template?.restartPolicy ?? 'never', exit, now, policy);
     if (!restart.restart) {
-      await moveInstance(this.o.store, instance, 'stopped', { now, details, reason: `${reason}; not restarted: ${restart.reason}`, patch: { crashLoop, desiredState: 'stopped' } });
+      await moveInstance(this.deps.store, instance, 'stopped', { now, details, reason: `${reason}; not restarted: ${restart.reason}`, patch: { crashLoop, desiredState: 'stopped' } });
       return;
     }
-    const moved = await moveInstance(this.o.store, instance, 'stopped', {
+    const moved = await moveInstance(this.deps.store, instance, 'stopped', {
       now, details: { ...details, restartInMs: restart.delayMs, attempt: restart.attempt }, patch: { crashLoop },
       reason: `${reason}; automatic restart ${restart.attempt} in ${restart.delayMs} ms`,
     });
     if (!moved) return;
-    await this.o.lifecycle.request(instance.id, 'start', SYSTEM_ACTOR, {
+    await this.deps.lifecycle.request(instance.id, 'start', SYSTEM_ACTOR, {
       requestId: `crash-restart-${now}`, notBefore: restart.notBefore, deferEnter: true, reason: 'automatic restart after an unexpected exit',
-    }).catch((err: unknown) => this.o.logger.warn({ instanceId: instance.id, err: (err as Error).message }, 'automatic restart refused'));
+    }).catch((err: unknown) => this.deps.logger.warn({ instanceId: instance.id, err: (err as Error).message }, 'automatic restart refused'));
   }
 
   // ---------------------------------------------------------------- probes
@@ -263,7 +263,7 @@ export class Supervisor {
       this.probeLoops.set(instanceId, null);
       const run = this.probeOnce(instanceId)
         .catch((err: unknown) => {
-          this.o.logger.error({ instanceId, err }, 'readiness probe failed to run');
+          this.deps.logger.error({ instanceId, err }, 'readiness probe failed to run');
           return 1000;
         })
         .then((next) => {
@@ -283,16 +283,16 @@ export class Supervisor {
    * the probed states.
    */
   async probeOnce(instanceId: string): Promise<number | null> {
-    const instance = await this.o.store.instances.get(instanceId);
+    const instance = await this.deps.store.instances.get(instanceId);
     if (!instance || instance.activeAction || !(PROBED as readonly string[]).includes(instance.state) || !instance.hostId) return null;
-    const host = await this.o.store.hosts.get(instance.hostId);
+    const host = await this.deps.store.hosts.get(instance.hostId);
     if (!host) return null;
-    const template = await templateOf(this.o.store, instance);
+    const template = await templateOf(this.deps.store, instance);
     const spec = readinessOf(template);
-    const outcome = await this.o.prober.probe(instance, spec, host);
+    const outcome = await this.deps.prober.probe(instance, spec, host);
     const failures = outcome.ready ? 0 : (this.failures.get(instanceId) ?? 0) + 1;
     this.failures.set(instanceId, failures);
-    const now = this.o.clock.now();
+    const now = this.deps.clock.now();
     const status = instance.observed?.container;
     const decision = evaluateReadiness({
       state: instance.state, waitStartedAt: instance.stateChangedAt, now, timeoutMs: spec.startupTimeoutMs, failureThreshold: spec.failureThreshold,
@@ -301,9 +301,9 @@ export class Supervisor {
     });
     const players = outcome.players && shouldRecordPlayers(instance, outcome.players, now) ? { players: { ...outcome.players, at: now } } : {};
     if (decision.kind === 'transition') {
-      await moveInstance(this.o.store, instance, decision.to, { now, reason: `${decision.reason} (${outcome.detail})`, patch: players });
+      await moveInstance(this.deps.store, instance, decision.to, { now, reason: `${decision.reason} (${outcome.detail})`, patch: players });
     } else if (Object.keys(players).length > 0) {
-      await this.o.store.instances.update(instance.id, players, { now });
+      await this.deps.store.instances.update(instance.id, players, { now });
     }
     // Reconciliation handles exits; a starting instance is probed at its interval until ready or timed out.
     if (decision.kind === 'exited') return null;

@@ -36,10 +36,10 @@ export interface UpdateRunnerDeps {
 const MAX_READY_POLLS = 2000;
 
 export class UpdateRunner {
-  constructor(private readonly o: UpdateRunnerDeps) {}
+  constructor(private readonly deps: UpdateRunnerDeps) {}
 
   private get now(): number {
-    return this.o.clock.now();
+    return this.deps.clock.now();
   }
 
   async run(instance: Instance, ctx: RunContext): Promise<JsonObject> {
@@ -55,7 +55,7 @@ export class UpdateRunner {
       // Taken after the graceful stop, so the archive is consistent; no backup, no update.
       const backupId = backupIdFor(ctx.cmd, 'pre-update');
       try {
-        const backup = await capability(this.o.driver.backups, 'backups', ctx.host).create(ctx.host, instance.id, { backupId }, ctx.ids);
+        const backup = await capability(this.deps.driver.backups, 'backups', ctx.host).create(ctx.host, instance.id, { backupId }, ctx.ids);
         await this.note(instance, ctx, `safety backup ${backup.backupId} taken before the update`, { backupId: backup.backupId });
       } catch (err) {
         const why = `safety backup failed: ${(err as Error).message}`;
@@ -82,8 +82,8 @@ export class UpdateRunner {
   /** Replace with `config`, start, wait for readiness. Null on success, else why it failed. */
   private async attempt(instance: Instance, config: ContainerConfig, ctx: RunContext): Promise<string | null> {
     try {
-      const body = agentCreateBody(instance, ctx.template, { endercloudUser: this.o.endercloudUser, config, pull: 'missing', ...(await networkSecretFor(ctx.template, this.o.networkSecret)) });
-      await this.o.driver.replace(ctx.host, instance.id, { ...body, start: true }, ctx.ids);
+      const body = agentCreateBody(instance, ctx.template, { endercloudUser: this.deps.endercloudUser, config, pull: 'missing', ...(await networkSecretFor(ctx.template, this.deps.networkSecret)) });
+      await this.deps.driver.replace(ctx.host, instance.id, { ...body, start: true }, ctx.ids);
     } catch (err) {
       return `replace with ${config.image} failed: ${(err as Error).message}`;
     }
@@ -92,16 +92,16 @@ export class UpdateRunner {
 
   private async waitReady(instance: Instance, ctx: RunContext): Promise<string | null> {
     const spec = readinessOf(ctx.template);
-    const wait = this.o.sleep ?? sleep;
+    const wait = this.deps.sleep ?? sleep;
     const polls = Math.min(MAX_READY_POLLS, Math.max(1, Math.ceil(spec.startupTimeoutMs / spec.intervalMs)));
-    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
     let detail = 'not probed';
     for (let i = 0; i < polls; i++) {
-      const details = await this.o.driver.inspect(ctx.host, instance.id, ctx.ids).catch(() => undefined);
+      const details = await this.deps.driver.inspect(ctx.host, instance.id, ctx.ids).catch(() => undefined);
       if (details && (details.state === 'exited' || details.state === 'dead')) {
         return `the new container exited (code ${details.exitCode ?? 'unknown'}${details.oomKilled ? ', out of memory' : ''}) before it was ready`;
       }
-      const outcome = await this.o.prober.probe(current, spec, ctx.host);
+      const outcome = await this.deps.prober.probe(current, spec, ctx.host);
       if (outcome.ready) return null;
       detail = outcome.detail;
       await wait(spec.intervalMs);
@@ -112,37 +112,37 @@ export class UpdateRunner {
   /** Records the applied configuration; online (through starting), or stopped when that was the intent. */
   private async finish(instance: Instance, config: ContainerConfig, ctx: RunContext, keepRunning: boolean, reason: string, updated: boolean): Promise<JsonObject> {
     const now = this.now;
-    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
     let revision = current.revision;
     if (updated) {
       revision += 1;
       const applied: Instance = { ...current, containerConfig: config, revision };
-      await this.o.store.transaction(async (tx) => {
+      await this.deps.store.transaction(async (tx) => {
         await tx.instances.update(instance.id, { containerConfig: config, containerConfigPending: false, revision }, { now });
         await tx.revisions.append({ instanceId: instance.id, revision, createdAt: now, actor: ctx.actor, reason, config: revisionConfig(applied, ctx.template) }, { pinned: [current.revision] });
       });
     }
-    let latest = (await this.o.store.instances.get(instance.id)) ?? current;
+    let latest = (await this.deps.store.instances.get(instance.id)) ?? current;
     if (!keepRunning) {
       await this.stop(latest, ctx, `${reason}; stopped again (the instance was stopped before the update)`);
-      await moveInstance(this.o.store, latest, 'stopped', { now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, patch: { activeAction: null, observed: { container: 'exited', observedAt: this.now } } });
+      await moveInstance(this.deps.store, latest, 'stopped', { now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, patch: { activeAction: null, observed: { container: 'exited', observedAt: this.now } } });
       return { updated, image: config.image, revision, state: 'stopped' };
     }
-    latest = (await moveInstance(this.o.store, latest, 'starting', { now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id })) ?? latest;
-    await moveInstance(this.o.store, latest, 'online', {
+    latest = (await moveInstance(this.deps.store, latest, 'starting', { now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id })) ?? latest;
+    await moveInstance(this.deps.store, latest, 'online', {
       now: this.now, reason: `ready on ${config.image}`, actor: ctx.actor, commandId: ctx.cmd.id,
       patch: { activeAction: null, observed: { container: 'running', observedAt: this.now } },
     });
-    this.o.onStarted(instance.id);
+    this.deps.onStarted(instance.id);
     return { updated, image: config.image, revision, state: 'online' };
   }
 
   /** Rollback failed too: stopped, intervention_required, audited ("notify"). */
   private async leaveStopped(instance: Instance, ctx: RunContext, image: string, previousImage: string, failure: string, rollbackFailure: string): Promise<JsonObject> {
     await this.stop(instance, ctx, 'stopped after a failed rollback').catch(() => undefined);
-    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
+    const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
     const reason = `update to ${image} failed (${failure}) and the rollback to ${previousImage} failed too (${rollbackFailure}); left stopped for an operator`;
-    await moveInstance(this.o.store, current, 'intervention_required', {
+    await moveInstance(this.deps.store, current, 'intervention_required', {
       now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, details: { image, previousImage, failure, rollbackFailure },
       patch: { activeAction: null, desiredState: 'stopped', observed: { container: 'exited', observedAt: this.now } },
     });
@@ -153,17 +153,17 @@ export class UpdateRunner {
 
   private async stop(instance: Instance, ctx: RunContext, why: string): Promise<void> {
     const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
-    const res = await this.o.driver.stop(ctx.host, instance.id, request, ctx.ids);
+    const res = await this.deps.driver.stop(ctx.host, instance.id, request, ctx.ids);
     await this.note(instance, ctx, `${why}: ${describeStop(stopPath(res), request.timeoutSeconds, res.exitCode)}`, { path: stopPath(res) });
   }
 
   private async note(instance: Instance, ctx: RunContext, reason: string, details: JsonObject): Promise<void> {
-    const current = (await this.o.store.instances.get(instance.id)) ?? instance;
-    await this.o.store.history.append({ instanceId: instance.id, at: this.now, from: current.state, to: current.state, reason: reason.slice(0, 1000), actor: ctx.actor, commandId: ctx.cmd.id, details });
+    const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
+    await this.deps.store.history.append({ instanceId: instance.id, at: this.now, from: current.state, to: current.state, reason: reason.slice(0, 1000), actor: ctx.actor, commandId: ctx.cmd.id, details });
   }
 
   private async audit(instance: Instance, ctx: RunContext, action: string, params: JsonObject, result: 'ok' | 'error'): Promise<void> {
-    await this.o.store.audit.append({
+    await this.deps.store.audit.append({
       at: this.now, actor: ctx.actor, action, targetKind: 'instance', targetId: instance.id, params, result,
       errorCode: result === 'error' ? 'UPDATE_FAILED' : null, requestId: ctx.cmd.requestId,
     });

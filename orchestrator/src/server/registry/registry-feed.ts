@@ -46,7 +46,7 @@ export class RegistryFeed {
   private rerun = false;
   private closed = false;
 
-  constructor(private readonly o: RegistryFeedOptions) {}
+  constructor(private readonly deps: RegistryFeedOptions) {}
 
   /** The current view at its revision, refreshed from the store first. */
   async snapshot(): Promise<RegistrySnapshot> {
@@ -71,9 +71,9 @@ export class RegistryFeed {
   subscribe(listener: FeedListener): () => void {
     this.listeners.add(listener);
     if (!this.timer && !this.closed) {
-      this.timer = setInterval(() => this.kick(), this.o.pollIntervalMs ?? (this.o.changes ? POLL_WITH_CHANGES_MS : POLL_WITHOUT_CHANGES_MS));
+      this.timer = setInterval(() => this.kick(), this.deps.pollIntervalMs ?? (this.deps.changes ? POLL_WITH_CHANGES_MS : POLL_WITHOUT_CHANGES_MS));
       this.timer.unref();
-      this.unsubscribeChanges = this.o.changes?.subscribe(() => this.kick());
+      this.unsubscribeChanges = this.deps.changes?.subscribe(() => this.kick());
     }
     return () => {
       this.listeners.delete(listener);
@@ -87,7 +87,7 @@ export class RegistryFeed {
 
   /** Refresh soon (errors are logged; the next poll retries). */
   kick(): void {
-    this.refresh().catch((err: unknown) => this.o.logger.warn({ err: (err as Error).message }, 'registry refresh failed'));
+    this.refresh().catch((err: unknown) => this.deps.logger.warn({ err: (err as Error).message }, 'registry refresh failed'));
   }
 
   /** Marks an instance as draining (registry `maintenance: true`) until `until`. */
@@ -129,11 +129,11 @@ export class RegistryFeed {
   }
 
   private async refreshOnce(): Promise<void> {
-    const { store } = this.o;
+    const { store } = this.deps;
     const [instances, hosts, groups, routerPlayers, maintenance] = await Promise.all([
       store.instances.list(), store.hosts.list(), store.groups.list(), store.playerSessions.countActiveByInstance(), store.system.get(GLOBAL_MAINTENANCE_KEY),
     ]);
-    const now = this.o.clock.now();
+    const now = this.deps.clock.now();
     const hostById = new Map<string, Host>(hosts.map((h) => [h.id, h]));
     const globalMaintenance = (maintenance as { enabled?: boolean } | undefined)?.enabled === true;
     const next: RegistryBackend[] = [];
@@ -168,7 +168,7 @@ export class RegistryFeed {
         try {
           listener(event);
         } catch (err) {
-          this.o.logger.warn({ err: (err as Error).message }, 'registry listener failed');
+          this.deps.logger.warn({ err: (err as Error).message }, 'registry listener failed');
         }
       }
     }
@@ -179,7 +179,7 @@ export class RegistryFeed {
     const variant = groups.find((g) => g.id === instance.groupId)?.variants.find((v) => v.id === instance.variantId);
     if (!variant) return undefined;
     const key = `${variant.template.name}@${variant.template.version}`;
-    if (!this.templates.has(key)) this.templates.set(key, (await this.o.store.templates.get(variant.template.name, variant.template.version))?.spec ?? null);
+    if (!this.templates.has(key)) this.templates.set(key, (await this.deps.store.templates.get(variant.template.name, variant.template.version))?.spec ?? null);
     return this.templates.get(key) ?? undefined;
   }
 
@@ -188,7 +188,7 @@ export class RegistryFeed {
     if (instance.state !== 'stopped' && instance.state !== 'starting') return undefined;
     const cached = this.startEstimates.get(instance.id);
     if (cached && cached.at === instance.stateChangedAt) return cached.ms;
-    const ms = lastStartDuration(await this.o.store.history.list(instance.id, { limit: HISTORY_LOOKBACK }));
+    const ms = lastStartDuration(await this.deps.store.history.list(instance.id, { limit: HISTORY_LOOKBACK }));
     this.startEstimates.set(instance.id, { at: instance.stateChangedAt, ms });
     return ms;
   }

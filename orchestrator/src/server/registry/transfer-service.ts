@@ -38,11 +38,11 @@ export interface TransferServiceOptions {
 }
 
 export class TransferService {
-  constructor(private readonly o: TransferServiceOptions) {}
+  constructor(private readonly deps: TransferServiceOptions) {}
 
   /** Checks that the target exists now; the instance a group resolves to is chosen at claim time. */
   async assertTarget(target: TransferTarget): Promise<void> {
-    const { store } = this.o;
+    const { store } = this.deps;
     if (target.kind === 'instance' && !(await this.instanceByIdOrName(target.id))) throw new AppError('INSTANCE_NOT_FOUND', `target instance ${target.id} does not exist`);
     if (target.kind === 'group' && !(await store.groups.get(target.id))) throw new AppError('GROUP_NOT_FOUND', `target group ${target.id} does not exist`);
     if (target.kind === 'session') {
@@ -53,9 +53,9 @@ export class TransferService {
 
   async create(input: { player: string; uuid: string | null; target: TransferTarget; ttlMs: number }): Promise<Transfer> {
     await this.assertTarget(input.target);
-    const now = this.o.clock.now();
+    const now = this.deps.clock.now();
     const target = input.target.kind === 'instance' ? { kind: 'instance' as const, id: (await this.instanceByIdOrName(input.target.id))!.id } : input.target;
-    return this.o.store.transfers.create({
+    return this.deps.store.transfers.create({
       id: `tr-${randomUUID()}`, player: input.player, playerUuid: input.uuid, target, status: 'pending',
       resolvedInstanceId: null, reason: null, createdAt: now, expiresAt: now + input.ttlMs, consumedAt: null,
     });
@@ -67,24 +67,24 @@ export class TransferService {
    * pending until it expires). Undefined: nothing to honour.
    */
   async claim(player: string, uuid: string | undefined): Promise<TransferClaim | undefined> {
-    const now = this.o.clock.now();
-    const [pending] = (await this.o.store.transfers.list({ player, status: 'pending', limit: 10 })).filter((t) => t.expiresAt > now);
+    const now = this.deps.clock.now();
+    const [pending] = (await this.deps.store.transfers.list({ player, status: 'pending', limit: 10 })).filter((t) => t.expiresAt > now);
     if (!pending) return undefined;
     if (uuid !== undefined && pending.playerUuid !== null && pending.playerUuid.toLowerCase() !== uuid.toLowerCase()) return undefined;
     const instance = await this.resolve(pending.target);
     if (!instance) return undefined;
-    const consumed = await this.o.store.transfers.consumePending(player, now, instance.id);
+    const consumed = await this.deps.store.transfers.consumePending(player, now, instance.id);
     if (!consumed) return undefined;
     // A newer transfer raced in between: honour what was consumed.
     const target = consumed.id === pending.id ? instance : await this.resolve(consumed.target);
     if (!target) return undefined;
-    this.o.logger.info({ transfer: consumed.id, player, instance: target.id }, 'transfer claimed');
-    return { transferId: consumed.id, instanceId: target.id, address: this.o.feed.get(target.id)?.address ?? (target.endpoint ? formatAddress(target.endpoint.host, target.endpoint.port) : null) };
+    this.deps.logger.info({ transfer: consumed.id, player, instance: target.id }, 'transfer claimed');
+    return { transferId: consumed.id, instanceId: target.id, address: this.deps.feed.get(target.id)?.address ?? (target.endpoint ? formatAddress(target.endpoint.host, target.endpoint.port) : null) };
   }
 
   /** Where a target points now; a group picks its best member from the registry view. */
   async resolve(target: TransferTarget): Promise<Instance | undefined> {
-    const { store, feed } = this.o;
+    const { store, feed } = this.deps;
     if (target.kind === 'instance') return this.instanceByIdOrName(target.id);
     if (target.kind === 'session') {
       const session = await store.sessions.get(target.id);
@@ -98,7 +98,7 @@ export class TransferService {
   /** The player's open router session (names compare case-insensitively), newest first. */
   async connectedSession(player: string): Promise<PlayerSession | undefined> {
     const lower = player.toLowerCase();
-    const active = (await this.o.store.playerSessions.listActive()).filter((s) => s.playerName.toLowerCase() === lower && s.instanceId !== null);
+    const active = (await this.deps.store.playerSessions.listActive()).filter((s) => s.playerName.toLowerCase() === lower && s.instanceId !== null);
     return active.sort((a, b) => b.connectedAt - a.connectedAt)[0];
   }
 
@@ -112,27 +112,27 @@ export class TransferService {
 
   private async rconTransfer(instanceId: string, player: string): Promise<MoveResult> {
     const base = { moved: false, fromInstanceId: instanceId };
-    const router = this.o.routerAddress;
+    const router = this.deps.routerAddress;
     if (!router) return { ...base, reason: 'ENDERCLOUD_ROUTER_PUBLIC_ADDRESS is not set' };
     if (!RCON_SAFE_NAME.test(player)) return { ...base, reason: `player name ${JSON.stringify(player)} cannot be used in an RCON command` };
-    const instance = await this.o.store.instances.get(instanceId);
+    const instance = await this.deps.store.instances.get(instanceId);
     if (!instance) return { ...base, reason: `instance ${instanceId} no longer exists` };
-    const template = await templateOf(this.o.store, instance);
+    const template = await templateOf(this.deps.store, instance);
     if (!canRconTransfer(instance, template)) return { ...base, reason: `instance ${instance.name} does not declare RCON and accepts-transfers` };
     if (instance.state !== 'online' && instance.state !== 'degraded') return { ...base, reason: `instance ${instance.name} is ${instance.state}` };
-    const host = instance.hostId ? await this.o.store.hosts.get(instance.hostId) : undefined;
+    const host = instance.hostId ? await this.deps.store.hosts.get(instance.hostId) : undefined;
     if (!host) return { ...base, reason: `instance ${instance.name} has no host` };
     const rcon = template!.stop.rcon!;
     const command = `transfer ${router.host.includes(':') ? `[${router.host}]` : router.host} ${router.port} ${player}`;
     try {
-      const { response } = await capability(this.o.driver.rcon, 'rcon', host).command(host, instance.id, { port: rcon.port, password: instance.secretSettings[rcon.passwordVariable]!, command });
+      const { response } = await capability(this.deps.driver.rcon, 'rcon', host).command(host, instance.id, { port: rcon.port, password: instance.secretSettings[rcon.passwordVariable]!, command });
       // Vanilla and the test server answer "Transferring …"; anything else is the server's refusal.
       if (!/^transferring/i.test(response.trim())) return { ...base, reason: `server answered: ${response.trim().slice(0, 200)}` };
-      this.o.logger.info({ instance: instance.id, player }, 'player moved with RCON transfer');
+      this.deps.logger.info({ instance: instance.id, player }, 'player moved with RCON transfer');
       return { moved: true, fromInstanceId: instanceId };
     } catch (err) {
       const reason = isAppError(err) ? `${err.code}: ${err.message}` : (err as Error).message;
-      this.o.logger.warn({ instance: instance.id, player, reason }, 'RCON transfer failed');
+      this.deps.logger.warn({ instance: instance.id, player, reason }, 'RCON transfer failed');
       return { ...base, reason };
     }
   }
@@ -144,9 +144,9 @@ export class TransferService {
    */
   async evacuate(instanceId: string, target: TransferTarget | undefined, opts: { ttlMs: number; drainMs: number }): Promise<{ players: Array<{ player: string; transferId: string | null } & MoveResult> }> {
     if (target) await this.assertTarget(target);
-    const now = this.o.clock.now();
-    this.o.feed.drain(instanceId, now + opts.drainMs);
-    const sessions = await this.o.store.playerSessions.listActive({ instanceId });
+    const now = this.deps.clock.now();
+    this.deps.feed.drain(instanceId, now + opts.drainMs);
+    const sessions = await this.deps.store.playerSessions.listActive({ instanceId });
     const seen = new Set<string>();
     const players: Array<{ player: string; transferId: string | null } & MoveResult> = [];
     for (const s of sessions) {
@@ -160,7 +160,7 @@ export class TransferService {
   }
 
   async instanceByIdOrName(idOrName: string): Promise<Instance | undefined> {
-    return (await this.o.store.instances.get(idOrName)) ?? (await this.o.store.instances.getByName(idOrName));
+    return (await this.deps.store.instances.get(idOrName)) ?? (await this.deps.store.instances.getByName(idOrName));
   }
 
 }

@@ -40,10 +40,10 @@ export interface AdoptionServiceOptions {
 const ADOPTABLE_HOST_STATUSES: readonly Host['status'][] = ['ONLINE', 'MAINTENANCE'];
 
 export class AdoptionService {
-  constructor(private readonly o: AdoptionServiceOptions) {}
+  constructor(private readonly deps: AdoptionServiceOptions) {}
 
   async adopt(hostId: string, instanceId: string, req: AdoptRequest, actor: string, requestId: string): Promise<{ instance: Instance; container: ReportedContainer }> {
-    const { store, clock } = this.o;
+    const { store, clock } = this.deps;
     const host = await store.hosts.get(hostId);
     if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
     if (!ADOPTABLE_HOST_STATUSES.includes(host.status)) {
@@ -60,14 +60,14 @@ export class AdoptionService {
     if (!variant) throw new AppError('NOT_FOUND', `group ${group.id} has no variant ${req.variantId} (it has ${group.variants.map((v) => v.id).join(', ') || 'none'})`);
     const template = await store.templates.get(variant.template.name, variant.template.version);
     if (!template) throw new AppError('TEMPLATE_NOT_FOUND', `template ${variant.template.name} version ${variant.template.version} of variant ${variant.id} does not exist`);
-    const user = unwrap(adoptedUser(container.user, this.o.endercloudUser, template.spec.user));
+    const user = unwrap(adoptedUser(container.user, this.deps.endercloudUser, template.spec.user));
     const name = assertId('name', req.name ?? defaultAdoptedName(group.id, instanceId));
     const memoryMb = memoryFor(variant, template.spec);
 
     const instance = await store.transaction(async (tx) => {
       // Under the caps lock (held to commit): a concurrent adopt or create can neither pass a cap nor write the same id.
       const counts = await tx.instances.countForCaps(group.id);
-      unwrap(checkCaps(group.id, { ...group.caps, ...(this.o.maxTotalInstances !== undefined ? { maxTotalInstances: this.o.maxTotalInstances } : {}) }, counts));
+      unwrap(checkCaps(group.id, { ...group.caps, ...(this.deps.maxTotalInstances !== undefined ? { maxTotalInstances: this.deps.maxTotalInstances } : {}) }, counts));
       const existing = await tx.instances.get(instanceId);
       if (existing) throw alreadyManaged(existing);
       if (await tx.instances.getByName(name)) throw new AppError('CONFLICT', `an instance named ${name} already exists; choose another with name (ectl: --name)`);
@@ -77,7 +77,7 @@ export class AdoptionService {
       const now = clock.now();
       const draft = buildInstance({
         id: instanceId, name, group, variant, template, hostId, now, desiredState: 'stopped', user,
-        ...(this.o.generateSecret ? { generateSecret: this.o.generateSecret } : {}),
+        ...(this.deps.generateSecret ? { generateSecret: this.deps.generateSecret } : {}),
       });
       const lifecycle = adoptedLifecycle(container, now);
       const created = await tx.instances.create({
@@ -104,19 +104,19 @@ export class AdoptionService {
       });
       return created;
     });
-    this.o.logger.info({ hostId, instanceId, groupId: group.id, variantId: variant.id, actor, state: instance.state, requestId }, 'unclaimed container adopted');
-    this.o.onAdopted(instance);
+    this.deps.logger.info({ hostId, instanceId, groupId: group.id, variantId: variant.id, actor, state: instance.state, requestId }, 'unclaimed container adopted');
+    this.deps.onAdopted(instance);
     return { instance, container };
   }
 
   private async assertNotStored(instanceId: string): Promise<void> {
-    const existing = await this.o.store.instances.get(instanceId);
+    const existing = await this.deps.store.instances.get(instanceId);
     if (existing) throw alreadyManaged(existing);
   }
 
   /** The live inventory, not the last recovery's list: the container must exist now. */
   private async reported(host: Host, instanceId: string, requestId: string): Promise<ReportedContainer> {
-    const inventory = await this.o.driver.inventory(host, { requestId });
+    const inventory = await this.deps.driver.inventory(host, { requestId });
     const found = inventory.find((c) => c.instanceId === instanceId);
     if (!found) throw new AppError('NOT_FOUND', `host ${host.id} reports no unclaimed container for instance ${instanceId}`);
     return found;
@@ -124,7 +124,7 @@ export class AdoptionService {
 
   /** An operator's queued delete of this container would remove it under the new record. */
   private async assertNoQueuedCleanup(hostId: string, instanceId: string): Promise<void> {
-    const open = await this.o.store.commands.list({ hostId, statuses: ['pending', 'dispatched'], limit: 1000 });
+    const open = await this.deps.store.commands.list({ hostId, statuses: ['pending', 'dispatched'], limit: 1000 });
     const cleanup = open.find((c) => c.kind === 'cleanup' && Array.isArray(c.payload.instanceIds) && c.payload.instanceIds.includes(instanceId));
     if (cleanup) throw new AppError('CONFLICT', `a removal of the container of instance ${instanceId} is queued (command ${cleanup.id}); wait for it to finish`);
   }

@@ -45,8 +45,8 @@ export interface SchedulerTick {
 export class BackupScheduler {
   private readonly loop: PeriodicTask;
 
-  constructor(private readonly o: BackupSchedulerOptions) {
-    this.loop = new PeriodicTask({ name: 'backup scheduler tick', intervalMs: o.intervalMs, run: () => this.tick(), logger: o.logger, ...(o.timers ? { timers: o.timers } : {}) });
+  constructor(private readonly deps: BackupSchedulerOptions) {
+    this.loop = new PeriodicTask({ name: 'backup scheduler tick', intervalMs: deps.intervalMs, run: () => this.tick(), logger: deps.logger, ...(deps.timers ? { timers: deps.timers } : {}) });
   }
 
   start(): void {
@@ -59,80 +59,80 @@ export class BackupScheduler {
 
   /** The instance's own policy, else its group's; undefined when neither sets one. */
   async policyOf(instance: Instance): Promise<BackupPolicy | undefined> {
-    const own = (await this.o.store.backupPolicies.get(instance.id))?.policy;
+    const own = (await this.deps.store.backupPolicies.get(instance.id))?.policy;
     if (own) return own as BackupPolicy;
-    const group = instance.groupId ? await this.o.store.groups.get(instance.groupId) : undefined;
+    const group = instance.groupId ? await this.deps.store.groups.get(instance.groupId) : undefined;
     return group?.backup ?? undefined;
   }
 
   /** The instance's own policy, the one in force (own, else the group's) and its next slot. */
   async describe(instance: Instance): Promise<{ own: BackupPolicy | null; effective: BackupPolicy | null; source: 'instance' | 'group' | null; nextRunAt: string | null }> {
-    const record = await this.o.store.backupPolicies.get(instance.id);
+    const record = await this.deps.store.backupPolicies.get(instance.id);
     const own = (record?.policy as BackupPolicy | null | undefined) ?? null;
     const effective = (await this.policyOf(instance)) ?? null;
-    const from = record?.lastScheduledAt ?? this.o.clock.now();
-    const next = effective?.schedule ? nextRun(parseCron(effective.schedule), Math.max(from, this.o.clock.now() - 60_000)) : undefined;
+    const from = record?.lastScheduledAt ?? this.deps.clock.now();
+    const next = effective?.schedule ? nextRun(parseCron(effective.schedule), Math.max(from, this.deps.clock.now() - 60_000)) : undefined;
     return { own, effective, source: own ? 'instance' : effective ? 'group' : null, nextRunAt: next === undefined ? null : new Date(next).toISOString() };
   }
 
   /** Sets (null: clears, the group's applies again) the instance's own policy. */
   async setPolicy(instance: Instance, policy: BackupPolicy | null): Promise<void> {
     const checked = policy === null ? null : parseBackupPolicy(policy, 'body');
-    await this.o.store.backupPolicies.setPolicy(instance.id, checked as JsonObject | null, this.o.clock.now());
+    await this.deps.store.backupPolicies.setPolicy(instance.id, checked as JsonObject | null, this.deps.clock.now());
   }
 
   /** One pass: request due backups, then prune per retention. */
   async tick(): Promise<SchedulerTick> {
     const out: SchedulerTick = { requested: [], pruned: [] };
-    if (this.o.isActive && !this.o.isActive()) return out;
-    for (const instance of await this.o.store.instances.list()) {
+    if (this.deps.isActive && !this.deps.isActive()) return out;
+    for (const instance of await this.deps.store.instances.list()) {
       try {
         const policy = await this.policyOf(instance);
         if (!policy) continue;
         if (policy.schedule && (await this.runIfDue(instance, policy.schedule))) out.requested.push(instance.id);
         if (policy.retention) out.pruned.push(...(await this.prune(instance, policy)));
       } catch (err) {
-        this.o.logger.warn({ instanceId: instance.id, err: (err as Error).message }, 'scheduled backup skipped');
+        this.deps.logger.warn({ instanceId: instance.id, err: (err as Error).message }, 'scheduled backup skipped');
       }
     }
     return out;
   }
 
   private async runIfDue(instance: Instance, schedule: string): Promise<boolean> {
-    const now = this.o.clock.now();
-    const mark = (await this.o.store.backupPolicies.get(instance.id))?.lastScheduledAt ?? null;
+    const now = this.deps.clock.now();
+    const mark = (await this.deps.store.backupPolicies.get(instance.id))?.lastScheduledAt ?? null;
     // A policy seen for the first time waits for its next slot instead of firing at once.
     if (mark === null) {
-      await this.o.store.backupPolicies.markScheduled(instance.id, now, now);
+      await this.deps.store.backupPolicies.markScheduled(instance.id, now, now);
       return false;
     }
     const due = nextRun(parseCron(schedule), mark);
     if (due === undefined || due > now) return false;
     if (!BACKUPABLE.includes(instance.state) || instance.activeAction) return false; // next tick
-    await this.o.lifecycle.request(instance.id, 'backup', SYSTEM_ACTOR, {
+    await this.deps.lifecycle.request(instance.id, 'backup', SYSTEM_ACTOR, {
       requestId: `backup-schedule-${instance.id}-${due}`,
       payload: { previousState: instance.state, trigger: SCHEDULE_TRIGGER, reason: `schedule ${schedule}` },
     });
-    await this.o.store.backupPolicies.markScheduled(instance.id, now, now);
-    this.o.logger.info({ instanceId: instance.id, slot: new Date(due).toISOString() }, 'scheduled backup requested');
+    await this.deps.store.backupPolicies.markScheduled(instance.id, now, now);
+    this.deps.logger.info({ instanceId: instance.id, slot: new Date(due).toISOString() }, 'scheduled backup requested');
     return true;
   }
 
   /** Scheduled backups beyond the retention rule leave the store and the host. */
   private async prune(instance: Instance, policy: BackupPolicy): Promise<{ instanceId: string; backupId: string }[]> {
-    const scheduled = (await this.o.store.storedBackups.listForInstance(instance.id)).filter((b) => b.trigger === SCHEDULE_TRIGGER);
+    const scheduled = (await this.deps.store.storedBackups.listForInstance(instance.id)).filter((b) => b.trigger === SCHEDULE_TRIGGER);
     const plan = planRetention(scheduled, policy.retention ?? {});
-    const host = instance.hostId ? await this.o.store.hosts.get(instance.hostId) : undefined;
+    const host = instance.hostId ? await this.deps.store.hosts.get(instance.hostId) : undefined;
     const pruned: { instanceId: string; backupId: string }[] = [];
     for (const backupId of plan.prune) {
-      if (host && this.o.driver.backups) {
-        await this.o.driver.backups.delete(host, instance.id, backupId).catch((err: unknown) =>
-          this.o.logger.warn({ instanceId: instance.id, backupId, err: (err as Error).message }, 'pruning a backup on its host failed; the store copy is pruned anyway'));
+      if (host && this.deps.driver.backups) {
+        await this.deps.driver.backups.delete(host, instance.id, backupId).catch((err: unknown) =>
+          this.deps.logger.warn({ instanceId: instance.id, backupId, err: (err as Error).message }, 'pruning a backup on its host failed; the store copy is pruned anyway'));
       }
-      await this.o.backupStore.delete(instance.id, backupId);
+      await this.deps.backupStore.delete(instance.id, backupId);
       pruned.push({ instanceId: instance.id, backupId });
     }
-    if (pruned.length > 0) this.o.logger.info({ instanceId: instance.id, pruned: pruned.length, kept: plan.keep.length }, 'backups pruned by retention');
+    if (pruned.length > 0) this.deps.logger.info({ instanceId: instance.id, pruned: pruned.length, kept: plan.keep.length }, 'backups pruned by retention');
     return pruned;
   }
 }

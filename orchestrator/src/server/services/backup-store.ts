@@ -55,12 +55,12 @@ export function toBackupInfo(b: StoredBackup): BackupInfo {
 export class BackupStore {
   private readonly tmpDir: string;
 
-  constructor(private readonly o: BackupStoreOptions) {
-    this.tmpDir = path.join(o.dir, '.tmp');
+  constructor(private readonly deps: BackupStoreOptions) {
+    this.tmpDir = path.join(deps.dir, '.tmp');
   }
 
   get dir(): string {
-    return this.o.dir;
+    return this.deps.dir;
   }
 
   /** Creates the directory and drops copies a crash interrupted. */
@@ -76,7 +76,7 @@ export class BackupStore {
   /** Writes `source` to the store atomically; CHECKSUM_MISMATCH when it does not hash to `sha256` (when given). */
   private async write(instanceId: string, backupId: string, source: Readable, sha256?: string): Promise<{ storedPath: string; sha256: string; sizeBytes: number }> {
     const storedPath = this.relative(instanceId, backupId);
-    const final = path.join(this.o.dir, storedPath);
+    const final = path.join(this.deps.dir, storedPath);
     await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     await mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
     const tmp = path.join(this.tmpDir, `${instanceId}.${backupId}.${randomBytes(6).toString('hex')}`);
@@ -97,38 +97,38 @@ export class BackupStore {
 
   /** Copies a backup the host just wrote into the store and records it; a copy already kept with the same hash is not fetched again. */
   async copyFromHost(host: DriverHost, instanceId: string, info: BackupInfo, trigger: string, ids: CallIds = {}): Promise<StoredBackup> {
-    const existing = await this.o.store.storedBackups.get(instanceId, info.backupId);
+    const existing = await this.deps.store.storedBackups.get(instanceId, info.backupId);
     if (existing?.sha256 === info.sha256 && (await this.exists(existing))) return existing;
-    const { stream } = await capability(this.o.driver.backups, 'backups', host).download(host, instanceId, info.backupId, ids);
+    const { stream } = await capability(this.deps.driver.backups, 'backups', host).download(host, instanceId, info.backupId, ids);
     const written = await this.write(instanceId, info.backupId, stream, info.sha256);
-    const record = await this.o.store.storedBackups.put({
+    const record = await this.deps.store.storedBackups.put({
       instanceId, backupId: info.backupId, sha256: written.sha256, sizeBytes: written.sizeBytes,
-      createdAt: Date.parse(info.createdAt) || this.o.clock.now(), storedAt: this.o.clock.now(), originHost: host.id,
+      createdAt: Date.parse(info.createdAt) || this.deps.clock.now(), storedAt: this.deps.clock.now(), originHost: host.id,
       storedPath: written.storedPath, paths: info.paths ?? null, trigger,
     });
-    this.o.logger.info({ instanceId, backupId: info.backupId, sizeBytes: written.sizeBytes, host: host.id }, 'backup copied to the backup store');
+    this.deps.logger.info({ instanceId, backupId: info.backupId, sizeBytes: written.sizeBytes, host: host.id }, 'backup copied to the backup store');
     return record;
   }
 
   /** Keeps an archive that did not come from a host (an uploaded import) as a backup of the instance. */
   async keepUploaded(instanceId: string, backupId: string, source: Readable): Promise<StoredBackup> {
     const written = await this.write(instanceId, backupId, source);
-    const now = this.o.clock.now();
-    return this.o.store.storedBackups.put({
+    const now = this.deps.clock.now();
+    return this.deps.store.storedBackups.put({
       instanceId, backupId, sha256: written.sha256, sizeBytes: written.sizeBytes, createdAt: now, storedAt: now,
       originHost: null, storedPath: written.storedPath, paths: null, trigger: 'upload',
     });
   }
 
   private async exists(b: StoredBackup): Promise<boolean> {
-    return stat(path.join(this.o.dir, b.storedPath)).then((s) => s.isFile() && s.size === b.sizeBytes, () => false);
+    return stat(path.join(this.deps.dir, b.storedPath)).then((s) => s.isFile() && s.size === b.sizeBytes, () => false);
   }
 
   /** A kept archive as a stream; NOT_FOUND when the store has none. */
   async open(instanceId: string, backupId: string): Promise<{ record: StoredBackup; stream: Readable }> {
-    const record = await this.o.store.storedBackups.get(instanceId, backupId);
+    const record = await this.deps.store.storedBackups.get(instanceId, backupId);
     if (!record || !(await this.exists(record))) throw new AppError('NOT_FOUND', `the backup store holds no backup ${backupId} of instance ${instanceId}`);
-    return { record, stream: createReadStream(path.join(this.o.dir, record.storedPath)) };
+    return { record, stream: createReadStream(path.join(this.deps.dir, record.storedPath)) };
   }
 
   /**
@@ -136,24 +136,24 @@ export class BackupStore {
    * (the host checks the sha256 again). Answers whether it had to upload.
    */
   async ensureOnHost(host: DriverHost, instanceId: string, backupId: string, ids: CallIds = {}): Promise<'present' | 'uploaded' | 'unknown'> {
-    const record = await this.o.store.storedBackups.get(instanceId, backupId);
+    const record = await this.deps.store.storedBackups.get(instanceId, backupId);
     if (!record) return 'unknown'; // a host-only backup: the host restores it or answers NOT_FOUND itself
-    const backups = capability(this.o.driver.backups, 'backups', host);
+    const backups = capability(this.deps.driver.backups, 'backups', host);
     if ((await backups.list(host, instanceId, ids)).some((b) => b.backupId === backupId)) return 'present';
     const { stream } = await this.open(instanceId, backupId);
     await backups.upload(host, instanceId, toBackupInfo(record), stream, ids);
-    this.o.logger.info({ instanceId, backupId, host: host.id }, 'backup uploaded from the backup store to its host');
+    this.deps.logger.info({ instanceId, backupId, host: host.id }, 'backup uploaded from the backup store to its host');
     return 'uploaded';
   }
 
   /** The store's and the host's backups of an instance, merged, oldest first. */
   async list(instanceId: string, host: DriverHost | undefined, ids: CallIds = {}): Promise<{ backups: BackupListing[]; hostError: string | null }> {
-    const stored = await this.o.store.storedBackups.listForInstance(instanceId);
+    const stored = await this.deps.store.storedBackups.listForInstance(instanceId);
     let onHost: BackupInfo[] | undefined;
     let hostError: string | null = host ? null : 'the instance has no host';
     if (host) {
       try {
-        onHost = await capability(this.o.driver.backups, 'backups', host).list(host, instanceId, ids);
+        onHost = await capability(this.deps.driver.backups, 'backups', host).list(host, instanceId, ids);
       } catch (err) {
         hostError = (err as Error).message;
       }
@@ -168,18 +168,18 @@ export class BackupStore {
 
   /** Removes every kept archive of an instance and their records (the `backups` deletion scope). */
   async deleteAll(instanceId: string): Promise<number> {
-    const all = await this.o.store.storedBackups.listForInstance(instanceId);
+    const all = await this.deps.store.storedBackups.listForInstance(instanceId);
     for (const b of all) await this.delete(instanceId, b.backupId);
-    await rm(path.join(this.o.dir, assertId('instance id', instanceId, RESOURCE_ID_PATTERN)), { recursive: true, force: true });
+    await rm(path.join(this.deps.dir, assertId('instance id', instanceId, RESOURCE_ID_PATTERN)), { recursive: true, force: true });
     return all.length;
   }
 
   /** Removes one kept archive and its record (retention, deletion). */
   async delete(instanceId: string, backupId: string): Promise<boolean> {
-    const record = await this.o.store.storedBackups.get(instanceId, backupId);
+    const record = await this.deps.store.storedBackups.get(instanceId, backupId);
     if (!record) return false;
-    await rm(path.join(this.o.dir, record.storedPath), { force: true });
-    return this.o.store.storedBackups.delete(instanceId, backupId);
+    await rm(path.join(this.deps.dir, record.storedPath), { force: true });
+    return this.deps.store.storedBackups.delete(instanceId, backupId);
   }
 }
 

@@ -34,13 +34,13 @@ export class HostService {
   private readonly recovering = new Map<string, Promise<void>>();
   readonly lastRecovery = new Map<string, RecoveryOutcome>();
 
-  constructor(private readonly o: HostServiceOptions) {}
+  constructor(private readonly deps: HostServiceOptions) {}
 
   async heartbeat(agentId: string, body: HeartbeatBody): Promise<{ hostId: string; status: Host['status'] }> {
-    const { host, created, startedRecovery } = await this.o.store.hosts.upsertHeartbeat(toHostHeartbeat(agentId, body), this.o.clock.now());
+    const { host, created, startedRecovery } = await this.deps.store.hosts.upsertHeartbeat(toHostHeartbeat(agentId, body), this.deps.clock.now());
     // Heartbeats themselves are logged at debug (request-log.ts); a status change is news.
     if (startedRecovery) {
-      this.o.logger.info({ hostId: host.id, controlUrl: host.controlUrl, reason: host.statusReason }, created ? 'new host registered: RECOVERING' : 'host returned: RECOVERING');
+      this.deps.logger.info({ hostId: host.id, controlUrl: host.controlUrl, reason: host.statusReason }, created ? 'new host registered: RECOVERING' : 'host returned: RECOVERING');
     }
     // A failed recovery is retried by the next heartbeat: the host stays RECOVERING.
     if (host.status === 'RECOVERING') this.startRecovery(host.id);
@@ -50,7 +50,7 @@ export class HostService {
   private startRecovery(hostId: string): void {
     if (this.recovering.has(hostId)) return;
     const run = this.recover(hostId)
-      .then(() => undefined, (err: unknown) => this.o.logger.warn({ hostId, err: (err as Error).message }, 'host recovery failed; retrying on the next heartbeat'))
+      .then(() => undefined, (err: unknown) => this.deps.logger.warn({ hostId, err: (err as Error).message }, 'host recovery failed; retrying on the next heartbeat'))
       .finally(() => this.recovering.delete(hostId));
     this.recovering.set(hostId, run);
   }
@@ -62,11 +62,11 @@ export class HostService {
 
   /** One recovery run; leaves the host RECOVERING (and throws) when the agent cannot be inventoried. */
   async recover(hostId: string): Promise<RecoveryOutcome | undefined> {
-    const { store, clock, logger } = this.o;
+    const { store, clock, logger } = this.deps;
     const host = await store.hosts.get(hostId);
     if (!host || host.status !== 'RECOVERING') return undefined;
     const requestId = `recovery-${randomUUID()}`;
-    const inventory = await this.o.driver.inventory(host, { requestId });
+    const inventory = await this.deps.driver.inventory(host, { requestId });
     const stored = await store.instances.list({ hostId });
     const hostKnown = stored.length > 0 || (await store.commands.list({ hostId, limit: 1 })).length > 0;
     const storedElsewhere = new Map<string, string | null>();
@@ -94,7 +94,7 @@ export class HostService {
         await tx.commands.create({ id: cleanupCommandId, kind: 'cleanup', hostId, payload: { instanceIds: plan.remove, keepDataFor: plan.keepDataFor }, requestId }, now);
       }
     });
-    if (cleanupCommandId) this.o.onCommandsQueued();
+    if (cleanupCommandId) this.deps.onCommandsQueued();
     const target = host.maintenance?.enabled ? 'MAINTENANCE' : 'ONLINE';
     const summary = `recovery finished: ${inventory.length} reported, ${plan.remove.length} orphan(s) queued for removal (${plan.keepDataFor.length} keeping their data), ${plan.unclaimed.length} unclaimed, ${plan.missing.length} missing`;
     const updated = await store.hosts.setStatus(hostId, target, { from: ['RECOVERING'], reason: summary, now: clock.now() });
@@ -110,7 +110,7 @@ export class HostService {
   }
 
   async setMaintenance(hostId: string, enabled: boolean, message: string, actor: string): Promise<Host> {
-    const { store, clock } = this.o;
+    const { store, clock } = this.deps;
     const now = clock.now();
     await store.hosts.setMaintenance(hostId, enabled ? { enabled: true, message, since: now } : null, now);
     // RECOVERING and OFFLINE keep their status; recovery ends in MAINTENANCE while the flag is set.
@@ -118,7 +118,7 @@ export class HostService {
     else await store.hosts.setStatus(hostId, 'ONLINE', { from: ['MAINTENANCE'], reason: `maintenance ended by ${actor}`, now });
     const host = await store.hosts.get(hostId);
     if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
-    this.o.logger.info({ hostId, actor, enabled, status: host.status }, enabled ? 'host maintenance enabled' : 'host maintenance ended');
+    this.deps.logger.info({ hostId, actor, enabled, status: host.status }, enabled ? 'host maintenance enabled' : 'host maintenance ended');
     return host;
   }
 
@@ -129,9 +129,9 @@ export class HostService {
    * runtime directory goes only with `deleteData`.
    */
   async deleteUnclaimed(hostId: string, instanceId: string, deleteData: boolean, actor: string, requestId: string): Promise<{ commandId: string; deleteData: boolean }> {
-    const { store, clock } = this.o;
+    const { store, clock } = this.deps;
     const host = await this.reachableHost(hostId);
-    const inventory = await this.o.driver.inventory(host, { requestId });
+    const inventory = await this.deps.driver.inventory(host, { requestId });
     const stored = await store.instances.get(instanceId);
     if (stored?.hostId === hostId) throw new AppError('CONFLICT', `instance ${instanceId} is managed by the store on host ${hostId}; delete it through /instances/${instanceId}`);
     // Any reported container no stored instance claims here: listed, or appeared since the last recovery.
@@ -142,8 +142,8 @@ export class HostService {
       await tx.commands.create({ id: commandId, kind: 'cleanup', hostId, payload, requestId }, clock.now());
       return tx.unclaimed.remove(hostId, instanceId);
     });
-    this.o.onCommandsQueued();
-    this.o.logger.info({ hostId, instanceId, deleteData, actor, commandId, wasListed }, 'unclaimed container deletion queued');
+    this.deps.onCommandsQueued();
+    this.deps.logger.info({ hostId, instanceId, deleteData, actor, commandId, wasListed }, 'unclaimed container deletion queued');
     return { commandId, deleteData };
   }
 
@@ -156,11 +156,11 @@ export class HostService {
    * until a recovery classifies them.
    */
   async unclaimed(hostId: string, requestId: string): Promise<UnclaimedView[]> {
-    const { store } = this.o;
+    const { store } = this.deps;
     const host = await this.reachableHost(hostId);
     const listed = await store.unclaimed.listForHost(hostId);
     if (listed.length === 0) return [];
-    const inventory = new Map((await this.o.driver.inventory(host, { requestId })).map((c) => [c.instanceId, c]));
+    const inventory = new Map((await this.deps.driver.inventory(host, { requestId })).map((c) => [c.instanceId, c]));
     const out: UnclaimedView[] = [];
     for (const entry of listed) {
       const c = inventory.get(entry.instanceId);
@@ -181,7 +181,7 @@ export class HostService {
 
   /** Instance ids an unfinished cleanup command on this host will remove (an operator's delete, an earlier run). */
   private async removalQueued(hostId: string): Promise<Set<string>> {
-    const open = await this.o.store.commands.list({ hostId, statuses: ['pending', 'dispatched'], limit: 1000 });
+    const open = await this.deps.store.commands.list({ hostId, statuses: ['pending', 'dispatched'], limit: 1000 });
     const ids = new Set<string>();
     for (const c of open) {
       if (c.kind !== 'cleanup' || !Array.isArray(c.payload.instanceIds)) continue;
@@ -191,7 +191,7 @@ export class HostService {
   }
 
   private async reachableHost(hostId: string): Promise<Host> {
-    const host = await this.o.store.hosts.get(hostId);
+    const host = await this.deps.store.hosts.get(hostId);
     if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
     if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${hostId} is OFFLINE; its containers cannot be listed`);
     return host;

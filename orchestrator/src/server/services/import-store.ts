@@ -37,8 +37,8 @@ export class ImportStore {
   readonly dir: string;
   private readonly tmpDir: string;
 
-  constructor(private readonly o: ImportStoreOptions) {
-    this.dir = path.join(o.dataDir, 'imports');
+  constructor(private readonly deps: ImportStoreOptions) {
+    this.dir = path.join(deps.dataDir, 'imports');
     this.tmpDir = path.join(this.dir, '.tmp');
   }
 
@@ -48,7 +48,7 @@ export class ImportStore {
   }
 
   get maxArchiveBytes(): number {
-    return this.o.maxArchiveBytes;
+    return this.deps.maxArchiveBytes;
   }
 
   private files(uploadId: string): { archive: string; meta: string } | undefined {
@@ -60,22 +60,22 @@ export class ImportStore {
     await mkdir(this.tmpDir, { recursive: true });
     const work = await mkdtemp(path.join(this.tmpDir, 'upload-'));
     try {
-      const { archive, tree, bytes, result } = await receiveArchive(source, work, this.o, 'import', 'the world');
-      const uploadId = this.o.newId?.() ?? `imp-${randomBytes(8).toString('hex')}`;
+      const { archive, tree, bytes, result } = await receiveArchive(source, work, this.deps, 'import', 'the world');
+      const uploadId = this.deps.newId?.() ?? `imp-${randomBytes(8).toString('hex')}`;
       const files = this.files(uploadId);
       if (!files) throw new AppError('INTERNAL', `generated upload id ${uploadId} is malformed`);
       const record: ImportRecord = {
-        uploadId, entries: result.entries, sizeBytes: bytes, createdAt: this.o.clock.now(),
+        uploadId, entries: result.entries, sizeBytes: bytes, createdAt: this.deps.clock.now(),
         ...(await inspectWorldTree(tree)),
       };
       await rename(archive, files.archive);
       // The inspection last: an archive without one is not an upload (see get()).
       await writeFile(path.join(work, 'meta.json'), JSON.stringify(record), { mode: 0o600 });
       await rename(path.join(work, 'meta.json'), files.meta);
-      this.o.logger.info({ uploadId, sizeBytes: record.sizeBytes, confidence: record.confidence }, 'import stored');
+      this.deps.logger.info({ uploadId, sizeBytes: record.sizeBytes, confidence: record.confidence }, 'import stored');
       return record;
     } finally {
-      await rm(work, { recursive: true, force: true }).catch((err: unknown) => this.o.logger.warn({ err, work }, 'could not remove an import work dir'));
+      await rm(work, { recursive: true, force: true }).catch((err: unknown) => this.deps.logger.warn({ err, work }, 'could not remove an import work dir'));
     }
   }
 

@@ -54,10 +54,10 @@ function newInstanceId(): string {
 }
 
 export class InstanceCreator {
-  constructor(private readonly o: InstanceCreatorOptions) {}
+  constructor(private readonly deps: InstanceCreatorOptions) {}
 
   async create(req: CreateInstanceRequest, actor: string, requestId: string): Promise<{ instance: Instance; command: Command }> {
-    const { store, clock } = this.o;
+    const { store, clock } = this.deps;
     const group = await store.groups.get(req.groupId);
     if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${req.groupId} does not exist`);
     const variant = group.variants.find((v) => v.id === req.variantId);
@@ -83,24 +83,24 @@ export class InstanceCreator {
       const counts = await tx.instances.countForCaps(group.id);
       const templateCap = template.spec.caps?.maxInstances === undefined ? undefined
         : { name: template.name, maxInstances: template.spec.caps.maxInstances, current: await countTemplateInstances(tx, template.name) };
-      unwrap(checkCaps(group.id, { ...group.caps, ...(this.o.maxTotalInstances !== undefined ? { maxTotalInstances: this.o.maxTotalInstances } : {}) }, counts, templateCap));
+      unwrap(checkCaps(group.id, { ...group.caps, ...(this.deps.maxTotalInstances !== undefined ? { maxTotalInstances: this.deps.maxTotalInstances } : {}) }, counts, templateCap));
       const hostId = await this.reserve(tx, group.id, group.placement, memoryMb);
       const now = clock.now();
       const draft = buildInstance({
         id, name, group, variant, template, hostId, now, desiredState: start ? 'running' : 'stopped',
-        ...(this.o.generateSecret ? { generateSecret: this.o.generateSecret } : {}),
+        ...(this.deps.generateSecret ? { generateSecret: this.deps.generateSecret } : {}),
         ...(user ? { user } : {}), values,
       });
       const instance = await tx.instances.create(draft);
       await tx.revisions.append({ instanceId: id, revision: 1, createdAt: now, actor, reason: 'created', config: revisionConfig(instance, template.spec) });
       await tx.history.append({ instanceId: id, at: now, from: null, to: 'installing', reason: `placed on host ${hostId}`, actor, commandId, details: { hostId, memoryMb, ...(imported ? { import: imported } : {}) } });
       const command = await tx.commands.create(
-        { id: commandId, kind: 'create', instanceId: id, hostId, payload: { start, ...(imported ? { import: imported } : {}) }, requestId, maxAttempts: this.o.commandMaxAttempts },
+        { id: commandId, kind: 'create', instanceId: id, hostId, payload: { start, ...(imported ? { import: imported } : {}) }, requestId, maxAttempts: this.deps.commandMaxAttempts },
         now,
       );
       return { instance, command };
     });
-    this.o.onCommandsQueued();
+    this.deps.onCommandsQueued();
     return result;
   }
 
@@ -113,7 +113,7 @@ export class InstanceCreator {
       if ('reason' in checked) throw new AppError('UNSAFE_PATH', `body/import/destination ${JSON.stringify(raw)} ${checked.reason}`);
       destination = checked.path;
     }
-    if (!this.o.imports || !(await this.o.imports.get(imp.uploadId))) throw new AppError('NOT_FOUND', `import upload ${imp.uploadId} does not exist (upload it with PUT /api/v1/imports)`);
+    if (!this.deps.imports || !(await this.deps.imports.get(imp.uploadId))) throw new AppError('NOT_FOUND', `import upload ${imp.uploadId} does not exist (upload it with PUT /api/v1/imports)`);
     return { uploadId: imp.uploadId, destination };
   }
 

@@ -24,10 +24,10 @@ export interface InstancePreviewOptions {
 const REDACTED = '<redacted>';
 
 export class InstancePreviewer {
-  constructor(private readonly o: InstancePreviewOptions) {}
+  constructor(private readonly deps: InstancePreviewOptions) {}
 
   async preview(req: CreateInstanceRequest): Promise<Record<string, unknown>> {
-    const { store } = this.o;
+    const { store } = this.deps;
     const group = await store.groups.get(req.groupId);
     if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${req.groupId} does not exist`);
     const variant = group.variants.find((v) => v.id === req.variantId);
@@ -40,7 +40,7 @@ export class InstancePreviewer {
 
     // The same resolution POST /instances stores, with placeholder secrets that are never shown.
     const draft = buildInstance({
-      id: 'i-preview', name, group, variant, template, hostId: '-', now: this.o.clock.now(), desiredState: (req.start ?? true) ? 'running' : 'stopped',
+      id: 'i-preview', name, group, variant, template, hostId: '-', now: this.deps.clock.now(), desiredState: (req.start ?? true) ? 'running' : 'stopped',
       generateSecret: () => REDACTED, ...(user ? { user } : {}),
     });
     const spec = template.spec;
@@ -49,7 +49,7 @@ export class InstancePreviewer {
     for (const v of secretVars) env[v.env ?? v.name] = REDACTED;
     env[INSTANCE_TOKEN_ENV] = REDACTED;
 
-    const caps: GroupCaps = { ...group.caps, ...(this.o.maxTotalInstances !== undefined ? { maxTotalInstances: this.o.maxTotalInstances } : {}) };
+    const caps: GroupCaps = { ...group.caps, ...(this.deps.maxTotalInstances !== undefined ? { maxTotalInstances: this.deps.maxTotalInstances } : {}) };
     // A read-only transaction: the count takes the placement lock, released at once.
     const counts = await store.transaction((tx) => tx.instances.countForCaps(group.id));
     const capCheck = checkCaps(group.id, caps, counts);

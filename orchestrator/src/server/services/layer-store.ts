@@ -27,9 +27,9 @@ export class LayerStore {
   readonly layersDir: string;
   readonly tmpDir: string;
 
-  constructor(private readonly o: LayerStoreOptions) {
-    this.layersDir = path.join(o.dataDir, 'layers');
-    this.tmpDir = path.join(o.dataDir, 'tmp');
+  constructor(private readonly deps: LayerStoreOptions) {
+    this.layersDir = path.join(deps.dataDir, 'layers');
+    this.tmpDir = path.join(deps.dataDir, 'tmp');
   }
 
   /** Creates the directories and drops leftovers of uploads a crash interrupted. */
@@ -39,7 +39,7 @@ export class LayerStore {
   }
 
   get maxArchiveBytes(): number {
-    return this.o.maxArchiveBytes;
+    return this.deps.maxArchiveBytes;
   }
 
   blobPath(id: string, checksum: string): string {
@@ -50,18 +50,18 @@ export class LayerStore {
   async upload(id: string, source: Readable): Promise<{ layer: TemplateLayer; created: boolean }> {
     const work = await mkdtemp(path.join(this.tmpDir, 'upload-'));
     try {
-      const { archive, bytes, result } = await receiveArchive(source, work, this.o, 'layer', 'the layer');
-      const existing = await this.o.store.layers.get(id, result.checksum);
+      const { archive, bytes, result } = await receiveArchive(source, work, this.deps, 'layer', 'the layer');
+      const existing = await this.deps.store.layers.get(id, result.checksum);
       if (existing && (await this.blobExists(id, result.checksum))) return { layer: existing, created: false };
       await mkdir(path.join(this.layersDir, id), { recursive: true });
       // Same checksum means the same tree: replacing an equal blob is harmless.
       await rename(archive, this.blobPath(id, result.checksum));
       if (existing) return { layer: existing, created: false };
-      const put = await this.o.store.layers.put({ id, checksum: result.checksum, sizeBytes: bytes, createdAt: this.o.clock.now() });
-      this.o.logger.info({ layerId: id, checksum: result.checksum, sizeBytes: bytes }, 'template layer stored');
+      const put = await this.deps.store.layers.put({ id, checksum: result.checksum, sizeBytes: bytes, createdAt: this.deps.clock.now() });
+      this.deps.logger.info({ layerId: id, checksum: result.checksum, sizeBytes: bytes }, 'template layer stored');
       return put;
     } finally {
-      await rm(work, { recursive: true, force: true }).catch((err: unknown) => this.o.logger.warn({ err, work }, 'could not remove an upload work dir'));
+      await rm(work, { recursive: true, force: true }).catch((err: unknown) => this.deps.logger.warn({ err, work }, 'could not remove an upload work dir'));
     }
   }
 
@@ -75,7 +75,7 @@ export class LayerStore {
    */
   async remove(id: string, checksum?: string): Promise<TemplateLayer[]> {
     if (checksum !== undefined) assertChecksum(checksum);
-    const removed = await this.o.store.layers.delete(id, checksum);
+    const removed = await this.deps.store.layers.delete(id, checksum);
     await this.removeBlobs(removed);
     return removed;
   }
@@ -83,9 +83,9 @@ export class LayerStore {
   /** Deletes every layer checksum nothing references (templates, variants, instances). */
   async prune(): Promise<TemplateLayer[]> {
     const removed: TemplateLayer[] = [];
-    for (const l of await this.o.store.layers.listUnreferenced()) {
+    for (const l of await this.deps.store.layers.listUnreferenced()) {
       // Referenced meanwhile, or already gone: skip it, the rest are still pruned.
-      const gone = await this.o.store.layers.delete(l.id, l.checksum).catch((err: unknown) => (isAppError(err) ? [] : Promise.reject(err)));
+      const gone = await this.deps.store.layers.delete(l.id, l.checksum).catch((err: unknown) => (isAppError(err) ? [] : Promise.reject(err)));
       removed.push(...gone);
     }
     await this.removeBlobs(removed);
@@ -95,14 +95,14 @@ export class LayerStore {
   private async removeBlobs(layers: readonly TemplateLayer[]): Promise<void> {
     for (const l of layers) {
       await rm(this.blobPath(l.id, l.checksum), { force: true });
-      this.o.logger.info({ layerId: l.id, checksum: l.checksum }, 'template layer deleted');
+      this.deps.logger.info({ layerId: l.id, checksum: l.checksum }, 'template layer deleted');
     }
   }
 
   /** The archive of a recorded `(id, checksum)`; LAYER_NOT_FOUND otherwise. */
   async open(id: string, checksum: string): Promise<{ stream: Readable; sizeBytes: number }> {
     assertChecksum(checksum);
-    const layer = await this.o.store.layers.get(id, checksum);
+    const layer = await this.deps.store.layers.get(id, checksum);
     const file = this.blobPath(id, checksum);
     const size = layer ? await stat(file).then((s) => s.size, () => undefined) : undefined;
     if (!layer || size === undefined) throw new AppError('LAYER_NOT_FOUND', `layer ${id} has no archive with checksum ${checksum}`);

@@ -59,15 +59,15 @@ export interface LifecycleServiceOptions {
 }
 
 export class LifecycleService {
-  constructor(private readonly o: LifecycleServiceOptions) {}
+  constructor(private readonly deps: LifecycleServiceOptions) {}
 
   /** The template version the instance was created from. */
   templateOf(instance: Instance): Promise<TemplateSpec | undefined> {
-    return templateOf(this.o.store, instance);
+    return templateOf(this.deps.store, instance);
   }
 
   crashPolicy(template: TemplateSpec | undefined): CrashLoopPolicy {
-    return crashLoopPolicy(this.o.crashLoopDefaults, template?.crashLoop);
+    return crashLoopPolicy(this.deps.crashLoopDefaults, template?.crashLoop);
   }
 
   /**
@@ -79,42 +79,42 @@ export class LifecycleService {
     if (instance.activeAction) {
       throw new AppError('INSTANCE_BUSY', `instance ${instance.name} is busy: ${instance.activeAction.kind} is in progress`, { details: { inProgress: instance.activeAction.kind, commandId: instance.activeAction.commandId } });
     }
-    const now = this.o.clock.now();
+    const now = this.deps.clock.now();
     const crashLoop = toStored(resetCrashLoop(), this.crashPolicy(await this.templateOf(instance)));
     if (instance.state === 'error') {
-      const moved = await moveInstance(this.o.store, instance, 'stopped', { now, reason: `crash loop reset by ${actor}`, actor, patch: { crashLoop, desiredState: 'stopped' } });
+      const moved = await moveInstance(this.deps.store, instance, 'stopped', { now, reason: `crash loop reset by ${actor}`, actor, patch: { crashLoop, desiredState: 'stopped' } });
       if (moved) return moved;
     }
-    return this.o.store.instances.update(instance.id, { crashLoop }, { now });
+    return this.deps.store.instances.update(instance.id, { crashLoop }, { now });
   }
 
   /** By id or by name; INSTANCE_NOT_FOUND otherwise. */
   async find(idOrName: string): Promise<Instance> {
-    const instance = (await this.o.store.instances.get(idOrName)) ?? (await this.o.store.instances.getByName(idOrName));
+    const instance = (await this.deps.store.instances.get(idOrName)) ?? (await this.deps.store.instances.getByName(idOrName));
     if (!instance) throw new AppError('INSTANCE_NOT_FOUND', `instance ${idOrName} does not exist`);
     return instance;
   }
 
   async globalMaintenance(): Promise<MaintenanceMode | null> {
-    const value = (await this.o.store.system.get(GLOBAL_MAINTENANCE_KEY)) as MaintenanceMode | undefined;
+    const value = (await this.deps.store.system.get(GLOBAL_MAINTENANCE_KEY)) as MaintenanceMode | undefined;
     return value?.enabled ? value : null;
   }
 
   async setGlobalMaintenance(enabled: boolean, message: string): Promise<MaintenanceMode | null> {
-    const now = this.o.clock.now();
+    const now = this.deps.clock.now();
     if (!enabled) {
-      await this.o.store.system.delete(GLOBAL_MAINTENANCE_KEY);
+      await this.deps.store.system.delete(GLOBAL_MAINTENANCE_KEY);
       return null;
     }
     const mode: MaintenanceMode = { enabled: true, message, since: now };
-    await this.o.store.system.put(GLOBAL_MAINTENANCE_KEY, { ...mode }, now);
+    await this.deps.store.system.put(GLOBAL_MAINTENANCE_KEY, { ...mode }, now);
     return mode;
   }
 
   async setInstanceMaintenance(idOrName: string, enabled: boolean, message: string): Promise<Instance> {
     const instance = await this.find(idOrName);
-    const now = this.o.clock.now();
-    return this.o.store.instances.update(instance.id, { maintenance: enabled ? { enabled: true, message, since: now } : null }, { now });
+    const now = this.deps.clock.now();
+    return this.deps.store.instances.update(instance.id, { maintenance: enabled ? { enabled: true, message, since: now } : null }, { now });
   }
 
   /**
@@ -129,7 +129,7 @@ export class LifecycleService {
       if (plan.kind === 'noop') return { commandId: instance.activeAction?.commandId ?? null, noop: plan.reason, state: instance.state };
       try {
         const result = await this.persist(instance, action, plan.desiredState, opts.deferEnter ? null : plan.enterState, actor, opts);
-        this.o.onCommandsQueued();
+        this.deps.onCommandsQueued();
         return result;
       } catch (err) {
         if (!(err instanceof AppError && err.code === 'CONFLICT') || attempt >= PERSIST_ATTEMPTS) throw err;
@@ -145,13 +145,13 @@ export class LifecycleService {
   async changeSettings(idOrName: string, body: SettingsPatchBody, actor: Actor, opts: { requestId: string }): Promise<SettingsChangeResult> {
     for (let attempt = 1; ; attempt++) {
       const instance = await this.find(idOrName);
-      const now = this.o.clock.now();
+      const now = this.deps.clock.now();
       const plan = planSettingsPatch(instance, await this.templateOf(instance), body, now);
       const action = plan.replaceNow
         ? unwrap(checkAction(instance, 'apply-settings', actor, { globalMaintenance: await this.globalMaintenance() }))
         : undefined;
       try {
-        const result = await this.o.store.transaction(async (tx) => {
+        const result = await this.deps.store.transaction(async (tx) => {
           const updated = await tx.instances.update(instance.id, plan.patch, { now, expectedVersion: instance.version });
           if (action?.kind !== 'dispatch') return { instance: updated, commandId: null };
           const persisted = await this.persistIn(tx, updated, 'apply-settings', action.desiredState, action.enterState, actor, {
@@ -159,7 +159,7 @@ export class LifecycleService {
           }, now);
           return { instance: (await tx.instances.get(instance.id)) ?? updated, commandId: persisted.commandId };
         });
-        if (result.commandId) this.o.onCommandsQueued();
+        if (result.commandId) this.deps.onCommandsQueued();
         return { ...result, applied: plan.applied };
       } catch (err) {
         if (!(err instanceof AppError && err.code === 'CONFLICT') || attempt >= PERSIST_ATTEMPTS) throw err;
@@ -171,8 +171,8 @@ export class LifecycleService {
     instance: Instance, action: InstanceAction, desiredState: Instance['desiredState'], enterState: InstanceState | null,
     actor: Actor, opts: ActionRequestOptions,
   ): Promise<ActionRequestResult> {
-    const now = this.o.clock.now();
-    return this.o.store.transaction((tx) => this.persistIn(tx, instance, action, desiredState, enterState, actor, opts, now));
+    const now = this.deps.clock.now();
+    return this.deps.store.transaction((tx) => this.persistIn(tx, instance, action, desiredState, enterState, actor, opts, now));
   }
 
   private async reserveForUnarchive(tx: Store, instance: Instance): Promise<void> {
@@ -205,7 +205,7 @@ export class LifecycleService {
     }
     await tx.commands.create({
       id: commandId, kind: unarchive ? 'create' : action, instanceId: instance.id, hostId: instance.hostId, requestId: opts.requestId,
-      payload: { actor: actor.name, ...(opts.payload ?? {}), ...(unarchive ? { start: true, unarchive: true } : {}) }, maxAttempts: this.o.commandMaxAttempts,
+      payload: { actor: actor.name, ...(opts.payload ?? {}), ...(unarchive ? { start: true, unarchive: true } : {}) }, maxAttempts: this.deps.commandMaxAttempts,
       ...(opts.notBefore !== undefined ? { nextAttemptAt: Math.max(now, opts.notBefore) } : {}),
     }, now);
     return { commandId, state: updated.state };

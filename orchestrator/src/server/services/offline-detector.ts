@@ -17,11 +17,11 @@ export class OfflineDetector {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<string[]> | undefined;
 
-  constructor(private readonly o: OfflineDetectorOptions) {}
+  constructor(private readonly deps: OfflineDetectorOptions) {}
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.sweep().catch((err: unknown) => this.o.logger.error({ err }, 'offline sweep failed')), this.o.sweepIntervalMs);
+    this.timer = setInterval(() => void this.sweep().catch((err: unknown) => this.deps.logger.error({ err }, 'offline sweep failed')), this.deps.sweepIntervalMs);
     this.timer.unref();
   }
 
@@ -34,10 +34,10 @@ export class OfflineDetector {
   /** One sweep; returns the ids that went OFFLINE. Sweeps never overlap. */
   async sweep(): Promise<string[]> {
     if (this.running) return this.running;
-    this.running = this.o.store.hosts.markStaleOffline(this.o.clock.now(), this.o.missedBeats);
+    this.running = this.deps.store.hosts.markStaleOffline(this.deps.clock.now(), this.deps.missedBeats);
     try {
       const ids = await this.running;
-      for (const id of ids) this.o.logger.warn({ hostId: id, missedBeats: this.o.missedBeats }, 'host is OFFLINE: heartbeats stopped');
+      for (const id of ids) this.deps.logger.warn({ hostId: id, missedBeats: this.deps.missedBeats }, 'host is OFFLINE: heartbeats stopped');
       return ids;
     } finally {
       this.running = undefined;

@@ -75,14 +75,14 @@ export interface UpdateServiceOptions {
 
 /** The API side: the plan and the confirmed, persisted request. */
 export class UpdateService {
-  constructor(private readonly o: UpdateServiceOptions) {}
+  constructor(private readonly deps: UpdateServiceOptions) {}
 
   async plan(idOrName: string, candidateRef: string): Promise<UpdatePlan> {
-    const instance = await this.o.lifecycle.find(idOrName);
+    const instance = await this.deps.lifecycle.find(idOrName);
     const host = await this.hostOf(instance);
     const current = await this.resolve(host, instance.containerConfig.image);
     const candidate = await this.resolve(host, candidateRef);
-    return evaluateUpdate({ instance, template: await this.o.lifecycle.templateOf(instance), current, candidate, diskFreeBytes: host.resources.diskBytes ?? null });
+    return evaluateUpdate({ instance, template: await this.deps.lifecycle.templateOf(instance), current, candidate, diskFreeBytes: host.resources.diskBytes ?? null });
   }
 
   async request(idOrName: string, body: { image: string; confirm?: boolean; backup?: boolean }, actor: Actor, requestId: string): Promise<{ commandId: string | null; state: string; plan: UpdatePlan }> {
@@ -95,22 +95,22 @@ export class UpdateService {
       throw new AppError('VALIDATION_FAILED', `image ${body.image} is not compatible with instance ${plan.name}: ${failed}`, { details: { checks: plan.checks as unknown as JsonObject[] } });
     }
     const payload: JsonObject = { image: body.image, backup: body.backup === true, previousImage: plan.current.ref, candidateId: plan.candidate.id };
-    const result = await this.o.lifecycle.request(plan.instanceId, 'update', actor, { requestId, payload, reason: `update to ${body.image} requested by ${actor.name}` });
+    const result = await this.deps.lifecycle.request(plan.instanceId, 'update', actor, { requestId, payload, reason: `update to ${body.image} requested by ${actor.name}` });
     return { commandId: result.commandId, state: result.state, plan };
   }
 
   /** Resolves locally first (tags built on the host), pulling only when absent. */
   private async resolve(host: Host, ref: string): Promise<ImageInfo> {
     try {
-      return await capability(this.o.images.images, 'image inspection', host).inspectImage(host, ref, { pull: false });
+      return await capability(this.deps.images.images, 'image inspection', host).inspectImage(host, ref, { pull: false });
     } catch (err) {
       if (!(err instanceof AppError && err.code === 'IMAGE_NOT_FOUND')) throw err;
-      return capability(this.o.images.images, 'image inspection', host).inspectImage(host, ref, { pull: true });
+      return capability(this.deps.images.images, 'image inspection', host).inspectImage(host, ref, { pull: true });
     }
   }
 
   private async hostOf(instance: Instance): Promise<Host> {
-    const host = instance.hostId ? await this.o.store.hosts.get(instance.hostId) : undefined;
+    const host = instance.hostId ? await this.deps.store.hosts.get(instance.hostId) : undefined;
     if (!host) throw new AppError('HOST_UNAVAILABLE', `instance ${instance.name} is on no registered host`);
     if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE; images cannot be resolved`);
     return host;

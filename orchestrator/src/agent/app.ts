@@ -3,13 +3,12 @@
 // {"error":{"code","message"}}. Testable without a socket via inject().
 
 import { dirname } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { AppError } from '../shared/errors.js';
 import { bearerMatches, errorHandler, headerValue, notFoundHandler, sendError } from '../shared/http.js';
 import type { Logger } from '../shared/logger.js';
-import { QuietRoutesLogController } from '../shared/request-log.js';
+import { serviceHttpOptions } from '../shared/request-log.js';
 import type { BackupService } from './backups.js';
 import { defaultBackupService, registerBackupRoutes } from './backup-routes.js';
 import { KeptData, registerKeptDataRoutes } from './kept-data.js';
@@ -56,10 +55,7 @@ export function buildAgentApp(deps: AgentAppDeps) {
   const app = Fastify({
     loggerInstance: deps.logger,
     // The supervisor polls GET /instances every few seconds: those lines are debug (quietLog).
-    logController: new QuietRoutesLogController(),
-    bodyLimit: BODY_LIMIT,
-    requestIdHeader: false,
-    genReqId: (req) => headerValue(req, 'x-request-id') ?? randomUUID(),
+    ...serviceHttpOptions(BODY_LIMIT),
     // Every log line of a request carries its request id and command id.
     childLoggerFactory: (logger, bindings, opts, rawReq) =>
       logger.child({ requestId: bindings.reqId, commandId: headerValue(rawReq as IncomingMessage, 'x-command-id') }, opts),

@@ -22,19 +22,18 @@ import { mkdir, open, readFile, readdir, rename, rm, unlink, writeFile } from 'n
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
 import tar from 'tar-stream';
 import type { BackupDeleted, BackupInfo, BackupsDeleted, RestoreAnswer } from '../contracts/agent-api.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { RESOURCE_ID_PATTERN, assertId } from '../shared/ids.js';
 import { manifestMode, normalizeLayerPath, walkLayerTree } from '../shared/layer-checksum.js';
-import { ByteLimit, extractTarGz, packDirectory } from '../shared/safe-tar.js';
+import { ByteLimit, extractTarGz, gzipPack, packDirectory } from '../shared/safe-tar.js';
 import { KeyedLock } from './async-lock.js';
 import { directoryOwner, recordedUser } from './container-config.js';
 import { giveTree, type Owner } from './ownership.js';
 import type { RuntimeDirectories } from './contracts.js';
 import type { ContainerDetails } from './runtime.js';
-import { errnoCode, lstatOrUndefined } from '../shared/fs-errors.js';
+import { errnoCode, lstatOrUndefined, swapDirectory } from '../shared/fs-errors.js';
 
 export type { BackupInfo };
 
@@ -104,12 +103,8 @@ async function packFile(pack: tar.Pack, name: string, abs: string): Promise<void
 
 /** A gzip tar of only the selected relative paths (same header rules as packDirectory). */
 function packSelected(root: string, paths: readonly string[]): Readable {
-  const pack = tar.pack();
-  const gzip = createGzip();
-  pack.on('error', (err: Error) => gzip.destroy(err));
-  pack.pipe(gzip);
   const dirHeader = (name: string): PackHeader => ({ name, type: 'directory', mode: 0o755, mtime: new Date(0), uid: 0, gid: 0 });
-  const run = async () => {
+  const run = async (pack: tar.Pack) => {
     for (const path of paths) {
       const segments = path.split('/');
       let current = root;
@@ -138,15 +133,7 @@ function packSelected(root: string, paths: readonly string[]): Readable {
       }
     }
   };
-  run().then(
-    () => pack.finalize(),
-    (err: unknown) => {
-      const error = isAppError(err) ? err : new AppError('INVALID_ARCHIVE', `cannot pack ${root}: ${(err as Error).message}`, { cause: err });
-      gzip.destroy(error);
-      pack.destroy(error);
-    },
-  );
-  return gzip;
+  return gzipPack(root, run);
 }
 
 /** Hashes and counts what flows through. */
@@ -381,18 +368,11 @@ export class BackupService {
       const sha = digest.hash.digest('hex');
       if (sha !== info.sha256) throw new AppError('CHECKSUM_MISMATCH', `backup ${backupId} of instance ${instanceId} is corrupt (sha256 ${sha}, expected ${info.sha256})`);
       if (owner && (owner.uid !== process.getuid?.() || owner.gid !== process.getgid?.())) await giveTree(staging, owner);
-      if (current) await rename(target, old);
-      try {
-        await rename(staging, target);
-      } catch (err) {
-        if (current) await rename(old, target);
-        throw err;
-      }
+      await swapDirectory(target, staging, old, current !== undefined);
     } catch (err) {
       await rm(staging, { recursive: true, force: true });
       throw err;
     }
-    if (current) await rm(old, { recursive: true, force: true });
     return { restored: backupId, safetyBackupId: safety };
   }
 

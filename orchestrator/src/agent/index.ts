@@ -17,6 +17,7 @@ import { InstanceService } from './instance-service.js';
 import { FsLayerCache, HttpLayerSource } from './layer-cache.js';
 import { PortAllocator } from './port-allocator.js';
 import { FsRuntimeDirectories } from './runtime-directories.js';
+import { exitOnSignals } from '../shared/shutdown.js';
 
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadAgentConfig(processEnv()), 'agent');
@@ -94,19 +95,12 @@ async function main(): Promise<void> {
     logger: logger.child({ component: 'heartbeat' }),
   });
 
-  let stopping = false;
-  const shutdown = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'agent shutting down');
-    // Managed containers keep running: the agent's absence never stops a game.
+  // Managed containers keep running: the agent's absence never stops a game.
+  exitOnSignals(logger, 'agent', async () => {
     await heartbeater.stop();
     await app.close();
     logger.info('agent stopped');
-    process.exit(0);
-  };
-  process.once('SIGTERM', (s) => void shutdown(s));
-  process.once('SIGINT', (s) => void shutdown(s));
+  });
 
   await app.listen({ host: config.listenAddress, port: config.port });
   logger.info({ agentId: config.agentId, listen: `${config.listenAddress}:${config.port}`, portRange: config.portRange, version }, 'agent listening');

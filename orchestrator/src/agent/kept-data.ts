@@ -4,7 +4,7 @@
 // instances, and purged on request; a live instance's data is never touched here.
 
 import { randomBytes } from 'node:crypto';
-import { lstat, readdir, rename, rm } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { InstanceParams, KeptDataAttachBody, type KeptDataAttached, type KeptDataList, type KeptDataPurged } from '../contracts/agent-api.js';
@@ -12,6 +12,7 @@ import { AppError } from '../shared/errors.js';
 import { RESOURCE_ID_PATTERN } from '../shared/ids.js';
 import type { BackupService } from './backups.js';
 import type { RuntimeDirectories } from './contracts.js';
+import { swapDirectory } from '../shared/fs-errors.js';
 
 export interface KeptDataOptions {
   /** `<runtime>/instances` as the agent sees it. */
@@ -80,14 +81,7 @@ export class KeptData {
       throw new AppError('INSTANCE_CONFLICT', `the kept world of ${keptId} belongs to ${kept.uid}:${kept.gid} but instance ${to} runs as ${fresh.uid}:${fresh.gid}; create it with user {"mode": "custom", "uid": ${kept.uid}, "gid": ${kept.gid}}`);
     }
     const aside = join(this.deps.instancesDirectory, `.attach-old-${to}-${randomBytes(6).toString('hex')}`);
-    if (fresh) await rename(dest, aside);
-    try {
-      await rename(from, dest);
-    } catch (err) {
-      if (fresh) await rename(aside, dest);
-      throw err;
-    }
-    if (fresh) await rm(aside, { recursive: true, force: true });
+    await swapDirectory(dest, from, aside, fresh !== undefined);
     return { instanceId: to, from: keptId, replacedFresh: fresh !== undefined };
   }
 }

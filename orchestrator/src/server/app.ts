@@ -3,10 +3,9 @@
 // {"error":{"code","message"}}, OpenAPI at /api/v1/openapi.json and /metrics.
 // Testable without a socket through inject().
 
-import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyError } from 'fastify';
-import { errorCodeOf, errorHandler, headerValue, notFoundHandler } from '../shared/http.js';
+import { errorCodeOf, errorHandler, notFoundHandler } from '../shared/http.js';
 import { registerAuditHook } from './audit.js';
 import { authHook } from './auth/guard.js';
 import { METRICS_SCOPE } from './auth/scopes.js';
@@ -17,7 +16,7 @@ import { hostRoutes } from './routes/hosts.js';
 import { instanceRoutes } from './routes/instances.js';
 import { layerRoutes } from './routes/layers.js';
 import { importRoutes } from './routes/imports.js';
-import { QuietRoutesLogController } from '../shared/request-log.js';
+import { serviceHttpOptions } from '../shared/request-log.js';
 import { routerIntegrationRoutes } from './registry/router-integration.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { velocityRoutes } from './routes/velocity.js';
@@ -38,10 +37,7 @@ export type OrchestratorApp = Awaited<ReturnType<typeof buildApp>>;
 export async function buildApp(ctx: ServerContext) {
   const app = Fastify({
     loggerInstance: ctx.logger,
-    logController: new QuietRoutesLogController(),
-    bodyLimit: JSON_BODY_LIMIT,
-    requestIdHeader: false,
-    genReqId: (req) => headerValue(req, 'x-request-id') ?? randomUUID(),
+    ...serviceHttpOptions(JSON_BODY_LIMIT),
     childLoggerFactory: (logger, bindings, opts) => logger.child({ requestId: bindings.reqId }, opts),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   });

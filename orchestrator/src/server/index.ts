@@ -6,6 +6,7 @@ import { loadOrExit } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { loadOrchestratorConfig, processEnv } from './config.js';
 import { startOrchestrator } from './orchestrator.js';
+import { exitOnSignals } from '../shared/shutdown.js';
 
 async function main(): Promise<void> {
   const config = loadOrExit(() => loadOrchestratorConfig(processEnv()), 'orchestrator');
@@ -18,16 +19,7 @@ async function main(): Promise<void> {
   logger.info({ url: o.url, publicUrl: o.publicUrl, database: o.ctx.store.dialect, adminToken: tokenNote }, 'orchestrator listening');
   process.stdout.write(`EnderCloud orchestrator: API ${o.publicUrl}/api/v1 — admin token: ${tokenNote}\n`);
 
-  let stopping = false;
-  const shutdown = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'orchestrator shutting down');
-    await o.stop();
-    process.exit(0);
-  };
-  process.once('SIGTERM', (s) => void shutdown(s));
-  process.once('SIGINT', (s) => void shutdown(s));
+  exitOnSignals(logger, 'orchestrator', () => o.stop());
 }
 
 main().catch((err: unknown) => {

@@ -1,6 +1,6 @@
 // Small filesystem helpers shared by the agent's directory code.
 
-import { lstat } from 'node:fs/promises';
+import { lstat, rename, rm } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 
 /** The errno code of a Node filesystem error (ENOENT, EEXIST, …), if any. */
@@ -16,4 +16,20 @@ export async function lstatOrUndefined(path: string): Promise<Stats | undefined>
     if (errnoCode(err) === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+/**
+ * Puts `replacement` at `target` by rename: an existing target is moved to
+ * `aside` first and put back if the swap fails, then removed. Never a moment
+ * without either the old or the new tree at `target`'s parent.
+ */
+export async function swapDirectory(target: string, replacement: string, aside: string, targetExists: boolean): Promise<void> {
+  if (targetExists) await rename(target, aside);
+  try {
+    await rename(replacement, target);
+  } catch (err) {
+    if (targetExists) await rename(aside, target);
+    throw err;
+  }
+  if (targetExists) await rm(aside, { recursive: true, force: true });
 }

@@ -2,7 +2,10 @@
 // `quietLog` (agent heartbeats, the supervisor's inventory polls: every few seconds per host)
 // logs its successful requests at debug; refusals and errors keep their usual level.
 
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { headerValue } from './http.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -25,4 +28,18 @@ export class QuietRoutesLogController extends LogController {
     if (!isQuiet(request) || error || reply.statusCode >= 400) return super.requestCompleted(error, request, reply, metadata);
     reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
+}
+
+/**
+ * The Fastify options every EnderCloud HTTP service shares: quiet polling
+ * routes, a body limit, and the caller's x-request-id as the request id (a
+ * fresh one otherwise) so the agent's and the orchestrator's logs line up.
+ */
+export function serviceHttpOptions(bodyLimit: number) {
+  return {
+    logController: new QuietRoutesLogController(),
+    bodyLimit,
+    requestIdHeader: false as const,
+    genReqId: (req: IncomingMessage) => headerValue(req, 'x-request-id') ?? randomUUID(),
+  };
 }

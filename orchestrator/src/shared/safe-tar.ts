@@ -259,14 +259,22 @@ async function packTree(pack: tar.Pack, dir: string): Promise<void> {
 
 /** A deterministic gzip tar of a layer tree; see the module contract. */
 export function packDirectory(dir: string): Readable {
+  return gzipPack(dir, (pack) => packTree(pack, dir));
+}
+
+/**
+ * A gzip stream of the tar that `fill` writes; a failure while filling ends
+ * the stream with that error (INVALID_ARCHIVE naming `what` unless it is an AppError).
+ */
+export function gzipPack(what: string, fill: (pack: tar.Pack) => Promise<void>): Readable {
   const pack = tar.pack();
   const gzip = createGzip();
   pack.on('error', (err: Error) => gzip.destroy(err));
   pack.pipe(gzip);
-  packTree(pack, dir).then(
+  fill(pack).then(
     () => pack.finalize(),
     (err: unknown) => {
-      const error = isAppError(err) ? err : new AppError('INVALID_ARCHIVE', `cannot pack ${dir}: ${(err as Error).message}`, { cause: err });
+      const error = isAppError(err) ? err : new AppError('INVALID_ARCHIVE', `cannot pack ${what}: ${(err as Error).message}`, { cause: err });
       gzip.destroy(error);
       pack.destroy(error);
     },

@@ -88,24 +88,13 @@ export class OrchestratorMetrics {
         for (const i of (await view()).instances) this.set({ instance: i.instance, group: i.group, state: i.state }, 1);
       },
     });
-    for (const [name, help, field] of STATS_GAUGES) {
-      new Gauge({
-        name, help, labelNames: STATS_LABELS, registers,
-        async collect() {
-          this.reset();
-          for (const s of (await view()).stats) this.set({ instance: s.instance, group: s.group, host: s.host }, s[field]);
-        },
-      });
-    }
-    // Counters read from the engine: reset, then set to the sampled total (it restarts with the container; rate() handles that).
-    for (const [name, help, field] of STATS_COUNTERS) {
-      new Counter({
-        name, help, labelNames: STATS_LABELS, registers,
-        async collect() {
-          this.reset();
-          for (const s of (await view()).stats) this.inc({ instance: s.instance, group: s.group, host: s.host }, s[field]);
-        },
-      });
+    // Gauges take the last sample; counters read from the engine are reset, then set to the sampled total (it restarts with the container; rate() handles that).
+    const sampled = [...STATS_GAUGES.map((g) => [...g, true] as const), ...STATS_COUNTERS.map((c) => [...c, false] as const)];
+    for (const [name, help, field, isGauge] of sampled) {
+      const config = { name, help, labelNames: STATS_LABELS, registers };
+      const samples = async () => (await view()).stats.map((s) => [{ instance: s.instance, group: s.group, host: s.host }, s[field]] as const);
+      if (isGauge) new Gauge({ ...config, async collect() { this.reset(); for (const [labels, v] of await samples()) this.set(labels, v); } });
+      else new Counter({ ...config, async collect() { this.reset(); for (const [labels, v] of await samples()) this.inc(labels, v); } });
     }
     const hostGauge = (name: string, help: string, pick: (h: InstanceMetricsView['hosts'][number]) => number) =>
       new Gauge({

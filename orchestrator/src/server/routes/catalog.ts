@@ -8,7 +8,7 @@ import type { ServerContext } from '../context.js';
 import { GroupBody, TemplateBody, TemplateParams } from '../../contracts/catalog.js';
 import { IdParams, IdString } from '../schemas/common.js';
 import { groupView, templateView } from '../views.js';
-import { found } from './route-helpers.js';
+import { getOneRoute, listRoute } from './route-helpers.js';
 
 const TemplatesQuery = Type.Object({ name: Type.Optional(IdString) });
 const DryRunQuery = Type.Object({ dryRun: Type.Optional(Type.Boolean({ default: false, description: 'validate only: every check the write makes, nothing written (200)' })) });
@@ -27,21 +27,15 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
     return reply.status(created ? 201 : 200).send(templateView(template));
   });
 
-  api.get('/templates', {
-    schema: { tags: ['templates'], summary: 'List template versions', querystring: TemplatesQuery },
-    config: { auth: { scope: readScope('templates') } },
-  }, async (req) => {
-    const { name } = req.query as Static<typeof TemplatesQuery>;
-    return { templates: (await ctx.store.templates.list(name ? { name } : {})).map(templateView) };
+  listRoute(api, {
+    url: '/templates', tags: ['templates'], summary: 'List template versions', querystring: TemplatesQuery, scope: readScope('templates'), key: 'templates',
+    load: ({ name }) => ctx.store.templates.list(name ? { name } : {}), view: templateView,
   });
 
-  api.get('/templates/:name/versions/:version', {
-    schema: { tags: ['templates'], summary: 'One template version', params: TemplateParams },
-    config: { auth: { scope: readScope('templates') } },
-  }, async (req) => {
-    const { name, version } = req.params as TemplateParams;
-    const template = found(await ctx.store.templates.get(name, version), 'TEMPLATE_NOT_FOUND', `template ${name} version ${version} does not exist`);
-    return templateView(template);
+  getOneRoute(api, {
+    url: '/templates/:name/versions/:version', tags: ['templates'], summary: 'One template version', params: TemplateParams, scope: readScope('templates'),
+    load: ({ name, version }) => ctx.store.templates.get(name, version), code: 'TEMPLATE_NOT_FOUND',
+    missing: ({ name, version }) => `template ${name} version ${version} does not exist`, view: templateView,
   });
 
   api.delete('/templates/:name/versions/:version', {
@@ -71,13 +65,9 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
     config: { auth: { scope: readScope('groups') } },
   }, async () => ({ groups: (await ctx.store.groups.list()).map(groupView) }));
 
-  api.get('/groups/:id', {
-    schema: { tags: ['groups'], summary: 'One group', params: IdParams },
-    config: { auth: { scope: readScope('groups') } },
-  }, async (req) => {
-    const { id } = req.params as Static<typeof IdParams>;
-    const group = found(await ctx.store.groups.get(id), 'GROUP_NOT_FOUND', `group ${id} does not exist`);
-    return groupView(group);
+  getOneRoute(api, {
+    url: '/groups/:id', tags: ['groups'], summary: 'One group', params: IdParams, scope: readScope('groups'),
+    load: ({ id }) => ctx.store.groups.get(id), code: 'GROUP_NOT_FOUND', missing: ({ id }) => `group ${id} does not exist`, view: groupView,
   });
 
   api.delete('/groups/:id', {

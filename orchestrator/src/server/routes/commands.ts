@@ -7,7 +7,7 @@ import { ADMIN_SCOPE, readScope } from '../auth/scopes.js';
 import { auditTarget } from '../audit.js';
 import type { ServerContext } from '../context.js';
 import { commandView, tokenView } from '../views.js';
-import { found } from './route-helpers.js';
+import { getOneRoute } from './route-helpers.js';
 
 const CommandParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const CommandsQuery = Type.Object({
@@ -24,13 +24,9 @@ const TokenBody = Type.Object(
 );
 
 export async function commandRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
-  api.get('/commands/:id', {
-    schema: { tags: ['commands'], summary: 'One durable command', params: CommandParams },
-    config: { auth: { scope: readScope('commands') } },
-  }, async (req) => {
-    const { id } = req.params as Static<typeof CommandParams>;
-    const cmd = found(await ctx.store.commands.get(id), 'COMMAND_NOT_FOUND', `command ${id} does not exist`);
-    return commandView(cmd);
+  getOneRoute(api, {
+    url: '/commands/:id', tags: ['commands'], summary: 'One durable command', params: CommandParams, scope: readScope('commands'),
+    load: ({ id }) => ctx.store.commands.get(id), code: 'COMMAND_NOT_FOUND', missing: ({ id }) => `command ${id} does not exist`, view: commandView,
   });
 
   api.get('/commands', {

@@ -9,7 +9,7 @@ import { HeartbeatBody } from '../services/heartbeat-input.js';
 import { removeHost } from '../services/host-removal.js';
 import { AgentIdString, IdString } from '../schemas/common.js';
 import { hostView, instanceView } from '../views.js';
-import { found, hostAnswer } from './route-helpers.js';
+import { getOneRoute, hostAnswer } from './route-helpers.js';
 
 const AgentParams = Type.Object({ agentId: AgentIdString });
 const HostParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -47,13 +47,9 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
     return { hosts: hosts.map((h) => hostView(h, counts[h.id] ?? 0)) };
   });
 
-  api.get('/hosts/:id', {
-    schema: { tags: ['hosts'], summary: 'One host', params: HostParams },
-    config: { auth: { scope: readScope('hosts') } },
-  }, async (req) => {
-    const { id } = req.params as Static<typeof HostParams>;
-    const host = found(await ctx.store.hosts.get(id), 'HOST_NOT_FOUND', `host ${id} is not registered`);
-    return hostAnswer(ctx, host);
+  getOneRoute(api, {
+    url: '/hosts/:id', tags: ['hosts'], summary: 'One host', params: HostParams, scope: readScope('hosts'),
+    load: ({ id }) => ctx.store.hosts.get(id), code: 'HOST_NOT_FOUND', missing: ({ id }) => `host ${id} is not registered`, view: (host) => hostAnswer(ctx, host),
   });
 
   api.post('/hosts/:id/maintenance', {

@@ -10,6 +10,7 @@ import { auditTarget } from '../audit.js';
 import type { ServerContext } from '../context.js';
 import { IdParams, IdString, Sha256String } from '../schemas/common.js';
 import { layerView } from '../views.js';
+import { listRoute } from './route-helpers.js';
 
 const ArchiveQuery = Type.Object({ checksum: Sha256String });
 const ListQuery = Type.Object({ id: Type.Optional(IdString) });
@@ -40,12 +41,9 @@ export async function layerRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     return reply.status(created ? 201 : 200).send({ id: layer.id, checksum: layer.checksum, sizeBytes: layer.sizeBytes, created });
   });
 
-  api.get('/template-layers', {
-    schema: { tags: ['layers'], summary: 'List layers (every checksum of every id)', querystring: ListQuery },
-    config: { auth: { scope: readScope('layers') } },
-  }, async (req) => {
-    const { id } = req.query as Static<typeof ListQuery>;
-    return { layers: (await ctx.store.layers.list(id ? { id } : {})).map(layerView) };
+  listRoute(api, {
+    url: '/template-layers', tags: ['layers'], summary: 'List layers (every checksum of every id)', querystring: ListQuery, scope: readScope('layers'), key: 'layers',
+    load: ({ id }) => ctx.store.layers.list(id ? { id } : {}), view: layerView,
   });
 
   api.delete('/template-layers/:id', {

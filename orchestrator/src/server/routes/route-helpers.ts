@@ -2,7 +2,9 @@
 // names, the host it is placed on, a host with its instance count, and the 202
 // answer of an accepted instance action.
 
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ScopeRequirement } from '../auth/scopes.js';
 import type { Host, Instance } from '../../domain/index.js';
 import { AppError, type ErrorCode } from '../../shared/errors.js';
 import type { ServerContext } from '../context.js';
@@ -33,4 +35,28 @@ export function acceptedAction(reply: FastifyReply, instanceId: string, result: 
 export function found<T>(value: T | undefined | null, code: ErrorCode, message: string): T {
   if (!value) throw new AppError(code, message);
   return value;
+}
+
+/**
+ * A read-one route: GET `url`, the record `load` finds for its parameters
+ * shown through `view`, or `code` with `missing`'s message when there is none.
+ */
+export function getOneRoute<P extends TSchema, T>(api: FastifyInstance, o: {
+  url: string; tags: string[]; summary: string; params: P; scope: ScopeRequirement;
+  load: (params: Static<P>) => Promise<T | undefined>; code: ErrorCode; missing: (params: Static<P>) => string; view: (record: T) => unknown;
+}): void {
+  api.get(o.url, { schema: { tags: o.tags, summary: o.summary, params: o.params }, config: { auth: { scope: o.scope } } }, async (req) => {
+    const params = req.params as Static<P>;
+    return o.view(found(await o.load(params), o.code, o.missing(params)));
+  });
+}
+
+/** A list route: GET `url` with an optional query, answered as `{ [key]: records.map(view) }`. */
+export function listRoute<Q extends TSchema, T>(api: FastifyInstance, o: {
+  url: string; tags: string[]; summary: string; querystring: Q; scope: ScopeRequirement; key: string;
+  load: (query: Static<Q>) => Promise<T[]>; view: (record: T) => unknown;
+}): void {
+  api.get(o.url, { schema: { tags: o.tags, summary: o.summary, querystring: o.querystring }, config: { auth: { scope: o.scope } } }, async (req) => ({
+    [o.key]: (await o.load(req.query as Static<Q>)).map(o.view),
+  }));
 }

@@ -13,10 +13,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { Heartbeater } from '../../src/agent/heartbeat.js';
-import { parseRouterToml, type RouterConfig } from '../../src/router/config.js';
-import { RouterMetrics } from '../../src/router/metrics.js';
-import { buildRouterParts } from '../../src/router/router-parts.js';
-import { Router } from '../../src/router/router.js';
 import { orchestratorConfig } from '../../src/server/config.js';
 import { startOrchestrator, type Orchestrator } from '../../src/server/orchestrator.js';
 import { realTimers } from '../../src/shared/timers.js';
@@ -25,7 +21,7 @@ import { docker, removeContainersByLabel, uniqueId } from './docker.js';
 import { ensureImage } from './images.js';
 import { mcServerImage } from './mc-server.js';
 import { freePort } from './registry.js';
-import { until, type StackRouter } from './router-stack.js';
+import { startTestRouter, until, type StackRouter } from './router-stack.js';
 
 export { until };
 export type Loose = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -214,28 +210,9 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
     },
     runtimeDir: (id) => join(agent!.runtimeDirectory, 'instances', id),
     async startRouter(toml) {
-      const parsed = parseRouterToml(toml);
-      const routerConfig: RouterConfig = {
-        ...parsed, limits: { ...parsed.limits, loginRatelimitMs: 0, maxConnectionsPerIp: 100_000 }, configPath: 'fleet.toml',
-        orchestratorUrl: url, routerToken: stack.routerToken, routerId: uniqueId('router'),
-      };
-      const metrics = new RouterMetrics();
-      const parts = buildRouterParts(routerConfig, silent, metrics, { registryBackoff: { initialMs: 100, maxMs: 500 }, sessionBackoff: { initialMs: 100, maxMs: 500 }, sessionFlushMs: 100 });
-      const router = new Router({ config: routerConfig, resolver: parts.resolver, waker: parts.waker!, sessions: parts.sessions!, metrics, logger: silent });
-      // The one router the orchestrator sends transferred players back to.
-      const address = await router.listen(routers.length === 0 ? routerPort : 0, '127.0.0.1');
-      let closed = false;
-      const r: StackRouter = {
-        router, parts, metrics, port: address.port,
-        async close() {
-          if (closed) return;
-          closed = true;
-          await router.close();
-          await parts.close();
-        },
-      };
+      // The first router is the one the orchestrator sends transferred players back to.
+      const r = await startTestRouter(toml, { orchestratorUrl: url, routerToken: stack.routerToken, configPath: 'fleet.toml', port: routers.length === 0 ? routerPort : 0 });
       routers.push(r);
-      await until('router registry sync', () => parts.registry!.connected, 10_000);
       return r;
     },
     async kill() {

@@ -24,6 +24,40 @@ import { freePort } from './registry.js';
 const silent = pino({ level: 'silent' });
 export const RCON_PASSWORD_VARIABLE = 'RCON_PASSWORD';
 
+/**
+ * A router following the orchestrator at `orchestratorUrl`, configured from `toml` with the
+ * test limits (no login rate limit, no per-IP cap) and short backoffs; resolves once its
+ * registry stream is connected. The caller closes it.
+ */
+export async function startTestRouter(toml: string, o: { orchestratorUrl: string; routerToken: string; configPath: string; routerId?: string; port?: number }): Promise<StackRouter> {
+  const parsed = parseRouterToml(toml);
+  const routerConfig: RouterConfig = {
+    ...parsed, limits: { ...parsed.limits, loginRatelimitMs: 0, maxConnectionsPerIp: 100_000 }, configPath: o.configPath,
+    orchestratorUrl: o.orchestratorUrl, routerToken: o.routerToken, routerId: o.routerId ?? uniqueId('router'),
+  };
+  const metrics = new RouterMetrics();
+  const parts = buildRouterParts(routerConfig, silent, metrics, { registryBackoff: { initialMs: 100, maxMs: 500 }, sessionBackoff: { initialMs: 100, maxMs: 500 }, sessionFlushMs: 100 });
+  const router = new Router({ config: routerConfig, resolver: parts.resolver, waker: parts.waker!, sessions: parts.sessions!, metrics, logger: silent });
+  const address = await router.listen(o.port ?? 0, '127.0.0.1');
+  let closed = false;
+  const r: StackRouter = {
+    router, parts, metrics, port: address.port,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await router.close();
+      await parts.close();
+    },
+  };
+  try {
+    await until('router registry sync', () => parts.registry!.connected, 10_000);
+  } catch (err) {
+    await r.close();
+    throw err;
+  }
+  return r;
+}
+
 export interface StackRouter {
   router: Router;
   parts: RouterParts;
@@ -135,27 +169,8 @@ export async function startStack(prefix = 'rtr', opts: { routerScopes?: string[]
       return { id: created.id, endpoint: (body.endpoint as { host: string; port: number } | null) ?? null };
     },
     async startRouter(toml, opts = {}) {
-      const parsed = parseRouterToml(toml);
-      const routerConfig: RouterConfig = {
-        ...parsed, limits: { ...parsed.limits, loginRatelimitMs: 0, maxConnectionsPerIp: 100_000 }, configPath: 'stack.toml',
-        orchestratorUrl: url, routerToken: stack.routerToken, routerId: opts.routerId ?? uniqueId('router'),
-      };
-      const metrics = new RouterMetrics();
-      const parts = buildRouterParts(routerConfig, silent, metrics, { registryBackoff: { initialMs: 100, maxMs: 500 }, sessionBackoff: { initialMs: 100, maxMs: 500 }, sessionFlushMs: 100 });
-      const router = new Router({ config: routerConfig, resolver: parts.resolver, waker: parts.waker!, sessions: parts.sessions!, metrics, logger: silent });
-      const address = await router.listen(opts.port ?? 0, '127.0.0.1');
-      let closed = false;
-      const r: StackRouter = {
-        router, parts, metrics, port: address.port,
-        async close() {
-          if (closed) return;
-          closed = true;
-          await router.close();
-          await parts.close();
-        },
-      };
+      const r = await startTestRouter(toml, { orchestratorUrl: url, routerToken: stack.routerToken, configPath: 'stack.toml', ...opts });
       routers.push(r);
-      await until('router registry sync', () => parts.registry!.connected, 10_000);
       return r;
     },
     async stopOrchestrator() {

@@ -33,7 +33,7 @@ export function InstancePage({ me, id }: { me: Me; id: string }) {
           <div><dt>Endpoint</dt><dd>{i.endpoint ? <code>{i.endpoint.host}:{i.endpoint.port}</code> : '–'}</dd></div>
           <div><dt>Players</dt><dd>{i.players ? `${i.players.online} / ${i.players.max}` : '–'}</dd></div>
           <div><dt>Image</dt><dd><code>{i.image}</code></dd></div>
-          <div><dt>Active action</dt><dd>{i.activeAction ? i.activeAction.kind : 'none'}</dd></div>
+          <div><dt>Active action</dt><dd data-testid="active-action">{i.activeAction ? i.activeAction.kind : 'none'}</dd></div>
           {i.maintenance?.enabled ? <div><dt>Maintenance</dt><dd>{i.maintenance.message}</dd></div> : null}
           {i.crashLoop?.tripped ? <div><dt>Crash loop</dt><dd>tripped {ago(i.crashLoop.trippedAt)}</dd></div> : null}
         </dl>
@@ -42,7 +42,7 @@ export function InstancePage({ me, id }: { me: Me; id: string }) {
         <Timeline id={id} />
         <Players id={id} />
       </div>
-      <LiveLog id={id} />
+      <LiveLog id={id} state={i.state as string} />
       {write ? <Console id={id} /> : null}
       <Backups instance={i} write={write} />
       <Settings instance={i} write={write} />
@@ -86,19 +86,28 @@ function Players({ id }: { id: string }) {
 const LOG_TAIL = 200;
 const LOG_MAX_CHARS = 200_000;
 
-/** The log: `?follow=true` read as a stream; an answer that ends at once (no follow support) is shown with a note. */
-function LiveLog({ id }: { id: string }) {
+/**
+ * The log: `?follow=true` read as a stream. An answer that ends (no follow
+ * support, or the container stopped) is shown with a note and read again when
+ * the instance's state changes (an event, not a timer).
+ */
+function LiveLog({ id, state }: { id: string; state: string }) {
   const [text, setText] = useState('');
+  /** The state the instance had when the last stream ended (null while one is open). */
+  const endedAt = useRef<string | null>(null);
+  const latestState = useRef(state);
+  latestState.current = state;
   const [note, setNote] = useState<string>();
   const [error, setError] = useState<unknown>();
   const [generation, setGeneration] = useState(0);
   const pre = useRef<HTMLPreElement>(null);
   useEffect(() => {
     const abort = new AbortController();
-    setText('');
     setNote(undefined);
     setError(undefined);
+    endedAt.current = null;
     const started = Date.now();
+    let first = true;
     (async () => {
       const res = await fetch(`/api/v1/instances/${enc(id)}/logs?follow=true&tail=${LOG_TAIL}`, { credentials: 'same-origin', headers: CSRF, signal: abort.signal });
       if (!res.ok || !res.body) {
@@ -111,14 +120,22 @@ function LiveLog({ id }: { id: string }) {
         const { done, value } = await reader.read();
         if (done) break;
         const chunk = decoder.decode(value, { stream: true });
-        setText((t) => (t + chunk).slice(-LOG_MAX_CHARS));
+        setText((t) => (first ? chunk : t + chunk).slice(-LOG_MAX_CHARS));
+        first = false;
       }
-      setNote(Date.now() - started < 2000 ? `The last ${LOG_TAIL} lines; this orchestrator does not follow the log live (reload to refresh).` : 'The log stream ended (the container stopped or was replaced).');
+      if (first) setText('');
+      endedAt.current = latestState.current;
+      setNote(Date.now() - started < 2000 ? `The last ${LOG_TAIL} lines; this orchestrator does not follow the log live: it is read again when the state changes, or with Reconnect.` : 'The log stream ended (the container stopped or was replaced).');
     })().catch((err: unknown) => {
-      if (!abort.signal.aborted) setError(err);
+      if (abort.signal.aborted) return;
+      setError(err);
+      endedAt.current = latestState.current;
     });
     return () => abort.abort();
   }, [id, generation]);
+  useEffect(() => {
+    if (endedAt.current !== null && endedAt.current !== state) setGeneration((g) => g + 1);
+  }, [state]);
   useEffect(() => {
     const el = pre.current;
     if (el) el.scrollTop = el.scrollHeight;

@@ -53,7 +53,7 @@ export async function buildApp(ctx: ServerContext) {
   });
 
   // The web panel's session cookie authenticates like a bearer token (server/web).
-  const sessions = new WebSessionService({ store: ctx.store, clock: ctx.clock, logger: ctx.logger.child({ component: 'web' }), tokens: ctx.tokens });
+  const sessions = new WebSessionService({ store: ctx.store, clock: ctx.clock, logger: ctx.logger.child({ component: 'web' }), tokens: ctx.tokens, publicUrl: ctx.config.publicUrl });
   const authenticate = authHook(ctx.tokens, sessions);
   // Authenticate before the body is read: an anonymous upload is refused unread.
   app.addHook('onRequest', async (request, reply) => {

@@ -196,3 +196,18 @@ describe('the static panel', () => {
     expect(((await api.json()) as Json).error).toEqual({ code: 'NOT_FOUND', message: 'no route GET /api/v1/nothing-here' });
   });
 });
+
+describe('behind a TLS-terminating proxy (ENDERCLOUD_PUBLIC_URL=https://…)', () => {
+  it('marks the cookie Secure and accepts the public origin as Origin', async () => {
+    await orchestrator.stop();
+    env = { ...env, ENDERCLOUD_PUBLIC_URL: 'https://panel.example.com' };
+    await start();
+    const { setCookie, cookie } = await login(ADMIN);
+    expect(setCookie).toMatch(/; Secure$/);
+    const post = (origin: string) => fetch(url('/api/v1/maintenance'), {
+      method: 'POST', headers: { cookie: cookie!, ...CSRF, origin, 'content-type': 'application/json' }, body: JSON.stringify({ enabled: false }),
+    });
+    expect((await post('https://panel.example.com')).status).toBe(200);
+    expect((await post('https://evil.example.com')).status).toBe(403);
+  });
+});

@@ -23,6 +23,8 @@ export type AuthSpec =
 export interface SessionAuthenticator {
   cookieOf(request: FastifyRequest): string | undefined;
   authenticate(sessionId: string): Promise<Principal | undefined>;
+  /** The origin users reach the API at (ENDERCLOUD_PUBLIC_URL), also accepted as `Origin` behind a proxy that rewrites Host. */
+  readonly publicOrigin?: string | undefined;
 }
 
 /** The header a cookie-authenticated mutation must carry (a cross-site form cannot set it). */
@@ -81,19 +83,20 @@ async function authenticateUser(request: FastifyRequest, tokens: TokenService, s
   if (sessions === undefined || sessionId === undefined) throw new AppError('UNAUTHORIZED', 'missing bearer token (Authorization: Bearer <token>)');
   const principal = await sessions.authenticate(sessionId);
   if (!principal) throw new AppError('UNAUTHORIZED', 'the panel session has expired or its token was revoked: sign in again');
-  if (!SAFE_METHODS.includes(request.method)) assertSameSite(request);
+  if (!SAFE_METHODS.includes(request.method)) assertSameSite(request, sessions.publicOrigin);
   request.principal = principal;
   request.authVia = 'session';
   return principal;
 }
 
 /** CSRF defence on top of SameSite=Strict: the custom header, and a matching Origin when one is sent. */
-export function assertSameSite(request: FastifyRequest): void {
+export function assertSameSite(request: FastifyRequest, publicOrigin?: string): void {
   if (request.headers[CSRF_HEADER] !== '1') {
     throw new AppError('FORBIDDEN', `a request authenticated by the panel session must send the header ${CSRF_HEADER}: 1 (cross-site requests are refused)`);
   }
   const origin = request.headers.origin;
   if (origin !== undefined && origin !== 'null') {
+    if (publicOrigin !== undefined && origin === publicOrigin) return;
     let host: string | undefined;
     try {
       host = new URL(origin).host;

@@ -44,8 +44,9 @@ const MIME: Record<string, string> = {
 
 const LoginBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
 
-function sessionCookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
-  const secure = request.protocol === 'https' ? '; Secure' : '';
+/** `Secure` when served over HTTPS, or when ENDERCLOUD_PUBLIC_URL is https (a TLS-terminating proxy in front). */
+function sessionCookie(request: FastifyRequest, publicUrl: string | undefined, value: string, maxAgeSeconds: number): string {
+  const secure = request.protocol === 'https' || publicUrl?.startsWith('https:') ? '; Secure' : '';
   return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSeconds}${secure}`;
 }
 
@@ -65,12 +66,12 @@ export async function webRoutes(app: FastifyInstance, ctx: ServerContext, sessio
       schema: { tags: ['panel'], summary: 'Panel login: exchange a token for an HttpOnly session cookie (needs x-endercloud-csrf: 1)', body: LoginBody },
       config: { auth: { public: true }, audit: { action: 'session.login', targetKind: 'session' } },
     }, async (req, reply) => {
-      assertSameSite(req);
+      assertSameSite(req, sessions.publicOrigin);
       const { token } = req.body as Static<typeof LoginBody>;
       const session = await sessions.login(token);
       if (!session) throw new AppError('UNAUTHORIZED', 'unknown or revoked token');
       req.principal = session.principal;
-      return reply.header('set-cookie', sessionCookie(req, session.sessionId, Math.floor(sessions.ttlMs / 1000)))
+      return reply.header('set-cookie', sessionCookie(req, ctx.config.publicUrl, session.sessionId, Math.floor(sessions.ttlMs / 1000)))
         .header('cache-control', 'no-store')
         .send(principalView(session.principal, 'session'));
     });
@@ -86,7 +87,7 @@ export async function webRoutes(app: FastifyInstance, ctx: ServerContext, sessio
     }, async (req, reply) => {
       const id = sessions.cookieOf(req);
       if (id !== undefined) await sessions.logout(id);
-      return reply.header('set-cookie', sessionCookie(req, '', 0)).status(204).send();
+      return reply.header('set-cookie', sessionCookie(req, ctx.config.publicUrl, '', 0)).status(204).send();
     });
 
     api.get('/events', {

@@ -22,13 +22,19 @@ export interface WebSessionServiceOptions {
   clock: Clock;
   logger: Logger;
   tokens: TokenService;
+  /** ENDERCLOUD_PUBLIC_URL: its origin is accepted as a request's `Origin`. */
+  publicUrl?: string | undefined;
   ttlMs?: number;
 }
 
 export class WebSessionService implements SessionAuthenticator {
   private lastSweep = 0;
 
-  constructor(private readonly deps: WebSessionServiceOptions) {}
+  readonly publicOrigin: string | undefined;
+
+  constructor(private readonly deps: WebSessionServiceOptions) {
+    this.publicOrigin = deps.publicUrl === undefined ? undefined : new URL(deps.publicUrl).origin;
+  }
 
   get ttlMs(): number {
     return this.deps.ttlMs ?? SESSION_TTL_MS;

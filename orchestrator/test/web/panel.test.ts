@@ -27,6 +27,7 @@ let stack: FleetStack;
 let context: BrowserContext;
 let page: Page;
 let profile: string;
+/** Created on the Tokens page (the test before the read-only one). */
 let readToken: string;
 let instanceId: string;
 let readOnlyInstanceId: string;
@@ -58,7 +59,6 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   stack = await startFleetStack('panel', { env: { ENDERCLOUD_WEB_DIR: WEB_DIST } });
   await stack.must('PUT', '/groups/survival', { kind: 'persistent', variants: [{ id: 'main', template: { name: stack.template, version: '1' } }] });
-  readToken = (await stack.must('POST', '/tokens', { name: `${stack.run}-viewer`, scopes: ['read'] })).secret as string;
   // An instance the read-only token looks at (never started: no container work).
   readOnlyInstanceId = (await stack.must('POST', '/instances', { groupId: 'survival', variantId: 'main', name: READ_ONLY_NAME, start: false })).id as string;
   await stack.waitState(readOnlyInstanceId, 'stopped', 60_000);
@@ -202,6 +202,47 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await shot('09-deleted');
   });
 
+  it('puts a host in maintenance with a message and ends it; the audit log lists what was done', async () => {
+    await page.getByRole('link', { name: 'Hosts' }).click();
+    await page.getByLabel(`Maintenance message for ${stack.hostId}`).fill('disk swap');
+    await button('Start maintenance').click();
+    await button('End maintenance').waitFor();
+    expect((await stack.api('GET', `/hosts/${stack.hostId}`)).body).toMatchObject({ status: 'MAINTENANCE', maintenance: { enabled: true, message: 'disk swap' } });
+    await shot('10-host-maintenance');
+    await button('End maintenance').click();
+    await button('Start maintenance').waitFor();
+    await until('host back ONLINE', async () => (await stack.api('GET', `/hosts/${stack.hostId}`)).body.status === 'ONLINE', 20_000, 100);
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    for (const action of ['host.maintenance', 'instance.delete', 'instance.restore', 'instance.backup', 'instance.console', 'instance.create']) {
+      await page.getByRole('rowheader', { name: action, exact: true }).first().waitFor();
+    }
+    await shot('11-audit');
+  });
+
+  it('creates a token with scopes (its secret shown once) and revokes another', async () => {
+    await page.getByRole('link', { name: 'Tokens' }).click();
+    const create = async (name: string, scopes: string[]) => {
+      await page.getByLabel('Name', { exact: true }).fill(name);
+      for (const box of await page.getByRole('group', { name: 'Scopes' }).getByRole('checkbox').all()) await box.uncheck();
+      for (const scope of scopes) await page.getByRole('checkbox', { name: scope, exact: true }).check();
+      await button('Create token').click();
+      const secret = await page.getByTestId('token-secret').inputValue();
+      await button('Done').click();
+      await page.getByTestId('token-secret').waitFor({ state: 'detached' });
+      return secret;
+    };
+    readToken = await create(`${stack.run}-viewer`, ['read']);
+    expect(readToken).toMatch(/^ect_/);
+    const throwaway = await create(`${stack.run}-throwaway`, ['instances:read', 'hosts:read']);
+    const listed = ((await stack.api('GET', '/tokens')).body.tokens as Loose[]).find((t) => t.name === `${stack.run}-throwaway`)!;
+    expect(listed.scopes).toEqual(['instances:read', 'hosts:read']);
+    expect(JSON.stringify(await stack.api('GET', '/tokens'))).not.toContain(throwaway);
+    await button(`Revoke ${stack.run}-throwaway`).click();
+    await page.getByRole('row', { name: new RegExp(`${stack.run}-throwaway`) }).getByText(/^revoked/).waitFor();
+    expect((await fetch(`${stack.url}/api/v1/instances`, { headers: { authorization: `Bearer ${throwaway}` } })).status).toBe(401);
+    await shot('12-tokens');
+  });
+
   it('refuses a cross-site form post that carries the session cookie (CSRF)', async () => {
     // Another port on the same host is the same *site*: SameSite=Strict sends the cookie; the CSRF check must refuse.
     evil = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(
@@ -215,7 +256,7 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     expect(response.status()).toBe(403);
     expect((await response.request().allHeaders()).cookie ?? '').toContain('endercloud_session=');
     expect(await response.text()).toContain('x-endercloud-csrf');
-    await shot('10-csrf-refused');
+    await shot('13-csrf-refused');
     expect((await stack.get(readOnlyInstanceId)).desiredState).toBe('stopped');
     expect((await stack.commands(readOnlyInstanceId)).some((c) => c.kind === 'start')).toBe(false);
     // The same request with the header but a foreign Origin is refused too.
@@ -234,7 +275,7 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     expect(await context.cookies(stack.url)).toEqual([]);
     const replay = await fetch(`${stack.url}/api/v1/session`, { headers: { cookie: `${cookie.name}=${cookie.value}` } });
     expect(replay.status).toBe(401);
-    await shot('11-logged-out');
+    await shot('14-logged-out');
   });
 
   it('a read-only token sees no action buttons, and the API refuses a mutation anyway', async () => {
@@ -260,10 +301,10 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await openInstance(readOnlyInstanceId);
     await page.setViewportSize({ width: 390, height: 844 });
     await page.emulateMedia({ colorScheme: 'dark' });
-    await shot('12-read-only-phone-dark');
+    await shot('15-read-only-phone-dark');
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.emulateMedia({ colorScheme: 'light' });
-    await shot('13-read-only-desktop');
+    await shot('16-read-only-desktop');
     await button('Sign out').click();
     await page.getByLabel('API token').waitFor();
     expect(pageErrors).toEqual([]);

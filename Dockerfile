@@ -14,7 +14,9 @@
 # NPM_CI_FLAGS: extra `npm ci` flags, e.g. --offline with an npm cache in the base.
 ARG BASE_IMAGE=node:20-bookworm-slim
 
-# Build stage: all dependencies, then TypeScript compiled to dist/.
+# Build stage: all dependencies, then TypeScript compiled to dist/, then the web
+# panel (web/) built to static files. The orchestrator's own `npm ci` skips the
+# panel here (../web is copied after it), so each part keeps its layer cache.
 FROM ${BASE_IMAGE} AS build
 WORKDIR /app/orchestrator
 ARG NPM_CI_FLAGS=""
@@ -22,6 +24,11 @@ COPY orchestrator/package.json orchestrator/package-lock.json ./
 RUN npm ci ${NPM_CI_FLAGS}
 COPY orchestrator/ ./
 RUN npx tsc -p tsconfig.json --noEmit false --outDir dist
+WORKDIR /app/web
+COPY web/package.json web/package-lock.json ./
+RUN npm ci --include=dev ${NPM_CI_FLAGS}
+COPY web/ ./
+RUN npm run build
 
 # Runtime stage: production dependencies and the compiled code only.
 FROM ${BASE_IMAGE}
@@ -31,5 +38,7 @@ ARG NPM_CI_FLAGS=""
 COPY orchestrator/package.json orchestrator/package-lock.json ./
 RUN npm ci --omit=dev ${NPM_CI_FLAGS} && npm cache clean --force
 COPY --from=build /app/orchestrator/dist ./dist
+# The orchestrator serves the panel at / from ../web/dist (ENDERCLOUD_WEB_DIR overrides).
+COPY --from=build /app/web/dist /app/web/dist
 EXPOSE 8080 8081
 CMD ["node", "dist/src/server/index.js"]

@@ -134,6 +134,12 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
     }, 60_000);
     expect(host.controlUrl).toBe('http://agent:8081');
 
+    // The image carries the web panel: the orchestrator serves it at / (not the 503 "panel not built").
+    const panel = await fetch(`http://127.0.0.1:${orchestratorPort}/`, { signal: AbortSignal.timeout(5000) });
+    expect(panel.status).toBe(200);
+    expect(panel.headers.get('content-type')).toContain('text/html');
+    expect(await panel.text()).toContain('<div id="root">');
+
     // The router service: its own `router`-scoped token and a config bound to a free loopback port.
     const api = (path: string, init: RequestInit = {}) =>
       fetch(`http://127.0.0.1:${orchestratorPort}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, signal: AbortSignal.timeout(5000) });

@@ -7,7 +7,7 @@
 // has no compiler. Everything else `npm ci` fetches from the npm registry.
 
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
@@ -58,6 +58,12 @@ async function sqlitePrebuild(): Promise<{ name: string; bytes: Buffer }> {
   return { name: `${digest}-${file.replace(/[^a-zA-Z0-9.]+/g, '-')}`, bytes: gzipSync(Buffer.concat(chunks)) };
 }
 
+/**
+ * glibc libraries a Debian slim base has and the host's node binary does not link:
+ * the web panel's build tools (rolldown, lightningcss native bindings) need librt.
+ */
+const EXTRA_LIBRARIES = ['/lib/x86_64-linux-gnu/librt.so.1', '/lib/x86_64-linux-gnu/libresolv.so.2'].filter((p) => existsSync(p));
+
 async function npmNodeImage(): Promise<ImageDefinition> {
   const prebuild = await sqlitePrebuild();
   return {
@@ -67,6 +73,7 @@ async function npmNodeImage(): Promise<ImageDefinition> {
       'ENV HOME=/root NPM_CONFIG_CAFILE=/etc/ssl/certs/ca-certificates.crt NPM_CONFIG_UPDATE_NOTIFIER=false',
       'COPY npm/ /usr/local/lib/node_modules/npm/',
       'COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt',
+      ...(EXTRA_LIBRARIES.length > 0 ? ['COPY lib/ /'] : []),
       `COPY prebuild.tar.gz /root/.npm/_prebuilds/${prebuild.name}`,
       'RUN ["/bin/sh", "-c", "mkdir -p /usr/bin && ln -s /bin/busybox /usr/bin/env && ln -s /usr/local/lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm && ln -s /usr/local/lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx"]',
     ].join('\n'),
@@ -74,18 +81,25 @@ async function npmNodeImage(): Promise<ImageDefinition> {
       ...walk(NPM_DIR, () => false).map((p) => ({ path: `npm/${p}`, from: join(NPM_DIR, p) })),
       { path: 'ca-certificates.crt', from: CA_BUNDLE, mode: 0o644 },
       { path: 'prebuild.tar.gz', content: prebuild.bytes, mode: 0o644 },
+      ...EXTRA_LIBRARIES.map((p) => ({ path: `lib${p}`, from: realpathSync(p), mode: 0o755 })),
     ],
   };
 }
 
-const APP_SKIP = (rel: string) => /^(node_modules|dist|data|\.test-cache)(\/|$)/.test(rel);
+const APP_SKIP = (rel: string) => /^(node_modules|dist|data|test-output|\.test-cache)(\/|$)/.test(rel);
+
+/** What the Dockerfile copies: the package and the web panel's sources, as repository-relative paths (sorted). */
+function appSources(): string[] {
+  return ['orchestrator', 'web']
+    .filter((dir) => existsSync(join(REPO, dir)))
+    .flatMap((dir) => walk(join(REPO, dir), APP_SKIP).map((rel) => `${dir}/${rel}`))
+    .sort();
+}
 
 /** The app image's tag, addressed by the content of the Dockerfile and the package sources. */
 export function appImageTag(): string {
   const hash = createHash('sha256').update(readFileSync(join(REPO, 'Dockerfile')));
-  for (const rel of walk(join(REPO, 'orchestrator'), APP_SKIP).sort()) {
-    hash.update(`\0${rel}\0`).update(readFileSync(join(REPO, 'orchestrator', rel)));
-  }
+  for (const rel of appSources()) hash.update(`\0${rel}\0`).update(readFileSync(join(REPO, rel)));
   return `endercloud-test/app:${hash.digest('hex').slice(0, 16)}`;
 }
 
@@ -119,9 +133,9 @@ export async function buildAppImage(): Promise<AppImageBuild> {
   const base = await ensureImage(await npmNodeImage());
   const ctx = pack();
   ctx.entry({ name: 'Dockerfile' }, readFileSync(join(REPO, 'Dockerfile')));
-  for (const rel of walk(join(REPO, 'orchestrator'), APP_SKIP)) {
-    const full = join(REPO, 'orchestrator', rel);
-    ctx.entry({ name: `orchestrator/${rel}`, mode: statSync(full).mode & 0o777 }, readFileSync(full));
+  for (const rel of appSources()) {
+    const full = join(REPO, rel);
+    ctx.entry({ name: rel, mode: statSync(full).mode & 0o777 }, readFileSync(full));
   }
   ctx.finalize();
   const stream = await docker().buildImage(ctx as unknown as NodeJS.ReadableStream, {

@@ -31,7 +31,10 @@ export const CreateInstanceBody = Type.Object(
 );
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const HistoryQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
-const LogsQuery = Type.Object({ tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
+const LogsQuery = Type.Object({
+  tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  follow: Type.Optional(Type.Boolean({ description: 'stream: the last `tail` lines, then each line as it is written, as chunked text/plain until the client disconnects or the container stops' })),
+});
 const ListQuery = Type.Object({
   groupId: Type.Optional(IdString),
   hostId: Type.Optional(Type.String({ maxLength: 128 })),
@@ -93,14 +96,22 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
   });
 
   api.get('/instances/:id/logs', {
-    schema: { tags: ['instances'], summary: 'The container output (last `tail` lines, through the agent)', params: InstanceParams, querystring: LogsQuery },
+    schema: { tags: ['instances'], summary: 'The container output (last `tail` lines, through the agent); follow=true streams it', params: InstanceParams, querystring: LogsQuery },
     config: { auth: { scope: readScope('instances') } },
   }, async (req, reply) => {
-    const { tail } = req.query as Static<typeof LogsQuery>;
+    const { tail, follow } = req.query as Static<typeof LogsQuery>;
     const instance = await paramInstance(ctx, req);
     const host = await hostOfInstance(ctx, instance);
     if (!host) throw new AppError('HOST_UNAVAILABLE', `instance ${instance.name} is on no registered host`);
     if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE; its logs cannot be read`);
+    if (follow) {
+      // A client that leaves while the host is still answering aborts the host call; after that,
+      // Fastify destroys the piped stream when the client goes, which closes it at the host.
+      const gone = new AbortController();
+      reply.raw.on('close', () => gone.abort());
+      const stream = await ctx.driver.followLogs(host, instance.id, { tail: tail ?? 100 }, gone.signal, { requestId: req.id });
+      return reply.type('text/plain; charset=utf-8').header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').send(stream);
+    }
     const text = await ctx.driver.logs(host, instance.id, { tail: tail ?? 100 }, { requestId: req.id });
     return reply.type('text/plain; charset=utf-8').send(text);
   });

@@ -4,6 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { INSTANCE_STATES, type InstanceState } from '../../domain/index.js';
+import { hiddenFrom } from '../../eggs/variable-access.js';
 import { AppError } from '../../shared/errors.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import type { JsonObject } from '../../domain/index.js';
@@ -11,7 +12,7 @@ import { auditTarget } from '../audit.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { IdString } from '../schemas/common.js';
 import { historyView, instanceView, revisionView } from '../views.js';
-import { hostOfInstance, paramInstance } from './route-helpers.js';
+import { hiddenForCaller, hostOfInstance, paramInstance } from './route-helpers.js';
 
 export const CreateInstanceBody = Type.Object(
   {
@@ -66,7 +67,8 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
       ...(q.hostId ? { hostId: q.hostId } : {}),
       ...(q.state ? { states: [q.state as InstanceState] } : {}),
     });
-    return { instances: list.map((i) => instanceView(i)) };
+    const hidden = hiddenForCaller(ctx, req);
+    return { instances: await Promise.all(list.map(async (i) => instanceView(i, undefined, await hidden(i)))) };
   });
 
   api.get('/instances/:id', {
@@ -74,8 +76,8 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
     const instance = await paramInstance(ctx, req);
-    const policy = ctx.lifecycle.crashPolicy(await ctx.lifecycle.templateOf(instance));
-    return instanceView(instance, { policy, now: ctx.clock.now() });
+    const template = await ctx.lifecycle.templateOf(instance);
+    return instanceView(instance, { policy: ctx.lifecycle.crashPolicy(template), now: ctx.clock.now() }, hiddenFrom(req.principal, template));
   });
 
   api.get('/instances/:id/history', {
@@ -92,7 +94,8 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
     const instance = await paramInstance(ctx, req);
-    return { instanceId: instance.id, revisions: (await ctx.store.revisions.list(instance.id)).map(revisionView) };
+    const hidden = await hiddenForCaller(ctx, req)(instance);
+    return { instanceId: instance.id, revisions: (await ctx.store.revisions.list(instance.id)).map((r) => revisionView(r, hidden)) };
   });
 
   api.get('/instances/:id/logs', {

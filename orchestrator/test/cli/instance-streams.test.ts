@@ -5,9 +5,11 @@
 // follows the log and sends typed lines (piped input ending, Ctrl-C), and
 // `templates import-egg --version V` imports the stdin egg.
 
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bufferOutput, type BufferedOutput } from '../../src/cli/output.js';
@@ -82,6 +84,33 @@ async function waitFor(check: () => boolean | Promise<boolean>, what: string, ti
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+const TSX = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url));
+const ENTRY = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
+
+/** ectl as a real process (its own stdin, SIGINT): resolves with its exit code and output; killed after 60 s. */
+function ectlProcess(args: string[], o: { stdin?: string; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [TSX, ENTRY, ...args], {
+      cwd: base, env: { PATH: process.env.PATH, HOME: base, XDG_CONFIG_HOME: join(base, 'xdg'), ENDERCLOUD_URL: orchestrator.url, ENDERCLOUD_TOKEN: ADMIN },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      o.onStdout?.(stdout, child);
+    });
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    if (o.stdin !== undefined) child.stdin.end(o.stdin);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+  });
 }
 
 const logTail = async (name: string): Promise<string> => (await ectl(['instances', 'logs', name, '--tail', '50'])).stdout;
@@ -176,6 +205,25 @@ describe('ectl streamed commands on Docker', () => {
     await waitFor(() => live.output.stdout.includes('[Server] from the console'), 'the say line in the log');
     live.interrupt();
     expect(await live.done).toBe(0);
+    await waitFor(() => agent.runtime.openLogFollows === 0, 'the engine stream to close');
+  });
+
+  it('as a real process: console with piped stdin exits 0 at the end of the input; logs --follow exits 0 on SIGINT', async () => {
+    const piped = await ectlProcess(['instances', 'console', 'egg-srv', '--tail', '1'], { stdin: 'say from a pipe\n' });
+    expect(piped.stderr).toMatch(/^console of egg-srv \(online\)/);
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).toContain('console: say from a pipe');
+    let signalled = false;
+    const followed = await ectlProcess(['instances', 'logs', 'egg-srv', '--follow', '--tail', '3'], {
+      onStdout: (text, child) => {
+        if (!signalled && text.includes('console: say from a pipe')) {
+          signalled = true;
+          child.kill('SIGINT');
+        }
+      },
+    });
+    expect(signalled).toBe(true);
+    expect(followed).toMatchObject({ code: 0, stderr: '' });
     await waitFor(() => agent.runtime.openLogFollows === 0, 'the engine stream to close');
   });
 

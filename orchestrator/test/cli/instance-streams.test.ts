@@ -172,6 +172,33 @@ describe('ectl streamed commands on Docker', () => {
     await waitFor(() => agent.runtime.openLogFollows === 0, 'the engine stream to close');
   });
 
+  it('the orchestrator endpoint as the web panel reads it: fetch + a reader, chunked text/plain, aborting ends it at the host; scope as the logs route', async () => {
+    const abort = new AbortController();
+    const res = await fetch(`${orchestrator.url}/api/v1/instances/egg-srv/logs?follow=true&tail=2`, { headers: { authorization: `Bearer ${ADMIN}` }, signal: abort.signal });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.headers.get('transfer-encoding')).toBe('chunked');
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const readUntil = async (needle: string) => {
+      for (let i = 0; i < 1000 && !text.includes(needle); i++) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      expect(text).toContain(needle);
+    };
+    await api('POST', '/instances/egg-srv/console', { command: 'for-the-panel' });
+    await readUntil('console: for-the-panel\n');
+    abort.abort();
+    await waitFor(() => agent.runtime.openLogFollows === 0, 'the engine stream to close');
+    const other = await api('POST', '/tokens', { name: `${RUN}-hosts`, scopes: ['hosts:read'] });
+    const refused = await fetch(`${orchestrator.url}/api/v1/instances/egg-srv/logs?follow=true`, { headers: { authorization: `Bearer ${other.body.secret as string}` } });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('FORBIDDEN');
+  });
+
   it('exec runs one command over RCON and prints the reply', async () => {
     const r = await ectl(['instances', 'exec', 'rcon-srv', '--', 'list']);
     expect(r.stderr).toBe('');

@@ -108,11 +108,13 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     if (!host) throw new AppError('HOST_UNAVAILABLE', `instance ${instance.name} is on no registered host`);
     if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE; its logs cannot be read`);
     if (follow) {
-      // A client that leaves while the host is still answering aborts the host call; after that,
-      // Fastify destroys the piped stream when the client goes, which closes it at the host.
+      // A client that leaves while the host is still answering aborts the host call; once piped,
+      // Fastify destroys the stream when the client goes, which closes it at the host.
       const gone = new AbortController();
-      reply.raw.on('close', () => gone.abort());
+      const leave = (): void => gone.abort();
+      reply.raw.once('close', leave);
       const stream = await ctx.driver.followLogs(host, instance.id, { tail: tail ?? 100 }, gone.signal, { requestId: req.id });
+      reply.raw.off('close', leave);
       return reply.type('text/plain; charset=utf-8').header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').send(stream);
     }
     const text = await ctx.driver.logs(host, instance.id, { tail: tail ?? 100 }, { requestId: req.id });

@@ -2,7 +2,7 @@
 // every failure into a message on stderr and an exit code (1 API/runtime, 2 usage).
 
 import { isAbsolute, resolve } from 'node:path';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { ApiClient, type FetchFn } from './api-client.js';
 import { apiErrorLine } from './api-hints.js';
 import { registerApply } from './commands/apply.js';
@@ -137,7 +137,8 @@ export function buildProgram(deps: CliDeps): Command {
   const inherit = (cmd: Command): void => {
     for (const sub of cmd.commands) {
       sub.exitOverride().configureOutput(program.configureOutput());
-      if (sub.commands.length === 0 && !sub.options.some((o) => o.long === '--context')) sub.option('--context <name>', CONTEXT_HELP);
+      // Hidden: the help and the completion show it once, as the global option.
+      if (sub.commands.length === 0 && !sub.options.some((o) => o.long === '--context')) sub.addOption(new Option('--context <name>', CONTEXT_HELP).hideHelp());
       inherit(sub);
     }
   };

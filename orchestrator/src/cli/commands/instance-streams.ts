@@ -42,6 +42,9 @@ export async function followLog(ctx: CommandContext, name: string, tail: number)
   try {
     const body = await openLog(client, name, tail, interrupt.signal);
     if ((await pumpLog(ctx, body, interrupt.signal)) === 'ended') ctx.out.error(`the log of ${name} ended (the container stopped)`);
+  } catch (err) {
+    // Ctrl-C while the stream was still being opened is a clean end too.
+    if (!interrupt.signal.aborted) throw err;
   } finally {
     interrupt.dispose();
   }

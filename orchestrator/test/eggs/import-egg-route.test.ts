@@ -106,5 +106,9 @@ describe('ectl templates import-egg', () => {
     expect(same.stdout).toMatch(/template paper@1 unchanged/);
     // Every other command still parses (and refuses an unknown flag) as before.
     expect((await ectl(['instances', 'ls', '--version'])).code).toBe(2);
+    // The global --context is still read after the command too.
+    for (const args of [['--context', 'nope', 'templates', 'ls'], ['templates', 'ls', '--context', 'nope']]) {
+      expect(await ectl(args)).toMatchObject({ code: 2, stderr: 'error: no context named "nope" (see ectl context ls)\n' });
+    }
   });
 });

@@ -2,7 +2,7 @@
 # Installs and starts what EnderCloud and its tests need on a fresh Debian
 # machine: the Docker engine (docker.io), Compose (docker-compose), a local
 # registry (docker-registry),
-# a static busybox for test images, HAProxy (the reference proxy `npm run
+# a static busybox for test images, Chromium (the panel's browser tests), HAProxy (the reference proxy `npm run
 # bench:router` measures the router against; installed, never started as a
 # service), and PostgreSQL/Redis when they are not already running.
 # Idempotent: every step checks first. Needs root.
@@ -18,6 +18,8 @@ command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 static_busybox() { [ -x /bin/busybox ] && { ldd /bin/busybox 2>&1 || true; } | grep -q 'not a dynamic'; }
 static_busybox || missing+=(busybox-static)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+# The web panel's browser tests (test/web) drive Debian's chromium through playwright-core.
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 # The bench starts its own haproxy (-db, config in a temp dir); Debian's package would start the
 # service on install where an init system runs it, so stop and disable it right after.
 haproxy_missing=0

@@ -29,6 +29,8 @@ import { instancePreviewRoutes } from './routes/instance-preview.js';
 import { installationRequestRoutes } from './routes/installation-requests.js';
 import { keptDataRoutes } from './routes/kept-data.js';
 import { eggRoutes } from './routes/eggs.js';
+import { webRoutes } from './web/web-routes.js';
+import { WebSessionService } from './web/web-sessions.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -50,7 +52,9 @@ export async function buildApp(ctx: ServerContext) {
     },
   });
 
-  const authenticate = authHook(ctx.tokens);
+  // The web panel's session cookie authenticates like a bearer token (server/web).
+  const sessions = new WebSessionService({ store: ctx.store, clock: ctx.clock, logger: ctx.logger.child({ component: 'web' }), tokens: ctx.tokens, publicUrl: ctx.config.publicUrl });
+  const authenticate = authHook(ctx.tokens, sessions);
   // Authenticate before the body is read: an anonymous upload is refused unread.
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -96,6 +100,7 @@ export async function buildApp(ctx: ServerContext) {
     await fleetRoutes(api, ctx);
     await velocityRoutes(api, ctx);
   }, { prefix: '/api/v1' });
+  await app.register(async (scoped) => webRoutes(scoped, ctx, sessions));
 
   return app;
 }

@@ -61,6 +61,8 @@ export interface OrchestratorConfig {
   backupDir?: string | undefined;
   /** How often the backup scheduler looks for due schedules and prunes. */
   backupScheduleIntervalMs: number;
+  /** The built web panel served at `/` (docs/panel.md); default `<repo>/web/dist`. */
+  webDir?: string | undefined;
   maxLayerArchiveBytes: number;
   /** Largest extracted layer tree (sum of file sizes). */
   maxLayerExtractedBytes: number;
@@ -173,6 +175,7 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     statsIntervalMs: r.optional('ENDERCLOUD_STATS_INTERVAL', parseIntervalOrOff, 15_000),
     backupDir: r.optional('ENDERCLOUD_BACKUP_DIR', asString),
     backupScheduleIntervalMs: r.optional('ENDERCLOUD_BACKUP_SCHEDULE_INTERVAL', parseDuration, 30_000),
+    webDir: r.optional('ENDERCLOUD_WEB_DIR', asString),
   };
   return freeze(config);
 }

@@ -16,6 +16,7 @@ import { KyselyLeaseRepository } from './repos/leases.js';
 import { KyselyPlayerSessionRepository, KyselySessionRepository, KyselyTransferRepository } from './repos/sessions.js';
 import { KyselySystemSettingsRepository } from './repos/system-settings.js';
 import { KyselyUnclaimedRepository } from './repos/unclaimed.js';
+import { KyselyWebSessionRepository } from './repos/web-sessions.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 
@@ -39,6 +40,7 @@ export class KyselyStore implements Store {
   readonly leases;
   readonly storedBackups;
   readonly backupPolicies;
+  readonly webSessions;
   private readonly ctx: StoreContext;
 
   /**
@@ -76,6 +78,7 @@ export class KyselyStore implements Store {
     this.leases = new KyselyLeaseRepository(this.ctx);
     this.storedBackups = new KyselyStoredBackupRepository(this.ctx);
     this.backupPolicies = new KyselyBackupPolicyRepository(this.ctx);
+    this.webSessions = new KyselyWebSessionRepository(this.ctx);
   }
 
   async migrate(): Promise<void> {

@@ -250,6 +250,17 @@ export interface LeasesTable {
   expires_at: number;
 }
 
+export interface WebSessionsTable {
+  id_hash: string;
+  token_id: string | null;
+  principal_kind: string;
+  name: string;
+  /** JSON array of scopes. */
+  scopes: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   hosts: HostsTable;
   template_layers: LayersTable;
@@ -270,4 +281,5 @@ export interface Database {
   leases: LeasesTable;
   stored_backups: StoredBackupsTable;
   backup_policies: BackupPoliciesTable;
+  web_sessions: WebSessionsTable;
 }

@@ -51,6 +51,7 @@ export interface Store {
   readonly leases: LeaseRepository;
   readonly storedBackups: StoredBackupRepository;
   readonly backupPolicies: BackupPolicyRepository;
+  readonly webSessions: WebSessionRepository;
 }
 
 // ---------------------------------------------------------------- hosts
@@ -444,4 +445,27 @@ export interface BackupPolicyRepository {
   setPolicy(instanceId: string, policy: JsonObject | null, now: EpochMs): Promise<BackupPolicyRecord>;
   /** Records that the scheduler requested a backup for the slot at `at`. */
   markScheduled(instanceId: string, at: EpochMs, now: EpochMs): Promise<void>;
+}
+
+// ---------------------------------------------------------------- web panel sessions (server/web)
+
+/** One panel login: the sha256 of its cookie's session id and the principal it stands for. */
+export interface WebSessionRecord {
+  idHash: string;
+  /** The API token behind it (its revocation ends the session); null for the preset admin token. */
+  tokenId: string | null;
+  principalKind: 'token' | 'preset-admin';
+  name: string;
+  scopes: string[];
+  createdAt: EpochMs;
+  expiresAt: EpochMs;
+}
+
+export interface WebSessionRepository {
+  create(session: WebSessionRecord): Promise<WebSessionRecord>;
+  get(idHash: string): Promise<WebSessionRecord | undefined>;
+  /** True when a row was removed. */
+  delete(idHash: string): Promise<boolean>;
+  /** Removes every session expired at `now`; returns how many. */
+  deleteExpired(now: EpochMs): Promise<number>;
 }

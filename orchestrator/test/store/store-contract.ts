@@ -14,6 +14,7 @@ import { installationRequestContract } from './contract-installation-requests.js
 import { leaseContract } from './contract-leases.js';
 import { allocationContract } from './contract-allocation.js';
 import { backupsContract } from './contract-backups.js';
+import { webSessionContract } from './contract-web-sessions.js';
 
 export interface StoreHarness {
   /** A store on an empty database, not yet migrated. */
@@ -199,5 +200,6 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     installationRequestContract(handle);
     leaseContract(handle);
     backupsContract(handle);
+    webSessionContract(handle);
   });
 }

@@ -1,6 +1,9 @@
 // The one authentication hook: every route declares `config.auth` (public, a
-// scope requirement, or an agent endpoint); a route that forgets is admin-only.
-// 401 without (valid) credentials, 403 naming the missing scope.
+// scope requirement, any signed-in principal, or an agent endpoint); a route
+// that forgets is admin-only. 401 without (valid) credentials, 403 naming the
+// missing scope. Credentials: the bearer token, else the web panel's session
+// cookie (server/web) — a cookie-authenticated mutation also needs the CSRF
+// header and, when the browser sends one, a same-origin Origin.
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../shared/errors.js';
@@ -11,19 +14,35 @@ import type { Principal, TokenService } from './tokens.js';
 export type AuthSpec =
   | { public: true }
   | { scope: ScopeRequirement }
+  /** Any valid user token or panel session, whatever its scopes (the panel's GET /session). */
+  | { authenticated: true }
   /** Agent endpoints: the shared agent token, or (when `orScope`) a user token with that scope. */
   | { agent: true; orScope?: ScopeRequirement; anonymousWhenNoAgentToken?: boolean };
+
+/** Resolves a panel session cookie to its principal (server/web/web-sessions.ts). */
+export interface SessionAuthenticator {
+  cookieOf(request: FastifyRequest): string | undefined;
+  authenticate(sessionId: string): Promise<Principal | undefined>;
+  /** The origin users reach the API at (ENDERCLOUD_PUBLIC_URL), also accepted as `Origin` behind a proxy that rewrites Host. */
+  readonly publicOrigin?: string | undefined;
+}
+
+/** The header a cookie-authenticated mutation must carry (a cross-site form cannot set it). */
+export const CSRF_HEADER = 'x-endercloud-csrf';
+const SAFE_METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS'];
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
+    /** How the principal was authenticated. */
+    authVia?: 'bearer' | 'session';
   }
   interface FastifyContextConfig {
     auth?: AuthSpec;
   }
 }
 
-export function authHook(tokens: TokenService) {
+export function authHook(tokens: TokenService, sessions?: SessionAuthenticator) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const spec: AuthSpec = request.routeOptions.config?.auth ?? { scope: ADMIN_SCOPE };
     if ('public' in spec) return;
@@ -39,18 +58,58 @@ export function authHook(tokens: TokenService) {
         return;
       }
       if (!spec.orScope) throw new AppError('UNAUTHORIZED', tokens.agentTokenConfigured ? 'missing or wrong agent token' : 'this endpoint needs the agent token (ENDERCLOUD_AGENT_TOKEN is not configured)');
-      await requireScope(request, tokens, secret, spec.orScope);
+      requireScope(await authenticateUser(request, tokens, sessions, secret), spec.orScope);
       return;
     }
-    await requireScope(request, tokens, secret, spec.scope);
+    const principal = await authenticateUser(request, tokens, sessions, secret);
+    if ('authenticated' in spec) {
+      if (principal.kind === 'agent') throw new AppError('FORBIDDEN', 'the agent token cannot use this endpoint');
+      return;
+    }
+    requireScope(principal, spec.scope);
   };
 }
 
-async function requireScope(request: FastifyRequest, tokens: TokenService, secret: string | undefined, requirement: ScopeRequirement): Promise<void> {
-  if (secret === undefined) throw new AppError('UNAUTHORIZED', 'missing bearer token (Authorization: Bearer <token>)');
-  const principal = await tokens.authenticate(secret);
-  if (!principal) throw new AppError('UNAUTHORIZED', 'unknown or revoked token');
+/** The bearer token's principal, else the session cookie's (with the CSRF checks); 401 without either. */
+async function authenticateUser(request: FastifyRequest, tokens: TokenService, sessions: SessionAuthenticator | undefined, secret: string | undefined): Promise<Principal> {
+  if (secret !== undefined) {
+    const principal = await tokens.authenticate(secret);
+    if (!principal) throw new AppError('UNAUTHORIZED', 'unknown or revoked token');
+    request.principal = principal;
+    request.authVia = 'bearer';
+    return principal;
+  }
+  const sessionId = sessions?.cookieOf(request);
+  if (sessions === undefined || sessionId === undefined) throw new AppError('UNAUTHORIZED', 'missing bearer token (Authorization: Bearer <token>)');
+  const principal = await sessions.authenticate(sessionId);
+  if (!principal) throw new AppError('UNAUTHORIZED', 'the panel session has expired or its token was revoked: sign in again');
+  if (!SAFE_METHODS.includes(request.method)) assertSameSite(request, sessions.publicOrigin);
   request.principal = principal;
+  request.authVia = 'session';
+  return principal;
+}
+
+/** CSRF defence on top of SameSite=Strict: the custom header, and a matching Origin when one is sent. */
+export function assertSameSite(request: FastifyRequest, publicOrigin?: string): void {
+  if (request.headers[CSRF_HEADER] !== '1') {
+    throw new AppError('FORBIDDEN', `a request authenticated by the panel session must send the header ${CSRF_HEADER}: 1 (cross-site requests are refused)`);
+  }
+  const origin = request.headers.origin;
+  if (origin !== undefined && origin !== 'null') {
+    if (publicOrigin !== undefined && origin === publicOrigin) return;
+    let host: string | undefined;
+    try {
+      host = new URL(origin).host;
+    } catch {
+      host = undefined;
+    }
+    if (host !== request.headers.host) throw new AppError('FORBIDDEN', `cross-origin request refused (Origin ${origin} is not ${request.headers.host ?? 'this host'})`);
+  } else if (origin === 'null') {
+    throw new AppError('FORBIDDEN', 'cross-origin request refused (Origin null)');
+  }
+}
+
+function requireScope(principal: Principal, requirement: ScopeRequirement): void {
   if (!hasScope(principal.scopes, requirement)) {
     throw new AppError('FORBIDDEN', `token ${principal.name} lacks scope ${requirement.scope} (accepted: ${requirement.anyOf.join(', ')})`, {
       details: { requiredScope: requirement.scope },

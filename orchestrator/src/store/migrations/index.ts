@@ -10,6 +10,7 @@ import * as installationRequests from './0004-installation-requests.js';
 import * as instanceFleet from './0005-instance-fleet.js';
 import * as leaderLease from './0006-leader-lease.js';
 import * as backups from './0007-backups.js';
+import * as webSessions from './0008-web-sessions.js';
 
 export type StoreDialect = 'sqlite' | 'postgres';
 
@@ -24,6 +25,7 @@ const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [
   ['0005_instance_fleet', instanceFleet.up],
   ['0006_leader_lease', leaderLease.up],
   ['0007_backups', backups.up],
+  ['0008_web_sessions', webSessions.up],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,0 +1,110 @@
+// Live data without polling: one EventSource on /api/v1/events; a resource
+// refetches when a change of its kind (and id) arrives, and after every
+// (re)connect, since events missed while disconnected are not replayed.
+
+import { createContext, useCallback, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
+import { api, ApiError } from './api';
+
+export type ChangeKind = 'instance' | 'host' | 'group' | 'system' | 'players';
+export interface Change {
+  kind: ChangeKind | 'ready';
+  id?: string;
+}
+type Listener = (change: Change) => void;
+
+interface Live {
+  subscribe(listener: Listener): () => void;
+  connected: boolean;
+}
+
+const LiveContext = createContext<Live>({ subscribe: () => () => undefined, connected: false });
+
+export function LiveProvider({ children, onUnauthorized }: { children: ReactNode; onUnauthorized: () => void }) {
+  const listeners = useRef(new Set<Listener>());
+  const [connected, setConnected] = useState(false);
+  useEffect(() => {
+    const source = new EventSource('/api/v1/events');
+    const emit = (c: Change) => {
+      for (const l of [...listeners.current]) l(c);
+    };
+    source.addEventListener('ready', () => {
+      setConnected(true);
+      emit({ kind: 'ready' });
+    });
+    source.addEventListener('change', (e) => {
+      try {
+        emit(JSON.parse((e as MessageEvent<string>).data) as Change);
+      } catch {
+        // a malformed event is ignored
+      }
+    });
+    source.onerror = () => {
+      setConnected(false);
+      // The browser reconnects by itself; a 401 (session gone) closes the stream: check the session.
+      if (source.readyState === EventSource.CLOSED) {
+        api('GET', '/session').catch((err: unknown) => {
+          if (err instanceof ApiError && err.status === 401) onUnauthorized();
+        });
+      }
+    };
+    return () => source.close();
+  }, [onUnauthorized]);
+  const subscribe = useCallback((l: Listener) => {
+    listeners.current.add(l);
+    return () => {
+      listeners.current.delete(l);
+    };
+  }, []);
+  return <LiveContext.Provider value={{ subscribe, connected }}>{children}</LiveContext.Provider>;
+}
+
+export function useLive(): Live {
+  return useContext(LiveContext);
+}
+
+export interface Resource<T> {
+  data: T | undefined;
+  error: ApiError | Error | undefined;
+  loading: boolean;
+  reload: () => void;
+}
+
+/**
+ * GET `path` now and again after a change of one of `kinds` (only for `id` when given).
+ * `path` null: nothing is fetched.
+ */
+export function useResource<T>(path: string | null, kinds: readonly ChangeKind[], id?: string): Resource<T> {
+  const { subscribe } = useLive();
+  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
+  const seq = useRef(0);
+  const inFlight = useRef(false);
+  const again = useRef(false);
+  const load = useCallback(() => {
+    if (path === null) return;
+    if (inFlight.current) {
+      again.current = true;
+      return;
+    }
+    inFlight.current = true;
+    const mine = ++seq.current;
+    api<T>('GET', path).then(
+      (data) => mine === seq.current && setState({ data, loading: false }),
+      (error: Error) => mine === seq.current && setState((s) => ({ ...s, error, loading: false })),
+    ).finally(() => {
+      inFlight.current = false;
+      if (again.current) {
+        again.current = false;
+        load();
+      }
+    });
+  }, [path]);
+  useEffect(() => {
+    setState({ loading: true });
+    load();
+  }, [load]);
+  const kindKey = kinds.join(',');
+  useEffect(() => subscribe((c) => {
+    if (c.kind === 'ready' || (kindKey.split(',').includes(c.kind) && (id === undefined || c.id === undefined || c.id === id))) load();
+  }), [subscribe, load, kindKey, id]);
+  return { data: state.data, error: state.error, loading: state.loading, reload: load };
+}

@@ -1,0 +1,49 @@
+import { useState } from 'react';
+import { ago, api, bytes, can, enc, type Loose, type Me } from '../api';
+import { useResource } from '../live';
+import { ActionButton, Empty, ErrorNote, StateBadge } from '../ui';
+
+export function Hosts({ me }: { me: Me }) {
+  const hosts = useResource<{ hosts: Loose[] }>('/hosts', ['host', 'instance']);
+  const list = hosts.data?.hosts ?? [];
+  return (
+    <>
+      <h1>Hosts</h1>
+      <ErrorNote error={hosts.error} />
+      {list.length === 0 && !hosts.loading ? <Empty>No host has sent a heartbeat yet.</Empty> : null}
+      <div className="table-wrap">
+        <table>
+          <thead><tr><th scope="col">Host</th><th scope="col">Status</th><th scope="col">Memory reserved / total</th><th scope="col">Instances</th><th scope="col">Heartbeat</th><th scope="col">Maintenance</th></tr></thead>
+          <tbody>
+            {list.map((h) => (
+              <tr key={h.id}>
+                <th scope="row">{h.id}<div className="muted small">{h.gameAddress} · v{h.version}</div></th>
+                <td><StateBadge state={h.status} />{h.statusReason ? <div className="muted small">{h.statusReason}</div> : null}</td>
+                <td>{h.memoryReservedMb} MiB / {bytes(h.resources?.memoryTotalBytes)}</td>
+                <td>{h.instances?.total ?? 0}</td>
+                <td>{ago(h.lastHeartbeatAt)}</td>
+                <td><Maintenance host={h} editable={can(me, 'hosts')} onChange={hosts.reload} /></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+function Maintenance({ host, editable, onChange }: { host: Loose; editable: boolean; onChange: () => void }) {
+  const on = host.maintenance?.enabled === true;
+  const [message, setMessage] = useState<string>(host.maintenance?.message ?? '');
+  if (!editable) return <span>{on ? `on: ${host.maintenance.message || '(no message)'}` : 'off'}</span>;
+  return (
+    <div className="stack">
+      <label className="field inline">
+        <span className="sr-only">Maintenance message for {host.id}</span>
+        <input value={message} placeholder="message (optional)" onChange={(e) => setMessage(e.target.value)} aria-label={`Maintenance message for ${host.id}`} disabled={on} />
+      </label>
+      <ActionButton label={on ? 'End maintenance' : 'Start maintenance'} onDone={onChange}
+        run={() => api('POST', `/hosts/${enc(host.id)}/maintenance`, on ? { enabled: false } : { enabled: true, message })} />
+    </div>
+  );
+}

@@ -106,7 +106,12 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
 
   api.get('/instances/:id/logs', { schema: { ...params, querystring: LogsQuery } }, async (req, reply) => {
     const { id } = req.params as InstanceParams;
-    const { tail = 100, since } = req.query as LogsQuery;
+    const { tail = 100, since, follow } = req.query as LogsQuery;
+    if (follow) {
+      // Fastify pipes the stream and destroys it when the client goes away (that closes the engine's stream).
+      const stream = await service.followLogs(id, tail);
+      return reply.type('text/plain; charset=utf-8').header('cache-control', 'no-store').send(stream);
+    }
     const text = await service.logs(id, tail, since ? { since } : {});
     return reply.type('text/plain; charset=utf-8').send(text);
   });

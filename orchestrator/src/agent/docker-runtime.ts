@@ -2,10 +2,12 @@
 // imports dockerode; it turns Engine errors into AppErrors tagged retryable
 // (engine down, 5xx) or fatal (bad request, conflict).
 
+import { pipeline, type Readable } from 'node:stream';
 import Docker from 'dockerode';
 import { AppError, type ErrorCode } from '../shared/errors.js';
 import { LABEL, labelledHostPort } from './labels.js';
 import type { ImageDescriber, ImageInfo } from './images.js';
+import { LogFrameDemuxer } from './log-frames.js';
 import { engineTimestamp } from './log-window.js';
 import { statsFromEngine, type EngineStats } from './docker-stats.js';
 import type {
@@ -20,7 +22,7 @@ import type {
   PublishedPort,
   PullPolicy,
 } from './runtime.js';
-import { HostPortTakenError, type OneOffResult, type OneOffRuntime, type OneOffSpec, type StdinRuntime } from './runtime.js';
+import { HostPortTakenError, type LogFollowRuntime, type OneOffResult, type OneOffRuntime, type OneOffSpec, type StdinRuntime } from './runtime.js';
 
 /**
  * Wings-style hardening that keeps itzg/minecraft-server working: it starts as
@@ -128,10 +130,11 @@ export function withDefaultTag(image: string): string {
   return lastSegment.includes(':') ? image : `${image}:latest`;
 }
 
-export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRuntime, OneOffRuntime {
+export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRuntime, OneOffRuntime, LogFollowRuntime {
   private readonly docker: Docker;
   private readonly pulls = new Map<string, Promise<{ pulled: boolean }>>();
   private readonly networks = new Map<string, Promise<void>>();
+  private readonly logFollows = new Set<Readable>();
 
   private readonly network: string;
 
@@ -319,6 +322,21 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
       }),
     );
     return boundLog(demuxLogs(Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw))), options.maxBytes);
+  }
+
+  /** Engine `logs?follow=1` through a demuxer; destroying the answer destroys the engine stream (pipeline). */
+  async followLogs(id: string, options: { tail: number }): Promise<Readable> {
+    const raw = (await this.call(`follow logs of container ${id}`, () =>
+      this.docker.getContainer(id).logs({ stdout: true, stderr: true, follow: true, tail: options.tail }))) as unknown as Readable;
+    this.logFollows.add(raw);
+    raw.once('close', () => this.logFollows.delete(raw));
+    // The callback only keeps pipeline from throwing: a closed client is the normal end.
+    return pipeline(raw, new LogFrameDemuxer(), () => undefined);
+  }
+
+  /** Engine log streams open right now (each followed log holds one until its client leaves). */
+  get openLogFollows(): number {
+    return this.logFollows.size;
   }
 
   ensureImage(image: string, onProgress?: ProgressListener, policy: PullPolicy = 'missing'): Promise<{ pulled: boolean }> {

@@ -11,7 +11,7 @@ import { applyConfigEdits } from '../eggs/config-files.js';
 import { AppError } from '../shared/errors.js';
 import { errnoCode, lstatOrUndefined } from '../shared/fs-errors.js';
 import { checkImportPath } from './data-import.js';
-import type { ContainerRuntime, OneOffRuntime, StdinRuntime } from './runtime.js';
+import { runtimeAbility, type ContainerRuntime, type OneOffRuntime, type StdinRuntime } from './runtime.js';
 
 export type ConfigFilePlan = NonNullable<CreateInstanceBody['configFiles']>[number];
 /** The planned edits travel with the container (agent-owned label), so every start applies them. */
@@ -89,13 +89,8 @@ export async function applyConfigFiles(root: string, plans: readonly ConfigFileP
   return changed;
 }
 
-function abilityOf<T extends object>(runtime: ContainerRuntime, method: keyof T, what: string): T {
-  if (typeof (runtime as unknown as Record<string, unknown>)[method as string] !== 'function') throw new AppError('NOT_IMPLEMENTED', `this agent's container runtime cannot ${what}`);
-  return runtime as unknown as T;
-}
-
 export function stdinOf(runtime: ContainerRuntime): StdinRuntime {
-  return abilityOf<StdinRuntime>(runtime, 'writeStdin', 'write to a container\'s stdin');
+  return runtimeAbility<StdinRuntime>(runtime, 'writeStdin', 'write to a container\'s stdin');
 }
 
 /** Runs an install script: `entrypoint /mnt/install/script`-like, here `entrypoint -c script` so nothing extra is mounted. */
@@ -104,7 +99,7 @@ export async function runInstall(
   spec: { name: string; hostPath: string; labels: Record<string, string>; user?: string },
   body: InstallBody,
 ): Promise<InstallAnswer> {
-  const runner = abilityOf<OneOffRuntime>(runtime, 'runOneOff', 'run install containers');
+  const runner = runtimeAbility<OneOffRuntime>(runtime, 'runOneOff', 'run install containers');
   await runtime.ensureImage(body.image, undefined, body.pull ?? 'missing');
   const started = Date.now();
   const result = await runner.runOneOff({

@@ -3,6 +3,7 @@
 // and RCON in power.ts, replace in replace.ts, delete and cleanup in removal.ts.
 // Actions on one instance run one at a time; steps undo their own partial work.
 
+import type { Readable } from 'node:stream';
 import type { CleanupReport, DeleteReport, InstanceDetails, InstanceEndpoint, InventoryEntry, ReplaceResult, StopAnswer } from '../contracts/agent-api.js';
 import type { PortRange } from '../shared/config.js';
 import { AppError, isAppError } from '../shared/errors.js';
@@ -23,7 +24,7 @@ import { LABEL, containerEnv, containerName, hostSelector, isManagedBy, labelled
 import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type RconTarget, type StopOptions } from './power.js';
 import { cleanupInstances, deleteInstance, type DeleteOptions } from './removal.js';
 import { replaceInstance, type ReplaceRequest } from './replace.js';
-import { HostPortTakenError, type ContainerDetails, type ContainerState, type ProgressListener } from './runtime.js';
+import { HostPortTakenError, runtimeAbility, type ContainerDetails, type LogFollowRuntime, type ContainerState, type ProgressListener } from './runtime.js';
 import { CONFIG_FILES_LABEL, INSTALL_LABEL, applyConfigFiles, configFilesOf, runInstall, stdinOf } from './egg-runtime.js';
 import type { InstallAnswer, InstallBody } from '../contracts/agent-api.js';
 
@@ -238,6 +239,13 @@ export class InstanceService implements InstanceInternals {
     const since = options.since === 'start' ? currentRunSince(c) : undefined;
     if (since === null) return ''; // never started: no output of a run yet
     return this.deps.runtime.logs(c.id, { tail: lines, maxBytes: MAX_LOG_BYTES, ...(since !== undefined ? { sinceNanos: since } : {}) });
+  }
+
+  /** The output from the last `tail` lines on, as the server writes it, until the container's log ends or the stream is destroyed. */
+  async followLogs(instanceId: string, tail: number): Promise<Readable> {
+    const c = await this.requireOwned(instanceId);
+    const lines = Math.max(1, Math.min(MAX_LOG_LINES, Math.floor(tail)));
+    return runtimeAbility<LogFollowRuntime>(this.deps.runtime, 'followLogs', 'follow a container\'s log').followLogs(c.id, { tail: lines });
   }
 
   start(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {

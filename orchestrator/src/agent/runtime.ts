@@ -4,6 +4,7 @@
 // text to itself. (A Kubernetes driver plugs in higher up, at the
 // orchestrator's HostDriver seam, not here.)
 
+import type { Readable } from 'node:stream';
 import type { ContainerState, PullPolicy } from '../contracts/agent-api.js';
 import { AppError } from '../shared/errors.js';
 
@@ -63,13 +64,27 @@ export interface OneOffResult {
   output: string;
 }
 
-/** Optional abilities of a runtime (the Docker adapter has both). */
+/** Optional abilities of a runtime (the Docker adapter has all three). */
 export interface StdinRuntime {
   /** Writes text to the open stdin of a running container. */
   writeStdin(id: string, text: string): Promise<void>;
 }
 export interface OneOffRuntime {
   runOneOff(spec: OneOffSpec): Promise<OneOffResult>;
+}
+export interface LogFollowRuntime {
+  /**
+   * The container's output from its last `tail` lines on, as it is written
+   * (stdout and stderr in one byte stream). It ends when the container's log
+   * ends (the container stopped); destroying it closes the engine's stream.
+   */
+  followLogs(id: string, options: { tail: number }): Promise<Readable>;
+}
+
+/** An optional ability of the runtime, or NOT_IMPLEMENTED saying what this agent's runtime cannot do. */
+export function runtimeAbility<T extends object>(runtime: ContainerRuntime, method: keyof T, what: string): T {
+  if (typeof (runtime as unknown as Record<string, unknown>)[method as string] !== 'function') throw new AppError('NOT_IMPLEMENTED', `this agent's container runtime cannot ${what}`);
+  return runtime as unknown as T;
 }
 
 export interface ContainerSummary {

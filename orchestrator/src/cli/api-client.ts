@@ -2,6 +2,7 @@
 // bodies, and every error answer turned into an ApiError carrying its code.
 
 import { Readable } from 'node:stream';
+import { openStream, readSome, type StreamAnswer } from '../shared/http-stream.js';
 import { ApiError, CliError } from './errors.js';
 import { classifyHealth, notOrchestratorMessage } from './target-check.js';
 
@@ -85,6 +86,37 @@ export class ApiClient {
     }
     if (!res.ok || !res.body) throw toApiError(res.status, await res.text());
     return { stream: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>), headers: res.headers };
+  }
+
+  /**
+   * A streamed text answer (followed logs), read until it ends or `signal`
+   * aborts; only the wait for the answer's head is bounded. Over node:http, not
+   * fetch: fetch cuts a body that is quiet for 300 s.
+   */
+  async follow(path: string, query: Record<string, string | number>, signal: AbortSignal): Promise<Readable> {
+    const url = new URL(`${this.baseUrl}${path}`);
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = { accept: 'text/plain, application/json' };
+    if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    let answer: StreamAnswer;
+    try {
+      answer = await openStream(url, { headers, signal, headTimeoutMs: this.timeoutMs });
+    } catch (err) {
+      if ((err as Error).name === 'TimeoutError') throw new CliError('runtime', `GET ${url.pathname}: no answer from ${this.options.url} within ${this.timeoutMs / 1000}s`);
+      if (signal.aborted) throw new CliError('runtime', `GET ${url.pathname}: interrupted`);
+      throw new CliError('runtime', `cannot reach the orchestrator at ${this.options.url}: ${(err as Error).message}`);
+    }
+    if (answer.status !== 200) {
+      const err = toApiError(answer.status, await readSome(answer.body));
+      if (looksForeign(err)) await this.checkTarget();
+      throw err;
+    }
+    if (!answer.contentType.startsWith('text/plain')) {
+      answer.body.destroy();
+      await this.checkTarget();
+      throw new CliError('runtime', `GET ${url.pathname}: the orchestrator answered ${answer.contentType || 'no content type'}, not a text stream`);
+    }
+    return answer.body;
   }
 
   private targetChecked: Promise<void> | undefined;

@@ -2,7 +2,7 @@
 // every failure into a message on stderr and an exit code (1 API/runtime, 2 usage).
 
 import { isAbsolute, resolve } from 'node:path';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { ApiClient, type FetchFn } from './api-client.js';
 import { apiErrorLine } from './api-hints.js';
 import { registerApply } from './commands/apply.js';
@@ -39,6 +39,25 @@ export interface CliDeps {
   version?: string;
   /** Typed confirmations; default: none (flags must answer). */
   prompt?: Prompt;
+  /** Lines for `instances console`; default process.stdin (asked for only by that command). */
+  input?: () => NodeJS.ReadableStream;
+  /** Ctrl-C for streaming commands; default SIGINT/SIGTERM of this process (caught only while they run). */
+  interrupt?: () => Interrupt;
+}
+
+/** An interruption a streaming command waits for; `dispose` gives the signals back. */
+export interface Interrupt {
+  signal: AbortSignal;
+  dispose(): void;
+}
+
+function processInterrupt(): Interrupt {
+  const controller = new AbortController();
+  const stop = (): void => controller.abort();
+  // once: a second Ctrl-C while the command winds down ends the process the usual way.
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return { signal: controller.signal, dispose: () => void process.off('SIGINT', stop).off('SIGTERM', stop) };
 }
 
 /** What every command gets: output, clock, and an API client for the selected context. */
@@ -49,16 +68,27 @@ export interface CommandContext {
   now(): number;
   sleep(ms: number): Promise<void>;
   prompt: Prompt;
+  /** What the user types (instances console). */
+  input(): NodeJS.ReadableStream;
+  /** Starts catching Ctrl-C until `dispose` (streaming commands end cleanly on it). */
+  interrupt(): Interrupt;
   /** A user-given path, resolved against the caller's directory. */
   resolvePath(path: string): string;
   client(): Promise<ApiClient>;
 }
 
+const CONTEXT_HELP = 'use this context instead of the current one';
+
 export function buildProgram(deps: CliDeps): Command {
+  // --context may also come after the command (`ectl instances ls --context prod`): every leaf takes it too.
+  let context: string | undefined;
   const program = new Command('ectl')
     .description('EnderCloud operator CLI over the orchestrator API')
     .version(deps.version ?? '0.0.0')
-    .option('--context <name>', 'use this context instead of the current one')
+    .option('--context <name>', CONTEXT_HELP)
+    // Program options only before the sub-command: `ectl --version` prints ectl's version,
+    // `ectl templates import-egg … --version 2` is the sub-command's own flag.
+    .enablePositionalOptions()
     .showHelpAfterError('(run ectl --help for usage)')
     .exitOverride()
     .configureOutput({
@@ -74,10 +104,12 @@ export function buildProgram(deps: CliDeps): Command {
     now: deps.now ?? Date.now,
     sleep: deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
     prompt: deps.prompt ?? noPrompt,
+    input: deps.input ?? (() => process.stdin),
+    interrupt: deps.interrupt ?? processInterrupt,
     resolvePath: (path) => (isAbsolute(path) ? path : resolve(deps.env.cwd ?? process.cwd(), path)),
     async client() {
       const config = await readConfigFile(deps.env.configPath);
-      const target = resolveTarget(config, deps.env, program.opts<{ context?: string }>().context);
+      const target = resolveTarget(config, deps.env, context ?? program.opts<{ context?: string }>().context);
       return new ApiClient({ url: target.url, token: target.token, fetch: fetchFn });
     },
   };
@@ -105,10 +137,15 @@ export function buildProgram(deps: CliDeps): Command {
   const inherit = (cmd: Command): void => {
     for (const sub of cmd.commands) {
       sub.exitOverride().configureOutput(program.configureOutput());
+      // Hidden: the help and the completion show it once, as the global option.
+      if (sub.commands.length === 0 && !sub.options.some((o) => o.long === '--context')) sub.addOption(new Option('--context <name>', CONTEXT_HELP).hideHelp());
       inherit(sub);
     }
   };
   inherit(program);
+  program.hook('preAction', (_program, action) => {
+    context = action.opts<{ context?: string }>().context;
+  });
   return program;
 }
 

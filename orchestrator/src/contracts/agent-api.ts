@@ -163,12 +163,18 @@ export type RconBody = Static<typeof RconBody>;
 export const RconAnswer = Type.Object({ response: Type.String() });
 export type RconAnswer = Static<typeof RconAnswer>;
 
-/** `GET /instances/:id/logs`: answered as text/plain. */
+/**
+ * `GET /instances/:id/logs`: answered as text/plain. With `follow=true` the
+ * answer is chunked `text/plain; charset=utf-8` — the last `tail` lines, then
+ * every line as the server writes it — until the client disconnects or the
+ * container's log ends (it stopped); `since` does not apply then.
+ */
 export const LogsQuery = Type.Object(
   {
     tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
     /** `start`: only output since the container's current start (earlier runs are left out). */
     since: Type.Optional(Type.Literal('start')),
+    follow: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -45,7 +45,7 @@ function checkVariable(v: TemplateBody['variables'] extends (infer T)[] | undefi
     if (problem) throw invalid(`${f}/default`, problem);
   }
   const out: VariableSpec = { name: v.name, type: v.type };
-  for (const key of ['description', 'env', 'default', 'required', 'secret', 'validation', 'apply', 'operatorOnly'] as const) {
+  for (const key of ['description', 'env', 'default', 'required', 'secret', 'validation', 'apply', 'operatorOnly', 'hidden'] as const) {
     if (v[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = v[key];
   }
   return out;

@@ -48,6 +48,7 @@ const Variable = Type.Object(
     validation: Type.Optional(Validation),
     apply: Type.Optional(Type.Union([Type.Literal('immediate'), Type.Literal('restart_required')])),
     operatorOnly: Type.Optional(Type.Boolean()),
+    hidden: Type.Optional(Type.Boolean({ description: 'value shown to operators only (egg user_viewable: false)' })),
   },
   { additionalProperties: false },
 );

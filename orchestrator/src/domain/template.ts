@@ -39,6 +39,11 @@ export interface VariableSpec {
   apply?: 'immediate' | 'restart_required';
   /** Only operators (admin, manager, operator tokens) may set it; narrow `instances:write` tokens are refused (egg `user_editable: false`). */
   operatorOnly?: boolean;
+  /**
+   * Its value is shown to operators only (admin, manager, operator tokens): left out of the
+   * settings, pending changes and revisions that narrow tokens read (egg `user_viewable: false`).
+   */
+  hidden?: boolean;
 }
 
 export const READINESS_KINDS = ['minecraft', 'tcp', 'http', 'log', 'bridge'] as const;

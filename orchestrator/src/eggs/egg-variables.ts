@@ -1,5 +1,6 @@
 // Egg variables → typed template variables, pure: env name, default typed by
-// the translated rules, operator-only when the egg hides it from users.
+// the translated rules, operator-only when users may not edit it, and also
+// hidden (its value shown to operators only) when users may not see it.
 
 import type { JsonValue } from '../domain/common.js';
 import type { VariableSpec } from '../domain/template.js';
@@ -62,14 +63,14 @@ export function importVariables(raw: unknown): VariableImport {
     if (t.required) spec.required = true;
     if (Object.keys(t.validation).length > 0) spec.validation = t.validation;
     if (v.user_editable === false || v.user_editable === 0 || v.user_viewable === false || v.user_viewable === 0) spec.operatorOnly = true;
-    if (v.user_viewable === false || v.user_viewable === 0) out.untranslated.push({ field: `${field}.user_viewable (${env})`, reason: 'hidden from users in the panel: here it is operator-only to set, but readers of the instance still see its value' });
+    if (v.user_viewable === false || v.user_viewable === 0) spec.hidden = true;
     const rawDefault = v.default_value === undefined || v.default_value === null ? '' : String(v.default_value);
     if (rawDefault !== '') {
       const d = typedDefault(spec, rawDefault);
       if (d.problem !== undefined) out.untranslated.push({ field: `${field}.default_value (${env})`, reason: `${d.problem}: no default kept, give the value per instance` });
       else if (d.value !== undefined) spec.default = d.value;
     }
-    out.mapped.push({ from: field, to: `variable ${env} (${spec.type}${spec.required ? ', required' : ''}${spec.operatorOnly ? ', operator-only' : ''})` });
+    out.mapped.push({ from: field, to: `variable ${env} (${spec.type}${spec.required ? ', required' : ''}${spec.operatorOnly ? ', operator-only' : ''}${spec.hidden ? ', hidden' : ''})` });
     out.variables.push(spec);
   }
   return out;

@@ -1,7 +1,9 @@
 // API views of stored records: ISO timestamps, no secrets, no hashes.
 
+import type { JsonObject } from '../domain/common.js';
 import type { ApiToken, AuditEvent, Command, ConfigRevision, Group, Host, Instance, InstanceHistoryEntry, TemplateLayer, TemplateVersion } from '../domain/index.js';
 import { crashLoopView, fromStored, type CrashLoopPolicy } from '../lifecycle/crash-loop.js';
+import { NOTHING_HIDDEN, withoutHidden, type HiddenValues } from '../eggs/variable-access.js';
 import { PENDING_SECRET_PREFIX } from './services/instance-config.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -38,8 +40,12 @@ export function groupView(g: Group) {
   return { id: g.id, kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling, ...(g.backup ? { backup: g.backup } : {}), createdAt: iso(g.createdAt), updatedAt: iso(g.updatedAt) };
 }
 
-/** Secret settings are never returned: only which ones are set. */
-export function instanceView(i: Instance, crash?: { policy: CrashLoopPolicy; now: number }) {
+/**
+ * Secret settings are never returned: only which ones are set. Hidden variables
+ * (`hidden`: what the reader may not see, see hiddenFrom) are left out of the
+ * settings and their pending changes lose the value.
+ */
+export function instanceView(i: Instance, crash?: { policy: CrashLoopPolicy; now: number }, hidden: HiddenValues = NOTHING_HIDDEN) {
   const loop = crash ? crashLoopView(fromStored(i.crashLoop), crash.now, crash.policy) : { count: i.crashLoop.exits.length, windowMs: i.crashLoop.windowMs, tripped: i.crashLoop.tripped, trippedAt: i.crashLoop.trippedAt };
   return {
     id: i.id,
@@ -56,7 +62,10 @@ export function instanceView(i: Instance, crash?: { policy: CrashLoopPolicy; now
     memoryMb: i.memoryMb,
     observedState: i.observed?.container ?? null,
     players: i.players ? { online: i.players.online, max: i.players.max, at: iso(i.players.at) } : null,
-    pendingChanges: i.pendingChanges.map((c) => ({ key: c.key, value: c.value, mode: c.mode, requestedAt: iso(c.requestedAt), ...(c.secret ? { secret: true } : {}) })),
+    pendingChanges: i.pendingChanges.map((c) => {
+      const hide = c.key.startsWith('settings.') && hidden.settings.has(c.key.slice('settings.'.length));
+      return { key: c.key, ...(hide ? { hidden: true } : { value: c.value }), mode: c.mode, requestedAt: iso(c.requestedAt), ...(c.secret ? { secret: true } : {}) };
+    }),
     containerConfigPending: i.containerConfigPending,
     crashLoop: { ...loop, trippedAt: iso(loop.trippedAt) },
     maintenance: i.maintenance ? { enabled: i.maintenance.enabled, message: i.maintenance.message, since: iso(i.maintenance.since) } : null,
@@ -66,7 +75,8 @@ export function instanceView(i: Instance, crash?: { policy: CrashLoopPolicy; now
     labels: i.containerConfig.labels,
     user: i.user,
     revision: i.revision,
-    settings: i.settings,
+    settings: withoutHidden(i.settings, hidden.settings),
+    ...(hidden.settings.size > 0 ? { hiddenSettings: [...hidden.settings].filter((k) => Object.hasOwn(i.settings, k)).sort() } : {}),
     secretSettings: Object.keys(i.secretSettings).filter((k) => !k.startsWith(PENDING_SECRET_PREFIX)),
     createdAt: iso(i.createdAt),
     updatedAt: iso(i.updatedAt),
@@ -101,8 +111,15 @@ export function historyView(h: InstanceHistoryEntry) {
   return { at: iso(h.at), from: h.from, to: h.to, reason: h.reason, actor: h.actor, commandId: h.commandId, details: h.details };
 }
 
-export function revisionView(r: ConfigRevision) {
-  return { revision: r.revision, createdAt: iso(r.createdAt), actor: r.actor, reason: r.reason, config: r.config };
+/** A revision; hidden variables leave its settings and env (`hidden`: what the reader may not see). */
+export function revisionView(r: ConfigRevision, hidden: HiddenValues = NOTHING_HIDDEN) {
+  let config = r.config;
+  if (hidden.settings.size > 0) {
+    const { settings, env } = config as { settings?: unknown; env?: unknown };
+    const strip = (v: unknown, names: ReadonlySet<string>) => (v && typeof v === 'object' && !Array.isArray(v) ? withoutHidden(v as JsonObject, names) : v);
+    config = { ...config, ...(settings !== undefined ? { settings: strip(settings, hidden.settings) } : {}), ...(env !== undefined ? { env: strip(env, hidden.env) } : {}) } as JsonObject;
+  }
+  return { revision: r.revision, createdAt: iso(r.createdAt), actor: r.actor, reason: r.reason, config };
 }
 
 export function auditView(a: AuditEvent) {

@@ -87,12 +87,28 @@ describe('ectl templates import-egg', () => {
   it('--dry-run writes nothing; a refused egg exits 1 and names the reason', async () => {
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify(egg('refused-extends.v2.json')));
-    const dry = await ectl(['templates', 'import-egg', join(dir, 'paper.json'), '--name', 'paper', '--template-version', '2', '--dry-run']);
+    const dry = await ectl(['templates', 'import-egg', join(dir, 'paper.json'), '--name', 'paper', '--version', '2', '--dry-run']);
     expect(dry.code).toBe(0);
     expect((await t.call('GET', '/api/v1/templates/paper/versions/2')).status).toBe(404);
-    const bad = await ectl(['templates', 'import-egg', file, '--name', 'bad', '--template-version', '1']);
+    const bad = await ectl(['templates', 'import-egg', file, '--name', 'bad', '--version', '1']);
     expect(bad.code).toBe(1);
     expect(bad.stdout).toMatch(/REFUSED {7}config\.extends/);
     expect(bad.stderr).toMatch(/egg refused: config\.extends.*nothing was written/);
+  });
+
+  it('--version is the template version after the command, ectl\'s own version before it; --template-version is the same flag', async () => {
+    expect(await ectl(['--version'])).toEqual({ code: 0, stdout: 'test\n', stderr: '' });
+    const missing = await ectl(['templates', 'import-egg', join(dir, 'paper.json'), '--name', 'paper']);
+    expect(missing).toMatchObject({ code: 2, stderr: 'error: import-egg needs the template version: --version V\n' });
+    const both = await ectl(['templates', 'import-egg', join(dir, 'paper.json'), '--name', 'paper', '--version', '3', '--template-version', '4']);
+    expect(both).toMatchObject({ code: 2, stderr: 'error: --version 3 and --template-version 4 disagree: give one\n' });
+    const same = await ectl(['templates', 'import-egg', join(dir, 'paper.json'), '--name', 'paper', '--version', '1', '--template-version', '1', '--image', 'Java 17']);
+    expect(same.stdout).toMatch(/template paper@1 unchanged/);
+    // Every other command still parses (and refuses an unknown flag) as before.
+    expect((await ectl(['instances', 'ls', '--version'])).code).toBe(2);
+    // The global --context is still read after the command too.
+    for (const args of [['--context', 'nope', 'templates', 'ls'], ['templates', 'ls', '--context', 'nope']]) {
+      expect(await ectl(args)).toMatchObject({ code: 2, stderr: 'error: no context named "nope" (see ectl context ls)\n' });
+    }
   });
 });

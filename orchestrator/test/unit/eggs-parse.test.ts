@@ -55,9 +55,11 @@ describe('parseEgg: a Java egg with features the importer cannot translate', () 
     expect(text).toMatch(/proxies\.\*\.secret.*wildcard/);
     expect(text).toMatch(/iface.*config\.docker\.interface/);
     expect(text).toMatch(/a\.b.*value-matching/);
-    expect(text).toMatch(/user_viewable \(DL_PATH\): hidden from users/);
+    // user_viewable: false is translated (a hidden variable), so it is not listed.
+    expect(text).not.toMatch(/user_viewable/);
     expect(preview.unknownFields).toEqual(['extra_field']);
-    expect(template?.variables?.find((v) => v.name === 'DL_PATH')).toMatchObject({ operatorOnly: true });
+    expect(template?.variables?.find((v) => v.name === 'DL_PATH')).toMatchObject({ operatorOnly: true, hidden: true });
+    expect(preview.mapped).toContainEqual({ from: 'variables[2]', to: 'variable DL_PATH (string, operator-only, hidden)' });
     expect(template?.variables?.find((v) => v.name === 'SERVER_JARFILE')?.validation?.pattern).toBe('^([\\w\\d._-]+)(\\.jar)$');
   });
   it('keeps the edits it can make', () => {

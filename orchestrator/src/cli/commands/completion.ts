@@ -11,7 +11,7 @@ export function commandTree(cmd: Command): CommandNode {
     name: cmd.name(),
     aliases: cmd.aliases(),
     description: cmd.description(),
-    options: cmd.options.filter((o) => o.long && o.long !== '--help').map((o) => ({ flag: o.long!, description: o.description })),
+    options: cmd.options.filter((o) => o.long && o.long !== '--help' && !o.hidden).map((o) => ({ flag: o.long!, description: o.description })),
     commands: cmd.commands.map(commandTree),
   };
 }

@@ -1,6 +1,6 @@
-// `ectl templates import-egg FILE --name N --template-version V [--image KEY] [--dry-run]`
-// (`--version` is ectl's own global flag, so the version has a longer name):
-// a Pterodactyl/Pelican egg becomes a template version. The preview (what was
+// `ectl templates import-egg FILE --name N --version V [--image KEY] [--dry-run]`
+// (`--template-version` is the same flag; ectl's own `--version` is read only
+// before the command): a Pterodactyl/Pelican egg becomes a template version. The preview (what was
 // mapped, what has no equivalent, unknown fields) is printed first, like apply;
 // a refused egg or a version that exists with another spec stops before a write.
 
@@ -26,7 +26,8 @@ interface ImportAnswer {
 
 interface ImportOptions {
   name: string;
-  templateVersion: string;
+  version?: string;
+  templateVersion?: string;
   image?: string;
   memory?: string;
   dryRun?: boolean;
@@ -47,12 +48,18 @@ export function registerEggs(program: Command, ctx: CommandContext): void {
     .command('import-egg <file>')
     .description('import a Pterodactyl/Pelican egg (PTDL_v1, PTDL_v2) as a template version; prints the preview first')
     .requiredOption('--name <name>', 'template name')
-    .requiredOption('--template-version <version>', 'template version (immutable; --version is ectl\'s own flag)')
+    .option('--version <version>', 'template version (immutable)')
+    .option('--template-version <version>', 'the same as --version')
     .option('--image <key>', 'which of the egg\'s docker_images (its label or the image); default the first')
     .option('--memory <mb>', 'memory in MiB (eggs carry none; default 1024)')
     .option('--dry-run', 'only show the preview')
     .option('--json', 'print the answer as JSON')
     .action(async (file: string, opts: ImportOptions) => {
+      if (opts.version !== undefined && opts.templateVersion !== undefined && opts.version !== opts.templateVersion) {
+        throw new CliError('usage', `--version ${opts.version} and --template-version ${opts.templateVersion} disagree: give one`);
+      }
+      const version = opts.version ?? opts.templateVersion;
+      if (version === undefined) throw new CliError('usage', 'import-egg needs the template version: --version V');
       let egg: unknown;
       try {
         egg = JSON.parse(await readFile(ctx.resolvePath(file), 'utf8'));
@@ -61,14 +68,14 @@ export function registerEggs(program: Command, ctx: CommandContext): void {
       }
       const memoryMb = opts.memory === undefined ? undefined : Number(opts.memory);
       if (memoryMb !== undefined && !Number.isInteger(memoryMb)) throw new CliError('usage', `--memory ${opts.memory}: a whole number of MiB`);
-      const body = { egg, name: opts.name, version: opts.templateVersion, ...(opts.image ? { image: opts.image } : {}), ...(memoryMb !== undefined ? { memoryMb } : {}) };
+      const body = { egg, name: opts.name, version, ...(opts.image ? { image: opts.image } : {}), ...(memoryMb !== undefined ? { memoryMb } : {}) };
       const client = await ctx.client();
-      const target = `${opts.name}@${opts.templateVersion}`;
+      const target = `${opts.name}@${version}`;
       const preview = await client.post<ImportAnswer>('/templates/import-egg', { ...body, dryRun: true });
       if (opts.json && opts.dryRun) return printJson(ctx.out, preview);
       if (!opts.json) printPreview(ctx, preview.preview, preview.outcome, target);
       if (preview.outcome === 'refused') throw new CliError('runtime', `egg refused: ${preview.preview.refused ?? 'see the preview'}; nothing was written`);
-      if (preview.outcome === 'conflict') throw new CliError('runtime', `template ${target} already exists with a different spec: choose a new --template-version; nothing was written`);
+      if (preview.outcome === 'conflict') throw new CliError('runtime', `template ${target} already exists with a different spec: choose a new --version; nothing was written`);
       if (opts.dryRun) return;
       const stored = await client.post<ImportAnswer>('/templates/import-egg', body);
       if (opts.json) return printJson(ctx.out, stored);

@@ -17,7 +17,9 @@ interface SettingsView {
   labels?: Record<string, string>;
   settings?: Record<string, unknown>;
   secretSettings?: string[];
-  pendingChanges?: { key: string; value: unknown; mode: string; secret?: boolean }[];
+  /** Set variables whose values this token may not see (egg user_viewable: false). */
+  hiddenSettings?: string[];
+  pendingChanges?: { key: string; value?: unknown; mode: string; secret?: boolean; hidden?: boolean }[];
   containerConfigPending?: boolean;
 }
 
@@ -51,14 +53,15 @@ function registerSettings(instances: Command, ctx: CommandContext): void {
     .option('--json', 'print JSON')
     .action(async (name: string, opts: { json?: boolean }) => {
       const i = await (await ctx.client()).get<SettingsView>(`/instances/${enc(name)}`);
-      const view = { id: i.id, name: i.name, image: i.image, labels: i.labels ?? {}, settings: i.settings ?? {}, secretSettings: i.secretSettings ?? [], pendingChanges: i.pendingChanges ?? [], containerConfigPending: i.containerConfigPending ?? false };
+      const view = { id: i.id, name: i.name, image: i.image, labels: i.labels ?? {}, settings: i.settings ?? {}, secretSettings: i.secretSettings ?? [], ...(i.hiddenSettings ? { hiddenSettings: i.hiddenSettings } : {}), pendingChanges: i.pendingChanges ?? [], containerConfigPending: i.containerConfigPending ?? false };
       if (opts.json) return printJson(ctx.out, view);
       const fields: [string, string][] = [['image', view.image ?? '-']];
       for (const [k, v] of Object.entries(view.labels)) fields.push([`label ${k}`, v]);
       for (const [k, v] of Object.entries(view.settings)) fields.push([k, show(v)]);
       for (const k of view.secretSettings) fields.push([k, '(secret, set)']);
+      for (const k of view.hiddenSettings ?? []) fields.push([k, '(hidden: operators only)']);
       printFields(ctx.out, fields);
-      for (const c of view.pendingChanges) ctx.out.line(`pending: ${c.key} = ${c.secret ? '(secret)' : show(c.value)} (${c.mode})`);
+      for (const c of view.pendingChanges) ctx.out.line(`pending: ${c.key} = ${c.secret ? '(secret)' : c.hidden ? '(hidden)' : show(c.value)} (${c.mode})`);
     });
   settings
     .command('set <name> [assignments...]')

@@ -10,7 +10,7 @@ import { printFields, printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { formatAge, keyColumns } from '../table.js';
 import { waitForInstance } from '../wait.js';
-import { notOffered } from './not-offered.js';
+import { followLog } from './instance-streams.js';
 
 export interface InstanceView {
   id: string;
@@ -137,11 +137,13 @@ export function registerInstances(program: Command, ctx: CommandContext): Comman
     .command('logs <name>')
     .description('print the last lines of an instance\'s container log')
     .option('--tail <n>', 'number of lines', positiveInt('--tail'), 100)
-    .option('-f, --follow', 'stream new lines as they come (not offered by the orchestrator yet)')
+    .option('-f, --follow', 'then stream new lines as the server writes them, until Ctrl-C or the container stops')
     .option('--json', 'print {instanceId, tail, logs} as JSON')
     .action(async (id: string, opts: { tail: number; follow?: boolean; json?: boolean }) => {
-      // Polling the tail would repeat and lose lines; following needs a streamed endpoint.
-      if (opts.follow) throw notOffered('instances logs --follow', 'streamed logs');
+      if (opts.follow) {
+        if (opts.json) throw new CliError('usage', '--json and --follow do not go together: a followed log is plain text');
+        return followLog(ctx, id, opts.tail);
+      }
       let text: string;
       try {
         text = await (await ctx.client()).get<string>(`/instances/${enc(id)}/logs`, { query: { tail: opts.tail }, text: true });

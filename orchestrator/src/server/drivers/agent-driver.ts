@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import type * as Api from '../../contracts/agent-api.js';
 import { AGENT_API_PREFIX, BACKUP_ARCHIVE_HEADERS, LEADER_EPOCH_HEADER } from '../../contracts/agent-api.js';
 import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors.js';
+import { openStream, readSome, type StreamAnswer } from '../../shared/http-stream.js';
 import type {
   CallIds,
   DriverHost,
@@ -136,6 +137,22 @@ export class AgentHostDriver implements HostDriver {
     const since = request.sinceStart ? '&since=start' : '';
     const text = await this.call<unknown>(host, 'GET', `${instancePath(instanceId)}/logs?tail=${request.tail}${since}`, undefined, ids, true);
     return typeof text === 'string' ? text : '';
+  }
+
+  async followLogs(host: DriverHost, instanceId: string, request: { tail: number }, signal: AbortSignal, ids: CallIds = {}): Promise<Readable> {
+    const route = `${instancePath(instanceId)}/logs?follow=true&tail=${request.tail}`;
+    const url = new URL(`${host.controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`);
+    let answer: StreamAnswer;
+    try {
+      answer = await openStream(url, { headers: { ...this.headers(ids, undefined), accept: 'text/plain, application/json' }, signal, headTimeoutMs: this.deps.timeoutMs });
+    } catch (err) {
+      const timedOut = (err as Error).name === 'TimeoutError';
+      throw new AppError(timedOut ? 'TIMEOUT' : 'HOST_UNAVAILABLE', timedOut
+        ? `agent at ${host.controlUrl} did not answer GET ${route} within ${this.deps.timeoutMs} ms`
+        : `agent at ${host.controlUrl} did not stream GET ${route} (${(err as Error).message})`, { retryable: true, cause: err });
+    }
+    if (answer.status !== 200) throw agentError(answer.status, parseJson(await readSome(answer.body)), `GET ${route}`, host.controlUrl);
+    return answer.body;
   }
 
   cleanup(host: DriverHost, request: { instanceIds: readonly string[]; keepDataFor?: readonly string[] }, ids: CallIds = {}): Promise<Api.CleanupReport> {

@@ -72,6 +72,13 @@ export interface HostDriver {
   inspect(host: DriverHost, instanceId: string, ids?: CallIds): Promise<InstanceDetails>;
   /** The last `tail` lines of output as text; `sinceStart` leaves out earlier runs. */
   logs(host: DriverHost, instanceId: string, request: LogsRequest, ids?: CallIds): Promise<string>;
+  /**
+   * The output from the last `tail` lines on, as the server writes it (UTF-8
+   * bytes). Ends when the container's log ends; aborting `signal` (or
+   * destroying the stream) closes it at the host. Only the wait for the host's
+   * answer is bounded.
+   */
+  followLogs(host: DriverHost, instanceId: string, request: { tail: number }, signal: AbortSignal, ids?: CallIds): Promise<Readable>;
   /** Removes orphans; the host re-checks ownership before each removal. `keepDataFor` keeps their data. */
   cleanup(host: DriverHost, request: CleanupRequest, ids?: CallIds): Promise<CleanupReport>;
 

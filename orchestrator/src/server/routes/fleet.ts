@@ -15,7 +15,7 @@ import type { ServerContext } from '../context.js';
 import { userActor } from '../services/lifecycle-service.js';
 import { fleetView } from '../provisioning/fleet-status.js';
 import { instanceView } from '../views.js';
-import { acceptedAction, found, paramInstance } from './route-helpers.js';
+import { acceptedAction, found, hiddenForCaller, paramInstance } from './route-helpers.js';
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 /** A duration: an integer of milliseconds, or text like "30s". */
@@ -68,7 +68,7 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     const { instance, commandId } = await ctx.fleet.spawn(id, {
       ...(body.variantId !== undefined ? { variantId: body.variantId } : {}), ...(body.name !== undefined ? { name: body.name } : {}), ...(waitMs !== undefined ? { waitMs } : {}),
     }, userActor(req.principal), req.id);
-    return reply.status(waitMs === undefined ? 202 : 200).send({ ...instanceView(instance), commandId });
+    return reply.status(waitMs === undefined ? 202 : 200).send({ ...instanceView(instance, undefined, await hiddenForCaller(ctx, req)(instance)), commandId });
   });
 
   api.post('/instances/:id/despawn', {

@@ -4,7 +4,7 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { assertVariablesSettable } from '../../eggs/variable-access.js';
+import { assertVariablesSettable, hiddenFrom } from '../../eggs/variable-access.js';
 import type { JsonObject } from '../../domain/index.js';
 import { planDeletion } from '../../lifecycle/deletion.js';
 import { unwrap } from '../../lifecycle/result.js';
@@ -55,7 +55,7 @@ export async function instanceAdminRoutes(api: FastifyInstance, ctx: ServerConte
     const { instance: updated, applied, commandId } = await ctx.lifecycle.changeSettings(instance.id, body, userActor(req.principal), { requestId: req.id });
     return reply.status(commandId ? 202 : 200).send({
       id: updated.id, applied, commandId,
-      pendingChanges: instanceView(updated).pendingChanges, containerConfigPending: updated.containerConfigPending,
+      pendingChanges: instanceView(updated, undefined, hiddenFrom(req.principal, template)).pendingChanges, containerConfigPending: updated.containerConfigPending,
     });
   });
 

@@ -4,6 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { INSTANCE_STATES, type InstanceState } from '../../domain/index.js';
+import { hiddenFrom } from '../../eggs/variable-access.js';
 import { AppError } from '../../shared/errors.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import type { JsonObject } from '../../domain/index.js';
@@ -11,7 +12,7 @@ import { auditTarget } from '../audit.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { IdString } from '../schemas/common.js';
 import { historyView, instanceView, revisionView } from '../views.js';
-import { hostOfInstance, paramInstance } from './route-helpers.js';
+import { hiddenForCaller, hostOfInstance, paramInstance } from './route-helpers.js';
 
 export const CreateInstanceBody = Type.Object(
   {
@@ -31,7 +32,10 @@ export const CreateInstanceBody = Type.Object(
 );
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const HistoryQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
-const LogsQuery = Type.Object({ tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
+const LogsQuery = Type.Object({
+  tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  follow: Type.Optional(Type.Boolean({ description: 'stream: the last `tail` lines, then each line as it is written, as chunked text/plain until the client disconnects or the container stops' })),
+});
 const ListQuery = Type.Object({
   groupId: Type.Optional(IdString),
   hostId: Type.Optional(Type.String({ maxLength: 128 })),
@@ -63,7 +67,8 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
       ...(q.hostId ? { hostId: q.hostId } : {}),
       ...(q.state ? { states: [q.state as InstanceState] } : {}),
     });
-    return { instances: list.map((i) => instanceView(i)) };
+    const hidden = hiddenForCaller(ctx, req);
+    return { instances: await Promise.all(list.map(async (i) => instanceView(i, undefined, await hidden(i)))) };
   });
 
   api.get('/instances/:id', {
@@ -71,8 +76,8 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
     const instance = await paramInstance(ctx, req);
-    const policy = ctx.lifecycle.crashPolicy(await ctx.lifecycle.templateOf(instance));
-    return instanceView(instance, { policy, now: ctx.clock.now() });
+    const template = await ctx.lifecycle.templateOf(instance);
+    return instanceView(instance, { policy: ctx.lifecycle.crashPolicy(template), now: ctx.clock.now() }, hiddenFrom(req.principal, template));
   });
 
   api.get('/instances/:id/history', {
@@ -89,18 +94,29 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
     const instance = await paramInstance(ctx, req);
-    return { instanceId: instance.id, revisions: (await ctx.store.revisions.list(instance.id)).map(revisionView) };
+    const hidden = await hiddenForCaller(ctx, req)(instance);
+    return { instanceId: instance.id, revisions: (await ctx.store.revisions.list(instance.id)).map((r) => revisionView(r, hidden)) };
   });
 
   api.get('/instances/:id/logs', {
-    schema: { tags: ['instances'], summary: 'The container output (last `tail` lines, through the agent)', params: InstanceParams, querystring: LogsQuery },
+    schema: { tags: ['instances'], summary: 'The container output (last `tail` lines, through the agent); follow=true streams it', params: InstanceParams, querystring: LogsQuery },
     config: { auth: { scope: readScope('instances') } },
   }, async (req, reply) => {
-    const { tail } = req.query as Static<typeof LogsQuery>;
+    const { tail, follow } = req.query as Static<typeof LogsQuery>;
     const instance = await paramInstance(ctx, req);
     const host = await hostOfInstance(ctx, instance);
     if (!host) throw new AppError('HOST_UNAVAILABLE', `instance ${instance.name} is on no registered host`);
     if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE; its logs cannot be read`);
+    if (follow) {
+      // A client that leaves while the host is still answering aborts the host call; once piped,
+      // Fastify destroys the stream when the client goes, which closes it at the host.
+      const gone = new AbortController();
+      const leave = (): void => gone.abort();
+      reply.raw.once('close', leave);
+      const stream = await ctx.driver.followLogs(host, instance.id, { tail: tail ?? 100 }, gone.signal, { requestId: req.id });
+      reply.raw.off('close', leave);
+      return reply.type('text/plain; charset=utf-8').header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').send(stream);
+    }
     const text = await ctx.driver.logs(host, instance.id, { tail: tail ?? 100 }, { requestId: req.id });
     return reply.type('text/plain; charset=utf-8').send(text);
   });

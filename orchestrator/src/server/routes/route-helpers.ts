@@ -8,11 +8,26 @@ import type { ScopeRequirement } from '../auth/scopes.js';
 import type { Host, Instance } from '../../domain/index.js';
 import { AppError, type ErrorCode } from '../../shared/errors.js';
 import type { ServerContext } from '../context.js';
+import { hiddenFrom, type HiddenValues } from '../../eggs/variable-access.js';
 import { hostView } from '../views.js';
 
 /** The instance (by id or name) named by the `:id` parameter; INSTANCE_NOT_FOUND otherwise. The route's schema has checked the parameter. */
 export function paramInstance(ctx: ServerContext, req: FastifyRequest): Promise<Instance> {
   return ctx.lifecycle.find((req.params as { id: string }).id);
+}
+
+/** What the caller may not see of instances of one group variant (hidden variables), asked once per variant. */
+export function hiddenForCaller(ctx: ServerContext, req: FastifyRequest): (instance: Instance) => Promise<HiddenValues> {
+  const byVariant = new Map<string, Promise<HiddenValues>>();
+  return (instance) => {
+    const key = `${instance.groupId}\u0000${instance.variantId}`;
+    let hidden = byVariant.get(key);
+    if (!hidden) {
+      hidden = ctx.lifecycle.templateOf(instance).then((template) => hiddenFrom(req.principal, template));
+      byVariant.set(key, hidden);
+    }
+    return hidden;
+  };
 }
 
 /** The registered host the instance is placed on, or undefined (not placed, or the host is gone). */

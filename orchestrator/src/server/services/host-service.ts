@@ -21,6 +21,8 @@ export interface HostServiceOptions {
   logger: Logger;
   /** Wakes the command worker after commands were queued. */
   onCommandsQueued: () => void;
+  /** Called by a recovery run before the host turns ONLINE again (host-moves.ts: despawn its lost fleet instances). */
+  onReturned?: (hostId: string) => Promise<void>;
 }
 
 export interface RecoveryOutcome extends RecoveryPlan {
@@ -95,6 +97,7 @@ export class HostService {
       }
     });
     if (cleanupCommandId) this.deps.onCommandsQueued();
+    await this.deps.onReturned?.(hostId);
     const target = host.maintenance?.enabled ? 'MAINTENANCE' : 'ONLINE';
     const summary = `recovery finished: ${inventory.length} reported, ${plan.remove.length} orphan(s) queued for removal (${plan.keepDataFor.length} keeping their data), ${plan.unclaimed.length} unclaimed, ${plan.missing.length} missing`;
     const updated = await store.hosts.setStatus(hostId, target, { from: ['RECOVERING'], reason: summary, now: clock.now() });

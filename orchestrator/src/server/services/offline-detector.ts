@@ -11,6 +11,8 @@ export interface OfflineDetectorOptions {
   logger: Logger;
   missedBeats: number;
   sweepIntervalMs: number;
+  /** Called once per host this sweep moved to OFFLINE (host-moves.ts); its failure is logged, not retried. */
+  onOffline?: (hostId: string) => Promise<void>;
 }
 
 export class OfflineDetector {
@@ -38,6 +40,7 @@ export class OfflineDetector {
     try {
       const ids = await this.running;
       for (const id of ids) this.deps.logger.warn({ hostId: id, missedBeats: this.deps.missedBeats }, 'host is OFFLINE: heartbeats stopped');
+      for (const id of ids) await this.deps.onOffline?.(id).catch((err: unknown) => this.deps.logger.error({ hostId: id, err }, 'handling a lost host failed'));
       return ids;
     } finally {
       this.running = undefined;

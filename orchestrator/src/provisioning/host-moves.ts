@@ -1,0 +1,59 @@
+// What happens to the instances of a host that is lost or returns, pure.
+// A host that went OFFLINE gives no trustworthy inventory: every instance on
+// it whose container may still exist becomes `unknown` (Nomad's `disconnect`:
+// a persistent world is never started elsewhere while its data may be alive).
+// An ephemeral one is also marked lost: `unknown` does not count toward its
+// group's minimum or buffer, so the autoscaler replaces it on the other hosts,
+// and when the host returns the lost one is despawned (its group's savegame
+// policy decides what is kept), so no fleet instance exists twice.
+
+import type { EpochMs, GroupKind, InstanceState } from '../domain/index.js';
+
+export interface HostMoveInstance {
+  id: string;
+  state: InstanceState;
+  /** Kind of the instance's group; undefined when the group is gone. */
+  groupKind: GroupKind | undefined;
+  /** A command owns the instance (it retries until the host answers). */
+  activeAction: boolean;
+  /** Set when a host loss marked it lost (InstanceFleet.lost). */
+  lostAt?: EpochMs;
+}
+
+export interface HostLossDecision {
+  instanceId: string;
+  to: 'unknown';
+  /** Ephemeral: replaced by its fleet and despawned when the host returns. */
+  lost: boolean;
+  reason: string;
+}
+
+/** States whose container may be alive on the lost host and that no command owns. */
+const LOSABLE: readonly InstanceState[] = ['stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused'];
+
+export function planHostLoss(hostId: string, instances: readonly HostMoveInstance[]): HostLossDecision[] {
+  const out: HostLossDecision[] = [];
+  for (const i of instances) {
+    if (i.activeAction || !LOSABLE.includes(i.state)) continue;
+    const lost = i.groupKind === 'ephemeral';
+    out.push({
+      instanceId: i.id, to: 'unknown', lost,
+      reason: lost
+        ? `host ${hostId} is OFFLINE: fleet instance lost; replaced on the other hosts, despawned when the host returns`
+        : `host ${hostId} is OFFLINE: the container and its data may still be alive there; never started elsewhere, re-checked when the host returns`,
+    });
+  }
+  return out;
+}
+
+export interface HostReturnDecision {
+  instanceId: string;
+  reason: string;
+}
+
+/** The lost fleet instances of a returning host: despawn them (their replacements already run elsewhere). */
+export function planHostReturn(hostId: string, instances: readonly HostMoveInstance[]): HostReturnDecision[] {
+  return instances
+    .filter((i) => i.groupKind === 'ephemeral' && i.lostAt !== undefined && !i.activeAction && i.state !== 'deleting' && i.state !== 'archived' && i.state !== 'archiving')
+    .map((i) => ({ instanceId: i.id, reason: `host ${hostId} returned: this fleet instance was lost with it at ${new Date(i.lostAt!).toISOString()} and replaced; despawned` }));
+}

@@ -104,8 +104,6 @@ export interface InstanceFleet {
   draining?: { since: EpochMs; reason: string };
   /** Container removed by the archive tier; the world is kept on `hostId` (and in `backupId`). */
   archived?: { at: EpochMs; hostId: string; backupId: string | null };
-  /** Lost with its OFFLINE host (host-moves.ts): replaced elsewhere, despawned when the host returns. */
-  lost?: { at: EpochMs; hostId: string };
 }
 
 export interface Instance {

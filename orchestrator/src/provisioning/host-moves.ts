@@ -2,12 +2,13 @@
 // A host that went OFFLINE gives no trustworthy inventory: every instance on
 // it whose container may still exist becomes `unknown` (Nomad's `disconnect`:
 // a persistent world is never started elsewhere while its data may be alive).
-// An ephemeral one is also marked lost: `unknown` does not count toward its
-// group's minimum or buffer, so the autoscaler replaces it on the other hosts,
-// and when the host returns the lost one is despawned (its group's savegame
-// policy decides what is kept), so no fleet instance exists twice.
+// `unknown` does not count toward a fleet's minimum or buffer, so the
+// autoscaler replaces an ephemeral one on the other hosts; when the host
+// returns (its recovery run, before it is ONLINE again) every ephemeral
+// instance still `unknown` there is despawned (its group's savegame policy
+// decides what is kept), so no fleet instance exists twice.
 
-import type { EpochMs, GroupKind, InstanceState } from '../domain/index.js';
+import type { GroupKind, InstanceState } from '../domain/index.js';
 
 export interface HostMoveInstance {
   id: string;
@@ -16,8 +17,6 @@ export interface HostMoveInstance {
   groupKind: GroupKind | undefined;
   /** A command owns the instance (it retries until the host answers). */
   activeAction: boolean;
-  /** Set when a host loss marked it lost (InstanceFleet.lost). */
-  lostAt?: EpochMs;
 }
 
 export interface HostLossDecision {
@@ -51,9 +50,13 @@ export interface HostReturnDecision {
   reason: string;
 }
 
-/** The lost fleet instances of a returning host: despawn them (their replacements already run elsewhere). */
+/**
+ * A returning host's fleet instances still `unknown` (lost with it; the
+ * supervisor has not seen the host since): despawn them, their replacements
+ * already run elsewhere.
+ */
 export function planHostReturn(hostId: string, instances: readonly HostMoveInstance[]): HostReturnDecision[] {
   return instances
-    .filter((i) => i.groupKind === 'ephemeral' && i.lostAt !== undefined && !i.activeAction && i.state !== 'deleting' && i.state !== 'archived' && i.state !== 'archiving')
-    .map((i) => ({ instanceId: i.id, reason: `host ${hostId} returned: this fleet instance was lost with it at ${new Date(i.lostAt!).toISOString()} and replaced; despawned` }));
+    .filter((i) => i.groupKind === 'ephemeral' && i.state === 'unknown' && !i.activeAction)
+    .map((i) => ({ instanceId: i.id, reason: `host ${hostId} returned: this fleet instance was lost with it and replaced elsewhere; despawned` }));
 }

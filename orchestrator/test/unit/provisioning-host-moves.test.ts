@@ -1,7 +1,6 @@
 // Guards the host-moves planners and the maintenance drain of planFleet: a
-// lost host's instances become unknown (ephemeral ones marked lost, nothing
-// a command owns is touched), a returning host's lost fleet instances are
-// despawned, and an ephemeral group moves its instances off a host in
+// lost host's instances become unknown (nothing a command owns is touched),
+// a returning host's fleet instances still unknown are despawned, and an ephemeral group moves its instances off a host in
 // MAINTENANCE only once their replacements are Ready (persistent ones stay).
 
 import { describe, expect, it } from 'vitest';
@@ -40,12 +39,11 @@ describe('planHostLoss', () => {
 
 describe('planHostReturn', () => {
   it.each<[string, HostMoveInstance, boolean]>([
-    ['a lost ephemeral instance is despawned', m('e', { groupKind: 'ephemeral', state: 'unknown', lostAt: NOW }), true],
-    ['also when it reappeared and is being verified', m('e', { groupKind: 'ephemeral', state: 'starting', lostAt: NOW }), true],
-    ['an ephemeral instance that was never lost stays', m('e', { groupKind: 'ephemeral', state: 'unknown' }), false],
-    ['a persistent world is never despawned', m('p', { state: 'unknown', lostAt: NOW }), false],
-    ['one already being deleted', m('e', { groupKind: 'ephemeral', state: 'deleting', lostAt: NOW }), false],
-    ['one a command owns', m('e', { groupKind: 'ephemeral', state: 'unknown', lostAt: NOW, activeAction: true }), false],
+    ['a fleet instance still unknown (lost with the host) is despawned', m('e', { groupKind: 'ephemeral', state: 'unknown' }), true],
+    ['a fleet instance that is not unknown stays', m('e', { groupKind: 'ephemeral', state: 'online' }), false],
+    ['a persistent world is never despawned', m('p', { state: 'unknown' }), false],
+    ['one already being deleted', m('e', { groupKind: 'ephemeral', state: 'deleting' }), false],
+    ['one a command owns', m('e', { groupKind: 'ephemeral', state: 'unknown', activeAction: true }), false],
   ])('%s', (_name, instance, despawn) => {
     expect(planHostReturn('h1', [instance]).map((d) => d.instanceId)).toEqual(despawn ? [instance.id] : []);
   });

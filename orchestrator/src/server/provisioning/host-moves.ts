@@ -1,9 +1,9 @@
 // Executes the pure host-moves plans (src/provisioning/host-moves.ts): when a
-// host goes OFFLINE its instances become `unknown` (ephemeral ones marked
-// lost, so their fleet replaces them), and when it returns its lost fleet
-// instances are despawned through the one command pipeline. Every decision
-// is audited; a failure is logged and retried by the next event (the next
-// sweep never sees the host again, so `lost` is idempotent per instance).
+// host goes OFFLINE its instances become `unknown` (so their fleet replaces the
+// ephemeral ones), and when it returns its fleet instances still `unknown` are
+// despawned through the one command pipeline. Both are audited. Per host they
+// run one after the other, and a loss handled after the host already came
+// back does nothing (its recovery run and the supervisor re-check it).
 
 import type { Instance, JsonObject } from '../../domain/index.js';
 import { planHostLoss, planHostReturn, type HostMoveInstance } from '../../provisioning/index.js';
@@ -22,31 +22,51 @@ export interface HostMovesDeps {
 }
 
 export class HostMoves {
+  private readonly chains = new Map<string, Promise<void>>();
+
   constructor(private readonly deps: HostMovesDeps) {}
 
   /** The host just went OFFLINE. */
-  async lost(hostId: string): Promise<void> {
+  lost(hostId: string): Promise<void> {
+    return this.serial(hostId, () => this.markLost(hostId));
+  }
+
+  /** The host's recovery run found it back (before it turns ONLINE). */
+  returned(hostId: string): Promise<void> {
+    return this.serial(hostId, () => this.despawnLost(hostId));
+  }
+
+  private serial(hostId: string, fn: () => Promise<void>): Promise<void> {
+    const next = (this.chains.get(hostId) ?? Promise.resolve()).then(fn);
+    const settled = next.catch(() => undefined);
+    this.chains.set(hostId, settled);
+    void settled.then(() => {
+      if (this.chains.get(hostId) === settled) this.chains.delete(hostId);
+    });
+    return next;
+  }
+
+  private async markLost(hostId: string): Promise<void> {
     const { store, clock, logger } = this.deps;
     const instances = await store.instances.list({ hostId });
     const byId = new Map(instances.map((i) => [i.id, i]));
     const decisions = planHostLoss(hostId, await this.view(instances));
-    const now = clock.now();
+    const moved: typeof decisions = [];
     for (const d of decisions) {
-      const instance = byId.get(d.instanceId)!;
-      const patch = d.lost ? { fleet: { ...(instance.fleet ?? {}), lost: { at: now, hostId } } } : undefined;
+      // A heartbeat may have brought the host back meanwhile: then its recovery decides.
+      if ((await store.hosts.get(hostId))?.status !== 'OFFLINE') break;
       try {
-        await moveInstance(store, instance, d.to, { now, reason: d.reason, details: { hostId }, ...(patch ? { patch } : {}) });
+        if (await moveInstance(store, byId.get(d.instanceId)!, d.to, { now: clock.now(), reason: d.reason, details: { hostId } })) moved.push(d);
       } catch (err) {
         logger.warn({ hostId, instanceId: d.instanceId, err: (err as Error).message }, 'marking an instance of a lost host failed');
       }
     }
-    if (decisions.length === 0) return;
-    await this.audit('host.lost', hostId, decisions.map((d) => ({ instanceId: d.instanceId, lost: d.lost })), now);
-    logger.warn({ hostId, unknown: decisions.filter((d) => !d.lost).map((d) => d.instanceId), lostFleet: decisions.filter((d) => d.lost).map((d) => d.instanceId) }, 'host lost: its instances are unknown; fleet instances are replaced elsewhere');
+    if (moved.length === 0) return;
+    await this.audit('host.lost', hostId, moved.map((d) => ({ instanceId: d.instanceId, lost: d.lost })), clock.now());
+    logger.warn({ hostId, unknown: moved.filter((d) => !d.lost).map((d) => d.instanceId), lostFleet: moved.filter((d) => d.lost).map((d) => d.instanceId) }, 'host lost: its instances are unknown; fleet instances are replaced elsewhere');
   }
 
-  /** The host's recovery run found it back (before it turns ONLINE). */
-  async returned(hostId: string): Promise<void> {
+  private async despawnLost(hostId: string): Promise<void> {
     const { store, clock, logger } = this.deps;
     const decisions = planHostReturn(hostId, await this.view(await store.instances.list({ hostId })));
     const now = clock.now();
@@ -68,7 +88,6 @@ export class HostMoves {
     const kinds = new Map((await this.deps.store.groups.list()).map((g) => [g.id, g.kind]));
     return instances.map((i) => ({
       id: i.id, state: i.state, groupKind: kinds.get(i.groupId), activeAction: i.activeAction !== null,
-      ...(i.fleet?.lost ? { lostAt: i.fleet.lost.at } : {}),
     }));
   }
 

@@ -18,6 +18,8 @@ command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 static_busybox() { [ -x /bin/busybox ] && { ldd /bin/busybox 2>&1 || true; } | grep -q 'not a dynamic'; }
 static_busybox || missing+=(busybox-static)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+# nsenter starts the multihost tests' dockerds in their network namespaces (test/support/netns-hosts.ts).
+command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
 # The bench starts its own haproxy (-db, config in a temp dir); Debian's package would start the
 # service on install where an init system runs it, so stop and disable it right after.
 haproxy_missing=0

@@ -49,6 +49,13 @@ describe.skipIf(SKIP !== undefined)('several hosts in network namespaces', () =>
   const logs: string[] = [];
   const worlds: string[] = [];
   let failed = false;
+  let phaseAt = Date.now();
+  /** Prints how long the step since the last mark took (the suite's time budget is ~4 minutes). */
+  const mark = (what: string): void => {
+    const now = Date.now();
+    console.log(`[multihost] ${what}: ${now - phaseAt} ms`);
+    phaseAt = now;
+  };
 
   const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: Loose }> => {
     const res = await fetch(`${url}/api/v1${path}`, {
@@ -121,10 +128,14 @@ describe.skipIf(SKIP !== undefined)('several hosts in network namespaces', () =>
 
   beforeAll(async () => {
     try {
+      phaseAt = Date.now();
       pg = await startPrivatePostgres();
+      mark('private PostgreSQL up');
       cluster = await createNetnsCluster(3);
+      mark('3 namespaces with their dockerd up');
       const image = await ensureImage(mcServerImage);
       await cluster.loadImage(image);
+      mark('test server image loaded into every dockerd');
       dataDir = mkdtempSync(join(tmpdir(), 'ec-mh-orch-'));
       const port = await freePort();
       orchestrator = await startOrchestrator(orchestratorConfig({
@@ -148,8 +159,11 @@ describe.skipIf(SKIP !== undefined)('several hosts in network namespaces', () =>
         ENDERCLOUD_LOG_LEVEL: 'debug',
       }), { logger: pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) }) });
       url = orchestrator.url;
+      mark('orchestrator up');
       await cluster.startAgents({ orchestratorUrl: url, token: AGENT, env: { AGENT_HEARTBEAT_INTERVAL: '1s' } });
+      mark('3 agents answer');
       for (const h of hosts()) await waitHost(h.id, 'ONLINE', 30_000);
+      mark('3 hosts ONLINE');
       await must('PUT', '/templates/mh-mc/versions/1', testServerTemplate(image));
       const variants = [{ id: 'main', template: { name: 'mh-mc', version: '1' }, env: {} }];
       await must('PUT', '/groups/survival', { kind: 'persistent', placement: 'distributed', variants });
@@ -157,6 +171,7 @@ describe.skipIf(SKIP !== undefined)('several hosts in network namespaces', () =>
       await must('PUT', '/groups/lobby', { kind: 'ephemeral', placement: 'distributed', variants, scaling: { minInstances: MIN, savegame: { mode: 'discard' } } });
       for (const id of worlds) await waitState(id, 'online', 60_000);
       const spread = await waitLobby(null, 60_000);
+      mark('3 worlds and 3 lobby instances online');
       // Distributed placement: one world and one lobby instance per host.
       expect(new Set(await Promise.all(worlds.map(async (id) => String((await instance(id)).hostId)))).size).toBe(3);
       expect(new Set(spread.map((i) => String(i.hostId))).size).toBe(3);
@@ -221,6 +236,7 @@ describe.skipIf(SKIP !== undefined)('several hosts in network namespaces', () =>
     const host = hostOf(String((await instance(world)).hostId));
     const lost = (await lobby()).filter((i) => i.hostId === host.id).map((i) => String(i.id));
     expect(lost.length).toBeGreaterThan(0);
+    phaseAt = Date.now();
     const killedAt = Date.now();
     await host.kill();
     let restored = false;
@@ -238,6 +254,7 @@ describe.skipIf(SKIP !== undefined)('several hosts in network namespaces', () =>
       const online = (await lobby()).filter((i) => i.state === 'online' && i.hostId !== host.id);
       return online.length === MIN || undefined;
     }, 45_000, 200);
+    mark('host loss: OFFLINE, world unknown, fleet replaced');
     const elsewhere = await containersEverywhere([host]);
     expect(elsewhere.has(world)).toBe(false);
     for (const id of lost) expect(elsewhere.has(id)).toBe(false);
@@ -251,9 +268,13 @@ describe.skipIf(SKIP !== undefined)('several hosts in network namespaces', () =>
       }
     })();
     restored = true;
-    await host.restore();
+    await host.startDockerd();
+    mark('host loss: dockerd back');
+    await host.startAgent();
+    mark('host loss: agent back');
     await waitHost(host.id, 'ONLINE', 30_000);
     await watching;
+    mark('host loss: host ONLINE');
     expect(logs.some((l) => l.includes('host returned: RECOVERING') && l.includes(host.id))).toBe(true);
     expect([...seen].filter((s) => s !== 'OFFLINE' && s !== 'error')[0]).toMatch(/RECOVERING|ONLINE/);
     // The lost fleet instances are despawned (their containers were exited with the host); the world starts again where its data is.
@@ -261,6 +282,7 @@ describe.skipIf(SKIP !== undefined)('several hosts in network namespaces', () =>
     const back = await waitState(world, 'online', 45_000);
     expect(back.hostId).toBe(host.id);
     await waitLobby(null);
+    mark('host loss: lost fleet despawned, world online again');
     await until('lost containers removed', async () => [...(await host.containers()).keys()].every((k) => !lost.includes(k)), 30_000, 200);
     await expectNoInstanceTwice();
     } finally {

@@ -24,14 +24,9 @@ function binDir(): string | undefined {
   return undefined;
 }
 
-export function privatePostgresSkipReason(): string | undefined {
-  if (!binDir()) return 'no PostgreSQL server binaries under /usr/lib/postgresql/*/bin';
-  return undefined;
-}
-
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const bin = binDir();
-  if (!bin) throw new Error('no PostgreSQL server binaries');
+  if (!bin) throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (Debian postgresql)');
   const base = mkdtempSync(join(tmpdir(), 'ec-mh-pg-'));
   const data = join(base, 'data');
   const port = await freePort();

@@ -6,7 +6,9 @@
 // cgroup parent, started with `nsenter --net=` (`ip netns exec` remounts /sys
 // and loses the cgroup mounts). Images are moved in with `docker save | load`.
 // One agent per host runs inside its namespace (`nsenter --net=`, a child
-// process) against its own dockerd; the orchestrator runs in the root
+// process) against its own dockerd — src/agent/index.ts bundled once per run
+// with esbuild (its packages stay external, resolved through a node_modules
+// link), since three tsx compilations on two busy cores take half a minute; the orchestrator runs in the root
 // namespace on `orchestratorAddress` (10.231.<slot*10>.1, on a veth pair of its
 // own, so cutting one host's link leaves the others connected).
 //
@@ -18,10 +20,11 @@
 // Root only: `netnsSkipReason()` says why a suite must skip.
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, rmdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { buildSync } from 'esbuild';
 
 const run = promisify(execFile);
 const ORCHESTRATOR_DIR = fileURLToPath(new URL('../..', import.meta.url));
@@ -258,6 +261,7 @@ export async function createNetnsCluster(count: number, opts: { prefix?: string 
     },
     async startAgents(env) {
       agentEnv = env;
+      bundleAgent(slotDir);
       await Promise.all(hosts.map((h) => h.startAgent()));
     },
     async close() {
@@ -279,6 +283,20 @@ export async function createNetnsCluster(count: number, opts: { prefix?: string 
     throw err;
   }
   return cluster;
+}
+
+/** src/agent/index.ts as one ESM file next to a node_modules link (the agent's dependencies stay packages). */
+function bundleAgent(slotDir: string): string {
+  const dir = join(slotDir, 'agent');
+  const outfile = join(dir, 'agent.mjs');
+  if (existsSync(outfile)) return outfile;
+  mkdirSync(dir, { recursive: true });
+  symlinkSync(join(ORCHESTRATOR_DIR, 'node_modules'), join(dir, 'node_modules'));
+  buildSync({
+    entryPoints: [join(ORCHESTRATOR_DIR, 'src/agent/index.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20',
+    packages: 'external', outfile, logLevel: 'silent',
+  });
+  return outfile;
 }
 
 async function createHost(slot: number, i: number, slotDir: string, prefix: string, agentEnv: () => AgentEnv | undefined): Promise<NetnsHost> {
@@ -355,7 +373,7 @@ async function createHost(slot: number, i: number, slotDir: string, prefix: stri
       const env = agentEnv();
       if (!env) throw new Error('startAgents() first');
       agentLog.length = 0;
-      const child = spawn('nsenter', [`--net=/var/run/netns/${netns}`, process.execPath, '--import', 'tsx', 'src/agent/index.ts'], {
+      const child = spawn('nsenter', [`--net=/var/run/netns/${netns}`, process.execPath, bundleAgent(slotDir)], {
         cwd: ORCHESTRATOR_DIR, stdio: ['ignore', 'pipe', 'pipe'],
         env: {
           PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp',

@@ -3,10 +3,12 @@
 // it whose container may still exist becomes `unknown` (Nomad's `disconnect`:
 // a persistent world is never started elsewhere while its data may be alive).
 // `unknown` does not count toward a fleet's minimum or buffer, so the
-// autoscaler replaces an ephemeral one on the other hosts; when the host
-// returns (its recovery run, before it is ONLINE again) every ephemeral
-// instance still `unknown` there is despawned (its group's savegame policy
-// decides what is kept), so no fleet instance exists twice.
+// autoscaler replaces an instance of an ephemeral group with a scaling policy
+// on the other hosts; when the host returns (its recovery run, before it is
+// ONLINE again) every such instance still `unknown` there is despawned (its
+// group's savegame policy decides what is kept), so no fleet instance exists
+// twice. Without a scaling policy nothing replaces an instance: it is treated
+// like a persistent one (re-verified when the host returns).
 
 import type { GroupKind, InstanceState } from '../domain/index.js';
 
@@ -15,14 +17,18 @@ export interface HostMoveInstance {
   state: InstanceState;
   /** Kind of the instance's group; undefined when the group is gone. */
   groupKind: GroupKind | undefined;
+  /** The group has a scaling policy: its autoscaler replaces what is lost. */
+  scaled: boolean;
   /** A command owns the instance (it retries until the host answers). */
   activeAction: boolean;
 }
 
+const replacedByFleet = (i: HostMoveInstance): boolean => i.groupKind === 'ephemeral' && i.scaled;
+
 export interface HostLossDecision {
   instanceId: string;
   to: 'unknown';
-  /** Ephemeral: replaced by its fleet and despawned when the host returns. */
+  /** A scaled ephemeral group's: replaced by its fleet and despawned when the host returns. */
   lost: boolean;
   reason: string;
 }
@@ -34,7 +40,7 @@ export function planHostLoss(hostId: string, instances: readonly HostMoveInstanc
   const out: HostLossDecision[] = [];
   for (const i of instances) {
     if (i.activeAction || !LOSABLE.includes(i.state)) continue;
-    const lost = i.groupKind === 'ephemeral';
+    const lost = replacedByFleet(i);
     out.push({
       instanceId: i.id, to: 'unknown', lost,
       reason: lost
@@ -57,6 +63,6 @@ export interface HostReturnDecision {
  */
 export function planHostReturn(hostId: string, instances: readonly HostMoveInstance[]): HostReturnDecision[] {
   return instances
-    .filter((i) => i.groupKind === 'ephemeral' && i.state === 'unknown' && !i.activeAction)
+    .filter((i) => replacedByFleet(i) && i.state === 'unknown' && !i.activeAction)
     .map((i) => ({ instanceId: i.id, reason: `host ${hostId} returned: this fleet instance was lost with it and replaced elsewhere; despawned` }));
 }

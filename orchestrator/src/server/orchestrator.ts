@@ -199,7 +199,8 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   });
   await layers.init();
   const hosts = new HostService({
-    store, driver: plainDriver, clock, logger: logger.child({ component: 'hosts' }), onCommandsQueued, onReturned: (hostId) => hostMoves.returned(hostId),
+    store, driver: plainDriver, clock, logger: logger.child({ component: 'hosts' }), onCommandsQueued,
+    onReturned: (hostId) => hostMoves.returned(hostId), onRecovered: () => supervisor.kick(),
   });
   const detector = new OfflineDetector({
     store, clock, logger: logger.child({ component: 'offline-detector' }),

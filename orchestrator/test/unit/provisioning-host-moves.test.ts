@@ -10,19 +10,21 @@ import { planHostLoss, planHostReturn, type HostMoveInstance } from '../../src/p
 import { parseScalingPolicy } from '../../src/provisioning/scaling-policy.js';
 
 const NOW = 1_700_000_000_000;
-const m = (id: string, over: Partial<HostMoveInstance> = {}): HostMoveInstance => ({ id, state: 'online', groupKind: 'persistent', activeAction: false, ...over });
+const m = (id: string, over: Partial<HostMoveInstance> = {}): HostMoveInstance => ({ id, state: 'online', groupKind: 'persistent', scaled: false, activeAction: false, ...over });
+const e = (id: string, over: Partial<HostMoveInstance> = {}): HostMoveInstance => m(id, { groupKind: 'ephemeral', scaled: true, ...over });
 
 describe('planHostLoss', () => {
   it.each<[string, HostMoveInstance, { lost: boolean } | null]>([
     ['a persistent online world becomes unknown, not lost', m('p'), { lost: false }],
     ['a persistent stopped world becomes unknown (its container may still be there)', m('p', { state: 'stopped' }), { lost: false }],
-    ['an ephemeral online instance is lost (replaced by its fleet)', m('e', { groupKind: 'ephemeral' }), { lost: true }],
-    ['an ephemeral paused instance is lost', m('e', { groupKind: 'ephemeral', state: 'paused' }), { lost: true }],
+    ['a scaled ephemeral online instance is lost (replaced by its fleet)', e('e'), { lost: true }],
+    ['a scaled ephemeral paused instance is lost', e('e', { state: 'paused' }), { lost: true }],
+    ['an ephemeral instance without a scaling policy is not lost (nothing would replace it)', e('e', { scaled: false }), { lost: false }],
     ['an instance of a deleted group is treated as persistent', m('x', { groupKind: undefined }), { lost: false }],
     ['a command owns it: left to the command', m('c', { activeAction: true }), null],
     ['installing belongs to its command', m('i', { state: 'installing' }), null],
     ['a backup belongs to its command', m('b', { state: 'backup' }), null],
-    ['archived has no container', m('a', { state: 'archived', groupKind: 'ephemeral' }), null],
+    ['archived has no container', e('a', { state: 'archived' }), null],
     ['already unknown', m('u', { state: 'unknown' }), null],
     ['error is sticky', m('r', { state: 'error' }), null],
     ['a draft has no container', m('d', { state: 'draft' }), null],
@@ -39,11 +41,12 @@ describe('planHostLoss', () => {
 
 describe('planHostReturn', () => {
   it.each<[string, HostMoveInstance, boolean]>([
-    ['a fleet instance still unknown (lost with the host) is despawned', m('e', { groupKind: 'ephemeral', state: 'unknown' }), true],
-    ['a fleet instance that is not unknown stays', m('e', { groupKind: 'ephemeral', state: 'online' }), false],
+    ['a fleet instance still unknown (lost with the host) is despawned', e('e', { state: 'unknown' }), true],
+    ['a fleet instance that is not unknown stays', e('e', { state: 'online' }), false],
+    ['an ephemeral instance without a scaling policy stays (nothing replaced it)', e('e', { state: 'unknown', scaled: false }), false],
     ['a persistent world is never despawned', m('p', { state: 'unknown' }), false],
-    ['one already being deleted', m('e', { groupKind: 'ephemeral', state: 'deleting' }), false],
-    ['one a command owns', m('e', { groupKind: 'ephemeral', state: 'unknown', activeAction: true }), false],
+    ['one already being deleted', e('e', { state: 'deleting' }), false],
+    ['one a command owns', e('e', { state: 'unknown', activeAction: true }), false],
   ])('%s', (_name, instance, despawn) => {
     expect(planHostReturn('h1', [instance]).map((d) => d.instanceId)).toEqual(despawn ? [instance.id] : []);
   });

@@ -1,7 +1,7 @@
 // Executes the pure host-moves plans (src/provisioning/host-moves.ts): when a
 // host goes OFFLINE its instances become `unknown` (so their fleet replaces the
-// ephemeral ones), and when it returns its fleet instances still `unknown` are
-// despawned through the one command pipeline. Both are audited. Per host they
+// scaled ephemeral ones), and when it returns those fleet instances still
+// `unknown` are despawned through the one command pipeline. Both are audited. Per host they
 // run one after the other, and a loss handled after the host already came
 // back does nothing (its recovery run and the supervisor re-check it).
 
@@ -85,10 +85,11 @@ export class HostMoves {
   }
 
   private async view(instances: readonly Instance[]): Promise<HostMoveInstance[]> {
-    const kinds = new Map((await this.deps.store.groups.list()).map((g) => [g.id, g.kind]));
-    return instances.map((i) => ({
-      id: i.id, state: i.state, groupKind: kinds.get(i.groupId), activeAction: i.activeAction !== null,
-    }));
+    const groups = new Map((await this.deps.store.groups.list()).map((g) => [g.id, g]));
+    return instances.map((i) => {
+      const group = groups.get(i.groupId);
+      return { id: i.id, state: i.state, groupKind: group?.kind, scaled: group?.scaling != null, activeAction: i.activeAction !== null };
+    });
   }
 
   private async audit(action: string, hostId: string, instances: { instanceId: string }[], now: number): Promise<void> {

@@ -20,6 +20,8 @@ static_busybox || missing+=(busybox-static)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 # The web panel's browser tests (test/web) drive Debian's chromium through playwright-core.
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+# nsenter starts the multihost tests' dockerds in their network namespaces (test/support/netns-hosts.ts).
+command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
 # The bench starts its own haproxy (-db, config in a temp dir); Debian's package would start the
 # service on install where an init system runs it, so stop and disable it right after.
 haproxy_missing=0

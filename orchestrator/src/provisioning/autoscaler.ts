@@ -3,7 +3,7 @@
 // from for the audit log. The caller applies the plan through the normal
 // placement/caps path (which re-checks every cap atomically).
 
-import type { EpochMs, GroupCaps, PlacementStrategy } from '../domain/index.js';
+import type { EpochMs, GroupCaps, GroupKind, PlacementStrategy } from '../domain/index.js';
 import { desiredBuffer, fillOf, fleetClass, fleetCounts, type Fill, type FleetCounts, type FleetInstance } from './buffer.js';
 import { hostOrder, type FleetHost } from './host-order.js';
 import type { ScalingPolicy } from './scaling-policy.js';
@@ -18,7 +18,8 @@ export interface CapsRemaining {
 }
 
 export interface FleetInput {
-  group: { id: string; placement: PlacementStrategy; scaling: ScalingPolicy; caps: GroupCaps };
+  /** `kind` ephemeral: instances on a host in MAINTENANCE are moved off (replaced, then despawned). */
+  group: { id: string; kind?: GroupKind; placement: PlacementStrategy; scaling: ScalingPolicy; caps: GroupCaps };
   instances: readonly FleetInstance[];
   hosts: readonly FleetHost[];
   now: EpochMs;
@@ -58,8 +59,9 @@ const remaining = (last: EpochMs | null, cooldownMs: number, now: EpochMs): numb
 
 /** Never below min or buffer, never above any cap, never an allocated or occupied instance. */
 export function planFleet(input: FleetInput): FleetPlan {
-  const { group, instances, now } = input;
+  const { group, now } = input;
   const policy = group.scaling;
+  const { instances, moveOff } = maintenanceDrain(input);
   const sorted = [...instances].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const counts = fleetCounts(sorted);
   const bufferTarget = desiredBuffer(policy.buffer, counts.allocated);
@@ -94,6 +96,10 @@ export function planFleet(input: FleetInput): FleetPlan {
     removable = Math.max(0, Math.min(counts.ready + counts.allocated + counts.busy - policy.minInstances, counts.ready - bufferTarget));
     despawn = chooseDespawn(sorted, input, removable, fill, down.whenEmptyForMs, bufferTarget);
   }
+  // Moved off a host in maintenance once the group is whole without them (spawn elsewhere → evacuate → despawn).
+  if (wanted === 0 && counts.starting === 0) {
+    for (const i of sorted) if (moveOff.has(i.id)) despawn.push({ instanceId: i.id, reason: `host ${i.hostId ?? '?'} is in MAINTENANCE: moved off (its replacement is ready on another host)` });
+  }
   const hold = chooseHold(sorted, input, despawn, counts, bufferTarget);
 
   return {
@@ -109,6 +115,27 @@ export function planFleet(input: FleetInput): FleetPlan {
     },
   };
 }
+
+/**
+ * An ephemeral group's unallocated instances on a host in MAINTENANCE count
+ * as draining (neither Ready nor toward the minimum), so the plan spawns their
+ * replacements on placeable hosts; `moveOff` are those still to despawn
+ * (allocated ones finish their session first; archived ones have no container).
+ */
+function maintenanceDrain(input: FleetInput): { instances: readonly FleetInstance[]; moveOff: Set<string> } {
+  const moveOff = new Set<string>();
+  if (input.group.kind !== 'ephemeral') return { instances: input.instances, moveOff };
+  const maintenance = new Set(input.hosts.filter((h) => h.status === 'MAINTENANCE').map((h) => h.id));
+  if (maintenance.size === 0) return { instances: input.instances, moveOff };
+  const instances = input.instances.map((i) => {
+    if (i.hostId === null || !maintenance.has(i.hostId) || i.allocated || i.draining || !MOVABLE.includes(i.state)) return i;
+    moveOff.add(i.id);
+    return { ...i, draining: true };
+  });
+  return { instances, moveOff };
+}
+
+const MOVABLE: readonly FleetInstance['state'][] = ['starting', 'online', 'degraded', 'paused', 'stopped'];
 
 function chooseWake(sorted: readonly FleetInstance[], input: FleetInput, wanted: number): FleetPlan['wake'] {
   if (wanted <= 0) return [];

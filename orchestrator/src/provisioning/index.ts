@@ -7,3 +7,4 @@ export * from './buffer.js';
 export * from './host-order.js';
 export * from './autoscaler.js';
 export * from './allocation.js';
+export * from './host-moves.js';

@@ -38,6 +38,7 @@ import { BackupStore, backupStoreHooks } from './services/backup-store.js';
 import { BackupScheduler } from './services/backup-scheduler.js';
 import { LayerStore } from './services/layer-store.js';
 import { OfflineDetector } from './services/offline-detector.js';
+import { HostMoves } from './provisioning/host-moves.js';
 import { ActionRunner } from './lifecycle-engine/action-runner.js';
 import { LifecycleService } from './services/lifecycle-service.js';
 import { BridgeSignals, ReadinessProber } from './lifecycle-engine/readiness-prober.js';
@@ -197,10 +198,13 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     maxArchiveBytes: config.maxLayerArchiveBytes, maxExtractedBytes: config.maxLayerExtractedBytes,
   });
   await layers.init();
-  const hosts = new HostService({ store, driver: plainDriver, clock, logger: logger.child({ component: 'hosts' }), onCommandsQueued });
+  const hosts = new HostService({
+    store, driver: plainDriver, clock, logger: logger.child({ component: 'hosts' }), onCommandsQueued,
+    onReturned: (hostId) => hostMoves.returned(hostId), onRecovered: () => supervisor.kick(),
+  });
   const detector = new OfflineDetector({
     store, clock, logger: logger.child({ component: 'offline-detector' }),
-    missedBeats: config.hostOfflineAfterBeats, sweepIntervalMs: config.offlineSweepIntervalMs,
+    missedBeats: config.hostOfflineAfterBeats, sweepIntervalMs: config.offlineSweepIntervalMs, onOffline: (hostId) => hostMoves.lost(hostId),
   });
   const registry = new RegistryFeed({ store, clock, logger: logger.child({ component: 'registry' }), changes });
   // RCON calls are quick: they do not inherit the agent timeout sized for image pulls.
@@ -212,6 +216,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   });
   const playerSessions = new PlayerSessions({ store, clock });
   const fleet = new FleetService({ store, clock, logger: logger.child({ component: 'fleet' }), creator, lifecycle, changes });
+  const hostMoves = new HostMoves({ store, clock, logger: logger.child({ component: 'host-moves' }), fleet });
   const provisioner = new Provisioner({
     store, clock, logger: logger.child({ component: 'provisioner' }), lifecycle, fleet,
     intervalMs: config.provisionIntervalMs, maxTotalInstances: config.maxTotalInstances, ...(deps.timers ? { timers: deps.timers } : {}),

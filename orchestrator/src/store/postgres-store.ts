@@ -22,6 +22,10 @@ export function openPostgresStore(connectionString: string, options: PostgresSto
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
+  // An idle client whose server went away (a PostgreSQL restart or failover) is dropped by the
+  // pool, which then emits 'error': without a listener that kills the process. The next query
+  // opens a fresh connection; queries during the outage fail and their callers retry.
+  pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return new KyselyStore(db, 'postgres');
 }

@@ -84,7 +84,7 @@ export class Provisioner {
     if (await this.advanceIdleClocks(snap, now)) snap = await readGroup(store, group.id);
     const memory = await this.memory(group.id);
     const plan = planFleet({
-      group: { id: group.id, placement: group.placement, scaling: policy, caps: group.caps },
+      group: { id: group.id, kind: group.kind, placement: group.placement, scaling: policy, caps: group.caps },
       instances: snap.fleet, hosts: snap.hosts, now,
       lastScaleUpAt: memory.lastScaleUpAt, lastScaleDownAt: memory.lastScaleDownAt,
       capsRemaining: await this.capsRemaining(group, snap),

@@ -21,6 +21,10 @@ export interface HostServiceOptions {
   logger: Logger;
   /** Wakes the command worker after commands were queued. */
   onCommandsQueued: () => void;
+  /** Called by a recovery run before the host turns ONLINE again (host-moves.ts: despawn its lost fleet instances). */
+  onReturned?: (hostId: string) => Promise<void>;
+  /** Called once a recovery run made the host ONLINE or MAINTENANCE (the supervisor re-verifies its instances at once). */
+  onRecovered?: (hostId: string) => void;
 }
 
 export interface RecoveryOutcome extends RecoveryPlan {
@@ -95,10 +99,12 @@ export class HostService {
       }
     });
     if (cleanupCommandId) this.deps.onCommandsQueued();
+    await this.deps.onReturned?.(hostId);
     const target = host.maintenance?.enabled ? 'MAINTENANCE' : 'ONLINE';
     const summary = `recovery finished: ${inventory.length} reported, ${plan.remove.length} orphan(s) queued for removal (${plan.keepDataFor.length} keeping their data), ${plan.unclaimed.length} unclaimed, ${plan.missing.length} missing`;
     const updated = await store.hosts.setStatus(hostId, target, { from: ['RECOVERING'], reason: summary, now: clock.now() });
     const outcome: RecoveryOutcome = { ...plan, hostId, at: now, cleanupCommandId, status: updated?.status ?? host.status };
+    if (updated) this.deps.onRecovered?.(hostId);
     this.lastRecovery.set(hostId, outcome);
     await store.audit.append({
       at: now, actor: 'system', action: 'host.recover', targetKind: 'host', targetId: hostId,

@@ -50,7 +50,7 @@ export interface RecoveryPlan {
   keepDataFor: string[];
   /** Containers left for an operator: the host's unclaimed set becomes exactly these. */
   unclaimed: UnclaimedContainer[];
-  /** Stored instances whose container is gone: to `unknown` for the lifecycle engine. */
+  /** Stored instances whose container is gone: to `unknown` for the lifecycle engine (also those already `unknown`, lost with the host). */
   missing: string[];
 }
 
@@ -86,7 +86,8 @@ export function planRecovery(f: RecoveryFacts): RecoveryPlan {
   }
   const reported = new Set(f.inventory.map((c) => c.instanceId));
   for (const i of f.stored) {
-    if (!reported.has(i.id) && !NO_CONTAINER_EXPECTED.includes(i.state)) plan.missing.push(i.id);
+    // A lost host's instances are already `unknown`: a container that did not come back with the host is still news.
+    if (!reported.has(i.id) && (i.state === 'unknown' || !NO_CONTAINER_EXPECTED.includes(i.state))) plan.missing.push(i.id);
   }
   return plan;
 }

@@ -120,12 +120,10 @@ describe('despawn and cold joins (real containers, router, minecraft-protocol cl
     expect((await stack.groupInstances('cold')).length).toBe(1);
   });
 
-  // KNOWN GAP: the router now keeps the join answer's instance id (login-runner `hold`
-  // hears it before the wait for Running), parks the player on the fallback and asks the
-  // orchestrator to send them back (POST /router/transfers, answered 201), but the player
-  // does not reach the world afterwards in this two-router setup; the instance: case above
-  // does. Expected to fail until that is found (then drop `.fails`).
-  it.fails('cold-stop join through a group target: held, parked on the fallback, sent back once online', async () => {
+  // The held login's instance id must not stick to the session once the player is piped to
+  // the fallback: the router used to report the parked player as on the world they waited
+  // for, so the orchestrator's transfer back saw them "already on the target" and did nothing.
+  it('cold-stop join through a group target: held, parked on the fallback, sent back once online', async () => {
     const id = (await stack.must('POST', '/groups/cold2/spawn', { name: `${stack.run}-cold2`, wait: '25s' })).id as string;
     expect((await stack.api('POST', `/instances/${id}/stop`)).status).toBe(202);
     await stack.waitState(id, 'stopped', 20_000);

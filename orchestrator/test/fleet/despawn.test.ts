@@ -99,8 +99,10 @@ describe('despawn and cold joins (real containers, router, minecraft-protocol cl
     const parked = await bot(player, 'login', cold.port);
     const heldMs = Date.now() - started;
     if (held) expect(heldMs).toBeGreaterThanOrEqual(2500); // the 3 s hold
-    else expect(heldMs).toBeLessThan(2500);
     expect(heldMs).toBeLessThan(15_000);
+    // Held or parked at once, from the router's own count of holds that ended (wall time alone depends on the machine's load).
+    const holdsEnded = /endercloud_router_target_wakes_total\{target="cold",result="timeout"\} (\d+)/.exec(await cold.metrics.registry.getSingleMetricAsString('endercloud_router_target_wakes_total'));
+    expect(Number(holdsEnded?.[1] ?? 0)).toBe(held ? 1 : 0);
     await onInstance(lobby, player);
     expect((await stack.get(id)).state).toMatch(/^(starting|installing)$/);
 

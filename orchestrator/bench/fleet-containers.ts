@@ -41,7 +41,9 @@ async function loginSuccessMs(port: number, username: string, timeoutMs: number)
   try {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${username}: no Login Success within ${timeoutMs} ms`)), timeoutMs);
-      client.on('packet', (_data: unknown, meta: mc.PacketMeta) => {
+      let refusal = '';
+      client.on('packet', (data: { reason?: unknown }, meta: mc.PacketMeta) => {
+        if (meta.name === 'disconnect') refusal = ` (${JSON.stringify(data.reason)})`;
         if (meta.state === 'login' && meta.name === 'success') {
           clearTimeout(timer);
           resolve();
@@ -49,7 +51,7 @@ async function loginSuccessMs(port: number, username: string, timeoutMs: number)
       });
       client.once('end', (reason: string) => {
         clearTimeout(timer);
-        reject(new Error(`${username} ended before Login Success: ${String(reason)}`));
+        reject(new Error(`${username} ended before Login Success: ${String(reason)}${refusal}`));
       });
     });
     return { ms: performance.now() - t0, connectedAt: t0 };
@@ -98,12 +100,13 @@ async function spawnRounds(stack: Stack, group: string, image: string, rounds: n
   return { spawn, raw };
 }
 
-async function wakeRounds(stack: Stack, group: string, rounds: number): Promise<{ wake: number[]; seen: number[]; warm: number[]; raw: number[] }> {
+async function wakeRounds(stack: Stack, group: string, rounds: number): Promise<{ wake: number[]; seen: number[]; warm: number[]; raw: number[]; stages: WakeStages[] }> {
   const inst = await must<{ id: string }>(stack, 'POST', `/groups/${group}/spawn`, { variantId: 'v', wait: '60s' });
   const router = await stack.startRouter(`try = ["fleet"]\n[servers]\nfleet = "group:${group}"\n`);
   const wake: number[] = [];
   const seen: number[] = [];
   const warm: number[] = [];
+  const stages: WakeStages[] = [];
   for (let i = 0; i <= rounds; i++) {
     await must(stack, 'POST', `/instances/${inst.id}/pause`);
     await stack.waitForState(inst.id, 'paused');
@@ -113,9 +116,11 @@ async function wakeRounds(stack: Stack, group: string, rounds: number): Promise<
     const unsubscribe = registry.subscribe(() => {
       if (Number.isNaN(runningAt) && registry.get(inst.id)?.status === 'Running') runningAt = performance.now();
     });
+    const epochAt = Date.now() - performance.now(); // performance.now() → epoch ms, for the store's times
     const login = await loginSuccessMs(router.port, `Fleet${i}`, 25_000);
     unsubscribe();
     await stack.waitForState(inst.id, 'online');
+    if (i > 0) stages.push(await wakeStages(stack, inst.id, epochAt + login.connectedAt, epochAt + runningAt, login.ms));
     // The same login to the now Running member: what the backend's own login costs, for reference.
     const plain = await loginSuccessMs(router.port, `Warm${i}`, 25_000);
     if (i > 0) { // round 0: the first login into a fresh container pays its warm-up
@@ -142,7 +147,24 @@ async function wakeRounds(stack: Stack, group: string, rounds: number): Promise<
   } finally {
     await plain.remove();
   }
-  return { wake, seen, warm, raw };
+  return { wake, seen, warm, raw, stages };
+}
+
+/** Where a wake's time goes, in ms from the login's TCP connect. */
+export interface WakeStages { commandCreated: number; unpauseCalled: number; unpauseDone: number; online: number; routerRunning: number; loginSuccess: number }
+
+/** The stages of the last wake of `id`: its resume command, the agent's unpause call, the `online` transition. */
+async function wakeStages(stack: Stack, id: string, connectedAt: number, runningAt: number, loginMs: number): Promise<WakeStages> {
+  const store = stack.orchestrator.ctx.store;
+  const [cmd] = (await store.commands.list({ instanceId: id })).filter((c) => c.kind === 'resume').sort((a, b) => b.createdAt - a.createdAt);
+  const [online] = (await store.history.list(id, { limit: 5 })).filter((h) => h.to === 'online');
+  const calls = stack.agent.logLines.filter((l) => typeof (l.req as { url?: string } | undefined)?.url === 'string' && (l.req as { url: string }).url.endsWith('/unpause'));
+  const call = calls.at(-1);
+  const done = call ? stack.agent.logLines.find((l) => l.requestId === call.requestId && l.msg === 'request completed') : undefined;
+  const at = (t: unknown): number => (typeof t === 'number' ? t - connectedAt : Number.NaN);
+  return {
+    commandCreated: at(cmd?.createdAt), unpauseCalled: at(call?.time), unpauseDone: at(done?.time), online: at(online?.at), routerRunning: runningAt - connectedAt, loginSuccess: loginMs,
+  };
 }
 
 /** What an aborted run (deadline, Ctrl-C) still has to tear down: containers by label, the network, temp dirs. */
@@ -150,7 +172,8 @@ export const openStacks = new Set<Stack>();
 
 export async function containerBench(): Promise<ContainerFigures> {
   const rounds = benchConfig.fleetRounds;
-  const stack = await startStack('bench-fleet');
+  // 10 beats (3 s) before a host is OFFLINE, as in test/fleet: on a loaded 2-core machine a late heartbeat must not make the fleet Stale mid-run.
+  const stack = await startStack('bench-fleet', { env: { ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS: '10' } });
   openStacks.add(stack);
   try {
     const group = `${stack.run}-fleet`;
@@ -176,6 +199,8 @@ export async function containerBench(): Promise<ContainerFigures> {
     console.log(`    raw docker unpause + first status ping                    median ${f.rawUnpause.toFixed(0)} ms`);
     console.log(`    difference                                                ${(f.wake - f.rawUnpause).toFixed(0)} ms (goal <= 100)`);
     console.log(`    of which: login → router sees Running ${f.seenRunning.toFixed(0)} ms; the same login to the Running member ${f.warmLogin.toFixed(0)} ms (the backend's own login cost)`);
+    const stage = (k: keyof WakeStages): string => median(w.stages.map((x) => x[k])).toFixed(0);
+    console.log(`    stages (median ms after the connect): resume command created ${stage('commandCreated')}, agent unpause called ${stage('unpauseCalled')}, unpause answered ${stage('unpauseDone')}, online ${stage('online')}, router sees Running ${stage('routerRunning')}, Login Success ${stage('loginSuccess')}`);
     return f;
   } finally {
     openStacks.delete(stack);

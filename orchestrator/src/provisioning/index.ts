@@ -1,5 +1,6 @@
 // Dynamic provisioning (seed 003), pure: the scaling policy, the idle clock
-// and tiers, buffer maths, the autoscaler and the allocation choice.
+// and tiers, buffer maths, the autoscaler, the allocation choice and where an
+// archived world comes back.
 
 export * from './scaling-policy.js';
 export * from './idle.js';
@@ -8,3 +9,4 @@ export * from './host-order.js';
 export * from './autoscaler.js';
 export * from './allocation.js';
 export * from './host-moves.js';
+export * from './unarchive.js';

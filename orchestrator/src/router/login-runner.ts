@@ -92,12 +92,16 @@ async function hold(ctx: LoginContext, plan: Extract<RoutePlan, { kind: 'wake' |
   const label = plan.kind === 'join-group' ? plan.name : plan.target.name;
   let instanceId = plan.kind === 'join-group' ? undefined : plan.instanceId;
   if (instanceId) ctx.holding(instanceId);
+  // A Paused world is dialled as its wake begins (its socket accepts into the backlog), so the
+  // connection is ready when it is Running; the login itself is forwarded only then.
+  let early = plan.kind === 'wake' && plan.action === 'resume' ? dialEarly(ctx, plan.target) : undefined;
   try {
     let target: BackendTarget;
     if (plan.kind === 'join-group') {
-      const picked = (id: string): void => {
+      const picked = (id: string, paused?: BackendTarget): void => {
         instanceId = id;
         ctx.holding(id);
+        if (paused && !early) early = dialEarly(ctx, paused);
       };
       target = await raceAbort(wakes.joinGroup(plan.groupId, plan.name, player, signal, picked), signal);
       if (target.instanceId && target.instanceId !== instanceId) picked(target.instanceId);
@@ -105,7 +109,8 @@ async function hold(ctx: LoginContext, plan: Extract<RoutePlan, { kind: 'wake' |
       await raceAbort(wakes.wake(plan.instanceId, plan.kind === 'wake' ? plan.action : null, signal), signal);
       target = plan.target;
     }
-    let dialed: Dialed | undefined;
+    let dialed = early ? await usable(early, target) : undefined;
+    early = undefined;
     while (!dialed && !ctx.isEnded && clock.now() < deadline) {
       dialed = await ctx.dialCandidates([target], Math.max(50, Math.min(limits.backendDialTimeoutMs, deadline - clock.now())));
       if (!dialed) await sleep(WAKE_REDIAL_INTERVAL_MS, signal, timers);
@@ -130,7 +135,25 @@ async function hold(ctx: LoginContext, plan: Extract<RoutePlan, { kind: 'wake' |
     return ctx.disconnect('wake_timeout', fillSeconds(messages.wakeTimeout, expected, 10), 'wake_timeout');
   } finally {
     timers.clearTimeout(holdTimer);
+    // Not used (the hold failed or the player left): the early connection is closed unused.
+    void early?.then((d) => d?.socket.destroy());
   }
+}
+
+/** Dials `target` now; undefined when it does not answer. The idle socket gets an error listener until it is piped. */
+function dialEarly(ctx: LoginContext, target: BackendTarget): Promise<Dialed | undefined> {
+  return ctx.dialCandidates([target]).then((d) => {
+    d?.socket.on('error', () => d.socket.destroy());
+    return d;
+  }, () => undefined);
+}
+
+/** The early connection if it is still open and goes where the Running world is; otherwise closed, and undefined (dial again). */
+async function usable(early: Promise<Dialed | undefined>, target: BackendTarget): Promise<Dialed | undefined> {
+  const d = await early;
+  if (d && !d.socket.destroyed && d.socket.readyState === 'open' && d.target.host === target.host && d.target.port === target.port) return d;
+  d?.socket.destroy();
+  return undefined;
 }
 
 /** Sends the player to the fallback now; once their world is online the orchestrator moves them back. */

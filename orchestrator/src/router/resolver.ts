@@ -74,8 +74,12 @@ export interface WakeCoordinator {
   /** Requests a start (or resume) without waiting; rejects WakeFailed. */
   request(instanceId: string, action: WakeAction): Promise<void>;
   /** Asks for an instance of the group and waits for it as after a wake; resolves the target to dial. */
-  /** `onInstance` hears the orchestrator's pick at once, before the wait for Running (a hold that ends first still knows which world to return the player to). */
-  joinGroup(groupId: string, name: string, player: Player, signal: AbortSignal, onInstance?: (instanceId: string) => void): Promise<BackendTarget>;
+  /**
+   * `onInstance` hears the orchestrator's pick at once, before the wait for Running (a hold that ends
+   * first still knows which world to return the player to); `paused` is its target when the pick is
+   * a Paused world being woken (its socket accepts into the backlog: the router may dial it early).
+   */
+  joinGroup(groupId: string, name: string, player: Player, signal: AbortSignal, onInstance?: (instanceId: string, paused?: BackendTarget) => void): Promise<BackendTarget>;
   /** The registry's estimate of ms until the instance is Running (null: unknown). */
   expectedStartMs(instanceId: string): number | null;
   /** While `signal` is not aborted, watches the instance and transfers the player to it once Running. */

@@ -111,7 +111,7 @@ export class OrchestratorSessionReporter implements SessionReporter {
       id,
       player: session.player.name,
       uuid: session.player.uuid ?? null,
-      instanceId: session.instanceId ?? instanceIdOf(session.backend) ?? null,
+      instanceId: instanceOf(session),
       backend: session.backend?.name ?? null,
       at: new Date(this.now()).toISOString(),
     };
@@ -158,4 +158,14 @@ export class OrchestratorSessionReporter implements SessionReporter {
     this.buffer = this.buffer.filter((e) => !sent.has(e));
     if (this.buffer.length > 0) this.schedule(this.buffer.length >= MAX_SESSION_EVENTS_PER_BATCH ? 0 : this.flushIntervalMs);
   }
+}
+
+/**
+ * The instance the player is on: once piped, the backend's (a player parked on
+ * the fallback is on the fallback, not on the world they wait for, or the
+ * orchestrator would think them already there and never move them back);
+ * before that (a refused login), the instance the login was held for.
+ */
+function instanceOf(session: SessionInfo): string | null {
+  return (session.backend ? instanceIdOf(session.backend) : session.instanceId) ?? null;
 }

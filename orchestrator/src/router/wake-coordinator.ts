@@ -103,7 +103,7 @@ export class OrchestratorWakeCoordinator implements WakeCoordinator {
     await this.waitRunning(instanceId, signal);
   }
 
-  async joinGroup(groupId: string, name: string, player: Player, signal: AbortSignal, onInstance?: (instanceId: string) => void): Promise<BackendTarget> {
+  async joinGroup(groupId: string, name: string, player: Player, signal: AbortSignal, onInstance?: (instanceId: string, paused?: BackendTarget) => void): Promise<BackendTarget> {
     const requestedAt = this.clock.now();
     let answer;
     try {
@@ -115,7 +115,7 @@ export class OrchestratorWakeCoordinator implements WakeCoordinator {
     }
     this.requests?.inc({ action: 'join', result: 'accepted' });
     this.options.logger.info({ group: groupId, player: player.name, instance: answer.instanceId, action: answer.action, command: answer.commandId }, 'group join answered');
-    onInstance?.(answer.instanceId);
+    onInstance?.(answer.instanceId, answer.action === 'wake' && this.options.registry.get(answer.instanceId)?.address ? registryTarget(name, answer.instanceId, this.options.registry) : undefined);
     if (answer.action !== 'route' && !this.pending.has(answer.instanceId)) this.pending.set(answer.instanceId, { action: 'join', requestedAt, request: Promise.resolve() });
     await this.waitRunning(answer.instanceId, signal);
     return registryTarget(name, answer.instanceId, this.options.registry);

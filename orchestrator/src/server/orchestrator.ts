@@ -137,19 +137,19 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     backoffInitialMs: config.restartBackoffInitialMs, backoffMaxMs: Math.max(config.restartBackoffMaxMs, config.restartBackoffInitialMs),
   };
   const prober = new ReadinessProber({ driver, fetch: deps.fetch ?? globalThis.fetch, bridge });
+  // Off-host copies of every backup (docs/lifecycle.md "Backups").
+  const backupStore = new BackupStore({ dir: config.backupDir ?? `${config.dataDir}/backups`, store, driver, clock, logger: logger.child({ component: 'backup-store' }) });
+  await backupStore.init();
   // The worker and the supervisor call each other: the closures below run only after both exist.
   const lifecycle = new LifecycleService({
     store, clock, logger: logger.child({ component: 'lifecycle' }), commandMaxAttempts: config.commandMaxAttempts,
-    onCommandsQueued: () => worker.kick(), crashLoopDefaults,
+    onCommandsQueued: () => worker.kick(), crashLoopDefaults, archives: backupStore,
   });
   const networkSecret = new NetworkSecret({ store, clock });
   const onStarted = (id: string): void => {
     supervisor.watch(id);
     deps.hooks?.onContainerStarted?.(id);
   };
-  // Off-host copies of every backup (docs/lifecycle.md "Backups").
-  const backupStore = new BackupStore({ dir: config.backupDir ?? `${config.dataDir}/backups`, store, driver, clock, logger: logger.child({ component: 'backup-store' }) });
-  await backupStore.init();
   const actions = new ActionRunner({
     store, driver, clock, backupHooks: backupStoreHooks(backupStore), logger: logger.child({ component: 'actions' }), prober,
     endercloudUser: config.endercloudUser, resumeTimeoutMs: config.resumeTimeoutMs, networkSecret,
@@ -169,7 +169,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   });
   await imports.init();
   const handlers: CommandHandlers = {
-    create: new CreateHandler({ store, driver, clock, endercloudUser: config.endercloudUser, imports, onStarted, networkSecret }),
+    create: new CreateHandler({ store, driver, clock, endercloudUser: config.endercloudUser, imports, onStarted, networkSecret, archives: backupStore }),
     cleanup: new CleanupHandler(driver),
     ...(Object.fromEntries(INSTANCE_ACTIONS.map((action) => [action, actions])) as Record<InstanceAction, ActionRunner>),
   };

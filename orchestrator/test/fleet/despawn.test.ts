@@ -99,8 +99,10 @@ describe('despawn and cold joins (real containers, router, minecraft-protocol cl
     const parked = await bot(player, 'login', cold.port);
     const heldMs = Date.now() - started;
     if (held) expect(heldMs).toBeGreaterThanOrEqual(2500); // the 3 s hold
-    else expect(heldMs).toBeLessThan(2500);
     expect(heldMs).toBeLessThan(15_000);
+    // Held or parked at once, from the router's own count of holds that ended (wall time alone depends on the machine's load).
+    const holdsEnded = /endercloud_router_target_wakes_total\{target="cold",result="timeout"\} (\d+)/.exec(await cold.metrics.registry.getSingleMetricAsString('endercloud_router_target_wakes_total'));
+    expect(Number(holdsEnded?.[1] ?? 0)).toBe(held ? 1 : 0);
     await onInstance(lobby, player);
     expect((await stack.get(id)).state).toMatch(/^(starting|installing)$/);
 
@@ -120,12 +122,10 @@ describe('despawn and cold joins (real containers, router, minecraft-protocol cl
     expect((await stack.groupInstances('cold')).length).toBe(1);
   });
 
-  // KNOWN GAP: the router now keeps the join answer's instance id (login-runner `hold`
-  // hears it before the wait for Running), parks the player on the fallback and asks the
-  // orchestrator to send them back (POST /router/transfers, answered 201), but the player
-  // does not reach the world afterwards in this two-router setup; the instance: case above
-  // does. Expected to fail until that is found (then drop `.fails`).
-  it.fails('cold-stop join through a group target: held, parked on the fallback, sent back once online', async () => {
+  // The held login's instance id must not stick to the session once the player is piped to
+  // the fallback: the router used to report the parked player as on the world they waited
+  // for, so the orchestrator's transfer back saw them "already on the target" and did nothing.
+  it('cold-stop join through a group target: held, parked on the fallback, sent back once online', async () => {
     const id = (await stack.must('POST', '/groups/cold2/spawn', { name: `${stack.run}-cold2`, wait: '25s' })).id as string;
     expect((await stack.api('POST', `/instances/${id}/stop`)).status).toBe(202);
     await stack.waitState(id, 'stopped', 20_000);

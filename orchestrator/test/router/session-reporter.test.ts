@@ -48,4 +48,25 @@ describe('session reporter', () => {
     expect(stub.sessionBatches.at(-1)).toMatchObject({ routerId: 'edge-1', events: [{ type: 'disconnect', player: 'late' }] });
     expect(stub.sessionBatches.at(-1)?.reset).toBeUndefined();
   });
+
+  it('reports a player parked on the fallback as on the fallback, not on the world held for; a refused hold names the held world', async () => {
+    const stub = new OrchestratorStub();
+    await stub.start();
+    cleanups.push(() => stub.stop());
+    const reporter = new OrchestratorSessionReporter({
+      api: new OrchestratorApi({ baseUrl: stub.url, token: TOKEN }), routerId: 'edge-1', logger: createLogger('session-test', 'silent'), flushIntervalMs: 10,
+    });
+    cleanups.push(() => reporter.stop());
+    reporter.start();
+    const held = { player: { name: 'parked' }, clientAddress: '127.0.0.1', instanceId: 'cold-1' };
+    const parked = { ...held, backend: { name: 'lobby', host: '127.0.0.1', port: 1, instanceId: 'lobby-1' } };
+    reporter.loginAccepted(parked);
+    reporter.disconnected(parked, { durationMs: 1000, bytesIn: 0, bytesOut: 0 });
+    reporter.loginAccepted({ ...held, player: { name: 'static' }, backend: { name: 'hub', host: '127.0.0.1', port: 2 } });
+    reporter.loginDenied({ ...held, player: { name: 'refused' } }, 'wake_timeout');
+    await reporter.flush();
+    expect(stub.sessionBatches.flatMap((b) => b.events.map((e) => `${e.type} ${e.player} ${String(e.instanceId)}`))).toEqual([
+      'login parked lobby-1', 'disconnect parked lobby-1', 'login static null', 'denied refused cold-1',
+    ]);
+  });
 });

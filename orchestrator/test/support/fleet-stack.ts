@@ -40,6 +40,8 @@ export interface FleetStack {
   run: string;
   hostId: string;
   adminToken: string;
+  /** The agent token (a second agent of a test joins with it). */
+  agentToken: string;
   routerToken: string;
   url: string;
   agent: TestAgent;
@@ -172,7 +174,7 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
   const template = `${run}-mc`;
 
   const stack: FleetStack = {
-    run, hostId, adminToken, routerToken: '', url, logs, template, api, must,
+    run, hostId, adminToken, agentToken, routerToken: '', url, logs, template, api, must,
     get agent() {
       return agent!;
     },

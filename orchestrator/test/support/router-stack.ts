@@ -95,7 +95,7 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | f
   }
 }
 
-export async function startStack(prefix = 'rtr', opts: { routerScopes?: string[] } = {}): Promise<Stack> {
+export async function startStack(prefix = 'rtr', opts: { routerScopes?: string[]; env?: Record<string, string> } = {}): Promise<Stack> {
   const run = uniqueId(prefix);
   const base = mkdtempSync(join(tmpdir(), `ec-${prefix}-`));
   const adminToken = `admin-${run}-${'a'.repeat(16)}`;
@@ -117,6 +117,7 @@ export async function startStack(prefix = 'rtr', opts: { routerScopes?: string[]
     ENDERCLOUD_CONTAINER_USER: '0:0',
     ENDERCLOUD_ROUTER_PUBLIC_ADDRESS: `127.0.0.1:${routerPort}`,
     ENDERCLOUD_LOG_LEVEL: 'silent',
+    ...opts.env,
   });
   const deps = { logger: silent };
   let orchestrator = await startOrchestrator(config, deps);

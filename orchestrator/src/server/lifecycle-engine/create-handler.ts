@@ -10,7 +10,8 @@ import type { Command, Host, InstallSpec, Instance, InstanceFleet, JsonObject, O
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import { capability, type HostDriver, type HostEggs, type InstanceEndpoint } from '../drivers/host-driver.js';
+import { capability, type CallIds, type HostDriver, type HostEggs, type InstanceEndpoint } from '../drivers/host-driver.js';
+import type { BackupStore } from '../services/backup-store.js';
 import type { Clock } from '../clock.js';
 import { agentCreateBody } from '../services/instance-config.js';
 import type { CommandHandler } from './command-handler.js';
@@ -30,6 +31,8 @@ export interface CreateHandlerOptions {
   onStarted: (instanceId: string) => void;
   /** The network's shared secret, for templates that declare where it goes. */
   networkSecret?: { get(): Promise<string> };
+  /** The backup store: puts an archived world's final backup on its new host (unarchive elsewhere). */
+  archives?: Pick<BackupStore, 'ensureOnHost'>;
 }
 
 const CONTAINER_STATES: readonly ObservedState['container'][] = ['absent', 'created', 'running', 'paused', 'restarting', 'exited', 'dead', 'unknown'];
@@ -48,14 +51,17 @@ export class CreateHandler implements CommandHandler {
       ...(this.deps.endercloudUser ? { endercloudUser: this.deps.endercloudUser } : {}), ...(await networkSecretFor(template, this.deps.networkSecret)),
     });
     const imp = importOf(cmd.payload);
+    const restore = restoreOf(cmd.payload);
     const start = cmd.payload.start !== false;
-    const install = template?.install;
-    // With an import or an install script the container is created stopped, the data goes in, and only then it starts.
-    let res = await driver.create(host, instanceId, { ...body, start: start && !imp && !install }, ids);
+    const install = restore ? undefined : template?.install; // a restored world was installed where it came from
+    // With an import, a restore or an install script the container is created stopped, the data goes in, and only then it starts.
+    const dataFirst = imp !== undefined || restore !== undefined || install !== undefined;
+    let res = await driver.create(host, instanceId, { ...body, start: start && !dataFirst }, ids);
     if (imp) await this.importData(cmd, host, imp, log);
+    const restoreNote = restore ? await this.restoreFinalBackup(host, instanceId, restore, res.state, log, ids) : '';
     const installNote = install ? await runInstallScript(capability(driver.eggs, 'install script', host), host, instanceId, install, body.env ?? {}, ids) : '';
-    if ((imp || install) && start) res = await driver.start(host, instanceId, ids);
-    const note = `${imp ? `; imported upload ${imp.uploadId} into ${imp.destination}` : ''}${installNote}`;
+    if (dataFirst && start) res = await driver.start(host, instanceId, ids);
+    const note = `${imp ? `; imported upload ${imp.uploadId} into ${imp.destination}` : ''}${restoreNote}${installNote}`;
     const updated = await this.recordCreated(cmd, instance, host, res, start, note);
     if (updated?.state === 'starting') this.deps.onStarted(updated.id);
     return { containerId: res.containerId, containerName: res.containerName, hostPort: res.hostPort, endpoint: res.endpoint, state: res.state };
@@ -86,6 +92,24 @@ export class CreateHandler implements CommandHandler {
       if (!stopped || !start) return stopped;
       return moveInstance(tx, stopped, 'starting', { now, reason: 'container started after creation', commandId: cmd.id });
     });
+  }
+
+  /**
+   * Unarchive on another host: the archive's final backup goes from the backup
+   * store to the new host (which checks its sha256) and is restored into the
+   * created, not yet started instance before its first start. A retry that
+   * finds the container running (an earlier attempt got that far) leaves it.
+   */
+  private async restoreFinalBackup(host: Host, instanceId: string, restore: { backupId: string; fromHostId: string | null }, state: string, log: Logger, ids: CallIds): Promise<string> {
+    if (state === 'running' || state === 'paused') return `; final backup ${restore.backupId} already restored by an earlier attempt`;
+    if (!this.deps.archives) throw new AppError('INTERNAL', 'this orchestrator has no backup store to restore an archived world from');
+    const copied = await this.deps.archives.ensureOnHost(host, instanceId, restore.backupId, ids);
+    if (copied === 'unknown') {
+      throw new AppError('NOT_FOUND', `the final backup ${restore.backupId} of archived instance ${instanceId} is no longer in the backup store; the world cannot be brought to host ${host.id}`);
+    }
+    const answer = await capability(this.deps.driver.backups, 'backups', host).restore(host, instanceId, restore.backupId, ids);
+    log.info({ instanceId, backupId: restore.backupId, fromHost: restore.fromHostId, host: host.id, copied }, 'archived world restored from its final backup on a new host');
+    return `; world restored from final backup ${answer.restored} (kept on host ${restore.fromHostId ?? 'unknown'}, ${copied === 'uploaded' ? 'copied from the backup store' : 'already on this host'})`;
   }
 
   private async importData(cmd: Command, host: Host, imp: { uploadId: string; destination: string }, log: Logger): Promise<void> {
@@ -124,6 +148,12 @@ function withoutArchived(fleet: InstanceFleet): InstanceFleet {
   const rest = { ...fleet };
   delete rest.archived;
   return rest;
+}
+
+function restoreOf(payload: JsonObject): { backupId: string; fromHostId: string | null } | undefined {
+  const r = payload.restore as { backupId?: unknown; fromHostId?: unknown } | undefined;
+  if (!r || typeof r.backupId !== 'string') return undefined;
+  return { backupId: r.backupId, fromHostId: typeof r.fromHostId === 'string' ? r.fromHostId : null };
 }
 
 function importOf(payload: JsonObject): { uploadId: string; destination: string } | undefined {

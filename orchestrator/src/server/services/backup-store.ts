@@ -124,6 +124,12 @@ export class BackupStore {
     return stat(path.join(this.deps.dir, b.storedPath)).then((s) => s.isFile() && s.size === b.sizeBytes, () => false);
   }
 
+  /** The record of a backup whose archive the store holds (a file of the recorded size); undefined otherwise. `store`: the caller's transaction. */
+  async holds(instanceId: string, backupId: string, store: Pick<Store, 'storedBackups'> = this.deps.store): Promise<StoredBackup | undefined> {
+    const record = await store.storedBackups.get(instanceId, backupId);
+    return record && (await this.exists(record)) ? record : undefined;
+  }
+
   /** A kept archive as a stream; NOT_FOUND when the store has none. */
   async open(instanceId: string, backupId: string): Promise<{ record: StoredBackup; stream: Readable }> {
     const record = await this.deps.store.storedBackups.get(instanceId, backupId);

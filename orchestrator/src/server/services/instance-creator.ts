@@ -119,9 +119,8 @@ export class InstanceCreator {
 
   private async reserve(tx: Store, groupId: string, strategy: 'packed' | 'distributed', memoryMb: number): Promise<string> {
     for (let attempt = 1; ; attempt++) {
-      const hosts = await tx.hosts.list({ statuses: ['ONLINE'] });
-      const groupCounts = strategy === 'distributed' ? await this.groupCountsByHost(tx, groupId) : undefined;
-      const hostId = unwrap(placeInstance(hosts.map((h) => toPlacementHost(h, groupId, groupCounts)), { groupId, memoryMb }, strategy));
+      const hosts = await placementHosts(tx, await tx.hosts.list({ statuses: ['ONLINE'] }), groupId, strategy);
+      const hostId = unwrap(placeInstance(hosts, { groupId, memoryMb }, strategy));
       if (await tx.hosts.reserveMemory(hostId, memoryMb)) return hostId;
       if (attempt >= PLACEMENT_ATTEMPTS) {
         throw new AppError('NO_CAPACITY', `could not reserve ${memoryMb} MiB: other placements kept taking the free memory; try again`, { retryable: true });
@@ -129,11 +128,18 @@ export class InstanceCreator {
     }
   }
 
-  private async groupCountsByHost(tx: Store, groupId: string): Promise<Map<string, number>> {
-    const counts = new Map<string, number>();
-    for (const i of await tx.instances.list({ groupId })) if (i.hostId) counts.set(i.hostId, (counts.get(i.hostId) ?? 0) + 1);
-    return counts;
-  }
+}
+
+/** Hosts as placement sees them; `distributed` also counts the group's instances per host. */
+export async function placementHosts(tx: Store, hosts: readonly Host[], groupId: string, strategy: 'packed' | 'distributed'): Promise<PlacementHost[]> {
+  const groupCounts = strategy === 'distributed' ? await groupCountsByHost(tx, groupId) : undefined;
+  return hosts.map((h) => toPlacementHost(h, groupId, groupCounts));
+}
+
+async function groupCountsByHost(tx: Store, groupId: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const i of await tx.instances.list({ groupId })) if (i.hostId) counts.set(i.hostId, (counts.get(i.hostId) ?? 0) + 1);
+  return counts;
 }
 
 /** Instances of any version of `templateName`, in every group (call under the placement lock of countForCaps). */

@@ -9,17 +9,22 @@ import type { Instance, InstanceState, JsonObject, MaintenanceMode, TemplateSpec
 import { checkAction, type Actor, type InstanceAction } from '../../lifecycle/actions.js';
 import { crashLoopPolicy, resetCrashLoop, toStored, type CrashLoopPolicy } from '../../lifecycle/crash-loop.js';
 import { unwrap } from '../../lifecycle/result.js';
+import { planUnarchive } from '../../provisioning/unarchive.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { InstancePatch, Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
 import { planSettingsPatch, type SettingsPatchBody } from './pending-changes.js';
+import type { BackupStore } from './backup-store.js';
+import { placementHosts } from './instance-creator.js';
 import { templateOf } from './template-of.js';
 
 export const SYSTEM_ACTOR: Actor = { kind: 'system', name: 'system', scopes: [] };
 const GLOBAL_MAINTENANCE_KEY = 'maintenance';
 const PERSIST_ATTEMPTS = 3;
+/** Another placement may take the chosen host's last memory between the read and the reservation. */
+const UNARCHIVE_PLACEMENT_ATTEMPTS = 5;
 
 export interface ActionRequestOptions {
   requestId: string;
@@ -56,6 +61,8 @@ export interface LifecycleServiceOptions {
   commandMaxAttempts: number;
   onCommandsQueued: () => void;
   crashLoopDefaults: CrashLoopPolicy;
+  /** The backup store: whether it holds an archived world's final backup (moving the world to another host). */
+  archives?: Pick<BackupStore, 'holds'>;
 }
 
 export class LifecycleService {
@@ -175,14 +182,28 @@ export class LifecycleService {
     return this.deps.store.transaction((tx) => this.persistIn(tx, instance, action, desiredState, enterState, actor, opts, now));
   }
 
-  private async reserveForUnarchive(tx: Store, instance: Instance): Promise<void> {
-    const hostId = instance.fleet?.archived?.hostId ?? instance.hostId;
-    const host = hostId ? await tx.hosts.get(hostId) : undefined;
-    if (!host || (host.status !== 'ONLINE' && host.status !== 'MAINTENANCE')) {
-      throw new AppError('HOST_UNAVAILABLE', `archived instance ${instance.name} is kept on host ${hostId ?? '(none)'}, which is not online; moving an archived world to another host needs off-host backups, which this version does not offer yet`, { retryable: true });
-    }
-    if (!(await tx.hosts.reserveMemory(host.id, instance.memoryMb))) {
-      throw new AppError('NO_CAPACITY', `archived instance ${instance.name} needs ${instance.memoryMb} MiB on host ${host.id}, where its world is kept, and the host has no room; free memory there (moving an archived world to another host is not offered yet)`, { retryable: true });
+  /**
+   * Where an archived world comes back (planUnarchive over every host, the
+   * group's placement), with its memory reserved there: the kept world on its
+   * host, or the final backup from the backup store restored on another.
+   */
+  private async placeUnarchive(tx: Store, instance: Instance): Promise<{ hostId: string; payload: JsonObject; reason: string }> {
+    const group = await tx.groups.get(instance.groupId);
+    const strategy = group?.placement ?? 'packed';
+    const archived = instance.fleet?.archived;
+    const backupId = archived?.backupId ?? null;
+    const record = backupId ? await this.deps.archives?.holds(instance.id, backupId, tx) : undefined;
+    // A partial backup (template `backup.paths`) is not a whole instance directory: it cannot stand in for the kept one.
+    const finalBackup = backupId === null ? null : { backupId, stored: record !== undefined && record.paths === null };
+    for (let attempt = 1; ; attempt++) {
+      const hosts = await placementHosts(tx, await tx.hosts.list(), instance.groupId, strategy);
+      const plan = unwrap(planUnarchive({ instance: { name: instance.name, groupId: instance.groupId, memoryMb: instance.memoryMb }, keptHostId: archived?.hostId ?? instance.hostId, hosts, strategy, finalBackup }));
+      if (await tx.hosts.reserveMemory(plan.hostId, instance.memoryMb, { statuses: plan.kind === 'kept' ? ['ONLINE', 'MAINTENANCE'] : ['ONLINE'] })) {
+        const restore: JsonObject = plan.kind === 'restore' ? { restore: { backupId: plan.backupId, fromHostId: plan.fromHostId } } : {};
+        return { hostId: plan.hostId, payload: { start: true, unarchive: true, ...restore }, reason: plan.reason };
+      }
+      // Another placement took the memory between the read and the reservation.
+      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS) throw new AppError('NO_CAPACITY', `archived instance ${instance.name}: other placements kept taking the free memory on host ${plan.hostId}; try again`, { retryable: true });
     }
   }
 
@@ -192,20 +213,22 @@ export class LifecycleService {
     actor: Actor, opts: ActionRequestOptions, now: number,
   ): Promise<ActionRequestResult> {
     const commandId = `cmd-${randomUUID()}`;
-    // An archived world has no container: its start re-creates one over the kept data, on the host that holds it.
-    const unarchive = action === 'start' && instance.state === 'archived';
-    if (unarchive) await this.reserveForUnarchive(tx, instance);
-    let updated = await tx.instances.update(instance.id, { ...opts.patch, activeAction: { kind: action, commandId, startedAt: now }, desiredState }, { now, expectedVersion: instance.version });
+    // An archived world has no container: its start re-creates one, over the kept data or from its final backup (placeUnarchive).
+    const unarchive = action === 'start' && instance.state === 'archived' ? await this.placeUnarchive(tx, instance) : undefined;
+    const hostId = unarchive?.hostId ?? instance.hostId;
+    let updated = await tx.instances.update(instance.id, { ...opts.patch, activeAction: { kind: action, commandId, startedAt: now }, desiredState, ...(hostId !== instance.hostId ? { hostId } : {}) }, { now, expectedVersion: instance.version });
     if (enterState !== null && enterState !== instance.state) {
+      const reason = opts.reason ?? `${action} requested by ${actor.name}`;
       const moved = await moveInstance(tx, updated, enterState, {
-        now, reason: opts.reason ?? `${action} requested by ${actor.name}`, actor: actor.name, commandId, details: { action },
+        now, reason: unarchive ? `${reason}; ${unarchive.reason}` : reason, actor: actor.name, commandId,
+        details: { action, ...(unarchive ? { hostId, ...(unarchive.payload.restore ? { restore: unarchive.payload.restore } : {}) } : {}) },
       });
       if (!moved) throw new AppError('CONFLICT', `instance ${instance.id} changed state concurrently`);
       updated = moved;
     }
     await tx.commands.create({
-      id: commandId, kind: unarchive ? 'create' : action, instanceId: instance.id, hostId: instance.hostId, requestId: opts.requestId,
-      payload: { actor: actor.name, ...(opts.payload ?? {}), ...(unarchive ? { start: true, unarchive: true } : {}) }, maxAttempts: this.deps.commandMaxAttempts,
+      id: commandId, kind: unarchive ? 'create' : action, instanceId: instance.id, hostId, requestId: opts.requestId,
+      payload: { actor: actor.name, ...(opts.payload ?? {}), ...(unarchive?.payload ?? {}) }, maxAttempts: this.deps.commandMaxAttempts,
       ...(opts.notBefore !== undefined ? { nextAttemptAt: Math.max(now, opts.notBefore) } : {}),
     }, now);
     return { commandId, state: updated.state };

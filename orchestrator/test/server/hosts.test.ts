@@ -5,6 +5,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { OfflineDetector } from '../../src/server/services/offline-detector.js';
 import { AGENT_TOKEN, freshPostgres, heartbeatBody, startFakeAgent, testOrchestrator, until, type FakeAgent, type TestOrchestrator } from './support.js';
 
 let t: TestOrchestrator | undefined;
@@ -87,6 +88,20 @@ describe('heartbeat and recovery', () => {
     expect(back.body.status).toBe('RECOVERING');
     await t.o.ctx.hosts.whenIdle();
     expect(await hostStatus(t, 'host-a')).toBe('ONLINE');
+  });
+
+  it('a restarted orchestrator marks no host OFFLINE until its agents had N intervals to beat to it', async () => {
+    const { t, agent } = await setup({ ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS: '3' });
+    await beat(t, 'host-a', agent);
+    await t.o.ctx.hosts.whenIdle();
+    // The orchestrator was down for a minute: the last beat is far older than 3 intervals.
+    t.clock.advance(60_000);
+    const restarted = new OfflineDetector({ store: t.o.ctx.store, clock: t.clock, logger: pino({ level: 'silent' }), missedBeats: 3, sweepIntervalMs: 1000 });
+    expect(await restarted.sweep()).toEqual([]);
+    t.clock.advance(2999);
+    expect(await restarted.sweep()).toEqual([]);
+    t.clock.advance(2);
+    expect(await restarted.sweep()).toEqual(['host-a']);
   });
 
   it('an unreachable agent keeps the host RECOVERING; the next heartbeat retries', async () => {

@@ -1,8 +1,10 @@
 // Marks hosts OFFLINE after N missed heartbeats of their own interval: a
 // periodic sweep over the injected clock (one UPDATE per sweep). While the
-// store was unreachable no heartbeat could be recorded, so after a failed
-// sweep no host is marked until every host had N of its intervals to beat
-// again (a PostgreSQL restart never looks like the loss of every host).
+// store was unreachable, or this orchestrator was not running, no heartbeat
+// could be recorded: so after a failed sweep, and after this process started,
+// no host is marked until every host had N of its intervals to beat again (a
+// PostgreSQL restart or an orchestrator upgrade never looks like the loss of
+// every host, which would make every instance `unknown` and replace fleets).
 
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
@@ -21,11 +23,18 @@ export interface OfflineDetectorOptions {
 export class OfflineDetector {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<string[]> | undefined;
-  /** Set by a failed sweep: the store was unreachable. */
-  private storeFailed = false;
+  /**
+   * Since when agents could reach a working orchestrator again: this process's
+   * start, or `'now'` after a failed sweep (the store is back at the next good
+   * one). The grace (N × the longest heartbeat interval from then) is computed
+   * at the next good sweep.
+   */
+  private reachableSince: number | 'now' | undefined;
   private graceUntil = 0;
 
-  constructor(private readonly deps: OfflineDetectorOptions) {}
+  constructor(private readonly deps: OfflineDetectorOptions) {
+    this.reachableSince = deps.clock.now();
+  }
 
   start(): void {
     if (this.timer) return;
@@ -56,16 +65,17 @@ export class OfflineDetector {
   private async markStale(): Promise<string[]> {
     const now = this.deps.clock.now();
     try {
-      if (this.storeFailed) {
+      if (this.reachableSince !== undefined) {
+        const since = this.reachableSince === 'now' ? now : this.reachableSince;
         const longest = (await this.deps.store.hosts.list()).reduce((max, h) => Math.max(max, h.heartbeatIntervalMs), 0);
-        this.storeFailed = false;
-        this.graceUntil = now + longest * this.deps.missedBeats;
-        this.deps.logger.warn({ graceMs: this.graceUntil - now }, 'store reachable again: no host is marked OFFLINE until its agents could beat again');
+        this.reachableSince = undefined;
+        this.graceUntil = since + longest * this.deps.missedBeats;
+        if (this.graceUntil > now) this.deps.logger.info({ graceMs: this.graceUntil - now }, 'no host is marked OFFLINE until its agents could beat to this orchestrator again');
       }
       if (now < this.graceUntil) return [];
       return await this.deps.store.hosts.markStaleOffline(now, this.deps.missedBeats);
     } catch (err) {
-      this.storeFailed = true;
+      this.reachableSince = 'now';
       throw err;
     }
   }

@@ -202,26 +202,35 @@ export class ActionRunner implements CommandHandler {
     return { state: res.state };
   }
 
-  /** Unpause, then one quick readiness check bounded by resumeTimeoutMs: online, or degraded. */
+  /**
+   * Unpause, then one quick readiness check bounded by resumeTimeoutMs: online, or degraded.
+   * Probes are hedged: a new one starts every 100 ms while earlier ones are still out, so one
+   * ping that hangs for its whole timeout right after the thaw does not delay a wake.
+   */
   private async resume(instance: Instance, ctx: RunContext): Promise<JsonObject> {
     await this.deps.driver.resume(ctx.host, instance.id, ctx.ids);
     const spec = readinessOf(ctx.template);
     const startedAt = this.now;
     const wait = this.deps.sleep ?? sleep;
     const attempts = Math.max(1, Math.ceil(this.deps.resumeTimeoutMs / 100));
-    let decision: ReturnType<typeof evaluateReadiness> = { kind: 'stay', reason: 'not checked' };
     let players: { online: number; max: number } | undefined;
-    for (let i = 0; i < attempts; i++) {
-      const outcome = await this.deps.prober.probe(instance, spec, ctx.host);
-      players = outcome.players ?? players;
-      const last = i === attempts - 1;
-      decision = evaluateReadiness({
-        state: 'paused', waitStartedAt: startedAt, now: last ? startedAt + this.deps.resumeTimeoutMs : this.now, timeoutMs: this.deps.resumeTimeoutMs,
-        failureThreshold: spec.failureThreshold, container: { status: 'running' }, probe: { ready: outcome.ready, consecutiveFailures: outcome.ready ? 0 : i + 1 },
-      });
-      if (decision.kind === 'transition') break;
-      await wait(100);
+    let ready = false;
+    let failures = 0;
+    const never = new Promise<never>(() => undefined);
+    for (let i = 0; i < attempts && !ready; i++) {
+      const probe = this.deps.prober.probe(instance, spec, ctx.host).then((outcome) => {
+        players = outcome.players ?? players;
+        if (outcome.ready) ready = true;
+        else failures += 1;
+        return outcome.ready;
+      }, () => { failures += 1; return false; });
+      // On to the next probe after 100 ms, or at once when this one is ready.
+      await Promise.race([probe.then((ok) => (ok ? undefined : never)), wait(100)]);
     }
+    const decision = evaluateReadiness({
+      state: 'paused', waitStartedAt: startedAt, now: ready ? this.now : startedAt + this.deps.resumeTimeoutMs, timeoutMs: this.deps.resumeTimeoutMs,
+      failureThreshold: spec.failureThreshold, container: { status: 'running' }, probe: { ready, consecutiveFailures: ready ? 0 : Math.max(1, failures) },
+    });
     const to = decision.kind === 'transition' ? decision.to : 'degraded';
     const reason = decision.kind === 'transition' ? decision.reason : 'resumed but not ready';
     await moveInstance(this.deps.store, instance, to, {

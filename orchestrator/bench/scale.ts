@@ -23,6 +23,7 @@ import { placeInstance, type PlacementHost } from '../src/placement/placement.js
 import { systemClock } from '../src/server/clock.js';
 import { orchestratorConfig } from '../src/server/config.js';
 import { buildOrchestrator, type Orchestrator } from '../src/server/orchestrator.js';
+import { toRow } from '../src/store/repos/instance-rows.js';
 import type { Store } from '../src/store/store.js';
 import { runAllocationLoad } from '../test/support/fleet-buffer.js';
 import { group, instance, templateVersion } from '../test/store/fixtures.js';
@@ -152,20 +153,23 @@ async function registerHosts(o: Orchestrator, baseUrl: string, sim: SimulatedAge
 }
 
 /**
- * 10,000 online instances written straight into the store (a STORE-LEVEL
+ * 10,000 online instances written straight into the database (a STORE-LEVEL
  * fixture, as bench:fleet's buffer), 10 per host, each with the running
  * container its simulated agent lists: `arena` is the allocation buffer, the
  * rest fill group `scale`.
  */
-async function seedInstances(store: Store, sim: SimulatedAgents, now: number): Promise<void> {
+async function seedInstances(store: Store, databaseUrl: string, sim: SimulatedAgents, now: number): Promise<void> {
   await store.templates.create(templateVersion('paper', '1.0.0'));
   for (const id of ['arena', 'scale']) {
     await store.groups.put(group(id, { kind: 'ephemeral', caps: { maxInstances: INSTANCES + 100 }, createdAt: now, updatedAt: now }));
   }
-  const batch = 500;
-  for (let start = 0; start < INSTANCES; start += batch) {
-    await store.transaction(async (tx) => {
-      for (let n = start; n < Math.min(INSTANCES, start + batch); n++) {
+  // Rows in the store's own encoding (toRow), 500 per multi-row INSERT: seeding is setup, not what is measured.
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    for (let start = 0; start < INSTANCES; start += 500) {
+      const rows: Array<Record<string, unknown>> = [];
+      for (let n = start; n < Math.min(INSTANCES, start + 500); n++) {
         const groupId = n < BUFFER ? 'arena' : 'scale';
         const id = `${groupId}-i${String(n).padStart(5, '0')}`;
         const host = hostId(n % HOSTS);
@@ -175,13 +179,19 @@ async function seedInstances(store: Store, sim: SimulatedAgents, now: number): P
           observed: { container: 'running', observedAt: now }, endpoint: { host: '127.0.0.1', port }, hostPort: port,
           players: { online: 0, max: 20, at: now }, createdAt: now, updatedAt: now,
         });
-        await tx.instances.create(row);
+        rows.push(toRow({ ...row, version: 1 }) as Record<string, unknown>);
         sim.putContainer(host, {
           instanceId: id, containerId: `sim-${id}`, containerName: `endercloud-sim-${id}`, hostPort: port, endpoint: `127.0.0.1:${port}`,
           state: 'running', groupId, variantId: row.variantId, sessionId: null, image: row.containerConfig.image, labels: row.containerConfig.labels,
         });
       }
-    });
+      const columns = Object.keys(rows[0]!);
+      const params: unknown[] = [];
+      const tuples = rows.map((r) => `(${columns.map((c) => `$${params.push(r[c] ?? null)}`).join(', ')})`);
+      await db.query(`insert into instances (${columns.join(', ')}) values ${tuples.join(', ')}`, params);
+    }
+  } finally {
+    await db.end();
   }
 }
 
@@ -278,7 +288,7 @@ async function main(): Promise<void> {
 
   let t = performance.now();
   await registerHosts(o, baseUrl, sim);
-  await seedInstances(o.ctx.store, sim, Date.now());
+  await seedInstances(o.ctx.store, databaseUrl, sim, Date.now());
   console.log(`setup: ${HOSTS} hosts registered (recovered to ONLINE) and ${INSTANCES} instances seeded in ${((performance.now() - t) / 1000).toFixed(1)} s; load average ${loadAverage()}`);
 
   const results: Goal[] = [];

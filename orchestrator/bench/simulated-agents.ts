@@ -2,9 +2,14 @@
 // the control-plane benchmark and the ectl command tests. Each simulated agent
 // lives under `<url>/sim/<agentId>` and answers the agent API calls the
 // orchestrator makes: inventory, create (idempotent), cleanup, health.
+// With `inventoryDigests`, heartbeat bodies carry the digest a real agent
+// computes (src/agent/inventory-digest.ts) over the full inventory entries the
+// simulated agent lists; change a simulated inventory through putContainer then.
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { InventoryEntry } from '../src/contracts/agent-api.js';
+import { inventoryDigest } from '../src/agent/inventory-digest.js';
 
 export interface SimulatedContainer {
   instanceId: string;
@@ -16,6 +21,9 @@ export interface SimulatedContainer {
   groupId: string | null;
   variantId: string | null;
   sessionId: string | null;
+  /** Inventory extras (defaults: image `simulated`, no labels, never exited). */
+  image?: string;
+  labels?: Record<string, string>;
 }
 
 export interface SimulatedAgents {
@@ -25,11 +33,37 @@ export interface SimulatedAgents {
   containers: Map<string, Map<string, SimulatedContainer>>;
   /** Heartbeat body a real agent would send (resources in the store's own shape). */
   heartbeatBody(agentId: string, memoryMb?: number): Record<string, unknown>;
+  /** Adds or replaces one container of a simulated agent (keeps its inventory digest current). */
+  putContainer(agentId: string, container: SimulatedContainer): void;
   close(): Promise<void>;
 }
 
-export async function startSimulatedAgents(): Promise<SimulatedAgents> {
+export interface SimulatedAgentsOptions {
+  /** Heartbeats carry the inventory digest, as real agents send it. */
+  inventoryDigests?: boolean;
+}
+
+/** A simulated container as the agent API's full inventory entry. */
+function inventoryEntry(c: SimulatedContainer): InventoryEntry {
+  return {
+    instanceId: c.instanceId, containerId: c.containerId, containerName: c.containerName, hostPort: c.hostPort, endpoint: c.endpoint,
+    state: c.state as InventoryEntry['state'], groupId: c.groupId, variantId: c.variantId, sessionId: c.sessionId,
+    image: c.image ?? 'simulated', user: null, labels: c.labels ?? {}, exitCode: null, oomKilled: false, startedAt: null, finishedAt: null, restartCount: 0,
+  };
+}
+
+export async function startSimulatedAgents(options: SimulatedAgentsOptions = {}): Promise<SimulatedAgents> {
   const containers = new Map<string, Map<string, SimulatedContainer>>();
+  /** Digest per agent, dropped when putContainer changes its inventory. */
+  const digests = new Map<string, string>();
+  const digestOf = (agentId: string): string => {
+    let d = digests.get(agentId);
+    if (d === undefined) {
+      d = inventoryDigest([...(containers.get(agentId)?.values() ?? [])].map(inventoryEntry));
+      digests.set(agentId, d);
+    }
+    return d;
+  };
   let nextPort = 30000;
   const send = (res: import('node:http').ServerResponse, status: number, body: unknown): void => {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -45,7 +79,7 @@ export async function startSimulatedAgents(): Promise<SimulatedAgents> {
       const mine = containers.get(agentId) ?? new Map<string, SimulatedContainer>();
       containers.set(agentId, mine);
       if (req.method === 'GET' && route === '/health') return send(res, 200, { status: 'ok', agentId, version: 'simulated', engine: 'reachable' });
-      if (req.method === 'GET' && route === '/instances') return send(res, 200, { instances: [...mine.values()] });
+      if (req.method === 'GET' && route === '/instances') return send(res, 200, { instances: [...mine.values()].map(inventoryEntry) });
       if (req.method === 'POST' && route === '/cleanup') return send(res, 200, { removed: [], skipped: [], notFound: [] });
       const inst = /^\/instances\/([^/]+)$/.exec(route);
       if (req.method === 'PUT' && inst) {
@@ -59,6 +93,7 @@ export async function startSimulatedAgents(): Promise<SimulatedAgents> {
             state: 'running', groupId: body.groupId ?? null, variantId: body.variantId ?? null, sessionId: null,
           };
           mine.set(id, c);
+          digests.delete(agentId);
         }
         return send(res, 200, c);
       }
@@ -79,7 +114,14 @@ export async function startSimulatedAgents(): Promise<SimulatedAgents> {
       resources: { memoryMb, cpus: 4 },
       portRange: { first: 30000, last: 39999 },
       heartbeatIntervalMs: 10_000,
+      ...(options.inventoryDigests ? { inventoryDigest: digestOf(agentId) } : {}),
     }),
+    putContainer: (agentId, container) => {
+      const mine = containers.get(agentId) ?? new Map<string, SimulatedContainer>();
+      containers.set(agentId, mine);
+      mine.set(container.instanceId, container);
+      digests.delete(agentId);
+    },
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

@@ -3,6 +3,7 @@
 
 import type { Kysely } from 'kysely';
 import type { StoreDialect } from './migrations/index.js';
+import type { HeartbeatCoalescer } from './heartbeat-coalescer.js';
 import type { Database } from './schema.js';
 
 export interface StoreContext {
@@ -12,6 +13,8 @@ export interface StoreContext {
   readonly inTransaction: boolean;
   /** Runs `fn` inside the current transaction, or in a new one when there is none. */
   atomic<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>;
+  /** Heartbeats that change nothing but their time, shared by the store and its transactions. */
+  readonly heartbeats: HeartbeatCoalescer;
 }
 
 /** True for a unique / primary-key violation on either dialect. */

@@ -3,6 +3,7 @@
 
 import type { Kysely } from 'kysely';
 import type { StoreContext } from './context.js';
+import { HeartbeatCoalescer } from './heartbeat-coalescer.js';
 import { migrateToLatest, type StoreDialect } from './migrations/index.js';
 import { KyselyAuditRepository, KyselyTokenRepository } from './repos/auth.js';
 import { KyselyBackupPolicyRepository, KyselyStoredBackupRepository } from './repos/backups.js';
@@ -52,12 +53,14 @@ export class KyselyStore implements Store {
     readonly dialect: StoreDialect,
     private readonly inTransaction = false,
     private readonly onClose: () => Promise<void> = () => db.destroy(),
+    heartbeats?: HeartbeatCoalescer,
   ) {
     this.ctx = {
       db,
       dialect,
       inTransaction,
       atomic: (fn) => (inTransaction ? fn(db) : db.transaction().execute((trx) => fn(trx))),
+      heartbeats: heartbeats ?? new HeartbeatCoalescer((beats) => KyselyHostRepository.writeBeatTimes(db, dialect, beats)),
     };
     this.hosts = new KyselyHostRepository(this.ctx);
     this.layers = new KyselyLayerRepository(this.ctx);
@@ -87,11 +90,12 @@ export class KyselyStore implements Store {
 
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn(this);
-    return this.db.transaction().execute((trx) => fn(new KyselyStore(trx, this.dialect, true, async () => undefined)));
+    return this.db.transaction().execute((trx) => fn(new KyselyStore(trx, this.dialect, true, async () => undefined, this.ctx.heartbeats)));
   }
 
   async close(): Promise<void> {
     if (this.inTransaction) return;
+    await this.ctx.heartbeats.close();
     await this.onClose();
   }
 }

@@ -98,6 +98,8 @@ export interface HostRepository {
   /** Subtracts `mb` from the reservation (floored at 0). */
   releaseMemory(hostId: string, mb: number): Promise<void>;
   countByStatus(): Promise<Record<HostStatus, number>>;
+  /** Status and instance count of each of these hosts that exists: one slim query (the allocation path). */
+  statusAndLoad(ids: readonly string[]): Promise<Record<string, { status: HostStatus; instanceCount: number }>>;
   delete(id: string): Promise<void>;
 }
 
@@ -157,6 +159,8 @@ export interface InstanceFilter {
   groupId?: string;
   variantId?: string;
   hostId?: string;
+  /** Instances on any of these hosts (an empty list matches none). */
+  hostIds?: string[];
   sessionId?: string;
   states?: InstanceState[];
   desiredStates?: DesiredState[];
@@ -180,8 +184,10 @@ export interface InstanceRepository {
    * version. Returns undefined (never waits) when it changed, is allocated,
    * or another transaction holds the row (PostgreSQL: SKIP LOCKED), so a
    * crowd of allocators moves on to the next candidate instead of queueing.
+   * With `session`, the claim also inserts that allocated session row
+   * atomically with it (PostgreSQL: one statement, no transaction round trips).
    */
-  claimForSession(id: string, sessionId: string, opts: { now: EpochMs; expectedVersion: number }): Promise<Instance | undefined>;
+  claimForSession(id: string, sessionId: string, opts: { now: EpochMs; expectedVersion: number; session?: { groupId: string | null; metadata: JsonObject } }): Promise<Instance | undefined>;
   /**
    * Changes the lifecycle state and appends the history entry in one
    * transaction. With `from`, applies only when the current state is one of
@@ -199,6 +205,8 @@ export interface InstanceRepository {
   delete(id: string): Promise<void>;
   countByState(): Promise<Partial<Record<InstanceState, number>>>;
   /** Instance count per host id (instances without a host are not counted). */
+  /** The latest updatedAt of the instances on each host (hosts without instances are absent): one grouped query. */
+  lastChangeByHost(): Promise<Record<string, number>>;
   countByHost(): Promise<Record<string, number>>;
   countByGroup(groupId: string): Promise<number>;
   /**

@@ -59,5 +59,24 @@ export function allocationContract(handle: StoreHandle): void {
       await holder;
       expect(await second.instances.claimForSession('i1', 's1', { now: T0, expectedVersion: 2 })).toMatchObject({ sessionId: 's1', version: 3 });
     });
+
+    it('with a session, the claim records the allocated session row atomically; a lost claim records none', async () => {
+      const store = handle.store();
+      await store.instances.create(instance('i1', { state: 'online' }));
+      const got = await store.instances.claimForSession('i1', 's1', { now: T0 + 5, expectedVersion: 1, session: { groupId: 'g1', metadata: { allocatedBy: 'me' } } });
+      expect(got).toMatchObject({ id: 'i1', sessionId: 's1', version: 2 });
+      expect(await store.sessions.get('s1')).toMatchObject({ id: 's1', groupId: 'g1', instanceId: 'i1', status: 'allocated', metadata: { allocatedBy: 'me' }, createdAt: T0 + 5, releasedAt: null });
+      expect(await store.instances.claimForSession('i1', 's2', { now: T0 + 6, expectedVersion: 2, session: { groupId: 'g1', metadata: {} } })).toBeUndefined();
+      expect(await store.sessions.get('s2')).toBeUndefined();
+    });
+
+    it('with a session, 20 parallel claims of one instance: one winner, one session row', async () => {
+      const store = handle.store();
+      await store.instances.create(instance('i1', { state: 'online' }));
+      const second = store.dialect === 'postgres' ? handle.second() : store;
+      const results = await Promise.all(Array.from({ length: 20 }, (_, n) => (n % 2 ? second : store).instances.claimForSession('i1', `s${n}`, { now: T0, expectedVersion: 1, session: { groupId: 'g1', metadata: {} } })));
+      expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+      expect(await store.sessions.list({ instanceId: 'i1' })).toHaveLength(1);
+    });
   });
 }

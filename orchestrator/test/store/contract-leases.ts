@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { StoreHandle } from './store-contract.js';
-import { heartbeat, T0 } from './fixtures.js';
+import { heartbeat, instance, T0 } from './fixtures.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -56,6 +56,55 @@ export function leaseContract(handle: StoreHandle): void {
       expect((await store.hosts.get('hd'))?.inventoryDigest).toBe('e'.repeat(64));
       await store.hosts.upsertHeartbeat(heartbeat('hd'), T0 + 2);
       expect((await store.hosts.get('hd'))?.inventoryDigest).toBeUndefined();
+    });
+  });
+
+  describe('coalesced heartbeats', () => {
+    it('an unchanged beat of an ONLINE host is answered without a write until the flush; reads through the store see its time; markStaleOffline counts it', async () => {
+      const store = handle.store();
+      await store.hosts.upsertHeartbeat(heartbeat('hc'), T0);
+      await store.hosts.setStatus('hc', 'ONLINE', { now: T0 });
+      await store.hosts.upsertHeartbeat(heartbeat('hc'), T0 + 1000); // full write: learns ONLINE
+      const quiet = await store.hosts.upsertHeartbeat(heartbeat('hc'), T0 + 2000);
+      expect(quiet).toMatchObject({ created: false, startedRecovery: false, host: { status: 'ONLINE', lastHeartbeatAt: T0 + 2000 } });
+      expect((await store.hosts.get('hc'))?.lastHeartbeatAt).toBe(T0 + 2000);
+      expect((await handle.second().hosts.get('hc'))?.lastHeartbeatAt).toBe(T0 + 1000); // not written yet
+      // Interval 1 s, 3 missed beats: stale only 3 s after the coalesced beat, which the sweep flushes first.
+      expect(await store.hosts.markStaleOffline(T0 + 4500, 3)).toEqual([]);
+      expect((await handle.second().hosts.get('hc'))?.lastHeartbeatAt).toBe(T0 + 2000);
+      expect(await store.hosts.markStaleOffline(T0 + 5500, 3)).toEqual(['hc']);
+      // The next beat is a full write again: the OFFLINE host returns RECOVERING.
+      expect((await store.hosts.upsertHeartbeat(heartbeat('hc'), T0 + 6000))).toMatchObject({ startedRecovery: true, host: { status: 'RECOVERING' } });
+    });
+
+    it('a changed report is written at once, and a status changed elsewhere is seen at the flush', async () => {
+      const store = handle.store();
+      await store.hosts.upsertHeartbeat(heartbeat('hx'), T0);
+      await store.hosts.setStatus('hx', 'ONLINE', { now: T0 });
+      await store.hosts.upsertHeartbeat(heartbeat('hx'), T0 + 1);
+      await store.hosts.upsertHeartbeat(heartbeat('hx', { version: '0.2.0' }), T0 + 2);
+      expect((await handle.second().hosts.get('hx'))?.version).toBe('0.2.0');
+      if (store.dialect !== 'postgres') return; // one SQLite connection: nothing else changes the row
+      await handle.second().hosts.setMaintenance('hx', { enabled: true, message: 'm', since: T0 }, T0 + 3);
+      await handle.second().hosts.setStatus('hx', 'MAINTENANCE', { now: T0 + 3 });
+      expect((await store.hosts.upsertHeartbeat(heartbeat('hx', { version: '0.2.0' }), T0 + 4)).host.status).toBe('ONLINE'); // coalesced, as last written
+      await store.hosts.markStaleOffline(T0 + 5, 1000); // flushes: the status differs, the host is forgotten
+      expect((await store.hosts.upsertHeartbeat(heartbeat('hx', { version: '0.2.0' }), T0 + 6)).host.status).toBe('MAINTENANCE');
+    });
+  });
+
+  describe('slim fleet reads', () => {
+    it('statusAndLoad answers status and instance count of the given hosts only; lastChangeByHost the latest instance change per host', async () => {
+      const store = handle.store();
+      for (const id of ['sa', 'sb', 'sc']) await store.hosts.upsertHeartbeat(heartbeat(id), T0);
+      await store.hosts.setStatus('sb', 'ONLINE', { now: T0 });
+      await store.instances.create(instance('sl-1', { hostId: 'sa', updatedAt: T0 + 5 }));
+      await store.instances.create(instance('sl-2', { name: 'sl-2', hostId: 'sa', updatedAt: T0 + 9 }));
+      expect(await store.hosts.statusAndLoad(['sa', 'sb', 'nope'])).toEqual({ sa: { status: 'RECOVERING', instanceCount: 2 }, sb: { status: 'ONLINE', instanceCount: 0 } });
+      expect(await store.hosts.statusAndLoad([])).toEqual({});
+      expect((await store.instances.lastChangeByHost()).sa).toBe(T0 + 9);
+      expect((await store.instances.list({ hostIds: ['sa', 'sc'] })).map((i) => i.id).sort()).toEqual(['sl-1', 'sl-2']);
+      expect(await store.instances.list({ hostIds: [] })).toEqual([]);
     });
   });
 

@@ -2,12 +2,11 @@
 // by that hash; the preset admin token and the shared agent token are compared
 // in constant time. Also creates the first-start admin token file (mode 0600).
 
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ApiToken } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
-import { secretsEqual } from '../../shared/http.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
@@ -30,6 +29,10 @@ export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
+function sha256(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
 export function generateSecret(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
 }
@@ -45,23 +48,30 @@ export interface TokenServiceOptions {
 
 export class TokenService {
   private readonly touched = new Map<string, number>();
+  /** sha256 of the configured secrets, hashed once (every request compares against them in constant time). */
+  private readonly adminDigest: Buffer | undefined;
+  private readonly agentDigest: Buffer | undefined;
 
-  constructor(private readonly deps: TokenServiceOptions) {}
+  constructor(private readonly deps: TokenServiceOptions) {
+    this.adminDigest = deps.adminToken === undefined ? undefined : sha256(deps.adminToken);
+    this.agentDigest = deps.agentToken === undefined ? undefined : sha256(deps.agentToken);
+  }
 
   get agentTokenConfigured(): boolean {
     return this.deps.agentToken !== undefined;
   }
 
   isAgentToken(secret: string | undefined): boolean {
-    return secret !== undefined && this.deps.agentToken !== undefined && secretsEqual(secret, this.deps.agentToken);
+    return secret !== undefined && this.agentDigest !== undefined && timingSafeEqual(sha256(secret), this.agentDigest);
   }
 
   /** The principal behind a bearer secret, or undefined for an unknown/revoked one. */
   async authenticate(secret: string): Promise<Principal | undefined> {
-    if (this.deps.adminToken !== undefined && secretsEqual(secret, this.deps.adminToken)) {
+    const given = sha256(secret);
+    if (this.adminDigest !== undefined && timingSafeEqual(given, this.adminDigest)) {
       return { kind: 'preset-admin', name: 'admin (preset)', tokenId: null, scopes: ['admin'] };
     }
-    if (this.isAgentToken(secret)) return { kind: 'agent', name: 'agent', tokenId: null, scopes: ['agent'] };
+    if (this.agentDigest !== undefined && timingSafeEqual(given, this.agentDigest)) return { kind: 'agent', name: 'agent', tokenId: null, scopes: ['agent'] };
     if (!secret.startsWith(TOKEN_PREFIX)) return undefined;
     const token = await this.deps.store.tokens.findByHashedSecret(hashSecret(secret));
     if (!token || token.revokedAt !== null) return undefined;

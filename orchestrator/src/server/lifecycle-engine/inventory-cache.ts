@@ -35,18 +35,21 @@ export class InventoryCache {
 
   constructor(private readonly sweepMs: number | undefined) {}
 
-  /** The cached entries when the rule allows, else a fresh read (remembered under the reported digest). */
+  /**
+   * The cached entries when the rule allows, else a fresh read (remembered
+   * under the reported digest); `readAt` is when the entries were asked for.
+   */
   async get(
     host: { id: string; inventoryDigest?: string },
     lastInstanceChangeAt: number,
     now: number,
     read: () => Promise<InventoryEntry[]>,
-  ): Promise<InventoryEntry[]> {
+  ): Promise<{ entries: InventoryEntry[]; readAt: number }> {
     const cached = this.byHost.get(host.id);
-    if (mayReuseInventory({ cached, reportedDigest: host.inventoryDigest, lastInstanceChangeAt, now, sweepMs: this.sweepMs })) return cached!.entries;
+    if (mayReuseInventory({ cached, reportedDigest: host.inventoryDigest, lastInstanceChangeAt, now, sweepMs: this.sweepMs })) return { entries: cached!.entries, readAt: cached!.readAt };
     const entries = await read();
     if (host.inventoryDigest !== undefined && this.sweepMs !== undefined) this.byHost.set(host.id, { digest: host.inventoryDigest, readAt: now, entries });
     else this.byHost.delete(host.id);
-    return entries;
+    return { entries, readAt: now };
   }
 }

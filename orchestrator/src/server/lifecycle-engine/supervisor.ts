@@ -98,37 +98,59 @@ export class Supervisor {
     this.failures.delete(instanceId);
   }
 
-  /** One reconciliation pass over every reachable host. */
+  /**
+   * One reconciliation pass over every reachable host: every host's inventory
+   * (or its cached one), then one read of all their stored instances, then the
+   * per-host decisions. Costs three store reads for the whole fleet, not three
+   * per host.
+   */
   async tick(): Promise<void> {
     if (this.deps.isActive?.() === false) return;
-    const hosts = await this.deps.store.hosts.list({ statuses: ['ONLINE', 'MAINTENANCE'] });
-    const unfinished = await this.deps.store.commands.list({ statuses: ['pending', 'dispatched'], limit: 1000 });
+    const { store } = this.deps;
+    const hosts = await store.hosts.list({ statuses: ['ONLINE', 'MAINTENANCE'] });
+    if (hosts.length === 0) return;
+    const unfinished = await store.commands.list({ statuses: ['pending', 'dispatched'], limit: 1000 });
     const busy = new Set(unfinished.map((c) => c.instanceId).filter((id): id is string => id !== null));
-    await Promise.all(hosts.map((h) => this.superviseHost(h, busy)));
+    // Read before the inventories, as the stored instances below are read after them.
+    const lastChange = hosts.some((h) => h.inventoryDigest !== undefined) ? await store.instances.lastChangeByHost() : {};
+    const inventories = await Promise.all(hosts.map((h) => this.inventoryOf(h, lastChange[h.id] ?? 0)));
+    const reachable = hosts.filter((_, i) => inventories[i] !== undefined);
+    const storedByHost = new Map<string, Instance[]>();
+    for (const i of await store.instances.list({ hostIds: reachable.map((h) => h.id) })) {
+      const list = storedByHost.get(i.hostId!) ?? [];
+      list.push(i);
+      storedByHost.set(i.hostId!, list);
+    }
+    await Promise.all(hosts.map((h, i) => {
+      const inventory = inventories[i];
+      return inventory ? this.superviseHost(h, inventory, storedByHost.get(h.id) ?? [], busy) : undefined;
+    }));
   }
 
-  private async superviseHost(host: Host, busy: ReadonlySet<string>): Promise<void> {
-    let inventory: AgentInventoryEntry[];
+  /** The host's inventory (read, or cached while its digest allows), or undefined when the agent did not answer. */
+  private async inventoryOf(host: Host, lastChange: number): Promise<{ entries: AgentInventoryEntry[]; readAt: number } | undefined> {
     try {
-      // Only for hosts that send a digest; read before the inventory, as the stored instances below are read after it.
-      const lastChange = host.inventoryDigest === undefined ? 0
-        : (await this.deps.store.instances.list({ hostId: host.id })).reduce((max, i) => Math.max(max, i.updatedAt), 0);
-      inventory = await this.inventories.get(host, lastChange, this.deps.clock.now(), () => this.deps.driver.inventory(host));
+      return await this.inventories.get(host, host.inventoryDigest === undefined ? 0 : lastChange, this.deps.clock.now(), () => this.deps.driver.inventory(host));
     } catch (err) {
       this.deps.logger.warn({ hostId: host.id, err: (err as Error).message }, 'no inventory from host; its instances keep their state');
-      return;
+      return undefined;
     }
-    const byId = new Map(inventory.map((c) => [c.instanceId, c]));
+  }
+
+  private async superviseHost(host: Host, inventory: { entries: AgentInventoryEntry[]; readAt: number }, stored: Instance[], busy: ReadonlySet<string>): Promise<void> {
+    const byId = new Map(inventory.entries.map((c) => [c.instanceId, c]));
     const observed: Instance[] = [];
     const containers: HostInventoryEntry[] = [];
-    for (const stored of await this.deps.store.instances.list({ hostId: host.id })) {
-      if (stored.activeAction || busy.has(stored.id) || this.correcting.has(stored.id)) continue;
+    for (const instance of stored) {
+      if (instance.activeAction || busy.has(instance.id) || this.correcting.has(instance.id)) continue;
+      // Changed after its inventory was asked for: judged on the next tick, against an inventory that can show the change.
+      if (instance.updatedAt > inventory.readAt) continue;
       try {
-        const { instance, container } = await this.observe(stored, byId.get(stored.id) ?? null, host);
-        observed.push(instance);
-        if (container) containers.push({ ...container, instanceId: instance.id });
+        const { instance: seen, container } = await this.observe(instance, byId.get(instance.id) ?? null, host);
+        observed.push(seen);
+        if (container) containers.push({ ...container, instanceId: seen.id });
       } catch (err) {
-        this.deps.logger.error({ instanceId: stored.id, err }, 'observing an instance failed');
+        this.deps.logger.error({ instanceId: instance.id, err }, 'observing an instance failed');
       }
     }
     // One pure decision per stored instance of the host (reconcile.ts); containers we do not know are host recovery's business.

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Group, Instance, Session } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
-import { chooseAllocatable } from '../../provisioning/index.js';
+import { chooseAllocatable, type FleetHost, type FleetInstance } from '../../provisioning/index.js';
 import type { GroupJoinAnswer } from '../../protocol/registry-contract.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
@@ -188,8 +188,7 @@ export class FleetService {
     const { store } = this.deps;
     const filter = { ...(req.variantId !== undefined ? { variantId: req.variantId } : {}), ...(req.labels ? { labels: req.labels } : {}) };
     for (let read = 1; read <= ALLOCATION_READS; read++) {
-      // chooseAllocatable reads no player counts: the router's are not fetched.
-      const snap = await readGroup(store, group.id, { routerPlayers: false });
+      const snap = await allocationSnapshot(store, group.id);
       const fleet = [...snap.fleet];
       let contended = false;
       for (;;) {
@@ -208,19 +207,16 @@ export class FleetService {
     return undefined;
   }
 
-  /** The claim (version-checked, unallocated) and the session row in one transaction; undefined when someone else got it. */
+  /**
+   * The claim (version-checked, unallocated) and the session row, atomically
+   * (one statement on PostgreSQL); undefined when someone else got it. Audit
+   * and logs happen after it, outside.
+   */
   private async claim(group: Group, instance: Instance, req: AllocationRequest, actor: Actor): Promise<Allocation | undefined> {
     const sessionId = `alloc-${randomUUID()}`;
     const now = this.now;
-    const claimed = await this.deps.store.transaction(async (tx) => {
-      const got = await tx.instances.claimForSession(instance.id, sessionId, { now, expectedVersion: instance.version });
-      if (!got) return undefined;
-      await tx.sessions.create({
-        id: sessionId, groupId: group.id, instanceId: instance.id, status: 'allocated', createdAt: now, releasedAt: null,
-        metadata: { allocatedBy: actor.name, ...(req.players ? { players: req.players } : {}), ...(req.labels ? { labels: req.labels } : {}) },
-      });
-      return got;
-    });
+    const metadata = { allocatedBy: actor.name, ...(req.players ? { players: req.players } : {}), ...(req.labels ? { labels: req.labels } : {}) };
+    const claimed = await this.deps.store.instances.claimForSession(instance.id, sessionId, { now, expectedVersion: instance.version, session: { groupId: group.id, metadata } });
     if (!claimed) return undefined;
     const endpoint = instance.endpoint ? `${instance.endpoint.host.includes(':') ? `[${instance.endpoint.host}]` : instance.endpoint.host}:${instance.endpoint.port}` : null;
     return { allocationId: sessionId, sessionId, instanceId: instance.id, groupId: group.id, endpoint, allocatedAt: now };
@@ -262,6 +258,23 @@ export class FleetService {
   private sleep(ms: number): Promise<void> {
     return (this.deps.sleep ?? sleep)(ms);
   }
+}
+
+/**
+ * What an allocation's choice reads, and no more: the group's instances, and
+ * the status and instance count of only the hosts they are on (one slim
+ * query), not every host of the cloud. Player counts are not read
+ * (chooseAllocatable does not use them).
+ */
+async function allocationSnapshot(store: Store, groupId: string): Promise<{ instances: Instance[]; fleet: FleetInstance[]; hosts: FleetHost[] }> {
+  const instances = await store.instances.list({ groupId });
+  const hostIds = [...new Set(instances.map((i) => i.hostId).filter((id): id is string => id !== null))];
+  const load = await store.hosts.statusAndLoad(hostIds);
+  return {
+    instances,
+    fleet: instances.map((i) => fleetInstance(i, {})),
+    hosts: Object.entries(load).map(([id, h]) => ({ id, instanceCount: h.instanceCount, status: h.status })),
+  };
 }
 
 const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

@@ -1,13 +1,15 @@
-// Hosts: heartbeat upsert (the hot path, one statement), status changes,
-// staleness sweep and memory reservations that never oversubscribe.
+// Hosts: heartbeat upsert (the hot path: one statement, or none when only the
+// beat time changed — heartbeat-coalescer.ts), status changes, staleness sweep
+// and memory reservations that never oversubscribe.
 
-import { sql, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { EpochMs, Host, HostHeartbeat, HostStatus, MaintenanceMode } from '../../domain/index.js';
 import { HOST_STATUSES } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import { affected, type StoreContext } from '../context.js';
 import { fromJson, fromJsonOrNull, toJson, toJsonOrNull } from '../json.js';
-import type { HostsTable } from '../schema.js';
+import type { StoreDialect } from '../migrations/index.js';
+import type { Database, HostsTable } from '../schema.js';
 import type { HeartbeatResult, HostRepository } from '../store.js';
 
 function toHost(r: Selectable<HostsTable>): Host {
@@ -39,7 +41,40 @@ function assertMb(mb: number): void {
 export class KyselyHostRepository implements HostRepository {
   constructor(private readonly ctx: StoreContext) {}
 
+  /**
+   * The coalesced beat times in one statement (never moving a time backwards);
+   * answers the status of every host it found.
+   */
+  static async writeBeatTimes(db: Kysely<Database>, dialect: StoreDialect, beats: ReadonlyArray<{ id: string; at: EpochMs }>): Promise<Array<{ id: string; status: string }>> {
+    if (beats.length === 0) return [];
+    const at = dialect === 'postgres' ? (b: { at: EpochMs }) => sql`cast(${b.at} as bigint)` : (b: { at: EpochMs }) => sql`${b.at}`;
+    const values = sql.join(beats.map((b) => sql`(${b.id}, ${at(b)})`));
+    const later = (column: string) => sql`case when beats.at > hosts.${sql.raw(column)} then beats.at else hosts.${sql.raw(column)} end`;
+    const { rows } = await sql<{ id: string; status: string }>`
+      with beats(id, at) as (values ${values})
+      update hosts set last_heartbeat_at = ${later('last_heartbeat_at')}, updated_at = ${later('updated_at')}
+      from beats
+      where hosts.id = beats.id
+      returning hosts.id, hosts.status`.execute(db);
+    return rows;
+  }
+
+  /** The row with a coalesced beat time not yet written (reads through this store see every beat). */
+  private withPendingBeat(host: Host): Host {
+    const at = this.ctx.heartbeats.pendingAt(host.id);
+    return at !== undefined && at > host.lastHeartbeatAt ? { ...host, lastHeartbeatAt: at, updatedAt: Math.max(host.updatedAt, at) } : host;
+  }
+
   async upsertHeartbeat(hb: HostHeartbeat, now: EpochMs): Promise<HeartbeatResult> {
+    // Nothing but the time changed since this store's last full write: no statement now.
+    const coalesced = this.ctx.inTransaction ? undefined : this.ctx.heartbeats.coalesce(hb, now);
+    if (coalesced) return { host: coalesced, created: false, startedRecovery: false };
+    const result = await this.writeHeartbeat(hb, now);
+    this.ctx.heartbeats.written(hb, result.host, now);
+    return result;
+  }
+
+  private async writeHeartbeat(hb: HostHeartbeat, now: EpochMs): Promise<HeartbeatResult> {
     const wasOffline = sql<boolean>`hosts.status = 'OFFLINE'`;
     const row = await this.ctx.db
       .insertInto('hosts')
@@ -92,7 +127,7 @@ export class KyselyHostRepository implements HostRepository {
 
   async get(id: string): Promise<Host | undefined> {
     const row = await this.ctx.db.selectFrom('hosts').selectAll().where('id', '=', id).executeTakeFirst();
-    return row && toHost(row);
+    return row && this.withPendingBeat(toHost(row));
   }
 
   async list(filter: { statuses?: HostStatus[] } = {}): Promise<Host[]> {
@@ -101,10 +136,11 @@ export class KyselyHostRepository implements HostRepository {
       if (filter.statuses.length === 0) return [];
       q = q.where('status', 'in', filter.statuses);
     }
-    return (await q.execute()).map(toHost);
+    return (await q.execute()).map((r) => this.withPendingBeat(toHost(r)));
   }
 
   async setStatus(id: string, to: HostStatus, opts: { from?: HostStatus[]; reason?: string | null; now: EpochMs }): Promise<Host | undefined> {
+    this.ctx.heartbeats.forget(id);
     let q = this.ctx.db
       .updateTable('hosts')
       .set({ status: to, status_reason: opts.reason ?? null, status_changed_at: opts.now, updated_at: opts.now })
@@ -114,23 +150,29 @@ export class KyselyHostRepository implements HostRepository {
       q = q.where('status', 'in', opts.from);
     }
     const row = await q.returningAll().executeTakeFirst();
+    // Again after the write: a full beat that ran meanwhile may have remembered the old status.
+    this.ctx.heartbeats.forget(id);
     if (row) return toHost(row);
     if (!(await this.get(id))) throw new AppError('HOST_NOT_FOUND', `host ${id} is not registered`);
     return undefined;
   }
 
   async setMaintenance(id: string, maintenance: MaintenanceMode | null, now: EpochMs): Promise<Host> {
+    this.ctx.heartbeats.forget(id);
     const row = await this.ctx.db
       .updateTable('hosts')
       .set({ maintenance: toJsonOrNull(maintenance), updated_at: now })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirst();
+    this.ctx.heartbeats.forget(id);
     if (!row) throw new AppError('HOST_NOT_FOUND', `host ${id} is not registered`);
     return toHost(row);
   }
 
   async markStaleOffline(now: EpochMs, missedBeats: number): Promise<string[]> {
+    // Coalesced beats first: a host that beat is not stale.
+    await this.ctx.heartbeats.flush();
     const rows = await this.ctx.db
       .updateTable('hosts')
       .set({ status: 'OFFLINE', status_reason: `no heartbeat for ${missedBeats} intervals`, status_changed_at: now, updated_at: now })
@@ -138,6 +180,7 @@ export class KyselyHostRepository implements HostRepository {
       .where(sql<boolean>`last_heartbeat_at + heartbeat_interval_ms * ${missedBeats} < ${now}`)
       .returning('id')
       .execute();
+    for (const r of rows) this.ctx.heartbeats.forget(r.id);
     return rows.map((r) => r.id).sort();
   }
 
@@ -177,7 +220,21 @@ export class KyselyHostRepository implements HostRepository {
     return out;
   }
 
+  async statusAndLoad(ids: readonly string[]): Promise<Record<string, { status: HostStatus; instanceCount: number }>> {
+    if (ids.length === 0) return {};
+    const rows = await this.ctx.db
+      .selectFrom('hosts')
+      .leftJoin('instances', 'instances.host_id', 'hosts.id')
+      .select(['hosts.id as id', 'hosts.status as status', (eb) => eb.fn.count<number>('instances.id').as('n')])
+      .where('hosts.id', 'in', ids)
+      .groupBy(['hosts.id', 'hosts.status'])
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.id, { status: r.status as HostStatus, instanceCount: Number(r.n) }]));
+  }
+
   async delete(id: string): Promise<void> {
+    this.ctx.heartbeats.forget(id);
     await this.ctx.db.deleteFrom('hosts').where('id', '=', id).execute();
+    this.ctx.heartbeats.forget(id);
   }
 }

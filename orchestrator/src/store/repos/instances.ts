@@ -1,10 +1,12 @@
 // Instances with an optimistic version column; state transitions write the
 // history entry in the same transaction.
 
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Instance, InstanceState, JsonObject } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import { isUniqueViolation, type StoreContext } from '../context.js';
+import { toJson } from '../json.js';
+import type { InstancesTable } from '../schema.js';
 import type { InstanceFilter, InstancePatch, InstanceRepository } from '../store.js';
 import { appendHistory } from './history.js';
 import { toInstance, toRow, toRowPatch } from './instance-rows.js';
@@ -50,13 +52,14 @@ export class KyselyInstanceRepository implements InstanceRepository {
   }
 
   async list(filter: InstanceFilter = {}): Promise<Instance[]> {
-    if (filter.states?.length === 0 || filter.desiredStates?.length === 0) return [];
+    if (filter.states?.length === 0 || filter.desiredStates?.length === 0 || filter.hostIds?.length === 0) return [];
     const rows = await this.ctx.db
       .selectFrom('instances')
       .selectAll()
       .$if(filter.groupId !== undefined, (q) => q.where('group_id', '=', filter.groupId!))
       .$if(filter.variantId !== undefined, (q) => q.where('variant_id', '=', filter.variantId!))
       .$if(filter.hostId !== undefined, (q) => q.where('host_id', '=', filter.hostId!))
+      .$if(filter.hostIds !== undefined, (q) => q.where('host_id', 'in', filter.hostIds!))
       .$if(filter.sessionId !== undefined, (q) => q.where('session_id', '=', filter.sessionId!))
       .$if(filter.states !== undefined, (q) => q.where('state', 'in', filter.states!))
       .$if(filter.desiredStates !== undefined, (q) => q.where('desired_state', 'in', filter.desiredStates!))
@@ -88,7 +91,36 @@ export class KyselyInstanceRepository implements InstanceRepository {
     throw new AppError('CONFLICT', `instance ${id} changed concurrently (version ${current.version}, expected ${opts.expectedVersion}); reload and retry`);
   }
 
-  async claimForSession(id: string, sessionId: string, opts: { now: number; expectedVersion: number }): Promise<Instance | undefined> {
+  async claimForSession(id: string, sessionId: string, opts: { now: number; expectedVersion: number; session?: { groupId: string | null; metadata: JsonObject } }): Promise<Instance | undefined> {
+    const session = opts.session;
+    if (session && this.ctx.dialect === 'postgres') {
+      // One statement: the claim (a row another allocator holds is skipped, not waited for) and, only if it
+      // claimed, the session row. Data-modifying CTEs run exactly once, atomically with the statement.
+      const { rows } = await sql<Selectable<InstancesTable>>`
+        with claimed as (
+          update instances set session_id = ${sessionId}, updated_at = ${opts.now}, version = version + 1
+          where id = ${id} and version = ${opts.expectedVersion} and session_id is null
+            and id in (select id from instances where id = ${id} for update skip locked)
+          returning *
+        ), recorded as (
+          insert into sessions (id, group_id, instance_id, status, metadata, created_at, released_at)
+          select ${sessionId}, ${session.groupId}, claimed.id, 'allocated', ${toJson(session.metadata)}, ${opts.now}, null from claimed
+          returning id
+        )
+        select claimed.* from claimed`.execute(this.ctx.db);
+      return rows[0] && toInstance(rows[0]);
+    }
+    if (session) {
+      // SQLite: one writer at a time; the two statements commit together.
+      return this.ctx.atomic(async (db) => {
+        const claimed = await new KyselyInstanceRepository({ ...this.ctx, db, inTransaction: true }).claimForSession(id, sessionId, { now: opts.now, expectedVersion: opts.expectedVersion });
+        if (!claimed) return undefined;
+        await db.insertInto('sessions').values({
+          id: sessionId, group_id: session.groupId, instance_id: id, status: 'allocated', metadata: toJson(session.metadata), created_at: opts.now, released_at: null,
+        }).execute();
+        return claimed;
+      });
+    }
     const row = await this.ctx.db
       .updateTable('instances')
       .set({ session_id: sessionId, updated_at: opts.now })
@@ -140,6 +172,16 @@ export class KyselyInstanceRepository implements InstanceRepository {
   async countByState(): Promise<Partial<Record<InstanceState, number>>> {
     const rows = await this.ctx.db.selectFrom('instances').select(['state', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('state').execute();
     return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
+  }
+
+  async lastChangeByHost(): Promise<Record<string, number>> {
+    const rows = await this.ctx.db
+      .selectFrom('instances')
+      .select(['host_id', (eb) => eb.fn.max('updated_at').as('at')])
+      .where('host_id', 'is not', null)
+      .groupBy('host_id')
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.host_id as string, Number(r.at)]));
   }
 
   async countByHost(): Promise<Record<string, number>> {

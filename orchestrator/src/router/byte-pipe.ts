@@ -103,12 +103,18 @@ export function forwardBytes(from: Socket, to: Socket): void {
       // The shared buffer is overwritten by the next read of any socket: copy what was read.
       const queued = !to.write(Buffer.from(buffer.subarray(0, bytes)));
       if (bytes >= BULK_READ_BYTES) own = pool.pop() ?? Buffer.allocUnsafeSlow(BULK_BUFFER_BYTES);
-      if (queued && to.writableLength > 0) return (waiting = true), false;
+      if (queued && to.writableLength > 0) {
+        waiting = true; // 'drain' follows: write returned false
+        return false;
+      }
       return true;
     }
     to.write(buffer.subarray(0, bytes), written);
     // Not taken whole: the rest is sent from `own` later, so nothing may read into it until then.
-    if (to.writableLength > 0) return (waiting = true), false;
+    if (to.writableLength > 0) {
+      waiting = true;
+      return false;
+    }
     if (bytes < BULK_READ_BYTES) {
       if (pool.length < POOL_MAX) pool.push(own);
       own = undefined;

@@ -36,7 +36,6 @@ const POOL_MAX = 16;
 const shared = Buffer.allocUnsafeSlow(SHARED_BUFFER_BYTES);
 const pool: Buffer[] = [];
 
-type ReadCallback = (bytes: number, buffer: Buffer) => boolean;
 interface UserBufferSlots {
   buffer: symbol;
   generator: symbol;
@@ -60,20 +59,88 @@ const slots: UserBufferSlots | undefined = (() => {
 /** Whether this Node lets the router read into its own buffers (else: `data` events). */
 export const userBuffersSupported = slots !== undefined;
 
+/** One direction of a session: `from`'s reads go to `to`. */
+class Direction {
+  /** This direction's bulk buffer, while its reads are large or a write from it is in flight. */
+  own: Buffer | undefined = undefined;
+  /** Reading stopped until `to` has nothing queued. */
+  waiting = false;
+  /** A write completed, or `to` drained: read again once nothing is queued. */
+  readonly written = (): void => {
+    if (this.waiting && this.to.writableLength === 0) {
+      this.waiting = false;
+      this.from.resume();
+    }
+  };
+
+  constructor(
+    readonly from: Socket,
+    readonly to: Socket,
+  ) {}
+
+  /** `bytes` were read into `buffer`; false stops reading. */
+  read(bytes: number, buffer: Buffer): boolean {
+    const to = this.to;
+    if (buffer !== this.own) {
+      // The shared buffer is overwritten by the next read of any socket: copy what was read.
+      const queued = !to.write(Buffer.from(buffer.subarray(0, bytes)));
+      if (bytes >= BULK_READ_BYTES) this.own = pool.pop() ?? Buffer.allocUnsafeSlow(BULK_BUFFER_BYTES);
+      if (queued && to.writableLength > 0) {
+        this.waiting = true; // 'drain' follows: write returned false
+        return false;
+      }
+      return true;
+    }
+    to.write(buffer.subarray(0, bytes), this.written);
+    // Not taken whole: the rest is sent from `own` later, so nothing may read into it until then.
+    if (to.writableLength > 0) {
+      this.waiting = true;
+      return false;
+    }
+    if (bytes < BULK_READ_BYTES) {
+      if (pool.length < POOL_MAX) pool.push(buffer);
+      this.own = undefined;
+    }
+    return true;
+  }
+}
+
 /**
- * Makes `socket` read into the buffers `next` returns, calling `onRead` instead of emitting
- * `data` (returning false pauses it, `resume()` restarts). The socket must be paused, with nothing
- * buffered. False (and nothing changed) when the socket or this Node cannot.
+ * The same callback and buffer generator on every socket (per-socket closures in these slots cost
+ * each socket its own hidden class: ~0.5 KiB per direction, measured): Node calls the callback as
+ * a method of the socket and the generator right after it, so the callback leaves the next buffer
+ * in `nextBuffer`.
  */
-function useUserBuffers(socket: Socket, next: () => Buffer, onRead: ReadCallback): boolean {
-  const handle = (socket as unknown as { _handle?: StreamHandle | null })._handle;
+const directions = new WeakMap<Socket, Direction>();
+let nextBuffer: Buffer = shared;
+function onUserBufferRead(this: Socket, bytes: number, buffer: Buffer): boolean {
+  const d = directions.get(this);
+  if (!d) return true; // not ours: never happens
+  const more = d.read(bytes, buffer);
+  nextBuffer = d.own ?? shared;
+  return more;
+}
+const nextUserBuffer = (): Buffer => {
+  const b = nextBuffer;
+  nextBuffer = shared;
+  return b;
+};
+
+/**
+ * Makes `d.from` read into the shared buffer (and its own, when bulk), calling `d.read` instead
+ * of emitting `data` (returning false pauses it, `resume()` restarts) — what the `onread` option
+ * of `net.connect` sets. The socket must be paused, with nothing buffered. False (and nothing
+ * changed) when the socket or this Node cannot.
+ */
+function useUserBuffers(d: Direction): boolean {
+  const handle = (d.from as unknown as { _handle?: StreamHandle | null })._handle;
   if (!slots || !handle || typeof handle.useUserBuffer !== 'function') return false;
-  const first = next();
-  const target = socket as unknown as Record<symbol, unknown>;
-  target[slots.buffer] = first;
-  target[slots.generator] = next;
-  target[slots.callback] = onRead;
-  handle.useUserBuffer(first);
+  directions.set(d.from, d);
+  const target = d.from as unknown as Record<symbol, unknown>;
+  target[slots.buffer] = shared;
+  target[slots.generator] = nextUserBuffer;
+  target[slots.callback] = onUserBufferRead;
+  handle.useUserBuffer(shared);
   return true;
 }
 
@@ -86,41 +153,9 @@ export function forwardBytes(from: Socket, to: Socket): void {
   from.pause();
   for (let chunk: Buffer | null; (chunk = from.read() as Buffer | null) !== null; ) to.write(chunk);
   from.on('end', () => to.end());
-  /** This direction's bulk buffer, while its reads are large or a write from it is in flight. */
-  let own: Buffer | undefined;
-  let waiting = false;
-  if (!useUserBuffers(from, () => own ?? shared, onRead)) return forwardEvents(from, to);
-  /** A write from `own` completed: read again once nothing is queued. */
-  const written = (): void => {
-    if (waiting && to.writableLength === 0) {
-      waiting = false;
-      from.resume();
-    }
-  };
-  to.on('drain', written);
-  function onRead(bytes: number, buffer: Buffer): boolean {
-    if (buffer !== own) {
-      // The shared buffer is overwritten by the next read of any socket: copy what was read.
-      const queued = !to.write(Buffer.from(buffer.subarray(0, bytes)));
-      if (bytes >= BULK_READ_BYTES) own = pool.pop() ?? Buffer.allocUnsafeSlow(BULK_BUFFER_BYTES);
-      if (queued && to.writableLength > 0) {
-        waiting = true; // 'drain' follows: write returned false
-        return false;
-      }
-      return true;
-    }
-    to.write(buffer.subarray(0, bytes), written);
-    // Not taken whole: the rest is sent from `own` later, so nothing may read into it until then.
-    if (to.writableLength > 0) {
-      waiting = true;
-      return false;
-    }
-    if (bytes < BULK_READ_BYTES) {
-      if (pool.length < POOL_MAX) pool.push(own);
-      own = undefined;
-    }
-    return true;
-  }
+  const d = new Direction(from, to);
+  if (!useUserBuffers(d)) return forwardEvents(from, to);
+  to.on('drain', d.written);
   from.resume();
 }
 

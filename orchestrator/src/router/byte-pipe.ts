@@ -145,25 +145,43 @@ function useUserBuffers(d: Direction): boolean {
 }
 
 /**
- * Forwards `from` → `to` with backpressure, reading into reused buffers when this Node allows it.
- * Bytes `from` already buffered (read before the pipe started) go first. Errors and closes are
- * the caller's; `end` is passed on.
+ * Forwards `from` → `to` with backpressure. Small frames go the ordinary way (`data` events, as
+ * before: an idle or chatty session costs what it did); the first read of at least
+ * BULK_READ_BYTES switches the direction to reused buffers when this Node allows it. Bytes
+ * `from` already buffered (read before the pipe started) go first. Errors and closes are the
+ * caller's; `end` is passed on.
  */
 export function forwardBytes(from: Socket, to: Socket): void {
   from.pause();
   for (let chunk: Buffer | null; (chunk = from.read() as Buffer | null) !== null; ) to.write(chunk);
   from.on('end', () => to.end());
-  const d = new Direction(from, to);
-  if (!useUserBuffers(d)) return forwardEvents(from, to);
-  to.on('drain', d.written);
-  from.resume();
-}
-
-/** The fallback: `data` events (a fresh Buffer per read), pausing while `to` has bytes queued. */
-function forwardEvents(from: Socket, to: Socket): void {
-  from.on('data', (chunk: Buffer) => {
-    if (!to.write(chunk) && to.writableLength > 0) from.pause();
-  });
-  to.on('drain', () => from.resume());
+  const resume = (): void => void from.resume();
+  let switching = false;
+  const onData = (chunk: Buffer): void => {
+    const queued = !to.write(chunk) && to.writableLength > 0;
+    const bulk = chunk.length >= BULK_READ_BYTES && userBuffersSupported;
+    if (queued || bulk) from.pause();
+    // Switched once Node is done with this read: meanwhile the paused socket buffers what it
+    // reads, and the switch forwards that first.
+    if (bulk && !switching) {
+      switching = true;
+      process.nextTick(toUserBuffers);
+    }
+  };
+  const toUserBuffers = (): void => {
+    if (from.destroyed) return;
+    from.removeListener('data', onData);
+    for (let chunk: Buffer | null; (chunk = from.read() as Buffer | null) !== null; ) to.write(chunk);
+    const d = new Direction(from, to);
+    if (useUserBuffers(d)) {
+      to.removeListener('drain', resume);
+      to.on('drain', d.written);
+    } else from.on('data', onData); // this socket has no handle to read into: stay on events
+    // 'drain' follows when `to` needs it (it resumes); otherwise read on now.
+    if (to.writableNeedDrain) d.waiting = true;
+    else from.resume();
+  };
+  from.on('data', onData);
+  to.on('drain', resume);
   from.resume();
 }

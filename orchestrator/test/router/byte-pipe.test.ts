@@ -1,7 +1,7 @@
-// forwardBytes (byte-pipe.ts) on its own: small reads land in one read buffer
-// shared by every session and are copied out, so a write that has to wait (its
-// destination is not reading) keeps its bytes while other sessions read into
-// that buffer meanwhile.
+// forwardBytes (byte-pipe.ts) on its own: a direction switches to reused read
+// buffers at its first bulk read (small reads then land in one buffer shared by
+// every switched session and are copied out); a session whose destination is
+// not reading waits without losing or mixing bytes while another one flows.
 
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -70,7 +70,7 @@ describe('forwardBytes', () => {
     expect(userBuffersSupported).toBe(true);
   });
 
-  it('keeps a waiting small write intact while other sessions read into the shared buffer', async () => {
+  it('keeps a session whose backend stopped reading intact while another session switches to the reused buffers and sends small frames', async () => {
     // Session 1's backend reads nothing and already has 16 MiB queued towards it: every frame its
     // player sends waits in the router. Session 2 keeps small frames flowing meanwhile.
     const filler = Buffer.alloc(16 * 1024 * 1024, 0xee);
@@ -78,8 +78,13 @@ describe('forwardBytes', () => {
     const busy = await backend(false);
     const p1 = await connected(await pipeTo(stalled.port, (b) => b.write(filler)));
     const p2 = await connected(await pipeTo(busy.port));
-    const sent1: Buffer[] = [];
-    const sent2: Buffer[] = [];
+    // A bulk read first: both directions switch to the reused buffers.
+    const opener = (n: number): Buffer => Buffer.alloc(64 * 1024, n);
+    const sent1: Buffer[] = [opener(1)];
+    const sent2: Buffer[] = [opener(2)];
+    p1.write(sent1[0]!);
+    p2.write(sent2[0]!);
+    await new Promise((r) => setTimeout(r, 100));
     for (let i = 0; i < 400; i++) {
       if (i % 20 === 0) {
         const f = frame(100_000 + i);

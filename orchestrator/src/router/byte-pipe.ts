@@ -3,24 +3,24 @@
 // "Performance") showed that Node's default read path — a fresh 64 KiB
 // allocation per read, handed to JS as a new Buffer — cost more than the
 // copies themselves: page faults on the fresh memory, and major GCs of the
-// router's whole heap triggered by the external-memory pressure. So reads land
-// in reused buffers instead ("user buffers", what `net.connect({ onread })`
-// does):
-// - every direction reads into one shared 64 KiB buffer; what it read is copied
-//   out before the callback returns (small frames, the Minecraft common case:
-//   a pooled copy of a few bytes, cheaper than Node's 64 KiB allocation);
-// - a direction whose reads are large (bulk) gets its own 256 KiB buffer from a
-//   small pool and writes straight from it, zero copies in JS; when the kernel
-//   does not take a write whole, the direction stops reading until that write
-//   completed (the buffer is still being sent) — which is also the
-//   backpressure; when its reads are small again, the buffer goes back.
-// Idle sessions therefore hold no buffer of their own.
+// router's whole heap triggered by the external-memory pressure. So:
+// - small frames (the Minecraft common case) keep Node's `data` events: an idle
+//   or chatty session costs what it did;
+// - the first read of 32 KiB or more switches the direction, once, to reused
+//   read buffers ("user buffers", what `net.connect({ onread })` does): small
+//   reads then land in one 64 KiB buffer shared by every switched direction and
+//   are copied out before the callback returns; large reads get a 256 KiB
+//   buffer of the direction's own from a small pool, written from directly
+//   (no copy in JS); when the kernel does not take such a write whole, the
+//   direction stops reading until the write completed (the buffer is still
+//   being sent) — which is also the backpressure; when its reads are small
+//   again, the buffer goes back to the pool.
 //
 // Node has no public API to give an accepted socket user buffers (only sockets
 // made by `net.connect` take `onread`), so `useUserBuffers` sets what the
 // `onread` option sets — found by symbol description on the socket, the
 // handle's `useUserBuffer` — and reports false when this Node does not look
-// like that; the connection then forwards with `data` events (`forwardEvents`).
+// like that; the direction then stays on `data` events.
 
 import { Socket } from 'node:net';
 

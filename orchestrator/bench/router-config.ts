@@ -14,6 +14,8 @@ export const routerBenchConfig = Object.freeze({
   players: int('BENCH_PLAYERS', 10_000),
   /** Length of the load phase, seconds. */
   playerSeconds: int('BENCH_PLAYER_SECONDS', 10),
+  /** Alternating bulk rounds (one upload and one download of BENCH_PAYLOAD_MB per proxy each). */
+  bulkRounds: int('BENCH_BULK_ROUNDS', 5),
   /** Small-packet round trips per proxy. */
   rttSamples: int('BENCH_RTT_SAMPLES', 2000),
   /** `1` skips the container wake measurement (the data path alone; BENCH_WAKES must stay ≥ 1). */

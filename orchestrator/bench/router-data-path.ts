@@ -33,9 +33,12 @@ export interface Sink {
   stats(): Promise<SinkStats>;
 }
 
-/** A backend process that counts bytes (`echo = false`) or sends every byte back (`echo = true`). */
-export async function startSink(echo: boolean, fds: number, cleanups: Cleanup[]): Promise<Sink> {
-  const child = spawnWithFdLimit(fds, process.execPath, [...process.execArgv, SINK_ENTRY, echo ? 'echo' : 'count'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+export type SinkMode = { mode: 'count' } | { mode: 'echo' } | { mode: 'source'; bytes: number };
+
+/** A backend process that counts bytes, sends every byte back, or answers a login with `bytes` bytes (router-sink.ts). */
+export async function startSink(kind: SinkMode, fds: number, cleanups: Cleanup[]): Promise<Sink> {
+  const args = kind.mode === 'source' ? ['source', String(kind.bytes)] : [kind.mode];
+  const child = spawnWithFdLimit(fds, process.execPath, [...process.execArgv, SINK_ENTRY, ...args], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const kill = () => child.kill('SIGKILL');
   process.once('exit', kill);
   cleanups.push(() => {
@@ -108,6 +111,86 @@ export async function throughput(port: number, sink: Sink, bytes: number): Promi
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   socket.destroy();
   return sent / seconds;
+}
+
+/**
+ * Bytes/s from the source backend to a logged-in client: the login goes up, `bytes` come down
+ * (the direction Minecraft's bulk data — chunks — takes). Timed from the login write to the last byte.
+ */
+export async function download(port: number, bytes: number): Promise<number> {
+  const socket = await open(port);
+  try {
+    const done = new Promise<void>((resolve, reject) => {
+      let got = 0;
+      const finish = (err?: Error): void => {
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve();
+      };
+      const timer = setTimeout(() => finish(new Error(`download through ${port}: ${got} of ${bytes} bytes within 120 s`)), 120_000);
+      socket.on('data', (b: Buffer) => {
+        got += b.length;
+        if (got >= bytes) finish();
+      });
+      socket.once('error', finish);
+      socket.once('close', () => {
+        if (got < bytes) finish(new Error(`download through ${port} closed after ${got} of ${bytes} bytes`));
+      });
+    });
+    const t0 = process.hrtime.bigint();
+    socket.write(loginPreamble('source.bench', 'Down'));
+    await done;
+    return bytes / (Number(process.hrtime.bigint() - t0) / 1e9);
+  } finally {
+    socket.destroy();
+  }
+}
+
+export interface BulkTarget {
+  name: string;
+  /** Frontends: to the counting sink (upload) and from the source (download). */
+  upPort: number;
+  downPort: number;
+  /** The proxy process (CPU per byte); none for a direct connection. */
+  pid?: number;
+}
+
+export interface BulkSamples {
+  /** Bytes/s per round. */
+  up: number[];
+  down: number[];
+  /** Proxy CPU seconds (all threads) per GiB moved, per round. */
+  upCpuPerGiB: number[];
+  downCpuPerGiB: number[];
+}
+
+/**
+ * `rounds` rounds of one upload and one download of `bytes` through every target, the targets
+ * alternating (each round starts one further along, so none is always first after a pause):
+ * on shared cores a single transfer swings by 2×, a ratio is only read from the same round.
+ */
+export async function bulkRounds(targets: BulkTarget[], sink: Sink, bytes: number, rounds: number, log: (line: string) => void): Promise<Map<string, BulkSamples>> {
+  const out = new Map(targets.map((t) => [t.name, { up: [], down: [], upCpuPerGiB: [], downCpuPerGiB: [] } as BulkSamples]));
+  const GiB = 1024 * 1024 * 1024;
+  const measured = async (pid: number | undefined, run: () => Promise<number>): Promise<[number, number]> => {
+    const cpu0 = pid === undefined ? 0 : cpuSeconds(pid);
+    const bps = await run();
+    return [bps, pid === undefined ? Number.NaN : (cpuSeconds(pid) - cpu0) / (bytes / GiB)];
+  };
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < targets.length; k++) {
+      const t = targets[(round + k) % targets.length]!;
+      const s = out.get(t.name)!;
+      const [up, upCpu] = await measured(t.pid, () => throughput(t.upPort, sink, bytes));
+      const [down, downCpu] = await measured(t.pid, () => download(t.downPort, bytes));
+      s.up.push(up);
+      s.upCpuPerGiB.push(upCpu);
+      s.down.push(down);
+      s.downCpuPerGiB.push(downCpu);
+      log(`bulk round ${round + 1}/${rounds} ${t.name}: up ${(up / 2 ** 20).toFixed(0)} MiB/s, down ${(down / 2 ** 20).toFixed(0)} MiB/s`);
+    }
+  }
+  return out;
 }
 
 /** Round trips (ms) of one small packet through `port` to the echo sink and back, one at a time. */

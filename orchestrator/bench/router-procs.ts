@@ -89,21 +89,31 @@ async function started(name: string, child: ChildProcess, ports: Record<string, 
   return { name, pid: child.pid!, ports, stop };
 }
 
+/** Backend ports of the bench's sinks: counting, echoing, and the download source (optional). */
+export interface Backends {
+  sink: number;
+  echo: number;
+  source?: number;
+}
+
 /**
  * The router as its own process (static mode), so its CPU and memory are measured alone.
- * `[servers]` sink and echo; the handshake address `echo.bench` picks echo (forced host).
+ * `[servers]` sink, echo and source; the handshake addresses `echo.bench` and `source.bench`
+ * pick echo and source (forced hosts), everything else the sink.
  */
-export async function startRouter(sinkPort: number, echoPort: number, fds: number): Promise<ProxyProcess> {
+export async function startRouter(backends: Backends, fds: number): Promise<ProxyProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'ec-bench-router-'));
   const port = await freePort();
   const toml = [
     `bind = "127.0.0.1:${port}"`,
     'try = ["sink"]',
     '[servers]',
-    `sink = "127.0.0.1:${sinkPort}"`,
-    `echo = "127.0.0.1:${echoPort}"`,
+    `sink = "127.0.0.1:${backends.sink}"`,
+    `echo = "127.0.0.1:${backends.echo}"`,
+    ...(backends.source ? [`source = "127.0.0.1:${backends.source}"`] : []),
     '[forced-hosts]',
     '"echo.bench" = ["echo"]',
+    ...(backends.source ? ['"source.bench" = ["source"]'] : []),
     '[limits]',
     'max_connections_per_ip = 0',
     'login_ratelimit = 0',
@@ -114,28 +124,32 @@ export async function startRouter(sinkPort: number, echoPort: number, fds: numbe
     env: { PATH: benchConfig.path, ENDERCLOUD_ROUTER_CONFIG: join(dir, 'router.toml'), ENDERCLOUD_ROUTER_ID: 'bench' },
     stdio: ['ignore', benchConfig.routerLog ? 'inherit' : 'ignore', 'inherit'],
   });
-  return started('router', child, { sink: port, echo: port }, stopper(child, dir));
+  return started('router', child, { sink: port, echo: port, source: port }, stopper(child, dir));
 }
 
-/** HAProxy 2.x in TCP mode with splice-auto: one frontend per sink, on its own port. */
-export async function startHaproxy(sinkPort: number, echoPort: number, maxconn: number): Promise<ProxyProcess> {
+/**
+ * HAProxy 2.x in TCP mode with splice-auto: one frontend per sink, on its own port. `threads`
+ * sets `nbthread`; without it HAProxy starts one thread per CPU it may run on (`haproxyThreads`).
+ */
+export async function startHaproxy(backends: Backends, maxconn: number, threads?: number, name = 'haproxy'): Promise<ProxyProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'ec-bench-haproxy-'));
-  const ports = { sink: await freePort(), echo: await freePort() };
+  const ports: Record<string, number> = { sink: await freePort(), echo: await freePort() };
+  if (backends.source) ports.source = await freePort();
   const cfg = [
     'global',
     `  maxconn ${maxconn}`,
+    ...(threads ? [`  nbthread ${threads}`] : []),
     // Splicing needs a pipe (2 descriptors) per connection moving bulk data; the bench has one such
     // connection at a time, and HAProxy reserves descriptors for maxconn/4 pipes by default.
     '  maxpipes 16',
     defaultsSection(),
-    ...frontend('sink', ports.sink, sinkPort, maxconn),
-    ...frontend('echo', ports.echo, echoPort, maxconn),
+    ...Object.entries(ports).flatMap(([frontendName, port]) => frontend(frontendName, port, backends[frontendName as keyof Backends]!, maxconn)),
   ].join('\n');
   writeFileSync(join(dir, 'haproxy.cfg'), `${cfg}\n`);
   // -db: stay in the foreground (no daemon, no service); the fd limit is raised by HAProxy itself from maxconn.
   const child = spawn(routerBenchConfig.haproxy, ['-db', '-q', '-f', join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'inherit'] });
   const spawnError = new Promise<never>((_, reject) => child.once('error', (err) => reject(new Error(`cannot start ${routerBenchConfig.haproxy} (install Debian haproxy: scripts/prepare-host.sh): ${err.message}`))));
-  return Promise.race([started('haproxy', child, ports, stopper(child, dir)), spawnError]);
+  return Promise.race([started(name, child, ports, stopper(child, dir)), spawnError]);
 }
 
 function defaultsSection(): string {
@@ -145,6 +159,9 @@ function defaultsSection(): string {
 function frontend(name: string, port: number, backendPort: number, maxconn: number): string[] {
   return [`frontend fe_${name}`, `  bind 127.0.0.1:${port}`, `  maxconn ${maxconn}`, `  default_backend be_${name}`, `backend be_${name}`, `  server s1 127.0.0.1:${backendPort}`];
 }
+
+/** Threads of a running process (/proc/<pid>/status), e.g. HAProxy's nbthread. */
+export const threadCount = (pid: number): number => Number(/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
 
 /** The HAProxy version line, for the report. */
 export function haproxyVersion(): string {

@@ -2,7 +2,10 @@
 // `option splice-auto`) and a direct connection, on the same local sinks behind
 // a login handshake, in one bounded run; every goal is printed as a ratio
 // against HAProxy measured in the same run:
-//   (1) bulk bytes/s after login, (2) small-packet round trip p50/p99 through an
+//   (1) bulk bytes/s after login, both ways (upload to a counting sink, download
+//   from a source backend), in alternating rounds against HAProxy at its default
+//   threads (one per CPU) and at `nbthread 1` (the router is one Node thread),
+//   with the CPU seconds per GiB of each proxy, (2) small-packet round trip p50/p99 through an
 //   echo backend, (3) N players (default 10,000): RSS per idle connection, then
 //   20 small packets a second each for a bounded time — CPU seconds of each
 //   proxy process (/proc/<pid>/stat) and dropped connections.
@@ -20,8 +23,8 @@ import { DEFAULT_VERSION } from '../test/support/mc-server.js';
 import { freePort } from '../test/support/registry.js';
 import { benchConfig } from './bench-config.js';
 import { routerBenchConfig } from './router-config.js';
-import { players, smallPacketRtts, startSink, throughput, type PlayersResult } from './router-data-path.js';
-import { haproxyVersion, openFilesLimit, startHaproxy, startRouter, type Cleanup, type ProxyProcess } from './router-procs.js';
+import { bulkRounds, players, smallPacketRtts, startSink, type BulkSamples, type PlayersResult } from './router-data-path.js';
+import { haproxyVersion, openFilesLimit, startHaproxy, startRouter, threadCount, type Backends, type Cleanup, type ProxyProcess } from './router-procs.js';
 import { pingTimes, wakeLatency } from './router-wake.js';
 
 const PAYLOAD_BYTES = benchConfig.routerPayloadBytes;
@@ -65,27 +68,54 @@ function playerPlan(): { count: number; note?: string } {
 interface ProxyRun {
   proxy: ProxyProcess;
   load: PlayersResult;
-  bytesPerSecond: number;
   rtt: number[];
 }
 
 async function runProxy(proxy: ProxyProcess, sinks: Awaited<ReturnType<typeof startSinks>>, count: number): Promise<ProxyRun> {
   step(`${proxy.name}: ${count} players (idle RSS, then ${routerBenchConfig.playerSeconds} s × 20 packets/s)`);
   const load = await players(proxy.pid, proxy.ports.sink!, sinks.sink, count, routerBenchConfig.playerSeconds, step);
-  step(`${proxy.name}: throughput`);
-  const bytesPerSecond = await throughput(proxy.ports.sink!, sinks.sink, PAYLOAD_BYTES);
   step(`${proxy.name}: small-packet round trips`);
   const rtt = await smallPacketRtts(proxy.ports.echo!, 'echo.bench', routerBenchConfig.rttSamples);
-  return { proxy, load, bytesPerSecond, rtt };
+  return { proxy, load, rtt };
 }
 
 async function startSinks() {
-  return { sink: await startSink(false, WANTED_FDS, cleanups), echo: await startSink(true, FD_HEADROOM, cleanups) };
+  return {
+    sink: await startSink({ mode: 'count' }, WANTED_FDS, cleanups),
+    echo: await startSink({ mode: 'echo' }, FD_HEADROOM, cleanups),
+    source: await startSink({ mode: 'source', bytes: PAYLOAD_BYTES }, FD_HEADROOM, cleanups),
+  };
 }
 
-function report(count: number, note: string | undefined, direct: { bps: number; rtt: number[] }, h: ProxyRun, r: ProxyRun): string[] {
+const median = (xs: number[]): number => pct(xs, 50);
+/** "median (min–max over rounds)" of per-round values. */
+const spread = (xs: number[], d = 2): string => `${fmt(median(xs), d)} (${fmt(Math.min(...xs), d)}–${fmt(Math.max(...xs), d)})`;
+const perRound = (a: number[], b: number[]): number[] => a.map((x, i) => x / b[i]!);
+
+/** The bulk lines: medians over alternating rounds, ratios per round (same round), CPU per GiB. */
+function bulkReport(bulk: Map<string, BulkSamples>, haproxyThreads: number): string[] {
   const MB = 1024 * 1024;
-  const tRatio = r.bytesPerSecond / h.bytesPerSecond;
+  const r = bulk.get('router')!;
+  const lines: string[] = [];
+  for (const dir of ['up', 'down'] as const) {
+    const cpu = dir === 'up' ? 'upCpuPerGiB' : 'downCpuPerGiB';
+    const parts = [...bulk.entries()].map(([name, x]) => `${name} ${fmt(median(x[dir]) / MB, 0)} MiB/s${name === 'direct' ? '' : ` ${fmt(median(x[cpu]), 2)} CPU-s/GiB`}`);
+    const vs = (other: string) => {
+      const o = bulk.get(other)!;
+      const ratios = perRound(r[dir], o[dir]);
+      return `router/${other} ${spread(ratios)}${other === 'direct' ? '' : `, CPU per byte ${fmt(median(perRound(r[cpu], o[cpu])))}×`}`;
+    };
+    const main = perRound(r[dir], bulk.get('haproxy')![dir]);
+    lines.push(
+      `throughput ${dir === 'up' ? 'up  ' : 'down'}  ${parts.join('   ')}`,
+      `                ${vs('haproxy')} (goal ≥ 0.90: ${goal(median(main) >= 0.9)})   ${vs('haproxy-1t')}   ${vs('direct')}`,
+    );
+  }
+  lines.push(`                medians of ${r.up.length} alternating rounds, ratio per round (min–max); haproxy = default nbthread (${haproxyThreads} threads here), haproxy-1t = nbthread 1; the router is one Node process (one JS thread + V8/libuv helpers)`);
+  return lines;
+}
+
+function report(count: number, note: string | undefined, direct: { rtt: number[] }, h: ProxyRun, r: ProxyRun, bulk: string[]): string[] {
   const d50 = pct(r.rtt, 50) - pct(h.rtt, 50);
   const d99 = pct(r.rtt, 99) - pct(h.rtt, 99);
   const rate = (x: PlayersResult) => x.packetsSent / x.loadSeconds;
@@ -96,7 +126,7 @@ function report(count: number, note: string | undefined, direct: { bps: number; 
   const rttLine = (name: string, xs: number[]) => `${name} p50 ${fmt(pct(xs, 50), 3)} p99 ${fmt(pct(xs, 99), 3)} ms`;
   return [
     `against ${haproxyVersion()} (TCP mode, option splice-auto), same sinks, same run${note ? `\nnote: ${note}` : ''}`,
-    `throughput       direct ${fmt(direct.bps / MB, 0)} MiB/s   haproxy ${fmt(h.bytesPerSecond / MB, 0)} MiB/s   router ${fmt(r.bytesPerSecond / MB, 0)} MiB/s   router/haproxy ${fmt(tRatio)} (goal ≥ 0.90: ${goal(tRatio >= 0.9)})   router/direct ${fmt(r.bytesPerSecond / direct.bps)}`,
+    ...bulk,
     `small-packet RTT ${rttLine('direct', direct.rtt)}   ${rttLine('haproxy', h.rtt)}   ${rttLine('router', r.rtt)}   router − haproxy p50 ${fmt(d50, 3)} ms p99 ${fmt(d99, 3)} ms (goal ≤ 0.100: ${goal(d50 <= 0.1 && d99 <= 0.1)})`,
     `players          ${count} × 20 packets/s for ${routerBenchConfig.playerSeconds} s (achieved haproxy ${fmt(rate(h.load), 0)}/s router ${fmt(rate(r.load), 0)}/s): CPU haproxy ${fmt(h.load.cpuSeconds)} s (${fmt(usPerPacket(h.load))} µs/packet) router ${fmt(r.load.cpuSeconds)} s (${fmt(usPerPacket(r.load))} µs/packet)   router/haproxy per packet ${fmt(cpuRatio)} (goal ≤ 1.50: ${goal(cpuRatio <= 1.5)})   dropped haproxy ${h.load.dropped} router ${r.load.dropped} (goal 0: ${goal(r.load.dropped === 0)})${r.load.bytesMissing + h.load.bytesMissing > 0 ? `   bytes missing haproxy ${h.load.bytesMissing} router ${r.load.bytesMissing}` : ''}`,
     `idle memory      ${count} logged-in connections (player + backend socket each), RSS per connection, marginal (N/2 → N): haproxy ${fmt(h.load.idleKbPerConnectionMarginal, 1)} KiB   router ${fmt(r.load.idleKbPerConnectionMarginal, 1)} KiB (goal ≤ 8 KiB: ${goal(r.load.idleKbPerConnectionMarginal <= 8)});  whole delta / N (includes the heap's one-off growth): haproxy ${fmt(h.load.idleKbPerConnection, 1)} KiB   router ${fmt(r.load.idleKbPerConnection, 1)} KiB (after 5 s ${fmt(r.load.idleKbPerConnectionSettled, 1)}; base RSS ${fmt(r.load.baseRssKb / 1024, 0)} MiB)`,
@@ -113,20 +143,32 @@ async function main(): Promise<void> {
   const plan = playerPlan();
   if (plan.note) step(`note: ${plan.note}`);
   const sinks = await startSinks();
-  const haproxy = await startHaproxy(sinks.sink.port, sinks.echo.port, plan.count + 4);
+  const backends: Backends = { sink: sinks.sink.port, echo: sinks.echo.port, source: sinks.source.port };
+  const haproxy = await startHaproxy(backends, plan.count + 4);
   cleanups.push(() => haproxy.stop());
-  const router = await startRouter(sinks.sink.port, sinks.echo.port, WANTED_FDS);
+  const haproxy1 = await startHaproxy(backends, 16, 1, 'haproxy-1t');
+  cleanups.push(() => haproxy1.stop());
+  const router = await startRouter(backends, WANTED_FDS);
   cleanups.push(() => router.stop());
+  const haproxyThreads = threadCount(haproxy.pid);
 
-  step('direct: throughput and small-packet round trips');
-  const direct = { bps: await throughput(sinks.sink.port, sinks.sink, PAYLOAD_BYTES), rtt: await smallPacketRtts(sinks.echo.port, 'echo.bench', routerBenchConfig.rttSamples) };
+  step('direct: small-packet round trips');
+  const direct = { rtt: await smallPacketRtts(sinks.echo.port, 'echo.bench', routerBenchConfig.rttSamples) };
+  // Players first, each proxy fresh (idle RSS is measured from the process's base).
   const h = await runProxy(haproxy, sinks, plan.count);
-  await haproxy.stop();
   const r = await runProxy(router, sinks, plan.count);
+  step(`bulk: ${routerBenchConfig.bulkRounds} alternating rounds of ${PAYLOAD_BYTES / 2 ** 20} MiB up and down`);
+  const targets = [
+    { name: 'direct', upPort: sinks.sink.port, downPort: sinks.source.port },
+    ...[haproxy, haproxy1, router].map((p) => ({ name: p.name, upPort: p.ports.sink!, downPort: p.ports.source!, pid: p.pid })),
+  ];
+  const bulk = await bulkRounds(targets, sinks.sink, PAYLOAD_BYTES, routerBenchConfig.bulkRounds, step);
+  await haproxy.stop();
+  await haproxy1.stop();
   await router.stop(); // a clean exit writes the --cpu-prof profile
   const MB = 1024 * 1024;
   // Printed as soon as measured: a later failure (containers) does not lose the data-path numbers.
-  process.stdout.write(`bench:router (${PAYLOAD_BYTES / MB} MiB, ${routerBenchConfig.rttSamples} round trips, ${plan.count} players, ${benchConfig.routerPings} pings${routerBenchConfig.skipWake ? '' : `, ${benchConfig.routerWakes} wakes`})\n${report(plan.count, plan.note, direct, h, r).join('\n')}\n`);
+  process.stdout.write(`bench:router (${PAYLOAD_BYTES / MB} MiB × ${routerBenchConfig.bulkRounds} rounds, ${routerBenchConfig.rttSamples} round trips, ${plan.count} players, ${benchConfig.routerPings} pings${routerBenchConfig.skipWake ? '' : `, ${benchConfig.routerWakes} wakes`})\n${report(plan.count, plan.note, direct, h, r, bulkReport(bulk, haproxyThreads)).join('\n')}\n`);
   const lines: string[] = [];
 
   step('status-ping round trips (router vs direct)');
@@ -134,7 +176,7 @@ async function main(): Promise<void> {
   const echo = mc.createServer({ 'online-mode': false, host: '127.0.0.1', port: echoPort, version: DEFAULT_VERSION, motd: 'bench' });
   cleanups.push(() => echo.close());
   await new Promise<void>((res) => echo.once('listening', () => res()));
-  const pingRouter = await startRouter(echoPort, echoPort, FD_HEADROOM);
+  const pingRouter = await startRouter({ sink: echoPort, echo: echoPort }, FD_HEADROOM);
   cleanups.push(() => pingRouter.stop());
   const dPing = await pingTimes(echoPort, benchConfig.routerPings);
   const rPing = await pingTimes(pingRouter.ports.sink!, benchConfig.routerPings);

@@ -16,6 +16,7 @@ import type { PingOptions, PingResult } from '../protocol/status-client.js';
 import { anyCidrContains, clientKey, type Cidr } from './cidr.js';
 import type { Clock } from './clock.js';
 import type { LimitsConfig, MessagesConfig, StatusConfig } from './config.js';
+import { forwardBytes } from './byte-pipe.js';
 import { dialFirst, type Dialed, type Dialer } from './dialer.js';
 import type { ConnectionLimiter, LoginRateLimiter } from './limits.js';
 import { legacyFromStatus, localLegacyStatus, localStateForPlan, localStatusJson } from './local-status.js';
@@ -68,19 +69,6 @@ const BACKEND_LINGER_MS = 5000;
  * no copy of them. Shared, never pushed to.
  */
 const DRAINED = new FrameReader();
-
-/**
- * Forwards `from` → `to` with backpressure: what `Readable.pipe` does for sockets, with three
- * listeners instead of pipe's nine per direction (each idle session holds two of these). Errors and
- * closes are handled by the connection.
- */
-function forward(from: Socket, to: Socket): void {
-  from.on('data', (chunk: Buffer) => {
-    if (!to.write(chunk)) from.pause();
-  });
-  to.on('drain', () => from.resume());
-  from.on('end', () => to.end());
-}
 
 export class ClientConnection implements LoginContext {
   private frames = new FrameReader();
@@ -410,9 +398,8 @@ export class ClientConnection implements LoginContext {
     }
     backend.write(this.frames.received());
     this.frames = DRAINED;
-    forward(this.socket, backend);
-    forward(backend, this.socket);
-    this.socket.resume();
+    forwardBytes(this.socket, backend);
+    forwardBytes(backend, this.socket);
     this.deps.metrics.targetConnections.inc({ target: target.name });
     if (this.session) {
       this.session = { ...this.session, backend: target };

@@ -1,0 +1,187 @@
+// The data path after login: bytes from one socket to the other, with
+// backpressure, and nothing parsed. Profiling the bulk path (docs/router.md,
+// "Performance") showed that Node's default read path — a fresh 64 KiB
+// allocation per read, handed to JS as a new Buffer — cost more than the
+// copies themselves: page faults on the fresh memory, and major GCs of the
+// router's whole heap triggered by the external-memory pressure. So:
+// - small frames (the Minecraft common case) keep Node's `data` events: an idle
+//   or chatty session costs what it did;
+// - the first read of 32 KiB or more switches the direction, once, to reused
+//   read buffers ("user buffers", what `net.connect({ onread })` does): small
+//   reads then land in one 64 KiB buffer shared by every switched direction and
+//   are copied out before the callback returns; large reads get a 256 KiB
+//   buffer of the direction's own from a small pool, written from directly
+//   (no copy in JS); when the kernel does not take such a write whole, the
+//   direction stops reading until the write completed (the buffer is still
+//   being sent) — which is also the backpressure; when its reads are small
+//   again, the buffer goes back to the pool.
+//
+// Node has no public API to give an accepted socket user buffers (only sockets
+// made by `net.connect` take `onread`), so `useUserBuffers` sets what the
+// `onread` option sets — found by symbol description on the socket, the
+// handle's `useUserBuffer` — and reports false when this Node does not look
+// like that; the direction then stays on `data` events.
+
+import { Socket } from 'node:net';
+
+/** A read at least this large marks the direction as bulk. */
+const BULK_READ_BYTES = 32 * 1024;
+/** The read buffer of a bulk direction: fewer, larger reads (and writes) per byte. */
+const BULK_BUFFER_BYTES = 256 * 1024;
+/** The shared read buffer: libuv's own read size. */
+const SHARED_BUFFER_BYTES = 64 * 1024;
+/** Free bulk buffers kept for the next bulk direction (the rest is garbage). */
+const POOL_MAX = 16;
+
+const shared = Buffer.allocUnsafeSlow(SHARED_BUFFER_BYTES);
+const pool: Buffer[] = [];
+
+interface UserBufferSlots {
+  buffer: symbol;
+  generator: symbol;
+  callback: symbol;
+}
+interface StreamHandle {
+  useUserBuffer?: (buffer: Uint8Array) => void;
+}
+
+/** The slots `net.Socket`'s constructor fills from `onread`, when this Node has them. */
+const slots: UserBufferSlots | undefined = (() => {
+  const probe = new Socket();
+  const byName = new Map(Object.getOwnPropertySymbols(probe).map((s) => [s.description, s]));
+  const buffer = byName.get('kBuffer');
+  const generator = byName.get('kBufferGen');
+  const callback = byName.get('kBufferCb');
+  probe.destroy();
+  return buffer && generator && callback ? { buffer, generator, callback } : undefined;
+})();
+
+/** Whether this Node lets the router read into its own buffers (else: `data` events). */
+export const userBuffersSupported = slots !== undefined;
+
+/** One direction of a session: `from`'s reads go to `to`. */
+class Direction {
+  /** This direction's bulk buffer, while its reads are large or a write from it is in flight. */
+  own: Buffer | undefined = undefined;
+  /** Reading stopped until `to` has nothing queued. */
+  waiting = false;
+  /** A write completed, or `to` drained: read again once nothing is queued. */
+  readonly written = (): void => {
+    if (this.waiting && this.to.writableLength === 0) {
+      this.waiting = false;
+      this.from.resume();
+    }
+  };
+
+  constructor(
+    readonly from: Socket,
+    readonly to: Socket,
+  ) {}
+
+  /** `bytes` were read into `buffer`; false stops reading. */
+  read(bytes: number, buffer: Buffer): boolean {
+    const to = this.to;
+    if (buffer !== this.own) {
+      // The shared buffer is overwritten by the next read of any socket: copy what was read.
+      const queued = !to.write(Buffer.from(buffer.subarray(0, bytes)));
+      if (bytes >= BULK_READ_BYTES) this.own = pool.pop() ?? Buffer.allocUnsafeSlow(BULK_BUFFER_BYTES);
+      if (queued && to.writableLength > 0) {
+        this.waiting = true; // 'drain' follows: write returned false
+        return false;
+      }
+      return true;
+    }
+    to.write(buffer.subarray(0, bytes), this.written);
+    // Not taken whole: the rest is sent from `own` later, so nothing may read into it until then.
+    if (to.writableLength > 0) {
+      this.waiting = true;
+      return false;
+    }
+    if (bytes < BULK_READ_BYTES) {
+      if (pool.length < POOL_MAX) pool.push(buffer);
+      this.own = undefined;
+    }
+    return true;
+  }
+}
+
+/**
+ * The same callback and buffer generator on every socket (per-socket closures in these slots cost
+ * each socket its own hidden class: ~0.5 KiB per direction, measured): Node calls the callback as
+ * a method of the socket and the generator right after it, so the callback leaves the next buffer
+ * in `nextBuffer`.
+ */
+const directions = new WeakMap<Socket, Direction>();
+let nextBuffer: Buffer = shared;
+function onUserBufferRead(this: Socket, bytes: number, buffer: Buffer): boolean {
+  const d = directions.get(this);
+  if (!d) return true; // not ours: never happens
+  const more = d.read(bytes, buffer);
+  nextBuffer = d.own ?? shared;
+  return more;
+}
+const nextUserBuffer = (): Buffer => {
+  const b = nextBuffer;
+  nextBuffer = shared;
+  return b;
+};
+
+/**
+ * Makes `d.from` read into the shared buffer (and its own, when bulk), calling `d.read` instead
+ * of emitting `data` (returning false pauses it, `resume()` restarts) — what the `onread` option
+ * of `net.connect` sets. The socket must be paused, with nothing buffered. False (and nothing
+ * changed) when the socket or this Node cannot.
+ */
+function useUserBuffers(d: Direction): boolean {
+  const handle = (d.from as unknown as { _handle?: StreamHandle | null })._handle;
+  if (!slots || !handle || typeof handle.useUserBuffer !== 'function') return false;
+  directions.set(d.from, d);
+  const target = d.from as unknown as Record<symbol, unknown>;
+  target[slots.buffer] = shared;
+  target[slots.generator] = nextUserBuffer;
+  target[slots.callback] = onUserBufferRead;
+  handle.useUserBuffer(shared);
+  return true;
+}
+
+/**
+ * Forwards `from` → `to` with backpressure. Small frames go the ordinary way (`data` events, as
+ * before: an idle or chatty session costs what it did); the first read of at least
+ * BULK_READ_BYTES switches the direction to reused buffers when this Node allows it. Bytes
+ * `from` already buffered (read before the pipe started) go first. Errors and closes are the
+ * caller's; `end` is passed on.
+ */
+export function forwardBytes(from: Socket, to: Socket): void {
+  from.pause();
+  for (let chunk: Buffer | null; (chunk = from.read() as Buffer | null) !== null; ) to.write(chunk);
+  from.on('end', () => to.end());
+  const resume = (): void => void from.resume();
+  let switching = false;
+  const onData = (chunk: Buffer): void => {
+    const queued = !to.write(chunk) && to.writableLength > 0;
+    const bulk = chunk.length >= BULK_READ_BYTES && userBuffersSupported;
+    if (queued || bulk) from.pause();
+    // Switched once Node is done with this read: meanwhile the paused socket buffers what it
+    // reads, and the switch forwards that first.
+    if (bulk && !switching) {
+      switching = true;
+      process.nextTick(toUserBuffers);
+    }
+  };
+  const toUserBuffers = (): void => {
+    if (from.destroyed) return;
+    from.removeListener('data', onData);
+    for (let chunk: Buffer | null; (chunk = from.read() as Buffer | null) !== null; ) to.write(chunk);
+    const d = new Direction(from, to);
+    if (useUserBuffers(d)) {
+      to.removeListener('drain', resume);
+      to.on('drain', d.written);
+    } else from.on('data', onData); // this socket has no handle to read into: stay on events
+    // 'drain' follows when `to` needs it (it resumes); otherwise read on now.
+    if (to.writableNeedDrain) d.waiting = true;
+    else from.resume();
+  };
+  from.on('data', onData);
+  to.on('drain', resume);
+  from.resume();
+}

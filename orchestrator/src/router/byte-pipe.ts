@@ -148,12 +148,11 @@ function useUserBuffers(d: Direction): boolean {
  * Forwards `from` → `to` with backpressure. Small frames go the ordinary way (`data` events, as
  * before: an idle or chatty session costs what it did); the first read of at least
  * BULK_READ_BYTES switches the direction to reused buffers when this Node allows it. Bytes
- * `from` already buffered (read before the pipe started) go first. Errors and closes are the
- * caller's; `end` is passed on.
+ * `from` already buffered (read before the pipe started) go first, as `data` events when it
+ * flows. Errors and closes are the caller's; `end` is passed on.
  */
 export function forwardBytes(from: Socket, to: Socket): void {
-  from.pause();
-  for (let chunk: Buffer | null; (chunk = from.read() as Buffer | null) !== null; ) to.write(chunk);
+  // Bytes `from` buffered before (a paused socket) come first as `data` events once it flows.
   from.on('end', () => to.end());
   const resume = (): void => void from.resume();
   let switching = false;

@@ -66,11 +66,15 @@ export class OfflineDetector {
     const now = this.deps.clock.now();
     try {
       if (this.reachableSince !== undefined) {
+        const afterOutage = this.reachableSince === 'now';
         const since = this.reachableSince === 'now' ? now : this.reachableSince;
         const longest = (await this.deps.store.hosts.list()).reduce((max, h) => Math.max(max, h.heartbeatIntervalMs), 0);
         this.reachableSince = undefined;
         this.graceUntil = since + longest * this.deps.missedBeats;
-        if (this.graceUntil > now) this.deps.logger.info({ graceMs: this.graceUntil - now }, 'no host is marked OFFLINE until its agents could beat to this orchestrator again');
+        if (this.graceUntil > now) {
+          const why = afterOutage ? 'store reachable again' : 'orchestrator started';
+          this.deps.logger.warn({ graceMs: this.graceUntil - now }, `${why}: no host is marked OFFLINE until its agents could beat again`);
+        }
       }
       if (now < this.graceUntil) return [];
       return await this.deps.store.hosts.markStaleOffline(now, this.deps.missedBeats);

@@ -113,6 +113,9 @@ export async function startStack(prefix = 'rtr', opts: { routerScopes?: string[]
     ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms',
     ENDERCLOUD_COMMAND_RETRY_MAX: '1s',
     ENDERCLOUD_OFFLINE_SWEEP_INTERVAL: '200ms',
+    // A loaded CI machine (the multihost dockerds, the panel's Chromium) can stall a beat or two:
+    // a host flapping OFFLINE makes every instance Stale to the router ("No server is configured").
+    ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS: '10',
     ENDERCLOUD_SUPERVISE_INTERVAL: '200ms',
     ENDERCLOUD_CONTAINER_USER: '0:0',
     ENDERCLOUD_ROUTER_PUBLIC_ADDRESS: `127.0.0.1:${routerPort}`,

@@ -11,6 +11,8 @@ import type { EpochMs, Host, HostHeartbeat } from '../domain/index.js';
 export const HEARTBEAT_FLUSH_MS = 1000;
 /** A host's beats are coalesced at most this long (clock time) after its last full upsert. */
 export const HEARTBEAT_FULL_WRITE_EVERY_MS = 30_000;
+/** Hosts beating faster than this are always written in full (see `coalesce`). */
+export const MIN_COALESCED_INTERVAL_MS = 2 * HEARTBEAT_FLUSH_MS;
 const COALESCED_STATUSES: readonly Host['status'][] = ['ONLINE', 'MAINTENANCE'];
 
 interface Known {
@@ -32,6 +34,10 @@ export class HeartbeatCoalescer {
   coalesce(hb: HostHeartbeat, now: EpochMs): Host | undefined {
     const known = this.known.get(hb.id);
     if (!known || known.fingerprint !== fingerprint(hb) || !COALESCED_STATUSES.includes(known.host.status)) return undefined;
+    // The database lags a coalesced beat by up to one flush; another replica's offline detector
+    // reads it there. Only hosts that beat at least twice as slowly are coalesced, so the lag stays
+    // under half an interval (300 ms beats coalesced by a 1 s flush looked missed to the leader).
+    if (hb.heartbeatIntervalMs < MIN_COALESCED_INTERVAL_MS) return undefined;
     if (now < known.host.lastHeartbeatAt || now - known.writtenAt >= HEARTBEAT_FULL_WRITE_EVERY_MS) return undefined;
     this.pending.set(hb.id, Math.max(now, this.pending.get(hb.id) ?? 0));
     this.timer ??= setTimeout(() => void this.flush(), HEARTBEAT_FLUSH_MS).unref();

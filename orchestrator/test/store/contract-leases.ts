@@ -60,36 +60,47 @@ export function leaseContract(handle: StoreHandle): void {
   });
 
   describe('coalesced heartbeats', () => {
+    const slow = { heartbeatIntervalMs: 2000 };
     it('an unchanged beat of an ONLINE host is answered without a write until the flush; reads through the store see its time; markStaleOffline counts it', async () => {
       const store = handle.store();
-      await store.hosts.upsertHeartbeat(heartbeat('hc'), T0);
+      await store.hosts.upsertHeartbeat(heartbeat('hc', slow), T0);
       await store.hosts.setStatus('hc', 'ONLINE', { now: T0 });
-      await store.hosts.upsertHeartbeat(heartbeat('hc'), T0 + 1000); // full write: learns ONLINE
-      const quiet = await store.hosts.upsertHeartbeat(heartbeat('hc'), T0 + 2000);
-      expect(quiet).toMatchObject({ created: false, startedRecovery: false, host: { status: 'ONLINE', lastHeartbeatAt: T0 + 2000 } });
-      expect((await store.hosts.get('hc'))?.lastHeartbeatAt).toBe(T0 + 2000);
-      expect((await handle.second().hosts.get('hc'))?.lastHeartbeatAt).toBe(T0 + 1000); // not written yet
-      // Interval 1 s, 3 missed beats: stale only 3 s after the coalesced beat, which the sweep flushes first.
-      expect(await store.hosts.markStaleOffline(T0 + 4500, 3)).toEqual([]);
-      expect((await handle.second().hosts.get('hc'))?.lastHeartbeatAt).toBe(T0 + 2000);
-      expect(await store.hosts.markStaleOffline(T0 + 5500, 3)).toEqual(['hc']);
+      await store.hosts.upsertHeartbeat(heartbeat('hc', slow), T0 + 2000); // full write: learns ONLINE
+      const quiet = await store.hosts.upsertHeartbeat(heartbeat('hc', slow), T0 + 4000);
+      expect(quiet).toMatchObject({ created: false, startedRecovery: false, host: { status: 'ONLINE', lastHeartbeatAt: T0 + 4000 } });
+      expect((await store.hosts.get('hc'))?.lastHeartbeatAt).toBe(T0 + 4000);
+      expect((await handle.second().hosts.get('hc'))?.lastHeartbeatAt).toBe(T0 + 2000); // not written yet
+      // Interval 2 s, 3 missed beats: stale only 6 s after the coalesced beat, which the sweep flushes first.
+      expect(await store.hosts.markStaleOffline(T0 + 9000, 3)).toEqual([]);
+      expect((await handle.second().hosts.get('hc'))?.lastHeartbeatAt).toBe(T0 + 4000);
+      expect(await store.hosts.markStaleOffline(T0 + 10_500, 3)).toEqual(['hc']);
       // The next beat is a full write again: the OFFLINE host returns RECOVERING.
-      expect((await store.hosts.upsertHeartbeat(heartbeat('hc'), T0 + 6000))).toMatchObject({ startedRecovery: true, host: { status: 'RECOVERING' } });
+      expect((await store.hosts.upsertHeartbeat(heartbeat('hc', slow), T0 + 11_000))).toMatchObject({ startedRecovery: true, host: { status: 'RECOVERING' } });
+    });
+
+    it('a host beating faster than every 2 s is always written in full (another replica\'s detector reads the database)', async () => {
+      const store = handle.store();
+      const fast = { heartbeatIntervalMs: 300 };
+      await store.hosts.upsertHeartbeat(heartbeat('hf', fast), T0);
+      await store.hosts.setStatus('hf', 'ONLINE', { now: T0 });
+      await store.hosts.upsertHeartbeat(heartbeat('hf', fast), T0 + 300);
+      await store.hosts.upsertHeartbeat(heartbeat('hf', fast), T0 + 600);
+      expect((await handle.second().hosts.get('hf'))?.lastHeartbeatAt).toBe(T0 + 600);
     });
 
     it('a changed report is written at once, and a status changed elsewhere is seen at the flush', async () => {
       const store = handle.store();
-      await store.hosts.upsertHeartbeat(heartbeat('hx'), T0);
+      await store.hosts.upsertHeartbeat(heartbeat('hx', slow), T0);
       await store.hosts.setStatus('hx', 'ONLINE', { now: T0 });
-      await store.hosts.upsertHeartbeat(heartbeat('hx'), T0 + 1);
-      await store.hosts.upsertHeartbeat(heartbeat('hx', { version: '0.2.0' }), T0 + 2);
+      await store.hosts.upsertHeartbeat(heartbeat('hx', slow), T0 + 1);
+      await store.hosts.upsertHeartbeat(heartbeat('hx', { ...slow, version: '0.2.0' }), T0 + 2);
       expect((await handle.second().hosts.get('hx'))?.version).toBe('0.2.0');
       if (store.dialect !== 'postgres') return; // one SQLite connection: nothing else changes the row
       await handle.second().hosts.setMaintenance('hx', { enabled: true, message: 'm', since: T0 }, T0 + 3);
       await handle.second().hosts.setStatus('hx', 'MAINTENANCE', { now: T0 + 3 });
-      expect((await store.hosts.upsertHeartbeat(heartbeat('hx', { version: '0.2.0' }), T0 + 4)).host.status).toBe('ONLINE'); // coalesced, as last written
+      expect((await store.hosts.upsertHeartbeat(heartbeat('hx', { ...slow, version: '0.2.0' }), T0 + 4)).host.status).toBe('ONLINE'); // coalesced, as last written
       await store.hosts.markStaleOffline(T0 + 5, 1000); // flushes: the status differs, the host is forgotten
-      expect((await store.hosts.upsertHeartbeat(heartbeat('hx', { version: '0.2.0' }), T0 + 6)).host.status).toBe('MAINTENANCE');
+      expect((await store.hosts.upsertHeartbeat(heartbeat('hx', { ...slow, version: '0.2.0' }), T0 + 6)).host.status).toBe('MAINTENANCE');
     });
   });
 

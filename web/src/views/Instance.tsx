@@ -125,7 +125,12 @@ function LiveLog({ id, state }: { id: string; state: string }) {
       }
       if (first) setText('');
       endedAt.current = latestState.current;
-      setNote(Date.now() - started < 2000 ? `The last ${LOG_TAIL} lines; this orchestrator does not follow the log live: it is read again when the state changes, or with Reconnect.` : 'The log stream ended (the container stopped or was replaced).');
+      const running = ['starting', 'online', 'degraded'].includes(latestState.current);
+      setNote(!running
+        ? `The server is not running: its last ${LOG_TAIL} lines. The log follows again when it starts.`
+        : Date.now() - started < 2000
+          ? `The log stream ended at once: the last ${LOG_TAIL} lines. It is read again when the state changes, or with Reconnect.`
+          : 'The log stream ended (the container stopped or was replaced).');
     })().catch((err: unknown) => {
       if (abort.signal.aborted) return;
       setError(err);

@@ -26,6 +26,11 @@ export function openPostgresStore(connectionString: string, options: PostgresSto
   // pool, which then emits 'error': without a listener that kills the process. The next query
   // opens a fresh connection; queries during the outage fail and their callers retry.
   pool.on('error', () => undefined);
+  // The same for a client that is checked out but between statements (a transaction awaiting
+  // JS): the server's "terminating connection" arrives with no query to fail, and the client
+  // emits 'error' with no listener (the pool's idle listener is off while it is checked out).
+  // Its next statement fails instead, and the pool drops the client on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return new KyselyStore(db, 'postgres');
 }

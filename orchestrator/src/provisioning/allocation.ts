@@ -14,13 +14,13 @@ export interface AllocationFilter {
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * A Ready, unallocated, not draining instance matching the filter, on a
- * host not known to be other than ONLINE, or undefined. packed: on the busiest host (most instances), so other hosts
- * empty out and scale-down can free them; distributed: on the host with the
- * fewest allocated instances of the group, then the least busy. Ties by host
- * id, then instance id.
+ * The Ready, unallocated, not draining instances matching the filter, on
+ * hosts not known to be other than ONLINE, best first. packed: on the busiest
+ * host (most instances), so other hosts empty out and scale-down can free
+ * them; distributed: on the host with the fewest allocated instances of the
+ * group, then the least busy. Ties by host id, then instance id.
  */
-export function chooseAllocatable(instances: readonly FleetInstance[], hosts: readonly FleetHost[], placement: PlacementStrategy, filter: AllocationFilter = {}): string | undefined {
+export function rankAllocatable(instances: readonly FleetInstance[], hosts: readonly FleetHost[], placement: PlacementStrategy, filter: AllocationFilter = {}): string[] {
   const known = new Map(hosts.map((h) => [h.id, h.instanceCount]));
   const closed = new Set(hosts.filter((h) => h.status !== undefined && h.status !== 'ONLINE').map((h) => h.id));
   const onHost = new Map<string, number>();
@@ -33,14 +33,9 @@ export function chooseAllocatable(instances: readonly FleetInstance[], hosts: re
   const busy = (h: string): number => known.get(h) ?? onHost.get(h) ?? 0;
   const score = (h: string): [number, number] => (placement === 'packed' ? [-busy(h), 0] : [allocatedOnHost.get(h) ?? 0, busy(h)]);
   const wanted = Object.entries(filter.labels ?? {});
-  let best: FleetInstance | undefined;
-  for (const i of instances) {
-    if (fleetClass(i) !== 'ready' || i.hostId === null || closed.has(i.hostId)) continue;
-    if (filter.variantId !== undefined && i.variantId !== filter.variantId) continue;
-    if (!wanted.every(([k, v]) => i.labels?.[k] === v)) continue;
-    if (best === undefined || compare(i, best) < 0) best = i;
-  }
-  return best?.id;
+  const candidates = instances.filter((i) => fleetClass(i) === 'ready' && i.hostId !== null && !closed.has(i.hostId)
+    && (filter.variantId === undefined || i.variantId === filter.variantId) && wanted.every(([k, v]) => i.labels?.[k] === v));
+  return candidates.sort(compare).map((i) => i.id);
 
   function compare(a: FleetInstance, b: FleetInstance): number {
     const [a1, a2] = score(a.hostId!);

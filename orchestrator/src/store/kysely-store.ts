@@ -95,6 +95,7 @@ export class KyselyStore implements Store {
 
   async close(): Promise<void> {
     if (this.inTransaction) return;
+    await this.audit.flushed();
     await this.ctx.heartbeats.close();
     await this.onClose();
   }

@@ -3,7 +3,7 @@
 // from a read lock when a second process, e.g. a backup, holds the file).
 
 import Database from 'better-sqlite3';
-import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDatabase } from 'kysely';
 import { KyselyStore } from './kysely-store.js';
 import type { Database as Schema } from './schema.js';
 
@@ -13,9 +13,43 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 }
 
+/** Prepared statements kept per SQL text (least recently used out first): Kysely prepares every query anew otherwise. */
+const STATEMENT_CACHE_SIZE = 512;
+
+/**
+ * better-sqlite3 with a statement cache: the same SQL text reuses its
+ * prepared statement (preparing cost about as much as running the small
+ * statements of the hot paths). A statement that is still being iterated is
+ * busy and cannot be re-entered: then a fresh one is prepared.
+ */
+export function cachingDatabase(database: Database.Database, size = STATEMENT_CACHE_SIZE): SqliteDatabase {
+  const cache = new Map<string, Database.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(sql: string) {
+      const hit = cache.get(sql);
+      if (hit && !hit.busy) {
+        cache.delete(sql);
+        cache.set(sql, hit);
+        return hit;
+      }
+      const stmt = database.prepare(sql);
+      if (!hit) {
+        cache.set(sql, stmt);
+        if (cache.size > size) cache.delete(cache.keys().next().value!);
+      }
+      return stmt;
+    },
+  };
+}
+
 class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly database: Database.Database) {
-    super({ database });
+  private readonly database: SqliteDatabase;
+
+  constructor(database: Database.Database) {
+    const cached = cachingDatabase(database);
+    super({ database: cached });
+    this.database = cached;
   }
 
   override createDriver(): SqliteDriver {

@@ -166,6 +166,31 @@ export interface InstanceFilter {
   desiredStates?: DesiredState[];
 }
 
+/** An instance an allocation may claim, at the version it was read at. */
+export interface ClaimCandidate {
+  id: string;
+  expectedVersion: number;
+}
+
+/** One instance of a group as an allocation sees it (InstanceRepository.allocationRows). */
+export interface AllocationRow {
+  id: string;
+  hostId: string | null;
+  variantId: string;
+  state: InstanceState;
+  /** Has a session (sessionId set). */
+  allocated: boolean;
+  /** fleet.draining is set. */
+  draining: boolean;
+  /** containerConfig.labels. */
+  labels: Record<string, string> | undefined;
+  version: number;
+  /** The host's status, null when the instance has no host or the host row is gone. */
+  hostStatus: HostStatus | null;
+  /** How many instances (of any group) the host holds; 0 without a host. */
+  hostLoad: number;
+}
+
 export interface InstanceRepository {
   /** Inserts with version 1. Duplicate id or name → CONFLICT. */
   create(instance: Omit<Instance, 'version'>): Promise<Instance>;
@@ -179,15 +204,31 @@ export interface InstanceRepository {
    */
   update(id: string, patch: InstancePatch, opts: { now: EpochMs; expectedVersion?: number }): Promise<Instance>;
   /**
-   * Allocation's claim, one conditional statement: sets sessionId when the
-   * instance is still at `expectedVersion` and unallocated, bumping the
-   * version. Returns undefined (never waits) when it changed, is allocated,
-   * or another transaction holds the row (PostgreSQL: SKIP LOCKED), so a
-   * crowd of allocators moves on to the next candidate instead of queueing.
-   * With `session`, the claim also inserts that allocated session row
-   * atomically with it (PostgreSQL: one statement, no transaction round trips).
+   * Allocation's claim, one conditional statement: sets sessionId on the
+   * first of `candidates` (in their order) that is still at its expected
+   * version and unallocated, bumping the version. Returns undefined (never
+   * waits) when none is: a row another transaction holds counts as taken
+   * (PostgreSQL: SKIP LOCKED), so a crowd of allocators spreads over the
+   * candidates instead of queueing on the best one. With `session`, the
+   * claim also inserts that allocated session row atomically with it
+   * (PostgreSQL: one statement, no transaction round trips).
    */
-  claimForSession(id: string, sessionId: string, opts: { now: EpochMs; expectedVersion: number; session?: { groupId: string | null; metadata: JsonObject } }): Promise<Instance | undefined>;
+  claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: EpochMs; session?: { groupId: string | null; metadata: JsonObject } }): Promise<Instance | undefined>;
+  /**
+   * What an allocation's choice reads of a group, in one statement: per
+   * instance only the fields rankAllocatable needs (no settings or config
+   * documents are decoded), with its host's status and instance count.
+   */
+  allocationRows(groupId: string): Promise<AllocationRow[]>;
+  /**
+   * Ends an allocated session and frees the instance that holds it
+   * (sessionId back to null, version bumped), atomically — one statement on
+   * PostgreSQL. With `groupIds`, only a session of one of those groups is
+   * released (the caller's scope, checked in the same statement). Undefined
+   * when nothing was released (unknown, already released, or outside
+   * `groupIds`): nothing changes then.
+   */
+  releaseSession(sessionId: string, now: EpochMs, opts?: { groupIds?: readonly string[] }): Promise<{ session: Session; instanceFreed: boolean } | undefined>;
   /**
    * Changes the lifecycle state and appends the history entry in one
    * transaction. With `from`, applies only when the current state is one of
@@ -204,9 +245,9 @@ export interface InstanceRepository {
   /** Removes the row (history and revisions go with it; commands and audit stay). */
   delete(id: string): Promise<void>;
   countByState(): Promise<Partial<Record<InstanceState, number>>>;
-  /** Instance count per host id (instances without a host are not counted). */
   /** The latest updatedAt of the instances on each host (hosts without instances are absent): one grouped query. */
   lastChangeByHost(): Promise<Record<string, number>>;
+  /** Instance count per host id (instances without a host are not counted). */
   countByHost(): Promise<Record<string, number>>;
   countByGroup(groupId: string): Promise<number>;
   /**

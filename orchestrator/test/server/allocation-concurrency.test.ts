@@ -76,6 +76,38 @@ describe.each([
     expect(instances.map((i) => i.id).sort()).toEqual(fixture.instanceIds);
   }, 120_000);
 
+  it('release: only a token that may allocate in the group releases (403 otherwise, nothing changes); unknown is 404; a second release answers the released allocation', async () => {
+    const { t } = await listening(await env());
+    const store = t.o.ctx.store;
+    await seedOnlineBuffer(store, { groupId: 'solo', size: 1, now: Date.now() });
+    const token = async (scopes: string[]) => ((await t.call('POST', '/api/v1/tokens', { body: { name: `rel-${scopes.join('-').replace(/[^a-z0-9-]/gi, '')}`, scopes } })).body as { secret: string }).secret;
+    const mine = await token(['allocate:solo']);
+    const other = await token(['allocate:other']);
+    const alloc = (await t.call('POST', '/api/v1/groups/solo/allocations', { token: mine, body: {} })).body as { allocationId: string; instanceId: string };
+    const refused = await t.call('DELETE', `/api/v1/allocations/${alloc.allocationId}`, { token: other });
+    expect(refused).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
+    expect((await store.sessions.get(alloc.allocationId))?.status).toBe('allocated');
+    expect((await store.instances.get(alloc.instanceId))?.sessionId).toBe(alloc.allocationId);
+    expect((await t.call('DELETE', '/api/v1/allocations/alloc-unknown', { token: mine })).status).toBe(404);
+    const released = await t.call('DELETE', `/api/v1/allocations/${alloc.allocationId}`, { token: mine });
+    expect(released).toMatchObject({ status: 200, body: { allocationId: alloc.allocationId, instanceId: alloc.instanceId, status: 'released' } });
+    expect((await store.instances.get(alloc.instanceId))?.sessionId).toBeNull();
+    expect((await t.call('DELETE', `/api/v1/allocations/${alloc.allocationId}`, { token: mine })).body).toMatchObject({ status: 'released' });
+    const audit = await store.audit.list({ targetKind: 'allocation', targetId: alloc.allocationId });
+    expect(audit.map((e) => [e.result, e.params])).toContainEqual(['ok', { instanceId: alloc.instanceId }]);
+  });
+
+  it('an allocation sees a group change at once (the group it keeps for the hot path is dropped by the change)', async () => {
+    const { t } = await listening(await env());
+    const store = t.o.ctx.store;
+    await seedOnlineBuffer(store, { groupId: 'vary', size: 1, now: Date.now() });
+    const ask = () => t.call('POST', '/api/v1/groups/vary/allocations', { body: { variantId: 'hard' } });
+    expect((await ask()).body).toMatchObject({ error: { code: 'VALIDATION_FAILED' } });
+    const g = (await store.groups.get('vary'))!;
+    await store.groups.put({ ...g, variants: [...g.variants, { ...g.variants[0]!, id: 'hard' }] });
+    expect((await ask()).body).toMatchObject({ error: { code: 'CAPACITY_EXHAUSTED' } });
+  });
+
   it('a buffer smaller than the crowd answers clean 409 CAPACITY_EXHAUSTED and still never doubles', async () => {
     const { t, url } = await listening(await env());
     const store = t.o.ctx.store;

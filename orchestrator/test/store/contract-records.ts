@@ -45,6 +45,18 @@ export function recordsContract(handle: StoreHandle): void {
       expect((await store.audit.list({ beforeId: all[1]!.id, limit: 1 })).map((e) => e.targetId)).toEqual(['i1']);
       expect((await store.audit.list({ targetKind: 'instance', targetId: 'i2' }))).toHaveLength(1);
     });
+
+    it('50 appends at once (written together): each caller gets its own entry back, every entry is stored once', async () => {
+      const store = handle.store();
+      const entries = await Promise.all(Array.from({ length: 50 }, (_, n) => store.audit.append({
+        at: T0 + n, actor: 'crowd', action: 'group.allocate', targetKind: 'group', targetId: `g${n}`, params: { n }, result: 'ok', errorCode: null, requestId: `req-${n}`,
+      })));
+      entries.forEach((e, n) => expect(e).toMatchObject({ targetId: `g${n}`, params: { n }, requestId: `req-${n}` }));
+      expect(new Set(entries.map((e) => e.id)).size).toBe(50);
+      const stored = await store.audit.list({ actor: 'crowd', limit: 100 });
+      expect(stored.map((e) => e.targetId).sort()).toEqual(entries.map((e) => e.targetId).sort());
+      for (const e of stored) expect(e).toEqual(entries.find((x) => x.id === e.id));
+    });
   });
 
   describe('sessions', () => {

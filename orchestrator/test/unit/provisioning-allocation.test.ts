@@ -4,7 +4,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chooseAllocatable, shouldRelease } from '../../src/provisioning/allocation.js';
+import { rankAllocatable, shouldRelease } from '../../src/provisioning/allocation.js';
 import { fleetClass, type FleetInstance } from '../../src/provisioning/buffer.js';
 import type { FleetHost } from '../../src/provisioning/host-order.js';
 
@@ -14,7 +14,8 @@ const inst = (id: string, hostId: string | null, over: Partial<FleetInstance> = 
 });
 const hosts: FleetHost[] = [{ id: 'big', instanceCount: 8 }, { id: 'small', instanceCount: 2 }, { id: 'mid', instanceCount: 5 }];
 
-describe('chooseAllocatable', () => {
+describe('rankAllocatable', () => {
+  const chooseAllocatable = (...args: Parameters<typeof rankAllocatable>) => rankAllocatable(...args)[0];
   it.each<[string, FleetInstance[], 'packed' | 'distributed', { variantId?: string; labels?: Record<string, string> }, string | undefined]>([
     ['packed: the busiest host, so the others empty out', [inst('s', 'small'), inst('b', 'big'), inst('m', 'mid')], 'packed', {}, 'b'],
     ['distributed: the host with the fewest allocated of the group', [inst('b', 'big'), inst('s', 'small'), inst('s-alloc', 'small', { allocated: true }), inst('m', 'mid'), inst('m-alloc', 'mid', { allocated: true })], 'distributed', {}, 'b'],
@@ -29,6 +30,12 @@ describe('chooseAllocatable', () => {
     ['nothing Ready: undefined', [], 'packed', {}, undefined],
   ])('%s', (_name, instances, placement, filter, expected) => {
     expect(chooseAllocatable(instances, hosts, placement, filter)).toBe(expected);
+  });
+
+  it('ranks every allocatable instance best first (packed: busiest host; ties by host id, then instance id)', () => {
+    const instances = [inst('s2', 'small'), inst('m1', 'mid'), inst('b2', 'big'), inst('s1', 'small'), inst('b1', 'big'), inst('p', 'big', { state: 'paused' }), inst('a', 'big', { allocated: true })];
+    expect(rankAllocatable(instances, hosts, 'packed')).toEqual(['b1', 'b2', 'm1', 's1', 's2']);
+    expect(rankAllocatable(instances, hosts, 'distributed')).toEqual(['s1', 's2', 'm1', 'b1', 'b2']);
   });
 
   it('skips hosts that are not ONLINE (offline, recovering, in maintenance)', () => {

@@ -32,10 +32,18 @@ export function groupScope(kind: GroupScopeKind): ScopeRequirement {
   return { scope: `${kind}:<group>`, anyOf: FLEET_OPERATORS, groupScope: kind };
 }
 
+/** The groups the principal may `kind` in: every group, or these. */
+export function groupsInScope(principal: { scopes: readonly string[] } | undefined, kind: GroupScopeKind): 'all' | string[] {
+  const scopes = principal?.scopes ?? [];
+  if (scopes.some((s) => FLEET_OPERATORS.includes(s) || s === `${kind}:*`)) return 'all';
+  const prefix = `${kind}:`;
+  return scopes.filter((s) => s.startsWith(prefix)).map((s) => s.slice(prefix.length));
+}
+
 /** FORBIDDEN unless the principal may `kind` in `groupId`. */
 export function assertGroupScope(principal: { name: string; scopes: readonly string[] } | undefined, kind: GroupScopeKind, groupId: string): void {
-  const scopes = principal?.scopes ?? [];
-  if (scopes.some((s) => FLEET_OPERATORS.includes(s) || s === `${kind}:*` || s === `${kind}:${groupId}`)) return;
+  const allowed = groupsInScope(principal, kind);
+  if (allowed === 'all' || allowed.includes(groupId)) return;
   throw new AppError('FORBIDDEN', `token ${principal?.name ?? 'anonymous'} may not ${kind} in group ${groupId} (needs ${kind}:${groupId}, ${kind}:* or ${FLEET_OPERATORS.join('/')})`, {
     details: { requiredScope: `${kind}:${groupId}` },
   });

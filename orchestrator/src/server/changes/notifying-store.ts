@@ -47,7 +47,16 @@ function instances(r: InstanceRepository, emit: Emit, after: After, options: Not
   return override(r, {
     create: (instance) => announce(r.create(instance), emit, changed(instance.id)),
     update: (id, patch, opts) => announce(r.update(id, patch, opts), emit, changed(id)),
-    claimForSession: (id, sessionId, opts) => announce(r.claimForSession(id, sessionId, opts), emit, changed(id), (res) => res !== undefined),
+    claimForSession: async (candidates, sessionId, opts) => {
+      const claimed = await r.claimForSession(candidates, sessionId, opts);
+      if (claimed) emit(changed(claimed.id));
+      return claimed;
+    },
+    releaseSession: async (sessionId, now, opts) => {
+      const released = await r.releaseSession(sessionId, now, opts);
+      if (released?.instanceFreed) emit(changed(released.session.instanceId));
+      return released;
+    },
     transition: async (id, to, opts) => {
       const moved = await announce(r.transition(id, to, opts), emit, changed(id));
       const log = options.onTransition;

@@ -7,11 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Group, Instance, Session } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
-import { chooseAllocatable, type FleetHost, type FleetInstance } from '../../provisioning/index.js';
+import { rankAllocatable, type FleetHost, type FleetInstance } from '../../provisioning/index.js';
 import type { GroupJoinAnswer } from '../../protocol/registry-contract.js';
 import { AppError } from '../../shared/errors.js';
+import { assertGroupScope, groupsInScope } from '../auth/scopes.js';
 import type { Logger } from '../../shared/logger.js';
-import type { Store } from '../../store/store.js';
+import type { AllocationRow, ClaimCandidate, Store } from '../../store/store.js';
 import type { ChangePort } from '../changes/change-port.js';
 import type { Clock } from '../clock.js';
 import type { InstanceCreator } from '../services/instance-creator.js';
@@ -68,9 +69,29 @@ export interface FleetServiceDeps {
 
 /** Fresh reads of the group per allocation when concurrent allocators took every candidate of the previous one. */
 const ALLOCATION_READS = 3;
+/** Candidates offered to one claim statement, best first (the store takes the first still free). */
+const CLAIM_BATCH = 16;
+
+/**
+ * How long an allocation may reuse a group it read: allocations are the hot
+ * path, a group changes rarely, every change to it (on any replica, through
+ * the change port) drops it at once, and the claim re-checks the instance
+ * itself atomically. The bound covers a change notification that was lost.
+ */
+const GROUP_CACHE_MS = 1000;
 
 export class FleetService {
-  constructor(private readonly deps: FleetServiceDeps) {}
+  private readonly groupCache = new Map<string, { group: Group; at: number }>();
+  /** Bumped by every group change: a read that a change overtook is not kept. */
+  private groupChanges = 0;
+
+  constructor(private readonly deps: FleetServiceDeps) {
+    deps.changes?.subscribe((c) => {
+      if (c.kind === 'group' || c.kind === 'system') this.groupChanges++;
+      if (c.kind === 'group' && c.id !== undefined) this.groupCache.delete(c.id);
+      else if (c.kind === 'group' || c.kind === 'system') this.groupCache.clear(); // a resync, or a change without an id
+    });
+  }
 
   private get now(): number {
     return this.deps.clock.now();
@@ -79,6 +100,18 @@ export class FleetService {
   async group(groupId: string): Promise<Group> {
     const group = await this.deps.store.groups.get(groupId);
     if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${groupId} does not exist`);
+    return group;
+  }
+
+  /** The group as read at most GROUP_CACHE_MS ago and not changed since (allocations). */
+  private async recentGroup(groupId: string): Promise<Group> {
+    const now = this.now;
+    const hit = this.groupCache.get(groupId);
+    if (hit && now - hit.at < GROUP_CACHE_MS && now >= hit.at) return hit.group;
+    const changesBefore = this.groupChanges;
+    const group = await this.group(groupId);
+    if (this.groupChanges === changesBefore) this.groupCache.set(groupId, { group, at: now });
+    if (this.groupCache.size > 1024) this.groupCache.delete(this.groupCache.keys().next().value!);
     return group;
   }
 
@@ -107,7 +140,7 @@ export class FleetService {
 
   /** Takes a Ready, unallocated instance of the group for a session, in one transaction. */
   async allocate(groupId: string, req: AllocationRequest, actor: Actor, requestId: string): Promise<Allocation> {
-    const group = await this.group(groupId);
+    const group = await this.recentGroup(groupId);
     if (req.variantId !== undefined && !group.variants.some((v) => v.id === req.variantId)) {
       throw new AppError('VALIDATION_FAILED', `body/variantId: group ${groupId} has no variant ${req.variantId}`);
     }
@@ -126,19 +159,26 @@ export class FleetService {
     throw new AppError('TIMEOUT', `no instance of group ${groupId} became allocatable within ${req.waitMs} ms (one is being spawned)`, { retryable: true });
   }
 
-  /** Ends an allocation: the instance returns to the buffer (if still online) and may be scaled down again. */
-  async release(allocationId: string, reason: string): Promise<Session> {
+  /**
+   * Ends an allocation: the instance returns to the buffer (if still online)
+   * and may be scaled down again. One atomic store call; with `principal`,
+   * only in the groups it may allocate in (checked in the same statement):
+   * FORBIDDEN for another group's allocation, NOT_FOUND for an unknown one.
+   * An allocation already released is answered as it is.
+   */
+  async release(allocationId: string, reason: string, principal?: { name: string; scopes: readonly string[] }): Promise<Session> {
     const { store } = this.deps;
-    const session = await store.sessions.get(allocationId);
-    if (!session) throw new AppError('NOT_FOUND', `allocation ${allocationId} does not exist`);
-    if (session.status === 'released') return session;
-    return store.transaction(async (tx) => {
-      const released = await tx.sessions.release(allocationId, this.now);
-      const instance = await tx.instances.get(session.instanceId);
-      if (instance?.sessionId === allocationId) await tx.instances.update(instance.id, { sessionId: null }, { now: this.now });
-      this.deps.logger.info({ allocationId, instanceId: session.instanceId, reason }, 'allocation released');
-      return released;
-    });
+    const allowed = principal ? groupsInScope(principal, 'allocate') : 'all';
+    const released = await store.instances.releaseSession(allocationId, this.now, allowed === 'all' ? {} : { groupIds: allowed });
+    if (!released) {
+      const session = await store.sessions.get(allocationId);
+      if (!session) throw new AppError('NOT_FOUND', `allocation ${allocationId} does not exist`);
+      if (principal) assertGroupScope(principal, 'allocate', session.groupId ?? '');
+      if (session.status === 'allocated') throw new AppError('CONFLICT', `allocation ${allocationId} changed concurrently; retry`, { retryable: true });
+      return session; // already released
+    }
+    this.deps.logger.info({ allocationId, instanceId: released.session.instanceId, reason }, 'allocation released');
+    return released.session;
   }
 
   async listAllocations(groupId: string): Promise<Session[]> {
@@ -178,46 +218,42 @@ export class FleetService {
   }
 
   /**
-   * One read of the group, then claim what chooseAllocatable picks; when a
-   * concurrent allocator got there first (the claim answers nothing, at once),
-   * mark that one taken in the snapshot and ask chooseAllocatable again, so a
-   * crowd spreads over the buffer instead of re-reading it per conflict. A
-   * fresh read follows only when every candidate of a snapshot was taken.
+   * One read of the group, then one claim of the best CLAIM_BATCH
+   * candidates of rankAllocatable: the store takes the first of them still
+   * free, skipping those concurrent allocators hold or took, so a crowd
+   * spreads over the buffer instead of all contending for the best one.
+   * When every one of them was taken, the next batch of the same read is
+   * tried; a fresh read follows only when the whole read was taken.
    */
   private async tryAllocate(group: Group, req: AllocationRequest, actor: Actor): Promise<Allocation | undefined> {
     const { store } = this.deps;
     const filter = { ...(req.variantId !== undefined ? { variantId: req.variantId } : {}), ...(req.labels ? { labels: req.labels } : {}) };
     for (let read = 1; read <= ALLOCATION_READS; read++) {
       const snap = await allocationSnapshot(store, group.id);
-      const fleet = [...snap.fleet];
-      let contended = false;
-      for (;;) {
-        const chosen = chooseAllocatable(fleet, snap.hosts, group.placement, filter);
-        if (!chosen) break;
-        const instance = snap.instances.find((i) => i.id === chosen)!;
-        const claimed = await this.claim(group, instance, req, actor);
+      const ranked = rankAllocatable(snap.fleet, snap.hosts, group.placement, filter);
+      if (ranked.length === 0) return undefined;
+      const version = new Map(snap.rows.map((r) => [r.id, r.version]));
+      for (let at = 0; at < ranked.length; at += CLAIM_BATCH) {
+        const batch = ranked.slice(at, at + CLAIM_BATCH).map((id) => ({ id, expectedVersion: version.get(id)! }));
+        const claimed = await this.claim(group, batch, req, actor);
         if (claimed) return claimed;
-        contended = true;
-        const at = fleet.findIndex((f) => f.id === chosen);
-        fleet[at] = { ...fleet[at]!, allocated: true };
       }
-      if (!contended) return undefined;
     }
     // Every candidate of every read was taken by concurrent allocators: the buffer is exhausted for now.
     return undefined;
   }
 
   /**
-   * The claim (version-checked, unallocated) and the session row, atomically
-   * (one statement on PostgreSQL); undefined when someone else got it. Audit
-   * and logs happen after it, outside.
+   * The claim (version-checked, unallocated, the first free candidate) and
+   * the session row, atomically (one statement on PostgreSQL); undefined
+   * when others got every candidate. Audit and logs happen after it, outside.
    */
-  private async claim(group: Group, instance: Instance, req: AllocationRequest, actor: Actor): Promise<Allocation | undefined> {
+  private async claim(group: Group, candidates: ClaimCandidate[], req: AllocationRequest, actor: Actor): Promise<Allocation | undefined> {
     const sessionId = `alloc-${randomUUID()}`;
     const now = this.now;
     const metadata = { allocatedBy: actor.name, ...(req.players ? { players: req.players } : {}), ...(req.labels ? { labels: req.labels } : {}) };
-    const claimed = await this.deps.store.instances.claimForSession(instance.id, sessionId, { now, expectedVersion: instance.version, session: { groupId: group.id, metadata } });
-    if (!claimed) return undefined;
+    const instance = await this.deps.store.instances.claimForSession(candidates, sessionId, { now, session: { groupId: group.id, metadata } });
+    if (!instance) return undefined;
     const endpoint = instance.endpoint ? `${instance.endpoint.host.includes(':') ? `[${instance.endpoint.host}]` : instance.endpoint.host}:${instance.endpoint.port}` : null;
     return { allocationId: sessionId, sessionId, instanceId: instance.id, groupId: group.id, endpoint, allocatedAt: now };
   }
@@ -261,19 +297,24 @@ export class FleetService {
 }
 
 /**
- * What an allocation's choice reads, and no more: the group's instances, and
- * the status and instance count of only the hosts they are on (one slim
- * query), not every host of the cloud. Player counts are not read
- * (chooseAllocatable does not use them).
+ * What an allocation's choice reads, and no more, in one statement: per
+ * instance of the group the fields rankAllocatable uses, and its host's
+ * status and instance count (AllocationRow). Player counts are not read
+ * (rankAllocatable does not use them).
  */
-async function allocationSnapshot(store: Store, groupId: string): Promise<{ instances: Instance[]; fleet: FleetInstance[]; hosts: FleetHost[] }> {
-  const instances = await store.instances.list({ groupId });
-  const hostIds = [...new Set(instances.map((i) => i.hostId).filter((id): id is string => id !== null))];
-  const load = await store.hosts.statusAndLoad(hostIds);
+async function allocationSnapshot(store: Store, groupId: string): Promise<{ rows: AllocationRow[]; fleet: FleetInstance[]; hosts: FleetHost[] }> {
+  const rows = await store.instances.allocationRows(groupId);
+  const hosts = new Map<string, FleetHost>();
+  for (const r of rows) {
+    if (r.hostId !== null && r.hostStatus !== null) hosts.set(r.hostId, { id: r.hostId, instanceCount: r.hostLoad, status: r.hostStatus });
+  }
   return {
-    instances,
-    fleet: instances.map((i) => fleetInstance(i, {})),
-    hosts: Object.entries(load).map(([id, h]) => ({ id, instanceCount: h.instanceCount, status: h.status })),
+    rows,
+    fleet: rows.map((r) => ({
+      id: r.id, hostId: r.hostId, variantId: r.variantId, ...(r.labels ? { labels: r.labels } : {}), state: r.state, allocated: r.allocated,
+      draining: r.draining, playersOnline: 0, maxPlayers: null, emptySince: null,
+    })),
+    hosts: [...hosts.values()],
   };
 }
 

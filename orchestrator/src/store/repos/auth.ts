@@ -4,6 +4,7 @@ import type { Selectable } from 'kysely';
 import type { ApiToken, AuditEvent } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import { boundedLimit, isUniqueViolation, type StoreContext } from '../context.js';
+import { GroupCommit } from '../group-commit.js';
 import { fromJson, toJson } from '../json.js';
 import type { AuditTable, TokensTable } from '../schema.js';
 import type { AuditRepository, TokenRepository } from '../store.js';
@@ -74,18 +75,33 @@ function toAudit(r: Selectable<AuditTable>): AuditEvent {
 }
 
 export class KyselyAuditRepository implements AuditRepository {
-  constructor(private readonly ctx: StoreContext) {}
+  /** Outside a transaction, entries written at the same time share one statement and one commit. */
+  private readonly batch: GroupCommit<Omit<AuditEvent, 'id'>, AuditEvent> | undefined;
 
-  async append(e: Omit<AuditEvent, 'id'>): Promise<AuditEvent> {
-    const row = await this.ctx.db
+  constructor(private readonly ctx: StoreContext) {
+    this.batch = ctx.inTransaction ? undefined : new GroupCommit((events) => this.insert(events));
+  }
+
+  append(e: Omit<AuditEvent, 'id'>): Promise<AuditEvent> {
+    return this.batch ? this.batch.submit(e) : this.insert([e]).then((rows) => rows[0]!);
+  }
+
+  /** Waits for the entries on their way (the store's close). */
+  flushed(): Promise<void> {
+    return this.batch?.flushed() ?? Promise.resolve();
+  }
+
+  private async insert(events: Omit<AuditEvent, 'id'>[]): Promise<AuditEvent[]> {
+    const rows = await this.ctx.db
       .insertInto('audit_events')
-      .values({
+      .values(events.map((e) => ({
         at: e.at, actor: e.actor, action: e.action, target_kind: e.targetKind, target_id: e.targetId,
         params: toJson(e.params), result: e.result, error_code: e.errorCode, request_id: e.requestId,
-      })
+      })))
       .returningAll()
-      .executeTakeFirstOrThrow();
-    return toAudit(row);
+      .execute();
+    // Ids are assigned in the order of the values; RETURNING's own order is not guaranteed (SQLite).
+    return rows.map(toAudit).sort((a, b) => a.id - b.id);
   }
 
   async list(filter: { targetKind?: string; targetId?: string; actor?: string; beforeId?: number; limit?: number } = {}): Promise<AuditEvent[]> {

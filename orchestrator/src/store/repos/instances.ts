@@ -2,14 +2,15 @@
 // history entry in the same transaction.
 
 import { sql, type Selectable } from 'kysely';
-import type { Instance, InstanceState, JsonObject } from '../../domain/index.js';
+import type { HostStatus, Instance, InstanceState, JsonObject, Session } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import { isUniqueViolation, type StoreContext } from '../context.js';
 import { toJson } from '../json.js';
-import type { InstancesTable } from '../schema.js';
-import type { InstanceFilter, InstancePatch, InstanceRepository } from '../store.js';
+import type { InstancesTable, SessionsTable } from '../schema.js';
+import type { AllocationRow, ClaimCandidate, InstanceFilter, InstancePatch, InstanceRepository } from '../store.js';
 import { appendHistory } from './history.js';
 import { toInstance, toRow, toRowPatch } from './instance-rows.js';
+import { toSession } from './sessions.js';
 
 /** Second key of the advisory lock that serializes cap checks (PostgreSQL). */
 const PLACEMENT_LOCK = 1;
@@ -91,48 +92,98 @@ export class KyselyInstanceRepository implements InstanceRepository {
     throw new AppError('CONFLICT', `instance ${id} changed concurrently (version ${current.version}, expected ${opts.expectedVersion}); reload and retry`);
   }
 
-  async claimForSession(id: string, sessionId: string, opts: { now: number; expectedVersion: number; session?: { groupId: string | null; metadata: JsonObject } }): Promise<Instance | undefined> {
+  async claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: number; session?: { groupId: string | null; metadata: JsonObject } }): Promise<Instance | undefined> {
+    if (candidates.length === 0) return undefined;
     const session = opts.session;
-    if (session && this.ctx.dialect === 'postgres') {
-      // One statement: the claim (a row another allocator holds is skipped, not waited for) and, only if it
-      // claimed, the session row. Data-modifying CTEs run exactly once, atomically with the statement.
-      const { rows } = await sql<Selectable<InstancesTable>>`
-        with claimed as (
-          update instances set session_id = ${sessionId}, updated_at = ${opts.now}, version = version + 1
-          where id = ${id} and version = ${opts.expectedVersion} and session_id is null
-            and id in (select id from instances where id = ${id} for update skip locked)
-          returning *
-        ), recorded as (
+    if (this.ctx.dialect === 'postgres') {
+      // One statement: lock the first candidate (in the caller's order) that is still at its version and
+      // unallocated, skipping rows other allocators hold instead of waiting for them; claim it and, only
+      // if it claimed, record the session row. Data-modifying CTEs run exactly once, atomically.
+      const wanted = sql.join(candidates.map((c, rank) => sql`(${c.id}::text, ${c.expectedVersion}::bigint, ${rank}::int)`));
+      const recorded = session
+        ? sql`, recorded as (
           insert into sessions (id, group_id, instance_id, status, metadata, created_at, released_at)
           select ${sessionId}, ${session.groupId}, claimed.id, 'allocated', ${toJson(session.metadata)}, ${opts.now}, null from claimed
           returning id
-        )
+        )`
+        : sql``;
+      const { rows } = await sql<Selectable<InstancesTable>>`
+        with wanted (id, version, rank) as (values ${wanted}),
+        pick as (
+          select i.id from instances i join wanted w on w.id = i.id and w.version = i.version
+          where i.session_id is null order by w.rank limit 1 for update of i skip locked
+        ), claimed as (
+          update instances set session_id = ${sessionId}, updated_at = ${opts.now}, version = version + 1
+          where id in (select id from pick) and session_id is null
+          returning *
+        )${recorded}
         select claimed.* from claimed`.execute(this.ctx.db);
       return rows[0] && toInstance(rows[0]);
     }
-    if (session) {
-      // SQLite: one writer at a time; the two statements commit together.
-      return this.ctx.atomic(async (db) => {
-        const claimed = await new KyselyInstanceRepository({ ...this.ctx, db, inTransaction: true }).claimForSession(id, sessionId, { now: opts.now, expectedVersion: opts.expectedVersion });
-        if (!claimed) return undefined;
-        await db.insertInto('sessions').values({
-          id: sessionId, group_id: session.groupId, instance_id: id, status: 'allocated', metadata: toJson(session.metadata), created_at: opts.now, released_at: null,
-        }).execute();
-        return claimed;
-      });
+    // SQLite: one writer at a time; the first candidate still at its version and unallocated is claimed,
+    // and the session row commits with it.
+    return this.ctx.atomic(async (db) => {
+      for (const c of candidates) {
+        const row = await db.updateTable('instances').set({ session_id: sessionId, updated_at: opts.now }).set((eb) => ({ version: eb('version', '+', 1) }))
+          .where('id', '=', c.id).where('version', '=', c.expectedVersion).where('session_id', 'is', null)
+          .returningAll().executeTakeFirst();
+        if (!row) continue;
+        if (session) {
+          await db.insertInto('sessions').values({
+            id: sessionId, group_id: session.groupId, instance_id: c.id, status: 'allocated', metadata: toJson(session.metadata), created_at: opts.now, released_at: null,
+          }).execute();
+        }
+        return toInstance(row);
+      }
+      return undefined;
+    });
+  }
+
+  async releaseSession(sessionId: string, now: number, opts: { groupIds?: readonly string[] } = {}): Promise<{ session: Session; instanceFreed: boolean } | undefined> {
+    const groupIds = opts.groupIds;
+    if (groupIds?.length === 0) return undefined;
+    if (this.ctx.dialect === 'postgres') {
+      const inGroups = groupIds ? sql` and group_id in (${sql.join(groupIds)})` : sql``;
+      const { rows } = await sql<Selectable<SessionsTable> & { freed: number | string }>`
+        with rel as (
+          update sessions set status = 'released', released_at = ${now} where id = ${sessionId} and status = 'allocated'${inGroups} returning *
+        ), freed as (
+          update instances set session_id = null, updated_at = ${now}, version = version + 1
+          where session_id = ${sessionId} and id in (select instance_id from rel) returning id
+        )
+        select rel.*, (select count(*) from freed) as freed from rel`.execute(this.ctx.db);
+      const row = rows[0];
+      return row && { session: toSession(row), instanceFreed: Number(row.freed) > 0 };
     }
-    const row = await this.ctx.db
-      .updateTable('instances')
-      .set({ session_id: sessionId, updated_at: opts.now })
-      .set((eb) => ({ version: eb('version', '+', 1) }))
-      .where('id', '=', id)
-      .where('version', '=', opts.expectedVersion)
-      .where('session_id', 'is', null)
-      // PostgreSQL: a row another allocator's transaction holds is skipped, not waited for. SQLite transactions are serial.
-      .$if(this.ctx.dialect === 'postgres', (q) => q.where('id', 'in', (eb) => eb.selectFrom('instances').select('id').where('id', '=', id).forUpdate().skipLocked()))
-      .returningAll()
-      .executeTakeFirst();
-    return row && toInstance(row);
+    return this.ctx.atomic(async (db) => {
+      const row = await db.updateTable('sessions').set({ status: 'released', released_at: now })
+        .where('id', '=', sessionId).where('status', '=', 'allocated')
+        .$if(groupIds !== undefined, (q) => q.where('group_id', 'in', groupIds!)).returningAll().executeTakeFirst();
+      if (!row) return undefined;
+      const freed = await db.updateTable('instances').set({ session_id: null, updated_at: now }).set((eb) => ({ version: eb('version', '+', 1) }))
+        .where('id', '=', row.instance_id).where('session_id', '=', sessionId).executeTakeFirst();
+      return { session: toSession(row), instanceFreed: Number(freed.numUpdatedRows) > 0 };
+    });
+  }
+
+  async allocationRows(groupId: string): Promise<AllocationRow[]> {
+    const pg = this.ctx.dialect === 'postgres';
+    // The JSON documents are text in both dialects; only the two members an allocation needs are extracted.
+    const labels = pg ? sql<string | null>`(g.container_config::json -> 'labels')::text` : sql<string | null>`json_extract(g.container_config, '$.labels')`;
+    const draining = pg ? sql<number>`case when g.fleet::json -> 'draining' is not null then 1 else 0 end` : sql<number>`json_type(g.fleet, '$.draining') is not null`;
+    const { rows } = await sql<{ id: string; host_id: string | null; variant_id: string; state: string; allocated: number | boolean; draining: number | boolean; labels: string | null; version: number; host_status: string | null; host_load: number | string | null }>`
+      with g as (select id, host_id, variant_id, state, session_id, version, container_config, fleet, created_at from instances where group_id = ${groupId}),
+      load as (select host_id, count(*) as n from instances where host_id in (select host_id from g where host_id is not null) group by host_id)
+      select g.id, g.host_id, g.variant_id, g.state, case when g.session_id is null then 0 else 1 end as allocated, ${draining} as draining,
+        ${labels} as labels, g.version, h.status as host_status, load.n as host_load
+      from g left join hosts h on h.id = g.host_id left join load on load.host_id = g.host_id
+      order by g.created_at, g.id`.execute(this.ctx.db);
+    return rows.map((r) => ({
+      id: r.id, hostId: r.host_id, variantId: r.variant_id, state: r.state as InstanceState,
+      allocated: Number(r.allocated) === 1, draining: Number(r.draining) === 1,
+      labels: r.labels === null ? undefined : (JSON.parse(r.labels) as Record<string, string>),
+      version: Number(r.version), hostStatus: r.host_status as HostStatus | null, hostLoad: Number(r.host_load ?? 0),
+    }));
   }
 
   transition(

@@ -16,7 +16,7 @@ function rethrowDuplicate(err: unknown, what: string): never {
   throw err;
 }
 
-function toSession(r: Selectable<SessionsTable>): Session {
+export function toSession(r: Selectable<SessionsTable>): Session {
   return {
     id: r.id, groupId: r.group_id, instanceId: r.instance_id, status: r.status as Session['status'],
     metadata: fromJson(r.metadata), createdAt: Number(r.created_at), releasedAt: msOrNull(r.released_at),

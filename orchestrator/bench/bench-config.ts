@@ -20,6 +20,8 @@ export const benchConfig = Object.freeze({
   /** Fleet bench: concurrent allocation clients, allocations measured, store-level buffer size, spawn/wake rounds. */
   fleetClients: num('BENCH_FLEET_CLIENTS', 16),
   fleetAllocations: num('BENCH_FLEET_ALLOCATIONS', 2000),
+  /** The offered rate of the open-loop allocation measure (the goal's 500/s). */
+  fleetRate: num('BENCH_FLEET_RATE', 500),
   fleetBuffer: num('BENCH_FLEET_BUFFER', 64),
   fleetRounds: num('BENCH_FLEET_ROUNDS', 3),
   /** Show the benchmarked router's own log. */

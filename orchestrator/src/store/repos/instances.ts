@@ -173,7 +173,8 @@ export class KyselyInstanceRepository implements InstanceRepository {
     const draining = pg ? sql<number>`case when g.fleet::json -> 'draining' is not null then 1 else 0 end` : sql<number>`json_type(g.fleet, '$.draining') is not null`;
     const { rows } = await sql<{ id: string; host_id: string | null; variant_id: string; state: string; allocated: number | boolean; draining: number | boolean; labels: string | null; version: number; host_status: string | null; host_load: number | string | null }>`
       with g as (select id, host_id, variant_id, state, session_id, version, container_config, fleet, created_at from instances where group_id = ${groupId}),
-      load as (select host_id, count(*) as n from instances where host_id in (select host_id from g where host_id is not null) group by host_id)
+      -- materialized: counted once, not once per row of g (the planner, short of statistics on a young table, nests it)
+      load as materialized (select host_id, count(*) as n from instances where host_id in (select host_id from g where host_id is not null) group by host_id)
       select g.id, g.host_id, g.variant_id, g.state, case when g.session_id is null then 0 else 1 end as allocated, ${draining} as draining,
         ${labels} as labels, g.version, h.status as host_status, load.n as host_load
       from g left join hosts h on h.id = g.host_id left join load on load.host_id = g.host_id

@@ -209,18 +209,19 @@ export class ActionRunner implements CommandHandler {
    * The first probe goes out together with the unpause: it waits in the frozen server's
    * accept queue and is answered as soon as the thaw lets the server run, instead of one
    * agent round trip (and its container inspect) later. Its answer counts only once the
-   * agent has confirmed the unpause.
+   * agent has confirmed the unpause, and a failure that came before that confirmation (a
+   * timeout while the unpause was slow) is dropped: the check then starts with a fresh probe.
    */
   private async resume(instance: Instance, ctx: RunContext): Promise<JsonObject> {
     const spec = readinessOf(ctx.template);
     const thawed = this.deps.driver.resume(ctx.host, instance.id, ctx.ids);
-    let early: Promise<ProbeOutcome> | undefined = this.deps.prober.probe(instance, spec, ctx.host);
-    try {
-      await thawed;
-    } catch (err) {
-      void early.catch(() => undefined);
-      throw err;
-    }
+    let failedEarly = false;
+    let early: Promise<ProbeOutcome> | undefined = this.deps.prober.probe(instance, spec, ctx.host).then((outcome) => {
+      if (!outcome.ready) failedEarly = true;
+      return outcome;
+    });
+    await thawed;
+    if (failedEarly) early = undefined;
     const startedAt = this.now;
     const wait = this.deps.sleep ?? sleep;
     const attempts = Math.max(1, Math.ceil(this.deps.resumeTimeoutMs / 100));

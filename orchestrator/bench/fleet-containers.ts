@@ -5,13 +5,15 @@
 //     allocation's 201) vs a raw Engine API create+start+first status ping;
 // (c) paused-to-playable through the router (a minecraft-protocol login to a
 //     `group:` target whose only member is Paused → Login Success) vs a raw
-//     `docker unpause` + first ping of a container of the same image.
-import mc from 'minecraft-protocol';
+//     `docker unpause` + first ping of a container of the same image, in
+//     alternating rounds; each pause is of an empty world that has worked
+//     through its previous logins (bench/wake-probe.ts says why).
 import { docker } from '../test/support/docker.js';
-import { DEFAULT_VERSION, pingStatus, startMcServerContainer, waitForStatus } from '../test/support/mc-server.js';
+import { pingStatus } from '../test/support/mc-server.js';
 import { freePort } from '../test/support/registry.js';
 import { RCON_PASSWORD_VARIABLE, startStack, until, type Stack } from '../test/support/router-stack.js';
 import { benchConfig } from './bench-config.js';
+import { pausedLogin, runningLogin, startRawWake } from './wake-probe.js';
 
 const PROBE_MS = 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -23,41 +25,6 @@ async function must<T>(stack: Stack, method: string, path: string, body?: unknow
   const r = await stack.api<T>(method, `/api/v1${path}`, body);
   if (r.status >= 300) throw new Error(`${method} ${path} answered ${r.status}: ${JSON.stringify(r.body)}`);
   return r.body;
-}
-
-/**
- * Milliseconds from the TCP connect to the Login Success packet (the end of the
- * login state). Timed from the connect, not from createClient: the client's own
- * start-up (loading its protocol data, hundreds of ms on a busy machine) is no
- * part of the server side being measured.
- */
-async function loginSuccessMs(port: number, username: string, timeoutMs: number): Promise<{ ms: number; connectedAt: number }> {
-  let t0 = performance.now();
-  const client = mc.createClient({ host: '127.0.0.1', port, username, version: DEFAULT_VERSION, auth: 'offline', hideErrors: true });
-  client.on('error', () => undefined);
-  client.on('connect', () => {
-    t0 = performance.now();
-  });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${username}: no Login Success within ${timeoutMs} ms`)), timeoutMs);
-      let refusal = '';
-      client.on('packet', (data: { reason?: unknown }, meta: mc.PacketMeta) => {
-        if (meta.name === 'disconnect') refusal = ` (${JSON.stringify(data.reason)})`;
-        if (meta.state === 'login' && meta.name === 'success') {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      client.once('end', (reason: string) => {
-        clearTimeout(timer);
-        reject(new Error(`${username} ended before Login Success: ${String(reason)}${refusal}`));
-      });
-    });
-    return { ms: performance.now() - t0, connectedAt: t0 };
-  } finally {
-    client.end();
-  }
 }
 
 async function deleteInstance(stack: Stack, id: string, name: string): Promise<void> {
@@ -101,51 +68,35 @@ async function spawnRounds(stack: Stack, group: string, image: string, rounds: n
 }
 
 async function wakeRounds(stack: Stack, group: string, rounds: number): Promise<{ wake: number[]; seen: number[]; warm: number[]; raw: number[]; stages: WakeStages[] }> {
-  const inst = await must<{ id: string }>(stack, 'POST', `/groups/${group}/spawn`, { variantId: 'v', wait: '60s' });
+  const inst = await must<{ id: string; endpoint: { host: string; port: number } | null }>(stack, 'POST', `/groups/${group}/spawn`, { variantId: 'v', wait: '60s' });
+  const endpoint = inst.endpoint;
+  if (!endpoint) throw new Error('the spawned member has no endpoint');
   const router = await stack.startRouter(`try = ["fleet"]\n[servers]\nfleet = "group:${group}"\n`);
+  const rawWake = await startRawWake({ 'orchestrator.host': stack.hostId });
   const wake: number[] = [];
   const seen: number[] = [];
   const warm: number[] = [];
-  const stages: WakeStages[] = [];
-  for (let i = 0; i <= rounds; i++) {
-    await must(stack, 'POST', `/instances/${inst.id}/pause`);
-    await stack.waitForState(inst.id, 'paused');
-    await until('router sees Paused', () => router.parts.registry!.get(inst.id)?.status === 'Paused', 5000);
-    const registry = router.parts.registry!;
-    let runningAt = Number.NaN;
-    const unsubscribe = registry.subscribe(() => {
-      if (Number.isNaN(runningAt) && registry.get(inst.id)?.status === 'Running') runningAt = performance.now();
-    });
-    const epochAt = Date.now() - performance.now(); // performance.now() → epoch ms, for the store's times
-    const login = await loginSuccessMs(router.port, `Fleet${i}`, 25_000);
-    unsubscribe();
-    await stack.waitForState(inst.id, 'online');
-    if (i > 0) stages.push(await wakeStages(stack, inst.id, epochAt + login.connectedAt, epochAt + runningAt, login.ms));
-    // The same login to the now Running member: what the backend's own login costs, for reference.
-    const plain = await loginSuccessMs(router.port, `Warm${i}`, 25_000);
-    if (i > 0) { // round 0: the first login into a fresh container pays its warm-up
-      wake.push(login.ms);
-      seen.push(runningAt - login.connectedAt);
-      warm.push(plain.ms);
-    }
-  }
-  await router.close();
-  // Raw: a container outside the orchestrator (whose supervisor would react to a pause it did not ask for).
-  const plain = await startMcServerContainer({ labels: { 'orchestrator.host': stack.hostId } });
   const raw: number[] = [];
+  const stages: WakeStages[] = [];
   try {
-    await waitForStatus(plain.host, plain.hostPort, (st) => st.max > 0, 30_000);
-    const c = docker().getContainer(plain.id);
-    for (let i = 0; i < rounds; i++) {
-      await c.pause();
-      await sleep(300);
-      const t0 = performance.now();
-      await c.unpause();
-      await until('first ping after unpause', () => pingStatus(plain.host, plain.hostPort, 2000).then(() => true, () => false), 20_000, 5);
-      raw.push(performance.now() - t0);
+    // Alternated round by round, so both see the same machine load; round 0 is not counted
+    // (the first login into a fresh container pays its warm-up).
+    for (let i = 0; i <= rounds; i++) {
+      const epochAt = Date.now() - performance.now(); // performance.now() → epoch ms, for the store's times
+      const login = await pausedLogin(stack, router, inst.id, endpoint, `Fleet${i}`);
+      if (i > 0) stages.push(await wakeStages(stack, inst.id, epochAt + login.connectedAt, epochAt + login.runningAt, login.ms));
+      const plain = await runningLogin(router, endpoint, `Warm${i}`);
+      const rawMs = await rawWake.round();
+      if (i > 0) {
+        wake.push(login.ms);
+        seen.push(login.runningAt - login.connectedAt);
+        warm.push(plain);
+        raw.push(rawMs);
+      }
     }
   } finally {
-    await plain.remove();
+    await router.close();
+    await rawWake.remove();
   }
   return { wake, seen, warm, raw, stages };
 }
@@ -194,7 +145,7 @@ export async function containerBench(): Promise<ContainerFigures> {
     console.log(`    POST /groups/:id/spawn {wait} + POST /allocations → 201   median ${f.spawn.toFixed(0)} ms`);
     console.log(`    raw Engine create+start+first status ping                 median ${f.rawCreate.toFixed(0)} ms`);
     console.log(`    ratio                                                     ${(f.spawn / f.rawCreate).toFixed(2)} (goal <= 1.15)`);
-    console.log(`(c) paused-to-playable through the router (group: target, login → Login Success), N=${rounds} each`);
+    console.log(`(c) paused-to-playable through the router (group: target, login → Login Success), N=${rounds} each (alternated; each pause of an empty, idle world)`);
     console.log(`    router login of a Paused fleet member                     median ${f.wake.toFixed(0)} ms`);
     console.log(`    raw docker unpause + first status ping                    median ${f.rawUnpause.toFixed(0)} ms`);
     console.log(`    difference                                                ${(f.wake - f.rawUnpause).toFixed(0)} ms (goal <= 100)`);

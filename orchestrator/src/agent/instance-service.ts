@@ -317,25 +317,27 @@ export class InstanceService implements InstanceInternals {
 
   pause(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
     return this.power(instanceId, log, 'pause', async (c) => {
-      if (c.state === 'paused') return;
+      if (c.state === 'paused') return 'paused';
       if (c.state !== 'running') throw invalidTransition(instanceId, c.state, 'pause', 'only a running instance can be paused');
       await this.deps.runtime.pause(c.id);
+      return 'paused';
     });
   }
 
   unpause(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
     return this.power(instanceId, log, 'unpause', async (c) => {
-      if (c.state === 'running') return;
+      if (c.state === 'running') return 'running';
       if (c.state !== 'paused') throw invalidTransition(instanceId, c.state, 'unpause', 'only a paused instance can be unpaused');
       await this.deps.runtime.unpause(c.id);
+      return 'running';
     });
   }
 
-  private power(instanceId: string, log: Log, action: string, act: (c: ContainerDetails) => Promise<void>): Promise<InstanceEndpoint> {
+  /** `act` returns the state the engine's answer implies (pause, unpause: no inspect on a wake's path), or nothing to inspect it. */
+  private power(instanceId: string, log: Log, action: string, act: (c: ContainerDetails) => Promise<ContainerState | void>): Promise<InstanceEndpoint> {
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
-      await act(c);
-      const state = (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
+      const state = (await act(c)) ?? (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
       log.info({ instanceId, containerId: c.id, action, state }, 'instance power action done');
       return this.endpoint(c, state);
     });

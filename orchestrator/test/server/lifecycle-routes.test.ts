@@ -119,6 +119,20 @@ describe('actions', () => {
     expect(await s.get()).toMatchObject({ state: 'online', desiredState: 'running' });
   });
 
+  it('a resume whose unpause the agent refuses fails with the agent\'s error; the probe sent with it does not make the instance online', async () => {
+    const s = await setup({}, { ENDERCLOUD_RESUME_TIMEOUT: '1s' });
+    await online(s);
+    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/pause`)).body.state).toBe('pausing');
+    await s.work();
+    s.a.failNext('POST /instances/unpause', 1, 409, 'INVALID_TRANSITION');
+    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/resume`)).status).toBe(202);
+    await s.work();
+    expect(await s.get()).toMatchObject({ state: 'paused' });
+    const [resume] = (await s.t.o.ctx.store.commands.list({ instanceId: s.id })).filter((c) => c.kind === 'resume');
+    expect(resume).toMatchObject({ status: 'failed' });
+    expect(String(resume?.lastError)).toContain('injected failure');
+  });
+
   it('validate the target: unknown instance 404, start while stopping 409 naming the action, wrong scope 403', async () => {
     const s = await setup();
     expect((await s.t.call('POST', '/api/v1/instances/nope/start')).body.error.code).toBe('INSTANCE_NOT_FOUND');

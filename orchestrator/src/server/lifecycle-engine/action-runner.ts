@@ -17,7 +17,7 @@ import { BackupRunner, type BackupHooks } from './backup-runner.js';
 import { agentCreateBody, revisionConfig } from '../services/instance-config.js';
 import { moveInstance } from './instance-transitions.js';
 import { applyPendingChanges } from '../services/pending-changes.js';
-import { readinessOf, type ReadinessProber } from './readiness-prober.js';
+import { readinessOf, type ProbeOutcome, type ReadinessProber } from './readiness-prober.js';
 import { UpdateRunner } from './update-runner.js';
 import type { RunContext } from './run-context.js';
 import { commandKindOf, type CommandHandler } from './command-handler.js';
@@ -206,10 +206,22 @@ export class ActionRunner implements CommandHandler {
    * Unpause, then one quick readiness check bounded by resumeTimeoutMs: online, or degraded.
    * Probes are hedged: a new one starts every 100 ms while earlier ones are still out, so one
    * ping that hangs for its whole timeout right after the thaw does not delay a wake.
+   * The first probe goes out together with the unpause: it waits in the frozen server's
+   * accept queue and is answered as soon as the thaw lets the server run, instead of one
+   * agent round trip (and its container inspect) later. Its answer counts only once the
+   * agent has confirmed the unpause, and a failure that came before that confirmation (a
+   * timeout while the unpause was slow) is dropped: the check then starts with a fresh probe.
    */
   private async resume(instance: Instance, ctx: RunContext): Promise<JsonObject> {
-    await this.deps.driver.resume(ctx.host, instance.id, ctx.ids);
     const spec = readinessOf(ctx.template);
+    const thawed = this.deps.driver.resume(ctx.host, instance.id, ctx.ids);
+    let failedEarly = false;
+    let early: Promise<ProbeOutcome> | undefined = this.deps.prober.probe(instance, spec, ctx.host).then((outcome) => {
+      if (!outcome.ready) failedEarly = true;
+      return outcome;
+    });
+    await thawed;
+    if (failedEarly) early = undefined;
     const startedAt = this.now;
     const wait = this.deps.sleep ?? sleep;
     const attempts = Math.max(1, Math.ceil(this.deps.resumeTimeoutMs / 100));
@@ -218,12 +230,13 @@ export class ActionRunner implements CommandHandler {
     let failures = 0;
     const never = new Promise<never>(() => undefined);
     for (let i = 0; i < attempts && !ready; i++) {
-      const probe = this.deps.prober.probe(instance, spec, ctx.host).then((outcome) => {
+      const probe = (early ?? this.deps.prober.probe(instance, spec, ctx.host)).then((outcome) => {
         players = outcome.players ?? players;
         if (outcome.ready) ready = true;
         else failures += 1;
         return outcome.ready;
       }, () => { failures += 1; return false; });
+      early = undefined;
       // On to the next probe after 100 ms, or at once when this one is ready.
       await Promise.race([probe.then((ok) => (ok ? undefined : never)), wait(100)]);
     }

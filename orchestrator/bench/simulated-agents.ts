@@ -35,12 +35,16 @@ export interface SimulatedAgents {
   heartbeatBody(agentId: string, memoryMb?: number): Record<string, unknown>;
   /** Adds or replaces one container of a simulated agent (keeps its inventory digest current). */
   putContainer(agentId: string, container: SimulatedContainer): void;
+  /** Inventory calls (GET /instances) over all simulated agents: answered, in flight now, most in flight at once. */
+  inventoryCalls: { total: number; inFlight: number; maxInFlight: number };
   close(): Promise<void>;
 }
 
 export interface SimulatedAgentsOptions {
   /** Heartbeats carry the inventory digest, as real agents send it. */
   inventoryDigests?: boolean;
+  /** Each inventory answer waits this long (a slow agent; default none). */
+  inventoryDelayMs?: number;
 }
 
 /** A simulated container as the agent API's full inventory entry. */
@@ -70,6 +74,7 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
     }
     return d;
   };
+  const inventoryCalls = { total: 0, inFlight: 0, maxInFlight: 0 };
   let nextPort = 30000;
   const send = (res: import('node:http').ServerResponse, status: number, body: unknown): void => {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -91,7 +96,15 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
           body = JSON.stringify({ instances: [...mine.values()].map(inventoryEntry) });
           if (options.inventoryDigests) inventoryBodies.set(agentId, body);
         }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+        const answer = body;
+        inventoryCalls.maxInFlight = Math.max(inventoryCalls.maxInFlight, ++inventoryCalls.inFlight);
+        const reply = (): void => {
+          inventoryCalls.inFlight--;
+          inventoryCalls.total++;
+          res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+        };
+        if (options.inventoryDelayMs) setTimeout(reply, options.inventoryDelayMs);
+        else reply();
         return;
       }
       if (req.method === 'POST' && route === '/cleanup') return send(res, 200, { removed: [], skipped: [], notFound: [] });
@@ -125,6 +138,7 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
   return {
     url,
     containers,
+    inventoryCalls,
     controlUrl: (agentId) => `${url}/sim/${encodeURIComponent(agentId)}`,
     heartbeatBody: (agentId, memoryMb = 16384) => ({
       controlUrl: `${url}/sim/${encodeURIComponent(agentId)}`,

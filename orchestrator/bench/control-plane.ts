@@ -73,14 +73,38 @@ async function beat(o: Orchestrator, sim: SimulatedAgents, id: string): Promise<
   if (res.status >= 300) throw new Error(`heartbeat ${id}: HTTP ${res.status}`);
 }
 
+/** How often the simulated hosts beat while the bench waits for them: well inside their 10 s interval. */
+const REBEAT_MS = 3000;
+
 async function registerHosts(o: Orchestrator, sim: SimulatedAgents, prefix: string, count: number): Promise<void> {
   const ids = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
-  for (let i = 0; i < ids.length; i += CONCURRENCY) await Promise.all(ids.slice(i, i + CONCURRENCY).map((id) => beat(o, sim, id)));
+  const beatAll = async (): Promise<void> => {
+    for (let i = 0; i < ids.length; i += CONCURRENCY) await Promise.all(ids.slice(i, i + CONCURRENCY).map((id) => beat(o, sim, id)));
+  };
+  // Real agents keep beating while their recovery runs: a host that beat once is OFFLINE after
+  // 3 intervals (30 s), and on a loaded machine 1,000 recoveries took longer than that (every
+  // host OFFLINE by the deadline: "0/1000 reached ONLINE").
+  const started = Date.now();
+  await beatAll();
+  let lastBeat = Date.now();
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const online = ((await (await api(o, 'GET', '/hosts?status=ONLINE')).json()) as { hosts: unknown[] }).hosts.length;
-    if (online >= count) return;
-    if (Date.now() > deadline) throw new Error(`only ${online}/${count} simulated hosts reached ONLINE`);
+    const hosts = ((await (await api(o, 'GET', '/hosts')).json()) as { hosts: Array<{ id: string; status: string }> }).hosts.filter((h) => h.id.startsWith(`${prefix}-`));
+    const online = hosts.filter((h) => h.status === 'ONLINE').length;
+    if (online >= count) {
+      process.stdout.write(`${count} simulated hosts (${prefix}-*) ONLINE ${((Date.now() - started) / 1000).toFixed(1)} s after their first beat\n`);
+      return;
+    }
+    if (Date.now() > deadline) {
+      const counts = new Map<string, number>();
+      for (const h of hosts) counts.set(h.status, (counts.get(h.status) ?? 0) + 1);
+      const byStatus = [...counts].map(([status, n]) => `${n} ${status}`).join(', ');
+      throw new Error(`only ${online}/${count} simulated hosts reached ONLINE within 60 s (${byStatus})`);
+    }
+    if (Date.now() - lastBeat >= REBEAT_MS) {
+      await beatAll();
+      lastBeat = Date.now();
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -35,12 +35,16 @@ export interface SimulatedAgents {
   heartbeatBody(agentId: string, memoryMb?: number): Record<string, unknown>;
   /** Adds or replaces one container of a simulated agent (keeps its inventory digest current). */
   putContainer(agentId: string, container: SimulatedContainer): void;
+  /** Inventory calls (GET /instances) over all simulated agents: answered, in flight now, most in flight at once. */
+  inventoryCalls: { total: number; inFlight: number; maxInFlight: number };
   close(): Promise<void>;
 }
 
 export interface SimulatedAgentsOptions {
   /** Heartbeats carry the inventory digest, as real agents send it. */
   inventoryDigests?: boolean;
+  /** Each inventory answer waits this long (a slow agent; default none). */
+  inventoryDelayMs?: number;
 }
 
 /** A simulated container as the agent API's full inventory entry. */
@@ -56,6 +60,12 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
   const containers = new Map<string, Map<string, SimulatedContainer>>();
   /** Digest per agent, dropped when putContainer changes its inventory. */
   const digests = new Map<string, string>();
+  /**
+   * With digests (inventories change only through putContainer and PUT): the inventory answer's
+   * body per agent, dropped with its digest, so the simulated agents' own work in this process
+   * stays small next to the orchestrator's.
+   */
+  const inventoryBodies = new Map<string, string>();
   const digestOf = (agentId: string): string => {
     let d = digests.get(agentId);
     if (d === undefined) {
@@ -64,6 +74,7 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
     }
     return d;
   };
+  const inventoryCalls = { total: 0, inFlight: 0, maxInFlight: 0 };
   let nextPort = 30000;
   const send = (res: import('node:http').ServerResponse, status: number, body: unknown): void => {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -79,7 +90,23 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
       const mine = containers.get(agentId) ?? new Map<string, SimulatedContainer>();
       containers.set(agentId, mine);
       if (req.method === 'GET' && route === '/health') return send(res, 200, { status: 'ok', agentId, version: 'simulated', engine: 'reachable' });
-      if (req.method === 'GET' && route === '/instances') return send(res, 200, { instances: [...mine.values()].map(inventoryEntry) });
+      if (req.method === 'GET' && route === '/instances') {
+        let body = inventoryBodies.get(agentId);
+        if (body === undefined) {
+          body = JSON.stringify({ instances: [...mine.values()].map(inventoryEntry) });
+          if (options.inventoryDigests) inventoryBodies.set(agentId, body);
+        }
+        const answer = body;
+        inventoryCalls.maxInFlight = Math.max(inventoryCalls.maxInFlight, ++inventoryCalls.inFlight);
+        const reply = (): void => {
+          inventoryCalls.inFlight--;
+          inventoryCalls.total++;
+          res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+        };
+        if (options.inventoryDelayMs) setTimeout(reply, options.inventoryDelayMs);
+        else reply();
+        return;
+      }
       if (req.method === 'POST' && route === '/cleanup') return send(res, 200, { removed: [], skipped: [], notFound: [] });
       const inst = /^\/instances\/([^/]+)$/.exec(route);
       if (req.method === 'PUT' && inst) {
@@ -94,18 +121,24 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
           };
           mine.set(id, c);
           digests.delete(agentId);
+          inventoryBodies.delete(agentId);
         }
         return send(res, 200, c);
       }
       send(res, 404, { error: { code: 'NOT_FOUND', message: `simulated agent has no route ${req.method} ${route}` } });
     });
   });
-  server.keepAliveTimeout = 5000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  // As a real agent (Fastify's default): the orchestrator's connections stay open between its calls.
+  server.keepAliveTimeout = 72_000;
+  // One listener plays every agent; each real agent has its own accept queue, so this one must
+  // take a connection from every simulated agent at once (Node's default 511 dropped SYNs at
+  // 1,000 hosts and the kernel retried them a second later).
+  await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
     containers,
+    inventoryCalls,
     controlUrl: (agentId) => `${url}/sim/${encodeURIComponent(agentId)}`,
     heartbeatBody: (agentId, memoryMb = 16384) => ({
       controlUrl: `${url}/sim/${encodeURIComponent(agentId)}`,
@@ -121,6 +154,7 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
       containers.set(agentId, mine);
       mine.set(container.instanceId, container);
       digests.delete(agentId);
+      inventoryBodies.delete(agentId);
     },
     close: () =>
       new Promise<void>((r) => {

@@ -40,6 +40,13 @@ export interface SupervisorOptions {
 }
 
 const PROBED = ['starting', 'online', 'degraded'] as const;
+/**
+ * Inventory calls in flight at once during a pass: enough to keep the pass
+ * short at 1,000 hosts (bench:scale), few enough that a pass does not open a
+ * socket to every agent at the same moment. Up to this many unresponsive
+ * agents cost one agent timeout per pass, as one did before.
+ */
+const INVENTORY_READS_IN_FLIGHT = 64;
 const PLAYER_RECORD_EVERY_MS = 10_000;
 const OBSERVABLE: readonly ObservedState['container'][] = ['created', 'running', 'paused', 'restarting', 'exited', 'dead'];
 
@@ -100,9 +107,10 @@ export class Supervisor {
 
   /**
    * One reconciliation pass over every reachable host: every host's inventory
-   * (or its cached one), then one read of all their stored instances, then the
-   * per-host decisions. Costs three store reads for the whole fleet, not three
-   * per host.
+   * (or its cached one, at most INVENTORY_READS_IN_FLIGHT asked at a time),
+   * one read of all their stored instances (sent once the last inventory was
+   * asked for, so it overlaps the last answers), then the per-host decisions.
+   * Costs three store reads for the whole fleet, not three per host.
    */
   async tick(): Promise<void> {
     if (this.deps.isActive?.() === false) return;
@@ -113,10 +121,27 @@ export class Supervisor {
     const busy = new Set(unfinished.map((c) => c.instanceId).filter((id): id is string => id !== null));
     // Read before the inventories, as the stored instances below are read after them.
     const lastChange = hosts.some((h) => h.inventoryDigest !== undefined) ? await store.instances.lastChangeByHost() : {};
-    const inventories = await Promise.all(hosts.map((h) => this.inventoryOf(h, lastChange[h.id] ?? 0)));
-    const reachable = hosts.filter((_, i) => inventories[i] !== undefined);
+    const inventories: Array<{ entries: AgentInventoryEntry[]; readAt: number } | undefined> = new Array<undefined>(hosts.length);
+    let allAsked!: () => void;
+    const asked = new Promise<void>((resolve) => (allAsked = resolve));
+    let next = 0;
+    const reader = async (): Promise<void> => {
+      while (next < hosts.length) {
+        const i = next++;
+        // inventoryOf takes its readAt when called: the stored read below starts after every host's.
+        const answer = this.inventoryOf(hosts[i]!, lastChange[hosts[i]!.id] ?? 0);
+        if (next === hosts.length) allAsked();
+        inventories[i] = await answer;
+      }
+    };
+    // Stored rows changed after a host's inventory was asked for are skipped in superviseHost (judged next pass).
+    const storedRead = asked.then(() => store.instances.list({ hostIds: hosts.map((h) => h.id) }));
+    const [, stored] = await Promise.all([
+      Promise.all(Array.from({ length: Math.min(INVENTORY_READS_IN_FLIGHT, hosts.length) }, reader)),
+      storedRead,
+    ]);
     const storedByHost = new Map<string, Instance[]>();
-    for (const i of await store.instances.list({ hostIds: reachable.map((h) => h.id) })) {
+    for (const i of stored) {
       const list = storedByHost.get(i.hostId!) ?? [];
       list.push(i);
       storedByHost.set(i.hostId!, list);
@@ -146,7 +171,9 @@ export class Supervisor {
       // Changed after its inventory was asked for: judged on the next tick, against an inventory that can show the change.
       if (instance.updatedAt > inventory.readAt) continue;
       try {
-        const { instance: seen, container } = await this.observe(instance, byId.get(instance.id) ?? null, host);
+        // Most instances need no I/O here (no inspect, observation unchanged): no await for them.
+        const observation = this.observe(instance, byId.get(instance.id) ?? null, host);
+        const { instance: seen, container } = observation instanceof Promise ? await observation : observation;
         observed.push(seen);
         if (container) containers.push({ ...container, instanceId: seen.id });
       } catch (err) {
@@ -158,31 +185,30 @@ export class Supervisor {
     const byInstance = new Map(observed.map((i) => [i.id, i]));
     for (const { instanceId, decision } of decisions) {
       try {
-        await this.apply(byInstance.get(instanceId)!, decision, host);
+        if (decision.action === 'none' || decision.action === 'await_command') this.keepWatching(byInstance.get(instanceId)!);
+        else await this.apply(byInstance.get(instanceId)!, decision, host);
       } catch (err) {
         this.deps.logger.error({ instanceId, err }, 'supervising an instance failed');
       }
     }
   }
 
-  /** Records what Docker says of the instance's container (inspecting an exit the inventory did not detail). */
-  private async observe(stored: Instance, entry: AgentInventoryEntry | null, host: Host): Promise<{ instance: Instance; container: ObservedContainer | null }> {
-    let instance = stored;
-    const now = this.deps.clock.now();
+  /**
+   * Records what Docker says of the instance's container (inspecting an exit the
+   * inventory did not detail). Synchronous when neither is needed, the common case.
+   */
+  private observe(stored: Instance, entry: AgentInventoryEntry | null, host: Host): Observation | Promise<Observation> {
     if (entry && (entry.state === 'exited' || entry.state === 'dead') && entry.exitCode === undefined) {
-      entry = { ...entry, ...(await this.deps.driver.inspect(host, instance.id).catch(() => ({}))) };
+      return this.deps.driver.inspect(host, stored.id).catch(() => ({})).then((details) => this.record(stored, { ...entry, ...details }));
     }
+    return this.record(stored, entry);
+  }
+
+  private record(stored: Instance, entry: AgentInventoryEntry | null): Observation | Promise<Observation> {
+    const now = this.deps.clock.now();
     const observed = observedOf(entry, now);
-    if (!sameObservation(instance.observed, observed)) instance = await this.deps.store.instances.update(instance.id, { observed }, { now });
-    const container: ObservedContainer | null = entry ? {
-      status: toReconcileStatus(entry.state),
-      // The agent lists only our own (non-ownership) labels; ownership was checked by listing the container at all.
-      labels: entry.labels ?? instance.containerConfig.labels,
-      exitCode: entry.exitCode ?? null,
-      oomKilled: entry.oomKilled ?? false,
-      ...(entry.image ? { image: entry.image } : {}),
-    } : null;
-    return { instance, container };
+    if (sameObservation(stored.observed, observed)) return { instance: stored, container: containerOf(entry, stored) };
+    return this.deps.store.instances.update(stored.id, { observed }, { now }).then((instance) => ({ instance, container: containerOf(entry, instance) }));
   }
 
   private async apply(instance: Instance, decision: ReconcileDecision, host: Host): Promise<void> {
@@ -215,9 +241,15 @@ export class Supervisor {
           .catch((err: unknown) => this.logRefusal(instance, decision.action, (err as Error).message));
         return;
       default:
-        if ((PROBED as readonly string[]).includes(instance.state) && instance.observed?.container === 'running') this.ensureProbeLoop(instance.id, 0);
+        this.keepWatching(instance);
         void host;
     }
+  }
+
+  /** No action decided: a running probed instance keeps its probe loop. */
+  private keepWatching(instance: Instance): void {
+    this.refusals.delete(instance.id);
+    if ((PROBED as readonly string[]).includes(instance.state) && instance.observed?.container === 'running') this.ensureProbeLoop(instance.id, 0);
   }
 
   /** A refused reconciliation is logged at info once per change of (state, action, message), then at debug. */
@@ -333,6 +365,22 @@ export class Supervisor {
     return (PROBED as readonly string[]).includes(nextState) ? spec.intervalMs : null;
   }
 
+}
+
+interface Observation {
+  instance: Instance;
+  container: ObservedContainer | null;
+}
+
+function containerOf(entry: AgentInventoryEntry | null, instance: Instance): ObservedContainer | null {
+  return entry ? {
+    status: toReconcileStatus(entry.state),
+    // The agent lists only our own (non-ownership) labels; ownership was checked by listing the container at all.
+    labels: entry.labels ?? instance.containerConfig.labels,
+    exitCode: entry.exitCode ?? null,
+    oomKilled: entry.oomKilled ?? false,
+    ...(entry.image ? { image: entry.image } : {}),
+  } : null;
 }
 
 function isAction(d: ReconcileDecision): boolean {

@@ -69,9 +69,12 @@ function decode(kind: Codec['kind'], value: unknown): unknown {
   }
 }
 
+/** The codec table as a list, built once (toInstance runs for every row read). */
+const FIELD_LIST = Object.entries(FIELDS).map(([field, codec]) => ({ field, ...codec }));
+
 export function toInstance(row: Selectable<InstancesTable>): Instance {
   const out: Record<string, unknown> = {};
-  for (const [field, codec] of Object.entries(FIELDS)) out[field] = decode(codec.kind, row[codec.column]);
+  for (const f of FIELD_LIST) out[f.field] = decode(f.kind, row[f.column]);
   return out as unknown as Instance;
 }
 

@@ -25,8 +25,8 @@ import { orchestratorConfig } from '../src/server/config.js';
 import { buildOrchestrator, type Orchestrator } from '../src/server/orchestrator.js';
 import { toRow } from '../src/store/repos/instance-rows.js';
 import type { Store } from '../src/store/store.js';
-import { runAllocationLoad } from '../test/support/fleet-buffer.js';
 import { group, instance, templateVersion } from '../test/store/fixtures.js';
+import { allocationLoadInChild } from './allocation-clients.js';
 import { benchConfig } from './bench-config.js';
 import { startSimulatedAgents, type SimulatedAgents } from './simulated-agents.js';
 
@@ -261,16 +261,21 @@ async function placementPhase(store: Store): Promise<Goal> {
 }
 
 async function allocationPhase(baseUrl: string): Promise<Goal[]> {
-  const load = { baseUrl, token: TOKEN, groupId: 'arena', clients: benchConfig.fleetClients };
-  await runAllocationLoad({ ...load, total: 100 });
-  const run = await runAllocationLoad({ ...load, total: ALLOCATIONS });
+  // The clients run in their own process (bench/allocation-clients.ts), as bench:fleet's do.
+  const load = { baseUrl, token: TOKEN, groupId: 'arena', clients: benchConfig.fleetClients, total: ALLOCATIONS, warmup: 100 };
+  const run = await allocationLoadInChild(load, () => undefined);
   if (run.overlaps.length > 0) throw new Error(`double allocation: ${run.overlaps.join('; ')}`);
   const ok = sortedCopy(run.answers.filter((a) => a.status === 201).map((a) => a.latencyMs));
   const perSecond = (ok.length * 1000) / run.elapsedMs;
-  const p99 = pct(ok, 99);
+  const paced = await allocationLoadInChild({ ...load, clients: benchConfig.fleetClients * 4, ratePerSecond: benchConfig.fleetRate }, () => undefined);
+  const pacedOk = sortedCopy(paced.answers.filter((a) => a.status === 201).map((a) => a.latencyMs));
+  const p99 = pct(pacedOk, 99);
   return [
-    { figure: `allocation p99 (${benchConfig.fleetClients} clients, buffer ${BUFFER})`, goal: '<= 20 ms', met: p99 <= 20, load: p99 / 20, measured: `${p99.toFixed(1)} ms (p50 ${pct(ok, 50).toFixed(1)} ms)` },
-    { figure: 'allocation throughput (allocate + release cycles)', goal: '>= 500/s', met: perSecond >= 500, load: 500 / perSecond, measured: `${perSecond.toFixed(0)}/s (n=${ok.length}, 409s=${run.answers.length - ok.length})` },
+    {
+      figure: `allocation p99 at ${benchConfig.fleetRate}/s offered (open loop, buffer ${BUFFER})`, goal: '<= 20 ms', met: p99 <= 20, load: p99 / 20,
+      measured: `${p99.toFixed(1)} ms (p50 ${pct(pacedOk, 50).toFixed(1)} ms, achieved ${((pacedOk.length * 1000) / paced.elapsedMs).toFixed(0)}/s, ${paced.late} late starts)`,
+    },
+    { figure: `allocation throughput (${benchConfig.fleetClients} clients back to back, allocate + release cycles)`, goal: '>= 500/s', met: perSecond >= 500, load: 500 / perSecond, measured: `${perSecond.toFixed(0)}/s (n=${ok.length}, 409s=${run.answers.length - ok.length}, p99 ${pct(ok, 99).toFixed(1)} ms at saturation)` },
   ];
 }
 

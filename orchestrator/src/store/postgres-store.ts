@@ -2,12 +2,39 @@
 // serial ids) is parsed to a JS number on this pool only; every value we store
 // stays below 2^53.
 
+import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { PREPARED } from './context.js';
 import { KyselyStore } from './kysely-store.js';
 import type { Database } from './schema.js';
 
 const INT8_OID = 20;
+
+
+/** The pool, with PREPARED statements sent by name (one name per distinct text). */
+function preparingPool(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string => {
+    let name = names.get(text);
+    if (!name) {
+      name = `ec_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
+    query: ((text: unknown, values?: readonly unknown[]) =>
+      typeof text === 'string' && text.startsWith(PREPARED)
+        ? client.query({ name: nameOf(text), text, values: values as unknown[] })
+        : client.query(text as string, values as unknown[])) as unknown as PostgresPoolClient['query'],
+    release: (destroy?: boolean) => client.release(destroy),
+  });
+  return {
+    connect: async () => wrap(await pool.connect()),
+    end: () => pool.end(),
+  };
+}
 
 export interface PostgresStoreOptions {
   maxConnections?: number;
@@ -31,6 +58,6 @@ export function openPostgresStore(connectionString: string, options: PostgresSto
   // emits 'error' with no listener (the pool's idle listener is off while it is checked out).
   // Its next statement fails instead, and the pool drops the client on release.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   return new KyselyStore(db, 'postgres');
 }

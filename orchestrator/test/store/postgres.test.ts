@@ -2,12 +2,13 @@
 // database per test file (dropped in afterAll, also on failure), and one
 // schema per test inside it so every test starts empty.
 
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgres-store.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
-import { heartbeat, T0 } from './fixtures.js';
+import { heartbeat, instance, T0 } from './fixtures.js';
 import { runStoreContract } from './store-contract.js';
 
 const PG_HOST = process.env.PGHOST ?? '127.0.0.1';
@@ -73,6 +74,33 @@ describe('openStore (postgres)', () => {
       } finally {
         await store.close();
       }
+    }
+  });
+});
+
+describe('prepared statements (postgres)', () => {
+  it('the allocation statements run prepared, and stay valid when a later migration adds a column (a rolling upgrade)', async () => {
+    const schema = 'prepared_upgrade';
+    await admin(dbName, (c) => c.query(`create schema ${schema}`));
+    const store = openPostgresStore(`${dbUrl}?options=${encodeURIComponent(`-c search_path=${schema}`)}`, { maxConnections: 1 });
+    try {
+      await store.migrate();
+      for (const id of ['a', 'b']) await store.instances.create(instance(id, { state: 'online' }));
+      const claim = (sid: string, version: number) => store.instances.claimForSession([{ id: 'a', expectedVersion: version }, { id: 'b', expectedVersion: version }], sid, { now: T0, session: { groupId: 'g1', metadata: {} } });
+      expect(await claim('s1', 1)).toMatchObject({ id: 'a' });
+      expect(await store.instances.releaseSession('s1', T0 + 1)).toMatchObject({ instanceFreed: true });
+      expect((await store.instances.allocationRows('g1')).map((r) => r.id)).toEqual(['a', 'b']);
+      const db = (store as unknown as { db: Kysely<unknown> }).db;
+      const prepared = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where statement like '/* prepared */%'`.execute(db);
+      expect(prepared.rows[0]!.n).toBe(3);
+      // Another replica's migration adds a column while this one keeps its connection and its plans.
+      await admin(dbName, (c) => c.query(`alter table ${schema}.instances add column added_later text; alter table ${schema}.sessions add column added_later text`));
+      expect(await claim('s2', 3)).toMatchObject({ id: 'a', sessionId: 's2' });
+      expect(await store.instances.releaseSession('s2', T0 + 2)).toMatchObject({ instanceFreed: true, session: { id: 's2', status: 'released' } });
+      expect((await store.instances.allocationRows('g1')).map((r) => r.version)).toEqual([5, 1]);
+    } finally {
+      await store.close();
+      await admin(dbName, (c) => c.query(`drop schema ${schema} cascade`));
     }
   });
 });

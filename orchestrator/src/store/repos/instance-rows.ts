@@ -72,6 +72,9 @@ function decode(kind: Codec['kind'], value: unknown): unknown {
 /** The codec table as a list, built once (toInstance runs for every row read). */
 const FIELD_LIST = Object.entries(FIELDS).map(([field, codec]) => ({ field, ...codec }));
 
+/** Every column of an instance row, for statements that name their columns (prepared statements stay valid when columns are added). */
+export const INSTANCE_COLUMNS: readonly string[] = FIELD_LIST.map((f) => f.column);
+
 export function toInstance(row: Selectable<InstancesTable>): Instance {
   const out: Record<string, unknown> = {};
   for (const f of FIELD_LIST) out[f.field] = decode(f.kind, row[f.column]);

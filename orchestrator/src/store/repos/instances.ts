@@ -4,13 +4,16 @@
 import { sql, type Selectable } from 'kysely';
 import type { HostStatus, Instance, InstanceState, JsonObject, Session } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
-import { isUniqueViolation, type StoreContext } from '../context.js';
+import { isUniqueViolation, PREPARED, type StoreContext } from '../context.js';
 import { toJson } from '../json.js';
 import type { InstancesTable, SessionsTable } from '../schema.js';
 import type { AllocationRow, ClaimCandidate, InstanceFilter, InstancePatch, InstanceRepository } from '../store.js';
 import { appendHistory } from './history.js';
-import { toInstance, toRow, toRowPatch } from './instance-rows.js';
+import { INSTANCE_COLUMNS, toInstance, toRow, toRowPatch } from './instance-rows.js';
 import { toSession } from './sessions.js';
+
+/** The instance columns by name (a prepared statement's result type must not change when a migration adds one). */
+const INSTANCE_LIST = sql.raw(INSTANCE_COLUMNS.join(', '));
 
 /** Second key of the advisory lock that serializes cap checks (PostgreSQL). */
 const PLACEMENT_LOCK = 1;
@@ -107,7 +110,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
           returning id
         )`
         : sql``;
-      const { rows } = await sql<Selectable<InstancesTable>>`
+      const { rows } = await sql<Selectable<InstancesTable>>`${sql.raw(PREPARED)}
         with wanted (id, version, rank) as (values ${wanted}),
         pick as (
           select i.id from instances i join wanted w on w.id = i.id and w.version = i.version
@@ -115,9 +118,9 @@ export class KyselyInstanceRepository implements InstanceRepository {
         ), claimed as (
           update instances set session_id = ${sessionId}, updated_at = ${opts.now}, version = version + 1
           where id in (select id from pick) and session_id is null
-          returning *
+          returning ${INSTANCE_LIST}
         )${recorded}
-        select claimed.* from claimed`.execute(this.ctx.db);
+        select ${INSTANCE_LIST} from claimed`.execute(this.ctx.db);
       return rows[0] && toInstance(rows[0]);
     }
     // SQLite: one writer at a time; the first candidate still at its version and unallocated is claimed,
@@ -144,14 +147,15 @@ export class KyselyInstanceRepository implements InstanceRepository {
     if (groupIds?.length === 0) return undefined;
     if (this.ctx.dialect === 'postgres') {
       const inGroups = groupIds ? sql` and group_id in (${sql.join(groupIds)})` : sql``;
-      const { rows } = await sql<Selectable<SessionsTable> & { freed: number | string }>`
+      const { rows } = await sql<Selectable<SessionsTable> & { freed: number | string }>`${sql.raw(PREPARED)}
         with rel as (
-          update sessions set status = 'released', released_at = ${now} where id = ${sessionId} and status = 'allocated'${inGroups} returning *
+          update sessions set status = 'released', released_at = ${now} where id = ${sessionId} and status = 'allocated'${inGroups}
+          returning id, group_id, instance_id, status, metadata, created_at, released_at
         ), freed as (
           update instances set session_id = null, updated_at = ${now}, version = version + 1
           where session_id = ${sessionId} and id in (select instance_id from rel) returning id
         )
-        select rel.*, (select count(*) from freed) as freed from rel`.execute(this.ctx.db);
+        select id, group_id, instance_id, status, metadata, created_at, released_at, (select count(*) from freed) as freed from rel`.execute(this.ctx.db);
       const row = rows[0];
       return row && { session: toSession(row), instanceFreed: Number(row.freed) > 0 };
     }
@@ -171,7 +175,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
     // The JSON documents are text in both dialects; only the two members an allocation needs are extracted.
     const labels = pg ? sql<string | null>`(g.container_config::json -> 'labels')::text` : sql<string | null>`json_extract(g.container_config, '$.labels')`;
     const draining = pg ? sql<number>`case when g.fleet::json -> 'draining' is not null then 1 else 0 end` : sql<number>`json_type(g.fleet, '$.draining') is not null`;
-    const { rows } = await sql<{ id: string; host_id: string | null; variant_id: string; state: string; allocated: number | boolean; draining: number | boolean; labels: string | null; version: number; host_status: string | null; host_load: number | string | null }>`
+    const { rows } = await sql<{ id: string; host_id: string | null; variant_id: string; state: string; allocated: number | boolean; draining: number | boolean; labels: string | null; version: number; host_status: string | null; host_load: number | string | null }>`${sql.raw(PREPARED)}
       with g as (select id, host_id, variant_id, state, session_id, version, container_config, fleet, created_at from instances where group_id = ${groupId}),
       -- materialized: counted once, not once per row of g (the planner, short of statistics on a young table, nests it)
       load as materialized (select host_id, count(*) as n from instances where host_id in (select host_id from g where host_id is not null) group by host_id)

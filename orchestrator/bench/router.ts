@@ -21,8 +21,8 @@ import { fileURLToPath } from 'node:url';
 import mc from 'minecraft-protocol';
 import { DEFAULT_VERSION } from '../test/support/mc-server.js';
 import { freePort } from '../test/support/registry.js';
-import { benchConfig } from './bench-config.js';
-import { routerBenchConfig } from './router-config.js';
+import { benchConfig, routerBenchConfig } from './bench-config.js';
+
 import { bulkRounds, players, smallPacketRtts, startSink, type BulkSamples, type PlayersResult } from './router-data-path.js';
 import { haproxyVersion, openFilesLimit, startHaproxy, startRouter, threadCount, type Backends, type Cleanup, type ProxyProcess } from './router-procs.js';
 import { pingTimes, wakeLatency } from './router-wake.js';
@@ -46,7 +46,7 @@ function reexecWithMoreFds(): Promise<number> {
   const script = `ulimit -n ${WANTED_FDS} 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"`;
   const child = spawn('sh', ['-c', script, process.execPath, ...process.execArgv, fileURLToPath(import.meta.url)], {
     stdio: 'inherit',
-    env: { ...process.env, BENCH_ROUTER_REEXEC: '1' },
+    env: routerBenchConfig.reexecEnv(),
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => child.kill(signal));
   return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
@@ -73,7 +73,7 @@ interface ProxyRun {
 
 async function runProxy(proxy: ProxyProcess, sinks: Awaited<ReturnType<typeof startSinks>>, count: number): Promise<ProxyRun> {
   step(`${proxy.name}: ${count} players (idle RSS, then ${routerBenchConfig.playerSeconds} s × 20 packets/s)`);
-  const load = await players(proxy.pid, proxy.ports.sink!, sinks.sink, count, routerBenchConfig.playerSeconds, step);
+  const load = await players(proxy, proxy.ports.sink!, sinks.sink, count, routerBenchConfig.playerSeconds, step);
   step(`${proxy.name}: small-packet round trips`);
   const rtt = await smallPacketRtts(proxy.ports.echo!, 'echo.bench', routerBenchConfig.rttSamples);
   return { proxy, load, rtt };
@@ -129,7 +129,9 @@ function report(count: number, note: string | undefined, direct: { rtt: number[]
     ...bulk,
     `small-packet RTT ${rttLine('direct', direct.rtt)}   ${rttLine('haproxy', h.rtt)}   ${rttLine('router', r.rtt)}   router − haproxy p50 ${fmt(d50, 3)} ms p99 ${fmt(d99, 3)} ms (goal ≤ 0.100: ${goal(d50 <= 0.1 && d99 <= 0.1)})`,
     `players          ${count} × 20 packets/s for ${routerBenchConfig.playerSeconds} s (achieved haproxy ${fmt(rate(h.load), 0)}/s router ${fmt(rate(r.load), 0)}/s): CPU haproxy ${fmt(h.load.cpuSeconds)} s (${fmt(usPerPacket(h.load))} µs/packet) router ${fmt(r.load.cpuSeconds)} s (${fmt(usPerPacket(r.load))} µs/packet)   router/haproxy per packet ${fmt(cpuRatio)} (goal ≤ 1.50: ${goal(cpuRatio <= 1.5)})   dropped haproxy ${h.load.dropped} router ${r.load.dropped} (goal 0: ${goal(r.load.dropped === 0)})${r.load.bytesMissing + h.load.bytesMissing > 0 ? `   bytes missing haproxy ${h.load.bytesMissing} router ${r.load.bytesMissing}` : ''}`,
-    `idle memory      ${count} logged-in connections (player + backend socket each), RSS per connection, marginal (N/2 → N): haproxy ${fmt(h.load.idleKbPerConnectionMarginal, 1)} KiB   router ${fmt(r.load.idleKbPerConnectionMarginal, 1)} KiB (goal ≤ 8 KiB: ${goal(r.load.idleKbPerConnectionMarginal <= 8)});  whole delta / N (includes the heap's one-off growth): haproxy ${fmt(h.load.idleKbPerConnection, 1)} KiB   router ${fmt(r.load.idleKbPerConnection, 1)} KiB (after 5 s ${fmt(r.load.idleKbPerConnectionSettled, 1)}; base RSS ${fmt(r.load.baseRssKb / 1024, 0)} MiB)`,
+    `idle memory      ${count} logged-in connections (player + backend socket each), RSS per added connection, marginal N/2 → N: router after full GCs ${fmt(r.load.gcRssKbPerConnectionMarginal, 1)} KiB (goal ≤ 8 KiB: ${goal(r.load.gcRssKbPerConnectionMarginal <= 8)}), of which V8 heap + external ${fmt(r.load.heapKbPerConnectionMarginal, 1)} KiB, without a GC right before ${fmt(r.load.idleKbPerConnectionMarginal, 1)} KiB   haproxy ${fmt(h.load.idleKbPerConnectionMarginal, 1)} KiB`,
+    `                 per quarter (0 → N/4 → N/2 → 3N/4 → N, KiB per added connection): router after GCs [${r.load.quarterGcRssKb.map((x) => fmt(x, 1)).join(' ')}] without [${r.load.quarterRssKb.map((x) => fmt(x, 1)).join(' ')}]   haproxy [${h.load.quarterRssKb.map((x) => fmt(x, 1)).join(' ')}];  whole delta / N (includes the heap's one-off growth): haproxy ${fmt(h.load.idleKbPerConnection, 1)} KiB   router ${fmt(r.load.idleKbPerConnection, 1)} KiB (after 5 s ${fmt(r.load.idleKbPerConnectionSettled, 1)}; base RSS ${fmt(r.load.baseRssKb / 1024, 0)} MiB)`,
+    `                 router run as ${routerBenchConfig.routerRuntime === 'tsc' ? 'tsc output with node (as the image runs it; BENCH_ROUTER_RUNTIME=tsx for the source through tsx)' : 'TypeScript through tsx (BENCH_ROUTER_RUNTIME=tsx)'}`,
   ];
 }
 

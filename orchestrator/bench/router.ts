@@ -6,9 +6,13 @@
 //   from a source backend), in alternating rounds against HAProxy at its default
 //   threads (one per CPU) and at `nbthread 1` (the router is one Node thread),
 //   with the CPU seconds per GiB of each proxy, (2) small-packet round trip p50/p99 through an
-//   echo backend, (3) N players (default 10,000): RSS per idle connection, then
-//   20 small packets a second each for a bounded time — CPU seconds of each
-//   proxy process (/proc/<pid>/stat) and dropped connections.
+//   echo backend, (3) N players (default 10,000): RSS per idle connection (the
+//   router's after full GCs, asked over the IPC of a bench-only hook; marginal
+//   N/2 → N, per quarter, and whole), then 20 small packets a second each for a
+//   bounded time — CPU seconds of each proxy process (/proc/<pid>/stat) and
+//   dropped connections.
+// The router runs as the image runs it: compiled by tsc, started with node
+// (BENCH_ROUTER_RUNTIME=tsx runs the source through tsx instead).
 // Then, as before: status-ping round trip via the router vs direct, and wake
 // latency from a paused instance (containers; BENCH_SKIP_WAKE=1 skips it).
 // It raises its own `ulimit -n` (re-executing itself once under `sh -c ulimit`)

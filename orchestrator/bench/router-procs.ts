@@ -21,8 +21,8 @@ import { benchConfig, routerBenchConfig } from './bench-config.js';
 const ORCHESTRATOR_DIR = fileURLToPath(new URL('..', import.meta.url));
 const ROUTER_ENTRY = join(ORCHESTRATOR_DIR, 'src/router/index.ts');
 const MEMORY_HOOK = join(ORCHESTRATOR_DIR, 'bench/router-memory-hook.ts');
-/** Where the bench compiles the router (under the package, so node_modules resolve; `.cache/` is ignored by git). */
-const COMPILED_DIR = join(ORCHESTRATOR_DIR, '.cache/bench-router');
+/** Where the bench compiles the router (under the package, so node_modules resolve; `.test-cache/` is ignored by git and ESLint). */
+const COMPILED_DIR = join(ORCHESTRATOR_DIR, '.test-cache/bench-router');
 /** Linux reports utime/stime in clock ticks; USER_HZ is 100 on every mainstream kernel. */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
 

@@ -259,10 +259,13 @@ export interface PlayersResult {
 
 /**
  * N players log in through `proxyPort` to the counting sink and stay idle (RSS measured), then each
- * sends 20 small packets a second for `seconds` (proxy CPU measured); a player whose socket closes
- * before the end, or whose login never reached the sink, is a dropped connection.
+ * sends 20 small packets a second for `seconds` (proxy CPU measured; 0 skips the load); a player
+ * whose socket closes before the end, or whose login never reached the sink, is a dropped
+ * connection. `collect`: each memory sample runs full GCs in the router first — in a pass of its
+ * own, without the load: forced GCs at low allocation rates shrink V8's young generation, which
+ * changed the load's CPU per packet when both ran on one process (measured: 2-4× the GC time).
  */
-export async function players(proxy: ProxyProcess, proxyPort: number, sink: Sink, count: number, seconds: number, log: (line: string) => void): Promise<PlayersResult> {
+export async function players(proxy: ProxyProcess, proxyPort: number, sink: Sink, count: number, seconds: number, log: (line: string) => void, collect = false): Promise<PlayersResult> {
   const proxyPid = proxy.pid;
   await sleep(1000);
   const sockets: Socket[] = [];
@@ -274,12 +277,12 @@ export async function players(proxy: ProxyProcess, proxyPort: number, sink: Sink
   const half = Math.floor(count / 2);
   /** Connection counts at which memory is sampled: 0, the quarters, N. */
   const marks = [0, Math.floor(count / 4), half, Math.floor((3 * count) / 4), count];
-  const samples: MemorySample[] = [await proxy.memory()];
+  const samples: MemorySample[] = [await proxy.memory(collect)];
   const baseRssKb = samples[0]!.rssKb;
   const sampleAt = async (n: number): Promise<void> => {
     await until(`${n} backend connections`, async () => (await reached()) >= sockets.length, 60_000, 50).catch(() => false);
     await sleep(500);
-    samples.push(await proxy.memory());
+    samples.push(await proxy.memory(collect));
   };
   try {
     for (let i = 0, size = 0; i < count; i += size) {
@@ -305,7 +308,7 @@ export async function players(proxy: ProxyProcess, proxyPort: number, sink: Sink
     if (!connected) log(`only ${await reached()} of ${sockets.length} logins reached the sink`);
     dropped += Math.max(0, sockets.length - (await reached()));
     await sleep(500);
-    const full = await proxy.memory();
+    const full = await proxy.memory(collect);
     samples.push(full);
     const halfMemory = samples[2] ?? { rssKb: Number.NaN };
     const idleKb = (full.rssKb - baseRssKb) / count;
@@ -316,7 +319,7 @@ export async function players(proxy: ProxyProcess, proxyPort: number, sink: Sink
         return a === undefined || b === undefined ? Number.NaN : (a - b) / (marks[k + 1]! - marks[k]!);
       });
     await sleep(5000);
-    const settledKb = ((await proxy.memory()).rssKb - baseRssKb) / count;
+    const settledKb = ((await proxy.memory(collect)).rssKb - baseRssKb) / count;
 
     const cpu0 = cpuSeconds(proxyPid);
     const t0 = Date.now();

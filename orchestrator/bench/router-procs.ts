@@ -42,7 +42,8 @@ export interface ProxyProcess {
   pid: number;
   /** Listening ports by frontend name (`sink`, `echo`). */
   ports: Record<string, number>;
-  memory(): Promise<MemorySample>;
+  /** `collect`: the router runs two full GCs first (its memory hook); HAProxy has nothing to collect. */
+  memory(collect: boolean): Promise<MemorySample>;
   stop(): Promise<void>;
 }
 
@@ -98,9 +99,10 @@ function stopper(child: ChildProcess, dir: string): () => Promise<void> {
 const rssOnly = (pid: number) => (): Promise<MemorySample> => Promise.resolve({ rssKb: rssKb(pid) });
 
 /** Asks the router's memory hook over IPC: collects garbage, then reports RSS and heap. */
-function routerMemory(child: ChildProcess): () => Promise<MemorySample> {
-  return async () => {
+function routerMemory(child: ChildProcess): (collect: boolean) => Promise<MemorySample> {
+  return async (collect: boolean) => {
     const raw = rssKb(child.pid!);
+    if (!collect) return { rssKb: raw };
     const answer = await new Promise<{ rssKb: number; heapUsedKb: number; externalKb: number; collected: boolean }>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('the router did not answer the memory probe within 30 s')), 30_000);
       child.once('message', (m: { rssKb: number; heapUsedKb: number; externalKb: number; collected: boolean }) => {
@@ -147,7 +149,7 @@ function routerArgs(): string[] {
   return ['--expose-gc', '--import', join(dir, 'bench/router-memory-hook.js'), join(dir, 'src/router/index.js')];
 }
 
-async function started(name: string, child: ChildProcess, ports: Record<string, number>, stop: () => Promise<void>, memory: () => Promise<MemorySample>): Promise<ProxyProcess> {
+async function started(name: string, child: ChildProcess, ports: Record<string, number>, stop: () => Promise<void>, memory: (collect: boolean) => Promise<MemorySample>): Promise<ProxyProcess> {
   let exited = '';
   child.once('exit', (code, signal) => (exited = `${name} exited (${code ?? signal}) before listening`));
   try {

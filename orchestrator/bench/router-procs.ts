@@ -173,7 +173,7 @@ export interface Backends {
  * `[servers]` sink, echo and source; the handshake addresses `echo.bench` and `source.bench`
  * pick echo and source (forced hosts), everything else the sink.
  */
-export async function startRouter(backends: Backends, fds: number): Promise<ProxyProcess> {
+export async function startRouter(backends: Backends, fds: number, nodeArgs: string[] = []): Promise<ProxyProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'ec-bench-router-'));
   const port = await freePort();
   const toml = [
@@ -192,7 +192,7 @@ export async function startRouter(backends: Backends, fds: number): Promise<Prox
   ].join('\n');
   writeFileSync(join(dir, 'router.toml'), `${toml}\n`);
   const prof = routerBenchConfig.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${routerBenchConfig.cpuProfDir}`] : [];
-  const child = spawnWithFdLimit(fds, process.execPath, [...prof, ...routerArgs()], {
+  const child = spawnWithFdLimit(fds, process.execPath, [...prof, ...nodeArgs, ...routerArgs()], {
     env: { PATH: benchConfig.path, ENDERCLOUD_ROUTER_CONFIG: join(dir, 'router.toml'), ENDERCLOUD_ROUTER_ID: 'bench' },
     stdio: ['ignore', benchConfig.routerLog ? 'inherit' : 'ignore', 'inherit', 'ipc'],
   });

@@ -1,6 +1,7 @@
 // Diagnostic, not a benchmark (`npx tsx bench/router-heap.ts [sessions]`, default
 // 2,000): what an idle logged-in session is made of in the router's JS heap. It
-// starts a counting sink and the router as bench:router does (tsc output), takes a
+// starts a counting sink and the router as bench:router does (tsc output, or tsx with
+// BENCH_ROUTER_RUNTIME=tsx), takes a
 // heap snapshot (`--heapsnapshot-signal`, which collects garbage first) with no
 // session and one with N idle sessions, and prints the difference per session by
 // object type and constructor: bytes (self sizes) and objects. RSS is not printed:
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until } from '../test/support/router-stack.js';
 import { loginPreamble, startSink } from './router-data-path.js';
+import { routerBenchConfig } from './bench-config.js';
 import { startRouter, type Cleanup } from './router-procs.js';
 
 const sessions = Number(process.argv[2] ?? 2000);
@@ -84,7 +86,7 @@ try {
   });
   rows.sort((a, b) => b.bytes - a.bytes);
   const total = rows.reduce((a, r) => a + r.bytes, 0);
-  process.stdout.write(`router heap per idle session (${sessions} sessions vs 0, snapshot self sizes, tsc output): ${(total / 1024).toFixed(2)} KiB\n`);
+  process.stdout.write(`router heap per idle session (${sessions} sessions vs 0, snapshot self sizes, router run with ${routerBenchConfig.routerRuntime}): ${(total / 1024).toFixed(2)} KiB\n`);
   for (const r of rows.slice(0, 25)) process.stdout.write(`${r.bytes.toFixed(0).padStart(7)} B ${r.count.toFixed(2).padStart(6)} objects  ${r.k}\n`);
 } finally {
   for (const c of cleanups.reverse()) await c();

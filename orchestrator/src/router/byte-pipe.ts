@@ -60,17 +60,16 @@ const slots: UserBufferSlots | undefined = (() => {
 export const userBuffersSupported = slots !== undefined;
 
 /**
- * The direction reading from a socket, and the one writing to it, kept on the socket itself: every
- * listener below is one function shared by all sockets (Node calls it with the socket as `this`),
- * so a direction costs one small object instead of a handful of closures and their context
- * (measured, docs/router.md "Memory per idle connection").
+ * The direction reading from a socket, and the one writing to it: every listener below is one
+ * function shared by all sockets (Node calls it with the socket as `this`), so a direction costs
+ * one small object and two map entries instead of a handful of closures and their context
+ * (measured, docs/router.md "Memory per idle connection"). WeakMaps, not properties on the
+ * socket: a property added by `socket[symbol] =` counts against V8's limit for keyed stores
+ * (12 out-of-object fields), and a socket over it becomes a dictionary (1.6 KiB, and slower
+ * property access in Node's stream code) — measured under tsx.
  */
-const kOut = Symbol('byte-pipe out');
-const kIn = Symbol('byte-pipe in');
-interface PipedSocket extends Socket {
-  [kOut]?: Direction;
-  [kIn]?: Direction;
-}
+const outOf = new WeakMap<Socket, Direction>();
+const into = new WeakMap<Socket, Direction>();
 
 /** One direction of a session: `from`'s reads go to `to`. */
 class Direction {
@@ -86,8 +85,8 @@ class Direction {
   private afterWrite: (() => void) | undefined = undefined;
 
   constructor(
-    readonly from: PipedSocket,
-    readonly to: PipedSocket,
+    readonly from: Socket,
+    readonly to: Socket,
   ) {}
 
   /** A write from `own` completed, or `to` drained: read again once nothing is queued. */
@@ -132,8 +131,8 @@ class Direction {
  * in `nextBuffer`.
  */
 let nextBuffer: Buffer = shared;
-function onUserBufferRead(this: PipedSocket, bytes: number, buffer: Buffer): boolean {
-  const d = this[kOut];
+function onUserBufferRead(this: Socket, bytes: number, buffer: Buffer): boolean {
+  const d = outOf.get(this);
   if (!d) return true; // not ours: never happens
   const more = d.read(bytes, buffer);
   nextBuffer = d.own ?? shared;
@@ -164,13 +163,13 @@ function useUserBuffers(d: Direction): boolean {
 }
 
 /** `end` of `from`: passed on. */
-function onEnd(this: PipedSocket): void {
-  this[kOut]?.to.end();
+function onEnd(this: Socket): void {
+  outOf.get(this)?.to.end();
 }
 
 /** `data` of `from` (event mode): forwarded; a bulk read schedules the switch to user buffers. */
-function onData(this: PipedSocket, chunk: Buffer): void {
-  const d = this[kOut];
+function onData(this: Socket, chunk: Buffer): void {
+  const d = outOf.get(this);
   if (!d) return;
   const queued = !d.to.write(chunk) && d.to.writableLength > 0;
   const bulk = chunk.length >= BULK_READ_BYTES && userBuffersSupported;
@@ -184,8 +183,8 @@ function onData(this: PipedSocket, chunk: Buffer): void {
 }
 
 /** `drain` of `to`: the direction writing to it reads again. */
-function onDrain(this: PipedSocket): void {
-  const d = this[kIn];
+function onDrain(this: Socket): void {
+  const d = into.get(this);
   if (!d) return;
   if (d.userBuffers) d.written();
   else d.from.resume();
@@ -211,8 +210,8 @@ function toUserBuffers(d: Direction): void {
  */
 export function forwardBytes(from: Socket, to: Socket): void {
   const d = new Direction(from, to);
-  d.from[kOut] = d;
-  d.to[kIn] = d;
+  outOf.set(from, d);
+  into.set(to, d);
   // Bytes `from` buffered before (a paused socket) come first as `data` events once it flows.
   from.on('end', onEnd);
   from.on('data', onData);

@@ -72,25 +72,23 @@ const DRAINED = new FrameReader();
 
 /**
  * Socket listeners shared by every connection (Node calls them with the socket as `this`; the
- * connection is found on the socket): per-connection closures and the contexts they capture
- * cost an idle session about half a KiB (docs/router.md, "Memory per idle connection").
+ * connection is found by its sockets): per-connection closures and the contexts they capture
+ * cost an idle session about half a KiB (docs/router.md, "Memory per idle connection"). A
+ * WeakMap rather than a property on the socket, for the reason given in byte-pipe.ts.
  */
-const kConnection = Symbol('connection');
-interface ConnectionSocket extends Socket {
-  [kConnection]?: ClientConnection;
-}
+const owners = new WeakMap<Socket, ClientConnection>();
 function destroyOnError(this: Socket): void {
   this.destroy();
 }
-function playerData(this: ConnectionSocket, chunk: Buffer): void {
-  this[kConnection]?.received(chunk);
+function playerData(this: Socket, chunk: Buffer): void {
+  owners.get(this)?.received(chunk);
 }
-function playerClosed(this: ConnectionSocket): void {
-  this[kConnection]?.closedByPlayer();
+function playerClosed(this: Socket): void {
+  owners.get(this)?.closedByPlayer();
 }
 const destroySocket = (socket: Socket): void => void socket.destroy();
-function backendClosed(this: ConnectionSocket, hadError: boolean): void {
-  this[kConnection]?.closedByBackend(hadError);
+function backendClosed(this: Socket, hadError: boolean): void {
+  owners.get(this)?.closedByBackend(hadError);
 }
 
 export class ClientConnection implements LoginContext {
@@ -127,7 +125,7 @@ export class ClientConnection implements LoginContext {
 
   start(): void {
     this.socket.setNoDelay(true);
-    (this.socket as ConnectionSocket)[kConnection] = this;
+    owners.set(this.socket, this);
     this.socket.on('data', playerData);
     this.socket.on('error', destroyOnError);
     this.socket.on('close', playerClosed);
@@ -416,7 +414,7 @@ export class ClientConnection implements LoginContext {
     this.socket.removeListener('data', playerData);
     this.socket.pause();
     backend.setNoDelay(true);
-    (backend as ConnectionSocket)[kConnection] = this;
+    owners.set(backend, this);
     backend.on('error', destroyOnError);
     backend.on('close', backendClosed);
     if (this.deps.sendProxyToBackends) {

@@ -27,8 +27,7 @@ interface Snapshot {
 }
 
 /** Self bytes and object count per "type: constructor" (strings, code and numbers lumped by type). */
-function tally(file: string): Map<string, [number, number]> {
-  const s = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
+function tally(s: Snapshot): Map<string, [number, number]> {
   const fields = s.snapshot.meta.node_fields;
   const types = s.snapshot.meta.node_types[0];
   const [ti, ni, si] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [number, number, number];
@@ -51,14 +50,20 @@ try {
   const sink = await startSink({ mode: 'count' }, 2 * sessions + 100, cleanups);
   const router = await startRouter({ sink: sink.port, echo: sink.port }, 2 * sessions + 100, ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dir}`]);
   cleanups.push(() => router.stop());
-  const snapshot = async (): Promise<string> => {
+  const snapshot = async (): Promise<Snapshot> => {
     const before = new Set(readdirSync(dir));
     process.kill(router.pid, 'SIGUSR2');
     let file = '';
     await until('heap snapshot', async () => Boolean((file = readdirSync(dir).find((f) => !before.has(f)) ?? '')), 60_000, 200);
-    // Written when its size stops changing.
-    for (let last = -1, now = 0; now !== last; await sleep(500)) [last, now] = [now, readFileSync(join(dir, file)).length];
-    return join(dir, file);
+    // Complete when it parses (Node writes it in pieces).
+    for (let tries = 0; ; tries++) {
+      await sleep(500);
+      try {
+        return JSON.parse(readFileSync(join(dir, file), 'utf8')) as Snapshot;
+      } catch (err) {
+        if (!(err instanceof SyntaxError) || tries >= 240) throw err;
+      }
+    }
   };
   await sleep(1000);
   await snapshot(); // warms the snapshot machinery; the baseline is the second

@@ -1,16 +1,17 @@
-// Diagnostic, not a benchmark (`npx tsx bench/router-heap.ts [sessions]`, default
+// Diagnostic, not a benchmark (`npx tsx bench/router-heap.ts [sessions] [dir]`, default
 // 2,000): what an idle logged-in session is made of in the router's JS heap. It
 // starts a counting sink and the router as bench:router does (tsc output, or tsx with
 // BENCH_ROUTER_RUNTIME=tsx), takes a
 // heap snapshot (`--heapsnapshot-signal`, which collects garbage first) with no
 // session and one with N idle sessions, and prints the difference per session by
 // object type and constructor: bytes (self sizes) and objects. RSS is not printed:
-// writing a snapshot grows it. Snapshots go to a temp dir, removed at the end.
+// writing a snapshot grows it. Snapshots go to a temp dir, removed at the end, or
+// to `dir` (kept there, for a closer look in Chrome's DevTools).
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { until } from '../test/support/router-stack.js';
 import { loginPreamble, startSink } from './router-data-path.js';
 import { routerBenchConfig } from './bench-config.js';
@@ -45,7 +46,9 @@ function tally(s: Snapshot): Map<string, [number, number]> {
 }
 
 const cleanups: Cleanup[] = [];
-const dir = mkdtempSync(join(tmpdir(), 'ec-router-heap-'));
+const keep = process.argv[3];
+const dir = keep ? resolve(keep) : mkdtempSync(join(tmpdir(), 'ec-router-heap-'));
+mkdirSync(dir, { recursive: true });
 try {
   const sink = await startSink({ mode: 'count' }, 2 * sessions + 100, cleanups);
   const router = await startRouter({ sink: sink.port, echo: sink.port }, 2 * sessions + 100, ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dir}`]);
@@ -95,6 +98,6 @@ try {
   for (const r of rows.slice(0, 25)) process.stdout.write(`${r.bytes.toFixed(0).padStart(7)} B ${r.count.toFixed(2).padStart(6)} objects  ${r.k}\n`);
 } finally {
   for (const c of cleanups.reverse()) await c();
-  rmSync(dir, { recursive: true, force: true });
+  if (!keep) rmSync(dir, { recursive: true, force: true });
 }
 process.exit(0);

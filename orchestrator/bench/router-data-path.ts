@@ -9,7 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { NextState, writeHandshake, writeLoginStart } from '../src/protocol/packets.js';
 import { until } from '../test/support/router-stack.js';
-import { cpuSeconds, rssKb, spawnWithFdLimit, type Cleanup } from './router-procs.js';
+import { cpuSeconds, spawnWithFdLimit, type Cleanup, type MemorySample, type ProxyProcess } from './router-procs.js';
 
 const SINK_ENTRY = fileURLToPath(new URL('./router-sink.ts', import.meta.url));
 
@@ -229,6 +229,18 @@ export interface PlayersResult {
   players: number;
   /** RSS of the proxy before connecting, KiB. */
   baseRssKb: number;
+  /**
+   * The router only (NaN for HAProxy, which has no garbage collector): the same marginal cost
+   * measured right after two full GCs in the router — RSS, and V8 heap used + external memory.
+   */
+  gcRssKbPerConnectionMarginal: number;
+  heapKbPerConnectionMarginal: number;
+  /**
+   * Marginal KiB per connection of each quarter (0 → N/4 → N/2 → 3N/4 → N): RSS as found, and for
+   * the router RSS after full GCs — where V8's one-off heap growth lands (printed, not a goal).
+   */
+  quarterRssKb: number[];
+  quarterGcRssKb: number[];
   /** (RSS with every player connected and idle − base) / players, KiB; right after connecting and after a 5 s settle. */
   idleKbPerConnection: number;
   idleKbPerConnectionSettled: number;
@@ -247,12 +259,15 @@ export interface PlayersResult {
 
 /**
  * N players log in through `proxyPort` to the counting sink and stay idle (RSS measured), then each
- * sends 20 small packets a second for `seconds` (proxy CPU measured); a player whose socket closes
- * before the end, or whose login never reached the sink, is a dropped connection.
+ * sends 20 small packets a second for `seconds` (proxy CPU measured; 0 skips the load); a player
+ * whose socket closes before the end, or whose login never reached the sink, is a dropped
+ * connection. `collect`: each memory sample runs full GCs in the router first — in a pass of its
+ * own, without the load: forced GCs at low allocation rates shrink V8's young generation, which
+ * changed the load's CPU per packet when both ran on one process (measured: 2-4× the GC time).
  */
-export async function players(proxyPid: number, proxyPort: number, sink: Sink, count: number, seconds: number, log: (line: string) => void): Promise<PlayersResult> {
+export async function players(proxy: ProxyProcess, proxyPort: number, sink: Sink, count: number, seconds: number, log: (line: string) => void, collect = false): Promise<PlayersResult> {
+  const proxyPid = proxy.pid;
   await sleep(1000);
-  const baseRssKb = rssKb(proxyPid);
   const sockets: Socket[] = [];
   let dropped = 0;
   let ending = false;
@@ -260,15 +275,20 @@ export async function players(proxyPid: number, proxyPort: number, sink: Sink, c
   const preambleBytes = [] as number[];
   const reached = async () => (await sink.stats()).accepted - acceptedBefore;
   const half = Math.floor(count / 2);
-  let halfRssKb = Number.NaN;
+  /** Connection counts at which memory is sampled: 0, the quarters, N. */
+  const marks = [0, Math.floor(count / 4), half, Math.floor((3 * count) / 4), count];
+  const samples: MemorySample[] = [await proxy.memory(collect)];
+  const baseRssKb = samples[0]!.rssKb;
+  const sampleAt = async (n: number): Promise<void> => {
+    await until(`${n} backend connections`, async () => (await reached()) >= sockets.length, 60_000, 50).catch(() => false);
+    await sleep(500);
+    samples.push(await proxy.memory(collect));
+  };
   try {
     for (let i = 0, size = 0; i < count; i += size) {
-      size = Math.min(250, (i < half ? half : count) - i);
-      if (i === half && half > 0) {
-        await until(`${half} backend connections`, async () => (await reached()) >= sockets.length, 60_000, 50).catch(() => false);
-        await sleep(500);
-        halfRssKb = rssKb(proxyPid);
-      }
+      const next = marks.find((m) => m > i) ?? count;
+      size = Math.min(250, next - i);
+      if (i > 0 && marks.includes(i) && samples.length < marks.indexOf(i) + 1) await sampleAt(i);
       const batch = await Promise.allSettled(Array.from({ length: size }, () => open(proxyPort)));
       for (const [k, r] of batch.entries()) {
         if (r.status === 'rejected') {
@@ -288,11 +308,18 @@ export async function players(proxyPid: number, proxyPort: number, sink: Sink, c
     if (!connected) log(`only ${await reached()} of ${sockets.length} logins reached the sink`);
     dropped += Math.max(0, sockets.length - (await reached()));
     await sleep(500);
-    const fullRssKb = rssKb(proxyPid);
-    const idleKb = (fullRssKb - baseRssKb) / count;
-    const marginalKb = (fullRssKb - halfRssKb) / (count - half);
+    const full = await proxy.memory(collect);
+    samples.push(full);
+    const halfMemory = samples[2] ?? { rssKb: Number.NaN };
+    const idleKb = (full.rssKb - baseRssKb) / count;
+    const perAdded = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? Number.NaN : (a - b) / (count - half));
+    const quarters = (kb: (m: MemorySample) => number | undefined): number[] =>
+      samples.slice(1).map((m, k) => {
+        const [a, b] = [kb(m), kb(samples[k]!)];
+        return a === undefined || b === undefined ? Number.NaN : (a - b) / (marks[k + 1]! - marks[k]!);
+      });
     await sleep(5000);
-    const settledKb = (rssKb(proxyPid) - baseRssKb) / count;
+    const settledKb = ((await proxy.memory(collect)).rssKb - baseRssKb) / count;
 
     const cpu0 = cpuSeconds(proxyPid);
     const t0 = Date.now();
@@ -321,7 +348,11 @@ export async function players(proxyPid: number, proxyPort: number, sink: Sink, c
       baseRssKb,
       idleKbPerConnection: idleKb,
       idleKbPerConnectionSettled: settledKb,
-      idleKbPerConnectionMarginal: marginalKb,
+      idleKbPerConnectionMarginal: perAdded(full.rssKb, halfMemory.rssKb),
+      gcRssKbPerConnectionMarginal: perAdded(full.gcRssKb, halfMemory.gcRssKb),
+      heapKbPerConnectionMarginal: perAdded(full.heapKb, halfMemory.heapKb),
+      quarterRssKb: quarters((m) => m.rssKb),
+      quarterGcRssKb: quarters((m) => m.gcRssKb),
       loadSeconds,
       packetsSent: sent,
       cpuSeconds: cpu,

@@ -2,29 +2,48 @@
 // raised `ulimit -n` and killed by the bench: the EnderCloud router (static
 // mode) and HAProxy in TCP mode with `option splice-auto`, config in a temp dir,
 // bound to 127.0.0.1 only. CPU time and RSS are read from /proc/<pid>.
+// The router runs as the image runs it — TypeScript compiled by tsc, started with
+// node — unless BENCH_ROUTER_RUNTIME=tsx; it carries a bench-only hook
+// (router-memory-hook.ts) that answers the bench's memory question after a full GC.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/registry.js';
 import { until } from '../test/support/router-stack.js';
-import { benchConfig } from './bench-config.js';
-import { routerBenchConfig } from './router-config.js';
+import { benchConfig, routerBenchConfig } from './bench-config.js';
 
-const ROUTER_ENTRY = fileURLToPath(new URL('../src/router/index.ts', import.meta.url));
+
+const ORCHESTRATOR_DIR = fileURLToPath(new URL('..', import.meta.url));
+const ROUTER_ENTRY = join(ORCHESTRATOR_DIR, 'src/router/index.ts');
+const MEMORY_HOOK = join(ORCHESTRATOR_DIR, 'bench/router-memory-hook.ts');
+/** Where the bench compiles the router (under the package, so node_modules resolve; `.test-cache/` is ignored by git and ESLint). */
+const COMPILED_DIR = join(ORCHESTRATOR_DIR, '.test-cache/bench-router');
 /** Linux reports utime/stime in clock ticks; USER_HZ is 100 on every mainstream kernel. */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
 
 export type Cleanup = () => Promise<void> | void;
+
+/** A proxy's memory at one moment, KiB. */
+export interface MemorySample {
+  /** RSS as found (/proc/<pid>/status), no collection asked for. */
+  rssKb: number;
+  /** The router only: RSS right after two full GCs, and V8 heap used + external memory then. */
+  gcRssKb?: number;
+  heapKb?: number;
+}
 
 export interface ProxyProcess {
   name: string;
   pid: number;
   /** Listening ports by frontend name (`sink`, `echo`). */
   ports: Record<string, number>;
+  /** `collect`: the router runs two full GCs first (its memory hook); HAProxy has nothing to collect. */
+  memory(collect: boolean): Promise<MemorySample>;
   stop(): Promise<void>;
 }
 
@@ -77,7 +96,60 @@ function stopper(child: ChildProcess, dir: string): () => Promise<void> {
     }));
 }
 
-async function started(name: string, child: ChildProcess, ports: Record<string, number>, stop: () => Promise<void>): Promise<ProxyProcess> {
+const rssOnly = (pid: number) => (): Promise<MemorySample> => Promise.resolve({ rssKb: rssKb(pid) });
+
+/** Asks the router's memory hook over IPC: collects garbage, then reports RSS and heap. */
+function routerMemory(child: ChildProcess): (collect: boolean) => Promise<MemorySample> {
+  return async (collect: boolean) => {
+    const raw = rssKb(child.pid!);
+    if (!collect) return { rssKb: raw };
+    const answer = await new Promise<{ rssKb: number; heapUsedKb: number; externalKb: number; collected: boolean }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the router did not answer the memory probe within 30 s')), 30_000);
+      child.once('message', (m: { rssKb: number; heapUsedKb: number; externalKb: number; collected: boolean }) => {
+        clearTimeout(timer);
+        resolve(m);
+      });
+      child.send('memory');
+    });
+    if (!answer.collected) throw new Error('the router ran without --expose-gc: the memory probe cannot collect');
+    return { rssKb: raw, gcRssKb: answer.rssKb, heapKb: answer.heapUsedKb + answer.externalKb };
+  };
+}
+
+let compiled: string | undefined;
+/**
+ * The router (and the memory hook) compiled by tsc into COMPILED_DIR, once per run: the same
+ * emit as the image's `tsc --outDir dist` (types are not checked here: `npx tsc --noEmit` does).
+ */
+function compileRouter(): string {
+  if (compiled) return compiled;
+  rmSync(COMPILED_DIR, { recursive: true, force: true });
+  mkdirSync(COMPILED_DIR, { recursive: true });
+  const tsconfig = join(COMPILED_DIR, 'tsconfig.json');
+  writeFileSync(
+    tsconfig,
+    JSON.stringify({
+      extends: join(ORCHESTRATOR_DIR, 'tsconfig.json'),
+      compilerOptions: { noEmit: false, noCheck: true, types: [], rootDir: ORCHESTRATOR_DIR, outDir: COMPILED_DIR },
+      include: [],
+      files: [ROUTER_ENTRY, MEMORY_HOOK],
+    }),
+  );
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const out = spawnSync(process.execPath, [tsc, '-p', tsconfig], { encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`compiling the router for the bench failed:\n${out.stdout}${out.stderr}`);
+  compiled = COMPILED_DIR;
+  return compiled;
+}
+
+/** The node arguments that start the router the configured way, with the memory hook. */
+function routerArgs(): string[] {
+  if (routerBenchConfig.routerRuntime === 'tsx') return ['--expose-gc', '--import', 'tsx', '--import', MEMORY_HOOK, ROUTER_ENTRY];
+  const dir = compileRouter();
+  return ['--expose-gc', '--import', join(dir, 'bench/router-memory-hook.js'), join(dir, 'src/router/index.js')];
+}
+
+async function started(name: string, child: ChildProcess, ports: Record<string, number>, stop: () => Promise<void>, memory: (collect: boolean) => Promise<MemorySample>): Promise<ProxyProcess> {
   let exited = '';
   child.once('exit', (code, signal) => (exited = `${name} exited (${code ?? signal}) before listening`));
   try {
@@ -86,7 +158,7 @@ async function started(name: string, child: ChildProcess, ports: Record<string, 
     await stop();
     throw err;
   }
-  return { name, pid: child.pid!, ports, stop };
+  return { name, pid: child.pid!, ports, memory, stop };
 }
 
 /** Backend ports of the bench's sinks: counting, echoing, and the download source (optional). */
@@ -101,7 +173,7 @@ export interface Backends {
  * `[servers]` sink, echo and source; the handshake addresses `echo.bench` and `source.bench`
  * pick echo and source (forced hosts), everything else the sink.
  */
-export async function startRouter(backends: Backends, fds: number): Promise<ProxyProcess> {
+export async function startRouter(backends: Backends, fds: number, nodeArgs: string[] = []): Promise<ProxyProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'ec-bench-router-'));
   const port = await freePort();
   const toml = [
@@ -120,11 +192,11 @@ export async function startRouter(backends: Backends, fds: number): Promise<Prox
   ].join('\n');
   writeFileSync(join(dir, 'router.toml'), `${toml}\n`);
   const prof = routerBenchConfig.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${routerBenchConfig.cpuProfDir}`] : [];
-  const child = spawnWithFdLimit(fds, process.execPath, [...prof, '--import', 'tsx', ROUTER_ENTRY], {
+  const child = spawnWithFdLimit(fds, process.execPath, [...prof, ...nodeArgs, ...routerArgs()], {
     env: { PATH: benchConfig.path, ENDERCLOUD_ROUTER_CONFIG: join(dir, 'router.toml'), ENDERCLOUD_ROUTER_ID: 'bench' },
-    stdio: ['ignore', benchConfig.routerLog ? 'inherit' : 'ignore', 'inherit'],
+    stdio: ['ignore', benchConfig.routerLog ? 'inherit' : 'ignore', 'inherit', 'ipc'],
   });
-  return started('router', child, { sink: port, echo: port, source: port }, stopper(child, dir));
+  return started('router', child, { sink: port, echo: port, source: port }, stopper(child, dir), routerMemory(child));
 }
 
 /**
@@ -149,7 +221,7 @@ export async function startHaproxy(backends: Backends, maxconn: number, threads?
   // -db: stay in the foreground (no daemon, no service); the fd limit is raised by HAProxy itself from maxconn.
   const child = spawn(routerBenchConfig.haproxy, ['-db', '-q', '-f', join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'inherit'] });
   const spawnError = new Promise<never>((_, reject) => child.once('error', (err) => reject(new Error(`cannot start ${routerBenchConfig.haproxy} (install Debian haproxy: scripts/prepare-host.sh): ${err.message}`))));
-  return Promise.race([started(name, child, ports, stopper(child, dir)), spawnError]);
+  return Promise.race([started(name, child, ports, stopper(child, dir), rssOnly(child.pid!)), spawnError]);
 }
 
 function defaultsSection(): string {

@@ -6,9 +6,14 @@
 //   from a source backend), in alternating rounds against HAProxy at its default
 //   threads (one per CPU) and at `nbthread 1` (the router is one Node thread),
 //   with the CPU seconds per GiB of each proxy, (2) small-packet round trip p50/p99 through an
-//   echo backend, (3) N players (default 10,000): RSS per idle connection, then
-//   20 small packets a second each for a bounded time — CPU seconds of each
-//   proxy process (/proc/<pid>/stat) and dropped connections.
+//   echo backend, (3) N players (default 10,000): RSS per idle connection (the
+//   router's after full GCs, asked over the IPC of a bench-only hook, on a fresh
+//   router of its own; marginal N/2 → N, per quarter, and whole, as found as well),
+//   then 20 small packets a second each for a
+//   bounded time — CPU seconds of each proxy process (/proc/<pid>/stat) and
+//   dropped connections.
+// The router runs as the image runs it: compiled by tsc, started with node
+// (BENCH_ROUTER_RUNTIME=tsx runs the source through tsx instead).
 // Then, as before: status-ping round trip via the router vs direct, and wake
 // latency from a paused instance (containers; BENCH_SKIP_WAKE=1 skips it).
 // It raises its own `ulimit -n` (re-executing itself once under `sh -c ulimit`)
@@ -21,8 +26,8 @@ import { fileURLToPath } from 'node:url';
 import mc from 'minecraft-protocol';
 import { DEFAULT_VERSION } from '../test/support/mc-server.js';
 import { freePort } from '../test/support/registry.js';
-import { benchConfig } from './bench-config.js';
-import { routerBenchConfig } from './router-config.js';
+import { benchConfig, routerBenchConfig } from './bench-config.js';
+
 import { bulkRounds, players, smallPacketRtts, startSink, type BulkSamples, type PlayersResult } from './router-data-path.js';
 import { haproxyVersion, openFilesLimit, startHaproxy, startRouter, threadCount, type Backends, type Cleanup, type ProxyProcess } from './router-procs.js';
 import { pingTimes, wakeLatency } from './router-wake.js';
@@ -46,7 +51,7 @@ function reexecWithMoreFds(): Promise<number> {
   const script = `ulimit -n ${WANTED_FDS} 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"`;
   const child = spawn('sh', ['-c', script, process.execPath, ...process.execArgv, fileURLToPath(import.meta.url)], {
     stdio: 'inherit',
-    env: { ...process.env, BENCH_ROUTER_REEXEC: '1' },
+    env: routerBenchConfig.reexecEnv(),
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => child.kill(signal));
   return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
@@ -73,7 +78,7 @@ interface ProxyRun {
 
 async function runProxy(proxy: ProxyProcess, sinks: Awaited<ReturnType<typeof startSinks>>, count: number): Promise<ProxyRun> {
   step(`${proxy.name}: ${count} players (idle RSS, then ${routerBenchConfig.playerSeconds} s × 20 packets/s)`);
-  const load = await players(proxy.pid, proxy.ports.sink!, sinks.sink, count, routerBenchConfig.playerSeconds, step);
+  const load = await players(proxy, proxy.ports.sink!, sinks.sink, count, routerBenchConfig.playerSeconds, step);
   step(`${proxy.name}: small-packet round trips`);
   const rtt = await smallPacketRtts(proxy.ports.echo!, 'echo.bench', routerBenchConfig.rttSamples);
   return { proxy, load, rtt };
@@ -115,7 +120,7 @@ function bulkReport(bulk: Map<string, BulkSamples>, haproxyThreads: number): str
   return lines;
 }
 
-function report(count: number, note: string | undefined, direct: { rtt: number[] }, h: ProxyRun, r: ProxyRun, bulk: string[]): string[] {
+function report(count: number, note: string | undefined, direct: { rtt: number[] }, h: ProxyRun, r: ProxyRun, rMem: PlayersResult, bulk: string[]): string[] {
   const d50 = pct(r.rtt, 50) - pct(h.rtt, 50);
   const d99 = pct(r.rtt, 99) - pct(h.rtt, 99);
   const rate = (x: PlayersResult) => x.packetsSent / x.loadSeconds;
@@ -128,8 +133,10 @@ function report(count: number, note: string | undefined, direct: { rtt: number[]
     `against ${haproxyVersion()} (TCP mode, option splice-auto), same sinks, same run${note ? `\nnote: ${note}` : ''}`,
     ...bulk,
     `small-packet RTT ${rttLine('direct', direct.rtt)}   ${rttLine('haproxy', h.rtt)}   ${rttLine('router', r.rtt)}   router − haproxy p50 ${fmt(d50, 3)} ms p99 ${fmt(d99, 3)} ms (goal ≤ 0.100: ${goal(d50 <= 0.1 && d99 <= 0.1)})`,
-    `players          ${count} × 20 packets/s for ${routerBenchConfig.playerSeconds} s (achieved haproxy ${fmt(rate(h.load), 0)}/s router ${fmt(rate(r.load), 0)}/s): CPU haproxy ${fmt(h.load.cpuSeconds)} s (${fmt(usPerPacket(h.load))} µs/packet) router ${fmt(r.load.cpuSeconds)} s (${fmt(usPerPacket(r.load))} µs/packet)   router/haproxy per packet ${fmt(cpuRatio)} (goal ≤ 1.50: ${goal(cpuRatio <= 1.5)})   dropped haproxy ${h.load.dropped} router ${r.load.dropped} (goal 0: ${goal(r.load.dropped === 0)})${r.load.bytesMissing + h.load.bytesMissing > 0 ? `   bytes missing haproxy ${h.load.bytesMissing} router ${r.load.bytesMissing}` : ''}`,
-    `idle memory      ${count} logged-in connections (player + backend socket each), RSS per connection, marginal (N/2 → N): haproxy ${fmt(h.load.idleKbPerConnectionMarginal, 1)} KiB   router ${fmt(r.load.idleKbPerConnectionMarginal, 1)} KiB (goal ≤ 8 KiB: ${goal(r.load.idleKbPerConnectionMarginal <= 8)});  whole delta / N (includes the heap's one-off growth): haproxy ${fmt(h.load.idleKbPerConnection, 1)} KiB   router ${fmt(r.load.idleKbPerConnection, 1)} KiB (after 5 s ${fmt(r.load.idleKbPerConnectionSettled, 1)}; base RSS ${fmt(r.load.baseRssKb / 1024, 0)} MiB)`,
+    `players          ${count} × 20 packets/s for ${routerBenchConfig.playerSeconds} s (achieved haproxy ${fmt(rate(h.load), 0)}/s router ${fmt(rate(r.load), 0)}/s): CPU haproxy ${fmt(h.load.cpuSeconds)} s (${fmt(usPerPacket(h.load))} µs/packet) router ${fmt(r.load.cpuSeconds)} s (${fmt(usPerPacket(r.load))} µs/packet)   router/haproxy per packet ${fmt(cpuRatio)} (goal ≤ 1.50: ${goal(cpuRatio <= 1.5)})   dropped haproxy ${h.load.dropped} router ${r.load.dropped} (goal 0: ${goal(r.load.dropped + rMem.dropped === 0)})${rMem.dropped > 0 ? `   dropped in the router's memory pass ${rMem.dropped}` : ''}${r.load.bytesMissing + h.load.bytesMissing > 0 ? `   bytes missing haproxy ${h.load.bytesMissing} router ${r.load.bytesMissing}` : ''}`,
+    `idle memory      ${count} logged-in connections (player + backend socket each), RSS per added connection, marginal N/2 → N: router after full GCs ${fmt(rMem.gcRssKbPerConnectionMarginal, 1)} KiB (goal ≤ 8 KiB: ${goal(rMem.gcRssKbPerConnectionMarginal <= 8)}; a fresh router, no load), of which V8 heap + external ${fmt(rMem.heapKbPerConnectionMarginal, 1)} KiB;  as found (the load's router, no forced GC: the earlier measure) router ${fmt(r.load.idleKbPerConnectionMarginal, 1)} KiB   haproxy ${fmt(h.load.idleKbPerConnectionMarginal, 1)} KiB`,
+    `                 per quarter (0 → N/4 → N/2 → 3N/4 → N, KiB per added connection): router after GCs [${rMem.quarterGcRssKb.map((x) => fmt(x, 1)).join(' ')}] as found [${r.load.quarterRssKb.map((x) => fmt(x, 1)).join(' ')}]   haproxy [${h.load.quarterRssKb.map((x) => fmt(x, 1)).join(' ')}];  whole delta / N (includes the heap's one-off growth, as found): haproxy ${fmt(h.load.idleKbPerConnection, 1)} KiB   router ${fmt(r.load.idleKbPerConnection, 1)} KiB (after 5 s ${fmt(r.load.idleKbPerConnectionSettled, 1)}; base RSS ${fmt(r.load.baseRssKb / 1024, 0)} MiB)`,
+    `                 router run as ${routerBenchConfig.routerRuntime === 'tsc' ? 'tsc output with node (as the image runs it; BENCH_ROUTER_RUNTIME=tsx for the source through tsx)' : 'TypeScript through tsx (BENCH_ROUTER_RUNTIME=tsx)'}`,
   ];
 }
 
@@ -157,6 +164,12 @@ async function main(): Promise<void> {
   // Players first, each proxy fresh (idle RSS is measured from the process's base).
   const h = await runProxy(haproxy, sinks, plan.count);
   const r = await runProxy(router, sinks, plan.count);
+  // Memory after full GCs on a fresh router of its own (see players(): GCs must not precede the load).
+  step(`router (a fresh process): ${plan.count} idle players, memory after full GCs`);
+  const fresh = await startRouter(backends, WANTED_FDS);
+  cleanups.push(() => fresh.stop());
+  const rMem = await players(fresh, fresh.ports.sink!, sinks.sink, plan.count, 0, step, true);
+  await fresh.stop();
   step(`bulk: ${routerBenchConfig.bulkRounds} alternating rounds of ${PAYLOAD_BYTES / 2 ** 20} MiB up and down`);
   const targets = [
     { name: 'direct', upPort: sinks.sink.port, downPort: sinks.source.port },
@@ -168,7 +181,7 @@ async function main(): Promise<void> {
   await router.stop(); // a clean exit writes the --cpu-prof profile
   const MB = 1024 * 1024;
   // Printed as soon as measured: a later failure (containers) does not lose the data-path numbers.
-  process.stdout.write(`bench:router (${PAYLOAD_BYTES / MB} MiB × ${routerBenchConfig.bulkRounds} rounds, ${routerBenchConfig.rttSamples} round trips, ${plan.count} players, ${benchConfig.routerPings} pings${routerBenchConfig.skipWake ? '' : `, ${benchConfig.routerWakes} wakes`})\n${report(plan.count, plan.note, direct, h, r, bulkReport(bulk, haproxyThreads)).join('\n')}\n`);
+  process.stdout.write(`bench:router (${PAYLOAD_BYTES / MB} MiB × ${routerBenchConfig.bulkRounds} rounds, ${routerBenchConfig.rttSamples} round trips, ${plan.count} players, ${benchConfig.routerPings} pings${routerBenchConfig.skipWake ? '' : `, ${benchConfig.routerWakes} wakes`})\n${report(plan.count, plan.note, direct, h, r, rMem, bulkReport(bulk, haproxyThreads)).join('\n')}\n`);
   const lines: string[] = [];
 
   step('status-ping round trips (router vs direct)');

@@ -70,6 +70,27 @@ const BACKEND_LINGER_MS = 5000;
  */
 const DRAINED = new FrameReader();
 
+/**
+ * Socket listeners shared by every connection (Node calls them with the socket as `this`; the
+ * connection is found by its sockets): per-connection closures and the contexts they capture
+ * cost an idle session about half a KiB (docs/router.md, "Memory per idle connection"). A
+ * WeakMap rather than a property on the socket, for the reason given in byte-pipe.ts.
+ */
+const owners = new WeakMap<Socket, ClientConnection>();
+function destroyOnError(this: Socket): void {
+  this.destroy();
+}
+function playerData(this: Socket, chunk: Buffer): void {
+  owners.get(this)?.received(chunk);
+}
+function playerClosed(this: Socket): void {
+  owners.get(this)?.closedByPlayer();
+}
+const destroySocket = (socket: Socket): void => void socket.destroy();
+function backendClosed(this: Socket, hadError: boolean): void {
+  owners.get(this)?.closedByBackend(hadError);
+}
+
 export class ClientConnection implements LoginContext {
   private frames = new FrameReader();
   private notify: (() => void) | undefined;
@@ -93,7 +114,7 @@ export class ClientConnection implements LoginContext {
   constructor(
     private readonly socket: Socket,
     readonly deps: ConnectionDeps,
-    private readonly onDone: () => void,
+    private readonly onDone: (conn: ClientConnection) => void,
   ) {
     this.clientAddress = normalizeAddress(socket.remoteAddress ?? '');
     this.clientPort = socket.remotePort ?? 0;
@@ -104,9 +125,10 @@ export class ClientConnection implements LoginContext {
 
   start(): void {
     this.socket.setNoDelay(true);
-    this.socket.on('data', this.onData);
-    this.socket.on('error', () => this.socket.destroy());
-    this.socket.on('close', () => this.onClose());
+    owners.set(this.socket, this);
+    this.socket.on('data', playerData);
+    this.socket.on('error', destroyOnError);
+    this.socket.on('close', playerClosed);
     this.deps.metrics.connectionsActive.inc();
     this.armTimer(this.deps.limits.handshakeTimeoutMs);
     this.run().catch((err: unknown) => this.fail(err));
@@ -133,23 +155,31 @@ export class ClientConnection implements LoginContext {
     return this.deps.trustedCidrs.length > 0 && anyCidrContains(this.deps.trustedCidrs, this.clientAddress);
   }
 
-  private readonly onData = (chunk: Buffer): void => {
+  /** Bytes before routing (the `data` listener until the pipe starts). */
+  received(chunk: Buffer): void {
     if (this.frames.receivedBytes + chunk.length > this.budget) {
       this.drop('oversized', `more than ${this.budget} bytes before routing`);
       return;
     }
     this.frames.push(chunk);
     this.notify?.();
-  };
+  }
 
-  private onClose(): void {
+  /** The backend's socket closed: the player's follows (at once after an error, else after what is queued). */
+  closedByBackend(hadError: boolean): void {
+    if (hadError) this.socket.destroy();
+    else this.socket.end();
+  }
+
+  /** The player's socket closed. */
+  closedByPlayer(): void {
     this.ended = true;
     this.notify?.();
     this.closed?.abort();
     this.clearTimer();
     if (this.backend && !this.backend.destroyed) {
       this.backend.end();
-      setTimeout(() => this.backend?.destroy(), BACKEND_LINGER_MS).unref();
+      setTimeout(destroySocket, BACKEND_LINGER_MS, this.backend).unref();
     }
     this.releasePreLoginSlot();
     if (this.playerKey !== undefined) this.deps.playerLimiter.release(this.playerKey);
@@ -166,7 +196,7 @@ export class ClientConnection implements LoginContext {
     if (this.session?.backend) {
       this.deps.sessions.disconnected(this.session, { durationMs: this.deps.clock.now() - this.sessionStart, bytesIn: this.socket.bytesRead, bytesOut: this.socket.bytesWritten });
     }
-    this.onDone();
+    this.onDone(this);
   }
 
   private releasePreLoginSlot(): void {
@@ -381,11 +411,12 @@ export class ClientConnection implements LoginContext {
     this.backend = backend;
     this.target = target;
     this.outcome = 'proxied';
-    this.socket.removeListener('data', this.onData);
+    this.socket.removeListener('data', playerData);
     this.socket.pause();
     backend.setNoDelay(true);
-    backend.on('error', () => backend.destroy());
-    backend.on('close', (hadError) => (hadError ? this.socket.destroy() : this.socket.end()));
+    owners.set(backend, this);
+    backend.on('error', destroyOnError);
+    backend.on('close', backendClosed);
     if (this.deps.sendProxyToBackends) {
       backend.write(
         writeProxyV2Header({
@@ -402,7 +433,9 @@ export class ClientConnection implements LoginContext {
     forwardBytes(backend, this.socket);
     this.deps.metrics.targetConnections.inc({ target: target.name });
     if (this.session) {
-      this.session = { ...this.session, backend: target };
+      // Object literals, not a spread: a spread copy got a hidden class of its own per session (~0.2 KiB).
+      const { player, clientAddress, instanceId } = this.session;
+      this.session = instanceId === undefined ? { player, clientAddress, backend: target } : { player, clientAddress, instanceId, backend: target };
       this.sessionStart = this.deps.clock.now();
       this.deps.metrics.targetPlayers.inc({ target: target.name });
       this.deps.sessions.loginAccepted(this.session);

@@ -62,8 +62,9 @@ export class Router {
       clock,
       timers: deps.timers ?? realTimers,
     };
+    const done = (conn: ClientConnection): void => void this.connections.delete(conn);
     this.server = createServer({ noDelay: true }, (socket) => {
-      const conn = new ClientConnection(socket, this.deps, () => this.connections.delete(conn));
+      const conn = new ClientConnection(socket, this.deps, done);
       this.connections.add(conn);
       conn.start();
     });

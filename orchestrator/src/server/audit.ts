@@ -4,7 +4,7 @@
 // refusals alike. Handlers may refine the target id and parameters.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { JsonObject, JsonValue } from '../domain/index.js';
+import type { AuditEvent, JsonObject, JsonValue } from '../domain/index.js';
 import { REDACTED } from '../lifecycle/settings.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
@@ -20,8 +20,13 @@ declare module 'fastify' {
     audit?: AuditSpec;
   }
   interface FastifyRequest {
-    /** Set by handlers (target id, redacted params) and by the error handler (error code). */
-    auditInfo?: { targetId?: string; params?: JsonObject; errorCode?: string };
+    /**
+     * Set by handlers (target id, redacted params) and by the error handler
+     * (error code). `recorded`: the handler's own store write already
+     * committed the success entry with its action (auditEntry), so the hook
+     * writes none.
+     */
+    auditInfo?: { targetId?: string; params?: JsonObject; errorCode?: string; recorded?: boolean };
   }
 }
 
@@ -69,16 +74,29 @@ export function registerAuditHook(app: FastifyInstance<any, any, any, any>, deps
     const spec = request.routeOptions.config?.audit;
     if (!spec) return payload;
     const ok = reply.statusCode < 400;
-    const info = request.auditInfo ?? {};
+    if (ok && request.auditInfo?.recorded) return payload;
     try {
-      await deps.store.audit.append({
-        at: deps.clock.now(), actor: actorOf(request), action: spec.action, targetKind: spec.targetKind,
-        targetId: info.targetId ?? defaultTarget(request), params: info.params ?? defaultParams(request),
-        result: ok ? 'ok' : 'error', errorCode: ok ? null : (info.errorCode ?? `HTTP_${reply.statusCode}`), requestId: request.id,
-      });
+      await deps.store.audit.append(auditEntry(request, deps.clock, ok ? 'ok' : 'error', reply.statusCode));
     } catch (err) {
       request.log.error({ err }, 'could not write the audit entry');
     }
     return payload;
   });
+}
+
+/**
+ * The request's audit entry, as the hook writes it. A handler whose store
+ * write can carry the entry in the same statement (allocate, release:
+ * one commit instead of two on the hot path) builds it here, passes it to the
+ * store and sets `auditInfo.recorded` once that committed.
+ */
+export function auditEntry(request: FastifyRequest, clock: Clock, result: 'ok' | 'error' = 'ok', statusCode = 200): Omit<AuditEvent, 'id'> {
+  const spec = request.routeOptions.config?.audit;
+  if (!spec) throw new Error(`route ${request.routeOptions.url ?? request.url} declares no audit`);
+  const info = request.auditInfo ?? {};
+  return {
+    at: clock.now(), actor: actorOf(request), action: spec.action, targetKind: spec.targetKind,
+    targetId: info.targetId ?? defaultTarget(request), params: info.params ?? defaultParams(request),
+    result, errorCode: result === 'ok' ? null : (info.errorCode ?? `HTTP_${statusCode}`), requestId: request.id,
+  };
 }

@@ -211,9 +211,11 @@ export interface InstanceRepository {
    * (PostgreSQL: SKIP LOCKED), so a crowd of allocators spreads over the
    * candidates instead of queueing on the best one. With `session`, the
    * claim also inserts that allocated session row atomically with it
-   * (PostgreSQL: one statement, no transaction round trips).
+   * (PostgreSQL: one statement, no transaction round trips). With `audit`,
+   * that entry (its params with `instanceId` of the claimed instance added)
+   * commits with the claim, and only if it claimed.
    */
-  claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: EpochMs; session?: { groupId: string | null; metadata: JsonObject } }): Promise<Instance | undefined>;
+  claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: EpochMs; session?: { groupId: string | null; metadata: JsonObject }; audit?: Omit<AuditEvent, 'id'> }): Promise<Instance | undefined>;
   /**
    * What an allocation's choice reads of a group, in one statement: per
    * instance only the fields rankAllocatable needs (no settings or config
@@ -226,9 +228,10 @@ export interface InstanceRepository {
    * PostgreSQL. With `groupIds`, only a session of one of those groups is
    * released (the caller's scope, checked in the same statement). Undefined
    * when nothing was released (unknown, already released, or outside
-   * `groupIds`): nothing changes then.
+   * `groupIds`): nothing changes then. With `audit`, that entry (its params
+   * with `instanceId` added) commits with the release, and only if it released.
    */
-  releaseSession(sessionId: string, now: EpochMs, opts?: { groupIds?: readonly string[] }): Promise<{ session: Session; instanceFreed: boolean } | undefined>;
+  releaseSession(sessionId: string, now: EpochMs, opts?: { groupIds?: readonly string[]; audit?: Omit<AuditEvent, 'id'> }): Promise<{ session: Session; instanceFreed: boolean } | undefined>;
   /**
    * Changes the lifecycle state and appends the history entry in one
    * transaction. With `from`, applies only when the current state is one of

@@ -74,6 +74,13 @@ describe.each([
     const instances = await store.instances.list({ groupId: 'arena' });
     expect(instances.filter((i) => i.sessionId !== null).map((i) => i.id)).toEqual([]);
     expect(instances.map((i) => i.id).sort()).toEqual(fixture.instanceIds);
+    // Each success audited exactly once (the entry commits with the claim or the release, the hook writes none then).
+    const allocated = (await store.audit.list({ targetKind: 'group', targetId: 'arena', limit: 1000 })).filter((e) => e.result === 'ok');
+    expect(allocated).toHaveLength(TOTAL);
+    expect(new Set(allocated.map((e) => (e.params as { allocationId: string }).allocationId)).size).toBe(TOTAL);
+    const one = sessions[0]!;
+    expect(allocated.find((e) => (e.params as { allocationId: string }).allocationId === one.id)).toMatchObject({ action: 'group.allocate', params: { allocationId: one.id, instanceId: one.instanceId } });
+    expect((await store.audit.list({ targetKind: 'allocation', targetId: one.id })).map((e) => [e.action, e.result, e.params])).toEqual([['allocation.release', 'ok', { instanceId: one.instanceId }]]);
   }, 120_000);
 
   it('release: only a token that may allocate in the group releases (403 otherwise, nothing changes); unknown is 404; a second release answers the released allocation', async () => {

@@ -149,6 +149,25 @@ export function allocationContract(handle: StoreHandle): void {
       expect(got.every((g) => g !== undefined)).toBe(true);
     });
 
+    it('with an audit entry, the claim and the release each commit theirs (instanceId added), only when they change something', async () => {
+      const store = handle.store();
+      await store.instances.create(instance('i1', { state: 'online' }));
+      const entry = (action: string, targetKind: string, targetId: string, params: Record<string, string>) => ({
+        at: T0, actor: 'alloc-bot', action, targetKind, targetId, params, result: 'ok' as const, errorCode: null, requestId: 'req-1',
+      });
+      const claim = (sid: string) => store.instances.claimForSession([{ id: 'i1', expectedVersion: 1 }], sid, { now: T0, session: { groupId: 'g1', metadata: {} }, audit: entry('group.allocate', 'group', 'g1', { allocationId: sid }) });
+      expect(await claim('s1')).toMatchObject({ id: 'i1' });
+      expect(await claim('s2')).toBeUndefined(); // lost: no entry
+      const release = () => store.instances.releaseSession('s1', T0 + 1, { audit: entry('allocation.release', 'allocation', 's1', {}) });
+      expect(await release()).toMatchObject({ instanceFreed: true });
+      expect(await release()).toBeUndefined(); // already released: no entry
+      const all = await store.audit.list({ actor: 'alloc-bot' });
+      expect(all.map((e) => [e.action, e.targetId, e.params, e.result, e.requestId]).reverse()).toEqual([
+        ['group.allocate', 'g1', { allocationId: 's1', instanceId: 'i1' }, 'ok', 'req-1'],
+        ['allocation.release', 's1', { instanceId: 'i1' }, 'ok', 'req-1'],
+      ]);
+    });
+
     it('an instance that moved on to another session keeps it', async () => {
       const store = handle.store();
       await store.instances.create(instance('i1', { state: 'online' }));

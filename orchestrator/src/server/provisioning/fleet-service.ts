@@ -5,7 +5,7 @@
 // are the instance creator's atomic path.
 
 import { randomUUID } from 'node:crypto';
-import type { Group, Instance, Session } from '../../domain/index.js';
+import type { AuditEvent, Group, Instance, Session } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
 import { rankAllocatable, type FleetHost, type FleetInstance } from '../../provisioning/index.js';
 import type { GroupJoinAnswer } from '../../protocol/registry-contract.js';
@@ -35,6 +35,8 @@ export interface AllocationRequest {
   players?: string[];
   /** With an empty buffer, spawn one and answer when it is online, waiting at most this long (ms). */
   waitMs?: number;
+  /** The request's audit entry: committed with the claim (params get allocationId and instanceId). */
+  audit?: Omit<AuditEvent, 'id'>;
 }
 
 export interface Allocation {
@@ -161,24 +163,26 @@ export class FleetService {
 
   /**
    * Ends an allocation: the instance returns to the buffer (if still online)
-   * and may be scaled down again. One atomic store call; with `principal`,
+   * and may be scaled down again. One atomic store call (with `audit`, the
+   * entry commits with it: `recorded`); with `principal`,
    * only in the groups it may allocate in (checked in the same statement):
    * FORBIDDEN for another group's allocation, NOT_FOUND for an unknown one.
    * An allocation already released is answered as it is.
    */
-  async release(allocationId: string, reason: string, principal?: { name: string; scopes: readonly string[] }): Promise<Session> {
+  async release(allocationId: string, reason: string, opts: { principal?: { name: string; scopes: readonly string[] }; audit?: Omit<AuditEvent, 'id'> } = {}): Promise<{ session: Session; recorded: boolean }> {
     const { store } = this.deps;
+    const { principal, audit } = opts;
     const allowed = principal ? groupsInScope(principal, 'allocate') : 'all';
-    const released = await store.instances.releaseSession(allocationId, this.now, allowed === 'all' ? {} : { groupIds: allowed });
+    const released = await store.instances.releaseSession(allocationId, this.now, { ...(allowed === 'all' ? {} : { groupIds: allowed }), ...(audit ? { audit } : {}) });
     if (!released) {
       const session = await store.sessions.get(allocationId);
       if (!session) throw new AppError('NOT_FOUND', `allocation ${allocationId} does not exist`);
       if (principal) assertGroupScope(principal, 'allocate', session.groupId ?? '');
       if (session.status === 'allocated') throw new AppError('CONFLICT', `allocation ${allocationId} changed concurrently; retry`, { retryable: true });
-      return session; // already released
+      return { session, recorded: false }; // already released
     }
     this.deps.logger.info({ allocationId, instanceId: released.session.instanceId, reason }, 'allocation released');
-    return released.session;
+    return { session: released.session, recorded: audit !== undefined };
   }
 
   async listAllocations(groupId: string): Promise<Session[]> {
@@ -252,7 +256,8 @@ export class FleetService {
     const sessionId = `alloc-${randomUUID()}`;
     const now = this.now;
     const metadata = { allocatedBy: actor.name, ...(req.players ? { players: req.players } : {}), ...(req.labels ? { labels: req.labels } : {}) };
-    const instance = await this.deps.store.instances.claimForSession(candidates, sessionId, { now, session: { groupId: group.id, metadata } });
+    const audit = req.audit ? { ...req.audit, params: { ...req.audit.params, allocationId: sessionId } } : undefined;
+    const instance = await this.deps.store.instances.claimForSession(candidates, sessionId, { now, session: { groupId: group.id, metadata }, ...(audit ? { audit } : {}) });
     if (!instance) return undefined;
     const endpoint = instance.endpoint ? `${instance.endpoint.host.includes(':') ? `[${instance.endpoint.host}]` : instance.endpoint.host}:${instance.endpoint.port}` : null;
     return { allocationId: sessionId, sessionId, instanceId: instance.id, groupId: group.id, endpoint, allocatedAt: now };

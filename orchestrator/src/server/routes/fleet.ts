@@ -9,7 +9,7 @@ import { ContractError, parseGroupJoinRequest, parseRouterTransferRequest } from
 import { parseIdleTiers } from '../../provisioning/index.js';
 import { parseDuration } from '../../shared/config.js';
 import { AppError } from '../../shared/errors.js';
-import { auditTarget } from '../audit.js';
+import { auditEntry, auditTarget } from '../audit.js';
 import { assertGroupScope, groupScope, readScope, ROUTER_ACCESS, writeScope } from '../auth/scopes.js';
 import type { ServerContext } from '../context.js';
 import { userActor } from '../services/lifecycle-service.js';
@@ -92,11 +92,12 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     const body = (req.body ?? {}) as Static<typeof AllocationBody>;
     assertGroupScope(req.principal, 'allocate', id);
     const waitMs = durationMs(body.wait, 'wait');
+    // The success entry commits with the claim itself (one commit on the hot path); a refusal is audited by the hook.
     const allocation = await ctx.fleet.allocate(id, {
       ...(body.variantId !== undefined ? { variantId: body.variantId } : {}), ...(body.labels ? { labels: body.labels } : {}),
-      ...(body.players ? { players: body.players } : {}), ...(waitMs !== undefined ? { waitMs } : {}),
+      ...(body.players ? { players: body.players } : {}), ...(waitMs !== undefined ? { waitMs } : {}), audit: { ...auditEntry(req, ctx.clock), targetId: id, params: {} },
     }, userActor(req.principal), req.id);
-    auditTarget(req, id, { allocationId: allocation.allocationId, instanceId: allocation.instanceId });
+    req.auditInfo = { targetId: id, params: { allocationId: allocation.allocationId, instanceId: allocation.instanceId }, recorded: true };
     return reply.status(201).send({ ...allocation, allocatedAt: new Date(allocation.allocatedAt).toISOString() });
   });
 
@@ -117,9 +118,12 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
   }, async (req) => {
     const { id } = req.params as Static<typeof IdParams>;
     auditTarget(req, id, {});
-    // The group scope is checked in the release statement itself (one round trip in the common case).
-    const released = await ctx.fleet.release(id, `released by ${req.principal?.name ?? 'anonymous'}`, req.principal ?? { name: 'anonymous', scopes: [] });
-    auditTarget(req, id, { instanceId: released.instanceId });
+    // The group scope is checked in the release statement itself, and the entry commits with it (one round trip
+    // in the common case); an allocation already released, or a refusal, is audited by the hook.
+    const { session: released, recorded } = await ctx.fleet.release(id, `released by ${req.principal?.name ?? 'anonymous'}`, {
+      principal: req.principal ?? { name: 'anonymous', scopes: [] }, audit: auditEntry(req, ctx.clock),
+    });
+    req.auditInfo = { targetId: id, params: { instanceId: released.instanceId }, recorded };
     return { allocationId: released.id, instanceId: released.instanceId, status: released.status, releasedAt: released.releasedAt === null ? null : new Date(released.releasedAt).toISOString() };
   });
 

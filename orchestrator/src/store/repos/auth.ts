@@ -1,6 +1,6 @@
 // API tokens (hashed secrets only) and the append-only audit log.
 
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { ApiToken, AuditEvent } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import { boundedLimit, isUniqueViolation, type StoreContext } from '../context.js';
@@ -74,6 +74,14 @@ function toAudit(r: Selectable<AuditTable>): AuditEvent {
   };
 }
 
+/** An audit entry as its row (also written by statements that record their action's entry themselves). */
+export function auditRow(e: Omit<AuditEvent, 'id'>): Insertable<AuditTable> {
+  return {
+    at: e.at, actor: e.actor, action: e.action, target_kind: e.targetKind, target_id: e.targetId,
+    params: toJson(e.params), result: e.result, error_code: e.errorCode, request_id: e.requestId,
+  };
+}
+
 export class KyselyAuditRepository implements AuditRepository {
   /** Outside a transaction, entries written at the same time share one statement and one commit. */
   private readonly batch: GroupCommit<Omit<AuditEvent, 'id'>, AuditEvent> | undefined;
@@ -94,10 +102,7 @@ export class KyselyAuditRepository implements AuditRepository {
   private async insert(events: Omit<AuditEvent, 'id'>[]): Promise<AuditEvent[]> {
     const rows = await this.ctx.db
       .insertInto('audit_events')
-      .values(events.map((e) => ({
-        at: e.at, actor: e.actor, action: e.action, target_kind: e.targetKind, target_id: e.targetId,
-        params: toJson(e.params), result: e.result, error_code: e.errorCode, request_id: e.requestId,
-      })))
+      .values(events.map(auditRow))
       .returningAll()
       .execute();
     // Ids are assigned in the order of the values; RETURNING's own order is not guaranteed (SQLite).

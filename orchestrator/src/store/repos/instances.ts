@@ -1,8 +1,8 @@
 // Instances with an optimistic version column; state transitions write the
 // history entry in the same transaction.
 
-import { sql, type Selectable } from 'kysely';
-import type { HostStatus, Instance, InstanceState, JsonObject, Session } from '../../domain/index.js';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
+import type { AuditEvent, HostStatus, Instance, InstanceState, JsonObject, Session } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import { isUniqueViolation, PREPARED, type StoreContext } from '../context.js';
 import { toJson } from '../json.js';
@@ -11,9 +11,23 @@ import type { AllocationRow, ClaimCandidate, InstanceFilter, InstancePatch, Inst
 import { appendHistory } from './history.js';
 import { INSTANCE_COLUMNS, toInstance, toRow, toRowPatch } from './instance-rows.js';
 import { toSession } from './sessions.js';
+import { auditRow } from './auth.js';
 
 /** The instance columns by name (a prepared statement's result type must not change when a migration adds one). */
 const INSTANCE_LIST = sql.raw(INSTANCE_COLUMNS.join(', '));
+
+/**
+ * PostgreSQL: the INSERT of an audit entry into a data-modifying CTE, one row
+ * per row of `from` (none when the action changed nothing), its params with
+ * `instanceId` taken from `instanceId`.
+ */
+function auditedInsert(entry: Omit<AuditEvent, 'id'>, instanceId: RawBuilder<unknown>, from: RawBuilder<unknown>): RawBuilder<unknown> {
+  const row = auditRow(entry);
+  return sql`insert into audit_events (at, actor, action, target_kind, target_id, params, result, error_code, request_id)
+    select ${row.at}::bigint, ${row.actor}::text, ${row.action}::text, ${row.target_kind}::text, ${row.target_id ?? null}::text,
+      (${row.params}::jsonb || jsonb_build_object('instanceId', ${instanceId}))::text, ${row.result}::text, ${row.error_code ?? null}::text, ${row.request_id ?? null}::text
+    from ${from} returning id`;
+}
 
 /** Second key of the advisory lock that serializes cap checks (PostgreSQL). */
 const PLACEMENT_LOCK = 1;
@@ -95,7 +109,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
     throw new AppError('CONFLICT', `instance ${id} changed concurrently (version ${current.version}, expected ${opts.expectedVersion}); reload and retry`);
   }
 
-  async claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: number; session?: { groupId: string | null; metadata: JsonObject } }): Promise<Instance | undefined> {
+  async claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: number; session?: { groupId: string | null; metadata: JsonObject }; audit?: Omit<AuditEvent, 'id'> }): Promise<Instance | undefined> {
     if (candidates.length === 0) return undefined;
     const session = opts.session;
     if (this.ctx.dialect === 'postgres') {
@@ -110,6 +124,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
           returning id
         )`
         : sql``;
+      const audited = opts.audit ? sql`, audited as (${auditedInsert(opts.audit, sql`claimed.id`, sql`claimed`)})` : sql``;
       const { rows } = await sql<Selectable<InstancesTable>>`${sql.raw(PREPARED)}
         with wanted (id, version, rank) as (values ${wanted}),
         pick as (
@@ -119,7 +134,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
           update instances set session_id = ${sessionId}, updated_at = ${opts.now}, version = version + 1
           where id in (select id from pick) and session_id is null
           returning ${INSTANCE_LIST}
-        )${recorded}
+        )${recorded}${audited}
         select ${INSTANCE_LIST} from claimed`.execute(this.ctx.db);
       return rows[0] && toInstance(rows[0]);
     }
@@ -136,13 +151,14 @@ export class KyselyInstanceRepository implements InstanceRepository {
             id: sessionId, group_id: session.groupId, instance_id: c.id, status: 'allocated', metadata: toJson(session.metadata), created_at: opts.now, released_at: null,
           }).execute();
         }
+        if (opts.audit) await db.insertInto('audit_events').values(auditRow({ ...opts.audit, params: { ...opts.audit.params, instanceId: c.id } })).execute();
         return toInstance(row);
       }
       return undefined;
     });
   }
 
-  async releaseSession(sessionId: string, now: number, opts: { groupIds?: readonly string[] } = {}): Promise<{ session: Session; instanceFreed: boolean } | undefined> {
+  async releaseSession(sessionId: string, now: number, opts: { groupIds?: readonly string[]; audit?: Omit<AuditEvent, 'id'> } = {}): Promise<{ session: Session; instanceFreed: boolean } | undefined> {
     const groupIds = opts.groupIds;
     if (groupIds?.length === 0) return undefined;
     if (this.ctx.dialect === 'postgres') {
@@ -154,7 +170,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
         ), freed as (
           update instances set session_id = null, updated_at = ${now}, version = version + 1
           where session_id = ${sessionId} and id in (select instance_id from rel) returning id
-        )
+        )${opts.audit ? sql`, audited as (${auditedInsert(opts.audit, sql`rel.instance_id`, sql`rel`)})` : sql``}
         select id, group_id, instance_id, status, metadata, created_at, released_at, (select count(*) from freed) as freed from rel`.execute(this.ctx.db);
       const row = rows[0];
       return row && { session: toSession(row), instanceFreed: Number(row.freed) > 0 };
@@ -166,6 +182,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
       if (!row) return undefined;
       const freed = await db.updateTable('instances').set({ session_id: null, updated_at: now }).set((eb) => ({ version: eb('version', '+', 1) }))
         .where('id', '=', row.instance_id).where('session_id', '=', sessionId).executeTakeFirst();
+      if (opts.audit) await db.insertInto('audit_events').values(auditRow({ ...opts.audit, params: { ...opts.audit.params, instanceId: row.instance_id } })).execute();
       return { session: toSession(row), instanceFreed: Number(freed.numUpdatedRows) > 0 };
     });
   }

@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { pino } from 'pino';
 import { systemClock } from '../src/server/clock.js';
 import { orchestratorConfig } from '../src/server/config.js';
 import { buildOrchestrator } from '../src/server/orchestrator.js';
 import { seedOnlineBuffer } from '../test/support/fleet-buffer.js';
+import { freshDatabase } from '../test/support/postgres.js';
 import { allocationLoadInChild } from './allocation-clients.js';
 import { benchConfig } from './bench-config.js';
 
@@ -27,24 +27,11 @@ export interface AllocationFigures {
 }
 
 async function withPostgres<T>(fn: (url: string) => Promise<T>): Promise<T> {
-  const name = `ec_bench_fleet_${process.pid}`;
-  const admin = async (q: string) => {
-    const c = new pg.Client({ connectionString: benchConfig.pgAdminUrl });
-    await c.connect();
-    try {
-      await c.query(q);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`drop database if exists ${name} with (force)`);
-  await admin(`create database ${name}`);
-  const url = new URL(benchConfig.pgAdminUrl);
-  url.pathname = `/${name}`;
+  const db = await freshDatabase('ec_bench_fleet', benchConfig.pgAdminUrl);
   try {
-    return await fn(url.toString());
+    return await fn(db.url);
   } finally {
-    await admin(`drop database if exists ${name} with (force)`);
+    await db.drop();
   }
 }
 

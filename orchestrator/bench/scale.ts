@@ -26,6 +26,7 @@ import { buildOrchestrator, type Orchestrator } from '../src/server/orchestrator
 import { toRow } from '../src/store/repos/instance-rows.js';
 import type { Store } from '../src/store/store.js';
 import { group, instance, templateVersion } from '../test/store/fixtures.js';
+import { freshDatabase } from '../test/support/postgres.js';
 import { allocationLoadInChild } from './allocation-clients.js';
 import { benchConfig } from './bench-config.js';
 import { startSimulatedAgents, type SimulatedAgents } from './simulated-agents.js';
@@ -66,24 +67,10 @@ async function cleanup(): Promise<void> {
   for (const c of toClean.splice(0).reverse()) await c().catch((err: unknown) => console.error(`cleanup: ${(err as Error).message}`));
 }
 
-async function adminQuery(q: string): Promise<void> {
-  const c = new pg.Client({ connectionString: benchConfig.pgAdminUrl });
-  await c.connect();
-  try {
-    await c.query(q);
-  } finally {
-    await c.end();
-  }
-}
-
 async function tempDatabase(): Promise<string> {
-  const name = `ec_bench_scale_${process.pid}`;
-  await adminQuery(`drop database if exists ${name} with (force)`);
-  await adminQuery(`create database ${name}`);
-  toClean.push(() => adminQuery(`drop database if exists ${name} with (force)`));
-  const url = new URL(benchConfig.pgAdminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  const db = await freshDatabase('ec_bench_scale', benchConfig.pgAdminUrl);
+  toClean.push(() => db.drop());
+  return db.url;
 }
 
 // The heartbeat clients run in a child process (plain node:http, keep-alive),

@@ -76,7 +76,7 @@ export function registerAuditHook(app: FastifyInstance<any, any, any, any>, deps
     const ok = reply.statusCode < 400;
     if (ok && request.auditInfo?.recorded) return payload;
     try {
-      await deps.store.audit.append(auditEntry(request, deps.clock, ok ? 'ok' : 'error', reply.statusCode));
+      await deps.store.audit.append(auditEntry(request, deps.clock, { result: ok ? 'ok' : 'error', statusCode: reply.statusCode }));
     } catch (err) {
       request.log.error({ err }, 'could not write the audit entry');
     }
@@ -90,10 +90,14 @@ export function registerAuditHook(app: FastifyInstance<any, any, any, any>, deps
  * one commit instead of two on the hot path) builds it here, passes it to the
  * store and sets `auditInfo.recorded` once that committed.
  */
-export function auditEntry(request: FastifyRequest, clock: Clock, result: 'ok' | 'error' = 'ok', statusCode = 200): Omit<AuditEvent, 'id'> {
+export function auditEntry(
+  request: FastifyRequest, clock: Clock,
+  opts: { result?: 'ok' | 'error'; statusCode?: number; targetId?: string; params?: JsonObject } = {},
+): Omit<AuditEvent, 'id'> {
   const spec = request.routeOptions.config?.audit;
   if (!spec) throw new Error(`route ${request.routeOptions.url ?? request.url} declares no audit`);
-  const info = request.auditInfo ?? {};
+  const { result = 'ok', statusCode = 200 } = opts;
+  const info = { ...request.auditInfo, ...(opts.targetId !== undefined ? { targetId: opts.targetId } : {}), ...(opts.params ? { params: opts.params } : {}) };
   return {
     at: clock.now(), actor: actorOf(request), action: spec.action, targetKind: spec.targetKind,
     targetId: info.targetId ?? defaultTarget(request), params: info.params ?? defaultParams(request),

@@ -11,7 +11,6 @@ import type { Database } from './schema.js';
 
 const INT8_OID = 20;
 
-
 /** The pool, with PREPARED statements sent by name (one name per distinct text). */
 function preparingPool(pool: pg.Pool): PostgresPool {
   const names = new Map<string, string>();

@@ -98,8 +98,6 @@ export interface HostRepository {
   /** Subtracts `mb` from the reservation (floored at 0). */
   releaseMemory(hostId: string, mb: number): Promise<void>;
   countByStatus(): Promise<Record<HostStatus, number>>;
-  /** Status and instance count of each of these hosts that exists: one slim query (the allocation path). */
-  statusAndLoad(ids: readonly string[]): Promise<Record<string, { status: HostStatus; instanceCount: number }>>;
   delete(id: string): Promise<void>;
 }
 
@@ -348,7 +346,6 @@ export interface SessionRepository {
   create(session: Session): Promise<Session>;
   get(id: string): Promise<Session | undefined>;
   list(filter?: { instanceId?: string; groupId?: string; status?: Session['status'] }): Promise<Session[]>;
-  release(id: string, now: EpochMs): Promise<Session>;
 }
 
 export interface TransferRepository {

@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
+import { freshDatabase } from '../support/postgres.js';
 import { pino } from 'pino';
 import { ManualClock } from '../../src/server/clock.js';
 import { orchestratorConfig } from '../../src/server/config.js';
@@ -93,21 +93,8 @@ export async function testOrchestrator(opts: TestOrchestratorOptions = {}): Prom
 }
 
 /** A fresh PostgreSQL database for one test file; drop() removes it. */
-export async function freshPostgres(prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`.replace(/[^a-z0-9_]/g, '_');
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`create database ${name}`);
-  const base = new URL(PG_ADMIN_URL);
-  base.pathname = `/${name}`;
-  return { url: base.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
+export function freshPostgres(prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  return freshDatabase(prefix, PG_ADMIN_URL);
 }
 
 // ---------------------------------------------------------------- fake agent

@@ -88,7 +88,7 @@ describe('pending transfers', () => {
     const created = await t.call('POST', '/api/v1/transfers', { body: { player: 'Matcher', target: { session: 'sess-1' } } });
     expect(created.status).toBe(201);
     expect((await claim(t, router, { player: 'Matcher' })).body).toMatchObject({ instanceId: 'match-1' });
-    await store.sessions.release('sess-1', t.clock.now());
+    await store.instances.releaseSession('sess-1', t.clock.now());
     const gone = await t.call('POST', '/api/v1/transfers', { body: { player: 'Matcher', target: { session: 'sess-1' } } });
     expect(gone.status).toBe(404);
     expect(gone.body.error.message).toMatch(/session sess-1/);

@@ -89,9 +89,10 @@ export class FleetService {
 
   constructor(private readonly deps: FleetServiceDeps) {
     deps.changes?.subscribe((c) => {
-      if (c.kind === 'group' || c.kind === 'system') this.groupChanges++;
+      if (c.kind !== 'group' && c.kind !== 'system') return;
+      this.groupChanges++;
       if (c.kind === 'group' && c.id !== undefined) this.groupCache.delete(c.id);
-      else if (c.kind === 'group' || c.kind === 'system') this.groupCache.clear(); // a resync, or a change without an id
+      else this.groupCache.clear(); // a resync, or a change without an id
     });
   }
 
@@ -249,8 +250,9 @@ export class FleetService {
 
   /**
    * The claim (version-checked, unallocated, the first free candidate) and
-   * the session row, atomically (one statement on PostgreSQL); undefined
-   * when others got every candidate. Audit and logs happen after it, outside.
+   * the session row, atomically (one statement on PostgreSQL), with the
+   * request's audit entry when it carries one; undefined when others got
+   * every candidate.
    */
   private async claim(group: Group, candidates: ClaimCandidate[], req: AllocationRequest, actor: Actor): Promise<Allocation | undefined> {
     const sessionId = `alloc-${randomUUID()}`;

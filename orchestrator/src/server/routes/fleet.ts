@@ -95,7 +95,7 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     // The success entry commits with the claim itself (one commit on the hot path); a refusal is audited by the hook.
     const allocation = await ctx.fleet.allocate(id, {
       ...(body.variantId !== undefined ? { variantId: body.variantId } : {}), ...(body.labels ? { labels: body.labels } : {}),
-      ...(body.players ? { players: body.players } : {}), ...(waitMs !== undefined ? { waitMs } : {}), audit: { ...auditEntry(req, ctx.clock), targetId: id, params: {} },
+      ...(body.players ? { players: body.players } : {}), ...(waitMs !== undefined ? { waitMs } : {}), audit: auditEntry(req, ctx.clock, { targetId: id, params: {} }),
     }, userActor(req.principal), req.id);
     req.auditInfo = { targetId: id, params: { allocationId: allocation.allocationId, instanceId: allocation.instanceId }, recorded: true };
     return reply.status(201).send({ ...allocation, allocatedAt: new Date(allocation.allocatedAt).toISOString() });

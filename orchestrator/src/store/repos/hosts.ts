@@ -220,18 +220,6 @@ export class KyselyHostRepository implements HostRepository {
     return out;
   }
 
-  async statusAndLoad(ids: readonly string[]): Promise<Record<string, { status: HostStatus; instanceCount: number }>> {
-    if (ids.length === 0) return {};
-    const rows = await this.ctx.db
-      .selectFrom('hosts')
-      .leftJoin('instances', 'instances.host_id', 'hosts.id')
-      .select(['hosts.id as id', 'hosts.status as status', (eb) => eb.fn.count<number>('instances.id').as('n')])
-      .where('hosts.id', 'in', ids)
-      .groupBy(['hosts.id', 'hosts.status'])
-      .execute();
-    return Object.fromEntries(rows.map((r) => [r.id, { status: r.status as HostStatus, instanceCount: Number(r.n) }]));
-  }
-
   async delete(id: string): Promise<void> {
     this.ctx.heartbeats.forget(id);
     await this.ctx.db.deleteFrom('hosts').where('id', '=', id).execute();

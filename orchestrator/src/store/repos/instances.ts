@@ -16,6 +16,11 @@ import { auditRow } from './auth.js';
 /** The instance columns by name (a prepared statement's result type must not change when a migration adds one). */
 const INSTANCE_LIST = sql.raw(INSTANCE_COLUMNS.join(', '));
 
+/** An action's audit entry, its params with the instance the action touched. */
+function withInstance(entry: Omit<AuditEvent, 'id'>, instanceId: string): Omit<AuditEvent, 'id'> {
+  return { ...entry, params: { ...entry.params, instanceId } };
+}
+
 /**
  * PostgreSQL: the INSERT of an audit entry into a data-modifying CTE, one row
  * per row of `from` (none when the action changed nothing), its params with
@@ -151,7 +156,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
             id: sessionId, group_id: session.groupId, instance_id: c.id, status: 'allocated', metadata: toJson(session.metadata), created_at: opts.now, released_at: null,
           }).execute();
         }
-        if (opts.audit) await db.insertInto('audit_events').values(auditRow({ ...opts.audit, params: { ...opts.audit.params, instanceId: c.id } })).execute();
+        if (opts.audit) await db.insertInto('audit_events').values(auditRow(withInstance(opts.audit, c.id))).execute();
         return toInstance(row);
       }
       return undefined;
@@ -182,7 +187,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
       if (!row) return undefined;
       const freed = await db.updateTable('instances').set({ session_id: null, updated_at: now }).set((eb) => ({ version: eb('version', '+', 1) }))
         .where('id', '=', row.instance_id).where('session_id', '=', sessionId).executeTakeFirst();
-      if (opts.audit) await db.insertInto('audit_events').values(auditRow({ ...opts.audit, params: { ...opts.audit.params, instanceId: row.instance_id } })).execute();
+      if (opts.audit) await db.insertInto('audit_events').values(auditRow(withInstance(opts.audit, row.instance_id))).execute();
       return { session: toSession(row), instanceFreed: Number(freed.numUpdatedRows) > 0 };
     });
   }

@@ -56,14 +56,6 @@ export class KyselySessionRepository implements SessionRepository {
       .execute();
     return rows.map(toSession);
   }
-
-  async release(id: string, now: number): Promise<Session> {
-    await this.ctx.db.updateTable('sessions').set({ status: 'released', released_at: now })
-      .where('id', '=', id).where('status', '=', 'allocated').execute();
-    const s = await this.get(id);
-    if (!s) throw new AppError('NOT_FOUND', `session ${id} does not exist`);
-    return s;
-  }
 }
 
 function toTransfer(r: Selectable<TransfersTable>): Transfer {

@@ -28,6 +28,12 @@ export interface OrchestratorApiOptions {
   fetch?: FetchLike;
   /** Per request; a wake or claim sits on a player's login path. */
   timeoutMs?: number;
+  /**
+   * A group join's own bound (default 15 s): the player may be parked on the
+   * fallback while it is in flight, and its answer still names the world
+   * they are sent back to, so a slow orchestrator must not lose it.
+   */
+  joinTimeoutMs?: number;
 }
 
 /** The calls the router makes besides the registry stream (an interface so tests can swap the transport). */
@@ -47,10 +53,12 @@ const playerBody = (player: Player): { player: string; uuid?: string } => (playe
 export class OrchestratorApi implements RouterApi {
   private readonly fetch: FetchLike;
   private readonly timeoutMs: number;
+  private readonly joinTimeoutMs: number;
 
   constructor(private readonly options: OrchestratorApiOptions) {
     this.fetch = options.fetch ?? fetch;
     this.timeoutMs = options.timeoutMs ?? 3000;
+    this.joinTimeoutMs = options.joinTimeoutMs ?? Math.max(this.timeoutMs, 15_000);
   }
 
   async requestWake(instanceId: string, action: WakeAction): Promise<WakeAccepted> {
@@ -60,7 +68,7 @@ export class OrchestratorApi implements RouterApi {
   }
 
   async joinGroup(groupId: string, player: Player): Promise<GroupJoinAnswer> {
-    const { status, body } = await this.post(groupJoinPath(groupId), playerBody(player));
+    const { status, body } = await this.post(groupJoinPath(groupId), playerBody(player), this.joinTimeoutMs);
     if (status === 200) return this.parse(body, parseGroupJoinAnswer, 'group join answer');
     throw this.failure(status, body, `join group ${groupId}`);
   }
@@ -82,13 +90,13 @@ export class OrchestratorApi implements RouterApi {
     if (status !== 204 && status !== 200) throw this.failure(status, body, 'session report');
   }
 
-  private async post(path: string, payload: unknown): Promise<{ status: number; body: unknown }> {
+  private async post(path: string, payload: unknown, timeoutMs = this.timeoutMs): Promise<{ status: number; body: unknown }> {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     let res: Response;
     let text: string;
     try {
-      res = await this.fetch(`${this.options.baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(payload), signal: AbortSignal.timeout(this.timeoutMs) });
+      res = await this.fetch(`${this.options.baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(payload), signal: AbortSignal.timeout(timeoutMs) });
       text = await res.text();
     } catch (err) {
       throw new AppError('UPSTREAM_FAILED', `orchestrator unreachable (POST ${path}): ${(err as Error).message}`, { retryable: true, cause: err });

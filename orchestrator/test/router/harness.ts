@@ -236,9 +236,9 @@ export function fakeWakes(parts: Partial<WakeCoordinator> = {}): WakeCoordinator
     calls,
     wake: (id: string, action: WakeAction | null, signal: AbortSignal) => (calls.push(`wake ${id} ${action ?? 'wait'}`), parts.wake ? parts.wake(id, action, signal) : Promise.resolve()),
     request: (id: string, action: WakeAction) => (calls.push(`${action} ${id}`), parts.request ? parts.request(id, action) : Promise.resolve()),
-    joinGroup: (groupId: string, name: string, player: Player, signal: AbortSignal): Promise<BackendTarget> => {
+    joinGroup: (groupId: string, name: string, player: Player, signal: AbortSignal, onInstance?: (instanceId: string, paused?: BackendTarget) => void): Promise<BackendTarget> => {
       calls.push(`join ${groupId} ${player.name}`);
-      return parts.joinGroup ? parts.joinGroup(groupId, name, player, signal) : Promise.reject(new Error('no join'));
+      return parts.joinGroup ? parts.joinGroup(groupId, name, player, signal, onInstance) : Promise.reject(new Error('no join'));
     },
     expectedStartMs: (id: string) => (parts.expectedStartMs ? parts.expectedStartMs(id) : null),
     returnWhenOnline: (player: Player, id: string, signal: AbortSignal) => {

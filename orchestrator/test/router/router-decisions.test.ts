@@ -102,6 +102,23 @@ describe('route plans', () => {
     expect(await r.router.metrics.value(r.router.metrics.wakes, { result: 'timeout' })).toBe(1);
   });
 
+  it('join-group answered after the hold ended: the player is parked on the fallback and still watched for the world the late answer names', async () => {
+    const lobby = await startMcBackend('lobby');
+    const waker = fakeWakes({
+      // The orchestrator answers the join 600 ms after the 300 ms hold ended (a busy control plane).
+      joinGroup: (_g, _n, _p, _signal, onInstance) => new Promise((_resolve, reject) => setTimeout(() => {
+        onInstance?.('late-1');
+        reject(new Error('hold already ended'));
+      }, 900)),
+    });
+    const resolver = fixedResolver({ kind: 'join-group', groupId: 'events', name: 'events', fallback: [{ name: 'lobby', host: '127.0.0.1', port: lobby.port }] });
+    const r = await startRouter('', { resolver, waker, limits: { loginRatelimitMs: 0, wakeHoldTimeoutMs: 300 } });
+    const out = await mcLogin(r.port, 'Parked', { waitForBackend: lobby });
+    expect(out.ended).toBe('backend-login');
+    expect(waker.calls).toEqual(['join events Parked']);
+    await waitUntil(() => waker.calls.includes('return Parked late-1'), 3000, 'the late answer is watched');
+  });
+
   it('refuse with a start: requests the start and the client sees the message; status says stopped', async () => {
     const starts: string[] = [];
     const waker = fakeWakes({ request: async (id) => void starts.push(id) });

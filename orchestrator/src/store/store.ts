@@ -183,10 +183,6 @@ export interface AllocationRow {
   /** containerConfig.labels. */
   labels: Record<string, string> | undefined;
   version: number;
-  /** The host's status, null when the instance has no host or the host row is gone. */
-  hostStatus: HostStatus | null;
-  /** How many instances (of any group) the host holds; 0 without a host. */
-  hostLoad: number;
 }
 
 export interface InstanceRepository {

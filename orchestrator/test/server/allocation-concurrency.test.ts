@@ -115,6 +115,27 @@ describe.each([
     expect((await ask()).body).toMatchObject({ error: { code: 'CAPACITY_EXHAUSTED' } });
   });
 
+  it('an allocation sees a host change at once (the hosts it keeps for the hot path are dropped by the change): maintenance and offline hosts are skipped, a recovered one is used again', async () => {
+    const { t } = await listening(await env());
+    const store = t.o.ctx.store;
+    const fixture = await seedOnlineBuffer(store, { groupId: 'hosty', size: 2, hosts: 2, now: Date.now() });
+    const [h1, h2] = fixture.hostIds as [string, string];
+    const onHost = async (hostId: string) => (await store.instances.list({ groupId: 'hosty' })).find((i) => i.hostId === hostId)!.id;
+    const allocate = async () => (await t.call('POST', '/api/v1/groups/hosty/allocations', { body: {} })).body as { allocationId?: string; instanceId?: string; error?: { code: string } };
+    const release = (a: { allocationId?: string }) => t.call('DELETE', `/api/v1/allocations/${a.allocationId}`);
+    const first = await allocate(); // fills the kept host view
+    await release(first);
+    await store.hosts.setMaintenance(h1, { enabled: true, message: 'disk swap', since: Date.now() }, Date.now());
+    await store.hosts.setStatus(h1, 'MAINTENANCE', { now: Date.now() });
+    const away = await allocate();
+    expect(away.instanceId).toBe(await onHost(h2));
+    await release(away);
+    await store.hosts.setStatus(h2, 'OFFLINE', { now: Date.now() });
+    expect((await allocate()).error?.code).toBe('CAPACITY_EXHAUSTED');
+    await store.hosts.setStatus(h1, 'ONLINE', { now: Date.now() });
+    expect((await allocate()).instanceId).toBe(await onHost(h1));
+  });
+
   it('a buffer smaller than the crowd answers clean 409 CAPACITY_EXHAUSTED and still never doubles', async () => {
     const { t, url } = await listening(await env());
     const store = t.o.ctx.store;

@@ -82,13 +82,33 @@ const CLAIM_BATCH = 16;
  */
 const GROUP_CACHE_MS = 1000;
 
+/**
+ * How long allocations share one read of the hosts' status and instance
+ * counts. The count only orders candidates (packed or distributed), and every
+ * host change (status, maintenance, a new or deleted host; on any replica,
+ * through the change port) drops the read at once, so the bound only covers
+ * instances created or deleted since: a preference, never a correctness
+ * condition (the claim re-checks the instance atomically). Counting per
+ * allocation cost a scan of every instance at 10,000 of them.
+ */
+const HOST_VIEW_MS = 1000;
+
 export class FleetService {
   private readonly groupCache = new Map<string, { group: Group; at: number }>();
   /** Bumped by every group change: a read that a change overtook is not kept. */
   private groupChanges = 0;
+  private hostView: { hosts: FleetHost[]; at: number } | undefined;
+  /** The read in flight: allocations arriving meanwhile share it. */
+  private hostViewRead: Promise<FleetHost[]> | undefined;
+  /** Bumped by every host change, as groupChanges. */
+  private hostChanges = 0;
 
   constructor(private readonly deps: FleetServiceDeps) {
     deps.changes?.subscribe((c) => {
+      if (c.kind === 'host' || c.kind === 'system') {
+        this.hostChanges++;
+        this.hostView = undefined;
+      }
       if (c.kind !== 'group' && c.kind !== 'system') return;
       this.groupChanges++;
       if (c.kind === 'group' && c.id !== undefined) this.groupCache.delete(c.id);
@@ -116,6 +136,25 @@ export class FleetService {
     if (this.groupChanges === changesBefore) this.groupCache.set(groupId, { group, at: now });
     if (this.groupCache.size > 1024) this.groupCache.delete(this.groupCache.keys().next().value!);
     return group;
+  }
+
+  /** Every host's status and instance count as read at most HOST_VIEW_MS ago and not changed since (allocations). */
+  private recentHosts(): Promise<FleetHost[]> {
+    const now = this.now;
+    const view = this.hostView;
+    if (view && now - view.at < HOST_VIEW_MS && now >= view.at) return Promise.resolve(view.hosts);
+    if (this.hostViewRead) return this.hostViewRead;
+    const changesBefore = this.hostChanges;
+    const { store } = this.deps;
+    const read = Promise.all([store.hosts.list(), store.instances.countByHost()]).then(([hosts, counts]) => {
+      const fleetHosts = hosts.map((h): FleetHost => ({ id: h.id, instanceCount: counts[h.id] ?? 0, status: h.status }));
+      if (this.hostChanges === changesBefore) this.hostView = { hosts: fleetHosts, at: now };
+      return fleetHosts;
+    }).finally(() => {
+      if (this.hostViewRead === read) this.hostViewRead = undefined;
+    });
+    this.hostViewRead = read;
+    return read;
   }
 
   /** Creates and starts one instance in the group through the normal caps and placement (the buffer fills with it once online). */
@@ -234,7 +273,8 @@ export class FleetService {
     const { store } = this.deps;
     const filter = { ...(req.variantId !== undefined ? { variantId: req.variantId } : {}), ...(req.labels ? { labels: req.labels } : {}) };
     for (let read = 1; read <= ALLOCATION_READS; read++) {
-      const snap = await allocationSnapshot(store, group.id);
+      const [rows, hosts] = await Promise.all([store.instances.allocationRows(group.id), this.recentHosts()]);
+      const snap = allocationSnapshot(rows, hosts);
       const ranked = rankAllocatable(snap.fleet, snap.hosts, group.placement, filter);
       if (ranked.length === 0) return undefined;
       const version = new Map(snap.rows.map((r) => [r.id, r.version]));
@@ -304,24 +344,19 @@ export class FleetService {
 }
 
 /**
- * What an allocation's choice reads, and no more, in one statement: per
- * instance of the group the fields rankAllocatable uses, and its host's
- * status and instance count (AllocationRow). Player counts are not read
- * (rankAllocatable does not use them).
+ * What an allocation's choice reads, and no more: per instance of the group
+ * the fields rankAllocatable uses (one slim statement), and the hosts'
+ * status and instance counts (FleetService.recentHosts). Player counts are
+ * not read (rankAllocatable does not use them).
  */
-async function allocationSnapshot(store: Store, groupId: string): Promise<{ rows: AllocationRow[]; fleet: FleetInstance[]; hosts: FleetHost[] }> {
-  const rows = await store.instances.allocationRows(groupId);
-  const hosts = new Map<string, FleetHost>();
-  for (const r of rows) {
-    if (r.hostId !== null && r.hostStatus !== null) hosts.set(r.hostId, { id: r.hostId, instanceCount: r.hostLoad, status: r.hostStatus });
-  }
+function allocationSnapshot(rows: AllocationRow[], hosts: FleetHost[]): { rows: AllocationRow[]; fleet: FleetInstance[]; hosts: FleetHost[] } {
   return {
     rows,
     fleet: rows.map((r) => ({
       id: r.id, hostId: r.hostId, variantId: r.variantId, ...(r.labels ? { labels: r.labels } : {}), state: r.state, allocated: r.allocated,
       draining: r.draining, playersOnline: 0, maxPlayers: null, emptySince: null,
     })),
-    hosts: [...hosts.values()],
+    hosts,
   };
 }
 

@@ -195,21 +195,16 @@ export class KyselyInstanceRepository implements InstanceRepository {
   async allocationRows(groupId: string): Promise<AllocationRow[]> {
     const pg = this.ctx.dialect === 'postgres';
     // The JSON documents are text in both dialects; only the two members an allocation needs are extracted.
-    const labels = pg ? sql<string | null>`(g.container_config::json -> 'labels')::text` : sql<string | null>`json_extract(g.container_config, '$.labels')`;
-    const draining = pg ? sql<number>`case when g.fleet::json -> 'draining' is not null then 1 else 0 end` : sql<number>`json_type(g.fleet, '$.draining') is not null`;
-    const { rows } = await sql<{ id: string; host_id: string | null; variant_id: string; state: string; allocated: number | boolean; draining: number | boolean; labels: string | null; version: number; host_status: string | null; host_load: number | string | null }>`${sql.raw(PREPARED)}
-      with g as (select id, host_id, variant_id, state, session_id, version, container_config, fleet, created_at from instances where group_id = ${groupId}),
-      -- materialized: counted once, not once per row of g (the planner, short of statistics on a young table, nests it)
-      load as materialized (select host_id, count(*) as n from instances where host_id in (select host_id from g where host_id is not null) group by host_id)
-      select g.id, g.host_id, g.variant_id, g.state, case when g.session_id is null then 0 else 1 end as allocated, ${draining} as draining,
-        ${labels} as labels, g.version, h.status as host_status, load.n as host_load
-      from g left join hosts h on h.id = g.host_id left join load on load.host_id = g.host_id
-      order by g.created_at, g.id`.execute(this.ctx.db);
+    const labels = pg ? sql<string | null>`(container_config::json -> 'labels')::text` : sql<string | null>`json_extract(container_config, '$.labels')`;
+    const draining = pg ? sql<number>`case when fleet::json -> 'draining' is not null then 1 else 0 end` : sql<number>`json_type(fleet, '$.draining') is not null`;
+    const { rows } = await sql<{ id: string; host_id: string | null; variant_id: string; state: string; allocated: number | boolean; draining: number | boolean; labels: string | null; version: number }>`${sql.raw(PREPARED)}
+      select id, host_id, variant_id, state, case when session_id is null then 0 else 1 end as allocated, ${draining} as draining, ${labels} as labels, version
+      from instances where group_id = ${groupId} order by created_at, id`.execute(this.ctx.db);
     return rows.map((r) => ({
       id: r.id, hostId: r.host_id, variantId: r.variant_id, state: r.state as InstanceState,
       allocated: Number(r.allocated) === 1, draining: Number(r.draining) === 1,
       labels: r.labels === null ? undefined : (JSON.parse(r.labels) as Record<string, string>),
-      version: Number(r.version), hostStatus: r.host_status as HostStatus | null, hostLoad: Number(r.host_load ?? 0),
+      version: Number(r.version),
     }));
   }
 

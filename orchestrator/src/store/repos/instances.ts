@@ -2,7 +2,7 @@
 // history entry in the same transaction.
 
 import { sql, type RawBuilder, type Selectable } from 'kysely';
-import type { AuditEvent, HostStatus, Instance, InstanceState, JsonObject, Session } from '../../domain/index.js';
+import type { AuditEvent, Instance, InstanceState, JsonObject, Session } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import { isUniqueViolation, PREPARED, type StoreContext } from '../context.js';
 import { toJson } from '../json.js';

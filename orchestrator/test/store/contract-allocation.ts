@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { StoreHandle } from './store-contract.js';
-import { heartbeat, instance, T0 } from './fixtures.js';
+import { instance, T0 } from './fixtures.js';
 
 export function allocationContract(handle: StoreHandle): void {
   describe('instances.claimForSession', () => {
@@ -81,11 +81,8 @@ export function allocationContract(handle: StoreHandle): void {
   });
 
   describe('instances.allocationRows', () => {
-    it("reads per instance what an allocation chooses by, with its host's status and instance count, in creation order", async () => {
+    it('reads per instance what an allocation chooses by, in creation order (host status and load come from the hosts, read apart)', async () => {
       const store = handle.store();
-      await store.hosts.upsertHeartbeat(heartbeat('h1'), T0);
-      await store.hosts.upsertHeartbeat(heartbeat('h2'), T0);
-      await store.hosts.setStatus('h2', 'MAINTENANCE', { now: T0 });
       await store.instances.create(instance('a', { state: 'online', hostId: 'h1', createdAt: T0 }));
       await store.instances.create(instance('b', { state: 'online', hostId: 'h1', createdAt: T0 + 1, variantId: 'big', containerConfig: { ...instance('x').containerConfig, labels: {} } }));
       await store.instances.create(instance('c', { state: 'paused', hostId: 'h2', createdAt: T0 + 2, fleet: { draining: { since: T0, reason: 'despawn' } } as never }));
@@ -94,10 +91,10 @@ export function allocationContract(handle: StoreHandle): void {
       await store.instances.claimForSession([{ id: 'b', expectedVersion: 1 }], 's1', { now: T0 });
       const rows = await store.instances.allocationRows('g1');
       expect(rows).toEqual([
-        { id: 'a', hostId: 'h1', variantId: 'default', state: 'online', allocated: false, draining: false, labels: { team: 'red' }, version: 1, hostStatus: 'RECOVERING', hostLoad: 2 },
-        { id: 'b', hostId: 'h1', variantId: 'big', state: 'online', allocated: true, draining: false, labels: {}, version: 2, hostStatus: 'RECOVERING', hostLoad: 2 },
-        { id: 'c', hostId: 'h2', variantId: 'default', state: 'paused', allocated: false, draining: true, labels: { team: 'red' }, version: 1, hostStatus: 'MAINTENANCE', hostLoad: 2 },
-        { id: 'd', hostId: null, variantId: 'default', state: 'draft', allocated: false, draining: false, labels: { team: 'red' }, version: 1, hostStatus: null, hostLoad: 0 },
+        { id: 'a', hostId: 'h1', variantId: 'default', state: 'online', allocated: false, draining: false, labels: { team: 'red' }, version: 1 },
+        { id: 'b', hostId: 'h1', variantId: 'big', state: 'online', allocated: true, draining: false, labels: {}, version: 2 },
+        { id: 'c', hostId: 'h2', variantId: 'default', state: 'paused', allocated: false, draining: true, labels: { team: 'red' }, version: 1 },
+        { id: 'd', hostId: null, variantId: 'default', state: 'draft', allocated: false, draining: false, labels: { team: 'red' }, version: 1 },
       ]);
       expect(await store.instances.allocationRows('nope')).toEqual([]);
     });

@@ -104,3 +104,32 @@ describe('prepared statements (postgres)', () => {
     }
   });
 });
+
+describe('release durability (postgres)', () => {
+  it('a release on its own does not wait for its WAL flush (synchronous_commit off for its own statement only): the connection keeps the server default, and a caller\'s transaction is not weakened', async () => {
+    const schema = 'release_lazy';
+    await admin(dbName, (c) => c.query(`create schema ${schema}`));
+    const store = openPostgresStore(`${dbUrl}?options=${encodeURIComponent(`-c search_path=${schema}`)}`, { maxConnections: 1 });
+    try {
+      await store.migrate();
+      await store.instances.create(instance('a', { state: 'online' }));
+      const db = (store as unknown as { db: Kysely<unknown> }).db;
+      const setting = async () => (await sql<{ v: string }>`select current_setting('synchronous_commit') as v`.execute(db)).rows[0]!.v;
+      const before = await setting();
+      expect(await store.instances.claimForSession([{ id: 'a', expectedVersion: 1 }], 's1', { now: T0, session: { groupId: 'g1', metadata: {} } })).toMatchObject({ id: 'a' });
+      expect(await store.instances.releaseSession('s1', T0 + 1)).toMatchObject({ instanceFreed: true });
+      // One connection: the release ran on it, and its setting ended with its transaction.
+      expect(await setting()).toBe(before);
+      // Inside a caller's transaction the release does not weaken that transaction's commit.
+      await store.instances.claimForSession([{ id: 'a', expectedVersion: 3 }], 's2', { now: T0 + 2, session: { groupId: 'g1', metadata: {} } });
+      const inside = await store.transaction(async (tx) => {
+        await tx.instances.releaseSession('s2', T0 + 3);
+        return (await sql<{ v: string }>`select current_setting('synchronous_commit') as v`.execute((tx as unknown as { db: Kysely<unknown> }).db)).rows[0]!.v;
+      });
+      expect(inside).toBe(before);
+    } finally {
+      await store.close();
+      await admin(dbName, (c) => c.query(`drop schema ${schema} cascade`));
+    }
+  });
+});

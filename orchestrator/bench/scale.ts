@@ -38,12 +38,13 @@ const HEARTBEAT_CLIENTS = 64;
 const HEARTBEAT_PHASE_MS = Math.max(benchConfig.heartbeatPhaseMs, 5000);
 const RECONCILE_PASSES = 3;
 const PLACEMENTS = 2000;
+const REGISTRY_CHANGES = 40;
 /** Fewer than bench:fleet's default 2,000: the run must stay bounded on a loaded machine (BENCH_FLEET_ALLOCATIONS lowers it further). */
 const ALLOCATIONS = Math.min(benchConfig.fleetAllocations, 500);
 const TOKEN = 'bench-scale-admin-0123456789abcdef';
 const AGENT_TOKEN = 'bench-scale-agent-0123456789abcdef';
 const RUN_LIMIT_MS = 10 * 60_000;
-const ALL_PHASES = ['heartbeat', 'reconcile', 'placement', 'allocation'];
+const ALL_PHASES = ['heartbeat', 'reconcile', 'placement', 'registry', 'allocation'];
 /** `npx tsx bench/scale.ts heartbeat,allocation` runs only those phases (default all). */
 const PHASES = new Set((process.argv[2] ?? ALL_PHASES.join(',')).split(','));
 for (const p of PHASES) if (!ALL_PHASES.includes(p)) throw new Error(`bench:scale: unknown phase "${p}" (${ALL_PHASES.join(', ')})`);
@@ -247,6 +248,46 @@ async function placementPhase(store: Store): Promise<Goal> {
   };
 }
 
+/**
+ * A router's view at size: the production registry feed with one subscriber
+ * (what a router's stream is), then an instance change (maintenance on, then
+ * off) timed from the write to the feed's upsert event for it.
+ */
+async function registryPhase(o: Orchestrator): Promise<Goal> {
+  const feed = o.ctx.registry;
+  const waiting = new Map<string, () => void>();
+  const unsubscribe = feed.subscribe((e) => {
+    if (e.kind === 'upsert') waiting.get(e.backend.instanceId)?.();
+  });
+  try {
+    let t = performance.now();
+    const view = await feed.snapshot();
+    const first = performance.now() - t;
+    console.log(`  registry: first full view ${first.toFixed(0)} ms, ${view.backends.length} backends`);
+    const times: number[] = [];
+    const cpu = process.cpuUsage();
+    for (let i = 0; i < REGISTRY_CHANGES; i++) {
+      // Each instance twice: maintenance on, then off again.
+      const id = `scale-i${String(BUFFER + 1 + Math.floor(i / 2)).padStart(5, '0')}`;
+      const seen = new Promise<void>((resolve) => waiting.set(id, resolve));
+      t = performance.now();
+      await o.ctx.lifecycle.setInstanceMaintenance(id, i % 2 === 0, 'bench');
+      await seen;
+      times.push(performance.now() - t);
+      waiting.delete(id);
+    }
+    const used = process.cpuUsage(cpu);
+    const s = sortedCopy(times);
+    const p99 = pct(s, 99);
+    return {
+      figure: `registry: an instance change seen by a subscribed router feed (${INSTANCES} instances)`, goal: '<= 100 ms', met: p99 <= 100, load: p99 / 100,
+      measured: `p99 ${p99.toFixed(1)} ms, p50 ${pct(s, 50).toFixed(1)} ms (n=${times.length}; first full view ${first.toFixed(0)} ms; process CPU ${((used.user + used.system) / 1000 / times.length).toFixed(1)} ms per change)`,
+    };
+  } finally {
+    unsubscribe();
+  }
+}
+
 async function allocationPhase(baseUrl: string): Promise<Goal[]> {
   // The clients run in their own process (bench/allocation-clients.ts), as bench:fleet's do.
   const load = { baseUrl, token: TOKEN, groupId: 'arena', clients: benchConfig.fleetClients, total: ALLOCATIONS, warmup: 100 };
@@ -303,6 +344,7 @@ async function main(): Promise<void> {
   }
   if (PHASES.has('reconcile')) record(await reconcilePhase(o));
   if (PHASES.has('placement')) record([await placementPhase(o.ctx.store)]);
+  if (PHASES.has('registry')) record([await registryPhase(o)]);
   if (PHASES.has('allocation')) record(await allocationPhase(baseUrl));
   console.log(`phases took ${((performance.now() - t) / 1000).toFixed(1)} s; load average ${loadAverage()}\n`);
 

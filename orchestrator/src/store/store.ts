@@ -154,6 +154,8 @@ export interface GroupRepository {
 export type InstancePatch = Partial<Omit<Instance, 'id' | 'createdAt' | 'version' | 'user' | 'updatedAt'>>;
 
 export interface InstanceFilter {
+  /** Instances with any of these ids (an empty list matches none). */
+  ids?: string[];
   groupId?: string;
   variantId?: string;
   hostId?: string;

@@ -11,7 +11,7 @@ import { InProcessChangePort, type Change } from '../../src/server/changes/chang
 import { notifyingStore } from '../../src/server/changes/notifying-store.js';
 import { RegistryFeed, type FeedEvent } from '../../src/server/registry/registry-feed.js';
 import { openStore } from '../../src/store/open-store.js';
-import type { Store } from '../../src/store/store.js';
+import type { InstanceFilter, Store } from '../../src/store/store.js';
 import { group, heartbeat, instance, templateSpec, templateVersion } from '../store/fixtures.js';
 import { silentLogger, testOrchestrator, until } from './support.js';
 
@@ -108,5 +108,96 @@ describe('store change notifications', () => {
     t.o.ctx.changes.subscribe((c) => seen.push(c));
     await t.o.ctx.store.system.put('maintenance', { enabled: false }, 1);
     expect(seen).toEqual([{ kind: 'system', id: 'maintenance' }]);
+  });
+});
+
+/**
+ * The feed's reads, recorded: `instances.list` filters (an unfiltered one is a
+ * full read). The feed reads through this; the test writes through `store`.
+ */
+function watchedReads(store: Store): { store: Store; lists: (InstanceFilter | undefined)[] } {
+  const lists: (InstanceFilter | undefined)[] = [];
+  const instances = Object.assign(Object.create(store.instances) as Store['instances'], {
+    list: (filter?: InstanceFilter) => {
+      lists.push(filter);
+      return store.instances.list(filter);
+    },
+  });
+  return { store: Object.assign(Object.create(store) as Store, { instances }), lists };
+}
+
+describe('the feed reads what changed, not the whole view', () => {
+  async function following(count: number, clock = { now: () => Date.now() }) {
+    const { store, changes } = await observed();
+    await store.hosts.upsertHeartbeat(heartbeat('h2'), 1);
+    await store.hosts.setStatus('h2', 'ONLINE', { now: 1 });
+    for (let n = 0; n < count; n++) {
+      await store.instances.create(instance(`i${n}`, { hostId: n % 2 === 0 ? 'h1' : 'h2', state: 'online', endpoint: { host: '127.0.0.1', port: 30000 + n } }));
+    }
+    const reads = watchedReads(store);
+    const feed = new RegistryFeed({ store: reads.store, changes, clock, logger: silentLogger, pollIntervalMs: 3_600_000 });
+    cleanups.push(() => feed.close());
+    const events: FeedEvent[] = [];
+    cleanups.push(feed.subscribe((e) => events.push(e)));
+    await feed.snapshot();
+    events.length = 0;
+    reads.lists.length = 0;
+    return { store, changes, feed, events, lists: reads.lists };
+  }
+
+  it('an instance change re-reads that instance alone, and a deletion removes it the same way', async () => {
+    const { store, events, lists } = await following(40);
+    await store.instances.transition('i7', 'pausing', { now: 2, reason: 'test' });
+    await until(() => events.length > 0, 'the upsert', 2000);
+    expect(events).toMatchObject([{ kind: 'upsert', backend: { instanceId: 'i7', status: 'Paused' } }]);
+    expect(lists).toEqual([{ ids: ['i7'] }]);
+    events.length = 0;
+    lists.length = 0;
+    await store.instances.delete('i8');
+    await until(() => events.length > 0, 'the removal', 2000);
+    expect(events).toMatchObject([{ kind: 'remove', instanceId: 'i8' }]);
+    expect(lists).toEqual([{ ids: ['i8'] }]);
+  });
+
+  it("a host's status change turns exactly its instances Stale, without reading any instance", async () => {
+    const { store, events, lists } = await following(6);
+    await store.hosts.setStatus('h2', 'OFFLINE', { now: 3 });
+    await until(() => events.length >= 3, 'three upserts', 2000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(events.map((e) => e.kind === 'upsert' && [e.backend.instanceId, e.backend.status])).toEqual([['i1', 'Stale'], ['i3', 'Stale'], ['i5', 'Stale']]);
+    expect(lists).toEqual([]);
+  });
+
+  it('a router session changes the player count of its instance only', async () => {
+    const { store, events, lists } = await following(4);
+    await store.playerSessions.open({ id: 'ps1', routerId: 'r1', playerName: 'Steve', playerUuid: null, instanceId: 'i2', clientAddress: null, status: 'active', reason: null, connectedAt: 4, disconnectedAt: null });
+    await until(() => events.length > 0, 'the upsert', 2000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(events).toMatchObject([{ kind: 'upsert', backend: { instanceId: 'i2', players: { online: 1 } } }]);
+    expect(lists).toEqual([]);
+  });
+
+  it('a group change or a resync (a reconnected change port) reads everything again', async () => {
+    const { store, changes, events, lists } = await following(4);
+    await store.groups.put({ ...group('g1'), updatedAt: 9 });
+    await until(() => lists.length > 0, 'a read', 2000);
+    expect(lists).toEqual([undefined]);
+    lists.length = 0;
+    changes.publish({ kind: 'system' });
+    await until(() => lists.length > 0, 'a read', 2000);
+    expect(lists).toEqual([undefined]);
+    expect(events).toEqual([]);
+  });
+
+  it('a write the change port never heard is found by the full read every 30 s', async () => {
+    let now = 1_000_000;
+    const { store, feed, events } = await following(2, { now: () => now });
+    // Around the notifying store: no change is announced.
+    await (Object.getPrototypeOf(store.instances) as Store['instances']).update('i1', { maintenance: { enabled: true, message: 'quiet', since: 5 } }, { now: 5 });
+    await feed.refresh();
+    expect(events).toEqual([]);
+    now += 30_000;
+    await feed.refresh();
+    expect(events).toMatchObject([{ kind: 'upsert', backend: { instanceId: 'i1', maintenance: true } }]);
   });
 });

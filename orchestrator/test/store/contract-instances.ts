@@ -54,6 +54,8 @@ export function instanceContract(handle: StoreHandle): void {
       const ids = async (p: Promise<{ id: string }[]>) => (await p).map((i) => i.id);
       expect(await ids(store.instances.list())).toEqual(['a', 'b', 'c']);
       expect(await ids(store.instances.list({ groupId: 'g1' }))).toEqual(['a', 'b']);
+      expect(await ids(store.instances.list({ ids: ['c', 'a', 'gone'] }))).toEqual(['a', 'c']);
+      expect(await ids(store.instances.list({ ids: [] }))).toEqual([]);
       expect(await ids(store.instances.list({ hostId: 'h1', states: ['online'] }))).toEqual(['a', 'c']);
       expect(await ids(store.instances.list({ desiredStates: ['stopped'] }))).toEqual(['b']);
       expect(await ids(store.instances.list({ states: [] }))).toEqual([]);

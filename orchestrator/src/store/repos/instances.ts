@@ -75,10 +75,11 @@ export class KyselyInstanceRepository implements InstanceRepository {
   }
 
   async list(filter: InstanceFilter = {}): Promise<Instance[]> {
-    if (filter.states?.length === 0 || filter.desiredStates?.length === 0 || filter.hostIds?.length === 0) return [];
+    if (filter.ids?.length === 0 || filter.states?.length === 0 || filter.desiredStates?.length === 0 || filter.hostIds?.length === 0) return [];
     const rows = await this.ctx.db
       .selectFrom('instances')
       .selectAll()
+      .$if(filter.ids !== undefined, (q) => q.where('id', 'in', filter.ids!))
       .$if(filter.groupId !== undefined, (q) => q.where('group_id', '=', filter.groupId!))
       .$if(filter.variantId !== undefined, (q) => q.where('variant_id', '=', filter.variantId!))
       .$if(filter.hostId !== undefined, (q) => q.where('host_id', '=', filter.hostId!))

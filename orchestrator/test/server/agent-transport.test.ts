@@ -105,12 +105,16 @@ describe('HttpAgentTransport under the agent driver', () => {
     ] as const) expect(() => new HttpAgentTransport(options)).toThrow(message);
   });
 
-  it('drops an idle socket after freeSocketTimeoutMs and opens a new one', async () => {
-    const agent = await localAgent((_req, res) => inventoryJson(res));
+  it('drops an idle socket after freeSocketTimeoutMs and opens a new one; a slower call keeps its socket', async () => {
+    let delayMs = 0;
+    const agent = await localAgent((_req, res) => void setTimeout(() => inventoryJson(res), delayMs));
     const driver = new AgentHostDriver({ transport: transport({ freeSocketTimeoutMs: 100 }), token: undefined, timeoutMs: 5000 });
     await driver.inventory(agent.host);
     await new Promise((r) => setTimeout(r, 300));
     await driver.inventory(agent.host);
+    expect(agent.connections()).toBe(2);
+    delayMs = 300;
+    expect(await driver.inventory(agent.host)).toEqual([]);
     expect(agent.connections()).toBe(2);
   });
 

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { AgentHostDriver } from './drivers/agent-driver.js';
+import { HttpAgentTransport, type AgentTransport } from './drivers/agent-transport.js';
 import { openChangePort } from './changes/open-change-port.js';
 import { LeaderLease } from './leadership/leader-lease.js';
 import { whenLeader, type Leadership } from './leadership/leadership.js';
@@ -57,7 +58,10 @@ const RCON_CALL_TIMEOUT_MS = 15_000;
 export interface OrchestratorDeps {
   clock?: Clock;
   logger?: Logger;
+  /** The readiness prober's HTTP probes of game servers. */
   fetch?: typeof fetch;
+  /** Every agent call (tests wrap one to slow or record calls); default a keep-alive pool owned and closed by this orchestrator. */
+  agentTransport?: AgentTransport;
   /** Jitter source for command backoff. */
   random?: () => number;
   hooks?: CommandWorkerHooks & {
@@ -127,10 +131,13 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     leases: store.leases, holder: node.nodeId, ttlMs: config.leaderLeaseTtlMs, logger: logger.child({ component: 'leadership' }), sole: store.dialect === 'sqlite', changes,
   });
   await leadership.start();
-  const plainDriver = new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
+  // One keep-alive pool for every driver below: the bound on sockets per agent holds across them.
+  const ownedTransport = deps.agentTransport ? undefined : new HttpAgentTransport();
+  const transport = deps.agentTransport ?? ownedTransport!;
+  const plainDriver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
   // The engine's calls (worker handlers, supervisor, probes) carry the lease epoch; agents refuse a deposed leader's.
-  const driver = new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs, epoch: leadership });
-  const metrics = new OrchestratorMetrics(store, clock, new InstanceStatsCollector({ store, clock, logger: logger.child({ component: 'instance-stats' }), intervalMs: config.statsIntervalMs, driver: new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: Math.min(STATS_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) }), ...(deps.timers ? { timers: deps.timers } : {}) }));
+  const driver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs, epoch: leadership });
+  const metrics = new OrchestratorMetrics(store, clock, new InstanceStatsCollector({ store, clock, logger: logger.child({ component: 'instance-stats' }), intervalMs: config.statsIntervalMs, driver: new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: Math.min(STATS_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) }), ...(deps.timers ? { timers: deps.timers } : {}) }));
   const bridge = new BridgeSignals();
   const crashLoopDefaults = {
     maxExits: config.crashLoopMaxExits, windowMs: config.crashLoopWindowMs,
@@ -208,7 +215,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   });
   const registry = new RegistryFeed({ store, clock, logger: logger.child({ component: 'registry' }), changes });
   // RCON calls are quick: they do not inherit the agent timeout sized for image pulls.
-  const rconDriver = new AgentHostDriver({ fetch: deps.fetch ?? globalThis.fetch, token: config.agentToken, timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) });
+  const rconDriver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) });
   const transfers = new TransferService({ store, clock, logger: logger.child({ component: 'transfers' }), feed: registry, driver: rconDriver, routerAddress: config.routerPublicAddress });
   const creator = new InstanceCreator({
     store, clock, maxTotalInstances: config.maxTotalInstances, commandMaxAttempts: config.commandMaxAttempts, onCommandsQueued, imports,
@@ -268,6 +275,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       await hosts.whenIdle();
       stopLeaderLoops();
       await leadership.stop();
+      ownedTransport?.close();
       await ownedChanges?.close();
       if (ownsStore) await store.close();
     },

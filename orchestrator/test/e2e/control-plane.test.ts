@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bufferOutput } from '../../src/cli/output.js';
 import { runCli } from '../../src/cli/program.js';
 import { orchestratorConfig, type OrchestratorConfig } from '../../src/server/config.js';
+import { HttpAgentTransport } from '../../src/server/drivers/agent-transport.js';
 import { startOrchestrator, type Orchestrator, type OrchestratorDeps } from '../../src/server/orchestrator.js';
 import { randomPortRange, removeNetwork } from '../support/agent-harness.js';
 import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
@@ -48,6 +49,7 @@ const agents: AgentProc[] = [];
 let image: string;
 /** Hosts whose inventory calls the fetch wrapper delays and records (recovery observation). */
 const watchInventory = new Map<string, string[]>();
+const agentTransport = new HttpAgentTransport();
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -73,24 +75,24 @@ async function ectlJson<T>(args: string[]): Promise<T> {
 
 const hostStatus = async (id: string): Promise<string | undefined> => (await ectlJson<{ status: string }>(['hosts', 'get', id]).catch(() => undefined))?.status;
 
-/** The orchestrator's agent calls go through real fetch; inventories of watched hosts are recorded and slowed. */
+/** The orchestrator's agent calls go through the production transport; inventories of watched hosts are recorded and slowed. */
 function orchestratorDeps(runWorker = true): OrchestratorDeps {
-  const realFetch = globalThis.fetch;
   return {
     runWorker,
     logger: pino({ level: 'silent' }),
-    fetch: (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
-      const url = String(input);
-      for (const [hostId, seen] of watchInventory) {
-        const agent = agents.find((a) => a.id === hostId)!;
-        if (url === `http://127.0.0.1:${agent.port}/api/v1/instances` && (init?.method ?? 'GET') === 'GET') {
-          seen.push((await orchestrator!.ctx.store.hosts.get(hostId))?.status ?? 'absent');
-          // Long enough for the HTTP polls to see RECOVERING, far below the test bounds.
-          await new Promise((r) => setTimeout(r, 400));
+    agentTransport: {
+      send: async (request) => {
+        for (const [hostId, seen] of watchInventory) {
+          const agent = agents.find((a) => a.id === hostId)!;
+          if (request.url.href === `http://127.0.0.1:${agent.port}/api/v1/instances` && request.method === 'GET') {
+            seen.push((await orchestrator!.ctx.store.hosts.get(hostId))?.status ?? 'absent');
+            // Long enough for the HTTP polls to see RECOVERING, far below the test bounds.
+            await new Promise((r) => setTimeout(r, 400));
+          }
         }
-      }
-      return realFetch(input, init);
-    }) as typeof fetch,
+        return agentTransport.send(request);
+      },
+    },
   };
 }
 
@@ -179,6 +181,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const a of agents) await killAgent(a);
   await orchestrator?.stop().catch(() => undefined);
+  agentTransport.close();
   for (const a of agents) await removeContainersByLabel({ 'orchestrator.host': a.id });
   await removeNetwork(NETWORK);
   rmSync(base, { recursive: true, force: true });

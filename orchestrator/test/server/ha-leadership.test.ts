@@ -97,7 +97,7 @@ describe('the engine driver stamps the lease epoch', () => {
     try {
       const port = (server.address() as { port: number }).port;
       let epoch: number | null = 7;
-      const d = new AgentHostDriver({ fetch: globalThis.fetch, token: undefined, timeoutMs: 5000, epoch: { epoch: () => epoch } });
+      const d = new AgentHostDriver({ token: undefined, timeoutMs: 5000, epoch: { epoch: () => epoch } });
       const h: DriverHost = { id: 'h', controlUrl: `http://127.0.0.1:${port}` };
       const calls: (() => Promise<unknown>)[] = [
         () => d.inventory(h), () => d.create(h, 'i', {} as never), () => d.start(h, 'i'), () => d.stop(h, 'i', {}), () => d.pause(h, 'i'),

@@ -2,8 +2,10 @@
 // that builds agent paths or reads a host's control URL. Every call names its
 // command and request ids (x-command-id / x-request-id) so the agent's logs
 // line up with ours; failures come back as AppError tagged retryable or fatal.
+// The bytes travel over an AgentTransport (agent-transport.ts): keep-alive
+// node:http in production, wrapped by tests that slow or record calls.
 
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type * as Api from '../../contracts/agent-api.js';
 import { AGENT_API_PREFIX, BACKUP_ARCHIVE_HEADERS, LEADER_EPOCH_HEADER } from '../../contracts/agent-api.js';
 import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors.js';
@@ -21,9 +23,11 @@ import type {
   HostRcon,
   InstanceEndpoint,
 } from './host-driver.js';
+import { readText, sharedAgentTransport, type AgentAnswer, type AgentTransport } from './agent-transport.js';
 
 export interface AgentDriverOptions {
-  fetch: typeof fetch;
+  /** Default: the process-wide keep-alive pool (sharedAgentTransport). */
+  transport?: AgentTransport;
   /** Shared AGENT_TOKEN sent as a bearer token when configured. */
   token: string | undefined;
   timeoutMs: number;
@@ -53,7 +57,10 @@ export class AgentHostDriver implements HostDriver {
   readonly metrics: HostMetrics;
   readonly eggs: HostEggs;
 
+  private readonly transport: AgentTransport;
+
   constructor(private readonly deps: AgentDriverOptions) {
+    this.transport = deps.transport ?? sharedAgentTransport();
     this.backups = {
       create: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/backups`, body, ids),
       list: async (host, id, ids = {}) => (await this.call<Api.BackupList>(host, 'GET', `${instancePath(id)}/backups`, undefined, ids)).backups,
@@ -140,6 +147,7 @@ export class AgentHostDriver implements HostDriver {
   }
 
   async followLogs(host: DriverHost, instanceId: string, request: { tail: number }, signal: AbortSignal, ids: CallIds = {}): Promise<Readable> {
+    // Not through the transport's bounded pool: a followed log holds its socket for hours.
     const route = `${instancePath(instanceId)}/logs?follow=true&tail=${request.tail}`;
     const url = new URL(`${host.controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`);
     let answer: StreamAnswer;
@@ -164,26 +172,21 @@ export class AgentHostDriver implements HostDriver {
    * A backup archive as a stream. The timeout bounds the wait for the answer's
    * head only: a world-sized body may take longer than any fixed bound.
    */
-  private async downloadBackup(host: DriverHost, instanceId: string, backupId: string, ids: CallIds): Promise<{ info: Api.BackupInfo; stream: Readable }> {
+  private downloadBackup(host: DriverHost, instanceId: string, backupId: string, ids: CallIds): Promise<{ info: Api.BackupInfo; stream: Readable }> {
     const route = `${backupPath(instanceId, backupId)}/archive`;
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.deps.timeoutMs);
-    let res: Response;
-    try {
-      res = await this.deps.fetch(`${host.controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`, { method: 'GET', headers: this.headers(ids, undefined), signal: controller.signal });
-    } catch (err) {
-      throw new AppError(controller.signal.aborted ? 'TIMEOUT' : 'HOST_UNAVAILABLE', `agent at ${host.controlUrl} did not stream GET ${route} (${(err as Error).message})`, { retryable: true, cause: err });
-    } finally {
-      clearTimeout(timer);
-    }
-    if (!res.ok || !res.body) throw agentError(res.status, parseJson(await res.text()), `GET ${route}`, host.controlUrl);
-    const h = (name: string): string => res.headers.get(name) ?? '';
-    const paths = h(BACKUP_ARCHIVE_HEADERS.paths);
-    const info: Api.BackupInfo = {
-      backupId, sizeBytes: Number(h('content-length')), sha256: h(BACKUP_ARCHIVE_HEADERS.sha256), createdAt: h(BACKUP_ARCHIVE_HEADERS.createdAt),
-      ...(paths ? { paths: JSON.parse(paths) as string[] } : {}),
-    };
-    return { info, stream: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>) };
+    return this.exchange(host, 'GET', route, undefined, ids, this.deps.timeoutMs, async (answer) => {
+      if (answer.status < 200 || answer.status > 299) throw agentError(answer.status, parseJson(await readText(answer.body)), `GET ${route}`, host.controlUrl);
+      const h = (name: string): string => {
+        const v = answer.headers[name];
+        return (Array.isArray(v) ? v[0] : v) ?? '';
+      };
+      const paths = h(BACKUP_ARCHIVE_HEADERS.paths);
+      const info: Api.BackupInfo = {
+        backupId, sizeBytes: Number(h('content-length')), sha256: h(BACKUP_ARCHIVE_HEADERS.sha256), createdAt: h(BACKUP_ARCHIVE_HEADERS.createdAt),
+        ...(paths ? { paths: JSON.parse(paths) as string[] } : {}),
+      };
+      return { info, stream: answer.body };
+    });
   }
 
   private headers(ids: CallIds, contentType: string | undefined): Record<string, string> {
@@ -202,20 +205,34 @@ export class AgentHostDriver implements HostDriver {
     return this.call(host, 'POST', `${instancePath(instanceId)}/${action}`, {}, ids);
   }
 
-  private async call<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, raw = false, timeoutMs = this.deps.timeoutMs): Promise<T> {
+  private call<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, raw = false, timeoutMs = this.deps.timeoutMs): Promise<T> {
+    return this.exchange(host, method, route, body, ids, timeoutMs, async (answer) => {
+      const text = await readText(answer.body);
+      const ok = answer.status >= 200 && answer.status <= 299;
+      if (ok && raw) return text as T;
+      const parsed = parseJson(text);
+      if (ok) return parsed as T;
+      throw agentError(answer.status, parsed, `${method} ${route}`, host.controlUrl);
+    });
+  }
+
+  /**
+   * The one path of every call: builds the request, sends it, and hands the
+   * answer to `read` (a JSON call reads its body, a download only checks the
+   * head) while the timeout still runs. Failures to connect, send or read
+   * become retryable HOST_UNAVAILABLE, or TIMEOUT when the bound passed.
+   */
+  private async exchange<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, timeoutMs: number, read: (answer: AgentAnswer) => Promise<T>): Promise<T> {
     const controlUrl = host.controlUrl;
-    const url = `${controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`;
     const headers = this.headers(ids, body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json');
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
-    let res: Response;
-    let text: string;
     try {
-      const payload = body === undefined ? undefined : body instanceof RawBody ? (body.stream as unknown as ReadableStream) : JSON.stringify(body);
-      // `duplex: 'half'` is what Node's fetch needs to send a streamed body.
-      res = await this.deps.fetch(url, { method, headers, body: payload, signal: controller.signal, ...(body instanceof RawBody ? { duplex: 'half' } : {}) } as RequestInit);
-      text = await res.text();
+      const url = new URL(`${controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`);
+      const payload = body === undefined ? undefined : body instanceof RawBody ? body.stream : Buffer.from(JSON.stringify(body));
+      return await read(await this.transport.send({ method, url, headers, body: payload, signal: controller.signal }));
     } catch (err) {
+      if (err instanceof AppError) throw err;
       const timedOut = controller.signal.aborted;
       throw new AppError(timedOut ? 'TIMEOUT' : 'HOST_UNAVAILABLE', timedOut
         ? `agent at ${controlUrl} did not answer ${method} ${route} within ${timeoutMs} ms`
@@ -223,10 +240,6 @@ export class AgentHostDriver implements HostDriver {
     } finally {
       clearTimeout(timer);
     }
-    if (res.ok && raw) return text as T;
-    const parsed = parseJson(text);
-    if (res.ok) return parsed as T;
-    throw agentError(res.status, parsed, `${method} ${route}`, controlUrl);
   }
 }
 

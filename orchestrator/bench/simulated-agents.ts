@@ -1,6 +1,6 @@
-// SIMULATION: one HTTP server that plays any number of agents (no Docker), for
+// SIMULATION: a few HTTP listeners that play any number of agents (no Docker), for
 // the control-plane benchmark and the ectl command tests. Each simulated agent
-// lives under `<url>/sim/<agentId>` and answers the agent API calls the
+// lives under `controlUrl(agentId)` (`http://127.0.0.1:<port>/sim/<agentId>`) and answers the agent API calls the
 // orchestrator makes: inventory, create (idempotent), cleanup, health.
 // With `inventoryDigests`, heartbeat bodies carry the digest a real agent
 // computes (src/agent/inventory-digest.ts) over the full inventory entries the
@@ -27,7 +27,6 @@ export interface SimulatedContainer {
 }
 
 export interface SimulatedAgents {
-  url: string;
   controlUrl(agentId: string): string;
   /** Containers per simulated agent (what a real agent would have in Docker). */
   containers: Map<string, Map<string, SimulatedContainer>>;
@@ -56,6 +55,9 @@ function inventoryEntry(c: SimulatedContainer): InventoryEntry {
   };
 }
 
+/** Listeners the simulated agents share (see startSimulatedAgents). */
+const LISTENERS = 8;
+
 export async function startSimulatedAgents(options: SimulatedAgentsOptions = {}): Promise<SimulatedAgents> {
   const containers = new Map<string, Map<string, SimulatedContainer>>();
   /** Digest per agent, dropped when putContainer changes its inventory. */
@@ -79,7 +81,7 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
   const send = (res: import('node:http').ServerResponse, status: number, body: unknown): void => {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
-  const server: Server = createServer((req, res) => {
+  const handler = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -127,21 +129,32 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
       }
       send(res, 404, { error: { code: 'NOT_FOUND', message: `simulated agent has no route ${req.method} ${route}` } });
     });
-  });
-  // As a real agent (Fastify's default): the orchestrator's connections stay open between its calls.
-  server.keepAliveTimeout = 72_000;
-  // One listener plays every agent; each real agent has its own accept queue, so this one must
-  // take a connection from every simulated agent at once (Node's default 511 dropped SYNs at
-  // 1,000 hosts and the kernel retried them a second later).
-  await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+  // A few listeners play every agent, each agent always on the same one. Each real agent has its
+  // own address, so its own accept queue and its own keep-alive pool in the orchestrator (32
+  // sockets per agent address): one listener would cap the orchestrator at 32 calls in flight and
+  // must take a connection from every simulated agent at once (Node's default backlog of 511
+  // dropped SYNs at 1,000 hosts and the kernel retried them a second later).
+  const servers: Server[] = [];
+  for (let n = 0; n < LISTENERS; n++) {
+    const server = createServer(handler);
+    // As a real agent (Fastify's default): the orchestrator's connections stay open between its calls.
+    server.keepAliveTimeout = 72_000;
+    await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, r));
+    servers.push(server);
+  }
+  const urls = servers.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const controlUrl = (agentId: string): string => {
+    let hash = 0;
+    for (const ch of agentId) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+    return `${urls[hash % urls.length]!}/sim/${encodeURIComponent(agentId)}`;
+  };
   return {
-    url,
     containers,
     inventoryCalls,
-    controlUrl: (agentId) => `${url}/sim/${encodeURIComponent(agentId)}`,
+    controlUrl,
     heartbeatBody: (agentId, memoryMb = 16384) => ({
-      controlUrl: `${url}/sim/${encodeURIComponent(agentId)}`,
+      controlUrl: controlUrl(agentId),
       gameAddress: '127.0.0.1',
       version: 'simulated',
       resources: { memoryMb, cpus: 4 },
@@ -156,10 +169,11 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
       digests.delete(agentId);
       inventoryBodies.delete(agentId);
     },
-    close: () =>
-      new Promise<void>((r) => {
+    close: async () => {
+      await Promise.all(servers.map((server) => new Promise<void>((r) => {
         server.closeAllConnections();
         server.close(() => r());
-      }),
+      })));
+    },
   };
 }

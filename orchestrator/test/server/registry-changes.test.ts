@@ -189,6 +189,18 @@ describe('the feed reads what changed, not the whole view', () => {
     expect(events).toEqual([]);
   });
 
+  it("while the change port is cut off from the other replicas (Redis or LISTEN down), every poll reads everything", async () => {
+    const { changes, feed, lists } = await following(2);
+    let up = false;
+    Object.defineProperty(changes, 'connected', { get: () => up });
+    await feed.refresh();
+    expect(lists).toEqual([undefined]);
+    up = true;
+    lists.length = 0;
+    await feed.refresh();
+    expect(lists).toEqual([]);
+  });
+
   it('a write the change port never heard is found by the full read every 30 s', async () => {
     let now = 1_000_000;
     const { store, feed, events } = await following(2, { now: () => now });

@@ -19,6 +19,12 @@ export interface ChangePort {
   publish(change: Change): void;
   /** Listens until the returned function is called. */
   subscribe(listener: ChangeListener): () => void;
+  /**
+   * False while other replicas' changes may go unheard (the LISTEN or
+   * subscriber connection is down); listeners then read everything on their
+   * poll. Absent: always complete (one process).
+   */
+  readonly connected?: boolean;
 }
 
 /** One process: listeners are called synchronously, each isolated from the others' failures. */

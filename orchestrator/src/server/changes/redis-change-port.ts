@@ -56,6 +56,11 @@ export class RedisChangePort implements ChangePort {
     return this.local.subscribe(listener);
   }
 
+  /** True while the subscriber connection is up and subscribed. */
+  get connected(): boolean {
+    return this.sub.status === 'ready';
+  }
+
   publish(change: Change): void {
     this.local.publish(change);
     this.pub.publish(this.channel, encodeChange(change, this.origin)).catch((err: unknown) => {

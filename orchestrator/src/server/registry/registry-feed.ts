@@ -177,8 +177,9 @@ export class RegistryFeed {
     const now = this.deps.clock.now();
     const dirty = this.dirty;
     this.dirty = { all: false, instances: new Set(), hosts: false, players: false };
-    // Without a change port followed (nobody listens, or no port), nothing says what changed.
-    const full = dirty.all || !this.unsubscribeChanges || dirty.instances.size > MAX_PARTIAL_IDS || now - this.lastFullReadAt >= FULL_READ_WITH_CHANGES_MS;
+    // Without a change port followed (nobody listens, no port, or its connection to the other replicas is down), nothing says what changed.
+    const followed = this.unsubscribeChanges !== undefined && this.deps.changes?.connected !== false;
+    const full = dirty.all || !followed || dirty.instances.size > MAX_PARTIAL_IDS || now - this.lastFullReadAt >= FULL_READ_WITH_CHANGES_MS;
     try {
       const touched = full ? await this.readAll(now) : await this.readChanged(dirty);
       // Time-bound fields: a Starting backend's remaining time, an evacuation's end.

@@ -95,13 +95,17 @@ async function hold(ctx: LoginContext, plan: Extract<RoutePlan, { kind: 'wake' |
   // A Paused world is dialled as its wake begins (its socket accepts into the backlog), so the
   // connection is ready when it is Running; the login itself is forwarded only then.
   let early = plan.kind === 'wake' && plan.action === 'resume' ? dialEarly(ctx, plan.target) : undefined;
-  // Set once the player is parked before the group join answered: the late answer still brings them back.
-  let parkedWithoutInstance = false;
+  // Parked before the group join answered: the late answer still brings them back, once they are on the fallback.
+  let late: { parked: boolean; instanceId?: string } | undefined;
   try {
     let target: BackendTarget;
     if (plan.kind === 'join-group') {
       const picked = (id: string, paused?: BackendTarget): void => {
-        if (parkedWithoutInstance) return wakes.returnWhenOnline(player, id, ctx.closedSignal);
+        if (late) {
+          if (late.parked) wakes.returnWhenOnline(player, id, ctx.closedSignal);
+          else late.instanceId = id;
+          return;
+        }
         instanceId = id;
         ctx.holding(id);
         if (paused && !early) early = dialEarly(ctx, paused);
@@ -133,8 +137,13 @@ async function hold(ctx: LoginContext, plan: Extract<RoutePlan, { kind: 'wake' |
     metrics.wakes.inc({ result: 'timeout' });
     if (plan.fallback && plan.fallback.length > 0) {
       // A join the orchestrator has not answered yet goes on (its own, longer timeout): its instance is watched once it answers.
-      if (plan.kind === 'join-group' && instanceId === undefined) parkedWithoutInstance = true;
-      return parkOnFallback(ctx, player, instanceId, plan.fallback, failure.message);
+      if (plan.kind !== 'join-group' || instanceId !== undefined) return parkOnFallback(ctx, player, instanceId, plan.fallback, failure.message);
+      const answer: { parked: boolean; instanceId?: string } = { parked: false };
+      late = answer;
+      await parkOnFallback(ctx, player, undefined, plan.fallback, failure.message);
+      answer.parked = true;
+      if (answer.instanceId !== undefined) wakes.returnWhenOnline(player, answer.instanceId, ctx.closedSignal);
+      return;
     }
     if (failure.reason === 'capacity') return refuseForFailure(ctx, failure);
     ctx.deps.logger.info({ instance: instanceId, err: failure.message }, 'wake did not complete in the hold window');

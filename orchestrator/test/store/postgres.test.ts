@@ -78,19 +78,28 @@ describe('openStore (postgres)', () => {
   });
 });
 
+/** A migrated store on one connection in a schema of its own (dropped afterwards), and its Kysely handle. */
+async function onOneConnection(schema: string, fn: (store: Store, db: Kysely<unknown>) => Promise<void>): Promise<void> {
+  await admin(dbName, (c) => c.query(`create schema ${schema}`));
+  const store = openPostgresStore(`${dbUrl}?options=${encodeURIComponent(`-c search_path=${schema}`)}`, { maxConnections: 1 });
+  try {
+    await store.migrate();
+    await fn(store, (store as unknown as { db: Kysely<unknown> }).db);
+  } finally {
+    await store.close();
+    await admin(dbName, (c) => c.query(`drop schema ${schema} cascade`));
+  }
+}
+
 describe('prepared statements (postgres)', () => {
   it('the allocation statements run prepared, and stay valid when a later migration adds a column (a rolling upgrade)', async () => {
     const schema = 'prepared_upgrade';
-    await admin(dbName, (c) => c.query(`create schema ${schema}`));
-    const store = openPostgresStore(`${dbUrl}?options=${encodeURIComponent(`-c search_path=${schema}`)}`, { maxConnections: 1 });
-    try {
-      await store.migrate();
+    await onOneConnection(schema, async (store, db) => {
       for (const id of ['a', 'b']) await store.instances.create(instance(id, { state: 'online' }));
       const claim = (sid: string, version: number) => store.instances.claimForSession([{ id: 'a', expectedVersion: version }, { id: 'b', expectedVersion: version }], sid, { now: T0, session: { groupId: 'g1', metadata: {} } });
       expect(await claim('s1', 1)).toMatchObject({ id: 'a' });
       expect(await store.instances.releaseSession('s1', T0 + 1)).toMatchObject({ instanceFreed: true });
       expect((await store.instances.allocationRows('g1')).map((r) => r.id)).toEqual(['a', 'b']);
-      const db = (store as unknown as { db: Kysely<unknown> }).db;
       const prepared = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where statement like '/* prepared */%'`.execute(db);
       expect(prepared.rows[0]!.n).toBe(3);
       // Another replica's migration adds a column while this one keeps its connection and its plans.
@@ -98,22 +107,14 @@ describe('prepared statements (postgres)', () => {
       expect(await claim('s2', 3)).toMatchObject({ id: 'a', sessionId: 's2' });
       expect(await store.instances.releaseSession('s2', T0 + 2)).toMatchObject({ instanceFreed: true, session: { id: 's2', status: 'released' } });
       expect((await store.instances.allocationRows('g1')).map((r) => r.version)).toEqual([5, 1]);
-    } finally {
-      await store.close();
-      await admin(dbName, (c) => c.query(`drop schema ${schema} cascade`));
-    }
+    });
   });
 });
 
 describe('release durability (postgres)', () => {
   it('a release on its own does not wait for its WAL flush (synchronous_commit off for its own statement only): the connection keeps the server default, and a caller\'s transaction is not weakened', async () => {
-    const schema = 'release_lazy';
-    await admin(dbName, (c) => c.query(`create schema ${schema}`));
-    const store = openPostgresStore(`${dbUrl}?options=${encodeURIComponent(`-c search_path=${schema}`)}`, { maxConnections: 1 });
-    try {
-      await store.migrate();
+    await onOneConnection('release_lazy', async (store, db) => {
       await store.instances.create(instance('a', { state: 'online' }));
-      const db = (store as unknown as { db: Kysely<unknown> }).db;
       const setting = async () => (await sql<{ v: string }>`select current_setting('synchronous_commit') as v`.execute(db)).rows[0]!.v;
       const before = await setting();
       expect(await store.instances.claimForSession([{ id: 'a', expectedVersion: 1 }], 's1', { now: T0, session: { groupId: 'g1', metadata: {} } })).toMatchObject({ id: 'a' });
@@ -127,9 +128,6 @@ describe('release durability (postgres)', () => {
         return (await sql<{ v: string }>`select current_setting('synchronous_commit') as v`.execute((tx as unknown as { db: Kysely<unknown> }).db)).rows[0]!.v;
       });
       expect(inside).toBe(before);
-    } finally {
-      await store.close();
-      await admin(dbName, (c) => c.query(`drop schema ${schema} cascade`));
-    }
+    });
   });
 });

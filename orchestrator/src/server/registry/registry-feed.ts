@@ -49,7 +49,8 @@ interface Dirty {
   players: boolean;
 }
 
-const everything = (): Dirty => ({ all: true, instances: new Set(), hosts: false, players: false });
+const nothing = (): Dirty => ({ all: false, instances: new Set(), hosts: false, players: false });
+const everything = (): Dirty => ({ ...nothing(), all: true });
 
 const GLOBAL_MAINTENANCE_KEY = 'maintenance';
 const HISTORY_LOOKBACK = 20;
@@ -176,7 +177,7 @@ export class RegistryFeed {
   private async refreshOnce(): Promise<void> {
     const now = this.deps.clock.now();
     const dirty = this.dirty;
-    this.dirty = { all: false, instances: new Set(), hosts: false, players: false };
+    this.dirty = nothing();
     // Without a change port followed (nobody listens, no port, or its connection to the other replicas is down), nothing says what changed.
     const followed = this.unsubscribeChanges !== undefined && this.deps.changes?.connected !== false;
     const full = dirty.all || !followed || dirty.instances.size > MAX_PARTIAL_IDS || now - this.lastFullReadAt >= FULL_READ_WITH_CHANGES_MS;

@@ -172,7 +172,9 @@ export class KyselyInstanceRepository implements InstanceRepository {
       // On its own (not inside a caller's transaction), the release does not wait for its WAL flush:
       // a database crash right after it can only undo it, leaving the instance allocated (never
       // allocated twice) until released again or by releaseWhenEmptyFor. The claim stays synchronous.
-      const lazy = this.ctx.inTransaction ? sql`` : sql`lazy as (select set_config('synchronous_commit', 'off', true) as v), `;
+      const [lazy, lazyColumn] = this.ctx.inTransaction
+        ? [sql``, sql``]
+        : [sql`lazy as (select set_config('synchronous_commit', 'off', true) as v), `, sql`, (select v from lazy) as lazy`];
       const { rows } = await sql<Selectable<SessionsTable> & { freed: number | string }>`${sql.raw(PREPARED)}
         with ${lazy}rel as (
           update sessions set status = 'released', released_at = ${now} where id = ${sessionId} and status = 'allocated'${inGroups}
@@ -181,7 +183,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
           update instances set session_id = null, updated_at = ${now}, version = version + 1
           where session_id = ${sessionId} and id in (select instance_id from rel) returning id
         )${opts.audit ? sql`, audited as (${auditedInsert(opts.audit, sql`rel.instance_id`, sql`rel`)})` : sql``}
-        select id, group_id, instance_id, status, metadata, created_at, released_at, (select count(*) from freed) as freed${this.ctx.inTransaction ? sql`` : sql`, (select v from lazy) as lazy`} from rel`.execute(this.ctx.db);
+        select id, group_id, instance_id, status, metadata, created_at, released_at, (select count(*) from freed) as freed${lazyColumn} from rel`.execute(this.ctx.db);
       const row = rows[0];
       return row && { session: toSession(row), instanceFreed: Number(row.freed) > 0 };
     }

@@ -172,6 +172,9 @@ export interface ClaimCandidate {
   expectedVersion: number;
 }
 
+/** What an allocation's claim answers of the instance it took (InstanceRepository.claimForSession). */
+export type ClaimedInstance = Pick<Instance, 'id' | 'groupId' | 'hostId' | 'sessionId' | 'endpoint' | 'version' | 'updatedAt'>;
+
 /** One instance of a group as an allocation sees it (InstanceRepository.allocationRows). */
 export interface AllocationRow {
   id: string;
@@ -185,6 +188,13 @@ export interface AllocationRow {
   /** containerConfig.labels. */
   labels: Record<string, string> | undefined;
   version: number;
+}
+
+/** What InstanceRepository.releaseSession released. */
+export interface ReleasedSession {
+  session: Session;
+  instanceFreed: boolean;
+  freedVersion?: number;
 }
 
 export interface InstanceRepository {
@@ -209,13 +219,14 @@ export interface InstanceRepository {
    * claim also inserts that allocated session row atomically with it
    * (PostgreSQL: one statement, no transaction round trips). With `audit`,
    * that entry (its params with `instanceId` of the claimed instance added)
-   * commits with the claim, and only if it claimed.
+   * commits with the claim, and only if it claimed. Answers only the fields
+   * an allocation needs of the claimed instance (no documents decoded).
    */
-  claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: EpochMs; session?: { groupId: string | null; metadata: JsonObject }; audit?: Omit<AuditEvent, 'id'> }): Promise<Instance | undefined>;
+  claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: EpochMs; session?: { groupId: string | null; metadata: JsonObject }; audit?: Omit<AuditEvent, 'id'> }): Promise<ClaimedInstance | undefined>;
   /**
    * What an allocation's choice reads of a group, in one statement: per
    * instance only the fields rankAllocatable needs (no settings or config
-   * documents are decoded), with its host's status and instance count.
+   * documents are decoded).
    */
   allocationRows(groupId: string): Promise<AllocationRow[]>;
   /**
@@ -226,8 +237,10 @@ export interface InstanceRepository {
    * when nothing was released (unknown, already released, or outside
    * `groupIds`): nothing changes then. With `audit`, that entry (its params
    * with `instanceId` added) commits with the release, and only if it released.
+   * `freedVersion` is the freed instance's version after the release (absent
+   * when no instance held the session any more).
    */
-  releaseSession(sessionId: string, now: EpochMs, opts?: { groupIds?: readonly string[]; audit?: Omit<AuditEvent, 'id'> }): Promise<{ session: Session; instanceFreed: boolean } | undefined>;
+  releaseSession(sessionId: string, now: EpochMs, opts?: { groupIds?: readonly string[]; audit?: Omit<AuditEvent, 'id'> }): Promise<ReleasedSession | undefined>;
   /**
    * Changes the lifecycle state and appends the history entry in one
    * transaction. With `from`, applies only when the current state is one of

@@ -136,6 +136,40 @@ describe.each([
     expect((await allocate()).instanceId).toBe(await onHost(h1));
   });
 
+  it('allocations choose from the rows they keep: a run of allocate + release reads the group once, yet a row another writer changed is never taken and exhausted is only answered after a fresh read', async () => {
+    const { t } = await listening(await env());
+    const store = t.o.ctx.store;
+    const [a, b] = (await seedOnlineBuffer(store, { groupId: 'kept', size: 2, hosts: 1, now: Date.now() })).instanceIds as [string, string];
+    let reads = 0;
+    const read = store.instances.allocationRows.bind(store.instances);
+    store.instances.allocationRows = (groupId) => {
+      reads++;
+      return read(groupId);
+    };
+    const allocate = async () => (await t.call('POST', '/api/v1/groups/kept/allocations', { body: {} })).body as { allocationId?: string; instanceId?: string; error?: { code: string } };
+    const release = async (x: { allocationId?: string }) => expect((await t.call('DELETE', `/api/v1/allocations/${x.allocationId}`)).status).toBe(200);
+    for (let n = 0; n < 6; n++) {
+      const got = await allocate();
+      expect(got.instanceId).toBe(a); // the same best candidate each time: the kept row follows its own claims and releases
+      await release(got);
+    }
+    expect(reads).toBe(1);
+    // Another writer stops the best candidate: its kept row is stale by version, so the claim skips it.
+    await store.instances.update(a, { state: 'stopping' }, { now: Date.now() });
+    const other = await allocate();
+    expect(other.instanceId).toBe(b);
+    await release(other);
+    // Another replica claims the last one: nothing kept is free any more, so the allocation reads again before it says exhausted.
+    const bNow = (await store.instances.get(b))!;
+    expect(await store.instances.claimForSession([{ id: b, expectedVersion: bNow.version }], 'elsewhere', { now: Date.now() })).toBeDefined();
+    const readsBefore = reads;
+    expect((await allocate()).error?.code).toBe('CAPACITY_EXHAUSTED');
+    expect(reads).toBeGreaterThan(readsBefore);
+    // An instance that came back online meanwhile is found at once, though the kept rows are fresh and have nothing free.
+    await store.instances.update(a, { state: 'online' }, { now: Date.now() });
+    expect((await allocate()).instanceId).toBe(a);
+  });
+
   it('a buffer smaller than the crowd answers clean 409 CAPACITY_EXHAUSTED and still never doubles', async () => {
     const { t, url } = await listening(await env());
     const store = t.o.ctx.store;

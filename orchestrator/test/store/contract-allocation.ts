@@ -106,8 +106,8 @@ export function allocationContract(handle: StoreHandle): void {
       await store.instances.create(instance('i1', { state: 'online' }));
       await store.instances.claimForSession([{ id: 'i1', expectedVersion: 1 }], 's1', { now: T0, session: { groupId: 'g1', metadata: { allocatedBy: 'me' } } });
       const released = await store.instances.releaseSession('s1', T0 + 9);
-      expect(released).toEqual({ instanceFreed: true, session: { id: 's1', groupId: 'g1', instanceId: 'i1', status: 'released', metadata: { allocatedBy: 'me' }, createdAt: T0, releasedAt: T0 + 9 } });
-      expect(await store.instances.get('i1')).toMatchObject({ sessionId: null, version: 3, updatedAt: T0 + 9 });
+      expect(released).toEqual({ instanceFreed: true, freedVersion: 3, session: { id: 's1', groupId: 'g1', instanceId: 'i1', status: 'released', metadata: { allocatedBy: 'me' }, createdAt: T0, releasedAt: T0 + 9 } });
+      expect(await store.instances.get('i1')).toMatchObject({ sessionId: null, version: 3, updatedAt: T0 + 9 }); // freedVersion is the instance's version now
       expect(await store.instances.releaseSession('s1', T0 + 10)).toBeUndefined();
       expect(await store.instances.releaseSession('unknown', T0 + 10)).toBeUndefined();
       expect((await store.sessions.get('s1'))?.releasedAt).toBe(T0 + 9);

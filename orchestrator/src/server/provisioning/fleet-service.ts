@@ -93,6 +93,27 @@ const GROUP_CACHE_MS = 1000;
  */
 const HOST_VIEW_MS = 1000;
 
+/**
+ * How long allocations may choose from a group's rows as last read (and as
+ * this process's own claims and releases have changed them since) instead
+ * of reading them again. The rows only order and offer candidates: the claim
+ * takes a candidate only at the version it was read at and still
+ * unallocated, so a row another writer changed since (a claim on another
+ * replica, a stop, a drain) is skipped, never taken. What a stale view can
+ * miss is an instance that became free or online meanwhile: it is offered
+ * at the next read, and no allocation concludes the buffer is exhausted
+ * without a fresh read.
+ */
+const GROUP_ROWS_MS = 1000;
+
+/** A group's allocation rows as last read, kept current with this process's own claims and releases. */
+interface GroupRows {
+  rows: AllocationRow[];
+  at: number;
+  /** Row index by instance id. */
+  index: Map<string, number>;
+}
+
 export class FleetService {
   private readonly groupCache = new Map<string, { group: Group; at: number }>();
   /** Bumped by every group change: a read that a change overtook is not kept. */
@@ -102,6 +123,7 @@ export class FleetService {
   private hostViewRead: Promise<ReadonlyMap<string, FleetHost>> | undefined;
   /** Bumped by every host change, as groupChanges. */
   private hostChanges = 0;
+  private readonly rowsCache = new Map<string, GroupRows>();
 
   constructor(private readonly deps: FleetServiceDeps) {
     deps.changes?.subscribe((c) => {
@@ -111,8 +133,14 @@ export class FleetService {
       }
       if (c.kind !== 'group' && c.kind !== 'system') return;
       this.groupChanges++;
-      if (c.kind === 'group' && c.id !== undefined) this.groupCache.delete(c.id);
-      else this.groupCache.clear(); // a resync, or a change without an id
+      if (c.kind === 'group' && c.id !== undefined) {
+        this.groupCache.delete(c.id);
+        this.rowsCache.delete(c.id);
+      } else {
+        // a resync, or a change without an id
+        this.groupCache.clear();
+        this.rowsCache.clear();
+      }
     });
   }
 
@@ -155,6 +183,31 @@ export class FleetService {
     });
     this.hostViewRead = read;
     return read;
+  }
+
+  /** The group's allocation rows: as kept (GROUP_ROWS_MS) unless `fresh`, else read now (and kept). */
+  private async groupRows(groupId: string, fresh: boolean): Promise<{ rows: AllocationRow[]; fresh: boolean }> {
+    const now = this.now;
+    const kept = this.rowsCache.get(groupId);
+    if (!fresh && kept && now - kept.at < GROUP_ROWS_MS && now >= kept.at) return { rows: kept.rows, fresh: false };
+    const changesBefore = this.groupChanges;
+    const rows = await this.deps.store.instances.allocationRows(groupId);
+    if (this.groupChanges === changesBefore) {
+      this.rowsCache.set(groupId, { rows, at: now, index: new Map(rows.map((r, n) => [r.id, n])) });
+      if (this.rowsCache.size > 1024) this.rowsCache.delete(this.rowsCache.keys().next().value!);
+    }
+    return { rows, fresh: true };
+  }
+
+  /** Records this process's own claim or release in the kept rows (a newer version only: answers may arrive out of order). */
+  private keepRow(groupId: string | null, instanceId: string, version: number, allocated: boolean): void {
+    const kept = groupId === null ? undefined : this.rowsCache.get(groupId);
+    const at = kept?.index.get(instanceId);
+    if (kept === undefined || at === undefined || kept.rows[at]!.version >= version) return;
+    // A new array: an allocation ranking the previous one meanwhile keeps what it read.
+    const rows = [...kept.rows];
+    rows[at] = { ...rows[at]!, version, allocated };
+    kept.rows = rows;
   }
 
   /** Creates and starts one instance in the group through the normal caps and placement (the buffer fills with it once online). */
@@ -221,6 +274,7 @@ export class FleetService {
       if (session.status === 'allocated') throw new AppError('CONFLICT', `allocation ${allocationId} changed concurrently; retry`, { retryable: true });
       return { session, recorded: false }; // already released
     }
+    if (released.freedVersion !== undefined) this.keepRow(released.session.groupId, released.session.instanceId, released.freedVersion, false);
     this.deps.logger.info({ allocationId, instanceId: released.session.instanceId, reason }, 'allocation released');
     return { session: released.session, recorded: audit !== undefined };
   }
@@ -262,21 +316,27 @@ export class FleetService {
   }
 
   /**
-   * One read of the group, then one claim of the best CLAIM_BATCH
-   * candidates of rankAllocatable: the store takes the first of them still
-   * free, skipping those concurrent allocators hold or took, so a crowd
-   * spreads over the buffer instead of all contending for the best one.
-   * When every one of them was taken, the next batch of the same read is
-   * tried; a fresh read follows only when the whole read was taken.
+   * The group's rows (as kept, GROUP_ROWS_MS), then one claim of the best
+   * CLAIM_BATCH candidates of rankAllocatable: the store takes the first of
+   * them still free, skipping those concurrent allocators hold or took, so a
+   * crowd spreads over the buffer instead of all contending for the best
+   * one. When every one of them was taken, the next batch of the same rows
+   * is tried; then the rows are read again, up to ALLOCATION_READS times.
+   * Undefined (exhausted) only after a fresh read.
    */
   private async tryAllocate(group: Group, req: AllocationRequest, actor: Actor): Promise<Allocation | undefined> {
-    const { store } = this.deps;
     const filter = { ...(req.variantId !== undefined ? { variantId: req.variantId } : {}), ...(req.labels ? { labels: req.labels } : {}) };
-    for (let read = 1; read <= ALLOCATION_READS; read++) {
-      const [rows, hosts] = await Promise.all([store.instances.allocationRows(group.id), this.recentHosts()]);
+    let kept = true; // the first look may use the kept rows; every later one reads
+    for (let reads = 0; reads < ALLOCATION_READS;) {
+      const [{ rows, fresh }, hosts] = await Promise.all([this.groupRows(group.id, !kept), this.recentHosts()]);
+      kept = false;
+      if (fresh) reads++;
       const snap = allocationSnapshot(rows, hosts);
       const ranked = rankAllocatable(snap.fleet, snap.hosts, group.placement, filter);
-      if (ranked.length === 0) return undefined;
+      if (ranked.length === 0) {
+        if (fresh) return undefined;
+        continue;
+      }
       const version = new Map(snap.rows.map((r) => [r.id, r.version]));
       for (let at = 0; at < ranked.length; at += CLAIM_BATCH) {
         const batch = ranked.slice(at, at + CLAIM_BATCH).map((id) => ({ id, expectedVersion: version.get(id)! }));
@@ -301,6 +361,7 @@ export class FleetService {
     const audit = req.audit ? { ...req.audit, params: { ...req.audit.params, allocationId: sessionId } } : undefined;
     const instance = await this.deps.store.instances.claimForSession(candidates, sessionId, { now, session: { groupId: group.id, metadata }, ...(audit ? { audit } : {}) });
     if (!instance) return undefined;
+    this.keepRow(group.id, instance.id, instance.version, true);
     const endpoint = instance.endpoint ? `${instance.endpoint.host.includes(':') ? `[${instance.endpoint.host}]` : instance.endpoint.host}:${instance.endpoint.port}` : null;
     return { allocationId: sessionId, sessionId, instanceId: instance.id, groupId: group.id, endpoint, allocatedAt: now };
   }

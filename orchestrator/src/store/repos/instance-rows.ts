@@ -69,16 +69,32 @@ function decode(kind: Codec['kind'], value: unknown): unknown {
   }
 }
 
-/** The codec table as a list, built once (toInstance runs for every row read). */
-const FIELD_LIST = Object.entries(FIELDS).map(([field, codec]) => ({ field, ...codec }));
+/** Some fields of an instance: their columns (for a statement that names them) and the decoder of such a row. */
+export interface InstanceFields<K extends keyof Instance> {
+  columns: readonly string[];
+  decode(row: Partial<Selectable<InstancesTable>>): Pick<Instance, K>;
+}
+
+/** The codecs of `fields` as a list, built once (a decoder runs for every row read). */
+export function instanceFields<K extends keyof Instance>(fields: readonly K[]): InstanceFields<K> {
+  const list = fields.map((field) => ({ field, ...FIELDS[field] }));
+  return {
+    columns: list.map((f) => f.column),
+    decode(row) {
+      const out: Record<string, unknown> = {};
+      for (const f of list) out[f.field] = decode(f.kind, row[f.column]);
+      return out as Pick<Instance, K>;
+    },
+  };
+}
+
+const ALL_FIELDS = instanceFields(Object.keys(FIELDS) as Array<keyof Instance>);
 
 /** Every column of an instance row, for statements that name their columns (prepared statements stay valid when columns are added). */
-export const INSTANCE_COLUMNS: readonly string[] = FIELD_LIST.map((f) => f.column);
+export const INSTANCE_COLUMNS: readonly string[] = ALL_FIELDS.columns;
 
 export function toInstance(row: Selectable<InstancesTable>): Instance {
-  const out: Record<string, unknown> = {};
-  for (const f of FIELD_LIST) out[f.field] = decode(f.kind, row[f.column]);
-  return out as unknown as Instance;
+  return ALL_FIELDS.decode(row);
 }
 
 /** Encodes the fields present in `patch` (undefined members are skipped). */

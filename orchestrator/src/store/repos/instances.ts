@@ -7,14 +7,18 @@ import { AppError } from '../../shared/errors.js';
 import { isUniqueViolation, PREPARED, type StoreContext } from '../context.js';
 import { toJson } from '../json.js';
 import type { InstancesTable, SessionsTable } from '../schema.js';
-import type { AllocationRow, ClaimCandidate, InstanceFilter, InstancePatch, InstanceRepository } from '../store.js';
+import type { AllocationRow, ClaimCandidate, ClaimedInstance, InstanceFilter, InstancePatch, InstanceRepository, ReleasedSession } from '../store.js';
 import { appendHistory } from './history.js';
-import { INSTANCE_COLUMNS, toInstance, toRow, toRowPatch } from './instance-rows.js';
+import { INSTANCE_COLUMNS, instanceFields, toInstance, toRow, toRowPatch } from './instance-rows.js';
 import { toSession } from './sessions.js';
 import { auditRow } from './auth.js';
 
 /** The instance columns by name (a prepared statement's result type must not change when a migration adds one). */
 const INSTANCE_LIST = sql.raw(INSTANCE_COLUMNS.join(', '));
+
+/** What a claim answers (ClaimedInstance), and its column list. */
+const CLAIMED = instanceFields(['id', 'groupId', 'hostId', 'sessionId', 'endpoint', 'version', 'updatedAt']);
+const CLAIMED_LIST = sql.raw(CLAIMED.columns.join(', '));
 
 /** An action's audit entry, its params with the instance the action touched. */
 function withInstance(entry: Omit<AuditEvent, 'id'>, instanceId: string): Omit<AuditEvent, 'id'> {
@@ -32,6 +36,11 @@ function auditedInsert(entry: Omit<AuditEvent, 'id'>, instanceId: RawBuilder<unk
     select ${row.at}::bigint, ${row.actor}::text, ${row.action}::text, ${row.target_kind}::text, ${row.target_id ?? null}::text,
       (${row.params}::jsonb || jsonb_build_object('instanceId', ${instanceId}))::text, ${row.result}::text, ${row.error_code ?? null}::text, ${row.request_id ?? null}::text
     from ${from} returning id`;
+}
+
+/** A release's answer: the session, and the freed instance's new version when one held it. */
+function released(session: Session, freedVersion: number | string | null): ReleasedSession {
+  return freedVersion === null ? { session, instanceFreed: false } : { session, instanceFreed: true, freedVersion: Number(freedVersion) };
 }
 
 /** Second key of the advisory lock that serializes cap checks (PostgreSQL). */
@@ -115,7 +124,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
     throw new AppError('CONFLICT', `instance ${id} changed concurrently (version ${current.version}, expected ${opts.expectedVersion}); reload and retry`);
   }
 
-  async claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: number; session?: { groupId: string | null; metadata: JsonObject }; audit?: Omit<AuditEvent, 'id'> }): Promise<Instance | undefined> {
+  async claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: number; session?: { groupId: string | null; metadata: JsonObject }; audit?: Omit<AuditEvent, 'id'> }): Promise<ClaimedInstance | undefined> {
     if (candidates.length === 0) return undefined;
     const session = opts.session;
     if (this.ctx.dialect === 'postgres') {
@@ -139,10 +148,10 @@ export class KyselyInstanceRepository implements InstanceRepository {
         ), claimed as (
           update instances set session_id = ${sessionId}, updated_at = ${opts.now}, version = version + 1
           where id in (select id from pick) and session_id is null
-          returning ${INSTANCE_LIST}
+          returning ${CLAIMED_LIST}
         )${recorded}${audited}
-        select ${INSTANCE_LIST} from claimed`.execute(this.ctx.db);
-      return rows[0] && toInstance(rows[0]);
+        select ${CLAIMED_LIST} from claimed`.execute(this.ctx.db);
+      return rows[0] && CLAIMED.decode(rows[0]);
     }
     // SQLite: one writer at a time; the first candidate still at its version and unallocated is claimed,
     // and the session row commits with it.
@@ -158,13 +167,13 @@ export class KyselyInstanceRepository implements InstanceRepository {
           }).execute();
         }
         if (opts.audit) await db.insertInto('audit_events').values(auditRow(withInstance(opts.audit, c.id))).execute();
-        return toInstance(row);
+        return CLAIMED.decode(row);
       }
       return undefined;
     });
   }
 
-  async releaseSession(sessionId: string, now: number, opts: { groupIds?: readonly string[]; audit?: Omit<AuditEvent, 'id'> } = {}): Promise<{ session: Session; instanceFreed: boolean } | undefined> {
+  async releaseSession(sessionId: string, now: number, opts: { groupIds?: readonly string[]; audit?: Omit<AuditEvent, 'id'> } = {}): Promise<ReleasedSession | undefined> {
     const groupIds = opts.groupIds;
     if (groupIds?.length === 0) return undefined;
     if (this.ctx.dialect === 'postgres') {
@@ -175,17 +184,17 @@ export class KyselyInstanceRepository implements InstanceRepository {
       const [lazy, lazyColumn] = this.ctx.inTransaction
         ? [sql``, sql``]
         : [sql`lazy as (select set_config('synchronous_commit', 'off', true) as v), `, sql`, (select v from lazy) as lazy`];
-      const { rows } = await sql<Selectable<SessionsTable> & { freed: number | string }>`${sql.raw(PREPARED)}
+      const { rows } = await sql<Selectable<SessionsTable> & { freed_version: number | string | null }>`${sql.raw(PREPARED)}
         with ${lazy}rel as (
           update sessions set status = 'released', released_at = ${now} where id = ${sessionId} and status = 'allocated'${inGroups}
           returning id, group_id, instance_id, status, metadata, created_at, released_at
         ), freed as (
           update instances set session_id = null, updated_at = ${now}, version = version + 1
-          where session_id = ${sessionId} and id in (select instance_id from rel) returning id
+          where session_id = ${sessionId} and id in (select instance_id from rel) returning version
         )${opts.audit ? sql`, audited as (${auditedInsert(opts.audit, sql`rel.instance_id`, sql`rel`)})` : sql``}
-        select id, group_id, instance_id, status, metadata, created_at, released_at, (select count(*) from freed) as freed${lazyColumn} from rel`.execute(this.ctx.db);
+        select id, group_id, instance_id, status, metadata, created_at, released_at, (select version from freed) as freed_version${lazyColumn} from rel`.execute(this.ctx.db);
       const row = rows[0];
-      return row && { session: toSession(row), instanceFreed: Number(row.freed) > 0 };
+      return row && released(toSession(row), row.freed_version);
     }
     return this.ctx.atomic(async (db) => {
       const row = await db.updateTable('sessions').set({ status: 'released', released_at: now })
@@ -193,9 +202,9 @@ export class KyselyInstanceRepository implements InstanceRepository {
         .$if(groupIds !== undefined, (q) => q.where('group_id', 'in', groupIds!)).returningAll().executeTakeFirst();
       if (!row) return undefined;
       const freed = await db.updateTable('instances').set({ session_id: null, updated_at: now }).set((eb) => ({ version: eb('version', '+', 1) }))
-        .where('id', '=', row.instance_id).where('session_id', '=', sessionId).executeTakeFirst();
+        .where('id', '=', row.instance_id).where('session_id', '=', sessionId).returning('version').executeTakeFirst();
       if (opts.audit) await db.insertInto('audit_events').values(auditRow(withInstance(opts.audit, row.instance_id))).execute();
-      return { session: toSession(row), instanceFreed: Number(freed.numUpdatedRows) > 0 };
+      return released(toSession(row), freed?.version ?? null);
     });
   }
 

@@ -90,9 +90,6 @@ export function instanceFields<K extends keyof Instance>(fields: readonly K[]): 
 
 const ALL_FIELDS = instanceFields(Object.keys(FIELDS) as Array<keyof Instance>);
 
-/** Every column of an instance row, for statements that name their columns (prepared statements stay valid when columns are added). */
-export const INSTANCE_COLUMNS: readonly string[] = ALL_FIELDS.columns;
-
 export function toInstance(row: Selectable<InstancesTable>): Instance {
   return ALL_FIELDS.decode(row);
 }

@@ -9,14 +9,11 @@ import { toJson } from '../json.js';
 import type { InstancesTable, SessionsTable } from '../schema.js';
 import type { AllocationRow, ClaimCandidate, ClaimedInstance, InstanceFilter, InstancePatch, InstanceRepository, ReleasedSession } from '../store.js';
 import { appendHistory } from './history.js';
-import { INSTANCE_COLUMNS, instanceFields, toInstance, toRow, toRowPatch } from './instance-rows.js';
+import { instanceFields, toInstance, toRow, toRowPatch } from './instance-rows.js';
 import { toSession } from './sessions.js';
 import { auditRow } from './auth.js';
 
-/** The instance columns by name (a prepared statement's result type must not change when a migration adds one). */
-const INSTANCE_LIST = sql.raw(INSTANCE_COLUMNS.join(', '));
-
-/** What a claim answers (ClaimedInstance), and its column list. */
+/** What a claim answers (ClaimedInstance), and its column list (by name: a prepared statement's result type must not change when a migration adds a column). */
 const CLAIMED = instanceFields(['id', 'groupId', 'hostId', 'sessionId', 'endpoint', 'version', 'updatedAt']);
 const CLAIMED_LIST = sql.raw(CLAIMED.columns.join(', '));
 

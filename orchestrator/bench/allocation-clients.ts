@@ -8,7 +8,8 @@
 // sends its LoadResult.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { runAllocationLoad, type LoadResult } from '../test/support/fleet-buffer.js';
+import { runAllocationLoad, type AllocationBody, type LoadResult } from '../test/support/fleet-buffer.js';
+import { jsonClient } from '../test/support/json-client.js';
 
 export interface ClientLoad {
   baseUrl: string;
@@ -32,10 +33,15 @@ export interface PacedResult extends LoadResult {
   late: number;
 }
 
+/** What the child answers: the load's result and the client process's own CPU per allocation (it shares the machine with the server). */
+export interface ClientResult extends PacedResult {
+  clientCpuMsPerAllocation: number;
+}
+
 /** Open-loop load (ClientLoad.ratePerSecond): latency at a given offered rate, not at saturation. */
 async function runPacedAllocationLoad(load: ClientLoad & { ratePerSecond: number }): Promise<PacedResult> {
   const answers: LoadResult['answers'] = [];
-  const headers = { authorization: `Bearer ${load.token}`, 'content-type': 'application/json' };
+  const http = jsonClient(load.baseUrl, { token: load.token, maxSockets: load.clients });
   const interval = 1000 / load.ratePerSecond;
   let inFlight = 0;
   let late = 0;
@@ -44,12 +50,11 @@ async function runPacedAllocationLoad(load: ClientLoad & { ratePerSecond: number
     inFlight++;
     try {
       const t = performance.now();
-      const res = await fetch(`${load.baseUrl}/api/v1/groups/${load.groupId}/allocations`, { method: 'POST', headers, body: '{}' });
-      const body = (await res.json()) as { instanceId?: string; allocationId?: string; error?: { code?: string } };
+      const res = await http.call<AllocationBody>('POST', `/api/v1/groups/${load.groupId}/allocations`, { body: {} });
+      const body = res.body;
       answers.push({ status: res.status, code: body.error?.code ?? null, instanceId: body.instanceId ?? null, allocationId: body.allocationId ?? null, latencyMs: performance.now() - t });
       if (res.status === 201) {
-        const rel = await fetch(`${load.baseUrl}/api/v1/allocations/${body.allocationId}`, { method: 'DELETE', headers: { authorization: headers.authorization } });
-        await rel.arrayBuffer();
+        const rel = await http.call('DELETE', `/api/v1/allocations/${body.allocationId}`);
         if (rel.status !== 200) failure ??= new Error(`release of ${body.allocationId} answered ${rel.status}`);
       } else if (!(res.status === 409 && body.error?.code === 'CAPACITY_EXHAUSTED')) failure ??= new Error(`allocation answered ${res.status} ${body.error?.code}`);
     } finally {
@@ -68,7 +73,11 @@ async function runPacedAllocationLoad(load: ClientLoad & { ratePerSecond: number
     }
     running.push(one());
   }
-  await Promise.all(running);
+  try {
+    await Promise.all(running);
+  } finally {
+    http.close();
+  }
   if (failure) throw failure;
   return { answers, overlaps: [], elapsedMs: performance.now() - t0, late };
 }
@@ -77,11 +86,11 @@ async function runPacedAllocationLoad(load: ClientLoad & { ratePerSecond: number
  * Runs the load in a child process; `onWarm` runs after the warm-up, right
  * before the measured load starts (e.g. to start measuring the server's CPU).
  */
-export function allocationLoadInChild(load: ClientLoad, onWarm: () => void): Promise<PacedResult> {
+export function allocationLoadInChild(load: ClientLoad, onWarm: () => void): Promise<ClientResult> {
   return new Promise((resolve, reject) => {
     const child = fork(fileURLToPath(import.meta.url), [JSON.stringify(load)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    let result: PacedResult | undefined;
-    child.on('message', (m: { kind: 'warm' } | { kind: 'result'; result: PacedResult } | { kind: 'error'; message: string }) => {
+    let result: ClientResult | undefined;
+    child.on('message', (m: { kind: 'warm' } | { kind: 'result'; result: ClientResult } | { kind: 'error'; message: string }) => {
       if (m.kind === 'warm') {
         onWarm();
         child.send('go');
@@ -101,9 +110,12 @@ async function childMain(load: ClientLoad): Promise<void> {
     const go = new Promise<void>((r) => process.once('message', () => r()));
     await send({ kind: 'warm' });
     await go;
-    const result = load.ratePerSecond === undefined
+    const cpu = process.cpuUsage();
+    const run = load.ratePerSecond === undefined
       ? { ...(await runAllocationLoad({ ...base, total: load.total })), late: 0 }
       : await runPacedAllocationLoad({ ...load, ratePerSecond: load.ratePerSecond });
+    const used = process.cpuUsage(cpu);
+    const result: ClientResult = { ...run, clientCpuMsPerAllocation: (used.user + used.system) / 1000 / Math.max(1, load.total) };
     await send({ kind: 'result', result });
   } catch (err) {
     await send({ kind: 'error', message: (err as Error).message });

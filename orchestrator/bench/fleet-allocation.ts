@@ -21,9 +21,9 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 export interface AllocationFigures {
   dialect: string;
   /** Closed loop (fleetClients clients back to back): the most allocations/s, and latency at saturation. */
-  saturated: { p50: number; p99: number; perSecond: number; count: number; conflicts: number; cpuMsPerCycle: number };
+  saturated: { p50: number; p99: number; perSecond: number; count: number; conflicts: number; cpuMsPerCycle: number; clientCpuMsPerCycle: number };
   /** Open loop at fleetRate allocations/s: latency at that offered rate. */
-  paced: { rate: number; p50: number; p99: number; perSecond: number; count: number; conflicts: number; late: number };
+  paced: { rate: number; p50: number; p99: number; perSecond: number; count: number; conflicts: number; late: number; clientCpuMsPerCycle: number };
 }
 
 async function withPostgres<T>(fn: (url: string) => Promise<T>): Promise<T> {
@@ -58,8 +58,8 @@ async function measure(dialect: 'sqlite' | 'postgres', databaseUrl?: string): Pr
     const pacedOk = paced.answers.filter((a) => a.status === 201).map((a) => a.latencyMs);
     return {
       dialect,
-      saturated: { p50: pct(ok, 50), p99: pct(ok, 99), perSecond: (ok.length * 1000) / run.elapsedMs, count: ok.length, conflicts: run.answers.length - ok.length, cpuMsPerCycle: (used.user + used.system) / 1000 / ok.length },
-      paced: { rate: benchConfig.fleetRate, p50: pct(pacedOk, 50), p99: pct(pacedOk, 99), perSecond: (pacedOk.length * 1000) / paced.elapsedMs, count: pacedOk.length, conflicts: paced.answers.length - pacedOk.length, late: paced.late },
+      saturated: { p50: pct(ok, 50), p99: pct(ok, 99), perSecond: (ok.length * 1000) / run.elapsedMs, count: ok.length, conflicts: run.answers.length - ok.length, cpuMsPerCycle: (used.user + used.system) / 1000 / ok.length, clientCpuMsPerCycle: run.clientCpuMsPerAllocation },
+      paced: { rate: benchConfig.fleetRate, p50: pct(pacedOk, 50), p99: pct(pacedOk, 99), perSecond: (pacedOk.length * 1000) / paced.elapsedMs, count: pacedOk.length, conflicts: paced.answers.length - pacedOk.length, late: paced.late, clientCpuMsPerCycle: paced.clientCpuMsPerAllocation },
     };
   } finally {
     await o.stop();
@@ -75,14 +75,15 @@ export async function allocationBench(): Promise<AllocationFigures[]> {
   console.log(`    saturated (${benchConfig.fleetClients} clients back to back): the most allocations/s; latency here is queueing (clients / rate)`);
   for (const f of figures) {
     const x = f.saturated;
-    console.log(`    ${f.dialect.padEnd(9)} ${x.perSecond.toFixed(0)} allocations/s (goal >= 500)  p50 ${x.p50.toFixed(1)} ms  p99 ${x.p99.toFixed(1)} ms  n=${x.count}  409s=${x.conflicts}  server CPU ${x.cpuMsPerCycle.toFixed(2)} ms per allocate+release`);
+    console.log(`    ${f.dialect.padEnd(9)} ${x.perSecond.toFixed(0)} allocations/s (goal >= 500)  p50 ${x.p50.toFixed(1)} ms  p99 ${x.p99.toFixed(1)} ms  n=${x.count}  409s=${x.conflicts}  server CPU ${x.cpuMsPerCycle.toFixed(2)} ms per allocate+release  client CPU ${x.clientCpuMsPerCycle.toFixed(2)} ms`);
   }
   console.log(`    paced (open loop: an allocation starts every ${(1000 / benchConfig.fleetRate).toFixed(1)} ms whatever the answers, released when answered): latency at ${benchConfig.fleetRate}/s offered`);
   for (const f of figures) {
     const x = f.paced;
-    console.log(`    ${f.dialect.padEnd(9)} p50 ${x.p50.toFixed(1)} ms  p99 ${x.p99.toFixed(1)} ms (goal <= 20)  achieved ${x.perSecond.toFixed(0)}/s  n=${x.count}  409s=${x.conflicts}  late starts ${x.late}`);
+    console.log(`    ${f.dialect.padEnd(9)} p50 ${x.p50.toFixed(1)} ms  p99 ${x.p99.toFixed(1)} ms (goal <= 20)  achieved ${x.perSecond.toFixed(0)}/s  n=${x.count}  409s=${x.conflicts}  late starts ${x.late}  client CPU ${x.clientCpuMsPerCycle.toFixed(2)} ms per allocate+release`);
   }
   console.log('    server CPU is the orchestrator process alone (the clients run in their own process; PostgreSQL itself not counted): 1000 / it bounds allocations/s on one core, whatever the load of the machine');
+  console.log('    client CPU is the load generator\'s own (node:http keep-alive clients; with fetch it was ≈ 1 ms, more than the server\'s), taken from the same two cores');
   console.log('    reference: Agones documents a 500 ms batch wait for allocation and 77-150 allocations/s');
   return figures;
 }

@@ -3,6 +3,7 @@
 // the store (no containers, no agent). Allocation reads only the store, so
 // this is exactly what it sees; nothing here proves a real server is playable.
 
+import { jsonClient } from './json-client.js';
 import type { Store } from '../../src/store/store.js';
 import { group, heartbeat, instance, templateVersion } from '../store/fixtures.js';
 
@@ -42,6 +43,13 @@ export interface AllocationAnswer {
   latencyMs: number;
 }
 
+/** The body of an allocation's answer, as the load reads it. */
+export interface AllocationBody {
+  instanceId?: string;
+  allocationId?: string;
+  error?: { code?: string; message?: string };
+}
+
 export interface LoadResult {
   answers: AllocationAnswer[];
   /** Allocations that arrived for an instance another client still held (must stay empty). */
@@ -50,7 +58,7 @@ export interface LoadResult {
 }
 
 /**
- * `clients` concurrent HTTP clients (real sockets, fetch) make `total`
+ * `clients` concurrent HTTP clients (real sockets, keep-alive) make `total`
  * successful allocations in all, each releasing its allocation before asking
  * again, so the buffer never runs dry when it holds at least `clients`
  * instances. A 409 CAPACITY_EXHAUSTED is retried after a short pause; any
@@ -64,7 +72,7 @@ export async function runAllocationLoad(opts: { baseUrl: string; token: string; 
   const held = new Map<string, string>();
   let started = 0;
   let failure: Error | undefined;
-  const headers = { authorization: `Bearer ${opts.token}`, 'content-type': 'application/json' };
+  const http = jsonClient(opts.baseUrl, { token: opts.token, maxSockets: opts.clients });
   const t0 = performance.now();
   const client = async (): Promise<void> => {
     while (started < opts.total && !failure) {
@@ -72,8 +80,8 @@ export async function runAllocationLoad(opts: { baseUrl: string; token: string; 
       let got: AllocationAnswer | undefined;
       while (!got && !failure) {
         const t = performance.now();
-        const res = await fetch(`${opts.baseUrl}/api/v1/groups/${opts.groupId}/allocations`, { method: 'POST', headers, body: '{}' });
-        const body = (await res.json()) as { instanceId?: string; allocationId?: string; error?: { code?: string; message?: string } };
+        const res = await http.call<AllocationBody>('POST', `/api/v1/groups/${opts.groupId}/allocations`, { body: {} });
+        const body = res.body;
         const answer: AllocationAnswer = { status: res.status, code: body.error?.code ?? null, instanceId: body.instanceId ?? null, allocationId: body.allocationId ?? null, latencyMs: performance.now() - t };
         answers.push(answer);
         if (res.status === 201) got = answer;
@@ -86,12 +94,15 @@ export async function runAllocationLoad(opts: { baseUrl: string; token: string; 
       held.set(got.instanceId!, got.allocationId!);
       if (opts.holdMs) await new Promise((r) => setTimeout(r, Math.random() * opts.holdMs!));
       if (held.get(got.instanceId!) === got.allocationId) held.delete(got.instanceId!);
-      const rel = await fetch(`${opts.baseUrl}/api/v1/allocations/${got.allocationId}`, { method: 'DELETE', headers: { authorization: headers.authorization } });
-      await rel.arrayBuffer();
+      const rel = await http.call('DELETE', `/api/v1/allocations/${got.allocationId}`);
       if (rel.status !== 200) failure = new Error(`release of ${got.allocationId} answered ${rel.status}`);
     }
   };
-  await Promise.all(Array.from({ length: opts.clients }, client));
+  try {
+    await Promise.all(Array.from({ length: opts.clients }, client));
+  } finally {
+    http.close();
+  }
   if (failure) throw failure;
   return { answers, overlaps, elapsedMs: performance.now() - t0 };
 }

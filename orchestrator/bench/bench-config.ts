@@ -48,7 +48,7 @@ export const benchConfig = Object.freeze({
   /** The offered rate of the open-loop allocation measure (the goal's 500/s). */
   fleetRate: num('BENCH_FLEET_RATE', 500),
   fleetBuffer: num('BENCH_FLEET_BUFFER', 64),
-  fleetRounds: num('BENCH_FLEET_ROUNDS', 3),
+  fleetRounds: num('BENCH_FLEET_ROUNDS', 5),
   /** Show the benchmarked router's own log. */
   routerLog: Boolean(process.env.BENCH_ROUTER_LOG),
   /** PATH for child processes the benchmarks start. */

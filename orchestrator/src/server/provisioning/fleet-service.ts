@@ -19,6 +19,7 @@ import type { InstanceCreator } from '../services/instance-creator.js';
 import type { LifecycleService } from '../services/lifecycle-service.js';
 import { DEFAULT_DESPAWN_TIMEOUT_MS } from '../lifecycle-engine/fleet-actions.js';
 import { fleetInstance, readGroup } from './fleet-view.js';
+import { KeptReads } from '../../shared/kept-reads.js';
 import { sleep } from '../../shared/timers.js';
 
 export interface SpawnRequest {
@@ -109,37 +110,30 @@ const GROUP_ROWS_MS = 1000;
 /** A group's allocation rows as last read, kept current with this process's own claims and releases. */
 interface GroupRows {
   rows: AllocationRow[];
-  at: number;
   /** Row index by instance id. */
-  index: Map<string, number>;
+  index: ReadonlyMap<string, number>;
 }
 
 export class FleetService {
-  private readonly groupCache = new Map<string, { group: Group; at: number }>();
-  /** Bumped by every group change: a read that a change overtook is not kept. */
-  private groupChanges = 0;
-  private hostView: { hosts: ReadonlyMap<string, FleetHost>; at: number } | undefined;
-  /** The read in flight: allocations arriving meanwhile share it. */
-  private hostViewRead: Promise<ReadonlyMap<string, FleetHost>> | undefined;
-  /** Bumped by every host change, as groupChanges. */
-  private hostChanges = 0;
-  private readonly rowsCache = new Map<string, GroupRows>();
+  private readonly groups: KeptReads<string, Group>;
+  /** Every host's status and instance count, under one key. */
+  private readonly hosts: KeptReads<'all', ReadonlyMap<string, FleetHost>>;
+  private readonly rows: KeptReads<string, GroupRows>;
 
   constructor(private readonly deps: FleetServiceDeps) {
+    const now = () => deps.clock.now();
+    this.groups = new KeptReads({ ttlMs: GROUP_CACHE_MS, now });
+    this.hosts = new KeptReads({ ttlMs: HOST_VIEW_MS, now });
+    this.rows = new KeptReads({ ttlMs: GROUP_ROWS_MS, now });
     deps.changes?.subscribe((c) => {
-      if (c.kind === 'host' || c.kind === 'system') {
-        this.hostChanges++;
-        this.hostView = undefined;
-      }
-      if (c.kind !== 'group' && c.kind !== 'system') return;
-      this.groupChanges++;
+      if (c.kind === 'host' || c.kind === 'system') this.hosts.dropAll();
       if (c.kind === 'group' && c.id !== undefined) {
-        this.groupCache.delete(c.id);
-        this.rowsCache.delete(c.id);
-      } else {
+        this.groups.drop(c.id);
+        this.rows.drop(c.id);
+      } else if (c.kind === 'group' || c.kind === 'system') {
         // a resync, or a change without an id
-        this.groupCache.clear();
-        this.rowsCache.clear();
+        this.groups.dropAll();
+        this.rows.dropAll();
       }
     });
   }
@@ -155,59 +149,41 @@ export class FleetService {
   }
 
   /** The group as read at most GROUP_CACHE_MS ago and not changed since (allocations). */
-  private async recentGroup(groupId: string): Promise<Group> {
-    const now = this.now;
-    const hit = this.groupCache.get(groupId);
-    if (hit && now - hit.at < GROUP_CACHE_MS && now >= hit.at) return hit.group;
-    const changesBefore = this.groupChanges;
-    const group = await this.group(groupId);
-    if (this.groupChanges === changesBefore) this.groupCache.set(groupId, { group, at: now });
-    if (this.groupCache.size > 1024) this.groupCache.delete(this.groupCache.keys().next().value!);
-    return group;
+  private recentGroup(groupId: string): Promise<Group> {
+    return this.groups.get(groupId, () => this.group(groupId));
   }
 
   /** Every host's status and instance count as read at most HOST_VIEW_MS ago and not changed since (allocations). */
   private recentHosts(): Promise<ReadonlyMap<string, FleetHost>> {
-    const now = this.now;
-    const view = this.hostView;
-    if (view && now - view.at < HOST_VIEW_MS && now >= view.at) return Promise.resolve(view.hosts);
-    if (this.hostViewRead) return this.hostViewRead;
-    const changesBefore = this.hostChanges;
     const { store } = this.deps;
-    const read = Promise.all([store.hosts.list(), store.instances.countByHost()]).then(([hosts, counts]) => {
-      const fleetHosts = new Map(hosts.map((h): [string, FleetHost] => [h.id, { id: h.id, instanceCount: counts[h.id] ?? 0, status: h.status }]));
-      if (this.hostChanges === changesBefore) this.hostView = { hosts: fleetHosts, at: now };
-      return fleetHosts;
-    }).finally(() => {
-      if (this.hostViewRead === read) this.hostViewRead = undefined;
+    return this.hosts.get('all', async () => {
+      const [hosts, counts] = await Promise.all([store.hosts.list(), store.instances.countByHost()]);
+      return new Map(hosts.map((h): [string, FleetHost] => [h.id, { id: h.id, instanceCount: counts[h.id] ?? 0, status: h.status }]));
     });
-    this.hostViewRead = read;
-    return read;
   }
 
-  /** The group's allocation rows: as kept (GROUP_ROWS_MS) unless `fresh`, else read now (and kept). */
-  private async groupRows(groupId: string, fresh: boolean): Promise<{ rows: AllocationRow[]; fresh: boolean }> {
-    const now = this.now;
-    const kept = this.rowsCache.get(groupId);
-    if (!fresh && kept && now - kept.at < GROUP_ROWS_MS && now >= kept.at) return { rows: kept.rows, fresh: false };
-    const changesBefore = this.groupChanges;
-    const rows = await this.deps.store.instances.allocationRows(groupId);
-    if (this.groupChanges === changesBefore) {
-      this.rowsCache.set(groupId, { rows, at: now, index: new Map(rows.map((r, n) => [r.id, n])) });
-      if (this.rowsCache.size > 1024) this.rowsCache.delete(this.rowsCache.keys().next().value!);
-    }
-    return { rows, fresh: true };
+  /** The group's allocation rows: as kept (GROUP_ROWS_MS) when `kept` allows it, else read now (and kept). */
+  private async groupRows(groupId: string, kept: boolean): Promise<{ rows: AllocationRow[]; fresh: boolean }> {
+    const hit = kept ? this.rows.peek(groupId) : undefined;
+    if (hit) return { rows: hit.rows, fresh: false };
+    const read = await this.rows.read(groupId, async () => {
+      const rows = await this.deps.store.instances.allocationRows(groupId);
+      return { rows, index: new Map(rows.map((r, n) => [r.id, n])) };
+    });
+    return { rows: read.rows, fresh: true };
   }
 
   /** Records this process's own claim or release in the kept rows (a newer version only: answers may arrive out of order). */
   private keepRow(groupId: string | null, instanceId: string, version: number, allocated: boolean): void {
-    const kept = groupId === null ? undefined : this.rowsCache.get(groupId);
-    const at = kept?.index.get(instanceId);
-    if (kept === undefined || at === undefined || kept.rows[at]!.version >= version) return;
-    // A new array: an allocation ranking the previous one meanwhile keeps what it read.
-    const rows = [...kept.rows];
-    rows[at] = { ...rows[at]!, version, allocated };
-    kept.rows = rows;
+    if (groupId === null) return;
+    this.rows.update(groupId, (kept) => {
+      const at = kept.index.get(instanceId);
+      if (at === undefined || kept.rows[at]!.version >= version) return kept;
+      // A new array: an allocation ranking the previous one meanwhile keeps what it read.
+      const rows = [...kept.rows];
+      rows[at] = { ...rows[at]!, version, allocated };
+      return { rows, index: kept.index };
+    });
   }
 
   /** Creates and starts one instance in the group through the normal caps and placement (the buffer fills with it once online). */
@@ -328,7 +304,7 @@ export class FleetService {
     const filter = { ...(req.variantId !== undefined ? { variantId: req.variantId } : {}), ...(req.labels ? { labels: req.labels } : {}) };
     let kept = true; // the first look may use the kept rows; every later one reads
     for (let reads = 0; reads < ALLOCATION_READS;) {
-      const [{ rows, fresh }, hosts] = await Promise.all([this.groupRows(group.id, !kept), this.recentHosts()]);
+      const [{ rows, fresh }, hosts] = await Promise.all([this.groupRows(group.id, kept), this.recentHosts()]);
       kept = false;
       if (fresh) reads++;
       const snap = allocationSnapshot(rows, hosts);

@@ -62,10 +62,17 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>
 }
 
 async function waitIdle(id: string, state: string): Promise<Loose> {
-  return waitFor(`instance ${id} ${state} and idle`, async () => {
-    const i = await get(id);
-    return i.state === state && !i.activeAction ? i : undefined;
-  });
+  let last: Loose = {};
+  try {
+    return await waitFor(`instance ${id} ${state} and idle`, async () => {
+      last = await get(id);
+      return last.state === state && !last.activeAction ? last : undefined;
+    }, 45_000);
+  } catch (err) {
+    // What it was doing instead: the state, its reason, the action in flight and the latest history.
+    const history = ((await call('GET', `/instances/${id}/history`)).body.history as Loose[] | undefined)?.slice(0, 6) ?? [];
+    throw new Error(`${(err as Error).message}; last seen ${JSON.stringify({ state: last.state, stateReason: last.stateReason, activeAction: last.activeAction })}; history ${JSON.stringify(history.map((h) => [h.from, h.to, h.reason]))}`);
+  }
 }
 
 async function ectl(args: string[]) {
@@ -170,7 +177,7 @@ describe('off-host backups on the real engine', () => {
     expect((await call('POST', `/instances/${id}/start`)).status).toBe(202);
     await waitIdle(id, 'online');
     expect(seedOf(id)).toBe(seed);
-  }, 90_000);
+  }, 150_000);
 
   it('restore from an uploaded archive goes through the import checks and replaces the world', async () => {
     expect((await call('POST', `/instances/${id}/stop`)).status).toBe(202);

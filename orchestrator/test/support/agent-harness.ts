@@ -191,14 +191,29 @@ export async function createTestAgent(o: TestAgentOptions): Promise<TestAgent> {
 /** Linux's first ephemeral port (net.ipv4.ip_local_port_range). */
 const EPHEMERAL_FIRST = 32768;
 
+/** Slices of [20000, 32768): more than the test files vitest runs at once (vitest.config.ts: maxForks 2). */
+const PORT_SLICES = 4;
+const PORT_SLICE_SIZE = Math.floor((EPHEMERAL_FIRST - 20000) / PORT_SLICES / 10) * 10;
+/** This process's slice: one per vitest worker (VITEST_POOL_ID 1, 2, …), so files running alongside never share a port. */
+const PORT_SLICE_FIRST = 20000 + ((Number(process.env.VITEST_POOL_ID ?? '1') - 1) % PORT_SLICES) * PORT_SLICE_SIZE;
+/** Where the next block starts in the slice: consecutive blocks from a random start (the files a worker runs one after another differ too). */
+let nextPortOffset = Math.floor((Math.random() * PORT_SLICE_SIZE) / 10) * 10;
+
 /**
- * A random game-port range for a test agent, below Linux's ephemeral range
+ * A game-port range for a test agent, below Linux's ephemeral range
  * (32768+): ports handed out by the kernel (listen on 0, freePort) can then
- * never be the ones Docker publishes for another test file running alongside,
- * and random blocks keep parallel test files apart.
+ * never be the ones Docker publishes for an agent. Each vitest worker takes
+ * its blocks from its own slice, and one process's blocks never overlap, so
+ * two agents running at once never share a port. (Random blocks over the
+ * whole range once collided: a world stopped for a restore found its port
+ * published by another file's agent.)
  */
 export function randomPortRange(size: number): PortRange {
-  const first = 20000 + Math.floor(Math.random() * ((EPHEMERAL_FIRST - 20000 - size) / 10)) * 10;
+  const span = Math.ceil(size / 10) * 10;
+  if (span > PORT_SLICE_SIZE) throw new Error(`randomPortRange: ${size} ports do not fit in a slice of ${PORT_SLICE_SIZE}`);
+  if (nextPortOffset + span > PORT_SLICE_SIZE) nextPortOffset = 0;
+  const first = PORT_SLICE_FIRST + nextPortOffset;
+  nextPortOffset += span;
   return { first, last: first + size - 1 };
 }
 

@@ -8,6 +8,7 @@ import { buildMcServerBundle } from '../../test-images/mc-server/build.js';
 import { docker } from './docker.js';
 import { NODE_BINARY, imageTag, sharedLibraries, type ImageDefinition } from './images.js';
 import { freePort } from './registry.js';
+import { isPortInUse } from '../../src/agent/docker-runtime.js';
 
 export { DEFAULT_VERSION };
 export const MC_SERVER_PORT = 25565;
@@ -75,7 +76,21 @@ export function demuxDockerLogs(raw: Buffer): string {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Tries with other ports when ports it picked itself were taken before Docker published them (two test files can be handed the same free port). */
+const PORT_ATTEMPTS = 3;
+
 export async function startMcServerContainer(options: McServerContainerOptions): Promise<McServerContainer> {
+  const picked = options.hostPort === undefined || options.rconHostPort === undefined;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (err) {
+      if (!picked || attempt >= PORT_ATTEMPTS || !isPortInUse(err)) throw err;
+    }
+  }
+}
+
+async function startOnce(options: McServerContainerOptions): Promise<McServerContainer> {
   const hostPort = options.hostPort ?? (await freePort());
   const rconHostPort = options.rconHostPort ?? (await freePort());
   const gamePort = Number(options.env?.SERVER_PORT ?? MC_SERVER_PORT);
@@ -95,7 +110,12 @@ export async function startMcServerContainer(options: McServerContainerOptions):
       RestartPolicy: { Name: 'no' },
     },
   });
-  await container.start();
+  try {
+    await container.start();
+  } catch (err) {
+    await container.remove({ force: true }).catch(() => undefined); // not left behind for a retry or the next test
+    throw err;
+  }
   const logs = async () => demuxDockerLogs((await container.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer);
   return {
     id: container.id,

@@ -34,6 +34,6 @@ export interface InstanceInternals {
   readonly powerDeps: PowerDeps;
   findOwned(instanceId: string): Promise<ContainerDetails | undefined>;
   /** Creates the container on the existing runtime directory, starting it when asked. */
-  placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint>;
+  placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; avoidPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint>;
   endpoint(c: ContainerDetails, state?: ContainerState): InstanceEndpoint;
 }

@@ -101,11 +101,11 @@ export class InstanceService implements InstanceInternals {
     if (pulled) log.info({ image }, 'image pulled');
   }
 
-  async placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint> {
+  async placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; avoidPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint> {
     const name = containerName(req.variantId, instanceId);
     // A host listener the bind probe cannot see (the agent runs in its own
     // network namespace under Compose) fails the start: try the next port.
-    const skipped = new Set<number>();
+    const skipped = new Set<number>(options.avoidPort !== undefined ? [options.avoidPort] : []);
     for (let attempt = 1; ; attempt++) {
       const preferred = options.preferredPort !== undefined && !skipped.has(options.preferredPort) ? options.preferredPort : undefined;
       const { id, hostPort } = await this.createLock.run(() => this.createContainer(instanceId, name, req, skipped, preferred));

@@ -31,7 +31,7 @@ export async function replaceInstance(svc: InstanceInternals, instanceId: string
   const { pulled } = await runtime.ensureImage(req.image, undefined, req.pull ?? 'missing');
   if (pulled) log.info({ image: req.image }, 'image pulled');
 
-  if (old && old.labels[LABEL.config] === configHash(req) && old.imageId === (await runtime.imageId(req.image))) {
+  if (old && !req.newHostPort && old.labels[LABEL.config] === configHash(req) && old.imageId === (await runtime.imageId(req.image))) {
     let state = old.state;
     if (req.start && (state === 'created' || state === 'exited')) {
       await runtime.start(old.id);
@@ -43,12 +43,17 @@ export async function replaceInstance(svc: InstanceInternals, instanceId: string
 
   let stop: StopResult | null = null;
   let preferredPort = req.preferredHostPort;
+  let avoidPort: number | undefined;
   if (old) {
     stop = await gracefulStop(svc.powerDeps, old, req.stop ?? {}, log);
     await runtime.remove(old.id);
-    preferredPort = labelledHostPort(old.labels) ?? preferredPort;
+    const oldPort = labelledHostPort(old.labels);
+    // newHostPort: the old port is held outside the runtime; any other port of the range will do.
+    if (req.newHostPort) avoidPort = oldPort;
+    else preferredPort = oldPort ?? preferredPort;
   }
-  const created = await svc.placeContainer(instanceId, req, { start: req.start, ...(preferredPort !== undefined ? { preferredPort } : {}) }, log);
+  if (req.newHostPort) preferredPort = undefined;
+  const created = await svc.placeContainer(instanceId, req, { start: req.start, ...(preferredPort !== undefined ? { preferredPort } : {}), ...(avoidPort !== undefined ? { avoidPort } : {}) }, log);
   log.info({ instanceId, previousContainerId: old?.id ?? null, containerId: created.containerId, hostPort: created.hostPort, stopMethod: stop?.method ?? null }, 'instance container replaced');
   return { ...created, replaced: true, previousContainerId: old?.id ?? null, stop };
 }

@@ -190,12 +190,14 @@ export interface ContainerRuntime {
 
 /**
  * A start failed because the container's host port is held outside the
- * runtime (a listener the bind probe could not see). The placement retries
- * with the next port; otherwise it is the engine's own error, unchanged.
+ * runtime (a listener the bind probe could not see, or a port published
+ * while the container was stopped). The placement retries with the next
+ * port; a start of an existing container answers HOST_PORT_TAKEN, and the
+ * orchestrator re-creates it on another port (a replace with newHostPort).
  */
 export class HostPortTakenError extends AppError {
   constructor(engineError: AppError) {
-    super(engineError.code, engineError.message, { retryable: engineError.retryable, cause: engineError.cause, ...(engineError.details ? { details: engineError.details } : {}) });
+    super('HOST_PORT_TAKEN', engineError.message, { retryable: engineError.retryable, cause: engineError.cause, ...(engineError.details ? { details: engineError.details } : {}) });
     this.name = 'HostPortTakenError';
   }
 }

@@ -122,6 +122,12 @@ export const ReplaceBody = Type.Object(
     stop: Type.Optional(StopBody),
     /** Host port to try when the old container is already gone (a retried replace). */
     preferredHostPort: Type.Optional(Port),
+    /**
+     * The old container's host port is held outside the runtime (its start
+     * answered HOST_PORT_TAKEN): re-create it on another port of the range,
+     * even when nothing else changed.
+     */
+    newHostPort: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -27,6 +27,8 @@ export const ERROR_CATALOGUE = {
   IMMUTABLE: 409,
   MAINTENANCE: 409,
   INVALID_TRANSITION: 409,
+  /** A start found the container's host port held outside the container runtime (the orchestrator re-creates it on another port). */
+  HOST_PORT_TAKEN: 409,
   /** A mutating agent call carried an older leader epoch than one the agent has seen (a deposed orchestrator). */
   STALE_LEADER: 409,
   CAP_REACHED: 409,

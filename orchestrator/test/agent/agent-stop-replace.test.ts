@@ -3,6 +3,7 @@
 // server: RCON stop saves the world, a server ignoring SIGTERM is killed at the
 // timeout, and a replace keeps the data, the port and the stopped state.
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
@@ -15,6 +16,8 @@ const NETWORK = `ec-${RUN}`;
 const AGENT_ID = `${RUN}-a`;
 const PASSWORD = `rcon-secret-${RUN}`;
 const TAG_REPO = `endercloud-test/mc-replace-${RUN}`;
+
+const PORTS = randomPortRange(20);
 
 let orch: FakeOrchestrator;
 let agent: TestAgent;
@@ -59,7 +62,7 @@ beforeAll(async () => {
   await docker().getImage(mcImage).tag({ repo: TAG_REPO, tag: 'a' });
   await docker().getImage(mcImage).tag({ repo: TAG_REPO, tag: 'b' });
   orch = await startFakeOrchestrator();
-  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: orch.url, portRange: randomPortRange(20), network: NETWORK });
+  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: orch.url, portRange: PORTS, network: NETWORK });
 });
 
 afterAll(async () => {
@@ -164,5 +167,34 @@ describe('POST /instances/:id/replace', () => {
     const missing = await call('POST', '/instances/s-nothing/replace', body);
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe('INSTANCE_NOT_FOUND');
+  });
+
+  it('a start whose host port was taken while it was stopped answers 409 HOST_PORT_TAKEN; a replace with newHostPort moves it to another port of the range, on the same data', async () => {
+    const first = await createReady('s-moved');
+    const seed = readJson(join(dataDir('s-moved'), 'level.json')).seed;
+    await call('POST', '/instances/s-moved/stop', { timeoutSeconds: 10 });
+    // Something outside the agent listens on the port while the world sleeps.
+    const squatter = createServer();
+    await new Promise<void>((resolve, reject) => squatter.once('error', reject).listen(first.hostPort as number, '127.0.0.1', resolve));
+    try {
+      const start = await call('POST', '/instances/s-moved/start');
+      expect(start.status, JSON.stringify(start.body)).toBe(409);
+      expect(start.body.error.code).toBe('HOST_PORT_TAKEN');
+      const body = createBody({ start: true, newHostPort: true });
+      delete body.layers;
+      const moved = await call('POST', '/instances/s-moved/replace', body);
+      expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+      expect(moved.body).toMatchObject({ replaced: true, previousContainerId: first.containerId, state: 'running' });
+      const port = moved.body.hostPort as number;
+      expect(port).not.toBe(first.hostPort);
+      expect(port).toBeGreaterThanOrEqual(PORTS.first);
+      expect(port).toBeLessThanOrEqual(PORTS.last);
+      await waitForStatus('127.0.0.1', port, (s) => s.max > 0, 20_000);
+      expect(readJson(join(dataDir('s-moved'), 'level.json')).seed).toBe(seed);
+      const all = await docker().listContainers({ all: true, filters: { label: [`orchestrator.host=${AGENT_ID}`, 'orchestrator.instance=s-moved'] } });
+      expect(all.map((c) => c.Id)).toEqual([moved.body.containerId]);
+    } finally {
+      await new Promise((r) => squatter.close(r));
+    }
   });
 });

@@ -5,7 +5,7 @@
 
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -380,6 +380,32 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
     expect((await get(id))).toMatchObject({ state: 'stopped', desiredState: 'stopped' });
     expect((await history(id)).filter((h) => /container replaced/.test(h.reason))).toHaveLength(1);
     expect(seedOf(id)).toBe(level);
+  });
+
+  it('a start whose host port was taken while the world was stopped moves it to another port: online there, the world kept, the history says why', async () => {
+    const id = await create('plain', 'lc-squat');
+    const first = await waitState(id, 'online');
+    const level = seedOf(id);
+    const oldPort = (first.endpoint as { port: number }).port;
+    await call('POST', `/instances/${id}/stop`);
+    await waitState(id, 'stopped');
+    // Something outside the agent listens on the world's port while it sleeps.
+    const squatter = createNetServer();
+    await new Promise<void>((resolve, reject) => squatter.once('error', reject).listen(oldPort, '127.0.0.1', resolve));
+    try {
+      expect((await call('POST', `/instances/${id}/start`)).status).toBe(202);
+      const online = await waitState(id, 'online', 40_000);
+      const port = (online.endpoint as { port: number }).port;
+      expect(port).not.toBe(oldPort);
+      expect((await o.ctx.store.instances.get(id))?.hostPort).toBe(port);
+      expect((await pingStatus('127.0.0.1', port, 2000)).max).toBeGreaterThan(0);
+      expect(seedOf(id)).toBe(level);
+      const moved = (await history(id)).filter((h) => /was taken outside the container runtime/.test(h.reason));
+      expect(moved).toHaveLength(1);
+      expect(moved[0]!.details).toMatchObject({ previousHostPort: oldPort, hostPort: port });
+    } finally {
+      await new Promise((r) => squatter.close(r));
+    }
   });
 
   it('deletion scopes: player data needs the typed name; the default keeps it; all scopes remove the instance root', async () => {

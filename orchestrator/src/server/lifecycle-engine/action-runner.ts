@@ -153,8 +153,16 @@ export class ActionRunner implements CommandHandler {
     if (steps.some((s) => s.kind === 'create_container')) {
       result = await this.replace(current, ctx, true);
     } else {
-      const res = await this.deps.driver.start(ctx.host, current.id, ctx.ids);
-      result = { state: res.state };
+      try {
+        const res = await this.deps.driver.start(ctx.host, current.id, ctx.ids);
+        result = { state: res.state };
+      } catch (err) {
+        // Its host port was taken while it was stopped (by something outside the agent): the same
+        // container on another port of the host's range, same data; the registry follows the endpoint.
+        if (!(err instanceof AppError && err.code === 'HOST_PORT_TAKEN')) throw err;
+        ctx.log.warn({ instanceId: current.id, hostPort: current.hostPort, err: err.message }, 'host port taken outside the runtime; re-creating the container on another port');
+        result = await this.replace(current, ctx, true, { newHostPort: true, why: `host port ${current.hostPort ?? '?'} was taken outside the container runtime` });
+      }
     }
     const started = await this.deps.store.instances.update(current.id, {
       activeAction: null, stateChangedAt: this.now, observed: { container: 'running', observedAt: this.now },
@@ -278,11 +286,12 @@ export class ActionRunner implements CommandHandler {
   }
 
   /** One controlled replacement (same runtime directory and host port); records the new immutable revision. */
-  private async replace(instance: Instance, ctx: RunContext, start: boolean): Promise<JsonObject> {
+  /** With `newHostPort`, the container is re-created on another port even when nothing else changed (`why` goes in the history). */
+  private async replace(instance: Instance, ctx: RunContext, start: boolean, port: { newHostPort: true; why: string } | undefined = undefined): Promise<JsonObject> {
     const next = applyPendingChanges(instance, ctx.template);
     const staged: Instance = { ...instance, ...next };
     const body = agentCreateBody(staged, ctx.template, { endercloudUser: this.deps.endercloudUser, pull: 'missing', ...(await networkSecretFor(ctx.template, this.deps.networkSecret)) });
-    const res = await this.deps.driver.replace(ctx.host, instance.id, { ...body, start }, ctx.ids);
+    const res = await this.deps.driver.replace(ctx.host, instance.id, { ...body, start, ...(port ? { newHostPort: true } : {}) }, ctx.ids);
     const now = this.now;
     const revision = instance.revision + 1;
     const applied = instance.pendingChanges.map((c) => c.key);
@@ -292,7 +301,8 @@ export class ActionRunner implements CommandHandler {
         ...(res.hostPort !== null && res.hostPort !== undefined ? { hostPort: res.hostPort, endpoint: { host: ctx.host.gameAddress, port: res.hostPort } } : {}),
       }, { now });
       await tx.revisions.append({ instanceId: instance.id, revision, createdAt: now, actor: ctx.actor, reason: `replacement applying ${applied.join(', ') || 'the current configuration'}`, config: revisionConfig({ ...staged, revision }, ctx.template) }, { pinned: [instance.revision] });
-      await tx.history.append({ instanceId: instance.id, at: now, from: instance.state, to: instance.state, reason: `container replaced (revision ${revision}): ${applied.join(', ') || 'no pending changes'}`, actor: ctx.actor, commandId: ctx.cmd.id, details: { applied, revision } });
+      const moved = port ? `; ${port.why}, now on port ${res.hostPort ?? '?'}` : '';
+      await tx.history.append({ instanceId: instance.id, at: now, from: instance.state, to: instance.state, reason: `container replaced (revision ${revision}): ${applied.join(', ') || 'no pending changes'}${moved}`, actor: ctx.actor, commandId: ctx.cmd.id, details: { applied, revision, ...(port ? { previousHostPort: instance.hostPort, hostPort: res.hostPort ?? null } : {}) } });
     });
     return { replaced: true, revision, applied, state: res.state };
   }

@@ -42,17 +42,16 @@ export async function replaceInstance(svc: InstanceInternals, instanceId: string
   }
 
   let stop: StopResult | null = null;
-  let preferredPort = req.preferredHostPort;
+  // newHostPort: the old port is held outside the runtime; any other port of the range will do.
+  let preferredPort = req.newHostPort ? undefined : req.preferredHostPort;
   let avoidPort: number | undefined;
   if (old) {
     stop = await gracefulStop(svc.powerDeps, old, req.stop ?? {}, log);
     await runtime.remove(old.id);
     const oldPort = labelledHostPort(old.labels);
-    // newHostPort: the old port is held outside the runtime; any other port of the range will do.
     if (req.newHostPort) avoidPort = oldPort;
     else preferredPort = oldPort ?? preferredPort;
   }
-  if (req.newHostPort) preferredPort = undefined;
   const created = await svc.placeContainer(instanceId, req, { start: req.start, ...(preferredPort !== undefined ? { preferredPort } : {}), ...(avoidPort !== undefined ? { avoidPort } : {}) }, log);
   log.info({ instanceId, previousContainerId: old?.id ?? null, containerId: created.containerId, hostPort: created.hostPort, stopMethod: stop?.method ?? null }, 'instance container replaced');
   return { ...created, replaced: true, previousContainerId: old?.id ?? null, stop };

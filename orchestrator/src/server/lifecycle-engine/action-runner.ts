@@ -287,7 +287,7 @@ export class ActionRunner implements CommandHandler {
 
   /** One controlled replacement (same runtime directory and host port); records the new immutable revision. */
   /** With `newHostPort`, the container is re-created on another port even when nothing else changed (`why` goes in the history). */
-  private async replace(instance: Instance, ctx: RunContext, start: boolean, port: { newHostPort: true; why: string } | undefined = undefined): Promise<JsonObject> {
+  private async replace(instance: Instance, ctx: RunContext, start: boolean, port?: { newHostPort: true; why: string }): Promise<JsonObject> {
     const next = applyPendingChanges(instance, ctx.template);
     const staged: Instance = { ...instance, ...next };
     const body = agentCreateBody(staged, ctx.template, { endercloudUser: this.deps.endercloudUser, pull: 'missing', ...(await networkSecretFor(ctx.template, this.deps.networkSecret)) });

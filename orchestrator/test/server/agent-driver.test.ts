@@ -12,8 +12,7 @@ import * as Api from '../../src/contracts/agent-api.js';
 import type { CreateInstanceBody } from '../../src/contracts/agent-api.js';
 import { AgentHostDriver } from '../../src/server/drivers/agent-driver.js';
 import type { DriverHost } from '../../src/server/drivers/host-driver.js';
-import { AppError } from '../../src/shared/errors.js';
-import { AGENT_TOKEN, layerArchive, startFakeAgent, type FakeAgent } from './support.js';
+import { AGENT_TOKEN, errorOf, layerArchive, startFakeAgent, type FakeAgent } from './support.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -31,12 +30,6 @@ async function agentUp(token?: string): Promise<{ agent: FakeAgent; host: Driver
   cleanups.push(() => agent.close());
   const driver = new AgentHostDriver({ token, timeoutMs: 5000 });
   return { agent, host: { id: 'host-a', controlUrl: `${agent.url}/` }, driver };
-}
-
-async function errorOf(p: Promise<unknown>): Promise<AppError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
 }
 
 describe('AgentHostDriver over the real agent app', () => {

@@ -18,8 +18,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AgentHostDriver } from '../../src/server/drivers/agent-driver.js';
 import { HttpAgentTransport, readText } from '../../src/server/drivers/agent-transport.js';
 import type { DriverHost } from '../../src/server/drivers/host-driver.js';
-import { AppError } from '../../src/shared/errors.js';
-import { layerArchive, startFakeAgent } from './support.js';
+import { errorOf, layerArchive, startFakeAgent } from './support.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -66,12 +65,6 @@ function transport(options: ConstructorParameters<typeof HttpAgentTransport>[0] 
   const t = new HttpAgentTransport(options);
   cleanups.push(() => t.close());
   return t;
-}
-
-async function errorOf(p: Promise<unknown>): Promise<AppError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
 }
 
 describe('HttpAgentTransport under the agent driver', () => {

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freshDatabase } from '../support/postgres.js';
 import { pino } from 'pino';
+import { expect } from 'vitest';
+import { AppError } from '../../src/shared/errors.js';
 import { ManualClock } from '../../src/server/clock.js';
 import { orchestratorConfig } from '../../src/server/config.js';
 import { buildOrchestrator, type Orchestrator, type OrchestratorDeps } from '../../src/server/orchestrator.js';
@@ -20,6 +22,13 @@ import { FsRuntimeDirectories } from '../../src/agent/runtime-directories.js';
 import { tarGzBuffer } from '../support/malicious-tar.js';
 import { InventoryMirror, type InventoryItem } from '../support/inventory-mirror.js';
 import { MemoryRuntime, instanceOf, type MemoryContainer } from '../support/memory-runtime.js';
+
+/** The AppError `p` rejects with (the test fails when it resolves or rejects with anything else). */
+export async function errorOf(p: Promise<unknown>): Promise<AppError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(AppError);
+  return err as AppError;
+}
 
 /** Parsed JSON answers in tests: shape checked by the assertions, not the compiler. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -3,6 +3,7 @@
 // allocate + release in the client process — more than the server it loads,
 // on the same two cores. Real sockets, 127.0.0.1 in the tests.
 import http from 'node:http';
+import { readText } from '../../src/server/drivers/agent-transport.js';
 
 export interface JsonAnswer<T> {
   status: number;
@@ -30,18 +31,10 @@ export function jsonClient(baseUrl: string, opts: { token?: string; maxSockets: 
       }
       return new Promise((resolve, reject) => {
         const req = http.request({ host: url.hostname, port: url.port, path, method, agent, headers }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
+          readText(res).then((text) => {
             const json = (res.headers['content-type'] ?? '').includes('json') && text !== '';
-            try {
-              resolve({ status: res.statusCode ?? 0, body: (json ? JSON.parse(text) : undefined) as T });
-            } catch (err) {
-              reject(err as Error);
-            }
-          });
-          res.on('error', reject);
+            resolve({ status: res.statusCode ?? 0, body: (json ? JSON.parse(text) : undefined) as T });
+          }).catch(reject);
         });
         req.on('error', reject);
         req.end(payload);

@@ -7,7 +7,7 @@ import { validateRelativePath } from '../lifecycle/deletion.js';
 import { validateReadinessSpec } from '../lifecycle/readiness.js';
 import { RESERVED_LABEL_PREFIX, validateContainerUser } from '../lifecycle/settings.js';
 import { unwrap } from '../lifecycle/result.js';
-import { parseScalingPolicy } from '../provisioning/scaling-policy.js';
+import { parseIdleTiers, parseScalingPolicy, type IdleTier } from '../provisioning/scaling-policy.js';
 import { parseBackupPolicy, type BackupPolicy } from './backup-policy.js';
 import { AppError } from '../shared/errors.js';
 import { unknownReferences } from '../eggs/config-references.js';
@@ -135,7 +135,12 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
     spec.networkSecret = { env: body.networkSecret.env };
   }
   Object.assign(spec, runtimeFields(body, paths));
-  if (body.backup) spec.backup = { ...(body.backup.onlineSave !== undefined ? { onlineSave: body.backup.onlineSave } : {}), ...(backupPaths ? { paths: backupPaths } : {}) };
+  if (body.backup) {
+    spec.backup = {
+      ...(body.backup.onlineSave !== undefined ? { onlineSave: body.backup.onlineSave } : {}), ...(backupPaths ? { paths: backupPaths } : {}),
+      ...(body.backup.onFailure !== undefined ? { onFailure: body.backup.onFailure } : {}),
+    };
+  }
   return spec;
 }
 
@@ -174,6 +179,7 @@ export interface NormalizedGroup {
   caps: GroupCaps;
   variants: Variant[];
   scaling: ScalingPolicy | null;
+  idleTiers?: IdleTier[];
   backup?: BackupPolicy;
 }
 
@@ -186,6 +192,13 @@ export function normalizeGroup(body: GroupBody): NormalizedGroup {
     return { id: v.id, template: v.template, extraLayers: v.extraLayers ?? [], ...(v.resources ? { resources: v.resources } : {}), env: v.env ?? {} };
   });
   const scaling = body.scaling == null ? null : parseScalingPolicy(body.scaling);
+  // One place for the group's sleep: `scaling.idleTiers` (the older form) moves to the top level.
+  let idleTiers = body.idleTiers == null ? undefined : parseIdleTiers(body.idleTiers, 'idleTiers');
+  if (scaling?.idleTiers !== undefined) {
+    if (idleTiers !== undefined) throw invalid('scaling/idleTiers', 'must not be set beside the top-level idleTiers: set the group\'s idle tiers once, at the top level');
+    idleTiers = scaling.idleTiers;
+    delete scaling.idleTiers;
+  }
   const capMax = body.caps?.maxInstances;
   if (scaling && capMax !== undefined && scaling.minInstances > capMax) {
     throw new AppError('VALIDATION_FAILED', `scaling.minInstances: must not exceed caps.maxInstances (${scaling.minInstances} > ${capMax}): the minimum could never be kept`, {
@@ -193,5 +206,5 @@ export function normalizeGroup(body: GroupBody): NormalizedGroup {
     });
   }
   const backup = body.backup == null ? undefined : parseBackupPolicy(body.backup);
-  return { kind: body.kind, placement: body.placement ?? 'packed', caps: body.caps ?? {}, variants, scaling, ...(backup ? { backup } : {}) };
+  return { kind: body.kind, placement: body.placement ?? 'packed', caps: body.caps ?? {}, variants, scaling, ...(idleTiers ? { idleTiers } : {}), ...(backup ? { backup } : {}) };
 }

@@ -5,7 +5,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import { CONFIG_PARSERS } from '../domain/template.js';
-import { NullableScalingSchema } from '../provisioning/scaling-policy.js';
+import { NullableIdleTiersSchema, NullableScalingSchema } from '../provisioning/scaling-policy.js';
 import { NullableBackupPolicySchema } from './backup-policy.js';
 
 export const IdString = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' });
@@ -107,6 +107,9 @@ export const TemplateBody = Type.Object(
       Type.Object(
         {
           onlineSave: Type.Optional(Type.Boolean()),
+          onFailure: Type.Optional(Type.Union([Type.Literal('abort_stop'), Type.Literal('stop_without_backup'), Type.Literal('force_stop_after_timeout')], {
+            description: 'what an automatic stop (idle tier) does when its backup fails; default abort_stop (the world keeps running)',
+          })),
           paths: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: 256 })),
         },
         { additionalProperties: false },
@@ -160,6 +163,8 @@ export const GroupBody = Type.Object(
     variants: Type.Array(VariantSchema, { minItems: 1, maxItems: 64 }),
     // Structure only; parseScalingPolicy (provisioning) applies the rules and names the field it refuses.
     scaling: Type.Optional(NullableScalingSchema),
+    // How the group's worlds sleep when empty; absent or null: the system's default; []: never.
+    idleTiers: Type.Optional(NullableIdleTiersSchema),
     // Structure only; parseBackupPolicy checks the cron expression and names the field.
     backup: Type.Optional(NullableBackupPolicySchema),
   },

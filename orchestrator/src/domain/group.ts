@@ -1,7 +1,7 @@
 // Groups (named pools) and their variants (resolved configurations).
 
 import type { EpochMs, LayerRef, Resources } from './common.js';
-import type { ScalingPolicy } from '../provisioning/scaling-policy.js';
+import type { IdleTier, ScalingPolicy } from '../provisioning/scaling-policy.js';
 import type { BackupPolicy } from '../contracts/backup-policy.js';
 
 export type GroupKind = 'persistent' | 'ephemeral';
@@ -33,6 +33,11 @@ export interface Group {
   caps: GroupCaps;
   variants: Variant[];
   scaling: ScalingPolicy | null;
+  /**
+   * How the group's worlds sleep when empty (docs/provisioning.md); absent =
+   * the system's default, [] = never. An instance may override it.
+   */
+  idleTiers?: IdleTier[];
   /** Scheduled backups and retention (contracts/backup-policy.ts); absent = none. */
   backup?: BackupPolicy | null;
   createdAt: EpochMs;

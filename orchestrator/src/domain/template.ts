@@ -157,6 +157,8 @@ export interface ConfigFileSpec {
 export interface BackupSpec {
   onlineSave?: boolean;
   paths?: string[];
+  /** What an automatic (idle-tier) stop does when its backup fails; default `abort_stop`: the world keeps running. */
+  onFailure?: 'abort_stop' | 'stop_without_backup' | 'force_stop_after_timeout';
 }
 
 /** Immutable once created: a different spec for an existing version is refused. */

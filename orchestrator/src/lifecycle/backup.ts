@@ -28,6 +28,15 @@ export function stopBackupPayload(o: StopBackupOptions): JsonObject {
   return { backup: true, automatic: Boolean(o.automatic), failurePolicy: o.failurePolicy ?? 'abort_stop' };
 }
 
+/**
+ * Whether an action keeps the instance's state until its worker runs: a stop
+ * with a backup does (its worker moves to `backup` or `stopping` as the backup
+ * mode says), whoever asks for it — the operator, the idle tiers or a schedule.
+ */
+export function entersOnDispatch(action: string, payload: JsonObject | undefined): boolean {
+  return action === 'stop' && payload?.backup === true;
+}
+
 /** How a backup of this instance is taken now: save over RCON while running, stop first, or just archive. */
 export function backupMode(template: TemplateSpec | undefined, running: boolean, hasRconPassword: boolean): 'online_save' | 'stop_first' | 'offline' {
   if (!running) return 'offline';

@@ -4,6 +4,7 @@
 
 export * from './scaling-policy.js';
 export * from './idle.js';
+export * from './idle-tiers.js';
 export * from './buffer.js';
 export * from './host-order.js';
 export * from './autoscaler.js';

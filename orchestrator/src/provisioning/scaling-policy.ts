@@ -46,7 +46,11 @@ export interface ScalingPolicy {
   minInstances: number;
   maxInstances?: number;
   buffer: BufferPolicy;
-  idleTiers: IdleTier[];
+  /**
+   * Input only (an older form of the group's top-level `idleTiers`): the group
+   * body's normalizer moves it to `Group.idleTiers`; a stored policy never has it.
+   */
+  idleTiers?: IdleTier[];
   savegame: SavegamePolicy;
   scaleUp?: ScaleUpRule;
   scaleDown?: ScaleDownRule;
@@ -68,7 +72,7 @@ const Duration = (description: string): TSchema => Type.String({ minLength: 2, m
 const EchoMs = (of: string): TSchema => Type.Integer({ minimum: 0, description: `stored echo of ${of} in ms; on input optional and must equal it` });
 const Replaced = (by: string): TSchema => Type.Unknown({ deprecated: true, description: `refused: replaced by ${by}` });
 
-const IdleTierSchema = Type.Object(
+export const IdleTierSchema = Type.Object(
   {
     after: Duration('zero logged-in players for this long in a row'),
     afterMs: Type.Optional(EchoMs('after')),
@@ -77,6 +81,9 @@ const IdleTierSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** A list of idle tiers, or null (`nullable`, so one tier is never coerced into the null branch). */
+export const NullableIdleTiersSchema = Type.Unsafe<Static<typeof IdleTierSchema>[] | null>({ ...Type.Array(IdleTierSchema, { maxItems: 3 }), nullable: true });
 
 /** The `scaling` body of `PUT /groups/:id`; parseScalingPolicy applies the rules JSON schema cannot say. */
 export const ScalingSchema = Type.Object(
@@ -128,9 +135,9 @@ export function parseScalingPolicy(input: unknown, path = 'scaling'): ScalingPol
   const policy: ScalingPolicy = {
     minInstances,
     buffer: parseBuffer(f.buffer, `${path}.buffer`),
-    idleTiers: f.idleTiers === undefined ? [] : parseIdleTiers(f.idleTiers, `${path}.idleTiers`),
     savegame: parseSavegame(f.savegame, `${path}.savegame`),
   };
+  if (f.idleTiers !== undefined) policy.idleTiers = parseIdleTiers(f.idleTiers, `${path}.idleTiers`);
   if (f.maxInstances !== undefined) {
     policy.maxInstances = intAt(f.maxInstances, `${path}.maxInstances`, 0, MAX_INSTANCES);
     if (minInstances > policy.maxInstances) throw invalid(`${path}.minInstances`, `must not exceed maxInstances (${minInstances} > ${policy.maxInstances})`);

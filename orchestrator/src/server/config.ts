@@ -19,6 +19,7 @@ import {
 } from '../shared/config.js';
 import { parseRouterPublicAddress, type RouterPublicAddress } from './registry/router-address.js';
 import { DEFAULT_UNKNOWN_GRACE_MS } from '../lifecycle/reconcile.js';
+import { parseIdleTierText, SYSTEM_DEFAULT_IDLE_TIERS_TEXT, type IdleTier } from '../provisioning/index.js';
 
 export interface OrchestratorConfig {
   /** host:port the API listens on. */
@@ -72,6 +73,8 @@ export interface OrchestratorConfig {
   superviseIntervalMs: number;
   /** How often the provisioner evaluates scaling policies and idle tiers (seed 003). */
   provisionIntervalMs: number;
+  /** The system's idle tiers (a world nobody configured sleeps by them); the API's stored choice wins. */
+  idleTiers: IdleTier[];
   /** Crash-loop breaker defaults (a template's `crashLoop` overrides them). */
   crashLoopMaxExits: number;
   crashLoopWindowMs: number;
@@ -164,6 +167,7 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     maxTotalInstances: r.optional('ENDERCLOUD_MAX_INSTANCES', parsePositiveInt),
     superviseIntervalMs: r.optional('ENDERCLOUD_SUPERVISE_INTERVAL', parseDuration, 2000),
     provisionIntervalMs: r.optional('ENDERCLOUD_PROVISION_INTERVAL', parseDuration, 5000),
+    idleTiers: r.optional('ENDERCLOUD_IDLE_TIERS', (v) => parseIdleTierText(v, 'ENDERCLOUD_IDLE_TIERS'), parseIdleTierText(SYSTEM_DEFAULT_IDLE_TIERS_TEXT)),
     crashLoopMaxExits: r.optional('ENDERCLOUD_CRASH_LOOP_MAX_EXITS', parsePositiveInt, 5),
     crashLoopWindowMs: r.optional('ENDERCLOUD_CRASH_LOOP_WINDOW', parseDuration, 10 * 60_000),
     restartBackoffInitialMs: r.optional('ENDERCLOUD_RESTART_BACKOFF_INITIAL', parseDuration, 1000),

@@ -22,6 +22,7 @@ import type { RegistryFeed } from './registry/registry-feed.js';
 import type { TransferService } from './registry/transfer-service.js';
 import type { PlayerSessions } from './services/player-sessions.js';
 import type { FleetService } from './provisioning/fleet-service.js';
+import type { IdleTierSettings } from './provisioning/idle-tier-settings.js';
 import type { InstancePreviewer } from './services/instance-preview.js';
 import type { NetworkSecret } from './provisioning/network-secret.js';
 import type { Supervisor } from './lifecycle-engine/supervisor.js';
@@ -54,6 +55,8 @@ export interface ServerContext {
   transfers: TransferService;
   playerSessions: PlayerSessions;
   fleet: FleetService;
+  /** Idle tiers: the system's default, a group's, an instance's override. */
+  idleTiers: IdleTierSettings;
   previewer: InstancePreviewer;
   networkSecret: NetworkSecret;
   /** Off-host copies of backups (ENDERCLOUD_BACKUP_DIR). */

@@ -23,6 +23,7 @@ import { PlayerSessions } from './services/player-sessions.js';
 import { NetworkSecret } from './provisioning/network-secret.js';
 import { FleetService } from './provisioning/fleet-service.js';
 import { Provisioner } from './provisioning/provisioner.js';
+import { IdleTierSettings } from './provisioning/idle-tier-settings.js';
 import { buildApp, type OrchestratorApp } from './app.js';
 import { TokenService } from './auth/tokens.js';
 import { systemClock, type Clock } from './clock.js';
@@ -224,8 +225,9 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const playerSessions = new PlayerSessions({ store, clock });
   const fleet = new FleetService({ store, clock, logger: logger.child({ component: 'fleet' }), creator, lifecycle, changes });
   const hostMoves = new HostMoves({ store, clock, logger: logger.child({ component: 'host-moves' }), fleet });
+  const idleTiers = new IdleTierSettings(store, config.idleTiers);
   const provisioner = new Provisioner({
-    store, clock, logger: logger.child({ component: 'provisioner' }), lifecycle, fleet,
+    store, clock, logger: logger.child({ component: 'provisioner' }), lifecycle, fleet, idleTiers,
     intervalMs: config.provisionIntervalMs, maxTotalInstances: config.maxTotalInstances, ...(deps.timers ? { timers: deps.timers } : {}),
     isActive: () => leadership.isLeader(),
   });
@@ -247,7 +249,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       },
     }),
     bridgeEvents: new BridgeEvents({ store, clock, signals: bridge }),
-    changes, registry, transfers, playerSessions, fleet, networkSecret,
+    changes, registry, transfers, playerSessions, fleet, networkSecret, idleTiers,
     catalog: new CatalogService(store, clock),
     instances: creator,
     previewer: new InstancePreviewer({ store, clock, maxTotalInstances: config.maxTotalInstances }),

@@ -37,7 +37,7 @@ export function templateView(t: TemplateVersion) {
 }
 
 export function groupView(g: Group) {
-  return { id: g.id, kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling, ...(g.backup ? { backup: g.backup } : {}), createdAt: iso(g.createdAt), updatedAt: iso(g.updatedAt) };
+  return { id: g.id, kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling, idleTiers: g.idleTiers ?? null, ...(g.backup ? { backup: g.backup } : {}), createdAt: iso(g.createdAt), updatedAt: iso(g.updatedAt) };
 }
 
 /**

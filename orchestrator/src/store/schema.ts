@@ -46,6 +46,8 @@ export interface GroupsTable {
   caps: string;
   variants: string;
   scaling: string | null;
+  /** JSON IdleTier[] or null = the system's default (0009). */
+  idle_tiers: string | null;
   /** JSON BackupPolicy or null (0007). */
   backup: string | null;
   created_at: number;

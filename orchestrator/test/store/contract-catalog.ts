@@ -86,7 +86,8 @@ export function catalogContract(handle: StoreHandle): void {
     it('put creates, detects unchanged and changed bodies, keeps createdAt', async () => {
       const store = handle.store();
       const g = group('lobby', {
-        scaling: { minInstances: 1, buffer: { count: 2, percent: 20 }, idleTiers: [{ after: '1m', afterMs: 60_000, action: 'pause' }], savegame: { mode: 'archive', retention: '30d', retentionMs: 2_592_000_000 } },
+        scaling: { minInstances: 1, buffer: { count: 2, percent: 20 }, savegame: { mode: 'archive', retention: '30d', retentionMs: 2_592_000_000 } },
+        idleTiers: [{ after: '1m', afterMs: 60_000, action: 'pause' }],
       });
       const created = await store.groups.put(g);
       expect(created).toMatchObject({ created: true, changed: true });
@@ -96,6 +97,10 @@ export function catalogContract(handle: StoreHandle): void {
       expect(updated).toMatchObject({ created: false, changed: true });
       expect(updated.group).toMatchObject({ placement: 'distributed', createdAt: T0, updatedAt: T0 + 50 });
       expect((await store.groups.list()).map((x) => x.id)).toEqual(['lobby']);
+      // Sleep off ([]) is kept apart from "not set" (the system's default).
+      expect((await store.groups.put({ ...g, idleTiers: [], updatedAt: T0 + 60 })).group.idleTiers).toEqual([]);
+      const { idleTiers: _unset, ...withoutTiers } = g;
+      expect((await store.groups.put({ ...withoutTiers, updatedAt: T0 + 70 })).group.idleTiers).toBeUndefined();
     });
 
     it('delete refuses while instances reference the group and names a missing group', async () => {

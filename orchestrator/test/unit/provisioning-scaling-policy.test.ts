@@ -21,7 +21,8 @@ function refusal(input: unknown): string {
 
 describe('parseScalingPolicy', () => {
   it('fills the defaults of an empty policy', () => {
-    expect(parseScalingPolicy({})).toEqual({ minInstances: 0, buffer: {}, idleTiers: [], savegame: { mode: 'archive' } });
+    // No idleTiers: the group then sleeps by its own top-level tiers or the system's.
+    expect(parseScalingPolicy({})).toEqual({ minInstances: 0, buffer: {}, savegame: { mode: 'archive' } });
   });
 
   it('keeps the operator text and the milliseconds of every duration', () => {
@@ -129,8 +130,24 @@ describe('normalizeGroup with scaling', () => {
   });
 
   it('stores the parsed policy', () => {
-    expect(normalizeGroup(body({ buffer: { count: 1 } })).scaling).toEqual({ minInstances: 0, buffer: { count: 1 }, idleTiers: [], savegame: { mode: 'archive' } });
+    expect(normalizeGroup(body({ buffer: { count: 1 } })).scaling).toEqual({ minInstances: 0, buffer: { count: 1 }, savegame: { mode: 'archive' } });
     expect(normalizeGroup(body(null)).scaling).toBeNull();
+  });
+
+  it("moves scaling.idleTiers (the older form) to the group's top-level idleTiers", () => {
+    const g = normalizeGroup(body({ idleTiers: [{ after: '30s', action: 'pause' }] }));
+    expect(g.scaling).toEqual({ minInstances: 0, buffer: {}, savegame: { mode: 'archive' } });
+    expect(g.idleTiers).toEqual([{ after: '30s', afterMs: 30_000, action: 'pause' }]);
+  });
+
+  it('takes top-level idleTiers with or without a scaling policy; [] is kept (never sleeps)', () => {
+    expect(normalizeGroup({ ...body(null), idleTiers: [{ after: '10m', action: 'pause' }] }).idleTiers).toEqual([{ after: '10m', afterMs: 600_000, action: 'pause' }]);
+    expect(normalizeGroup({ ...body(null), idleTiers: [] }).idleTiers).toEqual([]);
+    expect(normalizeGroup(body(null)).idleTiers).toBeUndefined();
+  });
+
+  it('refuses idle tiers set twice (top level and inside scaling)', () => {
+    expect(() => normalizeGroup({ ...body({ idleTiers: [] }), idleTiers: [] })).toThrow('body/scaling/idleTiers must not be set beside the top-level idleTiers');
   });
 
   it('refuses a minimum the group cap could never hold', () => {

@@ -5,6 +5,7 @@
 
 import type { Command, Host, Instance, InstanceState, JsonObject, TemplateSpec } from '../../domain/index.js';
 import type { InstanceAction } from '../../lifecycle/actions.js';
+import { entersOnDispatch } from '../../lifecycle/backup.js';
 import { evaluateReadiness } from '../../lifecycle/readiness.js';
 import { planReplacement, planStart, type ReplaceableInstance } from '../../lifecycle/settings.js';
 import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
@@ -64,17 +65,26 @@ export class ActionRunner implements CommandHandler {
     const template = await templateOf(this.deps.store, instance);
     const ctx = { cmd, host, template, ids: { commandId: cmd.id, requestId: cmd.requestId }, actor: String(cmd.payload.actor ?? 'system'), log };
     // A frozen server can neither save nor stop gracefully: a stop or archive of a paused one thaws it first.
+    let thawedFromPause = false;
     if ((action === 'stop' || action === 'archive') && instance.observed?.container === 'paused') {
       await this.deps.driver.resume(host, instance.id, ctx.ids);
-      instance = await this.deps.store.instances.update(instance.id, { observed: { container: 'running', observedAt: this.now } }, { now: this.now });
+      const observed = { container: 'running' as const, observedAt: this.now };
+      // A stop with a backup starts from the instance's state (its backup step moves it on): thawed, the world is online.
+      thawedFromPause = entersOnDispatch(action, cmd.payload) && instance.state === 'paused';
+      instance = thawedFromPause
+        ? (await moveInstance(this.deps.store, instance, 'online', { now: this.now, reason: `thawed for its stop with a backup (${ctx.actor})`, actor: ctx.actor, commandId: cmd.id, patch: { observed } })) ?? instance
+        : await this.deps.store.instances.update(instance.id, { observed }, { now: this.now });
     }
     switch (action) {
       case 'start':
         return this.start(instance, ctx);
-      case 'stop':
-        // A stop that asks for a backup follows the backup rules (backup-service.ts).
-        if (cmd.payload.backup === true) return this.backups().stopWithBackup(instance, ctx, (i) => this.stop(i, ctx, true));
-        return this.stop(instance, ctx, true);
+      case 'stop': {
+        // A stop that asks for a backup follows the backup rules (backup-runner.ts), whoever asked for it.
+        if (cmd.payload.backup !== true) return this.stop(instance, ctx, true);
+        const result = await this.backups().stopWithBackup(instance, ctx, (i) => this.stop(i, ctx, true));
+        if (result.aborted === true && thawedFromPause) await this.pauseAgain(instance.id, ctx);
+        return result;
+      }
       case 'backup':
         return this.backups().backup(instance, ctx);
       case 'restore':
@@ -208,6 +218,18 @@ export class ActionRunner implements CommandHandler {
       patch: { activeAction: null, observed: { container: 'paused', observedAt: this.now } },
     });
     return { state: res.state };
+  }
+
+  /** A stop of a paused world was aborted (its backup failed) while the world stayed up: it goes back to its warm sleep. */
+  private async pauseAgain(instanceId: string, ctx: RunContext): Promise<void> {
+    const current = await this.deps.store.instances.get(instanceId);
+    if (current?.state !== 'online') return;
+    await this.deps.driver.pause(ctx.host, instanceId, ctx.ids);
+    const pausing = (await moveInstance(this.deps.store, current, 'pausing', { now: this.now, reason: 'the stop was aborted: back to its warm sleep', actor: ctx.actor, commandId: ctx.cmd.id })) ?? current;
+    await moveInstance(this.deps.store, pausing, 'paused', {
+      now: this.now, reason: 'paused again after the aborted stop', actor: ctx.actor, commandId: ctx.cmd.id,
+      patch: { activeAction: null, desiredState: 'paused', observed: { container: 'paused', observedAt: this.now } },
+    });
   }
 
   /**

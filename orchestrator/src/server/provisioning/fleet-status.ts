@@ -4,35 +4,53 @@
 // provisioner runs.
 
 import type { Group, JsonObject } from '../../domain/index.js';
-import { desiredBuffer, fleetClass, fleetCounts, nextIdleAction } from '../../provisioning/index.js';
+import { desiredBuffer, effectiveIdleTiers, fleetClass, fleetCounts, idleTierText, planFleet, type IdleTier } from '../../provisioning/index.js';
 import type { Store } from '../../store/store.js';
-import { readGroup } from './fleet-view.js';
+import { idleOutlooks, readFleetMemory, readGroup, type GroupSnapshot } from './fleet-view.js';
 
-export async function fleetView(store: Store, group: Group, now: number): Promise<JsonObject> {
+export async function fleetView(store: Store, group: Group, systemTiers: readonly IdleTier[], now: number): Promise<JsonObject> {
   const snap = await readGroup(store, group.id);
   const counts = fleetCounts(snap.fleet);
   const policy = group.scaling;
+  const outlooks = idleOutlooks(group, snap, systemTiers, await heldByFleet(store, group, snap, now), now);
   const instances = snap.instances.map((instance, n) => {
     const f = snap.fleet[n]!;
-    const tiers = instance.fleet?.idleTiers ?? policy?.idleTiers ?? [];
+    const { choice, decision, awakeBecause } = outlooks[n]!;
     const clock = instance.fleet?.idle;
-    const next = clock && tiers.length > 0 ? nextIdleAction({
-      tiers, clock, state: instance.state, allocated: f.allocated, playersOnline: f.playersOnline, lastTierApplied: instance.fleet?.lastTier ?? null,
-    }, now) : null;
-    const waiting = next && 'wait' in next ? { action: next.wait.action, dueAt: new Date(next.wait.dueAt).toISOString(), inSeconds: Math.max(0, Math.round((next.wait.dueAt - now) / 1000)) } : null;
+    const next = decision === null ? null : 'wait' in decision
+      ? { action: decision.wait.action, dueAt: new Date(decision.wait.dueAt).toISOString(), inSeconds: Math.max(0, Math.round((decision.wait.dueAt - now) / 1000)), tier: tierOf(choice.tiers, decision.wait.action) }
+      // Due now: the provisioner's next pass (every few seconds) applies it.
+      : { action: decision.action, dueAt: new Date(now).toISOString(), inSeconds: 0, tier: decision.tier.after };
     return {
       id: instance.id, name: instance.name, state: instance.state, class: fleetClass(f), hostId: instance.hostId,
       allocated: f.allocated, sessionId: instance.sessionId, playersOnline: f.playersOnline, maxPlayers: f.maxPlayers, draining: f.draining === true,
       emptySince: clock?.emptySince ? new Date(clock.emptySince).toISOString() : null,
-      next: waiting, idleTiersOverridden: instance.fleet?.idleTiers !== undefined,
+      next, awakeBecause, idleTiers: idleTierText(choice.tiers), idleTiersFrom: choice.source, idleTiersOverridden: choice.source === 'instance',
     };
   });
   return {
     groupId: group.id,
     kind: group.kind,
     scaling: policy as unknown as JsonObject,
+    idleTiers: idleTierText(effectiveIdleTiers(undefined, group.idleTiers, systemTiers).tiers),
+    idleTiersFrom: group.idleTiers === undefined ? 'system' : 'group',
     buffer: { target: policy ? desiredBuffer(policy.buffer, counts.allocated) : 0, ready: counts.ready, starting: counts.starting },
     counts: { ...counts },
     instances,
   };
+}
+
+const tierOf = (tiers: readonly IdleTier[], action: string): string | null => tiers.find((t) => t.action === action)?.after ?? null;
+
+/** What the fleet keeps awake as its minimum or buffer: the provisioner's own plan over the same snapshot (caps do not change it). */
+async function heldByFleet(store: Store, group: Group, snap: GroupSnapshot, now: number): Promise<ReadonlySet<string>> {
+  if (!group.scaling) return new Set();
+  const memory = await readFleetMemory(store, group.id);
+  const unlimited = Number.MAX_SAFE_INTEGER;
+  const plan = planFleet({
+    group: { id: group.id, kind: group.kind, placement: group.placement, scaling: group.scaling, caps: group.caps },
+    instances: snap.fleet, hosts: snap.hosts, now, lastScaleUpAt: memory.lastScaleUpAt, lastScaleDownAt: memory.lastScaleDownAt,
+    capsRemaining: { group: unlimited, template: unlimited, global: unlimited },
+  });
+  return new Set(plan.hold);
 }

@@ -3,8 +3,8 @@
 // and its hosts as FleetHosts. One reading for the autoscaler, the idle tiers,
 // allocation and router joins.
 
-import type { Host, Instance } from '../../domain/index.js';
-import type { FleetHost, FleetInstance } from '../../provisioning/index.js';
+import type { Group, Host, Instance } from '../../domain/index.js';
+import { effectiveIdleTiers, nextIdleAction, type FleetHost, type FleetInstance, type IdleDecision, type IdleTier, type IdleTierChoice } from '../../provisioning/index.js';
 import type { Store } from '../../store/store.js';
 
 /** The larger of the routers' active sessions and the probe's count: a player either source sees is there. */
@@ -52,4 +52,54 @@ export async function readGroup(store: Store, groupId: string, opts: { routerPla
     routerPlayers,
     hostsById: new Map(hosts.map((h) => [h.id, h])),
   };
+}
+
+/** What the provisioner remembers of a group between evaluations (the autoscaler's cooldowns). */
+export interface FleetMemory {
+  lastScaleUpAt: number | null;
+  lastScaleDownAt: number | null;
+}
+
+export const fleetMemoryKey = (groupId: string): string => `fleet:${groupId}`;
+
+export async function readFleetMemory(store: Store, groupId: string): Promise<FleetMemory> {
+  const stored = (await store.system.get(fleetMemoryKey(groupId))) as Partial<FleetMemory> | undefined;
+  return { lastScaleUpAt: stored?.lastScaleUpAt ?? null, lastScaleDownAt: stored?.lastScaleDownAt ?? null };
+}
+
+export interface IdleOutlook {
+  instanceId: string;
+  choice: IdleTierChoice;
+  /** The tier due now, the next one and when, or null (nothing ahead, or players/allocation/buffer keep it awake). */
+  decision: IdleDecision;
+  /** Why nothing is ahead although tiers exist, for people ("kept ready by the fleet's buffer"). */
+  awakeBecause: string | null;
+}
+
+/**
+ * Each instance's sleep outlook: the tiers in force (instance, group, system)
+ * and nextIdleAction over the same inputs. The provisioner acts on it and the
+ * fleet view shows it, so the countdown shown is the tier that fires.
+ */
+export function idleOutlooks(group: Pick<Group, 'idleTiers'>, snap: GroupSnapshot, systemTiers: readonly IdleTier[], held: ReadonlySet<string>, now: number): IdleOutlook[] {
+  return snap.instances.map((instance) => {
+    const choice = effectiveIdleTiers(instance.fleet?.idleTiers, group.idleTiers, systemTiers);
+    const clock = instance.fleet?.idle;
+    const allocated = instance.sessionId !== null;
+    const playersOnline = Math.max(clock?.playersOnline ?? 0, playersOf(instance, snap.routerPlayers));
+    const heldByFleet = held.has(instance.id);
+    const decision = clock && choice.tiers.length > 0 && !instance.activeAction ? nextIdleAction({
+      tiers: choice.tiers, clock, state: instance.state, allocated, playersOnline,
+      lastTierApplied: instance.fleet?.lastTier ?? null, heldByFleet,
+    }, now) : null;
+    let awakeBecause: string | null = null;
+    if (decision === null && choice.tiers.length > 0) {
+      awakeBecause = instance.activeAction ? `${instance.activeAction.kind} in progress`
+        : allocated ? 'allocated to a session'
+          : playersOnline > 0 ? `${playersOnline} player${playersOnline === 1 ? '' : 's'} on`
+            : heldByFleet ? "kept ready by the fleet's minimum or buffer"
+              : null;
+    }
+    return { instanceId: instance.id, choice, decision, awakeBecause };
+  });
 }

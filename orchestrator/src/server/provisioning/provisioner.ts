@@ -1,15 +1,17 @@
-// The provisioner loop (seed 003): every few seconds, per group with a scaling
-// policy, one snapshot → the pure decisions → actions through the one command
-// pipeline. It advances each instance's idle clock with the probe's player
-// count (router reports advance it as they arrive), plans the fleet (min,
-// buffer, scale up/down, wakes), applies due idle tiers to what the fleet
-// does not hold, releases allocations left empty, and deletes archived worlds
-// past their retention. Every decision is audited with the inputs it came from.
+// The provisioner loop (seed 003): every few seconds, per group, one snapshot →
+// the pure decisions → actions through the one command pipeline. For every
+// group it advances each instance's idle clock with the probe's player count
+// (router reports advance it as they arrive) and applies due idle tiers (the
+// instance's, the group's or the system's: sleep is on by default). A group
+// with a scaling policy is also planned as a fleet (min, buffer, scale up/down,
+// wakes; idle tiers leave what the fleet holds alone), its empty allocations
+// released and its archived worlds past retention deleted. Every decision is
+// audited with the inputs it came from.
 
 import type { Group, InstanceFleet, JsonObject } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
 import { stopBackupPayload } from '../../lifecycle/backup.js';
-import { idleSince, nextIdleAction, planFleet, shouldRelease, startIdleClock, type FleetPlan, type IdleTier, type ScalingPolicy } from '../../provisioning/index.js';
+import { idleSince, planFleet, shouldRelease, startIdleClock, type FleetPlan, type ScalingPolicy } from '../../provisioning/index.js';
 import type { Logger } from '../../shared/logger.js';
 import { PeriodicTask } from '../../shared/periodic-task.js';
 import type { Timers } from '../../shared/timers.js';
@@ -19,7 +21,8 @@ import { countTemplateInstances } from '../services/instance-creator.js';
 import type { LifecycleService } from '../services/lifecycle-service.js';
 import { templateOf } from '../services/template-of.js';
 import type { FleetService } from './fleet-service.js';
-import { readGroup, type GroupSnapshot } from './fleet-view.js';
+import { fleetMemoryKey, idleOutlooks, readFleetMemory, readGroup, type FleetMemory, type GroupSnapshot } from './fleet-view.js';
+import type { IdleTierSettings } from './idle-tier-settings.js';
 
 export const PROVISIONER_ACTOR: Actor = { kind: 'system', name: 'provisioner', scopes: [] };
 const SETTLED = ['online', 'paused', 'stopped', 'archived'] as const;
@@ -30,16 +33,13 @@ export interface ProvisionerDeps {
   logger: Logger;
   lifecycle: LifecycleService;
   fleet: FleetService;
+  /** The tiers of worlds whose instance and group set none. */
+  idleTiers: IdleTierSettings;
   intervalMs: number;
   maxTotalInstances: number | undefined;
   timers?: Timers;
   /** Only the active replica provisions (the HA lease); default: always. */
   isActive?: () => boolean;
-}
-
-interface GroupMemory {
-  lastScaleUpAt: number | null;
-  lastScaleDownAt: number | null;
 }
 
 export class Provisioner {
@@ -64,35 +64,43 @@ export class Provisioner {
     this.loop.kick();
   }
 
-  /** One pass over every group with a scaling policy. */
+  /** One pass over every group: idle tiers everywhere, the fleet plan where a scaling policy is set. */
   async tick(): Promise<void> {
     if (this.deps.isActive && !this.deps.isActive()) return;
+    const systemTiers = await this.deps.idleTiers.tiers();
     for (const group of await this.deps.store.groups.list()) {
-      if (!group.scaling) continue;
       try {
-        await this.provision(group, group.scaling);
+        await this.provision(group, systemTiers);
       } catch (err) {
         this.deps.logger.error({ groupId: group.id, err }, 'provisioning a group failed');
       }
     }
   }
 
-  private async provision(group: Group, policy: ScalingPolicy): Promise<void> {
+  private async provision(group: Group, systemTiers: SystemTiers): Promise<void> {
     const { store } = this.deps;
     const now = this.deps.clock.now();
     let snap = await readGroup(store, group.id);
+    if (snap.instances.length === 0 && !group.scaling) return;
     if (await this.advanceIdleClocks(snap, now)) snap = await readGroup(store, group.id);
-    const memory = await this.memory(group.id);
-    const plan = planFleet({
-      group: { id: group.id, kind: group.kind, placement: group.placement, scaling: policy, caps: group.caps },
-      instances: snap.fleet, hosts: snap.hosts, now,
-      lastScaleUpAt: memory.lastScaleUpAt, lastScaleDownAt: memory.lastScaleDownAt,
-      capsRemaining: await this.capsRemaining(group, snap),
-    });
-    await this.applyPlan(group, plan, memory, now);
-    await this.applyIdleTiers(group, policy, snap, new Set(plan.hold), now);
-    await this.releaseEmptyAllocations(policy, snap, now);
-    await this.expireArchives(policy, snap, now);
+    const policy = group.scaling;
+    let held: ReadonlySet<string> = new Set();
+    if (policy) {
+      const memory = await readFleetMemory(store, group.id);
+      const plan = planFleet({
+        group: { id: group.id, kind: group.kind, placement: group.placement, scaling: policy, caps: group.caps },
+        instances: snap.fleet, hosts: snap.hosts, now,
+        lastScaleUpAt: memory.lastScaleUpAt, lastScaleDownAt: memory.lastScaleDownAt,
+        capsRemaining: await this.capsRemaining(group, snap),
+      });
+      await this.applyPlan(group, plan, memory, now);
+      held = new Set(plan.hold);
+    }
+    await this.applyIdleTiers(group, snap, systemTiers, held, now);
+    if (policy) {
+      await this.releaseEmptyAllocations(policy, snap, now);
+      await this.expireArchives(policy, snap, now);
+    }
   }
 
   /** Folds the probe's count into each settled instance's idle clock; true when any clock changed. */
@@ -113,7 +121,7 @@ export class Provisioner {
     return changed;
   }
 
-  private async applyPlan(group: Group, plan: FleetPlan, memory: GroupMemory, now: number): Promise<void> {
+  private async applyPlan(group: Group, plan: FleetPlan, memory: FleetMemory, now: number): Promise<void> {
     const decisions: JsonObject[] = [];
     const requestId = `provisioner-${now}`;
     for (let n = 0; n < plan.spawn.count; n++) {
@@ -141,32 +149,29 @@ export class Provisioner {
     if (decisions.length === 0) return;
     const scaledUp = plan.spawn.count > 0 || plan.wake.length > 0;
     const next = { lastScaleUpAt: scaledUp ? now : memory.lastScaleUpAt, lastScaleDownAt: plan.despawn.length > 0 ? now : memory.lastScaleDownAt };
-    await this.deps.store.system.put(memoryKey(group.id), { ...next }, now);
+    await this.deps.store.system.put(fleetMemoryKey(group.id), { ...next }, now);
     await this.audit('fleet.scale', group.id, { inputs: plan.inputs as unknown as JsonObject, decisions }, requestId, now);
     this.deps.logger.info({ groupId: group.id, decisions }, 'autoscaler acted');
   }
 
-  private async applyIdleTiers(group: Group, policy: ScalingPolicy, snap: GroupSnapshot, held: ReadonlySet<string>, now: number): Promise<void> {
-    for (const instance of snap.instances) {
+  /** Due idle tiers, from the same outlook the fleet view shows; a stop takes the manual stop's path (with the template's backup). */
+  private async applyIdleTiers(group: Group, snap: GroupSnapshot, systemTiers: SystemTiers, held: ReadonlySet<string>, now: number): Promise<void> {
+    const byId = new Map(snap.instances.map((i) => [i.id, i]));
+    for (const { instanceId, choice, decision } of idleOutlooks(group, snap, systemTiers, held, now)) {
+      const instance = byId.get(instanceId)!;
       const clock = instance.fleet?.idle;
-      if (!clock || instance.activeAction) continue;
-      const tiers: readonly IdleTier[] = instance.fleet?.idleTiers ?? policy.idleTiers;
-      if (tiers.length === 0) continue;
-      const decision = nextIdleAction({
-        tiers, clock, state: instance.state, allocated: instance.sessionId !== null,
-        playersOnline: Math.max(clock.playersOnline, snap.routerPlayers[instance.id] ?? 0, instance.players?.online ?? 0),
-        lastTierApplied: instance.fleet?.lastTier ?? null, heldByFleet: held.has(instance.id),
-      }, now);
-      if (!decision || !('action' in decision)) continue;
+      if (!clock || !decision || !('action' in decision)) continue;
       const requestId = `idle-${instance.id}-${now}`;
-      const reason = `idle for ${Math.round(decision.idleForMs / 1000)} s (tier ${decision.tier.after} → ${decision.action})`;
+      const reason = `idle for ${Math.round(decision.idleForMs / 1000)} s (${choice.source} tier ${decision.tier.after} → ${decision.action})`;
       let result: JsonObject;
       if (decision.action === 'pause') {
         result = await this.request(instance.id, 'pause', reason, requestId, { save: true });
       } else if (decision.action === 'stop') {
         const template = await templateOf(this.deps.store, instance);
-        result = await this.request(instance.id, 'stop', reason, requestId, stopBackupPayload({ automatic: true, backup: template?.backup !== undefined }));
-      } else if (policy.savegame.mode === 'discard') {
+        result = await this.request(instance.id, 'stop', reason, requestId, stopBackupPayload({
+          automatic: true, backup: template?.backup !== undefined, ...(template?.backup?.onFailure ? { failurePolicy: template.backup.onFailure } : {}),
+        }));
+      } else if (group.scaling?.savegame.mode === 'discard') {
         // Nothing of a discarded world is kept: the archive tier is a despawn.
         result = await this.deps.fleet.despawn(instance.id, { reason }, PROVISIONER_ACTOR, requestId)
           .then((r) => ({ instanceId: instance.id, action: 'despawn', commandId: r.commandId }), (err: unknown) => ({ instanceId: instance.id, action: 'despawn', refused: (err as Error).message }));
@@ -178,7 +183,9 @@ export class Provisioner {
         const fleet: InstanceFleet = { ...(latest.fleet ?? {}), lastTier: { action: decision.action, at: now } };
         await this.deps.store.instances.update(instance.id, { fleet }, { now });
       }
-      await this.audit('instance.idle', instance.id, { groupId: group.id, tier: decision.tier.after, action: decision.action, idleForMs: decision.idleForMs, emptySince: clock.emptySince, result }, requestId, now);
+      await this.audit('instance.idle', instance.id, {
+        groupId: group.id, tier: decision.tier.after, action: decision.action, tiersFrom: choice.source, idleForMs: decision.idleForMs, emptySince: clock.emptySince, result,
+      }, requestId, now);
     }
   }
 
@@ -235,11 +242,6 @@ export class Provisioner {
     };
   }
 
-  private async memory(groupId: string): Promise<GroupMemory> {
-    const stored = (await this.deps.store.system.get(memoryKey(groupId))) as Partial<GroupMemory> | undefined;
-    return { lastScaleUpAt: stored?.lastScaleUpAt ?? null, lastScaleDownAt: stored?.lastScaleDownAt ?? null };
-  }
-
   private async audit(action: string, targetId: string, params: JsonObject, requestId: string, now: number): Promise<void> {
     await this.deps.store.audit.append({
       at: now, actor: PROVISIONER_ACTOR.name, action, targetKind: action.startsWith('fleet') ? 'group' : action.startsWith('allocation') ? 'allocation' : 'instance',
@@ -248,4 +250,4 @@ export class Provisioner {
   }
 }
 
-const memoryKey = (groupId: string): string => `fleet:${groupId}`;
+type SystemTiers = Awaited<ReturnType<IdleTierSettings['tiers']>>;

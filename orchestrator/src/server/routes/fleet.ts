@@ -6,11 +6,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { ContractError, parseGroupJoinRequest, parseRouterTransferRequest } from '../../protocol/registry-contract.js';
-import { parseIdleTiers } from '../../provisioning/index.js';
+import { idleTierText, parseIdleTiers } from '../../provisioning/index.js';
 import { parseDuration } from '../../shared/config.js';
 import { AppError } from '../../shared/errors.js';
 import { auditEntry, auditTarget } from '../audit.js';
-import { assertGroupScope, groupScope, readScope, ROUTER_ACCESS, writeScope } from '../auth/scopes.js';
+import { assertGroupScope, groupScope, MANAGER_SCOPE, readScope, ROUTER_ACCESS, writeScope } from '../auth/scopes.js';
 import type { ServerContext } from '../context.js';
 import { userActor } from '../services/lifecycle-service.js';
 import { fleetView } from '../provisioning/fleet-status.js';
@@ -35,7 +35,11 @@ const AllocationBody = Type.Object({
   players: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 })),
   wait: Type.Optional(Duration),
 }, { additionalProperties: false });
-const IdleTiersBody = Type.Object({ idleTiers: Type.Union([Type.Null(), Type.Array(Type.Unknown(), { maxItems: 8 })]) }, { additionalProperties: false });
+// `nullable` rather than a union with null: one tier must never be coerced into the null branch.
+const IdleTiersBody = Type.Object({
+  idleTiers: Type.Unsafe<unknown[] | null>({ ...Type.Array(Type.Unknown(), { maxItems: 8 }), nullable: true, description: 'the tiers ([] = never sleep), or null = follow the next level' }),
+}, { additionalProperties: false });
+const tiersText = (tiers: readonly { after: string; action: string }[] | null | undefined): string | null => (tiers == null ? null : idleTierText(tiers as never));
 
 function durationMs(value: number | string | undefined, field: string): number | undefined {
   if (value === undefined || typeof value === 'number') return value;
@@ -132,22 +136,46 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     config: { auth: { scope: readScope('groups') } },
   }, async (req) => {
     const { id } = req.params as Static<typeof IdParams>;
-    return fleetView(ctx.store, await ctx.fleet.group(id), ctx.clock.now());
+    return fleetView(ctx.store, await ctx.fleet.group(id), await ctx.idleTiers.tiers(), ctx.clock.now());
   });
 
   api.put('/instances/:id/idle-tiers', {
-    schema: { tags: ['fleets'], summary: "Override the group's idle tiers for this instance (null: follow the group again)", params: IdParams, body: IdleTiersBody },
+    schema: { tags: ['fleets'], summary: "Override the group's idle tiers for this instance ([]: never sleeps; null: follow the group again)", params: IdParams, body: IdleTiersBody },
     config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.idle-tiers', targetKind: 'instance' } },
   }, async (req) => {
     const body = req.body as Static<typeof IdleTiersBody>;
     const instance = await paramInstance(ctx, req);
     const tiers = body.idleTiers === null ? null : parseIdleTiers(body.idleTiers, 'body/idleTiers');
-    auditTarget(req, instance.id, { idleTiers: tiers === null ? null : tiers.map((t) => `${t.after}:${t.action}`).join(',') });
-    const fleet = { ...(instance.fleet ?? {}) };
-    if (tiers === null) delete fleet.idleTiers;
-    else fleet.idleTiers = tiers;
-    const updated = await ctx.store.instances.update(instance.id, { fleet }, { now: ctx.clock.now() });
+    auditTarget(req, instance.id, { idleTiers: tiersText(tiers) });
+    const updated = await ctx.idleTiers.setInstance(instance, tiers, ctx.clock.now());
     return { id: updated.id, idleTiers: updated.fleet?.idleTiers ?? null };
+  });
+
+  api.put('/groups/:id/idle-tiers', {
+    schema: { tags: ['fleets'], summary: "Set how the group's worlds sleep when empty ([]: never; null: the system's default)", params: IdParams, body: IdleTiersBody },
+    config: { auth: { scope: writeScope('groups') }, audit: { action: 'group.idle-tiers', targetKind: 'group' } },
+  }, async (req) => {
+    const { id } = req.params as Static<typeof IdParams>;
+    const body = req.body as Static<typeof IdleTiersBody>;
+    const tiers = body.idleTiers === null ? null : parseIdleTiers(body.idleTiers, 'body/idleTiers');
+    auditTarget(req, id, { idleTiers: tiersText(tiers) });
+    const group = await ctx.idleTiers.setGroup(id, tiers, ctx.clock.now());
+    return { id: group.id, idleTiers: group.idleTiers ?? null };
+  });
+
+  api.get('/system/idle-tiers', {
+    schema: { tags: ['fleets'], summary: 'The idle tiers of worlds whose instance and group set none (sleep is on by default)' },
+    config: { auth: { scope: readScope('groups') } },
+  }, async () => ctx.idleTiers.system());
+
+  api.put('/system/idle-tiers', {
+    schema: { tags: ['fleets'], summary: 'Set the system\'s idle tiers ([]: worlds never sleep unless their group or instance says so; null: the configured default)', body: IdleTiersBody },
+    config: { auth: { scope: MANAGER_SCOPE }, audit: { action: 'system.idle-tiers', targetKind: 'system' } },
+  }, async (req) => {
+    const body = req.body as Static<typeof IdleTiersBody>;
+    const tiers = body.idleTiers === null ? null : parseIdleTiers(body.idleTiers, 'body/idleTiers');
+    auditTarget(req, 'idle-tiers', { idleTiers: tiersText(tiers) });
+    return ctx.idleTiers.setSystem(tiers, ctx.clock.now());
   });
 
   api.post('/router/groups/:id/join', {

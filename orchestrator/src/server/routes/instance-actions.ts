@@ -60,9 +60,7 @@ export async function instanceActionRoutes(api: FastifyInstance, ctx: ServerCont
       const instance = await ctx.lifecycle.find(id);
       auditTarget(req, instance.id, {});
       const stop = action === 'stop' ? stopBodyOf(req.body) : undefined;
-      const result = stop?.backup
-        ? await ctx.lifecycle.request(instance.id, action, userActor(req.principal), { requestId: req.id, payload: stopBackupPayload(stop), deferEnter: true })
-        : await ctx.lifecycle.request(instance.id, action, userActor(req.principal), { requestId: req.id });
+      const result = await ctx.lifecycle.request(instance.id, action, userActor(req.principal), { requestId: req.id, ...(stop?.backup ? { payload: stopBackupPayload(stop) } : {}) });
       return reply.status(result.noop && result.commandId === null ? 200 : 202).send({
         id: instance.id, commandId: result.commandId, state: result.state, ...(result.noop ? { noop: result.noop } : {}),
       });

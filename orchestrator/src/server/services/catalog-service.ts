@@ -64,7 +64,7 @@ export class CatalogService {
     const existing = await this.store.groups.get(id);
     const group = { id, ...normalized, createdAt: existing?.createdAt ?? now, updatedAt: now };
     if (opts.dryRun) {
-      const same = (g: Group) => canonicalJson({ kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling });
+      const same = (g: Group) => canonicalJson({ kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling, idleTiers: g.idleTiers });
       return { group, created: !existing, changed: !existing || same(existing) !== same(group) };
     }
     return this.store.groups.put(group);

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Instance, InstanceState, JsonObject, MaintenanceMode, TemplateSpec } from '../../domain/index.js';
 import { checkAction, type Actor, type InstanceAction } from '../../lifecycle/actions.js';
+import { entersOnDispatch } from '../../lifecycle/backup.js';
 import { crashLoopPolicy, resetCrashLoop, toStored, type CrashLoopPolicy } from '../../lifecycle/crash-loop.js';
 import { unwrap } from '../../lifecycle/result.js';
 import { planUnarchive } from '../../provisioning/unarchive.js';
@@ -135,7 +136,8 @@ export class LifecycleService {
       const plan = unwrap(checkAction(instance, action, actor, { globalMaintenance: await this.globalMaintenance() }));
       if (plan.kind === 'noop') return { commandId: instance.activeAction?.commandId ?? null, noop: plan.reason, state: instance.state };
       try {
-        const result = await this.persist(instance, action, plan.desiredState, opts.deferEnter ? null : plan.enterState, actor, opts);
+        const defer = opts.deferEnter === true || entersOnDispatch(action, opts.payload);
+        const result = await this.persist(instance, action, plan.desiredState, defer ? null : plan.enterState, actor, opts);
         this.deps.onCommandsQueued();
         return result;
       } catch (err) {

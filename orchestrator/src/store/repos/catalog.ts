@@ -2,7 +2,8 @@
 // template versions are immutable; re-putting an identical one is a no-op.
 
 import type { Selectable } from 'kysely';
-import type { Group, TemplateLayer, TemplateVersion } from '../../domain/index.js';
+import type { Group, ScalingPolicy, TemplateLayer, TemplateVersion } from '../../domain/index.js';
+import type { IdleTier } from '../../provisioning/scaling-policy.js';
 import { AppError } from '../../shared/errors.js';
 import { isUniqueViolation, type StoreContext } from '../context.js';
 import { canonicalJson, fromJson, fromJsonOrNull, toJson, toJsonOrNull } from '../json.js';
@@ -142,13 +143,19 @@ export class KyselyTemplateRepository implements TemplateRepository {
 }
 
 function toGroup(r: Selectable<GroupsTable>): Group {
+  const scaling = fromJsonOrNull<ScalingPolicy>(r.scaling);
+  // Before 0009 the tiers were stored inside the policy, [] when none were given (now: the system's default).
+  const legacyTiers = scaling?.idleTiers;
+  if (scaling) delete scaling.idleTiers;
+  const idleTiers = r.idle_tiers === null ? (legacyTiers?.length ? legacyTiers : undefined) : fromJson<IdleTier[]>(r.idle_tiers);
   return {
     id: r.id,
     kind: r.kind as Group['kind'],
     placement: r.placement as Group['placement'],
     caps: fromJson(r.caps),
     variants: fromJson(r.variants),
-    scaling: fromJsonOrNull(r.scaling),
+    scaling,
+    ...(idleTiers ? { idleTiers } : {}),
     ...(r.backup ? { backup: fromJson(r.backup) } : {}),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
@@ -157,7 +164,7 @@ function toGroup(r: Selectable<GroupsTable>): Group {
 
 /** The parts of a group that define it (timestamps excluded). */
 function groupBody(g: Group): string {
-  return canonicalJson({ kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling, backup: g.backup ?? undefined });
+  return canonicalJson({ kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling, idleTiers: g.idleTiers, backup: g.backup ?? undefined });
 }
 
 export class KyselyGroupRepository implements GroupRepository {
@@ -170,6 +177,7 @@ export class KyselyGroupRepository implements GroupRepository {
       caps: toJson(group.caps),
       variants: toJson(group.variants),
       scaling: toJsonOrNull(group.scaling),
+      idle_tiers: toJsonOrNull(group.idleTiers ?? null),
       backup: toJsonOrNull(group.backup ?? null),
       updated_at: group.updatedAt,
     };

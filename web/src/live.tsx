@@ -108,3 +108,13 @@ export function useResource<T>(path: string | null, kinds: readonly ChangeKind[]
   }), [subscribe, load, kindKey, id]);
   return { data: state.data, error: state.error, loading: state.loading, reload: load };
 }
+
+/** The current time, ticking every `everyMs` while mounted (countdowns and ages that move on their own). */
+export function useNow(everyMs = 1000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(timer);
+  }, [everyMs]);
+  return now;
+}

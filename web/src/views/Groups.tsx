@@ -1,5 +1,5 @@
 import { api, can, duration, enc, type Loose, type Me } from '../api';
-import { useResource } from '../live';
+import { useNow, useResource } from '../live';
 import { ActionButton, Empty, ErrorNote, Section, StateBadge } from '../ui';
 
 export function Groups({ me }: { me: Me }) {
@@ -30,7 +30,7 @@ function GroupCard({ group, me }: { group: Loose; me: Me }) {
         {s ? <div><dt>Min / max</dt><dd>{s.minInstances ?? s.min ?? 0} / {s.maxInstances ?? s.max ?? '∞'}</dd></div> : null}
         {f ? <div><dt>Buffer</dt><dd>{f.buffer.ready} ready + {f.buffer.starting} starting of {f.buffer.target}</dd></div> : null}
         {f ? <div><dt>Allocated</dt><dd>{f.counts.allocated ?? 0}</dd></div> : null}
-        {s?.idleTiers?.length ? <div><dt>Idle tiers</dt><dd>{(s.idleTiers as Loose[]).map((t) => `${t.action} after ${t.after ?? t.afterSeconds ?? JSON.stringify(t)}`).join(' → ')}</dd></div> : null}
+        {f ? <div><dt>Sleeps when empty</dt><dd>{sleepText(String(f.idleTiers))} ({f.idleTiersFrom === 'group' ? "the group's setting" : "the system's default"})</dd></div> : null}
       </dl>
       {f && (f.instances as Loose[]).length > 0 ? (
         <div className="table-wrap">
@@ -43,7 +43,7 @@ function GroupCard({ group, me }: { group: Loose; me: Me }) {
                   <td><StateBadge state={i.state} /></td>
                   <td>{i.class}{i.allocated ? ' (allocated)' : ''}{i.draining ? ' (draining)' : ''}</td>
                   <td>{i.playersOnline}{i.maxPlayers ? ` / ${i.maxPlayers}` : ''}</td>
-                  <td>{i.next ? `${i.next.action === 'pause' ? 'pauses' : i.next.action === 'stop' ? 'stops' : `${i.next.action}s`} in ${duration(i.next.inSeconds)}` : '–'}</td>
+                  <td><NextTier next={i.next as Loose | null} awakeBecause={i.awakeBecause as string | null} /></td>
                   {can(me, 'instances') ? <td>{group.kind === 'ephemeral' ? <ActionButton label="Despawn" onDone={fleet.reload} run={() => api('POST', `/instances/${enc(i.id)}/despawn`, {})} /> : null}</td> : null}
                 </tr>
               ))}
@@ -53,4 +53,21 @@ function GroupCard({ group, me }: { group: Loose; me: Me }) {
       ) : <Empty>No instance in this group.</Empty>}
     </Section>
   );
+}
+
+const VERB: Record<string, string> = { pause: 'pauses', stop: 'stops', archive: 'is archived' };
+
+/** `10m:pause,6h:stop` for people: "pause after 10m → stop after 6h", or "never". */
+function sleepText(tiers: string): string {
+  if (tiers === 'off') return 'never';
+  return tiers.split(',').map((t) => { const [after, action] = t.split(':'); return `${action} after ${after}`; }).join(' → ');
+}
+
+/** The tier the provisioner fires next, counting down from its due time (the view's `dueAt`), every second. */
+function NextTier({ next, awakeBecause }: { next: Loose | null; awakeBecause: string | null }) {
+  const now = useNow();
+  if (!next) return <>{awakeBecause ? `awake: ${awakeBecause}` : '–'}</>;
+  const left = Math.max(0, Math.round((Date.parse(String(next.dueAt)) - now) / 1000));
+  const verb = VERB[String(next.action)] ?? `${String(next.action)}s`;
+  return <>{left === 0 ? `${verb} now` : `${verb} in ${duration(left)}`}{next.tier ? ` (tier ${String(next.tier)})` : ''}</>;
 }

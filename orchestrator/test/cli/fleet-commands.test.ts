@@ -86,9 +86,10 @@ describe('ectl fleet commands', () => {
     expect(fleet.code).toBe(0);
     const lines = fleet.stdout.split('\n');
     expect(lines[0]).toMatch(/^group arena: buffer 1 ready of 0 wanted \(0 starting\), 1 allocated$/);
-    expect(lines[1]).toMatch(/^INSTANCE\s+STATE\s+CLASS\s+PLAYERS\s+ALLOCATED\s+NEXT$/);
-    expect(fleet.stdout).toMatch(new RegExp(`^arena-\\d\\s+online\\s+allocated\\s+0/\\?\\s+${a.allocationId}\\s+-$`, 'm'));
-    expect(fleet.stdout).toMatch(/^arena-\d\s+online\s+ready\s+0\/\?\s+-\s+-$/m);
+    expect(lines[1]).toMatch(/^INSTANCE\s+STATE\s+CLASS\s+PLAYERS\s+ALLOCATED\s+NEXT\s+SLEEPS$/);
+    // The next idle tier, or why none is ahead; the tiers in force and where they come from (here the system's default).
+    expect(fleet.stdout).toMatch(new RegExp(`^arena-\\d\\s+online\\s+allocated\\s+0/\\?\\s+${a.allocationId}\\s+awake: allocated to a session\\s+10m:pause,6h:stop \\(system\\)$`, 'm'));
+    expect(fleet.stdout).toMatch(/^arena-\d\s+online\s+ready\s+0\/\?\s+-\s+-\s+10m:pause,6h:stop \(system\)$/m);
 
     const second = await ectl(['allocate', 'arena', '--label', 'team=red']);
     expect(second.code).toBe(1);
@@ -113,14 +114,21 @@ describe('ectl fleet commands', () => {
     const set = await ectl(['idle-tiers', 'arena-2', 'set', '10m:pause,6h:stop']);
     expect(set.stderr).toBe('');
     expect(set.stdout).toBe('arena-2: idle tiers 10m:pause,6h:stop\n');
-    expect((await ectl(['fleet', 'arena'])).stdout).toMatch(/^arena-2\s.*\[own tiers\]$/m);
-    const bad = await ectl(['idle-tiers', 'arena-2', 'set', '10m:delete']);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/VALIDATION_FAILED/);
+    expect((await ectl(['fleet', 'arena'])).stdout).toMatch(/^arena-2\s.*\[own tiers\]\s+10m:pause,6h:stop \(instance\)$/m);
+    // Checked by the server's own rules before anything is sent: a usage error (exit 2) naming the tier.
+    const bad = await ectl(['idle-tiers', 'arena-2', 'set', '10m:explode']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/tiers\[0\]\.action: must be one of pause, stop, archive \(got "explode"\)/);
+    expect((await ectl(['idle-tiers', 'arena-2', 'set', '10m:delete'])).stderr).toMatch(/delete was replaced: use archive/);
     expect((await ectl(['idle-tiers', 'arena-2', 'set', '10m'])).code).toBe(2);
     expect((await ectl(['idle-tiers', 'arena-2', 'wipe'])).code).toBe(2);
     expect((await ectl(['idle-tiers', 'arena-2', 'clear'])).stdout).toBe("arena-2: follows the group's idle tiers\n");
     expect((await ectl(['fleet', 'arena'])).stdout).not.toMatch(/\[own tiers\]/);
+    expect((await ectl(['idle-tiers', 'arena-2', 'set', '30s:pause'])).stdout).toBe('arena-2: idle tiers 30s:pause\n');
+    expect((await ectl(['idle-tiers', 'group:arena', 'set', 'off'])).stdout).toBe('group:arena: never sleeps\n');
+    expect((await ectl(['idle-tiers', 'group:arena', 'clear'])).stdout).toBe("group:arena: follows the system's idle tiers\n");
+    expect((await ectl(['idle-tiers', 'system', 'set', '20m:pause'])).stdout).toBe('system: idle tiers 20m:pause\n');
+    expect((await ectl(['idle-tiers', 'system', 'clear'])).stdout).toBe('system: idle tiers 10m:pause,6h:stop (the configured default)\n');
   });
 
   it('despawn NAME drains and removes the instance per the savegame policy (archive by default)', async () => {

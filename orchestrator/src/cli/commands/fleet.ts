@@ -3,6 +3,7 @@
 // Durations are given as text ("30s", "5m") and sent as such; the server parses them.
 
 import type { Command } from 'commander';
+import { parseIdleTierText } from '../../provisioning/idle-tiers.js';
 import { parseDuration } from '../../shared/config.js';
 import { CliError } from '../errors.js';
 import { printJson, printTable } from '../output.js';
@@ -34,7 +35,10 @@ interface FleetInstanceView {
   allocated: boolean;
   sessionId: string | null;
   draining: boolean;
-  next: { action: string; dueAt: string; inSeconds: number } | null;
+  next: { action: string; dueAt: string; inSeconds: number; tier: string | null } | null;
+  awakeBecause?: string | null;
+  idleTiers?: string;
+  idleTiersFrom?: string;
   idleTiersOverridden: boolean;
 }
 
@@ -64,22 +68,22 @@ function label(v: string, previous: Record<string, string> = {}): Record<string,
   return { ...previous, [v.slice(0, at)]: v.slice(at + 1) };
 }
 
-/** `10m:pause,6h:stop` → the API's idle tiers (validated by the server, which names the bad tier). */
+/** `10m:pause,6h:stop` (or `off`) → the API's idle tiers, checked by the server's own rules: a bad tier is a usage error (exit 2). */
 export function parseIdleTiers(text: string): { after: string; action: string }[] {
-  return text.split(',').map((part) => {
-    const [after, action, extra] = part.trim().split(':');
-    if (!after || !action || extra !== undefined) throw new CliError('usage', `idle tier "${part}" must be AFTER:ACTION, e.g. 10m:pause`);
-    return { after, action };
-  });
+  try {
+    return parseIdleTierText(text, 'tiers').map((t) => ({ after: t.after, action: t.action }));
+  } catch (err) {
+    throw new CliError('usage', `idle-tiers: ${(err as Error).message}`);
+  }
 }
 
 const waitTimeout = (wait: string | undefined): number | undefined => (wait === undefined ? undefined : parseDuration(wait) + ANSWER_MARGIN_MS);
 
 function nextText(i: FleetInstanceView): string {
-  if (!i.next) return '-';
+  if (!i.next) return i.awakeBecause ? `awake: ${i.awakeBecause}` : '-';
   const s = i.next.inSeconds;
   const when = s < 120 ? `${s}s` : s < 7200 ? `${Math.round(s / 60)}m` : `${Math.round(s / 3600)}h`;
-  return `${i.next.action} in ${when} (${i.next.dueAt})`;
+  return s === 0 ? `${i.next.action} now` : `${i.next.action} in ${when}${i.next.tier ? ` (tier ${i.next.tier})` : ''}`;
 }
 
 export function registerFleet(program: Command, ctx: CommandContext): void {
@@ -153,17 +157,18 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
         { header: 'players', value: (i) => `${i.playersOnline}/${i.maxPlayers ?? '?'}` },
         { header: 'allocated', value: (i) => i.sessionId ?? '-' },
         { header: 'next', value: (i) => `${nextText(i)}${i.idleTiersOverridden ? ' [own tiers]' : ''}` },
+        { header: 'sleeps', value: (i) => `${i.idleTiers ?? '-'}${i.idleTiersFrom ? ` (${i.idleTiersFrom})` : ''}` },
       ], 'no instances in this group');
     });
 
   program
-    .command('idle-tiers <instance> <verb> [tiers]')
-    .description("override the group's idle tiers for one instance: `set 10m:pause,6h:stop`, or `clear` to follow the group again")
+    .command('idle-tiers <target> <verb> [tiers]')
+    .description('how worlds sleep when empty. TARGET is an instance, group:<id> or system; `set 10m:pause,6h:stop` (`set off`: never sleeps), or `clear` to follow the next level (instance → group → system → ENDERCLOUD_IDLE_TIERS)')
     .option('--json', 'print JSON')
-    .action(async (instance: string, verb: string, tiers: string | undefined, opts: { json?: boolean }) => {
+    .action(async (target: string, verb: string, tiers: string | undefined, opts: { json?: boolean }) => {
       let idleTiers: { after: string; action: string }[] | null;
       if (verb === 'set') {
-        if (!tiers) throw new CliError('usage', 'idle-tiers set needs the tiers, e.g. 10m:pause,6h:stop');
+        if (!tiers) throw new CliError('usage', 'idle-tiers set needs the tiers, e.g. 10m:pause,6h:stop (or off)');
         idleTiers = parseIdleTiers(tiers);
       } else if (verb === 'clear') {
         if (tiers) throw new CliError('usage', 'idle-tiers clear takes no tiers');
@@ -171,8 +176,19 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
       } else {
         throw new CliError('usage', `idle-tiers: unknown verb "${verb}" (set or clear)`);
       }
-      const r = await (await ctx.client()).put<{ id: string; idleTiers: { after: string; action: string }[] | null }>(`/instances/${enc(instance)}/idle-tiers`, { idleTiers });
+      const client = await ctx.client();
+      const text = (t: { after: string; action: string }[]): string => (t.length === 0 ? 'never sleeps' : `idle tiers ${t.map((x) => `${x.after}:${x.action}`).join(',')}`);
+      if (target === 'system') {
+        const r = await client.put<{ tiers: { after: string; action: string }[]; source: string }>('/system/idle-tiers', { idleTiers });
+        if (opts.json) return printJson(ctx.out, r);
+        ctx.out.line(`system: ${text(r.tiers)}${r.source === 'configured' ? ' (the configured default)' : ''}`);
+        return;
+      }
+      const group = /^group:(.+)$/.exec(target)?.[1];
+      const path = group !== undefined ? `/groups/${enc(group)}/idle-tiers` : `/instances/${enc(target)}/idle-tiers`;
+      const r = await client.put<{ id: string; idleTiers: { after: string; action: string }[] | null }>(path, { idleTiers });
       if (opts.json) return printJson(ctx.out, r);
-      ctx.out.line(r.idleTiers === null ? `${instance}: follows the group's idle tiers` : `${instance}: idle tiers ${r.idleTiers.map((t) => `${t.after}:${t.action}`).join(',')}`);
+      const follows = group !== undefined ? "follows the system's idle tiers" : "follows the group's idle tiers";
+      ctx.out.line(`${target}: ${r.idleTiers === null ? follows : text(r.idleTiers)}`);
     });
 }

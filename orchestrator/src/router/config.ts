@@ -45,7 +45,7 @@ export interface MessagesConfig {
   maintenance: string;
   /** Prefix when the orchestrator refuses a wake or start; its reason follows. */
   wakeRefused: string;
-  /** A group join found no instance with room and none could be started within the caps. */
+  /** A group join found no instance with room and none could be started within the caps; `{reason}`: the orchestrator's reason. */
   capacity: string;
   /** `max_players_per_ip` reached for the player's address. */
   playersPerIp: string;
@@ -122,7 +122,7 @@ export const DEFAULT_MESSAGES: MessagesConfig = {
   full: 'The server is full. Please try again later.',
   maintenance: 'The server is under maintenance. Please try again later.',
   wakeRefused: 'This world cannot be started right now.',
-  capacity: 'Every world of this kind is busy. Please try again in a minute.',
+  capacity: '{reason} Please try again in a minute.',
   playersPerIp: 'Too many players are connected from your address.',
 };
 

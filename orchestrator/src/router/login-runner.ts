@@ -22,11 +22,17 @@ export interface LoginContext {
 }
 
 const WAKE_REDIAL_INTERVAL_MS = 200;
+export const DEFAULT_CAPACITY_REASON = 'Every world of this kind is busy.';
 
 /** `{seconds}` in a message: the registry's estimate rounded up, else `unknownSeconds`. */
 export function fillSeconds(template: string, expectedMs: number | null | undefined, unknownSeconds = 30): string {
   const seconds = expectedMs === null || expectedMs === undefined ? unknownSeconds : Math.max(1, Math.ceil(expectedMs / 1000));
   return template.replace(/\{seconds\}/g, String(seconds));
+}
+
+/** `{reason}` in `messages.capacity`: the orchestrator's reason ("survival is full (4 of 4 worlds).") or, when it gave none, a generic one. */
+export function fillReason(template: string, reason: string | undefined): string {
+  return template.replace(/\{reason\}/g, reason ?? DEFAULT_CAPACITY_REASON);
 }
 
 export async function runLoginPlan(plan: RoutePlan, ctx: LoginContext, player: Player): Promise<void> {
@@ -75,8 +81,10 @@ async function requestOnly(ctx: LoginContext, instanceId: string, action: 'resum
 function refuseForFailure(ctx: LoginContext, failure: WakeFailed): void {
   const { messages, logger } = ctx.deps;
   logger.info({ err: failure.message, reason: failure.reason }, 'orchestrator did not accept the wake');
+  // A `group:` entry naming a group the orchestrator does not have: nothing is configured there, truly.
+  if (failure.upstream.code === 'GROUP_NOT_FOUND') return ctx.disconnect('refused', messages.noBackend, 'no_backend');
   if (failure.reason === 'refused') return ctx.disconnect('refused', `${messages.wakeRefused} ${failure.message}`.trim(), 'wake_refused');
-  if (failure.reason === 'capacity') return ctx.disconnect('refused', messages.capacity, 'capacity');
+  if (failure.reason === 'capacity') return ctx.disconnect('refused', fillReason(messages.capacity, failure.upstream.playerMessage), 'capacity');
   return ctx.disconnect('unreachable', messages.unreachable, 'unreachable');
 }
 

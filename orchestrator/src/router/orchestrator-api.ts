@@ -122,12 +122,14 @@ export class OrchestratorApi implements RouterApi {
 
   /** 4xx keeps the orchestrator's code and message (policy refusals are shown to players); 5xx is retryable. */
   private failure(status: number, body: unknown, what: string): AppError {
-    const error = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+    const error = (body as { error?: { code?: unknown; message?: unknown; details?: { playerMessage?: unknown } } } | undefined)?.error;
     const message = typeof error?.message === 'string' ? error.message.slice(0, 300) : `${what} answered ${status}`;
     if (status >= 400 && status < 500) {
       const code = typeof error?.code === 'string' && error.code in ERROR_CATALOGUE ? (error.code as ErrorCode) : status === 403 ? 'FORBIDDEN' : status === 409 ? 'CONFLICT' : status === 401 ? 'UNAUTHORIZED' : 'BAD_REQUEST';
       // The orchestrator's own code is kept even when the catalogue lacks it (CAPACITY_EXHAUSTED).
-      return new AppError(code, message, { details: { status, upstreamCode: error?.code } });
+      // A refusal's player-facing reason (a join over the caps: "survival is full (4 of 4 worlds)") is kept for the disconnect.
+      const playerMessage = typeof error?.details?.playerMessage === 'string' ? { playerMessage: error.details.playerMessage.slice(0, 200) } : {};
+      return new AppError(code, message, { details: { status, upstreamCode: error?.code, ...playerMessage } });
     }
     return new AppError('UPSTREAM_FAILED', message, { retryable: true, details: { status } });
   }

@@ -68,8 +68,8 @@ function optionFor(name: string, entry: ServerEntry, registry: RegistryReader): 
     const backend = lookupInstance(registry, entry.id);
     return backend ? { kind: 'registry', name, backend } : undefined;
   }
-  const members = registry.backends().filter((b) => b.groupId === entry.id);
-  return members.length > 0 ? { kind: 'group', name, groupId: entry.id, members: rankGroup(members) } : undefined;
+  // A group with no members is still an option: a fleet scaled to zero is spawned into by a join.
+  return { kind: 'group', name, groupId: entry.id, members: rankGroup(registry.backends().filter((b) => b.groupId === entry.id)) };
 }
 
 /** The configured pool for an address, expanded through the registry, in order. `unknown` counts entries the registry does not know. */
@@ -88,7 +88,7 @@ export function candidatePool(routing: RoutingConfig, serverAddress: string, reg
     if (!entry) continue;
     const option = optionFor(name, entry, registry);
     if (option) options.push(option);
-    else unknown++;
+    if (!option || (option.kind === 'group' && option.members.length === 0)) unknown++;
   }
   return { options, unknown };
 }
@@ -162,7 +162,12 @@ function planInstance(name: string, backend: RegistryBackend, ctx: Context): Rou
   }
 }
 
-/** A group: its Running members as dial candidates; none Running: a join (the orchestrator picks, wakes or starts one). */
+/**
+ * A group: its Running members as dial candidates; none Running but some asleep, or no members at
+ * all (a fleet scaled to zero): a join — the orchestrator picks, wakes, starts or spawns one, and
+ * the login is held like any wake. Members that are all Stale, Draining, full or in maintenance are
+ * routed around as before (the pool's refusal says why).
+ */
 function planGroup(option: Extract<Option, { kind: 'group' }>, ctx: Context, skipped: (why: string) => void): RoutePlan | undefined {
   const open = option.members.filter((b) => {
     if (b.status === 'Stale') return false;
@@ -176,8 +181,13 @@ function planGroup(option: Extract<Option, { kind: 'group' }>, ctx: Context, ski
   const running = open.filter((b) => (b.status === 'Running' || b.status === 'Draining') && b.address !== null);
   if (running.length > 0) return { kind: 'route', candidates: running.map((b) => registryTarget(option.name, b.instanceId, ctx.registry)) };
   const asleep = open.find((b) => b.status === 'Paused' || b.status === 'Starting' || b.status === 'Stopped');
-  if (!asleep) return undefined;
-  if (ctx.intent === 'status') return planInstance(option.name, asleep, ctx);
+  if (asleep && ctx.intent === 'status') return planInstance(option.name, asleep, ctx);
+  if (!asleep) {
+    // Empty only as far as a synced registry knows; before the first snapshot the pool says "unreachable".
+    const empty = ctx.registry.synced && option.members.length === 0;
+    if (!empty) return undefined;
+    if (ctx.intent === 'status') return { kind: 'status', state: 'Stopped' };
+  }
   const f = fallbackTargets(ctx.routing, ctx.registry);
   return f.length > 0 ? { kind: 'join-group', groupId: option.groupId, name: option.name, fallback: f } : { kind: 'join-group', groupId: option.groupId, name: option.name };
 }
@@ -186,7 +196,8 @@ function planGroup(option: Extract<Option, { kind: 'group' }>, ctx: Context, ski
  * Initial join (or status): the first backend of the pool that is not routed around decides.
  * Running → route, with the later Running backends as dial fallbacks; Paused/Starting/Stopped →
  * wake, hold, start or fall back (status: the local answer for that state); a group without a
- * Running member → join. Stale, maintenance, Draining and (for logins) full backends are skipped.
+ * Running member but with sleeping ones, or with no members at all → join (status of an empty
+ * group: Stopped). Stale, maintenance, Draining and (for logins) full backends are skipped.
  */
 export function planRoute(request: Pick<RouteRequest, 'intent' | 'serverAddress'>, routing: RoutingConfig, registry: RegistryReader, opts: PlanOptions): RoutePlan {
   const ctx: Context = { intent: request.intent, registry, routing, opts };
@@ -240,7 +251,9 @@ export function unknownTargets(routing: RoutingConfig, registry: RegistryReader)
   const out: string[] = [];
   for (const [name, entry] of Object.entries(routing.servers)) {
     if (entry.kind === 'instance' && !lookupInstance(registry, entry.id)) out.push(`servers.${name}: "instance:${entry.id}" matches no instance id or name in the registry`);
-    if (entry.kind === 'group' && !registry.backends().some((b) => b.groupId === entry.id)) out.push(`servers.${name}: "group:${entry.id}" has no instances in the registry`);
+    if (entry.kind === 'group' && !registry.backends().some((b) => b.groupId === entry.id)) {
+      out.push(`servers.${name}: "group:${entry.id}" has no instances in the registry (a login asks the orchestrator to spawn one; a group it does not know is refused as no-backend)`);
+    }
   }
   return out;
 }

@@ -61,6 +61,8 @@ export class WakeFailed extends Error {
   constructor(
     readonly reason: 'refused' | 'capacity' | 'unreachable' | 'timeout',
     message: string,
+    /** The orchestrator's error code and its player-facing reason ("survival is full (4 of 4 worlds)"), when it sent them. */
+    readonly upstream: { code?: string; playerMessage?: string } = {},
   ) {
     super(message);
     this.name = 'WakeFailed';

@@ -36,11 +36,13 @@ const CAPACITY_CODES = new Set(['CAP_REACHED', 'CAPACITY_EXHAUSTED', 'NO_CAPACIT
 /** The orchestrator's answer as a WakeFailed: capacity, policy refusal, or unreachable (retryable). */
 export function wakeFailure(err: unknown): WakeFailed {
   if (err instanceof WakeFailed) return err;
-  const e = err as { retryable?: boolean; message?: string; code?: string; details?: { upstreamCode?: unknown } };
+  const e = err as { retryable?: boolean; message?: string; code?: string; details?: { upstreamCode?: unknown; playerMessage?: unknown } };
   const message = e.message ?? String(err);
   if (e.retryable) return new WakeFailed('unreachable', message);
   const code = typeof e.details?.upstreamCode === 'string' ? e.details.upstreamCode : e.code;
-  return new WakeFailed(code !== undefined && CAPACITY_CODES.has(code) ? 'capacity' : 'refused', message);
+  const playerMessage = typeof e.details?.playerMessage === 'string' ? e.details.playerMessage : undefined;
+  const upstream = { ...(code !== undefined ? { code } : {}), ...(playerMessage !== undefined ? { playerMessage } : {}) };
+  return new WakeFailed(code !== undefined && CAPACITY_CODES.has(code) ? 'capacity' : 'refused', message, upstream);
 }
 
 export class OrchestratorWakeCoordinator implements WakeCoordinator {

@@ -141,6 +141,8 @@ export class OrchestratorStub {
   }
 
   private defaultGroupJoin(groupId: string): { status: number; body: unknown } {
+    // The stub knows a group only by its members: with none it answers as the orchestrator does for a group it does not have.
+    if (![...this.backends.values()].some((b) => b.groupId === groupId)) return { status: 404, body: { error: { code: 'GROUP_NOT_FOUND', message: `group ${groupId} does not exist` } } };
     const members = [...this.backends.values()].filter((b) => b.groupId === groupId && !b.maintenance);
     const pick = (status: RegistryBackend['status']): RegistryBackend | undefined => members.find((b) => b.status === status && !b.full);
     const answer = (b: RegistryBackend, action: GroupJoinAnswer['action']): { status: number; body: GroupJoinAnswer } => {

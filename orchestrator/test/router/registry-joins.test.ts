@@ -75,6 +75,35 @@ describe('group targets', () => {
     expect(s.logger.lines.find((l) => l.msg === 'login refused')).toMatchObject({ player: 'Late', reason: 'capacity' });
   });
 
+  it('an empty group (a fleet scaled to zero) is joined: the login is held while the spawned world comes up, then routed', async () => {
+    const s = await setup('try = ["events"]\n[servers]\nevents = "group:events"', []);
+    let spawned: McBackend | undefined;
+    s.stub.onGroupJoin = () => {
+      // As the orchestrator: the new instance enters the registry Starting, then Running once its server answers.
+      s.stub.upsert(backend('ev-new', { groupId: 'events', status: 'Starting', address: null }));
+      void startMcBackend('ev-new').then((b) => ((spawned = b), s.stub.patch('ev-new', { status: 'Running', address: addr(b) })));
+      return { status: 200, body: { instanceId: 'ev-new', action: 'spawn', commandId: 'cmd-spawn' } };
+    };
+    expect((await mcLogin(s.port, 'First', { waitForBackend: lazy(() => spawned), timeoutMs: 8000 })).ended).toBe('backend-login');
+    expect(s.stub.groupJoins).toEqual([{ groupId: 'events', player: 'First', uuid: expect.any(String) }]);
+    expect(spawned!.logins.map((l) => l.username)).toEqual(['First']);
+    expect(s.logger.lines.find((l) => l.msg === 'login woke')).toMatchObject({ player: 'First', target: 'events', outcome: 'woke' });
+  });
+
+  it('an empty group whose spawn a cap refuses: the player is told which limit, never "no server"', async () => {
+    const s = await setup('try = ["events"]\n[servers]\nevents = "group:events"', []);
+    s.stub.onGroupJoin = () => ({ status: 409, body: { error: { code: 'CAPACITY_EXHAUSTED', message: 'group events has no instance with room and cannot spawn one', details: { cause: 'CAP_REACHED', playerMessage: 'events is full (4 of 4 worlds).' } } } });
+    expect(reason((await mcLogin(s.port, 'Capped')).disconnectReason)).toBe('events is full (4 of 4 worlds). Please try again in a minute.');
+    expect(s.logger.lines.find((l) => l.msg === 'login refused')).toMatchObject({ player: 'Capped', reason: 'capacity' });
+  });
+
+  it('a group the orchestrator does not have (GROUP_NOT_FOUND) is "no server configured"', async () => {
+    const s = await setup('try = ["typo"]\n[servers]\ntypo = "group:evnets"', []);
+    expect(reason((await mcLogin(s.port, 'Lost')).disconnectReason)).toBe('No server is configured for this address.');
+    expect(s.stub.groupJoins).toEqual([{ groupId: 'evnets', player: 'Lost', uuid: expect.any(String) }]);
+    expect(s.logger.lines.find((l) => l.msg === 'login refused')).toMatchObject({ player: 'Lost', reason: 'no_backend' });
+  });
+
   it('Draining members get no new joins; their current players stay', async () => {
     const ev = await startMcBackend('ev');
     const lobby = await startMcBackend('lobby');

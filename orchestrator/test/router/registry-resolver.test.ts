@@ -55,7 +55,9 @@ describe('registry routing decisions', () => {
     ['Running group members: fullest first, static entry as dial fallback', [lobby('l1', { players: { online: 1, max: 20 } }), lobby('l2', { players: { online: 5, max: 20 } })], 'login', 'play.example.com', 'connect lobby@10.0.1.2:25565,lobby@10.0.1.1:25565,static@10.0.0.9:25565'],
     ['Stale, maintenance and full members are routed around', [lobby('l1', { status: 'Stale' }), lobby('l2', { maintenance: true }), lobby('l3', { full: true }), lobby('l4')], 'login', 'x', 'connect lobby@10.0.1.4:25565,static@10.0.0.9:25565'],
     ['a Running member wins over a Paused one in a group', [lobby('l1', { status: 'Paused' }), lobby('l2')], 'login', 'x', 'connect lobby@10.0.1.2:25565,static@10.0.0.9:25565'],
-    ['an empty lobby group falls to the static entry', [], 'login', 'x', 'connect static@10.0.0.9:25565'],
+    ['an empty group (a fleet scaled to zero) decides: a join, the orchestrator spawns one', [], 'login', 'x', 'join lobby as lobby'],
+    ['status: an empty group answers stopped locally (join to start it)', [], 'status', 'x', 'status Stopped'],
+    ['a group whose members are all Stale is routed around (no join)', [lobby('l1', { status: 'Stale' })], 'login', 'x', 'connect static@10.0.0.9:25565'],
     ['forced host: the forced list replaces try', [survival({}), lobby('l1')], 'login', SURVIVAL, 'connect survival@10.0.2.1:25565,lobby@10.0.1.1:25565'],
     ['forced host: survival in maintenance falls to its lobby', [survival({ maintenance: true }), lobby('l1')], 'login', SURVIVAL, 'connect lobby@10.0.1.1:25565'],
     ['Paused first entry: wake it (order wins over a Running fallback)', [survival({ status: 'Paused' }), lobby('l1')], 'login', SURVIVAL, 'wake survival-1 resume'],
@@ -64,13 +66,14 @@ describe('registry routing decisions', () => {
     ['Stopped with a start that fits the hold: start and hold', [survival({ status: 'Stopped', address: null, expectedStartMs: 15_000 })], 'login', SURVIVAL, 'wake survival-1 start'],
     ['Starting, unknown remaining time: wait in the hold', [survival({ status: 'Starting' })], 'login', SURVIVAL, 'wake survival-1 wait'],
     ['Starting, too long for the hold: disconnect with the time', [survival({ status: 'Starting', expectedStartMs: 45_500 })], 'login', SURVIVAL, `start survival-1 none: ${seconds(46)}`],
-    ['Running without an address is not routable', [survival({ address: null })], 'login', SURVIVAL, `refuse: ${DEFAULT_MESSAGES.noBackend}`],
+    ['Running without an address is not routable', [survival({ address: null }), lobby('l1', { status: 'Stale' })], 'login', SURVIVAL, `refuse: ${DEFAULT_MESSAGES.noBackend}`],
+    ['forced host: survival closed and its lobby group empty: the lobby is joined (spawned from zero)', [survival({ maintenance: true })], 'login', SURVIVAL, 'join lobby as lobby'],
     ['status: Paused answers asleep locally', [survival({ status: 'Paused' })], 'status', SURVIVAL, 'status Paused'],
     ['status: Stopped answers locally', [survival({ status: 'Stopped' })], 'status', SURVIVAL, 'status Stopped'],
     ['status: Starting answers locally', [survival({ status: 'Starting' })], 'status', SURVIVAL, 'status Starting'],
     ['status: a full Running backend is still proxied', [survival({ full: true })], 'status', SURVIVAL, 'connect survival@10.0.2.1:25565'],
     ['full everywhere: the full message', [survival({ full: true }), lobby('l1', { full: true })], 'login', SURVIVAL, `refuse: ${DEFAULT_MESSAGES.full}`],
-    ['maintenance everywhere: the maintenance message', [survival({ maintenance: true })], 'login', SURVIVAL, `refuse: ${DEFAULT_MESSAGES.maintenance}`],
+    ['maintenance everywhere: the maintenance message', [survival({ maintenance: true }), lobby('l1', { maintenance: true })], 'login', SURVIVAL, `refuse: ${DEFAULT_MESSAGES.maintenance}`],
   ])('%s', (_name, backends, intent, serverAddress, expected) => {
     const registry = RegistryState.from({ revision: 1, backends });
     expect(summary(planRoute({ intent, serverAddress }, ROUTING, registry, OPTS))).toBe(expected);
@@ -95,6 +98,7 @@ fallback = "lobby"
     ['a group with only sleeping members is joined (the orchestrator picks), with the fallback for a long hold', [ev('e1', { status: 'Paused' }), lobby('l1')], 'login', 'x', 'join events as events else lobby@10.0.1.1:25565'],
     ['a group with a Running member routes to it without a join', [ev('e1'), ev('e2', { status: 'Paused' })], 'login', 'x', 'connect events@10.0.4.1:25565'],
     ['Draining members take no new joins', [ev('e1', { status: 'Draining' }), lobby('l1')], 'login', 'x', 'connect lobby@10.0.1.1:25565'],
+    ['an empty group is joined, with the fallback for a long hold (spawn from zero)', [lobby('l1')], 'login', 'x', 'join events as events else lobby@10.0.1.1:25565'],
     ['status: a Draining member is still proxied', [ev('e1', { status: 'Draining' })], 'status', 'x', 'connect events@10.0.4.1:25565'],
     ['status: a sleeping group answers asleep locally', [ev('e1', { status: 'Paused' })], 'status', 'x', 'status Paused'],
     ['Paused instance: wake, and the fallback if the hold ends', [named({ status: 'Paused' }), lobby('l1')], 'login', 's1.example.com', 'wake inst-7f3a resume else lobby@10.0.1.1:25565'],
@@ -111,8 +115,15 @@ fallback = "lobby"
     const routing = parseRouterToml('[servers]\nlobby = "group:lobby"\na = "instance:survival"\nb = "instance:s1"\nc = "group:events"\nd = "10.0.0.1:1"').routing;
     expect(unknownTargets(routing, registry)).toEqual([
       'servers.b: "instance:s1" matches no instance id or name in the registry',
-      'servers.c: "group:events" has no instances in the registry',
+      'servers.c: "group:events" has no instances in the registry (a login asks the orchestrator to spawn one; a group it does not know is refused as no-backend)',
     ]);
+  });
+
+  it('an empty group before the first snapshot is no join: the player hears "unreachable"', () => {
+    const routing = parseRouterToml('try = ["events"]\n[servers]\nevents = "group:events"').routing;
+    const unsynced = new RegistryState();
+    expect(summary(planRoute({ intent: 'login', serverAddress: 'x' }, routing, unsynced, OPTS))).toBe(`refuse: ${DEFAULT_MESSAGES.unreachable}`);
+    expect(summary(planRoute({ intent: 'status', serverAddress: 'x' }, routing, unsynced, OPTS))).toBe('status Unreachable');
   });
 
   it('never adds a registry-only backend to an initial join unless accept_registry_backends is set', () => {
@@ -183,7 +194,7 @@ describe('RegistryResolver edges', () => {
     let answer: () => Promise<{ commandId: string | null }> = async () => ({ commandId: 'c1' });
     const api = {
       requestWake: async (id: string, action: string) => (asked.push(`${action} ${id}`), answer()),
-      joinGroup: async () => Promise.reject(new AppError('CONFLICT', 'no room', { details: { upstreamCode: 'CAPACITY_EXHAUSTED' } })),
+      joinGroup: async () => Promise.reject(new AppError('CONFLICT', 'no room', { details: { upstreamCode: 'CAPACITY_EXHAUSTED', playerMessage: 'lobby is full (2 of 2 worlds).' } })),
       requestTransfer: async () => undefined,
     };
     const wakes = new OrchestratorWakeCoordinator({ api, registry, holdTimeoutMs: 20_000, logger });
@@ -196,7 +207,7 @@ describe('RegistryResolver edges', () => {
     expect(asked).toEqual(['resume survival-1', 'resume private-1', 'resume private-1']); // refusals are not cached
     const err = await wakes.joinGroup('lobby', 'lobby', player, new AbortController().signal).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WakeFailed);
-    expect(err).toMatchObject({ reason: 'capacity' });
+    expect(err).toMatchObject({ reason: 'capacity', upstream: { code: 'CAPACITY_EXHAUSTED', playerMessage: 'lobby is full (2 of 2 worlds).' } });
     wakes.close();
   });
 

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuditEvent, Group, Instance, Session } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
 import { rankAllocatable, type FleetHost, type FleetInstance } from '../../provisioning/index.js';
+import { joinRefusalMessage } from '../../provisioning/join-refusal.js';
 import type { GroupJoinAnswer } from '../../protocol/registry-contract.js';
 import { AppError } from '../../shared/errors.js';
 import { assertGroupScope, groupsInScope } from '../auth/scopes.js';
@@ -119,6 +120,8 @@ export class FleetService {
   /** Every host's status and instance count, under one key. */
   private readonly hosts: KeptReads<'all', ReadonlyMap<string, FleetHost>>;
   private readonly rows: KeptReads<string, GroupRows>;
+  /** The last router join per group, settled or not: the next one waits for it (FleetService.join). */
+  private readonly joins = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: FleetServiceDeps) {
     const now = () => deps.clock.now();
@@ -263,12 +266,28 @@ export class FleetService {
   /**
    * A player's login to a `group:` router target: a Running instance with
    * room (route), else a paused one (wake), a stopped or archived one (start),
-   * else a new one within the caps (spawn). CAPACITY_EXHAUSTED when none.
+   * else a new one within the caps (spawn) — also for a fleet scaled to zero.
+   * CAPACITY_EXHAUSTED when none, with the limit in a player's words
+   * (`details.playerMessage`). Joins to one group take turns in this process,
+   * so a crowd arriving at an empty fleet spawns one world, not one each.
    */
-  async join(groupId: string, player: string, actor: Actor, requestId: string): Promise<GroupJoinAnswer> {
+  join(groupId: string, player: string, actor: Actor, requestId: string): Promise<GroupJoinAnswer> {
+    const previous = this.joins.get(groupId) ?? Promise.resolve();
+    const turn = previous.then(() => this.joinNow(groupId, player, actor, requestId));
+    const settled = turn.then(() => undefined, () => undefined);
+    this.joins.set(groupId, settled);
+    void settled.then(() => {
+      if (this.joins.get(groupId) === settled) this.joins.delete(groupId);
+    });
+    return turn;
+  }
+
+  private async joinNow(groupId: string, player: string, actor: Actor, requestId: string): Promise<GroupJoinAnswer> {
     const group = await this.group(groupId);
     const snap = await readGroup(this.deps.store, groupId);
-    const usable = snap.instances.filter((i) => !i.fleet?.draining && i.sessionId === null && i.hostId !== null);
+    // An instance on a host that is down is Stale to the router: never the answer (a world elsewhere is).
+    const hostUp = (i: Instance) => ['ONLINE', 'MAINTENANCE'].includes(snap.hostsById.get(i.hostId ?? '')?.status ?? '');
+    const usable = snap.instances.filter((i) => !i.fleet?.draining && i.sessionId === null && i.hostId !== null && hostUp(i));
     const room = (i: Instance) => i.players === null || i.players.max === 0 || (fleetInstance(i, snap.routerPlayers).playersOnline < i.players.max);
     const online = usable.filter((i) => i.state === 'online' && room(i)).sort(byId);
     if (online[0]) return { instanceId: online[0].id, action: 'route', commandId: null };
@@ -280,12 +299,18 @@ export class FleetService {
       const res = await this.deps.lifecycle.request(candidate.id, action, actor, { requestId, reason: `login of ${player} through the router (group ${groupId})` });
       return { instanceId: candidate.id, action: kind, commandId: res.commandId };
     }
+    // Maintenance stops a router's spawn as it stops its wakes (the lifecycle refuses those for automatic actors).
+    const maintenance = actor.kind === 'system' ? await this.deps.lifecycle.globalMaintenance() : null;
+    if (maintenance) throw new AppError('MAINTENANCE', `EnderCloud is in maintenance: ${maintenance.message}`, { details: { action: 'spawn' } });
     try {
       const { instance, commandId } = await this.spawn(group.id, {}, actor, requestId);
+      this.deps.logger.info({ groupId, instanceId: instance.id, player }, 'spawned for a router join');
       return { instanceId: instance.id, action: 'spawn', commandId };
     } catch (err) {
       if (err instanceof AppError && (err.code === 'CAP_REACHED' || err.code === 'NO_CAPACITY')) {
-        throw new AppError('CAPACITY_EXHAUSTED', `group ${groupId} has no instance with room and cannot spawn one: ${err.message}`, { details: { cause: err.code } });
+        const playerMessage = joinRefusalMessage(groupId, err);
+        this.deps.logger.info({ groupId, player, cause: err.code, reason: err.message }, 'router join refused: no world with room and none can be spawned');
+        throw new AppError('CAPACITY_EXHAUSTED', `group ${groupId} has no instance with room and cannot spawn one: ${err.message}`, { details: { cause: err.code, playerMessage, ...limitOf(err) } });
       }
       throw err;
     }
@@ -401,6 +426,12 @@ function allocationSnapshot(rows: AllocationRow[], hostsById: ReadonlyMap<string
     })),
     hosts: [...hosts.values()],
   };
+}
+
+/** The refused cap, as the caps check named it (for the join's CAPACITY_EXHAUSTED details). */
+function limitOf(err: AppError): Record<string, unknown> {
+  const d = err.details ?? {};
+  return Object.fromEntries(['cap', 'limit', 'current'].filter((k) => d[k] !== undefined).map((k) => [k, d[k]]));
 }
 
 const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

@@ -3,7 +3,7 @@
 // PostgreSQL: POST /groups/:id/spawn, allocations that wait, router joins,
 // the autoscaler, and the start of an archived world. Refusals name the
 // limit; a fleet held short by a limit says so in its fleet view and in one
-// log line. Hosts are fake agents (the real agent app over an in-memory
+// log line; an allocation whose labels match nothing names them. Hosts are fake agents (the real agent app over an in-memory
 // runtime); the worker does not run, so spawned instances stay `installing`.
 
 import { Writable } from 'node:stream';
@@ -182,5 +182,21 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
     expect(start.status).toBe(409);
     expect(start.body.error).toMatchObject({ code: 'CAP_REACHED', message: 'group arena is at its scaling.maxInstances (2): 2 instances count toward it (archived worlds do not)' });
     expect((await s.t.call('GET', `/api/v1/instances/${first.id}`)).body.state).toBe('archived');
+  });
+
+  it('an allocation whose labels match nothing says which labels matched no Ready instance, and what the Ready ones have', async () => {
+    const s = await setup(dialect);
+    await s.put('arena2', { buffer: { count: 0 } });
+    for (const mode of ['solo', 'squads']) {
+      const spawned = await s.t.call('POST', '/api/v1/groups/arena2/spawn', { body: {} });
+      // Simulation: an online instance whose template gave it the label (the worker does not run here).
+      const stored = (await s.t.o.ctx.store.instances.get(spawned.body.id))!;
+      await s.t.o.ctx.store.instances.update(stored.id, { state: 'online', containerConfig: { ...stored.containerConfig, labels: { mode } } }, { now: s.t.clock.now() });
+    }
+    const res = await s.t.call('POST', '/api/v1/groups/arena2/allocations', { body: { labels: { mode: 'duels' } } });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatchObject({ code: 'CAPACITY_EXHAUSTED', message: 'no Ready instance of group arena2 has label mode=duels (2 Ready: mode=solo, mode=squads)' });
+    const ok = await s.t.call('POST', '/api/v1/groups/arena2/allocations', { body: { labels: { mode: 'squads' } } });
+    expect(ok.status).toBe(201);
   });
 });

@@ -232,7 +232,8 @@ export class Provisioner {
     const { store } = this.deps;
     const templates = await Promise.all(group.variants.map((v) => store.templates.get(v.template.name, v.template.version)));
     return store.transaction(async (tx) => {
-      const rooms = (await Promise.all(templates.map((t) => roomsFor(tx, group, t, this.deps.maxTotalInstances)))).flat();
+      const rooms = [];
+      for (const t of templates) rooms.push(...(await roomsFor(tx, group, t, this.deps.maxTotalInstances)));
       return capsRemainingOf(group.id, rooms);
     });
   }

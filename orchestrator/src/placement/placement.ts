@@ -78,13 +78,14 @@ function noCapacity(hosts: readonly PlacementHost[], request: PlacementRequest, 
 }
 
 export interface GroupCaps {
-  /** At most this many instances in the group. */
+  /** The group's `caps.maxInstances`: at most this many counted instances in the group. */
   maxInstances?: number;
-  /** At most this many instances in the whole cloud (operator-wide cap). */
+  /** The group's `scaling.maxInstances`: the fleet's own limit, held on every path like the cap. */
+  scalingMaxInstances?: number;
+  /** ENDERCLOUD_MAX_INSTANCES: at most this many counted instances in the whole cloud. */
   maxTotalInstances?: number;
 }
 
-/** Refuses a new instance when a cap would be exceeded (counts exclude the new one). */
 /** The per-template cap (seed 003 "hard caps per template"): instances of one template across every group. */
 export interface TemplateCap {
   name: string;
@@ -92,21 +93,56 @@ export interface TemplateCap {
   current: number;
 }
 
+/** One limit on the instance count and how many more it allows (never below 0). */
+export interface LimitRoom {
+  /** The limit as an operator writes it. */
+  limit: 'scaling.maxInstances' | 'caps.maxInstances' | 'ENDERCLOUD_MAX_INSTANCES';
+  /** Set for a template's `caps.maxInstances` (counted across all groups). */
+  template?: string;
+  max: number;
+  current: number;
+  room: number;
+}
+
+/**
+ * Every limit that applies to a new instance of the group, most specific
+ * first. Counts are of the instances that count (every state but archived:
+ * an archived world has no container and reserves nothing) and exclude the
+ * new one.
+ */
+export function limitRooms(caps: GroupCaps, counts: { group: number; total: number }, template?: TemplateCap): LimitRoom[] {
+  const out: LimitRoom[] = [];
+  const add = (limit: LimitRoom['limit'], max: number | undefined, current: number, of?: string): void => {
+    if (max !== undefined) out.push({ limit, ...(of !== undefined ? { template: of } : {}), max, current, room: Math.max(0, max - current) });
+  };
+  add('scaling.maxInstances', caps.scalingMaxInstances, counts.group);
+  add('caps.maxInstances', caps.maxInstances, counts.group);
+  if (template) add('caps.maxInstances', template.maxInstances, template.current, template.name);
+  add('ENDERCLOUD_MAX_INSTANCES', caps.maxTotalInstances, counts.total);
+  return out;
+}
+
+/** "group survival's scaling.maxInstances (4)", "template lobby's caps.maxInstances (10)". */
+export function limitName(groupId: string, l: LimitRoom): string {
+  if (l.template !== undefined) return `template ${l.template}'s caps.maxInstances (${l.max})`;
+  if (l.limit === 'ENDERCLOUD_MAX_INSTANCES') return `ENDERCLOUD_MAX_INSTANCES (${l.max})`;
+  return `group ${groupId}'s ${l.limit} (${l.max})`;
+}
+
+/** The refusal of a new instance by a limit without room, naming it: "group survival is at its scaling.maxInstances (4)". */
+export function capRefusal(groupId: string, full: LimitRoom): AppError {
+  const counted = `${full.current} instances count toward it (archived worlds do not)`;
+  const message = full.template !== undefined ? `template ${full.template} is at its caps.maxInstances (${full.max}) across all groups: ${counted}`
+    : full.limit === 'ENDERCLOUD_MAX_INSTANCES' ? `EnderCloud is at its ENDERCLOUD_MAX_INSTANCES (${full.max}): ${counted}`
+    : `group ${groupId} is at its ${full.limit} (${full.max}): ${counted}`;
+  const cap = full.template !== undefined ? 'template.maxInstances' : full.limit === 'ENDERCLOUD_MAX_INSTANCES' ? 'maxTotalInstances' : full.limit === 'caps.maxInstances' ? 'maxInstances' : 'scaling.maxInstances';
+  return new AppError('CAP_REACHED', message, {
+    details: { groupId, cap, limit: full.max, current: full.current, ...(full.template !== undefined ? { template: full.template } : {}) },
+  });
+}
+
+/** Refuses a new instance when a limit would be exceeded (counts exclude the new one; archived worlds are not counted). */
 export function checkCaps(groupId: string, caps: GroupCaps, counts: { group: number; total: number }, template?: TemplateCap): Checked<void> {
-  if (template && template.current >= template.maxInstances) {
-    return fail(new AppError('CAP_REACHED', `template ${template.name} already has ${template.current} of its maximum ${template.maxInstances} instances (across all groups)`, {
-      details: { groupId, cap: 'template.maxInstances', template: template.name, limit: template.maxInstances, current: template.current },
-    }));
-  }
-  if (caps.maxInstances !== undefined && counts.group >= caps.maxInstances) {
-    return fail(new AppError('CAP_REACHED', `group ${groupId} already has ${counts.group} of its maximum ${caps.maxInstances} instances`, {
-      details: { groupId, cap: 'maxInstances', limit: caps.maxInstances, current: counts.group },
-    }));
-  }
-  if (caps.maxTotalInstances !== undefined && counts.total >= caps.maxTotalInstances) {
-    return fail(new AppError('CAP_REACHED', `EnderCloud already runs ${counts.total} of its maximum ${caps.maxTotalInstances} instances`, {
-      details: { groupId, cap: 'maxTotalInstances', limit: caps.maxTotalInstances, current: counts.total },
-    }));
-  }
-  return ok(undefined);
+  const full = limitRooms(caps, counts, template).find((l) => l.room === 0);
+  return full ? fail(capRefusal(groupId, full)) : ok(undefined);
 }

@@ -22,7 +22,6 @@ const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
  */
 export function rankAllocatable(instances: readonly FleetInstance[], hosts: readonly FleetHost[], placement: PlacementStrategy, filter: AllocationFilter = {}): string[] {
   const known = new Map(hosts.map((h) => [h.id, h.instanceCount]));
-  const closed = new Set(hosts.filter((h) => h.status !== undefined && h.status !== 'ONLINE').map((h) => h.id));
   const onHost = new Map<string, number>();
   const allocatedOnHost = new Map<string, number>();
   for (const i of instances) {
@@ -32,9 +31,7 @@ export function rankAllocatable(instances: readonly FleetInstance[], hosts: read
   }
   const busy = (h: string): number => known.get(h) ?? onHost.get(h) ?? 0;
   const score = (h: string): [number, number] => (placement === 'packed' ? [-busy(h), 0] : [allocatedOnHost.get(h) ?? 0, busy(h)]);
-  const wanted = Object.entries(filter.labels ?? {});
-  const candidates = instances.filter((i) => fleetClass(i) === 'ready' && i.hostId !== null && !closed.has(i.hostId)
-    && (filter.variantId === undefined || i.variantId === filter.variantId) && wanted.every(([k, v]) => i.labels?.[k] === v));
+  const candidates = readyOn(instances, hosts).filter((i) => matches(i, filter));
   return candidates.sort(compare).map((i) => i.id);
 
   function compare(a: FleetInstance, b: FleetInstance): number {
@@ -42,6 +39,58 @@ export function rankAllocatable(instances: readonly FleetInstance[], hosts: read
     const [b1, b2] = score(b.hostId!);
     return a1 - b1 || a2 - b2 || byId(a.hostId!, b.hostId!) || byId(a.id, b.id);
   }
+}
+
+/** Ready, unallocated, not draining instances on hosts not known to be other than ONLINE: what an allocation may take. */
+function readyOn(instances: readonly FleetInstance[], hosts: readonly FleetHost[]): FleetInstance[] {
+  const closed = new Set(hosts.filter((h) => h.status !== undefined && h.status !== 'ONLINE').map((h) => h.id));
+  return instances.filter((i) => fleetClass(i) === 'ready' && i.hostId !== null && !closed.has(i.hostId));
+}
+
+const matches = (i: FleetInstance, filter: AllocationFilter): boolean => (filter.variantId === undefined || i.variantId === filter.variantId)
+  && Object.entries(filter.labels ?? {}).every(([k, v]) => i.labels?.[k] === v);
+
+/** At most this many distinct label sets of the Ready instances are listed in a refusal. */
+const LISTED = 5;
+
+/**
+ * Why an allocation found nothing, in the words an operator checks:
+ * "no Ready instance of group lobby has label mode=duels (2 Ready: mode=solo,
+ * mode=squads)". Names the asked labels (and variant) that no Ready instance
+ * has, or, when each is present on some but none has them all, all of them;
+ * lists what the Ready instances have for the asked keys.
+ */
+export function explainNoMatch(groupId: string, instances: readonly FleetInstance[], hosts: readonly FleetHost[], filter: AllocationFilter = {}): string {
+  const ready = readyOn(instances, hosts);
+  const variant = filter.variantId === undefined ? '' : ` of variant ${filter.variantId}`;
+  if (ready.length === 0) {
+    const allocated = instances.filter((i) => fleetClass(i) === 'allocated').length;
+    const starting = instances.filter((i) => fleetClass(i) === 'starting').length;
+    return `group ${groupId} has no Ready, unallocated instance${variant} in its buffer (${allocated} allocated, ${starting} starting)`;
+  }
+  const asked = Object.entries(filter.labels ?? {});
+  const pool = filter.variantId === undefined ? ready : ready.filter((i) => i.variantId === filter.variantId);
+  if (pool.length === 0) {
+    const variants = [...new Set(ready.map((i) => i.variantId ?? '?'))].sort();
+    return `no Ready instance of group ${groupId} is of variant ${filter.variantId} (${ready.length} Ready: ${variants.map((v) => `variant ${v}`).join(', ')})`;
+  }
+  if (asked.length === 0) return `the ${pool.length} Ready instance${pool.length === 1 ? '' : 's'}${variant} of group ${groupId} were taken by concurrent allocations; retry`;
+  const label = ([k, v]: [string, string]): string => `${k}=${v}`;
+  const absent = asked.filter(([k, v]) => !pool.some((i) => i.labels?.[k] === v));
+  const named = absent.length > 0 ? absent : asked;
+  const what = named.length === 1 ? `label ${label(named[0]!)}` : `${absent.length > 0 ? 'labels' : 'all of the labels'} ${named.map(label).join(', ')}`;
+  const keys = asked.map(([k]) => k);
+  const sets = new Map<string, number>();
+  for (const i of pool) {
+    const set = keys.map((k) => {
+      const v = i.labels?.[k];
+      return v === undefined ? `${k} unset` : `${k}=${v}`;
+    }).join(' ');
+    sets.set(set, (sets.get(set) ?? 0) + 1);
+  }
+  const listed = [...sets].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, LISTED).map(([set, n]) => (n > 1 ? `${set} ×${n}` : set));
+  const more = sets.size > LISTED ? `, and ${sets.size - LISTED} more` : '';
+  return `no Ready instance${variant} of group ${groupId} has ${what} (${pool.length} Ready: ${listed.join(', ')}${more})`;
 }
 
 export interface AllocationRecord {

@@ -7,14 +7,32 @@ import type { EpochMs, GroupCaps, GroupKind, PlacementStrategy } from '../domain
 import { desiredBuffer, fillOf, fleetClass, fleetCounts, type Fill, type FleetCounts, type FleetInstance } from './buffer.js';
 import { hostOrder, type FleetHost } from './host-order.js';
 import type { ScalingPolicy } from './scaling-policy.js';
+import { limitName, type LimitRoom } from '../placement/placement.js';
 
 export type { FleetHost } from './host-order.js';
 
 export interface CapsRemaining {
-  /** New instances the group's atomic cap still allows. */
+  /** New instances the group's atomic limits (caps.maxInstances, scaling.maxInstances) still allow. */
   group: number;
   template: number;
   global: number;
+  /** Each limit by the name the enforcement point gives it (capsRemainingOf), for the reason a plan falls short. */
+  named?: readonly { name: string; room: number }[];
+}
+
+const UNLIMITED = Number.MAX_SAFE_INTEGER;
+
+/** The room left under each limit (limitRooms of every variant's template) as the plan reads it. */
+export function capsRemainingOf(groupId: string, rooms: readonly LimitRoom[]): CapsRemaining {
+  const least = (ls: readonly LimitRoom[]): number => ls.reduce((m, l) => Math.min(m, l.room), UNLIMITED);
+  const named = new Map<string, number>();
+  for (const l of rooms) named.set(limitName(groupId, l), l.room);
+  return {
+    group: least(rooms.filter((l) => l.template === undefined && l.limit !== 'ENDERCLOUD_MAX_INSTANCES')),
+    template: least(rooms.filter((l) => l.template !== undefined)),
+    global: least(rooms.filter((l) => l.limit === 'ENDERCLOUD_MAX_INSTANCES')),
+    named: [...named].map(([name, room]) => ({ name, room })),
+  };
 }
 
 export interface FleetInput {
@@ -52,6 +70,12 @@ export interface FleetPlan {
   despawn: { instanceId: string; reason: string }[];
   /** Ready instances that make up the minimum or buffer: idle tiers leave them alone (heldByFleet). */
   hold: string[];
+  /**
+   * Why the fleet stays below its minimum, buffer or scale-up step after this
+   * plan (limits without room); null when it does not. `limits` names the
+   * binding limits: the reason changes when they do, not with every count.
+   */
+  short: { reason: string; limits: string[] } | null;
   inputs: FleetPlanInputs;
 }
 
@@ -78,8 +102,10 @@ export function planFleet(input: FleetInput): FleetPlan {
     buffer: Math.max(0, bufferTarget - towardBuffer),
     scaleUp: up && above && upCooldown === 0 ? Math.max(0, up.step - counts.starting) : 0,
   };
-  const policyRoom = policy.maxInstances === undefined ? null : policy.maxInstances - sorted.length;
-  const capsMax = group.caps.maxInstances === undefined ? null : group.caps.maxInstances - sorted.length;
+  // Archived worlds count toward no limit (no container, nothing reserved); their retention bounds them.
+  const counted = sorted.length - counts.archived;
+  const policyRoom = policy.maxInstances === undefined ? null : policy.maxInstances - counted;
+  const capsMax = group.caps.maxInstances === undefined ? null : group.caps.maxInstances - counted;
   const effective = Math.max(0, Math.min(input.capsRemaining.group, input.capsRemaining.template, input.capsRemaining.global, policyRoom ?? Infinity, capsMax ?? Infinity));
   const room = { group: input.capsRemaining.group, template: input.capsRemaining.template, global: input.capsRemaining.global, policy: policyRoom, capsMax, effective };
 
@@ -87,6 +113,7 @@ export function planFleet(input: FleetInput): FleetPlan {
   const wake = chooseWake(sorted, input, wanted);
   const spawnCount = Math.min(wanted - wake.length, effective);
   const spawn = { count: spawnCount, reason: spawnReason(need, wanted, wake.length, spawnCount, room, counts, bufferTarget, policy) };
+  const short = wake.length + spawnCount < wanted ? shortReason(input, need, wanted - wake.length, spawnCount, counts, bufferTarget) : null;
 
   const down = policy.scaleDown;
   let despawn: FleetPlan['despawn'] = [];
@@ -107,6 +134,7 @@ export function planFleet(input: FleetInput): FleetPlan {
     wake,
     despawn,
     hold,
+    short,
     inputs: {
       groupId: group.id, now, counts, minInstances: policy.minInstances, maxInstances: policy.maxInstances ?? null, bufferTarget, fill, need, room,
       scaleUp: up ? { threshold: up.whenFillAbove, above, cooldownRemainingMs: upCooldown } : null,
@@ -189,6 +217,29 @@ function chooseHold(sorted: readonly FleetInstance[], input: FleetInput, despawn
   // Hold the ones scale-down would remove last.
   ready.sort(hostOrder(input.group.placement, input.hosts, sorted, 'empty'));
   return ready.slice(ready.length - heldCount).map((i) => i.id).sort();
+}
+
+/**
+ * "buffer 2 needs 2 more (ready 0, starting 0): spawns 0, group survival's
+ * scaling.maxInstances (4) has no room" — what is missing and every limit
+ * that leaves less room than it needs.
+ */
+function shortReason(input: FleetInput, need: FleetPlanInputs['need'], toSpawn: number, count: number, counts: FleetCounts, bufferTarget: number): NonNullable<FleetPlan['short']> {
+  const { group } = input;
+  const policy = group.scaling;
+  const missing: string[] = [];
+  if (need.min > 0) missing.push(`minInstances ${policy.minInstances} needs ${need.min} more`);
+  if (need.buffer > 0) missing.push(`buffer ${bufferTarget} needs ${need.buffer} more (ready ${counts.ready}, starting ${counts.starting})`);
+  if (need.scaleUp > 0) missing.push(`fill above ${policy.scaleUp!.whenFillAbove} wants ${need.scaleUp} more`);
+  const counted = input.instances.length - counts.archived;
+  const limits = new Map<string, number>();
+  if (policy.maxInstances !== undefined) limits.set(`group ${group.id}'s scaling.maxInstances (${policy.maxInstances})`, Math.max(0, policy.maxInstances - counted));
+  if (group.caps.maxInstances !== undefined) limits.set(`group ${group.id}'s caps.maxInstances (${group.caps.maxInstances})`, Math.max(0, group.caps.maxInstances - counted));
+  for (const l of input.capsRemaining.named ?? []) limits.set(l.name, Math.min(l.room, limits.get(l.name) ?? l.room));
+  const binding = [...limits].filter(([, room]) => room < toSpawn);
+  const why = binding.length > 0 ? binding.map(([name, room]) => (room === 0 ? `${name} has no room` : `${name} has room for ${room}`)).join(', ') : 'a limit leaves no room';
+  const archived = counts.archived > 0 ? ` (${counts.archived} archived not counted)` : '';
+  return { reason: `${missing.join('; ')}: spawns ${count} of ${toSpawn}; ${why}${archived}`, limits: binding.map(([name]) => name) };
 }
 
 function spawnReason(need: FleetPlanInputs['need'], wanted: number, woken: number, count: number, room: FleetPlanInputs['room'], counts: FleetCounts, bufferTarget: number, policy: ScalingPolicy): string {

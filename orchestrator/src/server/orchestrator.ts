@@ -152,6 +152,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const lifecycle = new LifecycleService({
     store, clock, logger: logger.child({ component: 'lifecycle' }), commandMaxAttempts: config.commandMaxAttempts,
     onCommandsQueued: () => worker.kick(), crashLoopDefaults, archives: backupStore,
+    ...(config.maxTotalInstances !== undefined ? { maxTotalInstances: config.maxTotalInstances } : {}),
   });
   const networkSecret = new NetworkSecret({ store, clock });
   const onStarted = (id: string): void => {

@@ -264,7 +264,8 @@ export interface InstanceRepository {
   countByGroup(groupId: string): Promise<number>;
   /**
    * For cap checks before a create: takes the placement lock, then counts the
-   * group's instances and all instances. Call it inside `transaction` (it
+   * group's instances and all instances that count toward a limit (every
+   * state but `archived`). Call it inside `transaction` (it
    * throws INTERNAL otherwise): the lock is held until that transaction ends,
    * so concurrent creates (several orchestrators too) count one after another
    * and a cap can never be exceeded. PostgreSQL: a transaction-scoped advisory

@@ -351,7 +351,7 @@ describe('adopting unclaimed containers', () => {
     expect((await adopt(t, 'c-1', { groupId: 'capped', variantId: 'v' })).status).toBe(201);
     const capped = await adopt(t, 'c-2', { groupId: 'capped', variantId: 'v' });
     expect(capped.status).toBe(409);
-    expect(capped.body.error).toMatchObject({ code: 'CAP_REACHED', message: expect.stringContaining('maximum 1') });
+    expect(capped.body.error).toMatchObject({ code: 'CAP_REACHED', message: expect.stringContaining('caps.maxInstances (1)') });
     const big = await adopt(t, 'big', { groupId: 'huge', variantId: 'v' });
     expect(big.status).toBe(503);
     expect(big.body.error).toMatchObject({ code: 'NO_CAPACITY', message: expect.stringContaining('8192 MiB') });

@@ -3,7 +3,7 @@
 // caps; and invariants over 1,000 random host sets.
 
 import { describe, expect, it } from 'vitest';
-import { checkCaps, compareHosts, placeInstance, type PlacementHost, type PlacementStrategy } from '../../src/placement/placement.js';
+import { checkCaps, compareHosts, limitRooms, placeInstance, type PlacementHost, type PlacementStrategy } from '../../src/placement/placement.js';
 import { measurePlacementLatency, seededRandom, simulatedHosts } from '../../src/placement/placement-bench.js';
 
 const host = (id: string, memoryMb: number, memoryReservedMb: number, status: PlacementHost['status'] = 'ONLINE', groupCounts: Record<string, number> = {}): PlacementHost => ({
@@ -76,8 +76,13 @@ describe('checkCaps', () => {
   it.each([
     [{}, { group: 1000, total: 100000 }, null],
     [{ maxInstances: 3 }, { group: 2, total: 50 }, null],
-    [{ maxInstances: 3 }, { group: 3, total: 50 }, /group lobby already has 3 of its maximum 3 instances/],
-    [{ maxTotalInstances: 50 }, { group: 0, total: 50 }, /EnderCloud already runs 50 of its maximum 50 instances/],
+    [{ maxInstances: 3 }, { group: 3, total: 50 }, /^group lobby is at its caps\.maxInstances \(3\): 3 instances count toward it \(archived worlds do not\)$/],
+    [{ maxTotalInstances: 50 }, { group: 0, total: 50 }, /^EnderCloud is at its ENDERCLOUD_MAX_INSTANCES \(50\): 50 instances/],
+    [{ scalingMaxInstances: 4 }, { group: 4, total: 9 }, /^group lobby is at its scaling\.maxInstances \(4\)/],
+    [{ scalingMaxInstances: 4 }, { group: 3, total: 9 }, null],
+    // Both group limits full: the fleet's own is named first.
+    [{ scalingMaxInstances: 4, maxInstances: 4 }, { group: 4, total: 9 }, /scaling\.maxInstances \(4\)/],
+    [{ scalingMaxInstances: 2, maxInstances: 9 }, { group: 5, total: 9 }, /^group lobby is at its scaling\.maxInstances \(2\): 5 instances/],
   ])('caps %j with counts %j', (caps, counts, refusal) => {
     const result = checkCaps('lobby', caps, counts);
     if (refusal === null) expect(result.ok).toBe(true);
@@ -88,6 +93,25 @@ describe('checkCaps', () => {
         expect(result.error.message).toMatch(refusal);
       }
     }
+  });
+});
+
+describe('limitRooms', () => {
+  it('lists every limit with its room, most specific first; a template cap names its template', () => {
+    const rooms = limitRooms({ scalingMaxInstances: 4, maxInstances: 6, maxTotalInstances: 20 }, { group: 3, total: 19 }, { name: 'lobby', maxInstances: 5, current: 5 });
+    expect(rooms).toEqual([
+      { limit: 'scaling.maxInstances', max: 4, current: 3, room: 1 },
+      { limit: 'caps.maxInstances', max: 6, current: 3, room: 3 },
+      { limit: 'caps.maxInstances', template: 'lobby', max: 5, current: 5, room: 0 },
+      { limit: 'ENDERCLOUD_MAX_INSTANCES', max: 20, current: 19, room: 1 },
+    ]);
+    const refusal = checkCaps('g', { scalingMaxInstances: 4 }, { group: 3, total: 3 }, { name: 'lobby', maxInstances: 5, current: 5 });
+    expect(!refusal.ok && refusal.error.message).toBe('template lobby is at its caps.maxInstances (5) across all groups: 5 instances count toward it (archived worlds do not)');
+    expect(!refusal.ok && refusal.error.details).toMatchObject({ cap: 'template.maxInstances', template: 'lobby', limit: 5 });
+  });
+
+  it('a limit lowered below the count has no room (never negative)', () => {
+    expect(limitRooms({ scalingMaxInstances: 2 }, { group: 5, total: 5 })).toEqual([{ limit: 'scaling.maxInstances', max: 2, current: 5, room: 0 }]);
   });
 });
 

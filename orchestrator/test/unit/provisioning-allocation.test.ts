@@ -4,7 +4,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { rankAllocatable, shouldRelease } from '../../src/provisioning/allocation.js';
+import { explainNoMatch, rankAllocatable, shouldRelease } from '../../src/provisioning/allocation.js';
 import { fleetClass, type FleetInstance } from '../../src/provisioning/buffer.js';
 import type { FleetHost } from '../../src/provisioning/host-order.js';
 
@@ -13,6 +13,39 @@ const inst = (id: string, hostId: string | null, over: Partial<FleetInstance> = 
   id, hostId, state: 'online', allocated: false, playersOnline: 0, maxPlayers: 10, emptySince: NOW, variantId: 'default', ...over,
 });
 const hosts: FleetHost[] = [{ id: 'big', instanceCount: 8 }, { id: 'small', instanceCount: 2 }, { id: 'mid', instanceCount: 5 }];
+
+describe('explainNoMatch', () => {
+  const solo = (id: string, host = 'big') => inst(id, host, { labels: { mode: 'solo', map: 'a' } });
+  const squads = (id: string, host = 'big') => inst(id, host, { labels: { mode: 'squads', map: 'b' } });
+  it.each<[string, FleetInstance[], FleetHost[], { variantId?: string; labels?: Record<string, string> }, string]>([
+    ['the reported case: a label no Ready instance has, with what the Ready have', [solo('a'), squads('b')], hosts, { labels: { mode: 'duels' } },
+      'no Ready instance of group lobby has label mode=duels (2 Ready: mode=solo, mode=squads)'],
+    ['only the labels that matched nothing are named', [solo('a'), squads('b')], hosts, { labels: { mode: 'duels', map: 'a' } },
+      'no Ready instance of group lobby has label mode=duels (2 Ready: mode=solo map=a, mode=squads map=b)'],
+    ['two labels that matched nothing', [solo('a'), squads('b')], hosts, { labels: { mode: 'duels', map: 'c' } },
+      'no Ready instance of group lobby has labels mode=duels, map=c (2 Ready: mode=solo map=a, mode=squads map=b)'],
+    ['each label on some, all of them on none', [solo('a'), squads('b')], hosts, { labels: { mode: 'solo', map: 'b' } },
+      'no Ready instance of group lobby has all of the labels mode=solo, map=b (2 Ready: mode=solo map=a, mode=squads map=b)'],
+    ['a key the Ready instances lack, and counted duplicates', [inst('a', 'big'), solo('b'), solo('c')], hosts, { labels: { mode: 'duels' } },
+      'no Ready instance of group lobby has label mode=duels (3 Ready: mode unset, mode=solo ×2)'],
+    ['allocated, starting and closed-host instances are not Ready', [inst('a', 'big', { allocated: true }), inst('b', 'big', { state: 'starting' }), inst('c', 'off')],
+      [...hosts, { id: 'off', instanceCount: 1, status: 'OFFLINE' }], { labels: { mode: 'solo' } },
+      'group lobby has no Ready, unallocated instance in its buffer (1 allocated, 1 starting)'],
+    ['a variant no Ready instance is of', [solo('a'), inst('b', 'big', { variantId: 'hard' })], hosts, { variantId: 'easy' },
+      'no Ready instance of group lobby is of variant easy (2 Ready: variant default, variant hard)'],
+    ['labels within the asked variant', [solo('a'), inst('b', 'big', { variantId: 'hard', labels: { mode: 'duels' } })], hosts, { variantId: 'default', labels: { mode: 'duels' } },
+      'no Ready instance of variant default of group lobby has label mode=duels (1 Ready: mode=solo)'],
+    ['no filter, yet nothing taken: concurrent allocations', [solo('a')], hosts, {}, 'the 1 Ready instance of group lobby were taken by concurrent allocations; retry'],
+  ])('%s', (_name, instances, hs, filter, message) => {
+    expect(rankAllocatable(instances, hs, 'packed', filter).length === 0 || Object.keys(filter).length === 0).toBe(true);
+    expect(explainNoMatch('lobby', instances, hs, filter)).toBe(message);
+  });
+
+  it('lists at most five label sets', () => {
+    const many = Array.from({ length: 8 }, (_, n) => inst(`i${n}`, 'big', { labels: { mode: `m${n}` } }));
+    expect(explainNoMatch('lobby', many, hosts, { labels: { mode: 'x' } })).toBe('no Ready instance of group lobby has label mode=x (8 Ready: mode=m0, mode=m1, mode=m2, mode=m3, mode=m4, and 3 more)');
+  });
+});
 
 describe('rankAllocatable', () => {
   const chooseAllocatable = (...args: Parameters<typeof rankAllocatable>) => rankAllocatable(...args)[0];

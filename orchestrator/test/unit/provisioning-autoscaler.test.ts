@@ -5,7 +5,8 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planFleet, type FleetInput } from '../../src/provisioning/autoscaler.js';
+import { capsRemainingOf, planFleet, type FleetInput } from '../../src/provisioning/autoscaler.js';
+import { limitRooms } from '../../src/placement/placement.js';
 import { desiredBuffer, fleetClass, type FleetInstance } from '../../src/provisioning/buffer.js';
 import { parseScalingPolicy } from '../../src/provisioning/scaling-policy.js';
 
@@ -57,7 +58,7 @@ describe('planFleet: caps', () => {
     ['the template cap', { capsRemaining: { group: 9, template: 2, global: 9 } }, { minInstances: 5 }, 2, 'template cap'],
     ['the global cap', { capsRemaining: { group: 9, template: 9, global: 0 } }, { minInstances: 5 }, 0, 'global cap'],
     ['the group cap', { capsRemaining: { group: 1, template: 9, global: 9 } }, { minInstances: 5 }, 1, 'group cap'],
-    ['scaling.maxInstances over existing instances (any state)', {}, { minInstances: 2, maxInstances: 3, buffer: { count: 5 } }, 1, 'scaling.maxInstances'],
+    ['scaling.maxInstances over existing instances (any state but archived)', {}, { minInstances: 2, maxInstances: 3, buffer: { count: 5 } }, 1, 'scaling.maxInstances'],
   ])('never above %s', (_name, over, scaling, count, named) => {
     const plan = planFleet(input(scaling, [inst('a', { allocated: true }), inst('z', { state: 'stopped', allocated: true })], over));
     expect(plan.spawn.count).toBe(count);
@@ -68,6 +69,45 @@ describe('planFleet: caps', () => {
     const i = input({ minInstances: 4 }, [inst('a')]);
     i.group.caps = { maxInstances: 2 };
     expect(planFleet(i).spawn).toMatchObject({ count: 1, reason: expect.stringContaining('capped at 1 by caps.maxInstances') });
+  });
+});
+
+describe('planFleet: archived worlds and why a fleet stays short', () => {
+  const archived = (id: string) => inst(id, { state: 'archived', hostId: 'h1', emptySince: null });
+  it.each<[string, unknown, FleetInstance[], Partial<FleetInput>, number, string | null]>([
+    // The reported stall: max 2, buffer 2, one scale-down archived a world; it must not hold a slot.
+    ['an archived world takes no slot of scaling.maxInstances', { maxInstances: 2, buffer: { count: 2 } }, [inst('a'), archived('z')], {}, 1, null],
+    ['archived worlds only: the whole buffer is spawned', { maxInstances: 2, buffer: { count: 2 } }, [archived('x'), archived('y'), archived('z')], {}, 2, null],
+    ['archived worlds count toward no buffer', { buffer: { count: 1 } }, [archived('z')], {}, 1, null],
+    ['at scaling.maxInstances: short, naming it', { maxInstances: 2, buffer: { count: 3 } }, [inst('a'), inst('b'), archived('z')], {}, 0,
+      "buffer 3 needs 1 more (ready 2, starting 0): spawns 0 of 1; group g's scaling.maxInstances (2) has no room (1 archived not counted)"],
+    ['room for fewer than needed', { minInstances: 3 }, [], { capsRemaining: { group: 9, template: 9, global: 1, named: [{ name: 'ENDERCLOUD_MAX_INSTANCES (5)', room: 1 }] } }, 1,
+      'minInstances 3 needs 3 more: spawns 1 of 3; ENDERCLOUD_MAX_INSTANCES (5) has room for 1'],
+    ['a limit without a name (a caller that gives none)', { minInstances: 1 }, [], { capsRemaining: { group: 0, template: 9, global: 9 } }, 0,
+      'minInstances 1 needs 1 more: spawns 0 of 1; a limit leaves no room'],
+    ['nothing missing: not short, even at a limit', { maxInstances: 1, buffer: { count: 1 } }, [inst('a')], {}, 0, null],
+  ])('%s', (_name, scaling, instances, over, spawn, short) => {
+    const plan = planFleet(input(scaling, instances, over));
+    expect(plan.spawn.count).toBe(spawn);
+    expect(plan.short?.reason ?? null).toBe(short);
+  });
+
+  it('names the binding limits (what the reported reason changes with)', () => {
+    const i = input({ maxInstances: 1, buffer: { count: 2 } }, [inst('a')]);
+    i.group.caps = { maxInstances: 1 };
+    expect(planFleet(i).short?.limits).toEqual(["group g's scaling.maxInstances (1)", "group g's caps.maxInstances (1)"]);
+  });
+
+  it('capsRemainingOf: the least room per kind, every limit named', () => {
+    const rooms = limitRooms({ scalingMaxInstances: 4, maxInstances: 6, maxTotalInstances: 20 }, { group: 3, total: 19 }, { name: 'lobby', maxInstances: 5, current: 5 });
+    expect(capsRemainingOf('g', rooms)).toEqual({
+      group: 1, template: 0, global: 1,
+      named: [
+        { name: "group g's scaling.maxInstances (4)", room: 1 }, { name: "group g's caps.maxInstances (6)", room: 3 },
+        { name: "template lobby's caps.maxInstances (5)", room: 0 }, { name: 'ENDERCLOUD_MAX_INSTANCES (20)', room: 1 },
+      ],
+    });
+    expect(capsRemainingOf('g', [])).toMatchObject({ group: Number.MAX_SAFE_INTEGER, template: Number.MAX_SAFE_INTEGER, global: Number.MAX_SAFE_INTEGER });
   });
 });
 
@@ -202,7 +242,10 @@ describe('planFleet invariants (property)', () => {
       }
       expect(plan.spawn.count).toBeGreaterThanOrEqual(0);
       expect(plan.spawn.count).toBeLessThanOrEqual(Math.max(0, Math.min(s.caps.group, s.caps.template, s.caps.global)));
-      if (s.max !== null) expect(plan.spawn.count).toBeLessThanOrEqual(Math.max(0, s.max - i.instances.length));
+      if (s.max !== null) expect(plan.spawn.count).toBeLessThanOrEqual(Math.max(0, s.max - i.instances.filter((x) => x.state !== 'archived').length));
+      // Short exactly when what it wakes and spawns is less than what is missing.
+      const wanted = Math.max(plan.inputs.need.min, plan.inputs.need.buffer, plan.inputs.need.scaleUp);
+      expect(plan.short !== null).toBe(plan.wake.length + plan.spawn.count < wanted);
       for (const w of plan.wake) expect(byId.get(w.instanceId)!.allocated).toBe(false);
       if (plan.spawn.count > 0 || plan.wake.length > 0) expect(plan.despawn).toEqual([]);
     }));

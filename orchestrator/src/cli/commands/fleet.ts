@@ -45,6 +45,7 @@ interface FleetInstanceView {
 interface FleetAnswer {
   groupId: string;
   buffer: { target: number; ready: number; starting: number };
+  short?: { reason: string; since: string } | null;
   counts: Record<string, number>;
   instances: FleetInstanceView[];
 }
@@ -150,6 +151,7 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
       const f = await (await ctx.client()).get<FleetAnswer>(`/groups/${enc(group)}/fleet`);
       if (opts.json) return printJson(ctx.out, f);
       ctx.out.line(`group ${f.groupId}: buffer ${f.buffer.ready} ready of ${f.buffer.target} wanted (${f.buffer.starting} starting), ${f.counts.allocated ?? 0} allocated`);
+      if (f.short) ctx.out.line(`short since ${f.short.since}: ${f.short.reason}`);
       printTable(ctx.out, f.instances, [
         { header: 'instance', value: (i) => i.name },
         { header: 'state', value: (i) => i.state },

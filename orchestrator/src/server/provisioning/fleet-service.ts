@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditEvent, Group, Instance, Session } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
-import { rankAllocatable, type FleetHost, type FleetInstance } from '../../provisioning/index.js';
+import { explainNoMatch, rankAllocatable, type FleetHost, type FleetInstance } from '../../provisioning/index.js';
 import { joinRefusalMessage } from '../../provisioning/join-refusal.js';
 import type { GroupJoinAnswer } from '../../protocol/registry-contract.js';
 import { AppError } from '../../shared/errors.js';
@@ -221,16 +221,31 @@ export class FleetService {
     const first = await this.tryAllocate(group, req, actor);
     if (first) return first;
     if (req.waitMs === undefined) {
-      throw new AppError('CAPACITY_EXHAUSTED', `group ${groupId} has no Ready, unallocated instance${req.variantId ? ` of variant ${req.variantId}` : ''} in its buffer (ask with wait to spawn one)`);
+      throw new AppError('CAPACITY_EXHAUSTED', `${await this.noMatch(group, req)}${req.labels ? '' : ' (ask with wait to spawn one)'}`, { details: { groupId } });
     }
     const deadline = this.now + req.waitMs;
-    await this.ensureComing(group, req, actor, requestId);
+    try {
+      await this.ensureComing(group, req, actor, requestId);
+    } catch (err) {
+      // At a limit (or without host capacity): the refusal names it, after what the allocation missed.
+      if (err instanceof AppError && (err.code === 'CAP_REACHED' || err.code === 'NO_CAPACITY')) {
+        throw new AppError(err.code, `${await this.noMatch(group, req)}, and none can be spawned: ${err.message}`, { retryable: err.retryable, details: { groupId, ...(err.details ?? {}) } });
+      }
+      throw err;
+    }
     while (this.now < deadline) {
       await this.sleep(Math.min(this.deps.pollMs ?? 100, Math.max(1, deadline - this.now)));
       const got = await this.tryAllocate(group, req, actor);
       if (got) return got;
     }
-    throw new AppError('TIMEOUT', `no instance of group ${groupId} became allocatable within ${req.waitMs} ms (one is being spawned)`, { retryable: true });
+    throw new AppError('TIMEOUT', `no instance of group ${groupId} became allocatable within ${req.waitMs} ms (one is being spawned): ${await this.noMatch(group, req)}`, { retryable: true });
+  }
+
+  /** What the allocation's last (fresh) read of the group had, and which asked labels no Ready instance has (explainNoMatch). */
+  private async noMatch(group: Group, req: AllocationRequest): Promise<string> {
+    const [{ rows }, hosts] = await Promise.all([this.groupRows(group.id, true), this.recentHosts()]);
+    const snap = allocationSnapshot(rows, hosts);
+    return explainNoMatch(group.id, snap.fleet, snap.hosts, { ...(req.variantId !== undefined ? { variantId: req.variantId } : {}), ...(req.labels ? { labels: req.labels } : {}) });
   }
 
   /**

@@ -7,9 +7,10 @@ import type { Group, JsonObject } from '../../domain/index.js';
 import { desiredBuffer, effectiveIdleTiers, fleetClass, fleetCounts, idleTierText, planFleet, type IdleTier } from '../../provisioning/index.js';
 import type { Store } from '../../store/store.js';
 import { idleOutlooks, readFleetMemory, readGroup, type GroupSnapshot } from './fleet-view.js';
+import { readFleetShort } from './fleet-short.js';
 
 export async function fleetView(store: Store, group: Group, systemTiers: readonly IdleTier[], now: number): Promise<JsonObject> {
-  const snap = await readGroup(store, group.id);
+  const [snap, short] = await Promise.all([readGroup(store, group.id), readFleetShort(store, group.id)]);
   const counts = fleetCounts(snap.fleet);
   const policy = group.scaling;
   const outlooks = idleOutlooks(group, snap, systemTiers, await heldByFleet(store, group, snap, now), now);
@@ -35,6 +36,8 @@ export async function fleetView(store: Store, group: Group, systemTiers: readonl
     idleTiers: idleTierText(effectiveIdleTiers(undefined, group.idleTiers, systemTiers).tiers),
     idleTiersFrom: group.idleTiers === undefined ? 'system' : 'group',
     buffer: { target: policy ? desiredBuffer(policy.buffer, counts.allocated) : 0, ready: counts.ready, starting: counts.starting },
+    // Why the fleet stays below its minimum or buffer, as the provisioner last found it (null: it does not).
+    short: policy && short ? { reason: short.reason, since: new Date(short.since).toISOString() } : null,
     counts: { ...counts },
     instances,
   };

@@ -11,18 +11,20 @@
 import type { Group, InstanceFleet, JsonObject } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
 import { stopBackupPayload } from '../../lifecycle/backup.js';
-import { idleSince, planFleet, shouldRelease, startIdleClock, type FleetPlan, type ScalingPolicy } from '../../provisioning/index.js';
+import { capsRemainingOf, idleSince, planFleet, shouldRelease, startIdleClock, type CapsRemaining, type FleetPlan, type ScalingPolicy } from '../../provisioning/index.js';
 import type { Logger } from '../../shared/logger.js';
 import { PeriodicTask } from '../../shared/periodic-task.js';
 import type { Timers } from '../../shared/timers.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
-import { countTemplateInstances } from '../services/instance-creator.js';
+import { roomsFor } from '../services/instance-limits.js';
 import type { LifecycleService } from '../services/lifecycle-service.js';
 import { templateOf } from '../services/template-of.js';
 import type { FleetService } from './fleet-service.js';
 import { fleetMemoryKey, idleOutlooks, readFleetMemory, readGroup, type FleetMemory, type GroupSnapshot } from './fleet-view.js';
 import type { IdleTierSettings } from './idle-tier-settings.js';
+import { FleetShortReporter, shortOf } from './fleet-short.js';
+import { AppError } from '../../shared/errors.js';
 
 export const PROVISIONER_ACTOR: Actor = { kind: 'system', name: 'provisioner', scopes: [] };
 const SETTLED = ['online', 'paused', 'stopped', 'archived'] as const;
@@ -44,8 +46,10 @@ export interface ProvisionerDeps {
 
 export class Provisioner {
   private readonly loop: PeriodicTask;
+  private readonly short: FleetShortReporter;
 
   constructor(private readonly deps: ProvisionerDeps) {
+    this.short = new FleetShortReporter({ store: deps.store, logger: deps.logger, audit: (groupId, params, now) => this.audit('fleet.short', groupId, params, `fleet-short-${groupId}-${now}`, now) });
     this.loop = new PeriodicTask({
       name: 'provisioner tick', intervalMs: deps.intervalMs, run: () => this.tick(), logger: deps.logger, ...(deps.timers ? { timers: deps.timers } : {}),
     });
@@ -91,7 +95,7 @@ export class Provisioner {
         group: { id: group.id, kind: group.kind, placement: group.placement, scaling: policy, caps: group.caps },
         instances: snap.fleet, hosts: snap.hosts, now,
         lastScaleUpAt: memory.lastScaleUpAt, lastScaleDownAt: memory.lastScaleDownAt,
-        capsRemaining: await this.capsRemaining(group, snap),
+        capsRemaining: await this.capsRemaining(group),
       });
       await this.applyPlan(group, plan, memory, now);
       held = new Set(plan.hold);
@@ -124,15 +128,18 @@ export class Provisioner {
   private async applyPlan(group: Group, plan: FleetPlan, memory: FleetMemory, now: number): Promise<void> {
     const decisions: JsonObject[] = [];
     const requestId = `provisioner-${now}`;
+    let refused: { code: string; message: string } | undefined;
     for (let n = 0; n < plan.spawn.count; n++) {
       try {
         const { instance } = await this.deps.fleet.spawn(group.id, {}, PROVISIONER_ACTOR, requestId);
         decisions.push({ spawn: instance.id, reason: plan.spawn.reason });
       } catch (err) {
-        decisions.push({ spawn: null, reason: plan.spawn.reason, refused: (err as Error).message });
+        refused = { code: err instanceof AppError ? err.code : 'INTERNAL', message: (err as Error).message };
+        decisions.push({ spawn: null, reason: plan.spawn.reason, refused: refused.message });
         break;
       }
     }
+    await this.short.report(group.id, shortOf(plan, refused), now);
     for (const w of plan.wake) {
       const instance = await this.deps.store.instances.get(w.instanceId);
       const action = instance?.state === 'paused' ? 'resume' : 'start';
@@ -227,19 +234,15 @@ export class Provisioner {
     }
   }
 
-  private async capsRemaining(group: Group, snap: GroupSnapshot): Promise<{ group: number; template: number; global: number }> {
-    const unlimited = Number.MAX_SAFE_INTEGER;
-    const total = Object.values(await this.deps.store.instances.countByHost()).reduce((a, b) => a + b, 0);
-    let template = unlimited;
-    for (const v of group.variants) {
-      const spec = (await this.deps.store.templates.get(v.template.name, v.template.version))?.spec;
-      if (spec?.caps?.maxInstances !== undefined) template = Math.min(template, spec.caps.maxInstances - (await countTemplateInstances(this.deps.store, v.template.name)));
-    }
-    return {
-      group: group.caps.maxInstances === undefined ? unlimited : Math.max(0, group.caps.maxInstances - snap.instances.length),
-      template: Math.max(0, template),
-      global: this.deps.maxTotalInstances === undefined ? unlimited : Math.max(0, this.deps.maxTotalInstances - total),
-    };
+  /** What every limit still allows, from the one place that enforces them (instance-limits.ts). */
+  private async capsRemaining(group: Group): Promise<CapsRemaining> {
+    const { store } = this.deps;
+    const templates = await Promise.all(group.variants.map((v) => store.templates.get(v.template.name, v.template.version)));
+    return store.transaction(async (tx) => {
+      const rooms = [];
+      for (const t of templates) rooms.push(...(await roomsFor(tx, group, t, this.deps.maxTotalInstances)));
+      return capsRemainingOf(group.id, rooms);
+    });
   }
 
   private async audit(action: string, targetId: string, params: JsonObject, requestId: string, now: number): Promise<void> {

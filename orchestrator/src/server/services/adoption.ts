@@ -6,7 +6,7 @@
 
 import type { Host, Instance } from '../../domain/index.js';
 import { unwrap } from '../../lifecycle/result.js';
-import { checkCaps } from '../../placement/placement.js';
+import { assertRoom } from './instance-limits.js';
 import { AppError } from '../../shared/errors.js';
 import { assertId } from '../../shared/ids.js';
 import type { Logger } from '../../shared/logger.js';
@@ -66,8 +66,7 @@ export class AdoptionService {
 
     const instance = await store.transaction(async (tx) => {
       // Under the caps lock (held to commit): a concurrent adopt or create can neither pass a cap nor write the same id.
-      const counts = await tx.instances.countForCaps(group.id);
-      unwrap(checkCaps(group.id, { ...group.caps, ...(this.deps.maxTotalInstances !== undefined ? { maxTotalInstances: this.deps.maxTotalInstances } : {}) }, counts));
+      await assertRoom(tx, group, template, this.deps.maxTotalInstances);
       const existing = await tx.instances.get(instanceId);
       if (existing) throw alreadyManaged(existing);
       if (await tx.instances.getByName(name)) throw new AppError('CONFLICT', `an instance named ${name} already exists; choose another with name (ectl: --name)`);

@@ -6,13 +6,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Command, Host, Instance } from '../../domain/index.js';
 import { unwrap } from '../../lifecycle/result.js';
-import { checkCaps, placeInstance, type PlacementHost } from '../../placement/placement.js';
+import { placeInstance, type PlacementHost } from '../../placement/placement.js';
 import { AppError } from '../../shared/errors.js';
 import { assertId } from '../../shared/ids.js';
 import { normalizeLayerPath } from '../../shared/layer-checksum.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { validateContainerUser } from '../../lifecycle/settings.js';
+import { assertRoom } from './instance-limits.js';
 import { buildInstance, creationValues, memoryFor, revisionConfig } from './instance-config.js';
 
 export interface CreateInstanceRequest {
@@ -79,11 +80,8 @@ export class InstanceCreator {
     const commandId = `cmd-${randomUUID()}`;
 
     const result = await store.transaction(async (tx) => {
-      // Counted under the placement lock (held to commit): concurrent creates can never exceed a cap.
-      const counts = await tx.instances.countForCaps(group.id);
-      const templateCap = template.spec.caps?.maxInstances === undefined ? undefined
-        : { name: template.name, maxInstances: template.spec.caps.maxInstances, current: await countTemplateInstances(tx, template.name) };
-      unwrap(checkCaps(group.id, { ...group.caps, ...(this.deps.maxTotalInstances !== undefined ? { maxTotalInstances: this.deps.maxTotalInstances } : {}) }, counts, templateCap));
+      // Every instance limit, counted under the placement lock (held to commit): concurrent creates can never exceed one.
+      await assertRoom(tx, group, template, this.deps.maxTotalInstances);
       const hostId = await this.reserve(tx, group.id, group.placement, memoryMb);
       const now = clock.now();
       const draft = buildInstance({
@@ -140,17 +138,6 @@ async function groupCountsByHost(tx: Store, groupId: string): Promise<Map<string
   const counts = new Map<string, number>();
   for (const i of await tx.instances.list({ groupId })) if (i.hostId) counts.set(i.hostId, (counts.get(i.hostId) ?? 0) + 1);
   return counts;
-}
-
-/** Instances of any version of `templateName`, in every group (call under the placement lock of countForCaps). */
-export async function countTemplateInstances(tx: Store, templateName: string): Promise<number> {
-  let n = 0;
-  for (const g of await tx.groups.list()) {
-    const variants = new Set(g.variants.filter((v) => v.template.name === templateName).map((v) => v.id));
-    if (variants.size === 0) continue;
-    n += (await tx.instances.list({ groupId: g.id })).filter((i) => variants.has(i.variantId)).length;
-  }
-  return n;
 }
 
 function toPlacementHost(h: Host, groupId: string, counts: Map<string, number> | undefined): PlacementHost {

@@ -6,13 +6,14 @@
 
 import { unwrap } from '../../lifecycle/result.js';
 import { validateContainerUser } from '../../lifecycle/settings.js';
-import { checkCaps, placeInstance, type GroupCaps } from '../../placement/placement.js';
+import { capRefusal, placeInstance, type GroupCaps } from '../../placement/placement.js';
 import { AppError } from '../../shared/errors.js';
 import { assertId } from '../../shared/ids.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import type { CreateInstanceRequest } from './instance-creator.js';
 import { buildInstance, INSTANCE_TOKEN_ENV } from './instance-config.js';
+import { roomsFor } from './instance-limits.js';
 import { readinessOf } from '../lifecycle-engine/readiness-prober.js';
 
 export interface InstancePreviewOptions {
@@ -51,8 +52,8 @@ export class InstancePreviewer {
 
     const caps: GroupCaps = { ...group.caps, ...(this.deps.maxTotalInstances !== undefined ? { maxTotalInstances: this.deps.maxTotalInstances } : {}) };
     // A read-only transaction: the count takes the placement lock, released at once.
-    const counts = await store.transaction((tx) => tx.instances.countForCaps(group.id));
-    const capCheck = checkCaps(group.id, caps, counts);
+    const [counts, rooms] = await store.transaction(async (tx) => [await tx.instances.countForCaps(group.id), await roomsFor(tx, group, template, this.deps.maxTotalInstances)] as const);
+    const full = rooms.find((l) => l.room === 0);
     const hosts = await store.hosts.list({ statuses: ['ONLINE'] });
     const groupCounts = new Map<string, number>();
     if (group.placement === 'distributed') for (const i of await store.instances.list({ groupId: group.id })) if (i.hostId) groupCounts.set(i.hostId, (groupCounts.get(i.hostId) ?? 0) + 1);
@@ -64,7 +65,7 @@ export class InstancePreviewer {
     const readiness = readinessOf(spec);
     const problems = [
       ...(nameTaken ? [`an instance named ${name} already exists`] : []),
-      ...(capCheck.ok ? [] : [capCheck.error.message]),
+      ...(full ? [capRefusal(group.id, full).message] : []),
       ...(placed.ok ? [] : [placed.error.message]),
     ];
 

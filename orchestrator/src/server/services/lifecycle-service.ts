@@ -11,6 +11,7 @@ import { entersOnDispatch } from '../../lifecycle/backup.js';
 import { crashLoopPolicy, resetCrashLoop, toStored, type CrashLoopPolicy } from '../../lifecycle/crash-loop.js';
 import { unwrap } from '../../lifecycle/result.js';
 import { planUnarchive } from '../../provisioning/unarchive.js';
+import { assertRoom } from './instance-limits.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { InstancePatch, Store } from '../../store/store.js';
@@ -64,6 +65,8 @@ export interface LifecycleServiceOptions {
   crashLoopDefaults: CrashLoopPolicy;
   /** The backup store: whether it holds an archived world's final backup (moving the world to another host). */
   archives?: Pick<BackupStore, 'holds'>;
+  /** ENDERCLOUD_MAX_INSTANCES: an archived world brought back counts toward it again. */
+  maxTotalInstances?: number;
 }
 
 export class LifecycleService {
@@ -191,6 +194,12 @@ export class LifecycleService {
    */
   private async placeUnarchive(tx: Store, instance: Instance): Promise<{ hostId: string; payload: JsonObject; reason: string }> {
     const group = await tx.groups.get(instance.groupId);
+    if (group) {
+      // An archived world counts toward no limit; brought back it does again, checked like a new instance.
+      const variant = group.variants.find((v) => v.id === instance.variantId);
+      const template = variant ? await tx.templates.get(variant.template.name, variant.template.version) : undefined;
+      await assertRoom(tx, group, template, this.deps.maxTotalInstances);
+    }
     const strategy = group?.placement ?? 'packed';
     const archived = instance.fleet?.archived;
     const backupId = archived?.backupId ?? null;

@@ -297,6 +297,8 @@ export class KyselyInstanceRepository implements InstanceRepository {
         eb.fn.countAll<number>().as('total'),
         eb.fn.sum<number>(eb.case().when('group_id', '=', groupId).then(1).else(0).end()).as('grp'),
       ])
+      // An archived world has no container and reserves nothing: it counts toward no instance limit (bringing it back does).
+      .where('state', '!=', 'archived')
       .executeTakeFirst();
     return { group: Number(row?.grp ?? 0), total: Number(row?.total ?? 0) };
   }

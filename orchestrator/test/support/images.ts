@@ -12,7 +12,7 @@
 import { ensureImage as ensureLocalImage, imageExists as localImageExists, NODE_BINARY, sharedLibraries, type EnsureImageOptions, type ImageDefinition } from '../../src/shared/local-image.js';
 import { DOCKER_SOCKET } from './docker.js';
 
-export { imageTag, NODE_BINARY, sharedLibraries, LOCAL_IMAGE_REPO as TEST_IMAGE_REPO, type ImageDefinition, type ImageFile } from '../../src/shared/local-image.js';
+export { imageTag, type ImageDefinition, type ImageFile } from '../../src/shared/local-image.js';
 
 export const imageExists = (tag: string): Promise<boolean> => localImageExists(tag, DOCKER_SOCKET);
 

@@ -10,7 +10,7 @@ import { isPortInUse } from '../../src/agent/docker-runtime.js';
 import { MC_RCON_PORT, MC_SERVER_PORT, mcServerImageTag } from '../../test-images/mc-server/image.js';
 
 export { DEFAULT_VERSION };
-export { MC_RCON_PORT, MC_SERVER_PORT, mcServerImage, mcServerImageTag } from '../../test-images/mc-server/image.js';
+export { MC_RCON_PORT, mcServerImage, mcServerImageTag } from '../../test-images/mc-server/image.js';
 
 export interface McServerContainerOptions {
   labels: Record<string, string>;

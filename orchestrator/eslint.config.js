@@ -5,7 +5,8 @@
 // - routes call services and never import the store or build services
 //   (services are built in the composition root, src/server/orchestrator.ts);
 // - ectl talks to the public API only: it may not import the server;
-// - only the agent's Docker adapter imports dockerode (habit 1).
+// - only the agent's Docker adapter imports dockerode (habit 1), and the local
+//   image build of tests and `npm start` (src/shared/local-image.ts).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -45,8 +46,8 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { paths: [DOCKERODE], patterns: [SERVER_IMPORT] }] },
   },
   {
-    // The one Docker adapter, and the tests' own Docker helpers.
-    files: ['src/agent/docker-runtime.ts', 'test/**', 'bench/**'],
+    // The one Docker adapter, the local image build (tests and `npm start`), and the tests' own Docker helpers.
+    files: ['src/agent/docker-runtime.ts', 'src/shared/local-image.ts', 'test/**', 'bench/**'],
     rules: { 'no-restricted-imports': 'off' },
   },
   {

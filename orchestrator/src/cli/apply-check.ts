@@ -82,3 +82,50 @@ export function describeConflict(key: string, stored: JsonMap, desired: JsonMap,
   lines.push(`  template versions are immutable: bump the version of ${key.slice(0, at)} (e.g. ${key.slice(at + 1)} → a new version) and point the groups at it`);
   return [`template ${key} already exists with a different body:`, ...lines];
 }
+
+/** What exists for an apply run to refer to: template versions (`name@version`) and layers (`id@checksum`). */
+export interface Available {
+  templates: ReadonlySet<string>;
+  layers: ReadonlySet<string>;
+}
+
+export interface Dependencies {
+  /** A group's template version neither in the file nor on the orchestrator (usage errors). */
+  missingTemplates: string[];
+  /** A layer checksum neither uploaded nor in the file's `layers:` section. */
+  missingLayers: string[];
+  /** `template:KEY` / `group:KEY` of objects that need something only this file brings (no server dry-run for them). */
+  needsFile: Set<string>;
+}
+
+/**
+ * Checks every reference of the file against what the orchestrator holds
+ * (its list answers) and what the file itself brings, before any write; the
+ * server's validate-only check is then asked only of objects whose references
+ * all exist already, so it never answers "not found" for them.
+ */
+export function checkDependencies(doc: ApplyDocument, file: string, onServer: Available, inFile: Available): Dependencies {
+  const out: Dependencies = { missingTemplates: [], missingLayers: [], needsFile: new Set() };
+  const layer = (ref: { id: string; checksum?: string }, owner: string, object: string, field: string) => {
+    const key = `${ref.id}@${ref.checksum ?? ''}`;
+    if (onServer.layers.has(key)) return;
+    if (inFile.layers.has(key)) out.needsFile.add(owner);
+    else out.missingLayers.push(line(file, object, field, `layer ${ref.id}@${ref.checksum ?? '?'} was never uploaded and is not in the file's layers: section (LAYER_NOT_FOUND)`));
+  };
+  for (const t of doc.templates) {
+    const key = `${t.name}@${t.version}`;
+    ((t.spec.layers ?? []) as unknown as { id: string; checksum?: string }[]).forEach((r, i) => layer(r, `template:${key}`, `templates[${key}]`, `spec.layers[${i}]`));
+  }
+  for (const g of doc.groups) {
+    (g.body.variants as JsonMap[]).forEach((v, i) => {
+      const t = v.template as { name: string; version: string };
+      const key = `${t.name}@${t.version}`;
+      if (onServer.templates.has(key)) {
+        // present already: the server's own check can run
+      } else if (inFile.templates.has(key)) out.needsFile.add(`group:${g.id}`);
+      else out.missingTemplates.push(`group ${g.id} uses template ${key}, which is neither in the file nor on the orchestrator`);
+      (v.extraLayers as unknown as { id: string; checksum?: string }[]).forEach((r, j) => layer(r, `group:${g.id}`, `groups[${g.id}]`, `variants[${i}].extraLayers[${j}]`));
+    });
+  }
+  return out;
+}

@@ -27,12 +27,20 @@ export interface GroupDoc {
   body: JsonMap;
 }
 
+/** One entry of the file's `layers:` section: a layer id and its directory, as written (relative to the file). */
+export interface LayerSourceDoc {
+  id: string;
+  dir: string;
+}
+
 export interface ApplyDocument {
+  /** Layers apply pushes before the templates and groups (absent = none). */
+  layers?: LayerSourceDoc[];
   templates: TemplateDoc[];
   groups: GroupDoc[];
 }
 
-const TOP_KEYS = new Set(['apiVersion', 'templates', 'groups']);
+const TOP_KEYS = new Set(['apiVersion', 'layers', 'templates', 'groups']);
 const TEMPLATE_KEYS = new Set(['name', 'version', 'spec']);
 const GROUP_KEYS = new Set(['id', 'kind', 'placement', 'caps', 'scaling', 'backup', 'variants']);
 const VARIANT_KEYS = new Set(['id', 'template', 'extraLayers', 'resources', 'env']);
@@ -157,6 +165,17 @@ function groupDoc(v: unknown, path: string): GroupDoc {
   return { id: gid, body };
 }
 
+/** `layers: { lobby-config: layers/lobby }`: layer id → directory relative to the file. */
+function layerSources(v: unknown, path: string): LayerSourceDoc[] {
+  if (v === undefined || v === null) return [];
+  const m = map(v, path);
+  return Object.entries(m).map(([lid, dir]) => {
+    id(lid, `${path}.${lid}`);
+    if (typeof dir !== 'string' || dir.trim() === '') fail(`${path}.${lid}`, `must be the layer's directory, relative to the file (got ${JSON.stringify(dir)})`);
+    return { id: lid, dir };
+  });
+}
+
 function unique(keys: string[], path: string, what: string): void {
   const seen = new Set<string>();
   for (const k of keys) {
@@ -174,32 +193,29 @@ export function parseApplyFile(text: string, fileName = 'file'): ApplyDocument {
   const m = map(root, fileName);
   onlyKeys(m, TOP_KEYS, fileName);
   if (m.apiVersion !== undefined && m.apiVersion !== 'endercloud/v1') fail(`${fileName}.apiVersion`, 'must be endercloud/v1');
+  const layers = layerSources(m.layers, 'layers');
   const templates = list(m.templates, `${fileName}.templates`).map((t, i) => templateDoc(t, `templates[${i}]`));
   const groups = list(m.groups, `${fileName}.groups`).map((g, i) => groupDoc(g, `groups[${i}]`));
   unique(templates.map((t) => `${t.name}@${t.version}`), 'templates', 'template');
   unique(groups.map((g) => g.id), 'groups', 'group');
-  if (templates.length === 0 && groups.length === 0) throw new CliError('usage', `${fileName}: holds no templates and no groups`);
-  return { templates, groups };
+  if (layers.length === 0 && templates.length === 0 && groups.length === 0) throw new CliError('usage', `${fileName}: holds no layers, templates or groups`);
+  return layers.length > 0 ? { layers, templates, groups } : { templates, groups };
 }
 
-/** Every layer reference in the document without a checksum (to resolve before planning). */
-export function unresolvedLayers(doc: ApplyDocument): LayerRefSpec[] {
-  const refs: LayerRefSpec[] = [];
-  for (const t of doc.templates) refs.push(...((t.spec.layers ?? []) as unknown as LayerRefSpec[]));
-  for (const g of doc.groups) for (const v of g.body.variants as JsonMap[]) refs.push(...(v.extraLayers as unknown as LayerRefSpec[]));
-  return refs.filter((r) => r.checksum === undefined);
-}
-
-/** Returns a copy with every checksum-less layer ref filled from `newest` (layer id → checksum). */
+/**
+ * Returns a copy with every checksum-less layer ref filled from `newest` (layer
+ * id → checksum): the file's own `layers:` checksums, else the newest pushed.
+ */
 export function resolveLayers(doc: ApplyDocument, newest: ReadonlyMap<string, string>): ApplyDocument {
   const fill = (refs: Json | undefined, path: string): Json[] =>
     ((refs ?? []) as unknown as LayerRefSpec[]).map((r) => {
       if (r.checksum !== undefined) return { id: r.id, checksum: r.checksum };
       const checksum = newest.get(r.id);
-      if (!checksum) fail(path, `layer "${r.id}" has never been pushed (ectl layers push ${r.id} DIR)`);
+      if (!checksum) fail(path, `layer "${r.id}" has never been pushed (name its directory in the file's layers: section, or ectl layers push ${r.id} DIR)`);
       return { id: r.id, checksum };
     });
   return {
+    ...(doc.layers ? { layers: doc.layers } : {}),
     templates: doc.templates.map((t) => ({ ...t, spec: t.spec.layers === undefined ? t.spec : { ...t.spec, layers: fill(t.spec.layers, `template ${t.name}@${t.version} layers`) } })),
     groups: doc.groups.map((g) => ({
       id: g.id,

@@ -1,26 +1,38 @@
-// The preview of `ectl apply` (pure): compares the desired templates and groups
-// with what the orchestrator holds and says, per object, create / unchanged /
-// update (groups) / conflict (an immutable template version with another body).
+// The preview of `ectl apply` (pure): compares the desired layers, templates and
+// groups with what the orchestrator holds and says, per object, push (a layer
+// checksum not uploaded yet) / create / unchanged / update (groups) / conflict
+// (an immutable template version with another body).
 
 import type { ApplyDocument, Json, JsonMap } from './apply-file.js';
 
-export type PlanAction = 'create' | 'unchanged' | 'update' | 'conflict';
+export type PlanAction = 'push' | 'create' | 'unchanged' | 'update' | 'conflict';
 
 export interface PlanItem {
-  kind: 'template' | 'group';
-  /** `name@version` for templates, the id for groups. */
+  kind: 'layer' | 'template' | 'group';
+  /** The layer id, `name@version` for templates, the id for groups. */
   key: string;
   action: PlanAction;
   /** Paths that differ (update, conflict). */
   changes: string[];
-  /** The body to PUT (create, update). */
+  /** The body to PUT (create, update); a layer's `{checksum, dir}`. */
   body: JsonMap;
 }
 
-/** What the orchestrator holds: template specs by `name@version`, group bodies by id (absent = none). */
+/**
+ * What the orchestrator holds: template specs by `name@version`, group bodies
+ * by id (absent = none), uploaded layers as `id@checksum`.
+ */
 export interface CurrentState {
   templates: ReadonlyMap<string, JsonMap | undefined>;
   groups: ReadonlyMap<string, JsonMap | undefined>;
+  layers?: ReadonlySet<string>;
+}
+
+/** A layer of the file's `layers:` section with the checksum of its directory (computed by ectl). */
+export interface LocalLayer {
+  id: string;
+  dir: string;
+  checksum: string;
 }
 
 /** Fields the server sets itself; never part of a comparison. */
@@ -85,8 +97,13 @@ export interface Normalizers {
 
 export const identityNormalizers: Normalizers = { template: (s) => s, group: (b) => b };
 
-export function planApply(doc: ApplyDocument, current: CurrentState, normalize: Normalizers = identityNormalizers): PlanItem[] {
+export function planApply(doc: ApplyDocument, current: CurrentState, normalize: Normalizers = identityNormalizers, layers: readonly LocalLayer[] = []): PlanItem[] {
   const items: PlanItem[] = [];
+  for (const l of layers) {
+    // Content-addressed: the same checksum already uploaded is nothing to do.
+    const present = current.layers?.has(`${l.id}@${l.checksum}`) === true;
+    items.push({ kind: 'layer', key: l.id, action: present ? 'unchanged' : 'push', changes: [], body: { checksum: l.checksum, dir: l.dir } });
+  }
   for (const t of doc.templates) {
     const key = `${t.name}@${t.version}`;
     // Normalized for every item, so a body the rules reject stops the run before any write.
@@ -112,31 +129,33 @@ export function planApply(doc: ApplyDocument, current: CurrentState, normalize: 
   return items;
 }
 
-/** Items to write, in dependency order: templates before the groups that use them. */
+/** Items to write, in dependency order: layers, then templates, then the groups that use them. */
 export function writesOf(plan: readonly PlanItem[]): PlanItem[] {
-  const writes = plan.filter((i) => i.action === 'create' || i.action === 'update');
-  return [...writes.filter((i) => i.kind === 'template'), ...writes.filter((i) => i.kind === 'group')];
+  const writes = plan.filter((i) => i.action === 'push' || i.action === 'create' || i.action === 'update');
+  return (['layer', 'template', 'group'] as const).flatMap((kind) => writes.filter((i) => i.kind === kind));
 }
 
 export function planCounts(plan: readonly PlanItem[]): Record<PlanAction, number> {
-  const counts: Record<PlanAction, number> = { create: 0, unchanged: 0, update: 0, conflict: 0 };
+  const counts: Record<PlanAction, number> = { push: 0, create: 0, unchanged: 0, update: 0, conflict: 0 };
   for (const i of plan) counts[i.action]++;
   return counts;
 }
 
-const SYMBOL: Record<PlanAction, string> = { create: '+', update: '~', unchanged: '=', conflict: '!' };
+const SYMBOL: Record<PlanAction, string> = { push: '+', create: '+', update: '~', unchanged: '=', conflict: '!' };
 
 /** Human preview: one line per object, changed paths indented under it, a summary line. */
 export function formatPlan(plan: readonly PlanItem[]): string {
   const width = Math.max(0, ...plan.map((i) => `${i.kind} ${i.key}`.length));
   const lines: string[] = [];
   for (const i of plan) {
-    lines.push(`${SYMBOL[i.action]} ${`${i.kind} ${i.key}`.padEnd(width)}  ${i.action}`);
+    const from = i.kind === 'layer' ? `  ${String(i.body.dir)} (${String(i.body.checksum).slice(0, 12)})` : '';
+    lines.push(`${SYMBOL[i.action]} ${`${i.kind} ${i.key}`.padEnd(width)}  ${i.action}${from}`);
     const shown = i.changes.slice(0, 10);
     for (const c of shown) lines.push(`      ${c}`);
     if (i.changes.length > shown.length) lines.push(`      … and ${i.changes.length - shown.length} more`);
   }
   const c = planCounts(plan);
-  lines.push(`${c.create} to create, ${c.update} to update, ${c.unchanged} unchanged, ${c.conflict} in conflict`);
+  const pushes = plan.some((i) => i.kind === 'layer') ? `${c.push} layer(s) to push, ` : '';
+  lines.push(`${pushes}${c.create} to create, ${c.update} to update, ${c.unchanged} unchanged, ${c.conflict} in conflict`);
   return `${lines.join('\n')}\n`;
 }

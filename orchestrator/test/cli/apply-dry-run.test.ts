@@ -66,11 +66,11 @@ describe('ectl apply --dry-run', () => {
     expect((await api('GET', '/templates/minecraft/versions/1.0.0')).status).toBe(404);
   });
 
-  it('asks the server to validate what needs the store: a layer never uploaded is named, nothing written', async () => {
+  it('checks references against the orchestrator\'s lists: a layer never uploaded is named, nothing written', async () => {
     const path = await file('layer.yml', `resources: { memoryMb: 1024 }\nlayers: ["cfg@${'e'.repeat(64)}"]`);
     const r = await ectl(['apply', '-f', path, '--dry-run']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(new RegExp(`${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: templates\\[minecraft@1\\.0\\.0\\]\\.spec\\.layers\\[0\\]: layer cfg .* was never uploaded .*\\(LAYER_NOT_FOUND\\)`));
+    expect(r.stderr).toMatch(new RegExp(`${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: templates\\[minecraft@1\\.0\\.0\\]\\.spec\\.layers\\[0\\]: layer cfg@e{64} was never uploaded .*\\(LAYER_NOT_FOUND\\)`));
     expect((await api('GET', '/templates/minecraft/versions/1.0.0')).status).toBe(404);
     expect((await api('GET', '/groups/lobby')).status).toBe(404);
   });

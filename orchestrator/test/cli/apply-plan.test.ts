@@ -2,7 +2,7 @@
 // update / conflict) that `ectl apply` prints before writing.
 
 import { describe, expect, it } from 'vitest';
-import { parseApplyFile, resolveLayers, unresolvedLayers } from '../../src/cli/apply-file.js';
+import { parseApplyFile, resolveLayers } from '../../src/cli/apply-file.js';
 import { diffPaths, formatPlan, planApply, planCounts, writesOf, type CurrentState } from '../../src/cli/apply-plan.js';
 import { CliError } from '../../src/cli/errors.js';
 
@@ -58,7 +58,6 @@ describe('apply file parsing', () => {
 
   it('resolves checksum-less layer refs to the newest pushed checksum, and names a layer never pushed', () => {
     const doc = parseApplyFile(FILE);
-    expect(unresolvedLayers(doc)).toEqual([{ id: 'base' }]);
     const resolved = resolveLayers(doc, new Map([['base', SUM_B]]));
     expect(resolved.templates[0]!.spec.layers).toEqual([{ id: 'base', checksum: SUM_B }, { id: 'plugins', checksum: SUM_A }]);
     expect(() => resolveLayers(doc, new Map())).toThrow(/layer "base" has never been pushed/);
@@ -114,7 +113,7 @@ describe('apply preview', () => {
     const changed = { ...stored.template, resources: { memoryMb: 2048 } };
     const plan = planApply(doc, state({ 'paper@1.0': changed }, { lobby: stored.lobby, survival: stored.survival }));
     expect(plan[0]).toMatchObject({ action: 'conflict', changes: ['resources.memoryMb'] });
-    expect(planCounts(plan)).toEqual({ create: 0, unchanged: 2, update: 0, conflict: 1 });
+    expect(planCounts(plan)).toEqual({ push: 0, create: 0, unchanged: 2, update: 0, conflict: 1 });
     expect(writesOf(plan)).toEqual([]);
   });
 

@@ -234,16 +234,14 @@ describe('ectl against a real orchestrator', () => {
     expect(r.stdout).toBe('');
   });
 
-  it('examples/network.yml applies as documented (after pushing its layers) and re-applies unchanged', async () => {
+  it('examples/network.yml applies as documented (it pushes its own layers) and re-applies unchanged', async () => {
     const repo = join(import.meta.dirname, '..', '..', '..');
-    expect((await ectl(['layers', 'push', 'lobby-config', join(repo, 'examples', 'layers', 'lobby')])).code).toBe(0);
-    expect((await ectl(['layers', 'push', 'survival-config', join(repo, 'examples', 'layers', 'survival')])).code).toBe(0);
     const file = join(repo, 'examples', 'network.yml');
     const first = await ectl(['apply', '-f', file]);
-    expect(first.stderr).toBe('');
-    expect(first.stdout).toMatch(/applied: 3 created, 0 updated, 0 unchanged/);
+    expect(first.stderr).toMatch(/^uploading lobby-config: /);
+    expect(first.stdout).toMatch(/applied: 2 layer\(s\) pushed, 4 created, 0 updated, 0 unchanged/);
     const again = await ectlJson<{ plan: { action: string }[] }>(['apply', '-f', file]);
-    expect(again.plan.map((p) => p.action)).toEqual(['unchanged', 'unchanged', 'unchanged']);
+    expect(again.plan.map((p) => p.action)).toEqual(Array(6).fill('unchanged'));
   });
 
   it('ENDERCLOUD_URL and ENDERCLOUD_TOKEN override the stored context', async () => {

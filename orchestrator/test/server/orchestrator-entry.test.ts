@@ -115,8 +115,14 @@ describe('npm start (dev stack)', () => {
       expect(token[1]).toBe(join(dataDir, 'admin-token'));
       expect(stdout).toContain(`AGENT_ID=${agentId}`);
       expect(stdout).toContain(`game ports ${range.first}-${range.last} on 127.0.0.1`);
-      expect(stdout).toContain(`join          localhost:${routerPort}`);
-      expect(stdout).toContain('ectl apply -f ../examples/network.yml');
+      // Each group of the example network on its own forced host; the fast ectl entry; sleep is on.
+      for (const g of ['lobby', 'survival', 'minigame']) expect(stdout).toMatch(new RegExp(`^  ${g}\\.localhost:${routerPort} +group ${g}`, 'm'));
+      expect(stdout).toContain(`(also plain localhost:${routerPort})`);
+      expect(stdout).toContain('  ./bin/ectl.js apply -f ../examples/network.yml');
+      expect(stdout).not.toContain('npx');
+      expect(stdout).toContain('sleep         on by default: empty worlds pause after 10 min and stop after 6 h (docs/provisioning.md)');
+      expect(stdout).toContain('server image  endercloud/mc-server:local (built here, no internet needed)');
+      expect(readFileSync(join(dataDir, 'router.toml'), 'utf8')).toMatch(/^# Written by `npm start`, which rewrites it/);
       expect(stdout).toContain(`database      sqlite (${join(dataDir, 'endercloud.db')})`);
       const auth = { authorization: `Bearer ${readFileSync(token[1]!, 'utf8').trim()}` };
       let status: string | undefined;

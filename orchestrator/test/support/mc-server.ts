@@ -1,43 +1,16 @@
-// The Minecraft-protocol test server image (test-images/mc-server) and helpers
+// The Minecraft-protocol test server image (test-images/mc-server/image.ts) and helpers
 // to run it and talk to it: start a container, Server List Ping, log a
 // minecraft-protocol bot in. Every wait is bounded.
 
 import mc from 'minecraft-protocol';
 import { DEFAULT_VERSION } from '../../test-images/mc-server/config.js';
-import { buildMcServerBundle } from '../../test-images/mc-server/build.js';
 import { docker } from './docker.js';
-import { NODE_BINARY, imageTag, sharedLibraries, type ImageDefinition } from './images.js';
 import { freePort } from './registry.js';
 import { isPortInUse } from '../../src/agent/docker-runtime.js';
+import { MC_RCON_PORT, MC_SERVER_PORT, mcServerImageTag } from '../../test-images/mc-server/image.js';
 
 export { DEFAULT_VERSION };
-export const MC_SERVER_PORT = 25565;
-export const MC_RCON_PORT = 25575;
-
-let bundle: Buffer | undefined;
-
-/** node + its libraries + busybox + the bundled server, FROM scratch (see build.ts for the bundling). */
-export const mcServerImage: ImageDefinition = {
-  name: 'mc-server',
-  dockerfile: [
-    'FROM scratch',
-    'COPY rootfs/ /',
-    'RUN ["/bin/busybox", "sh", "-c", "/bin/busybox --install -s /bin && mkdir -p -m 1777 /data /tmp"]',
-    'ENV PATH=/usr/local/bin:/bin',
-    'WORKDIR /data',
-    `EXPOSE ${MC_SERVER_PORT}/tcp ${MC_RCON_PORT}/tcp`,
-    'STOPSIGNAL SIGTERM',
-    'CMD ["/usr/local/bin/node", "--no-deprecation", "/opt/mc-server/server.cjs"]',
-  ].join('\n'),
-  files: () => [
-    { path: 'rootfs/usr/local/bin/node', from: NODE_BINARY, mode: 0o755 },
-    { path: 'rootfs/bin/busybox', from: '/bin/busybox', mode: 0o755 },
-    { path: 'rootfs/opt/mc-server/server.cjs', content: (bundle ??= buildMcServerBundle()), mode: 0o644 },
-    ...sharedLibraries(NODE_BINARY).map((l) => ({ path: `rootfs${l.path}`, from: l.real, mode: 0o755 })),
-  ],
-};
-
-export const mcServerImageTag = (): string => imageTag(mcServerImage);
+export { MC_RCON_PORT, mcServerImage, mcServerImageTag } from '../../test-images/mc-server/image.js';
 
 export interface McServerContainerOptions {
   labels: Record<string, string>;

@@ -3,6 +3,7 @@
 // Durations are given as text ("30s", "5m") and sent as such; the server parses them.
 
 import type { Command } from 'commander';
+import { parseIdleTiers as checkIdleTiers } from '../../provisioning/scaling-policy.js';
 import { parseDuration } from '../../shared/config.js';
 import { CliError } from '../errors.js';
 import { printJson, printTable } from '../output.js';
@@ -64,13 +65,23 @@ function label(v: string, previous: Record<string, string> = {}): Record<string,
   return { ...previous, [v.slice(0, at)]: v.slice(at + 1) };
 }
 
-/** `10m:pause,6h:stop` → the API's idle tiers (validated by the server, which names the bad tier). */
+/**
+ * `10m:pause,6h:stop` → the API's idle tiers, checked here by the parser the
+ * server uses (src/provisioning), so a bad action or order is a usage error
+ * (exit 2) that names the tier, before anything is sent.
+ */
 export function parseIdleTiers(text: string): { after: string; action: string }[] {
-  return text.split(',').map((part) => {
+  const tiers = text.split(',').map((part) => {
     const [after, action, extra] = part.trim().split(':');
     if (!after || !action || extra !== undefined) throw new CliError('usage', `idle tier "${part}" must be AFTER:ACTION, e.g. 10m:pause`);
     return { after, action };
   });
+  try {
+    checkIdleTiers(tiers, 'idle tiers');
+  } catch (err) {
+    throw new CliError('usage', (err as Error).message);
+  }
+  return tiers;
 }
 
 const waitTimeout = (wait: string | undefined): number | undefined => (wait === undefined ? undefined : parseDuration(wait) + ANSWER_MARGIN_MS);
@@ -158,21 +169,27 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
 
   program
     .command('idle-tiers <instance> <verb> [tiers]')
-    .description("override the group's idle tiers for one instance: `set 10m:pause,6h:stop`, or `clear` to follow the group again")
+    .description("override the group's idle tiers for one instance: `set 10m:pause,6h:stop` (one tier is fine), `off` (never sleeps), or `clear` to follow the group again")
     .option('--json', 'print JSON')
     .action(async (instance: string, verb: string, tiers: string | undefined, opts: { json?: boolean }) => {
       let idleTiers: { after: string; action: string }[] | null;
       if (verb === 'set') {
         if (!tiers) throw new CliError('usage', 'idle-tiers set needs the tiers, e.g. 10m:pause,6h:stop');
         idleTiers = parseIdleTiers(tiers);
-      } else if (verb === 'clear') {
-        if (tiers) throw new CliError('usage', 'idle-tiers clear takes no tiers');
-        idleTiers = null;
+      } else if (verb === 'off' || verb === 'clear') {
+        if (tiers) throw new CliError('usage', `idle-tiers ${verb} takes no tiers`);
+        idleTiers = verb === 'off' ? [] : null;
       } else {
-        throw new CliError('usage', `idle-tiers: unknown verb "${verb}" (set or clear)`);
+        throw new CliError('usage', `idle-tiers: unknown verb "${verb}" (set, off or clear)`);
       }
       const r = await (await ctx.client()).put<{ id: string; idleTiers: { after: string; action: string }[] | null }>(`/instances/${enc(instance)}/idle-tiers`, { idleTiers });
       if (opts.json) return printJson(ctx.out, r);
-      ctx.out.line(r.idleTiers === null ? `${instance}: follows the group's idle tiers` : `${instance}: idle tiers ${r.idleTiers.map((t) => `${t.after}:${t.action}`).join(',')}`);
+      ctx.out.line(idleTiersLine(instance, r.idleTiers));
     });
+}
+
+function idleTiersLine(instance: string, tiers: { after: string; action: string }[] | null): string {
+  if (tiers === null) return `${instance}: follows the group's idle tiers`;
+  if (tiers.length === 0) return `${instance}: idle tiers off (never paused or stopped for being empty)`;
+  return `${instance}: idle tiers ${tiers.map((t) => `${t.after}:${t.action}`).join(',')}`;
 }

@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { rewriteHints } from '../../src/cli/api-hints.js';
-import { completionScript, completionTable, type CommandNode } from '../../src/cli/completion.js';
+import { argumentKind, completionScript, completionTable, optionKind, type CommandNode } from '../../src/cli/completion.js';
 import { callerDirectory } from '../../src/cli/config.js';
 import { checkConfirmFlag } from '../../src/cli/confirm.js';
 import type { CliError } from '../../src/cli/errors.js';
@@ -53,6 +53,17 @@ describe('waitTexts: each --wait speaks of what it waited for', () => {
     expect(texts.failed('it is error')).toBe(failed);
     expect(texts.done).not.toMatch(/is done/);
   });
+});
+
+describe('completion: which names an argument or option completes to', () => {
+  it.each([
+    ['instances get', 'name', 'instances'], ['i start', 'name', 'instances'], ['instances backup download', 'name', 'instances'],
+    ['despawn', 'instance', 'instances'], ['idle-tiers', 'instance', 'instances'], ['hosts adopt', 'host', undefined],
+    ['spawn', 'group', 'groups'], ['fleet', 'group', 'groups'], ['groups get', 'id', 'groups'],
+    ['templates get', 'name', 'templates'], ['tokens create', 'name', undefined], ['context use', 'name', undefined], ['requests get', 'id', undefined],
+  ])('%s <%s> → %s', (path, arg, kind) => expect(argumentKind(path, arg)).toBe(kind));
+  it.each([['--group', 'groups'], ['--to-group', 'groups'], ['--to-instance', 'instances'], ['--instance', 'instances'], ['--name', undefined], ['--host', undefined]])(
+    '%s → %s', (flag, kind) => expect(optionKind(flag)).toBe(kind));
 });
 
 describe('classifyHealth', () => {

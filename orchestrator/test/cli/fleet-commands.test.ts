@@ -109,6 +109,12 @@ describe('ectl fleet commands', () => {
     expect((await ectl(['fleet', 'nope'])).stderr).toMatch(/GROUP_NOT_FOUND/);
   });
 
+  it('__complete instances lists instance names for the shell completion', async () => {
+    const names = (await ectl(['__complete', 'instances'])).stdout.split('\n').filter(Boolean);
+    expect(names).toEqual(expect.arrayContaining(['arena-1', 'arena-2']));
+    expect((await ectl(['__complete', 'groups'])).stdout.split('\n')).toContain('arena');
+  });
+
   it('idle-tiers set overrides the group for one instance (marked in the fleet table), off stops sleep, clear follows the group again', async () => {
     const set = await ectl(['idle-tiers', 'arena-2', 'set', '10m:pause,6h:stop']);
     expect(set.stderr).toBe('');

@@ -20,7 +20,7 @@ declare module 'fastify' {
 const READS = new Set(['GET', 'HEAD']);
 
 /** Whether a successful request of this route is logged at debug. */
-export function isQuiet(request: Pick<FastifyRequest, 'method' | 'routeOptions'>): boolean {
+function isQuiet(request: Pick<FastifyRequest, 'method' | 'routeOptions'>): boolean {
   return READS.has(request.method) || request.routeOptions.config?.quietLog === true;
 }
 

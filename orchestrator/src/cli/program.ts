@@ -74,7 +74,8 @@ export interface CommandContext {
   interrupt(): Interrupt;
   /** A user-given path, resolved against the caller's directory. */
   resolvePath(path: string): string;
-  client(): Promise<ApiClient>;
+  /** `timeoutMs` bounds each call (default 30 s; completion uses a short one). */
+  client(opts?: { timeoutMs?: number }): Promise<ApiClient>;
 }
 
 const CONTEXT_HELP = 'use this context instead of the current one';
@@ -107,10 +108,10 @@ export function buildProgram(deps: CliDeps): Command {
     input: deps.input ?? (() => process.stdin),
     interrupt: deps.interrupt ?? processInterrupt,
     resolvePath: (path) => (isAbsolute(path) ? path : resolve(deps.env.cwd ?? process.cwd(), path)),
-    async client() {
+    async client(opts = {}) {
       const config = await readConfigFile(deps.env.configPath);
       const target = resolveTarget(config, deps.env, context ?? program.opts<{ context?: string }>().context);
-      return new ApiClient({ url: target.url, token: target.token, fetch: fetchFn });
+      return new ApiClient({ url: target.url, token: target.token, fetch: fetchFn, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) });
     },
   };
   registerContext(program, ctx);

@@ -52,6 +52,25 @@ export function waitVerdict(goal: WaitGoal, instance: WaitedInstance | undefined
   return { kind: 'waiting' };
 }
 
+/**
+ * Pure: what the wait says, in the words of what is awaited. An action that
+ * ends in no particular state (backup, restore) is named itself ("backup of
+ * world done"), an instance state as such ("instance world is online").
+ */
+export function waitTexts(goal: WaitGoal, name: string, action?: string) {
+  if (goal === 'idle') {
+    const what = `${action ?? 'the action'} of ${name}`;
+    return { waiting: `waiting for the ${what}`, done: `${what} done`, failed: (reason: string) => `${what} failed: ${reason}`, late: (s: number, state: string) => `${what} still running after ${s}s (instance ${state}; ectl instances get ${name} shows it)` };
+  }
+  const target = goal === 'gone' ? 'deleted' : goal;
+  return {
+    waiting: `waiting for instance ${name} to be ${target}`,
+    done: goal === 'gone' ? `instance ${name} deleted` : `instance ${name} is ${target}`,
+    failed: (reason: string) => `instance ${name} did not become ${target}: ${reason}`,
+    late: (s: number, state: string) => `instance ${name} still ${state} after ${s}s (ectl instances get ${name} shows it)`,
+  };
+}
+
 export interface WaitDeps {
   client: ApiClient;
   out: Output;
@@ -81,11 +100,13 @@ async function readCommand(client: ApiClient, commandId: string | null | undefin
   }
 }
 
-/** Waits until `goal`; throws a runtime error on failure or after `timeoutMs`. Returns the last view. */
-export async function waitForInstance(deps: WaitDeps, id: string, goal: WaitGoal, timeoutMs: number, commandId?: string | null): Promise<WaitedInstance | undefined> {
-  const label = (i: WaitedInstance | undefined) => i?.name ?? id;
-  const target = goal === 'gone' ? 'deleted' : goal === 'idle' ? 'done' : goal;
-  const spinner = startSpinner(deps.out, `waiting for instance ${id} to be ${target}`);
+/**
+ * Waits until `goal`; throws a runtime error on failure or after `timeoutMs`. Returns the last view.
+ * `action` names what was queued (the texts of an `idle` goal say "backup of NAME done").
+ */
+export async function waitForInstance(deps: WaitDeps, id: string, goal: WaitGoal, timeoutMs: number, commandId?: string | null, action?: string): Promise<WaitedInstance | undefined> {
+  const texts = (i: WaitedInstance | undefined) => waitTexts(goal, i?.name ?? id, action);
+  const spinner = startSpinner(deps.out, texts(undefined).waiting);
   const deadline = deps.now() + timeoutMs;
   const commandAllowed = { yes: true };
   try {
@@ -93,15 +114,13 @@ export async function waitForInstance(deps: WaitDeps, id: string, goal: WaitGoal
       const instance = await readInstance(deps.client, id);
       const cmd = await readCommand(deps.client, commandId, commandAllowed);
       const verdict = waitVerdict(goal, instance, cmd.status, cmd.lastError);
-      spinner.update(`instance ${label(instance)}: ${instance ? instance.state : 'gone'}`);
+      spinner.update(`instance ${instance?.name ?? id}: ${instance ? instance.state : 'gone'}`);
       if (verdict.kind === 'done') {
-        spinner.stop(`instance ${label(instance)} is ${target}`);
+        spinner.stop(texts(instance).done);
         return instance;
       }
-      if (verdict.kind === 'failed') throw new CliError('runtime', `instance ${label(instance)} did not become ${target}: ${verdict.reason}`);
-      if (deps.now() >= deadline) {
-        throw new CliError('runtime', `instance ${label(instance)} still ${instance?.state ?? 'present'} after ${timeoutMs / 1000}s (ectl instances get ${label(instance)} shows it)`);
-      }
+      if (verdict.kind === 'failed') throw new CliError('runtime', texts(instance).failed(verdict.reason));
+      if (deps.now() >= deadline) throw new CliError('runtime', texts(instance).late(timeoutMs / 1000, instance?.state ?? 'present'));
       await deps.sleep(250);
     }
   } finally {

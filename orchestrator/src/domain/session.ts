@@ -18,13 +18,15 @@ export type TransferTarget =
   | { kind: 'group'; id: string }
   | { kind: 'session'; id: string };
 
+export const TRANSFER_STATUSES = ['pending', 'consumed', 'expired', 'failed'] as const;
+
 export interface Transfer {
   id: string;
   /** Player name as sent in Login Start (compared case-insensitively). */
   player: string;
   playerUuid: string | null;
   target: TransferTarget;
-  status: 'pending' | 'consumed' | 'expired' | 'failed';
+  status: (typeof TRANSFER_STATUSES)[number];
   /** Instance the target resolved to when it was consumed. */
   resolvedInstanceId: string | null;
   reason: string | null;

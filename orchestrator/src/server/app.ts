@@ -17,6 +17,7 @@ import { instanceRoutes } from './routes/instances.js';
 import { layerRoutes } from './routes/layers.js';
 import { importRoutes } from './routes/imports.js';
 import { serviceHttpOptions } from '../shared/request-log.js';
+import { requestValidatorCompiler } from '../shared/validation.js';
 import { routerIntegrationRoutes } from './registry/router-integration.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { velocityRoutes } from './routes/velocity.js';
@@ -41,8 +42,9 @@ export async function buildApp(ctx: ServerContext) {
     loggerInstance: ctx.logger,
     ...serviceHttpOptions(JSON_BODY_LIMIT),
     childLoggerFactory: (logger, bindings, opts) => logger.child({ requestId: bindings.reqId }, opts),
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   });
+  // Bodies are validated as sent, query strings and params coerced (shared/validation.ts says why).
+  app.setValidatorCompiler(requestValidatorCompiler());
 
   await app.register(swagger, {
     openapi: {

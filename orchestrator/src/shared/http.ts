@@ -42,6 +42,11 @@ export function validationMessage(err: FastifyError): string {
   let path = `${err.validationContext ?? 'request'}${first.instancePath}`;
   if (params.missingProperty) path += `/${params.missingProperty}`;
   if (params.additionalProperty) return `${path}/${params.additionalProperty} is not a known field`;
+  // A union of literals fails one `const` per branch: name every allowed value, not just the first.
+  const allowed = first.keyword === 'const'
+    ? err.validation!.filter((e) => e.keyword === 'const' && e.instancePath === first.instancePath).map((e) => (e.params as { allowedValue?: unknown }).allowedValue)
+    : [];
+  if (allowed.length > 1) return `${path} must be one of ${allowed.map((v) => String(v)).join(', ')}`;
   return `${path} ${first.message ?? 'is invalid'}`;
 }
 

@@ -1,6 +1,9 @@
-// Fastify's per-request log lines (orchestrator and agent), with quiet routes: a route whose config sets
-// `quietLog` (agent heartbeats, the supervisor's inventory polls: every few seconds per host)
-// logs its successful requests at debug; refusals and errors keep their usual level.
+// Fastify's per-request log lines (orchestrator and agent), quiet where they repeat: reads
+// (GET/HEAD: the panel's and ectl --wait's polls, the router's registry stream, metrics scrapes,
+// the supervisor's inventory polls) and routes whose config sets `quietLog` (agent heartbeats,
+// router session reports: every few seconds per host or router) log their successful requests at
+// debug. Refusals and errors (status >= 400), and every other mutating call, stay at info, so
+// `npm start` shows what changed and what failed.
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -9,13 +12,16 @@ import { headerValue } from './http.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Log successful requests of this route at debug instead of info. */
+    /** Log successful requests of this route at debug instead of info (reads always are). */
     quietLog?: boolean;
   }
 }
 
-function isQuiet(request: FastifyRequest): boolean {
-  return request.routeOptions.config.quietLog === true;
+const READS = new Set(['GET', 'HEAD']);
+
+/** Whether a successful request of this route is logged at debug. */
+function isQuiet(request: Pick<FastifyRequest, 'method' | 'routeOptions'>): boolean {
+  return READS.has(request.method) || request.routeOptions.config?.quietLog === true;
 }
 
 export class QuietRoutesLogController extends LogController {

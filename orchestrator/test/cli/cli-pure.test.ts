@@ -4,12 +4,13 @@
 
 import { describe, expect, it } from 'vitest';
 import { rewriteHints } from '../../src/cli/api-hints.js';
-import { completionScript, completionTable, type CommandNode } from '../../src/cli/completion.js';
+import { argumentKind, completionScript, completionTable, optionKind, type CommandNode } from '../../src/cli/completion.js';
 import { callerDirectory } from '../../src/cli/config.js';
 import { checkConfirmFlag } from '../../src/cli/confirm.js';
+import type { CliError } from '../../src/cli/errors.js';
 import { parseAssignment } from '../../src/cli/commands/instance-info.js';
 import { classifyHealth, notOrchestratorMessage } from '../../src/cli/target-check.js';
-import { waitVerdict, type WaitGoal, type WaitedInstance } from '../../src/cli/wait.js';
+import { GOAL_OF_ACTION, waitTexts, waitVerdict, type WaitGoal, type WaitedInstance } from '../../src/cli/wait.js';
 
 const inst = (state: string, extra: Partial<WaitedInstance> = {}): WaitedInstance => ({ id: 'i-1', name: 'survival', state, ...extra });
 const busy = { activeAction: { kind: 'start', commandId: 'cmd-1' } };
@@ -35,6 +36,34 @@ describe('waitVerdict', () => {
   it.each(cases)('%s', (_name, goal, instance, commandStatus, verdict) => {
     expect(waitVerdict(goal, instance, commandStatus).kind).toBe(verdict);
   });
+});
+
+describe('waitTexts: each --wait speaks of what it waited for', () => {
+  it.each([
+    ['backup', 'backup of world done', 'backup of world failed: it is error'],
+    ['restore', 'restore of world done', 'restore of world failed: it is error'],
+    ['start', 'instance world is online', 'instance world did not become online: it is error'],
+    ['stop', 'instance world is stopped', 'instance world did not become stopped: it is error'],
+    ['pause', 'instance world is paused', 'instance world did not become paused: it is error'],
+    ['update', 'instance world is online', 'instance world did not become online: it is error'],
+    ['delete', 'instance world deleted', 'instance world did not become deleted: it is error'],
+  ])('%s', (action, done, failed) => {
+    const texts = waitTexts(GOAL_OF_ACTION[action]!, 'world', action);
+    expect(texts.done).toBe(done);
+    expect(texts.failed('it is error')).toBe(failed);
+    expect(texts.done).not.toMatch(/is done/);
+  });
+});
+
+describe('completion: which names an argument or option completes to', () => {
+  it.each([
+    ['instances get', 'name', 'instances'], ['i start', 'name', 'instances'], ['instances backup download', 'name', 'instances'],
+    ['despawn', 'instance', 'instances'], ['idle-tiers', 'instance', 'instances'], ['hosts adopt', 'host', undefined],
+    ['spawn', 'group', 'groups'], ['fleet', 'group', 'groups'], ['groups get', 'id', 'groups'],
+    ['templates get', 'name', 'templates'], ['tokens create', 'name', undefined], ['context use', 'name', undefined], ['requests get', 'id', undefined],
+  ])('%s <%s> → %s', (path, arg, kind) => expect(argumentKind(path, arg)).toBe(kind));
+  it.each([['--group', 'groups'], ['--to-group', 'groups'], ['--to-instance', 'instances'], ['--instance', 'instances'], ['--name', undefined], ['--host', undefined]])(
+    '%s → %s', (flag, kind) => expect(optionKind(flag)).toBe(kind));
 });
 
 describe('classifyHealth', () => {
@@ -80,6 +109,13 @@ describe('small rules', () => {
   it('--confirm must equal the instance name exactly', () => {
     expect(() => checkConfirmFlag('survival', 'survival')).not.toThrow();
     expect(() => checkConfirmFlag('Survival', 'survival')).toThrow(/does not match/);
+    // docs/cli.md: a typed confirmation that does not match exits 1 (a missing one is usage, 2).
+    try {
+      checkConfirmFlag('other', 'survival');
+    } catch (err) {
+      expect((err as CliError).exitCode).toBe(1);
+    }
+    expect.assertions(3);
   });
   it('INIT_CWD is used only when npm runs the ectl script of this package', () => {
     expect(callerDirectory({ npm_lifecycle_event: 'ectl', npm_package_name: 'endercloud', INIT_CWD: '/repo' }, '/repo/orchestrator')).toBe('/repo');

@@ -143,4 +143,39 @@ describe('the ectl command', () => {
     expect((await ectl(['completion', 'fish'], base)).stdout).toMatch(/^complete -c ectl -n '__ectl_path_is \\'instances\\'' -f -a 'start' /m);
     expect((await ectl(['completion', 'tcsh'], base)).code).toBe(2);
   });
+
+  it('bash completion completes group and template names from the API, fixed option values, and stays quiet (and quick) without an API', async () => {
+    const api = (path: string, body: unknown) => fetch(`${orchestrator.url}/api/v1${path}`, { method: 'PUT', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await api('/templates/paper/versions/1', { image: 'mc:1', resources: { memoryMb: 256 } })).status).toBe(201);
+    for (const g of ['lobby', 'survival']) expect((await api(`/groups/${g}`, { kind: 'persistent', variants: [{ id: 'v', template: { name: 'paper', version: '1' } }] })).status).toBe(201);
+    const script = join(base, 'ectl-names.bash');
+    writeFileSync(script, (await ectl(['completion', 'bash'], base)).stdout);
+    // `ectl` on the PATH, as after npm install -g: the script calls `ectl __complete KIND`.
+    const binDir = join(base, 'path-bin');
+    mkdirSync(binDir, { recursive: true });
+    writeFileSync(join(binDir, 'ectl'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
+    const complete = (line: string, url = orchestrator.url) => run('bash', ['-c', `source ${script}; COMP_WORDS=(${line}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _ectl; printf '%s\\n' "\${COMPREPLY[@]}"`], {
+      cwd: base, env: { ...target(url), PATH: `${binDir}:${process.env.PATH ?? ''}` },
+    });
+    const words = async (line: string, url?: string) => (await complete(line, url)).stdout.split('\n').filter(Boolean);
+    expect(await words(`ectl groups get ''`)).toEqual(expect.arrayContaining(['lobby', 'survival']));
+    expect(await words('ectl spawn s')).toEqual(['survival']);
+    expect(await words('ectl templates get p')).toEqual(['paper']);
+    expect(await words('ectl instances ls --group l')).toEqual(['lobby']);
+    expect((await words('ectl i ls --state pa')).sort()).toEqual(['paused', 'pausing']);
+    expect(await words('ectl instances stop x --on-backup-failure s')).toEqual(['stop_without_backup']);
+    // A second positional is not a name; an option still completes.
+    expect(await words('ectl spawn lobby --w')).toEqual(['--wait']);
+    expect(await words('ectl templates get paper ""')).not.toContain('paper');
+    const t0 = Date.now();
+    const quiet = await complete('ectl spawn s', `http://127.0.0.1:${await freePort()}`);
+    expect(quiet).toMatchObject({ code: 0, stdout: '\n', stderr: '' }); // printf of an empty reply
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect((await ectl(['__complete', 'groups'], base)).stdout).toBe('lobby\nsurvival\n');
+    expect((await ectl(['__complete', 'nonsense'], base))).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect((await ectl(['--help'], base)).stdout).not.toMatch(/__complete/);
+    const fish = (await ectl(['completion', 'fish'], base)).stdout;
+    expect(fish).toMatch(/^complete -c ectl -n '__ectl_path_is \\'spawn\\'' -f -a '\(ectl __complete groups 2>\/dev\/null\)'$/m);
+    expect(fish).toMatch(/^complete -c ectl -n '__ectl_path_is \\'instances ls\\'' -l state -x -a 'draft [^']*online[^']*' -d /m);
+  });
 });

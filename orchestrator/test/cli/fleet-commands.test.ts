@@ -110,22 +110,38 @@ describe('ectl fleet commands', () => {
     expect((await ectl(['fleet', 'nope'])).stderr).toMatch(/GROUP_NOT_FOUND/);
   });
 
-  it('idle-tiers set overrides the group for one instance (marked in the fleet table), clear follows the group again', async () => {
+  it('__complete instances lists instance names for the shell completion', async () => {
+    const names = (await ectl(['__complete', 'instances'])).stdout.split('\n').filter(Boolean);
+    expect(names).toEqual(expect.arrayContaining(['arena-1', 'arena-2']));
+    expect((await ectl(['__complete', 'groups'])).stdout.split('\n')).toContain('arena');
+  });
+
+  it('idle-tiers set overrides the group for one instance (marked in the fleet table), off stops sleep, clear follows the group again', async () => {
     const set = await ectl(['idle-tiers', 'arena-2', 'set', '10m:pause,6h:stop']);
     expect(set.stderr).toBe('');
     expect(set.stdout).toBe('arena-2: idle tiers 10m:pause,6h:stop\n');
-    expect((await ectl(['fleet', 'arena'])).stdout).toMatch(/^arena-2\s.*\[own tiers\]\s+10m:pause,6h:stop \(instance\)$/m);
-    // Checked by the server's own rules before anything is sent: a usage error (exit 2) naming the tier.
-    const bad = await ectl(['idle-tiers', 'arena-2', 'set', '10m:explode']);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/tiers\[0\]\.action: must be one of pause, stop, archive \(got "explode"\)/);
-    expect((await ectl(['idle-tiers', 'arena-2', 'set', '10m:delete'])).stderr).toMatch(/delete was replaced: use archive/);
+    expect((await ectl(['fleet', 'arena'])).stdout).toMatch(/^arena-2\s.*\[own tiers\]\s+\S+ \(instance\)$/m);
+    // One tier is a policy (the API's array coercion once refused it: "body/idleTiers must be null").
+    const one = await ectl(['idle-tiers', 'arena-2', 'set', '10m:pause']);
+    expect(one).toEqual({ code: 0, stdout: 'arena-2: idle tiers 10m:pause\n', stderr: '' });
+    expect((await json<{ idleTiers: unknown }>(['idle-tiers', 'arena-2', 'set', '30s:stop'])).idleTiers).toEqual([{ after: '30s', afterMs: 30_000, action: 'stop' }]);
+    // A bad tier is a usage error, named, before anything is sent: the stored tiers stay.
+    const explode = await ectl(['idle-tiers', 'arena-2', 'set', '10m:explode']);
+    expect(explode).toMatchObject({ code: 2, stdout: '' });
+    expect(explode.stderr).toBe('error: idle tiers[0].action: must be one of pause, stop, archive (got "explode")\n');
+    const order = await ectl(['idle-tiers', 'arena-2', 'set', '1h:stop,10m:pause']);
+    expect(order.code).toBe(2);
+    expect(order.stderr).toMatch(/idle tiers\[1\]\.after: must be longer than idle tiers\[0\] \(1h\)/);
+    expect((await ectl(['idle-tiers', 'arena-2', 'set', '10m:delete'])).code).toBe(2);
     expect((await ectl(['idle-tiers', 'arena-2', 'set', '10m'])).code).toBe(2);
     expect((await ectl(['idle-tiers', 'arena-2', 'wipe'])).code).toBe(2);
+    expect((await ectl(['idle-tiers', 'arena-2', 'off'])).stdout).toBe('arena-2: idle tiers off (never paused or stopped for being empty)\n');
+    expect((await json<{ idleTiers: unknown }>(['idle-tiers', 'arena-2', 'off'])).idleTiers).toEqual([]);
+    expect((await ectl(['fleet', 'arena'])).stdout).toMatch(/^arena-2\s.*\[own tiers\]\s+\S+ \(instance\)$/m);
     expect((await ectl(['idle-tiers', 'arena-2', 'clear'])).stdout).toBe("arena-2: follows the group's idle tiers\n");
     expect((await ectl(['fleet', 'arena'])).stdout).not.toMatch(/\[own tiers\]/);
     expect((await ectl(['idle-tiers', 'arena-2', 'set', '30s:pause'])).stdout).toBe('arena-2: idle tiers 30s:pause\n');
-    expect((await ectl(['idle-tiers', 'group:arena', 'set', 'off'])).stdout).toBe('group:arena: never sleeps\n');
+    expect((await ectl(['idle-tiers', 'group:arena', 'off'])).stdout).toBe('group:arena: idle tiers off (never paused or stopped for being empty)\n');
     expect((await ectl(['idle-tiers', 'group:arena', 'clear'])).stdout).toBe("group:arena: follows the system's idle tiers\n");
     expect((await ectl(['idle-tiers', 'system', 'set', '20m:pause'])).stdout).toBe('system: idle tiers 20m:pause\n');
     expect((await ectl(['idle-tiers', 'system', 'clear'])).stdout).toBe('system: idle tiers 10m:pause,6h:stop (the configured default)\n');

@@ -89,6 +89,35 @@ describe('ectl instance commands', () => {
     expect(table.stdout).toMatch(/^survival\s+i-[0-9a-f]+\s+g\s+v\s+host-a\s+online\s+running\s+-\s+127\.0\.0\.1:\d+/m);
   });
 
+  // The table of docs/cli.md ("Errors and exit codes"), one row per kind of failure.
+  it.each([
+    ['--help', ['instances', '--help'], 0, /^$/],
+    ['an unknown command', ['instances', 'explode'], 2, /unknown command 'explode'/],
+    ['an unknown option', ['instances', 'ls', '--colour'], 2, /unknown option '--colour'/],
+    ['a missing argument', ['instances', 'get'], 2, /missing required argument 'name'/],
+    ['a state that does not exist, naming the valid ones', ['instances', 'ls', '--state', 'bogus'], 2, /argument 'bogus' is invalid\. Allowed choices are draft, .*\bonline\b.*\bpaused\b.*\bintervention_required\b/],
+    ['a transfer status that does not exist', ['transfers', 'ls', '--status', 'bogus'], 2, /Allowed choices are pending, consumed, expired, failed/],
+    ['a request status that does not exist', ['requests', 'ls', '--status', 'bogus'], 2, /Allowed choices are pending, approved, rejected/],
+    ['a backup-failure policy that does not exist', ['instances', 'stop', 'survival', '--backup', '--on-backup-failure', 'pray'], 2, /Allowed choices are abort_stop, stop_without_backup, force_stop_after_timeout/],
+    ['a bad flag value', ['instances', 'start', 'survival', '--wait', '--timeout', 'soon'], 2, /--timeout must be a positive integer/],
+    ['a bad idle tier', ['idle-tiers', 'survival', 'set', '10m:explode'], 2, /idle tiers\[0\]\.action: must be one of pause, stop, archive/],
+    ['a confirmation needed with no terminal', ['instances', 'delete', 'survival'], 2, /needs confirmation: pass --confirm survival/],
+    ['a typed confirmation that does not match', ['instances', 'delete', 'survival', '--confirm', 'other'], 1, /does not match the instance name/],
+    ['an API error', ['instances', 'get', 'nope'], 1, /^error: INSTANCE_NOT_FOUND: /],
+  ] as const)('exit codes as documented: %s', async (_what, args, code, stderr) => {
+    const r = await ectl([...args]);
+    expect(r.code).toBe(code);
+    expect(r.stderr).toMatch(stderr);
+  });
+
+  it('exit codes as documented: an orchestrator that cannot be reached is 1, no orchestrator configured is 2', async () => {
+    expect((await ectl(['instances', 'ls'], { url: `http://127.0.0.1:${await freePort()}` })).code).toBe(1);
+    const output = bufferOutput();
+    expect(await runCli(['instances', 'ls'], { output, version: 'test', env: { configPath: join(base, 'none.json'), urlOverride: undefined, tokenOverride: undefined } })).toBe(2);
+    expect(output.stderr).toMatch(/no orchestrator configured/);
+    expect((await json<{ state: string }>(['instances', 'get', 'survival'])).state).toBe('online');
+  });
+
   it('stop, start, pause, resume and restart --wait each end in the state the action aims for', async () => {
     const state = async (args: string[]) => {
       const r = await ectl([...args, 'survival', '--wait', '--timeout', '30']);
@@ -143,7 +172,8 @@ describe('ectl instance commands', () => {
     expect(script.code).toBe(2);
     expect(script.stderr).toBe('error: deleting doomed (container, technical) needs confirmation: pass --confirm doomed (no terminal to ask on)\n');
     const wrong = await ectl(['instances', 'delete', 'doomed', '--confirm', 'other']);
-    expect(wrong.code).toBe(2);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toBe('error: --confirm "other" does not match the instance name "doomed": nothing was done\n');
     const typo = scriptedPrompt(['dooomed']);
     const refused = await ectl(['instances', 'delete', 'doomed', '--scope', 'container,technical,player_data'], { prompt: typo });
     expect(refused.code).toBe(1);

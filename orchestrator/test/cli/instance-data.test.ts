@@ -57,7 +57,8 @@ describe('ectl data commands', () => {
   it('backup --wait returns when the backup action is done; backups lists it', async () => {
     // The test template has no online save: a running server is stopped for its backup only when asked (--stop).
     const r = await ectl(['instances', 'backup', 'world', '--stop', '--reason', 'before the event', '--wait', '--timeout', '30']);
-    expect(r.stderr).toMatch(/instance world is done\n$/);
+    expect(r.stderr).toMatch(/\nbackup of world done\n$/);
+    expect(r.stdout).toMatch(/^backup of world done \(instance \w+\)\n$/);
     expect(r.code).toBe(0);
     const list = JSON.parse((await ectl(['instances', 'backups', 'world', '--json'])).stdout) as { backupId: string }[];
     expect(list).toHaveLength(1);

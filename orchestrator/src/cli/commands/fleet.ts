@@ -72,9 +72,9 @@ function label(v: string, previous: Record<string, string> = {}): Record<string,
 /** `10m:pause,6h:stop` (or `off`) → the API's idle tiers, checked by the server's own rules: a bad tier is a usage error (exit 2). */
 export function parseIdleTiers(text: string): { after: string; action: string }[] {
   try {
-    return parseIdleTierText(text, 'tiers').map((t) => ({ after: t.after, action: t.action }));
+    return parseIdleTierText(text, 'idle tiers').map((t) => ({ after: t.after, action: t.action }));
   } catch (err) {
-    throw new CliError('usage', `idle-tiers: ${(err as Error).message}`);
+    throw new CliError('usage', (err as Error).message);
   }
 }
 
@@ -165,21 +165,21 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
 
   program
     .command('idle-tiers <target> <verb> [tiers]')
-    .description('how worlds sleep when empty. TARGET is an instance, group:<id> or system; `set 10m:pause,6h:stop` (`set off`: never sleeps), or `clear` to follow the next level (instance → group → system → ENDERCLOUD_IDLE_TIERS)')
+    .description('how worlds sleep when empty. TARGET is an instance, group:<id> or system; `set 10m:pause,6h:stop` (one tier is fine), `off` (never sleeps), or `clear` to follow the next level (instance → group → system → ENDERCLOUD_IDLE_TIERS)')
     .option('--json', 'print JSON')
     .action(async (target: string, verb: string, tiers: string | undefined, opts: { json?: boolean }) => {
       let idleTiers: { after: string; action: string }[] | null;
       if (verb === 'set') {
         if (!tiers) throw new CliError('usage', 'idle-tiers set needs the tiers, e.g. 10m:pause,6h:stop (or off)');
         idleTiers = parseIdleTiers(tiers);
-      } else if (verb === 'clear') {
-        if (tiers) throw new CliError('usage', 'idle-tiers clear takes no tiers');
-        idleTiers = null;
+      } else if (verb === 'off' || verb === 'clear') {
+        if (tiers) throw new CliError('usage', `idle-tiers ${verb} takes no tiers`);
+        idleTiers = verb === 'off' ? [] : null;
       } else {
-        throw new CliError('usage', `idle-tiers: unknown verb "${verb}" (set or clear)`);
+        throw new CliError('usage', `idle-tiers: unknown verb "${verb}" (set, off or clear)`);
       }
       const client = await ctx.client();
-      const text = (t: { after: string; action: string }[]): string => (t.length === 0 ? 'never sleeps' : `idle tiers ${t.map((x) => `${x.after}:${x.action}`).join(',')}`);
+      const text = (t: { after: string; action: string }[]): string => (t.length === 0 ? 'idle tiers off (never paused or stopped for being empty)' : `idle tiers ${t.map((x) => `${x.after}:${x.action}`).join(',')}`);
       if (target === 'system') {
         const r = await client.put<{ tiers: { after: string; action: string }[]; source: string }>('/system/idle-tiers', { idleTiers });
         if (opts.json) return printJson(ctx.out, r);
@@ -194,3 +194,4 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
       ctx.out.line(`${target}: ${r.idleTiers === null ? follows : text(r.idleTiers)}`);
     });
 }
+

@@ -3,7 +3,8 @@
 // reset-crash-loop, evacuate; and the global `ectl maintenance`. Every queued
 // action can `--wait` for the state it aims for (start → online).
 
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { FAILURE_POLICIES } from '../../lifecycle/backup.js';
 import { enc, type ApiClient } from '../api-client.js';
 import { jsonCommand } from '../command-shapes.js';
 import { confirmTypedName, confirmYes } from '../confirm.js';
@@ -41,9 +42,10 @@ const withWait = (cmd: Command): Command =>
 async function finish(ctx: CommandContext, client: ApiClient, action: string, accepted: Accepted, opts: WaitOpts, label: string): Promise<void> {
   if (opts.wait && !accepted.noop) {
     const goal = GOAL_OF_ACTION[action] ?? 'idle';
-    const last = await waitForInstance({ client, out: ctx.out, now: ctx.now, sleep: ctx.sleep }, accepted.id, goal, opts.timeout * 1000, accepted.commandId);
+    const last = await waitForInstance({ client, out: ctx.out, now: ctx.now, sleep: ctx.sleep }, accepted.id, goal, opts.timeout * 1000, accepted.commandId, action);
     if (opts.json) return printJson(ctx.out, last ?? { id: accepted.id, deleted: true });
-    ctx.out.line(goal === 'gone' ? `instance ${label} deleted` : `instance ${label}: ${last?.state ?? 'unknown'}`);
+    if (goal === 'gone') return ctx.out.line(`instance ${label} deleted`);
+    ctx.out.line(goal === 'idle' ? `${action} of ${label} done (instance ${last?.state ?? 'unknown'})` : `instance ${label}: ${last?.state ?? 'unknown'}`);
     return;
   }
   if (opts.json) return printJson(ctx.out, accepted);
@@ -63,7 +65,7 @@ function registerPower(instances: Command, ctx: CommandContext): void {
     const cmd = instances.command(`${action} <name>`).description(about[action]!);
     if (action === 'stop') {
       cmd.option('--backup', 'archive player data as part of the stop (needs --on-backup-failure)')
-        .option('--on-backup-failure <policy>', 'abort_stop | stop_without_backup | force_stop_after_timeout');
+        .addOption(new Option('--on-backup-failure <policy>', 'what the stop does when the backup fails').choices(FAILURE_POLICIES));
     }
     withWait(cmd).action(async (name: string, opts: WaitOpts & { backup?: boolean; onBackupFailure?: string }) => {
       if (opts.onBackupFailure !== undefined && !opts.backup) throw new CliError('usage', '--on-backup-failure only goes with --backup');

@@ -2,7 +2,8 @@
 // Actions, admin and info commands live in instance-actions.ts,
 // instance-info.ts and instance-streams.ts.
 
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { INSTANCE_STATES } from '../../domain/instance.js';
 import { enc } from '../api-client.js';
 import { jsonCommand, listCommand } from '../command-shapes.js';
 import { ApiError, CliError } from '../errors.js';
@@ -108,7 +109,7 @@ export function registerInstances(program: Command, ctx: CommandContext): Comman
     options: (c) => c
       .option('--group <id>', 'only this group')
       .option('--host <id>', 'only this host')
-      .option('--state <state>', 'only instances in this state'),
+      .addOption(new Option('--state <state>', 'only instances in this state').choices(INSTANCE_STATES)),
     path: '/instances',
     key: 'instances',
     query: (opts) => ({ groupId: opts.group, hostId: opts.host, state: opts.state }),

@@ -1,7 +1,8 @@
 // Installation requests (ask with instances:request; an admin/manager previews,
 // approves or rejects) and `ectl preview` (what a create would do, writing nothing).
 
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { INSTALLATION_REQUEST_STATUSES } from '../../domain/installation-request.js';
 import { enc } from '../api-client.js';
 import { listCommand } from '../command-shapes.js';
 import { printJson } from '../output.js';
@@ -36,7 +37,7 @@ export function registerRequests(program: Command, ctx: CommandContext): void {
   const requests = program.command('requests').description('installation requests: ask for an instance; an admin or manager decides');
   listCommand<RequestView, { status?: string; json?: boolean }>(requests, ctx, {
     description: 'requests (yours, or all with an admin/manager/operator token), oldest first',
-    options: (c) => c.option('--status <status>', 'pending, approved or rejected'),
+    options: (c) => c.addOption(new Option('--status <status>', 'only requests with this status').choices(INSTALLATION_REQUEST_STATUSES)),
     path: '/installation-requests',
     key: 'requests',
     query: (opts) => ({ status: opts.status }),

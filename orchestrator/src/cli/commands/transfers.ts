@@ -1,7 +1,8 @@
 // `ectl transfer PLAYER --to-…` (record where a player goes next, moved now over
 // RCON when connected) and `ectl transfers ls`.
 
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { TRANSFER_STATUSES } from '../../domain/session.js';
 import { listCommand } from '../command-shapes.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
@@ -44,7 +45,7 @@ export function registerTransfers(program: Command, ctx: CommandContext): void {
     description: 'recent transfers, newest first',
     options: (c) => c
       .option('--player <name>', 'only this player')
-      .option('--status <status>', 'pending, consumed, expired or failed')
+      .addOption(new Option('--status <status>', 'only transfers with this status').choices(TRANSFER_STATUSES))
       .option('--limit <n>', 'entries', positiveInt('--limit'), 100),
     path: '/transfers',
     key: 'transfers',

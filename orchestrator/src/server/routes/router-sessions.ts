@@ -13,7 +13,8 @@ const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 
 export async function routerSessionRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   api.post('/router/sessions', {
     schema: { tags: ['router'], summary: 'Router session reports (login, denied, disconnect); idempotent, 204' },
-    config: { auth: { scope: ROUTER_ACCESS } },
+    // Batched every second while players come and go: debug unless refused (shared/request-log.ts).
+    config: { auth: { scope: ROUTER_ACCESS }, quietLog: true },
   }, async (req, reply) => {
     let batch: RouterSessionsBatch;
     try {

@@ -4,7 +4,7 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Transfer, TransferTarget } from '../../domain/index.js';
+import { TRANSFER_STATUSES, type Transfer, type TransferTarget } from '../../domain/index.js';
 import { ContractError, parseTransferClaimRequest } from '../../protocol/registry-contract.js';
 import { AppError } from '../../shared/errors.js';
 import { ROUTER_ACCESS, readScope, writeScope } from '../auth/scopes.js';
@@ -32,7 +32,7 @@ const CreateBody = Type.Object(
 );
 const ListQuery = Type.Object({
   player: Type.Optional(PlayerName),
-  status: Type.Optional(Type.Union(['pending', 'consumed', 'expired', 'failed'].map((s) => Type.Literal(s)))),
+  status: Type.Optional(Type.Union(TRANSFER_STATUSES.map((s) => Type.Literal(s)))),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
 });
 const EvacuateBody = Type.Object(

@@ -67,6 +67,7 @@ export interface InstancesTable {
   endpoint: string | null;
   host_port: number | null;
   memory_mb: number;
+  memory_reserved: number;
   settings: string;
   secret_settings: string;
   pending_changes: string;

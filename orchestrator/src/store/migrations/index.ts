@@ -11,6 +11,7 @@ import * as instanceFleet from './0005-instance-fleet.js';
 import * as leaderLease from './0006-leader-lease.js';
 import * as backups from './0007-backups.js';
 import * as webSessions from './0008-web-sessions.js';
+import * as memoryReserved from './0009-memory-reserved.js';
 
 export type StoreDialect = 'sqlite' | 'postgres';
 
@@ -26,6 +27,7 @@ const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [
   ['0006_leader_lease', leaderLease.up],
   ['0007_backups', backups.up],
   ['0008_web_sessions', webSessions.up],
+  ['0009_memory_reserved', memoryReserved.up],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

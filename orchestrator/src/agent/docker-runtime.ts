@@ -66,6 +66,15 @@ export function toAppError(action: string, err: unknown, code: ErrorCode = 'DOCK
   return new AppError(code, `${action}: ${detail}`, { retryable: status >= 500, cause: err });
 }
 
+/**
+ * Registry answers a retry cannot change: the image, tag or repository does not exist, access is
+ * denied, the registry's name does not resolve or it refuses connections (no registry access).
+ * A timeout, a reset or a registry 5xx stays retryable.
+ */
+export function definitivePullFailure(engineMessage: string): boolean {
+  return /not found|manifest unknown|does not exist|denied|unauthorized|no such host|connection refused|invalid reference/i.test(engineMessage);
+}
+
 function statusOf(err: unknown): number | undefined {
   return (err as EngineError)?.statusCode;
 }
@@ -391,8 +400,10 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
       });
     } catch (err) {
       const status = statusOf(err);
-      const retryable = status === undefined || status >= 500;
-      throw new AppError('IMAGE_PULL_FAILED', `pulling image ${ref} failed: ${engineMessage(err)}`, { retryable, cause: err });
+      const message = engineMessage(err);
+      // The engine answers 500 for every registry failure; its message tells a retry that cannot help.
+      const final = status !== undefined && status < 500 ? true : status !== undefined && definitivePullFailure(message);
+      throw new AppError('IMAGE_PULL_FAILED', `pulling image ${ref} failed: ${message}`, { retryable: !final, final, cause: err });
     }
     return { pulled: true };
   }

@@ -36,4 +36,7 @@ export interface InstanceInternals {
   /** Creates the container on the existing runtime directory, starting it when asked. */
   placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; avoidPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint>;
   endpoint(c: ContainerDetails, state?: ContainerState): InstanceEndpoint;
+  /** Chooses and holds a replacement container's port while the old container still exists (PORT_RANGE_EXHAUSTED when none is free). */
+  promisePort(instanceId: string, options: { preferred?: number; avoid?: number; freed?: number }): Promise<number>;
+  releasePromised(instanceId: string): void;
 }

@@ -47,6 +47,8 @@ function endpointOf(gameAddress: string, hostPort: number | undefined): string |
 export class InstanceService implements InstanceInternals {
   private readonly createLock = new AsyncLock();
   private readonly instanceLocks = new KeyedLock();
+  /** Ports chosen for a replacement container before its old container is removed (port → instance). */
+  private readonly promised = new Map<number, string>();
   readonly powerDeps: PowerDeps;
 
   constructor(readonly deps: InstanceServiceOptions) {
@@ -125,8 +127,32 @@ export class InstanceService implements InstanceInternals {
     }
   }
 
+  /**
+   * Chooses the port of a replacement container while the old container still
+   * exists, and holds it for this instance until releasePromised: a range with
+   * no free port throws before anything was removed. `freed` is the old
+   * container's own port (free for its successor unless `avoid`ed).
+   */
+  promisePort(instanceId: string, options: { preferred?: number; avoid?: number; freed?: number }): Promise<number> {
+    return this.createLock.run(async () => {
+      const reserved = this.promisedToOthers(instanceId);
+      if (options.avoid !== undefined) reserved.add(options.avoid);
+      const port = await this.deps.ports.allocate(reserved, options.preferred, new Set(options.freed !== undefined ? [options.freed] : []));
+      this.promised.set(port, instanceId);
+      return port;
+    });
+  }
+
+  releasePromised(instanceId: string): void {
+    for (const [port, owner] of this.promised) if (owner === instanceId) this.promised.delete(port);
+  }
+
+  private promisedToOthers(instanceId: string): Set<number> {
+    return new Set([...this.promised].filter(([, owner]) => owner !== instanceId).map(([port]) => port));
+  }
+
   private async createContainer(instanceId: string, name: string, req: Omit<CreateInstanceRequest, 'layers'>, skipped: ReadonlySet<number>, preferred: number | undefined): Promise<{ id: string; hostPort: number }> {
-    const port = await this.deps.ports.allocate(skipped, preferred);
+    const port = await this.deps.ports.allocate(new Set([...skipped, ...this.promisedToOthers(instanceId)]), preferred);
     const created = await this.deps.runtime
       .create({
         name,

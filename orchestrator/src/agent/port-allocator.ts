@@ -53,10 +53,13 @@ export class PortAllocator {
   /**
    * Chooses a free port; `reserved` adds ports promised by the caller but not
    * yet visible in the runtime. `preferred` (a replaced container's port) wins
-   * when it is in the range and free.
+   * when it is in the range and free. `freed` are ports the runtime still
+   * shows held by a container the caller is about to remove (a replace that
+   * chooses the new port before it removes the old container).
    */
-  async allocate(reserved: ReadonlySet<number> = new Set(), preferred?: number): Promise<number> {
-    const used = new Set([...(await this.options.runtime.reservedHostPorts()), ...reserved]);
+  async allocate(reserved: ReadonlySet<number> = new Set(), preferred?: number, freed: ReadonlySet<number> = new Set()): Promise<number> {
+    const used = new Set([...(await this.options.runtime.reservedHostPorts())].filter((p) => !freed.has(p)));
+    for (const p of reserved) used.add(p);
     const { first, last } = this.options.range;
     if (preferred !== undefined && preferred >= first && preferred <= last && !used.has(preferred) && (await this.probe(this.options.bindAddress, preferred))) {
       return preferred;

@@ -123,6 +123,13 @@ export interface Instance {
   hostPort: number | null;
   /** Memory reserved on hostId for this instance (released on deletion or move). */
   memoryMb: number;
+  /**
+   * Whether memoryMb is counted in hostId's reservation. False while the
+   * instance has no container: archived, or a create that failed before its
+   * container existed (so it takes no room from later placements); the start
+   * that brings it back reserves it again.
+   */
+  memoryReserved: boolean;
   /** Non-secret setting values as applied. */
   settings: JsonObject;
   /** Secret setting values: never in views, revisions, logs or API answers. */

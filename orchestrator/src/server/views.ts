@@ -60,6 +60,7 @@ export function instanceView(i: Instance, crash?: { policy: CrashLoopPolicy; now
     observed: i.observed,
     endpoint: i.endpoint,
     memoryMb: i.memoryMb,
+    memoryReserved: i.memoryReserved,
     observedState: i.observed?.container ?? null,
     players: i.players ? { online: i.players.online, max: i.players.max, at: iso(i.players.at) } : null,
     pendingChanges: i.pendingChanges.map((c) => {

@@ -55,6 +55,12 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 export interface AppErrorOptions {
   /** True when the same call may succeed later (network, busy engine). */
   retryable?: boolean;
+  /**
+   * A 5xx a retry cannot cure (a pull the registry refused for good): the
+   * answer says `"retryable": false`, so a caller that retries 5xx by status
+   * (the orchestrator's agent driver) gives up at once.
+   */
+  final?: boolean;
   cause?: unknown;
   details?: Record<string, unknown>;
 }
@@ -62,13 +68,15 @@ export interface AppErrorOptions {
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly retryable: boolean;
+  readonly final: boolean;
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
-    this.retryable = options.retryable ?? false;
+    this.final = options.final === true;
+    this.retryable = !this.final && (options.retryable ?? false);
     this.details = options.details;
   }
 
@@ -83,11 +91,13 @@ export function isAppError(err: unknown): err is AppError {
 
 /** The JSON body every EnderCloud HTTP API answers an error with. */
 export interface ErrorBody {
-  error: { code: string; message: string; details?: Record<string, unknown> };
+  /** `retryable: false` only on a final error (AppErrorOptions.final); absent otherwise. */
+  error: { code: string; message: string; details?: Record<string, unknown>; retryable?: false };
 }
 
 export function errorBody(err: AppError): ErrorBody {
   const body: ErrorBody = { error: { code: err.code, message: err.message } };
   if (err.details) body.error.details = err.details;
+  if (err.final) body.error.retryable = false;
   return body;
 }

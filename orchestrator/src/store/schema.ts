@@ -46,7 +46,7 @@ export interface GroupsTable {
   caps: string;
   variants: string;
   scaling: string | null;
-  /** JSON IdleTier[] or null = the system's default (0009). */
+  /** JSON IdleTier[] or null = the system's default (0010). */
   idle_tiers: string | null;
   /** JSON BackupPolicy or null (0007). */
   backup: string | null;
@@ -69,6 +69,7 @@ export interface InstancesTable {
   endpoint: string | null;
   host_port: number | null;
   memory_mb: number;
+  memory_reserved: number;
   settings: string;
   secret_settings: string;
   pending_changes: string;

@@ -180,6 +180,8 @@ describe('PUT /api/v1/instances/:id', () => {
     const res = await put(agent, 'i-noimage', body({ image: '127.0.0.1:9/endercloud/missing:1' }));
     expect(res.statusCode).toBe(502);
     expect(res.json().error.code).toBe('IMAGE_PULL_FAILED');
+    // A refused registry is final: the answer says so, and the orchestrator does not retry it.
+    expect(res.json().error.retryable).toBe(false);
     expect(existsSync(join(agent.runtimeDirectory, 'instances', 'i-noimage'))).toBe(false);
     const left = await docker().listContainers({ all: true, filters: { label: ['orchestrator.instance=i-noimage'] } });
     expect(left).toHaveLength(0);

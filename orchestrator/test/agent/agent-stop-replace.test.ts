@@ -3,7 +3,7 @@
 // server: RCON stop saves the world, a server ignoring SIGTERM is killed at the
 // timeout, and a replace keeps the data, the port and the stopped state.
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
@@ -41,10 +41,21 @@ interface Answer {
   error: { code: string; message: string };
 }
 
-async function call(method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, payload?: Record<string, unknown>) {
-  const res = await agent.app.inject({ method, url: `/api/v1${url}`, ...(payload ? { payload } : {}) });
+async function callOn(on: TestAgent, method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, payload?: Record<string, unknown>) {
+  const res = await on.app.inject({ method, url: `/api/v1${url}`, ...(payload ? { payload } : {}) });
   return { status: res.statusCode, body: res.json() as Answer };
 }
+
+const call = (method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, payload?: Record<string, unknown>) => callOn(agent, method, url, payload);
+
+/** A listener outside the agent on 127.0.0.1:port (what takes a sleeping world's port). */
+async function squat(port: number): Promise<Server> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+  return server;
+}
+
+const unsquat = (server: Server) => new Promise((r) => server.close(r));
 
 async function createReady(id: string, overrides: Record<string, unknown> = {}, env: Record<string, string> = {}) {
   const created = await call('PUT', `/instances/${id}`, createBody(overrides, env));
@@ -196,5 +207,85 @@ describe('POST /instances/:id/replace', () => {
     } finally {
       await new Promise((r) => squatter.close(r));
     }
+  });
+
+  describe('with no free port in the range', () => {
+    /** An agent of its own on a 2-port range; both ports get taken by listeners outside it. */
+    async function fullRange(suffix: string, probe?: () => Promise<boolean>) {
+      const ports = randomPortRange(2);
+      const small = await createTestAgent({ agentId: `${RUN}-${suffix}`, orchestratorUrl: orch.url, portRange: ports, network: NETWORK, ...(probe ? { probe } : {}) });
+      return { ports, small, id: `${RUN}-${suffix}` };
+    }
+
+    async function containersOf(agentId: string, instanceId: string) {
+      return docker().listContainers({ all: true, filters: { label: [`orchestrator.host=${agentId}`, `orchestrator.instance=${instanceId}`] } });
+    }
+
+    it('a newHostPort replace keeps the old container and its data (503 PORT_RANGE_EXHAUSTED naming the port, the range and the host); once a port is free, the move succeeds', async () => {
+      const { ports, small, id } = await fullRange('full');
+      const squatters: Server[] = [];
+      try {
+        const created = await callOn(small, 'PUT', '/instances/s-full', createBody());
+        expect(created.status, JSON.stringify(created.body)).toBe(200);
+        const oldPort = created.body.hostPort as number;
+        const otherPort = oldPort === ports.first ? ports.last : ports.first;
+        await waitForStatus('127.0.0.1', oldPort, (st) => st.max > 0, 20_000);
+        const seed = readJson(join(small.runtimeDirectory, 'instances', 's-full', 'level.json')).seed;
+        await callOn(small, 'POST', '/instances/s-full/stop', { timeoutSeconds: 10 });
+        squatters.push(await squat(oldPort), await squat(otherPort));
+        expect((await callOn(small, 'POST', '/instances/s-full/start')).body.error.code).toBe('HOST_PORT_TAKEN');
+
+        const body = createBody({ start: true, newHostPort: true });
+        delete body.layers;
+        const refused = await callOn(small, 'POST', '/instances/s-full/replace', body);
+        expect(refused.status, JSON.stringify(refused.body)).toBe(503);
+        expect(refused.body.error.code).toBe('PORT_RANGE_EXHAUSTED');
+        expect(refused.body.error.message).toContain(`host port ${oldPort} is taken and no other port of ${ports.first}-${ports.last} is free on host ${id}`);
+        expect((await containersOf(id, 's-full')).map((c) => c.Id)).toEqual([created.body.containerId]);
+        expect(readJson(join(small.runtimeDirectory, 'instances', 's-full', 'level.json')).seed).toBe(seed);
+
+        await unsquat(squatters.pop() as Server); // the other port is free again
+        const moved = await callOn(small, 'POST', '/instances/s-full/replace', body);
+        expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+        expect(moved.body).toMatchObject({ replaced: true, previousContainerId: created.body.containerId, hostPort: otherPort, state: 'running' });
+        await waitForStatus('127.0.0.1', otherPort, (st) => st.max > 0, 20_000);
+        expect(readJson(join(small.runtimeDirectory, 'instances', 's-full', 'level.json')).seed).toBe(seed);
+      } finally {
+        for (const s of squatters) await unsquat(s);
+        await removeContainersByLabel({ 'orchestrator.host': id });
+        await small.close();
+      }
+    });
+
+    it('a probe that cannot see the listeners (its own network namespace): every start fails after the old container is gone, so the container is re-created stopped on its old port with its data', async () => {
+      const { ports, small, id } = await fullRange('blind', async () => true);
+      const squatters: Server[] = [];
+      try {
+        const created = await callOn(small, 'PUT', '/instances/s-blind', createBody({ start: false }));
+        expect(created.status, JSON.stringify(created.body)).toBe(200);
+        const oldPort = created.body.hostPort as number;
+        squatters.push(await squat(ports.first), await squat(ports.last));
+        const body = createBody({ start: true, newHostPort: true });
+        delete body.layers;
+        const refused = await callOn(small, 'POST', '/instances/s-blind/replace', body);
+        expect(refused.status, JSON.stringify(refused.body)).toBe(503);
+        expect(refused.body.error).toMatchObject({ code: 'PORT_RANGE_EXHAUSTED', message: expect.stringContaining(`re-created stopped on port ${oldPort}`) });
+        const left = await containersOf(id, 's-blind');
+        expect(left).toHaveLength(1);
+        expect(left[0]?.State).toBe('created');
+        expect(left[0]?.Labels['orchestrator.host-port']).toBe(String(oldPort));
+        expect(existsSync(join(small.runtimeDirectory, 'instances', 's-blind'))).toBe(true);
+
+        await unsquat(squatters.shift() as Server);
+        await unsquat(squatters.shift() as Server);
+        const started = await callOn(small, 'POST', '/instances/s-blind/start');
+        expect(started.status, JSON.stringify(started.body)).toBe(200);
+        expect(started.body).toMatchObject({ hostPort: oldPort, state: 'running' });
+      } finally {
+        for (const s of squatters) await unsquat(s);
+        await removeContainersByLabel({ 'orchestrator.host': id });
+        await small.close();
+      }
+    });
   });
 });

@@ -106,6 +106,7 @@ export function instance(id: string, overrides: Partial<Omit<Instance, 'version'
     players: null,
     deletion: null,
     bridgeTokenHash: null,
+    memoryReserved: true,
     fleet: null,
     createdAt: T0,
     updatedAt: T0,

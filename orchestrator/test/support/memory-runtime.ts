@@ -267,7 +267,7 @@ export class MemoryRuntime implements ContainerRuntime, ImageDescriber {
   async ensureImage(image: string, onProgress?: ProgressListener, policy: PullPolicy = 'missing'): Promise<{ pulled: boolean }> {
     this.engine();
     if (policy === 'missing' && this.images.has(image)) return { pulled: false };
-    if (this.o.unpullable?.has(image)) throw new AppError('IMAGE_PULL_FAILED', `pulling image ${image} failed: simulated registry has no such image`);
+    if (this.o.unpullable?.has(image)) throw new AppError('IMAGE_PULL_FAILED', `pulling image ${image} failed: simulated registry has no such image: not found`, { final: true });
     onProgress?.({ status: 'Pull complete', id: 'memory' });
     this.images.add(image);
     return { pulled: true };

@@ -253,14 +253,18 @@ function parseJson(text: string): unknown {
 }
 
 /**
- * 5xx, 429 and a busy instance may pass; any other 4xx is the request's own fault.
+ * 5xx, 429 and a busy instance may pass; any other 4xx is the request's own fault,
+ * and so is an answer that says `retryable: false`. The agent's details travel along.
  * STALE_LEADER is retryable: the command goes back to pending, where the current
  * leader claims it (this process's own gate keeps it from claiming again).
  */
 export function agentError(status: number, body: unknown, what: string, controlUrl: string): AppError {
-  const e = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+  const e = (body as { error?: { code?: unknown; message?: unknown; details?: unknown; retryable?: unknown } } | undefined)?.error;
   const code: ErrorCode = typeof e?.code === 'string' && e.code in ERROR_CATALOGUE ? (e.code as ErrorCode) : status >= 500 ? 'UPSTREAM_FAILED' : 'BAD_REQUEST';
   const message = typeof e?.message === 'string' ? e.message : `HTTP ${status}`;
-  const retryable = status >= 500 || status === 429 || code === 'INSTANCE_BUSY' || code === 'STALE_LEADER';
-  return new AppError(code, `agent ${controlUrl} refused ${what}: ${message}`, { retryable, details: { agentStatus: status } });
+  // An answer that says `retryable: false` is final (a pull the registry refused for good), whatever its status.
+  const final = e?.retryable === false;
+  const retryable = !final && (status >= 500 || status === 429 || code === 'INSTANCE_BUSY' || code === 'STALE_LEADER');
+  const agentDetails = e?.details !== null && typeof e?.details === 'object' ? (e.details as Record<string, unknown>) : {};
+  return new AppError(code, `agent ${controlUrl} refused ${what}: ${message}`, { retryable, details: { ...agentDetails, agentStatus: status } });
 }

@@ -171,7 +171,8 @@ export class ActionRunner implements CommandHandler {
         // container on another port of the host's range, same data; the registry follows the endpoint.
         if (!(err instanceof AppError && err.code === 'HOST_PORT_TAKEN')) throw err;
         ctx.log.warn({ instanceId: current.id, hostPort: current.hostPort, err: err.message }, 'host port taken outside the runtime; re-creating the container on another port');
-        result = await this.replace(current, ctx, true, { newHostPort: true, why: `host port ${current.hostPort ?? '?'} was taken outside the container runtime` });
+        result = await this.replace(current, ctx, true, { newHostPort: true, why: `host port ${current.hostPort ?? '?'} was taken outside the container runtime` })
+          .catch((moveErr: unknown) => { throw noPortLeft(moveErr, current, ctx.host); });
       }
     }
     const started = await this.deps.store.instances.update(current.id, {
@@ -349,7 +350,8 @@ export class ActionRunner implements CommandHandler {
     }
     const res = await this.deps.driver.remove(ctx.host, instance.id, scope.paths.length > 0 ? { paths: scope.paths } : { keepData: scope.keepData });
     await this.deps.store.transaction(async (tx) => {
-      if (instance.hostId) await tx.hosts.releaseMemory(instance.hostId, instance.memoryMb);
+      // An archived world or a failed create holds no reservation: releasing it again would free another instance's room.
+      if (instance.hostId && instance.memoryReserved) await tx.hosts.releaseMemory(instance.hostId, instance.memoryMb);
       await tx.instances.delete(instance.id);
     });
     this.deps.onDeleted?.(instance.id);
@@ -357,6 +359,18 @@ export class ActionRunner implements CommandHandler {
     return { deleted: true, scopes, containerRemoved: res.containerRemoved, directoryRemoved: res.directoryRemoved };
   }
 
+}
+
+/**
+ * A port move that found no free port of the host's range: the agent kept the container and its
+ * world, so the start ends for good (no retry loop in `starting`) with a reason that says what to do.
+ */
+function noPortLeft(err: unknown, instance: Instance, host: Host): unknown {
+  if (!(err instanceof AppError && err.code === 'PORT_RANGE_EXHAUSTED')) return err;
+  const range = typeof err.details?.portRange === 'string' ? err.details.portRange : 'its range';
+  return new AppError('PORT_RANGE_EXHAUSTED', `host port ${instance.hostPort ?? '?'} is taken and no other port of ${range} is free on host ${host.id}; the container was kept with its world: free a port, then start it`, {
+    retryable: false, cause: err, details: { portRange: range, hostPort: instance.hostPort },
+  });
 }
 
 /** What the pure replacement planner reads of an instance: applied vs desired container config. */

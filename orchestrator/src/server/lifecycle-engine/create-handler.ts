@@ -3,7 +3,8 @@
 // writes an import before the first start, then records the endpoint and moves
 // installing → stopped (→ starting). Guarded by the `installing` state, so a
 // re-dispatch after a crash changes nothing the second time; a create that
-// failed for good leaves the instance in `error` with the host's reason.
+// failed for good leaves the instance in `error` with the host's reason and,
+// when no container came of it, releases its memory on the host.
 
 import type { Readable } from 'node:stream';
 import type { Command, Host, InstallSpec, Instance, InstanceFleet, JsonObject, ObservedState } from '../../domain/index.js';
@@ -57,6 +58,8 @@ export class CreateHandler implements CommandHandler {
     // With an import, a restore or an install script the container is created stopped, the data goes in, and only then it starts.
     const dataFirst = imp !== undefined || restore !== undefined || install !== undefined;
     let res = await driver.create(host, instanceId, { ...body, start: start && !dataFirst }, ids);
+    // The container exists from here on: a later step that fails for good leaves its reservation held.
+    await store.instances.update(instanceId, { observed: observedOf(res.state, this.deps.clock.now()) }, { now: this.deps.clock.now() });
     if (imp) await this.importData(cmd, host, imp, log);
     const restoreNote = restore ? await this.restoreFinalBackup(host, instanceId, restore, res.state, log, ids) : '';
     const installNote = install ? await runInstallScript(capability(driver.eggs, 'install script', host), host, instanceId, install, body.env ?? {}, ids) : '';
@@ -67,18 +70,31 @@ export class CreateHandler implements CommandHandler {
     return { containerId: res.containerId, containerName: res.containerName, hostPort: res.hostPort, endpoint: res.endpoint, state: res.state };
   }
 
+  /**
+   * `error` with the host's reason. A create that left no container (an image that cannot be
+   * pulled, no port) also releases its memory on the host, so later placements see the room;
+   * a start of it reserves it again (lifecycle-service.ts). One that got as far as a container
+   * keeps it: the container is there.
+   */
   async failedForGood(cmd: Command, message: string): Promise<void> {
-    const instance = cmd.instanceId ? await this.deps.store.instances.get(cmd.instanceId) : undefined;
-    if (instance?.state !== 'installing') return;
-    await moveInstance(this.deps.store, instance, 'error', {
-      now: this.deps.clock.now(), reason: `create failed: ${message}`, commandId: cmd.id,
-      ...(instance.activeAction?.commandId === cmd.id ? { patch: { activeAction: null } } : {}),
+    const now = this.deps.clock.now();
+    await this.deps.store.transaction(async (tx) => {
+      const instance = cmd.instanceId ? await tx.instances.get(cmd.instanceId) : undefined;
+      if (instance?.state !== 'installing') return;
+      const noContainer = instance.observed === null || instance.observed.container === 'absent';
+      const release = noContainer && instance.memoryReserved && instance.hostId !== null ? instance.hostId : null;
+      if (release !== null) await tx.hosts.releaseMemory(release, instance.memoryMb);
+      const freed = release !== null ? `; its ${instance.memoryMb} MiB on host ${release} were released (a start reserves them again)` : '';
+      await moveInstance(tx, instance, 'error', {
+        now, reason: `create failed: ${message}${freed}`, commandId: cmd.id,
+        patch: { ...(instance.activeAction?.commandId === cmd.id ? { activeAction: null } : {}), ...(release !== null ? { memoryReserved: false } : {}) },
+      });
     });
   }
 
   private async recordCreated(cmd: Command, instance: Instance, host: Host, res: InstanceEndpoint, start: boolean, note: string): Promise<Instance | undefined> {
     const now = this.deps.clock.now();
-    const observed: ObservedState = { container: (CONTAINER_STATES as readonly string[]).includes(res.state) ? (res.state as ObservedState['container']) : 'unknown', observedAt: now };
+    const observed = observedOf(res.state, now);
     return this.deps.store.transaction(async (tx) => {
       const current = await tx.instances.get(instance.id);
       if (current?.state !== 'installing') return current;
@@ -142,6 +158,10 @@ async function runInstallScript(eggs: HostEggs, host: Host, instanceId: string, 
   if (answer.timedOut) throw new AppError('TIMEOUT', `install script did not finish within ${install.timeoutMs} ms; last lines:\n${tail}`);
   if (answer.exitCode !== 0) throw new AppError('UPSTREAM_FAILED', `install script exited ${answer.exitCode ?? 'without a code'}; last lines:\n${tail}`);
   return `; install script finished in ${Math.round(answer.durationMs / 100) / 10} s, last lines:\n${tail}`;
+}
+
+function observedOf(state: string, now: number): ObservedState {
+  return { container: (CONTAINER_STATES as readonly string[]).includes(state) ? (state as ObservedState['container']) : 'unknown', observedAt: now };
 }
 
 function withoutArchived(fleet: InstanceFleet): InstanceFleet {

@@ -81,11 +81,11 @@ export class FleetActions {
     delete fleet.draining;
     await store.transaction(async (tx) => {
       const current = (await tx.instances.get(instance.id)) ?? instance;
-      if (instance.hostId) await tx.hosts.releaseMemory(instance.hostId, instance.memoryMb);
+      if (instance.hostId && current.memoryReserved) await tx.hosts.releaseMemory(instance.hostId, instance.memoryMb);
       await moveInstance(tx, current, 'archived', {
         now, reason: `archived: container removed, world kept on host ${ctx.host.id}${backupId ? ` with final backup ${backupId}` : ''}`,
         actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId, hostId: ctx.host.id },
-        patch: { activeAction: null, fleet, observed: { container: 'absent', observedAt: now } },
+        patch: { activeAction: null, fleet, memoryReserved: false, observed: { container: 'absent', observedAt: now } },
       });
     });
     return { archived: true, backupId, hostId: ctx.host.id };

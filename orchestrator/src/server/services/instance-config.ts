@@ -109,7 +109,7 @@ export function buildInstance(d: InstanceDraft): Omit<Instance, 'version'> {
     id: d.id, name: d.name, groupId: d.group.id, variantId: d.variant.id, hostId: d.hostId, sessionId: null,
     state: 'installing', stateReason: 'created', stateChangedAt: d.now, desiredState: d.desiredState,
     observed: null, endpoint: null, hostPort: null,
-    memoryMb: memoryFor(d.variant, spec),
+    memoryMb: memoryFor(d.variant, spec), memoryReserved: true,
     settings, secretSettings, pendingChanges: [], containerConfig, containerConfigPending: false, revision: 1,
     user: d.user ?? spec.user,
     crashLoop: { exits: [], windowMs: 600_000, tripped: false, trippedAt: null },

@@ -136,7 +136,10 @@ export async function placementHosts(tx: Store, hosts: readonly Host[], groupId:
 
 async function groupCountsByHost(tx: Store, groupId: string): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
-  for (const i of await tx.instances.list({ groupId })) if (i.hostId) counts.set(i.hostId, (counts.get(i.hostId) ?? 0) + 1);
+  for (const i of await tx.instances.list({ groupId })) {
+    // A failed create holds nothing on its host (no container, no reservation): it does not count.
+    if (i.hostId && !(i.state === 'error' && !i.memoryReserved)) counts.set(i.hostId, (counts.get(i.hostId) ?? 0) + 1);
+  }
   return counts;
 }
 

@@ -19,6 +19,7 @@ import type { Clock } from '../clock.js';
 import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
 import { planSettingsPatch, type SettingsPatchBody } from './pending-changes.js';
 import type { BackupStore } from './backup-store.js';
+import { placeInstance } from '../../placement/placement.js';
 import { placementHosts } from './instance-creator.js';
 import { templateOf } from './template-of.js';
 
@@ -218,16 +219,52 @@ export class LifecycleService {
     }
   }
 
+  /**
+   * A start of an instance without a container and without a memory reservation re-creates the
+   * container after reserving the memory: an archived world (placeUnarchive, also after its
+   * unarchive failed), or an instance whose create failed before its container existed (its
+   * reservation was released then: create-handler.ts failedForGood).
+   */
+  private async placementFor(tx: Store, instance: Instance, action: InstanceAction): Promise<{ hostId: string; payload: JsonObject; reason: string } | undefined> {
+    if (action !== 'start' && action !== 'restart') return undefined;
+    const unplaced = instance.state === 'error' && !instance.memoryReserved;
+    if ((action === 'start' && instance.state === 'archived') || (unplaced && instance.fleet?.archived)) return this.placeUnarchive(tx, instance);
+    if (unplaced) return this.placeFailedCreate(tx, instance);
+    return undefined;
+  }
+
+  /**
+   * A failed create left nothing on any host (the agent undoes its half-made directory), so it is
+   * placed like a new instance: on its own host when that has the room, else where the group's
+   * placement puts it; NO_CAPACITY when no ONLINE host has it.
+   */
+  private async placeFailedCreate(tx: Store, instance: Instance): Promise<{ hostId: string; payload: JsonObject; reason: string }> {
+    const strategy = (await tx.groups.get(instance.groupId))?.placement ?? 'packed';
+    for (let attempt = 1; ; attempt++) {
+      const online = await tx.hosts.list({ statuses: ['ONLINE'] });
+      const own = online.find((h) => h.id === instance.hostId && h.resources.memoryMb - h.memoryReservedMb >= instance.memoryMb);
+      const hostId = own?.id ?? unwrap(placeInstance(await placementHosts(tx, online, instance.groupId, strategy), { groupId: instance.groupId, memoryMb: instance.memoryMb }, strategy));
+      if (await tx.hosts.reserveMemory(hostId, instance.memoryMb)) {
+        return { hostId, payload: { start: true }, reason: `its create runs again on host ${hostId} with ${instance.memoryMb} MiB reserved` };
+      }
+      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS) throw new AppError('NO_CAPACITY', `instance ${instance.name}: other placements kept taking the free memory on host ${hostId}; try again`, { retryable: true });
+    }
+  }
+
   /** The intent (desired state, active action, entry state) and the durable command, inside the caller's transaction. */
   private async persistIn(
     tx: Store, instance: Instance, action: InstanceAction, desiredState: Instance['desiredState'], enterState: InstanceState | null,
     actor: Actor, opts: ActionRequestOptions, now: number,
   ): Promise<ActionRequestResult> {
     const commandId = `cmd-${randomUUID()}`;
-    // An archived world has no container: its start re-creates one, over the kept data or from its final backup (placeUnarchive).
-    const unarchive = action === 'start' && instance.state === 'archived' ? await this.placeUnarchive(tx, instance) : undefined;
+    const unarchive = await this.placementFor(tx, instance, action);
     const hostId = unarchive?.hostId ?? instance.hostId;
-    let updated = await tx.instances.update(instance.id, { ...opts.patch, activeAction: { kind: action, commandId, startedAt: now }, desiredState, ...(hostId !== instance.hostId ? { hostId } : {}) }, { now, expectedVersion: instance.version });
+    // A start that re-creates the container goes through `installing` (the create command's guard).
+    if (unarchive) enterState = 'installing';
+    let updated = await tx.instances.update(instance.id, {
+      ...opts.patch, activeAction: { kind: action, commandId, startedAt: now }, desiredState,
+      ...(hostId !== instance.hostId ? { hostId } : {}), ...(unarchive ? { memoryReserved: true } : {}),
+    }, { now, expectedVersion: instance.version });
     if (enterState !== null && enterState !== instance.state) {
       const reason = opts.reason ?? `${action} requested by ${actor.name}`;
       const moved = await moveInstance(tx, updated, enterState, {

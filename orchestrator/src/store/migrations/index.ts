@@ -11,7 +11,8 @@ import * as instanceFleet from './0005-instance-fleet.js';
 import * as leaderLease from './0006-leader-lease.js';
 import * as backups from './0007-backups.js';
 import * as webSessions from './0008-web-sessions.js';
-import * as groupIdleTiers from './0009-group-idle-tiers.js';
+import * as memoryReserved from './0009-memory-reserved.js';
+import * as groupIdleTiers from './0010-group-idle-tiers.js';
 
 export type StoreDialect = 'sqlite' | 'postgres';
 
@@ -27,7 +28,8 @@ const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [
   ['0006_leader_lease', leaderLease.up],
   ['0007_backups', backups.up],
   ['0008_web_sessions', webSessions.up],
-  ['0009_group_idle_tiers', groupIdleTiers.up],
+  ['0009_memory_reserved', memoryReserved.up],
+  ['0010_group_idle_tiers', groupIdleTiers.up],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

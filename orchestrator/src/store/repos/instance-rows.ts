@@ -22,6 +22,7 @@ const FIELDS: Record<keyof Instance, Codec> = {
   endpoint: { column: 'endpoint', kind: 'jsonOrNull' },
   hostPort: { column: 'host_port', kind: 'plain' },
   memoryMb: { column: 'memory_mb', kind: 'plain' },
+  memoryReserved: { column: 'memory_reserved', kind: 'bool' },
   settings: { column: 'settings', kind: 'json' },
   secretSettings: { column: 'secret_settings', kind: 'json' },
   pendingChanges: { column: 'pending_changes', kind: 'json' },

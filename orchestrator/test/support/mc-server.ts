@@ -2,6 +2,7 @@
 // to run it and talk to it: start a container, Server List Ping, log a
 // minecraft-protocol bot in. Every wait is bounded.
 
+import net from 'node:net';
 import mc from 'minecraft-protocol';
 import { DEFAULT_VERSION } from '../../test-images/mc-server/config.js';
 import { docker } from './docker.js';
@@ -188,6 +189,8 @@ export interface LoginOptions {
   version?: string;
   /** `transfer` logs in with handshake intent 3, as a client following a Transfer packet does. */
   intent?: 'login' | 'transfer';
+  /** The address the player typed (the handshake's server address, for forced hosts); the TCP connection still goes to host:port. */
+  virtualHost?: string;
 }
 
 /** Noisy world packets are not kept; everything else is, for waitForPacket. */
@@ -196,7 +199,10 @@ const IGNORED_PACKETS = new Set(['keep_alive', 'map_chunk', 'update_light', 'reg
 /** Logs an offline-mode minecraft-protocol client in; resolves once it is in the play state. */
 export async function loginBot(host: string, port: number, username: string, options: LoginOptions = {}): Promise<Bot> {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const client = mc.createClient({ host, port, username, version: options.version ?? DEFAULT_VERSION, auth: 'offline', hideErrors: true });
+  const client = mc.createClient({
+    host: options.virtualHost ?? host, port, username, version: options.version ?? DEFAULT_VERSION, auth: 'offline', hideErrors: true,
+    ...(options.virtualHost ? { connect: (c: mc.Client) => c.setSocket(net.connect(port, host)) } : {}),
+  });
   if (options.intent === 'transfer') {
     const write = client.write.bind(client);
     client.write = (name: string, params: unknown) =>

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join as pathJoin } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomPortRange } from '../support/agent-harness.js';
+import { stopGroup } from '../support/process-group.js';
 import { removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { loginBot, type Bot } from '../support/mc-server.js';
 import { freePort } from '../support/registry.js';
@@ -35,23 +36,7 @@ let url = '';
 let token = '';
 let routerPort = 0;
 
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
-async function stopGroup(child: ChildProcess): Promise<void> {
-  const pgid = child.pid;
-  if (!pgid) return;
-  if (groupAlive(pgid)) process.kill(-pgid, 'SIGTERM');
-  const deadline = Date.now() + 20_000;
-  while (groupAlive(pgid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  if (groupAlive(pgid)) process.kill(-pgid, 'SIGKILL');
-}
 
 interface Run { code: number | null; stdout: string; stderr: string }
 

@@ -4,12 +4,13 @@
 // the process with exit 2 and one line naming the variable. `npm start` (the
 // dev stack) brings up the orchestrator and one local agent that goes ONLINE.
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomPortRange } from '../support/agent-harness.js';
+import { stopGroup } from '../support/process-group.js';
 import { uniqueId } from '../support/docker.js';
 import { freePort } from '../support/registry.js';
 import mc from 'minecraft-protocol';
@@ -22,24 +23,7 @@ function env(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH, HOME: process.env.HOME, ENDERCLOUD_LOG_LEVEL: 'warn', ...extra };
 }
 
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
-/** SIGTERM to npm and everything it started; waits (bounded) until the whole group is gone, then SIGKILLs what is left. */
-async function stopGroup(child: ChildProcess): Promise<void> {
-  const pgid = child.pid;
-  if (!pgid) return;
-  if (groupAlive(pgid)) process.kill(-pgid, 'SIGTERM');
-  const deadline = Date.now() + 20_000;
-  while (groupAlive(pgid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  if (groupAlive(pgid)) process.kill(-pgid, 'SIGKILL');
-}
 
 describe('npm run orchestrator', () => {
   it('stops with exit 2 and one line naming a bad variable', () => {

@@ -56,7 +56,7 @@ describe('group join of a fleet scaled to zero', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({
       code: 'CAPACITY_EXHAUSTED',
-      message: expect.stringContaining('group capped already has 0 of its maximum 0 instances'),
+      message: expect.stringContaining('group capped is at its caps.maxInstances (0)'),
       details: { cause: 'CAP_REACHED', playerMessage: 'capped is full (0 of 0 worlds).', cap: 'maxInstances', limit: 0, current: 0 },
     });
     expect(await t.o.ctx.store.instances.list({ groupId: 'capped' })).toEqual([]);

@@ -39,7 +39,31 @@ function nullableArrayBodyFields(doc: Loose): string[] {
 describe('null | array request bodies', () => {
   it('are exactly the ones tested below', async () => {
     const doc = (await t.call('GET', '/api/v1/openapi.json')).body;
-    expect(nullableArrayBodyFields(doc)).toEqual(['PUT /api/v1/instances/{id}/idle-tiers idleTiers']);
+    expect(nullableArrayBodyFields(doc).sort()).toEqual([
+      'PUT /api/v1/groups/{id} idleTiers',
+      'PUT /api/v1/groups/{id}/idle-tiers idleTiers',
+      'PUT /api/v1/instances/{id}/idle-tiers idleTiers',
+      'PUT /api/v1/system/idle-tiers idleTiers',
+    ]);
+  });
+
+  it.each([
+    ['PUT /groups/:id/idle-tiers', '/api/v1/groups/g1/idle-tiers', (b: Loose) => b.idleTiers],
+    ['PUT /system/idle-tiers', '/api/v1/system/idle-tiers', (b: Loose) => b.tiers],
+  ])('%s takes one tier', async (_name, url, tiersOf) => {
+    const res = await t.call('PUT', url, { body: { idleTiers: [{ after: '10m', action: 'pause' }] } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(tiersOf(res.body)).toEqual([{ after: '10m', afterMs: 600_000, action: 'pause' }]);
+  });
+
+  it("PUT /groups/:id takes one top-level idle tier (the group's sleep)", async () => {
+    const tpl = await t.call('PUT', '/api/v1/templates/one-tier/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 256 } } });
+    expect(tpl.status).toBeLessThan(300);
+    const res = await t.call('PUT', '/api/v1/groups/one-tier', {
+      body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'one-tier', version: '1' } }], idleTiers: [{ after: '10m', action: 'pause' }] },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.idleTiers).toEqual([{ after: '10m', afterMs: 600_000, action: 'pause' }]);
   });
 
   it('PUT /instances/:id/idle-tiers takes one tier', async () => {

@@ -9,7 +9,9 @@
 // Every pause and stop is of an empty world that has worked through its
 // previous logins (bench/wake-probe.ts says why); round 0 is not counted.
 
+import { writeFileSync } from 'node:fs';
 import type { Stack } from '../test/support/router-stack.js';
+import { benchConfig } from './bench-config.js';
 import { asleepLogin, runningLogin, startRawWake, type RawStages } from './wake-probe.js';
 
 /** An API call that must succeed (status < 300); its body. */
@@ -29,6 +31,14 @@ export interface WakeSamples {
   wake: number[]; wakeStages: ActionStages[]; warm: number[]; rawUnpause: RawStages[];
   /** (d): the routed login of the stopped member, its stages, the raw start + login. */
   cold: number[]; coldStages: ActionStages[]; rawStart: RawStages[];
+  /** Each counted routed login, connect → Login Success, in µs of the monotonic clock (BENCH_FLEET_WINDOWS). */
+  windows: { part: 'c' | 'd'; round: number; startUs: number; endUs: number }[];
+}
+
+/** performance.now() ms → µs of the monotonic clock a CPU profile's timestamps use. */
+function monotonicUs(perfMs: number): number {
+  const offsetUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
+  return Math.round(offsetUs + perfMs * 1000);
 }
 
 /** The command of `kind` and agent call ending in `agentPath` behind the last login's wake or start, timed from its connect. */
@@ -51,7 +61,7 @@ export async function wakeRounds(stack: Stack, group: string, rounds: number): P
   if (!endpoint) throw new Error('the spawned member has no endpoint');
   const router = await stack.startRouter(`try = ["fleet"]\n[servers]\nfleet = "group:${group}"\n`);
   const raw = await startRawWake({ 'orchestrator.host': stack.hostId });
-  const s: WakeSamples = { wake: [], wakeStages: [], warm: [], rawUnpause: [], cold: [], coldStages: [], rawStart: [] };
+  const s: WakeSamples = { wake: [], wakeStages: [], warm: [], rawUnpause: [], cold: [], coldStages: [], rawStart: [], windows: [] };
   const epochAt = (): number => Date.now() - performance.now(); // performance.now() → epoch ms, for the store's and agent's times
   try {
     // Alternated round by round, so both see the same machine load; round 0 is not counted
@@ -77,7 +87,10 @@ export async function wakeRounds(stack: Stack, group: string, rounds: number): P
       s.cold.push(cold.ms);
       s.coldStages.push(coldStages);
       s.rawStart.push(rawStart);
+      s.windows.push({ part: 'c', round: i, startUs: monotonicUs(woke.connectedAt), endUs: monotonicUs(woke.connectedAt + woke.ms) });
+      s.windows.push({ part: 'd', round: i, startUs: monotonicUs(cold.connectedAt), endUs: monotonicUs(cold.connectedAt + cold.ms) });
     }
+    if (benchConfig.fleetWindows) writeFileSync(benchConfig.fleetWindows, JSON.stringify(s.windows));
   } finally {
     await router.close();
     await raw.remove();

@@ -24,7 +24,7 @@ export async function must<T>(stack: Stack, method: string, path: string, body?:
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Where a routed wake or cold start goes, in ms from the login's TCP connect. */
-export interface ActionStages { commandCreated: number; agentCalled: number; agentAnswered: number; online: number; routerRunning: number; loginSuccess: number }
+export interface ActionStages { commandCreated: number; agentCalled: number; agentAnswered: number; online: number; feedRunning: number; routerRunning: number; loginSuccess: number }
 
 export interface WakeSamples {
   /** (c): the routed login, its stages, the same login to the Running member, the raw unpause + login. */
@@ -42,7 +42,10 @@ function monotonicUs(perfMs: number): number {
 }
 
 /** The command of `kind` and agent call ending in `agentPath` behind the last login's wake or start, timed from its connect. */
-async function actionStages(stack: Stack, id: string, kind: 'resume' | 'start', agentPath: string, connectedAt: number, runningAt: number, loginMs: number): Promise<ActionStages> {
+async function actionStages(
+  stack: Stack, id: string, kind: 'resume' | 'start', agentPath: string, login: { connectedAt: number; feedRunningAt: number; runningAt: number; ms: number }, epochAt: number,
+): Promise<ActionStages> {
+  const connectedAt = epochAt + login.connectedAt;
   const store = stack.orchestrator.ctx.store;
   const [cmd] = (await store.commands.list({ instanceId: id })).filter((c) => c.kind === kind).sort((a, b) => b.createdAt - a.createdAt);
   const [online] = (await store.history.list(id, { limit: 5 })).filter((h) => h.to === 'online');
@@ -51,7 +54,8 @@ async function actionStages(stack: Stack, id: string, kind: 'resume' | 'start', 
   const done = call ? stack.agent.logLines.find((l) => l.requestId === call.requestId && l.msg === 'request completed') : undefined;
   const at = (t: unknown): number => (typeof t === 'number' ? t - connectedAt : Number.NaN);
   return {
-    commandCreated: at(cmd?.createdAt), agentCalled: at(call?.time), agentAnswered: at(done?.time), online: at(online?.at), routerRunning: runningAt - connectedAt, loginSuccess: loginMs,
+    commandCreated: at(cmd?.createdAt), agentCalled: at(call?.time), agentAnswered: at(done?.time), online: at(online?.at),
+    feedRunning: login.feedRunningAt - login.connectedAt, routerRunning: login.runningAt - login.connectedAt, loginSuccess: login.ms,
   };
 }
 
@@ -70,13 +74,13 @@ export async function wakeRounds(stack: Stack, group: string, rounds: number): P
       const counted = i > 0;
       let e = epochAt();
       const woke = await asleepLogin(stack, router, inst.id, endpoint, `Fleet${i}`, 'pause');
-      const wakeStages = await actionStages(stack, inst.id, 'resume', '/unpause', e + woke.connectedAt, e + woke.runningAt, woke.ms);
+      const wakeStages = await actionStages(stack, inst.id, 'resume', '/unpause', woke, e);
       endpoint = woke.endpoint;
       const warm = await runningLogin(router, endpoint, `Warm${i}`);
       const rawUnpause = await raw.unpauseLogin(`RawWake${i}`);
       e = epochAt();
       const cold = await asleepLogin(stack, router, inst.id, endpoint, `Cold${i}`, 'stop');
-      const coldStages = await actionStages(stack, inst.id, 'start', '/start', e + cold.connectedAt, e + cold.runningAt, cold.ms);
+      const coldStages = await actionStages(stack, inst.id, 'start', '/start', cold, e);
       endpoint = cold.endpoint;
       const rawStart = await raw.startLogin(`RawCold${i}`);
       if (!counted) continue;
@@ -99,6 +103,8 @@ export async function wakeRounds(stack: Stack, group: string, rounds: number): P
 }
 
 const stageOf = <T>(xs: T[], k: keyof T): string => median(xs.map((x) => x[k] as number)).toFixed(0);
+/** Each round's stages, `a/b/c…` in ActionStages order (medians of stages mix rounds). */
+const perRound = (xs: ActionStages[]): string => xs.map((x) => Object.values(x).map((v: number) => v.toFixed(0)).join('/')).join(', ');
 
 /** Prints (c) and (d): each figure beside its goal, then where the time goes. */
 export function printWake(s: WakeSamples, rounds: number): { wakeDiff: number; coldRatio: number } {
@@ -113,14 +119,16 @@ export function printWake(s: WakeSamples, rounds: number): { wakeDiff: number; c
   console.log(`    difference                                                ${(wake - rawWake).toFixed(0)} ms (goal <= +20 ms)`);
   console.log(`    per round (router / raw ms): ${s.wake.map((w, i) => `${w.toFixed(0)}/${s.rawUnpause[i]!.loginSuccess.toFixed(0)}`).join(', ')}`);
   console.log(`    of which: login → router sees Running ${seen.toFixed(0)} ms; the same login to the Running member ${median(s.warm).toFixed(0)} ms (the backend's own login cost, through the router)`);
-  console.log(`    stages (median ms after the connect): resume command created ${stageOf(s.wakeStages, 'commandCreated')}, agent unpause called ${stageOf(s.wakeStages, 'agentCalled')}, unpause answered ${stageOf(s.wakeStages, 'agentAnswered')}, online ${stageOf(s.wakeStages, 'online')}, router sees Running ${stageOf(s.wakeStages, 'routerRunning')}, Login Success ${stageOf(s.wakeStages, 'loginSuccess')}`);
+  console.log(`    stages (median ms after the connect): resume command created ${stageOf(s.wakeStages, 'commandCreated')}, agent unpause called ${stageOf(s.wakeStages, 'agentCalled')}, unpause answered ${stageOf(s.wakeStages, 'agentAnswered')}, online ${stageOf(s.wakeStages, 'online')}, feed announces Running ${stageOf(s.wakeStages, 'feedRunning')}, router sees Running ${stageOf(s.wakeStages, 'routerRunning')}, Login Success ${stageOf(s.wakeStages, 'loginSuccess')}`);
+  console.log(`    per round: ${perRound(s.wakeStages)}`);
   console.log(`    raw stages (median ms after the unpause was sent): unpause answered ${stageOf(s.rawUnpause, 'answered')}, Login Success ${stageOf(s.rawUnpause, 'loginSuccess')}`);
   console.log(`(d) stopped-to-playable through the router (group: target whose member is stopped: the join starts it, the login is held), N=${rounds} each (alternated with (c))`);
   console.log(`    router login of a Stopped fleet member                    median ${cold.toFixed(0)} ms`);
   console.log(`    raw docker start + ready ping (every 5 ms) + login        median ${rawCold.toFixed(0)} ms`);
   console.log(`    ratio                                                     ${(cold / rawCold).toFixed(2)} (goal <= 1.2)`);
   console.log(`    per round (router / raw ms): ${s.cold.map((c, i) => `${c.toFixed(0)}/${s.rawStart[i]!.loginSuccess.toFixed(0)}`).join(', ')}`);
-  console.log(`    stages (median ms after the connect): start command created ${stageOf(s.coldStages, 'commandCreated')}, agent start called ${stageOf(s.coldStages, 'agentCalled')}, start answered ${stageOf(s.coldStages, 'agentAnswered')}, online ${stageOf(s.coldStages, 'online')}, router sees Running ${stageOf(s.coldStages, 'routerRunning')}, Login Success ${stageOf(s.coldStages, 'loginSuccess')}`);
+  console.log(`    stages (median ms after the connect): start command created ${stageOf(s.coldStages, 'commandCreated')}, agent start called ${stageOf(s.coldStages, 'agentCalled')}, start answered ${stageOf(s.coldStages, 'agentAnswered')}, online ${stageOf(s.coldStages, 'online')}, feed announces Running ${stageOf(s.coldStages, 'feedRunning')}, router sees Running ${stageOf(s.coldStages, 'routerRunning')}, Login Success ${stageOf(s.coldStages, 'loginSuccess')}`);
+  console.log(`    per round: ${perRound(s.coldStages)}`);
   console.log(`    raw stages (median ms after the start was sent): start answered ${stageOf(s.rawStart, 'answered')}, first ready ping ${stageOf(s.rawStart, 'up')}, Login Success ${stageOf(s.rawStart, 'loginSuccess')}`);
   return { wakeDiff: wake - rawWake, coldRatio: cold / rawCold };
 }

@@ -69,12 +69,12 @@ const SLEEPS = {
 /**
  * One measured wake (`pause`) or cold start (`stop`): the instance, empty and idle, is paused
  * or stopped through the API, and once the router's registry shows it Paused / Stopped a player
- * logs in through the router. `runningAt` is when the router's registry showed it Running again
- * (performance.now()); `endpoint` is the instance's once online again (a start may move it).
+ * logs in through the router. `runningAt` is when the router's registry showed it Running again,
+ * `feedRunningAt` when the orchestrator's registry feed announced it (performance.now()); `endpoint` is the instance's once online again (a start may move it).
  */
 export async function asleepLogin(
   stack: Stack, router: StackRouter, instanceId: string, endpoint: Endpoint, username: string, how: keyof typeof SLEEPS = 'pause',
-): Promise<{ ms: number; connectedAt: number; runningAt: number; endpoint: Endpoint }> {
+): Promise<{ ms: number; connectedAt: number; runningAt: number; feedRunningAt: number; endpoint: Endpoint }> {
   const sleepAs = SLEEPS[how];
   await emptyAndIdle(endpoint.host, endpoint.port);
   const r = await stack.api('POST', `/api/v1/instances/${instanceId}/${how}`);
@@ -83,15 +83,21 @@ export async function asleepLogin(
   const registry = router.parts.registry!;
   await until(`router sees ${sleepAs.registry}`, () => registry.get(instanceId)?.status === sleepAs.registry, 5000);
   let runningAt = Number.NaN;
+  let feedRunningAt = Number.NaN;
   const unsubscribe = registry.subscribe(() => {
     if (Number.isNaN(runningAt) && registry.get(instanceId)?.status === 'Running') runningAt = performance.now();
+  });
+  // The orchestrator's side of the same push: its registry feed's upsert, before the SSE stream carries it.
+  const unsubscribeFeed = stack.orchestrator.ctx.registry.subscribe((e) => {
+    if (Number.isNaN(feedRunningAt) && e.kind === 'upsert' && e.backend.instanceId === instanceId && e.backend.status === 'Running') feedRunningAt = performance.now();
   });
   try {
     const login = await loginSuccessMs(router.port, username, 25_000);
     const online = await stack.waitForState(instanceId, 'online');
-    return { ...login, runningAt, endpoint: (online.endpoint as Endpoint | null) ?? endpoint };
+    return { ...login, runningAt, feedRunningAt, endpoint: (online.endpoint as Endpoint | null) ?? endpoint };
   } finally {
     unsubscribe();
+    unsubscribeFeed();
   }
 }
 

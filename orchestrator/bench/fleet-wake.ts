@@ -59,10 +59,36 @@ async function actionStages(
   };
 }
 
+/**
+ * What the orchestrator and the agent did to `id` since `since` (epoch ms): its history, its
+ * commands and the agent's requests for it, one line each, so a failed round says what happened.
+ */
+async function diagnose(stack: Stack, id: string, since: number): Promise<string> {
+  const store = stack.orchestrator.ctx.store;
+  const t = (at: number): string => `+${at - since} ms`;
+  const history = (await store.history.list(id, { limit: 20 })).filter((h) => h.at >= since).reverse()
+    .map((h) => `  history ${t(h.at)} ${h.from ?? '-'} → ${h.to} by ${h.actor ?? '-'} (${h.commandId ?? 'no command'}): ${h.reason}`);
+  const commands = (await store.commands.list({ instanceId: id })).filter((c) => c.createdAt >= since).sort((a, b) => a.createdAt - b.createdAt)
+    .map((c) => `  command ${t(c.createdAt)} ${c.id} ${c.kind} ${c.status} attempts ${c.attempts}${c.lastError ? ` last error: ${c.lastError}` : ''} (request ${c.requestId})`);
+  const agent = stack.agent.logLines.filter((l) => typeof l.time === 'number' && l.time >= since && JSON.stringify(l).includes(id))
+    .map((l) => `  agent ${t(l.time as number)} ${String(l.msg)} ${JSON.stringify((l.req as { method?: string; url?: string } | undefined) ?? {})}`);
+  return [...history, ...commands, ...agent].join('\n');
+}
+
+/** A routed login that failed, with what happened to its instance (diagnose). */
+async function explained<T>(stack: Stack, id: string, what: string, run: () => Promise<T>): Promise<T> {
+  const since = Date.now();
+  try {
+    return await run();
+  } catch (err) {
+    throw new Error(`${what}: ${(err as Error).message}\n${await diagnose(stack, id, since - 1000).catch((e: unknown) => `  (no diagnosis: ${(e as Error).message})`)}`, { cause: err });
+  }
+}
+
 export async function wakeRounds(stack: Stack, group: string, rounds: number): Promise<WakeSamples> {
   const inst = await must<{ id: string; endpoint: { host: string; port: number } | null }>(stack, 'POST', `/groups/${group}/spawn`, { variantId: 'v', wait: '60s' });
-  let endpoint = inst.endpoint;
-  if (!endpoint) throw new Error('the spawned member has no endpoint');
+  if (!inst.endpoint) throw new Error('the spawned member has no endpoint');
+  let endpoint: { host: string; port: number } = inst.endpoint;
   const router = await stack.startRouter(`try = ["fleet"]\n[servers]\nfleet = "group:${group}"\n`);
   const raw = await startRawWake({ 'orchestrator.host': stack.hostId });
   const s: WakeSamples = { wake: [], wakeStages: [], warm: [], rawUnpause: [], cold: [], coldStages: [], rawStart: [], windows: [] };
@@ -73,13 +99,13 @@ export async function wakeRounds(stack: Stack, group: string, rounds: number): P
     for (let i = 0; i <= rounds; i++) {
       const counted = i > 0;
       let e = epochAt();
-      const woke = await asleepLogin(stack, router, inst.id, endpoint, `Fleet${i}`, 'pause');
+      const woke = await explained(stack, inst.id, `(c) round ${i}`, () => asleepLogin(stack, router, inst.id, endpoint, `Fleet${i}`, 'pause'));
       const wakeStages = await actionStages(stack, inst.id, 'resume', '/unpause', woke, e);
       endpoint = woke.endpoint;
       const warm = await runningLogin(router, endpoint, `Warm${i}`);
       const rawUnpause = await raw.unpauseLogin(`RawWake${i}`);
       e = epochAt();
-      const cold = await asleepLogin(stack, router, inst.id, endpoint, `Cold${i}`, 'stop');
+      const cold = await explained(stack, inst.id, `(d) round ${i}`, () => asleepLogin(stack, router, inst.id, endpoint, `Cold${i}`, 'stop'));
       const coldStages = await actionStages(stack, inst.id, 'start', '/start', cold, e);
       endpoint = cold.endpoint;
       const rawStart = await raw.startLogin(`RawCold${i}`);

@@ -49,6 +49,11 @@ export const benchConfig = Object.freeze({
   fleetRate: num('BENCH_FLEET_RATE', 500),
   fleetBuffer: num('BENCH_FLEET_BUFFER', 64),
   fleetRounds: num('BENCH_FLEET_ROUNDS', 5),
+  /**
+   * A file: bench:fleet writes the monotonic-clock windows (µs, the clock of a `--cpu-prof`
+   * profile's samples) of each counted (c) and (d) login there, to read a profile per window.
+   */
+  fleetWindows: process.env.BENCH_FLEET_WINDOWS || undefined,
   /** Show the benchmarked router's own log. */
   routerLog: Boolean(process.env.BENCH_ROUTER_LOG),
   /** PATH for child processes the benchmarks start. */

@@ -1,12 +1,13 @@
 // Benchmark `npm run bench:fleet`: (a) allocation latency and allocations/s over
 // the HTTP API from a warm buffer (a labelled simulation: store-level online
 // instances), SQLite and PostgreSQL; (b) spawn-to-allocatable vs raw
-// create+start+ping; (c) paused-to-playable through the router vs raw
-// unpause+ping. Every ratio is measured in this run.
+// create+start+ping; (c) paused → Login Success through the router vs raw
+// unpause + login; (d) stopped → Login Success through the router vs raw
+// start + login. Every ratio is measured in this run.
 //   npx tsx bench/fleet.ts [all|alloc|containers]
 // Knobs: BENCH_FLEET_CLIENTS, BENCH_FLEET_ALLOCATIONS, BENCH_FLEET_BUFFER,
 // BENCH_FLEET_ROUNDS, BENCH_PG_URL (bench/bench-config.ts). 127.0.0.1 only;
-// (b) and (c) need the Docker engine, build the test server image if missing,
+// (b)–(d) need the Docker engine, build the test server image if missing,
 // and remove their containers (by label) also on failure. Bounded: 10 minutes.
 import { allocationBench } from './fleet-allocation.js';
 import { removeNetwork } from '../test/support/agent-harness.js';

@@ -8,6 +8,7 @@ import type { Host, Instance, ObservedState } from '../../domain/index.js';
 import { crashLoopPolicy, fromStored, recordExit, shouldAutoRestart, toStored, type CrashLoopPolicy } from '../../lifecycle/crash-loop.js';
 import { evaluateReadiness } from '../../lifecycle/readiness.js';
 import { reconcileHost, type HostInventoryEntry, type ObservedContainer, type ReconcileDecision, type StoredInstance } from '../../lifecycle/reconcile.js';
+import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
 import type { HostDriver, InventoryEntry as AgentInventoryEntry } from '../drivers/host-driver.js';
@@ -173,7 +174,10 @@ export class Supervisor {
       try {
         // Most instances need no I/O here (no inspect, observation unchanged): no await for them.
         const observation = this.observe(instance, byId.get(instance.id) ?? null, host);
-        const { instance: seen, container } = observation instanceof Promise ? await observation : observation;
+        const result = observation instanceof Promise ? await observation : observation;
+        // The row moved on while its observation was written (an action was requested meanwhile): judged next pass.
+        if (!result) continue;
+        const { instance: seen, container } = result;
         observed.push(seen);
         if (container) containers.push({ ...container, instanceId: seen.id });
       } catch (err) {
@@ -197,18 +201,31 @@ export class Supervisor {
    * Records what Docker says of the instance's container (inspecting an exit the
    * inventory did not detail). Synchronous when neither is needed, the common case.
    */
-  private observe(stored: Instance, entry: AgentInventoryEntry | null, host: Host): Observation | Promise<Observation> {
+  private observe(stored: Instance, entry: AgentInventoryEntry | null, host: Host): Observation | Promise<Observation | undefined> {
     if (entry && (entry.state === 'exited' || entry.state === 'dead') && entry.exitCode === undefined) {
       return this.deps.driver.inspect(host, stored.id).catch(() => ({})).then((details) => this.record(stored, { ...entry, ...details }));
     }
     return this.record(stored, entry);
   }
 
-  private record(stored: Instance, entry: AgentInventoryEntry | null): Observation | Promise<Observation> {
+  /**
+   * Writes a changed observation, version-checked against the stored read: undefined when the
+   * row changed since (say a start was requested and entered `starting`). Judging that newer row
+   * against this older inventory read a world whose start was just requested as crashed
+   * (`starting`, container still exited → stopped, desired stopped), and its start then ran
+   * into a drift stop.
+   */
+  private record(stored: Instance, entry: AgentInventoryEntry | null): Observation | Promise<Observation | undefined> {
     const now = this.deps.clock.now();
     const observed = observedOf(entry, now);
     if (sameObservation(stored.observed, observed)) return { instance: stored, container: containerOf(entry, stored) };
-    return this.deps.store.instances.update(stored.id, { observed }, { now }).then((instance) => ({ instance, container: containerOf(entry, instance) }));
+    return this.deps.store.instances.update(stored.id, { observed }, { now, expectedVersion: stored.version }).then(
+      (instance) => ({ instance, container: containerOf(entry, instance) }),
+      (err: unknown) => {
+        if (err instanceof AppError && err.code === 'CONFLICT') return undefined;
+        throw err;
+      },
+    );
   }
 
   private async apply(instance: Instance, decision: ReconcileDecision, host: Host): Promise<void> {

@@ -46,12 +46,17 @@ function endpointOf(gameAddress: string, hostPort: number | undefined): string |
 
 export class InstanceService implements InstanceInternals {
   private readonly createLock = new AsyncLock();
-  private readonly instanceLocks = new KeyedLock();
+  /**
+   * The agent's one lock per instance: start, stop, pause, replace, delete here, and backup,
+   * restore and import (BackupService, DataImporter get this same lock), queued one at a time.
+   */
+  readonly instanceLocks: KeyedLock;
   /** Ports chosen for a replacement container before its old container is removed (port → instance). */
   private readonly promised = new Map<number, string>();
   readonly powerDeps: PowerDeps;
 
   constructor(readonly deps: InstanceServiceOptions) {
+    this.instanceLocks = new KeyedLock((instanceId) => deps.logger.debug({ instanceId }, 'action queued behind another action on this instance'));
     this.powerDeps = {
       runtime: deps.runtime,
       defaultStopTimeoutSeconds: deps.defaultStopTimeoutSeconds,

@@ -40,7 +40,7 @@ export interface AgentAppDeps {
   /** When set, every call needs `Authorization: Bearer <token>`. */
   token: string | undefined;
   service: InstanceService;
-  /** Instance backups; defaults to `<runtime>/backups` beside the instance directories. */
+  /** Instance backups (built with `service.instanceLocks`); defaults to `<runtime>/backups` beside the instance directories. */
   backups?: BackupService;
   /** Whether the container engine answers (for /health). */
   engineReachable: () => Promise<boolean>;
@@ -159,7 +159,7 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
     instancesDirectory: dirname(service.deps.directories.localPath('x')), directories: service.deps.directories, backups,
     findContainer: (id) => service.findOwned(id),
   }));
-  await registerDataImportRoutes(api, new DataImporter({ directories: service.deps.directories, findOwned: (id) => service.findOwned(id) }));
+  await registerDataImportRoutes(api, new DataImporter({ directories: service.deps.directories, findOwned: (id) => service.findOwned(id), instanceLocks: service.instanceLocks }));
 
   api.post('/cleanup', { schema: { body: CleanupBody } }, async (req) => {
     const { instanceIds, keepDataFor } = req.body as CleanupBody;

@@ -20,6 +20,7 @@ export function defaultBackupService(service: InstanceService): BackupService {
     backupsDirectory: join(dirname(instances), 'backups'),
     directories: service.deps.directories,
     findOwned: (id) => service.findOwned(id),
+    instanceLocks: service.instanceLocks,
   });
 }
 

@@ -28,7 +28,7 @@ import { AppError, isAppError } from '../shared/errors.js';
 import { RESOURCE_ID_PATTERN, assertId } from '../shared/ids.js';
 import { manifestMode, normalizeLayerPath, walkLayerTree } from '../shared/layer-checksum.js';
 import { ByteLimit, extractTarGz, gzipPack, packDirectory } from '../shared/safe-tar.js';
-import { KeyedLock } from './async-lock.js';
+import type { KeyedLock } from './async-lock.js';
 import { directoryOwner, recordedUser } from './container-config.js';
 import { giveTree, type Owner } from './ownership.js';
 import type { RuntimeDirectories } from './contracts.js';
@@ -42,6 +42,8 @@ export interface BackupServiceOptions {
   backupsDirectory: string;
   directories: RuntimeDirectories;
   findOwned(instanceId: string): Promise<ContainerDetails | undefined>;
+  /** The agent's one per-instance lock (InstanceService.instanceLocks): a restore never runs beside a start. */
+  instanceLocks: KeyedLock;
   now?: () => Date;
   /** Upper bound of a restored tree (bytes of file content). */
   maxRestoreBytes?: number;
@@ -149,7 +151,6 @@ class Digest extends Transform {
 
 
 export class BackupService {
-  private readonly locks = new KeyedLock();
   private readonly now: () => Date;
 
   constructor(private readonly deps: BackupServiceOptions) {
@@ -168,7 +169,7 @@ export class BackupService {
   }
 
   private locked<T>(instanceId: string, fn: () => Promise<T>): Promise<T> {
-    return this.locks.run(assertId('instance id', instanceId), fn);
+    return this.deps.instanceLocks.run(assertId('instance id', instanceId), fn);
   }
 
   async get(instanceId: string, backupId: string): Promise<BackupInfo | undefined> {

@@ -13,7 +13,7 @@ import { AppError } from '../shared/errors.js';
 import { RESOURCE_ID_PATTERN, assertId } from '../shared/ids.js';
 import { normalizeLayerPath } from '../shared/layer-checksum.js';
 import { extractTarGz } from '../shared/safe-tar.js';
-import { KeyedLock } from './async-lock.js';
+import type { KeyedLock } from './async-lock.js';
 import { directoryOwner, recordedUser } from './container-config.js';
 import { giveTree, type Owner } from './ownership.js';
 import { lstatOrUndefined } from '../shared/fs-errors.js';
@@ -23,6 +23,8 @@ import type { ContainerDetails } from './runtime.js';
 export interface DataImporterOptions {
   directories: RuntimeDirectories;
   findOwned(instanceId: string): Promise<ContainerDetails | undefined>;
+  /** The agent's one per-instance lock (InstanceService.instanceLocks): an import never runs beside a start. */
+  instanceLocks: KeyedLock;
   maxCompressedBytes?: number;
   maxExtractedBytes?: number;
 }
@@ -47,8 +49,6 @@ export function checkImportPath(raw: string | undefined): string {
 }
 
 export class DataImporter {
-  private readonly locks = new KeyedLock();
-
   constructor(private readonly deps: DataImporterOptions) {}
 
   importData(instanceId: string, rawPath: string | undefined, source: Readable): Promise<DataImportResult> {
@@ -60,7 +60,7 @@ export class DataImporter {
       source.destroy();
       throw err;
     }
-    return this.locks.run(instanceId, () => this.importLocked(instanceId, rel, source));
+    return this.deps.instanceLocks.run(instanceId, () => this.importLocked(instanceId, rel, source));
   }
 
   private async importLocked(instanceId: string, rel: string, source: Readable): Promise<DataImportResult> {

@@ -36,6 +36,8 @@ export interface InstanceInternals {
   /** Creates the container on the existing runtime directory, starting it when asked. */
   placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; avoidPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint>;
   endpoint(c: ContainerDetails, state?: ContainerState): InstanceEndpoint;
+  /** The one start step: the config-file edits its labels carry, then the engine's start. */
+  startContainer(instanceId: string, containerId: string, labels: Readonly<Record<string, string>>, log: Log): Promise<void>;
   /** Chooses and holds a replacement container's port while the old container still exists (PORT_RANGE_EXHAUSTED when none is free). */
   promisePort(instanceId: string, options: { preferred?: number; avoid?: number; freed?: number }): Promise<number>;
   releasePromised(instanceId: string): void;

@@ -25,7 +25,7 @@ import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type Rco
 import { cleanupInstances, deleteInstance, type DeleteOptions } from './removal.js';
 import { replaceInstance, type ReplaceRequest } from './replace.js';
 import { HostPortTakenError, runtimeAbility, type ContainerDetails, type LogFollowRuntime, type ContainerState, type ProgressListener } from './runtime.js';
-import { CONFIG_FILES_LABEL, INSTALL_LABEL, applyConfigFiles, configFilesOf, runInstall, stdinOf } from './egg-runtime.js';
+import { INSTALL_LABEL, applyConfigFiles, configFilesOf, runInstall, stdinOf } from './egg-runtime.js';
 import type { InstallAnswer, InstallBody } from '../contracts/agent-api.js';
 
 export { DEFAULT_CONTAINER_PORT, type CreateInstanceRequest };
@@ -46,12 +46,17 @@ function endpointOf(gameAddress: string, hostPort: number | undefined): string |
 
 export class InstanceService implements InstanceInternals {
   private readonly createLock = new AsyncLock();
-  private readonly instanceLocks = new KeyedLock();
+  /**
+   * The agent's one lock per instance: start, stop, pause, replace, delete here, and backup,
+   * restore and import (BackupService, DataImporter get this same lock), queued one at a time.
+   */
+  readonly instanceLocks: KeyedLock;
   /** Ports chosen for a replacement container before its old container is removed (port → instance). */
   private readonly promised = new Map<number, string>();
   readonly powerDeps: PowerDeps;
 
   constructor(readonly deps: InstanceServiceOptions) {
+    this.instanceLocks = new KeyedLock((instanceId) => deps.logger.debug({ instanceId }, 'action queued behind another action on this instance'));
     this.powerDeps = {
       runtime: deps.runtime,
       defaultStopTimeoutSeconds: deps.defaultStopTimeoutSeconds,
@@ -75,7 +80,7 @@ export class InstanceService implements InstanceInternals {
 
   private async createLocked(instanceId: string, req: CreateInstanceRequest, log: Log): Promise<InstanceEndpoint> {
     const existing = await this.existingFor(instanceId, containerName(req.variantId, instanceId));
-    if (existing) return req.start === false ? this.endpoint(existing, existing.state) : this.resume(existing, log);
+    if (existing) return req.start === false ? this.endpoint(existing, existing.state) : this.resume(instanceId, existing, log);
 
     const layerDirs: string[] = [];
     for (const layer of req.layers) layerDirs.push(await this.deps.layers.ensure(layer));
@@ -110,12 +115,9 @@ export class InstanceService implements InstanceInternals {
     const skipped = new Set<number>(options.avoidPort !== undefined ? [options.avoidPort] : []);
     for (let attempt = 1; ; attempt++) {
       const preferred = options.preferredPort !== undefined && !skipped.has(options.preferredPort) ? options.preferredPort : undefined;
-      const { id, hostPort } = await this.createLock.run(() => this.createContainer(instanceId, name, req, skipped, preferred));
+      const { id, hostPort, labels } = await this.createLock.run(() => this.createContainer(instanceId, name, req, skipped, preferred));
       try {
-        if (options.start) {
-          await this.applyConfigEdits(instanceId, { [CONFIG_FILES_LABEL]: JSON.stringify(req.configFiles ?? []) }, log);
-          await this.deps.runtime.start(id);
-        }
+        if (options.start) await this.startContainer(instanceId, id, labels, log);
         const state = (await this.deps.runtime.inspect(id))?.state ?? 'unknown';
         return { instanceId, containerId: id, containerName: name, hostPort, endpoint: endpointOf(this.deps.gameAddress, hostPort), state };
       } catch (err) {
@@ -151,8 +153,9 @@ export class InstanceService implements InstanceInternals {
     return new Set([...this.promised].filter(([, owner]) => owner !== instanceId).map(([port]) => port));
   }
 
-  private async createContainer(instanceId: string, name: string, req: Omit<CreateInstanceRequest, 'layers'>, skipped: ReadonlySet<number>, preferred: number | undefined): Promise<{ id: string; hostPort: number }> {
+  private async createContainer(instanceId: string, name: string, req: Omit<CreateInstanceRequest, 'layers'>, skipped: ReadonlySet<number>, preferred: number | undefined): Promise<{ id: string; hostPort: number; labels: Record<string, string> }> {
     const port = await this.deps.ports.allocate(new Set([...skipped, ...this.promisedToOthers(instanceId)]), preferred);
+    const labels = containerLabels(this.deps.agentId, instanceId, req, port);
     const created = await this.deps.runtime
       .create({
         name,
@@ -162,7 +165,7 @@ export class InstanceService implements InstanceInternals {
           ENDERCLOUD_INSTANCE_ID: instanceId,
           ENDERCLOUD_ORCHESTRATOR_URL: this.deps.orchestratorUrl,
         }),
-        labels: containerLabels(this.deps.agentId, instanceId, req, port),
+        labels,
         memoryBytes: req.resources.memoryMb * 1024 * 1024,
         ...(req.resources.cpus ? { cpus: req.resources.cpus } : {}),
         dataHostPath: this.deps.directories.hostPath(instanceId),
@@ -178,7 +181,7 @@ export class InstanceService implements InstanceInternals {
         }
         throw err;
       });
-    return { id: created.id, hostPort: port };
+    return { id: created.id, hostPort: port, labels };
   }
 
   /** The managed container for this instance, if any; a foreign container holding the name is a conflict. */
@@ -191,10 +194,10 @@ export class InstanceService implements InstanceInternals {
     throw new AppError('INSTANCE_CONFLICT', `container ${name} exists but is not managed by agent ${this.deps.agentId} for instance ${instanceId}; it was left untouched`);
   }
 
-  private async resume(existing: ContainerDetails, log: Log): Promise<InstanceEndpoint> {
+  private async resume(instanceId: string, existing: ContainerDetails, log: Log): Promise<InstanceEndpoint> {
     let state = existing.state;
     if (state === 'created' || state === 'exited') {
-      await this.deps.runtime.start(existing.id);
+      await this.startContainer(instanceId, existing.id, existing.labels, log);
       state = (await this.deps.runtime.inspect(existing.id))?.state ?? 'unknown';
       log.info({ containerId: existing.id }, 'existing instance container started');
     }
@@ -277,10 +280,7 @@ export class InstanceService implements InstanceInternals {
   start(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
     return this.power(instanceId, log, 'start', async (c) => {
       if (c.state === 'paused') throw invalidTransition(instanceId, c.state, 'start', 'unpause it instead');
-      if (c.state !== 'running') {
-        await this.applyConfigEdits(instanceId, c.labels, log);
-        await this.deps.runtime.start(c.id);
-      }
+      if (c.state !== 'running') await this.startContainer(instanceId, c.id, c.labels, log);
     });
   }
 
@@ -294,6 +294,16 @@ export class InstanceService implements InstanceInternals {
       log.info({ instanceId, containerId: c.id, action: 'stop', state, method: result.method, killed: result.killed }, 'instance power action done');
       return { ...this.endpoint(c, state), ...result };
     });
+  }
+
+  /**
+   * The one way a container is started (POST start, a retried create, a fresh create, a replace
+   * that keeps its container): the template's config-file edits from the container's labels,
+   * then the engine's start. Called under the instance lock.
+   */
+  async startContainer(instanceId: string, containerId: string, labels: Readonly<Record<string, string>>, log: Log): Promise<void> {
+    await this.applyConfigEdits(instanceId, labels, log);
+    await this.deps.runtime.start(containerId);
   }
 
   /** Egg config-file edits before a start, inside the instance directory only. */

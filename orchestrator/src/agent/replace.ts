@@ -38,7 +38,7 @@ export async function replaceInstance(svc: InstanceInternals, instanceId: string
   if (old && !req.newHostPort && old.labels[LABEL.config] === configHash(req) && old.imageId === (await runtime.imageId(req.image))) {
     let state = old.state;
     if (req.start && (state === 'created' || state === 'exited')) {
-      await runtime.start(old.id);
+      await svc.startContainer(instanceId, old.id, old.labels, log);
       state = (await runtime.inspect(old.id))?.state ?? 'unknown';
     }
     log.info({ instanceId, containerId: old.id, state }, 'replace: container already has the requested config');

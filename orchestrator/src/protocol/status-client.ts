@@ -27,6 +27,8 @@ export interface PingOptions {
   protocol?: number;
   /** Address to put in the handshake (defaults to host). */
   serverAddress?: string;
+  /** Largest answer frame accepted; a longer declared length fails the ping at its length prefix. */
+  maxFrameSize?: number;
 }
 
 /** True when a status answer means the server accepts players (itzg mc-health rule). */
@@ -36,6 +38,7 @@ export function isReadyStatus(status: ServerStatus): boolean {
 
 export function pingServer(host: string, port: number, options: PingOptions = {}): Promise<PingResult> {
   const timeoutMs = options.timeoutMs ?? 3000;
+  const maxFrameSize = options.maxFrameSize ?? MAX_FRAME_SIZE;
   return new Promise((resolve, reject) => {
     const socket = connect({ host, port });
     const frames = new FrameReader();
@@ -64,7 +67,7 @@ export function pingServer(host: string, port: number, options: PingOptions = {}
     socket.on('data', (chunk: Buffer) => {
       try {
         frames.push(chunk);
-        for (let frame = frames.next(MAX_FRAME_SIZE); frame; frame = frames.next(MAX_FRAME_SIZE)) {
+        for (let frame = frames.next(maxFrameSize); frame; frame = frames.next(maxFrameSize)) {
           if (status === undefined) {
             if (frame.packetId !== 0x00) throw new ProtocolError(`expected Status Response, got id ${frame.packetId}`);
             status = JSON.parse(new PacketReader(frame.body).string()) as ServerStatus;

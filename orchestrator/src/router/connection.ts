@@ -119,8 +119,7 @@ export class ClientConnection implements LoginContext {
     this.clientAddress = normalizeAddress(socket.remoteAddress ?? '');
     this.clientPort = socket.remotePort ?? 0;
     this.acceptedAt = deps.clock.now();
-    const l = deps.limits;
-    this.budget = l.maxHandshakeSize + l.maxLoginStartSize + 256 + (this.fromTrustedProxy() ? MAX_PROXY_V2_BYTES : 0);
+    this.budget = this.frameLimit('maxHandshakeSize') + this.frameLimit('maxLoginStartSize') + 256 + (this.fromTrustedProxy() ? MAX_PROXY_V2_BYTES : 0);
   }
 
   start(): void {
@@ -149,6 +148,15 @@ export class ClientConnection implements LoginContext {
 
   get isEnded(): boolean {
     return this.ended;
+  }
+
+  /**
+   * The largest frame read in a phase: its own limit, capped by `max_packet_size` (the ceiling for
+   * every frame the router decodes). FrameReader refuses a larger declared length as soon as the
+   * length prefix is in, before any of the body is waited for (docs/router.md, limits).
+   */
+  private frameLimit(phase: 'maxHandshakeSize' | 'maxLoginStartSize'): number {
+    return Math.min(this.deps.limits[phase], this.deps.limits.maxPacketSize);
   }
 
   private fromTrustedProxy(): boolean {
@@ -253,10 +261,10 @@ export class ClientConnection implements LoginContext {
     }
     await this.waitFor(() => (this.frames.pendingBytes > 0 ? true : undefined));
     if (isLegacyPing(this.frames.peek())) return this.handleLegacy(await this.readLegacyPing());
-    const handshake = parseHandshake(await this.waitFor(() => this.frames.next(this.deps.limits.maxHandshakeSize)));
+    const handshake = parseHandshake(await this.waitFor(() => this.frames.next(this.frameLimit('maxHandshakeSize'))));
     this.serverAddress = cleanServerAddress(handshake.serverAddress);
     if (handshake.nextState === 1) return this.handleStatus(handshake, this.serverAddress);
-    const loginFrame = await this.waitFor(() => this.frames.next(this.deps.limits.maxLoginStartSize));
+    const loginFrame = await this.waitFor(() => this.frames.next(this.frameLimit('maxLoginStartSize')));
     const player = parseLoginStart(loginFrame, handshake.protocolVersion);
     this.clearTimer();
     // Logged in as far as the router is concerned: the pre-login cap no longer applies.
@@ -314,7 +322,7 @@ export class ClientConnection implements LoginContext {
     let answered = false;
     for (let i = 0; i < MAX_STATUS_PACKETS; i++) {
       this.armTimer(this.deps.limits.handshakeTimeoutMs);
-      const frame = await this.waitFor(() => this.frames.next(this.deps.limits.maxHandshakeSize));
+      const frame = await this.waitFor(() => this.frames.next(this.frameLimit('maxHandshakeSize')));
       if (isStatusRequest(frame) && !answered) {
         answered = true;
         this.socket.write(writeStatusResponse(localStatusJson(state, protocolVersion, this.deps.status)));
@@ -337,7 +345,7 @@ export class ClientConnection implements LoginContext {
       // Ask the backend with a modern ping and translate: works with backends that dropped legacy support.
       for (const target of plan.candidates) {
         try {
-          const result = await this.deps.pingServer(target.host, target.port, { timeoutMs: this.deps.limits.backendDialTimeoutMs });
+          const result = await this.deps.pingServer(target.host, target.port, { timeoutMs: this.deps.limits.backendDialTimeoutMs, maxFrameSize: this.deps.limits.maxPacketSize });
           answer = writeLegacyPingResponse(ping.kind, legacyFromStatus(result.status, protocolVersion));
           break;
         } catch {

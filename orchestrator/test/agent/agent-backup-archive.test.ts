@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerBackupRoutes } from '../../src/agent/backup-routes.js';
+import { KeyedLock } from '../../src/agent/async-lock.js';
 import { BackupService } from '../../src/agent/backups.js';
 import { FsRuntimeDirectories } from '../../src/agent/runtime-directories.js';
 import { errorHandler } from '../../src/shared/http.js';
@@ -27,6 +28,7 @@ beforeAll(async () => {
     backupsDirectory: join(runtime, 'backups'),
     directories: new FsRuntimeDirectories({ runtimeDirectory: runtime, runtimeHostDirectory: runtime }),
     findOwned: async () => undefined,
+    instanceLocks: new KeyedLock(),
     maxUploadBytes: 64 * 1024,
   });
   app = Fastify();

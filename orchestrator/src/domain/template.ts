@@ -37,11 +37,12 @@ export interface VariableSpec {
   validation?: VariableValidation;
   /** How a change reaches a running instance (#4). */
   apply?: 'immediate' | 'restart_required';
-  /** Only operators (admin, manager, operator tokens) may set it; narrow `instances:write` tokens are refused (egg `user_editable: false`). */
+  /** Only operators (admin, manager, operator tokens) may set it, on every path (eggs/variable-access.ts); other tokens are refused (egg `user_editable: false`). */
   operatorOnly?: boolean;
   /**
    * Its value is shown to operators only (admin, manager, operator tokens): left out of the
    * settings, pending changes and revisions that narrow tokens read (egg `user_viewable: false`).
+   * It is operator-only too.
    */
   hidden?: boolean;
 }

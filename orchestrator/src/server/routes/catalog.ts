@@ -54,7 +54,7 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
   }, async (req, reply) => {
     const { id } = req.params as Static<typeof IdParams>;
     const { dryRun } = req.query as Static<typeof DryRunQuery>;
-    const { group, created, changed } = await ctx.catalog.putGroup(id, req.body as GroupBody, { dryRun: dryRun === true });
+    const { group, created, changed } = await ctx.catalog.putGroup(id, req.body as GroupBody, { dryRun: dryRun === true, principal: req.principal });
     auditTarget(req, id, { variants: group.variants.map((v) => v.id), created, changed, ...(dryRun ? { dryRun: true } : {}) });
     if (dryRun) return reply.status(200).send({ ...groupView(group), created, changed, dryRun: true });
     return reply.status(created ? 201 : 200).send({ ...groupView(group), created, changed });

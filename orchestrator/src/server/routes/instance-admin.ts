@@ -51,7 +51,7 @@ export async function instanceAdminRoutes(api: FastifyInstance, ctx: ServerConte
     const instance = await paramInstance(ctx, req);
     const template = await ctx.lifecycle.templateOf(instance);
     auditTarget(req, instance.id, redactParams(body, secretNames(instance, template)) as JsonObject);
-    assertVariablesSettable(req.principal, template, body.settings);
+    assertVariablesSettable(req.principal, template, { settings: body.settings });
     const { instance: updated, applied, commandId } = await ctx.lifecycle.changeSettings(instance.id, body, userActor(req.principal), { requestId: req.id });
     return reply.status(commandId ? 202 : 200).send({
       id: updated.id, applied, commandId,

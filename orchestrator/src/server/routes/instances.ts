@@ -49,7 +49,7 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
   }, async (req, reply) => {
     const body = req.body as Static<typeof CreateInstanceBody>;
     const actor = actorOf(req);
-    const { instance, command } = await ctx.instances.create(body, actor, req.id);
+    const { instance, command } = await ctx.instances.create(body, actor, req.id, req.principal);
     auditTarget(req, instance.id, {
       groupId: body.groupId, variantId: body.variantId, name: instance.name, hostId: instance.hostId, start: body.start ?? true, user: instance.user as unknown as JsonObject,
       ...(body.settings ? { settings: Object.keys(body.settings).sort() } : {}), ...(body.secrets ? { secrets: Object.keys(body.secrets).sort() } : {}),

@@ -9,6 +9,7 @@ import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import type { GroupBody, TemplateBody } from '../../contracts/catalog.js';
 import { normalizeGroup, normalizeTemplate } from '../../contracts/catalog-rules.js';
+import { assertVariablesSettable, type Requester } from '../../eggs/variable-access.js';
 
 export class CatalogService {
   constructor(private readonly store: Store, private readonly clock: Clock) {}
@@ -50,18 +51,27 @@ export class CatalogService {
   }
 
   /** `dryRun`: every check, no write; `changed` then says whether the put would change the group. */
-  async putGroup(id: string, body: GroupBody, opts: { dryRun?: boolean } = {}): Promise<{ group: Group; created: boolean; changed: boolean }> {
+  /**
+   * `principal`: who puts it. A variant's env entry that sets an operator-only variable (by the env
+   * name it is passed as; spawns and allocations create from it) needs an operator unless the
+   * variant already had it with that value.
+   */
+  async putGroup(id: string, body: GroupBody, opts: { dryRun?: boolean; principal: Requester }): Promise<{ group: Group; created: boolean; changed: boolean }> {
     const normalized = normalizeGroup(body);
+    const existing = await this.store.groups.get(id);
     for (const [i, v] of normalized.variants.entries()) {
-      if (!(await this.store.templates.get(v.template.name, v.template.version))) {
+      const template = await this.store.templates.get(v.template.name, v.template.version);
+      if (!template) {
         throw new AppError('TEMPLATE_NOT_FOUND', `body/variants/${i}/template: template ${v.template.name} version ${v.template.version} does not exist`, {
           details: { field: `variants/${i}/template` },
         });
       }
+      const before = existing?.variants.find((old) => old.id === v.id)?.env ?? {};
+      const setsEnv = Object.fromEntries(Object.entries(v.env).filter(([k, value]) => before[k] !== value));
+      assertVariablesSettable(opts.principal, template.spec, { env: setsEnv }, `body/variants/${i}/env`);
       await this.assertLayersExist(v.extraLayers, `variants/${i}/extraLayers`);
     }
     const now = this.clock.now();
-    const existing = await this.store.groups.get(id);
     const group = { id, ...normalized, createdAt: existing?.createdAt ?? now, updatedAt: now };
     if (opts.dryRun) {
       const same = (g: Group) => canonicalJson({ kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling, idleTiers: g.idleTiers });

@@ -13,6 +13,7 @@ import { normalizeLayerPath } from '../../shared/layer-checksum.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { validateContainerUser } from '../../lifecycle/settings.js';
+import { assertVariablesSettable, type Requester } from '../../eggs/variable-access.js';
 import { assertRoom } from './instance-limits.js';
 import { buildInstance, creationValues, memoryFor, revisionConfig } from './instance-config.js';
 
@@ -57,7 +58,8 @@ function newInstanceId(): string {
 export class InstanceCreator {
   constructor(private readonly deps: InstanceCreatorOptions) {}
 
-  async create(req: CreateInstanceRequest, actor: string, requestId: string): Promise<{ instance: Instance; command: Command }> {
+  /** `principal`: who asks (absent: nobody with an operator scope); operator-only variables in `settings`/`secrets` need one. */
+  async create(req: CreateInstanceRequest, actor: string, requestId: string, principal?: Requester): Promise<{ instance: Instance; command: Command }> {
     const { store, clock } = this.deps;
     const group = await store.groups.get(req.groupId);
     if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${req.groupId} does not exist`);
@@ -69,6 +71,7 @@ export class InstanceCreator {
     }
     const template = await store.templates.get(variant.template.name, variant.template.version);
     if (!template) throw new AppError('TEMPLATE_NOT_FOUND', `template ${variant.template.name} version ${variant.template.version} of variant ${variant.id} does not exist`);
+    assertVariablesSettable(principal, template.spec, { settings: req.settings, secrets: req.secrets });
     const id = newInstanceId();
     const name = req.name === undefined ? `${group.id}-${id.slice(2)}` : assertId('name', req.name);
     if (req.name !== undefined && (await store.instances.getByName(name))) throw new AppError('CONFLICT', `an instance named ${name} already exists`);

@@ -96,6 +96,12 @@ export interface IdleActionInput {
   lastTierApplied: { action: IdleAction; at: EpochMs } | null;
   /** The autoscaler keeps this instance as part of its minimum or buffer (FleetPlan.hold). */
   heldByFleet?: boolean;
+  /**
+   * When the instance last came up (its state's change time while online or degraded). A wake
+   * restarts the idle run: a world just woken for a player is never put back to sleep on the
+   * strength of the empty spell before the wake, while that player's login is still being reported.
+   */
+  awakeSince?: EpochMs;
 }
 
 export type IdleDecision =
@@ -118,13 +124,15 @@ export function nextIdleAction(input: IdleActionInput, now: EpochMs): IdleDecisi
   if (input.allocated || input.heldByFleet || input.playersOnline > 0 || clock.playersOnline > 0 || clock.emptySince === null) return null;
   const depth = DEPTH[input.state];
   if (depth === undefined) return null;
-  const applied = input.lastTierApplied && input.lastTierApplied.at >= clock.emptySince ? ACTION_DEPTH[input.lastTierApplied.action] : 0;
+  const up = input.awakeSince !== undefined && (input.state === 'online' || input.state === 'degraded');
+  const emptySince = up ? Math.max(clock.emptySince, input.awakeSince!) : clock.emptySince;
+  const applied = input.lastTierApplied && input.lastTierApplied.at >= emptySince ? ACTION_DEPTH[input.lastTierApplied.action] : 0;
   const reached = Math.max(depth, applied);
-  const idleForMs = Math.max(0, now - clock.emptySince);
+  const idleForMs = Math.max(0, now - emptySince);
   const ahead = [...input.tiers].sort((a, b) => a.afterMs - b.afterMs).filter((t) => ACTION_DEPTH[t.action] > reached);
   const due = ahead.filter((t) => t.afterMs <= idleForMs);
   const deepest = due[due.length - 1];
   if (deepest) return { action: deepest.action, tier: deepest, idleForMs };
   const next = ahead[0];
-  return next ? { wait: { action: next.action, dueAt: clock.emptySince + next.afterMs } } : null;
+  return next ? { wait: { action: next.action, dueAt: emptySince + next.afterMs } } : null;
 }

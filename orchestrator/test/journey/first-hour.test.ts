@@ -162,6 +162,7 @@ describe('the first hour, through npm start, ectl and a real client', () => {
   }, 120_000);
 
   let survival = '';
+  let leftAt = 0;
   it('every group is joinable by its address: lobby (its buffer), survival (a created world), minigame (spawned from zero)', async () => {
     const created = await okJson(['instances', 'create', '--group', 'survival', '--variant', 'vanilla', '--name', 'survival-1', '--wait', '--timeout', '90'], 120_000);
     survival = created.id as string;
@@ -175,12 +176,17 @@ describe('the first hour, through npm start, ectl and a real client', () => {
       players.push(await join(host, name));
     }
     expect((await instancesOf('minigame')).length).toBe(1);
+    leftAt = Date.now();
     for (const p of players) await p.end();
   }, 150_000);
 
   it('an empty survival world pauses, then stops through its pre-stop backup; never error', async () => {
-    await waitState(survival, 'paused', 30_000);
+    // The world may already be asleep (the joins took a while): its history tells what happened since they left.
     await waitState(survival, 'stopped', 40_000);
+    const all = await history(survival);
+    const since = all.filter((h) => Date.parse(String(h.at)) >= leftAt).map((h) => h.to).reverse();
+    expect(since, `left at ${new Date(leftAt).toISOString()}: ${JSON.stringify(all.map((h) => [h.at, h.to, h.reason]))}`).toEqual(expect.arrayContaining(['pausing', 'paused', 'stopped']));
+    expect(since.indexOf('paused')).toBeLessThan(since.lastIndexOf('stopped'));
     await until('the pre-stop backup is in the history', async () => (await history(survival)).some((h) => /backup \S+ written/.test(String(h.reason))) || undefined, 20_000);
     expect((await history(survival)).map((h) => h.to)).not.toContain('error');
     expect((await get(`/instances/${survival}/backups`)).backups).not.toHaveLength(0);

@@ -96,7 +96,11 @@ describe('nextIdleAction', () => {
     ['never when allocated', { allocated: true }, T0 + 60 * MIN, null],
     ['never when the fleet holds it for min or buffer', { heldByFleet: true }, T0 + 60 * MIN, null],
     ['never during a transition', { state: 'backup' }, T0 + 60 * MIN, null],
-    ['not again after an operator resumed it in the same run', { lastTierApplied: { action: 'pause', at: T0 + 10 * MIN } }, T0 + 60 * MIN, { wait: { action: 'stop', dueAt: T0 + 6 * 60 * MIN } }],
+    ['not again in the same run when no wake is known', { lastTierApplied: { action: 'pause', at: T0 + 10 * MIN } }, T0 + 60 * MIN, { wait: { action: 'stop', dueAt: T0 + 6 * 60 * MIN } }],
+    ['a wake restarts the run: a world woken after 7 h is not stopped on the spell before it', { awakeSince: T0 + 7 * 60 * MIN, lastTierApplied: { action: 'pause', at: T0 + 10 * MIN } }, T0 + 7 * 60 * MIN + 1000, { wait: { action: 'pause', dueAt: T0 + 7 * 60 * MIN + 10 * MIN } }],
+    ['after a wake the tiers count from it again', { awakeSince: T0 + 60 * MIN, lastTierApplied: { action: 'pause', at: T0 + 10 * MIN } }, T0 + 70 * MIN, { action: 'pause', tier: tiers[0], idleForMs: 10 * MIN }],
+    ['a wake before the empty run changes nothing', { awakeSince: T0 - MIN }, T0 + 10 * MIN, { action: 'pause', tier: tiers[0], idleForMs: 10 * MIN }],
+    ['a paused world counts from its empty run, not from when it came up', { state: 'paused', awakeSince: T0 + 5 * MIN }, T0 + 6 * 60 * MIN, { action: 'stop', tier: tiers[1], idleForMs: 6 * 60 * MIN }],
     ['a tier applied in an earlier run does not count', { lastTierApplied: { action: 'pause', at: T0 - MIN } }, T0 + 60 * MIN, { action: 'pause', tier: tiers[0], idleForMs: 60 * MIN }],
     ['no tiers, nothing to do', { tiers: [] }, T0 + 60 * MIN, null],
   ])('%s', (_name, over, now, expected) => {

@@ -90,7 +90,7 @@ export function idleOutlooks(group: Pick<Group, 'idleTiers'>, snap: GroupSnapsho
     const heldByFleet = held.has(instance.id);
     const decision = clock && choice.tiers.length > 0 && !instance.activeAction ? nextIdleAction({
       tiers: choice.tiers, clock, state: instance.state, allocated, playersOnline,
-      lastTierApplied: instance.fleet?.lastTier ?? null, heldByFleet,
+      lastTierApplied: instance.fleet?.lastTier ?? null, heldByFleet, awakeSince: instance.stateChangedAt,
     }, now) : null;
     let awakeBecause: string | null = null;
     if (decision === null && choice.tiers.length > 0) {

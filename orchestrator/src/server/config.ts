@@ -19,6 +19,7 @@ import {
 } from '../shared/config.js';
 import { parseRouterPublicAddress, type RouterPublicAddress } from './registry/router-address.js';
 import { DEFAULT_UNKNOWN_GRACE_MS } from '../lifecycle/reconcile.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from '../store/postgres-store.js';
 import { parseIdleTierText, SYSTEM_DEFAULT_IDLE_TIERS_TEXT, type IdleTier } from '../provisioning/index.js';
 
 export interface OrchestratorConfig {
@@ -31,6 +32,12 @@ export interface OrchestratorConfig {
   dataDir: string;
   /** undefined → SQLite file in the data dir; postgres://… → PostgreSQL. */
   databaseUrl: string | undefined;
+  /** Bound on opening a PostgreSQL connection or waiting for a pooled one. */
+  databaseConnectTimeoutMs: number;
+  /** PostgreSQL's statement_timeout for every pooled connection; 0 = none. */
+  databaseStatementTimeoutMs: number;
+  /** Bound on the readiness check's `select 1` (GET /api/v1/ready). */
+  readyTimeoutMs: number;
   /** Redis for the change fan-out across replicas (pub/sub); unset: PostgreSQL LISTEN/NOTIFY, or in-process on SQLite. */
   redisUrl: string | undefined;
   /** The reconciler lease's TTL (renewed every third of it; failover within ttl + ttl/3). */
@@ -146,6 +153,9 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     publicUrl: r.optional('ENDERCLOUD_PUBLIC_URL', parseUrl),
     dataDir: r.optional('ENDERCLOUD_DATA_DIR', asString, './data'),
     databaseUrl: r.optional('ENDERCLOUD_DATABASE_URL', parseDatabaseUrl),
+    databaseConnectTimeoutMs: r.optional('ENDERCLOUD_DATABASE_CONNECT_TIMEOUT', parseDuration, DEFAULT_CONNECT_TIMEOUT_MS),
+    databaseStatementTimeoutMs: r.optional('ENDERCLOUD_DATABASE_STATEMENT_TIMEOUT', parseIntervalOrOff, DEFAULT_STATEMENT_TIMEOUT_MS),
+    readyTimeoutMs: r.optional('ENDERCLOUD_READY_TIMEOUT', parseDuration, 2000),
     redisUrl: r.optional('ENDERCLOUD_REDIS_URL', parseRedisUrl),
     leaderLeaseTtlMs: r.optional('ENDERCLOUD_LEADER_LEASE_TTL', parseLeaseTtl, 10_000),
     nodeId: r.optional('ENDERCLOUD_NODE_ID', parseNodeId),

@@ -41,6 +41,7 @@ import { BackupStore, backupStoreHooks } from './services/backup-store.js';
 import { BackupScheduler } from './services/backup-scheduler.js';
 import { LayerStore } from './services/layer-store.js';
 import { OfflineDetector } from './services/offline-detector.js';
+import { DatabaseReadiness } from './services/readiness.js';
 import { HostMoves } from './provisioning/host-moves.js';
 import { ActionRunner } from './lifecycle-engine/action-runner.js';
 import { LifecycleService } from './services/lifecycle-service.js';
@@ -119,7 +120,9 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   await mkdir(config.dataDir, { recursive: true });
   const ownsStore = deps.store === undefined;
   // Every committed write that changes what routers see is published to the change port.
-  const baseStore = deps.store ?? (await openStore(config.databaseUrl, config.dataDir));
+  const baseStore = deps.store ?? (await openStore(config.databaseUrl, config.dataDir, {
+    connectTimeoutMs: config.databaseConnectTimeoutMs, statementTimeoutMs: config.databaseStatementTimeoutMs,
+  }));
   const ownedChanges = deps.changes ? undefined : await openChangePort(config, baseStore, logger);
   const changes: ChangePort = deps.changes ?? ownedChanges!;
   // Each committed transition is one info line with instance, from, to and reason.
@@ -246,8 +249,10 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     intervalMs: config.backupScheduleIntervalMs, ...(deps.timers ? { timers: deps.timers } : {}),
     isActive: () => leadership.isLeader(),
   });
+  metrics.leadership(leadership);
   const ctx: ServerContext = {
-    backupStore, backupScheduler,
+    backupStore, backupScheduler, nodeId: node.nodeId, leadership,
+    readiness: new DatabaseReadiness({ store, timeoutMs: config.readyTimeoutMs }),
     config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, driver: plainDriver, lifecycle, supervisor,
     updates: new UpdateService({ store, clock, lifecycle, images: plainDriver }),
     adoption: new AdoptionService({

@@ -30,6 +30,8 @@ export interface Store {
   close(): Promise<void>;
   /** Runs `fn` in one transaction; a throw rolls back every write made through `tx`. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  /** One trivial query (`select 1`): readiness checks whether the database answers. */
+  ping(): Promise<void>;
   /** 'sqlite' or 'postgres', for logs and metrics labels. */
   readonly dialect: 'sqlite' | 'postgres';
 

@@ -32,6 +32,8 @@ export interface OrchestratorConfig {
   dataDir: string;
   /** undefined → SQLite file in the data dir; postgres://… → PostgreSQL. */
   databaseUrl: string | undefined;
+  /** The Redis channel's prefix (`<prefix>:changes`); undefined: derived from the database's identity. */
+  redisPrefix: string | undefined;
   /** Bound on opening a PostgreSQL connection or waiting for a pooled one. */
   databaseConnectTimeoutMs: number;
   /** PostgreSQL's statement_timeout for every pooled connection; 0 = none. */
@@ -141,6 +143,12 @@ function parseRedisUrl(value: string): string {
   return value.trim();
 }
 
+function parseRedisPrefix(value: string): string {
+  const v = value.trim();
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.:{}-]{0,99}$/.test(v)) throw new Error('must be 1-100 characters of A-Z a-z 0-9 _ . : - { }, starting with a letter or digit');
+  return v;
+}
+
 export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
   const r = new EnvReader(env);
   const listen = r.optional('ENDERCLOUD_LISTEN', parseListen, { host: '127.0.0.1', port: 8080 });
@@ -157,6 +165,7 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     databaseStatementTimeoutMs: r.optional('ENDERCLOUD_DATABASE_STATEMENT_TIMEOUT', parseIntervalOrOff, DEFAULT_STATEMENT_TIMEOUT_MS),
     readyTimeoutMs: r.optional('ENDERCLOUD_READY_TIMEOUT', parseDuration, 2000),
     redisUrl: r.optional('ENDERCLOUD_REDIS_URL', parseRedisUrl),
+    redisPrefix: r.optional('ENDERCLOUD_REDIS_PREFIX', parseRedisPrefix),
     leaderLeaseTtlMs: r.optional('ENDERCLOUD_LEADER_LEASE_TTL', parseLeaseTtl, 10_000),
     nodeId: r.optional('ENDERCLOUD_NODE_ID', parseNodeId),
     inventorySweepMs: r.optional('ENDERCLOUD_INVENTORY_SWEEP_INTERVAL', parseDuration, 60_000),

@@ -123,11 +123,9 @@ export class OrchestratorMetrics {
       },
     });
     new Gauge({
-      name: 'endercloud_leader_epoch', help: "The reconciler lease's fencing epoch, as this replica last saw it (absent while unknown)", registers,
+      name: 'endercloud_leader_epoch', help: "The reconciler lease's fencing epoch, as this replica last saw it (0 while unknown: epochs start at 1)", registers,
       collect() {
-        this.reset();
-        const leader = leadership.leader();
-        if (leader) this.set(leader.epoch);
+        this.set(leadership.leader()?.epoch ?? 0);
       },
     });
     new Gauge({

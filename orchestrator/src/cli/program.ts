@@ -23,6 +23,7 @@ import { registerInstances } from './commands/instances.js';
 import { registerKeptData } from './commands/kept-data.js';
 import { registerLayers } from './commands/layers.js';
 import { registerRequests } from './commands/requests.js';
+import { registerSystem } from './commands/system.js';
 import { registerTokens } from './commands/tokens.js';
 import { registerTransfers } from './commands/transfers.js';
 import { readConfigFile, resolveTarget, type CliEnvironment } from './config.js';
@@ -132,6 +133,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerRequests(program, ctx);
   registerTokens(program, ctx);
   registerAudit(program, ctx);
+  registerSystem(program, ctx);
   registerCommands(program, ctx);
   registerCompletion(program, ctx);
   // Every sub-command (at any depth) inherits exitOverride and output routing.

@@ -11,6 +11,7 @@ import { authHook } from './auth/guard.js';
 import { METRICS_SCOPE } from './auth/scopes.js';
 import type { ServerContext } from './context.js';
 import { catalogRoutes } from './routes/catalog.js';
+import { systemRoutes } from './routes/system.js';
 import { commandRoutes, tokenRoutes } from './routes/commands.js';
 import { hostRoutes } from './routes/hosts.js';
 import { instanceRoutes } from './routes/instances.js';
@@ -78,9 +79,7 @@ export async function buildApp(ctx: ServerContext) {
   });
 
   await app.register(async (api) => {
-    api.get('/health', { schema: { tags: ['meta'], summary: 'Liveness' }, config: { auth: { public: true } } }, async () => ({
-      status: 'ok', version: ctx.version, database: ctx.store.dialect,
-    }));
+    await systemRoutes(api, ctx);
     api.get('/openapi.json', { schema: { hide: true }, config: { auth: { public: true } } }, async () => app.swagger());
     await hostRoutes(api, ctx);
     await api.register(async (scoped) => layerRoutes(scoped, ctx));

@@ -3,6 +3,8 @@
 
 export interface Clock {
   now(): number;
+  /** Re-reads the source before a decision that must be current (the database clock: database-clock.ts); throws when it is unreachable. */
+  sync?(): Promise<void>;
 }
 
 export const systemClock: Clock = { now: () => Date.now() };

@@ -19,6 +19,7 @@ import {
 } from '../shared/config.js';
 import { parseRouterPublicAddress, type RouterPublicAddress } from './registry/router-address.js';
 import { DEFAULT_UNKNOWN_GRACE_MS } from '../lifecycle/reconcile.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from '../store/postgres-store.js';
 import { parseIdleTierText, SYSTEM_DEFAULT_IDLE_TIERS_TEXT, type IdleTier } from '../provisioning/index.js';
 
 export interface OrchestratorConfig {
@@ -31,6 +32,14 @@ export interface OrchestratorConfig {
   dataDir: string;
   /** undefined → SQLite file in the data dir; postgres://… → PostgreSQL. */
   databaseUrl: string | undefined;
+  /** The Redis channel's prefix (`<prefix>:changes`); undefined: derived from the database's identity. */
+  redisPrefix: string | undefined;
+  /** Bound on opening a PostgreSQL connection or waiting for a pooled one. */
+  databaseConnectTimeoutMs: number;
+  /** PostgreSQL's statement_timeout for every pooled connection; 0 = none. */
+  databaseStatementTimeoutMs: number;
+  /** Bound on the readiness check's `select 1` (GET /api/v1/ready). */
+  readyTimeoutMs: number;
   /** Redis for the change fan-out across replicas (pub/sub); unset: PostgreSQL LISTEN/NOTIFY, or in-process on SQLite. */
   redisUrl: string | undefined;
   /** The reconciler lease's TTL (renewed every third of it; failover within ttl + ttl/3). */
@@ -134,6 +143,12 @@ function parseRedisUrl(value: string): string {
   return value.trim();
 }
 
+function parseRedisPrefix(value: string): string {
+  const v = value.trim();
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.:{}-]{0,99}$/.test(v)) throw new Error('must be 1-100 characters of A-Z a-z 0-9 _ . : - { }, starting with a letter or digit');
+  return v;
+}
+
 export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
   const r = new EnvReader(env);
   const listen = r.optional('ENDERCLOUD_LISTEN', parseListen, { host: '127.0.0.1', port: 8080 });
@@ -146,7 +161,11 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     publicUrl: r.optional('ENDERCLOUD_PUBLIC_URL', parseUrl),
     dataDir: r.optional('ENDERCLOUD_DATA_DIR', asString, './data'),
     databaseUrl: r.optional('ENDERCLOUD_DATABASE_URL', parseDatabaseUrl),
+    databaseConnectTimeoutMs: r.optional('ENDERCLOUD_DATABASE_CONNECT_TIMEOUT', parseDuration, DEFAULT_CONNECT_TIMEOUT_MS),
+    databaseStatementTimeoutMs: r.optional('ENDERCLOUD_DATABASE_STATEMENT_TIMEOUT', parseIntervalOrOff, DEFAULT_STATEMENT_TIMEOUT_MS),
+    readyTimeoutMs: r.optional('ENDERCLOUD_READY_TIMEOUT', parseDuration, 2000),
     redisUrl: r.optional('ENDERCLOUD_REDIS_URL', parseRedisUrl),
+    redisPrefix: r.optional('ENDERCLOUD_REDIS_PREFIX', parseRedisPrefix),
     leaderLeaseTtlMs: r.optional('ENDERCLOUD_LEADER_LEASE_TTL', parseLeaseTtl, 10_000),
     nodeId: r.optional('ENDERCLOUD_NODE_ID', parseNodeId),
     inventorySweepMs: r.optional('ENDERCLOUD_INVENTORY_SWEEP_INTERVAL', parseDuration, 60_000),

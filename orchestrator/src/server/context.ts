@@ -28,6 +28,8 @@ import type { NetworkSecret } from './provisioning/network-secret.js';
 import type { Supervisor } from './lifecycle-engine/supervisor.js';
 import type { BackupStore } from './services/backup-store.js';
 import type { BackupScheduler } from './services/backup-scheduler.js';
+import type { Leadership } from './leadership/leadership.js';
+import type { DatabaseReadiness } from './services/readiness.js';
 
 export interface ServerContext {
   config: Readonly<OrchestratorConfig>;
@@ -62,6 +64,12 @@ export interface ServerContext {
   /** Off-host copies of backups (ENDERCLOUD_BACKUP_DIR). */
   backupStore: BackupStore;
   backupScheduler: BackupScheduler;
+  /** This replica's node id (ENDERCLOUD_NODE_ID or `<data>/node-id`). */
+  nodeId: string;
+  /** The reconciler lease: who leads, for /health and /metrics. */
+  leadership: Leadership;
+  /** GET /ready: does the database answer. */
+  readiness: DatabaseReadiness;
 }
 
 /** The audit actor of a request: the token's name. */

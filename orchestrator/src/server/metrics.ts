@@ -4,11 +4,13 @@
 // each host's heartbeat lag. Per instance (docs/metrics.md): players, state and
 // the latest resource sample of the stats collector; per host: reserved vs
 // total memory and instance count. Every value is computed at scrape time, so
-// a removed instance or host leaves the output at the next scrape.
+// a removed instance or host leaves the output at the next scrape. Who leads
+// (endercloud_leader{node}, _epoch, _self) comes from the lease, not the store.
 
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
+import type { Leadership } from './leadership/leadership.js';
 import { instanceMetricsView, type InstanceMetricsView, type InstanceStatsCollector } from './services/instance-stats.js';
 
 type StatsField = 'cpuSecondsTotal' | 'memoryBytes' | 'memoryLimitBytes' | 'networkRxBytes' | 'networkTxBytes';
@@ -107,6 +109,31 @@ export class OrchestratorMetrics {
     hostGauge('endercloud_host_memory_reserved_bytes', 'Memory reserved on a host by the instances placed on it', (h) => h.memoryReservedBytes);
     hostGauge('endercloud_host_memory_total_bytes', 'Memory a host offers for instances', (h) => h.memoryTotalBytes);
     hostGauge('endercloud_host_instances', 'Instances placed on a host (any state)', (h) => h.instances);
+  }
+
+  /** Who leads as this replica sees it (no store read): endercloud_leader{node}, _epoch, _self. */
+  leadership(leadership: Pick<Leadership, 'leader'>): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'endercloud_leader', help: 'The node holding the reconciler lease, as this replica last saw it (1; absent while unknown)', labelNames: ['node'], registers,
+      collect() {
+        this.reset();
+        const leader = leadership.leader();
+        if (leader) this.set({ node: leader.node }, 1);
+      },
+    });
+    new Gauge({
+      name: 'endercloud_leader_epoch', help: "The reconciler lease's fencing epoch, as this replica last saw it (0 while unknown: epochs start at 1)", registers,
+      collect() {
+        this.set(leadership.leader()?.epoch ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'endercloud_leader_self', help: 'Whether this replica holds the reconciler lease (1) or not (0)', registers,
+      collect() {
+        this.set(leadership.leader()?.self ? 1 : 0);
+      },
+    });
   }
 
   commandOutcome(kind: string, outcome: 'succeeded' | 'retried' | 'failed'): void {

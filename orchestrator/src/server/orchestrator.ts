@@ -27,6 +27,7 @@ import { IdleTierSettings } from './provisioning/idle-tier-settings.js';
 import { buildApp, type OrchestratorApp } from './app.js';
 import { TokenService } from './auth/tokens.js';
 import { systemClock, type Clock } from './clock.js';
+import { DatabaseClock } from './database-clock.js';
 import type { OrchestratorConfig } from './config.js';
 import type { ServerContext } from './context.js';
 import { OrchestratorMetrics } from './metrics.js';
@@ -40,6 +41,7 @@ import { BackupStore, backupStoreHooks } from './services/backup-store.js';
 import { BackupScheduler } from './services/backup-scheduler.js';
 import { LayerStore } from './services/layer-store.js';
 import { OfflineDetector } from './services/offline-detector.js';
+import { DatabaseReadiness } from './services/readiness.js';
 import { HostMoves } from './provisioning/host-moves.js';
 import { ActionRunner } from './lifecycle-engine/action-runner.js';
 import { LifecycleService } from './services/lifecycle-service.js';
@@ -57,7 +59,10 @@ import { packageVersion } from '../shared/package-version.js';
 const RCON_CALL_TIMEOUT_MS = 15_000;
 
 export interface OrchestratorDeps {
+  /** This process's clock; when injected it also stands for the database's (unless `databaseClock` is given). */
   clock?: Clock;
+  /** The clock heartbeats are stamped and judged on; default: the database's (database-clock.ts). */
+  databaseClock?: Clock;
   logger?: Logger;
   /** The readiness prober's HTTP probes of game servers. */
   fetch?: typeof fetch;
@@ -115,7 +120,9 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   await mkdir(config.dataDir, { recursive: true });
   const ownsStore = deps.store === undefined;
   // Every committed write that changes what routers see is published to the change port.
-  const baseStore = deps.store ?? (await openStore(config.databaseUrl, config.dataDir));
+  const baseStore = deps.store ?? (await openStore(config.databaseUrl, config.dataDir, {
+    connectTimeoutMs: config.databaseConnectTimeoutMs, statementTimeoutMs: config.databaseStatementTimeoutMs,
+  }));
   const ownedChanges = deps.changes ? undefined : await openChangePort(config, baseStore, logger);
   const changes: ChangePort = deps.changes ?? ownedChanges!;
   // Each committed transition is one info line with instance, from, to and reason.
@@ -123,6 +130,11 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const store = notifyingStore(baseStore, changes, {
     onTransition: (t) => lifecycleLog.info({ ...t }, `instance ${t.instance}: ${t.from ?? '?'} → ${t.to} (${t.reason})`),
   });
+  // Beat times are stamped and compared on the database's clock, as the lease is (an injected clock stands for it in tests).
+  const ownedDatabaseClock = deps.clock ? undefined : new DatabaseClock({ read: () => store.leases.now(), logger: logger.child({ component: 'database-clock' }) });
+  await ownedDatabaseClock?.sync();
+  ownedDatabaseClock?.start();
+  const hostClock: Clock = deps.databaseClock ?? ownedDatabaseClock ?? clock;
   const node = await loadNodeIdentity(config.dataDir, config.nodeId);
   // A restarted node's previous incarnation is gone: its claims come back now, not after the command lease.
   const released = await store.commands.releaseClaimsOf(node.nodeId, node.incarnation, clock.now());
@@ -138,7 +150,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const plainDriver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
   // The engine's calls (worker handlers, supervisor, probes) carry the lease epoch; agents refuse a deposed leader's.
   const driver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs, epoch: leadership });
-  const metrics = new OrchestratorMetrics(store, clock, new InstanceStatsCollector({ store, clock, logger: logger.child({ component: 'instance-stats' }), intervalMs: config.statsIntervalMs, driver: new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: Math.min(STATS_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) }), ...(deps.timers ? { timers: deps.timers } : {}) }));
+  const metrics = new OrchestratorMetrics(store, hostClock, new InstanceStatsCollector({ store, clock, logger: logger.child({ component: 'instance-stats' }), intervalMs: config.statsIntervalMs, driver: new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: Math.min(STATS_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) }), ...(deps.timers ? { timers: deps.timers } : {}) }));
   const bridge = new BridgeSignals();
   const crashLoopDefaults = {
     maxExits: config.crashLoopMaxExits, windowMs: config.crashLoopWindowMs,
@@ -208,11 +220,11 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   });
   await layers.init();
   const hosts = new HostService({
-    store, driver: plainDriver, clock, logger: logger.child({ component: 'hosts' }), onCommandsQueued,
+    store, driver: plainDriver, clock: hostClock, logger: logger.child({ component: 'hosts' }), onCommandsQueued,
     onReturned: (hostId) => hostMoves.returned(hostId), onRecovered: () => supervisor.kick(),
   });
   const detector = new OfflineDetector({
-    store, clock, logger: logger.child({ component: 'offline-detector' }),
+    store, clock: hostClock, logger: logger.child({ component: 'offline-detector' }),
     missedBeats: config.hostOfflineAfterBeats, sweepIntervalMs: config.offlineSweepIntervalMs, onOffline: (hostId) => hostMoves.lost(hostId),
   });
   const registry = new RegistryFeed({ store, clock, logger: logger.child({ component: 'registry' }), changes });
@@ -237,8 +249,10 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     intervalMs: config.backupScheduleIntervalMs, ...(deps.timers ? { timers: deps.timers } : {}),
     isActive: () => leadership.isLeader(),
   });
+  metrics.leadership(leadership);
   const ctx: ServerContext = {
-    backupStore, backupScheduler,
+    backupStore, backupScheduler, nodeId: node.nodeId, leadership,
+    readiness: new DatabaseReadiness({ store, timeoutMs: config.readyTimeoutMs }),
     config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, driver: plainDriver, lifecycle, supervisor,
     updates: new UpdateService({ store, clock, lifecycle, images: plainDriver }),
     adoption: new AdoptionService({
@@ -278,6 +292,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       await hosts.whenIdle();
       stopLeaderLoops();
       await leadership.stop();
+      ownedDatabaseClock?.stop();
       ownedTransport?.close();
       await ownedChanges?.close();
       if (ownsStore) await store.close();

@@ -39,6 +39,8 @@ export const ERROR_CATALOGUE = {
   PORT_RANGE_EXHAUSTED: 503,
   NO_CAPACITY: 503,
   HOST_UNAVAILABLE: 503,
+  /** The store's database did not answer (readiness: GET /api/v1/ready). */
+  DATABASE_UNAVAILABLE: 503,
   UPSTREAM_FAILED: 502,
   RCON_AUTH_FAILED: 502,
   DOCKER_ERROR: 502,

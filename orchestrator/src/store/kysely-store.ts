@@ -1,7 +1,7 @@
 // The one Store implementation, over Kysely. The SQLite and PostgreSQL
 // adapters only build the Kysely instance; every query lives here and in repos/.
 
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { StoreContext } from './context.js';
 import { HeartbeatCoalescer } from './heartbeat-coalescer.js';
 import { migrateToLatest, type StoreDialect } from './migrations/index.js';
@@ -86,6 +86,10 @@ export class KyselyStore implements Store {
 
   async migrate(): Promise<void> {
     await migrateToLatest(this.db as Kysely<unknown>, this.dialect);
+  }
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
   }
 
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {

@@ -35,14 +35,25 @@ function preparingPool(pool: pg.Pool): PostgresPool {
   };
 }
 
+/** How long opening a connection, or waiting for a pooled one, may take before the query fails. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+/** The server ends any one statement running longer (PostgreSQL's statement_timeout); 0 = no bound. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+
 export interface PostgresStoreOptions {
   maxConnections?: number;
+  connectTimeoutMs?: number;
+  statementTimeoutMs?: number;
 }
 
 export function openPostgresStore(connectionString: string, options: PostgresStoreOptions = {}): KyselyStore {
   const pool = new pg.Pool({
     connectionString,
     max: options.maxConnections ?? 10,
+    // A database that does not answer fails queries within these bounds instead of holding them
+    // (and the heartbeats behind them) until the network gives up (docs/production.md).
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    ...((options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS) > 0 ? { statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS } : {}),
     types: {
       getTypeParser: ((oid: number, format?: string) =>
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,

@@ -4,7 +4,8 @@
 //
 // Rules every implementation keeps:
 // - Timestamps are epoch milliseconds supplied by the caller (the clock is
-//   injected upstream); the store never reads the time itself.
+//   injected upstream); the store never reads the time itself, except for the
+//   leases, which run on the database's clock (and lend it: `leases.now()`).
 // - Not-found reads return `undefined`; not-found writes throw AppError with the
 //   matching *_NOT_FOUND code. Immutability violations throw `IMMUTABLE`,
 //   uniqueness and optimistic-version clashes throw `CONFLICT`.
@@ -29,6 +30,8 @@ export interface Store {
   close(): Promise<void>;
   /** Runs `fn` in one transaction; a throw rolls back every write made through `tx`. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  /** One trivial query (`select 1`): readiness checks whether the database answers. */
+  ping(): Promise<void>;
   /** 'sqlite' or 'postgres', for logs and metrics labels. */
   readonly dialect: 'sqlite' | 'postgres';
 
@@ -457,6 +460,8 @@ export interface LeaseRepository {
   /** Resigns: expires the lease now if `holder` holds it (true), so another replica takes it at once. */
   release(name: string, holder: string): Promise<boolean>;
   get(name: string): Promise<LeaseRecord | undefined>;
+  /** The database's clock (epoch ms), the one the leases run on: replicas with drifting clocks agree on it. */
+  now(): Promise<EpochMs>;
 }
 
 // ---------------------------------------------------------------- off-host backups (backup-store.ts)

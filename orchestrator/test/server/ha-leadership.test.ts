@@ -49,6 +49,20 @@ describe('LeaderLease', () => {
     expect(seenB).toEqual([true, false]);
   });
 
+  it('leader() names the holder as each candidate last saw it, and null once the database stops answering', async () => {
+    const own = await openStore(undefined, await mkdtemp(path.join(dir, 'view-')));
+    const a = new LeaderLease({ leases: own.leases, name: 'lv', holder: 'node-a', ttlMs: 60_000, logger: silentLogger });
+    const b = new LeaderLease({ leases: own.leases, name: 'lv', holder: 'node-b', ttlMs: 60_000, logger: silentLogger });
+    await a.attempt();
+    await b.attempt();
+    expect(a.leader()).toEqual({ node: 'node-a', epoch: 1, self: true });
+    expect(b.leader()).toEqual({ node: 'node-a', epoch: 1, self: false });
+    await own.close();
+    await b.attempt(); // fails: the store is closed
+    expect(b.leader()).toBeNull();
+    expect(a.leader()).toEqual({ node: 'node-a', epoch: 1, self: true }); // its local lease has not lapsed
+  });
+
   it('a resignation is announced on the change port: a standby takes over at once, not at its next round', async () => {
     const changes = new InProcessChangePort(); // stands in for the cross-replica fan-out
     const a = new LeaderLease({ leases: store.leases, name: 'reconciler', holder: 'node-a', ttlMs: 60_000, logger: silentLogger, changes });

@@ -12,6 +12,7 @@ import { systemContract } from './contract-system.js';
 import { unclaimedContract } from './contract-unclaimed.js';
 import { installationRequestContract } from './contract-installation-requests.js';
 import { leaseContract } from './contract-leases.js';
+import { hostClockContract } from './contract-host-clock.js';
 import { allocationContract } from './contract-allocation.js';
 import { backupsContract } from './contract-backups.js';
 import { webSessionContract } from './contract-web-sessions.js';
@@ -199,6 +200,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     unclaimedContract(handle);
     installationRequestContract(handle);
     leaseContract(handle);
+    hostClockContract(handle);
     backupsContract(handle);
     webSessionContract(handle);
   });

@@ -6,7 +6,7 @@ import type { Change, ChangeKind } from './change-port.js';
 
 const KINDS: ReadonlySet<string> = new Set<ChangeKind>(['instance', 'host', 'group', 'system', 'players']);
 
-/** Channel name shared by both adapters (a PostgreSQL identifier and a Redis channel). */
+/** The LISTEN/NOTIFY channel (NOTIFY is per database already); Redis uses `<prefix>:changes` (redis-change-port.ts). */
 export const CHANGE_CHANNEL = 'endercloud_changes';
 
 export function encodeChange(change: Change, origin: string): string {

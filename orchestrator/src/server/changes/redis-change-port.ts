@@ -2,18 +2,31 @@
 // one connection subscribes (a subscribed connection can do nothing else), one
 // publishes. ioredis reconnects and resubscribes by itself; after every
 // reconnect the local listeners are told to resync (messages published while
-// the subscriber was away are gone — pub/sub keeps nothing).
+// the subscriber was away are gone — pub/sub keeps nothing). The channel is
+// `<prefix>:changes`: deployments sharing one Redis each have their own
+// (ENDERCLOUD_REDIS_PREFIX, by default a hash of the database's identity).
 
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from '../../shared/logger.js';
 import { InProcessChangePort, type Change, type ChangeListener, type ChangePort } from './change-port.js';
-import { CHANGE_CHANNEL, RESYNC, decodeChange, encodeChange } from './change-wire.js';
+import { databaseIdentity } from '../../store/open-store.js';
+import { RESYNC, decodeChange, encodeChange } from './change-wire.js';
 
 export interface RedisChangePortOptions {
   url: string;
   logger: Logger;
-  channel?: string;
+  /** The pub/sub channel (redisChangeChannel()). */
+  channel: string;
+}
+
+/** The default prefix: one per database, so only replicas of the same deployment hear each other (no credentials in it). */
+export function defaultRedisPrefix(databaseUrl: string | undefined, dataDir: string): string {
+  return `endercloud:${createHash('sha256').update(databaseIdentity(databaseUrl, dataDir)).digest('hex').slice(0, 16)}`;
+}
+
+export function redisChangeChannel(config: { redisPrefix: string | undefined; databaseUrl: string | undefined; dataDir: string }): string {
+  return `${config.redisPrefix ?? defaultRedisPrefix(config.databaseUrl, config.dataDir)}:changes`;
 }
 
 export class RedisChangePort implements ChangePort {
@@ -25,7 +38,7 @@ export class RedisChangePort implements ChangePort {
   private readyOnce = false;
 
   constructor(private readonly deps: RedisChangePortOptions) {
-    this.channel = deps.channel ?? CHANGE_CHANNEL;
+    this.channel = deps.channel;
     const options = { lazyConnect: true, maxRetriesPerRequest: 2 };
     this.pub = new Redis(deps.url, options);
     this.sub = new Redis(deps.url, options);
@@ -50,6 +63,11 @@ export class RedisChangePort implements ChangePort {
       this.sub.disconnect();
       throw err;
     }
+  }
+
+  /** The channel this port publishes and listens on. */
+  get channelName(): string {
+    return this.channel;
   }
 
   subscribe(listener: ChangeListener): () => void {

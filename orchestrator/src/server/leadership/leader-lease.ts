@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../shared/logger.js';
 import type { LeaseRepository } from '../../store/store.js';
 import type { ChangePort } from '../changes/change-port.js';
-import type { Leadership } from './leadership.js';
+import type { LeaderView, Leadership } from './leadership.js';
 
 export const RECONCILER_LEASE = 'reconciler';
 /** Announced on the change port when a holder resigns: standbys try at once instead of at their next round. */
@@ -40,6 +40,8 @@ export class LeaderLease implements Leadership {
   private validUntil = 0;
   private heldEpoch: number | null = null;
   private lastReported = false;
+  /** Another replica's lease as read after a failed attempt; undefined when none was read. */
+  private observed: { node: string; epoch: number } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private attempting: Promise<void> | undefined;
   private readonly listeners = new Set<(leader: boolean) => void>();
@@ -56,6 +58,11 @@ export class LeaderLease implements Leadership {
 
   epoch(): number | null {
     return this.heldEpoch;
+  }
+
+  leader(): LeaderView | null {
+    if (this.isLeader()) return { node: this.deps.holder, epoch: this.heldEpoch!, self: true };
+    return this.observed ? { ...this.observed, self: false } : null;
   }
 
   onChange(fn: (leader: boolean) => void): () => void {
@@ -105,12 +112,17 @@ export class LeaderLease implements Leadership {
         this.held = true;
         this.heldEpoch = lease.epoch;
         this.validUntil = sentAt + this.deps.ttlMs;
+        this.observed = undefined;
       } else {
         if (this.held) this.deps.logger.warn({ lease: this.name, epoch: this.heldEpoch }, 'leader lease lost to another replica');
         this.held = false;
+        // Who holds it instead (shown by /health, /metrics and `ectl system`): one read per round on a standby.
+        const current = await this.deps.leases.get(this.name);
+        this.observed = current && current.holder !== this.deps.holder ? { node: current.holder, epoch: current.epoch } : undefined;
       }
     } catch (err) {
-      // Keep what we have until it lapses locally; the next attempt retries.
+      // Keep what we have until it lapses locally; the next attempt retries. Who else leads is unknown now.
+      this.observed = undefined;
       this.deps.logger.warn({ err: (err as Error).message, lease: this.name }, 'leader lease renewal failed');
     }
     this.report();

@@ -9,6 +9,15 @@ export interface Leadership {
   epoch(): number | null;
   /** Called with the new value whenever isLeader() changes; returns an unsubscribe. */
   onChange(fn: (leader: boolean) => void): () => void;
+  /** Who leads, as this replica last saw it (no database read); null while unknown (the database did not answer). */
+  leader(): LeaderView | null;
+}
+
+/** The lease holder: its node id and fencing epoch, and whether it is this replica. */
+export interface LeaderView {
+  node: string;
+  epoch: number;
+  self: boolean;
 }
 
 /** A loop that only runs on the leader: `runs()` is its gate, and it is kicked when leadership arrives. */

@@ -5,6 +5,8 @@
 // no host is marked until every host had N of its intervals to beat again (a
 // PostgreSQL restart or an orchestrator upgrade never looks like the loss of
 // every host, which would make every instance `unknown` and replace fleets).
+// The clock is the database's (database-clock.ts), re-read before each sweep:
+// beat times are stamped on it too, so a replica's own skew marks nobody.
 
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
@@ -12,6 +14,7 @@ import type { Clock } from '../clock.js';
 
 export interface OfflineDetectorOptions {
   store: Store;
+  /** The database's clock in production (beat times are stamped on it); tests may pass a manual one. */
   clock: Clock;
   logger: Logger;
   missedBeats: number;
@@ -63,8 +66,9 @@ export class OfflineDetector {
   }
 
   private async markStale(): Promise<string[]> {
-    const now = this.deps.clock.now();
     try {
+      await this.deps.clock.sync?.();
+      const now = this.deps.clock.now();
       if (this.reachableSince !== undefined) {
         const afterOutage = this.reachableSince === 'now';
         const since = this.reachableSince === 'now' ? now : this.reachableSince;

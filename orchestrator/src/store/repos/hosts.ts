@@ -1,6 +1,8 @@
 // Hosts: heartbeat upsert (the hot path: one statement, or none when only the
 // beat time changed — heartbeat-coalescer.ts), status changes, staleness sweep
-// and memory reservations that never oversubscribe.
+// and memory reservations that never oversubscribe. No write moves a host's
+// beat time backwards (a late beat from a replica that was cut off keeps the
+// newer time another replica stored).
 
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { EpochMs, Host, HostHeartbeat, HostStatus, MaintenanceMode } from '../../domain/index.js';
@@ -76,6 +78,8 @@ export class KyselyHostRepository implements HostRepository {
 
   private async writeHeartbeat(hb: HostHeartbeat, now: EpochMs): Promise<HeartbeatResult> {
     const wasOffline = sql<boolean>`hosts.status = 'OFFLINE'`;
+    const later = (column: 'last_heartbeat_at' | 'updated_at') =>
+      sql<number>`case when excluded.${sql.raw(column)} > hosts.${sql.raw(column)} then excluded.${sql.raw(column)} else hosts.${sql.raw(column)} end`;
     const row = await this.ctx.db
       .insertInto('hosts')
       .values({
@@ -109,8 +113,9 @@ export class KyselyHostRepository implements HostRepository {
           heartbeat_interval_ms: eb.ref('excluded.heartbeat_interval_ms'),
           boot_id: eb.ref('excluded.boot_id'),
           inventory_digest: eb.ref('excluded.inventory_digest'),
-          last_heartbeat_at: eb.ref('excluded.last_heartbeat_at'),
-          updated_at: eb.ref('excluded.updated_at'),
+          // Never backwards: a beat that waited on a replica cut from the database lands after newer ones.
+          last_heartbeat_at: later('last_heartbeat_at'),
+          updated_at: later('updated_at'),
           // A returning host is never placeable before recovery finishes.
           status: sql<string>`case when ${wasOffline} then 'RECOVERING' else hosts.status end`,
           status_reason: sql<string | null>`case when ${wasOffline} then 'heartbeat after being offline' else hosts.status_reason end`,

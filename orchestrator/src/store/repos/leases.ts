@@ -1,10 +1,12 @@
 // Leases (HA leader election): one conditional upsert takes or renews a lease on
 // the DATABASE clock, so replicas with drifting clocks agree on expiry. The
 // fencing epoch rises by one whenever the holder changes; agents refuse calls
-// that carry an older one. The one place the store reads a clock itself.
+// that carry an older one. The one place the store reads a clock itself
+// (`now()` lends it to the offline detector: server/database-clock.ts).
 
 import { sql, type RawBuilder } from 'kysely';
 import type { StoreContext } from '../context.js';
+import type { EpochMs } from '../../domain/index.js';
 import type { LeaseRecord, LeaseRepository } from '../store.js';
 
 type LeaseRow = { name: string; holder: string; epoch: number | string; expires_at: number | string };
@@ -19,6 +21,11 @@ export class KyselyLeaseRepository implements LeaseRepository {
     return this.ctx.dialect === 'postgres'
       ? sql<number>`cast(floor(extract(epoch from clock_timestamp()) * 1000) as bigint)`
       : sql<number>`cast((julianday('now') - 2440587.5) * 86400000 as integer)`;
+  }
+
+  async now(): Promise<EpochMs> {
+    const { rows } = await sql<{ now: number | string }>`select ${this.dbNow()} as now`.execute(this.ctx.db);
+    return Number(rows[0]!.now);
   }
 
   async acquire(name: string, holder: string, ttlMs: number): Promise<LeaseRecord | undefined> {

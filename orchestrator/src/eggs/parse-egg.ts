@@ -80,6 +80,16 @@ function chooseImage(entries: [string, string][], key: string | undefined, p: Eg
   return image;
 }
 
+/** The choices kept as `images`: each a label and an image reference the template field accepts (at most 64); the rest listed. */
+function storedImages(entries: [string, string][], p: EggPreview): [string, string][] {
+  const ok = entries.filter(([label, img], i) => {
+    const why = label.length === 0 || label.length > 256 ? 'its label is empty or longer than 256 characters' : !/^[^\s]+$/.test(img) || img.length > 512 ? 'it is not an image reference' : i >= 64 ? 'only 64 choices are kept' : undefined;
+    if (why) p.untranslated.push({ field: `docker_images[${JSON.stringify(label)}]`, reason: `not kept in images: ${why}` });
+    return why === undefined;
+  });
+  return ok;
+}
+
 function readiness(startup: Record<string, unknown> | undefined, p: EggPreview): TemplateBody['readiness'] {
   for (const key of Object.keys(startup ?? {})) if (key !== 'done') p.untranslated.push({ field: `config.startup.${key}`, reason: 'no equivalent (only "done" is read)' });
   const done = startup?.done;
@@ -243,7 +253,8 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
     command: command.argv,
     stdin: true,
   };
-  if (images.length > 0) body.images = Object.fromEntries(images);
+  const choices = storedImages(images, p);
+  if (choices.length > 0) body.images = Object.fromEntries(choices);
   if (files.length > 0) body.configFiles = files;
   if (inst) body.install = inst;
   p.mapped.push({ from: '(no egg field)', to: `resources: ${body.resources.memoryMb} MB (SERVER_MEMORY); the container port is the template default (SERVER_PORT)` });

@@ -163,6 +163,13 @@ describe('parseEgg: Pelican formats, field by field', () => {
     expect(template?.variables?.find((v) => v.name === 'AUTO_UPDATE')).toMatchObject({ booleanValues: { true: '1', false: '0' }, validation: { values: ['1', '0'] } });
   });
 
+  it('a docker_images choice the template field cannot hold is listed, not stored', () => {
+    const egg = { ...(fixture('test-server.v2.json') as Record<string, unknown>), docker_images: { Good: 'a:1', Bad: 'not an image' } };
+    const { template, preview } = parseEgg(egg);
+    expect(template?.images).toEqual({ Good: 'a:1' });
+    expect(preview.untranslated).toContainEqual({ field: 'docker_images["Bad"]', reason: 'not kept in images: it is not an image reference' });
+  });
+
   it('a PTDL_v2 egg carrying startup_commands lists it as unknown (only PLCN_v3 has it)', () => {
     const egg = { ...(fixture('test-server.v2.json') as Record<string, unknown>), startup_commands: { Default: 'x' } };
     expect(parseEgg(egg).preview.unknownFields).toContain('startup_commands');

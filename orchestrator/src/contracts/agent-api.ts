@@ -81,7 +81,12 @@ const containerFields = {
     {
       path: Type.String({ minLength: 1, maxLength: 1024 }),
       parser: Type.Union(['properties', 'yaml', 'json', 'ini', 'xml', 'toml', 'file'].map((p) => Type.Literal(p))),
-      edits: Type.Array(Type.Object({ key: Type.String({ minLength: 1, maxLength: 512 }), value: Type.String({ maxLength: 4096 }) }, { additionalProperties: false }), { maxItems: 256 }),
+      edits: Type.Array(Type.Object({
+        key: Type.String({ minLength: 1, maxLength: 512 }),
+        value: Type.String({ maxLength: 4096 }),
+        /** Value matching: only a value equal to this, or matching `regex:RE`, is replaced. */
+        ifValue: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+      }, { additionalProperties: false }), { maxItems: 4096 }),
     },
     { additionalProperties: false },
   ), { maxItems: 64 })),

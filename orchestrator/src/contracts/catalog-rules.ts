@@ -10,7 +10,8 @@ import { unwrap } from '../lifecycle/result.js';
 import { parseIdleTiers, parseScalingPolicy, type IdleTier } from '../provisioning/scaling-policy.js';
 import { parseBackupPolicy, type BackupPolicy } from './backup-policy.js';
 import { AppError } from '../shared/errors.js';
-import { unknownReferences } from '../eggs/config-references.js';
+import { configKeyProblem } from '../eggs/config-keys.js';
+import { normalizeBoolean } from '../eggs/boolean-values.js';
 import type { GroupBody, TemplateBody } from './catalog.js';
 
 export const DEFAULT_CONTAINER_PORT = 25565;
@@ -44,11 +45,22 @@ function checkVariable(v: TemplateBody['variables'] extends (infer T)[] | undefi
     const problem = valueProblem(v.type, v.default, rules);
     if (problem) throw invalid(`${f}/default`, problem);
   }
+  if (v.booleanValues) {
+    const b = v.booleanValues;
+    if (v.type !== 'enum' || b.true === b.false || !rules.values?.includes(b.true) || !rules.values.includes(b.false)) {
+      throw invalid(`${f}/booleanValues`, 'needs an enum variable whose values include both (and two different values)');
+    }
+  }
   const out: VariableSpec = { name: v.name, type: v.type };
-  for (const key of ['description', 'env', 'default', 'required', 'secret', 'validation', 'apply', 'operatorOnly', 'hidden'] as const) {
+  for (const key of ['description', 'env', 'default', 'required', 'secret', 'validation', 'apply', 'operatorOnly', 'hidden', 'booleanValues'] as const) {
     if (v[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = v[key];
   }
   return out;
+}
+
+/** A value as it is stored: an egg boolean in its own spelling (`true` → `1` where the egg says 1/0); anything else unchanged. */
+export function normalizeValue(variable: Pick<VariableSpec, 'booleanValues'>, value: unknown): unknown {
+  return variable.booleanValues ? normalizeBoolean(variable.booleanValues, value) : value;
 }
 
 /** Why a value does not fit a variable's type and rules, or undefined when it does. */
@@ -135,6 +147,7 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
     spec.networkSecret = { env: body.networkSecret.env };
   }
   Object.assign(spec, runtimeFields(body, paths));
+  if (body.images && Object.keys(body.images).length > 0) spec.images = body.images;
   if (body.backup) {
     spec.backup = {
       ...(body.backup.onlineSave !== undefined ? { onlineSave: body.backup.onlineSave } : {}), ...(backupPaths ? { paths: backupPaths } : {}),
@@ -156,8 +169,8 @@ function runtimeFields(body: TemplateBody, paths: (list: readonly string[], fiel
     const filePaths = paths(body.configFiles.map((f) => f.path), 'configFiles');
     out.configFiles = body.configFiles.map((f, i) => {
       for (const [key, value] of Object.entries(f.find)) {
-        const unknown = unknownReferences(value);
-        if (unknown.length > 0) throw invalid(`configFiles/${i}/find/${key}`, `refers to {{${unknown[0]}}}, which names nothing an instance has (known: server.build.default.port/ip, server.allocations.default.port/ip, server.build.memory, env.NAME)`);
+        const problem = configKeyProblem(f.parser, key, value);
+        if (problem) throw invalid(`configFiles/${i}/find/${key}`, problem);
       }
       return { path: filePaths[i] as string, parser: f.parser, find: f.find };
     });

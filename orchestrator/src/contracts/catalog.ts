@@ -49,6 +49,10 @@ const Variable = Type.Object(
     apply: Type.Optional(Type.Union([Type.Literal('immediate'), Type.Literal('restart_required')])),
     operatorOnly: Type.Optional(Type.Boolean()),
     hidden: Type.Optional(Type.Boolean({ description: 'value shown to operators only (egg user_viewable: false)' })),
+    booleanValues: Type.Optional(Type.Object(
+      { true: Type.String({ minLength: 1, maxLength: 64 }), false: Type.String({ minLength: 1, maxLength: 64 }) },
+      { additionalProperties: false, description: 'an egg boolean: true/false/1/0 given are stored as these two values (the enum\'s values)' },
+    )),
   },
   { additionalProperties: false },
 );
@@ -86,7 +90,15 @@ const ConfigFile = Type.Object(
   {
     path: Type.String({ minLength: 1, maxLength: 1024 }),
     parser: Type.Union(CONFIG_PARSERS.map((p) => Type.Literal(p))),
-    find: Type.Record(Type.String({ minLength: 1, maxLength: 512 }), Type.String({ maxLength: 4096 }), { minProperties: 1, maxProperties: 256 }),
+    find: Type.Record(
+      Type.String({ minLength: 1, maxLength: 512 }),
+      Type.Union([
+        Type.String({ maxLength: 4096 }),
+        // Value matching: old value (or `regex:RE`) → new value; only a value that fits is replaced.
+        Type.Record(Type.String({ minLength: 1, maxLength: 1024 }), Type.String({ maxLength: 4096 }), { minProperties: 1, maxProperties: 16 }),
+      ]),
+      { minProperties: 1, maxProperties: 256 },
+    ),
   },
   { additionalProperties: false },
 );
@@ -136,6 +148,9 @@ export const TemplateBody = Type.Object(
     stdin: Type.Optional(Type.Boolean()),
     install: Type.Optional(Install),
     configFiles: Type.Optional(Type.Array(ConfigFile, { maxItems: 64 })),
+    images: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }), {
+      maxProperties: 64, description: 'the image choices an egg offers (label → image); stored with the template, used by nothing else yet',
+    })),
   },
   { additionalProperties: false },
 );

@@ -45,6 +45,16 @@ export interface VariableSpec {
    * It is operator-only too.
    */
   hidden?: boolean;
+  /**
+   * An egg's boolean (enum of these two values): `true`/`false`/`1`/`0` given in
+   * any spelling are stored as the egg's own (`1`/`0` or `true`/`false`).
+   */
+  booleanValues?: BooleanValues;
+}
+
+export interface BooleanValues {
+  true: string;
+  false: string;
 }
 
 export const READINESS_KINDS = ['minecraft', 'tcp', 'http', 'log', 'bridge'] as const;
@@ -133,6 +143,8 @@ export interface TemplateSpec {
   stdin?: boolean;
   install?: InstallSpec;
   configFiles?: ConfigFileSpec[];
+  /** The image choices an egg offers (label → image), stored as imported; nothing reads them yet. */
+  images?: Record<string, string>;
 }
 
 /** A one-off script run at creation (state `installing`) in its own container, the instance directory at `/mnt/server`. */
@@ -147,11 +159,15 @@ export interface InstallSpec {
 export const CONFIG_PARSERS = ['properties', 'yaml', 'json', 'ini', 'xml', 'toml', 'file'] as const;
 export type ConfigParser = (typeof CONFIG_PARSERS)[number];
 
-/** Edits applied to a file under /data before each start: keys (dotted paths in structured files) → values with `{{…}}` references. */
+/**
+ * Edits applied to a file under /data before each start: keys (paths with `[0]`
+ * indexes and `*` wildcards in yaml/json/toml) → values with `{{…}}` references,
+ * or value matching: `{old value or "regex:RE": new value}` replaces only a value that fits.
+ */
 export interface ConfigFileSpec {
   path: string;
   parser: ConfigParser;
-  find: Record<string, string>;
+  find: Record<string, string | Record<string, string>>;
 }
 
 /** Backup rules: `onlineSave` archives a running server after save-off + save-all flush over RCON; `paths` limit the archive (default: all of /data). */

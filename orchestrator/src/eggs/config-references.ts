@@ -16,9 +16,12 @@ export function resolveReference(ref: string, ctx: ConfigContext): string | unde
   switch (ref) {
     case 'server.build.default.port': case 'server.allocations.default.port': return String(ctx.port);
     case 'server.build.default.ip': case 'server.allocations.default.ip': return ctx.ip;
-    case 'server.build.memory': return String(ctx.memoryMb);
+    case 'server.build.memory': case 'server.build.memory_limit': return String(ctx.memoryMb);
+    // Wings' own address on the Docker network (BungeeCord's servers); here the address the instance is given.
+    case 'config.docker.interface': return ctx.ip;
   }
-  const env = /^(?:server\.build\.)?env\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(ref);
+  // Pterodactyl's `server.build.env.X` and `env.X`; Pelican's `server.environment.X` (its importer rewrites the former into it).
+  const env = /^(?:server\.build\.env|server\.build\.environment|server\.environment|env)\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(ref);
   if (env) return ctx.env[env[1] as string] ?? '';
   return undefined;
 }

@@ -1,10 +1,14 @@
 // Egg variables → typed template variables, pure: env name, default typed by
 // the translated rules, operator-only when users may not edit it, and also
 // hidden (its value shown to operators only) when users may not see it.
+// A `boolean` variable keeps the egg's own pair of values (`1`/`0` or
+// `true`/`false`): its default says which, else how the startup line and the
+// install script compare it; input in the other spelling is normalised to it.
 
 import type { JsonValue } from '../domain/common.js';
-import type { VariableSpec } from '../domain/template.js';
-import { translateRules } from './rules.js';
+import type { BooleanValues, VariableSpec } from '../domain/template.js';
+import { normalizeBoolean } from './boolean-values.js';
+import { BOOLEAN_VALUES, translateRules } from './rules.js';
 
 export interface EggFinding {
   field: string;
@@ -34,6 +38,22 @@ function typedDefault(v: VariableSpec, raw: string): { value?: JsonValue; proble
   }
 }
 
+const NUMERIC: BooleanValues = { true: '1', false: '0' };
+const WORDS: BooleanValues = { true: 'true', false: 'false' };
+
+/** The egg's pair for a boolean variable: from its default, else from a comparison in the egg's scripts (`"$BATTLE_EYE" == "1"`), else unknown. */
+export function booleanRepresentation(env: string, rawDefault: string, scriptText: string): BooleanValues | undefined {
+  const d = rawDefault.trim().toLowerCase();
+  if (d === '1' || d === '0') return NUMERIC;
+  if (d === 'true' || d === 'false') return WORDS;
+  const ref = `(?:\\$\\{?${env}\\}?|\\{\\{\\s*${env}\\s*\\}\\})(?![A-Za-z0-9_])`;
+  const cmp = new RegExp(`${ref}["']?\\s*(?:==|!=|=|-eq|-ne)\\s*["']?(1|0|true|false)\\b|["']?(1|0|true|false)["']?\\s*(?:==|!=|=|-eq|-ne)\\s*["']?${ref}`, 'i');
+  const m = cmp.exec(scriptText);
+  const word = (m?.[1] ?? m?.[2])?.toLowerCase();
+  if (word === undefined) return undefined;
+  return word === '1' || word === '0' ? NUMERIC : WORDS;
+}
+
 export interface VariableImport {
   variables: VariableSpec[];
   untranslated: EggFinding[];
@@ -42,7 +62,8 @@ export interface VariableImport {
   refused?: string;
 }
 
-export function importVariables(raw: unknown): VariableImport {
+/** `scriptText`: the startup line and install script, read for how a boolean variable is compared. */
+export function importVariables(raw: unknown, scriptText = ''): VariableImport {
   const out: VariableImport = { variables: [], untranslated: [], unknownFields: [], mapped: [] };
   if (raw === undefined || raw === null) return out;
   if (!Array.isArray(raw)) return { ...out, refused: 'variables must be a list' };
@@ -64,7 +85,18 @@ export function importVariables(raw: unknown): VariableImport {
     if (Object.keys(t.validation).length > 0) spec.validation = t.validation;
     if (v.user_editable === false || v.user_editable === 0 || v.user_viewable === false || v.user_viewable === 0) spec.operatorOnly = true;
     if (v.user_viewable === false || v.user_viewable === 0) spec.hidden = true;
-    const rawDefault = v.default_value === undefined || v.default_value === null ? '' : String(v.default_value);
+    let rawDefault = v.default_value === undefined || v.default_value === null ? '' : String(v.default_value);
+    if (t.boolean) {
+      const form = booleanRepresentation(env, rawDefault, scriptText);
+      if (form) {
+        rawDefault = rawDefault === '' ? '' : String(normalizeBoolean(form, rawDefault));
+        spec.booleanValues = form;
+        spec.validation = { ...spec.validation, values: [form.true, form.false] };
+        out.mapped.push({ from: `${field}.rules (${env}) boolean`, to: `values ${form.true}/${form.false}, as the egg's ${/^(1|0|true|false)$/i.test(rawDefault.trim()) ? 'default spells them' : 'scripts spell them'}; true/false/1/0 given are stored as ${form.true}/${form.false}` });
+      } else {
+        out.untranslated.push({ field: `${field}.rules (${env})`, reason: `boolean: neither the default nor the egg's scripts say whether it is 1/0 or true/false; values are kept as given (${BOOLEAN_VALUES.join(', ')})` });
+      }
+    }
     if (rawDefault !== '') {
       const d = typedDefault(spec, rawDefault);
       if (d.problem !== undefined) out.untranslated.push({ field: `${field}.default_value (${env})`, reason: `${d.problem}: no default kept, give the value per instance` });

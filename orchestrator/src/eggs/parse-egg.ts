@@ -1,17 +1,17 @@
-// Pterodactyl/Pelican eggs (PTDL_v1, PTDL_v2) → a template body, pure, with
+// Pterodactyl/Pelican eggs (PTDL_v1/v2, PLCN_v1/v2/v3) → a template body, pure, with
 // the preview an operator reads before storing it: what was mapped, what has
 // no equivalent (never dropped silently), unknown fields, or why it is refused.
 
 import type { ConfigFileSpec, ConfigParser, InstallSpec } from '../domain/template.js';
 import { CONFIG_PARSERS } from '../domain/template.js';
 import type { TemplateBody } from '../contracts/catalog.js';
-import { unknownReferences } from './config-references.js';
+import { configKeyProblem } from './config-keys.js';
+import { METADATA_FIELDS, eggFormat, imageEntries, knownFields, startupOf, type EggFormat } from './egg-formats.js';
 import { importVariables, type EggFinding } from './egg-variables.js';
 import { commandReferences, startupCommand } from './startup.js';
 import { mapStop, type DeclaredRcon } from './stop.js';
 
-export const EGG_FORMATS = ['PTDL_v1', 'PTDL_v2'] as const;
-export type EggFormat = (typeof EGG_FORMATS)[number];
+export { EGG_FORMATS, type EggFormat } from './egg-formats.js';
 
 export interface EggPreview {
   format: EggFormat | null;
@@ -24,7 +24,7 @@ export interface EggPreview {
 }
 
 export interface EggImportOptions {
-  /** Key (label) of `docker_images`, or the image itself; default the first. */
+  /** Key (label) of `docker_images`, or any image reference; default the first of `docker_images`. */
   image?: string;
   memoryMb?: number;
   /** The server's RCON, when the operator declares it: the stop command goes over RCON instead of stdin. */
@@ -39,7 +39,6 @@ export const EGG_STARTUP_TIMEOUT_MS = 300_000;
 /** What Wings gives every server and an egg's startup may use. */
 export const BUILTIN_ENV = ['SERVER_MEMORY', 'SERVER_IP', 'SERVER_PORT'];
 
-const TOP_FIELDS = ['_comment', 'meta', 'exported_at', 'name', 'author', 'uuid', 'description', 'features', 'docker_images', 'images', 'file_denylist', 'startup', 'config', 'scripts', 'variables', 'tags', 'update_url'];
 const CONFIG_FIELDS = ['files', 'startup', 'logs', 'stop', 'extends', 'file_denylist'];
 const INSTALL_FIELDS = ['script', 'container', 'entrypoint', 'privileged', 'extends'];
 
@@ -69,17 +68,26 @@ function jsonField(v: unknown, field: string): Record<string, unknown> | undefin
   return o;
 }
 
-function chooseImage(egg: Record<string, unknown>, key: string | undefined, p: EggPreview): string {
-  const raw = egg.docker_images ?? egg.images;
-  const entries: [string, string][] = Array.isArray(raw) ? raw.map((img) => [String(img), String(img)]) : Object.entries(obj(raw) ?? {}).map(([k, img]) => [k, String(img)]);
-  if (entries.length === 0) throw new Refusal('the egg names no docker image (docker_images is empty)');
+/** The image: the egg's choice named by `key` (label or image), any other image reference given as `key`, or the first. */
+function chooseImage(entries: [string, string][], key: string | undefined, p: EggPreview): string {
+  if (entries.length === 0 && key === undefined) throw new Refusal('the egg names no docker image (docker_images is empty): give one with --image');
   const chosen = key === undefined ? entries[0] : entries.find(([k, img]) => k === key || img === key);
-  if (!chosen) throw new Refusal(`image "${key}" is not one of the egg's docker_images: ${entries.map(([k]) => k).join(', ')}`);
-  if (!/^[^\s]+$/.test(chosen[1])) throw new Refusal(`image "${chosen[1]}" is not a valid image reference`);
-  p.mapped.push({ from: `docker_images[${JSON.stringify(chosen[0])}]`, to: `image ${chosen[1]}` });
-  const others = entries.filter((e) => e !== chosen).map(([k]) => k);
-  if (others.length > 0) p.mapped.push({ from: 'docker_images (others)', to: `not used: ${others.join(', ')} (choose with --image KEY)` });
-  return chosen[1];
+  const image = chosen ? chosen[1] : (key as string);
+  if (!/^[^\s]+$/.test(image) || image.length > 512) throw new Refusal(`image "${image}" is not a valid image reference`);
+  if (chosen) p.mapped.push({ from: `docker_images[${JSON.stringify(chosen[0])}]`, to: `image ${image}` });
+  else p.mapped.push({ from: '(import option image)', to: `image ${image}, which is not one of the egg's docker_images${entries.length > 0 ? ` (${entries.map(([k]) => k).join(', ')})` : ''}` });
+  if (entries.length > 0) p.mapped.push({ from: 'docker_images', to: `images: all ${entries.length} choice(s) the egg offers, stored with the template (${entries.map(([k]) => k).join(', ')})` });
+  return image;
+}
+
+/** The choices kept as `images`: each a label and an image reference the template field accepts (at most 64); the rest listed. */
+function storedImages(entries: [string, string][], p: EggPreview): [string, string][] {
+  const ok = entries.filter(([label, img], i) => {
+    const why = label.length === 0 || label.length > 256 ? 'its label is empty or longer than 256 characters' : !/^[^\s]+$/.test(img) || img.length > 512 ? 'it is not an image reference' : i >= 64 ? 'only 64 choices are kept' : undefined;
+    if (why) p.untranslated.push({ field: `docker_images[${JSON.stringify(label)}]`, reason: `not kept in images: ${why}` });
+    return why === undefined;
+  });
+  return ok;
 }
 
 function readiness(startup: Record<string, unknown> | undefined, p: EggPreview): TemplateBody['readiness'] {
@@ -114,19 +122,31 @@ function configFiles(files: Record<string, unknown> | undefined, p: EggPreview):
     for (const key of Object.keys(f)) if (key !== 'parser' && key !== 'find') p.unknownFields.push(`${field}.${key}`);
     const parser = String(f.parser ?? 'file');
     if (!(CONFIG_PARSERS as readonly string[]).includes(parser)) throw new Refusal(`${field}.parser "${parser}" is not one of ${CONFIG_PARSERS.join(', ')}`);
-    const find: Record<string, string> = {};
+    const find: ConfigFileSpec['find'] = {};
     for (const [key, raw] of Object.entries(obj(f.find) ?? {})) {
       const at = `${field}.find[${JSON.stringify(key)}]`;
-      if (typeof raw === 'object' && raw !== null) { p.untranslated.push({ field: at, reason: 'value-matching replacements (an object of old → new) have no equivalent; the key is not edited' }); continue; }
-      if (parser !== 'file' && parser !== 'properties' && /[*[\]]/.test(key)) { p.untranslated.push({ field: at, reason: 'wildcard and array paths have no equivalent; the key is not edited' }); continue; }
-      const value = String(raw);
-      const unknown = unknownReferences(value);
-      if (unknown.length > 0) { p.untranslated.push({ field: at, reason: `refers to ${unknown.map((u) => `{{${u}}}`).join(', ')}, which names nothing an instance has; the key is not edited` }); continue; }
+      const value = findValue(raw);
+      if (value === undefined) { p.untranslated.push({ field: at, reason: 'neither a value nor an object of old → new values; the key is not edited' }); continue; }
+      const problem = configKeyProblem(parser as ConfigParser, key, value);
+      if (problem) { p.untranslated.push({ field: at, reason: `${problem}; the key is not edited` }); continue; }
       find[key] = value;
     }
     if (Object.keys(find).length === 0) continue;
     out.push({ path, parser: parser as ConfigParser, find });
     p.mapped.push({ from: field, to: `${parser} edits before each start: ${Object.keys(find).join(', ')}` });
+  }
+  return out;
+}
+
+/** A `find` value: text (numbers and booleans as their text), or value matching (old → new, each as text). */
+function findValue(raw: unknown): string | Record<string, string> | undefined {
+  if (typeof raw === 'string' || typeof raw === 'number' || typeof raw === 'boolean') return String(raw);
+  const o = obj(raw);
+  if (!o || Object.keys(o).length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const [ifValue, v] of Object.entries(o)) {
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return undefined;
+    out[ifValue] = String(v);
   }
   return out;
 }
@@ -148,7 +168,17 @@ function install(scripts: Record<string, unknown> | undefined, timeoutMs: number
   return { image, entrypoint, script, timeoutMs };
 }
 
-/** Parses an egg (the JSON text's value) into a template body and its preview. */
+/** Fields that describe the egg and carry no behaviour: listed as mapped to nothing, and `meta.update_url` / `icon` as untranslated. */
+function metadata(egg: Record<string, unknown>, format: EggFormat, p: EggPreview): void {
+  const present = METADATA_FIELDS.filter((f) => egg[f] !== undefined && egg[f] !== null);
+  if (present.length > 0) p.mapped.push({ from: present.join(', '), to: 'egg metadata: shown here, not part of the template' });
+  const updateUrl = obj(egg.meta)?.update_url ?? egg.update_url;
+  if (typeof updateUrl === 'string' && updateUrl !== '') p.untranslated.push({ field: 'meta.update_url', reason: 'the egg is not checked for updates here: import the new file as a new template version' });
+  for (const key of Object.keys(obj(egg.meta) ?? {})) if (key !== 'version' && key !== 'update_url') p.unknownFields.push(`meta.${key}`);
+  if (format === 'PLCN_v3') for (const key of ['icon', 'image']) if (egg[key] !== undefined && egg[key] !== null) p.untranslated.push({ field: key, reason: 'the egg\'s icon for the panel; not used here' });
+}
+
+/** Parses an egg (the JSON or YAML text's value) into a template body and its preview. */
 export function parseEgg(json: unknown, opts: EggImportOptions = {}): { template?: TemplateBody; preview: EggPreview } {
   const p: EggPreview = { format: null, eggName: null, mapped: [], untranslated: [], unknownFields: [] };
   try {
@@ -164,43 +194,55 @@ export function parseEgg(json: unknown, opts: EggImportOptions = {}): { template
 function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBody {
   const egg = obj(json);
   if (!egg) throw new Refusal('an egg is a JSON object');
-  const version = obj(egg.meta)?.version;
-  if (!(EGG_FORMATS as readonly unknown[]).includes(version)) throw new Refusal(`meta.version ${JSON.stringify(version ?? null)} is not a known egg format (${EGG_FORMATS.join(', ')})`);
-  p.format = version as EggFormat;
+  const format = eggFormat(obj(egg.meta)?.version);
+  if (!format.ok) throw new Refusal(format.reason);
+  p.format = format.format;
   p.eggName = typeof egg.name === 'string' ? egg.name : null;
-  for (const key of Object.keys(egg)) if (!TOP_FIELDS.includes(key)) p.unknownFields.push(key);
+  p.mapped.push({ from: 'meta.version', to: `read as ${format.about}` });
+  const fields = knownFields(format.format);
+  for (const key of Object.keys(egg)) if (!fields.includes(key)) p.unknownFields.push(key);
+  metadata(egg, format.format, p);
   const config = obj(egg.config) ?? {};
   for (const key of Object.keys(config)) if (!CONFIG_FIELDS.includes(key)) p.unknownFields.push(`config.${key}`);
   if (config.extends !== undefined && config.extends !== null) throw new Refusal('config.extends inherits the configuration of another egg, which is not part of this file');
   for (const f of Array.isArray(egg.features) ? egg.features : []) p.untranslated.push({ field: `features.${String(f)}`, reason: 'a panel feature (an interactive prompt in Pterodactyl) with no equivalent here' });
-  const denylist = [...(Array.isArray(egg.file_denylist) ? egg.file_denylist : []), ...(Array.isArray(config.file_denylist) ? config.file_denylist : [])];
+  // YAML exports write an empty list as `{}`.
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : Object.values(obj(v) ?? {}));
+  const denylist = [...list(egg.file_denylist), ...list(config.file_denylist)].filter((f) => f !== '' && f !== null);
   if (denylist.length > 0) p.untranslated.push({ field: 'file_denylist', reason: 'there is no file manager here to deny files in' });
+  else if (egg.file_denylist !== undefined) p.mapped.push({ from: 'file_denylist', to: 'empty: nothing to translate' });
   const logs = jsonField(config.logs, 'config.logs');
   if (logs && Object.keys(logs).length > 0) p.untranslated.push({ field: 'config.logs', reason: 'custom log files are not read (the container output is the log)' });
 
-  const image = chooseImage(egg, opts.image, p);
-  const vars = importVariables(egg.variables);
+  const images = imageEntries(egg, format.format);
+  const image = chooseImage(images, opts.image, p);
+  const startupChoice = startupOf(egg, format.format);
+  const scripts = obj(egg.scripts);
+  const scriptText = [startupChoice.line, typeof obj(scripts?.installation)?.script === 'string' ? String(obj(scripts?.installation)?.script) : ''].join('\n');
+  const vars = importVariables(egg.variables, scriptText);
   p.mapped.push(...vars.mapped);
   p.untranslated.push(...vars.untranslated);
   p.unknownFields.push(...vars.unknownFields);
   if (vars.refused) throw new Refusal(vars.refused);
 
-  const startup = typeof egg.startup === 'string' ? egg.startup : '';
+  const startup = startupChoice.line;
+  for (const other of startupChoice.others) p.untranslated.push({ field: `startup_commands[${JSON.stringify(other)}]`, reason: `another startup command the egg offers; only ${startupChoice.from} is used (a template has one command)` });
   const command = startupCommand(startup);
   if (!command) throw new Refusal('startup is empty: the egg says nothing about how to start the server');
   const known = new Set([...vars.variables.map((v) => v.name), ...BUILTIN_ENV]);
   const missing = commandReferences(command.argv).filter((n) => !known.has(n));
   const shellRefs = command.shell ? [...startup.matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => (m[1] ?? m[2]) as string).filter((n) => !known.has(n)) : [];
-  for (const n of new Set([...missing, ...shellRefs])) p.untranslated.push({ field: 'startup', reason: `refers to ${n}, which is neither an egg variable nor one of ${BUILTIN_ENV.join(', ')}: it is empty at start` });
-  p.mapped.push({ from: 'startup', to: command.shell ? 'container command through /bin/sh -c (shell syntax), variables read from the environment' : `container command ${JSON.stringify(command.argv)}, variables filled in at creation` });
+  for (const n of new Set([...missing, ...shellRefs])) p.untranslated.push({ field: startupChoice.from, reason: `refers to ${n}, which is neither an egg variable nor one of ${BUILTIN_ENV.join(', ')}: it is empty at start` });
+  p.mapped.push({ from: startupChoice.from, to: command.shell ? 'container command through /bin/sh -c (shell syntax), variables read from the environment' : `container command ${JSON.stringify(command.argv)}, variables filled in at creation` });
   p.untranslated.push({ field: 'startup', reason: 'the server directory is /data (Wings uses /home/container): images that cd to /home/container need their own command' });
 
   const stop = mapStop(typeof config.stop === 'string' ? config.stop : undefined, opts.rcon);
   if (!stop.ok) throw new Refusal(stop.reason);
   p.mapped.push({ from: 'config.stop', to: `stop: ${stop.note}` });
+  if (stop.warning !== undefined) p.untranslated.push({ field: 'config.stop', reason: stop.warning });
   const ready = readiness(jsonField(config.startup, 'config.startup'), p);
   const files = configFiles(jsonField(config.files, 'config.files'), p);
-  const inst = install(obj(egg.scripts), opts.installTimeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS, p);
+  const inst = install(scripts, opts.installTimeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS, p);
 
   const body: TemplateBody = {
     image,
@@ -211,6 +253,8 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
     command: command.argv,
     stdin: true,
   };
+  const choices = storedImages(images, p);
+  if (choices.length > 0) body.images = Object.fromEntries(choices);
   if (files.length > 0) body.configFiles = files;
   if (inst) body.install = inst;
   p.mapped.push({ from: '(no egg field)', to: `resources: ${body.resources.memoryMb} MB (SERVER_MEMORY); the container port is the template default (SERVER_PORT)` });

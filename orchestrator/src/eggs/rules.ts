@@ -10,11 +10,13 @@ export interface RuleTranslation {
   /** `nullable`: an empty value is allowed (the variable may be left unset). */
   nullable: boolean;
   validation: VariableValidation;
+  /** The `boolean` rule was given: the importer picks the egg's representation (egg-variables.ts). */
+  boolean: boolean;
   /** `rule: why` for each rule that has no equivalent here. */
   untranslated: string[];
 }
 
-/** Laravel's `boolean` accepts these; kept as strings so the server reads what the egg meant (`1`, not `true`). */
+/** Laravel's `boolean` accepts these; narrowed to the egg's own pair (`1`/`0` or `true`/`false`) when the importer can tell which. */
 export const BOOLEAN_VALUES = ['0', '1', 'true', 'false'];
 
 /** Splits a rule string (`a|b`) or array (Pelican) into rules; `regex:` may itself contain `|`. */
@@ -76,6 +78,7 @@ export function translateRules(rules: string | readonly string[] | undefined | n
   let type: VariableType | undefined;
   let required = false;
   let nullable = false;
+  let boolean = false;
   const bounds: { min?: number; max?: number } = {};
   const validation: VariableValidation = {};
   for (const rule of list) {
@@ -93,6 +96,7 @@ export function translateRules(rules: string | readonly string[] | undefined | n
       case 'boolean':
         setType('enum');
         validation.values = [...BOOLEAN_VALUES];
+        boolean = true;
         break;
       case 'alpha_num': case 'alpha_dash': case 'alpha': {
         setType('string');
@@ -151,5 +155,5 @@ export function translateRules(rules: string | readonly string[] | undefined | n
     delete validation.minLength;
     delete validation.maxLength;
   }
-  return { type: finalType, required, nullable, validation, untranslated };
+  return { type: finalType, required, nullable, validation, boolean: boolean && finalType === 'enum', untranslated };
 }

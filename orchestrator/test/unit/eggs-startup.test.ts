@@ -35,10 +35,11 @@ describe('renderStartup: {{VAR}} and ${VAR} filled from the instance', () => {
 describe('mapStop', () => {
   const table: [string | undefined, ReturnType<typeof mapStop>['ok'], Record<string, unknown>][] = [
     ['^C', true, { signal: 'SIGINT' }],
+    ['^^C', true, { signal: 'SIGINT', warning: expect.stringMatching(/Ctrl-C twice.*one SIGINT.*killed after the stop timeout/) }],
     ['stop', true, { signal: 'SIGTERM', stdin: 'stop' }],
     ['end', true, { stdin: 'end' }],
     [undefined, true, { signal: 'SIGTERM' }],
-    ['^X', false, { reason: expect.stringMatching(/only \^C/) }],
+    ['^X', false, { reason: expect.stringMatching(/only \^C and \^\^C/) }],
     ['a\nb', false, { reason: expect.stringMatching(/one console command/) }],
   ];
   for (const [stop, ok, fields] of table) it(JSON.stringify(stop), () => expect(mapStop(stop)).toMatchObject({ ok, ...fields }));

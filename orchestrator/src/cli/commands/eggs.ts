@@ -1,11 +1,12 @@
-// `ectl templates import-egg FILE --name N --version V [--image KEY] [--dry-run]`
+// `ectl templates import-egg FILE --name N --version V [--image KEY|REF] [--dry-run]`
 // (`--template-version` is the same flag; ectl's own `--version` is read only
-// before the command): a Pterodactyl/Pelican egg becomes a template version. The preview (what was
+// before the command): a Pterodactyl/Pelican egg (JSON, or YAML as Pelican exports it) becomes a template version. The preview (what was
 // mapped, what has no equivalent, unknown fields) is printed first, like apply;
 // a refused egg or a version that exists with another spec stops before a write.
 
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
 import { CliError } from '../errors.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
@@ -46,11 +47,11 @@ export function registerEggs(program: Command, ctx: CommandContext): void {
   const templates = program.commands.find((c) => c.name() === 'templates') ?? program.command('templates');
   templates
     .command('import-egg <file>')
-    .description('import a Pterodactyl/Pelican egg (PTDL_v1, PTDL_v2) as a template version; prints the preview first')
+    .description('import a Pterodactyl/Pelican egg (PTDL_v1/v2, PLCN_v1/v2/v3; JSON or YAML) as a template version; prints the preview first')
     .requiredOption('--name <name>', 'template name')
     .option('--version <version>', 'template version (immutable)')
     .option('--template-version <version>', 'the same as --version')
-    .option('--image <key>', 'which of the egg\'s docker_images (its label or the image); default the first')
+    .option('--image <key|ref>', 'one of the egg\'s docker_images (its label or the image), or any image reference; default the first of docker_images')
     .option('--memory <mb>', 'memory in MiB (eggs carry none; default 1024)')
     .option('--dry-run', 'only show the preview')
     .option('--json', 'print the answer as JSON')
@@ -62,9 +63,11 @@ export function registerEggs(program: Command, ctx: CommandContext): void {
       if (version === undefined) throw new CliError('usage', 'import-egg needs the template version: --version V');
       let egg: unknown;
       try {
-        egg = JSON.parse(await readFile(ctx.resolvePath(file), 'utf8'));
+        const text = await readFile(ctx.resolvePath(file), 'utf8');
+        // Pelican exports eggs as YAML too (PLCN_v2 and later); a .yaml/.yml file is read as YAML.
+        egg = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
       } catch (err) {
-        throw new CliError('usage', `${file}: not a readable JSON egg (${(err as Error).message})`);
+        throw new CliError('usage', `${file}: not a readable ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'} egg (${(err as Error).message})`);
       }
       const memoryMb = opts.memory === undefined ? undefined : Number(opts.memory);
       if (memoryMb !== undefined && !Number.isInteger(memoryMb)) throw new CliError('usage', `--memory ${opts.memory}: a whole number of MiB`);

@@ -19,10 +19,10 @@ const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 
 
 const ImportEggBody = Type.Object(
   {
-    egg: Type.Unknown({ description: 'the egg JSON (PTDL_v1 or PTDL_v2), as exported by the panel' }),
+    egg: Type.Unknown({ description: 'the egg (PTDL_v1, PTDL_v2, PLCN_v1, PLCN_v2 or PLCN_v3) as a JSON value, as exported by the panel (a YAML export parsed into the same value)' }),
     name: IdString,
     version: VersionString,
-    image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'key (label) of docker_images, or the image; default the first' })),
+    image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'key (label) of docker_images, or any image reference; default the first of docker_images' })),
     dryRun: Type.Optional(Type.Boolean()),
     memoryMb: Type.Optional(Type.Integer({ minimum: 16, maximum: 1024 * 1024 })),
     installTimeoutMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 7_200_000 })),

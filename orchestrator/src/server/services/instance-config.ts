@@ -8,7 +8,7 @@ import { planConfigEdits } from '../../eggs/config-files.js';
 import { builtinEnv, renderStartup } from '../../eggs/startup.js';
 import { containerUserString, redactSecrets } from '../../lifecycle/settings.js';
 import type { CreateInstanceRequest as AgentCreateBody } from '../drivers/host-driver.js';
-import { valueProblem } from '../../contracts/catalog-rules.js';
+import { normalizeValue, valueProblem } from '../../contracts/catalog-rules.js';
 import { AppError } from '../../shared/errors.js';
 
 /** The per-instance bridge secret (env name and secretSettings key). */
@@ -53,11 +53,13 @@ export function creationValues(spec: TemplateSpec, settings: Record<string, unkn
   const refuse = (field: string, problem: string) => new AppError('VALIDATION_FAILED', `body/${field} ${problem}`, { details: { field } });
   const out: CreationValues = { settings: {}, secrets: {} };
   for (const [where, given] of [['settings', settings], ['secrets', secrets]] as const) {
-    for (const [name, value] of Object.entries(given)) {
+    for (const [name, givenValue] of Object.entries(given)) {
       const variable = spec.variables.find((v) => v.name === name);
       if (!variable) throw refuse(`${where}/${name}`, `is not a variable of this template (it has ${spec.variables.map((v) => v.name).join(', ') || 'none'})`);
       if (where === 'settings' && variable.secret) throw refuse(`settings/${name}`, 'is a secret variable: give it under secrets (it is never shown again)');
       if (where === 'secrets' && !variable.secret) throw refuse(`secrets/${name}`, 'is not a secret variable: give it under settings');
+      // An egg boolean is stored in the egg's own spelling (`true` → `1` for an egg that tests "1").
+      const value = normalizeValue(variable, givenValue);
       if (where === 'secrets' && typeof value !== 'string') throw refuse(`secrets/${name}`, 'must be a string');
       const problem = valueProblem(variable.type, value, variable.validation ?? {});
       if (problem) throw refuse(`${where}/${name}`, problem);

@@ -6,7 +6,7 @@ import type { ContainerConfig, Instance, JsonObject, PendingChange, TemplateSpec
 import { unwrap } from '../../lifecycle/result.js';
 import { IMMUTABLE_KEYS, REDACTED, assertUserUnchanged, planContainerConfigChange } from '../../lifecycle/settings.js';
 import { AppError } from '../../shared/errors.js';
-import { valueProblem } from '../../contracts/catalog-rules.js';
+import { normalizeValue, valueProblem } from '../../contracts/catalog-rules.js';
 import { PENDING_SECRET_PREFIX } from './instance-config.js';
 
 export interface SettingsPatchBody {
@@ -40,10 +40,12 @@ export function planSettingsPatch(instance: Instance, template: TemplateSpec | u
   const env = { ...instance.containerConfig.env };
   let pending = [...instance.pendingChanges];
   const applied: string[] = [];
-  for (const [key, value] of Object.entries(body.settings ?? {})) {
-    if (IMMUTABLE_KEYS.includes(key)) assertUserUnchanged(instance.user, value);
+  for (const [key, givenValue] of Object.entries(body.settings ?? {})) {
+    if (IMMUTABLE_KEYS.includes(key)) assertUserUnchanged(instance.user, givenValue);
     const variable = template?.variables.find((v) => v.name === key);
     if (!variable) throw new AppError('VALIDATION_FAILED', `body/settings/${key} is not a setting of this instance's template`, { details: { field: `settings.${key}` } });
+    // An egg boolean is stored in the egg's own spelling (`true` → `1` for an egg that tests "1").
+    const value = normalizeValue(variable, givenValue);
     const problem = valueProblem(variable.type, value, variable.validation ?? {});
     if (problem) throw new AppError('VALIDATION_FAILED', `body/settings/${key} ${problem}`, { details: { field: `settings.${key}` } });
     const envName = variable.env ?? variable.name;

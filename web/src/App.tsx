@@ -3,7 +3,7 @@
 // which action buttons exist; the API refuses the rest anyway.
 
 import { useCallback, useEffect, useState } from 'react';
-import { api, ApiError, type Me } from './api';
+import { api, ApiError, type Me, type SessionAnswer } from './api';
 import { LiveProvider, useLive } from './live';
 import { ErrorNote } from './ui';
 import { Overview } from './views/Overview';
@@ -42,7 +42,8 @@ export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
   const [theme, setTheme] = useTheme();
   useEffect(() => {
-    api<Me>('GET', '/session').then(setMe, () => setMe(null));
+    // 200 {authenticated: false} without a session: no failed request in the console at first load.
+    api<SessionAnswer>('GET', '/session').then((s) => setMe(s.authenticated ? s : null), () => setMe(null));
   }, []);
   const signedOut = useCallback(() => setMe(null), []);
   if (me === undefined) return <main className="center" aria-busy="true"><p>Loading…</p></main>;
@@ -100,13 +101,22 @@ const NAV: ReadonlyArray<[path: string, label: string, need?: string]> = [
   ['templates', 'Templates & layers'], ['audit', 'Audit log', 'admin'], ['tokens', 'Tokens', 'admin'],
 ];
 
+/** The sections this principal may open; any other route (an admin page left in the URL by the last user) lands on the overview. */
+function sectionsFor(me: Me): string[] {
+  return NAV.filter(([, , need]) => need !== 'admin' || me.scopes.includes('admin')).map(([path]) => path);
+}
+
 function Shell({ me, onLogout, theme, setTheme }: { me: Me; onLogout: () => void; theme: Theme; setTheme: (t: Theme) => void }) {
   const route = useHashRoute();
   const { connected } = useLive();
   const [menu, setMenu] = useState(false);
   const [error, setError] = useState<unknown>();
-  const section = route[0] ?? 'overview';
-  const isAdmin = me.scopes.includes('admin');
+  const allowed = sectionsFor(me);
+  const asked = route[0] ?? 'overview';
+  const section = allowed.includes(asked) ? asked : 'overview';
+  useEffect(() => {
+    if (section !== asked) window.location.replace('#/overview');
+  }, [section, asked]);
   useEffect(() => setMenu(false), [section, route[1]]);
   useEffect(() => {
     document.title = `${NAV.find(([p]) => p === section)?.[1] ?? 'EnderCloud'} · EnderCloud`;
@@ -122,13 +132,15 @@ function Shell({ me, onLogout, theme, setTheme }: { me: Me; onLogout: () => void
         <span className="who" title={me.scopes.join(', ')}>{me.name} <span className="muted">({me.scopes.join(', ')})</span></span>
         <ThemeToggle theme={theme} setTheme={setTheme} />
         <button type="button" className="btn" onClick={() => {
-          api('DELETE', '/session').then(onLogout, (err: unknown) => (err instanceof ApiError && err.status === 401 ? onLogout() : setError(err)));
+          // The next person to sign in starts on the overview, not on the page this one left (an admin page, say).
+          const out = () => { window.history.replaceState(null, '', '#/overview'); onLogout(); };
+          api('DELETE', '/session').then(out, (err: unknown) => (err instanceof ApiError && err.status === 401 ? out() : setError(err)));
         }}>Sign out</button>
       </header>
       <ErrorNote error={error} />
       <nav id="nav" className={menu ? 'nav open' : 'nav'} aria-label="Sections">
         <ul>
-          {NAV.filter(([, , need]) => need !== 'admin' || isAdmin).map(([path, label]) => (
+          {NAV.filter(([path]) => allowed.includes(path)).map(([path, label]) => (
             <li key={path}><a href={`#/${path}`} aria-current={section === path ? 'page' : undefined}>{label}</a></li>
           ))}
         </ul>
@@ -141,7 +153,7 @@ function Shell({ me, onLogout, theme, setTheme }: { me: Me; onLogout: () => void
         {section === 'instances' && route[1] !== undefined && <InstancePage me={me} id={route[1]} />}
         {section === 'templates' && <Templates />}
         {section === 'audit' && <Audit />}
-        {section === 'tokens' && <Tokens me={me} />}
+        {section === 'tokens' && <Tokens />}
       </main>
     </div>
   );

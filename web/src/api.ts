@@ -36,6 +36,38 @@ export interface Me {
   scopes: string[];
 }
 
+/** GET /session: the principal, or `{authenticated: false}` when the browser holds no session. */
+export type SessionAnswer = ({ authenticated: true } & Me) | { authenticated: false };
+
+/** An agent call the orchestrator relays names the agent: "agent http://10.0.0.5:8081 refused GET /v1/…: <its reason>". */
+const AGENT_PREFIX = /\bagent\s+https?:\/\/\S+\s+refused\s+[A-Z]+\s+\S+:\s*/g;
+const URL_TEXT = /\bhttps?:\/\/[^\s,;)]+/g;
+
+/** A server-written text (a state reason, an error) without agent addresses: "agent … refused GET …: why" keeps "why". */
+export function forPeople(text: string): string {
+  return text.replace(AGENT_PREFIX, '').replace(URL_TEXT, 'the host').trim();
+}
+
+/**
+ * An error in words for people: never an agent URL or internal text. 403 says
+ * "Not allowed"; a server fault says so without its text (the orchestrator's
+ * log and the audit log keep it); an agent's refusal keeps only its reason.
+ */
+export function peopleMessage(error: unknown): string {
+  if (!(error instanceof ApiError)) {
+    return error instanceof TypeError ? 'The orchestrator cannot be reached; check the connection.' : 'Something went wrong in the panel.';
+  }
+  const text = forPeople(error.message);
+  if (error.status === 403) {
+    const scope = /lacks scope (\S+)/.exec(text)?.[1];
+    return scope ? `Not allowed: this token lacks the ${scope} scope.` : `Not allowed: ${text}`;
+  }
+  if (error.code === 'HOST_UNAVAILABLE') return "The server's host cannot be reached right now; try again when it is back.";
+  if (error.code === 'TIMEOUT' || /\bagent at\b/.test(text)) return "The server's host did not answer in time; try again.";
+  if (error.code === 'INTERNAL' || error.status === 500) return "Something went wrong on the server; the orchestrator's log has the details.";
+  return text || `The request failed (${error.status}).`;
+}
+
 const WRITERS = ['admin', 'manager', 'operator'];
 
 /** What the signed-in token may do; the API checks again (the panel only hides what would be refused). */

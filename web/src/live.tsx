@@ -3,7 +3,7 @@
 // (re)connect, since events missed while disconnected are not replayed.
 
 import { createContext, useCallback, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
-import { api, ApiError } from './api';
+import { api, ApiError, type SessionAnswer } from './api';
 
 export type ChangeKind = 'instance' | 'host' | 'group' | 'system' | 'players';
 export interface Change {
@@ -42,7 +42,9 @@ export function LiveProvider({ children, onUnauthorized }: { children: ReactNode
       setConnected(false);
       // The browser reconnects by itself; a 401 (session gone) closes the stream: check the session.
       if (source.readyState === EventSource.CLOSED) {
-        api('GET', '/session').catch((err: unknown) => {
+        api<SessionAnswer>('GET', '/session').then((s) => {
+          if (!s.authenticated) onUnauthorized();
+        }, (err: unknown) => {
           if (err instanceof ApiError && err.status === 401) onUnauthorized();
         });
       }
@@ -75,10 +77,14 @@ export interface Resource<T> {
  */
 export function useResource<T>(path: string | null, kinds: readonly ChangeKind[], id?: string): Resource<T> {
   const { subscribe } = useLive();
-  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
+  // Each answer remembers its path: a view whose path changes (one instance page to another)
+  // never shows the previous resource's data under the new one, not even for one render.
+  const [state, setState] = useState<{ path: string | null; data?: T; error?: Error; loading: boolean }>({ path, loading: true });
   const seq = useRef(0);
   const inFlight = useRef(false);
   const again = useRef(false);
+  /** The load of the current path: a fetch that ends runs the queued one for the path shown now. */
+  const latest = useRef<() => void>(() => undefined);
   const load = useCallback(() => {
     if (path === null) return;
     if (inFlight.current) {
@@ -88,25 +94,27 @@ export function useResource<T>(path: string | null, kinds: readonly ChangeKind[]
     inFlight.current = true;
     const mine = ++seq.current;
     api<T>('GET', path).then(
-      (data) => mine === seq.current && setState({ data, loading: false }),
-      (error: Error) => mine === seq.current && setState((s) => ({ ...s, error, loading: false })),
+      (data) => mine === seq.current && setState({ path, data, loading: false }),
+      (error: Error) => mine === seq.current && setState((s) => (s.path === path ? { ...s, error, loading: false } : { path, error, loading: false })),
     ).finally(() => {
       inFlight.current = false;
       if (again.current) {
         again.current = false;
-        load();
+        latest.current();
       }
     });
   }, [path]);
+  latest.current = load;
   useEffect(() => {
-    setState({ loading: true });
+    setState({ path, loading: true });
     load();
-  }, [load]);
+  }, [load, path]);
   const kindKey = kinds.join(',');
   useEffect(() => subscribe((c) => {
     if (c.kind === 'ready' || (kindKey.split(',').includes(c.kind) && (id === undefined || c.id === undefined || c.id === id))) load();
   }), [subscribe, load, kindKey, id]);
-  return { data: state.data, error: state.error, loading: state.loading, reload: load };
+  const current = state.path === path;
+  return { data: current ? state.data : undefined, error: current ? state.error : undefined, loading: current ? state.loading : true, reload: load };
 }
 
 /** The current time, ticking every `everyMs` while mounted (countdowns and ages that move on their own). */

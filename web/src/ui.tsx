@@ -3,7 +3,7 @@
 // trapped and Escape closes it).
 
 import { useEffect, useRef, useState, type ReactNode } from 'react';
-import { ApiError } from './api';
+import { ApiError, peopleMessage } from './api';
 
 export function StateBadge({ state }: { state: string | null | undefined }) {
   const s = state ?? 'unknown';
@@ -13,13 +13,12 @@ export function StateBadge({ state }: { state: string | null | undefined }) {
   return <span className={`badge badge-${tone}`} data-state={s}>{s.replace(/_/g, ' ')}</span>;
 }
 
+/** An error for people (api.ts peopleMessage); the stable code stays in `data-code` for tests and support. */
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
-  const e = error as Error;
   return (
-    <p className="error" role="alert">
-      {e instanceof ApiError ? <strong>{e.code}: </strong> : null}
-      {e.message}
+    <p className="error" role="alert" data-code={error instanceof ApiError ? error.code : undefined}>
+      {peopleMessage(error)}
     </p>
   );
 }

@@ -164,6 +164,23 @@ export function checkAction(instance: ActionInstance, action: InstanceAction, ac
   return ok({ kind: 'dispatch', action, desiredState: desiredStateFor(action) ?? instance.desiredState, enterState });
 }
 
+/** The power actions a user runs by hand (the panel's buttons, `ectl start|stop|…`). */
+export const POWER_ACTIONS = ['start', 'stop', 'restart', 'pause', 'resume'] as const satisfies readonly InstanceAction[];
+export type PowerAction = (typeof POWER_ACTIONS)[number];
+
+/**
+ * The power actions `actor` could run on `instance` now: those checkAction
+ * would dispatch (not refuse, and not answer with a no-op because their effect
+ * already holds or the same action is in flight). The instance view carries
+ * them, so clients draw exactly these buttons instead of a second copy of ENTER.
+ */
+export function availableActions(instance: ActionInstance, actor: Actor, context: ActionContext): PowerAction[] {
+  return POWER_ACTIONS.filter((action) => {
+    const plan = checkAction(instance, action, actor, context);
+    return plan.ok && plan.value.kind === 'dispatch';
+  });
+}
+
 /** Sanity helper for tests and docs: every ENTER pair is a legal transition. */
 export function entryTransitionsAreLegal(): boolean {
   return INSTANCE_ACTIONS.every((action) =>

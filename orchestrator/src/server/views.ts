@@ -43,9 +43,10 @@ export function groupView(g: Group) {
 /**
  * Secret settings are never returned: only which ones are set. Hidden variables
  * (`hidden`: what the reader may not see, see hiddenFrom) are left out of the
- * settings and their pending changes lose the value.
+ * settings and their pending changes lose the value. `actions`, when given: the
+ * power actions the reader may run now (routes/route-helpers.ts actionsForCaller).
  */
-export function instanceView(i: Instance, crash?: { policy: CrashLoopPolicy; now: number }, hidden: HiddenValues = NOTHING_HIDDEN) {
+export function instanceView(i: Instance, crash?: { policy: CrashLoopPolicy; now: number }, hidden: HiddenValues = NOTHING_HIDDEN, actions?: readonly string[]) {
   const loop = crash ? crashLoopView(fromStored(i.crashLoop), crash.now, crash.policy) : { count: i.crashLoop.exits.length, windowMs: i.crashLoop.windowMs, tripped: i.crashLoop.tripped, trippedAt: i.crashLoop.trippedAt };
   return {
     id: i.id,
@@ -71,6 +72,7 @@ export function instanceView(i: Instance, crash?: { policy: CrashLoopPolicy; now
     crashLoop: { ...loop, trippedAt: iso(loop.trippedAt) },
     maintenance: i.maintenance ? { enabled: i.maintenance.enabled, message: i.maintenance.message, since: iso(i.maintenance.since) } : null,
     activeAction: i.activeAction ? { kind: i.activeAction.kind, commandId: i.activeAction.commandId, startedAt: iso(i.activeAction.startedAt) } : null,
+    ...(actions ? { actions: [...actions] } : {}),
     deletion: i.deletion,
     image: i.containerConfig.image,
     labels: i.containerConfig.labels,

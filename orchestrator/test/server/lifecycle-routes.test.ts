@@ -133,6 +133,29 @@ describe('actions', () => {
     expect(String(resume?.lastError)).toContain('injected failure');
   });
 
+  it('the instance view lists the power actions the caller may run now (actions): by state, scope and maintenance', async () => {
+    const s = await setup({}, { ENDERCLOUD_RESUME_TIMEOUT: '1s' });
+    const reader = await userToken(s.t, 'viewer', ['read']);
+    const user = await userToken(s.t, 'player-ops', ['instances:write']);
+    const actionsOf = async (token?: string) => (await s.t.call('GET', `/api/v1/instances/${s.id}`, token ? { token } : {})).body.actions as string[];
+    await online(s);
+    expect(await actionsOf()).toEqual(['stop', 'restart', 'pause']);
+    expect(await actionsOf(reader)).toEqual([]);
+    const listed = (await s.t.call('GET', '/api/v1/instances', { token: user })).body.instances as Loose[];
+    expect(listed.find((i) => i.id === s.id)?.actions).toEqual(['stop', 'restart', 'pause']);
+    await s.t.call('POST', `/api/v1/instances/${s.id}/pause`);
+    expect(await actionsOf()).toEqual([]); // the pause is in flight
+    await s.work();
+    expect(await actionsOf(user)).toEqual(['stop', 'resume']);
+    await s.t.call('POST', '/api/v1/maintenance', { body: { enabled: true, message: 'upgrade' } });
+    expect(await actionsOf(user)).toEqual(['stop']);
+    expect(await actionsOf()).toEqual(['stop', 'resume']);
+    await s.t.call('POST', '/api/v1/maintenance', { body: { enabled: false } });
+    await s.t.call('POST', `/api/v1/instances/${s.id}/stop`);
+    await s.work();
+    expect(await actionsOf(user)).toEqual(['start', 'restart']);
+  });
+
   it('validate the target: unknown instance 404, start while stopping 409 naming the action, wrong scope 403', async () => {
     const s = await setup();
     expect((await s.t.call('POST', '/api/v1/instances/nope/start')).body.error.code).toBe('INSTANCE_NOT_FOUND');

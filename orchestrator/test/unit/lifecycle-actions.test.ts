@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import {
-  INSTANCE_ACTIONS, checkAction, desiredStateFor, entryTransitionsAreLegal,
+  INSTANCE_ACTIONS, availableActions, checkAction, desiredStateFor, entryTransitionsAreLegal,
   type ActionContext, type ActionInstance, type Actor, type InstanceAction,
 } from '../../src/lifecycle/actions.js';
 import type { InstanceState } from '../../src/lifecycle/states.js';
@@ -100,5 +100,30 @@ describe('checkAction', () => {
       delete: 'deleted', 'apply-settings': null, backup: null, restore: null, archive: 'stopped', despawn: 'deleted',
     };
     for (const action of INSTANCE_ACTIONS) expect(desiredStateFor(action)).toBe(expected[action]);
+  });
+});
+
+// What the instance view offers (`actions`): exactly the power actions checkAction dispatches now.
+const offered: [string, ActionInstance, Actor, ActionContext, string[]][] = [
+  ['stopped: start and restart', instance('stopped'), user, noGlobal, ['start', 'restart']],
+  ['online: stop, restart, pause (start is a no-op there)', instance('online', { desiredState: 'running' }), user, noGlobal, ['stop', 'restart', 'pause']],
+  ['degraded: stop and restart, no pause', instance('degraded'), user, noGlobal, ['stop', 'restart']],
+  ['paused: stop and resume only', instance('paused'), user, noGlobal, ['stop', 'resume']],
+  ['starting without an action in flight: stop and restart', instance('starting'), user, noGlobal, ['stop', 'restart']],
+  ['starting while its start runs: nothing (busy or already in progress)', instance('starting', { activeAction: { kind: 'start' } }), user, noGlobal, []],
+  ['stopping: nothing', instance('stopping', { activeAction: { kind: 'stop' } }), user, noGlobal, []],
+  ['installing: nothing', instance('installing'), admin, noGlobal, []],
+  ['draft: nothing', instance('draft'), admin, noGlobal, []],
+  ['archived: start (re-creates it)', instance('archived'), user, noGlobal, ['start']],
+  ['error, for an operator: nothing (starting it needs admin or manager)', instance('error'), user, noGlobal, []],
+  ['error, for a manager: start and restart', instance('error'), manager, noGlobal, ['start', 'restart']],
+  ['error after a tripped crash loop: nothing, even for an admin', instance('error', { crashLoop: { tripped: true } }), admin, noGlobal, []],
+  ['maintenance, for an operator: only stop', instance('online', { maintenance: { enabled: true, message: 'm' } }), user, noGlobal, ['stop']],
+  ['global maintenance, for an admin: everything the state allows', instance('online'), admin, { globalMaintenance: { enabled: true, message: 'm' } }, ['stop', 'restart', 'pause']],
+];
+
+describe('availableActions', () => {
+  it.each(offered)('%s', (_name, inst, actor, context, expected) => {
+    expect(availableActions(inst, actor, context)).toEqual(expected);
   });
 });

@@ -5,7 +5,7 @@
 // create. Each saves a screenshot under test-output/panel/ (docs/panel.md).
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFleetStack, until, type FleetStack, type Loose } from '../support/fleet-stack.js';
+import { startFleetStack, testServerTemplate, until, type FleetStack, type Loose } from '../support/fleet-stack.js';
 
 const ORCHESTRATOR_DIR = fileURLToPath(new URL('../..', import.meta.url));
 const WEB_DIST = join(ORCHESTRATOR_DIR, '..', 'web', 'dist');
@@ -22,6 +22,9 @@ const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const NAME = 'survival-1';
 const READ_ONLY_NAME = 'lobby-ro';
+/** Its install script waits for this file in the instance directory: the test decides when installing ends. */
+const INSTALL_GATE = '.install-go';
+const SLOW_NAME = 'slow-install';
 
 let stack: FleetStack;
 let context: BrowserContext;
@@ -31,18 +34,31 @@ let profile: string;
 let readToken: string;
 let instanceId: string;
 let readOnlyInstanceId: string;
+let slowInstanceId: string;
 let evil: Server | undefined;
 const pageErrors: string[] = [];
 const eventStreams: string[] = [];
+/**
+ * Console errors and every answer ≥ 400 from the panel's origin: a normal
+ * session leaves this empty; the steps that provoke an error on purpose (a
+ * wrong token, a refused backup) empty it after checking their message.
+ */
+const consoleErrors: string[] = [];
+/** Every log request the page made (path and query). */
+const logRequests: string[] = [];
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 const button = (name: string) => page.getByRole('button', { name, exact: true });
+/** The power buttons the instance page draws, in order. */
+const powerButtons = async () => (await page.getByRole('group', { name: 'Lifecycle actions' }).getByRole('button').allTextContents()).map((t) => t.trim());
+const expectPowerButtons = (names: string[]) => expect.poll(powerButtons, { timeout: 20_000 }).toEqual(names);
 /** Waits until the element with this data-testid shows exactly `text` (the panel updates it from the event stream). */
 const waitText = (testId: string, text: string, timeout = 60_000) =>
   page.getByTestId(testId).filter({ hasText: new RegExp(`^${text}$`) }).waitFor({ timeout });
 
-async function login(token: string): Promise<void> {
-  await page.goto(stack.url);
+/** Signs in; `inPlace`: on the login form the page shows now (after a sign-out), keeping its URL. */
+async function login(token: string, inPlace = false): Promise<void> {
+  if (!inPlace) await page.goto(stack.url);
   await page.getByLabel('API token').fill(token);
   await button('Sign in').click();
   await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor({ timeout: 15_000 });
@@ -62,6 +78,13 @@ beforeAll(async () => {
   // An instance the read-only token looks at (never started: no container work).
   readOnlyInstanceId = (await stack.must('POST', '/instances', { groupId: 'survival', variantId: 'main', name: READ_ONLY_NAME, start: false })).id as string;
   await stack.waitState(readOnlyInstanceId, 'stopped', 60_000);
+  // Version 2: an install script that waits for the test's signal, and an operator-only variable.
+  const image = (await stack.must('GET', `/templates/${stack.template}/versions/1`)).image as string;
+  await stack.must('PUT', `/templates/${stack.template}/versions/2`, testServerTemplate(image, {
+    install: { image, entrypoint: 'ash', timeoutMs: 180_000, script: `echo preparing the world\nwhile [ ! -f /mnt/server/${INSTALL_GATE} ]; do sleep 1; done\necho install done\n` },
+    variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }, { name: 'LEVEL_SEED', type: 'string', default: 'seed-1', operatorOnly: true }],
+  }));
+  await stack.must('PUT', '/groups/slow', { kind: 'persistent', variants: [{ id: 'main', template: { name: stack.template, version: '2' } }] });
   profile = mkdtempSync(join(tmpdir(), 'ec-panel-chromium-'));
   // Our flags exactly; headless: false so that Playwright adds no headless switch of its own (--headless is ours).
   context = await chromium.launchPersistentContext(profile, {
@@ -71,7 +94,15 @@ beforeAll(async () => {
   page.setDefaultTimeout(20_000);
   page.on('pageerror', (err) => pageErrors.push(err.message));
   page.on('request', (r) => {
-    if (new URL(r.url()).pathname === '/api/v1/events') eventStreams.push(r.url());
+    const url = new URL(r.url());
+    if (url.pathname === '/api/v1/events') eventStreams.push(r.url());
+    if (url.pathname.endsWith('/logs')) logRequests.push(`${url.pathname}${url.search}`);
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(`console: ${m.text()} (${m.location().url})`);
+  });
+  page.on('response', (r) => {
+    if (r.status() >= 400 && r.url().startsWith(stack.url)) consoleErrors.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
   });
 }, 300_000);
 
@@ -98,11 +129,22 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
   });
 
   it('logs in with a token: an HttpOnly SameSite=Strict session cookie, not the token, is kept', async () => {
+    const firstSession = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/session');
     await page.goto(stack.url);
     await page.getByRole('heading', { name: 'EnderCloud' }).waitFor();
+    // The first load asks "signed in?" and gets an answer, not a 401; the icon is served.
+    const session = await firstSession;
+    expect(session.status()).toBe(200);
+    expect(await session.json()).toEqual({ authenticated: false });
+    expect(await page.evaluate(async () => {
+      const href = document.querySelector<HTMLLinkElement>('link[rel="icon"]')?.getAttribute('href');
+      return href ? { href, status: (await fetch(href)).status } : null;
+    })).toEqual({ href: '/favicon.svg', status: 200 });
+    expect(consoleErrors).toEqual([]);
     await page.getByLabel('API token').fill('ect_wrong');
     await button('Sign in').click();
     await page.getByRole('alert').filter({ hasText: 'unknown or revoked token' }).waitFor();
+    consoleErrors.length = 0; // the wrong token's 401 was the point
     await login(stack.adminToken);
     const cookies = await context.cookies(stack.url);
     expect(cookies).toEqual([expect.objectContaining({ name: 'endercloud_session', httpOnly: true, sameSite: 'Strict', path: '/' })]);
@@ -136,7 +178,29 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     expect((await stack.get(instanceId)).state).toBe('online');
     // The history timeline followed along.
     await page.getByLabel('State history, newest first').getByText('online').first().waitFor();
+    // Online: the buttons the API offers (`actions`), no Start and no Resume.
+    await expectPowerButtons(['Stop', 'Restart', 'Pause']);
     await shot('03-online');
+  });
+
+  it('while installing: says so, asks for no log, offers no power action; then shows the install output', async () => {
+    const requestsBefore = logRequests.length;
+    slowInstanceId = (await stack.must('POST', '/instances', { groupId: 'slow', variantId: 'main', name: SLOW_NAME, start: false })).id as string;
+    await openInstance(slowInstanceId);
+    await waitText('instance-state', 'installing');
+    await page.getByTestId('log-status').filter({ hasText: 'Installing…' }).waitFor();
+    await page.getByTestId('no-actions').filter({ hasText: /installing|create in progress/ }).waitFor();
+    expect(await powerButtons()).toEqual([]);
+    await shot('03b-installing');
+    expect(logRequests.slice(requestsBefore).filter((r) => r.includes(slowInstanceId))).toEqual([]);
+    writeFileSync(join(stack.runtimeDir(slowInstanceId), INSTALL_GATE), 'go\n');
+    await waitText('instance-state', 'stopped', 90_000);
+    await page.getByTestId('install-output').filter({ hasText: /preparing the world\s+install done/ }).waitFor();
+    await expectPowerButtons(['Start', 'Restart']);
+    const text = await page.locator('main').innerText();
+    expect(text).not.toMatch(/https?:\/\/|refused GET|has no container/);
+    await shot('03c-installed');
+    await openInstance(instanceId);
   });
 
   it('runs a console command over RCON', async () => {
@@ -153,8 +217,10 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
   it('pauses and wakes (resume) the instance', async () => {
     await button('Pause').click();
     await waitText('instance-state', 'paused');
+    await expectPowerButtons(['Stop', 'Resume']);
     await button('Resume').click();
     await waitText('instance-state', 'online');
+    await expectPowerButtons(['Stop', 'Restart', 'Pause']);
     await shot('05-resumed');
   });
 
@@ -162,6 +228,7 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     // Seed 002: a manual backup that would stop a running server needs the explicit choice.
     await button('Take backup').click();
     await page.getByRole('alert').filter({ hasText: /stop/ }).waitFor();
+    consoleErrors.length = 0; // the refusal (which says to choose the stop) was the point
     await page.getByLabel('stop the server if it cannot be saved online').check();
     await button('Take backup').click();
     const row = page.locator('tr[data-backup]');
@@ -173,6 +240,7 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await button('Stop').click();
     await waitText('instance-state', 'stopped');
     await waitText('active-action', 'none');
+    await expectPowerButtons(['Start', 'Restart']);
     await row.first().getByRole('button', { name: 'Restore' }).click();
     const dialog = page.getByRole('dialog');
     const confirm = dialog.getByRole('button', { name: 'Restore', exact: true });
@@ -219,6 +287,35 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await shot('11-audit');
   });
 
+  it('hosts: memory reserved / total from the host view, and a heartbeat age that ticks between events', async () => {
+    await page.getByRole('link', { name: 'Hosts' }).click();
+    const host = (await stack.api('GET', `/hosts/${stack.hostId}`)).body;
+    const total = host.resources.memoryMb as number;
+    const mib = (n: number) => (n >= 1024 ? `${(n / 1024).toFixed(1)} GiB` : `${n} MiB`);
+    await page.getByTestId(`memory-${stack.hostId}`).filter({ hasText: new RegExp(`^\\d+ (MiB|GiB) / ${mib(total).replace('.', '\\.')}$`) }).waitFor();
+    // Heartbeats come every 500 ms and send no change event: a fetched age is 0-1 s, so 3 s or more is the clock ticking.
+    await page.getByTestId(`heartbeat-${stack.hostId}`).filter({ hasText: /^([3-9]|\d\d+) s ago$/ }).waitFor({ timeout: 20_000 });
+    await shot('11b-hosts');
+  });
+
+  it('fleets: the class reads once, archived rows show no players and no Despawn', async () => {
+    await stack.putGroup('arch', { savegame: { mode: 'archive' } }, { idleTiers: [{ after: '2s', action: 'stop' }, { after: '3s', action: 'archive' }] });
+    const spawned = (await stack.must('POST', '/groups/arch/spawn', { name: `${stack.run}-arch` })).id as string;
+    await stack.waitState(spawned, 'online', 60_000);
+    const allocation = await stack.must('POST', '/groups/arch/allocations', {});
+    await page.getByRole('link', { name: 'Groups & fleets' }).click();
+    const row = page.locator(`tr[data-fleet-instance="${stack.run}-arch"]`);
+    await row.getByTestId('fleet-class').filter({ hasText: /^allocated$/ }).waitFor();
+    expect(await row.getByRole('button', { name: 'Despawn' }).count()).toBe(1);
+    await shot('11c-fleet-allocated');
+    await stack.must('DELETE', `/allocations/${String(allocation.allocationId)}`);
+    await stack.waitState(spawned, 'archived', 60_000);
+    await row.getByTestId('fleet-class').filter({ hasText: /^archived$/ }).waitFor();
+    expect(await row.getByRole('button', { name: 'Despawn' }).count()).toBe(0);
+    expect(await row.getByRole('cell').nth(2).innerText()).toBe('–');
+    await shot('11d-fleet-archived');
+  });
+
   it('creates a token with scopes (its secret shown once) and revokes another', async () => {
     await page.getByRole('link', { name: 'Tokens' }).click();
     const create = async (name: string, scopes: string[]) => {
@@ -241,6 +338,10 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await page.getByRole('row', { name: new RegExp(`${stack.run}-throwaway`) }).getByText(/^revoked/).waitFor();
     expect((await fetch(`${stack.url}/api/v1/instances`, { headers: { authorization: `Bearer ${throwaway}` } })).status).toBe(401);
     await shot('12-tokens');
+  });
+
+  it('a normal session left no console error and no failed request (first load, install, log, actions, every page)', () => {
+    expect(consoleErrors).toEqual([]);
   });
 
   it('refuses a cross-site form post that carries the session cookie (CSRF)', async () => {
@@ -268,19 +369,31 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
   });
 
   it('logs out: the session ends on the server and the cookie is cleared', async () => {
-    await page.goto(`${stack.url}/#/overview`);
+    // Signed out on an admin page: the next person to sign in must not land there.
+    await page.goto(`${stack.url}/#/tokens`);
+    await page.getByRole('heading', { name: 'Tokens', level: 1 }).waitFor();
     const cookie = (await context.cookies(stack.url))[0]!;
     await button('Sign out').click();
     await page.getByLabel('API token').waitFor();
+    expect(new URL(page.url()).hash).toBe('#/overview');
     expect(await context.cookies(stack.url)).toEqual([]);
     const replay = await fetch(`${stack.url}/api/v1/session`, { headers: { cookie: `${cookie.name}=${cookie.value}` } });
     expect(replay.status).toBe(401);
     await shot('14-logged-out');
   });
 
-  it('a read-only token sees no action buttons, and the API refuses a mutation anyway', async () => {
-    await login(readToken);
+  it('a read-only token lands on the overview, sees no action buttons, and the API refuses a mutation anyway', async () => {
+    await login(readToken, true);
+    expect(new URL(page.url()).hash).toBe('#/overview');
     expect(await page.getByRole('link', { name: 'Tokens' }).count()).toBe(0);
+    // An admin page asked for by URL lands on the overview too: no token form.
+    for (const hash of ['#/tokens', '#/audit']) {
+      await page.goto(`${stack.url}/${hash}`);
+      await page.waitForURL(/#\/overview$/);
+      await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+      expect(await button('Create token').count()).toBe(0);
+      expect(await page.getByRole('textbox').count()).toBe(0);
+    }
     await page.getByRole('link', { name: 'Instances', exact: true }).click();
     await page.locator(`tr[data-instance="${READ_ONLY_NAME}"]`).waitFor();
     expect(await page.getByRole('heading', { name: 'Create an instance' }).count()).toBe(0);
@@ -305,6 +418,26 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.emulateMedia({ colorScheme: 'light' });
     await shot('16-read-only-desktop');
+    await button('Sign out').click();
+    await page.getByLabel('API token').waitFor();
+  });
+
+  it('a forbidden action (403) says "Not allowed", in words', async () => {
+    const writer = (await stack.must('POST', '/tokens', { name: `${stack.run}-writer`, scopes: ['read', 'instances:write'] })).secret as string;
+    await login(writer);
+    await openInstance(slowInstanceId);
+    await expectPowerButtons(['Start', 'Restart']);
+    // LEVEL_SEED is operator-only: an instances:write token may not set it.
+    await page.getByLabel('Variable').fill('LEVEL_SEED');
+    await page.getByLabel('Value', { exact: true }).fill('other-seed');
+    const refused = page.waitForResponse((r) => r.url().endsWith(`/instances/${slowInstanceId}/settings`));
+    await button('Change').click();
+    expect((await refused).status()).toBe(403);
+    const alert = page.getByRole('alert').filter({ hasText: /^Not allowed: / });
+    await alert.waitFor();
+    expect(await alert.innerText()).toMatch(/^Not allowed: .*LEVEL_SEED.*operator-only/);
+    expect(await alert.getAttribute('data-code')).toBe('FORBIDDEN');
+    await shot('17-not-allowed');
     await button('Sign out').click();
     await page.getByLabel('API token').waitFor();
     expect(pageErrors).toEqual([]);

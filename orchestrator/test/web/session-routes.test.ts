@@ -66,10 +66,10 @@ describe('panel sessions', () => {
     expect((await login(env.ENDERCLOUD_AGENT_TOKEN!)).status).toBe(401);
     const ok = await login(ADMIN);
     expect(ok.status).toBe(200);
-    expect(ok.body).toEqual({ name: 'admin (preset)', kind: 'preset-admin', scopes: ['admin'], via: 'session' });
+    expect(ok.body).toEqual({ authenticated: true, name: 'admin (preset)', kind: 'preset-admin', scopes: ['admin'], via: 'session' });
     expect(ok.setCookie).toMatch(/^endercloud_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200$/);
     const me = await fetch(url('/api/v1/session'), { headers: { cookie: ok.cookie! } });
-    expect(await me.json()).toEqual({ name: 'admin (preset)', kind: 'preset-admin', scopes: ['admin'], via: 'session' });
+    expect(await me.json()).toEqual({ authenticated: true, name: 'admin (preset)', kind: 'preset-admin', scopes: ['admin'], via: 'session' });
     // The bearer path is unchanged: no CSRF header needed.
     expect(await (await fetch(url('/api/v1/session'), { headers: bearer(ADMIN) })).json()).toMatchObject({ via: 'bearer' });
     const put = await fetch(url('/api/v1/maintenance'), { method: 'POST', headers: { ...bearer(ADMIN), 'content-type': 'application/json' }, body: JSON.stringify({ enabled: false }) });
@@ -127,6 +127,15 @@ describe('panel sessions', () => {
       offsetMs = 0;
     }
     expect((await fetch(url('/api/v1/session'), { headers: { cookie: 'endercloud_session=garbage' } })).status).toBe(401);
+    expect((await fetch(url('/api/v1/session'), { headers: bearer('ect_nope') })).status).toBe(401);
+    // No credentials at all (a browser's first visit): "not signed in" is an answer, not an error.
+    const anonymous = await fetch(url('/api/v1/session'));
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.headers.get('cache-control')).toBe('no-store');
+    expect(await anonymous.json()).toEqual({ authenticated: false });
+    // Only GET /session: every other route still needs credentials, and logout without a session is 401.
+    expect((await fetch(url('/api/v1/instances'))).status).toBe(401);
+    expect((await fetch(url('/api/v1/session'), { method: 'DELETE', headers: CSRF })).status).toBe(401);
   });
 });
 

@@ -1,4 +1,4 @@
-import { api, can, duration, enc, type Loose, type Me } from '../api';
+import { api, duration, enc, type Loose, type Me } from '../api';
 import { useNow, useResource } from '../live';
 import { ActionButton, Empty, ErrorNote, Section, StateBadge } from '../ui';
 
@@ -19,7 +19,9 @@ function GroupCard({ group, me }: { group: Loose; me: Me }) {
   const fleet = useResource<Loose>(`/groups/${enc(group.id)}/fleet`, ['instance', 'group', 'players']);
   const f = fleet.data;
   const s = group.scaling as Loose | null;
+  // Spawn and despawn need the same scope (spawn:<group>, spawn:* or an operator's), as the API checks.
   const fleetOps = me.scopes.some((x) => ['admin', 'manager', 'operator', 'spawn:*', `spawn:${group.id}`].includes(x));
+  const despawns = fleetOps && group.kind === 'ephemeral';
   return (
     <Section title={`${group.id} (${group.kind})`} id={`group-${group.id}`} actions={fleetOps && group.kind === 'ephemeral' ? (
       <ActionButton label="Spawn" variant="primary" onDone={fleet.reload} run={() => api('POST', `/groups/${enc(group.id)}/spawn`, {})} />
@@ -35,16 +37,17 @@ function GroupCard({ group, me }: { group: Loose; me: Me }) {
       {f && (f.instances as Loose[]).length > 0 ? (
         <div className="table-wrap">
           <table>
-            <thead><tr><th scope="col">Instance</th><th scope="col">State</th><th scope="col">Class</th><th scope="col">Players</th><th scope="col">Waiting for</th>{can(me, 'instances') ? <th scope="col"><span className="sr-only">Actions</span></th> : null}</tr></thead>
+            <thead><tr><th scope="col">Instance</th><th scope="col">State</th><th scope="col">Class</th><th scope="col">Players</th><th scope="col">Sleeps when empty</th><th scope="col">Waiting for</th>{despawns ? <th scope="col"><span className="sr-only">Actions</span></th> : null}</tr></thead>
             <tbody>
               {(f.instances as Loose[]).map((i) => (
-                <tr key={i.id}>
+                <tr key={i.id} data-fleet-instance={i.name}>
                   <th scope="row"><a href={`#/instances/${i.id}`}>{i.name}</a></th>
                   <td><StateBadge state={i.state} /></td>
-                  <td>{i.class}{i.allocated ? ' (allocated)' : ''}{i.draining ? ' (draining)' : ''}</td>
-                  <td>{i.playersOnline}{i.maxPlayers ? ` / ${i.maxPlayers}` : ''}</td>
+                  <td data-testid="fleet-class">{classText(i)}</td>
+                  <td>{i.state === 'archived' ? '–' : `${String(i.playersOnline)}${i.maxPlayers ? ` / ${String(i.maxPlayers)}` : ''}`}</td>
+                  <td>{sleepText(String(i.idleTiers))}{i.idleTiersFrom === 'instance' ? " (this server's own setting)" : ''}</td>
                   <td><NextTier next={i.next as Loose | null} awakeBecause={i.awakeBecause as string | null} /></td>
-                  {can(me, 'instances') ? <td>{group.kind === 'ephemeral' ? <ActionButton label="Despawn" onDone={fleet.reload} run={() => api('POST', `/instances/${enc(i.id)}/despawn`, {})} /> : null}</td> : null}
+                  {despawns ? <td>{i.state !== 'archived' ? <ActionButton label="Despawn" onDone={fleet.reload} run={() => api('POST', `/instances/${enc(i.id)}/despawn`, {})} /> : null}</td> : null}
                 </tr>
               ))}
             </tbody>
@@ -53,6 +56,13 @@ function GroupCard({ group, me }: { group: Loose; me: Me }) {
       ) : <Empty>No instance in this group.</Empty>}
     </Section>
   );
+}
+
+/** The class once ("allocated", not "allocated (allocated)"), then what else holds (draining). */
+function classText(i: Loose): string {
+  const base = String(i.class);
+  const extra = [i.allocated && base !== 'allocated' ? 'allocated' : null, i.draining && base !== 'draining' ? 'draining' : null].filter(Boolean);
+  return extra.length ? `${base} (${extra.join(', ')})` : base;
 }
 
 const VERB: Record<string, string> = { pause: 'pauses', stop: 'stops', archive: 'is archived' };

@@ -1,11 +1,13 @@
 import { useState } from 'react';
-import { ago, api, bytes, can, enc, type Loose, type Me } from '../api';
-import { useResource } from '../live';
+import { ago, api, can, enc, forPeople, type Loose, type Me } from '../api';
+import { useNow, useResource } from '../live';
 import { ActionButton, Empty, ErrorNote, StateBadge } from '../ui';
 
 export function Hosts({ me }: { me: Me }) {
   const hosts = useResource<{ hosts: Loose[] }>('/hosts', ['host', 'instance']);
   const list = hosts.data?.hosts ?? [];
+  // Heartbeat ages move on their own between events (a heartbeat is no change event).
+  const now = useNow();
   return (
     <>
       <h1>Hosts</h1>
@@ -18,10 +20,10 @@ export function Hosts({ me }: { me: Me }) {
             {list.map((h) => (
               <tr key={h.id}>
                 <th scope="row">{h.id}<div className="muted small">{h.gameAddress} · v{h.version}</div></th>
-                <td><StateBadge state={h.status} />{h.statusReason ? <div className="muted small">{h.statusReason}</div> : null}</td>
-                <td>{h.memoryReservedMb} MiB / {bytes(h.resources?.memoryTotalBytes)}</td>
+                <td><StateBadge state={h.status} />{h.statusReason ? <div className="muted small">{forPeople(String(h.statusReason))}</div> : null}</td>
+                <td data-testid={`memory-${String(h.id)}`}>{mib(h.memoryReservedMb)} / {mib(h.resources?.memoryMb)}</td>
                 <td>{h.instances?.total ?? 0}</td>
-                <td>{ago(h.lastHeartbeatAt)}</td>
+                <td data-testid={`heartbeat-${String(h.id)}`}>{ago(h.lastHeartbeatAt, now)}</td>
                 <td><Maintenance host={h} editable={can(me, 'hosts')} onChange={hosts.reload} /></td>
               </tr>
             ))}
@@ -30,6 +32,12 @@ export function Hosts({ me }: { me: Me }) {
       </div>
     </>
   );
+}
+
+/** The host view's memory figures are MiB (`memoryReservedMb`, `resources.memoryMb`: what may be reserved for instances). */
+function mib(n: unknown): string {
+  if (typeof n !== 'number') return '–';
+  return n >= 1024 ? `${(n / 1024).toFixed(1)} GiB` : `${n} MiB`;
 }
 
 function Maintenance({ host, editable, onChange }: { host: Loose; editable: boolean; onChange: () => void }) {

@@ -2,18 +2,23 @@
 // log and the console, actions, backups, settings, update and deletion.
 
 import { useEffect, useRef, useState } from 'react';
-import { ago, api, bytes, can, CSRF, enc, type Loose, type Me } from '../api';
-import { useResource } from '../live';
+import { ago, api, ApiError, bytes, can, CSRF, enc, forPeople, type Loose, type Me } from '../api';
+import { useResource, type Resource } from '../live';
 import { ActionButton, ConfirmDialog, Empty, ErrorNote, Json, Section, StateBadge } from '../ui';
 
-const ACTIONS = ['start', 'stop', 'restart', 'pause', 'resume'] as const;
+/** Labels of the power actions; which of them apply now comes from the API (the instance's `actions`). */
+const ACTION_LABELS: Readonly<Record<string, string>> = { start: 'Start', stop: 'Stop', restart: 'Restart', pause: 'Pause', resume: 'Resume' };
+/** States without a container (yet, or any more): no log to read. */
+const NO_CONTAINER: readonly string[] = ['draft', 'installing', 'archived'];
 
 export function InstancePage({ me, id }: { me: Me; id: string }) {
   const inst = useResource<Loose>(`/instances/${enc(id)}`, ['instance'], id);
+  const history = useResource<{ history: Loose[] }>(`/instances/${enc(id)}/history?limit=50`, ['instance'], id);
   const i = inst.data;
   const write = can(me, 'instances');
   if (inst.error && !i) return <><h1>Instance {id}</h1><ErrorNote error={inst.error} /><p><a href="#/instances">Back to instances</a></p></>;
   if (!i) return <p aria-busy="true">Loading…</p>;
+  const actions = ((i.actions ?? []) as string[]).filter((a) => a in ACTION_LABELS);
   return (
     <>
       <p><a href="#/instances">← Instances</a></p>
@@ -21,16 +26,17 @@ export function InstancePage({ me, id }: { me: Me; id: string }) {
       <ErrorNote error={inst.error} />
       <Section title="Status" actions={write ? (
         <div className="row wrap" role="group" aria-label="Lifecycle actions">
-          {ACTIONS.map((a) => <ActionButton key={a} label={a[0]!.toUpperCase() + a.slice(1)} run={() => api('POST', `/instances/${enc(id)}/${a}`, a === 'stop' ? {} : undefined)} />)}
+          {actions.map((a) => <ActionButton key={a} label={ACTION_LABELS[a]!} run={() => api('POST', `/instances/${enc(id)}/${a}`, a === 'stop' ? {} : undefined)} />)}
+          {actions.length === 0 ? <span className="muted small" data-testid="no-actions">{noActionText(i)}</span> : null}
         </div>
       ) : null}>
         <dl className="facts">
           <div><dt>State</dt><dd data-testid="instance-state">{i.state}</dd></div>
-          <div><dt>Reason</dt><dd>{i.stateReason ?? '–'}</dd></div>
+          <div><dt>Reason</dt><dd>{i.stateReason ? forPeople(String(i.stateReason)) : '–'}</dd></div>
           <div><dt>Desired</dt><dd>{i.desiredState}</dd></div>
           <div><dt>Group / variant</dt><dd>{i.groupId} / {i.variantId}</dd></div>
           <div><dt>Host</dt><dd>{i.hostId ?? '–'}</dd></div>
-          <div><dt>Endpoint</dt><dd>{i.endpoint ? <code>{i.endpoint.host}:{i.endpoint.port}</code> : '–'}</dd></div>
+          <div><dt>Endpoint</dt><dd>{i.endpoint && i.state !== 'archived' ? <code>{i.endpoint.host}:{i.endpoint.port}</code> : '–'}</dd></div>
           <div><dt>Players</dt><dd>{i.players ? `${i.players.online} / ${i.players.max}` : '–'}</dd></div>
           <div><dt>Image</dt><dd><code>{i.image}</code></dd></div>
           <div><dt>Active action</dt><dd data-testid="active-action">{i.activeAction ? i.activeAction.kind : 'none'}</dd></div>
@@ -39,10 +45,10 @@ export function InstancePage({ me, id }: { me: Me; id: string }) {
         </dl>
       </Section>
       <div className="grid two">
-        <Timeline id={id} />
+        <Timeline history={history} />
         <Players id={id} />
       </div>
-      <LiveLog id={id} state={i.state as string} />
+      <LiveLog id={id} state={i.state as string} observed={i.observedState as string | null} history={history.data?.history ?? []} />
       {write ? <Console id={id} /> : null}
       <Backups instance={i} write={write} />
       <Settings instance={i} write={write} />
@@ -52,8 +58,15 @@ export function InstancePage({ me, id }: { me: Me; id: string }) {
   );
 }
 
-function Timeline({ id }: { id: string }) {
-  const h = useResource<{ history: Loose[] }>(`/instances/${enc(id)}/history?limit=50`, ['instance'], id);
+/** Why no power button is drawn: the action in flight, or the state. */
+function noActionText(i: Loose): string {
+  if (i.activeAction) return `${String(i.activeAction.kind)} in progress…`;
+  if (i.state === 'installing') return 'installing…';
+  if (i.crashLoop?.tripped) return 'crash loop tripped: an administrator resets it after diagnosis';
+  return `nothing to run while ${String(i.state).replace(/_/g, ' ')}`;
+}
+
+function Timeline({ history: h }: { history: Resource<{ history: Loose[] }> }) {
   const list = h.data?.history ?? [];
   return (
     <Section title="History">
@@ -63,7 +76,7 @@ function Timeline({ id }: { id: string }) {
           <li key={`${String(e.at)}-${n}`}>
             <time dateTime={e.at} title={e.at}>{new Date(e.at).toLocaleTimeString()}</time>{' '}
             <span>{e.from ?? '∅'} → <StateBadge state={e.to} /></span>
-            <div className="muted small">{e.reason}{e.actor ? ` · ${e.actor}` : ''}</div>
+            <div className="muted small">{forPeople(String(e.reason ?? ''))}{e.actor ? ` · ${e.actor}` : ''}</div>
           </li>
         ))}
       </ol>
@@ -86,12 +99,22 @@ function Players({ id }: { id: string }) {
 const LOG_TAIL = 200;
 const LOG_MAX_CHARS = 200_000;
 
+/** The install script's last lines, as the history keeps them (`… install script … last lines:\n…`), newest first. */
+function installOutput(history: readonly Loose[]): string | undefined {
+  const hit = [...history].sort((a, b) => String(b.at).localeCompare(String(a.at)))
+    .map((e) => /install script[^\n]*last lines:\n([\s\S]*)$/.exec(String(e.reason ?? ''))?.[1])
+    .find((text) => text !== undefined);
+  return hit?.trimEnd();
+}
+
 /**
  * The log: `?follow=true` read as a stream. An answer that ends (no follow
  * support, or the container stopped) is shown with a note and read again when
- * the instance's state changes (an event, not a timer).
+ * the instance's state changes (an event, not a timer). Without a container
+ * (installing, archived) nothing is asked: the pane says so, with the install
+ * script's output when the history has it.
  */
-function LiveLog({ id, state }: { id: string; state: string }) {
+function LiveLog({ id, state, observed, history }: { id: string; state: string; observed: string | null; history: readonly Loose[] }) {
   const [text, setText] = useState('');
   /** The state the instance had when the last stream ended (null while one is open). */
   const endedAt = useRef<string | null>(null);
@@ -101,10 +124,17 @@ function LiveLog({ id, state }: { id: string; state: string }) {
   const [error, setError] = useState<unknown>();
   const [generation, setGeneration] = useState(0);
   const pre = useRef<HTMLPreElement>(null);
+  const container = !NO_CONTAINER.includes(state) && observed !== 'absent';
+  const install = installOutput(history);
   useEffect(() => {
-    const abort = new AbortController();
     setNote(undefined);
     setError(undefined);
+    if (!container) {
+      setText('');
+      endedAt.current = latestState.current;
+      return undefined;
+    }
+    const abort = new AbortController();
     endedAt.current = null;
     const started = Date.now();
     let first = true;
@@ -112,7 +142,7 @@ function LiveLog({ id, state }: { id: string; state: string }) {
       const res = await fetch(`/api/v1/instances/${enc(id)}/logs?follow=true&tail=${LOG_TAIL}`, { credentials: 'same-origin', headers: CSRF, signal: abort.signal });
       if (!res.ok || !res.body) {
         const body = (await res.json().catch(() => ({}))) as Loose;
-        throw new Error(body.error?.message ?? `HTTP ${res.status}`);
+        throw new ApiError(res.status, String(body.error?.code ?? `HTTP_${res.status}`), String(body.error?.message ?? res.statusText));
       }
       const reader = res.body.getReader();
       const decoder = new TextDecoder();
@@ -127,17 +157,21 @@ function LiveLog({ id, state }: { id: string; state: string }) {
       endedAt.current = latestState.current;
       const running = ['starting', 'online', 'degraded'].includes(latestState.current);
       setNote(!running
-        ? `The server is not running: its last ${LOG_TAIL} lines. The log follows again when it starts.`
+        ? (first ? 'The server is not running; the log follows when it starts.' : `The server is not running: its last ${LOG_TAIL} lines. The log follows again when it starts.`)
         : Date.now() - started < 2000
           ? `The log stream ended at once: the last ${LOG_TAIL} lines. It is read again when the state changes, or with Reconnect.`
           : 'The log stream ended (the container stopped or was replaced).');
     })().catch((err: unknown) => {
       if (abort.signal.aborted) return;
-      setError(err);
       endedAt.current = latestState.current;
+      // No container on the host (yet): nothing to show, which is not an error.
+      if (err instanceof ApiError && err.status === 404) {
+        setText('');
+        setNote('No container yet: the log starts when the server does.');
+      } else setError(err);
     });
     return () => abort.abort();
-  }, [id, generation]);
+  }, [id, generation, container]);
   useEffect(() => {
     if (endedAt.current !== null && endedAt.current !== state) setGeneration((g) => g + 1);
   }, [state]);
@@ -145,11 +179,21 @@ function LiveLog({ id, state }: { id: string; state: string }) {
     const el = pre.current;
     if (el) el.scrollTop = el.scrollHeight;
   }, [text]);
+  const waiting = state === 'installing' ? 'Installing… the log starts when the server does.'
+    : state === 'archived' ? 'Archived: the container is gone (the world is kept). The log starts again when the server is started.'
+      : 'No log yet.';
   return (
-    <Section title="Log" actions={<button type="button" className="btn" onClick={() => setGeneration((g) => g + 1)}>Reconnect</button>}>
+    <Section title="Log" actions={container ? <button type="button" className="btn" onClick={() => setGeneration((g) => g + 1)}>Reconnect</button> : null}>
       <ErrorNote error={error} />
-      <pre ref={pre} className="log" tabIndex={0} aria-label="Container log" aria-live="off" data-testid="log">{text}</pre>
+      {container && text !== '' ? <pre ref={pre} className="log" tabIndex={0} aria-label="Container log" aria-live="off" data-testid="log">{text}</pre> : null}
+      {!container || (text === '' && !error) ? <p className="muted" data-testid="log-status">{container ? 'No log yet.' : waiting}</p> : null}
       {note ? <p className="muted small">{note}</p> : null}
+      {install !== undefined ? (
+        <>
+          <h3>Install output</h3>
+          <pre className="log" tabIndex={0} aria-label="Install script output" data-testid="install-output">{install || '(the script wrote nothing)'}</pre>
+        </>
+      ) : null}
     </Section>
   );
 }
@@ -199,7 +243,7 @@ function Backups({ instance, write }: { instance: Loose; write: boolean }) {
       </div>
     ) : null}>
       <ErrorNote error={b.error} />
-      {b.data?.hostError ? <p className="muted">The host could not be asked: {String(b.data.hostError)}</p> : null}
+      {b.data?.hostError ? <p className="muted">The host could not be asked: {forPeople(String(b.data.hostError))}</p> : null}
       {list.length === 0 ? <Empty>No backup yet.</Empty> : (
         <div className="table-wrap">
           <table>

@@ -24,7 +24,7 @@ export function Instances({ me }: { me: Me }) {
                   <td>{i.groupId} / {i.variantId}</td>
                   <td>{i.hostId ?? '–'}</td>
                   <td>{i.players ? `${i.players.online} / ${i.players.max}` : '–'}</td>
-                  <td>{i.endpoint ? `${i.endpoint.host}:${i.endpoint.port}` : '–'}</td>
+                  <td>{i.endpoint && i.state !== 'archived' ? `${i.endpoint.host}:${i.endpoint.port}` : '–'}</td>
                 </tr>
               ))}
             </tbody>

@@ -1,4 +1,4 @@
-import type { Loose } from '../api';
+import { forPeople, type Loose } from '../api';
 import { useResource } from '../live';
 import { ErrorNote, Section, StateBadge } from '../ui';
 
@@ -35,7 +35,7 @@ export function Overview() {
         {failures.length === 0 ? <p className="muted">No instance is failing.</p> : (
           <ul className="list">
             {failures.slice(0, 10).map((i) => (
-              <li key={i.id}><a href={`#/instances/${i.id}`}>{i.name}</a> <StateBadge state={i.state} /> <span className="muted">{i.stateReason}</span></li>
+              <li key={i.id}><a href={`#/instances/${i.id}`}>{i.name}</a> <StateBadge state={i.state} /> <span className="muted">{i.stateReason ? forPeople(String(i.stateReason)) : null}</span></li>
             ))}
           </ul>
         )}

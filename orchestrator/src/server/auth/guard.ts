@@ -14,8 +14,13 @@ import type { Principal, TokenService } from './tokens.js';
 export type AuthSpec =
   | { public: true }
   | { scope: ScopeRequirement }
-  /** Any valid user token or panel session, whatever its scopes (the panel's GET /session). */
-  | { authenticated: true }
+  /**
+   * Any valid user token or panel session, whatever its scopes. `orAnonymous`:
+   * a request that presents no credentials at all (no Authorization header, no
+   * session cookie) goes on without a principal (the panel's GET /session asks
+   * "am I signed in?" at every load); wrong credentials are still 401.
+   */
+  | { authenticated: true; orAnonymous?: boolean }
   /** Agent endpoints: the shared agent token, or (when `orScope`) a user token with that scope. */
   | { agent: true; orScope?: ScopeRequirement; anonymousWhenNoAgentToken?: boolean };
 
@@ -61,6 +66,7 @@ export function authHook(tokens: TokenService, sessions?: SessionAuthenticator) 
       requireScope(await authenticateUser(request, tokens, sessions, secret), spec.orScope);
       return;
     }
+    if ('authenticated' in spec && spec.orAnonymous === true && request.headers.authorization === undefined && sessions?.cookieOf(request) === undefined) return;
     const principal = await authenticateUser(request, tokens, sessions, secret);
     if ('authenticated' in spec) {
       if (principal.kind === 'agent') throw new AppError('FORBIDDEN', 'the agent token cannot use this endpoint');

@@ -66,6 +66,11 @@ export const ROUTER_ACCESS: ScopeRequirement = { scope: ROUTER_SCOPE, anyOf: ['a
 /** Wake requests (resume/start): instance writers, and the router on a player's login. */
 export const WAKE_ACCESS: ScopeRequirement = { scope: 'instances:write', anyOf: ['admin', 'manager', 'operator', 'instances:write', ROUTER_SCOPE] };
 
+/** What POST /instances/:id/<action> accepts: the wake actions also admit the router; the rest are instance writes. */
+export function powerActionScope(action: string): ScopeRequirement {
+  return action === 'start' || action === 'resume' ? WAKE_ACCESS : writeScope('instances');
+}
+
 /** Installation requests (seed 002): users ask, administrators decide; `instances:request` cannot create directly. */
 export const REQUEST_ACCESS: ScopeRequirement = { scope: 'instances:request', anyOf: ['admin', 'manager', 'operator', 'instances:request'] };
 

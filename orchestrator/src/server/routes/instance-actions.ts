@@ -7,8 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import { auditTarget } from '../audit.js';
 import { bearerOf } from '../../shared/http.js';
-import { MANAGER_SCOPE, WAKE_ACCESS, writeScope } from '../auth/scopes.js';
+import { MANAGER_SCOPE, powerActionScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
+import { POWER_ACTIONS } from '../../lifecycle/actions.js';
 import { stopBackupPayload } from '../../lifecycle/backup.js';
 import { userActor } from '../services/lifecycle-service.js';
 import { instanceView } from '../views.js';
@@ -44,17 +45,15 @@ function stopBodyOf(body: unknown): Static<typeof StopBody> {
   return body;
 }
 
-const ACTIONS = ['start', 'stop', 'restart', 'pause', 'resume'] as const;
-const WAKE_ACTIONS: readonly string[] = ['start', 'resume'];
 
 export async function instanceActionRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
-  for (const action of ACTIONS) {
+  for (const action of POWER_ACTIONS) {
     api.post(`/instances/:id/${action}`, {
       schema: {
         tags: ['instances'], summary: `${action} (202: the action is persisted and queued; 409 INSTANCE_BUSY while another runs)`, params: InstanceParams,
       },
       // The edge router wakes sleeping servers (start/resume) with its own `router` token.
-      config: { auth: { scope: WAKE_ACTIONS.includes(action) ? WAKE_ACCESS : writeScope('instances') }, audit: { action: `instance.${action}`, targetKind: 'instance' } },
+      config: { auth: { scope: powerActionScope(action) }, audit: { action: `instance.${action}`, targetKind: 'instance' } },
     }, async (req, reply) => {
       const { id } = req.params as Static<typeof InstanceParams>;
       const instance = await ctx.lifecycle.find(id);

@@ -12,7 +12,7 @@ import { auditTarget } from '../audit.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { IdString } from '../schemas/common.js';
 import { historyView, instanceView, revisionView } from '../views.js';
-import { hiddenForCaller, hostOfInstance, paramInstance } from './route-helpers.js';
+import { actionsForCaller, hiddenForCaller, hostOfInstance, paramInstance } from './route-helpers.js';
 
 export const CreateInstanceBody = Type.Object(
   {
@@ -68,16 +68,18 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
       ...(q.state ? { states: [q.state as InstanceState] } : {}),
     });
     const hidden = hiddenForCaller(ctx, req);
-    return { instances: await Promise.all(list.map(async (i) => instanceView(i, undefined, await hidden(i)))) };
+    const actions = actionsForCaller(ctx, req);
+    return { instances: await Promise.all(list.map(async (i) => instanceView(i, undefined, await hidden(i), await actions(i)))) };
   });
 
   api.get('/instances/:id', {
-    schema: { tags: ['instances'], summary: 'One instance (by id or name): state, desiredState, observedState, players, pendingChanges, crashLoop', params: InstanceParams },
+    schema: { tags: ['instances'], summary: 'One instance (by id or name): state, desiredState, observedState, players, pendingChanges, crashLoop, actions (the power actions the caller may run now)', params: InstanceParams },
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
     const instance = await paramInstance(ctx, req);
     const template = await ctx.lifecycle.templateOf(instance);
-    return instanceView(instance, { policy: ctx.lifecycle.crashPolicy(template), now: ctx.clock.now() }, hiddenFrom(req.principal, template));
+    const actions = await actionsForCaller(ctx, req)(instance);
+    return instanceView(instance, { policy: ctx.lifecycle.crashPolicy(template), now: ctx.clock.now() }, hiddenFrom(req.principal, template), actions);
   });
 
   api.get('/instances/:id/history', {

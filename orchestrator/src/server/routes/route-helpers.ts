@@ -4,7 +4,9 @@
 
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ScopeRequirement } from '../auth/scopes.js';
+import { hasScope, powerActionScope, type ScopeRequirement } from '../auth/scopes.js';
+import { availableActions, type PowerAction } from '../../lifecycle/actions.js';
+import { userActor } from '../services/lifecycle-service.js';
 import type { Host, Instance } from '../../domain/index.js';
 import { AppError, type ErrorCode } from '../../shared/errors.js';
 import type { ServerContext } from '../context.js';
@@ -27,6 +29,21 @@ export function hiddenForCaller(ctx: ServerContext, req: FastifyRequest): (insta
       byVariant.set(key, hidden);
     }
     return hidden;
+  };
+}
+
+/**
+ * The power actions the caller may run on an instance now (the view's `actions`):
+ * those its scopes reach (the action routes' own requirements), then what
+ * checkAction would dispatch. Global maintenance is read once per request.
+ */
+export function actionsForCaller(ctx: ServerContext, req: FastifyRequest): (instance: Instance) => Promise<PowerAction[]> {
+  const scopes = req.principal?.scopes ?? [];
+  const actor = userActor(req.principal);
+  const context = ctx.lifecycle.globalMaintenance().then((globalMaintenance) => ({ globalMaintenance }));
+  return async (instance) => {
+    const allowed = availableActions(instance, actor, await context);
+    return allowed.filter((action) => hasScope(scopes, powerActionScope(action)));
   };
 }
 

@@ -51,7 +51,7 @@ function sessionCookie(request: FastifyRequest, publicUrl: string | undefined, v
 }
 
 function principalView(p: { name: string; kind: string; scopes: readonly string[] }, via: string | undefined) {
-  return { name: p.name, kind: p.kind, scopes: [...p.scopes], via: via ?? 'bearer' };
+  return { authenticated: true, name: p.name, kind: p.kind, scopes: [...p.scopes], via: via ?? 'bearer' };
 }
 
 export async function webRoutes(app: FastifyInstance, ctx: ServerContext, sessions: WebSessionService): Promise<void> {
@@ -77,9 +77,10 @@ export async function webRoutes(app: FastifyInstance, ctx: ServerContext, sessio
     });
 
     api.get('/session', {
-      schema: { tags: ['panel'], summary: 'Who is signed in: the principal name and scopes (the panel hides what they cannot do)' },
-      config: { auth: { authenticated: true } },
-    }, async (req, reply) => reply.header('cache-control', 'no-store').send(principalView(req.principal!, req.authVia)));
+      schema: { tags: ['panel'], summary: 'Who is signed in: the principal name and scopes (the panel hides what they cannot do); {authenticated: false} without any credentials' },
+      config: { auth: { authenticated: true, orAnonymous: true } },
+    }, async (req, reply) => reply.header('cache-control', 'no-store')
+      .send(req.principal ? principalView(req.principal, req.authVia) : { authenticated: false }));
 
     api.delete('/session', {
       schema: { tags: ['panel'], summary: 'Panel logout: ends the session and clears its cookie' },

@@ -11,7 +11,7 @@ import { importVariables, type EggFinding } from './egg-variables.js';
 import { commandReferences, startupCommand } from './startup.js';
 import { mapStop, type DeclaredRcon } from './stop.js';
 
-export { EGG_FORMATS, type EggFormat } from './egg-formats.js';
+export type { EggFormat } from './egg-formats.js';
 
 export interface EggPreview {
   format: EggFormat | null;

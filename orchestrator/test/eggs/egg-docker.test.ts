@@ -5,42 +5,25 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orchestratorConfig } from '../../src/server/config.js';
-import { buildOrchestrator, type Orchestrator } from '../../src/server/orchestrator.js';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
-import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
+import type { Orchestrator } from '../../src/server/orchestrator.js';
+import type { TestAgent } from '../support/agent-harness.js';
+import { docker, uniqueId } from '../support/docker.js';
 import { mcServerImageTag, pingStatus } from '../support/mc-server.js';
-import { heartbeatBody, newDataDir, type Loose } from '../server/support.js';
+import { startRealAgentStack, type RealAgentStack } from '../support/real-agent-stack.js';
+import type { Loose } from '../server/support.js';
 
 const RUN = uniqueId('egg');
-const AGENT_ID = `${RUN}-host`;
-const NETWORK = `${RUN}-net`;
-const AGENT_TOKEN = `agent-${RUN}-0123456789abcdef`;
-const ADMIN_TOKEN = `admin-${RUN}-0123456789abcdef`;
-const portRange = randomPortRange(10);
 
-let layers: FakeOrchestrator;
+let stack: RealAgentStack;
 let agent: TestAgent;
-let dataDir: string;
 let o: Orchestrator;
+let call: RealAgentStack['call'];
 
 function eggText(file: string, patch: (egg: Loose) => void = () => undefined): Loose {
   const egg = JSON.parse(readFileSync(new URL(`../fixtures/eggs/${file}`, import.meta.url), 'utf8').replaceAll('endercloud-test/mc-server:TAG', mcServerImageTag()));
   patch(egg);
   return egg;
-}
-
-async function call(method: string, url: string, body?: unknown): Promise<{ status: number; body: Loose }> {
-  const res = await o.app.inject({ method: method as 'GET', url: `/api/v1${url}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
-  let parsed: unknown = res.body;
-  try {
-    parsed = JSON.parse(res.body);
-  } catch {
-    /* text */
-  }
-  return { status: res.statusCode, body: parsed };
 }
 
 async function waitState(id: string, state: string, timeoutMs = 30_000): Promise<Loose> {
@@ -58,21 +41,11 @@ const history = async (id: string): Promise<string> => ((await call('GET', `/ins
 const instanceFile = (id: string, rel: string): string => readFileSync(join(agent.runtimeDirectory, 'instances', id, rel), 'utf8');
 
 beforeAll(async () => {
-  await docker().createNetwork({ Name: NETWORK, Labels: { 'orchestrator.host': AGENT_ID } });
-  layers = await startFakeOrchestrator();
-  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: layers.url, portRange, network: NETWORK, token: AGENT_TOKEN });
-  const agentUrl = await agent.app.listen({ host: '127.0.0.1', port: 0 });
-  dataDir = await newDataDir();
-  o = await buildOrchestrator(orchestratorConfig({
-    ENDERCLOUD_DATA_DIR: dataDir, ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
-    ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms', ENDERCLOUD_SUPERVISE_INTERVAL: '150ms',
-  }), { logger: pino({ level: 'silent' }), runOfflineDetector: false });
-  const hb = await o.app.inject({
-    method: 'POST', url: `/api/v1/agents/${AGENT_ID}/heartbeat`, headers: { authorization: `Bearer ${AGENT_TOKEN}` },
-    payload: heartbeatBody(agentUrl, { portRange, resources: { cpuCount: 2, memoryTotalBytes: 8192 * 1024 * 1024, memoryAvailableBytes: 4096 * 1024 * 1024, diskFreeBytes: 10 * 1024 ** 3 } }),
+  stack = await startRealAgentStack({
+    agentId: `${RUN}-host`,
+    env: { ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms' },
   });
-  expect(hb.statusCode).toBe(200);
-  await o.ctx.hosts.whenIdle();
+  ({ agent, o, call } = stack);
   const imported = await call('POST', '/templates/import-egg', { egg: eggText('test-server.v2.json'), name: 'egg-srv', version: '1', memoryMb: 256 });
   expect(imported.status).toBe(201);
   const failing = eggText('test-server.v1.json', (e) => { e.scripts.installation.script = 'echo fetching the server\necho no such build >&2\nexit 3\n'; });
@@ -84,12 +57,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await o?.stop().catch(() => undefined);
-  await removeContainersByLabel({ 'orchestrator.host': AGENT_ID });
-  await agent?.close();
-  await layers?.close();
-  await removeNetwork(NETWORK);
-  if (dataDir) await import('node:fs/promises').then((fs) => fs.rm(dataDir, { recursive: true, force: true }));
+  await stack?.close();
 });
 
 describe('an egg template on Docker', () => {

@@ -10,44 +10,25 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bufferOutput } from '../../src/cli/output.js';
 import { runCli } from '../../src/cli/program.js';
-import { orchestratorConfig } from '../../src/server/config.js';
-import { buildOrchestrator, type Orchestrator } from '../../src/server/orchestrator.js';
+import type { Orchestrator } from '../../src/server/orchestrator.js';
 import { packDirectory } from '../../src/shared/safe-tar.js';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
-import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
+import type { TestAgent } from '../support/agent-harness.js';
+import { uniqueId } from '../support/docker.js';
 import { mcServerImageTag } from '../support/mc-server.js';
-import { heartbeatBody, newDataDir, type Loose } from './support.js';
+import { startRealAgentStack, type RealAgentStack } from '../support/real-agent-stack.js';
+import type { Loose } from './support.js';
 
-const RUN = uniqueId('bk');
-const AGENT_ID = `${RUN}-host`;
-const NETWORK = `${RUN}-net`;
-const AGENT_TOKEN = `agent-${RUN}-0123456789abcdef`;
-const ADMIN_TOKEN = `admin-${RUN}-0123456789abcdef`;
+const AGENT_ID = `${uniqueId('bk')}-host`;
 
-let layers: FakeOrchestrator;
+let stack: RealAgentStack;
 let agent: TestAgent;
 let dataDir: string;
 let o: Orchestrator;
-const portRange = randomPortRange(10);
+let call: RealAgentStack['call'];
 const scratch = mkdtempSync(join(tmpdir(), 'ec-backup-upload-'));
-
-async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Loose; raw: Buffer }> {
-  const res = await o.app.inject({
-    method: method as 'GET', url: `/api/v1${url}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers },
-    ...(body === undefined ? {} : { payload: body as object }),
-  });
-  let parsed: unknown = res.body;
-  try {
-    parsed = JSON.parse(res.body);
-  } catch {
-    /* binary or text */
-  }
-  return { status: res.statusCode, body: parsed, raw: res.rawPayload };
-}
 
 const get = async (id: string): Promise<Loose> => (await call('GET', `/instances/${id}`)).body;
 
@@ -79,7 +60,7 @@ async function ectl(args: string[]) {
   const output = bufferOutput();
   const addr = o.app.server.address();
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  const code = await runCli(args, { output, version: 'test', env: { configPath: join(scratch, 'ectl.json'), urlOverride: url, tokenOverride: ADMIN_TOKEN } });
+  const code = await runCli(args, { output, version: 'test', env: { configPath: join(scratch, 'ectl.json'), urlOverride: url, tokenOverride: stack.adminToken } });
   return { code, stdout: output.stdout, stderr: output.stderr };
 }
 
@@ -88,25 +69,13 @@ const hostBackups = (id: string) => join(agent.runtimeDirectory, 'backups', id);
 const seedOf = (id: string): string => (JSON.parse(readFileSync(join(instanceDir(id), 'level.json'), 'utf8')) as { seed: string }).seed;
 
 beforeAll(async () => {
-  await docker().createNetwork({ Name: NETWORK, Labels: { 'orchestrator.host': AGENT_ID } });
-  layers = await startFakeOrchestrator();
-  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: layers.url, portRange, network: NETWORK, token: AGENT_TOKEN });
-  await agent.app.listen({ host: '127.0.0.1', port: 0 });
-  const address = agent.app.server.address();
-  const agentUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  dataDir = await newDataDir();
-  o = await buildOrchestrator(orchestratorConfig({
-    ENDERCLOUD_DATA_DIR: dataDir, ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
-    ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
-    ENDERCLOUD_SUPERVISE_INTERVAL: '150ms', ENDERCLOUD_UNKNOWN_GRACE: '10m',
-  }), { logger: pino({ level: 'silent' }), runOfflineDetector: false, runBackupScheduler: false });
-  await o.app.listen({ host: '127.0.0.1', port: 0 });
-  const hb = await o.app.inject({
-    method: 'POST', url: `/api/v1/agents/${AGENT_ID}/heartbeat`, headers: { authorization: `Bearer ${AGENT_TOKEN}` },
-    payload: heartbeatBody(agentUrl, { portRange, resources: { cpuCount: 2, memoryTotalBytes: 8192 * 1024 ** 2, memoryAvailableBytes: 4096 * 1024 ** 2, diskFreeBytes: 10 * 1024 ** 3 } }),
+  stack = await startRealAgentStack({
+    agentId: AGENT_ID,
+    env: { ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms', ENDERCLOUD_UNKNOWN_GRACE: '10m' },
+    deps: { runBackupScheduler: false },
   });
-  expect(hb.statusCode).toBe(200);
-  await o.ctx.hosts.whenIdle();
+  ({ agent, dataDir, o, call } = stack);
+  await o.app.listen({ host: '127.0.0.1', port: 0 });
   expect((await call('PUT', '/templates/mc/versions/1', {
     image: mcServerImageTag(), resources: { memoryMb: 256 }, containerPort: 25565, restartPolicy: 'on-failure',
     variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
@@ -118,13 +87,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await o?.stop().catch(() => undefined);
-  await removeContainersByLabel({ 'orchestrator.host': AGENT_ID });
-  await agent?.close();
-  await layers?.close();
-  await removeNetwork(NETWORK);
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  rmSync(scratch, { recursive: true, force: true });
+  try {
+    await stack?.close();
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 });
 
 describe('off-host backups on the real engine', () => {
@@ -188,7 +155,7 @@ describe('off-host backups on the real engine', () => {
     writeFileSync(join(world, 'level.json'), JSON.stringify({ seed: '4242', saves: 0 }));
     const chunks: Buffer[] = [];
     for await (const c of packDirectory(world)) chunks.push(c as Buffer);
-    const upload = await call('PUT', '/imports', Buffer.concat(chunks), { 'content-type': 'application/gzip' });
+    const upload = await call('PUT', '/imports', Buffer.concat(chunks), { headers: { 'content-type': 'application/gzip' } });
     expect(upload.status, JSON.stringify(upload.body)).toBe(201);
     const res = await call('POST', `/instances/${id}/restore`, { uploadId: upload.body.uploadId, confirm: 'bk-world' });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
@@ -198,7 +165,7 @@ describe('off-host backups on the real engine', () => {
     const list = (await call('GET', `/instances/${id}/backups`)).body.backups as Loose[];
     expect(list.find((b) => b.backupId === res.body.backupId)).toMatchObject({ stored: true, onHost: true, trigger: 'upload' });
     // A malformed upload never reaches the instance.
-    const bad = await call('PUT', '/imports', Buffer.from('not a gzip tar'), { 'content-type': 'application/gzip' });
+    const bad = await call('PUT', '/imports', Buffer.from('not a gzip tar'), { headers: { 'content-type': 'application/gzip' } });
     expect(bad.status).toBeGreaterThanOrEqual(400);
   }, 90_000);
 

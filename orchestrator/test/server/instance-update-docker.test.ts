@@ -6,32 +6,21 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orchestratorConfig } from '../../src/server/config.js';
-import { buildOrchestrator, type Orchestrator } from '../../src/server/orchestrator.js';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
-import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
+import type { TestAgent } from '../support/agent-harness.js';
+import { docker, uniqueId } from '../support/docker.js';
 import { ensureImage } from '../support/images.js';
 import { mcServerImageTag, pingStatus } from '../support/mc-server.js';
-import { heartbeatBody, newDataDir, silentLogger, type Loose } from './support.js';
+import { startRealAgentStack, type RealAgentStack } from '../support/real-agent-stack.js';
+import type { Loose } from './support.js';
 
 const RUN = uniqueId('upd');
 const AGENT_ID = `${RUN}-host`;
-const NETWORK = `${RUN}-net`;
-const AGENT_TOKEN = `agent-${RUN}-0123456789abcdef`;
-const ADMIN_TOKEN = `admin-${RUN}-0123456789abcdef`;
 const NEXT_REPO = 'endercloud-test/mc-server-next';
 
-let layers: FakeOrchestrator;
+let stack: RealAgentStack;
 let agent: TestAgent;
-let dataDir: string;
-let o: Orchestrator;
+let call: RealAgentStack['call'];
 let brokenTag: string;
-const portRange = randomPortRange(10);
-
-async function call(method: string, url: string, body?: unknown): Promise<{ status: number; body: Loose }> {
-  const res = await o.app.inject({ method: method as 'GET', url: `/api/v1${url}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
-  return { status: res.statusCode, body: JSON.parse(res.body) as Loose };
-}
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 40_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -58,23 +47,12 @@ beforeAll(async () => {
   await docker().getImage(mcTag).tag({ repo: NEXT_REPO, tag: RUN });
   // Same server, but its command exits at once: it never becomes ready.
   brokenTag = await ensureImage({ name: 'mc-server-broken', dockerfile: `FROM ${mcTag}\nCMD ["/bin/busybox", "false"]`, files: () => [] });
-  await docker().createNetwork({ Name: NETWORK, Labels: { 'orchestrator.host': AGENT_ID } });
-  layers = await startFakeOrchestrator();
-  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: layers.url, portRange, network: NETWORK, token: AGENT_TOKEN });
-  await agent.app.listen({ host: '127.0.0.1', port: 0 });
-  const address = agent.app.server.address();
-  const agentUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  dataDir = await newDataDir();
-  o = await buildOrchestrator(orchestratorConfig({
-    ENDERCLOUD_DATA_DIR: dataDir, ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
-    ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_COMMAND_MAX_ATTEMPTS: '1', ENDERCLOUD_SUPERVISE_INTERVAL: '150ms',
-  }), { logger: silentLogger, runOfflineDetector: false });
-  const hb = await o.app.inject({
-    method: 'POST', url: `/api/v1/agents/${AGENT_ID}/heartbeat`, headers: { authorization: `Bearer ${AGENT_TOKEN}` },
-    payload: heartbeatBody(agentUrl, { portRange, resources: { cpuCount: 2, memoryTotalBytes: 4096 * 1024 * 1024, memoryAvailableBytes: 2048 * 1024 * 1024, diskFreeBytes: 10 * 1024 ** 3 } }),
+  stack = await startRealAgentStack({
+    agentId: AGENT_ID,
+    env: { ENDERCLOUD_COMMAND_MAX_ATTEMPTS: '1' },
+    heartbeat: { resources: { cpuCount: 2, memoryTotalBytes: 4096 * 1024 * 1024, memoryAvailableBytes: 2048 * 1024 * 1024, diskFreeBytes: 10 * 1024 ** 3 } },
   });
-  expect(hb.statusCode).toBe(200);
-  await o.ctx.hosts.whenIdle();
+  ({ agent, call } = stack);
   expect((await call('PUT', '/templates/mc/versions/1', {
     image: mcTag, resources: { memoryMb: 256 }, containerPort: 25565,
     variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
@@ -86,24 +64,22 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await o?.stop().catch(() => undefined);
-  await removeContainersByLabel({ 'orchestrator.host': AGENT_ID });
-  await agent?.close();
-  await layers?.close();
-  await removeNetwork(NETWORK);
-  await docker().getImage(`${NEXT_REPO}:${RUN}`).remove().catch(() => undefined);
-  if (dataDir) await import('node:fs/promises').then((fs) => fs.rm(dataDir, { recursive: true, force: true }));
+  try {
+    await stack?.close();
+  } finally {
+    await docker().getImage(`${NEXT_REPO}:${RUN}`).remove().catch(() => undefined);
+  }
 });
 
 describe('image update on Docker', () => {
   it('agent: GET /images/inspect resolves a local image and answers 404 IMAGE_NOT_FOUND for an absent one', async () => {
-    const found = await agent.app.inject({ method: 'GET', url: `/api/v1/images/inspect?ref=${encodeURIComponent(mcServerImageTag())}`, headers: { authorization: `Bearer ${AGENT_TOKEN}` } });
+    const found = await agent.app.inject({ method: 'GET', url: `/api/v1/images/inspect?ref=${encodeURIComponent(mcServerImageTag())}`, headers: { authorization: `Bearer ${stack.agentToken}` } });
     expect(found.statusCode).toBe(200);
     expect(JSON.parse(found.body)).toMatchObject({
       ref: mcServerImageTag(), id: expect.stringMatching(/^sha256:/), pulled: false,
       created: expect.stringMatching(/^\d{4}-/), sizeBytes: expect.any(Number),
     });
-    const absent = await agent.app.inject({ method: 'GET', url: `/api/v1/images/inspect?ref=endercloud-test/absent:${RUN}&pull=false`, headers: { authorization: `Bearer ${AGENT_TOKEN}` } });
+    const absent = await agent.app.inject({ method: 'GET', url: `/api/v1/images/inspect?ref=endercloud-test/absent:${RUN}&pull=false`, headers: { authorization: `Bearer ${stack.agentToken}` } });
     expect(absent.statusCode).toBe(404);
     expect(JSON.parse(absent.body).error.code).toBe('IMAGE_NOT_FOUND');
   });

@@ -9,26 +9,21 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orchestratorConfig } from '../../src/server/config.js';
-import { buildOrchestrator, type Orchestrator } from '../../src/server/orchestrator.js';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
+import type { Orchestrator } from '../../src/server/orchestrator.js';
+import { randomPortRange, type TestAgent } from '../support/agent-harness.js';
 import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { loginBot, mcServerImageTag, pingStatus } from '../support/mc-server.js';
+import { startRealAgentStack, waitFor, type RealAgentStack } from '../support/real-agent-stack.js';
 import { startRegistry, type LocalRegistry } from '../support/registry.js';
-import { heartbeatBody, newDataDir, type Loose } from './support.js';
+import type { Loose } from './support.js';
 
 const RUN = uniqueId('lc');
 const AGENT_ID = `${RUN}-host`;
-const NETWORK = `${RUN}-net`;
-const AGENT_TOKEN = `agent-${RUN}-0123456789abcdef`;
-const ADMIN_TOKEN = `admin-${RUN}-0123456789abcdef`;
 
-let layers: FakeOrchestrator;
+let stack: RealAgentStack;
 let agent: TestAgent;
-let agentUrl: string;
-let dataDir: string;
 let o: Orchestrator;
-const portRange = randomPortRange(30);
+let call: RealAgentStack['call'];
 /** Every line the orchestrator logged (debug and up), for the secret-redaction check. */
 const orchestratorLog: string[] = [];
 const orchestratorLogger = pino({ level: 'debug' }, { write: (line: string) => void orchestratorLog.push(line) });
@@ -53,35 +48,6 @@ async function startGate(target: string): Promise<string> {
   return `http://127.0.0.1:${(gateServer.address() as AddressInfo).port}`;
 }
 
-async function startOrch(overrides: Record<string, string> = {}): Promise<Orchestrator> {
-  const config = orchestratorConfig({
-    ENDERCLOUD_DATA_DIR: dataDir,
-    ENDERCLOUD_LISTEN: '127.0.0.1:0',
-    ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
-    ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
-    ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms',
-    ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms',
-    ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
-    ENDERCLOUD_COMMAND_LEASE: '2s',
-    ENDERCLOUD_SUPERVISE_INTERVAL: '150ms',
-    ENDERCLOUD_RESUME_TIMEOUT: '5s',
-    ENDERCLOUD_UNKNOWN_GRACE: '10m',
-    ...overrides,
-  });
-  return buildOrchestrator(config, { logger: orchestratorLogger, runOfflineDetector: false });
-}
-
-async function call(method: string, url: string, body?: unknown, token: string = ADMIN_TOKEN): Promise<{ status: number; body: Loose }> {
-  const res = await o.app.inject({ method: method as 'GET', url: `/api/v1${url}`, headers: { authorization: `Bearer ${token}` }, ...(body === undefined ? {} : { payload: body as object }) });
-  let parsed: unknown = res.body;
-  try {
-    parsed = JSON.parse(res.body);
-  } catch {
-    /* text */
-  }
-  return { status: res.statusCode, body: parsed };
-}
-
 const runtimeDir = (id: string) => join(agent.runtimeDirectory, 'instances', id);
 
 /** level.json and the player files exist and belong to uid:gid: the container user wrote them into /data. */
@@ -97,16 +63,6 @@ function expectWorldOwnedBy(id: string, uid: number, gid: number): void {
 const seedOf = (id: string): string => (JSON.parse(readFileSync(join(runtimeDir(id), 'level.json'), 'utf8')) as { seed: string }).seed;
 
 const get = async (id: string): Promise<Loose> => (await call('GET', `/instances/${id}`)).body;
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function waitState(id: string, state: string, timeoutMs = 20_000): Promise<Loose> {
   let last: Loose;
@@ -161,20 +117,15 @@ const template = (extra: Record<string, unknown> = {}) => ({
 });
 
 beforeAll(async () => {
-  await docker().createNetwork({ Name: NETWORK, Labels: { 'orchestrator.host': AGENT_ID } });
-  layers = await startFakeOrchestrator();
-  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: layers.url, portRange, network: NETWORK, token: AGENT_TOKEN });
-  await agent.app.listen({ host: '127.0.0.1', port: 0 });
-  const address = agent.app.server.address();
-  agentUrl = await startGate(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`);
-  dataDir = await newDataDir();
-  o = await startOrch();
-  const hb = await o.app.inject({
-    method: 'POST', url: `/api/v1/agents/${AGENT_ID}/heartbeat`, headers: { authorization: `Bearer ${AGENT_TOKEN}` },
-    payload: heartbeatBody(agentUrl, { portRange, resources: { cpuCount: 2, memoryTotalBytes: 8192 * 1024 * 1024, memoryAvailableBytes: 4096 * 1024 * 1024, diskFreeBytes: 10 * 1024 ** 3 } }),
+  stack = await startRealAgentStack({
+    agentId: AGENT_ID, portRange: randomPortRange(30), controlUrl: startGate,
+    env: {
+      ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms', ENDERCLOUD_COMMAND_LEASE: '2s',
+      ENDERCLOUD_RESUME_TIMEOUT: '5s', ENDERCLOUD_UNKNOWN_GRACE: '10m',
+    },
+    deps: { logger: orchestratorLogger },
   });
-  expect(hb.statusCode).toBe(200);
-  await o.ctx.hosts.whenIdle();
+  ({ agent, o, call } = stack);
   expect((await call('PUT', '/templates/mc/versions/1', template())).status).toBe(201);
   expect((await call('PUT', '/templates/mc-short/versions/1', template({ readiness: { kind: 'minecraft', startupTimeoutMs: 2500, intervalMs: 150, probeTimeoutMs: 500 } }))).status).toBe(201);
   expect((await call('PUT', '/templates/mc-signal/versions/1', template({ stop: { signal: 'SIGTERM', timeoutMs: 1000 } }))).status).toBe(201);
@@ -189,14 +140,12 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await o?.stop().catch(() => undefined);
-  gateServer?.closeAllConnections();
-  await new Promise((r) => (gateServer ? gateServer.close(r) : r(undefined)));
-  await removeContainersByLabel({ 'orchestrator.host': AGENT_ID });
-  await agent?.close();
-  await layers?.close();
-  await removeNetwork(NETWORK);
-  if (dataDir) await import('node:fs/promises').then((fs) => fs.rm(dataDir, { recursive: true, force: true }));
+  try {
+    await stack?.close();
+  } finally {
+    gateServer?.closeAllConnections();
+    await new Promise((r) => (gateServer ? gateServer.close(r) : r(undefined)));
+  }
 });
 
 describe('lifecycle on the real engine', () => {
@@ -257,7 +206,7 @@ describe('lifecycle on the real engine', () => {
     expect(created.status).toBe(201);
     const userToken = created.body.secret as string;
     expect((await call('POST', `/instances/${id}/maintenance`, { enabled: true, message: 'map reset until 18:00' })).status).toBe(200);
-    const refused = await call('POST', `/instances/${id}/start`, undefined, userToken);
+    const refused = await call('POST', `/instances/${id}/start`, undefined, { token: userToken });
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({ code: 'MAINTENANCE', message: 'instance lc-custom is in maintenance: map reset until 18:00' });
     expect((await get(id)).state).toBe('stopped');
@@ -433,8 +382,7 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
       const i = await get(id);
       return i.state === 'starting' && i.activeAction === null && i.observedState === 'running' ? true : undefined;
     });
-    await o.stop();
-    o = await startOrch();
+    o = await stack.restart();
     const online = await waitState(id, 'online');
     expect(online.crashLoop.count).toBe(0);
     expect((await history(id)).map((h) => h.to).slice(0, 2)).toEqual(['online', 'starting']);
@@ -505,8 +453,7 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
     expect(await containerOf(id)).toBeUndefined();
     expect((await get(id)).state).toBe('unknown');
     // Past the grace an operator is asked to decide; over many reconcile ticks nothing is recreated.
-    await o.stop();
-    o = await startOrch({ ENDERCLOUD_UNKNOWN_GRACE: '1s' });
+    o = await stack.restart({ ENDERCLOUD_UNKNOWN_GRACE: '1s' });
     const stuck = await waitState(id, 'intervention_required', 10_000);
     expect(stuck.stateReason).toContain('never recreated');
     for (let tick = 0; tick < 8; tick++) {

@@ -4,50 +4,30 @@
 // desired state with a history entry, or handed to an operator
 // (docs/lifecycle.md "Drift"). Each transition is one info log line.
 
-import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orchestratorConfig } from '../../src/server/config.js';
-import { buildOrchestrator, type Orchestrator } from '../../src/server/orchestrator.js';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
-import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
+import type { Orchestrator } from '../../src/server/orchestrator.js';
+import type { TestAgent } from '../support/agent-harness.js';
+import { docker, uniqueId } from '../support/docker.js';
 import { mcServerImageTag } from '../support/mc-server.js';
+import { startRealAgentStack, waitFor, type RealAgentStack } from '../support/real-agent-stack.js';
 import { startRegistry, type LocalRegistry } from '../support/registry.js';
-import { heartbeatBody, newDataDir, type Loose } from './support.js';
+import type { Loose } from './support.js';
 
 const RUN = uniqueId('drift');
 const AGENT_ID = `${RUN}-host`;
-const NETWORK = `${RUN}-net`;
-const AGENT_TOKEN = `agent-${RUN}-0123456789abcdef`;
-const ADMIN_TOKEN = `admin-${RUN}-0123456789abcdef`;
 
-let layers: FakeOrchestrator;
+let stack: RealAgentStack;
 let agent: TestAgent;
-let dataDir: string;
 let registry: LocalRegistry;
 let o: Orchestrator;
-const portRange = randomPortRange(10);
+let call: RealAgentStack['call'];
 const lines: Loose[] = [];
 const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-
-async function call(method: string, url: string, body?: unknown): Promise<{ status: number; body: Loose }> {
-  const res = await o.app.inject({ method: method as 'GET', url: `/api/v1${url}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
-  return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined };
-}
 
 const get = async (id: string): Promise<Loose> => (await call('GET', `/instances/${id}`)).body;
 const history = async (id: string): Promise<Loose[]> => (await call('GET', `/instances/${id}/history?limit=200`)).body.history;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 async function waitState(id: string, state: string, timeoutMs = 20_000): Promise<Loose> {
   let last: Loose;
@@ -77,25 +57,13 @@ const template = (image: string) => ({
 });
 
 beforeAll(async () => {
-  await docker().createNetwork({ Name: NETWORK, Labels: { 'orchestrator.host': AGENT_ID } });
   registry = await startRegistry();
-  layers = await startFakeOrchestrator();
-  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: layers.url, portRange, network: NETWORK, token: AGENT_TOKEN });
-  await agent.app.listen({ host: '127.0.0.1', port: 0 });
-  const address = agent.app.server.address();
-  const agentUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  dataDir = await newDataDir();
-  o = await buildOrchestrator(orchestratorConfig({
-    ENDERCLOUD_DATA_DIR: dataDir, ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
-    ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
-    ENDERCLOUD_COMMAND_LEASE: '2s', ENDERCLOUD_SUPERVISE_INTERVAL: '150ms', ENDERCLOUD_UNKNOWN_GRACE: '10m',
-  }), { logger, runOfflineDetector: false });
-  const hb = await o.app.inject({
-    method: 'POST', url: `/api/v1/agents/${AGENT_ID}/heartbeat`, headers: { authorization: `Bearer ${AGENT_TOKEN}` },
-    payload: heartbeatBody(agentUrl, { portRange, resources: { cpuCount: 2, memoryTotalBytes: 8192 * 1024 * 1024, memoryAvailableBytes: 4096 * 1024 * 1024, diskFreeBytes: 10 * 1024 ** 3 } }),
+  stack = await startRealAgentStack({
+    agentId: AGENT_ID,
+    env: { ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms', ENDERCLOUD_COMMAND_LEASE: '2s', ENDERCLOUD_UNKNOWN_GRACE: '10m' },
+    deps: { logger },
   });
-  expect(hb.statusCode).toBe(200);
-  await o.ctx.hosts.whenIdle();
+  ({ agent, o, call } = stack);
   expect((await call('PUT', '/templates/drift/versions/1', template(mcServerImageTag()))).status).toBe(201);
   // In no registry: the local registry answers "manifest unknown" for it.
   expect((await call('PUT', '/templates/drift-missing/versions/1', template(`${registry.address}/endercloud/${RUN}-missing:1`))).status).toBe(201);
@@ -106,13 +74,11 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await o?.stop().catch(() => undefined);
-  await removeContainersByLabel({ 'orchestrator.host': AGENT_ID });
-  await agent?.close();
-  await layers?.close();
-  await registry?.stop();
-  await removeNetwork(NETWORK);
-  if (dataDir) await import('node:fs/promises').then((fs) => fs.rm(join(dataDir), { recursive: true, force: true }));
+  try {
+    await stack?.close();
+  } finally {
+    await registry?.stop();
+  }
 });
 
 describe('failures say what happened (real engine)', () => {

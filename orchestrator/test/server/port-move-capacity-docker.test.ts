@@ -8,21 +8,15 @@
 import { createServer, type Server } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orchestratorConfig } from '../../src/server/config.js';
-import { buildOrchestrator, type Orchestrator } from '../../src/server/orchestrator.js';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
-import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
+import { randomPortRange, type TestAgent } from '../support/agent-harness.js';
+import { docker, uniqueId } from '../support/docker.js';
 import { ensureImage } from '../support/images.js';
 import { mcServerImage, pingStatus } from '../support/mc-server.js';
-import { heartbeatBody, newDataDir, type Loose } from './support.js';
+import { startRealAgentStack, waitFor, type RealAgentStack } from '../support/real-agent-stack.js';
+import type { Loose } from './support.js';
 
-const RUN = uniqueId('pmc');
-const AGENT_ID = `${RUN}-host`;
-const NETWORK = `${RUN}-net`;
-const AGENT_TOKEN = `agent-${RUN}-0123456789abcdef`;
-const ADMIN_TOKEN = `admin-${RUN}-0123456789abcdef`;
+const AGENT_ID = `${uniqueId('pmc')}-host`;
 /** A refused registry: the pull fails at once, and for good. */
 const UNPULLABLE = '127.0.0.1:1/none:latest';
 const BIG_MB = 256;
@@ -30,30 +24,14 @@ const TINY_MB = 192;
 /** Room for exactly one big instance (or one tiny one): 100 MiB more, less than a second one. */
 const HOST_MB = BIG_MB + 100;
 
-let layers: FakeOrchestrator;
+let stack: RealAgentStack;
 let agent: TestAgent;
-let dataDir: string;
-let o: Orchestrator;
+let call: RealAgentStack['call'];
 const portRange = randomPortRange(3);
-
-async function call(method: string, url: string, body?: unknown): Promise<{ status: number; body: Loose }> {
-  const res = await o.app.inject({ method: method as 'GET', url: `/api/v1${url}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
-  return { status: res.statusCode, body: res.body === '' ? null : JSON.parse(res.body) };
-}
 
 const get = async (id: string): Promise<Loose> => (await call('GET', `/instances/${id}`)).body;
 const reservedMb = async (): Promise<number> => (await call('GET', `/hosts/${AGENT_ID}`)).body.memoryReservedMb as number;
 const seedOf = (id: string): string => (JSON.parse(readFileSync(join(agent.runtimeDirectory, 'instances', id, 'level.json'), 'utf8')) as { seed: string }).seed;
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function waitState(id: string, state: string, timeoutMs = 30_000): Promise<Loose> {
   let last: Loose = {};
@@ -97,24 +75,12 @@ const unsquat = (server: Server | undefined) => new Promise((r) => (server ? ser
 
 beforeAll(async () => {
   const image = await ensureImage(mcServerImage);
-  await docker().createNetwork({ Name: NETWORK, Labels: { 'orchestrator.host': AGENT_ID } });
-  layers = await startFakeOrchestrator();
-  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: layers.url, portRange, network: NETWORK, token: AGENT_TOKEN });
-  await agent.app.listen({ host: '127.0.0.1', port: 0 });
-  const address = agent.app.server.address();
-  const agentUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  dataDir = await newDataDir();
-  o = await buildOrchestrator(orchestratorConfig({
-    ENDERCLOUD_DATA_DIR: dataDir, ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
-    ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
-    ENDERCLOUD_COMMAND_LEASE: '2s', ENDERCLOUD_SUPERVISE_INTERVAL: '150ms', ENDERCLOUD_UNKNOWN_GRACE: '10m',
-  }), { logger: pino({ level: 'silent' }), runOfflineDetector: false });
-  const hb = await o.app.inject({
-    method: 'POST', url: `/api/v1/agents/${AGENT_ID}/heartbeat`, headers: { authorization: `Bearer ${AGENT_TOKEN}` },
-    payload: heartbeatBody(agentUrl, { portRange, resources: { cpuCount: 2, memoryTotalBytes: HOST_MB * 1024 * 1024, memoryAvailableBytes: HOST_MB * 1024 * 1024, diskFreeBytes: 10 * 1024 ** 3 } }),
+  stack = await startRealAgentStack({
+    agentId: AGENT_ID, portRange,
+    env: { ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms', ENDERCLOUD_COMMAND_LEASE: '2s', ENDERCLOUD_UNKNOWN_GRACE: '10m' },
+    heartbeat: { resources: { cpuCount: 2, memoryTotalBytes: HOST_MB * 1024 * 1024, memoryAvailableBytes: HOST_MB * 1024 * 1024, diskFreeBytes: 10 * 1024 ** 3 } },
   });
-  expect(hb.statusCode).toBe(200);
-  await o.ctx.hosts.whenIdle();
+  ({ agent, call } = stack);
   const template = (img: string) => ({
     image: img, resources: { memoryMb: BIG_MB }, containerPort: 25565,
     readiness: { kind: 'minecraft', startupTimeoutMs: 20_000, intervalMs: 150, probeTimeoutMs: 1000 },
@@ -133,12 +99,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await o?.stop().catch(() => undefined);
-  await removeContainersByLabel({ 'orchestrator.host': AGENT_ID });
-  await agent?.close();
-  await layers?.close();
-  await removeNetwork(NETWORK);
-  if (dataDir) await import('node:fs/promises').then((fs) => fs.rm(dataDir, { recursive: true, force: true }));
+  await stack?.close();
 });
 
 describe('a small host on the real engine', () => {

@@ -230,7 +230,9 @@ describe('ectl against a real orchestrator', () => {
     const r = await ectl(['instances', 'create', '--group', `${run}-lobby`, '--variant', 'default', '--wait', '--timeout', '1']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^waiting for instance i-[0-9a-f]+ to be online…\n/);
-    expect(r.stderr).toMatch(/error: instance [\w-]+ still starting after 1s \(ectl instances get [\w-]+ shows it\)\n$/);
+    // It waited past the create command: either the 1 s ran out while starting, or (on a loaded machine, before that)
+    // the supervisor judged the simulated container, which no readiness check can pass, and it stopped waiting on that.
+    expect(r.stderr).toMatch(/error: instance [\w-]+ (still starting after 1s \(ectl instances get [\w-]+ shows it\)|did not become online: it is intervention_required .*)\n$/);
     expect(r.stdout).toBe('');
   });
 

@@ -44,10 +44,10 @@ function GroupCard({ group, me }: { group: Loose; me: Me }) {
                   <th scope="row"><a href={`#/instances/${i.id}`}>{i.name}</a></th>
                   <td><StateBadge state={i.state} /></td>
                   <td data-testid="fleet-class">{classText(i)}</td>
-                  <td>{i.state === 'archived' ? '–' : `${String(i.playersOnline)}${i.maxPlayers ? ` / ${String(i.maxPlayers)}` : ''}`}</td>
+                  <td>{i.class === 'archived' ? '–' : `${String(i.playersOnline)}${i.maxPlayers ? ` / ${String(i.maxPlayers)}` : ''}`}</td>
                   <td>{sleepText(String(i.idleTiers))}{i.idleTiersFrom === 'instance' ? " (this server's own setting)" : ''}</td>
                   <td><NextTier next={i.next as Loose | null} awakeBecause={i.awakeBecause as string | null} /></td>
-                  {despawns ? <td>{i.state !== 'archived' ? <ActionButton label="Despawn" onDone={fleet.reload} run={() => api('POST', `/instances/${enc(i.id)}/despawn`, {})} /> : null}</td> : null}
+                  {despawns ? <td>{i.class !== 'archived' ? <ActionButton label="Despawn" onDone={fleet.reload} run={() => api('POST', `/instances/${enc(i.id)}/despawn`, {})} /> : null}</td> : null}
                 </tr>
               ))}
             </tbody>

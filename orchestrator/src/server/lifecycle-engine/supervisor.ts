@@ -219,13 +219,24 @@ export class Supervisor {
     const now = this.deps.clock.now();
     const observed = observedOf(entry, now);
     if (sameObservation(stored.observed, observed)) return { instance: stored, container: containerOf(entry, stored) };
-    return this.deps.store.instances.update(stored.id, { observed }, { now, expectedVersion: stored.version }).then(
-      (instance) => ({ instance, container: containerOf(entry, instance) }),
-      (err: unknown) => {
-        if (err instanceof AppError && err.code === 'CONFLICT') return undefined;
-        throw err;
-      },
-    );
+    return this.writeObservation(stored, observed, entry, now, true);
+  }
+
+  /**
+   * The version-checked write. A row changed only by a probe or a player report since the read
+   * (same state, intent and action) is written again on the fresh row: a busy prober must not
+   * keep a crash from being judged pass after pass.
+   */
+  private async writeObservation(stored: Instance, observed: ObservedState, entry: AgentInventoryEntry | null, now: number, retry: boolean): Promise<Observation | undefined> {
+    try {
+      const instance = await this.deps.store.instances.update(stored.id, { observed }, { now, expectedVersion: stored.version });
+      return { instance, container: containerOf(entry, instance) };
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err;
+      const fresh = retry ? await this.deps.store.instances.get(stored.id) : undefined;
+      if (!fresh || !sameIntent(fresh, stored)) return undefined;
+      return this.writeObservation(fresh, observed, entry, now, false);
+    }
   }
 
   private async apply(instance: Instance, decision: ReconcileDecision, host: Host): Promise<void> {
@@ -422,6 +433,11 @@ function observedOf(entry: AgentInventoryEntry | null, now: number): ObservedSta
 }
 
 /** Only a changed observation is written (not every tick's timestamp). */
+/** Nothing an action or a transition changes differs between the two reads of a row. */
+function sameIntent(a: Instance, b: Instance): boolean {
+  return a.state === b.state && a.desiredState === b.desiredState && (a.activeAction?.commandId ?? null) === (b.activeAction?.commandId ?? null);
+}
+
 function sameObservation(a: ObservedState | null, b: ObservedState): boolean {
   return a !== null && a.container === b.container && a.exitCode === b.exitCode && a.oomKilled === b.oomKilled && a.startedAt === b.startedAt;
 }

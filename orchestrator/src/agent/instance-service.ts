@@ -51,6 +51,8 @@ export class InstanceService implements InstanceInternals {
    * restore and import (BackupService, DataImporter get this same lock), queued one at a time.
    */
   readonly instanceLocks: KeyedLock;
+  /** Containers this agent paused, by instance: the wake's unpause needs no list and inspect (see unpause). */
+  private readonly pausedHere = new Map<string, ContainerDetails>();
   /** Ports chosen for a replacement container before its old container is removed (port → instance). */
   private readonly promised = new Map<number, string>();
   readonly powerDeps: PowerDeps;
@@ -353,15 +355,34 @@ export class InstanceService implements InstanceInternals {
 
   pause(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
     return this.power(instanceId, log, 'pause', async (c) => {
-      if (c.state === 'paused') return 'paused';
-      if (c.state !== 'running') throw invalidTransition(instanceId, c.state, 'pause', 'only a running instance can be paused');
-      await this.deps.runtime.pause(c.id);
+      if (c.state !== 'paused' && c.state !== 'running') throw invalidTransition(instanceId, c.state, 'pause', 'only a running instance can be paused');
+      if (c.state === 'running') await this.deps.runtime.pause(c.id);
+      this.pausedHere.set(instanceId, c);
       return 'paused';
     });
   }
 
   unpause(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
-    return this.power(instanceId, log, 'unpause', async (c) => {
+    const frozen = this.pausedHere.get(instanceId);
+    this.pausedHere.delete(instanceId);
+    if (frozen) {
+      // The wake's fast path: the container this agent paused, by its id (a container's labels,
+      // and so its ownership, never change). Any refusal (gone, replaced, not paused) takes the checked path.
+      return this.locked(instanceId, async () => {
+        try {
+          await this.deps.runtime.unpause(frozen.id);
+          log.info({ instanceId, containerId: frozen.id, action: 'unpause', state: 'running' }, 'instance power action done');
+          return this.endpoint(frozen, 'running');
+        } catch {
+          return this.checkedUnpause(instanceId, log);
+        }
+      });
+    }
+    return this.locked(instanceId, () => this.checkedUnpause(instanceId, log));
+  }
+
+  private checkedUnpause(instanceId: string, log: Log): Promise<InstanceEndpoint> {
+    return this.powerUnlocked(instanceId, log, 'unpause', async (c) => {
       if (c.state === 'running') return 'running';
       if (c.state !== 'paused') throw invalidTransition(instanceId, c.state, 'unpause', 'only a paused instance can be unpaused');
       await this.deps.runtime.unpause(c.id);
@@ -371,12 +392,14 @@ export class InstanceService implements InstanceInternals {
 
   /** `act` returns the state the engine's answer implies (pause, unpause: no inspect on a wake's path), or nothing to inspect it. */
   private power(instanceId: string, log: Log, action: string, act: (c: ContainerDetails) => Promise<ContainerState | void>): Promise<InstanceEndpoint> {
-    return this.locked(instanceId, async () => {
-      const c = await this.requireOwned(instanceId);
-      const state = (await act(c)) ?? (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
-      log.info({ instanceId, containerId: c.id, action, state }, 'instance power action done');
-      return this.endpoint(c, state);
-    });
+    return this.locked(instanceId, () => this.powerUnlocked(instanceId, log, action, act));
+  }
+
+  private async powerUnlocked(instanceId: string, log: Log, action: string, act: (c: ContainerDetails) => Promise<ContainerState | void>): Promise<InstanceEndpoint> {
+    const c = await this.requireOwned(instanceId);
+    const state = (await act(c)) ?? (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
+    log.info({ instanceId, containerId: c.id, action, state }, 'instance power action done');
+    return this.endpoint(c, state);
   }
 
   /** Recreates the container with a new config on the same runtime directory (see replace.ts). */

@@ -254,6 +254,27 @@ describe('power actions, inspect and logs', () => {
     expect((await act('stop', { timeoutSeconds: 0 })).state).toBe('exited');
   });
 
+  it("unpause of a container it paused goes by the container's id; when that container changed meanwhile, the checked path answers", async () => {
+    const created = (await put(agent, 'i-thaw', body())).json();
+    const act = async (action: string) => agent.app.inject({ method: 'POST', url: `/api/v1/instances/i-thaw/${action}` });
+    expect((await act('pause')).json().state).toBe('paused');
+    const fast = await act('unpause');
+    expect(fast.json()).toMatchObject({ state: 'running', containerId: created.containerId, hostPort: created.hostPort });
+    expect((await docker().getContainer(created.containerId).inspect()).State.Running).toBe(true);
+    // Thawed outside the agent after its pause: the id's unpause is refused (not paused), the checked path sees it running.
+    expect((await act('pause')).json().state).toBe('paused');
+    await docker().getContainer(created.containerId).unpause();
+    const outside = await act('unpause');
+    expect(outside.statusCode, outside.body).toBe(200);
+    expect(outside.json().state).toBe('running');
+    // Removed outside the agent after its pause: no container, as without the fast path.
+    expect((await act('pause')).json().state).toBe('paused');
+    await docker().getContainer(created.containerId).remove({ force: true });
+    const gone = await act('unpause');
+    expect(gone.statusCode).toBe(404);
+    expect(gone.json().error.code).toBe('INSTANCE_NOT_FOUND');
+  });
+
   it('GET /instances lists only this host\'s managed containers', async () => {
     const other = await newAgent('inv', randomPortRange(5));
     await put(other, 'i-other-inv', body());

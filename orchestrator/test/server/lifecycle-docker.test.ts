@@ -155,7 +155,8 @@ describe('lifecycle on the real engine', () => {
     expect(online).toMatchObject({ desiredState: 'running', observedState: 'running', crashLoop: { count: 0, tripped: false } });
     expect((await history(id)).map((h) => h.to).reverse()).toEqual(['installing', 'stopped', 'starting', 'online']);
     const { host, port } = online.endpoint;
-    const status = await pingStatus(host, port);
+    // A generous bound: the readiness probe just passed, but two Docker-heavy files share the cores.
+    const status = await pingStatus(host, port, 10_000);
     expect(status.max).toBeGreaterThan(0);
     const bot = await loginBot(host, port, 'Steve');
     await waitFor('players recorded', async () => ((await get(id)).players?.online === 1 ? true : undefined), 5000);

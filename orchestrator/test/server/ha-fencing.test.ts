@@ -66,7 +66,7 @@ describe('leader fencing', () => {
     await pump.beat();
     await until(async () => (await b.call('GET', '/hosts/fence-agent')).body?.status === 'ONLINE', 'host ONLINE', 15_000);
     await seedCatalog(b);
-    await until(() => agent.fence.highest === 1, "the leader's epoch reaching the agent", 10_000);
+    await until(() => agent.fence.highest === 1, "the leader's epoch reaching the agent", 30_000);
 
     const release = agent.holdCreates();
     const created = await b.call('POST', '/instances', { groupId: 'g', variantId: 'v' });

@@ -4,9 +4,9 @@
 // provisioner runs.
 
 import type { Group, JsonObject } from '../../domain/index.js';
-import { desiredBuffer, effectiveIdleTiers, fleetClass, fleetCounts, idleTierText, planFleet, type IdleTier } from '../../provisioning/index.js';
+import { desiredBuffer, effectiveIdleTiers, fleetClass, fleetCounts, idleTierText, type IdleTier } from '../../provisioning/index.js';
 import type { Store } from '../../store/store.js';
-import { idleOutlooks, readFleetMemory, readGroup, type GroupSnapshot } from './fleet-view.js';
+import { idleOutlooks, planGroup, readFleetMemory, readGroup, type GroupSnapshot } from './fleet-view.js';
 import { readFleetShort } from './fleet-short.js';
 
 export async function fleetView(store: Store, group: Group, systemTiers: readonly IdleTier[], now: number): Promise<JsonObject> {
@@ -48,12 +48,7 @@ const tierOf = (tiers: readonly IdleTier[], action: string): string | null => ti
 /** What the fleet keeps awake as its minimum or buffer: the provisioner's own plan over the same snapshot (caps do not change it). */
 async function heldByFleet(store: Store, group: Group, snap: GroupSnapshot, now: number): Promise<ReadonlySet<string>> {
   if (!group.scaling) return new Set();
-  const memory = await readFleetMemory(store, group.id);
   const unlimited = Number.MAX_SAFE_INTEGER;
-  const plan = planFleet({
-    group: { id: group.id, kind: group.kind, placement: group.placement, scaling: group.scaling, caps: group.caps },
-    instances: snap.fleet, hosts: snap.hosts, now, lastScaleUpAt: memory.lastScaleUpAt, lastScaleDownAt: memory.lastScaleDownAt,
-    capsRemaining: { group: unlimited, template: unlimited, global: unlimited },
-  });
+  const plan = planGroup({ ...group, scaling: group.scaling }, snap, await readFleetMemory(store, group.id), { group: unlimited, template: unlimited, global: unlimited }, now);
   return new Set(plan.hold);
 }

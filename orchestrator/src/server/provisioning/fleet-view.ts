@@ -4,7 +4,7 @@
 // allocation and router joins.
 
 import type { Group, Host, Instance } from '../../domain/index.js';
-import { effectiveIdleTiers, nextIdleAction, type FleetHost, type FleetInstance, type IdleDecision, type IdleTier, type IdleTierChoice } from '../../provisioning/index.js';
+import { effectiveIdleTiers, nextIdleAction, planFleet, type CapsRemaining, type FleetHost, type FleetPlan, type FleetInstance, type IdleDecision, type IdleTier, type IdleTierChoice } from '../../provisioning/index.js';
 import type { Store } from '../../store/store.js';
 
 /** The larger of the routers' active sessions and the probe's count: a player either source sees is there. */
@@ -65,6 +65,15 @@ export const fleetMemoryKey = (groupId: string): string => `fleet:${groupId}`;
 export async function readFleetMemory(store: Store, groupId: string): Promise<FleetMemory> {
   const stored = (await store.system.get(fleetMemoryKey(groupId))) as Partial<FleetMemory> | undefined;
   return { lastScaleUpAt: stored?.lastScaleUpAt ?? null, lastScaleDownAt: stored?.lastScaleDownAt ?? null };
+}
+
+/** The autoscaler's plan of a group over one snapshot: the provisioner acts on it, the fleet view reads its held set. */
+export function planGroup(group: Group & { scaling: NonNullable<Group['scaling']> }, snap: GroupSnapshot, memory: FleetMemory, capsRemaining: CapsRemaining, now: number): FleetPlan {
+  return planFleet({
+    group: { id: group.id, kind: group.kind, placement: group.placement, scaling: group.scaling, caps: group.caps },
+    instances: snap.fleet, hosts: snap.hosts, now,
+    lastScaleUpAt: memory.lastScaleUpAt, lastScaleDownAt: memory.lastScaleDownAt, capsRemaining,
+  });
 }
 
 export interface IdleOutlook {

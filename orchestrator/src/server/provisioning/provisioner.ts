@@ -11,7 +11,7 @@
 import type { Group, InstanceFleet, JsonObject } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
 import { stopBackupPayload } from '../../lifecycle/backup.js';
-import { capsRemainingOf, idleSince, planFleet, shouldRelease, startIdleClock, type CapsRemaining, type FleetPlan, type ScalingPolicy } from '../../provisioning/index.js';
+import { capsRemainingOf, idleSince, shouldRelease, startIdleClock, type CapsRemaining, type FleetPlan, type ScalingPolicy } from '../../provisioning/index.js';
 import type { Logger } from '../../shared/logger.js';
 import { PeriodicTask } from '../../shared/periodic-task.js';
 import type { Timers } from '../../shared/timers.js';
@@ -21,7 +21,7 @@ import { roomsFor } from '../services/instance-limits.js';
 import type { LifecycleService } from '../services/lifecycle-service.js';
 import { templateOf } from '../services/template-of.js';
 import type { FleetService } from './fleet-service.js';
-import { fleetMemoryKey, idleOutlooks, readFleetMemory, readGroup, type FleetMemory, type GroupSnapshot } from './fleet-view.js';
+import { fleetMemoryKey, idleOutlooks, planGroup, readFleetMemory, readGroup, type FleetMemory, type GroupSnapshot } from './fleet-view.js';
 import type { IdleTierSettings } from './idle-tier-settings.js';
 import { FleetShortReporter, shortOf } from './fleet-short.js';
 import { AppError } from '../../shared/errors.js';
@@ -91,12 +91,7 @@ export class Provisioner {
     let held: ReadonlySet<string> = new Set();
     if (policy) {
       const memory = await readFleetMemory(store, group.id);
-      const plan = planFleet({
-        group: { id: group.id, kind: group.kind, placement: group.placement, scaling: policy, caps: group.caps },
-        instances: snap.fleet, hosts: snap.hosts, now,
-        lastScaleUpAt: memory.lastScaleUpAt, lastScaleDownAt: memory.lastScaleDownAt,
-        capsRemaining: await this.capsRemaining(group),
-      });
+      const plan = planGroup({ ...group, scaling: policy }, snap, memory, await this.capsRemaining(group), now);
       await this.applyPlan(group, plan, memory, now);
       held = new Set(plan.hold);
     }

@@ -4,9 +4,9 @@
 // and `allocate:<group>` (or `*`), besides admin/manager/operator.
 
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ContractError, parseGroupJoinRequest, parseRouterTransferRequest } from '../../protocol/registry-contract.js';
-import { idleTierText, parseIdleTiers } from '../../provisioning/index.js';
+import { idleTierText, parseIdleTiers, type IdleTier } from '../../provisioning/index.js';
 import { parseDuration } from '../../shared/config.js';
 import { AppError } from '../../shared/errors.js';
 import { auditEntry, auditTarget } from '../audit.js';
@@ -39,7 +39,13 @@ const AllocationBody = Type.Object({
 const IdleTiersBody = Type.Object({
   idleTiers: Type.Unsafe<unknown[] | null>({ ...Type.Array(Type.Unknown(), { maxItems: 8 }), nullable: true, description: 'the tiers ([] = never sleep), or null = follow the next level' }),
 }, { additionalProperties: false });
-const tiersText = (tiers: readonly { after: string; action: string }[] | null | undefined): string | null => (tiers == null ? null : idleTierText(tiers as never));
+/** The body's tiers (null: follow the next level), parsed by the scaling rules; the audit entry names them as text. */
+function bodyTiers(req: FastifyRequest, targetId: string): IdleTier[] | null {
+  const body = req.body as Static<typeof IdleTiersBody>;
+  const tiers = body.idleTiers === null ? null : parseIdleTiers(body.idleTiers, 'body/idleTiers');
+  auditTarget(req, targetId, { idleTiers: tiers === null ? null : idleTierText(tiers) });
+  return tiers;
+}
 
 function durationMs(value: number | string | undefined, field: string): number | undefined {
   if (value === undefined || typeof value === 'number') return value;
@@ -143,10 +149,8 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     schema: { tags: ['fleets'], summary: "Override the group's idle tiers for this instance ([]: never sleeps; null: follow the group again)", params: IdParams, body: IdleTiersBody },
     config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.idle-tiers', targetKind: 'instance' } },
   }, async (req) => {
-    const body = req.body as Static<typeof IdleTiersBody>;
     const instance = await paramInstance(ctx, req);
-    const tiers = body.idleTiers === null ? null : parseIdleTiers(body.idleTiers, 'body/idleTiers');
-    auditTarget(req, instance.id, { idleTiers: tiersText(tiers) });
+    const tiers = bodyTiers(req, instance.id);
     const updated = await ctx.idleTiers.setInstance(instance, tiers, ctx.clock.now());
     return { id: updated.id, idleTiers: updated.fleet?.idleTiers ?? null };
   });
@@ -156,9 +160,7 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     config: { auth: { scope: writeScope('groups') }, audit: { action: 'group.idle-tiers', targetKind: 'group' } },
   }, async (req) => {
     const { id } = req.params as Static<typeof IdParams>;
-    const body = req.body as Static<typeof IdleTiersBody>;
-    const tiers = body.idleTiers === null ? null : parseIdleTiers(body.idleTiers, 'body/idleTiers');
-    auditTarget(req, id, { idleTiers: tiersText(tiers) });
+    const tiers = bodyTiers(req, id);
     const group = await ctx.idleTiers.setGroup(id, tiers, ctx.clock.now());
     return { id: group.id, idleTiers: group.idleTiers ?? null };
   });
@@ -172,9 +174,7 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     schema: { tags: ['fleets'], summary: 'Set the system\'s idle tiers ([]: worlds never sleep unless their group or instance says so; null: the configured default)', body: IdleTiersBody },
     config: { auth: { scope: MANAGER_SCOPE }, audit: { action: 'system.idle-tiers', targetKind: 'system' } },
   }, async (req) => {
-    const body = req.body as Static<typeof IdleTiersBody>;
-    const tiers = body.idleTiers === null ? null : parseIdleTiers(body.idleTiers, 'body/idleTiers');
-    auditTarget(req, 'idle-tiers', { idleTiers: tiersText(tiers) });
+    const tiers = bodyTiers(req, 'idle-tiers');
     return ctx.idleTiers.setSystem(tiers, ctx.clock.now());
   });
 

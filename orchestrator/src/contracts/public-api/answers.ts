@@ -2,7 +2,7 @@
 // action, a delete, a fleet call or a router call answers.
 
 import { Type, type Static } from '@sinclair/typebox';
-import { AnyJson, Iso, Maintenance, Nullable, NullableInteger, NullableIso, NullableNumber, NullableString, Open, OpenObject } from './common.js';
+import { Iso, Maintenance, Nullable, NullableInteger, NullableIso, NullableNumber, NullableString, Open, OpenObject } from './common.js';
 import { GroupView, HistoryEntryView, InstallationRequestView, InstanceView, RevisionView, TemplateView, TransferView } from './views.js';
 
 // ---------------------------------------------------------------- system and panel
@@ -16,12 +16,12 @@ export const ReadyAnswer = Type.Object({ status: Type.Literal('ready'), database
 export type ReadyAnswer = Static<typeof ReadyAnswer>;
 
 /** GET /session: the principal, or `{authenticated: false}` without credentials. */
-export const SessionAnswer = Type.Union([
-  Type.Object({ authenticated: Type.Literal(true), name: Type.String(), kind: Type.String(), scopes: Type.Array(Type.String()), via: Type.String() }),
-  Type.Object({ authenticated: Type.Literal(false) }),
-]);
+export const SignedIn = Type.Object({
+  authenticated: Type.Literal(true), name: Type.String(), kind: Type.String(), scopes: Type.Array(Type.String()), via: Type.String({ description: 'bearer or session' }),
+});
+export type SignedIn = Static<typeof SignedIn>;
+export const SessionAnswer = Type.Union([SignedIn, Type.Object({ authenticated: Type.Literal(false) })]);
 export type SessionAnswer = Static<typeof SessionAnswer>;
-export type SignedIn = Extract<SessionAnswer, { authenticated: true }>;
 
 export const MaintenanceAnswer = Maintenance;
 export type MaintenanceAnswer = Static<typeof MaintenanceAnswer>;
@@ -88,7 +88,12 @@ export const PlayersAnswer = Type.Object({
   players: Type.Array(Type.Object({ name: Type.String(), uuid: NullableString, routerId: Type.String(), connectedAt: Iso })),
 });
 export type PlayersAnswer = Static<typeof PlayersAnswer>;
-export const BackupsAnswer = Type.Object({ id: Type.String(), backups: Type.Array(BackupEntry), hostError: Type.Optional(Type.String()) });
+/** One backup of an instance: where it is kept (the orchestrator's backup store and/or its host; null: the host was not asked). */
+const BackupListing = Type.Object({
+  ...BackupEntry.properties, sha256: Type.String(), stored: Type.Boolean(), onHost: Type.Union([Type.Boolean(), Type.Null()]),
+  trigger: NullableString, originHost: NullableString,
+}, { additionalProperties: true });
+export const BackupsAnswer = Type.Object({ id: Type.String(), backups: Type.Array(BackupListing), hostError: Type.Optional(Type.String()) });
 export type BackupsAnswer = Static<typeof BackupsAnswer>;
 export const BackupPolicyAnswer = Type.Object({
   id: Type.String(), own: Nullable(OpenObject), effective: Nullable(OpenObject), source: NullableString, nextRunAt: NullableIso,

@@ -136,7 +136,7 @@ export const PUBLIC_ROUTES = {
   'PUT /system/idle-tiers': { ok: { 200: A.SystemIdleTiersAnswer } },
 
   // the panel (web/web-routes.ts)
-  'POST /session': { ok: { 200: A.SessionAnswer }, body: B.LoginBody },
+  'POST /session': { ok: { 200: A.SignedIn }, body: B.LoginBody },
   'GET /session': { ok: { 200: A.SessionAnswer } },
   'DELETE /session': { ok: { 204: Type.Null({ description: 'no content' }) } },
   'GET /events': { ok: { 200: raw }, media: 'text/event-stream' },

@@ -3,7 +3,7 @@
 // revisions, audit entries, transfers, imports and installation requests.
 
 import { Type, type Static } from '@sinclair/typebox';
-import { AnyJson, Maintenance, Nullable, NullableInteger, NullableIso, NullableString, Open, OpenObject } from './common.js';
+import { AnyJson, Iso, Maintenance, Nullable, NullableInteger, NullableIso, NullableString, Open, OpenObject } from './common.js';
 
 // ---------------------------------------------------------------- hosts
 
@@ -11,7 +11,7 @@ export const HostView = Type.Object({
   id: Type.String(),
   status: Type.String({ description: 'ONLINE, RECOVERING, OFFLINE or MAINTENANCE' }),
   statusReason: NullableString,
-  statusChangedAt: NullableIso,
+  statusChangedAt: Iso,
   controlUrl: Type.String(),
   gameAddress: Type.String(),
   resources: Open({ memoryMb: Type.Number(), cpus: Type.Number(), diskBytes: Type.Optional(Type.Number()) }),
@@ -20,8 +20,8 @@ export const HostView = Type.Object({
   version: Type.String(),
   heartbeatIntervalMs: Type.Number(),
   maintenance: Nullable(Maintenance),
-  firstSeenAt: NullableIso,
-  lastHeartbeatAt: NullableIso,
+  firstSeenAt: Iso,
+  lastHeartbeatAt: Iso,
   instances: Type.Object({ total: Type.Integer() }),
 });
 export type HostView = Static<typeof HostView>;
@@ -33,7 +33,7 @@ const PendingChangeView = Type.Object({
   value: Type.Optional(AnyJson),
   hidden: Type.Optional(Type.Boolean({ description: 'a hidden variable: its value is not shown to this reader' })),
   mode: Type.String({ description: 'restart_required or next_start' }),
-  requestedAt: NullableIso,
+  requestedAt: Iso,
   secret: Type.Optional(Type.Boolean()),
 });
 
@@ -55,12 +55,12 @@ export const InstanceView = Type.Object({
   memoryMb: Type.Number(),
   memoryReserved: Type.Boolean(),
   observedState: NullableString,
-  players: Nullable(Type.Object({ online: Type.Integer(), max: Type.Integer(), at: NullableIso })),
+  players: Nullable(Type.Object({ online: Type.Integer(), max: Type.Integer(), at: Iso })),
   pendingChanges: Type.Array(PendingChangeView),
   containerConfigPending: Type.Boolean(),
   crashLoop: Type.Object({ count: Type.Integer(), windowMs: Type.Number(), maxExits: Type.Optional(Type.Integer()), tripped: Type.Boolean(), trippedAt: NullableIso }),
   maintenance: Nullable(Maintenance),
-  activeAction: Nullable(Type.Object({ kind: Type.String(), commandId: Type.String(), startedAt: NullableIso })),
+  activeAction: Nullable(Type.Object({ kind: Type.String(), commandId: Type.String(), startedAt: Iso })),
   actions: Type.Optional(Type.Array(Type.String(), { description: 'the power actions the caller may run now' })),
   deletion: Nullable(Open({ scopes: Type.Array(Type.String()), completed: Type.Array(Type.String()), requestedAt: Type.Number(), lastError: NullableString })),
   image: Type.String(),
@@ -70,34 +70,34 @@ export const InstanceView = Type.Object({
   settings: OpenObject,
   hiddenSettings: Type.Optional(Type.Array(Type.String())),
   secretSettings: Type.Array(Type.String({ description: 'names of the secret settings that are set (never their values)' })),
-  createdAt: NullableIso,
-  updatedAt: NullableIso,
-  stateChangedAt: NullableIso,
+  createdAt: Iso,
+  updatedAt: Iso,
+  stateChangedAt: Iso,
 });
 export type InstanceView = Static<typeof InstanceView>;
 
 export const HistoryEntryView = Type.Object({
-  at: NullableIso, from: NullableString, to: Type.String(), reason: NullableString, actor: NullableString, commandId: NullableString, details: Nullable(OpenObject),
+  at: Iso, from: NullableString, to: Type.String(), reason: NullableString, actor: NullableString, commandId: NullableString, details: Nullable(OpenObject),
 });
 export type HistoryEntryView = Static<typeof HistoryEntryView>;
 
-export const RevisionView = Type.Object({ revision: Type.Integer(), createdAt: NullableIso, actor: NullableString, reason: NullableString, config: OpenObject });
+export const RevisionView = Type.Object({ revision: Type.Integer(), createdAt: Iso, actor: NullableString, reason: NullableString, config: OpenObject });
 export type RevisionView = Static<typeof RevisionView>;
 
 // ---------------------------------------------------------------- commands, tokens, audit
 
 export const CommandView = Type.Object({
   id: Type.String(), kind: Type.String(), instanceId: NullableString, hostId: NullableString, status: Type.String(),
-  attempts: Type.Integer(), maxAttempts: Type.Integer(), nextAttemptAt: NullableIso, lastError: NullableString, result: Nullable(OpenObject),
-  requestId: NullableString, createdAt: NullableIso, updatedAt: NullableIso, completedAt: NullableIso,
+  attempts: Type.Integer(), maxAttempts: Type.Integer(), nextAttemptAt: Iso, lastError: NullableString, result: Nullable(OpenObject),
+  requestId: NullableString, createdAt: Iso, updatedAt: Iso, completedAt: NullableIso,
 });
 export type CommandView = Static<typeof CommandView>;
 
-export const TokenView = Type.Object({ id: Type.String(), name: Type.String(), scopes: Type.Array(Type.String()), createdAt: NullableIso, lastUsedAt: NullableIso, revokedAt: NullableIso });
+export const TokenView = Type.Object({ id: Type.String(), name: Type.String(), scopes: Type.Array(Type.String()), createdAt: Iso, lastUsedAt: NullableIso, revokedAt: NullableIso });
 export type TokenView = Static<typeof TokenView>;
 
 export const AuditEntryView = Type.Object({
-  id: Type.Integer(), at: NullableIso, actor: Type.String(), action: Type.String(), targetKind: Type.String(), targetId: NullableString,
+  id: Type.Integer(), at: Iso, actor: Type.String(), action: Type.String(), targetKind: Type.String(), targetId: NullableString,
   params: Nullable(OpenObject), result: Type.String(), errorCode: NullableString, requestId: NullableString,
 });
 export type AuditEntryView = Static<typeof AuditEntryView>;
@@ -108,10 +108,10 @@ const LayerRefView = Type.Object({ id: Type.String(), checksum: Type.String() })
 
 /** A template version: its name, version and hash, and its spec (contracts/catalog.ts TemplateBody, normalised). */
 export const TemplateView = Open({
-  name: Type.String(), version: Type.String(), specHash: Type.String(), createdAt: NullableIso,
+  name: Type.String(), version: Type.String(), specHash: Type.String(), createdAt: Iso,
   image: Type.String(),
   resources: Open({ memoryMb: Type.Number(), cpus: Type.Optional(Type.Number()) }),
-  readiness: Type.Optional(Open({ type: Type.Optional(Type.String()) })),
+  readiness: Type.Optional(Open({ kind: Type.Optional(Type.String()) })),
   layers: Type.Optional(Type.Array(LayerRefView)),
 }, 'the spec fields of the template follow (TemplateBody)');
 export type TemplateView = Static<typeof TemplateView>;
@@ -126,26 +126,25 @@ const VariantView = Open({
 
 /** The scaling policy of a fleet group (provisioning/scaling-policy.ts). */
 const ScalingView = Open({
-  min: Type.Optional(Type.Integer()), max: Type.Optional(Type.Integer()),
-  buffer: Type.Optional(AnyJson),
+  minInstances: Type.Integer(), maxInstances: Type.Optional(Type.Integer()), buffer: AnyJson, savegame: AnyJson,
 });
 const IdleTierView = Open({ after: Type.String(), afterMs: Type.Optional(Type.Number()), action: Type.String() });
 
 export const GroupView = Type.Object({
   id: Type.String(), kind: Type.String(), placement: Type.String(), caps: Open({ maxInstances: Type.Optional(Type.Integer()) }),
   variants: Type.Array(VariantView), scaling: Nullable(ScalingView), idleTiers: Nullable(Type.Array(IdleTierView)),
-  backup: Type.Optional(OpenObject), createdAt: NullableIso, updatedAt: NullableIso,
+  backup: Type.Optional(OpenObject), createdAt: Iso, updatedAt: Iso,
 });
 export type GroupView = Static<typeof GroupView>;
 
-export const LayerView = Type.Object({ id: Type.String(), checksum: Type.String(), sizeBytes: Type.Integer(), createdAt: NullableIso });
+export const LayerView = Type.Object({ id: Type.String(), checksum: Type.String(), sizeBytes: Type.Integer(), createdAt: Iso });
 export type LayerView = Static<typeof LayerView>;
 
 // ---------------------------------------------------------------- transfers, imports, requests
 
 export const TransferView = Type.Object({
   id: Type.String(), player: Type.String(), uuid: NullableString, target: Type.Record(Type.String(), Type.String(), { description: '{instance|group|session: id}' }),
-  status: Type.String(), resolvedInstanceId: NullableString, createdAt: NullableIso, expiresAt: NullableIso, consumedAt: NullableIso,
+  status: Type.String(), resolvedInstanceId: NullableString, createdAt: Iso, expiresAt: Iso, consumedAt: NullableIso,
 });
 export type TransferView = Static<typeof TransferView>;
 

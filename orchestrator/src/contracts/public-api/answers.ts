@@ -32,8 +32,9 @@ export const HeartbeatAnswer = Type.Object({ hostId: Type.String(), status: Type
 export const HostRemovedAnswer = Type.Object({ hostId: Type.String(), status: Type.String(), forgottenInstances: Type.Array(Type.String()), deleted: Type.Literal(true) });
 export type HostRemovedAnswer = Static<typeof HostRemovedAnswer>;
 export const UnclaimedView = Open({
-  instanceId: Type.String(), groupId: NullableString, variantId: NullableString, firstSeenAt: Iso,
-}, 'the agent\'s inventory entry of the container (contracts/agent-api.ts UnclaimedContainer)');
+  instanceId: Type.String(), containerId: Type.String(), containerName: Type.String(), groupId: NullableString, variantId: NullableString,
+  hostPort: NullableInteger, state: Type.String(), reason: Type.String(), firstSeenAt: Iso,
+}, 'a container the host runs that no instance claims (server/services/recovery-plan.ts UnclaimedContainer)');
 export type UnclaimedView = Static<typeof UnclaimedView>;
 export const UnclaimedAnswer = Type.Object({ hostId: Type.String(), unclaimed: Type.Array(UnclaimedView), lastRecoveryAt: NullableIso });
 export const UnclaimedDeleted = Type.Object({ hostId: Type.String(), instanceId: Type.String(), commandId: Type.String(), deleteData: Type.Boolean() });
@@ -57,7 +58,10 @@ export const GroupPutAnswer = Type.Object({ ...GroupView.properties, created: Ty
 export type GroupPutAnswer = Static<typeof GroupPutAnswer>;
 export const EggImportAnswer = Type.Object({
   dryRun: Type.Boolean(), outcome: Type.String({ description: 'create, unchanged, conflict or refused' }), created: Type.Optional(Type.Boolean()),
-  preview: Open({ format: Type.Optional(Type.String()), refused: Type.Optional(Type.String()) }, 'what the egg becomes (eggs/parse-egg.ts EggPreview)'),
+  preview: Type.Object({
+    format: NullableString, eggName: NullableString, mapped: Type.Array(Type.Object({ from: Type.String(), to: Type.String() })),
+    untranslated: Type.Array(Open({ field: Type.String(), reason: Type.String() })), unknownFields: Type.Array(Type.String()), refused: Type.Optional(Type.String()),
+  }, { description: 'what the egg becomes (eggs/parse-egg.ts EggPreview)' }),
   spec: Type.Optional(OpenObject), template: Type.Optional(TemplateView),
 });
 export type EggImportAnswer = Static<typeof EggImportAnswer>;

@@ -17,7 +17,6 @@ const DEFAULT_WAIT = '5m';
 /** Beyond the server's own wait, the answer still has to travel. */
 const ANSWER_MARGIN_MS = 15_000;
 
-export type { AllocationAnswer };
 
 
 

@@ -13,7 +13,6 @@ import { formatAge, formatBytes, keyColumns } from '../table.js';
 import type { HostView } from '../../contracts/public-api/views.js';
 import type { UnclaimedView } from '../../contracts/public-api/answers.js';
 
-export type { HostView };
 
 /** The number of instances placed on a host. */
 function instanceCount(h: HostView): number {
@@ -87,7 +86,6 @@ export function registerHosts(program: Command, ctx: CommandContext): void {
   registerUnclaimed(hosts, ctx);
 }
 
-export type { UnclaimedView };
 
 function registerUnclaimed(hosts: Command, ctx: CommandContext): void {
   listCommand<UnclaimedView>(hosts, ctx, {

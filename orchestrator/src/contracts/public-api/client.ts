@@ -43,7 +43,10 @@ export function routePath<K extends RouteKey>(route: K, params: ParamsOf<K>): { 
   return { method: route.slice(0, space), path };
 }
 
-/** A path with a query string (`undefined` values left out), for the callers that fetch by path (the panel's live resources). */
+/**
+ * A path with a query string (`undefined` values left out), for the callers that fetch by path (the panel's live resources).
+ * @public (web/src/api.ts, outside knip's project)
+ */
 export function pathWithQuery(path: string, query: Query = {}): string {
   const search = Object.entries(query).filter((e): e is [string, string | number | boolean] => e[1] !== undefined)
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&');

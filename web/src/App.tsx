@@ -3,7 +3,7 @@
 // which action buttons exist; the API refuses the rest anyway.
 
 import { useCallback, useEffect, useState } from 'react';
-import { api, ApiError, type Me, type SessionAnswer } from './api';
+import { ApiError, call, type Me } from './api';
 import { LiveProvider, useLive } from './live';
 import { ErrorNote } from './ui';
 import { Overview } from './views/Overview';
@@ -43,7 +43,7 @@ export function App() {
   const [theme, setTheme] = useTheme();
   useEffect(() => {
     // 200 {authenticated: false} without a session: no failed request in the console at first load.
-    api<SessionAnswer>('GET', '/session').then((s) => setMe(s.authenticated ? s : null), () => setMe(null));
+    call('GET /session', {}).then((s) => setMe(s.authenticated ? s : null), () => setMe(null));
   }, []);
   const signedOut = useCallback(() => setMe(null), []);
   if (me === undefined) return <main className="center" aria-busy="true"><p>Loading…</p></main>;
@@ -78,7 +78,7 @@ function Login({ onLogin, theme, setTheme }: { onLogin: (me: Me) => void; theme:
         e.preventDefault();
         setBusy(true);
         setError(undefined);
-        api<Me>('POST', '/session', { token: token.trim() }).then(onLogin, setError).finally(() => setBusy(false));
+        call('POST /session', {}, { body: { token: token.trim() } }).then(onLogin, setError).finally(() => setBusy(false));
       }}>
         <h1>EnderCloud</h1>
         <p className="muted">Sign in with an API token (the admin token is in <code>&lt;data dir&gt;/admin-token</code>). It is exchanged for a session cookie and not kept in the browser.</p>
@@ -134,7 +134,7 @@ function Shell({ me, onLogout, theme, setTheme }: { me: Me; onLogout: () => void
         <button type="button" className="btn" onClick={() => {
           // The next person to sign in starts on the overview, not on the page this one left (an admin page, say).
           const out = () => { window.history.replaceState(null, '', '#/overview'); onLogout(); };
-          api('DELETE', '/session').then(out, (err: unknown) => (err instanceof ApiError && err.status === 401 ? out() : setError(err)));
+          call('DELETE /session', {}).then(out, (err: unknown) => (err instanceof ApiError && err.status === 401 ? out() : setError(err)));
         }}>Sign out</button>
       </header>
       <ErrorNote error={error} />

@@ -1,7 +1,17 @@
 // The API client: same-origin fetches that carry the session cookie and the
-// CSRF header every mutation needs (orchestrator/src/server/auth/guard.ts).
+// CSRF header every mutation needs. Routes, bodies and answers are the public
+// contract's (orchestrator/src/contracts/public-api): `call` and `path` take a
+// route of its table, so every answer has its type and no view declares one.
 
-export type Loose = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import { callRoute, pathWithQuery, routePath, type Answer, type BodyOf, type CallOptions, type ParamsOf, type Query, type Transport } from '../../orchestrator/src/contracts/public-api/client.js';
+import { CSRF_HEADER, CSRF_VALUE } from '../../orchestrator/src/contracts/public-api/panel-rules.js';
+import type { RouteKey } from '../../orchestrator/src/contracts/public-api/routes.js';
+import { groupsInScope, hasScope, MANAGER_SCOPE, ADMIN_SCOPE, writeScope, type Resource } from '../../orchestrator/src/contracts/public-api/scopes.js';
+import type { SessionAnswer, SignedIn } from '../../orchestrator/src/contracts/public-api/answers.js';
+
+export type { Answer, BodyOf, RouteKey, SessionAnswer };
+export type { BackupEntry, FleetInstanceView } from '../../orchestrator/src/contracts/public-api/answers.js';
+export type { GroupView, HistoryEntryView, HostView, InstanceView } from '../../orchestrator/src/contracts/public-api/views.js';
 
 export class ApiError extends Error {
   constructor(readonly status: number, readonly code: string, message: string) {
@@ -9,35 +19,54 @@ export class ApiError extends Error {
   }
 }
 
-export const CSRF = { 'x-endercloud-csrf': '1' } as const;
+export const CSRF = { [CSRF_HEADER]: CSRF_VALUE };
 
-export async function api<T = Loose>(method: string, path: string, body?: unknown): Promise<T> {
+interface ErrorAnswer { error?: { code?: string; message?: string } }
+
+/** One request below /api/v1: JSON in and out; an error answer becomes an ApiError with its code. */
+async function send(method: string, path: string, body?: unknown): Promise<unknown> {
   const res = await fetch(`/api/v1${path}`, {
     method,
     credentials: 'same-origin',
     headers: { ...CSRF, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  if (res.status === 204) return undefined as T;
+  if (res.status === 204) return null;
   const text = await res.text();
-  const data = text && (res.headers.get('content-type') ?? '').includes('json') ? (JSON.parse(text) as Loose) : text;
+  const data: unknown = text && (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text;
   if (!res.ok) {
-    const err = typeof data === 'object' ? (data as Loose).error : undefined;
+    const err = typeof data === 'object' && data !== null ? (data as ErrorAnswer).error : undefined;
     throw new ApiError(res.status, err?.code ?? `HTTP_${res.status}`, err?.message ?? (typeof data === 'string' && data ? data : res.statusText));
   }
-  return data as T;
+  return data;
+}
+
+const transport: Transport = {
+  request: (method, path, opts) => send(method, pathWithQuery(path, opts.query), opts.body),
+};
+
+/**
+ * A request by method and path, for the calls whose answer the caller does not
+ * read (fire-and-forget actions); `call` is the typed way.
+ */
+export function api(method: string, path: string, body?: unknown): Promise<unknown> {
+  return send(method, path, body);
+}
+
+/** Calls a route of the contract: `call('POST /instances/:id/stop', { id }, { body: {} })`. */
+export function call<K extends RouteKey>(route: K, params: ParamsOf<K>, opts?: CallOptions<K>): Promise<Answer<K>> {
+  return callRoute(transport, route, params, opts);
+}
+
+/** The path (below /api/v1) of a GET route with its parameters and query, for useResource. */
+export function path<K extends RouteKey>(route: K, params: ParamsOf<K>, query?: Query): string {
+  return pathWithQuery(routePath(route, params).path, query);
 }
 
 export const enc = encodeURIComponent;
 
-export interface Me {
-  name: string;
-  kind: string;
-  scopes: string[];
-}
-
-/** GET /session: the principal, or `{authenticated: false}` when the browser holds no session. */
-export type SessionAnswer = ({ authenticated: true } & Me) | { authenticated: false };
+/** The signed-in principal. */
+export type Me = Pick<SignedIn, 'name' | 'kind' | 'scopes'>;
 
 /** An agent call the orchestrator relays names the agent: "agent http://10.0.0.5:8081 refused GET /v1/…: <its reason>". */
 const AGENT_PREFIX = /\bagent\s+https?:\/\/\S+\s+refused\s+[A-Z]+\s+\S+:\s*/g;
@@ -68,15 +97,21 @@ export function peopleMessage(error: unknown): string {
   return text || `The request failed (${error.status}).`;
 }
 
-const WRITERS = ['admin', 'manager', 'operator'];
-
-/** What the signed-in token may do; the API checks again (the panel only hides what would be refused). */
-export function can(me: Me | null, what: string): boolean {
+/**
+ * What the signed-in token may do, by the API's own scope rules (contracts/public-api/scopes.ts);
+ * the API checks again (the panel only hides what would be refused).
+ */
+export function can(me: Me | null, what: Resource | 'admin' | 'manager'): boolean {
   if (!me) return false;
-  const s = me.scopes;
-  if (what === 'admin') return s.includes('admin');
-  if (what === 'manager') return s.includes('admin') || s.includes('manager');
-  return s.some((x) => WRITERS.includes(x) || x === `${what}:write`);
+  if (what === 'admin') return hasScope(me.scopes, ADMIN_SCOPE);
+  if (what === 'manager') return hasScope(me.scopes, MANAGER_SCOPE);
+  return hasScope(me.scopes, writeScope(what));
+}
+
+/** Whether the token may spawn and despawn in `groupId` (spawn:<group>, spawn:* or an operator's), as the API checks. */
+export function canSpawn(me: Me, groupId: string): boolean {
+  const groups = groupsInScope(me, 'spawn');
+  return groups === 'all' || groups.includes(groupId);
 }
 
 export function ago(iso: string | null | undefined, now = Date.now()): string {

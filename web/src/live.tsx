@@ -3,13 +3,12 @@
 // (re)connect, since events missed while disconnected are not replayed.
 
 import { createContext, useCallback, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
-import { api, ApiError, type SessionAnswer } from './api';
+import type { ChangeKind, Change as ContractChange } from '../../orchestrator/src/contracts/public-api/panel-rules.js';
+import { api, ApiError, call } from './api';
 
-export type ChangeKind = 'instance' | 'host' | 'group' | 'system' | 'players';
-export interface Change {
-  kind: ChangeKind | 'ready';
-  id?: string;
-}
+export type { ChangeKind };
+/** A `change` event of GET /events, or the stream's own `ready` after each (re)connect. */
+export type Change = ContractChange | { kind: 'ready'; id?: undefined };
 type Listener = (change: Change) => void;
 
 interface Live {
@@ -42,7 +41,7 @@ export function LiveProvider({ children, onUnauthorized }: { children: ReactNode
       setConnected(false);
       // The browser reconnects by itself; a 401 (session gone) closes the stream: check the session.
       if (source.readyState === EventSource.CLOSED) {
-        api<SessionAnswer>('GET', '/session').then((s) => {
+        call('GET /session', {}).then((s) => {
           if (!s.authenticated) onUnauthorized();
         }, (err: unknown) => {
           if (err instanceof ApiError && err.status === 401) onUnauthorized();
@@ -93,8 +92,9 @@ export function useResource<T>(path: string | null, kinds: readonly ChangeKind[]
     }
     inFlight.current = true;
     const mine = ++seq.current;
-    api<T>('GET', path).then(
-      (data) => mine === seq.current && setState({ path, data, loading: false }),
+    // `T` is the route's Answer (callers name it: useResource<Answer<'GET /hosts'>>(path('GET /hosts', {}), …)).
+    api('GET', path).then(
+      (data) => mine === seq.current && setState({ path, data: data as T, loading: false }),
       (error: Error) => mine === seq.current && setState((s) => (s.path === path ? { ...s, error, loading: false } : { path, error, loading: false })),
     ).finally(() => {
       inFlight.current = false;

@@ -1,7 +1,11 @@
 // A thin client of the orchestrator's public API (/api/v1): bearer auth, JSON
 // bodies, and every error answer turned into an ApiError carrying its code.
+// `call` takes a route of the public contract (contracts/public-api/routes.ts)
+// and answers its contract type; the panel calls through the same client.ts.
 
 import { Readable } from 'node:stream';
+import { callRoute, type Answer, type CallOptions, type ParamsOf } from '../contracts/public-api/client.js';
+import type { RouteKey } from '../contracts/public-api/routes.js';
 import { openStream, readSome, type StreamAnswer } from '../shared/http-stream.js';
 import { ApiError, CliError } from './errors.js';
 import { classifyHealth, notOrchestratorMessage } from './target-check.js';
@@ -17,7 +21,7 @@ export interface ApiClientOptions {
 }
 
 export interface RequestOptions {
-  query?: Record<string, string | number | undefined>;
+  query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   /** A streamed body (layer uploads); sent as-is with `contentType`. */
   stream?: Readable;
@@ -37,6 +41,12 @@ export class ApiClient {
     this.baseUrl = `${options.url}/api/v1`;
     this.fetchFn = options.fetch ?? globalThis.fetch;
     this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  /** A route of the public contract with its parameters, body and query (`timeoutMs` bounds the call); answers the route's contract type. */
+  call<K extends RouteKey>(route: K, params: ParamsOf<K>, opts: CallOptions<K> & { timeoutMs?: number } = {}): Promise<Answer<K>> {
+    const bound = opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {};
+    return callRoute({ request: (method, path, o) => this.request(method, path, { ...o, ...bound }) }, route, params, opts);
   }
 
   get<T>(path: string, opts: RequestOptions = {}): Promise<T> {

@@ -7,11 +7,10 @@ import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import { CONFIG_PARSERS } from '../domain/template.js';
 import { NullableIdleTiersSchema, NullableScalingSchema } from '../provisioning/scaling-policy.js';
 import { NullableBackupPolicySchema } from './backup-policy.js';
+import { EnvName, IdString, Sha256String, VersionString } from './public-api/common.js';
 
-export const IdString = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' });
-export const VersionString = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.+-]*$' });
-export const Sha256String = Type.String({ pattern: '^[0-9a-f]{64}$' });
-export const EnvName = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z_][A-Za-z0-9_]*$' });
+// The identifier pieces are the public API contract's (contracts/public-api/common.ts).
+export { EnvName, IdString, Sha256String, VersionString };
 export const EnvMap = Type.Record(EnvName, Type.String({ maxLength: 32_768 }), { maxProperties: 512 });
 export const LayerRefSchema = Type.Object({ id: IdString, checksum: Sha256String }, { additionalProperties: false });
 export const ResourcesSchema = Type.Object(

@@ -33,12 +33,18 @@ import { keptDataRoutes } from './routes/kept-data.js';
 import { eggRoutes } from './routes/eggs.js';
 import { webRoutes } from './web/web-routes.js';
 import { WebSessionService } from './web/web-sessions.js';
+import { responseSchemaOf } from './response-schemas.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
 export type OrchestratorApp = Awaited<ReturnType<typeof buildApp>>;
 
-export async function buildApp(ctx: ServerContext) {
+export interface AppOptions {
+  /** Every JSON answer before it is serialised, with the route that gives it (test/server/public-contract.test.ts). */
+  onAnswer?: (route: { method: string; url: string }, status: number, payload: unknown) => void;
+}
+
+export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
   const app = Fastify({
     loggerInstance: ctx.logger,
     ...serviceHttpOptions(JSON_BODY_LIMIT),
@@ -46,6 +52,21 @@ export async function buildApp(ctx: ServerContext) {
   });
   // Bodies are validated as sent, query strings and params coerced (shared/validation.ts says why).
   app.setValidatorCompiler(requestValidatorCompiler());
+
+  // Each public route answers as its contract says (contracts/public-api/routes.ts): the schema
+  // documents it in OpenAPI and serialises it (fields outside the schema are not sent).
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.hide) return;
+    const response = responseSchemaOf(route.method, route.url);
+    if (response && !route.schema?.response) route.schema = { ...route.schema, response };
+  });
+  if (options.onAnswer) {
+    const onAnswer = options.onAnswer;
+    app.addHook('preSerialization', async (request, reply, payload) => {
+      onAnswer({ method: request.method, url: request.routeOptions.url ?? request.url }, reply.statusCode, payload);
+      return payload;
+    });
+  }
 
   await app.register(swagger, {
     openapi: {

@@ -24,7 +24,7 @@ import { NetworkSecret } from './provisioning/network-secret.js';
 import { FleetService } from './provisioning/fleet-service.js';
 import { Provisioner } from './provisioning/provisioner.js';
 import { IdleTierSettings } from './provisioning/idle-tier-settings.js';
-import { buildApp, type OrchestratorApp } from './app.js';
+import { buildApp, type AppOptions, type OrchestratorApp } from './app.js';
 import { TokenService } from './auth/tokens.js';
 import { systemClock, type Clock } from './clock.js';
 import { DatabaseClock } from './database-clock.js';
@@ -73,6 +73,8 @@ export interface OrchestratorDeps {
   hooks?: CommandWorkerHooks & {
     /** A container was started (after a create, a start, a resume): tests watch it. */
     onContainerStarted?: (instanceId: string) => void;
+    /** Every JSON answer of the API before it is serialised (the contract test validates them). */
+    onAnswer?: AppOptions['onAnswer'];
   };
   /** false: build the worker but never start it (tests of crash-resume). Default true. */
   runWorker?: boolean;
@@ -272,7 +274,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   // Generated at the first start, never a default; kept in the store, never in a template (seed 003).
   await networkSecret.get();
   const adminToken = await tokens.ensureAdminToken(config.dataDir);
-  const app = await buildApp(ctx);
+  const app = await buildApp(ctx, deps.hooks?.onAnswer ? { onAnswer: deps.hooks.onAnswer } : {});
   await app.ready();
 
   let stopped = false;

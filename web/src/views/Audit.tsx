@@ -1,12 +1,12 @@
 import { useState } from 'react';
-import { enc, type Loose } from '../api';
+import { path, type Answer } from '../api';
 import { useResource } from '../live';
 import { ErrorNote } from '../ui';
 
 export function Audit() {
   const [actor, setActor] = useState('');
   const [applied, setApplied] = useState('');
-  const audit = useResource<{ entries: Loose[] }>(`/audit?limit=100${applied ? `&actor=${enc(applied)}` : ''}`, ['instance', 'host', 'group']);
+  const audit = useResource<Answer<'GET /audit'>>(path('GET /audit', {}, { limit: 100, actor: applied || undefined }), ['instance', 'host', 'group']);
   const list = audit.data?.entries ?? [];
   return (
     <>

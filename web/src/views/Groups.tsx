@@ -1,9 +1,9 @@
-import { api, duration, enc, type Loose, type Me } from '../api';
+import { call, canSpawn, duration, path, type Answer, type FleetInstanceView, type GroupView, type Me } from '../api';
 import { useNow, useResource } from '../live';
 import { ActionButton, Empty, ErrorNote, Section, StateBadge } from '../ui';
 
 export function Groups({ me }: { me: Me }) {
-  const groups = useResource<{ groups: Loose[] }>('/groups', ['group']);
+  const groups = useResource<Answer<'GET /groups'>>(path('GET /groups', {}), ['group']);
   const list = groups.data?.groups ?? [];
   return (
     <>
@@ -15,39 +15,39 @@ export function Groups({ me }: { me: Me }) {
   );
 }
 
-function GroupCard({ group, me }: { group: Loose; me: Me }) {
-  const fleet = useResource<Loose>(`/groups/${enc(group.id)}/fleet`, ['instance', 'group', 'players']);
+function GroupCard({ group, me }: { group: GroupView; me: Me }) {
+  const fleet = useResource<Answer<'GET /groups/:id/fleet'>>(path('GET /groups/:id/fleet', { id: group.id }), ['instance', 'group', 'players']);
   const f = fleet.data;
-  const s = group.scaling as Loose | null;
+  const s = group.scaling;
   // Spawn and despawn need the same scope (spawn:<group>, spawn:* or an operator's), as the API checks.
-  const fleetOps = me.scopes.some((x) => ['admin', 'manager', 'operator', 'spawn:*', `spawn:${group.id}`].includes(x));
+  const fleetOps = canSpawn(me, group.id);
   const despawns = fleetOps && group.kind === 'ephemeral';
   return (
     <Section title={`${group.id} (${group.kind})`} id={`group-${group.id}`} actions={fleetOps && group.kind === 'ephemeral' ? (
-      <ActionButton label="Spawn" variant="primary" onDone={fleet.reload} run={() => api('POST', `/groups/${enc(group.id)}/spawn`, {})} />
+      <ActionButton label="Spawn" variant="primary" onDone={fleet.reload} run={() => call('POST /groups/:id/spawn', { id: group.id }, { body: {} })} />
     ) : null}>
       <ErrorNote error={fleet.error} />
       <dl className="facts">
-        <div><dt>Variants</dt><dd>{(group.variants as Loose[]).map((v) => `${v.id} → ${v.template.name}@${v.template.version}`).join(', ')}</dd></div>
-        {s ? <div><dt>Min / max</dt><dd>{s.minInstances ?? s.min ?? 0} / {s.maxInstances ?? s.max ?? '∞'}</dd></div> : null}
+        <div><dt>Variants</dt><dd>{group.variants.map((v) => `${v.id} → ${v.template.name}@${v.template.version}`).join(', ')}</dd></div>
+        {s ? <div><dt>Min / max</dt><dd>{s.minInstances} / {s.maxInstances ?? '∞'}</dd></div> : null}
         {f ? <div><dt>Buffer</dt><dd>{f.buffer.ready} ready + {f.buffer.starting} starting of {f.buffer.target}</dd></div> : null}
         {f ? <div><dt>Allocated</dt><dd>{f.counts.allocated ?? 0}</dd></div> : null}
-        {f ? <div><dt>Sleeps when empty</dt><dd>{sleepText(String(f.idleTiers))} ({f.idleTiersFrom === 'group' ? "the group's setting" : "the system's default"})</dd></div> : null}
+        {f ? <div><dt>Sleeps when empty</dt><dd>{sleepText(f.idleTiers)} ({f.idleTiersFrom === 'group' ? "the group's setting" : "the system's default"})</dd></div> : null}
       </dl>
-      {f && (f.instances as Loose[]).length > 0 ? (
+      {f && f.instances.length > 0 ? (
         <div className="table-wrap">
           <table>
             <thead><tr><th scope="col">Instance</th><th scope="col">State</th><th scope="col">Class</th><th scope="col">Players</th><th scope="col">Sleeps when empty</th><th scope="col">Waiting for</th>{despawns ? <th scope="col"><span className="sr-only">Actions</span></th> : null}</tr></thead>
             <tbody>
-              {(f.instances as Loose[]).map((i) => (
+              {f.instances.map((i) => (
                 <tr key={i.id} data-fleet-instance={i.name}>
                   <th scope="row"><a href={`#/instances/${i.id}`}>{i.name}</a></th>
                   <td><StateBadge state={i.state} /></td>
                   <td data-testid="fleet-class">{classText(i)}</td>
                   <td>{i.class === 'archived' ? '–' : `${String(i.playersOnline)}${i.maxPlayers ? ` / ${String(i.maxPlayers)}` : ''}`}</td>
-                  <td>{sleepText(String(i.idleTiers))}{i.idleTiersFrom === 'instance' ? " (this server's own setting)" : ''}</td>
-                  <td><NextTier next={i.next as Loose | null} awakeBecause={i.awakeBecause as string | null} /></td>
-                  {despawns ? <td>{i.class !== 'archived' ? <ActionButton label="Despawn" onDone={fleet.reload} run={() => api('POST', `/instances/${enc(i.id)}/despawn`, {})} /> : null}</td> : null}
+                  <td>{sleepText(i.idleTiers)}{i.idleTiersFrom === 'instance' ? " (this server's own setting)" : ''}</td>
+                  <td><NextTier next={i.next} awakeBecause={i.awakeBecause} /></td>
+                  {despawns ? <td>{i.class !== 'archived' ? <ActionButton label="Despawn" onDone={fleet.reload} run={() => call('POST /instances/:id/despawn', { id: i.id }, { body: {} })} /> : null}</td> : null}
                 </tr>
               ))}
             </tbody>
@@ -59,8 +59,8 @@ function GroupCard({ group, me }: { group: Loose; me: Me }) {
 }
 
 /** The class once ("allocated", not "allocated (allocated)"), then what else holds (draining). */
-function classText(i: Loose): string {
-  const base = String(i.class);
+function classText(i: FleetInstanceView): string {
+  const base = i.class;
   const extra = [i.allocated && base !== 'allocated' ? 'allocated' : null, i.draining && base !== 'draining' ? 'draining' : null].filter(Boolean);
   return extra.length ? `${base} (${extra.join(', ')})` : base;
 }
@@ -74,10 +74,10 @@ function sleepText(tiers: string): string {
 }
 
 /** The tier the provisioner fires next, counting down from its due time (the view's `dueAt`), every second. */
-function NextTier({ next, awakeBecause }: { next: Loose | null; awakeBecause: string | null }) {
+function NextTier({ next, awakeBecause }: { next: FleetInstanceView['next']; awakeBecause: string | null }) {
   const now = useNow();
   if (!next) return <>{awakeBecause ? `awake: ${awakeBecause}` : '–'}</>;
-  const left = Math.max(0, Math.round((Date.parse(String(next.dueAt)) - now) / 1000));
-  const verb = VERB[String(next.action)] ?? `${String(next.action)}s`;
-  return <>{left === 0 ? `${verb} now` : `${verb} in ${duration(left)}`}{next.tier ? ` (tier ${String(next.tier)})` : ''}</>;
+  const left = Math.max(0, Math.round((Date.parse(next.dueAt) - now) / 1000));
+  const verb = VERB[next.action] ?? `${next.action}s`;
+  return <>{left === 0 ? `${verb} now` : `${verb} in ${duration(left)}`}{next.tier ? ` (tier ${next.tier})` : ''}</>;
 }

@@ -1,10 +1,10 @@
 import { useState } from 'react';
-import { ago, api, can, enc, forPeople, type Loose, type Me } from '../api';
+import { ago, call, can, forPeople, path, type Answer, type HostView, type Me } from '../api';
 import { useNow, useResource } from '../live';
 import { ActionButton, Empty, ErrorNote, StateBadge } from '../ui';
 
 export function Hosts({ me }: { me: Me }) {
-  const hosts = useResource<{ hosts: Loose[] }>('/hosts', ['host', 'instance']);
+  const hosts = useResource<Answer<'GET /hosts'>>(path('GET /hosts', {}), ['host', 'instance']);
   const list = hosts.data?.hosts ?? [];
   // Heartbeat ages move on their own between events (a heartbeat is no change event).
   const now = useNow();
@@ -20,10 +20,10 @@ export function Hosts({ me }: { me: Me }) {
             {list.map((h) => (
               <tr key={h.id}>
                 <th scope="row">{h.id}<div className="muted small">{h.gameAddress} · v{h.version}</div></th>
-                <td><StateBadge state={h.status} />{h.statusReason ? <div className="muted small">{forPeople(String(h.statusReason))}</div> : null}</td>
-                <td data-testid={`memory-${String(h.id)}`}>{mib(h.memoryReservedMb)} / {mib(h.resources?.memoryMb)}</td>
-                <td>{h.instances?.total ?? 0}</td>
-                <td data-testid={`heartbeat-${String(h.id)}`}>{ago(h.lastHeartbeatAt, now)}</td>
+                <td><StateBadge state={h.status} />{h.statusReason ? <div className="muted small">{forPeople(h.statusReason)}</div> : null}</td>
+                <td data-testid={`memory-${h.id}`}>{mib(h.memoryReservedMb)} / {mib(h.resources.memoryMb)}</td>
+                <td>{h.instances.total}</td>
+                <td data-testid={`heartbeat-${h.id}`}>{ago(h.lastHeartbeatAt, now)}</td>
                 <td><Maintenance host={h} editable={can(me, 'hosts')} onChange={hosts.reload} /></td>
               </tr>
             ))}
@@ -35,15 +35,14 @@ export function Hosts({ me }: { me: Me }) {
 }
 
 /** The host view's memory figures are MiB (`memoryReservedMb`, `resources.memoryMb`: what may be reserved for instances). */
-function mib(n: unknown): string {
-  if (typeof n !== 'number') return '–';
+function mib(n: number): string {
   return n >= 1024 ? `${(n / 1024).toFixed(1)} GiB` : `${n} MiB`;
 }
 
-function Maintenance({ host, editable, onChange }: { host: Loose; editable: boolean; onChange: () => void }) {
+function Maintenance({ host, editable, onChange }: { host: HostView; editable: boolean; onChange: () => void }) {
   const on = host.maintenance?.enabled === true;
   const [message, setMessage] = useState<string>(host.maintenance?.message ?? '');
-  if (!editable) return <span>{on ? `on: ${host.maintenance.message || '(no message)'}` : 'off'}</span>;
+  if (!editable) return <span>{on ? `on: ${host.maintenance?.message || '(no message)'}` : 'off'}</span>;
   return (
     <div className="stack">
       <label className="field inline">
@@ -51,7 +50,7 @@ function Maintenance({ host, editable, onChange }: { host: Loose; editable: bool
         <input value={message} placeholder="message (optional)" onChange={(e) => setMessage(e.target.value)} aria-label={`Maintenance message for ${host.id}`} disabled={on} />
       </label>
       <ActionButton label={on ? 'End maintenance' : 'Start maintenance'} onDone={onChange}
-        run={() => api('POST', `/hosts/${enc(host.id)}/maintenance`, on ? { enabled: false } : { enabled: true, message })} />
+        run={() => call('POST /hosts/:id/maintenance', { id: host.id }, { body: on ? { enabled: false } : { enabled: true, message } })} />
     </div>
   );
 }

@@ -2,7 +2,7 @@
 // log and the console, actions, backups, settings, update and deletion.
 
 import { useEffect, useRef, useState } from 'react';
-import { ago, api, ApiError, bytes, can, CSRF, enc, forPeople, type Loose, type Me } from '../api';
+import { ago, api, ApiError, bytes, call, can, CSRF, enc, forPeople, type Answer, type HistoryEntryView, type InstanceView, type Me } from '../api';
 import { useResource, type Resource } from '../live';
 import { ActionButton, ConfirmDialog, Empty, ErrorNote, Json, Section, StateBadge } from '../ui';
 
@@ -12,13 +12,13 @@ const ACTION_LABELS: Readonly<Record<string, string>> = { start: 'Start', stop: 
 const NO_CONTAINER: readonly string[] = ['draft', 'installing', 'archived'];
 
 export function InstancePage({ me, id }: { me: Me; id: string }) {
-  const inst = useResource<Loose>(`/instances/${enc(id)}`, ['instance'], id);
-  const history = useResource<{ history: Loose[] }>(`/instances/${enc(id)}/history?limit=50`, ['instance'], id);
+  const inst = useResource<Answer<'GET /instances/:id'>>(`/instances/${enc(id)}`, ['instance'], id);
+  const history = useResource<Answer<'GET /instances/:id/history'>>(`/instances/${enc(id)}/history?limit=50`, ['instance'], id);
   const i = inst.data;
   const write = can(me, 'instances');
   if (inst.error && !i) return <><h1>Instance {id}</h1><ErrorNote error={inst.error} /><p><a href="#/instances">Back to instances</a></p></>;
   if (!i) return <p aria-busy="true">Loading…</p>;
-  const actions = ((i.actions ?? []) as string[]).filter((a) => a in ACTION_LABELS);
+  const actions = (i.actions ?? []).filter((a) => a in ACTION_LABELS);
   return (
     <>
       <p><a href="#/instances">← Instances</a></p>
@@ -48,7 +48,7 @@ export function InstancePage({ me, id }: { me: Me; id: string }) {
         <Timeline history={history} />
         <Players id={id} />
       </div>
-      <LiveLog id={id} state={i.state as string} observed={i.observedState as string | null} history={history.data?.history ?? []} />
+      <LiveLog id={id} state={i.state} observed={i.observedState} history={history.data?.history ?? []} />
       {write ? <Console id={id} /> : null}
       <Backups instance={i} write={write} />
       <Settings instance={i} write={write} />
@@ -59,14 +59,14 @@ export function InstancePage({ me, id }: { me: Me; id: string }) {
 }
 
 /** Why no power button is drawn: the action in flight, or the state. */
-function noActionText(i: Loose): string {
+function noActionText(i: InstanceView): string {
   if (i.activeAction) return `${String(i.activeAction.kind)} in progress…`;
   if (i.state === 'installing') return 'installing…';
   if (i.crashLoop?.tripped) return 'crash loop tripped: an administrator resets it after diagnosis';
   return `nothing to run while ${String(i.state).replace(/_/g, ' ')}`;
 }
 
-function Timeline({ history: h }: { history: Resource<{ history: Loose[] }> }) {
+function Timeline({ history: h }: { history: Resource<Answer<'GET /instances/:id/history'>> }) {
   const list = h.data?.history ?? [];
   return (
     <Section title="History">
@@ -85,8 +85,8 @@ function Timeline({ history: h }: { history: Resource<{ history: Loose[] }> }) {
 }
 
 function Players({ id }: { id: string }) {
-  const p = useResource<Loose>(`/instances/${enc(id)}/players`, ['players', 'instance'], id);
-  const list = (p.data?.players ?? []) as Loose[];
+  const p = useResource<Answer<'GET /instances/:id/players'>>(`/instances/${enc(id)}/players`, ['players', 'instance'], id);
+  const list = p.data?.players ?? [];
   return (
     <Section title="Players">
       <ErrorNote error={p.error} />
@@ -100,7 +100,7 @@ const LOG_TAIL = 200;
 const LOG_MAX_CHARS = 200_000;
 
 /** The install script's last lines, as the history keeps them (`… install script … last lines:\n…`), newest first. */
-function installOutput(history: readonly Loose[]): string | undefined {
+function installOutput(history: readonly HistoryEntryView[]): string | undefined {
   const hit = [...history].sort((a, b) => String(b.at).localeCompare(String(a.at)))
     .map((e) => /install script[^\n]*last lines:\n([\s\S]*)$/.exec(String(e.reason ?? ''))?.[1])
     .find((text) => text !== undefined);
@@ -114,7 +114,7 @@ function installOutput(history: readonly Loose[]): string | undefined {
  * (installing, archived) nothing is asked: the pane says so, with the install
  * script's output when the history has it.
  */
-function LiveLog({ id, state, observed, history }: { id: string; state: string; observed: string | null; history: readonly Loose[] }) {
+function LiveLog({ id, state, observed, history }: { id: string; state: string; observed: string | null; history: readonly HistoryEntryView[] }) {
   const [text, setText] = useState('');
   /** The state the instance had when the last stream ended (null while one is open). */
   const endedAt = useRef<string | null>(null);
@@ -141,7 +141,7 @@ function LiveLog({ id, state, observed, history }: { id: string; state: string; 
     (async () => {
       const res = await fetch(`/api/v1/instances/${enc(id)}/logs?follow=true&tail=${LOG_TAIL}`, { credentials: 'same-origin', headers: CSRF, signal: abort.signal });
       if (!res.ok || !res.body) {
-        const body = (await res.json().catch(() => ({}))) as Loose;
+        const body = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
         throw new ApiError(res.status, String(body.error?.code ?? `HTTP_${res.status}`), String(body.error?.message ?? res.statusText));
       }
       const reader = res.body.getReader();
@@ -214,7 +214,7 @@ function Console({ id }: { id: string }) {
         if (!c) return;
         setBusy(true);
         setError(undefined);
-        api<Loose>('POST', `/instances/${enc(id)}/console`, { command: c }).then((r) => {
+        call('POST /instances/:id/console', { id }, { body: { command: c } }).then((r) => {
           setLines((ls) => [...ls, { command: c, response: r.via === 'stdin' ? '(sent to stdin)' : String(r.response ?? '') }].slice(-100));
           setCommand('');
         }, setError).finally(() => setBusy(false));
@@ -229,12 +229,12 @@ function Console({ id }: { id: string }) {
   );
 }
 
-function Backups({ instance, write }: { instance: Loose; write: boolean }) {
+function Backups({ instance, write }: { instance: InstanceView; write: boolean }) {
   const id = instance.id as string;
-  const b = useResource<Loose>(`/instances/${enc(id)}/backups`, ['instance'], id);
+  const b = useResource<Answer<'GET /instances/:id/backups'>>(`/instances/${enc(id)}/backups`, ['instance'], id);
   const [stop, setStop] = useState(false);
   const [restore, setRestore] = useState<string>();
-  const list = ((b.data?.backups ?? []) as Loose[]).slice().sort((x, y) => String(y.createdAt).localeCompare(String(x.createdAt)));
+  const list = (b.data?.backups ?? []).slice().sort((x, y) => String(y.createdAt).localeCompare(String(x.createdAt)));
   return (
     <Section title="Backups" actions={write ? (
       <div className="row wrap">
@@ -257,7 +257,7 @@ function Backups({ instance, write }: { instance: Loose; write: boolean }) {
                   <td>{[x.stored ? 'backup store' : null, x.onHost ? 'host' : null].filter(Boolean).join(', ')}</td>
                   <td className="row">
                     <a className="btn" href={`/api/v1/instances/${enc(id)}/backups/${enc(x.backupId)}/download`} download>Download</a>
-                    {write ? <button type="button" className="btn" onClick={() => setRestore(x.backupId as string)}>Restore</button> : null}
+                    {write ? <button type="button" className="btn" onClick={() => setRestore(x.backupId)}>Restore</button> : null}
                   </td>
                 </tr>
               ))}
@@ -274,14 +274,14 @@ function Backups({ instance, write }: { instance: Loose; write: boolean }) {
   );
 }
 
-function Settings({ instance, write }: { instance: Loose; write: boolean }) {
+function Settings({ instance, write }: { instance: InstanceView; write: boolean }) {
   const id = instance.id as string;
   const [key, setKey] = useState('');
   const [value, setValue] = useState('');
   const [error, setError] = useState<unknown>();
-  const [result, setResult] = useState<Loose>();
-  const settings = (instance.settings ?? {}) as Loose;
-  const pending = (instance.pendingChanges ?? []) as Loose[];
+  const [result, setResult] = useState<Answer<'PATCH /instances/:id/settings'>>();
+  const settings = instance.settings;
+  const pending = instance.pendingChanges;
   return (
     <Section title="Settings">
       {Object.keys(settings).length === 0 ? <Empty>No settings.</Empty> : (
@@ -298,7 +298,7 @@ function Settings({ instance, write }: { instance: Loose; write: boolean }) {
           e.preventDefault();
           setError(undefined);
           const v: unknown = /^-?\d+$/.test(value) ? Number(value) : value === 'true' ? true : value === 'false' ? false : value;
-          api<Loose>('PATCH', `/instances/${enc(id)}/settings`, { settings: { [key]: v } }).then(setResult, setError);
+          call('PATCH /instances/:id/settings', { id }, { body: { settings: { [key]: v } } }).then(setResult, setError);
         }}>
           <label className="field"><span>Variable</span><input value={key} onChange={(e) => setKey(e.target.value)} required /></label>
           <label className="field"><span>Value</span><input value={value} onChange={(e) => setValue(e.target.value)} /></label>
@@ -311,10 +311,10 @@ function Settings({ instance, write }: { instance: Loose; write: boolean }) {
   );
 }
 
-function Update({ instance }: { instance: Loose }) {
+function Update({ instance }: { instance: InstanceView }) {
   const id = instance.id as string;
   const [image, setImage] = useState('');
-  const [plan, setPlan] = useState<Loose>();
+  const [plan, setPlan] = useState<Answer<'GET /instances/:id/update-plan'>>();
   const [backup, setBackup] = useState(true);
   const [error, setError] = useState<unknown>();
   const [done, setDone] = useState<string>();
@@ -324,7 +324,7 @@ function Update({ instance }: { instance: Loose }) {
         e.preventDefault();
         setError(undefined);
         setDone(undefined);
-        api<Loose>('GET', `/instances/${enc(id)}/update-plan?image=${enc(image)}`).then(setPlan, setError);
+        call('GET /instances/:id/update-plan', { id }, { query: { image } }).then(setPlan, setError);
       }}>
         <label className="field grow"><span>New image</span><input value={image} onChange={(e) => { setImage(e.target.value); setPlan(undefined); }} placeholder={String(instance.image)} required /></label>
         <button className="btn" type="submit">Show the plan</button>
@@ -349,7 +349,7 @@ const SCOPES: ReadonlyArray<[scope: string, label: string, typed: boolean]> = [
   ['player_data', 'Player data (worlds)', true], ['backups', 'Backups', true],
 ];
 
-function Delete({ instance }: { instance: Loose }) {
+function Delete({ instance }: { instance: InstanceView }) {
   const id = instance.id as string;
   const [scopes, setScopes] = useState<string[]>(['container', 'technical']);
   const [open, setOpen] = useState(false);

@@ -1,10 +1,10 @@
 import { useState } from 'react';
-import { api, can, type Loose, type Me } from '../api';
+import { call, can, path, type Answer, type BodyOf, type Me } from '../api';
 import { useResource } from '../live';
 import { Empty, ErrorNote, Json, Section, StateBadge } from '../ui';
 
 export function Instances({ me }: { me: Me }) {
-  const instances = useResource<{ instances: Loose[] }>('/instances', ['instance', 'players']);
+  const instances = useResource<Answer<'GET /instances'>>(path('GET /instances', {}), ['instance', 'players']);
   const list = instances.data?.instances ?? [];
   return (
     <>
@@ -37,26 +37,26 @@ export function Instances({ me }: { me: Me }) {
 
 /** Create: choose group and variant, name, settings; the preview (POST /instances/preview) comes first. */
 function CreateInstance() {
-  const groups = useResource<{ groups: Loose[] }>('/groups', ['group']);
+  const groups = useResource<Answer<'GET /groups'>>(path('GET /groups', {}), ['group']);
   const [groupId, setGroupId] = useState('');
   const [variantId, setVariantId] = useState('');
   const [name, setName] = useState('');
   const [settings, setSettings] = useState('');
-  const [preview, setPreview] = useState<Loose>();
+  const [preview, setPreview] = useState<Answer<'POST /instances/preview'>>();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const list = groups.data?.groups ?? [];
   const group = list.find((g) => g.id === groupId);
-  const variants = (group?.variants ?? []) as Loose[];
-  const body = (): Loose => {
-    const parsed: Loose = {};
+  const variants = group?.variants ?? [];
+  const body = (): BodyOf<'POST /instances'> => {
+    const parsed: Record<string, string | number | boolean> = {};
     for (const line of settings.split('\n').map((l) => l.trim()).filter(Boolean)) {
       const eq = line.indexOf('=');
       if (eq < 1) throw new Error(`settings: "${line}" is not KEY=VALUE`);
       const raw = line.slice(eq + 1);
       parsed[line.slice(0, eq)] = /^-?\d+$/.test(raw) ? Number(raw) : raw === 'true' ? true : raw === 'false' ? false : raw;
     }
-    return { groupId, variantId: variantId || variants[0]?.id, ...(name ? { name } : {}), ...(Object.keys(parsed).length ? { settings: parsed } : {}) };
+    return { groupId, variantId: variantId || (variants[0]?.id ?? ''), ...(name ? { name } : {}), ...(Object.keys(parsed).length ? { settings: parsed } : {}) };
   };
   const run = (fn: () => Promise<void>) => {
     setBusy(true);
@@ -67,7 +67,7 @@ function CreateInstance() {
     <Section title="Create an instance">
       <form className="form-grid" onSubmit={(e) => {
         e.preventDefault();
-        run(async () => setPreview(await api('POST', '/instances/preview', body())));
+        run(async () => setPreview(await call('POST /instances/preview', {}, { body: body() })));
       }}>
         <label className="field"><span>Group</span>
           <select value={groupId} onChange={(e) => { setGroupId(e.target.value); setVariantId(''); setPreview(undefined); }} required>
@@ -90,8 +90,8 @@ function CreateInstance() {
           <button className="btn" type="submit" disabled={busy || !group}>Preview</button>
           {preview ? (
             <button className="btn btn-primary" type="button" disabled={busy} onClick={() => run(async () => {
-              const created = await api<Loose>('POST', '/instances', body());
-              window.location.hash = `#/instances/${created.id as string}`;
+              const created = await call('POST /instances', {}, { body: body() });
+              window.location.hash = `#/instances/${created.id}`;
             })}>Create</button>
           ) : null}
         </div>

@@ -1,11 +1,11 @@
-import { bytes, ago, type Loose } from '../api';
+import { bytes, ago, path, type Answer } from '../api';
 import { useResource } from '../live';
 import { Empty, ErrorNote, Section } from '../ui';
 
 /** Templates and layers change only through ectl apply / the API (no change event): loaded on open, reloaded on demand. */
 export function Templates() {
-  const templates = useResource<{ templates: Loose[] }>('/templates', ['group']);
-  const layers = useResource<{ layers: Loose[] }>('/template-layers', ['group']);
+  const templates = useResource<Answer<'GET /templates'>>(path('GET /templates', {}), ['group']);
+  const layers = useResource<Answer<'GET /template-layers'>>(path('GET /template-layers', {}), ['group']);
   return (
     <>
       <h1>Templates and layers</h1>
@@ -20,9 +20,9 @@ export function Templates() {
                   <tr key={`${t.name}@${t.version}`}>
                     <th scope="row">{t.name}@{t.version}</th>
                     <td><code>{t.image}</code></td>
-                    <td>{t.resources?.memoryMb} MiB</td>
+                    <td>{t.resources.memoryMb} MiB</td>
                     <td>{t.readiness?.kind ?? '–'}</td>
-                    <td>{((t.layers ?? []) as Loose[]).map((l) => l.id ?? String(l)).join(', ') || '–'}</td>
+                    <td>{(t.layers ?? []).map((l) => l.id).join(', ') || '–'}</td>
                     <td>{ago(t.createdAt)}</td>
                   </tr>
                 ))}
@@ -39,7 +39,7 @@ export function Templates() {
               <thead><tr><th scope="col">Layer</th><th scope="col">Checksum</th><th scope="col">Size</th><th scope="col">Pushed</th></tr></thead>
               <tbody>
                 {(layers.data?.layers ?? []).map((l) => (
-                  <tr key={`${l.id}-${l.checksum}`}><th scope="row">{l.id}</th><td><code>{String(l.checksum).slice(0, 19)}…</code></td><td>{bytes(l.sizeBytes)}</td><td>{ago(l.createdAt)}</td></tr>
+                  <tr key={`${l.id}-${l.checksum}`}><th scope="row">{l.id}</th><td><code>{l.checksum.slice(0, 19)}…</code></td><td>{bytes(l.sizeBytes)}</td><td>{ago(l.createdAt)}</td></tr>
                 ))}
               </tbody>
             </table>

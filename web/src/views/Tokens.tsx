@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { ago, api, enc, type Loose } from '../api';
+import { ago, call, path, type Answer } from '../api';
 import { useResource } from '../live';
 import { ActionButton, ErrorNote, Section } from '../ui';
 
@@ -7,11 +7,11 @@ const COMMON_SCOPES = ['admin', 'manager', 'operator', 'read', 'metrics', 'route
 
 /** Admins only: the shell opens this section for the admin scope alone (App.tsx sectionsFor). */
 export function Tokens() {
-  const tokens = useResource<{ tokens: Loose[] }>('/tokens', []);
+  const tokens = useResource<Answer<'GET /tokens'>>(path('GET /tokens', {}), []);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['read']);
   const [extra, setExtra] = useState('');
-  const [created, setCreated] = useState<Loose>();
+  const [created, setCreated] = useState<Answer<'POST /tokens'>>();
   const [error, setError] = useState<unknown>();
   return (
     <>
@@ -21,7 +21,7 @@ export function Tokens() {
           e.preventDefault();
           setError(undefined);
           const all = [...scopes, ...extra.split(/[\s,]+/).filter(Boolean)];
-          api<Loose>('POST', '/tokens', { name, scopes: all }).then((t) => { setCreated(t); setName(''); tokens.reload(); }, setError);
+          call('POST /tokens', {}, { body: { name, scopes: all } }).then((t) => { setCreated(t); setName(''); tokens.reload(); }, setError);
         }}>
           <label className="field"><span>Name</span><input value={name} onChange={(e) => setName(e.target.value)} required /></label>
           <fieldset className="scopes">
@@ -51,11 +51,11 @@ export function Tokens() {
               {(tokens.data?.tokens ?? []).map((t) => (
                 <tr key={t.id}>
                   <th scope="row">{t.name}</th>
-                  <td>{(t.scopes as string[]).join(', ')}</td>
+                  <td>{t.scopes.join(', ')}</td>
                   <td>{ago(t.createdAt)}</td>
                   <td>{ago(t.lastUsedAt)}</td>
                   <td>{t.revokedAt ? `revoked ${ago(t.revokedAt)}` : 'active'}</td>
-                  <td>{t.revokedAt ? null : <ActionButton label={`Revoke ${t.name as string}`} variant="danger" onDone={tokens.reload} run={() => api('DELETE', `/tokens/${enc(t.id)}`)} />}</td>
+                  <td>{t.revokedAt ? null : <ActionButton label={`Revoke ${t.name}`} variant="danger" onDone={tokens.reload} run={() => call('DELETE /tokens/:id', { id: t.id })} />}</td>
                 </tr>
               ))}
             </tbody>

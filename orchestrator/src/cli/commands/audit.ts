@@ -5,17 +5,9 @@ import { listOf } from '../api-client.js';
 import { printJson, printTable } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { positiveInt } from './instances.js';
+import type { AuditEntryView } from '../../contracts/public-api/views.js';
 
-interface AuditEntry {
-  id: number;
-  at: string;
-  actor: string;
-  action: string;
-  targetKind: string;
-  targetId: string | null;
-  result: string;
-  errorCode: string | null;
-}
+type AuditEntry = AuditEntryView;
 
 export function registerAudit(program: Command, ctx: CommandContext): void {
   program

@@ -7,25 +7,9 @@ import { deleteCommand, listCommand, showCommand } from '../command-shapes.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { formatAge, keyColumns } from '../table.js';
+import type { GroupView, TemplateView } from '../../contracts/public-api/views.js';
 
-interface TemplateView {
-  name: string;
-  version: string;
-  specHash?: string;
-  createdAt?: string;
-  image?: string;
-  resources?: { memoryMb?: number };
-  layers?: unknown[];
-}
 
-interface GroupView {
-  id: string;
-  kind: string;
-  placement?: string;
-  caps?: { maxInstances?: number | null } | null;
-  variants: { id: string; template: { name: string; version: string } }[];
-  updatedAt?: string;
-}
 
 export function registerCatalog(program: Command, ctx: CommandContext): void {
   const templates = program.command('templates').description('template versions (immutable; created with ectl apply)');

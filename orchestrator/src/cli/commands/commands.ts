@@ -6,19 +6,8 @@ import { listCommand, showCommand } from '../command-shapes.js';
 import type { CommandContext } from '../program.js';
 import { formatAge, keyColumns } from '../table.js';
 import { positiveInt } from './instances.js';
+import type { CommandView } from '../../contracts/public-api/views.js';
 
-interface CommandView {
-  id: string;
-  kind: string;
-  instanceId: string | null;
-  hostId: string | null;
-  status: string;
-  attempts: number;
-  maxAttempts: number;
-  lastError: string | null;
-  createdAt: string;
-  completedAt: string | null;
-}
 
 export function registerCommands(program: Command, ctx: CommandContext): void {
   const commands = program.command('commands').description('inspect durable commands');

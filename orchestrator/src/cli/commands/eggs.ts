@@ -10,20 +10,10 @@ import { parse as parseYaml } from 'yaml';
 import { CliError } from '../errors.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
+import type { EggImportAnswer } from '../../contracts/public-api/answers.js';
 
-interface EggPreview {
-  format: string | null;
-  eggName: string | null;
-  mapped: { from: string; to: string }[];
-  untranslated: { field: string; reason: string }[];
-  unknownFields: string[];
-  refused?: string;
-}
-interface ImportAnswer {
-  outcome: 'create' | 'unchanged' | 'conflict' | 'refused';
-  preview: EggPreview;
-  template?: { name: string; version: string; specHash: string };
-}
+type EggPreview = EggImportAnswer['preview'];
+type ImportAnswer = EggImportAnswer;
 
 interface ImportOptions {
   name: string;

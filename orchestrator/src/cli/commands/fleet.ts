@@ -9,6 +9,7 @@ import { CliError } from '../errors.js';
 import { printJson, printTable } from '../output.js';
 import type { CommandContext } from '../program.js';
 import type { InstanceView } from './instances.js';
+import type { AllocationAnswer, FleetAnswer, FleetInstanceView } from '../../contracts/public-api/answers.js';
 
 const enc = encodeURIComponent;
 /** `--wait` without a value. */
@@ -16,39 +17,8 @@ const DEFAULT_WAIT = '5m';
 /** Beyond the server's own wait, the answer still has to travel. */
 const ANSWER_MARGIN_MS = 15_000;
 
-export interface AllocationAnswer {
-  allocationId: string;
-  sessionId: string;
-  instanceId: string;
-  groupId: string;
-  endpoint: string | null;
-  allocatedAt: string;
-}
 
-interface FleetInstanceView {
-  id: string;
-  name: string;
-  state: string;
-  class: string;
-  playersOnline: number;
-  maxPlayers: number | null;
-  allocated: boolean;
-  sessionId: string | null;
-  draining: boolean;
-  next: { action: string; dueAt: string; inSeconds: number; tier: string | null } | null;
-  awakeBecause?: string | null;
-  idleTiers?: string;
-  idleTiersFrom?: string;
-  idleTiersOverridden: boolean;
-}
 
-interface FleetAnswer {
-  groupId: string;
-  buffer: { target: number; ready: number; starting: number };
-  short?: { reason: string; since: string } | null;
-  counts: Record<string, number>;
-  instances: FleetInstanceView[];
-}
 
 /** A duration flag: checked here (a usage error names the flag), sent as text. */
 export function durationFlag(name: string) {

@@ -10,36 +10,17 @@ import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { confirmYes } from '../confirm.js';
 import { formatAge, formatBytes, keyColumns } from '../table.js';
+import type { HostView } from '../../contracts/public-api/views.js';
+import type { UnclaimedView } from '../../contracts/public-api/answers.js';
 
-/** The fields ectl shows of GET /hosts answers (others are passed through with --json). */
-export interface HostView {
-  id: string;
-  status: string;
-  statusReason?: string | null;
-  controlUrl?: string;
-  gameAddress?: string;
-  version?: string;
-  resources?: { memoryMb?: number; cpus?: number; diskBytes?: number };
-  memoryReservedMb?: number;
-  lastHeartbeatAt?: number | string | null;
-  maintenance?: { enabled?: boolean; message?: string } | null;
-  instances?: number | Record<string, number>;
-  instanceCount?: number;
-  instanceCounts?: Record<string, number>;
-}
 
-/** Instance count of a host however the server shapes it (number, or counts by state). */
-export function instanceCount(h: HostView): number | undefined {
-  const v = h.instanceCount ?? h.instanceCounts ?? h.instances;
-  if (typeof v === 'number') return v;
-  if (v && typeof v === 'object') return typeof v.total === 'number' ? v.total : Object.values(v).reduce((a, b) => a + (typeof b === 'number' ? b : 0), 0);
-  return undefined;
+/** The number of instances placed on a host. */
+function instanceCount(h: HostView): number {
+  return h.instances.total;
 }
 
 function memory(h: HostView): string {
-  const total = h.resources?.memoryMb;
-  if (total === undefined) return '-';
-  return h.memoryReservedMb === undefined ? `${total} MiB` : `${h.memoryReservedMb}/${total} MiB`;
+  return `${h.memoryReservedMb}/${h.resources.memoryMb} MiB`;
 }
 
 export function registerHosts(program: Command, ctx: CommandContext): void {
@@ -70,7 +51,7 @@ export function registerHosts(program: Command, ctx: CommandContext): void {
       ['memory', memory(h)],
       ['cpus', String(h.resources?.cpus ?? '-')],
       ['disk', formatBytes(h.resources?.diskBytes)],
-      ['instances', String(instanceCount(h) ?? '-')],
+      ['instances', String(instanceCount(h))],
       ['maintenance', h.maintenance?.enabled ? `on${h.maintenance.message ? ` — ${h.maintenance.message}` : ''}` : 'off'],
       ['last heartbeat', formatAge(h.lastHeartbeatAt, ctx.now())],
     ],
@@ -105,16 +86,6 @@ export function registerHosts(program: Command, ctx: CommandContext): void {
   registerUnclaimed(hosts, ctx);
 }
 
-/** One entry of GET /hosts/:id/unclaimed. */
-export interface UnclaimedView {
-  instanceId: string;
-  containerName?: string;
-  groupId?: string | null;
-  variantId?: string | null;
-  hostPort?: number | null;
-  state?: string;
-  reason?: string;
-}
 
 function registerUnclaimed(hosts: Command, ctx: CommandContext): void {
   listCommand<UnclaimedView>(hosts, ctx, {

@@ -9,15 +9,8 @@ import { printFields, printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { formatBytes } from '../table.js';
 import { prepareArchive, uploadArchive } from './layers.js';
+import type { ImportView } from '../../contracts/public-api/views.js';
 
-interface ImportView {
-  uploadId: string;
-  entries: number;
-  sizeBytes: number;
-  detected: unknown;
-  confidence: string;
-  notes: string[];
-}
 
 function printImport(ctx: CommandContext, r: ImportView): void {
   printFields(ctx.out, [

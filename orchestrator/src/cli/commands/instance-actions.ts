@@ -15,16 +15,9 @@ import { GOAL_OF_ACTION, waitForInstance } from '../wait.js';
 import { positiveInt, type InstanceView } from './instances.js';
 import { printUpdatePlan, type UpdatePlanView } from './update-plan.js';
 import { uploadForRestore } from './backups.js';
+import type { ActionAccepted, DeleteAccepted, MaintenanceAnswer } from '../../contracts/public-api/answers.js';
 
-/** The 202 answer of every queued action. */
-interface Accepted {
-  id: string;
-  commandId: string | null;
-  state: string;
-  noop?: string;
-  scopes?: string[];
-  retained?: string[];
-}
+type Accepted = ActionAccepted & Partial<Pick<DeleteAccepted, 'scopes' | 'retained'>>;
 
 interface WaitOpts {
   wait?: boolean;
@@ -179,7 +172,7 @@ function registerAdmin(instances: Command, program: Command, ctx: CommandContext
       const moved = r.players.filter((p) => p.moved).length;
       ctx.out.line(`instance ${name}: draining; ${r.players.length} player(s) to transfer, ${moved} moved now`);
     });
-  type M = { enabled: boolean; message: string; since: string | null };
+  type M = MaintenanceAnswer;
   jsonCommand<M, MaintenanceOpts>(program, ctx, {
     use: 'maintenance',
     description: 'global maintenance: show it, or with --on/--off switch it (ordinary starts of every instance refused; admin/manager token)',

@@ -9,19 +9,10 @@ import { printFields, printJson, printTable } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { formatAge, formatBytes, keyColumns } from '../table.js';
 import { positiveInt } from './instances.js';
+import type { BackupsAnswer } from '../../contracts/public-api/answers.js';
+import type { HistoryEntryView, InstanceView, RevisionView } from '../../contracts/public-api/views.js';
 
-interface SettingsView {
-  id: string;
-  name?: string;
-  image?: string;
-  labels?: Record<string, string>;
-  settings?: Record<string, unknown>;
-  secretSettings?: string[];
-  /** Set variables whose values this token may not see (egg user_viewable: false). */
-  hiddenSettings?: string[];
-  pendingChanges?: { key: string; value?: unknown; mode: string; secret?: boolean; hidden?: boolean }[];
-  containerConfigPending?: boolean;
-}
+type SettingsView = InstanceView;
 
 /**
  * Pure: `KEY=VALUE` → [key, value]. VALUE is JSON when it is a number, true,
@@ -97,21 +88,21 @@ function registerSettings(instances: Command, ctx: CommandContext): void {
 
 export function registerInstanceInfo(instances: Command, ctx: CommandContext): void {
   registerSettings(instances, ctx);
-  type HistoryEntry = { at: string; from: string | null; to: string; reason: string | null; actor: string | null };
+  type HistoryEntry = HistoryEntryView;
   jsonCommand<HistoryEntry[], { limit: number; json?: boolean }>(instances, ctx, {
     use: 'history <name>',
     description: 'state changes with their reasons, newest first',
     options: (c) => c.option('--limit <n>', 'entries', positiveInt('--limit'), 50),
-    fetch: async (opts, name) => (await (await ctx.client()).get<{ history: HistoryEntry[] }>(`/instances/${enc(name)}/history`, { query: { limit: opts.limit } })).history,
+    fetch: async (opts, name) => (await (await ctx.client()).call('GET /instances/:id/history', { id: name }, { query: { limit: opts.limit } })).history,
     render: (history) => printTable(ctx.out, history, [
       ...keyColumns<HistoryEntry>('at', 'from', 'to', 'actor', 'reason'),
     ], 'no history'),
   });
-  type Revision = { revision: number; createdAt: string; actor: string | null; reason: string | null };
+  type Revision = RevisionView;
   jsonCommand<Revision[]>(instances, ctx, {
     use: 'revisions <name>',
     description: 'immutable configuration revisions (newest 20, secrets redacted)',
-    fetch: async (_opts, name) => (await (await ctx.client()).get<{ revisions: Revision[] }>(`/instances/${enc(name)}/revisions`)).revisions,
+    fetch: async (_opts, name) => (await (await ctx.client()).call('GET /instances/:id/revisions', { id: name })).revisions,
     render: (revisions) => printTable(ctx.out, revisions, [
       { header: 'revision', value: (x) => x.revision, align: 'right' },
       { header: 'created', value: (x) => x.createdAt },
@@ -123,8 +114,7 @@ export function registerInstanceInfo(instances: Command, ctx: CommandContext): v
     .description('players on an instance: router reports and the last status probe')
     .option('--json', 'print JSON')
     .action(async (name: string, opts: { json?: boolean }) => {
-      type P = { online: number; routerReported: number; probe: { online: number; max: number | null } | null; players: { name: string; uuid: string | null; connectedAt: string }[] };
-      const r = await (await ctx.client()).get<P>(`/instances/${enc(name)}/players`);
+      const r = await (await ctx.client()).call('GET /instances/:id/players', { id: name });
       if (opts.json) return printJson(ctx.out, r);
       ctx.out.line(`${r.online} online${r.probe ? ` (probe: ${r.probe.online}/${r.probe.max ?? '?'})` : ''}; ${r.routerReported} reported by routers`);
       if (r.players.length > 0) {
@@ -135,11 +125,10 @@ export function registerInstanceInfo(instances: Command, ctx: CommandContext): v
         ]);
       }
     });
-  type Backup = { backupId: string; sizeBytes: number; createdAt: string; paths?: string[] };
-  jsonCommand<Backup[]>(instances, ctx, {
+  jsonCommand<BackupsAnswer['backups']>(instances, ctx, {
     use: 'backups <name>',
     description: 'the backups of an instance kept on its host',
-    fetch: async (_opts, name) => (await (await ctx.client()).get<{ backups: Backup[] }>(`/instances/${enc(name)}/backups`)).backups,
+    fetch: async (_opts, name) => (await (await ctx.client()).call('GET /instances/:id/backups', { id: name })).backups,
     render: (backups) => printTable(ctx.out, backups, [
       { header: 'backup', value: (b) => b.backupId },
       { header: 'size', value: (b) => formatBytes(b.sizeBytes), align: 'right' },

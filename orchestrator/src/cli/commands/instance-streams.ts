@@ -11,11 +11,8 @@ import { enc, type ApiClient } from '../api-client.js';
 import { CliError } from '../errors.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
+import type { ConsoleAnswer } from '../../contracts/public-api/answers.js';
 
-interface ConsoleAnswer {
-  via: 'rcon' | 'stdin';
-  response: string | null;
-}
 
 /** Opens the followed log (errors surface here, before anything is read). */
 function openLog(client: ApiClient, id: string, tail: number, signal: AbortSignal): Promise<Readable> {

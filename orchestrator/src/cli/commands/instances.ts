@@ -12,30 +12,12 @@ import type { CommandContext } from '../program.js';
 import { formatAge, keyColumns } from '../table.js';
 import { waitForInstance } from '../wait.js';
 import { followLog } from './instance-streams.js';
+import type { InstanceView } from '../../contracts/public-api/views.js';
+import type { InstanceCreated } from '../../contracts/public-api/answers.js';
 
-export interface InstanceView {
-  id: string;
-  name?: string;
-  groupId: string;
-  variantId: string;
-  hostId: string | null;
-  state: string;
-  stateReason?: string | null;
-  desiredState: string;
-  endpoint?: { host: string; port: number } | null;
-  players?: { online: number; max: number | null; at?: string } | null;
-  activeAction?: { kind: string; commandId: string } | null;
-  image?: string;
-  createdAt?: number | string;
-  updatedAt?: number | string;
-}
+export type { InstanceView };
 
-interface CreatedAnswer {
-  id: string;
-  name?: string;
-  state: string;
-  commandId: string;
-}
+type CreatedAnswer = InstanceCreated;
 
 const endpoint = (i: InstanceView): string => (i.endpoint ? `${i.endpoint.host}:${i.endpoint.port}` : '-');
 export const playersOf = (i: InstanceView): string => (i.players ? `${i.players.online}/${i.players.max ?? '?'}` : '-');

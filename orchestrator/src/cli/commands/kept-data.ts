@@ -9,17 +9,12 @@ import { confirmYes } from '../confirm.js';
 import { printJson, printTable } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { formatBytes } from '../table.js';
+import type { KeptDataAnswer } from '../../contracts/public-api/answers.js';
 
-interface KeptDataView {
-  hostId: string;
-  instanceId: string;
-  data: boolean;
-  backups: { backupId: string; sizeBytes: number; createdAt: string }[];
-}
 
 export function registerKeptData(program: Command, ctx: CommandContext): void {
   const kept = program.command('kept-data').description('worlds and backups of deleted instances kept on their hosts');
-  type KeptAnswer = { keptData: KeptDataView[]; unreachable: { hostId: string; error: string }[] };
+  type KeptAnswer = KeptDataAnswer;
   jsonCommand<KeptAnswer>(kept, ctx, {
     use: 'ls',
     description: 'list kept data per host (hosts that did not answer are named)',

@@ -20,13 +20,9 @@ import { printFields, printJson } from '../output.js';
 import { startProgress } from '../progress.js';
 import type { CommandContext } from '../program.js';
 import { formatAge, formatBytes, keyColumns } from '../table.js';
+import type { LayerView } from '../../contracts/public-api/views.js';
 
-export interface LayerView {
-  id: string;
-  checksum: string;
-  sizeBytes: number;
-  createdAt?: number | string;
-}
+export type { LayerView };
 
 const UPLOAD_TIMEOUT_MS = 30 * 60_000;
 

@@ -8,18 +8,9 @@ import { listCommand } from '../command-shapes.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { formatAge, keyColumns } from '../table.js';
+import type { InstallationRequestView } from '../../contracts/public-api/views.js';
 
-interface RequestView {
-  id: string;
-  requestedBy: string;
-  groupId: string;
-  variantId: string;
-  name: string | null;
-  status: string;
-  decidedBy?: string | null;
-  instanceId?: string | null;
-  createdAt: number | string;
-}
+type RequestView = InstallationRequestView;
 
 export function registerRequests(program: Command, ctx: CommandContext): void {
   program

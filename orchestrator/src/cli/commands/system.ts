@@ -7,14 +7,9 @@ import type { Command } from 'commander';
 import { ApiError, CliError } from '../errors.js';
 import { printFields, printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
+import type { HealthAnswer } from '../../contracts/public-api/answers.js';
 
-interface HealthView {
-  status: string;
-  version: string;
-  database: string;
-  node?: string;
-  leader?: { node: string; epoch: number; self: boolean } | null;
-}
+type HealthView = HealthAnswer;
 
 interface ReadyView {
   ready: boolean;

@@ -8,15 +8,8 @@ import { CliError } from '../errors.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
 import { formatAge, keyColumns } from '../table.js';
+import type { TokenView } from '../../contracts/public-api/views.js';
 
-interface TokenView {
-  id: string;
-  name: string;
-  scopes: string[];
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
 
 export function registerTokens(program: Command, ctx: CommandContext): void {
   const tokens = program.command('tokens').description('API tokens (admin token)');

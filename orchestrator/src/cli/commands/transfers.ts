@@ -9,16 +9,8 @@ import type { CommandContext } from '../program.js';
 import { formatAge, keyColumns } from '../table.js';
 import { transferTarget, type TargetOpts } from './instance-actions.js';
 import { positiveInt } from './instances.js';
+import type { TransferView } from '../../contracts/public-api/views.js';
 
-interface TransferView {
-  id: string;
-  player: string;
-  target: Record<string, string>;
-  status: string;
-  resolvedInstanceId: string | null;
-  createdAt: string;
-  expiresAt: string;
-}
 
 const targetText = (t: Record<string, string>): string => Object.entries(t).map(([k, v]) => `${k}:${v}`).join(',');
 

@@ -10,6 +10,7 @@ import { AppError } from '../../shared/errors.js';
 import { ADMIN_SCOPE, hasScope, type ScopeRequirement } from './scopes.js';
 import { bearerOf } from '../../shared/http.js';
 import type { Principal, TokenService } from './tokens.js';
+import { CSRF_HEADER, CSRF_VALUE } from '../../contracts/public-api/panel-rules.js';
 
 export type AuthSpec =
   | { public: true }
@@ -32,8 +33,6 @@ export interface SessionAuthenticator {
   readonly publicOrigin?: string | undefined;
 }
 
-/** The header a cookie-authenticated mutation must carry (a cross-site form cannot set it). */
-export const CSRF_HEADER = 'x-endercloud-csrf';
 const SAFE_METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS'];
 
 declare module 'fastify' {
@@ -97,8 +96,8 @@ async function authenticateUser(request: FastifyRequest, tokens: TokenService, s
 
 /** CSRF defence on top of SameSite=Strict: the custom header, and a matching Origin when one is sent. */
 export function assertSameSite(request: FastifyRequest, publicOrigin?: string): void {
-  if (request.headers[CSRF_HEADER] !== '1') {
-    throw new AppError('FORBIDDEN', `a request authenticated by the panel session must send the header ${CSRF_HEADER}: 1 (cross-site requests are refused)`);
+  if (request.headers[CSRF_HEADER] !== CSRF_VALUE) {
+    throw new AppError('FORBIDDEN', `a request authenticated by the panel session must send the header ${CSRF_HEADER}: ${CSRF_VALUE} (cross-site requests are refused)`);
   }
   const origin = request.headers.origin;
   if (origin !== undefined && origin !== 'null') {

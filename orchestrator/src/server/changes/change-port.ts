@@ -4,13 +4,9 @@
 // below serves one orchestrator, and a cross-replica adapter (PostgreSQL
 // LISTEN/NOTIFY, Redis pub/sub) implements the same two verbs.
 
-export type ChangeKind = 'instance' | 'host' | 'group' | 'system' | 'players';
-
-export interface Change {
-  kind: ChangeKind;
-  /** The changed row's id when the write names one. */
-  id?: string;
-}
+// The kinds and the event shape are the public contract's: GET /events streams them to the panel.
+export type { Change, ChangeKind } from '../../contracts/public-api/panel-rules.js';
+import type { Change } from '../../contracts/public-api/panel-rules.js';
 
 export type ChangeListener = (change: Change) => void;
 

@@ -2,9 +2,10 @@
 // publishing process's origin id, so an adapter that hears its own message
 // back (LISTEN/NOTIFY, pub/sub) skips it — it already delivered it locally.
 
+import { CHANGE_KINDS } from '../../contracts/public-api/panel-rules.js';
 import type { Change, ChangeKind } from './change-port.js';
 
-const KINDS: ReadonlySet<string> = new Set<ChangeKind>(['instance', 'host', 'group', 'system', 'players']);
+const KINDS: ReadonlySet<string> = new Set<string>(CHANGE_KINDS);
 
 /** The LISTEN/NOTIFY channel (NOTIFY is per database already); Redis uses `<prefix>:changes` (redis-change-port.ts). */
 export const CHANGE_CHANNEL = 'endercloud_changes';

@@ -6,6 +6,7 @@ import { AppError } from '../../shared/errors.js';
 import { ADMIN_SCOPE, readScope } from '../auth/scopes.js';
 import { auditTarget } from '../audit.js';
 import type { ServerContext } from '../context.js';
+import { TokenBody } from '../../contracts/public-api/bodies.js';
 import { commandView, tokenView } from '../views.js';
 import { getOneRoute } from './route-helpers.js';
 
@@ -15,13 +16,6 @@ const CommandsQuery = Type.Object({
   hostId: Type.Optional(Type.String({ maxLength: 128 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 });
-const TokenBody = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }),
-    scopes: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 32 }),
-  },
-  { additionalProperties: false },
-);
 
 export async function commandRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   getOneRoute(api, {
@@ -42,7 +36,7 @@ export async function tokenRoutes(api: FastifyInstance, ctx: ServerContext): Pro
   const auth = { auth: { scope: ADMIN_SCOPE } };
 
   api.post('/tokens', { schema: { tags: ['tokens'], summary: 'Create a token (the secret is shown once)', body: TokenBody }, config: { ...auth, audit: { action: 'token.create', targetKind: 'token' } } }, async (req, reply) => {
-    const body = req.body as Static<typeof TokenBody>;
+    const body = req.body as TokenBody;
     const { token, secret } = await ctx.tokens.create(body.name, body.scopes);
     auditTarget(req, token.id, { name: token.name, scopes: token.scopes });
     return reply.status(201).send({ ...tokenView(token), secret });

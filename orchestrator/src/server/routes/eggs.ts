@@ -11,28 +11,13 @@ import { AppError } from '../../shared/errors.js';
 import { writeScope } from '../auth/scopes.js';
 import { auditTarget } from '../audit.js';
 import type { ServerContext } from '../context.js';
-import { EnvName, IdString, VersionString } from '../schemas/common.js';
+import { ConsoleBody, ImportEggBody } from '../../contracts/public-api/bodies.js';
 import { capability } from '../drivers/host-driver.js';
 import { templateView } from '../views.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }) });
 
-const ImportEggBody = Type.Object(
-  {
-    egg: Type.Unknown({ description: 'the egg (PTDL_v1, PTDL_v2, PLCN_v1, PLCN_v2 or PLCN_v3) as a JSON value, as exported by the panel (a YAML export parsed into the same value)' }),
-    name: IdString,
-    version: VersionString,
-    image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'key (label) of docker_images, or any image reference; default the first of docker_images' })),
-    dryRun: Type.Optional(Type.Boolean()),
-    memoryMb: Type.Optional(Type.Integer({ minimum: 16, maximum: 1024 * 1024 })),
-    installTimeoutMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 7_200_000 })),
-    rcon: Type.Optional(Type.Object({ port: Type.Integer({ minimum: 1, maximum: 65535 }), passwordVariable: EnvName }, { additionalProperties: false, description: 'the server\'s RCON: the stop command goes over RCON instead of stdin' })),
-  },
-  { additionalProperties: false },
-);
-type ImportEggBody = Static<typeof ImportEggBody>;
 
-const ConsoleBody = Type.Object({ command: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^\\r\\n]*$' }) }, { additionalProperties: false });
 
 export async function eggRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   // One console command: over RCON when the template declares it (the answer is the server's reply), else written to stdin (no reply).
@@ -41,7 +26,7 @@ export async function eggRoutes(api: FastifyInstance, ctx: ServerContext): Promi
     config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.console', targetKind: 'instance' } },
   }, async (req) => {
     const { id } = req.params as Static<typeof InstanceParams>;
-    const { command } = req.body as Static<typeof ConsoleBody>;
+    const { command } = req.body as ConsoleBody;
     const instance = await ctx.lifecycle.find(id);
     const template = await ctx.lifecycle.templateOf(instance);
     auditTarget(req, instance.id, { verb: command.trim().split(/\s+/)[0] ?? '' });

@@ -8,15 +8,12 @@ import { actorOf, type ServerContext } from '../context.js';
 import { HeartbeatBody } from '../services/heartbeat-input.js';
 import { removeHost } from '../services/host-removal.js';
 import { AgentIdString, IdString } from '../schemas/common.js';
+import { MaintenanceBody } from '../../contracts/public-api/bodies.js';
 import { hostView, instanceView } from '../views.js';
 import { getOneRoute, hostAnswer } from './route-helpers.js';
 
 const AgentParams = Type.Object({ agentId: AgentIdString });
 const HostParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
-const MaintenanceBody = Type.Object(
-  { enabled: Type.Boolean(), message: Type.Optional(Type.String({ maxLength: 500 })) },
-  { additionalProperties: false },
-);
 const UnclaimedParams = Type.Object({ id: HostParams.properties.id, instanceId: Type.String({ minLength: 1, maxLength: 256 }) });
 const DeleteHostQuery = Type.Object({ forget: Type.Optional(Type.Boolean({ default: false })) });
 const DeleteUnclaimedQuery = Type.Object({ deleteData: Type.Optional(Type.Boolean({ default: false })) });

@@ -12,6 +12,7 @@ import { actorOf, type ServerContext } from '../context.js';
 import { POWER_ACTIONS } from '../../lifecycle/actions.js';
 import { stopBackupPayload } from '../../lifecycle/backup.js';
 import { userActor } from '../services/lifecycle-service.js';
+import { StopBody } from '../../contracts/public-api/bodies.js';
 import { instanceView } from '../views.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -24,19 +25,9 @@ const EventBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** A manual stop may archive player data first; it must then say what happens if that fails. */
-const StopBody = Type.Object(
-  {
-    backup: Type.Optional(Type.Boolean({ description: 'archive player data as part of the stop (template backup rules)' })),
-    failurePolicy: Type.Optional(Type.Union([Type.Literal('abort_stop'), Type.Literal('stop_without_backup'), Type.Literal('force_stop_after_timeout')], {
-      description: 'required with backup: what the stop does when the backup fails',
-    })),
-  },
-  { additionalProperties: false },
-);
 
 /** The stop body is optional, so it is checked here rather than by the route schema. */
-function stopBodyOf(body: unknown): Static<typeof StopBody> {
+function stopBodyOf(body: unknown): StopBody {
   if (body === undefined || body === null) return {};
   if (!Value.Check(StopBody, body)) {
     const first = Value.Errors(StopBody, body).First();

@@ -14,33 +14,11 @@ import type { ServerContext } from '../context.js';
 import { secretNames } from '../services/instance-config.js';
 import { userActor } from '../services/lifecycle-service.js';
 import type { SettingsPatchBody } from '../services/pending-changes.js';
+import { DeleteInstanceBody, MaintenanceBody, SettingsBody } from '../../contracts/public-api/bodies.js';
 import { instanceView } from '../views.js';
 import { paramInstance } from './route-helpers.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
-const MaintenanceBody = Type.Object(
-  { enabled: Type.Boolean(), message: Type.Optional(Type.String({ maxLength: 500 })) },
-  { additionalProperties: false },
-);
-const SettingsBody = Type.Object(
-  {
-    // Values are checked against the template variable's type (a coercing union would turn 50 into "50").
-    settings: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Unknown(), { maxProperties: 256 })),
-    image: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-    labels: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.Union([Type.String({ maxLength: 4096 }), Type.Null()]), { maxProperties: 64 })),
-    mode: Type.Optional(Type.Union([Type.Literal('immediate'), Type.Literal('next_start')])),
-    applyNow: Type.Optional(Type.Boolean({ description: 'apply every pending change now through one replacement' })),
-    user: Type.Optional(Type.Unknown({ description: 'refused: the container user is chosen at creation' })),
-  },
-  { additionalProperties: false },
-);
-const DeleteBody = Type.Object(
-  {
-    scopes: Type.Optional(Type.Array(Type.String({ maxLength: 32 }), { minItems: 1, maxItems: 4 })),
-    confirm: Type.Optional(Type.String({ maxLength: 256 })),
-  },
-  { additionalProperties: false },
-);
 
 export async function instanceAdminRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   api.patch('/instances/:id/settings', {
@@ -61,7 +39,7 @@ export async function instanceAdminRoutes(api: FastifyInstance, ctx: ServerConte
 
   api.delete('/instances/:id', {
     schema: {
-      tags: ['instances'], params: InstanceParams, body: DeleteBody,
+      tags: ['instances'], params: InstanceParams, body: DeleteInstanceBody,
       summary: 'Delete with scopes container, technical (default) and player_data, backups (need "confirm": the instance name)',
     },
     config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.delete', targetKind: 'instance' } },
@@ -69,7 +47,7 @@ export async function instanceAdminRoutes(api: FastifyInstance, ctx: ServerConte
       if (req.body === undefined || req.body === null) req.body = {};
     },
   }, async (req, reply) => {
-    const body = req.body as Static<typeof DeleteBody>;
+    const body = req.body as DeleteInstanceBody;
     const instance = await paramInstance(ctx, req);
     const template = await ctx.lifecycle.templateOf(instance);
     auditTarget(req, instance.id, { scopes: body.scopes ?? null, confirmed: body.confirm === instance.name, name: instance.name });

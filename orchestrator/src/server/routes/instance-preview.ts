@@ -5,7 +5,7 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { writeScope } from '../auth/scopes.js';
 import type { ServerContext } from '../context.js';
-import { CreateInstanceBody } from './instances.js';
+import { CreateInstanceBody } from '../../contracts/public-api/bodies.js';
 
 export async function instancePreviewRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   const previewer = ctx.previewer;

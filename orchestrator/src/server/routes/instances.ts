@@ -10,26 +10,11 @@ import { readScope, writeScope } from '../auth/scopes.js';
 import type { JsonObject } from '../../domain/index.js';
 import { auditTarget } from '../audit.js';
 import { actorOf, type ServerContext } from '../context.js';
+import { CreateInstanceBody } from '../../contracts/public-api/bodies.js';
 import { IdString } from '../schemas/common.js';
 import { historyView, instanceView, revisionView } from '../views.js';
 import { actionsForCaller, hiddenForCaller, hostOfInstance, paramInstance } from './route-helpers.js';
 
-export const CreateInstanceBody = Type.Object(
-  {
-    groupId: IdString,
-    variantId: IdString,
-    name: Type.Optional(IdString),
-    start: Type.Optional(Type.Boolean({ description: 'start the container once created (default true)' })),
-    user: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'container user: {mode: endercloud} (default), {mode: custom, uid, gid} or {mode: image}; never editable' })),
-    import: Type.Optional(Type.Object({
-      uploadId: Type.String({ minLength: 1, maxLength: 64 }),
-      destination: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'relative directory inside the instance (default ".", its root)' })),
-    }, { additionalProperties: false, description: 'existing data from PUT /imports, put in before the first start' })),
-    settings: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Unknown(), { maxProperties: 256, description: "values of the template's variables, checked before anything is written" })),
-    secrets: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 4096 }), { maxProperties: 64, description: 'values of secret variables: never shown again, never logged or kept in history' })),
-  },
-  { additionalProperties: false },
-);
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const HistoryQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
 const LogsQuery = Type.Object({

@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { IdString } from '../../contracts/catalog.js';
 
-export { EnvName, IdString, Sha256String, VersionString } from '../../contracts/catalog.js';
+export { IdString, Sha256String } from '../../contracts/catalog.js';
 export const AgentIdString = Type.String({ minLength: 1, maxLength: 128, pattern: '^[a-z0-9][a-z0-9-]*$' });
 
 export const IdParams = Type.Object({ id: IdString });

@@ -9,7 +9,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
+import { LoginBody } from '../../contracts/public-api/bodies.js';
 import { AppError } from '../../shared/errors.js';
 import { assertSameSite } from '../auth/guard.js';
 import { RESOURCES, type ScopeRequirement } from '../auth/scopes.js';
@@ -42,7 +42,6 @@ const MIME: Record<string, string> = {
   '.woff2': 'font/woff2', '.map': 'application/json',
 };
 
-const LoginBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
 
 /** `Secure` when served over HTTPS, or when ENDERCLOUD_PUBLIC_URL is https (a TLS-terminating proxy in front). */
 function sessionCookie(request: FastifyRequest, publicUrl: string | undefined, value: string, maxAgeSeconds: number): string {
@@ -67,7 +66,7 @@ export async function webRoutes(app: FastifyInstance, ctx: ServerContext, sessio
       config: { auth: { public: true }, audit: { action: 'session.login', targetKind: 'session' } },
     }, async (req, reply) => {
       assertSameSite(req, sessions.publicOrigin);
-      const { token } = req.body as Static<typeof LoginBody>;
+      const { token } = req.body as LoginBody;
       const session = await sessions.login(token);
       if (!session) throw new AppError('UNAUTHORIZED', 'unknown or revoked token');
       req.principal = session.principal;

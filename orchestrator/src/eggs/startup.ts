@@ -58,10 +58,13 @@ export interface StartupCommand {
 }
 
 /**
- * The container command for an egg's startup line. Outside quotes, shell syntax
- * (`&&`, `$(…)`, redirections) sends the line through `/bin/sh -c` with every
- * `{{NAME}}` rewritten to `${NAME}`, which the shell reads from the container's
- * environment: values are then expanded, never re-parsed as commands.
+ * The container command for an egg's startup line (templates with `command`;
+ * egg imports give the line to the image's entrypoint as STARTUP instead, and
+ * the preview reads this to tell whether the line needs a shell). Outside
+ * quotes, shell syntax (`&&`, `$(…)`, redirections) sends the line through
+ * `/bin/sh -c` with every `{{NAME}}` rewritten to an expansion of `${NAME}`,
+ * which the shell reads from the container's environment: values are then
+ * expanded, never re-parsed as commands.
  */
 export function startupCommand(line: string): StartupCommand | undefined {
   const trimmed = line.trim();
@@ -69,11 +72,54 @@ export function startupCommand(line: string): StartupCommand | undefined {
   const unquoted = trimmed.replace(/'[^']*'/g, "''");
   const words = SHELL_SYNTAX.test(unquoted) ? undefined : splitWords(trimmed);
   if (words && words.length > 0) return { argv: words, shell: false };
-  const viaEnv = trimmed.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_m, n: string) => `"$${n}"`).replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, n: string) => `"$${n}"`);
-  return { argv: ['/bin/sh', '-c', viaEnv], shell: true };
+  return { argv: ['/bin/sh', '-c', referencesViaEnv(trimmed)], shell: true };
+}
+
+/**
+ * Every `{{NAME}}` and `${NAME}` as a quoted expansion of the environment, minding
+ * the quotes around it: `"${NAME}"` outside quotes, `${NAME}` inside double quotes
+ * (so `-mod="{{MODS}}"` stays one word), `'"${NAME}"'` inside single quotes.
+ * A backslash outside single quotes keeps the next character as it is.
+ */
+function referencesViaEnv(line: string): string {
+  const ref = /^(?:\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\})/;
+  let out = '';
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i] as string;
+    const m = ref.exec(line.slice(i));
+    if (m) {
+      const name = (m[1] ?? m[2]) as string;
+      out += quote === '"' ? `\${${name}}` : quote === "'" ? `'"\${${name}}"'` : `"\${${name}}"`;
+      i += m[0].length - 1;
+    } else if (ch === '\\' && quote !== "'" && i + 1 < line.length) {
+      out += ch + (line[i + 1] as string);
+      i++;
+    } else {
+      if (ch === quote) quote = undefined;
+      else if (quote === undefined && (ch === '"' || ch === "'")) quote = ch;
+      out += ch;
+    }
+  }
+  return out;
 }
 
 /** The variables Wings gives every server (an egg's startup and config files use them), unless the instance sets them itself. */
 export function builtinEnv(env: Readonly<Record<string, string>>, memoryMb: number, containerPort: number): Record<string, string> {
   return { SERVER_MEMORY: String(memoryMb), SERVER_IP: '0.0.0.0', SERVER_PORT: String(containerPort), ...env };
+}
+
+/** The reference the agent fills with the address the game port is published on (it alone knows it). */
+export const PUBLISHED_IP_REFERENCE = '{{server.build.default.ip}}';
+
+/**
+ * Wings' environment of a `startup` template's server: the instance's env, then
+ * what Wings sets itself and which wins over a variable of the same name
+ * (`STARTUP`, `SERVER_MEMORY` in MiB, `SERVER_PORT`, `P_SERVER_LOCATION`,
+ * `P_SERVER_UUID`). The agent adds `SERVER_IP` and `TZ`.
+ */
+export function wingsEnv(env: Readonly<Record<string, string>>, o: { startup: string; memoryMb: number; containerPort: number; instanceId: string; location: string }): Record<string, string> {
+  return {
+    ...env, STARTUP: o.startup, SERVER_MEMORY: String(o.memoryMb), SERVER_PORT: String(o.containerPort), P_SERVER_LOCATION: o.location, P_SERVER_UUID: o.instanceId,
+  };
 }

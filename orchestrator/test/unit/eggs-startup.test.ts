@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { commandReferences, renderStartup, startupCommand, splitWords } from '../../src/eggs/startup.js';
 import { mapStop } from '../../src/eggs/stop.js';
@@ -7,12 +8,24 @@ describe('startupCommand: an egg startup line becomes argv without a shell when 
     ['java -Xms128M -Xmx{{SERVER_MEMORY}}M -jar {{SERVER_JARFILE}}', { argv: ['java', '-Xms128M', '-Xmx{{SERVER_MEMORY}}M', '-jar', '{{SERVER_JARFILE}}'], shell: false }],
     ['./server --motd "{{MOTD}} here" --port ${SERVER_PORT}', { argv: ['./server', '--motd', '{{MOTD}} here', '--port', '${SERVER_PORT}'], shell: false }],
     ["echo 'a && b'", { argv: ['echo', 'a && b'], shell: false }],
-    ['./a && ./b {{X}}', { argv: ['/bin/sh', '-c', './a && ./b "$X"'], shell: true }],
-    ['java $( [ -f x ] && echo y ) -jar ${JAR}', { argv: ['/bin/sh', '-c', 'java $( [ -f x ] && echo y ) -jar "$JAR"'], shell: true }],
+    ['./a && ./b {{X}}', { argv: ['/bin/sh', '-c', './a && ./b "${X}"'], shell: true }],
+    ['java $( [ -f x ] && echo y ) -jar ${JAR}', { argv: ['/bin/sh', '-c', 'java $( [ -f x ] && echo y ) -jar "${JAR}"'], shell: true }],
+    // A reference inside quotes stays inside them: one word, whatever the value holds.
+    ['./arma3server -mod="{{MODS}}" -port={{SERVER_PORT}} 2>&1', { argv: ['/bin/sh', '-c', './arma3server -mod="${MODS}" -port="${SERVER_PORT}" 2>&1'], shell: true }],
+    ['./srv -mod="@a;{{MODS}} x" && echo "{{ X }}"', { argv: ['/bin/sh', '-c', './srv -mod="@a;${MODS} x" && echo "${X}"'], shell: true }],
+    ["./srv --name '{{NAME}}' | tee log", { argv: ['/bin/sh', '-c', "./srv --name ''\"${NAME}\"'' | tee log"], shell: true }],
+    ['./srv "a \\" {{X}}" ; {{Y}}', { argv: ['/bin/sh', '-c', './srv "a \\" ${X}" ; "${Y}"'], shell: true }],
+    ['./srv -mod="{{MODS}}"', { argv: ['./srv', '-mod={{MODS}}'], shell: false }],
     ['"unclosed', { argv: ['/bin/sh', '-c', '"unclosed'], shell: true }],
     ['   ', undefined],
   ];
   for (const [line, expected] of table) it(JSON.stringify(line), () => expect(startupCommand(line)).toEqual(expected));
+
+  it('the shell line keeps a quoted value with spaces and semicolons one argument (run by a real sh)', () => {
+    const cmd = startupCommand('printf "[%s]\\n" -mod="{{MODS}}" {{SERVER_PORT}} && echo end') as { argv: string[] };
+    const out = execFileSync(cmd.argv[0] as string, cmd.argv.slice(1), { env: { PATH: process.env.PATH ?? '/bin', MODS: '@a b;@c $(x)', SERVER_PORT: '25565' }, encoding: 'utf8' });
+    expect(out).toBe('[-mod=@a b;@c $(x)]\n[25565]\nend\n');
+  });
 });
 
 describe('renderStartup: {{VAR}} and ${VAR} filled from the instance', () => {

@@ -27,6 +27,7 @@ export const CreateInstanceBody = Type.Object(
     }, { additionalProperties: false, description: 'existing data from PUT /imports, put in before the first start' })),
     settings: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Unknown(), { maxProperties: 256, description: "values of the template's variables, checked before anything is written" })),
     secrets: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 4096 }), { maxProperties: 64, description: 'values of secret variables: never shown again, never logged or kept in history' })),
+    image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: "one of the template's image choices (images), by label (\"Java 17\") or image; default the template's image" })),
   },
   { additionalProperties: false },
 );
@@ -53,6 +54,7 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     auditTarget(req, instance.id, {
       groupId: body.groupId, variantId: body.variantId, name: instance.name, hostId: instance.hostId, start: body.start ?? true, user: instance.user as unknown as JsonObject,
       ...(body.settings ? { settings: Object.keys(body.settings).sort() } : {}), ...(body.secrets ? { secrets: Object.keys(body.secrets).sort() } : {}),
+      ...(body.image !== undefined ? { image: instance.containerConfig.image } : {}),
     });
     return reply.status(202).send({ id: instance.id, name: instance.name, state: instance.state, hostId: instance.hostId, commandId: command.id });
   });

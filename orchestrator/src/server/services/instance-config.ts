@@ -35,6 +35,8 @@ export interface InstanceDraft {
   user?: ContainerUserSpec;
   /** Values given at creation (seed 002 creation step 3), already checked by creationValues. */
   values?: CreationValues;
+  /** The image chosen at creation from the template's `images` (chosenImage); default the template's image. */
+  image?: string;
 }
 
 /** Template variable values given at creation: plain settings, and secrets (never shown again). */
@@ -100,7 +102,7 @@ export function buildInstance(d: InstanceDraft): Omit<Instance, 'version'> {
   const bridgeToken = generate();
   secretSettings[INSTANCE_TOKEN_ENV] = bridgeToken;
   const containerConfig: ContainerConfig = {
-    image: spec.image,
+    image: d.image ?? spec.image,
     labels: spec.labels ?? {},
     env,
     resources: d.variant.resources ?? spec.resources,

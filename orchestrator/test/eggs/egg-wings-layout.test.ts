@@ -64,6 +64,12 @@ describe("an egg in Wings' layout on Docker", () => {
     expect(res.body.error.message).toBe(`body/image "Java 8" is not one of this template's image choices: Java 21 (${yolksImageTag()}), Java 17 (${YOLKS_JAVA17_ALIAS})`);
   });
 
+  it('the preview shows the chosen image, the choices and the server directory', async () => {
+    const res = await call('POST', '/instances/preview', { groupId: 'paper', variantId: 'srv', image: 'Java 17' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ image: YOLKS_JAVA17_ALIAS, imageChoices: { 'Java 21': yolksImageTag(), 'Java 17': YOLKS_JAVA17_ALIAS }, startup: egg.startup, serverDirectory: '/home/container' });
+  });
+
   it("runs the image's entrypoint with STARTUP in /home/container, Wings' env, the published address in server.properties, and answers a status ping", async () => {
     const res = await call('POST', '/instances', { groupId: 'paper', variantId: 'srv', name: `${RUN}-srv`, image: 'Java 17' });
     expect(res.status, JSON.stringify(res.body)).toBe(202);

@@ -80,6 +80,9 @@ export class InstancePreviewer {
       variant: variant.id,
       template: { name: template.name, version: template.version },
       image: draft.containerConfig.image,
+      ...(spec.images ? { imageChoices: spec.images } : {}),
+      // Wings' layout (egg templates): the image's entrypoint runs STARTUP in /home/container.
+      ...(spec.startup !== undefined ? { startup: spec.startup, serverDirectory: '/home/container' } : {}),
       labels: draft.containerConfig.labels,
       layers: draft.containerConfig.layers.map((l) => ({ id: l.id, checksum: l.checksum })),
       env,

@@ -8,7 +8,7 @@ import type { TemplateBody } from '../contracts/catalog.js';
 import { configKeyProblem } from './config-keys.js';
 import { METADATA_FIELDS, eggFormat, imageEntries, knownFields, startupOf, type EggFormat } from './egg-formats.js';
 import { importVariables, type EggFinding } from './egg-variables.js';
-import { commandReferences, startupCommand } from './startup.js';
+import { commandReferences, startupCommand, unknownStartupReferences } from './startup.js';
 import { mapStop, type DeclaredRcon } from './stop.js';
 
 export type { EggFormat } from './egg-formats.js';
@@ -242,6 +242,7 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
   const known = new Set([...vars.variables.map((v) => v.name), ...BUILTIN_ENV]);
   const missing = commandReferences(command.argv).filter((n) => !known.has(n));
   const shellRefs = command.shell ? [...startup.matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => (m[1] ?? m[2]) as string).filter((n) => !known.has(n)) : [];
+  for (const ref of new Set(unknownStartupReferences(startup))) p.untranslated.push({ field: startupChoice.from, reason: `refers to {{${ref}}}, which names nothing an instance has: the image's entrypoint is given it as it is` });
   for (const n of new Set([...missing, ...shellRefs])) p.untranslated.push({ field: startupChoice.from, reason: `refers to ${n}, which is neither an egg variable nor one of ${BUILTIN_ENV.join(', ')}: it is empty at start` });
   p.mapped.push({
     from: startupChoice.from,

@@ -1,8 +1,13 @@
-// Egg startup lines, pure: turned into a container command (argv) once at
-// import, and the `{{VAR}}` / `${VAR}` references in each argument filled in
-// from the instance's variables at create time. Values are never parsed by a
-// shell: a simple line becomes argv directly; a line that needs a shell runs
-// through `/bin/sh -c` and reads the variables from the environment instead.
+// Egg startup lines, pure. Egg templates (`startup`) give the line to the
+// image's own entrypoint as STARTUP with Wings' variables (wingsEnv); the
+// entrypoint fills `{{VAR}}` from the environment. Templates with `command`
+// (older egg imports): the line turned into a container command (argv), the
+// `{{VAR}}` / `${VAR}` references in each argument filled in from the
+// instance's variables at create time. Values are never parsed by a shell: a
+// simple line becomes argv directly; a line that needs a shell runs through
+// `/bin/sh -c` and reads the variables from the environment instead.
+
+import { referenceVariable } from './config-references.js';
 
 /** Placeholders in a template command: `{{NAME}}` (Pterodactyl) and `${NAME}`. */
 const REFERENCE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -112,6 +117,27 @@ export function builtinEnv(env: Readonly<Record<string, string>>, memoryMb: numb
 /** The reference the agent fills with the address the game port is published on (it alone knows it). */
 export const PUBLISHED_IP_REFERENCE = '{{server.build.default.ip}}';
 
+/** `{{a.b.c}}` references (a dot in the name): the ones the image's entrypoint cannot fill. */
+const DOTTED_REFERENCE = /\{\{\s*([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)+)\s*\}\}/g;
+
+/**
+ * The startup line as the image's entrypoint expects it: `{{NAME}}` as the egg
+ * wrote it, and each dotted reference the entrypoint cannot fill rewritten to
+ * the variable it stands for (`{{server.build.default.ip}}` → `{{SERVER_IP}}`,
+ * `{{env.MOTD}}` → `{{MOTD}}`). An unknown one is kept (the preview lists it).
+ */
+export function entrypointStartup(line: string): string {
+  return line.replace(DOTTED_REFERENCE, (all, ref: string) => {
+    const name = referenceVariable(ref);
+    return name === undefined ? all : `{{${name}}}`;
+  });
+}
+
+/** The dotted references of a startup line nothing here resolves. */
+export function unknownStartupReferences(line: string): string[] {
+  return [...line.matchAll(DOTTED_REFERENCE)].map((m) => m[1] as string).filter((ref) => referenceVariable(ref) === undefined);
+}
+
 /**
  * Wings' environment of a `startup` template's server: the instance's env, then
  * what Wings sets itself and which wins over a variable of the same name
@@ -120,6 +146,6 @@ export const PUBLISHED_IP_REFERENCE = '{{server.build.default.ip}}';
  */
 export function wingsEnv(env: Readonly<Record<string, string>>, o: { startup: string; memoryMb: number; containerPort: number; instanceId: string; location: string }): Record<string, string> {
   return {
-    ...env, STARTUP: o.startup, SERVER_MEMORY: String(o.memoryMb), SERVER_PORT: String(o.containerPort), P_SERVER_LOCATION: o.location, P_SERVER_UUID: o.instanceId,
+    ...env, STARTUP: entrypointStartup(o.startup), SERVER_MEMORY: String(o.memoryMb), SERVER_PORT: String(o.containerPort), P_SERVER_LOCATION: o.location, P_SERVER_UUID: o.instanceId,
   };
 }

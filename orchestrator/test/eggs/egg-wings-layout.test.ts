@@ -85,7 +85,8 @@ describe("an egg in Wings' layout on Docker", () => {
     expect((c.Mounts as Loose[]).map((m) => m.Destination)).toEqual(['/home/container']);
     const env = envOf(c);
     expect(env).toMatchObject({
-      STARTUP: egg.startup, SERVER_MEMORY: '256', SERVER_PORT: '25565', SERVER_IP: '127.0.0.1', P_SERVER_UUID: id, P_SERVER_LOCATION: stack.agentId, TZ: 'UTC',
+      // The dotted references rewritten to the variables the entrypoint fills; the rest as the egg wrote it.
+      STARTUP: (egg.startup as string).replace('{{server.build.default.ip}}:{{server.build.default.port}}', '{{SERVER_IP}}:{{SERVER_PORT}}'), SERVER_MEMORY: '256', SERVER_PORT: '25565', SERVER_IP: '127.0.0.1', P_SERVER_UUID: id, P_SERVER_LOCATION: stack.agentId, TZ: 'UTC',
       SERVER_JARFILE: 'server.jar', MOTD: 'A Paper egg; on yolks',
     });
 
@@ -93,7 +94,7 @@ describe("an egg in Wings' layout on Docker", () => {
     expect(instanceFile(id, 'server.properties')).toBe('server-ip=127.0.0.1\nserver-port=25565\nmotd=A Paper egg; on yolks\nquery.port=25565\n');
     // The line ran in /home/container with the variables filled in (the [[ … ]] test saw the jar the install wrote).
     const logs = JSON.stringify((await call('GET', `/instances/${id}/logs?tail=200`)).body);
-    expect(logs).toContain('starting server.jar with -Xmx256M in /home/container');
+    expect(logs).toContain('starting server.jar with -Xmx256M in /home/container, on 127.0.0.1:25565');
     const status = await pingStatus('127.0.0.1', online.endpoint.port as number);
     expect(status.motd).toContain('A Paper egg; on yolks');
   });
@@ -108,6 +109,6 @@ describe("an egg in Wings' layout on Docker", () => {
     const c = await containerOf(id);
     expect(c.Config.Image).toBe(yolksImageTag());
     expect(c.Config.WorkingDir).toBe('/home/container');
-    expect(envOf(c).STARTUP).toBe(egg.startup);
+    expect(envOf(c).STARTUP).toContain('in $(pwd), on {{SERVER_IP}}:{{SERVER_PORT}}');
   });
 });

@@ -29,7 +29,7 @@ describe('agentCreateBody: a startup template runs in layout wings', () => {
     expect(body.layout).toBe('wings');
     expect(body.command).toBeUndefined();
     expect(body.env).toMatchObject({
-      STARTUP: egg.startup, SERVER_MEMORY: '512', SERVER_PORT: '25565', P_SERVER_UUID: 'i-0123456789ab', P_SERVER_LOCATION: 'host-a', SERVER_JARFILE: 'server.jar', MOTD: 'A Paper egg; on yolks',
+      STARTUP: (egg.startup as string).replace('{{server.build.default.ip}}:{{server.build.default.port}}', '{{SERVER_IP}}:{{SERVER_PORT}}'), SERVER_MEMORY: '512', SERVER_PORT: '25565', P_SERVER_UUID: 'i-0123456789ab', P_SERVER_LOCATION: 'host-a', SERVER_JARFILE: 'server.jar', MOTD: 'A Paper egg; on yolks',
     });
     // SERVER_IP and TZ are the agent's: it alone knows the address it publishes on and its time zone.
     expect(body.env).not.toHaveProperty('SERVER_IP');
@@ -79,6 +79,11 @@ describe('the agent side of layout wings', () => {
   });
   it('refuses a command with layout wings', () => {
     expect(() => validateCreateRequest('i-1', { ...req, command: ['x'] })).toThrow(/layout wings runs the image's own entrypoint \(it reads STARTUP\); a command would replace it/);
+  });
+  it('the import lists a dotted startup reference nothing resolves', () => {
+    const { preview } = parseEgg({ ...egg, startup: './srv --id {{server.uuid}} --ip {{server.build.default.ip}}' });
+    expect(preview.untranslated).toContainEqual({ field: 'startup', reason: "refers to {{server.uuid}}, which names nothing an instance has: the image's entrypoint is given it as it is" });
+    expect(preview.untranslated.filter((u) => u.field === 'startup')).toHaveLength(1);
   });
   it('the catalog refuses startup and command together', () => {
     expect(() => normalizeTemplate({ image: 'a:1', resources: { memoryMb: 256 }, startup: 'x', command: ['y'] } as never)).toThrow(/startup and command cannot both be set/);

@@ -33,6 +33,8 @@ export interface AgentConfig {
   gameAddress: string;
   /** Host IP game ports are published on. */
   gameBindAddress: string;
+  /** `TZ` of egg servers (Wings' layout), an IANA zone name. */
+  timezone: string;
   portRange: PortRange;
   /** Instance directories as the agent sees them. */
   runtimeDirectory: string;
@@ -58,6 +60,16 @@ export interface AgentConfig {
 export interface AgentHostFacts {
   hostname: string;
   platform: NodeJS.Platform;
+  /** The machine's time zone; default UTC. */
+  timezone?: string;
+}
+
+const TIMEZONE_PATTERN = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/;
+
+function parseTimezone(v: string): string {
+  const tz = v.trim();
+  if (!TIMEZONE_PATTERN.test(tz)) throw new Error(`"${v}" is not a time zone name (e.g. UTC or Europe/Berlin)`);
+  return tz;
 }
 
 const DEFAULT_DOCKER_SOCKET: Partial<Record<NodeJS.Platform, string>> = { win32: '//./pipe/docker_engine' };
@@ -96,7 +108,7 @@ function hostForUrl(host: string): string {
 }
 
 /** Parses the agent's environment. Pure: throws ConfigError naming the first bad variable. */
-export function loadAgentConfig(env: Env, facts: AgentHostFacts = { hostname: osHostname(), platform: process.platform }): Readonly<AgentConfig> {
+export function loadAgentConfig(env: Env, facts: AgentHostFacts = { hostname: osHostname(), platform: process.platform, timezone: Intl.DateTimeFormat().resolvedOptions().timeZone }): Readonly<AgentConfig> {
   const r = new EnvReader(env);
   const agentId = r.required('AGENT_ID', parseAgentId);
   const orchestratorUrl = r.required('AGENT_ORCHESTRATOR_URL', parseUrl);
@@ -105,6 +117,7 @@ export function loadAgentConfig(env: Env, facts: AgentHostFacts = { hostname: os
   const controlUrl = r.optional('AGENT_CONTROL_URL', parseUrl, `http://${hostForUrl(facts.hostname)}:${port}`);
   const gameAddress = r.optional('AGENT_GAME_ADDRESS', parseHost, facts.hostname);
   const gameBindAddress = r.optional('AGENT_GAME_BIND_ADDRESS', parseIp, '0.0.0.0');
+  const timezone = r.optional('AGENT_TIMEZONE', parseTimezone, facts.timezone !== undefined && TIMEZONE_PATTERN.test(facts.timezone) ? facts.timezone : 'UTC');
   // Below Linux's ephemeral range and away from 25565, which the router takes on the same box.
   const portRange = r.optional('AGENT_GAME_PORT_RANGE', parsePortRange, { first: 30000, last: 30099 });
   const runtimeDirectory = r.optional('AGENT_RUNTIME_DIRECTORY', parseAbsolutePath, '/var/lib/endercloud/runtime');
@@ -127,6 +140,7 @@ export function loadAgentConfig(env: Env, facts: AgentHostFacts = { hostname: os
     controlUrl,
     gameAddress,
     gameBindAddress,
+    timezone,
     portRange,
     runtimeDirectory,
     runtimeHostDirectory,

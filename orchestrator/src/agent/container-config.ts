@@ -7,7 +7,7 @@ import { AppError } from '../shared/errors.js';
 import { RESOURCE_ID_PATTERN, assertChecksum, assertId } from '../shared/ids.js';
 import type { CreateInstanceBody, LayerRef } from '../contracts/agent-api.js';
 import { LABEL, RESERVED_LABEL_PREFIX, ownershipLabels } from './labels.js';
-import { CONFIG_FILES_LABEL } from './egg-runtime.js';
+import { CONFIG_FILES_LABEL, fillPublishedIp } from './egg-runtime.js';
 
 export const DEFAULT_CONTAINER_PORT = 25565;
 
@@ -62,6 +62,9 @@ export function validateCreateRequest(instanceId: string, req: Omit<CreateInstan
   }
   if (req.user !== undefined) assertUser(req.user);
   if (req.labels) assertExtraLabels(req.labels);
+  if (req.layout === 'wings' && req.command) {
+    throw new AppError('VALIDATION_FAILED', "body/command: layout wings runs the image's own entrypoint (it reads STARTUP); a command would replace it");
+  }
 }
 
 /**
@@ -87,20 +90,26 @@ export function configHash(req: Omit<CreateInstanceRequest, 'layers'>): string {
     // Egg fields join the hash only when set, so older containers keep theirs.
     ...(req.openStdin ? { openStdin: true } : {}),
     ...(req.configFiles && req.configFiles.length > 0 ? { configFiles: req.configFiles } : {}),
+    ...(req.layout ? { layout: req.layout } : {}),
   };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex').slice(0, 32);
 }
 
-/** All labels of a new container: the caller's, then the agent's (which always win). */
-export function containerLabels(agentId: string, instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, hostPort: number): Record<string, string> {
+/**
+ * All labels of a new container: the caller's, then the agent's (which always win).
+ * `publishedIp` fills the address into the config edits of a `wings` layout; the
+ * config hash stays the request's own.
+ */
+export function containerLabels(agentId: string, instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, hostPort: number, publishedIp = '0.0.0.0'): Record<string, string> {
   const extra = req.labels ?? {};
+  const configFiles = req.configFiles && req.layout === 'wings' ? fillPublishedIp(req.configFiles, publishedIp) : req.configFiles;
   return {
     ...extra,
     ...ownershipLabels({ agentId, instanceId, groupId: req.groupId, variantId: req.variantId, sessionId: req.sessionId, hostPort }),
     [LABEL.user]: req.user ?? '',
     [LABEL.config]: configHash(req),
     [LABEL.labelKeys]: Object.keys(extra).sort().join(','),
-    ...(req.configFiles && req.configFiles.length > 0 ? { [CONFIG_FILES_LABEL]: JSON.stringify(req.configFiles) } : {}),
+    ...(configFiles && configFiles.length > 0 ? { [CONFIG_FILES_LABEL]: JSON.stringify(configFiles) } : {}),
   };
 }
 

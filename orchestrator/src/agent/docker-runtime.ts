@@ -178,9 +178,10 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
         ...(spec.user ? { User: spec.user } : {}),
         ...(spec.stopSignal ? { StopSignal: spec.stopSignal } : {}),
         ...(spec.stopTimeoutSeconds !== undefined ? { StopTimeout: spec.stopTimeoutSeconds } : {}),
+        ...(spec.workingDir ? { WorkingDir: spec.workingDir } : {}),
         ExposedPorts: { [portKey]: {} },
         HostConfig: {
-          Mounts: [{ Type: 'bind', Source: spec.dataHostPath, Target: '/data', ReadOnly: false }],
+          Mounts: [{ Type: 'bind', Source: spec.dataHostPath, Target: spec.dataTarget ?? '/data', ReadOnly: false }],
           PortBindings: { [portKey]: [{ HostIp: spec.port.hostIp, HostPort: String(spec.port.hostPort) }] },
           NetworkMode: this.network,
           RestartPolicy: { Name: 'no' },

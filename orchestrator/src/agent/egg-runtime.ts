@@ -21,6 +21,26 @@ export const INSTALL_LABEL = 'orchestrator.install';
 const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
 const MAX_INSTALL_OUTPUT_BYTES = 16 * 1024;
 
+/** Wings' server directory: mounted there, and the working directory, under `layout: wings`. */
+export const WINGS_SERVER_DIRECTORY = '/home/container';
+/** The reference the orchestrator leaves in config-file values for the agent to fill (src/eggs/startup.ts). */
+const PUBLISHED_IP = '{{server.build.default.ip}}';
+
+/** The address game ports are published on, as a server is told it: an unspecified bind address (`::` too) is 0.0.0.0. */
+export function publishedIp(bindAddress: string): string {
+  return bindAddress === '0.0.0.0' || bindAddress === '::' ? '0.0.0.0' : bindAddress;
+}
+
+/** Wings' own variables the agent knows: after the request's env, so they win (as on Wings). */
+export function wingsAgentEnv(ip: string, timezone: string): Record<string, string> {
+  return { SERVER_IP: ip, TZ: timezone };
+}
+
+/** The planned edits with the published address filled in where the orchestrator left its reference. */
+export function fillPublishedIp(plans: readonly ConfigFilePlan[], ip: string): ConfigFilePlan[] {
+  return plans.map((p) => ({ ...p, edits: p.edits.map((e) => ({ ...e, value: e.value.replaceAll(PUBLISHED_IP, ip) })) }));
+}
+
 export function configFilesOf(labels: Readonly<Record<string, string>>): ConfigFilePlan[] {
   const raw = labels[CONFIG_FILES_LABEL];
   return raw ? (JSON.parse(raw) as ConfigFilePlan[]) : [];

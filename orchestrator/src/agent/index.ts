@@ -55,6 +55,7 @@ async function main(): Promise<void> {
     orchestratorUrl: config.orchestratorUrl,
     gameAddress: config.gameAddress,
     gameBindAddress: config.gameBindAddress,
+    timezone: config.timezone,
     defaultStopTimeoutSeconds: Math.ceil(config.stopTimeoutMs / 1000),
     runtime,
     layers,

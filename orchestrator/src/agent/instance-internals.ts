@@ -18,6 +18,8 @@ export interface InstanceServiceOptions {
   orchestratorUrl: string;
   gameAddress: string;
   gameBindAddress: string;
+  /** `TZ` of `wings`-layout containers (Wings' system timezone); default UTC. */
+  timezone?: string;
   defaultStopTimeoutSeconds: number;
   runtime: ContainerRuntime;
   layers: LayerCache;

@@ -25,7 +25,7 @@ import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type Rco
 import { cleanupInstances, deleteInstance, type DeleteOptions } from './removal.js';
 import { replaceInstance, type ReplaceRequest } from './replace.js';
 import { HostPortTakenError, runtimeAbility, type ContainerDetails, type LogFollowRuntime, type ContainerState, type ProgressListener } from './runtime.js';
-import { INSTALL_LABEL, applyConfigFiles, configFilesOf, runInstall, stdinOf } from './egg-runtime.js';
+import { INSTALL_LABEL, WINGS_SERVER_DIRECTORY, applyConfigFiles, configFilesOf, publishedIp, runInstall, stdinOf, wingsAgentEnv } from './egg-runtime.js';
 import type { InstallAnswer, InstallBody } from '../contracts/agent-api.js';
 
 export { DEFAULT_CONTAINER_PORT, type CreateInstanceRequest };
@@ -157,16 +157,20 @@ export class InstanceService implements InstanceInternals {
 
   private async createContainer(instanceId: string, name: string, req: Omit<CreateInstanceRequest, 'layers'>, skipped: ReadonlySet<number>, preferred: number | undefined): Promise<{ id: string; hostPort: number; labels: Record<string, string> }> {
     const port = await this.deps.ports.allocate(new Set([...skipped, ...this.promisedToOthers(instanceId)]), preferred);
-    const labels = containerLabels(this.deps.agentId, instanceId, req, port);
+    const wings = req.layout === 'wings';
+    const ip = publishedIp(this.deps.gameBindAddress);
+    const labels = containerLabels(this.deps.agentId, instanceId, req, port, ip);
     const created = await this.deps.runtime
       .create({
         name,
         image: req.image,
         ...(req.command ? { command: req.command } : {}),
         env: containerEnv(req.env ?? {}, {
+          ...(wings ? wingsAgentEnv(ip, this.deps.timezone ?? 'UTC') : {}),
           ENDERCLOUD_INSTANCE_ID: instanceId,
           ENDERCLOUD_ORCHESTRATOR_URL: this.deps.orchestratorUrl,
         }),
+        ...(wings ? { dataTarget: WINGS_SERVER_DIRECTORY, workingDir: WINGS_SERVER_DIRECTORY } : {}),
         labels,
         memoryBytes: req.resources.memoryMb * 1024 * 1024,
         ...(req.resources.cpus ? { cpus: req.resources.cpus } : {}),

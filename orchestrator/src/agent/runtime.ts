@@ -29,8 +29,12 @@ export interface ContainerSpec {
   memoryBytes?: number;
   /** CPU limit as a fraction of cores; omitted or 0 = no limit (a zero quota confuses Java). */
   cpus?: number;
-  /** Host-visible directory mounted read-write at /data. */
+  /** Host-visible directory mounted read-write at `dataTarget`. */
   dataHostPath: string;
+  /** Where the directory is mounted in the container; default /data. */
+  dataTarget?: string;
+  /** The container's working directory; omitted = the image's. */
+  workingDir?: string;
   port: PublishedPort;
   /** `uid` or `uid:gid`; omitted = the image's USER. */
   user?: string;

@@ -74,6 +74,15 @@ const containerFields = {
   stopSignal: Type.Optional(Signal),
   stopTimeoutSeconds: Type.Optional(TimeoutSeconds),
   pull: Type.Optional(PullPolicy),
+  /**
+   * `wings`: Pterodactyl's runtime layout (egg templates): the instance directory at
+   * /home/container and the working directory there, the image's own entrypoint
+   * and command (with `command` refused), `SERVER_IP` (the address game ports are
+   * published on) and `TZ` (the agent's time zone) after the env, and
+   * `{{server.build.default.ip}}` in config-file values filled with that address.
+   * Omitted: the directory at /data, the image's working directory.
+   */
+  layout: Type.Optional(Type.Literal('wings')),
   /** Create the container with an open stdin (egg templates: console commands and the stdin stop). */
   openStdin: Type.Optional(Type.Boolean()),
   /** Configuration edits the agent applies to files of the instance directory before each start (references already resolved). */

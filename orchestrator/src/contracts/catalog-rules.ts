@@ -157,12 +157,17 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
   return spec;
 }
 
-/** command, stdin, install and configFiles (egg templates): checked, defaults filled. */
+/** command, startup, stdin, install and configFiles (egg templates): checked, defaults filled. */
 function runtimeFields(body: TemplateBody, paths: (list: readonly string[], field: string) => string[]): Partial<TemplateSpec> {
   const out: Partial<TemplateSpec> = {};
   if (body.stop?.stdin !== undefined && body.stop.rcon) throw invalid('stop/stdin', 'and stop/rcon both name the stop command: choose one');
   if (body.stop?.stdin !== undefined && body.stdin !== true) throw invalid('stop/stdin', 'needs stdin: true (the container is created with an open stdin)');
   if (body.command) out.command = body.command;
+  if (body.startup !== undefined) {
+    if (body.command) throw invalid('startup', "and command cannot both be set: startup is run by the image's own entrypoint, command replaces it");
+    if (body.startup.trim() === '') throw invalid('startup', 'is empty');
+    out.startup = body.startup;
+  }
   if (body.stdin === true) out.stdin = true;
   if (body.install) out.install = { ...body.install, timeoutMs: body.install.timeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS };
   if (body.configFiles && body.configFiles.length > 0) {

@@ -144,11 +144,12 @@ export const TemplateBody = Type.Object(
     caps: Type.Optional(Type.Object({ maxInstances: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) }, { additionalProperties: false })),
     networkSecret: Type.Optional(Type.Object({ env: EnvName }, { additionalProperties: false })),
     command: Type.Optional(Type.Array(Type.String({ maxLength: 4096 }), { minItems: 1, maxItems: 256 })),
+    startup: Type.Optional(Type.String({ minLength: 1, maxLength: 16384, description: "Wings' runtime: the line the image's entrypoint reads as STARTUP; the files at /home/container" })),
     stdin: Type.Optional(Type.Boolean()),
     install: Type.Optional(Install),
     configFiles: Type.Optional(Type.Array(ConfigFile, { maxItems: 64 })),
     images: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }), {
-      maxProperties: 64, description: 'the image choices an egg offers (label → image); stored with the template, used by nothing else yet',
+      maxProperties: 64, description: 'the image choices an egg offers (label → image); an instance picks one at creation (image) or by an update',
     })),
   },
   { additionalProperties: false },

@@ -143,7 +143,14 @@ export interface TemplateSpec {
   stdin?: boolean;
   install?: InstallSpec;
   configFiles?: ConfigFileSpec[];
-  /** The image choices an egg offers (label → image), stored as imported; nothing reads them yet. */
+  /**
+   * Wings' runtime (egg templates): this startup line is given to the image's own
+   * entrypoint as `STARTUP` (`{{VAR}}` left for it to fill from the environment),
+   * the instance directory is mounted at `/home/container` and is the working
+   * directory, and Wings' variables join the env. Never together with `command`.
+   */
+  startup?: string;
+  /** The image choices an egg offers (label → image): chosen per instance at creation (`image`) or by an update. */
   images?: Record<string, string>;
 }
 

@@ -20,10 +20,27 @@ export function resolveReference(ref: string, ctx: ConfigContext): string | unde
     // Wings' own address on the Docker network (BungeeCord's servers); here the address the instance is given.
     case 'config.docker.interface': return ctx.ip;
   }
-  // Pterodactyl's `server.build.env.X` and `env.X`; Pelican's `server.environment.X` (its importer rewrites the former into it).
-  const env = /^(?:server\.build\.env|server\.build\.environment|server\.environment|env)\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(ref);
+  const env = ENV_REFERENCE.exec(ref);
   if (env) return ctx.env[env[1] as string] ?? '';
   return undefined;
+}
+
+/** Pterodactyl's `server.build.env.X` and `env.X`; Pelican's `server.environment.X` (its importer rewrites the former into it). */
+const ENV_REFERENCE = /^(?:server\.build\.env|server\.build\.environment|server\.environment|env)\.([A-Za-z_][A-Za-z0-9_]*)$/;
+
+/**
+ * The environment variable a dotted reference stands for in a startup line the
+ * image's entrypoint fills from the environment (it knows only `{{NAME}}`):
+ * the address → SERVER_IP, the port → SERVER_PORT, the memory → SERVER_MEMORY,
+ * `env.X` and its spellings → X; undefined for anything else.
+ */
+export function referenceVariable(ref: string): string | undefined {
+  switch (ref) {
+    case 'server.build.default.port': case 'server.allocations.default.port': return 'SERVER_PORT';
+    case 'server.build.default.ip': case 'server.allocations.default.ip': case 'config.docker.interface': return 'SERVER_IP';
+    case 'server.build.memory': case 'server.build.memory_limit': return 'SERVER_MEMORY';
+  }
+  return ENV_REFERENCE.exec(ref)?.[1];
 }
 
 /** References a value uses that resolveReference does not know (checked at import). */

@@ -8,7 +8,7 @@ import type { TemplateBody } from '../contracts/catalog.js';
 import { configKeyProblem } from './config-keys.js';
 import { METADATA_FIELDS, eggFormat, imageEntries, knownFields, startupOf, type EggFormat } from './egg-formats.js';
 import { importVariables, type EggFinding } from './egg-variables.js';
-import { commandReferences, startupCommand } from './startup.js';
+import { commandReferences, startupCommand, unknownStartupReferences } from './startup.js';
 import { mapStop, type DeclaredRcon } from './stop.js';
 
 export type { EggFormat } from './egg-formats.js';
@@ -37,7 +37,7 @@ export const DEFAULT_INSTALL_TIMEOUT_MS = 600_000;
 /** Java servers take a while to print their done line; the tcp default (2 min) is too short for a first world. */
 export const EGG_STARTUP_TIMEOUT_MS = 300_000;
 /** What Wings gives every server and an egg's startup may use. */
-export const BUILTIN_ENV = ['SERVER_MEMORY', 'SERVER_IP', 'SERVER_PORT'];
+export const BUILTIN_ENV = ['SERVER_MEMORY', 'SERVER_IP', 'SERVER_PORT', 'P_SERVER_LOCATION', 'P_SERVER_UUID', 'TZ'];
 
 const CONFIG_FIELDS = ['files', 'startup', 'logs', 'stop', 'extends', 'file_denylist'];
 const INSTALL_FIELDS = ['script', 'container', 'entrypoint', 'privileged', 'extends'];
@@ -78,6 +78,13 @@ function chooseImage(entries: [string, string][], key: string | undefined, p: Eg
   else p.mapped.push({ from: '(import option image)', to: `image ${image}, which is not one of the egg's docker_images${entries.length > 0 ? ` (${entries.map(([k]) => k).join(', ')})` : ''}` });
   if (entries.length > 0) p.mapped.push({ from: 'docker_images', to: `images: all ${entries.length} choice(s) the egg offers, stored with the template (${entries.map(([k]) => k).join(', ')})` });
   return image;
+}
+
+/** Pterodactyl's `java_version` feature (a prompt to pick another Java image when the server needs one) is the per-instance image choice here. */
+function javaVersion(entries: [string, string][], p: EggPreview): void {
+  const labels = entries.map(([k]) => k);
+  if (labels.length > 1) p.mapped.push({ from: 'features.java_version', to: `the image choice: pick one of ${labels.join(', ')} with image at creation (ectl instances create --image) or change it with an update` });
+  else p.untranslated.push({ field: 'features.java_version', reason: `the egg offers ${labels.length === 0 ? 'no image' : 'one image'} (docker_images), so there is no Java version to choose` });
 }
 
 /** The choices kept as `images`: each a label and an image reference the template field accepts (at most 64); the rest listed. */
@@ -205,7 +212,11 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
   const config = obj(egg.config) ?? {};
   for (const key of Object.keys(config)) if (!CONFIG_FIELDS.includes(key)) p.unknownFields.push(`config.${key}`);
   if (config.extends !== undefined && config.extends !== null) throw new Refusal('config.extends inherits the configuration of another egg, which is not part of this file');
-  for (const f of Array.isArray(egg.features) ? egg.features : []) p.untranslated.push({ field: `features.${String(f)}`, reason: 'a panel feature (an interactive prompt in Pterodactyl) with no equivalent here' });
+  const images = imageEntries(egg, format.format);
+  for (const f of Array.isArray(egg.features) ? egg.features : []) {
+    if (String(f) === 'java_version') javaVersion(images, p);
+    else p.untranslated.push({ field: `features.${String(f)}`, reason: 'a panel feature (an interactive prompt in Pterodactyl) with no equivalent here' });
+  }
   // YAML exports write an empty list as `{}`.
   const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : Object.values(obj(v) ?? {}));
   const denylist = [...list(egg.file_denylist), ...list(config.file_denylist)].filter((f) => f !== '' && f !== null);
@@ -214,7 +225,6 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
   const logs = jsonField(config.logs, 'config.logs');
   if (logs && Object.keys(logs).length > 0) p.untranslated.push({ field: 'config.logs', reason: 'custom log files are not read (the container output is the log)' });
 
-  const images = imageEntries(egg, format.format);
   const image = chooseImage(images, opts.image, p);
   const startupChoice = startupOf(egg, format.format);
   const scripts = obj(egg.scripts);
@@ -225,16 +235,19 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
   p.unknownFields.push(...vars.unknownFields);
   if (vars.refused) throw new Refusal(vars.refused);
 
-  const startup = startupChoice.line;
+  const startup = startupChoice.line.replace(/\r\n/g, '\n').trim();
   for (const other of startupChoice.others) p.untranslated.push({ field: `startup_commands[${JSON.stringify(other)}]`, reason: `another startup command the egg offers; only ${startupChoice.from} is used (a template has one command)` });
   const command = startupCommand(startup);
   if (!command) throw new Refusal('startup is empty: the egg says nothing about how to start the server');
   const known = new Set([...vars.variables.map((v) => v.name), ...BUILTIN_ENV]);
   const missing = commandReferences(command.argv).filter((n) => !known.has(n));
   const shellRefs = command.shell ? [...startup.matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => (m[1] ?? m[2]) as string).filter((n) => !known.has(n)) : [];
+  for (const ref of new Set(unknownStartupReferences(startup))) p.untranslated.push({ field: startupChoice.from, reason: `refers to {{${ref}}}, which names nothing an instance has: the image's entrypoint is given it as it is` });
   for (const n of new Set([...missing, ...shellRefs])) p.untranslated.push({ field: startupChoice.from, reason: `refers to ${n}, which is neither an egg variable nor one of ${BUILTIN_ENV.join(', ')}: it is empty at start` });
-  p.mapped.push({ from: startupChoice.from, to: command.shell ? 'container command through /bin/sh -c (shell syntax), variables read from the environment' : `container command ${JSON.stringify(command.argv)}, variables filled in at creation` });
-  p.untranslated.push({ field: 'startup', reason: 'the server directory is /data (Wings uses /home/container): images that cd to /home/container need their own command' });
+  p.mapped.push({
+    from: startupChoice.from,
+    to: `startup: given to the image's own entrypoint as STARTUP, {{VAR}} left for it to fill from the environment (as on Wings)${command.shell ? '; the line uses shell syntax, so the image needs the shell its entrypoint runs it with (bash on the Pterodactyl images)' : ''}; the server files at /home/container, the working directory`,
+  });
 
   const stop = mapStop(typeof config.stop === 'string' ? config.stop : undefined, opts.rcon);
   if (!stop.ok) throw new Refusal(stop.reason);
@@ -250,7 +263,7 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
     resources: { memoryMb: opts.memoryMb ?? DEFAULT_EGG_MEMORY_MB },
     readiness: ready,
     stop: { signal: stop.signal, ...(stop.stdin !== undefined ? { stdin: stop.stdin } : {}), ...(stop.rcon ? { rcon: stop.rcon } : {}) },
-    command: command.argv,
+    startup,
     stdin: true,
   };
   const choices = storedImages(images, p);

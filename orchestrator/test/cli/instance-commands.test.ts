@@ -288,3 +288,19 @@ describe('ectl catalog, transfers, tokens, audit, imports and requests', () => {
     expect((await ectl(['requests', 'reject', b.id])).code).toBe(2);
   });
 });
+
+// Last in the file: the instance it creates would change the host's instance count above.
+describe('ectl instances create --image', () => {
+  it("create --image picks one of the template's image choices by label; another is refused with the choices", async () => {
+    expect((await api('PUT', '/templates/mc-choices/versions/1', {
+      image: 'mc:1', images: { 'Java 21': 'mc:1', 'Java 17': 'mc:17' }, resources: { memoryMb: 256 },
+      readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 10_000, intervalMs: 100 }, stop: { signal: 'SIGTERM', timeoutMs: 3000 },
+    })).status).toBe(201);
+    expect((await api('PUT', '/groups/choices', { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc-choices', version: '1' } }] })).status).toBe(201);
+    const refused = await ectl(['instances', 'create', '--group', 'choices', '--variant', 'v', '--image', 'Java 8']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('body/image "Java 8" is not one of this template\'s image choices: Java 21 (mc:1), Java 17 (mc:17)');
+    const created = await json<{ id: string }>(['instances', 'create', '--group', 'choices', '--variant', 'v', '--name', 'on-java-17', '--image', 'Java 17', '--no-start']);
+    expect((await json<{ image: string }>(['instances', 'get', created.id])).image).toBe('mc:17');
+  });
+});

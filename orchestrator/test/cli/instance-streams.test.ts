@@ -6,7 +6,7 @@
 // `templates import-egg --version V` imports the stdin egg.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,7 @@ import { orchestratorConfig } from '../../src/server/config.js';
 import { startOrchestrator } from '../../src/server/orchestrator.js';
 import { createTestAgent, randomPortRange, removeNetwork, type TestAgent } from '../support/agent-harness.js';
 import { removeContainersByLabel, uniqueId } from '../support/docker.js';
+import { eggFixtureText } from '../support/eggs.js';
 import { ensureImage } from '../support/images.js';
 import { mcServerImage } from '../support/mc-server.js';
 import { freePort } from '../support/registry.js';
@@ -133,7 +134,7 @@ beforeAll(async () => {
 
   // The stdin egg, imported with --version (ectl's own --version is read only before the command).
   const eggFile = join(base, 'test-server.v2.json');
-  writeFileSync(eggFile, readFileSync(new URL('../fixtures/eggs/test-server.v2.json', import.meta.url), 'utf8').replaceAll('endercloud-test/mc-server:TAG', image));
+  writeFileSync(eggFile, eggFixtureText('test-server.v2.json'));
   const imported = await ectl(['templates', 'import-egg', eggFile, '--name', 'egg-srv', '--version', '1', '--memory', '256']);
   expect(imported.stderr).toBe('');
   expect(imported.stdout).toMatch(/^template egg-srv@1 created \(spec [0-9a-f]{12}\)$/m);

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Orchestrator } from '../../src/server/orchestrator.js';
 import type { TestAgent } from '../support/agent-harness.js';
 import { docker, uniqueId } from '../support/docker.js';
-import { mcServerImageTag, pingStatus } from '../support/mc-server.js';
+import { eggFixtureText } from '../support/eggs.js';
+import { pingStatus } from '../support/mc-server.js';
 import { startRealAgentStack, type RealAgentStack } from '../support/real-agent-stack.js';
 import type { Loose } from '../server/support.js';
 
@@ -21,7 +22,7 @@ let o: Orchestrator;
 let call: RealAgentStack['call'];
 
 function eggText(file: string, patch: (egg: Loose) => void = () => undefined): Loose {
-  const egg = JSON.parse(readFileSync(new URL(`../fixtures/eggs/${file}`, import.meta.url), 'utf8').replaceAll('endercloud-test/mc-server:TAG', mcServerImageTag()));
+  const egg = JSON.parse(eggFixtureText(file));
   patch(egg);
   return egg;
 }

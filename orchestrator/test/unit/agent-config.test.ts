@@ -25,6 +25,7 @@ describe('loadAgentConfig', () => {
       controlUrl: 'http://node-7:8081',
       gameAddress: 'node-7',
       gameBindAddress: '0.0.0.0',
+      timezone: 'UTC',
       portRange: { first: 30000, last: 30099 },
       runtimeDirectory: '/var/lib/endercloud/runtime',
       runtimeHostDirectory: '/var/lib/endercloud/runtime',
@@ -87,6 +88,12 @@ describe('loadAgentConfig', () => {
     });
   });
 
+  it('AGENT_TIMEZONE (the TZ of egg servers): set, else the machine\'s zone, else UTC', () => {
+    expect(loadAgentConfig({ ...base, AGENT_TIMEZONE: 'America/Argentina/Buenos_Aires' }, facts).timezone).toBe('America/Argentina/Buenos_Aires');
+    expect(loadAgentConfig(base, { ...facts, timezone: 'Europe/Berlin' }).timezone).toBe('Europe/Berlin');
+    expect(loadAgentConfig(base, { ...facts, timezone: 'not a zone' }).timezone).toBe('UTC');
+  });
+
   it('derives the control URL from AGENT_PORT and the runtime host directory from the runtime directory', () => {
     const c = loadAgentConfig({ ...base, AGENT_PORT: '9100', AGENT_RUNTIME_DIRECTORY: '/x/rt' }, facts);
     expect(c.controlUrl).toBe('http://node-7:9100');
@@ -111,6 +118,7 @@ describe('loadAgentConfig', () => {
     [{ ...base, AGENT_PORT: '70000' }, 'AGENT_PORT'],
     [{ ...base, AGENT_LISTEN_ADDRESS: 'everywhere' }, 'AGENT_LISTEN_ADDRESS'],
     [{ ...base, AGENT_GAME_BIND_ADDRESS: 'localhost' }, 'AGENT_GAME_BIND_ADDRESS'],
+    [{ ...base, AGENT_TIMEZONE: 'Europe/Berlin; rm' }, 'AGENT_TIMEZONE'],
     [{ ...base, AGENT_GAME_ADDRESS: 'not a host' }, 'AGENT_GAME_ADDRESS'],
     [{ ...base, AGENT_GAME_PORT_RANGE: '25565' }, 'AGENT_GAME_PORT_RANGE'],
     [{ ...base, AGENT_GAME_PORT_RANGE: '2-1' }, 'AGENT_GAME_PORT_RANGE'],

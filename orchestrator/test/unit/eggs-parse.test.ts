@@ -22,7 +22,9 @@ describe('parseEgg: both formats of the test-server egg give the same template',
         configFiles: [{ path: 'server.properties', parser: 'properties', find: { 'server-port': '{{server.build.default.port}}', motd: '{{env.MOTD}}' } }],
         install: { image: 'endercloud-test/mc-server:TAG', entrypoint: 'ash', timeoutMs: 600_000 },
       });
-      expect(template?.command?.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+      // Wings' runtime: the line as the egg wrote it, for the image's entrypoint (STARTUP); no container command.
+      expect(template?.startup).toMatch(/^\/usr\/local\/bin\/node .*while read -r line/);
+      expect(template?.command).toBeUndefined();
       expect(template?.variables).toEqual([
         { name: 'MOTD', env: 'MOTD', type: 'string', required: true, default: 'An egg server', validation: { maxLength: 64 }, description: 'Message of the day: Shown in the server list.' },
         { name: 'MAX_PLAYERS', env: 'MAX_PLAYERS', type: 'integer', required: true, default: 20, validation: { min: 1, max: 500 }, operatorOnly: true, description: 'Max players' },
@@ -42,19 +44,28 @@ describe('parseEgg: both formats of the test-server egg give the same template',
 });
 
 describe('parseEgg: a Java egg with features the importer cannot translate', () => {
+  it('java_version with one image to offer is listed: there is nothing to choose', () => {
+    const egg = fixture('paper-like.v2.json') as Record<string, unknown>;
+    const { preview } = parseEgg({ ...egg, docker_images: { 'Java 21': 'ghcr.io/pterodactyl/yolks:java_21' } });
+    expect(preview.untranslated).toContainEqual({ field: 'features.java_version', reason: 'the egg offers one image (docker_images), so there is no Java version to choose' });
+  });
   const { template, preview } = parseEgg(fixture('paper-like.v2.json'), { image: 'Java 17', memoryMb: 2048 });
   it('chooses the image by key and maps ^C to SIGINT', () => {
     expect(template?.image).toBe('ghcr.io/pterodactyl/yolks:java_17');
     expect(template?.stop).toEqual({ signal: 'SIGINT' });
     expect(template?.resources).toEqual({ memoryMb: 2048 });
-    expect(template?.command).toEqual(['java', '-Xms128M', '-Xmx{{SERVER_MEMORY}}M', '-Dterminal.jline=false', '-jar', '{{SERVER_JARFILE}}']);
+    expect(template?.startup).toBe('java -Xms128M -Xmx{{SERVER_MEMORY}}M -Dterminal.jline=false -jar {{SERVER_JARFILE}}');
+    expect(preview.mapped.find((m) => m.from === 'startup')?.to).toMatch(/^startup: given to the image's own entrypoint as STARTUP, .*\/home\/container/);
     expect(template?.install?.script).toBe('#!/bin/bash\ncd /mnt/server\necho hi\n');
   });
   it('lists every untranslated rule, feature and edit, and the unknown field', () => {
     const text = preview.untranslated.map((u) => `${u.field}: ${u.reason}`).join('\n');
     expect(text).toMatch(/BUILD_NUMBER.*url: no equivalent/);
-    expect(text).toMatch(/features\.java_version/);
+    expect(text).toMatch(/features\.pid_limit/);
     expect(text).toMatch(/file_denylist/);
+    // java_version is the image choice (two Java images to pick from).
+    expect(text).not.toMatch(/java_version/);
+    expect(preview.mapped).toContainEqual({ from: 'features.java_version', to: 'the image choice: pick one of Java 21, Java 17 with image at creation (ectl instances create --image) or change it with an update' });
     // Wildcards, {{config.docker.interface}} and value matching are translated now: not listed.
     expect(text).not.toMatch(/proxies|iface|a\.b/);
     // user_viewable: false is translated (a hidden variable), so it is not listed.
@@ -149,8 +160,8 @@ describe('parseEgg: Pelican formats, field by field', () => {
   it('PLCN_v3 (Space Engineers): startup_commands, ^^C with a warning, icon listed', () => {
     const { template, preview } = parseEgg(fixture('space-engineers.plcn_v3.json'), { image: 'registry.example.invalid/se-wine:9' });
     // The "Default" startup command (its backslashes make it a shell line).
-    expect(template?.command?.slice(0, 2)).toEqual(['/bin/sh', '-c']);
-    expect(template?.command?.[2]).toMatch(/^wine64 \.\/DedicatedServer64\/SpaceEngineersDedicated\.exe -noconsole -ignorelastsession/);
+    expect(template?.startup).toMatch(/^wine64 \.\/DedicatedServer64\/SpaceEngineersDedicated\.exe -noconsole -ignorelastsession/);
+    expect(preview.mapped.find((m) => m.from.startsWith('startup_commands'))?.to).toMatch(/uses shell syntax, so the image needs the shell/);
     expect(template?.stop).toEqual({ signal: 'SIGINT' });
     expect(template?.image).toBe('registry.example.invalid/se-wine:9');
     expect(Object.keys(template?.images ?? {})).toEqual(['Wine latest', 'Wine staging']);

@@ -111,7 +111,7 @@ function registerData(instances: Command, ctx: CommandContext): void {
       await finish(ctx, client, 'delete', accepted, opts, label);
     });
   withWait(instances.command('update <name>').description('update the image: shows the plan (checks, changes, warnings), asks, then applies (rolls back when the new image is not ready)'))
-    .requiredOption('--image <ref>', 'the candidate image')
+    .requiredOption('--image <ref>', "the candidate image: a reference, or the label of one of the template's image choices ('Java 17')")
     .option('--backup', 'take a safety backup before the stop')
     .option('--yes', 'apply without asking (scripts)')
     .option('--plan-only', 'show the plan and stop')

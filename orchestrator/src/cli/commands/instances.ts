@@ -59,13 +59,15 @@ export function registerInstances(program: Command, ctx: CommandContext): Comman
     .option('--import-destination <dir>', 'directory inside the instance for the imported data (default: its root)')
     .option('--no-start', 'create the container but do not start it')
     .option('--user <uid:gid>', 'run as this numeric user (default: the endercloud user 1000:1000); immutable')
+    .option('--image <choice>', "one of the template's image choices, by label (e.g. 'Java 17') or image (default: the template's image; change it later with instances update)")
     .option('--wait', 'wait until the instance is online (readiness passed), or stopped with --no-start')
     .option('--timeout <seconds>', 'bound on --wait', positiveInt('--timeout'), 300)
     .option('--json', 'print JSON')
-    .action(async (opts: { group: string; variant: string; name?: string; import?: string; importDestination?: string; user?: string; start: boolean; wait?: boolean; timeout: number; json?: boolean }) => {
+    .action(async (opts: { group: string; variant: string; name?: string; import?: string; importDestination?: string; user?: string; image?: string; start: boolean; wait?: boolean; timeout: number; json?: boolean }) => {
       const client = await ctx.client();
       const body: Record<string, unknown> = { groupId: opts.group, variantId: opts.variant };
       if (opts.name !== undefined) body.name = opts.name;
+      if (opts.image !== undefined) body.image = opts.image;
       if (!opts.start) body.start = false;
       if (opts.user !== undefined) {
         const m = /^(\d+):(\d+)$/.exec(opts.user);

@@ -22,6 +22,7 @@ export const CreateInstanceBody = Type.Object(
     }, { additionalProperties: false, description: 'existing data from PUT /imports, put in before the first start' })),
     settings: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Unknown(), { maxProperties: 256, description: "values of the template's variables, checked before anything is written" })),
     secrets: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 4096 }), { maxProperties: 64, description: 'values of secret variables: never shown again, never logged or kept in history' })),
+    image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: "one of the template's image choices (images), by label (\"Java 17\") or image; default the template's image" })),
   },
   { additionalProperties: false },
 );

@@ -12,7 +12,8 @@ import { userActor } from '../services/lifecycle-service.js';
 import { acceptedAction, paramInstance } from './route-helpers.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
-const ImageRef = Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' });
+/** An image reference, or the label of one of the template's image choices (`Java 17`). */
+const ImageRef = Type.String({ minLength: 1, maxLength: 512, description: "an image reference, or the label of one of the template's image choices (images)" });
 const PlanQuery = Type.Object({ image: ImageRef }, { additionalProperties: false });
 const UpdateBody = Type.Object(
   {

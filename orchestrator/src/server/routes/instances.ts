@@ -38,6 +38,7 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     auditTarget(req, instance.id, {
       groupId: body.groupId, variantId: body.variantId, name: instance.name, hostId: instance.hostId, start: body.start ?? true, user: instance.user as unknown as JsonObject,
       ...(body.settings ? { settings: Object.keys(body.settings).sort() } : {}), ...(body.secrets ? { secrets: Object.keys(body.secrets).sort() } : {}),
+      ...(body.image !== undefined ? { image: instance.containerConfig.image } : {}),
     });
     return reply.status(202).send({ id: instance.id, name: instance.name, state: instance.state, hostId: instance.hostId, commandId: command.id });
   });

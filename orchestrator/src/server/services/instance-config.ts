@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ContainerConfig, ContainerUserSpec, Group, Instance, JsonObject, TemplateSpec, TemplateVersion, Variant } from '../../domain/index.js';
 import { planConfigEdits } from '../../eggs/config-files.js';
-import { builtinEnv, renderStartup } from '../../eggs/startup.js';
+import { PUBLISHED_IP_REFERENCE, builtinEnv, renderStartup, wingsEnv } from '../../eggs/startup.js';
 import { containerUserString, redactSecrets } from '../../lifecycle/settings.js';
 import type { CreateInstanceRequest as AgentCreateBody } from '../drivers/host-driver.js';
 import { normalizeValue, valueProblem } from '../../contracts/catalog-rules.js';
@@ -35,6 +35,8 @@ export interface InstanceDraft {
   user?: ContainerUserSpec;
   /** Values given at creation (seed 002 creation step 3), already checked by creationValues. */
   values?: CreationValues;
+  /** The image chosen at creation from the template's `images` (chosenImage); default the template's image. */
+  image?: string;
 }
 
 /** Template variable values given at creation: plain settings, and secrets (never shown again). */
@@ -100,7 +102,7 @@ export function buildInstance(d: InstanceDraft): Omit<Instance, 'version'> {
   const bridgeToken = generate();
   secretSettings[INSTANCE_TOKEN_ENV] = bridgeToken;
   const containerConfig: ContainerConfig = {
-    image: spec.image,
+    image: d.image ?? spec.image,
     labels: spec.labels ?? {},
     env,
     resources: d.variant.resources ?? spec.resources,
@@ -162,10 +164,17 @@ export function agentCreateBody(
     body.env = builtinEnv(env, c.resources.memoryMb, c.containerPort);
     body.command = renderStartup(template.command, body.env);
   }
+  if (template?.startup !== undefined) {
+    // Wings' runtime: the image's entrypoint runs STARTUP in /home/container; the agent adds SERVER_IP and TZ.
+    body.layout = 'wings';
+    body.env = wingsEnv(env, { startup: template.startup, memoryMb: c.resources.memoryMb, containerPort: c.containerPort, instanceId: instance.id, location: instance.hostId ?? '' });
+  }
   if (template?.stdin) body.openStdin = true;
   if (template?.configFiles && template.configFiles.length > 0) {
-    const ctxEnv = builtinEnv(body.env ?? env, c.resources.memoryMb, c.containerPort);
-    body.configFiles = planConfigEdits(template.configFiles, { port: c.containerPort, ip: '0.0.0.0', memoryMb: c.resources.memoryMb, env: ctxEnv });
+    // Under Wings' layout the agent fills in the address it publishes the game port on.
+    const ip = body.layout === 'wings' ? PUBLISHED_IP_REFERENCE : '0.0.0.0';
+    const ctxEnv = body.layout === 'wings' ? { SERVER_IP: ip, ...(body.env ?? env) } : builtinEnv(body.env ?? env, c.resources.memoryMb, c.containerPort);
+    body.configFiles = planConfigEdits(template.configFiles, { port: c.containerPort, ip, memoryMb: c.resources.memoryMb, env: ctxEnv });
   }
   return body;
 }

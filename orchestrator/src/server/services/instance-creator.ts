@@ -14,6 +14,7 @@ import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { validateContainerUser } from '../../lifecycle/settings.js';
 import { assertVariablesSettable, type Requester } from '../../eggs/variable-access.js';
+import { chosenImage } from '../../eggs/image-choice.js';
 import { assertRoom } from './instance-limits.js';
 import { buildInstance, creationValues, memoryFor, revisionConfig } from './instance-config.js';
 
@@ -31,6 +32,8 @@ export interface CreateInstanceRequest {
   settings?: Record<string, unknown>;
   /** Secret variable values: never in an answer, a log line, the history or a revision. */
   secrets?: Record<string, unknown>;
+  /** One of the template's image choices (`images`), by label or image; default the template's image. */
+  image?: string;
 }
 
 /** What create needs of the import store: whether an upload exists. */
@@ -76,6 +79,7 @@ export class InstanceCreator {
     const name = req.name === undefined ? `${group.id}-${id.slice(2)}` : assertId('name', req.name);
     if (req.name !== undefined && (await store.instances.getByName(name))) throw new AppError('CONFLICT', `an instance named ${name} already exists`);
     const values = creationValues(template.spec, req.settings, req.secrets);
+    const image = req.image === undefined ? undefined : chosenImage(template.spec, req.image);
     const memoryMb = memoryFor(variant, template.spec);
     const user = req.user === undefined ? undefined : unwrap(validateContainerUser(req.user));
     const start = req.start ?? true;
@@ -90,7 +94,7 @@ export class InstanceCreator {
       const draft = buildInstance({
         id, name, group, variant, template, hostId, now, desiredState: start ? 'running' : 'stopped',
         ...(this.deps.generateSecret ? { generateSecret: this.deps.generateSecret } : {}),
-        ...(user ? { user } : {}), values,
+        ...(user ? { user } : {}), ...(image ? { image } : {}), values,
       });
       const instance = await tx.instances.create(draft);
       await tx.revisions.append({ instanceId: id, revision: 1, createdAt: now, actor, reason: 'created', config: revisionConfig(instance, template.spec) });

@@ -4,6 +4,7 @@
 // readiness, stop behaviour, data paths, user, the host placement would choose
 // now and the caps left — computed without writing anything.
 
+import { chosenImage } from '../../eggs/image-choice.js';
 import { unwrap } from '../../lifecycle/result.js';
 import { validateContainerUser } from '../../lifecycle/settings.js';
 import { capRefusal, placeInstance, type GroupCaps } from '../../placement/placement.js';
@@ -38,11 +39,12 @@ export class InstancePreviewer {
     const name = req.name === undefined ? `${group.id}-<generated>` : assertId('name', req.name);
     const nameTaken = req.name !== undefined && (await store.instances.getByName(name)) !== undefined;
     const user = req.user === undefined ? undefined : unwrap(validateContainerUser(req.user));
+    const image = req.image === undefined ? undefined : chosenImage(template.spec, req.image);
 
     // The same resolution POST /instances stores, with placeholder secrets that are never shown.
     const draft = buildInstance({
       id: 'i-preview', name, group, variant, template, hostId: '-', now: this.deps.clock.now(), desiredState: (req.start ?? true) ? 'running' : 'stopped',
-      generateSecret: () => REDACTED, ...(user ? { user } : {}),
+      generateSecret: () => REDACTED, ...(user ? { user } : {}), ...(image ? { image } : {}),
     });
     const spec = template.spec;
     const secretVars = spec.variables.filter((v) => v.secret);
@@ -78,6 +80,9 @@ export class InstancePreviewer {
       variant: variant.id,
       template: { name: template.name, version: template.version },
       image: draft.containerConfig.image,
+      ...(spec.images ? { imageChoices: spec.images } : {}),
+      // Wings' layout (egg templates): the image's entrypoint runs STARTUP in /home/container.
+      ...(spec.startup !== undefined ? { startup: spec.startup, serverDirectory: '/home/container' } : {}),
       labels: draft.containerConfig.labels,
       layers: draft.containerConfig.layers.map((l) => ({ id: l.id, checksum: l.checksum })),
       env,

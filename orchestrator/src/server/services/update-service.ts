@@ -15,6 +15,7 @@ import type { ImageInfo } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import type { LifecycleService } from './lifecycle-service.js';
 import { capability, type HostDriver } from '../drivers/host-driver.js';
+import { updateImage } from '../../eggs/image-choice.js';
 
 /** How the plan resolves an image on the instance's host: its driver's image capability. */
 export type ImageResolver = Pick<HostDriver, 'images'>;
@@ -77,12 +78,14 @@ export interface UpdateServiceOptions {
 export class UpdateService {
   constructor(private readonly deps: UpdateServiceOptions) {}
 
-  async plan(idOrName: string, candidateRef: string): Promise<UpdatePlan> {
+  /** `candidate`: an image reference, or the label of one of the template's image choices (`images`). */
+  async plan(idOrName: string, candidate: string): Promise<UpdatePlan> {
     const instance = await this.deps.lifecycle.find(idOrName);
+    const template = await this.deps.lifecycle.templateOf(instance);
+    const candidateRef = updateImage(template, candidate);
     const host = await this.hostOf(instance);
     const current = await this.resolve(host, instance.containerConfig.image);
-    const candidate = await this.resolve(host, candidateRef);
-    return evaluateUpdate({ instance, template: await this.deps.lifecycle.templateOf(instance), current, candidate, diskFreeBytes: host.resources.diskBytes ?? null });
+    return evaluateUpdate({ instance, template, current, candidate: await this.resolve(host, candidateRef), diskFreeBytes: host.resources.diskBytes ?? null });
   }
 
   async request(idOrName: string, body: { image: string; confirm?: boolean; backup?: boolean }, actor: Actor, requestId: string): Promise<{ commandId: string | null; state: string; plan: UpdatePlan }> {
@@ -94,8 +97,9 @@ export class UpdateService {
       const failed = plan.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`).join('; ');
       throw new AppError('VALIDATION_FAILED', `image ${body.image} is not compatible with instance ${plan.name}: ${failed}`, { details: { checks: plan.checks as unknown as JsonObject[] } });
     }
-    const payload: JsonObject = { image: body.image, backup: body.backup === true, previousImage: plan.current.ref, candidateId: plan.candidate.id };
-    const result = await this.deps.lifecycle.request(plan.instanceId, 'update', actor, { requestId, payload, reason: `update to ${body.image} requested by ${actor.name}` });
+    const image = plan.candidate.ref;
+    const payload: JsonObject = { image, backup: body.backup === true, previousImage: plan.current.ref, candidateId: plan.candidate.id };
+    const result = await this.deps.lifecycle.request(plan.instanceId, 'update', actor, { requestId, payload, reason: `update to ${image}${image === body.image ? '' : ` (${body.image})`} requested by ${actor.name}` });
     return { commandId: result.commandId, state: result.state, plan };
   }
 

@@ -97,6 +97,11 @@ class UploadLimit extends Transform {
   }
 }
 
+/** Writes every chunk at the handle's position, one after another (the handle stays open for the caller). */
+async function writeAll(chunks: AsyncIterable<Buffer>, file: FileHandle): Promise<void> {
+  for await (const chunk of chunks) await file.write(chunk);
+}
+
 export class InstanceFiles {
   private readonly maxUploadBytes: number;
 
@@ -253,7 +258,7 @@ export class InstanceFiles {
         const counter = new UploadLimit(limit, p.display);
         try {
           await file.chown(existing?.uid ?? owner.uid, existing?.gid ?? owner.gid);
-          await pipeline(source, counter, file.createWriteStream({ autoClose: false }));
+          await pipeline(source, counter, (chunks) => writeAll(chunks, file));
           await file.close();
           await rename(fdPath(dir, tmp), fdPath(dir, name));
         } catch (err) {
@@ -334,8 +339,7 @@ export class InstanceFiles {
             });
           }
         });
-        const out = file.createWriteStream({ autoClose: false });
-        await pipeline(packed, out);
+        await pipeline(packed, (chunks) => writeAll(chunks, file));
         const { size } = await file.stat();
         await file.close();
         if (await this.lstatIn(destDir, destName)) throw new AppError('FILE_EXISTS', `${dest.display} appeared while archiving`);

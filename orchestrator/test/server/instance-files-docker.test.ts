@@ -7,7 +7,7 @@
 // its chroot and is refused without a files scope; and server.properties
 // edited over the API is what the server reads after a restart.
 
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -242,21 +242,26 @@ describe('public files routes', () => {
 describe('SFTP with the real sftp client', () => {
   const askpass = join(scratch, 'askpass.sh');
 
-  function sftpRun(user: string, secret: string, commands: string[]) {
+  /** Runs Debian's sftp in batch mode (async: the server answers from this very process). */
+  async function sftpRun(user: string, secret: string, commands: string[]): Promise<{ code: number | null; out: string }> {
     writeFileSync(askpass, `#!/bin/sh\nprintf '%s\\n' '${secret}'\n`);
     chmodSync(askpass, 0o700);
     const batch = join(scratch, `batch-${randomBytes(3).toString('hex')}`);
     writeFileSync(batch, `${commands.join('\n')}\n`);
-    const r = spawnSync('sftp', [
-      '-b', batch, '-P', String(sftp.port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',
-      '-o', 'PreferredAuthentications=password', '-o', 'NumberOfPasswordPrompts=1', '-o', 'BatchMode=no', `${user}@127.0.0.1`,
-    ], { cwd: scratch, encoding: 'utf8', timeout: 30_000, env: { ...process.env, SSH_ASKPASS: askpass, SSH_ASKPASS_REQUIRE: 'force', DISPLAY: ':0' } });
-    return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
+    // BatchMode=no before -b: sftp -b adds BatchMode=yes (no password prompt), and ssh keeps the first value given.
+    const args = [
+      '-o', 'BatchMode=no', '-b', batch, '-P', String(sftp.port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',
+      '-o', 'PreferredAuthentications=password', '-o', 'NumberOfPasswordPrompts=1', `${user}@127.0.0.1`,
+    ];
+    return new Promise((resolve) => {
+      const child = execFile('sftp', args, { cwd: scratch, encoding: 'utf8', timeout: 30_000, env: { ...process.env, SSH_ASKPASS: askpass, SSH_ASKPASS_REQUIRE: 'force', DISPLAY: ':0' } },
+        (_err, stdout, stderr) => resolve({ code: child.exitCode, out: `${stdout}\n${stderr}` }));
+    });
   }
 
   it('uploads, lists, downloads, and stays inside the instance directory', async () => {
     writeFileSync(join(scratch, 'hello.txt'), 'hello over sftp\n');
-    const r = sftpRun(`files-writer.${id}`, tokens.writer, ['put hello.txt /hello.txt', 'mkdir /sub', 'rename /hello.txt /sub/hello.txt', 'ls -l /sub', 'get /sub/hello.txt back.txt', 'cd ..', 'cd ..', 'pwd', 'ls']);
+    const r = await sftpRun(`files-writer.${id}`, tokens.writer, ['put hello.txt /hello.txt', 'mkdir /sub', 'rename /hello.txt /sub/hello.txt', 'ls -l /sub', 'get /sub/hello.txt back.txt', 'cd ..', 'cd ..', 'pwd', 'ls']);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain('Remote working directory: /');
     expect(r.out).toContain('hello.txt');
@@ -265,28 +270,28 @@ describe('SFTP with the real sftp client', () => {
     expect(readFileSync(join(instanceDir(), 'sub', 'hello.txt'), 'utf8')).toBe('hello over sftp\n');
     // `..` is clamped at the session's root: /etc/passwd there is the instance's (absent), never the host's.
     for (const target of ['/etc/passwd', '../../../../etc/passwd']) {
-      const escape = sftpRun(`files-writer.${id}`, tokens.writer, [`get ${target} stolen.txt`]);
+      const escape = await sftpRun(`files-writer.${id}`, tokens.writer, [`get ${target} stolen.txt`]);
       expect(escape.code, escape.out).not.toBe(0);
       expect(existsSync(join(scratch, 'stolen.txt'))).toBe(false);
     }
     const audit = (await call('GET', '/audit?limit=50')).body.entries as Loose[];
     expect(audit.find((e) => e.action === 'file.write' && (e.params as Loose).via === 'sftp')).toMatchObject({ actor: 'files-writer', result: 'ok', params: { path: '/hello.txt' } });
-    const rm = sftpRun(`files-writer.${id}`, tokens.writer, ['rm /sub/hello.txt', 'rmdir /sub']);
+    const rm = await sftpRun(`files-writer.${id}`, tokens.writer, ['rm /sub/hello.txt', 'rmdir /sub']);
     expect(rm.code, rm.out).toBe(0);
     expect(existsSync(join(instanceDir(), 'sub'))).toBe(false);
   });
 
-  it('a files:read session may read but not write; a token without a files scope cannot log in', () => {
-    const ro = sftpRun(`files-reader.${id}`, tokens.reader, ['get /level.json level-copy.json']);
+  it('a files:read session may read but not write; a token without a files scope cannot log in', async () => {
+    const ro = await sftpRun(`files-reader.${id}`, tokens.reader, ['get /level.json level-copy.json']);
     expect(ro.code, ro.out).toBe(0);
     expect(readFileSync(join(scratch, 'level-copy.json')).equals(readFileSync(join(instanceDir(), 'level.json')))).toBe(true);
-    const write = sftpRun(`files-reader.${id}`, tokens.reader, ['put hello.txt /ro.txt']);
+    const write = await sftpRun(`files-reader.${id}`, tokens.reader, ['put hello.txt /ro.txt']);
     expect(write.code, write.out).not.toBe(0);
     expect(write.out).toMatch(/read-only|Permission denied/i);
     expect(existsSync(join(instanceDir(), 'ro.txt'))).toBe(false);
-    const plain = sftpRun(`files-plain.${id}`, tokens.plain, ['ls']);
+    const plain = await sftpRun(`files-plain.${id}`, tokens.plain, ['ls']);
     expect(plain.code, plain.out).toBe(255);
-    const wrongName = sftpRun(`files-reader.${id}`, tokens.writer, ['ls']);
+    const wrongName = await sftpRun(`files-reader.${id}`, tokens.writer, ['ls']);
     expect(wrongName.code, wrongName.out).toBe(255);
   });
 });

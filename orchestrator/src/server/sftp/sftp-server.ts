@@ -294,6 +294,11 @@ class SftpSession {
       });
     });
     s.on('EXTENDED', (reqId: number, name: string) => s.status(reqId, STATUS_CODE.OP_UNSUPPORTED, `extension ${name} is not supported`));
+    // The client's EOF ends the session: close the channel (OpenSSH waits for that before it exits).
+    s.once('end', () => {
+      this.closeAll();
+      s.end();
+    });
     s.once('close', () => this.closeAll());
   }
 

@@ -131,6 +131,7 @@ async function main(): Promise<void> {
       `  API           ${orchestrator.url}/api/v1   (OpenAPI: ${orchestrator.url}/api/v1/openapi.json)`,
       `  database      ${orchestrator.ctx.store.dialect}${config.databaseUrl ? '' : ` (${path.join(dataDir, 'endercloud.db')})`}`,
       `  admin token   ${tokenFile ?? 'ENDERCLOUD_ADMIN_TOKEN (preset)'}`,
+      `  SFTP          ${orchestrator.sftp ? `sftp -P ${orchestrator.sftp.port} <token name>.<instance id>@${orchestrator.sftp.host}   (password: the token; needs files:read or files:write)` : 'off (ENDERCLOUD_SFTP_PORT=0)'}`,
       `  local agent   AGENT_ID=${localAgentEnv.AGENT_ID}, game ports ${localAgentEnv.AGENT_GAME_PORT_RANGE ?? '30000-30099'} on ${localAgentEnv.AGENT_GAME_BIND_ADDRESS}, Docker ${env.AGENT_DOCKER_SOCKET ?? '/var/run/docker.sock'}, runtime ${localAgentEnv.AGENT_RUNTIME_DIRECTORY}`,
       `  router        ${routerBind} (config ${routerConfig}${routerFile.generated ? ', follows the groups' : ', yours: new groups need an entry'})`,
       `  server image  ${'tag' in image ? `${image.tag} (built here, no internet needed)` : image.problem}`,

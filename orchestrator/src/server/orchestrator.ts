@@ -42,6 +42,8 @@ import { BackupScheduler } from './services/backup-scheduler.js';
 import { LayerStore } from './services/layer-store.js';
 import { OfflineDetector } from './services/offline-detector.js';
 import { DatabaseReadiness } from './services/readiness.js';
+import { InstanceFileService } from './services/instance-files.js';
+import { startSftpServer } from './sftp/sftp-server.js';
 import { HostMoves } from './provisioning/host-moves.js';
 import { ActionRunner } from './lifecycle-engine/action-runner.js';
 import { LifecycleService } from './services/lifecycle-service.js';
@@ -94,6 +96,8 @@ export interface OrchestratorDeps {
   runProvisioner?: boolean;
   /** false: no backup scheduler loop (tests call backupScheduler.tick()). Default true. */
   runBackupScheduler?: boolean;
+  /** startOrchestrator: run the SFTP server on this port instead of ENDERCLOUD_SFTP_PORT (0: an ephemeral one, tests). */
+  sftpPort?: number;
 }
 
 export interface Orchestrator {
@@ -112,6 +116,8 @@ export interface Orchestrator {
   url: string;
   /** ENDERCLOUD_PUBLIC_URL when set, otherwise `url`: what users and agents are told. */
   publicUrl: string;
+  /** The SFTP server's address once listening (startOrchestrator; absent when ENDERCLOUD_SFTP_PORT=0). */
+  sftp?: { host: string; port: number };
   stop(): Promise<void>;
 }
 
@@ -255,6 +261,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const ctx: ServerContext = {
     backupStore, backupScheduler, nodeId: node.nodeId, leadership,
     readiness: new DatabaseReadiness({ store, timeoutMs: config.readyTimeoutMs }),
+    files: new InstanceFileService({ store, clock, lifecycle, driver: plainDriver, logger: logger.child({ component: 'files' }), maxUploadBytes: config.fileUploadMaxBytes }),
     config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, driver: plainDriver, lifecycle, supervisor,
     updates: new UpdateService({ store, clock, lifecycle, images: plainDriver }),
     adoption: new AdoptionService({
@@ -320,6 +327,23 @@ export async function startOrchestrator(config: Readonly<OrchestratorConfig>, de
   } catch (err) {
     await o.stop();
     throw err;
+  }
+  const sftpPort = deps.sftpPort ?? (config.sftpPort === 0 ? undefined : config.sftpPort);
+  if (sftpPort !== undefined) {
+    try {
+      const sftp = await startSftpServer({
+        files: o.ctx.files, tokens: o.ctx.tokens, dataDir: config.dataDir, host: config.sftpHost, port: sftpPort, logger: o.ctx.logger.child({ component: 'sftp' }),
+      });
+      o.sftp = { host: sftp.host, port: sftp.port };
+      const stopRest = o.stop;
+      o.stop = async () => {
+        await sftp.close();
+        await stopRest();
+      };
+    } catch (err) {
+      await o.stop();
+      throw new Error(`the SFTP server cannot listen on ${config.sftpHost}:${sftpPort} (${(err as Error).message}); ENDERCLOUD_SFTP_PORT chooses another port, 0 turns it off`, { cause: err });
+    }
   }
   const address = o.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listenPort;

@@ -129,6 +129,12 @@ export class LifecycleService {
     return this.deps.store.instances.update(instance.id, { maintenance: enabled ? { enabled: true, message, since: now } : null }, { now });
   }
 
+  /** What request would decide now, without persisting: throws the refusal (INVALID_TRANSITION, INSTANCE_BUSY, …). */
+  async check(idOrName: string, action: InstanceAction, actor: Actor): Promise<void> {
+    const instance = await this.find(idOrName);
+    unwrap(checkAction(instance, action, actor, { globalMaintenance: await this.globalMaintenance() }));
+  }
+
   /**
    * Checks and persists one action. Concurrent requests race on the instance
    * version: the loser re-reads, sees the winner's active action and gets

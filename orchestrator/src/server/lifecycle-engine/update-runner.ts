@@ -14,6 +14,7 @@ import type { Clock } from '../clock.js';
 import { backupIdFor } from '../../lifecycle/backup.js';
 import { agentCreateBody, revisionConfig } from '../services/instance-config.js';
 import { moveInstance } from './instance-transitions.js';
+import { evaluateReadiness, readinessContainerStatus, type ReadinessInput } from '../../lifecycle/readiness.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import type { RunContext } from './run-context.js';
 import { networkSecretFor } from '../provisioning/network-secret.js';
@@ -90,23 +91,43 @@ export class UpdateRunner {
     return this.waitReady(instance, ctx);
   }
 
+  /**
+   * Probes the new container until the readiness rule (evaluateReadiness, the
+   * one the supervisor follows) says online, exited or timed out.
+   */
   private async waitReady(instance: Instance, ctx: RunContext): Promise<string | null> {
     const spec = readinessOf(ctx.template);
     const wait = this.deps.sleep ?? sleep;
     const polls = Math.min(MAX_READY_POLLS, Math.max(1, Math.ceil(spec.startupTimeoutMs / spec.intervalMs)));
     const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
+    const startedAt = this.now;
+    let probe: ReadinessInput['probe'] = null;
+    let failures = 0;
     let detail = 'not probed';
-    for (let i = 0; i < polls; i++) {
+    for (let i = 0; ; i++) {
       const details = await this.deps.driver.inspect(ctx.host, instance.id, ctx.ids).catch(() => undefined);
-      if (details && (details.state === 'exited' || details.state === 'dead')) {
-        return `the new container exited (code ${details.exitCode ?? 'unknown'}${details.oomKilled ? ', out of memory' : ''}) before it was ready`;
+      const container = { status: readinessContainerStatus(details?.state), exitCode: details?.exitCode ?? null, oomKilled: details?.oomKilled ?? false };
+      if (container.status !== 'exited') {
+        const outcome = await this.deps.prober.probe(current, spec, ctx.host);
+        failures = outcome.ready ? 0 : failures + 1;
+        probe = { ready: outcome.ready, consecutiveFailures: failures };
+        detail = outcome.detail;
       }
-      const outcome = await this.deps.prober.probe(current, spec, ctx.host);
-      if (outcome.ready) return null;
-      detail = outcome.detail;
+      // The poll bound ends the wait even on a clock that does not move (it spans the startup timeout).
+      const now = i >= polls - 1 ? Math.max(this.now, startedAt + spec.startupTimeoutMs) : this.now;
+      const decision = evaluateReadiness({
+        state: 'starting', waitStartedAt: startedAt, now, timeoutMs: spec.startupTimeoutMs, failureThreshold: spec.failureThreshold, container, probe,
+      });
+      if (decision.kind === 'exited') {
+        return `the new container exited (code ${decision.exitCode ?? 'unknown'}${decision.oomKilled ? ', out of memory' : ''}) before it was ready`;
+      }
+      if (decision.kind === 'transition') {
+        if (decision.to === 'online') return null;
+        if (decision.event === 'startup_timeout') return `not ready within the startup timeout of ${spec.startupTimeoutMs} ms (${detail})`;
+        return `${decision.reason} (${detail})`;
+      }
       await wait(spec.intervalMs);
     }
-    return `not ready within the startup timeout of ${spec.startupTimeoutMs} ms (${detail})`;
   }
 
   /** Records the applied configuration; online (through starting), or stopped when that was the intent. */

@@ -12,12 +12,11 @@ import type { Store } from '../../store/store.js';
 import { capability, type HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { backupIdFor } from '../../lifecycle/backup.js';
-import { agentCreateBody, revisionConfig } from '../services/instance-config.js';
 import { moveInstance } from './instance-transitions.js';
+import { recordRevision, replaceContainer } from './replacement.js';
 import { evaluateReadiness, readinessContainerStatus, type ReadinessInput } from '../../lifecycle/readiness.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import type { RunContext } from './run-context.js';
-import { networkSecretFor } from '../provisioning/network-secret.js';
 import { sleep } from '../../shared/timers.js';
 
 export interface UpdateRunnerDeps {
@@ -83,8 +82,7 @@ export class UpdateRunner {
   /** Replace with `config`, start, wait for readiness. Null on success, else why it failed. */
   private async attempt(instance: Instance, config: ContainerConfig, ctx: RunContext): Promise<string | null> {
     try {
-      const body = agentCreateBody(instance, ctx.template, { endercloudUser: this.deps.endercloudUser, config, pull: 'missing', ...(await networkSecretFor(ctx.template, this.deps.networkSecret)) });
-      await this.deps.driver.replace(ctx.host, instance.id, { ...body, start: true }, ctx.ids);
+      await replaceContainer(this.deps, instance, ctx, { start: true, config });
     } catch (err) {
       return `replace with ${config.image} failed: ${(err as Error).message}`;
     }
@@ -140,7 +138,7 @@ export class UpdateRunner {
       const applied: Instance = { ...current, containerConfig: config, revision };
       await this.deps.store.transaction(async (tx) => {
         await tx.instances.update(instance.id, { containerConfig: config, containerConfigPending: false, revision }, { now });
-        await tx.revisions.append({ instanceId: instance.id, revision, createdAt: now, actor: ctx.actor, reason, config: revisionConfig(applied, ctx.template) }, { pinned: [current.revision] });
+        await recordRevision(tx, applied, current.revision, ctx, reason, now);
       });
     }
     let latest = (await this.deps.store.instances.get(instance.id)) ?? current;

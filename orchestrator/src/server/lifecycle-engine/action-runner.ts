@@ -204,7 +204,10 @@ export class ActionRunner implements CommandHandler {
     const details = { path, method: res.method, killed: res.killed, exitCode: res.exitCode, timeoutSeconds: request.timeoutSeconds };
     const patch = { observed: { container: 'exited' as const, ...(res.exitCode === null ? {} : { exitCode: res.exitCode }), observedAt: this.now }, ...(then ? {} : { activeAction: null }) };
     const moved = await moveInstance(this.deps.store, instance, 'stopped', { now: this.now, reason: describeStop(path, request.timeoutSeconds, res.exitCode), actor: ctx.actor, commandId: ctx.cmd.id, details, patch });
-    if (!moved) throw new AppError('CONFLICT', `instance ${instance.name} changed state during its stop`, { retryable: true });
+    if (!moved) throw new AppError('CONFLICT', `instance ${instance.name} changed state during its stop`, {
+      // A version race with the supervisor, not a refusal: the next attempt reads the new state.
+      retryable: true,
+    });
     if (then) return (await moveInstance(this.deps.store, moved, then, { now: this.now, reason: `restart by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? moved;
     return moved;
   }
@@ -367,6 +370,7 @@ function noPortLeft(err: unknown, instance: Instance, host: Host): unknown {
   if (!(err instanceof AppError && err.code === 'PORT_RANGE_EXHAUSTED')) return err;
   const range = typeof err.details?.portRange === 'string' ? err.details.portRange : 'its range';
   return new AppError('PORT_RANGE_EXHAUSTED', `host port ${instance.hostPort ?? '?'} is taken and no other port of ${range} is free on host ${host.id}; the container was kept with its world: free a port, then start it`, {
+    // Final here although the code is retryable: the agent kept the container; a retry would find the same ports taken.
     retryable: false, cause: err, details: { portRange: range, hostPort: instance.hostPort },
   });
 }

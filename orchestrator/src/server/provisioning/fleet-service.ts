@@ -238,7 +238,7 @@ export class FleetService {
       const got = await this.tryAllocate(group, req, actor);
       if (got) return got;
     }
-    throw new AppError('TIMEOUT', `no instance of group ${groupId} became allocatable within ${req.waitMs} ms (one is being spawned): ${await this.noMatch(group, req)}`, { retryable: true });
+    throw new AppError('TIMEOUT', `no instance of group ${groupId} became allocatable within ${req.waitMs} ms (one is being spawned): ${await this.noMatch(group, req)}`);
   }
 
   /** What the allocation's last (fresh) read of the group had, and which asked labels no Ready instance has (explainNoMatch). */
@@ -265,7 +265,10 @@ export class FleetService {
       const session = await store.sessions.get(allocationId);
       if (!session) throw new AppError('NOT_FOUND', `allocation ${allocationId} does not exist`);
       if (principal) assertGroupScope(principal, 'allocate', session.groupId ?? '');
-      if (session.status === 'allocated') throw new AppError('CONFLICT', `allocation ${allocationId} changed concurrently; retry`, { retryable: true });
+      if (session.status === 'allocated') throw new AppError('CONFLICT', `allocation ${allocationId} changed concurrently; retry`, {
+        // A race with a concurrent allocator, not a refusal: the caller's retry reads the new rows.
+        retryable: true,
+      });
       return { session, recorded: false }; // already released
     }
     if (released.freedVersion !== undefined) this.keepRow(released.session.groupId, released.session.instanceId, released.freedVersion, false);
@@ -403,7 +406,7 @@ export class FleetService {
       if (instance.state === 'error' || instance.state === 'degraded') {
         throw new AppError('UPSTREAM_FAILED', `spawned instance ${instance.name} is ${instance.state}: ${instance.stateReason ?? ''}`.trim());
       }
-      if (this.now >= deadline) throw new AppError('TIMEOUT', `spawned instance ${instance.name} was not online within ${waitMs} ms (it is ${instance.state})`, { retryable: true });
+      if (this.now >= deadline) throw new AppError('TIMEOUT', `spawned instance ${instance.name} was not online within ${waitMs} ms (it is ${instance.state})`);
       await this.changeOrSleep(instanceId, Math.min(this.deps.pollMs ?? 100, Math.max(1, deadline - this.now)));
     }
   }

@@ -124,7 +124,7 @@ export class InstanceCreator {
       const hostId = unwrap(placeInstance(hosts, { groupId, memoryMb }, strategy));
       if (await tx.hosts.reserveMemory(hostId, memoryMb)) return hostId;
       if (attempt >= PLACEMENT_ATTEMPTS) {
-        throw new AppError('NO_CAPACITY', `could not reserve ${memoryMb} MiB: other placements kept taking the free memory; try again`, { retryable: true });
+        throw new AppError('NO_CAPACITY', `could not reserve ${memoryMb} MiB: other placements kept taking the free memory; try again`);
       }
     }
   }

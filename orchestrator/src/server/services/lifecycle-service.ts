@@ -221,7 +221,7 @@ export class LifecycleService {
         return { hostId: plan.hostId, payload: { start: true, unarchive: true, ...restore }, reason: plan.reason };
       }
       // Another placement took the memory between the read and the reservation.
-      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS) throw new AppError('NO_CAPACITY', `archived instance ${instance.name}: other placements kept taking the free memory on host ${plan.hostId}; try again`, { retryable: true });
+      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS) throw new AppError('NO_CAPACITY', `archived instance ${instance.name}: other placements kept taking the free memory on host ${plan.hostId}; try again`);
     }
   }
 
@@ -253,7 +253,7 @@ export class LifecycleService {
       if (await tx.hosts.reserveMemory(hostId, instance.memoryMb)) {
         return { hostId, payload: { start: true }, reason: `its create runs again on host ${hostId} with ${instance.memoryMb} MiB reserved` };
       }
-      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS) throw new AppError('NO_CAPACITY', `instance ${instance.name}: other placements kept taking the free memory on host ${hostId}; try again`, { retryable: true });
+      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS) throw new AppError('NO_CAPACITY', `instance ${instance.name}: other placements kept taking the free memory on host ${hostId}; try again`);
     }
   }
 

@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { isReadyStatus, pingServer } from '../src/protocol/status-client.js';
+import { pingServer } from '../src/protocol/status-client.js';
+import { minecraftStatusReady } from '../src/lifecycle/readiness.js';
 import { orchestratorConfig } from '../src/server/config.js';
 import { buildOrchestrator, type Orchestrator } from '../src/server/orchestrator.js';
 import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator } from '../test/support/agent-harness.js';
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
       await c.start();
       await until('raw ping', async () => {
         try {
-          return isReadyStatus((await pingServer('127.0.0.1', hostPort, { timeoutMs: 1000 })).status);
+          return minecraftStatusReady((await pingServer('127.0.0.1', hostPort, { timeoutMs: 1000 })).status);
         } catch {
           await sleep(PROBE_MS - 10);
           return false;

@@ -9,7 +9,8 @@ import mc from 'minecraft-protocol';
 import { docker } from '../test/support/docker.js';
 import { DEFAULT_VERSION, pingStatus, startMcServerContainer, waitForStatus, type McServerContainer } from '../test/support/mc-server.js';
 import { until, type Stack, type StackRouter } from '../test/support/router-stack.js';
-import { isReadyStatus, pingServer } from '../src/protocol/status-client.js';
+import { pingServer } from '../src/protocol/status-client.js';
+import { minecraftStatusReady } from '../src/lifecycle/readiness.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -176,7 +177,7 @@ export async function startRawWake(labels: Record<string, string>): Promise<RawW
       const t0 = performance.now();
       await c.start();
       const answeredAt = performance.now();
-      await until('a ready ping after docker start', () => pingServer(plain.host, plain.hostPort, { timeoutMs: 1000 }).then((r) => isReadyStatus(r.status), () => false), 30_000, RAW_PROBE_MS);
+      await until('a ready ping after docker start', () => pingServer(plain.host, plain.hostPort, { timeoutMs: 1000 }).then((r) => minecraftStatusReady(r.status), () => false), 30_000, RAW_PROBE_MS);
       return login(t0, answeredAt, performance.now(), username);
     },
     remove: () => plain.remove(),

@@ -76,7 +76,7 @@ export class HttpLayerSource implements LayerSource {
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     const what = `layer ${ref.id}@${ref.checksum.slice(0, 12)}`;
     const failure = (err: unknown): AppError =>
-      new AppError('UPSTREAM_FAILED', timedOut ? `download of ${what} timed out after ${this.options.timeoutMs} ms of silence` : `download of ${what} failed: ${(err as Error).message}`, { retryable: true, cause: err });
+      new AppError('UPSTREAM_FAILED', timedOut ? `download of ${what} timed out after ${this.options.timeoutMs} ms of silence` : `download of ${what} failed: ${(err as Error).message}`, { cause: err });
 
     arm();
     let response: Response;

@@ -16,7 +16,6 @@ export function formatRange(range: PortRange): string {
 export function chooseFreePort(range: PortRange, used: ReadonlySet<number>): number {
   for (let port = range.first; port <= range.last; port++) if (!used.has(port)) return port;
   throw new AppError('PORT_RANGE_EXHAUSTED', `every game port in ${formatRange(range)} is in use on this host`, {
-    retryable: true,
     details: { portRange: formatRange(range) },
   });
 }

@@ -62,7 +62,7 @@ export async function gracefulStop(deps: PowerDeps, c: ContainerDetails, options
     await deps.runtime.kill(c.id, 'SIGKILL');
     killed = true;
     if (!(await deps.runtime.waitForExit(c.id, KILL_WAIT_MS))) {
-      throw new AppError('TIMEOUT', `container ${c.id} still runs ${KILL_WAIT_MS} ms after SIGKILL`, { retryable: true });
+      throw new AppError('TIMEOUT', `container ${c.id} still runs ${KILL_WAIT_MS} ms after SIGKILL`);
     }
   }
   const after = await deps.runtime.inspect(c.id);

@@ -88,7 +88,7 @@ async function placeAfterRemoval(svc: InstanceInternals, instanceId: string, req
     if (!kept) throw err;
     log.warn({ instanceId, containerId: kept.containerId, hostPort: kept.hostPort }, 'replace: no port would start; the container was re-created stopped');
     throw new AppError('PORT_RANGE_EXHAUSTED', `no port of ${formatRange(svc.deps.ports.range)} would start on host ${svc.deps.agentId} (${err.message}); the container was re-created stopped on port ${kept.hostPort ?? '?'} with its data: free a port, then start it`, {
-      retryable: true, cause: err, details: { portRange: formatRange(svc.deps.ports.range), hostPort: kept.hostPort },
+      cause: err, details: { portRange: formatRange(svc.deps.ports.range), hostPort: kept.hostPort },
     });
   }
 }
@@ -101,6 +101,6 @@ function noFreePort(err: unknown, svc: InstanceInternals, instanceId: string, ol
     ? `host port ${oldPort ?? '?'} is taken and no other port of ${range} is free on host ${svc.deps.agentId}`
     : `no port of ${range} is free on host ${svc.deps.agentId} for the new container`;
   return new AppError('PORT_RANGE_EXHAUSTED', `${why}; the container of instance ${instanceId} was kept, stopped, with its data: free a port, then start it`, {
-    retryable: true, cause: err, details: { portRange: range, ...(oldPort !== undefined ? { hostPort: oldPort } : {}) },
+    cause: err, details: { portRange: range, ...(oldPort !== undefined ? { hostPort: oldPort } : {}) },
   });
 }

@@ -58,7 +58,8 @@ const ENTER: Readonly<Record<InstanceAction, Partial<Record<InstanceState, Insta
   update: { stopped: 'update', online: 'update', degraded: 'update' },
   'apply-settings': { stopped: 'update', online: 'update', degraded: 'update' },
   backup: { stopped: 'backup', online: 'backup', degraded: 'backup' },
-  restore: { stopped: 'restore', online: 'restore', degraded: 'restore', error: 'restore', intervention_required: 'restore' },
+  // Never from a running container: the agent refuses a restore while it runs (docs/lifecycle.md, backups and restore).
+  restore: { stopped: 'restore', error: 'restore', intervention_required: 'restore' },
   delete: {
     draft: 'deleting', stopped: 'deleting', online: 'deleting', degraded: 'deleting', paused: 'deleting',
     error: 'deleting', unknown: 'deleting', intervention_required: 'deleting', archived: 'deleting',

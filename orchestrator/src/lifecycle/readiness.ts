@@ -128,6 +128,17 @@ export interface ReadinessInput {
   probe: { ready: boolean; consecutiveFailures: number } | null;
 }
 
+/**
+ * A container state as readiness reads it (Docker's names, or the observed
+ * state in the record): exited and dead are `exited`; unknown or not yet
+ * observed counts as running, so the probe decides.
+ */
+export function readinessContainerStatus(state: string | undefined): ReadinessInput['container']['status'] {
+  if (state === 'running' || state === 'paused' || state === 'created') return state;
+  if (state === 'exited' || state === 'dead') return 'exited';
+  return 'running';
+}
+
 export type ReadinessDecision =
   | { kind: 'stay'; reason: string }
   | { kind: 'transition'; to: InstanceState; event: string; reason: string }

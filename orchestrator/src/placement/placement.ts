@@ -66,13 +66,11 @@ function noCapacity(hosts: readonly PlacementHost[], request: PlacementRequest, 
     for (const h of hosts) counts.set(h.status, (counts.get(h.status) ?? 0) + 1);
     const summary = hosts.length === 0 ? 'no hosts are registered' : `${hosts.length} host(s): ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ')}`;
     return new AppError('NO_CAPACITY', `no ONLINE host to place ${request.memoryMb} MiB on (${summary})`, {
-      retryable: true,
       details: { requiredMb: request.memoryMb, onlineHosts: 0 },
     });
   }
   const best = bestFree ? Math.max(0, free(bestFree)) : 0;
   return new AppError('NO_CAPACITY', `no ONLINE host has ${request.memoryMb} MiB free; best has ${best} MiB (${bestFree?.id})`, {
-    retryable: true,
     details: { requiredMb: request.memoryMb, bestFreeMb: best, bestHostId: bestFree?.id ?? null, onlineHosts: online },
   });
 }

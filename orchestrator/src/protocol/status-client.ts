@@ -31,11 +31,6 @@ export interface PingOptions {
   maxFrameSize?: number;
 }
 
-/** True when a status answer means the server accepts players (itzg mc-health rule). */
-export function isReadyStatus(status: ServerStatus): boolean {
-  return typeof status.players?.max === 'number' && status.players.max > 0;
-}
-
 export function pingServer(host: string, port: number, options: PingOptions = {}): Promise<PingResult> {
   const timeoutMs = options.timeoutMs ?? 3000;
   const maxFrameSize = options.maxFrameSize ?? MAX_FRAME_SIZE;

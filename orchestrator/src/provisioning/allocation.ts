@@ -3,7 +3,7 @@
 
 import type { EpochMs, PlacementStrategy } from '../domain/index.js';
 import { fleetClass, type FleetInstance } from './buffer.js';
-import type { FleetHost } from './host-order.js';
+import { chooseInstances, type FleetHost } from './instance-choice.js';
 
 export interface AllocationFilter {
   variantId?: string;
@@ -11,40 +11,21 @@ export interface AllocationFilter {
   labels?: Readonly<Record<string, string>>;
 }
 
-const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
 /**
  * The Ready, unallocated, not draining instances matching the filter, on
- * hosts not known to be other than ONLINE, best first. packed: on the busiest
- * host (most instances), so other hosts empty out and scale-down can free
- * them; distributed: on the host with the fewest allocated instances of the
- * group, then the least busy. Ties by host id, then instance id.
+ * ONLINE hosts (or hosts whose status is not given), best first by the one
+ * instance chooser (instance-choice.ts): packed: on the busiest host (most
+ * instances), so other hosts empty out and scale-down can free them;
+ * distributed: on the host with the fewest of the group in use (allocated or
+ * with players), then the least busy. Ties by host id, then instance id.
  */
 export function rankAllocatable(instances: readonly FleetInstance[], hosts: readonly FleetHost[], placement: PlacementStrategy, filter: AllocationFilter = {}): string[] {
-  const known = new Map(hosts.map((h) => [h.id, h.instanceCount]));
-  const onHost = new Map<string, number>();
-  const allocatedOnHost = new Map<string, number>();
-  for (const i of instances) {
-    if (i.hostId === null) continue;
-    onHost.set(i.hostId, (onHost.get(i.hostId) ?? 0) + 1);
-    if (i.allocated) allocatedOnHost.set(i.hostId, (allocatedOnHost.get(i.hostId) ?? 0) + 1);
-  }
-  const busy = (h: string): number => known.get(h) ?? onHost.get(h) ?? 0;
-  const score = (h: string): [number, number] => (placement === 'packed' ? [-busy(h), 0] : [allocatedOnHost.get(h) ?? 0, busy(h)]);
-  const candidates = readyOn(instances, hosts).filter((i) => matches(i, filter));
-  return candidates.sort(compare).map((i) => i.id);
-
-  function compare(a: FleetInstance, b: FleetInstance): number {
-    const [a1, a2] = score(a.hostId!);
-    const [b1, b2] = score(b.hostId!);
-    return a1 - b1 || a2 - b2 || byId(a.hostId!, b.hostId!) || byId(a.id, b.id);
-  }
+  return readyOn(instances, hosts, placement).filter((i) => matches(i, filter)).map((i) => i.id);
 }
 
-/** Ready, unallocated, not draining instances on hosts not known to be other than ONLINE: what an allocation may take. */
-function readyOn(instances: readonly FleetInstance[], hosts: readonly FleetHost[]): FleetInstance[] {
-  const closed = new Set(hosts.filter((h) => h.status !== undefined && h.status !== 'ONLINE').map((h) => h.id));
-  return instances.filter((i) => fleetClass(i) === 'ready' && i.hostId !== null && !closed.has(i.hostId));
+/** Ready, unallocated, not draining instances on ONLINE hosts, best first: what an allocation may take. */
+function readyOn(instances: readonly FleetInstance[], hosts: readonly FleetHost[], placement: PlacementStrategy = 'packed'): FleetInstance[] {
+  return chooseInstances(instances.filter((i) => fleetClass(i) === 'ready' && i.hostId !== null), { placement, hosts, groupInstances: instances }, 'placeable');
 }
 
 const matches = (i: FleetInstance, filter: AllocationFilter): boolean => (filter.variantId === undefined || i.variantId === filter.variantId)

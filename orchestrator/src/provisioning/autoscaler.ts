@@ -5,11 +5,11 @@
 
 import type { EpochMs, GroupCaps, GroupKind, PlacementStrategy } from '../domain/index.js';
 import { desiredBuffer, fillOf, fleetClass, fleetCounts, type Fill, type FleetCounts, type FleetInstance } from './buffer.js';
-import { hostOrder, type FleetHost } from './host-order.js';
+import { chooseInstances, hostOrder, type FleetHost } from './instance-choice.js';
 import type { ScalingPolicy } from './scaling-policy.js';
 import { limitName, type LimitRoom } from '../placement/placement.js';
 
-export type { FleetHost } from './host-order.js';
+export type { FleetHost } from './instance-choice.js';
 
 export interface CapsRemaining {
   /** New instances the group's atomic limits (caps.maxInstances, scaling.maxInstances) still allow. */
@@ -170,9 +170,11 @@ function chooseWake(sorted: readonly FleetInstance[], input: FleetInput, wanted:
   // Only settled sleepers; archived worlds are finished (a start or a login brings one back, not the fleet).
   const rank = (i: FleetInstance): number => (i.state === 'paused' ? 0 : 1);
   const sleepers = sorted.filter((i) => !i.allocated && !i.draining && (i.state === 'paused' || i.state === 'stopped'));
-  const order = hostOrder(input.group.placement, input.hosts, sorted, 'fill');
-  sleepers.sort((a, b) => rank(a) - rank(b) || order(a, b));
-  return sleepers.slice(0, wanted).map((i) => ({ instanceId: i.id, reason: `${i.state} and unallocated: waking it is cheaper than a spawn` }));
+  // Paused before stopped (a resume is cheaper), each in the chooser's order; never on a host that is down.
+  const chosen = chooseInstances(sleepers, { placement: input.group.placement, hosts: input.hosts, groupInstances: sorted }, 'serving');
+  const place = new Map(chosen.map((i, n) => [i.id, n]));
+  const woken = chosen.slice().sort((a, b) => rank(a) - rank(b) || place.get(a.id)! - place.get(b.id)!);
+  return woken.slice(0, wanted).map((i) => ({ instanceId: i.id, reason: `${i.state} and unallocated: waking it is cheaper than a spawn` }));
 }
 
 function chooseDespawn(sorted: readonly FleetInstance[], input: FleetInput, removable: number, fill: Fill, whenEmptyForMs: number, bufferTarget: number): FleetPlan['despawn'] {

@@ -57,7 +57,7 @@ export function planUnarchive(input: UnarchiveInput): Checked<UnarchivePlan> {
     }
     if (keptInMaintenance) return ok({ kind: 'kept', hostId: kept.id, reason: `world kept on host ${kept.id} (in maintenance; no other host fits)` });
     return fail(new AppError('NO_CAPACITY', `archived instance ${instance.name} ${why}, and no other host can take its final backup ${finalBackup.backupId}: ${placed.error.message}`, {
-      retryable: true, details: { ...(placed.error.details ?? {}), keptHostId, backupId: finalBackup.backupId },
+      details: { ...(placed.error.details ?? {}), keptHostId, backupId: finalBackup.backupId },
     }));
   }
   if (keptInMaintenance) return ok({ kind: 'kept', hostId: kept.id, reason: `world kept on host ${kept.id} (in maintenance)` });
@@ -67,6 +67,6 @@ export function planUnarchive(input: UnarchiveInput): Checked<UnarchivePlan> {
   const message = `archived instance ${instance.name} ${why}, and ${noBackup}; it is not started elsewhere with an empty world in place of the kept one`;
   const details = { keptHostId, backupId: finalBackup?.backupId ?? null };
   // The kept host may still come back (or get room); a host that is gone will not.
-  if (kept && (kept.status === 'ONLINE' || kept.status === 'MAINTENANCE')) return fail(new AppError('NO_CAPACITY', message, { retryable: true, details }));
+  if (kept && (kept.status === 'ONLINE' || kept.status === 'MAINTENANCE')) return fail(new AppError('NO_CAPACITY', message, { details }));
   return fail(new AppError('HOST_UNAVAILABLE', message, { retryable: kept !== undefined, details }));
 }

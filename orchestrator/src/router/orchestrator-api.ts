@@ -99,7 +99,7 @@ export class OrchestratorApi implements RouterApi {
       res = await this.fetch(`${this.options.baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(payload), signal: AbortSignal.timeout(timeoutMs) });
       text = await res.text();
     } catch (err) {
-      throw new AppError('UPSTREAM_FAILED', `orchestrator unreachable (POST ${path}): ${(err as Error).message}`, { retryable: true, cause: err });
+      throw new AppError('UPSTREAM_FAILED', `orchestrator unreachable (POST ${path}): ${(err as Error).message}`, { cause: err });
     }
     let body: unknown = undefined;
     if (text) {
@@ -116,7 +116,8 @@ export class OrchestratorApi implements RouterApi {
     try {
       return parse(body);
     } catch (err) {
-      throw new AppError('UPSTREAM_FAILED', `orchestrator sent a bad ${what}: ${(err as Error).message}`);
+      // Not an outage: an answer this router cannot read (another version) stays unreadable when asked again.
+      throw new AppError('UPSTREAM_FAILED', `orchestrator sent a bad ${what}: ${(err as Error).message}`, { retryable: false, cause: err });
     }
   }
 
@@ -129,8 +130,9 @@ export class OrchestratorApi implements RouterApi {
       // The orchestrator's own code is kept even when the catalogue lacks it (CAPACITY_EXHAUSTED).
       // A refusal's player-facing reason (a join over the caps: "survival is full (4 of 4 worlds)") is kept for the disconnect.
       const playerMessage = typeof error?.details?.playerMessage === 'string' ? { playerMessage: error.details.playerMessage.slice(0, 200) } : {};
-      return new AppError(code, message, { details: { status, upstreamCode: error?.code, ...playerMessage } });
+      // A 4xx is the orchestrator's answer (a refusal the player sees), never "unreachable", whatever its code's default.
+      return new AppError(code, message, { retryable: false, details: { status, upstreamCode: error?.code, ...playerMessage } });
     }
-    return new AppError('UPSTREAM_FAILED', message, { retryable: true, details: { status } });
+    return new AppError('UPSTREAM_FAILED', message, { details: { status } });
   }
 }

@@ -276,7 +276,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     changes, registry, transfers, playerSessions, fleet, networkSecret, idleTiers,
     catalog: new CatalogService(store, clock),
     instances: creator,
-    previewer: new InstancePreviewer({ store, clock, maxTotalInstances: config.maxTotalInstances }),
+    previewer: new InstancePreviewer({ store, clock, planner: creator, maxTotalInstances: config.maxTotalInstances }),
   };
   // Generated at the first start, never a default; kept in the store, never in a template (seed 003).
   await networkSecret.get();

@@ -60,8 +60,26 @@ export const ERROR_CATALOGUE = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
+/**
+ * The codes a later attempt of the same call may cure — the network or a
+ * peer came back, a busy engine or instance finished, capacity was freed, a
+ * deposed leader's successor resends. An AppError of one of these is
+ * retryable unless the site that throws it says otherwise (AppErrorOptions
+ * `retryable`, with a comment saying why); every other code is final for a
+ * retry loop (the command worker, docs/orchestrator.md "Commands").
+ */
+const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'UPSTREAM_FAILED', 'TIMEOUT', 'DATABASE_UNAVAILABLE', 'HOST_UNAVAILABLE', 'NO_CAPACITY', 'PORT_RANGE_EXHAUSTED',
+  'INSTANCE_BUSY', 'STALE_LEADER', 'DOCKER_ERROR', 'IMAGE_PULL_FAILED',
+]);
+
+/** Whether an error of `code` is retryable when its site does not say. */
+export function retryableByDefault(code: ErrorCode): boolean {
+  return RETRYABLE_CODES.has(code);
+}
+
 export interface AppErrorOptions {
-  /** True when the same call may succeed later (network, busy engine). */
+  /** Overrides the code's default (retryableByDefault) where this site truly differs; say why beside it. */
   retryable?: boolean;
   /**
    * A 5xx a retry cannot cure (a pull the registry refused for good): the
@@ -84,7 +102,7 @@ export class AppError extends Error {
     this.name = 'AppError';
     this.code = code;
     this.final = options.final === true;
-    this.retryable = !this.final && (options.retryable ?? false);
+    this.retryable = !this.final && (options.retryable ?? retryableByDefault(code));
     this.details = options.details;
   }
 

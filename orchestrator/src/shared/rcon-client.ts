@@ -93,7 +93,7 @@ export class RconClient {
 
   private constructor(private readonly socket: Socket, private readonly options: RconClientOptions) {
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err) => this.fail(new AppError('UPSTREAM_FAILED', `RCON connection to ${this.target} failed: ${err.message}`, { retryable: true })));
+    socket.on('error', (err) => this.fail(new AppError('UPSTREAM_FAILED', `RCON connection to ${this.target} failed: ${err.message}`)));
     socket.on('close', () => this.onClose());
   }
 
@@ -105,14 +105,14 @@ export class RconClient {
     socket.setNoDelay(true);
     try {
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new AppError('TIMEOUT', `RCON connection to ${target} not established within ${timeoutMs} ms`, { retryable: true })), timeoutMs);
+        const timer = setTimeout(() => reject(new AppError('TIMEOUT', `RCON connection to ${target} not established within ${timeoutMs} ms`)), timeoutMs);
         socket.once('connect', () => {
           clearTimeout(timer);
           resolve();
         });
         socket.once('error', (err) => {
           clearTimeout(timer);
-          reject(new AppError('UPSTREAM_FAILED', `RCON connection to ${target} failed: ${err.message}`, { retryable: true }));
+          reject(new AppError('UPSTREAM_FAILED', `RCON connection to ${target} failed: ${err.message}`));
         });
       });
       const client = new RconClient(socket, options);
@@ -163,7 +163,7 @@ export class RconClient {
     return new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
         // The stream position is unknown after a timeout; the connection is unusable.
-        this.fail(new AppError('TIMEOUT', `RCON ${auth ? 'authentication' : 'command'} on ${this.target} got no complete answer within ${timeoutMs} ms`, { retryable: true }));
+        this.fail(new AppError('TIMEOUT', `RCON ${auth ? 'authentication' : 'command'} on ${this.target} got no complete answer within ${timeoutMs} ms`));
       }, timeoutMs);
       const done = <T>(fn: (v: T) => void) => (v: T) => {
         clearTimeout(timer);
@@ -225,7 +225,7 @@ export class RconClient {
     const p = this.pending;
     // A server that answered and then closed (e.g. after `stop`) gave its full answer.
     if (p && !p.auth && p.chunks.length > 0) p.resolve(Buffer.concat(p.chunks).toString('utf8'));
-    this.fail(new AppError('UPSTREAM_FAILED', `RCON connection to ${this.target} closed`, { retryable: true }));
+    this.fail(new AppError('UPSTREAM_FAILED', `RCON connection to ${this.target} closed`));
   }
 
   private fail(err: AppError): void {

@@ -178,7 +178,7 @@ function classify(err: unknown, sourceError: unknown): AppError {
   if (isAppError(err)) return err;
   if (sourceError !== undefined) {
     if (isAppError(sourceError)) return sourceError;
-    return new AppError('UPSTREAM_FAILED', `archive download failed: ${(sourceError as Error).message}`, { retryable: true, cause: sourceError });
+    return new AppError('UPSTREAM_FAILED', `archive download failed: ${(sourceError as Error).message}`, { cause: sourceError });
   }
   const e = err as NodeJS.ErrnoException;
   if (typeof e.code === 'string' && e.code.startsWith('Z_')) {

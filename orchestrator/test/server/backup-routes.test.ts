@@ -250,6 +250,8 @@ describe('restore', () => {
     const running = await s.t.call('POST', `/api/v1/instances/${s.id}/restore`, { body: { backupId: 'b1', confirm: 'survival' } });
     expect(running.status).toBe(409);
     expect(running.body.error.code).toBe('INVALID_TRANSITION');
+    // The planner's refusal (lifecycle/actions.ts), not a second list in the route.
+    expect(running.body.error.message).toMatch(/allowed from: stopped, error, intervention_required/);
     await s.t.call('POST', `/api/v1/instances/${s.id}/stop`);
     await s.work();
     s.a.calls.length = 0;

@@ -89,6 +89,24 @@ describe('group join of a fleet scaled to zero', () => {
     expect(await t.o.ctx.store.instances.list({ groupId: 'zero' })).toEqual([]);
   });
 
+  it('the login goes where the group placement says (the one chooser), not to the lowest id', async () => {
+    const { t, join } = await setup();
+    const h1 = await seed(t);
+    const h2 = await seed(t, 'http://127.0.0.1:9/agent', 'h2');
+    await t.o.ctx.store.groups.put(group('lobby', { placement: 'packed' }));
+    await t.o.ctx.store.groups.put(group('spread', { placement: 'distributed' }));
+    await h1.add('a-lobby', 'online', { groupId: 'lobby' });
+    await h2.add('b-lobby', 'online', { groupId: 'lobby' });
+    await h2.add('c-other', 'stopped', { groupId: 'g1' });
+    // packed: the busiest host (h2, two instances), so h1 can empty out.
+    expect((await join('lobby')).body).toMatchObject({ instanceId: 'b-lobby', action: 'route' });
+    await h1.add('a-spread', 'online', { groupId: 'spread', players: { online: 3, max: 20, at: t.clock.now() } });
+    await h2.add('b-spread', 'online', { groupId: 'spread', players: { online: 0, max: 20, at: t.clock.now() } });
+    await h1.add('c-spread', 'online', { groupId: 'spread', players: { online: 0, max: 20, at: t.clock.now() } });
+    // distributed: the host with the fewest of the group in use (h2: none with players), whatever the ids.
+    expect((await join('spread')).body).toMatchObject({ instanceId: 'b-spread', action: 'route' });
+  });
+
   it('a world on a host that is down is never the answer: one is spawned on a host that is up', async () => {
     const { t, join } = await setup();
     const down = await seed(t, 'http://127.0.0.1:9/agent', 'h2');

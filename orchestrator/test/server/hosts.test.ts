@@ -329,14 +329,14 @@ describe('adopting unclaimed containers', () => {
     expect(audit[0]).toMatchObject({ action: 'host.unclaimed.adopt', result: 'error', errorCode: 'CONFLICT' });
   });
 
-  it('an unknown group is 404; a missing variant of the group is 404', async () => {
+  it('an unknown group is 404; a missing variant of the group is 400, as for a create', async () => {
     const { t } = await freshHostWith({ instanceId: 'old-1', groupId: 'gone', variantId: 'v' }, { instanceId: 'old-2', groupId: 'per', variantId: 'w' });
     const gone = await adopt(t, 'old-1', { groupId: 'gone', variantId: 'v' });
     expect(gone.status).toBe(404);
     expect(gone.body.error).toMatchObject({ code: 'GROUP_NOT_FOUND', message: expect.stringContaining('group gone does not exist') });
     const noVariant = await adopt(t, 'old-2', { groupId: 'per', variantId: 'w' });
-    expect(noVariant.status).toBe(404);
-    expect(noVariant.body.error.message).toContain('has no variant w');
+    expect(noVariant.status).toBe(400);
+    expect(noVariant.body.error).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('has no variant w') });
     expect(await unclaimedIds(t)).toEqual(['old-1', 'old-2']);
   });
 

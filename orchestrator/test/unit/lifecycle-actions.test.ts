@@ -55,6 +55,11 @@ const cases: [string, ActionInstance, InstanceAction, Actor, ActionContext, Expe
   ['update keeps the prior intent', instance('online', { desiredState: 'running' }), 'update', admin, noGlobal, { enter: 'update', desired: 'running' }],
   ['apply-settings on a stopped instance keeps it stopped', instance('stopped'), 'apply-settings', user, noGlobal, { enter: 'update', desired: 'stopped' }],
   ['backup an online instance keeps it running', instance('online', { desiredState: 'running' }), 'backup', system, noGlobal, { enter: 'backup', desired: 'running' }],
+  ['restore from stopped', instance('stopped'), 'restore', user, noGlobal, { enter: 'restore', desired: 'stopped' }],
+  ['restore from error', instance('error'), 'restore', admin, noGlobal, { enter: 'restore', desired: 'stopped' }],
+  // The route asks this rule (routes/instance-backups.ts): the agent refuses a restore while the container runs.
+  ['restore an online instance is refused: stop it first', instance('online', { desiredState: 'running' }), 'restore', admin, noGlobal, { code: 'INVALID_TRANSITION', message: /cannot restore instance survival while it is online \(allowed from: stopped, error, intervention_required\)/ }],
+  ['restore a degraded instance is refused', instance('degraded'), 'restore', admin, noGlobal, { code: 'INVALID_TRANSITION' }],
   ['restore from intervention_required', instance('intervention_required'), 'restore', admin, noGlobal, { enter: 'restore', desired: 'stopped' }],
   ['delete an online instance', instance('online'), 'delete', admin, noGlobal, { enter: 'deleting', desired: 'deleted' }],
   ['delete during installing is refused', instance('installing'), 'delete', admin, noGlobal, { code: 'INVALID_TRANSITION' }],

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import {
-  evaluateReadiness, logLinesReady, minecraftStatusReady, validateReadinessSpec, type ReadinessInput,
+  evaluateReadiness, logLinesReady, minecraftStatusReady, readinessContainerStatus, validateReadinessSpec, type ReadinessInput,
 } from '../../src/lifecycle/readiness.js';
 
 describe('validateReadinessSpec', () => {
@@ -58,6 +58,12 @@ describe('probe helpers', () => {
     [null, false],
     ['ok', false],
   ])('minecraft status %j ready=%s', (status, ready) => expect(minecraftStatusReady(status)).toBe(ready));
+
+  // The supervisor (observed state) and the update runner (inspect) read containers through this one mapping.
+  it.each([
+    ['running', 'running'], ['paused', 'paused'], ['created', 'created'], ['exited', 'exited'], ['dead', 'exited'],
+    ['restarting', 'running'], ['unknown', 'running'], [undefined, 'running'],
+  ] as const)('container state %s reads as %s', (state, status) => expect(readinessContainerStatus(state)).toBe(status));
 
   it('matches log lines with the template pattern', () => {
     expect(logLinesReady('Done \\(', ['Loading', '[12:00] Done (3.2s)! For help'])).toBe(true);

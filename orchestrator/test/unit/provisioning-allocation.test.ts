@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { explainNoMatch, rankAllocatable, shouldRelease } from '../../src/provisioning/allocation.js';
 import { fleetClass, type FleetInstance } from '../../src/provisioning/buffer.js';
-import type { FleetHost } from '../../src/provisioning/host-order.js';
+import type { FleetHost } from '../../src/provisioning/instance-choice.js';
 
 const NOW = 1_700_000_000_000;
 const inst = (id: string, hostId: string | null, over: Partial<FleetInstance> = {}): FleetInstance => ({

@@ -119,7 +119,7 @@ export class AgentHostDriver implements HostDriver {
     this.metrics = {
       stats: async (host, ids = {}) => {
         const body = await this.call<Api.InstanceStatsAnswer>(host, 'GET', '/instances/stats', undefined, ids);
-        if (!body || !Array.isArray(body.instances)) throw new AppError('UPSTREAM_FAILED', `agent at ${host.controlUrl} answered stats without "instances"`, { retryable: true });
+        if (!body || !Array.isArray(body.instances)) throw new AppError('UPSTREAM_FAILED', `agent at ${host.controlUrl} answered stats without "instances"`);
         return body.instances;
       },
     };
@@ -127,7 +127,7 @@ export class AgentHostDriver implements HostDriver {
 
   async inventory(host: DriverHost, ids: CallIds = {}): Promise<Api.InventoryEntry[]> {
     const body = await this.call<Api.InventoryAnswer>(host, 'GET', '/instances', undefined, ids);
-    if (!body || !Array.isArray(body.instances)) throw new AppError('UPSTREAM_FAILED', `agent at ${host.controlUrl} answered an inventory without "instances"`, { retryable: true });
+    if (!body || !Array.isArray(body.instances)) throw new AppError('UPSTREAM_FAILED', `agent at ${host.controlUrl} answered an inventory without "instances"`);
     return body.instances;
   }
 
@@ -180,7 +180,7 @@ export class AgentHostDriver implements HostDriver {
       const timedOut = (err as Error).name === 'TimeoutError';
       throw new AppError(timedOut ? 'TIMEOUT' : 'HOST_UNAVAILABLE', timedOut
         ? `agent at ${host.controlUrl} did not answer GET ${route} within ${this.deps.timeoutMs} ms`
-        : `agent at ${host.controlUrl} did not stream GET ${route} (${(err as Error).message})`, { retryable: true, cause: err });
+        : `agent at ${host.controlUrl} did not stream GET ${route} (${(err as Error).message})`, { cause: err });
     }
     if (answer.status !== 200) throw agentError(answer.status, parseJson(await readSome(answer.body)), `GET ${route}`, host.controlUrl);
     return answer.body;
@@ -259,7 +259,7 @@ export class AgentHostDriver implements HostDriver {
       const timedOut = controller.signal.aborted;
       throw new AppError(timedOut ? 'TIMEOUT' : 'HOST_UNAVAILABLE', timedOut
         ? `agent at ${controlUrl} did not answer ${method} ${route} within ${timeoutMs} ms`
-        : `agent at ${controlUrl} is unreachable (${(err as Error).message})`, { retryable: true, cause: err });
+        : `agent at ${controlUrl} is unreachable (${(err as Error).message})`, { cause: err });
     } finally {
       clearTimeout(timer);
     }
@@ -287,7 +287,9 @@ export function agentError(status: number, body: unknown, what: string, controlU
   const message = typeof e?.message === 'string' ? e.message : `HTTP ${status}`;
   // An answer that says `retryable: false` is final (a pull the registry refused for good), whatever its status.
   const final = e?.retryable === false;
-  const retryable = !final && (status >= 500 || status === 429 || code === 'INSTANCE_BUSY' || code === 'STALE_LEADER');
+  // The code's default (errors.ts: INSTANCE_BUSY and STALE_LEADER are retryable), except that any 5xx or 429 answer is:
+  // the agent or its proxy failed now, whatever code it named (an agent's INTERNAL is worth another attempt).
+  const retryable = final ? false : status >= 500 || status === 429 ? true : undefined;
   const agentDetails = e?.details !== null && typeof e?.details === 'object' ? (e.details as Record<string, unknown>) : {};
-  return new AppError(code, `agent ${controlUrl} refused ${what}: ${message}`, { retryable, details: { ...agentDetails, agentStatus: status } });
+  return new AppError(code, `agent ${controlUrl} refused ${what}: ${message}`, { ...(retryable === undefined ? {} : { retryable }), details: { ...agentDetails, agentStatus: status } });
 }

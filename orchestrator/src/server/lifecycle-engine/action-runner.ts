@@ -15,14 +15,13 @@ import type { Store } from '../../store/store.js';
 import { capability, type HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { BackupRunner, type BackupHooks } from './backup-runner.js';
-import { agentCreateBody, revisionConfig } from '../services/instance-config.js';
 import { moveInstance } from './instance-transitions.js';
+import { recordRevision, replaceContainer } from './replacement.js';
 import { applyPendingChanges } from '../services/pending-changes.js';
 import { readinessOf, type ProbeOutcome, type ReadinessProber } from './readiness-prober.js';
 import { UpdateRunner } from './update-runner.js';
 import type { RunContext } from './run-context.js';
 import { commandKindOf, type CommandHandler } from './command-handler.js';
-import { networkSecretFor } from '../provisioning/network-secret.js';
 import { FleetActions } from './fleet-actions.js';
 import { templateOf } from '../services/template-of.js';
 import { sleep } from '../../shared/timers.js';
@@ -205,7 +204,10 @@ export class ActionRunner implements CommandHandler {
     const details = { path, method: res.method, killed: res.killed, exitCode: res.exitCode, timeoutSeconds: request.timeoutSeconds };
     const patch = { observed: { container: 'exited' as const, ...(res.exitCode === null ? {} : { exitCode: res.exitCode }), observedAt: this.now }, ...(then ? {} : { activeAction: null }) };
     const moved = await moveInstance(this.deps.store, instance, 'stopped', { now: this.now, reason: describeStop(path, request.timeoutSeconds, res.exitCode), actor: ctx.actor, commandId: ctx.cmd.id, details, patch });
-    if (!moved) throw new AppError('CONFLICT', `instance ${instance.name} changed state during its stop`, { retryable: true });
+    if (!moved) throw new AppError('CONFLICT', `instance ${instance.name} changed state during its stop`, {
+      // A version race with the supervisor, not a refusal: the next attempt reads the new state.
+      retryable: true,
+    });
     if (then) return (await moveInstance(this.deps.store, moved, then, { now: this.now, reason: `restart by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? moved;
     return moved;
   }
@@ -313,8 +315,7 @@ export class ActionRunner implements CommandHandler {
   private async replace(instance: Instance, ctx: RunContext, start: boolean, port?: { newHostPort: true; why: string }): Promise<JsonObject> {
     const next = applyPendingChanges(instance, ctx.template);
     const staged: Instance = { ...instance, ...next };
-    const body = agentCreateBody(staged, ctx.template, { endercloudUser: this.deps.endercloudUser, pull: 'missing', ...(await networkSecretFor(ctx.template, this.deps.networkSecret)) });
-    const res = await this.deps.driver.replace(ctx.host, instance.id, { ...body, start, ...(port ? { newHostPort: true } : {}) }, ctx.ids);
+    const res = await replaceContainer(this.deps, staged, ctx, { start, ...(port ? { newHostPort: true } : {}) });
     const now = this.now;
     const revision = instance.revision + 1;
     const applied = instance.pendingChanges.map((c) => c.key);
@@ -323,7 +324,7 @@ export class ActionRunner implements CommandHandler {
         ...next, pendingChanges: [], containerConfigPending: false, revision,
         ...(res.hostPort !== null && res.hostPort !== undefined ? { hostPort: res.hostPort, endpoint: { host: ctx.host.gameAddress, port: res.hostPort } } : {}),
       }, { now });
-      await tx.revisions.append({ instanceId: instance.id, revision, createdAt: now, actor: ctx.actor, reason: `replacement applying ${applied.join(', ') || 'the current configuration'}`, config: revisionConfig({ ...staged, revision }, ctx.template) }, { pinned: [instance.revision] });
+      await recordRevision(tx, { ...staged, revision }, instance.revision, ctx, `replacement applying ${applied.join(', ') || 'the current configuration'}`, now);
       const moved = port ? `; ${port.why}, now on port ${res.hostPort ?? '?'}` : '';
       await tx.history.append({ instanceId: instance.id, at: now, from: instance.state, to: instance.state, reason: `container replaced (revision ${revision}): ${applied.join(', ') || 'no pending changes'}${moved}`, actor: ctx.actor, commandId: ctx.cmd.id, details: { applied, revision, ...(port ? { previousHostPort: instance.hostPort, hostPort: res.hostPort ?? null } : {}) } });
     });
@@ -369,6 +370,7 @@ function noPortLeft(err: unknown, instance: Instance, host: Host): unknown {
   if (!(err instanceof AppError && err.code === 'PORT_RANGE_EXHAUSTED')) return err;
   const range = typeof err.details?.portRange === 'string' ? err.details.portRange : 'its range';
   return new AppError('PORT_RANGE_EXHAUSTED', `host port ${instance.hostPort ?? '?'} is taken and no other port of ${range} is free on host ${host.id}; the container was kept with its world: free a port, then start it`, {
+    // Final here although the code is retryable: the agent kept the container; a retry would find the same ports taken.
     retryable: false, cause: err, details: { portRange: range, hostPort: instance.hostPort },
   });
 }

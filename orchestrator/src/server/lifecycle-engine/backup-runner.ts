@@ -124,11 +124,13 @@ export class BackupRunner {
           info = await this.archive(instance, ctx, backupId);
         } catch (err) {
           await this.startAgain(instance, ctx, `backup failed: ${(err as Error).message}; started again`, { backupFailed: true });
+          // Final whatever the code: the instance was already put back; a retry would stop it again.
           throw new AppError(err instanceof AppError ? err.code : 'INTERNAL', `backup failed: ${(err as Error).message}`, { retryable: false, cause: err });
         }
       } else info = await this.archive(instance, ctx, backupId);
     } catch (err) {
       if (mode !== 'stop_first') await this.backToPrevious(instance, previous, ctx, `backup failed: ${(err as Error).message}`, { backupFailed: true });
+      // Final whatever the code: the instance was already put back to its previous state.
       throw err instanceof AppError && err.retryable === false ? err : new AppError(err instanceof AppError ? err.code : 'INTERNAL', `backup failed: ${(err as Error).message}`, { retryable: false, cause: err });
     }
     const details = { backupId: info.backupId, sizeBytes: info.sizeBytes, sha256: info.sha256, mode };

@@ -155,7 +155,7 @@ export class CommandWorker {
     if (!kind) throw new AppError('VALIDATION_FAILED', `command ${cmd.id} has kind ${JSON.stringify(cmd.kind)}, which this version does not run`);
     const host = cmd.hostId ? await this.deps.store.hosts.get(cmd.hostId) : undefined;
     if (!host) throw new AppError('HOST_NOT_FOUND', `command ${cmd.id} targets host ${cmd.hostId ?? '(none)'}, which is not registered`);
-    if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE`, { retryable: true });
+    if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE`);
     return this.deps.handlers[kind].run(cmd, host, log);
   }
 }

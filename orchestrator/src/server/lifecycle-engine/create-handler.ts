@@ -155,8 +155,9 @@ const INSTALL_TAIL_LINES = 10;
 async function runInstallScript(eggs: HostEggs, host: Host, instanceId: string, install: InstallSpec, env: Record<string, string>, ids: { commandId: string; requestId?: string | undefined }): Promise<string> {
   const answer = await eggs.install(host, instanceId, { image: install.image, entrypoint: install.entrypoint, script: install.script, timeoutMs: install.timeoutMs, env }, ids);
   const tail = answer.output.trimEnd().split('\n').slice(-INSTALL_TAIL_LINES).join('\n');
-  if (answer.timedOut) throw new AppError('TIMEOUT', `install script did not finish within ${install.timeoutMs} ms; last lines:\n${tail}`);
-  if (answer.exitCode !== 0) throw new AppError('UPSTREAM_FAILED', `install script exited ${answer.exitCode ?? 'without a code'}; last lines:\n${tail}`);
+  // Final although the codes are retryable: the install script ran and failed; running it again would fail the same way.
+  if (answer.timedOut) throw new AppError('TIMEOUT', `install script did not finish within ${install.timeoutMs} ms; last lines:\n${tail}`, { retryable: false });
+  if (answer.exitCode !== 0) throw new AppError('UPSTREAM_FAILED', `install script exited ${answer.exitCode ?? 'without a code'}; last lines:\n${tail}`, { retryable: false });
   return `; install script finished in ${Math.round(answer.durationMs / 100) / 10} s, last lines:\n${tail}`;
 }
 

@@ -69,6 +69,7 @@ export class FleetActions {
         now: this.now, reason: `archive aborted: the final backup failed (${(err as Error).message})`, actor: ctx.actor, commandId: ctx.cmd.id,
         patch: { activeAction: null },
       });
+      // Final whatever the code: the archive is aborted and the world stays where it is (docs/provisioning.md).
       throw new AppError(err instanceof AppError ? err.code : 'INTERNAL', `archive aborted: the final backup failed: ${(err as Error).message}`, { retryable: false, cause: err });
     }
     const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
@@ -109,7 +110,7 @@ export class FleetActions {
       await this.step(current, ctx, 'evacuate', `evacuating: ${players} player(s) transferred away`);
       const empty = await this.waitEmpty(current, ctx, since + timeoutMs);
       if (!empty && !force) {
-        throw new AppError('CONFLICT', `despawn of ${current.name} stopped: players were still on it ${Math.round(timeoutMs / 1000)} s after the drain began (use force to delete anyway)`, { retryable: false });
+        throw new AppError('CONFLICT', `despawn of ${current.name} stopped: players were still on it ${Math.round(timeoutMs / 1000)} s after the drain began (use force to delete anyway)`);
       }
       await this.step(current, ctx, 'wait', empty ? 'empty' : `still occupied after ${Math.round(timeoutMs / 1000)} s; forced`);
     }

@@ -6,7 +6,7 @@
 
 import type { Host, Instance, ObservedState } from '../../domain/index.js';
 import { crashLoopPolicy, fromStored, recordExit, shouldAutoRestart, toStored, type CrashLoopPolicy } from '../../lifecycle/crash-loop.js';
-import { evaluateReadiness } from '../../lifecycle/readiness.js';
+import { evaluateReadiness, readinessContainerStatus } from '../../lifecycle/readiness.js';
 import { reconcileHost, type HostInventoryEntry, type ObservedContainer, type ReconcileDecision, type StoredInstance } from '../../lifecycle/reconcile.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
@@ -375,10 +375,9 @@ export class Supervisor {
     const failures = outcome.ready ? 0 : (this.failures.get(instanceId) ?? 0) + 1;
     this.failures.set(instanceId, failures);
     const now = this.deps.clock.now();
-    const status = instance.observed?.container;
     const decision = evaluateReadiness({
       state: instance.state, waitStartedAt: instance.stateChangedAt, now, timeoutMs: spec.startupTimeoutMs, failureThreshold: spec.failureThreshold,
-      container: { status: status === 'running' || status === 'paused' || status === 'created' ? status : status === 'exited' || status === 'dead' ? 'exited' : 'running' },
+      container: { status: readinessContainerStatus(instance.observed?.container) },
       probe: { ready: outcome.ready, consecutiveFailures: failures },
     });
     const players = outcome.players && shouldRecordPlayers(instance, outcome.players, now) ? { players: { ...outcome.players, at: now } } : {};

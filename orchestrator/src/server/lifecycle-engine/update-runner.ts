@@ -12,11 +12,11 @@ import type { Store } from '../../store/store.js';
 import { capability, type HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { backupIdFor } from '../../lifecycle/backup.js';
-import { agentCreateBody, revisionConfig } from '../services/instance-config.js';
 import { moveInstance } from './instance-transitions.js';
+import { recordRevision, replaceContainer } from './replacement.js';
+import { evaluateReadiness, readinessContainerStatus, type ReadinessInput } from '../../lifecycle/readiness.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import type { RunContext } from './run-context.js';
-import { networkSecretFor } from '../provisioning/network-secret.js';
 import { sleep } from '../../shared/timers.js';
 
 export interface UpdateRunnerDeps {
@@ -82,31 +82,50 @@ export class UpdateRunner {
   /** Replace with `config`, start, wait for readiness. Null on success, else why it failed. */
   private async attempt(instance: Instance, config: ContainerConfig, ctx: RunContext): Promise<string | null> {
     try {
-      const body = agentCreateBody(instance, ctx.template, { endercloudUser: this.deps.endercloudUser, config, pull: 'missing', ...(await networkSecretFor(ctx.template, this.deps.networkSecret)) });
-      await this.deps.driver.replace(ctx.host, instance.id, { ...body, start: true }, ctx.ids);
+      await replaceContainer(this.deps, instance, ctx, { start: true, config });
     } catch (err) {
       return `replace with ${config.image} failed: ${(err as Error).message}`;
     }
     return this.waitReady(instance, ctx);
   }
 
+  /**
+   * Probes the new container until the readiness rule (evaluateReadiness, the
+   * one the supervisor follows) says online, exited or timed out.
+   */
   private async waitReady(instance: Instance, ctx: RunContext): Promise<string | null> {
     const spec = readinessOf(ctx.template);
     const wait = this.deps.sleep ?? sleep;
     const polls = Math.min(MAX_READY_POLLS, Math.max(1, Math.ceil(spec.startupTimeoutMs / spec.intervalMs)));
     const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
+    const startedAt = this.now;
+    let probe: ReadinessInput['probe'] = null;
+    let failures = 0;
     let detail = 'not probed';
-    for (let i = 0; i < polls; i++) {
+    for (let i = 0; ; i++) {
       const details = await this.deps.driver.inspect(ctx.host, instance.id, ctx.ids).catch(() => undefined);
-      if (details && (details.state === 'exited' || details.state === 'dead')) {
-        return `the new container exited (code ${details.exitCode ?? 'unknown'}${details.oomKilled ? ', out of memory' : ''}) before it was ready`;
+      const container = { status: readinessContainerStatus(details?.state), exitCode: details?.exitCode ?? null, oomKilled: details?.oomKilled ?? false };
+      if (container.status !== 'exited') {
+        const outcome = await this.deps.prober.probe(current, spec, ctx.host);
+        failures = outcome.ready ? 0 : failures + 1;
+        probe = { ready: outcome.ready, consecutiveFailures: failures };
+        detail = outcome.detail;
       }
-      const outcome = await this.deps.prober.probe(current, spec, ctx.host);
-      if (outcome.ready) return null;
-      detail = outcome.detail;
+      // The poll bound ends the wait even on a clock that does not move (it spans the startup timeout).
+      const now = i >= polls - 1 ? Math.max(this.now, startedAt + spec.startupTimeoutMs) : this.now;
+      const decision = evaluateReadiness({
+        state: 'starting', waitStartedAt: startedAt, now, timeoutMs: spec.startupTimeoutMs, failureThreshold: spec.failureThreshold, container, probe,
+      });
+      if (decision.kind === 'exited') {
+        return `the new container exited (code ${decision.exitCode ?? 'unknown'}${decision.oomKilled ? ', out of memory' : ''}) before it was ready`;
+      }
+      if (decision.kind === 'transition') {
+        if (decision.to === 'online') return null;
+        if (decision.event === 'startup_timeout') return `not ready within the startup timeout of ${spec.startupTimeoutMs} ms (${detail})`;
+        return `${decision.reason} (${detail})`;
+      }
       await wait(spec.intervalMs);
     }
-    return `not ready within the startup timeout of ${spec.startupTimeoutMs} ms (${detail})`;
   }
 
   /** Records the applied configuration; online (through starting), or stopped when that was the intent. */
@@ -119,7 +138,7 @@ export class UpdateRunner {
       const applied: Instance = { ...current, containerConfig: config, revision };
       await this.deps.store.transaction(async (tx) => {
         await tx.instances.update(instance.id, { containerConfig: config, containerConfigPending: false, revision }, { now });
-        await tx.revisions.append({ instanceId: instance.id, revision, createdAt: now, actor: ctx.actor, reason, config: revisionConfig(applied, ctx.template) }, { pinned: [current.revision] });
+        await recordRevision(tx, applied, current.revision, ctx, reason, now);
       });
     }
     let latest = (await this.deps.store.instances.get(instance.id)) ?? current;

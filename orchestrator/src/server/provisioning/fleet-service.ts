@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditEvent, Group, Instance, Session } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
-import { explainNoMatch, rankAllocatable, type FleetHost, type FleetInstance } from '../../provisioning/index.js';
+import { chooseInstances, explainNoMatch, rankAllocatable, type FleetHost, type FleetInstance } from '../../provisioning/index.js';
 import { joinRefusalMessage } from '../../provisioning/join-refusal.js';
 import type { GroupJoinAnswer } from '../../protocol/registry-contract.js';
 import { AppError } from '../../shared/errors.js';
@@ -238,7 +238,7 @@ export class FleetService {
       const got = await this.tryAllocate(group, req, actor);
       if (got) return got;
     }
-    throw new AppError('TIMEOUT', `no instance of group ${groupId} became allocatable within ${req.waitMs} ms (one is being spawned): ${await this.noMatch(group, req)}`, { retryable: true });
+    throw new AppError('TIMEOUT', `no instance of group ${groupId} became allocatable within ${req.waitMs} ms (one is being spawned): ${await this.noMatch(group, req)}`);
   }
 
   /** What the allocation's last (fresh) read of the group had, and which asked labels no Ready instance has (explainNoMatch). */
@@ -265,7 +265,10 @@ export class FleetService {
       const session = await store.sessions.get(allocationId);
       if (!session) throw new AppError('NOT_FOUND', `allocation ${allocationId} does not exist`);
       if (principal) assertGroupScope(principal, 'allocate', session.groupId ?? '');
-      if (session.status === 'allocated') throw new AppError('CONFLICT', `allocation ${allocationId} changed concurrently; retry`, { retryable: true });
+      if (session.status === 'allocated') throw new AppError('CONFLICT', `allocation ${allocationId} changed concurrently; retry`, {
+        // A race with a concurrent allocator, not a refusal: the caller's retry reads the new rows.
+        retryable: true,
+      });
       return { session, recorded: false }; // already released
     }
     if (released.freedVersion !== undefined) this.keepRow(released.session.groupId, released.session.instanceId, released.freedVersion, false);
@@ -300,16 +303,22 @@ export class FleetService {
   private async joinNow(groupId: string, player: string, actor: Actor, requestId: string): Promise<GroupJoinAnswer> {
     const group = await this.group(groupId);
     const snap = await readGroup(this.deps.store, groupId);
-    // An instance on a host that is down is Stale to the router: never the answer (a world elsewhere is).
-    const hostUp = (i: Instance) => ['ONLINE', 'MAINTENANCE'].includes(snap.hostsById.get(i.hostId ?? '')?.status ?? '');
-    const usable = snap.instances.filter((i) => !i.fleet?.draining && i.sessionId === null && i.hostId !== null && hostUp(i));
+    // An instance on a host that is down is Stale to the router: never the answer (a world elsewhere is);
+    // the chooser's 'serving' hosts (ONLINE, MAINTENANCE) are the ones a login may go to.
+    const usable = snap.instances.filter((i) => !i.fleet?.draining && i.sessionId === null && snap.hostsById.has(i.hostId ?? ''));
     const room = (i: Instance) => i.players === null || i.players.max === 0 || (fleetInstance(i, snap.routerPlayers).playersOnline < i.players.max);
-    const online = usable.filter((i) => i.state === 'online' && room(i)).sort(byId);
-    if (online[0]) return { instanceId: online[0].id, action: 'route', commandId: null };
-    const waking = usable.find((i) => i.state === 'starting' || i.state === 'installing');
+    // Which world of a state: the one chooser (provisioning/instance-choice.ts), per the group's placement.
+    const choose = (instances: readonly Instance[]): Instance | undefined => {
+      const ids = new Set(instances.map((i) => i.id));
+      const best = chooseInstances(snap.fleet.filter((f) => ids.has(f.id)), { placement: group.placement, hosts: snap.hosts, groupInstances: snap.fleet }, 'serving')[0];
+      return best && instances.find((i) => i.id === best.id);
+    };
+    const online = choose(usable.filter((i) => i.state === 'online' && room(i)));
+    if (online) return { instanceId: online.id, action: 'route', commandId: null };
+    const waking = choose(usable.filter((i) => i.state === 'starting' || i.state === 'installing'));
     if (waking) return { instanceId: waking.id, action: 'start', commandId: waking.activeAction?.commandId ?? null };
     for (const [state, action, kind] of [['paused', 'resume', 'wake'], ['stopped', 'start', 'start'], ['archived', 'start', 'start']] as const) {
-      const candidate = usable.filter((i) => i.state === state).sort(byId)[0];
+      const candidate = choose(usable.filter((i) => i.state === state));
       if (!candidate) continue;
       const res = await this.deps.lifecycle.request(candidate.id, action, actor, { requestId, reason: `login of ${player} through the router (group ${groupId})` });
       return { instanceId: candidate.id, action: kind, commandId: res.commandId };
@@ -397,7 +406,7 @@ export class FleetService {
       if (instance.state === 'error' || instance.state === 'degraded') {
         throw new AppError('UPSTREAM_FAILED', `spawned instance ${instance.name} is ${instance.state}: ${instance.stateReason ?? ''}`.trim());
       }
-      if (this.now >= deadline) throw new AppError('TIMEOUT', `spawned instance ${instance.name} was not online within ${waitMs} ms (it is ${instance.state})`, { retryable: true });
+      if (this.now >= deadline) throw new AppError('TIMEOUT', `spawned instance ${instance.name} was not online within ${waitMs} ms (it is ${instance.state})`);
       await this.changeOrSleep(instanceId, Math.min(this.deps.pollMs ?? 100, Math.max(1, deadline - this.now)));
     }
   }
@@ -449,4 +458,3 @@ function limitOf(err: AppError): Record<string, unknown> {
   return Object.fromEntries(['cap', 'limit', 'current'].filter((k) => d[k] !== undefined).map((k) => [k, d[k]]));
 }
 
-const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

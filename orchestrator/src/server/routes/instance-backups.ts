@@ -38,8 +38,6 @@ const RestoreBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** States a restore may start from: the container is not running. */
-const RESTORABLE: readonly string[] = ['stopped', 'error', 'intervention_required'];
 const RUNNING: readonly (string | undefined)[] = ['running', 'paused'];
 
 export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
@@ -133,11 +131,8 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
     if (body.confirm !== instance.name) {
       throw new AppError('CONFIRMATION_REQUIRED', `restoring replaces the current data: send "confirm" equal to the instance name ${JSON.stringify(instance.name)}`);
     }
-    if (!RESTORABLE.includes(instance.state) || instance.activeAction) {
-      throw new AppError('INVALID_TRANSITION', `cannot restore instance ${instance.name} while it is ${instance.activeAction ? `busy (${instance.activeAction.kind})` : instance.state}: stop it first`, {
-        details: { from: instance.state, action: 'restore' },
-      });
-    }
+    // The lifecycle rules decide (checkAction); asked first so a refused restore stores no upload.
+    await ctx.lifecycle.check(instance.id, 'restore', userActor(req.principal));
     let backupId = body.backupId as string;
     if (body.uploadId !== undefined) {
       // The upload already passed the import checks (size, safe tar); it becomes a stored backup the restore pushes to the host.

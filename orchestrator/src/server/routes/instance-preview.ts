@@ -12,5 +12,5 @@ export async function instancePreviewRoutes(api: FastifyInstance, ctx: ServerCon
   api.post('/instances/preview', {
     schema: { tags: ['instances'], summary: 'What POST /instances with this body would create (resolved config, redacted env, placement, caps left); writes nothing', body: CreateInstanceBody },
     config: { auth: { scope: writeScope('instances') } },
-  }, async (req) => previewer.preview(req.body as Static<typeof CreateInstanceBody>));
+  }, async (req) => previewer.preview(req.body as Static<typeof CreateInstanceBody>, req.principal));
 }

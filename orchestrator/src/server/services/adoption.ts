@@ -17,6 +17,7 @@ import {
   adoptedEndpoint, adoptedLifecycle, adoptedUser, checkAdoptionLabels, defaultAdoptedName, pendingSecrets, type ReportedContainer,
 } from './adoption-plan.js';
 import { buildInstance, memoryFor, revisionConfig } from './instance-config.js';
+import { resolveVariant } from './instance-creator.js';
 
 export interface AdoptRequest {
   groupId: string;
@@ -54,12 +55,7 @@ export class AdoptionService {
     await this.assertNoQueuedCleanup(hostId, instanceId);
     unwrap(checkAdoptionLabels(container, req.groupId, req.variantId));
 
-    const group = await store.groups.get(req.groupId);
-    if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${req.groupId} does not exist; create it (ectl apply) before adopting its containers`);
-    const variant = group.variants.find((v) => v.id === req.variantId);
-    if (!variant) throw new AppError('NOT_FOUND', `group ${group.id} has no variant ${req.variantId} (it has ${group.variants.map((v) => v.id).join(', ') || 'none'})`);
-    const template = await store.templates.get(variant.template.name, variant.template.version);
-    if (!template) throw new AppError('TEMPLATE_NOT_FOUND', `template ${variant.template.name} version ${variant.template.version} of variant ${variant.id} does not exist`);
+    const { group, variant, template } = await resolveVariant(store, req.groupId, req.variantId);
     const user = unwrap(adoptedUser(container.user, this.deps.endercloudUser, template.spec.user));
     const name = assertId('name', req.name ?? defaultAdoptedName(group.id, instanceId));
     const memoryMb = memoryFor(variant, template.spec);

@@ -84,12 +84,15 @@ export class BackupStore {
     try {
       await pipeline(source, digest, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }));
       const got = digest.hash.digest('hex');
-      if (sha256 !== undefined && got !== sha256) throw new AppError('CHECKSUM_MISMATCH', `the copy of backup ${backupId} hashes to ${got}, the host said ${sha256}`, { retryable: true });
+      if (sha256 !== undefined && got !== sha256) throw new AppError('CHECKSUM_MISMATCH', `the copy of backup ${backupId} hashes to ${got}, the host said ${sha256}`, {
+        // Unlike a corrupt archive, a copy that hashed wrong may be cured by copying again (the host's backup is intact).
+        retryable: true,
+      });
       await rename(tmp, final);
       return { storedPath, sha256: got, sizeBytes: digest.bytes };
     } catch (err) {
       if (isAppError(err)) throw err;
-      throw new AppError('UPSTREAM_FAILED', `copying backup ${backupId} of instance ${instanceId} failed: ${(err as Error).message}`, { retryable: true, cause: err });
+      throw new AppError('UPSTREAM_FAILED', `copying backup ${backupId} of instance ${instanceId} failed: ${(err as Error).message}`, { cause: err });
     } finally {
       await rm(tmp, { force: true });
     }

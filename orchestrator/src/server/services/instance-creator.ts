@@ -4,7 +4,7 @@
 // dispatched that was not first stored.
 
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Command, Host, Instance } from '../../domain/index.js';
+import type { Command, ContainerUserSpec, Group, Host, Instance, TemplateVersion, Variant } from '../../domain/index.js';
 import { unwrap } from '../../lifecycle/result.js';
 import { placeInstance, type PlacementHost } from '../../placement/placement.js';
 import { AppError } from '../../shared/errors.js';
@@ -16,7 +16,7 @@ import { validateContainerUser } from '../../lifecycle/settings.js';
 import { assertVariablesSettable, type Requester } from '../../eggs/variable-access.js';
 import { chosenImage } from '../../eggs/image-choice.js';
 import { assertRoom } from './instance-limits.js';
-import { buildInstance, creationValues, memoryFor, revisionConfig } from './instance-config.js';
+import { buildInstance, creationValues, memoryFor, revisionConfig, type CreationValues } from './instance-config.js';
 
 export interface CreateInstanceRequest {
   groupId: string;
@@ -41,6 +41,41 @@ export interface ImportLookup {
   get(uploadId: string): Promise<unknown>;
 }
 
+export interface CreationPlan {
+  group: Group;
+  variant: Variant;
+  template: TemplateVersion;
+  /** The name asked for; undefined: create generates one. */
+  name: string | undefined;
+  nameTaken: boolean;
+  values: CreationValues;
+  memoryMb: number;
+  user: ContainerUserSpec | undefined;
+  /** The image choice asked for (a label or image of the template's `images`), resolved; undefined: the template's image. */
+  image: string | undefined;
+  start: boolean;
+  imported: { uploadId: string; destination: string } | undefined;
+}
+
+/**
+ * The group, its variant and the variant's template, for a create, a preview
+ * or an adoption: one lookup, one error code per missing thing
+ * (GROUP_NOT_FOUND, VALIDATION_FAILED on body/variantId, TEMPLATE_NOT_FOUND).
+ */
+export async function resolveVariant(store: Store, groupId: string, variantId: string): Promise<{ group: Group; variant: Variant; template: TemplateVersion }> {
+  const group = await store.groups.get(groupId);
+  if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${groupId} does not exist`);
+  const variant = group.variants.find((v) => v.id === variantId);
+  if (!variant) {
+    throw new AppError('VALIDATION_FAILED', `body/variantId: group ${group.id} has no variant ${variantId} (it has ${group.variants.map((v) => v.id).join(', ') || 'none'})`, {
+      details: { field: 'variantId' },
+    });
+  }
+  const template = await store.templates.get(variant.template.name, variant.template.version);
+  if (!template) throw new AppError('TEMPLATE_NOT_FOUND', `template ${variant.template.name} version ${variant.template.version} of variant ${variant.id} does not exist`);
+  return { group, variant, template };
+}
+
 export interface InstanceCreatorOptions {
   store: Store;
   clock: Clock;
@@ -61,29 +96,33 @@ function newInstanceId(): string {
 export class InstanceCreator {
   constructor(private readonly deps: InstanceCreatorOptions) {}
 
+  /**
+   * Everything POST /instances decides before it writes, the same for a
+   * preview (instance-preview.ts): the group, variant and template, the
+   * variables' access and values (settings, secrets), the name, memory, user
+   * and the import. Throws what create would refuse; a taken name is reported
+   * (create refuses it, a preview lists it).
+   */
+  async plan(req: CreateInstanceRequest, principal?: Requester): Promise<CreationPlan> {
+    const { store } = this.deps;
+    const { group, variant, template } = await resolveVariant(store, req.groupId, req.variantId);
+    assertVariablesSettable(principal, template.spec, { settings: req.settings, secrets: req.secrets });
+    const name = req.name === undefined ? undefined : assertId('name', req.name);
+    const nameTaken = name !== undefined && (await store.instances.getByName(name)) !== undefined;
+    const values = creationValues(template.spec, req.settings, req.secrets);
+    const user = req.user === undefined ? undefined : unwrap(validateContainerUser(req.user));
+    const image = req.image === undefined ? undefined : chosenImage(template.spec, req.image);
+    const imported = req.import === undefined ? undefined : await this.checkImport(req.import);
+    return { group, variant, template, name, nameTaken, values, memoryMb: memoryFor(variant, template.spec), user, image, start: req.start ?? true, imported };
+  }
+
   /** `principal`: who asks (absent: nobody with an operator scope); operator-only variables in `settings`/`secrets` need one. */
   async create(req: CreateInstanceRequest, actor: string, requestId: string, principal?: Requester): Promise<{ instance: Instance; command: Command }> {
     const { store, clock } = this.deps;
-    const group = await store.groups.get(req.groupId);
-    if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${req.groupId} does not exist`);
-    const variant = group.variants.find((v) => v.id === req.variantId);
-    if (!variant) {
-      throw new AppError('VALIDATION_FAILED', `body/variantId: group ${group.id} has no variant ${req.variantId} (it has ${group.variants.map((v) => v.id).join(', ')})`, {
-        details: { field: 'variantId' },
-      });
-    }
-    const template = await store.templates.get(variant.template.name, variant.template.version);
-    if (!template) throw new AppError('TEMPLATE_NOT_FOUND', `template ${variant.template.name} version ${variant.template.version} of variant ${variant.id} does not exist`);
-    assertVariablesSettable(principal, template.spec, { settings: req.settings, secrets: req.secrets });
+    const { group, variant, template, nameTaken, values, memoryMb, user, image, start, imported, ...planned } = await this.plan(req, principal);
     const id = newInstanceId();
-    const name = req.name === undefined ? `${group.id}-${id.slice(2)}` : assertId('name', req.name);
-    if (req.name !== undefined && (await store.instances.getByName(name))) throw new AppError('CONFLICT', `an instance named ${name} already exists`);
-    const values = creationValues(template.spec, req.settings, req.secrets);
-    const image = req.image === undefined ? undefined : chosenImage(template.spec, req.image);
-    const memoryMb = memoryFor(variant, template.spec);
-    const user = req.user === undefined ? undefined : unwrap(validateContainerUser(req.user));
-    const start = req.start ?? true;
-    const imported = req.import === undefined ? undefined : await this.checkImport(req.import);
+    const name = planned.name ?? `${group.id}-${id.slice(2)}`;
+    if (nameTaken) throw new AppError('CONFLICT', `an instance named ${name} already exists`);
     const commandId = `cmd-${randomUUID()}`;
 
     const result = await store.transaction(async (tx) => {
@@ -128,7 +167,7 @@ export class InstanceCreator {
       const hostId = unwrap(placeInstance(hosts, { groupId, memoryMb }, strategy));
       if (await tx.hosts.reserveMemory(hostId, memoryMb)) return hostId;
       if (attempt >= PLACEMENT_ATTEMPTS) {
-        throw new AppError('NO_CAPACITY', `could not reserve ${memoryMb} MiB: other placements kept taking the free memory; try again`, { retryable: true });
+        throw new AppError('NO_CAPACITY', `could not reserve ${memoryMb} MiB: other placements kept taking the free memory; try again`);
       }
     }
   }

@@ -129,6 +129,12 @@ export class LifecycleService {
     return this.deps.store.instances.update(instance.id, { maintenance: enabled ? { enabled: true, message, since: now } : null }, { now });
   }
 
+  /** What request would decide now, without persisting: throws the refusal (INVALID_TRANSITION, INSTANCE_BUSY, …). */
+  async check(idOrName: string, action: InstanceAction, actor: Actor): Promise<void> {
+    const instance = await this.find(idOrName);
+    unwrap(checkAction(instance, action, actor, { globalMaintenance: await this.globalMaintenance() }));
+  }
+
   /**
    * Checks and persists one action. Concurrent requests race on the instance
    * version: the loser re-reads, sees the winner's active action and gets
@@ -215,7 +221,7 @@ export class LifecycleService {
         return { hostId: plan.hostId, payload: { start: true, unarchive: true, ...restore }, reason: plan.reason };
       }
       // Another placement took the memory between the read and the reservation.
-      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS) throw new AppError('NO_CAPACITY', `archived instance ${instance.name}: other placements kept taking the free memory on host ${plan.hostId}; try again`, { retryable: true });
+      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS) throw new AppError('NO_CAPACITY', `archived instance ${instance.name}: other placements kept taking the free memory on host ${plan.hostId}; try again`);
     }
   }
 
@@ -247,7 +253,7 @@ export class LifecycleService {
       if (await tx.hosts.reserveMemory(hostId, instance.memoryMb)) {
         return { hostId, payload: { start: true }, reason: `its create runs again on host ${hostId} with ${instance.memoryMb} MiB reserved` };
       }
-      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS) throw new AppError('NO_CAPACITY', `instance ${instance.name}: other placements kept taking the free memory on host ${hostId}; try again`, { retryable: true });
+      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS) throw new AppError('NO_CAPACITY', `instance ${instance.name}: other placements kept taking the free memory on host ${hostId}; try again`);
     }
   }
 

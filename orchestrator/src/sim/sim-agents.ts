@@ -345,7 +345,11 @@ export class SimAgents implements AgentTransport {
 
   private replace(host: SimHost, c: SimContainer, body: Api.ReplaceBody, commandId: string | null): Api.ReplaceResult {
     const config = containerConfig(body);
-    if (config === c.config && !body.newHostPort) return { ...this.endpoint(host, c), replaced: false, previousContainerId: null, stop: null };
+    if (config === c.config && !body.newHostPort) {
+      // As the real agent (src/agent/replace.ts): already current, but started when asked to.
+      if (body.start && (c.state === 'created' || c.state === 'exited')) this.start(host, c, commandId);
+      return { ...this.endpoint(host, c), replaced: false, previousContainerId: null, stop: null };
+    }
     const previous = c.containerId;
     const wasRunning = c.state === 'running' || c.state === 'paused';
     const next: SimContainer = {

@@ -9,7 +9,7 @@ import { DEFAULT_STEPS, formatFailure, runSeeds, selectSteps } from '../../src/s
 import { REGRESSION_SEEDS } from '../../src/sim/regressions.js';
 
 /** Fresh seeds per CI run: a few seconds each on a 2-core machine. */
-const CI_SEEDS = 8;
+const CI_SEEDS = 5;
 
 describe('deterministic simulation', () => {
   it.each(REGRESSION_SEEDS)('regression seed $seed ($note)', async (r) => {

@@ -88,6 +88,8 @@ export interface OrchestratorDeps {
   runSupervisor?: boolean;
   /** Timers of the supervisor's loops (tests inject their own). */
   timers?: Timers;
+  /** The waits inside a running command (an update's readiness polls, a despawn's drain, a resume's check); default real, unref'd timers. The simulation's moves its manual clock. */
+  sleep?: (ms: number) => Promise<void>;
   /** Generates instance secrets (tests make them recognisable). */
   generateSecret?: () => string;
   /** The change port (default: openChangePort — Redis, PostgreSQL LISTEN/NOTIFY or in-process — closed on stop). */
@@ -183,6 +185,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     store, driver, clock, backupHooks: backupStoreHooks(backupStore), logger: logger.child({ component: 'actions' }), prober,
     endercloudUser: config.endercloudUser, resumeTimeoutMs: config.resumeTimeoutMs, networkSecret,
     onStarted,
+    ...(deps.sleep ? { sleep: deps.sleep } : {}),
     // Despawn moves every player away with the transfer service, and counts who is left like the registry does.
     evacuate: async (id) => ({ players: (await transfers.evacuate(id, undefined, { ttlMs: 60_000, drainMs: 60_000 })).players.length }),
     playersOn: async (instance) => (await playerSessions.onInstance(instance)).online,

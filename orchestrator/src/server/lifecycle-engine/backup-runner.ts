@@ -10,6 +10,7 @@ import { capability, type BackupInfo, type HostDriver } from '../drivers/host-dr
 import type { Clock } from '../clock.js';
 import { backupIdFor, backupMode, type FailurePolicy } from '../../lifecycle/backup.js';
 import { moveInstance } from './instance-transitions.js';
+import { transitionEvent } from '../../lifecycle/states.js';
 import type { RunContext } from './run-context.js';
 
 /** What happens around the host's archive calls (the off-host backup store plugs in here). */
@@ -155,9 +156,12 @@ export class BackupRunner {
     const policy = String(ctx.cmd.payload.failurePolicy ?? 'abort_stop') as FailurePolicy;
     const previous = instance.state;
     const running = RUNNING.includes(instance.observed?.container);
-    const mode = backupMode(ctx.template, running, this.rconTarget(instance, ctx.template) !== undefined);
+    // A world still starting (a wake or an automatic restart met the stop) cannot enter `backup`:
+    // it is stopped first and its files archived then, as a running world without online save.
+    const starting = transitionEvent(instance.state, 'backup') === undefined;
+    const mode = starting ? 'stop_first' : backupMode(ctx.template, running, this.rconTarget(instance, ctx.template) !== undefined);
     const backupId = backupIdFor(ctx.cmd, 'stop');
-    const inBackup = (await moveInstance(this.deps.store, instance, 'backup', { now: this.now, reason: `backup before stop by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? instance;
+    const inBackup = starting ? instance : (await moveInstance(this.deps.store, instance, 'backup', { now: this.now, reason: `backup before stop by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? instance;
     if (mode === 'online_save' || mode === 'offline') {
       try {
         const info = await (mode === 'online_save' ? this.onlineArchive(inBackup, ctx, backupId) : this.archive(inBackup, ctx, backupId));

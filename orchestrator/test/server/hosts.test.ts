@@ -96,7 +96,7 @@ describe('heartbeat and recovery', () => {
     await t.o.ctx.hosts.whenIdle();
     // The orchestrator was down for a minute: the last beat is far older than 3 intervals.
     t.clock.advance(60_000);
-    const restarted = new OfflineDetector({ store: t.o.ctx.store, clock: t.clock, logger: pino({ level: 'silent' }), missedBeats: 3, sweepIntervalMs: 1000 });
+    const restarted = new OfflineDetector({ store: t.o.store, clock: t.clock, logger: pino({ level: 'silent' }), missedBeats: 3, sweepIntervalMs: 1000 });
     expect(await restarted.sweep()).toEqual([]);
     t.clock.advance(2999);
     expect(await restarted.sweep()).toEqual([]);
@@ -137,7 +137,7 @@ describe('heartbeat and recovery', () => {
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) ids.push((await t.call('POST', '/api/v1/instances', { body: { groupId: 'per', variantId: 'v' } })).body.id);
     t.o.worker.start();
-    await until(async () => (await t.o.ctx.store.instances.list({ states: ['starting'] })).length === 2, 'instances starting');
+    await until(async () => (await t.o.store.instances.list({ states: ['starting'] })).length === 2, 'instances starting');
     // The host goes away; meanwhile one container vanishes and two orphans appear.
     t.clock.advance(10_000);
     await t.o.detector.sweep();
@@ -165,7 +165,7 @@ describe('heartbeat and recovery', () => {
     expect(missing.state).toBe('unknown');
     expect(missing.stateReason).toContain('is OFFLINE');
     expect((await t.call('GET', `/api/v1/instances/${ids[0]}`)).body.state).toBe('unknown');
-    const history = await t.o.ctx.store.history.list(ids[1]!);
+    const history = await t.o.store.history.list(ids[1]!);
     expect(history[0]).toMatchObject({ to: 'unknown' });
     await until(async () => !agent!.inventory.some((i) => i.instanceId === 'orphan-eph' || i.instanceId === 'orphan-per'), 'orphans removed');
     expect((await t.call('GET', '/api/v1/hosts/host-a/unclaimed')).body.unclaimed.map((u: { instanceId: string }) => u.instanceId)).toEqual(['orphan-unk']);

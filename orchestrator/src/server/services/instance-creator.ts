@@ -33,6 +33,9 @@ export interface CreateInstanceRequest {
   secrets?: Record<string, unknown>;
 }
 
+/** What a caller adds to the creation's transaction (an approval deciding its request): a throw rolls the creation back. */
+export type WithinCreation = (tx: Store, created: { instance: Instance; command: Command }) => Promise<void>;
+
 /** What create needs of the import store: whether an upload exists. */
 export interface ImportLookup {
   get(uploadId: string): Promise<unknown>;
@@ -58,8 +61,11 @@ function newInstanceId(): string {
 export class InstanceCreator {
   constructor(private readonly deps: InstanceCreatorOptions) {}
 
-  /** `principal`: who asks (absent: nobody with an operator scope); operator-only variables in `settings`/`secrets` need one. */
-  async create(req: CreateInstanceRequest, actor: string, requestId: string, principal?: Requester): Promise<{ instance: Instance; command: Command }> {
+  /**
+   * `principal`: who asks (absent: nobody with an operator scope); operator-only variables in `settings`/`secrets` need one.
+   * `within`: more writes in the same transaction, after the instance and its command (all or nothing).
+   */
+  async create(req: CreateInstanceRequest, actor: string, requestId: string, principal?: Requester, within?: WithinCreation): Promise<{ instance: Instance; command: Command }> {
     const { store, clock } = this.deps;
     const group = await store.groups.get(req.groupId);
     if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${req.groupId} does not exist`);
@@ -99,6 +105,7 @@ export class InstanceCreator {
         { id: commandId, kind: 'create', instanceId: id, hostId, payload: { start, ...(imported ? { import: imported } : {}) }, requestId, maxAttempts: this.deps.commandMaxAttempts },
         now,
       );
+      await within?.(tx, { instance, command });
       return { instance, command };
     });
     this.deps.onCommandsQueued();

@@ -227,7 +227,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   });
   await layers.init();
   const hosts = new HostService({
-    store, driver: plainDriver, clock: hostClock, logger: logger.child({ component: 'hosts' }), onCommandsQueued,
+    store, driver: plainDriver, clock: hostClock, logger: logger.child({ component: 'hosts' }), onCommandsQueued, commandMaxAttempts: config.commandMaxAttempts,
     onReturned: (hostId) => hostMoves.returned(hostId), onRecovered: () => supervisor.kick(),
   });
   const detector = new OfflineDetector({

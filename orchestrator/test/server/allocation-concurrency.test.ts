@@ -155,7 +155,7 @@ describe.each([
     }
     expect(reads).toBe(1);
     // Another writer stops the best candidate: its kept row is stale by version, so the claim skips it.
-    await store.instances.update(a, { state: 'stopping' }, { now: Date.now() });
+    await store.instances.transition(a, 'stopping', { now: Date.now(), reason: 'test: another writer stops it' });
     const other = await allocate();
     expect(other.instanceId).toBe(b);
     await release(other);
@@ -166,7 +166,7 @@ describe.each([
     expect((await allocate()).error?.code).toBe('CAPACITY_EXHAUSTED');
     expect(reads).toBeGreaterThan(readsBefore);
     // An instance that came back online meanwhile is found at once, though the kept rows are fresh and have nothing free.
-    await store.instances.update(a, { state: 'online' }, { now: Date.now() });
+    await store.instances.transition(a, 'online', { now: Date.now(), reason: 'test: back online' });
     expect((await allocate()).instanceId).toBe(a);
   });
 

@@ -87,6 +87,7 @@ describe.each(['sqlite', 'postgres'] as const)('durable unclaimed containers (%s
     const del = await t.call('DELETE', '/api/v1/hosts/host-a/unclaimed/u-2');
     expect(del.status).toBe(202);
     expect(await cleanups(t)).toEqual([expect.objectContaining({ id: del.body.commandId, payload: { instanceIds: ['u-2'], keepDataFor: ['u-2'] } })]);
+    expect((await t.o.store.commands.get(del.body.commandId))?.maxAttempts).toBe(t.o.ctx.config.commandMaxAttempts);
     expect(await persisted(t)).toEqual(['u-3']);
     expect(await listed(t)).toEqual(['u-3']);
 

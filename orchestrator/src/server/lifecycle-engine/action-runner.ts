@@ -15,7 +15,7 @@ import type { Store } from '../../store/store.js';
 import { capability, type HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { BackupRunner, type BackupHooks } from './backup-runner.js';
-import { agentCreateBody, revisionConfig } from '../services/instance-config.js';
+import { agentReplaceBody, revisionConfig } from '../services/instance-config.js';
 import { moveInstance } from './instance-transitions.js';
 import { applyPendingChanges } from '../services/pending-changes.js';
 import { readinessOf, type ProbeOutcome, type ReadinessProber } from './readiness-prober.js';
@@ -313,7 +313,7 @@ export class ActionRunner implements CommandHandler {
   private async replace(instance: Instance, ctx: RunContext, start: boolean, port?: { newHostPort: true; why: string }): Promise<JsonObject> {
     const next = applyPendingChanges(instance, ctx.template);
     const staged: Instance = { ...instance, ...next };
-    const body = agentCreateBody(staged, ctx.template, { endercloudUser: this.deps.endercloudUser, pull: 'missing', ...(await networkSecretFor(ctx.template, this.deps.networkSecret)) });
+    const body = agentReplaceBody(staged, ctx.template, { endercloudUser: this.deps.endercloudUser, pull: 'missing', ...(await networkSecretFor(ctx.template, this.deps.networkSecret)) });
     const res = await this.deps.driver.replace(ctx.host, instance.id, { ...body, start, ...(port ? { newHostPort: true } : {}) }, ctx.ids);
     const now = this.now;
     const revision = instance.revision + 1;

@@ -12,7 +12,7 @@ import type { Store } from '../../store/store.js';
 import { capability, type HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { backupIdFor } from '../../lifecycle/backup.js';
-import { agentCreateBody, revisionConfig } from '../services/instance-config.js';
+import { agentReplaceBody, revisionConfig } from '../services/instance-config.js';
 import { moveInstance } from './instance-transitions.js';
 import { readinessOf, type ReadinessProber } from './readiness-prober.js';
 import type { RunContext } from './run-context.js';
@@ -82,7 +82,7 @@ export class UpdateRunner {
   /** Replace with `config`, start, wait for readiness. Null on success, else why it failed. */
   private async attempt(instance: Instance, config: ContainerConfig, ctx: RunContext): Promise<string | null> {
     try {
-      const body = agentCreateBody(instance, ctx.template, { endercloudUser: this.deps.endercloudUser, config, pull: 'missing', ...(await networkSecretFor(ctx.template, this.deps.networkSecret)) });
+      const body = agentReplaceBody(instance, ctx.template, { endercloudUser: this.deps.endercloudUser, config, pull: 'missing', ...(await networkSecretFor(ctx.template, this.deps.networkSecret)) });
       await this.deps.driver.replace(ctx.host, instance.id, { ...body, start: true }, ctx.ids);
     } catch (err) {
       return `replace with ${config.image} failed: ${(err as Error).message}`;

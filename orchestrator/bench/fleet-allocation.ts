@@ -44,7 +44,7 @@ async function measure(dialect: 'sqlite' | 'postgres', databaseUrl?: string): Pr
   try {
     await o.app.listen({ host: '127.0.0.1', port: 0 });
     const baseUrl = `http://127.0.0.1:${(o.app.server.address() as AddressInfo).port}`;
-    await seedOnlineBuffer(o.ctx.store, { groupId: 'bench', size: benchConfig.fleetBuffer, now: Date.now() });
+    await seedOnlineBuffer(o.store, { groupId: 'bench', size: benchConfig.fleetBuffer, now: Date.now() });
     const load = { baseUrl, token: TOKEN, groupId: 'bench', clients: benchConfig.fleetClients, total: benchConfig.fleetAllocations, warmup: 100 };
     let cpu = process.cpuUsage();
     const run = await allocationLoadInChild(load, () => {

@@ -46,7 +46,7 @@ async function actionStages(
   stack: Stack, id: string, kind: 'resume' | 'start', agentPath: string, login: { connectedAt: number; feedRunningAt: number; runningAt: number; ms: number }, epochAt: number,
 ): Promise<ActionStages> {
   const connectedAt = epochAt + login.connectedAt;
-  const store = stack.orchestrator.ctx.store;
+  const store = stack.orchestrator.store;
   const [cmd] = (await store.commands.list({ instanceId: id })).filter((c) => c.kind === kind).sort((a, b) => b.createdAt - a.createdAt);
   const [online] = (await store.history.list(id, { limit: 5 })).filter((h) => h.to === 'online');
   const url = (l: Record<string, unknown>): string | undefined => (l.req as { url?: unknown } | undefined)?.url as string | undefined;
@@ -64,7 +64,7 @@ async function actionStages(
  * commands and the agent's requests for it, one line each, so a failed round says what happened.
  */
 async function diagnose(stack: Stack, id: string, since: number): Promise<string> {
-  const store = stack.orchestrator.ctx.store;
+  const store = stack.orchestrator.store;
   const t = (at: number): string => `+${at - since} ms`;
   const history = (await store.history.list(id, { limit: 20 })).filter((h) => h.at >= since).reverse()
     .map((h) => `  history ${t(h.at)} ${h.from ?? '-'} → ${h.to} by ${h.actor ?? '-'} (${h.commandId ?? 'no command'}): ${h.reason}`);

@@ -143,7 +143,7 @@ async function registerHosts(o: Orchestrator, baseUrl: string, sim: SimulatedAge
     }));
   }
   await o.ctx.hosts.whenIdle();
-  const counts = await o.ctx.store.hosts.countByStatus();
+  const counts = await o.store.hosts.countByStatus();
   if (counts.ONLINE !== HOSTS) throw new Error(`only ${counts.ONLINE}/${HOSTS} simulated hosts reached ONLINE after recovery`);
 }
 
@@ -337,7 +337,7 @@ async function main(): Promise<void> {
 
   let t = performance.now();
   await registerHosts(o, baseUrl, sim);
-  await seedInstances(o.ctx.store, databaseUrl, sim, Date.now());
+  await seedInstances(o.store, databaseUrl, sim, Date.now());
   console.log(`setup: ${HOSTS} hosts registered (recovered to ONLINE) and ${INSTANCES} instances seeded in ${((performance.now() - t) / 1000).toFixed(1)} s; load average ${loadAverage()}`);
 
   const results: Goal[] = [];
@@ -352,7 +352,7 @@ async function main(): Promise<void> {
     console.log(`  heartbeats: ${hb.detail}; the clients run in a child process`);
   }
   if (PHASES.has('reconcile')) record(await reconcilePhase(o));
-  if (PHASES.has('placement')) record([await placementPhase(o.ctx.store)]);
+  if (PHASES.has('placement')) record([await placementPhase(o.store)]);
   if (PHASES.has('registry')) record([await registryPhase(o)]);
   if (PHASES.has('allocation')) record(await allocationPhase(baseUrl));
   console.log(`phases took ${((performance.now() - t) / 1000).toFixed(1)} s; load average ${loadAverage()}\n`);

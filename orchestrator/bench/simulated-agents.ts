@@ -157,7 +157,7 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
       controlUrl: controlUrl(agentId),
       gameAddress: '127.0.0.1',
       version: 'simulated',
-      resources: { memoryMb, cpus: 4 },
+      resources: { cpuCount: 4, memoryTotalBytes: memoryMb * 1024 * 1024, memoryAvailableBytes: memoryMb * 1024 * 1024, diskFreeBytes: null },
       portRange: { first: 30000, last: 39999 },
       heartbeatIntervalMs: 10_000,
       ...(options.inventoryDigests ? { inventoryDigest: digestOf(agentId) } : {}),

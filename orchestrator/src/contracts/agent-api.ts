@@ -128,8 +128,7 @@ export type StopBody = Static<typeof StopBody>;
 export const ReplaceBody = Type.Object(
   {
     ...containerFields,
-    /** Accepted for symmetry with create and ignored: a replace never re-materializes. */
-    layers: Type.Optional(Layers),
+    // No `layers`: a replace keeps the runtime directory and never re-materializes (a body naming them is refused).
     /** Start the new container; false leaves it created (a stopped instance stays stopped). */
     start: Type.Boolean(),
     /** How the old container is stopped. */
@@ -559,16 +558,14 @@ export const HeartbeatBody = Type.Object(
     controlUrl: Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }),
     gameAddress: Type.String({ minLength: 1, maxLength: 255 }),
     version: Type.String({ minLength: 1, maxLength: 64 }),
+    // The raw machine facts, one shape for every sender; a newer agent's extra fields pass (the store's
+    // own memoryMb/cpus/diskBytes are refused by name: toHostHeartbeat).
     resources: Type.Object(
       {
-        cpuCount: Type.Optional(Type.Number({ minimum: 0 })),
-        memoryTotalBytes: Type.Optional(Type.Number({ minimum: 0 })),
-        memoryAvailableBytes: Type.Optional(Type.Number({ minimum: 0 })),
-        diskFreeBytes: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
-        // The store's own shape, accepted as well (simulated agents, tests).
-        memoryMb: Type.Optional(Type.Integer({ minimum: 0 })),
-        cpus: Type.Optional(Type.Number({ minimum: 0 })),
-        diskBytes: Type.Optional(Type.Number({ minimum: 0 })),
+        cpuCount: AgentResources.properties.cpuCount,
+        memoryTotalBytes: AgentResources.properties.memoryTotalBytes,
+        memoryAvailableBytes: Type.Optional(AgentResources.properties.memoryAvailableBytes),
+        diskFreeBytes: Type.Optional(AgentResources.properties.diskFreeBytes),
       },
       { additionalProperties: true },
     ),

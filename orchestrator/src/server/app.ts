@@ -33,7 +33,6 @@ import { installationRequestRoutes } from './routes/installation-requests.js';
 import { keptDataRoutes } from './routes/kept-data.js';
 import { eggRoutes } from './routes/eggs.js';
 import { webRoutes } from './web/web-routes.js';
-import { WebSessionService } from './web/web-sessions.js';
 import { responseSchemaOf } from './response-schemas.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -78,7 +77,7 @@ export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
   });
 
   // The web panel's session cookie authenticates like a bearer token (server/web).
-  const sessions = new WebSessionService({ store: ctx.store, clock: ctx.clock, logger: ctx.logger.child({ component: 'web' }), tokens: ctx.tokens, publicUrl: ctx.config.publicUrl });
+  const sessions = ctx.webSessions;
   const authenticate = authHook(ctx.tokens, sessions);
   // Authenticate before the body is read: an anonymous upload is refused unread.
   app.addHook('onRequest', async (request, reply) => {

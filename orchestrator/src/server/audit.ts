@@ -6,9 +6,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditEvent, JsonObject, JsonValue } from '../domain/index.js';
 import { REDACTED } from '../lifecycle/settings.js';
-import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
 import { actorOf } from './context.js';
+import type { AuditLog } from './services/audit-log.js';
 
 export interface AuditSpec {
   action: string;
@@ -71,14 +71,14 @@ function defaultParams(request: FastifyRequest): JsonObject {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any logger/server flavour of Fastify
-export function registerAuditHook(app: FastifyInstance<any, any, any, any>, deps: { store: Store; clock: Clock }): void {
+export function registerAuditHook(app: FastifyInstance<any, any, any, any>, deps: { auditLog: AuditLog; clock: Clock }): void {
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload) => {
     const spec = request.routeOptions.config?.audit;
     if (!spec) return payload;
     const ok = reply.statusCode < 400;
     if ((ok && request.auditInfo?.recorded) || request.auditInfo?.byService) return payload;
     try {
-      await deps.store.audit.append(auditEntry(request, deps.clock, { result: ok ? 'ok' : 'error', statusCode: reply.statusCode }));
+      await deps.auditLog.append(auditEntry(request, deps.clock, { result: ok ? 'ok' : 'error', statusCode: reply.statusCode }));
     } catch (err) {
       request.log.error({ err }, 'could not write the audit entry');
     }

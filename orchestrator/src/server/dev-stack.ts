@@ -81,7 +81,7 @@ async function main(): Promise<void> {
   const agent = spawn(process.execPath, ['--import', 'tsx', AGENT_ENTRY], { env: localAgentEnv, stdio: ['ignore', 'inherit', 'inherit'] });
   const routerFile = await inspectRouterConfig(dataDir, env.ENDERCLOUD_ROUTER_BIND?.trim() || DEFAULT_ROUTER_BIND);
   const following = await followGroups(
-    { groupIds: async () => (await orchestrator.ctx.store.groups.list()).map((g) => g.id), changes: orchestrator.ctx.changes },
+    { groupIds: async () => (await orchestrator.store.groups.list()).map((g) => g.id), changes: orchestrator.ctx.changes },
     routerFile,
     (err) => logger.warn({ err: err.message }, 'could not rewrite the router config'),
   );
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
       '',
       'EnderCloud dev stack',
       `  API           ${orchestrator.url}/api/v1   (OpenAPI: ${orchestrator.url}/api/v1/openapi.json)`,
-      `  database      ${orchestrator.ctx.store.dialect}${config.databaseUrl ? '' : ` (${path.join(dataDir, 'endercloud.db')})`}`,
+      `  database      ${orchestrator.store.dialect}${config.databaseUrl ? '' : ` (${path.join(dataDir, 'endercloud.db')})`}`,
       `  admin token   ${tokenFile ?? 'ENDERCLOUD_ADMIN_TOKEN (preset)'}`,
       `  SFTP          ${orchestrator.sftp ? `sftp -P ${orchestrator.sftp.port} <token name>.<instance id>@${orchestrator.sftp.host}   (password: the token; needs files:read or files:write)` : 'off (ENDERCLOUD_SFTP_PORT=0)'}`,
       `  local agent   AGENT_ID=${localAgentEnv.AGENT_ID}, game ports ${localAgentEnv.AGENT_GAME_PORT_RANGE ?? '30000-30099'} on ${localAgentEnv.AGENT_GAME_BIND_ADDRESS}, Docker ${env.AGENT_DOCKER_SOCKET ?? '/var/run/docker.sock'}, runtime ${localAgentEnv.AGENT_RUNTIME_DIRECTORY}`,
@@ -158,7 +158,7 @@ async function main(): Promise<void> {
 
 /** The example network's groups and the registry's, lobby first (the join lines of the banner). */
 async function bannerGroups(orchestrator: Orchestrator): Promise<string[]> {
-  const ids = new Set((await orchestrator.ctx.store.groups.list()).map((g) => g.id));
+  const ids = new Set((await orchestrator.store.groups.list()).map((g) => g.id));
   try {
     const doc = parseYaml(await readFile(EXAMPLE_FILE, 'utf8')) as { groups?: { id?: unknown }[] };
     for (const g of doc.groups ?? []) if (typeof g.id === 'string') ids.add(g.id);

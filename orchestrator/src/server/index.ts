@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   }
   const o = await startOrchestrator(config, { logger });
   const tokenNote = o.adminToken.source === 'preset' ? 'ENDERCLOUD_ADMIN_TOKEN (preset)' : o.adminToken.file ? path.resolve(o.adminToken.file) : 'an existing admin token';
-  logger.info({ url: o.url, publicUrl: o.publicUrl, database: o.ctx.store.dialect, adminToken: tokenNote }, 'orchestrator listening');
+  logger.info({ url: o.url, publicUrl: o.publicUrl, database: o.store.dialect, adminToken: tokenNote }, 'orchestrator listening');
   const sftpNote = o.sftp ? ` — SFTP ${o.sftp.host}:${o.sftp.port}` : '';
   process.stdout.write(`EnderCloud orchestrator: API ${o.publicUrl}/api/v1${sftpNote} — admin token: ${tokenNote}\n`);
 

@@ -44,6 +44,11 @@ import { OfflineDetector } from './services/offline-detector.js';
 import { DatabaseReadiness } from './services/readiness.js';
 import { InstanceFileService } from './services/instance-files.js';
 import { startSftpServer } from './sftp/sftp-server.js';
+import { ReadQueries } from './services/read-queries.js';
+import { HostRemoval } from './services/host-removal.js';
+import { AuditLog } from './services/audit-log.js';
+import { InstallationRequestService } from './services/installation-requests.js';
+import { WebSessionService } from './web/web-sessions.js';
 import { HostMoves } from './provisioning/host-moves.js';
 import { ActionRunner } from './lifecycle-engine/action-runner.js';
 import { LifecycleService } from './services/lifecycle-service.js';
@@ -105,6 +110,8 @@ export interface OrchestratorDeps {
 export interface Orchestrator {
   app: OrchestratorApp;
   ctx: ServerContext;
+  /** The (notifying) store the services share: the entry points and tests read it; routes never see it. */
+  store: Store;
   worker: CommandWorker;
   detector: OfflineDetector;
   supervisor: Supervisor;
@@ -231,7 +238,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   });
   await layers.init();
   const hosts = new HostService({
-    store, driver: plainDriver, clock: hostClock, logger: logger.child({ component: 'hosts' }), onCommandsQueued,
+    store, driver: plainDriver, clock: hostClock, logger: logger.child({ component: 'hosts' }), onCommandsQueued, commandMaxAttempts: config.commandMaxAttempts,
     onReturned: (hostId) => hostMoves.returned(hostId), onRecovered: () => supervisor.kick(),
   });
   const detector = new OfflineDetector({
@@ -265,7 +272,10 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     backupStore, backupScheduler, nodeId: node.nodeId, leadership,
     readiness: new DatabaseReadiness({ store, timeoutMs: config.readyTimeoutMs }),
     files: new InstanceFileService({ store, clock, lifecycle, driver: plainDriver, logger: logger.child({ component: 'files' }), maxUploadBytes: config.fileUploadMaxBytes }),
-    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, driver: plainDriver, lifecycle, supervisor,
+    queries: new ReadQueries(store), auditLog: new AuditLog(store), hostRemoval: new HostRemoval({ store, driver: plainDriver, clock }),
+    installationRequests: new InstallationRequestService({ store, clock, creator }),
+    webSessions: new WebSessionService({ store, clock, logger: logger.child({ component: 'web' }), tokens, publicUrl: config.publicUrl }),
+    config, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, driver: plainDriver, lifecycle, supervisor,
     updates: new UpdateService({ store, clock, lifecycle, images: plainDriver }),
     adoption: new AdoptionService({
       store, driver: plainDriver, clock, logger: logger.child({ component: 'adoption' }),
@@ -289,7 +299,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
 
   let stopped = false;
   const orchestrator: Orchestrator = {
-    app, ctx, worker, detector, supervisor, provisioner, leadership, node, adminToken, url: config.publicUrl ?? '', publicUrl: config.publicUrl ?? '',
+    app, ctx, store, worker, detector, supervisor, provisioner, leadership, node, adminToken, url: config.publicUrl ?? '', publicUrl: config.publicUrl ?? '',
     async stop() {
       if (stopped) return;
       stopped = true;

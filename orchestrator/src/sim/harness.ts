@@ -188,7 +188,7 @@ export class Simulation {
   }
 
   private async instances(): Promise<Instance[]> {
-    return (await this.o.ctx.store.instances.list()).sort((a, b) => a.id.localeCompare(b.id));
+    return (await this.o.store.instances.list()).sort((a, b) => a.id.localeCompare(b.id));
   }
 
   // ---------------------------------------------------------------- time
@@ -226,7 +226,7 @@ export class Simulation {
     for (let n = 0; n < 5; n++) {
       await this.drainWorker();
       await this.timers.fireDue(flush);
-      const pending = await this.o.ctx.store.commands.list({ statuses: ['pending'] });
+      const pending = await this.o.store.commands.list({ statuses: ['pending'] });
       if (!pending.some((c) => c.nextAttemptAt <= this.clock.now())) return;
     }
   }
@@ -293,7 +293,7 @@ export class Simulation {
           p.status = 'on';
           events.push(this.event('login', p));
         } else if (this.round - p.joinedRound > WAKE_BOUND_ROUNDS) {
-          const hostId = (await this.o.ctx.store.instances.get(p.instanceId))?.hostId;
+          const hostId = (await this.o.store.instances.get(p.instanceId))?.hostId;
           // A fault armed on the host before the world was placed there (a pull that fails) explains it too.
           if (!this.faulted.has(p.instanceId) && !(hostId && this.faulted.has(hostId)) && !this.wasTouched(p.instanceId)) {
             this.fail('wake-bound', `player ${p.name} joined ${p.groupId} → ${p.instanceId} at round ${p.joinedRound}; still ${s ?? 'not in the registry'} ${this.round - p.joinedRound} rounds later`);
@@ -514,10 +514,10 @@ export class Simulation {
     const lines: string[] = [];
     for (const i of await this.instances()) {
       lines.push(`instance ${i.id} (${i.groupId}) on ${i.hostId ?? '-'}: ${i.state}${i.sessionId ? ` allocated ${i.sessionId}` : ''}`);
-      for (const h of (await this.o.ctx.store.history.list(i.id, { limit: 40 })).reverse()) {
+      for (const h of (await this.o.store.history.list(i.id, { limit: 40 })).reverse()) {
         lines.push(`  ${new Date(h.at).toISOString().slice(11, 23)} ${h.from ?? '-'} → ${h.to} by ${h.actor ?? '-'}: ${h.reason}`);
       }
-      for (const c of await this.o.ctx.store.commands.list({ instanceId: i.id })) {
+      for (const c of await this.o.store.commands.list({ instanceId: i.id })) {
         lines.push(`  command ${c.id} ${c.kind} ${c.status} attempts=${c.attempts}${c.lastError ? ` ${c.lastError.slice(0, 160)}` : ''}`);
       }
     }
@@ -534,7 +534,7 @@ export class Simulation {
 
   /** The countdown shown equals the tier that fires: every idle action the provisioner took was the one the fleet view showed as due. */
   private async checkIdleActions(): Promise<void> {
-    const entries = (await this.o.ctx.store.audit.list({ limit: 100 })).filter((e) => e.id > this.lastAuditId).reverse();
+    const entries = (await this.o.store.audit.list({ limit: 100 })).filter((e) => e.id > this.lastAuditId).reverse();
     for (const e of entries) {
       this.lastAuditId = Math.max(this.lastAuditId, e.id);
       if (e.action !== 'instance.idle' || !e.targetId) continue;
@@ -548,7 +548,7 @@ export class Simulation {
 
   private async checkInvariants(before: Map<string, Instance>, heldBefore: Set<string>, playedBefore: Set<string>): Promise<void> {
     const now = await this.instances();
-    const groups = new Map((await this.o.ctx.store.groups.list()).map((g) => [g.id, g]));
+    const groups = new Map((await this.o.store.groups.list()).map((g) => [g.id, g]));
     // Caps: a group (or the cloud) over its limit never grows.
     const counts = new Map<string, number>();
     for (const i of now) if (i.state !== 'archived') counts.set(i.groupId, (counts.get(i.groupId) ?? 0) + 1);
@@ -588,7 +588,7 @@ export class Simulation {
       if (groups.get(i.groupId)?.kind !== 'persistent' || !created.has(i.id) || this.wiped.has(i.id) || i.state === 'deleting') continue;
       if ([...this.agents.hosts.values()].some((h) => h.data.has(i.id))) continue;
       let verified = false;
-      for (const b of await this.o.ctx.store.storedBackups.listForInstance(i.id)) {
+      for (const b of await this.o.store.storedBackups.listForInstance(i.id)) {
         const file = path.join(this.o.ctx.backupStore.dir, b.storedPath);
         const bytes = await stat(file).then(() => readFile(file), () => undefined);
         if (bytes && createHash('sha256').update(bytes).digest('hex') === b.sha256) verified = true;

@@ -154,7 +154,13 @@ export interface GroupRepository {
 // ---------------------------------------------------------------- instances
 
 /** Fields an update may change; id, createdAt and user are immutable. */
-export type InstancePatch = Partial<Omit<Instance, 'id' | 'createdAt' | 'version' | 'user' | 'updatedAt'>>;
+/**
+ * What `update` may change. Never `state`: a state change is a `transition`
+ * (moveInstance checks it against the table and writes its history); a patch
+ * naming it is refused at run time too (a cast cannot slip one past).
+ * `stateChangedAt` may be reset in place (a start restarts the startup clock).
+ */
+export type InstancePatch = Partial<Omit<Instance, 'id' | 'createdAt' | 'version' | 'user' | 'updatedAt' | 'state'>>;
 
 export interface InstanceFilter {
   /** Instances with any of these ids (an empty list matches none). */

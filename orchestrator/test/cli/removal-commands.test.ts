@@ -56,9 +56,9 @@ describe('ectl removal commands', () => {
     const used = await ectl(['templates', 'delete', 't', '1']);
     expect(used.code).toBe(1);
     expect(used.stderr).toMatch(/group g variant v/);
-    await o.ctx.store.instances.create(instance('i-cli', { name: 'cli-one', groupId: 'g', variantId: 'v', hostId: 'cli-rm-host' }));
+    await o.store.instances.create(instance('i-cli', { name: 'cli-one', groupId: 'g', variantId: 'v', hostId: 'cli-rm-host' }));
     expect((await ectl(['groups', 'delete', 'g'])).stderr).toMatch(/still has instances/);
-    await o.ctx.store.instances.delete('i-cli');
+    await o.store.instances.delete('i-cli');
     expect(await ectl(['groups', 'delete', 'g'])).toMatchObject({ code: 0, stdout: 'deleted group g\n' });
     expect(await ectl(['templates', 'delete', 't', '1'])).toMatchObject({ code: 0, stdout: 'deleted template t@1\n' });
   });
@@ -95,17 +95,17 @@ describe('ectl removal commands', () => {
     const r = await ectl(['kept-data', 'attach', 'cli-rm-host', 'i-kept', '--to', 'k-new']);
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe('attached the kept world of i-kept to k-new on host cli-rm-host; start it with: ectl instances start k-new\n');
-    const id = (await o.ctx.store.instances.getByName('k-new'))!.id;
+    const id = (await o.store.instances.getByName('k-new'))!.id;
     expect(await readFile(join(agent.runtimeDirectory, 'instances', id, 'level.dat'), 'utf8')).toBe('kept');
-    await o.ctx.store.instances.delete(id);
+    await o.store.instances.delete(id);
   });
 
   it('hosts remove refuses a host with instances; --forget needs --yes and an OFFLINE host', async () => {
-    await o.ctx.store.instances.create(instance('i-host', { name: 'host-one', hostId: 'cli-rm-host' }));
+    await o.store.instances.create(instance('i-host', { name: 'host-one', hostId: 'cli-rm-host' }));
     expect((await ectl(['hosts', 'remove', 'cli-rm-host'])).stderr).toMatch(/still holds 1 instance/);
     expect((await ectl(['hosts', 'remove', 'cli-rm-host', '--forget'])).stderr).toMatch(/pass --yes/);
     expect((await ectl(['hosts', 'remove', 'cli-rm-host', '--forget', '--yes'])).stderr).toMatch(/forget is only for an OFFLINE/);
-    await o.ctx.store.hosts.setStatus('cli-rm-host', 'OFFLINE', { now: Date.now() });
+    await o.store.hosts.setStatus('cli-rm-host', 'OFFLINE', { now: Date.now() });
     const forgotten = await ectl(['hosts', 'remove', 'cli-rm-host', '--forget', '--yes']);
     expect(forgotten.code).toBe(0);
     expect(forgotten.stdout).toMatch(/^removed host cli-rm-host; 1 instance\(s\) now intervention_required: i-host\n/);

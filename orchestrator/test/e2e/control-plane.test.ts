@@ -85,7 +85,7 @@ function orchestratorDeps(runWorker = true): OrchestratorDeps {
         for (const [hostId, seen] of watchInventory) {
           const agent = agents.find((a) => a.id === hostId)!;
           if (request.url.href === `http://127.0.0.1:${agent.port}/api/v1/instances` && request.method === 'GET') {
-            seen.push((await orchestrator!.ctx.store.hosts.get(hostId))?.status ?? 'absent');
+            seen.push((await orchestrator!.store.hosts.get(hostId))?.status ?? 'absent');
             // Long enough for the HTTP polls to see RECOVERING, far below the test bounds.
             await new Promise((r) => setTimeout(r, 400));
           }
@@ -318,7 +318,7 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     orchestrator = await startOrchestrator(config, orchestratorDeps(false));
     for (const a of agents) await until(`host ${a.id} ONLINE again`, async () => (await hostStatus(a.id)) === 'ONLINE', 30_000);
     const created = await ectlJson<{ id: string; commandId: string }>(['instances', 'create', '--group', `${run}-lobby`, '--variant', 'v1']);
-    const pending = await orchestrator.ctx.store.commands.get(created.commandId);
+    const pending = await orchestrator.store.commands.get(created.commandId);
     expect(pending?.status).toBe('pending');
     await orchestrator.stop();
     expect(await containersOf(created.id)).toEqual([]);

@@ -90,7 +90,7 @@ describe('buffer and allocation (real containers)', () => {
   });
 
   it('the network secret generated at the first start is in a spawned container env and in no API answer, log line or template', async () => {
-    const secret = await stack.orchestrator().ctx.store.system.get('network-secret');
+    const secret = await stack.orchestrator().store.system.get('network-secret');
     expect(typeof secret).toBe('string');
     expect((secret as string).length).toBeGreaterThanOrEqual(32);
     const instances = await stack.groupInstances(G);

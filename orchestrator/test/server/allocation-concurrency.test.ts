@@ -55,7 +55,7 @@ describe.each([
 ] as const)('allocation under concurrency (%s)', (_dialect, env) => {
   it(`${CLIENTS} clients make ${TOTAL} allocations from the buffer: every answer 201 or 409 CAPACITY_EXHAUSTED, never an instance allocated twice`, async () => {
     const { t, url } = await listening(await env());
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     const fixture = await seedOnlineBuffer(store, { groupId: 'arena', size: BUFFER, now: Date.now() });
 
     const load = await runAllocationLoad({ baseUrl: url, token: t.adminToken, groupId: 'arena', clients: CLIENTS, total: TOTAL, holdMs: 3 });
@@ -85,7 +85,7 @@ describe.each([
 
   it('release: only a token that may allocate in the group releases (403 otherwise, nothing changes); unknown is 404; a second release answers the released allocation', async () => {
     const { t } = await listening(await env());
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     await seedOnlineBuffer(store, { groupId: 'solo', size: 1, now: Date.now() });
     const token = async (scopes: string[]) => ((await t.call('POST', '/api/v1/tokens', { body: { name: `rel-${scopes.join('-').replace(/[^a-z0-9-]/gi, '')}`, scopes } })).body as { secret: string }).secret;
     const mine = await token(['allocate:solo']);
@@ -106,7 +106,7 @@ describe.each([
 
   it('an allocation sees a group change at once (the group it keeps for the hot path is dropped by the change)', async () => {
     const { t } = await listening(await env());
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     await seedOnlineBuffer(store, { groupId: 'vary', size: 1, now: Date.now() });
     const ask = () => t.call('POST', '/api/v1/groups/vary/allocations', { body: { variantId: 'hard' } });
     expect((await ask()).body).toMatchObject({ error: { code: 'VALIDATION_FAILED' } });
@@ -117,7 +117,7 @@ describe.each([
 
   it('an allocation sees a host change at once (the hosts it keeps for the hot path are dropped by the change): maintenance and offline hosts are skipped, a recovered one is used again', async () => {
     const { t } = await listening(await env());
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     const fixture = await seedOnlineBuffer(store, { groupId: 'hosty', size: 2, hosts: 2, now: Date.now() });
     const [h1, h2] = fixture.hostIds as [string, string];
     const onHost = async (hostId: string) => (await store.instances.list({ groupId: 'hosty' })).find((i) => i.hostId === hostId)!.id;
@@ -138,7 +138,7 @@ describe.each([
 
   it('allocations choose from the rows they keep: a run of allocate + release reads the group once, yet a row another writer changed is never taken and exhausted is only answered after a fresh read', async () => {
     const { t } = await listening(await env());
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     const [a, b] = (await seedOnlineBuffer(store, { groupId: 'kept', size: 2, hosts: 1, now: Date.now() })).instanceIds as [string, string];
     let reads = 0;
     const read = store.instances.allocationRows.bind(store.instances);
@@ -155,7 +155,7 @@ describe.each([
     }
     expect(reads).toBe(1);
     // Another writer stops the best candidate: its kept row is stale by version, so the claim skips it.
-    await store.instances.update(a, { state: 'stopping' }, { now: Date.now() });
+    await store.instances.transition(a, 'stopping', { now: Date.now(), reason: 'test: another writer stops it' });
     const other = await allocate();
     expect(other.instanceId).toBe(b);
     await release(other);
@@ -166,13 +166,13 @@ describe.each([
     expect((await allocate()).error?.code).toBe('CAPACITY_EXHAUSTED');
     expect(reads).toBeGreaterThan(readsBefore);
     // An instance that came back online meanwhile is found at once, though the kept rows are fresh and have nothing free.
-    await store.instances.update(a, { state: 'online' }, { now: Date.now() });
+    await store.instances.transition(a, 'online', { now: Date.now(), reason: 'test: back online' });
     expect((await allocate()).instanceId).toBe(a);
   });
 
   it('a buffer smaller than the crowd answers clean 409 CAPACITY_EXHAUSTED and still never doubles', async () => {
     const { t, url } = await listening(await env());
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     await seedOnlineBuffer(store, { groupId: 'duel', size: 5, now: Date.now() });
     const load = await runAllocationLoad({ baseUrl: url, token: t.adminToken, groupId: 'duel', clients: 20, total: 100, holdMs: 2 });
     expect(load.answers.filter((a) => a.status !== 201 && !(a.status === 409 && a.code === 'CAPACITY_EXHAUSTED'))).toEqual([]);

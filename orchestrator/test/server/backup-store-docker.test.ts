@@ -194,6 +194,6 @@ describe('off-host backups on the real engine', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     await waitFor('record gone', async () => ((await call('GET', `/instances/${id}`)).status === 404 ? true : undefined));
     expect(existsSync(join(dataDir, 'backups', id))).toBe(false);
-    expect(await o.ctx.store.storedBackups.listForInstance(id)).toEqual([]);
+    expect(await o.store.storedBackups.listForInstance(id)).toEqual([]);
   }, 60_000);
 });

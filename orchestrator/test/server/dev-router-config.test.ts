@@ -56,7 +56,7 @@ describe('the dev stack router config', () => {
   it('follows groups created and deleted later', async () => {
     const dataDir = await mkdtemp(join(base, 'follow-'));
     const target = await inspectRouterConfig(dataDir, '127.0.0.1:25599');
-    const follower = await followGroups({ groupIds: async () => (await o.ctx.store.groups.list()).map((g) => g.id), changes: o.ctx.changes }, target, (err) => { throw err; });
+    const follower = await followGroups({ groupIds: async () => (await o.store.groups.list()).map((g) => g.id), changes: o.ctx.changes }, target, (err) => { throw err; });
     try {
       const routing = async () => parseRouterToml(await readFile(target.file, 'utf8')).routing;
       expect((await routing()).servers).toEqual({});

@@ -132,7 +132,7 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
     await s.put('arcade', { maxInstances: 2 });
     for (let n = 0; n < 2; n++) {
       const spawned = await s.t.call('POST', '/api/v1/groups/arcade/spawn', { body: {} });
-      await s.t.o.ctx.store.instances.update(spawned.body.id, { state: 'error' }, { now: s.t.clock.now() });
+      await s.t.o.store.instances.transition(spawned.body.id, 'error', { now: s.t.clock.now(), reason: 'test: failed' });
     }
     const full = await many(6, (n) => s.t.call('POST', '/api/v1/router/groups/arcade/join', { body: { player: `Late${n}` } }));
     for (const r of full) {
@@ -174,7 +174,7 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
     await provisioner.tick();
     const [first] = (await s.t.call('GET', '/api/v1/instances?groupId=arena')).body.instances as Loose[];
     // Simulation: the state an archive (despawn with savegame archive) leaves behind, written directly.
-    await s.t.o.ctx.store.instances.update(first.id, { state: 'archived', desiredState: 'stopped', fleet: { archived: { at: s.t.clock.now(), hostId: first.hostId, backupId: null } } }, { now: s.t.clock.now() });
+    await s.t.o.store.instances.transition(first.id, 'archived', { now: s.t.clock.now(), reason: 'test: archived', patch: { desiredState: 'stopped', fleet: { archived: { at: s.t.clock.now(), hostId: first.hostId, backupId: null } } } });
     await provisioner.tick();
     expect(await s.count('arena')).toBe(3); // two counted, one archived
     expect((await s.t.call('GET', '/api/v1/groups/arena/fleet')).body).toMatchObject({ short: null, counts: { archived: 1, starting: 2 } });
@@ -190,8 +190,8 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
     for (const mode of ['solo', 'squads']) {
       const spawned = await s.t.call('POST', '/api/v1/groups/arena2/spawn', { body: {} });
       // Simulation: an online instance whose template gave it the label (the worker does not run here).
-      const stored = (await s.t.o.ctx.store.instances.get(spawned.body.id))!;
-      await s.t.o.ctx.store.instances.update(stored.id, { state: 'online', containerConfig: { ...stored.containerConfig, labels: { mode } } }, { now: s.t.clock.now() });
+      const stored = (await s.t.o.store.instances.get(spawned.body.id))!;
+      await s.t.o.store.instances.transition(stored.id, 'online', { now: s.t.clock.now(), reason: 'test: online', patch: { containerConfig: { ...stored.containerConfig, labels: { mode } } } });
     }
     const res = await s.t.call('POST', '/api/v1/groups/arena2/allocations', { body: { labels: { mode: 'duels' } } });
     expect(res.status).toBe(409);

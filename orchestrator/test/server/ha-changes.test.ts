@@ -69,7 +69,7 @@ describe('change fan-out across replicas', () => {
     expect((a.o.ctx.changes as { transport?: string }).transport).toBe('postgres');
     const local: Change[] = [];
     a.o.ctx.changes.subscribe((c) => local.push(c));
-    await a.o.ctx.store.system.put('maintenance', { enabled: false }, 1);
+    await a.o.store.system.put('maintenance', { enabled: false }, 1);
     expect(local).toEqual([{ kind: 'system', id: 'maintenance' }]); // synchronously after the commit, not via the database
     const latencies = await fanOut(a, b, 'pg', 10);
     console.log(`[ha-changes] postgres LISTEN/NOTIFY A→B registry event latency: ${summary(latencies)} (target < 100 ms)`);

@@ -58,8 +58,8 @@ describe('the supervisor with digests', () => {
     const beat = (digest: string) =>
       t!.call('POST', '/api/v1/agents/dg/heartbeat', { body: heartbeatBody(agent!.url, { inventoryDigest: digest }), token: AGENT_TOKEN });
     expect((await beat('a'.repeat(64))).status).toBe(200);
-    await until(async () => (await t!.o.ctx.store.hosts.get('dg'))?.status === 'ONLINE', 'host ONLINE');
-    expect((await t.o.ctx.store.hosts.get('dg'))?.inventoryDigest).toBe('a'.repeat(64));
+    await until(async () => (await t!.o.store.hosts.get('dg'))?.status === 'ONLINE', 'host ONLINE');
+    expect((await t.o.store.hosts.get('dg'))?.inventoryDigest).toBe('a'.repeat(64));
     const reads = () => agent!.calls.filter((c) => c.method === 'GET' && c.path === '/instances').length;
     const tickReads = async () => {
       const before = reads();
@@ -93,7 +93,7 @@ describe('the supervisor with digests', () => {
     expect(await tickReads()).toBe(1); // the safety sweep
     // An agent that stops sending digests is read on every tick again.
     await t.call('POST', '/api/v1/agents/dg/heartbeat', { body: heartbeatBody(agent.url), token: AGENT_TOKEN });
-    expect((await t.o.ctx.store.hosts.get('dg'))?.inventoryDigest).toBeUndefined();
+    expect((await t.o.store.hosts.get('dg'))?.inventoryDigest).toBeUndefined();
     expect(await tickReads()).toBe(1);
     expect(await tickReads()).toBe(1);
   });

@@ -154,14 +154,14 @@ describe('the command worker claims only on the leader', () => {
     open.push(b);
     expect([a.o.leadership.isLeader(), a.o.leadership.epoch()]).toEqual([true, 1]);
     expect(b.o.leadership.isLeader()).toBe(false);
-    await b.o.ctx.store.commands.create({ id: 'gate-1', kind: 'no-such-kind', payload: {}, requestId: 'r' }, b.clock.now());
+    await b.o.store.commands.create({ id: 'gate-1', kind: 'no-such-kind', payload: {}, requestId: 'r' }, b.clock.now());
     expect(await b.o.worker.tick()).toEqual([]);
-    expect((await b.o.ctx.store.commands.get('gate-1'))?.status).toBe('pending');
+    expect((await b.o.store.commands.get('gate-1'))?.status).toBe('pending');
     await a.o.stop();
     await (b.o.leadership as LeaderLease).attempt();
     expect([b.o.leadership.isLeader(), b.o.leadership.epoch()]).toEqual([true, 2]);
     expect((await b.o.worker.tick()).map((c) => c.id)).toEqual(['gate-1']);
     await b.o.worker.whenIdle();
-    expect((await b.o.ctx.store.commands.get('gate-1'))?.claimedBy).toBe(b.o.node.claimer);
+    expect((await b.o.store.commands.get('gate-1'))?.claimedBy).toBe(b.o.node.claimer);
   });
 });

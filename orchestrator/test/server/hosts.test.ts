@@ -68,6 +68,20 @@ describe('heartbeat and recovery', () => {
     expect(noMem.status).toBe(400);
   });
 
+  it('refuses the store-shaped heartbeat (memoryMb/cpus/diskBytes) by name: one shape, the raw machine facts', async () => {
+    const { t, agent } = await setup();
+    const raw = heartbeatBody(agent.url).resources;
+    for (const [field, extra] of [['memoryMb', { memoryMb: 4096 }], ['cpus', { cpus: 4 }], ['diskBytes', { diskBytes: 1 }]] as const) {
+      const res = await t.call('POST', '/api/v1/agents/h-store/heartbeat', { body: heartbeatBody(agent.url, { resources: { ...raw, ...extra } }), token: AGENT_TOKEN });
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'VALIDATION_FAILED' });
+      expect(res.body.error.message).toContain(`body/resources/${field}`);
+    }
+    const storeOnly = await t.call('POST', '/api/v1/agents/h-store/heartbeat', { body: heartbeatBody(agent.url, { resources: { memoryMb: 4096, cpus: 4 } }), token: AGENT_TOKEN });
+    expect(storeOnly.status).toBe(400);
+    expect(await t.o.store.hosts.get('h-store')).toBeUndefined();
+  });
+
   it('without a configured agent token, heartbeats are accepted unauthenticated but layer archives are not', async () => {
     agent = await startFakeAgent();
     t = await testOrchestrator({ env: { ENDERCLOUD_AGENT_TOKEN: '' } });
@@ -96,7 +110,7 @@ describe('heartbeat and recovery', () => {
     await t.o.ctx.hosts.whenIdle();
     // The orchestrator was down for a minute: the last beat is far older than 3 intervals.
     t.clock.advance(60_000);
-    const restarted = new OfflineDetector({ store: t.o.ctx.store, clock: t.clock, logger: pino({ level: 'silent' }), missedBeats: 3, sweepIntervalMs: 1000 });
+    const restarted = new OfflineDetector({ store: t.o.store, clock: t.clock, logger: pino({ level: 'silent' }), missedBeats: 3, sweepIntervalMs: 1000 });
     expect(await restarted.sweep()).toEqual([]);
     t.clock.advance(2999);
     expect(await restarted.sweep()).toEqual([]);
@@ -129,7 +143,7 @@ describe('heartbeat and recovery', () => {
   });
 
   it('known host: orphans are removed through cleanup (a persistent one keeps its data), an unknown group\'s is unclaimed, a missing instance → unknown', async () => {
-    const { t, agent } = await setup();
+    const { t, agent } = await setup({ ENDERCLOUD_COMMAND_MAX_ATTEMPTS: '3' });
     await catalog(t);
     await beat(t, 'host-a', agent);
     await t.o.ctx.hosts.whenIdle();
@@ -137,7 +151,7 @@ describe('heartbeat and recovery', () => {
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) ids.push((await t.call('POST', '/api/v1/instances', { body: { groupId: 'per', variantId: 'v' } })).body.id);
     t.o.worker.start();
-    await until(async () => (await t.o.ctx.store.instances.list({ states: ['starting'] })).length === 2, 'instances starting');
+    await until(async () => (await t.o.store.instances.list({ states: ['starting'] })).length === 2, 'instances starting');
     // The host goes away; meanwhile one container vanishes and two orphans appear.
     t.clock.advance(10_000);
     await t.o.detector.sweep();
@@ -159,13 +173,15 @@ describe('heartbeat and recovery', () => {
     const cleanup = agent.calls.find((c) => c.path === '/cleanup')!;
     expect(cleanup.body).toEqual({ instanceIds: ['orphan-eph', 'orphan-per'], keepDataFor: ['orphan-per'] });
     expect(cleanup.headers['x-command-id']).toBe(outcome.cleanupCommandId);
+    // The cleanup retries as often as every command: ENDERCLOUD_COMMAND_MAX_ATTEMPTS, not the store's default.
+    expect((await t.o.store.commands.get(outcome.cleanupCommandId!))?.maxAttempts).toBe(3);
     // Both became unknown when the host went OFFLINE (host-moves.ts); the one whose container came back is
     // re-verified by the supervisor once the host is ONLINE, the missing one stays unknown.
     const missing = (await t.call('GET', `/api/v1/instances/${ids[1]}`)).body;
     expect(missing.state).toBe('unknown');
     expect(missing.stateReason).toContain('is OFFLINE');
     expect((await t.call('GET', `/api/v1/instances/${ids[0]}`)).body.state).toBe('unknown');
-    const history = await t.o.ctx.store.history.list(ids[1]!);
+    const history = await t.o.store.history.list(ids[1]!);
     expect(history[0]).toMatchObject({ to: 'unknown' });
     await until(async () => !agent!.inventory.some((i) => i.instanceId === 'orphan-eph' || i.instanceId === 'orphan-per'), 'orphans removed');
     expect((await t.call('GET', '/api/v1/hosts/host-a/unclaimed')).body.unclaimed.map((u: { instanceId: string }) => u.instanceId)).toEqual(['orphan-unk']);

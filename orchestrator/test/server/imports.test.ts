@@ -123,7 +123,7 @@ describe('POST /api/v1/instances with import', () => {
     const bad = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', import: { uploadId: up.body.uploadId, destination: '../etc' } } });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('UNSAFE_PATH');
-    expect(await t.o.ctx.store.instances.list({})).toEqual([]);
+    expect(await t.o.store.instances.list({})).toEqual([]);
   });
 
   it('creates without starting, sends the stored archive, then starts; history records the import', async () => {
@@ -142,7 +142,7 @@ describe('POST /api/v1/instances with import', () => {
     expect(JSON.parse(a.calls[0]!.bytes.toString('utf8')).start).toBe(false);
     expect(a.calls[1]!.contentType).toBe('application/gzip');
     expect(gunzipSync(a.calls[1]!.bytes).equals(gunzipSync(archive))).toBe(true);
-    const history = await t.o.ctx.store.history.list(res.body.id);
+    const history = await t.o.store.history.list(res.body.id);
     expect(history.map((h) => h.reason).join('\n')).toContain(`imported upload ${up.body.uploadId} into worlds`);
     expect((await t.call('GET', `/api/v1/instances/${res.body.id}`)).body.state).toBe('starting');
   });

@@ -44,9 +44,9 @@ describe('GET /metrics per instance and host', () => {
     // Two router sessions; the probe's 5 is an old reading of a server that is not online yet, so 2 wins.
     const now = t.clock.now();
     for (const n of ['alice', 'bob']) {
-      await t.o.ctx.store.playerSessions.open({ id: `r1/${n}`, routerId: 'r1', playerName: n, playerUuid: null, instanceId: id, clientAddress: null, status: 'active', reason: null, connectedAt: now, disconnectedAt: null });
+      await t.o.store.playerSessions.open({ id: `r1/${n}`, routerId: 'r1', playerName: n, playerUuid: null, instanceId: id, clientAddress: null, status: 'active', reason: null, connectedAt: now, disconnectedAt: null });
     }
-    await t.o.ctx.store.instances.update(id, { players: { online: 5, max: 20, at: now } }, { now });
+    await t.o.store.instances.update(id, { players: { online: 5, max: 20, at: now } }, { now });
 
     const stats = t.o.ctx.metrics.instanceStats!;
     await stats.tick();
@@ -88,7 +88,7 @@ describe('GET /metrics per instance and host', () => {
     expect(samples((await t.call('GET', '/metrics')).body).get(`endercloud_instance_memory_bytes{${res3}}`)).toBe(180 * MIB);
 
     // A removed instance leaves every instance family at the next scrape, even before the next stats call.
-    await t.o.ctx.store.instances.delete(id);
+    await t.o.store.instances.delete(id);
     const gone = samples((await t.call('GET', '/metrics')).body);
     expect([...gone.keys()].filter((k) => k.includes(id))).toEqual([]);
     expect(gone.get('endercloud_host_instances{host="m-a"}')).toBe(0);

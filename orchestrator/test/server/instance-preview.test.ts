@@ -28,7 +28,7 @@ describe('deployment preview', () => {
       },
     })).status).toBe(201);
     expect((await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'persistent', caps: { maxInstances: 3 }, variants: [{ id: 'v', template: { name: 'mc', version: '1' }, env: { DIFFICULTY: 'hard' } }] } })).status).toBe(201);
-    const before = JSON.stringify(await t.o.ctx.store.hosts.list());
+    const before = JSON.stringify(await t.o.store.hosts.list());
 
     const res = await t.call('POST', '/api/v1/instances/preview', { body: { groupId: 'g', variantId: 'v', name: 'survival', user: { mode: 'custom', uid: 1500, gid: 1500 } } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -47,9 +47,9 @@ describe('deployment preview', () => {
     });
     expect(JSON.stringify(res.body)).not.toContain('very-secret-value-42');
     // Nothing was written.
-    expect(await t.o.ctx.store.instances.list({})).toEqual([]);
-    expect(await t.o.ctx.store.commands.list({})).toEqual([]);
-    expect(JSON.stringify(await t.o.ctx.store.hosts.list())).toBe(before);
+    expect(await t.o.store.instances.list({})).toEqual([]);
+    expect(await t.o.store.commands.list({})).toEqual([]);
+    expect(JSON.stringify(await t.o.store.hosts.list())).toBe(before);
 
     const bad = await t.call('POST', '/api/v1/instances/preview', { body: { groupId: 'g', variantId: 'nope' } });
     expect(bad.status).toBe(400);
@@ -98,6 +98,6 @@ describe('deployment preview', () => {
       expect(create.status, JSON.stringify({ body, create: create.body })).toBeGreaterThanOrEqual(400);
       expect([preview.status, preview.body.error?.code], JSON.stringify(body)).toEqual([create.status, create.body.error.code]);
     }
-    expect(await t.o.ctx.store.instances.list({})).toEqual([]);
+    expect(await t.o.store.instances.list({})).toEqual([]);
   });
 });

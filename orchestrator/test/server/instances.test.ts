@@ -140,7 +140,7 @@ describe('commands', () => {
     expect(JSON.stringify(instance)).not.toContain(put.body.env.ENDERCLOUD_INSTANCE_TOKEN);
     expect(JSON.stringify(cmd)).not.toContain(put.body.env.RCON_PASSWORD);
     expect(started).toEqual([res.body.id]);
-    const history = (await t.o.ctx.store.history.list(res.body.id)).map((h) => h.to).reverse();
+    const history = (await t.o.store.history.list(res.body.id)).map((h) => h.to).reverse();
     expect(history).toEqual(['installing', 'stopped', 'starting']);
     expect((await t.call('GET', '/metrics')).body).toContain('endercloud_command_outcomes_total{kind="create",outcome="succeeded"} 1');
   });
@@ -191,7 +191,7 @@ describe('commands', () => {
     await onlineHost(first, 'host-a', a, 4096);
     const { body } = await first.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v' } });
     // The first orchestrator claimed the command (as if dispatching) and then died.
-    expect(await first.o.ctx.store.commands.claimDue(first.clock.now(), 10, { claimer: 'dead-worker', leaseMs: 30_000 })).toHaveLength(1);
+    expect(await first.o.store.commands.claimDue(first.clock.now(), 10, { claimer: 'dead-worker', leaseMs: 30_000 })).toHaveLength(1);
     await first.o.stop();
     const second = await orchestrator({ dataDir: first.dataDir, clock: first.clock });
     expect(await second.o.worker.tick()).toHaveLength(0); // lease still held by the dead worker

@@ -347,7 +347,7 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
       const online = await waitState(id, 'online', 40_000);
       const port = (online.endpoint as { port: number }).port;
       expect(port).not.toBe(oldPort);
-      expect((await o.ctx.store.instances.get(id))?.hostPort).toBe(port);
+      expect((await o.store.instances.get(id))?.hostPort).toBe(port);
       expect((await pingStatus('127.0.0.1', port, 2000)).max).toBeGreaterThan(0);
       expect(seedOf(id)).toBe(level);
       const moved = (await history(id)).filter((h) => /was taken outside the container runtime/.test(h.reason));

@@ -84,7 +84,7 @@ describe('actions', () => {
     expect(stop.body).toMatchObject({ commandId: expect.stringMatching(/^cmd-/), state: 'stopping' });
     const view = await s.get();
     expect(view).toMatchObject({ state: 'stopping', desiredState: 'stopped', activeAction: { kind: 'stop', commandId: stop.body.commandId } });
-    expect((await s.t.o.ctx.store.commands.get(stop.body.commandId))?.status).toBe('pending');
+    expect((await s.t.o.store.commands.get(stop.body.commandId))?.status).toBe('pending');
 
     const busy = await s.t.call('POST', `/api/v1/instances/${s.id}/restart`);
     expect(busy.status).toBe(409);
@@ -101,7 +101,7 @@ describe('actions', () => {
     expect(history[0]).toMatchObject({ from: 'stopping', to: 'stopped', details: { path: 'rcon', killed: false } });
     expect(history.map((h: Loose) => h.to).reverse()).toEqual(['installing', 'stopped', 'starting', 'online', 'stopping', 'stopped']);
     // The RCON password is in no command payload, history entry or API answer.
-    const commands = await s.t.o.ctx.store.commands.list({ instanceId: s.id });
+    const commands = await s.t.o.store.commands.list({ instanceId: s.id });
     expect(JSON.stringify([commands, history, await s.get()])).not.toContain(SECRET);
   });
 
@@ -128,7 +128,7 @@ describe('actions', () => {
     expect((await s.t.call('POST', `/api/v1/instances/${s.id}/resume`)).status).toBe(202);
     await s.work();
     expect(await s.get()).toMatchObject({ state: 'paused' });
-    const [resume] = (await s.t.o.ctx.store.commands.list({ instanceId: s.id })).filter((c) => c.kind === 'resume');
+    const [resume] = (await s.t.o.store.commands.list({ instanceId: s.id })).filter((c) => c.kind === 'resume');
     expect(resume).toMatchObject({ status: 'failed' });
     expect(String(resume?.lastError)).toContain('injected failure');
   });
@@ -418,7 +418,7 @@ describe('bridge readiness', () => {
     const put = s.a.calls.find((c) => c.method === 'PUT')!;
     const token = put.body.env.ENDERCLOUD_INSTANCE_TOKEN as string;
     expect(token).toBe(SECRET);
-    expect((await s.t.o.ctx.store.instances.get(s.id))!.bridgeTokenHash).toBe(hashToken(token));
+    expect((await s.t.o.store.instances.get(s.id))!.bridgeTokenHash).toBe(hashToken(token));
     expect((await s.t.call('POST', `/api/v1/instances/${s.id}/events`, { body: { type: 'SERVER_READY' }, token: 'nope' })).status).toBe(401);
     const ok = await s.t.call('POST', `/api/v1/instances/${s.id}/events`, { body: { type: 'SERVER_READY', endpoint: 'play.example.net:25570' }, token });
     expect(ok.status).toBe(202);

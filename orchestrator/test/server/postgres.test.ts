@@ -57,19 +57,19 @@ describe('on PostgreSQL', () => {
   });
 
   it('a command persisted by a crashed orchestrator is dispatched once after restart', async () => {
-    const claimed = await t.o.ctx.store.commands.claimDue(t.clock.now(), 100, { claimer: 'dead-worker', leaseMs: 30_000 });
+    const claimed = await t.o.store.commands.claimDue(t.clock.now(), 100, { claimer: 'dead-worker', leaseMs: 30_000 });
     expect(claimed).toHaveLength(9);
     await t.o.stop();
     const second = await testOrchestrator({ dataDir: t.dataDir, clock: t.clock, env: { ENDERCLOUD_DATABASE_URL: db.url }, keepDataDir: true });
     t = second;
     second.clock.advance(30_001);
-    for (let i = 0; i < 5 && (await second.o.ctx.store.commands.list({ statuses: ['pending', 'dispatched'] })).length > 0; i++) {
+    for (let i = 0; i < 5 && (await second.o.store.commands.list({ statuses: ['pending', 'dispatched'] })).length > 0; i++) {
       await second.o.worker.tick();
       await second.o.worker.whenIdle();
     }
     const puts = [...a.calls, ...b.calls].filter((c) => c.method === 'PUT');
     expect(puts).toHaveLength(9);
     expect(a.inventory.length + b.inventory.length).toBe(9);
-    expect((await second.o.ctx.store.instances.list({ states: ['starting'] })).length).toBe(9);
+    expect((await second.o.store.instances.list({ states: ['starting'] })).length).toBe(9);
   });
 });

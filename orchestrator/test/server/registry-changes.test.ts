@@ -106,7 +106,7 @@ describe('store change notifications', () => {
     cleanups.push(() => t.close());
     const seen: Change[] = [];
     t.o.ctx.changes.subscribe((c) => seen.push(c));
-    await t.o.ctx.store.system.put('maintenance', { enabled: false }, 1);
+    await t.o.store.system.put('maintenance', { enabled: false }, 1);
     expect(seen).toEqual([{ kind: 'system', id: 'maintenance' }]);
   });
 });

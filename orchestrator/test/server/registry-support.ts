@@ -16,7 +16,7 @@ export interface Seeded {
 
 /** An ONLINE host whose agent is at `controlUrl`, template paper@1.0.0 (RCON declared), group g1. */
 export async function seed(t: TestOrchestrator, controlUrl = 'http://127.0.0.1:9/agent', hostId = 'h1'): Promise<Seeded> {
-  const store = t.o.ctx.store;
+  const store = t.o.store;
   const now = t.clock.now();
   await store.hosts.upsertHeartbeat(heartbeat(hostId, { controlUrl }), now);
   await store.hosts.setStatus(hostId, 'ONLINE', { now });

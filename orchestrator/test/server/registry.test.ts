@@ -52,7 +52,7 @@ describe('registry view', () => {
     expect(b.run.acceptsTransfers).toBe(true);
 
     // A host going OFFLINE makes every instance on it Stale — a Paused one too, never the reverse.
-    await t.o.ctx.store.hosts.setStatus(s.hostId, 'OFFLINE', { now: t.clock.now() });
+    await t.o.store.hosts.setStatus(s.hostId, 'OFFLINE', { now: t.clock.now() });
     const after = byId((await t.call('GET', '/api/v1/registry')).body);
     expect(Object.values(after).map((x: Loose) => x.status)).toEqual(['Stale', 'Stale', 'Stale', 'Stale', 'Stale']);
   });
@@ -90,7 +90,7 @@ describe('registry stream (real SSE client)', () => {
     const r0 = snap!.json.revision as number;
     expect(snap!.json.backends.map((b: Loose) => b.status)).toEqual(['Running']);
 
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     await store.instances.transition('a', 'pausing', { now: t.clock.now(), reason: 'test' });
     const paused = await stream.events(2);
     expect(paused[1]).toMatchObject({ event: 'upsert', json: { revision: r0 + 1, backend: { instanceId: 'a', status: 'Paused' } } });
@@ -119,7 +119,7 @@ describe('registry stream (real SSE client)', () => {
     client.start();
     cleanups.push(() => client.stop());
     await until(() => client.connected && client.get('lobby-1')?.status === 'Running', 'client synced');
-    await t.o.ctx.store.instances.update('lobby-1', { maintenance: { enabled: true, message: 'x', since: t.clock.now() } }, { now: t.clock.now() });
+    await t.o.store.instances.update('lobby-1', { maintenance: { enabled: true, message: 'x', since: t.clock.now() } }, { now: t.clock.now() });
     await until(() => client.get('lobby-1')?.maintenance === true, 'maintenance upsert reached the router', 3000);
 
     const started = Date.now();
@@ -132,7 +132,7 @@ describe('registry stream (real SSE client)', () => {
 
   it('sends a keepalive comment on the configured interval', async () => {
     const t = await orchestrator();
-    const feed = new RegistryFeed({ store: t.o.ctx.store, clock: t.clock, logger: silentLogger, pollIntervalMs: 50 });
+    const feed = new RegistryFeed({ store: t.o.store, clock: t.clock, logger: silentLogger, pollIntervalMs: 50 });
     const app = Fastify({ forceCloseConnections: true });
     await registryRoutes(app, { feed, logger: silentLogger, keepaliveMs: 40 });
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -180,7 +180,7 @@ describe('router session reports', () => {
     expect(b.full).toBe(false);
 
     // The probe sees players no router reported (someone connected directly): the larger count wins.
-    await t.o.ctx.store.instances.update('lobby-1', { players: { online: 3, max: 5, at: t.clock.now() } }, { now: t.clock.now() });
+    await t.o.store.instances.update('lobby-1', { players: { online: 3, max: 5, at: t.clock.now() } }, { now: t.clock.now() });
     players = (await t.call('GET', '/api/v1/instances/lobby-1/players')).body;
     expect(players).toMatchObject({ online: 3, routerReported: 0, probe: { online: 3, max: 5 } });
     expect(byId((await t.call('GET', '/api/v1/registry')).body)['lobby-1'].players).toEqual({ online: 3, max: 5 });
@@ -195,6 +195,6 @@ describe('router session reports', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'VALIDATION_FAILED' });
     expect(res.body.error.message).toContain('body.events[1].at');
-    expect(await t.o.ctx.store.playerSessions.listActive({ routerId: 'edge-1' })).toEqual([]);
+    expect(await t.o.store.playerSessions.listActive({ routerId: 'edge-1' })).toEqual([]);
   });
 });

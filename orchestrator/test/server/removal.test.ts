@@ -50,11 +50,11 @@ describe('catalog removal', () => {
     const usedTemplate = await t.call('DELETE', '/api/v1/templates/rm/versions/1');
     expect(usedTemplate.status).toBe(409);
     expect(usedTemplate.body.error.message).toContain('group rmg variant v');
-    await t.o.ctx.store.instances.create(instance('i-rm', { name: 'rm-one', groupId: 'rmg', variantId: 'v', hostId: null }));
+    await t.o.store.instances.create(instance('i-rm', { name: 'rm-one', groupId: 'rmg', variantId: 'v', hostId: null }));
     const usedGroup = await t.call('DELETE', '/api/v1/groups/rmg');
     expect(usedGroup.status).toBe(409);
     expect(usedGroup.body.error.message).toMatch(/still has instances/);
-    await t.o.ctx.store.instances.delete('i-rm');
+    await t.o.store.instances.delete('i-rm');
     expect((await t.call('DELETE', '/api/v1/groups/rmg')).body).toEqual({ id: 'rmg', deleted: true });
     expect((await t.call('GET', '/api/v1/groups/rmg')).status).toBe(404);
     expect((await t.call('DELETE', '/api/v1/templates/rm/versions/1')).body).toEqual({ name: 'rm', version: '1', deleted: true });
@@ -83,7 +83,7 @@ describe('kept data', () => {
     await mkdir(backups, { recursive: true });
     await writeFile(path.join(backups, 'b1.tar.gz'), 'x');
     await writeFile(path.join(backups, 'b1.json'), JSON.stringify({ backupId: 'b1', sizeBytes: 1, sha256: 'f'.repeat(64), createdAt: '2026-01-01T00:00:00.000Z' }));
-    await t.o.ctx.store.instances.create(instance('i-live', { name: 'live-one', hostId: 'rm-host' }));
+    await t.o.store.instances.create(instance('i-live', { name: 'live-one', hostId: 'rm-host' }));
     const listed = await t.call('GET', '/api/v1/kept-data');
     expect(listed.status).toBe(200);
     expect(listed.body).toEqual({ keptData: [{ hostId: 'rm-host', instanceId: 'i-gone', data: true, backups: [expect.objectContaining({ backupId: 'b1' })] }], unreachable: [] });
@@ -108,7 +108,7 @@ describe('attaching a kept world', () => {
     const res = await t.call('POST', '/api/v1/instances', { body: { groupId: 'keep', variantId: 'v', name, start: false, ...(user ? { user } : {}) } });
     expect(res.status).toBe(202);
     await work();
-    expect((await t.o.ctx.store.instances.get(res.body.id))?.state).toBe('stopped');
+    expect((await t.o.store.instances.get(res.body.id))?.state).toBe('stopped');
     return res.body.id as string;
   };
 
@@ -131,7 +131,7 @@ describe('attaching a kept world', () => {
     expect((await t.call('GET', `/api/v1/instances/${id}/history`)).body.history[0]).toMatchObject({ from: 'stopped', to: 'stopped', details: { event: 'kept_data_attached', from: 'i-world' } });
     expect((await t.call('POST', '/api/v1/kept-data/rm-host/i-world/attach', { body: { instance: 'keep-new' } })).status).toBe(404);
     expect(await audited('kept-data.attach')).toHaveLength(3);
-    for (const gone of [id, other]) await t.o.ctx.store.instances.delete(gone);
+    for (const gone of [id, other]) await t.o.store.instances.delete(gone);
   });
 });
 
@@ -141,13 +141,13 @@ describe('host removal', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error.message).toMatch(/still holds 1 instance/);
     expect((await t.call('DELETE', '/api/v1/hosts/rm-host?forget=true')).body.error.message).toMatch(/forget is only for an OFFLINE/);
-    await t.o.ctx.store.hosts.setStatus('rm-host', 'OFFLINE', { now: t.clock.now() });
+    await t.o.store.hosts.setStatus('rm-host', 'OFFLINE', { now: t.clock.now() });
     expect((await t.call('DELETE', '/api/v1/hosts/rm-host')).body.error.message).toMatch(/forget=true removes it anyway/);
     const forgotten = await t.call('DELETE', '/api/v1/hosts/rm-host?forget=true');
     expect(forgotten.status).toBe(200);
     expect(forgotten.body).toEqual({ hostId: 'rm-host', status: 'OFFLINE', forgottenInstances: ['i-live'], deleted: true });
     expect((await t.call('GET', '/api/v1/hosts/rm-host')).status).toBe(404);
-    const live = await t.o.ctx.store.instances.get('i-live');
+    const live = await t.o.store.instances.get('i-live');
     expect(live).toMatchObject({ state: 'intervention_required', stateReason: expect.stringContaining('forgotten') });
     expect((await audited('host.delete')).map((e) => e.params)).toEqual(expect.arrayContaining([{ forget: true }, { forget: false }]));
   });

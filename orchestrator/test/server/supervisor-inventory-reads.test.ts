@@ -29,10 +29,10 @@ describe('the supervisor pass over many hosts', () => {
       expect(res.status).toBe(200);
     }
     await t.o.ctx.hosts.whenIdle();
-    expect((await t.o.ctx.store.hosts.countByStatus()).ONLINE).toBe(HOSTS);
+    expect((await t.o.store.hosts.countByStatus()).ONLINE).toBe(HOSTS);
 
     // Two online instances: one whose container host many-007 lists, one missing from many-100's inventory.
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     const now = t.clock.now();
     await store.templates.create(templateVersion('paper', '1.0.0'));
     await store.groups.put(group('g1'));

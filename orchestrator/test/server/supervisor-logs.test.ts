@@ -41,10 +41,10 @@ describe('supervisor and transition logs', () => {
   });
 
   it('a refused reconciliation is logged at info once, not every tick, and again when it changes', async () => {
-    const instance = (await t.o.ctx.store.instances.get(id))!;
+    const instance = (await t.o.store.instances.get(id))!;
     // Degraded but desired paused: reconciliation asks for a pause, which is only allowed from online.
-    const degraded = await moveInstance(t.o.ctx.store, instance, 'degraded', { now: t.clock.now(), reason: 'test: probes failing' });
-    await t.o.ctx.store.instances.update(id, { desiredState: 'paused' }, { now: t.clock.now() });
+    const degraded = await moveInstance(t.o.store, instance, 'degraded', { now: t.clock.now(), reason: 'test: probes failing' });
+    await t.o.store.instances.update(id, { desiredState: 'paused' }, { now: t.clock.now() });
     expect(degraded?.state).toBe('degraded');
     const refused = () => lines.filter((l) => l.instanceId === id && /reconciliation action refused/.test(l.msg));
     for (let i = 0; i < 4; i++) await t.o.supervisor.tick();

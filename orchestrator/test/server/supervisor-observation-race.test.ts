@@ -29,7 +29,7 @@ describe('the supervisor pass and a start requested during it', () => {
     const host = 'race-1';
     expect((await t.call('POST', `/api/v1/agents/${host}/heartbeat`, { body: sim.heartbeatBody(host), token: AGENT_TOKEN })).status).toBe(200);
     await t.o.ctx.hosts.whenIdle();
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     const now = t.clock.now();
     await store.templates.create(templateVersion('paper', '1.0.0'));
     await store.groups.put(group('g1'));

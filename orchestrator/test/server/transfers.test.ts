@@ -83,7 +83,7 @@ describe('pending transfers', () => {
     const { t, router } = await setup();
     const s = await seed(t);
     await s.add('match-1', 'online');
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     await store.sessions.create({ id: 'sess-1', groupId: 'g1', instanceId: 'match-1', status: 'allocated', metadata: {}, createdAt: t.clock.now(), releasedAt: null });
     const created = await t.call('POST', '/api/v1/transfers', { body: { player: 'Matcher', target: { session: 'sess-1' } } });
     expect(created.status).toBe(201);

@@ -51,9 +51,9 @@ async function offlineAndBack(tt: TestOrchestrator, a: FakeAgent): Promise<void>
 const listed = async (tt: TestOrchestrator): Promise<string[]> =>
   (await tt.call('GET', '/api/v1/hosts/host-a/unclaimed')).body.unclaimed.map((u: { instanceId: string }) => u.instanceId);
 const persisted = async (tt: TestOrchestrator): Promise<string[]> =>
-  (await tt.o.ctx.store.unclaimed.listForHost('host-a')).map((r) => r.instanceId);
+  (await tt.o.store.unclaimed.listForHost('host-a')).map((r) => r.instanceId);
 const cleanups = async (tt: TestOrchestrator) =>
-  (await tt.o.ctx.store.commands.list({ hostId: 'host-a' })).filter((c) => c.kind === 'cleanup');
+  (await tt.o.store.commands.list({ hostId: 'host-a' })).filter((c) => c.kind === 'cleanup');
 
 describe.each(['sqlite', 'postgres'] as const)('durable unclaimed containers (%s)', (dialect) => {
   it('adopting one of three leaves the other two unclaimed through a later recovery; delete and disappearance take them out of the set', async () => {
@@ -87,6 +87,7 @@ describe.each(['sqlite', 'postgres'] as const)('durable unclaimed containers (%s
     const del = await t.call('DELETE', '/api/v1/hosts/host-a/unclaimed/u-2');
     expect(del.status).toBe(202);
     expect(await cleanups(t)).toEqual([expect.objectContaining({ id: del.body.commandId, payload: { instanceIds: ['u-2'], keepDataFor: ['u-2'] } })]);
+    expect((await t.o.store.commands.get(del.body.commandId))?.maxAttempts).toBe(t.o.ctx.config.commandMaxAttempts);
     expect(await persisted(t)).toEqual(['u-3']);
     expect(await listed(t)).toEqual(['u-3']);
 
@@ -111,7 +112,7 @@ describe('durable unclaimed containers', () => {
     t.o.worker.start();
     const del = await t.call('DELETE', '/api/v1/hosts/host-a/unclaimed/u-1?deleteData=true');
     expect(del.status).toBe(202);
-    await until(async () => (await t.o.ctx.store.commands.get(del.body.commandId))?.status === 'succeeded', 'the delete carried out');
+    await until(async () => (await t.o.store.commands.get(del.body.commandId))?.status === 'succeeded', 'the delete carried out');
     expect(agent.inventory.map((i) => i.instanceId)).toEqual(['u-2']);
     await offlineAndBack(t, agent);
     expect(t.o.ctx.hosts.lastRecovery.get('host-a')).toMatchObject({ remove: [], cleanupCommandId: null });

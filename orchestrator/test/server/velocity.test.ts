@@ -116,7 +116,7 @@ describe('GET /api/v1/router/velocity.toml', () => {
   it('renders Running instances of the groups in order, as text/plain, for the router token and instance readers', async () => {
     const t = await orchestrator();
     const s = await seed(t); // group g1
-    await t.o.ctx.store.groups.put(group('lobby'));
+    await t.o.store.groups.put(group('lobby'));
     await s.add('sv-1', 'online');
     await s.add('sv-sleep', 'paused');
     await s.add('lobby-1', 'online', { groupId: 'lobby' });

@@ -46,6 +46,14 @@ export function instanceContract(handle: StoreHandle): void {
       await expect(store.instances.update('i1', { user: { mode: 'image' } } as never, { now: T0 })).rejects.toMatchObject({ code: 'IMMUTABLE' });
     });
 
+    it('update never writes the state: a patch naming it (a cast) is refused and changes nothing; transition does', async () => {
+      const store = handle.store();
+      await store.instances.create(instance('i-state'));
+      await expect(store.instances.update('i-state', { state: 'online', desiredState: 'stopped' } as never, { now: T0 + 1 })).rejects.toMatchObject({ code: 'INTERNAL', message: expect.stringContaining('transition') });
+      expect(await store.instances.get('i-state')).toMatchObject({ state: 'draft', version: 1 });
+      expect(await store.instances.transition('i-state', 'installing', { now: T0 + 2, reason: 'placed' })).toMatchObject({ state: 'installing' });
+    });
+
     it('list filters by group, host, states and desired states', async () => {
       const store = handle.store();
       await store.instances.create(instance('a', { groupId: 'g1', hostId: 'h1', state: 'online' }));

@@ -75,7 +75,7 @@ describe('panel sessions', () => {
     const put = await fetch(url('/api/v1/maintenance'), { method: 'POST', headers: { ...bearer(ADMIN), 'content-type': 'application/json' }, body: JSON.stringify({ enabled: false }) });
     expect(put.status).toBe(200);
     // Only the hash of the session id is stored.
-    const rows = await orchestrator.ctx.store.webSessions.get(ok.cookie!.split('=')[1]!);
+    const rows = await orchestrator.store.webSessions.get(ok.cookie!.split('=')[1]!);
     expect(rows).toBeUndefined();
   });
 

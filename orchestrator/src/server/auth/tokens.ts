@@ -104,6 +104,13 @@ export class TokenService {
     return { token, secret };
   }
 
+  /** Revokes a token (its secret stops authenticating at once) and returns it; NOT_FOUND for an unknown id. */
+  async revoke(id: string): Promise<ApiToken> {
+    if (!(await this.deps.store.tokens.get(id))) throw new AppError('NOT_FOUND', `token ${id} does not exist`);
+    await this.deps.store.tokens.revoke(id, this.deps.clock.now());
+    return (await this.deps.store.tokens.get(id))!;
+  }
+
   /**
    * First start: unless a preset admin token is configured, make sure an admin
    * token exists and sits in `<dataDir>/admin-token` (0600). A file from an

@@ -7,7 +7,7 @@ import type { ContainerConfig, Instance } from '../../domain/index.js';
 import type { Store } from '../../store/store.js';
 import type { HostDriver, ReplaceOutcome } from '../drivers/host-driver.js';
 import { networkSecretFor } from '../provisioning/network-secret.js';
-import { agentCreateBody, revisionConfig } from '../services/instance-config.js';
+import { agentReplaceBody, revisionConfig } from '../services/instance-config.js';
 import type { RunContext } from './run-context.js';
 
 export interface ReplacementDeps {
@@ -21,7 +21,7 @@ export interface ReplacementDeps {
 export async function replaceContainer(
   deps: ReplacementDeps, instance: Instance, ctx: RunContext, opts: { start: boolean; config?: ContainerConfig; newHostPort?: boolean },
 ): Promise<ReplaceOutcome> {
-  const body = agentCreateBody(instance, ctx.template, {
+  const body = agentReplaceBody(instance, ctx.template, {
     endercloudUser: deps.endercloudUser, pull: 'missing', ...(opts.config ? { config: opts.config } : {}), ...(await networkSecretFor(ctx.template, deps.networkSecret)),
   });
   return deps.driver.replace(ctx.host, instance.id, { ...body, start: opts.start, ...(opts.newHostPort ? { newHostPort: true } : {}) }, ctx.ids);

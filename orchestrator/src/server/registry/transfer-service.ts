@@ -40,6 +40,12 @@ export interface TransferServiceOptions {
 export class TransferService {
   constructor(private readonly deps: TransferServiceOptions) {}
 
+  /** Recent transfers, newest first; pending ones past their expiry are marked expired first. */
+  async recent(filter: { player?: string; status?: Transfer['status']; limit: number }): Promise<Transfer[]> {
+    await this.deps.store.transfers.expire(this.deps.clock.now());
+    return this.deps.store.transfers.list(filter);
+  }
+
   /** Checks that the target exists now; the instance a group resolves to is chosen at claim time. */
   async assertTarget(target: TransferTarget): Promise<void> {
     const { store } = this.deps;

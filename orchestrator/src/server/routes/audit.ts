@@ -21,6 +21,6 @@ export async function auditRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     config: { auth: { scope: ADMIN_SCOPE } },
   }, async (req) => {
     const q = req.query as Static<typeof AuditQuery>;
-    return { entries: (await ctx.store.audit.list({ ...q, limit: q.limit ?? 100 })).map(auditView) };
+    return { entries: (await ctx.queries.audit({ ...q, limit: q.limit ?? 100 })).map(auditView) };
   });
 }

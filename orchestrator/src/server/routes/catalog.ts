@@ -29,12 +29,12 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
 
   listRoute(api, {
     url: '/templates', tags: ['templates'], summary: 'List template versions', querystring: TemplatesQuery, scope: readScope('templates'), key: 'templates',
-    load: ({ name }) => ctx.store.templates.list(name ? { name } : {}), view: templateView,
+    load: ({ name }) => ctx.queries.templates(name ? { name } : {}), view: templateView,
   });
 
   getOneRoute(api, {
     url: '/templates/:name/versions/:version', tags: ['templates'], summary: 'One template version', params: TemplateParams, scope: readScope('templates'),
-    load: ({ name, version }) => ctx.store.templates.get(name, version), code: 'TEMPLATE_NOT_FOUND',
+    load: ({ name, version }) => ctx.queries.template(name, version), code: 'TEMPLATE_NOT_FOUND',
     missing: ({ name, version }) => `template ${name} version ${version} does not exist`, view: templateView,
   });
 
@@ -44,7 +44,7 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
   }, async (req) => {
     const { name, version } = req.params as TemplateParams;
     auditTarget(req, `${name}@${version}`);
-    await ctx.store.templates.delete(name, version);
+    await ctx.catalog.deleteTemplate(name, version);
     return { name, version, deleted: true };
   });
 
@@ -63,11 +63,11 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
   api.get('/groups', {
     schema: { tags: ['groups'], summary: 'List groups' },
     config: { auth: { scope: readScope('groups') } },
-  }, async () => ({ groups: (await ctx.store.groups.list()).map(groupView) }));
+  }, async () => ({ groups: (await ctx.queries.groups()).map(groupView) }));
 
   getOneRoute(api, {
     url: '/groups/:id', tags: ['groups'], summary: 'One group', params: IdParams, scope: readScope('groups'),
-    load: ({ id }) => ctx.store.groups.get(id), code: 'GROUP_NOT_FOUND', missing: ({ id }) => `group ${id} does not exist`, view: groupView,
+    load: ({ id }) => ctx.queries.group(id), code: 'GROUP_NOT_FOUND', missing: ({ id }) => `group ${id} does not exist`, view: groupView,
   });
 
   api.delete('/groups/:id', {
@@ -76,7 +76,7 @@ export async function catalogRoutes(api: FastifyInstance, ctx: ServerContext): P
   }, async (req) => {
     const { id } = req.params as Static<typeof IdParams>;
     auditTarget(req, id);
-    await ctx.store.groups.delete(id);
+    await ctx.catalog.deleteGroup(id);
     return { id, deleted: true };
   });
 }

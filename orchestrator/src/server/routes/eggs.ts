@@ -31,7 +31,7 @@ export async function eggRoutes(api: FastifyInstance, ctx: ServerContext): Promi
     const template = await ctx.lifecycle.templateOf(instance);
     auditTarget(req, instance.id, { verb: command.trim().split(/\s+/)[0] ?? '' });
     if (!instance.hostId) throw new AppError('INSTANCE_NOT_RUNNING', `instance ${instance.name} is on no host yet`);
-    const host = await ctx.store.hosts.get(instance.hostId);
+    const host = await ctx.queries.host(instance.hostId);
     if (!host) throw new AppError('HOST_NOT_FOUND', `host ${instance.hostId} of instance ${instance.name} is not known`);
     const rcon = template?.stop.rcon;
     const password = rcon ? instance.secretSettings[rcon.passwordVariable] : undefined;

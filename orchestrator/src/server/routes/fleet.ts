@@ -13,7 +13,6 @@ import { auditEntry, auditTarget } from '../audit.js';
 import { assertGroupScope, groupScope, MANAGER_SCOPE, readScope, ROUTER_ACCESS, writeScope } from '../auth/scopes.js';
 import type { ServerContext } from '../context.js';
 import { userActor } from '../services/lifecycle-service.js';
-import { fleetView } from '../provisioning/fleet-status.js';
 import { instanceView } from '../views.js';
 import { acceptedAction, hiddenForCaller, paramInstance } from './route-helpers.js';
 
@@ -142,7 +141,7 @@ export async function fleetRoutes(api: FastifyInstance, ctx: ServerContext): Pro
     config: { auth: { scope: readScope('groups') } },
   }, async (req) => {
     const { id } = req.params as Static<typeof IdParams>;
-    return fleetView(ctx.store, await ctx.fleet.group(id), await ctx.idleTiers.tiers(), ctx.clock.now());
+    return ctx.queries.fleet(await ctx.fleet.group(id), await ctx.idleTiers.tiers(), ctx.clock.now());
   });
 
   api.put('/instances/:id/idle-tiers', {

@@ -6,7 +6,6 @@ import { auditTarget } from '../audit.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { HeartbeatBody } from '../services/heartbeat-input.js';
-import { removeHost } from '../services/host-removal.js';
 import { AgentIdString, IdString } from '../schemas/common.js';
 import { MaintenanceBody } from '../../contracts/public-api/bodies.js';
 import { hostView, instanceView } from '../views.js';
@@ -39,14 +38,14 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
     config: { auth: { scope: readScope('hosts') } },
   }, async (req) => {
     const { status } = req.query as Static<typeof HostsQuery>;
-    const hosts = await ctx.store.hosts.list(status ? { statuses: [status as 'ONLINE'] } : {});
-    const counts = await ctx.store.instances.countByHost();
+    const hosts = await ctx.queries.hosts(status ? { statuses: [status as 'ONLINE'] } : {});
+    const counts = await ctx.queries.instanceCountsByHost();
     return { hosts: hosts.map((h) => hostView(h, counts[h.id] ?? 0)) };
   });
 
   getOneRoute(api, {
     url: '/hosts/:id', tags: ['hosts'], summary: 'One host', params: HostParams, scope: readScope('hosts'),
-    load: ({ id }) => ctx.store.hosts.get(id), code: 'HOST_NOT_FOUND', missing: ({ id }) => `host ${id} is not registered`, view: (host) => hostAnswer(ctx, host),
+    load: ({ id }) => ctx.queries.host(id), code: 'HOST_NOT_FOUND', missing: ({ id }) => `host ${id} is not registered`, view: (host) => hostAnswer(ctx, host),
   });
 
   api.post('/hosts/:id/maintenance', {
@@ -65,7 +64,7 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
     const { id } = req.params as Static<typeof HostParams>;
     const { forget } = req.query as Static<typeof DeleteHostQuery>;
     auditTarget(req, id, { forget: forget === true });
-    return { ...(await removeHost(ctx, id, forget === true, actorOf(req))), deleted: true };
+    return { ...(await ctx.hostRemoval.removeHost(id, forget === true, actorOf(req))), deleted: true };
   });
 
   api.get('/hosts/:id/unclaimed', {

@@ -48,7 +48,7 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
     const q = req.query as Static<typeof ListQuery>;
-    const list = await ctx.store.instances.list({
+    const list = await ctx.queries.instances({
       ...(q.groupId ? { groupId: q.groupId } : {}),
       ...(q.hostId ? { hostId: q.hostId } : {}),
       ...(q.state ? { states: [q.state as InstanceState] } : {}),
@@ -74,7 +74,7 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
   }, async (req) => {
     const { limit } = req.query as Static<typeof HistoryQuery>;
     const instance = await paramInstance(ctx, req);
-    return { instanceId: instance.id, history: (await ctx.store.history.list(instance.id, { limit: limit ?? 100 })).map(historyView) };
+    return { instanceId: instance.id, history: (await ctx.queries.history(instance.id, limit ?? 100)).map(historyView) };
   });
 
   api.get('/instances/:id/revisions', {
@@ -83,7 +83,7 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
   }, async (req) => {
     const instance = await paramInstance(ctx, req);
     const hidden = await hiddenForCaller(ctx, req)(instance);
-    return { instanceId: instance.id, revisions: (await ctx.store.revisions.list(instance.id)).map((r) => revisionView(r, hidden)) };
+    return { instanceId: instance.id, revisions: (await ctx.queries.revisions(instance.id)).map((r) => revisionView(r, hidden)) };
   });
 
   api.get('/instances/:id/logs', {

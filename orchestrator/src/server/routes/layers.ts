@@ -43,7 +43,7 @@ export async function layerRoutes(api: FastifyInstance, ctx: ServerContext): Pro
 
   listRoute(api, {
     url: '/template-layers', tags: ['layers'], summary: 'List layers (every checksum of every id)', querystring: ListQuery, scope: readScope('layers'), key: 'layers',
-    load: ({ id }) => ctx.store.layers.list(id ? { id } : {}), view: layerView,
+    load: ({ id }) => ctx.queries.layers(id ? { id } : {}), view: layerView,
   });
 
   api.delete('/template-layers/:id', {

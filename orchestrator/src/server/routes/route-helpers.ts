@@ -49,12 +49,12 @@ export function actionsForCaller(ctx: ServerContext, req: FastifyRequest): (inst
 
 /** The registered host the instance is placed on, or undefined (not placed, or the host is gone). */
 export async function hostOfInstance(ctx: ServerContext, instance: Instance): Promise<Host | undefined> {
-  return instance.hostId ? ctx.store.hosts.get(instance.hostId) : undefined;
+  return instance.hostId ? ctx.queries.host(instance.hostId) : undefined;
 }
 
 /** A host as GET /hosts/:id shows it: with the number of instances placed on it. */
 export async function hostAnswer(ctx: ServerContext, host: Host): Promise<ReturnType<typeof hostView>> {
-  const counts = await ctx.store.instances.countByHost();
+  const counts = await ctx.queries.instanceCountsByHost();
   return hostView(host, counts[host.id] ?? 0);
 }
 

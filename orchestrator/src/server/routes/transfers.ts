@@ -67,7 +67,7 @@ export interface TransferRouteDeps {
 
 export async function transferRoutes(api: FastifyInstance, ctx: ServerContext, deps: TransferRouteDeps): Promise<void> {
   const audit = (req: { id: string; principal?: { name: string } }, action: string, targetKind: string, targetId: string, params: Record<string, string | number | boolean | null>) =>
-    ctx.store.audit.append({ at: ctx.clock.now(), actor: actorOf(req), action, targetKind, targetId, params, result: 'ok', errorCode: null, requestId: req.id });
+    ctx.auditLog.append({ at: ctx.clock.now(), actor: actorOf(req), action, targetKind, targetId, params, result: 'ok', errorCode: null, requestId: req.id });
 
   api.post('/transfers', {
     schema: { tags: ['transfers'], summary: 'Record where a player goes next; move them now with RCON when connected', body: CreateBody },
@@ -103,8 +103,7 @@ export async function transferRoutes(api: FastifyInstance, ctx: ServerContext, d
     config: { auth: { scope: readScope('instances') } },
   }, async (req) => {
     const q = req.query as Static<typeof ListQuery>;
-    await ctx.store.transfers.expire(ctx.clock.now());
-    const list = await ctx.store.transfers.list({ ...(q.player ? { player: q.player } : {}), ...(q.status ? { status: q.status as Transfer['status'] } : {}), limit: q.limit ?? 100 });
+    const list = await deps.transfers.recent({ ...(q.player ? { player: q.player } : {}), ...(q.status ? { status: q.status as Transfer['status'] } : {}), limit: q.limit ?? 100 });
     return { transfers: list.map(transferView) };
   });
 

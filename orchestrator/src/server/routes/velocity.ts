@@ -29,7 +29,7 @@ export async function velocityRoutes(api: FastifyInstance, ctx: ServerContext): 
     if (groups.length === 0) throw new AppError('VALIDATION_FAILED', 'groups: name at least one group id (groups=lobby,survival)');
     if (groups.length > MAX_GROUPS) throw new AppError('VALIDATION_FAILED', `groups: at most ${MAX_GROUPS} groups, got ${groups.length}`);
     for (const id of groups) {
-      if (!(await ctx.store.groups.get(id))) throw new AppError('GROUP_NOT_FOUND', `group ${id} does not exist`);
+      if (!(await ctx.queries.group(id))) throw new AppError('GROUP_NOT_FOUND', `group ${id} does not exist`);
     }
     const snapshot = await ctx.registry.snapshot();
     return reply.type('text/plain; charset=utf-8').send(renderVelocityFragment({ backends: snapshot.backends, groups, revision: snapshot.revision }));

@@ -79,4 +79,14 @@ export class CatalogService {
     }
     return this.store.groups.put(group);
   }
+
+  /** Deletes a template version; 409 while a variant uses it (the store refuses). */
+  async deleteTemplate(name: string, version: string): Promise<void> {
+    await this.store.templates.delete(name, version);
+  }
+
+  /** Deletes a group and its variants; 409 while instances exist (the store refuses). */
+  async deleteGroup(id: string): Promise<void> {
+    await this.store.groups.delete(id);
+  }
 }

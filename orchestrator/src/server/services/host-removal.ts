@@ -10,7 +10,7 @@ import { capability, type HostDriver } from '../drivers/host-driver.js';
 import type { BackupInfo } from '../drivers/host-driver.js';
 import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
 
-export interface HostRemovalDeps {
+interface HostRemovalDeps {
   store: Store;
   driver: HostDriver;
   clock: Clock;
@@ -29,7 +29,7 @@ export interface HostRemoved {
  * (intervention_required), since their containers and data were on it. A live
  * agent registers again with its next heartbeat, so stop it first.
  */
-export async function removeHost(deps: HostRemovalDeps, hostId: string, forget: boolean, actor: string): Promise<HostRemoved> {
+async function removeHost(deps: HostRemovalDeps, hostId: string, forget: boolean, actor: string): Promise<HostRemoved> {
   const host = await deps.store.hosts.get(hostId);
   if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
   if (forget && host.status !== 'OFFLINE') {
@@ -67,7 +67,7 @@ export interface KeptDataView {
 }
 
 /** Kept data on every reachable host, of ids the store no longer has an instance for; unreachable hosts are named. */
-export async function listKeptData(deps: HostRemovalDeps): Promise<{ keptData: KeptDataView[]; unreachable: { hostId: string; error: string }[] }> {
+async function listKeptData(deps: HostRemovalDeps): Promise<{ keptData: KeptDataView[]; unreachable: { hostId: string; error: string }[] }> {
   const hosts = await deps.store.hosts.list({ statuses: ['ONLINE', 'MAINTENANCE', 'RECOVERING'] });
   const keptData: KeptDataView[] = [];
   const unreachable: { hostId: string; error: string }[] = [];
@@ -85,7 +85,7 @@ export async function listKeptData(deps: HostRemovalDeps): Promise<{ keptData: K
 }
 
 /** Removes one deleted instance's kept data and backups from its host. */
-export async function purgeKeptData(deps: HostRemovalDeps, hostId: string, instanceId: string): Promise<{ hostId: string; instanceId: string; dataRemoved: boolean; backupsRemoved: number }> {
+async function purgeKeptData(deps: HostRemovalDeps, hostId: string, instanceId: string): Promise<{ hostId: string; instanceId: string; dataRemoved: boolean; backupsRemoved: number }> {
   const host = await deps.store.hosts.get(hostId);
   if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
   if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${hostId} is OFFLINE; its kept data cannot be removed now`);
@@ -101,7 +101,7 @@ export async function purgeKeptData(deps: HostRemovalDeps, hostId: string, insta
  * target must be `stopped` there with no action in flight (create it with
  * `start: false`, and the kept world's uid:gid as its user), then started as usual.
  */
-export async function attachKeptData(deps: HostRemovalDeps, hostId: string, keptId: string, target: Instance): Promise<{ hostId: string; instanceId: string; from: string; replacedFresh: boolean }> {
+async function attachKeptData(deps: HostRemovalDeps, hostId: string, keptId: string, target: Instance): Promise<{ hostId: string; instanceId: string; from: string; replacedFresh: boolean }> {
   const host = await deps.store.hosts.get(hostId);
   if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
   if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${hostId} is OFFLINE; its kept data cannot be attached now`);
@@ -116,4 +116,25 @@ export async function attachKeptData(deps: HostRemovalDeps, hostId: string, kept
     reason: `kept world of deleted instance ${keptId} attached`, details: { event: 'kept_data_attached', from: keptId },
   });
   return { hostId, ...result };
+}
+
+/** What the host and kept-data routes call: the functions above over the composition root's store and driver. */
+export class HostRemoval {
+  constructor(private readonly deps: HostRemovalDeps) {}
+
+  removeHost(hostId: string, forget: boolean, actor: string): Promise<HostRemoved> {
+    return removeHost(this.deps, hostId, forget, actor);
+  }
+
+  listKeptData(): ReturnType<typeof listKeptData> {
+    return listKeptData(this.deps);
+  }
+
+  purgeKeptData(hostId: string, instanceId: string): ReturnType<typeof purgeKeptData> {
+    return purgeKeptData(this.deps, hostId, instanceId);
+  }
+
+  attachKeptData(hostId: string, keptId: string, target: Instance): ReturnType<typeof attachKeptData> {
+    return attachKeptData(this.deps, hostId, keptId, target);
+  }
 }

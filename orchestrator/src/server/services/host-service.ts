@@ -21,6 +21,8 @@ export interface HostServiceOptions {
   logger: Logger;
   /** Wakes the command worker after commands were queued. */
   onCommandsQueued: () => void;
+  /** ENDERCLOUD_COMMAND_MAX_ATTEMPTS: the cleanup commands a recovery or removal queues retry as often as every other command. */
+  commandMaxAttempts: number;
   /** Called by a recovery run before the host turns ONLINE again (host-moves.ts: despawn its lost fleet instances). */
   onReturned?: (hostId: string) => Promise<void>;
   /** Called once a recovery run made the host ONLINE or MAINTENANCE (the supervisor re-verifies its instances at once). */
@@ -95,7 +97,7 @@ export class HostService {
     await store.transaction(async (tx) => {
       await tx.unclaimed.replaceForHost(hostId, plan.unclaimed.map((u) => ({ instanceId: u.instanceId, groupId: u.groupId, variantId: u.variantId })), now);
       if (cleanupCommandId) {
-        await tx.commands.create({ id: cleanupCommandId, kind: 'cleanup', hostId, payload: { instanceIds: plan.remove, keepDataFor: plan.keepDataFor }, requestId }, now);
+        await tx.commands.create({ id: cleanupCommandId, kind: 'cleanup', hostId, payload: { instanceIds: plan.remove, keepDataFor: plan.keepDataFor }, requestId, maxAttempts: this.deps.commandMaxAttempts }, now);
       }
     });
     if (cleanupCommandId) this.deps.onCommandsQueued();
@@ -145,7 +147,7 @@ export class HostService {
     const commandId = `cmd-${randomUUID()}`;
     const payload = { instanceIds: [instanceId], keepDataFor: deleteData ? [] : [instanceId] };
     const wasListed = await store.transaction(async (tx) => {
-      await tx.commands.create({ id: commandId, kind: 'cleanup', hostId, payload, requestId }, clock.now());
+      await tx.commands.create({ id: commandId, kind: 'cleanup', hostId, payload, requestId, maxAttempts: this.deps.commandMaxAttempts }, clock.now());
       return tx.unclaimed.remove(hostId, instanceId);
     });
     this.deps.onCommandsQueued();

@@ -179,6 +179,12 @@ export function agentCreateBody(
   return body;
 }
 
+/** The agent's POST /instances/:id/replace body: the create body without layers (a replace keeps the runtime directory). */
+export function agentReplaceBody(...args: Parameters<typeof agentCreateBody>): Omit<AgentCreateBody, 'layers' | 'start'> {
+  const { layers: _layers, start: _start, ...body } = agentCreateBody(...args);
+  return body;
+}
+
 /** Every secret name of an instance: its secret settings and the template's secret variables. */
 export function secretNames(instance: Pick<Instance, 'secretSettings'>, template: TemplateSpec | undefined): string[] {
   const names = new Set(Object.keys(instance.secretSettings).map((k) => (k.startsWith(PENDING_SECRET_PREFIX) ? k.slice(PENDING_SECRET_PREFIX.length) : k)));

@@ -36,6 +36,9 @@ export interface CreateInstanceRequest {
   image?: string;
 }
 
+/** What a caller adds to the creation's transaction (an approval deciding its request): a throw rolls the creation back. */
+export type WithinCreation = (tx: Store, created: { instance: Instance; command: Command }) => Promise<void>;
+
 /** What create needs of the import store: whether an upload exists. */
 export interface ImportLookup {
   get(uploadId: string): Promise<unknown>;
@@ -116,8 +119,11 @@ export class InstanceCreator {
     return { group, variant, template, name, nameTaken, values, memoryMb: memoryFor(variant, template.spec), user, image, start: req.start ?? true, imported };
   }
 
-  /** `principal`: who asks (absent: nobody with an operator scope); operator-only variables in `settings`/`secrets` need one. */
-  async create(req: CreateInstanceRequest, actor: string, requestId: string, principal?: Requester): Promise<{ instance: Instance; command: Command }> {
+  /**
+   * `principal`: who asks (absent: nobody with an operator scope); operator-only variables in `settings`/`secrets` need one.
+   * `within`: more writes in the same transaction, after the instance and its command (all or nothing).
+   */
+  async create(req: CreateInstanceRequest, actor: string, requestId: string, principal?: Requester, within?: WithinCreation): Promise<{ instance: Instance; command: Command }> {
     const { store, clock } = this.deps;
     const { group, variant, template, nameTaken, values, memoryMb, user, image, start, imported, ...planned } = await this.plan(req, principal);
     const id = newInstanceId();
@@ -142,6 +148,7 @@ export class InstanceCreator {
         { id: commandId, kind: 'create', instanceId: id, hostId, payload: { start, ...(imported ? { import: imported } : {}) }, requestId, maxAttempts: this.deps.commandMaxAttempts },
         now,
       );
+      await within?.(tx, { instance, command });
       return { instance, command };
     });
     this.deps.onCommandsQueued();

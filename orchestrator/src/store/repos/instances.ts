@@ -48,6 +48,8 @@ const IMMUTABLE_FIELDS = ['id', 'createdAt', 'version', 'user', 'updatedAt'] as 
 
 function cleanPatch(patch: InstancePatch): InstancePatch {
   const copy: Record<string, unknown> = { ...patch };
+  // Only a transition writes the state (with its history entry).
+  if ('state' in copy) throw new AppError('INTERNAL', 'an instance patch may not set state: change it with a transition (moveInstance), which checks it against the table and records the history');
   for (const field of IMMUTABLE_FIELDS) {
     if (field in copy) {
       if (field === 'user') throw new AppError('IMMUTABLE', 'the container user is chosen at creation and can never be edited');
@@ -235,7 +237,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
       if (!current) throw new AppError('INSTANCE_NOT_FOUND', `instance ${id} does not exist`);
       const from = current.state as InstanceState;
       if (opts.from && !opts.from.includes(from)) return undefined;
-      const patch: InstancePatch = { ...cleanPatch(opts.patch ?? {}), state: to, stateReason: opts.reason, stateChangedAt: opts.now };
+      const patch: InstancePatch & Pick<Instance, 'state'> = { ...cleanPatch(opts.patch ?? {}), state: to, stateReason: opts.reason, stateChangedAt: opts.now };
       const row = await db
         .updateTable('instances')
         .set(toRowPatch({ ...patch, updatedAt: opts.now }))

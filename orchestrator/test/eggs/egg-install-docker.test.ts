@@ -30,11 +30,14 @@ const installerImage: ImageDefinition = {
     'COPY busybox /bin/busybox',
     'RUN ["/bin/busybox", "--install", "-s", "/bin"]',
     'COPY bash /bin/bash',
+    'COPY passwd group /etc/',
     'ENV PATH=/bin',
   ].join('\n'),
   files: () => [
     { path: 'busybox', from: '/bin/busybox', mode: 0o755 },
     { path: 'bash', content: '#!/bin/ash\nexec /bin/ash "$@"\n', mode: 0o755 },
+    { path: 'passwd', content: 'root:x:0:0:root:/root:/bin/ash\n' },
+    { path: 'group', content: 'root:x:0:\n' },
   ],
 };
 
@@ -208,5 +211,9 @@ describe('install scripts as Wings runs them', () => {
     const res = await call('POST', `/instances/${busy.body.id as string}/reinstall`);
     expect(res.status).toBe(409);
     expect(res.body.error.message).toMatch(/cannot reinstall instance .* while it is installing \(allowed from: stopped, error, online, degraded\)/);
-  });
+    // Its first install waits for the gate: let it finish, so nothing is in flight at the end.
+    await waitFor('its install directory', async () => (await installContainers(busy.body.id as string)).length > 0, 30_000, 100);
+    writeFileSync(join(dir(busy.body.id as string), '.gate'), '');
+    await waitState(busy.body.id as string, 'stopped');
+  }, 60_000);
 });

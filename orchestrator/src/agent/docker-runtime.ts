@@ -4,6 +4,7 @@
 
 import { pipeline, type Readable } from 'node:stream';
 import Docker from 'dockerode';
+import { pack } from 'tar-stream';
 import { AppError, type ErrorCode } from '../shared/errors.js';
 import { LABEL, labelledHostPort } from './labels.js';
 import type { ImageDescriber, ImageInfo } from './images.js';
@@ -33,6 +34,11 @@ export const DROPPED_CAPABILITIES = [
   'FSETID', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'SETFCAP',
 ] as const;
 export const PIDS_LIMIT = 512;
+/**
+ * Install containers run as root (eggs' scripts `apt install`, `apk add`, `chown -R root:root /mnt`):
+ * Docker's default capabilities, less device nodes, raw sockets and audit writes.
+ */
+export const INSTALL_DROPPED_CAPABILITIES = ['MKNOD', 'NET_RAW', 'AUDIT_WRITE'] as const;
 /** exec: the JVM unpacks native libraries (netty, snappy) into /tmp. */
 export const TMP_MOUNT_OPTIONS = 'rw,exec,nosuid,nodev,size=256m';
 export const LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } };
@@ -73,6 +79,26 @@ export function toAppError(action: string, err: unknown, code: ErrorCode = 'DOCK
  */
 export function definitivePullFailure(engineMessage: string): boolean {
   return /not found|manifest unknown|does not exist|denied|unauthorized|no such host|connection refused|invalid reference/i.test(engineMessage);
+}
+
+/** A tar of the files (absolute paths inside the container), with their parent directories. */
+async function tarOf(files: NonNullable<OneOffSpec['files']>): Promise<Buffer> {
+  const tar = pack();
+  const dirs = new Set<string>();
+  for (const f of files) {
+    const parts = f.path.replace(/^\/+/, '').split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join('/');
+      if (dirs.has(dir)) continue;
+      dirs.add(dir);
+      tar.entry({ name: `${dir}/`, type: 'directory', mode: 0o755 });
+    }
+    tar.entry({ name: parts.join('/'), mode: f.mode }, f.content);
+  }
+  tar.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of tar) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 function statusOf(err: unknown): number | undefined {
@@ -252,7 +278,12 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
     (stream as NodeJS.ReadWriteStream & { destroy?: () => void }).destroy?.();
   }
 
-  /** Create, start, wait (bounded), read the output, remove: the container never outlives the call. */
+  /**
+   * Create, put its files in, start, wait (bounded), read the output, remove: the container never
+   * outlives the call. Install containers run as the spec's user (root for eggs) with Docker's
+   * default capabilities less INSTALL_DROPPED_CAPABILITIES, no-new-privileges, never privileged,
+   * on the managed network (never the host's), with only `hostPath` of the host mounted.
+   */
   async runOneOff(spec: OneOffSpec): Promise<OneOffResult> {
     await this.ensureNetwork(this.network);
     const c = await this.call(`create container ${spec.name}`, () => this.docker.createContainer({
@@ -261,13 +292,20 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
       ...(spec.user ? { User: spec.user } : {}),
       HostConfig: {
         Mounts: [{ Type: 'bind', Source: spec.hostPath, Target: spec.mountTarget, ReadOnly: false }],
-        NetworkMode: this.network, RestartPolicy: { Name: 'no' },
+        NetworkMode: this.network, RestartPolicy: { Name: 'no' }, Privileged: false,
         ...(spec.memoryBytes ? { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes } : {}),
-        SecurityOpt: ['no-new-privileges'], CapDrop: [...DROPPED_CAPABILITIES], PidsLimit: PIDS_LIMIT, Tmpfs: { '/tmp': TMP_MOUNT_OPTIONS }, LogConfig: LOG_CONFIG,
+        ...(spec.cpus && spec.cpus > 0 ? { NanoCpus: Math.round(spec.cpus * 1e9) } : {}),
+        SecurityOpt: ['no-new-privileges'], CapDrop: [...INSTALL_DROPPED_CAPABILITIES], PidsLimit: spec.pidsLimit,
+        Tmpfs: { '/tmp': TMP_MOUNT_OPTIONS }, LogConfig: LOG_CONFIG,
       },
     }));
     try {
+      if (spec.files && spec.files.length > 0) {
+        const archive = await tarOf(spec.files);
+        await this.call(`put files into container ${spec.name}`, () => c.putArchive(archive, { path: '/' }));
+      }
       await this.call(`start container ${spec.name}`, () => c.start());
+      spec.onStarted?.(c.id);
       const exited = await this.waitForExit(c.id, spec.timeoutMs);
       if (!exited) await this.kill(c.id, 'SIGKILL');
       const info = await this.inspect(c.id);

@@ -25,7 +25,7 @@ import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type Rco
 import { cleanupInstances, deleteInstance, type DeleteOptions } from './removal.js';
 import { replaceInstance, type ReplaceRequest } from './replace.js';
 import { HostPortTakenError, runtimeAbility, type ContainerDetails, type LogFollowRuntime, type ContainerState, type ProgressListener } from './runtime.js';
-import { INSTALL_LABEL, WINGS_SERVER_DIRECTORY, applyConfigFiles, configFilesOf, publishedIp, runInstall, stdinOf, wingsAgentEnv } from './egg-runtime.js';
+import { INSTALL_LABEL, WINGS_SERVER_DIRECTORY, applyConfigFiles, configFilesOf, ownTree, publishedIp, runInstall, stdinOf, wingsAgentEnv } from './egg-runtime.js';
 import type { InstallAnswer, InstallBody } from '../contracts/agent-api.js';
 
 export { DEFAULT_CONTAINER_PORT, type CreateInstanceRequest };
@@ -53,6 +53,8 @@ export class InstanceService implements InstanceInternals {
   readonly instanceLocks: KeyedLock;
   /** Containers this agent paused, by instance: the wake's unpause needs no list and inspect (see unpause). */
   private readonly pausedHere = new Map<string, ContainerDetails>();
+  /** Install containers running now, by instance: the instance's log is theirs until they are removed. */
+  private readonly installing = new Map<string, string>();
   /** Ports chosen for a replacement container before its old container is removed (port → instance). */
   private readonly promised = new Map<number, string>();
   readonly powerDeps: PowerDeps;
@@ -267,20 +269,34 @@ export class InstanceService implements InstanceInternals {
     return { ...this.summarize(c), createdAt: c.createdAt };
   }
 
-  /** The output tail; `since: 'start'` keeps only the container's current (or last) run — what a log readiness probe must see. */
+  /** The output tail; `since: 'start'` keeps only the container's current (or last) run — what a log readiness probe must see. While an install script runs, its output. */
   async logs(instanceId: string, tail: number, options: { since?: 'start' } = {}): Promise<string> {
     const c = await this.requireOwned(instanceId);
     const lines = Math.max(1, Math.min(MAX_LOG_LINES, Math.floor(tail)));
+    const install = this.installing.get(instanceId);
+    if (install !== undefined) {
+      const text = await this.deps.runtime.logs(install, { tail: lines, maxBytes: MAX_LOG_BYTES }).catch(() => undefined);
+      if (text !== undefined) return text; // removed in between: the server's own log below
+    }
     const since = options.since === 'start' ? currentRunSince(c) : undefined;
     if (since === null) return ''; // never started: no output of a run yet
     return this.deps.runtime.logs(c.id, { tail: lines, maxBytes: MAX_LOG_BYTES, ...(since !== undefined ? { sinceNanos: since } : {}) });
   }
 
-  /** The output from the last `tail` lines on, as the server writes it, until the container's log ends or the stream is destroyed. */
+  /**
+   * The output from the last `tail` lines on, as the server writes it, until the container's log
+   * ends or the stream is destroyed. While an install script runs, its output, until it ends.
+   */
   async followLogs(instanceId: string, tail: number): Promise<Readable> {
     const c = await this.requireOwned(instanceId);
     const lines = Math.max(1, Math.min(MAX_LOG_LINES, Math.floor(tail)));
-    return runtimeAbility<LogFollowRuntime>(this.deps.runtime, 'followLogs', 'follow a container\'s log').followLogs(c.id, { tail: lines });
+    const follower = runtimeAbility<LogFollowRuntime>(this.deps.runtime, 'followLogs', 'follow a container\'s log');
+    const install = this.installing.get(instanceId);
+    if (install !== undefined) {
+      const stream = await follower.followLogs(install, { tail: lines }).catch(() => undefined);
+      if (stream) return stream;
+    }
+    return follower.followLogs(c.id, { tail: lines });
   }
 
   start(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
@@ -331,21 +347,35 @@ export class InstanceService implements InstanceInternals {
     });
   }
 
-  /** Runs an egg install script against the (stopped) instance directory, as the container's user. */
+  /**
+   * Runs an egg install script against the (stopped) instance directory in its own container, as
+   * root; while it runs, the instance's log is the script's output. Afterwards (also after a
+   * failure or a timeout) every file is given to the instance container's user.
+   */
   install(instanceId: string, body: InstallBody, log: Log = this.deps.logger): Promise<InstallAnswer> {
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
-      if (c.state === 'running' || c.state === 'paused') throw new AppError('INSTANCE_CONFLICT', `instance ${instanceId} is ${c.state}: install scripts run before the first start`);
-      const user = c.labels[LABEL.user] || undefined;
+      if (c.state === 'running' || c.state === 'paused') throw new AppError('INSTANCE_CONFLICT', `instance ${instanceId} is ${c.state}: install scripts run while its server is stopped`);
+      const owner = directoryOwner(c.labels[LABEL.user] || undefined);
       const name = `${c.name}-install`;
       // A run cut short by an agent crash leaves its container: this instance's own is removed, anything else holding the name is a conflict.
       const stale = await this.deps.runtime.inspect(name);
       if (stale && stale.labels[INSTALL_LABEL] === instanceId && stale.labels[LABEL.host] === this.deps.agentId) await this.deps.runtime.remove(stale.id);
-      const answer = await runInstall(this.deps.runtime, {
-        name, hostPath: this.deps.directories.hostPath(instanceId), labels: { [INSTALL_LABEL]: instanceId, [LABEL.host]: this.deps.agentId }, ...(user ? { user } : {}),
-      }, body);
-      log.info({ instanceId, exitCode: answer.exitCode, timedOut: answer.timedOut, durationMs: answer.durationMs }, 'install script finished');
-      return answer;
+      let answer: InstallAnswer;
+      let owned = 0;
+      try {
+        answer = await runInstall(this.deps.runtime, {
+          name, hostPath: this.deps.directories.hostPath(instanceId), labels: { [INSTALL_LABEL]: instanceId, [LABEL.host]: this.deps.agentId },
+          onStarted: (containerId) => this.installing.set(instanceId, containerId),
+          // Wings gives the install container the server's environment, its address and time zone included.
+        }, { ...body, env: { ...wingsAgentEnv(publishedIp(this.deps.gameBindAddress), this.deps.timezone ?? 'UTC'), ...(body.env ?? {}) } });
+      } finally {
+        this.installing.delete(instanceId);
+        // Root made these files: the server's user must own what it writes, whatever the script did.
+        if (owner) owned = await ownTree(this.deps.directories.localPath(instanceId), owner);
+      }
+      log.info({ instanceId, exitCode: answer.exitCode, timedOut: answer.timedOut, durationMs: answer.durationMs, owned }, 'install script finished');
+      return { ...answer, owned };
     });
   }
 

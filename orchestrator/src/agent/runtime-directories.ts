@@ -63,7 +63,7 @@ function limiter(max: number): <T>(task: () => Promise<T>) => Promise<T> {
  * lchown with an operator-facing error: only a root agent may give files to
  * another uid, and a plain EPERM would not say what to change.
  */
-async function giveTo(path: string, owner: Owner): Promise<void> {
+export async function giveTo(path: string, owner: Owner): Promise<void> {
   try {
     await lchown(path, owner.uid, owner.gid);
   } catch (err) {

@@ -46,7 +46,11 @@ export interface ContainerSpec {
   openStdin?: boolean;
 }
 
-/** A one-off container (egg install scripts): the host directory at `mountTarget`, removed after the run. */
+/**
+ * A one-off container (egg install scripts, as Wings runs them): the host directory at
+ * `mountTarget`, `files` put into the container's own filesystem before it starts (nothing else
+ * of the host is mounted), removed after the run.
+ */
 export interface OneOffSpec {
   name: string;
   image: string;
@@ -56,11 +60,19 @@ export interface OneOffSpec {
   labels: Readonly<Record<string, string>>;
   hostPath: string;
   mountTarget: string;
+  /** Files written into the container before its start (absolute paths; parent directories are created). */
+  files?: readonly { path: string; content: string; mode: number }[];
+  /** `uid` or `uid:gid`; omitted = the image's USER. */
   user?: string;
   memoryBytes?: number;
+  /** CPU limit as a fraction of cores; omitted or 0 = no limit. */
+  cpus?: number;
+  pidsLimit: number;
   timeoutMs: number;
   /** Answer at most this many bytes of output (the newest). */
   maxOutputBytes: number;
+  /** Called once the container runs, with its id (its log can be read and followed until it is removed). */
+  onStarted?: (containerId: string) => void;
 }
 export interface OneOffResult {
   exitCode: number | null;

@@ -22,7 +22,7 @@ export type WaitGoal = 'online' | 'stopped' | 'paused' | 'idle' | 'gone';
 
 export const GOAL_OF_ACTION: Readonly<Record<string, WaitGoal>> = {
   create: 'online', start: 'online', restart: 'online', resume: 'online', update: 'online',
-  stop: 'stopped', pause: 'paused', backup: 'idle', restore: 'idle', delete: 'gone',
+  stop: 'stopped', pause: 'paused', backup: 'idle', restore: 'idle', delete: 'gone', reinstall: 'idle',
 };
 
 export type WaitVerdict = { kind: 'done' } | { kind: 'failed'; reason: string } | { kind: 'waiting' };

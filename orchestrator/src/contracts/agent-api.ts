@@ -152,7 +152,12 @@ export type ReplaceBody = Static<typeof ReplaceBody>;
 export const StdinBody = Type.Object({ line: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^\\r\\n]*$' }) }, { additionalProperties: false });
 export type StdinBody = Static<typeof StdinBody>;
 
-/** `POST /instances/:id/install`: a one-off container of `image`, the instance directory at /mnt/server, `entrypoint` given the script. */
+/**
+ * `POST /instances/:id/install`: a container of `image` run as root, the instance directory at
+ * /mnt/server, the script at /mnt/install/install.sh run as `entrypoint /mnt/install/install.sh`;
+ * afterwards every file belongs to the instance container's user. `memoryMb` (at least 1024) and
+ * `cpus` bound it like the instance.
+ */
 export const InstallBody = Type.Object(
   {
     image: Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }),
@@ -161,6 +166,8 @@ export const InstallBody = Type.Object(
     timeoutMs: Type.Integer({ minimum: 1000, maximum: 7_200_000 }),
     env: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String({ maxLength: 32768 }), { maxProperties: 512 })),
     pull: Type.Optional(PullPolicy),
+    memoryMb: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_048_576 })),
+    cpus: Type.Optional(Type.Number({ minimum: 0, maximum: 1024 })),
   },
   { additionalProperties: false },
 );
@@ -171,6 +178,8 @@ export const InstallAnswer = Type.Object({
   /** The script's last output lines (bounded). */
   output: Type.String(),
   durationMs: Type.Integer(),
+  /** How many files and directories were given to the container's user afterwards (0: the image's own user, left as the script made them). */
+  owned: Type.Optional(Type.Integer()),
 });
 export type InstallAnswer = Static<typeof InstallAnswer>;
 

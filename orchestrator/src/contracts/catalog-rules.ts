@@ -12,6 +12,7 @@ import { parseBackupPolicy, type BackupPolicy } from './backup-policy.js';
 import { AppError } from '../shared/errors.js';
 import { configKeyProblem } from '../eggs/config-keys.js';
 import { normalizeBoolean } from '../eggs/boolean-values.js';
+import { EULA_VARIABLE } from '../eggs/features.js';
 import type { GroupBody, TemplateBody } from './catalog.js';
 
 export const DEFAULT_CONTAINER_PORT = 25565;
@@ -170,6 +171,10 @@ function runtimeFields(body: TemplateBody, paths: (list: readonly string[], fiel
   }
   if (body.stdin === true) out.stdin = true;
   if (body.install) out.install = { ...body.install, timeoutMs: body.install.timeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS };
+  if (body.eula === true) {
+    if (!body.variables?.some((v) => v.name === EULA_VARIABLE)) throw invalid('eula', `needs a variable named ${EULA_VARIABLE} (the operator's acceptance, true or false)`);
+    out.eula = true;
+  }
   if (body.configFiles && body.configFiles.length > 0) {
     const filePaths = paths(body.configFiles.map((f) => f.path), 'configFiles');
     out.configFiles = body.configFiles.map((f, i) => {

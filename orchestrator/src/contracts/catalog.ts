@@ -147,6 +147,7 @@ export const TemplateBody = Type.Object(
     startup: Type.Optional(Type.String({ minLength: 1, maxLength: 16384, description: "Wings' runtime: the line the image's entrypoint reads as STARTUP; the files at /home/container" })),
     stdin: Type.Optional(Type.Boolean()),
     install: Type.Optional(Install),
+    eula: Type.Optional(Type.Boolean({ description: 'starts are refused until the instance\'s EULA variable is true (an egg\'s eula feature)' })),
     configFiles: Type.Optional(Type.Array(ConfigFile, { maxItems: 64 })),
     images: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }), {
       maxProperties: 64, description: 'the image choices an egg offers (label → image); an instance picks one at creation (image) or by an update',

@@ -19,6 +19,8 @@ export const INSTANCE_ACTIONS = [
   'start', 'stop', 'restart', 'pause', 'resume', 'update', 'delete', 'apply-settings', 'backup', 'restore',
   // Dynamic provisioning (seed 003): the archive idle tier, and despawn = drain, evacuate, wait, delete.
   'archive', 'despawn',
+  // Egg templates: run the install script again over the kept files (stopping a running server first).
+  'reinstall',
 ] as const;
 export type InstanceAction = (typeof INSTANCE_ACTIONS)[number];
 

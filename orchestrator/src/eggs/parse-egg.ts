@@ -10,6 +10,7 @@ import { METADATA_FIELDS, eggFormat, imageEntries, knownFields, startupOf, type 
 import { importVariables, type EggFinding } from './egg-variables.js';
 import { commandReferences, startupCommand, unknownStartupReferences } from './startup.js';
 import { mapStop, type DeclaredRcon } from './stop.js';
+import { EULA_VARIABLE, eggFeatures, eulaFile, eulaVariable } from './features.js';
 
 export type { EggFormat } from './egg-formats.js';
 
@@ -213,14 +214,14 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
   for (const key of Object.keys(config)) if (!CONFIG_FIELDS.includes(key)) p.unknownFields.push(`config.${key}`);
   if (config.extends !== undefined && config.extends !== null) throw new Refusal('config.extends inherits the configuration of another egg, which is not part of this file');
   const images = imageEntries(egg, format.format);
-  for (const f of Array.isArray(egg.features) ? egg.features : []) {
-    if (String(f) === 'java_version') javaVersion(images, p);
-    else p.untranslated.push({ field: `features.${String(f)}`, reason: 'a panel feature (an interactive prompt in Pterodactyl) with no equivalent here' });
-  }
+  const features = eggFeatures(egg.features);
+  p.mapped.push(...features.mapped);
+  p.untranslated.push(...features.untranslated);
+  if (features.javaVersion) javaVersion(images, p);
   // YAML exports write an empty list as `{}`.
   const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : Object.values(obj(v) ?? {}));
   const denylist = [...list(egg.file_denylist), ...list(config.file_denylist)].filter((f) => f !== '' && f !== null);
-  if (denylist.length > 0) p.untranslated.push({ field: 'file_denylist', reason: 'there is no file manager here to deny files in' });
+  if (denylist.length > 0) p.untranslated.push({ field: 'file_denylist', reason: 'the files API and SFTP do not apply a denylist: every file of the server directory is reachable with a files scope' });
   else if (egg.file_denylist !== undefined) p.mapped.push({ from: 'file_denylist', to: 'empty: nothing to translate' });
   const logs = jsonField(config.logs, 'config.logs');
   if (logs && Object.keys(logs).length > 0) p.untranslated.push({ field: 'config.logs', reason: 'custom log files are not read (the container output is the log)' });
@@ -268,6 +269,13 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
   };
   const choices = storedImages(images, p);
   if (choices.length > 0) body.images = Object.fromEntries(choices);
+  if (features.eula) {
+    // The operator's acceptance: a variable (unless the egg has its own EULA), and eula.txt from it before each start.
+    const variables = (body.variables ??= []);
+    if (!variables.some((v) => v.name === EULA_VARIABLE)) variables.push(eulaVariable() as NonNullable<TemplateBody['variables']>[number]);
+    if (!files.some((f) => f.path === 'eula.txt')) files.push(eulaFile());
+    body.eula = true;
+  }
   if (files.length > 0) body.configFiles = files;
   if (inst) body.install = inst;
   p.mapped.push({ from: '(no egg field)', to: `resources: ${body.resources.memoryMb} MB (SERVER_MEMORY); the container port is the template default (SERVER_PORT)` });

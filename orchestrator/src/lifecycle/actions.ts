@@ -65,6 +65,8 @@ const ENTER: Readonly<Record<InstanceAction, Partial<Record<InstanceState, Insta
     error: 'deleting', unknown: 'deleting', intervention_required: 'deleting', archived: 'deleting',
   },
   archive: { online: 'archiving', degraded: 'archiving', paused: 'archiving', stopped: 'archiving' },
+  // A running server is stopped first (the runner then enters installing, and starts it again afterwards).
+  reinstall: { stopped: 'installing', error: 'installing', online: 'stopping', degraded: 'stopping' },
   // Drains first (the state stays until the deletion at its end).
   despawn: {
     starting: null, online: null, degraded: null, paused: null, stopped: null, archived: null, error: null, unknown: null, intervention_required: null,

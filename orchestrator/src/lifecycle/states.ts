@@ -39,7 +39,7 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     { to: 'deleting', event: 'delete' },
     { to: 'intervention_required', event: 'require_intervention' },
   ],
-  installing: [{ to: 'stopped', event: 'installed' }, ...FAILURES],
+  installing: [{ to: 'stopped', event: 'installed' }, { to: 'starting', event: 'installed_then_start' }, ...FAILURES],
   stopped: [
     { to: 'starting', event: 'start' },
     { to: 'backup', event: 'backup' },
@@ -47,6 +47,7 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     { to: 'update', event: 'update' },
     { to: 'deleting', event: 'delete' },
     { to: 'archiving', event: 'archive' },
+    { to: 'installing', event: 'reinstall' },
     ...FAILURES,
   ],
   starting: [

@@ -32,6 +32,8 @@ export const ERROR_CATALOGUE = {
   /** A mutating agent call carried an older leader epoch than one the agent has seen (a deposed orchestrator). */
   STALE_LEADER: 409,
   CAP_REACHED: 409,
+  /** A start of an instance whose template needs the Minecraft EULA accepted (variable EULA) while it is not. */
+  EULA_NOT_ACCEPTED: 409,
   /** Nothing in a group can take a player or an allocation now, and nothing may be spawned. */
   CAPACITY_EXHAUSTED: 409,
   CONFIRMATION_REQUIRED: 400,

@@ -147,7 +147,7 @@ beforeAll(async () => {
   expect((await api('PUT', '/groups/g', {
     kind: 'persistent', variants: [{ id: 'egg', template: { name: 'egg-srv', version: '1' } }, { id: 'rcon', template: { name: 'mc-rcon', version: '1' } }],
   })).status).toBe(201);
-  for (const [name, variantId, extra] of [['egg-srv', 'egg', {}], ['rcon-srv', 'rcon', { secrets: { RCON_PASSWORD } }]] as const) {
+  for (const [name, variantId, extra] of [['egg-srv', 'egg', { settings: { EULA: true } }], ['rcon-srv', 'rcon', { secrets: { RCON_PASSWORD } }]] as const) {
     expect((await api('POST', '/instances', { groupId: 'g', variantId, name, ...extra })).status).toBe(202);
   }
   for (const name of ['egg-srv', 'rcon-srv']) await waitFor(async () => (await api('GET', `/instances/${name}`)).body.state === 'online', `${name} online`, 60_000);

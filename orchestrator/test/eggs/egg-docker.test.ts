@@ -65,7 +65,7 @@ describe('an egg template on Docker', () => {
   let id = '';
 
   it('install script wrote files, config edit applied, online by the done string', async () => {
-    const res = await call('POST', '/instances', { groupId: 'eggs', variantId: 'srv', name: `${RUN}-srv` });
+    const res = await call('POST', '/instances', { groupId: 'eggs', variantId: 'srv', name: `${RUN}-srv`, settings: { EULA: true } });
     expect(res.status).toBe(202);
     id = res.body.id as string;
     const online = await waitState(id, 'online', 45_000);

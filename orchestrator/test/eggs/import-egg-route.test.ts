@@ -41,7 +41,9 @@ describe('POST /templates/import-egg', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ dryRun: true, outcome: 'create', preview: { format: 'PTDL_v2', eggName: 'EnderCloud test server' } });
     expect(res.body.spec).toMatchObject({ stdin: true, stop: { stdin: 'stop', signal: 'SIGTERM' }, install: { entrypoint: 'ash' } });
-    expect(res.body.preview.untranslated.map((u: { field: string }) => u.field)).toContain('features.eula');
+    // features: [eula] is the operator's acceptance now (variable EULA), mapped, not untranslated.
+    expect(res.body.preview.mapped.map((m: { from: string }) => m.from)).toContain('features.eula');
+    expect(res.body.spec.eula).toBe(true);
     expect((await t.call('GET', '/api/v1/templates/egg-srv/versions/1')).status).toBe(404);
   });
 
@@ -69,7 +71,7 @@ describe('POST /templates/import-egg', () => {
   });
 
   const pelican: [string, string, Record<string, unknown>][] = [
-    ['PLCN_v1', 'bungeecord.plcn_v1.json', { stop: { stdin: 'end' }, configFiles: [{ path: 'config.yml', find: { 'servers.*.address': { 'regex:^(127\\.0\\.0\\.1|localhost)(:\\d{1,5})?$': '{{config.docker.interface}}$2' } } }] }],
+    ['PLCN_v1', 'bungeecord.plcn_v1.json', { stop: { stdin: 'end' }, eula: true, configFiles: [{ path: 'config.yml', find: { 'servers.*.address': { 'regex:^(127\\.0\\.0\\.1|localhost)(:\\d{1,5})?$': '{{config.docker.interface}}$2' } } }, { path: 'eula.txt' }] }],
     ['PLCN_v2', 'arma3.plcn_v2.yaml', { variables: expect.arrayContaining([expect.objectContaining({ name: 'BATTLE_EYE', booleanValues: { true: '1', false: '0' } })]) }],
     ['PLCN_v3', 'space-engineers.plcn_v3.json', { stop: { signal: 'SIGINT' }, images: { 'Wine latest': 'ghcr.io/parkervcp/yolks:wine_latest', 'Wine staging': 'ghcr.io/parkervcp/yolks:wine_staging' } }],
   ];

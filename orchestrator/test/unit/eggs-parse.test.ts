@@ -12,6 +12,7 @@ describe('parseEgg: both formats of the test-server egg give the same template',
   for (const file of ['test-server.v1.json', 'test-server.v2.json']) {
     it(file, () => {
       const { template, preview } = parseEgg(fixture(file));
+      const eula = file.includes('v2');
       expect(preview.refused).toBeUndefined();
       expect(preview.format).toBe(file.includes('v1') ? 'PTDL_v1' : 'PTDL_v2');
       expect(template).toMatchObject({
@@ -19,7 +20,11 @@ describe('parseEgg: both formats of the test-server egg give the same template',
         stdin: true,
         stop: { signal: 'SIGTERM', stdin: 'stop' },
         readiness: { kind: 'log', pattern: '\\)! For help, type ' },
-        configFiles: [{ path: 'server.properties', parser: 'properties', find: { 'server-port': '{{server.build.default.port}}', motd: '{{env.MOTD}}' } }],
+        configFiles: [
+          { path: 'server.properties', parser: 'properties', find: { 'server-port': '{{server.build.default.port}}', motd: '{{env.MOTD}}' } },
+          // v2 has features: [eula] → eula.txt from the operator's acceptance.
+          ...(eula ? [{ path: 'eula.txt', parser: 'properties', find: { eula: '{{env.EULA}}' } }] : []),
+        ],
         install: { image: 'endercloud-test/mc-server:TAG', entrypoint: 'ash', timeoutMs: 600_000 },
       });
       // Wings' runtime: the line as the egg wrote it, for the image's entrypoint (STARTUP); no container command.
@@ -29,7 +34,13 @@ describe('parseEgg: both formats of the test-server egg give the same template',
         { name: 'MOTD', env: 'MOTD', type: 'string', required: true, default: 'An egg server', validation: { maxLength: 64 }, description: 'Message of the day: Shown in the server list.' },
         { name: 'MAX_PLAYERS', env: 'MAX_PLAYERS', type: 'integer', required: true, default: 20, validation: { min: 1, max: 500 }, operatorOnly: true, description: 'Max players' },
         { name: 'VERSION', env: 'VERSION', type: 'enum', required: true, default: '1.21.1', validation: { values: ['1.21.1', '1.20.6'] }, description: 'Version' },
+        ...(!eula ? [] : [{
+          name: 'EULA', env: 'EULA', type: 'enum', required: true, default: 'false', validation: { values: ['true', 'false'] }, booleanValues: { true: 'true', false: 'false' },
+          description: 'Accept the Minecraft EULA (https://aka.ms/MinecraftEULA): true lets the server start',
+        }]),
       ]);
+      expect(template?.eula).toBe(eula ? true : undefined);
+      if (eula) expect(preview.mapped.find((m) => m.from === 'features.eula')?.to).toMatch(/operator's acceptance: variable EULA/);
       // The body passes the catalog's own rules unchanged.
       expect(() => normalizeTemplate(template as never)).not.toThrow();
     });
@@ -81,6 +92,7 @@ describe('parseEgg: a Java egg with features the importer cannot translate', () 
       ['config/paper.yml', ['settings.bungeecord', 'proxies.*.secret']],
       ['velocity.toml', ['bind', 'iface']],
       ['a.json', ['a.b']],
+      ['eula.txt', ['eula']],
     ]);
     expect(template?.configFiles?.[3]?.find).toEqual({ 'a.b': { old: 'new' } });
   });
@@ -146,7 +158,7 @@ describe('parseEgg: Pelican formats, field by field', () => {
       'listeners[0].query_port': '{{server.allocations.default.port}}',
       'listeners[0].host': '0.0.0.0:{{server.allocations.default.port}}',
       'servers.*.address': { 'regex:^(127\\.0\\.0\\.1|localhost)(:\\d{1,5})?$': '{{config.docker.interface}}$2' },
-    } }]);
+    } }, { path: 'eula.txt', parser: 'properties', find: { eula: '{{env.EULA}}' } }]);
     expect(template?.stop).toEqual({ signal: 'SIGTERM', stdin: 'end' });
   });
 

@@ -102,7 +102,7 @@ describe('checkAction', () => {
   it('derives the desired state per action', () => {
     const expected: Record<InstanceAction, string | null> = {
       start: 'running', stop: 'stopped', restart: 'running', pause: 'paused', resume: 'running', update: null,
-      delete: 'deleted', 'apply-settings': null, backup: null, restore: null, archive: 'stopped', despawn: 'deleted',
+      delete: 'deleted', 'apply-settings': null, backup: null, restore: null, archive: 'stopped', despawn: 'deleted', reinstall: null,
     };
     for (const action of INSTANCE_ACTIONS) expect(desiredStateFor(action)).toBe(expected[action]);
   });

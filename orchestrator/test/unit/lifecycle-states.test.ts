@@ -10,12 +10,13 @@ import {
 
 // Columns, in this order: draft installing stopped starting online degraded stopping
 // pausing paused backup restore update error unknown intervention_required deleting
-// archiving archived (the archive idle tier of seed 003).
+// archiving archived (the archive idle tier of seed 003; stopped → installing and
+// installing → starting are the egg reinstall).
 // 'x' = allowed, '.' = refused. Written from seed 002 + ARCHITECTURE.md, not from the code.
 const EXPECTED: Record<InstanceState, string> = {
   draft:                 '. x . . . . . . . . . . . . x x . .',
-  installing:            '. . x . . . . . . . . . x x x . . .',
-  stopped:               '. . . x . . . . . x x x x x x x x .',
+  installing:            '. . x x . . . . . . . . x x x . . .',
+  stopped:               '. x . x . . . . . x x x x x x x x .',
   starting:              '. . x . x x x . . . . . x x x . . .',
   online:                '. . x . . x x x . x x x x x x x x .',
   degraded:              '. . x . x . x . . x x x x x x x x .',

@@ -1,4 +1,4 @@
-// Instance actions: start|stop|restart|pause|resume, backup, restore, delete
+// Instance actions: start|stop|restart|pause|resume, backup, restore, reinstall, delete
 // (scoped, typed-name confirmation), update (plan, ask, apply), maintenance,
 // reset-crash-loop, evacuate; and the global `ectl maintenance`. Every queued
 // action can `--wait` for the state it aims for (start → online).
@@ -109,6 +109,12 @@ function registerData(instances: Command, ctx: CommandContext): void {
         return;
       }
       await finish(ctx, client, 'delete', accepted, opts, label);
+    });
+  withWait(instances.command('reinstall <name>').description('run the egg template\'s install script again over the kept files (a running server is stopped first and started again; --wait: until the script is done)'))
+    .action(async (name: string, opts: WaitOpts) => {
+      const client = await ctx.client();
+      const accepted = await client.post<Accepted>(`/instances/${enc(name)}/reinstall`, undefined);
+      await finish(ctx, client, 'reinstall', accepted, opts, name);
     });
   withWait(instances.command('update <name>').description('update the image: shows the plan (checks, changes, warnings), asks, then applies (rolls back when the new image is not ready)'))
     .requiredOption('--image <ref>', "the candidate image: a reference, or the label of one of the template's image choices ('Java 17')")

@@ -2,6 +2,7 @@
 // Actions, admin and info commands live in instance-actions.ts,
 // instance-info.ts and instance-streams.ts.
 
+import { EULA_VARIABLE } from '../../eggs/features.js';
 import { Option, type Command } from 'commander';
 import { INSTANCE_STATES } from '../../domain/instance.js';
 import { enc } from '../api-client.js';
@@ -60,15 +61,17 @@ export function registerInstances(program: Command, ctx: CommandContext): Comman
     .option('--no-start', 'create the container but do not start it')
     .option('--user <uid:gid>', 'run as this numeric user (default: the endercloud user 1000:1000); immutable')
     .option('--image <choice>', "one of the template's image choices, by label (e.g. 'Java 17') or image (default: the template's image; change it later with instances update)")
+    .option('--accept-eula', `accept the Minecraft EULA (https://aka.ms/MinecraftEULA) for an egg with the eula feature: sets ${EULA_VARIABLE}=true, without which it never starts`)
     .option('--wait', 'wait until the instance is online (readiness passed), or stopped with --no-start')
     .option('--timeout <seconds>', 'bound on --wait', positiveInt('--timeout'), 300)
     .option('--json', 'print JSON')
-    .action(async (opts: { group: string; variant: string; name?: string; import?: string; importDestination?: string; user?: string; image?: string; start: boolean; wait?: boolean; timeout: number; json?: boolean }) => {
+    .action(async (opts: { group: string; variant: string; name?: string; import?: string; importDestination?: string; user?: string; image?: string; acceptEula?: boolean; start: boolean; wait?: boolean; timeout: number; json?: boolean }) => {
       const client = await ctx.client();
       const body: Record<string, unknown> = { groupId: opts.group, variantId: opts.variant };
       if (opts.name !== undefined) body.name = opts.name;
       if (opts.image !== undefined) body.image = opts.image;
       if (!opts.start) body.start = false;
+      if (opts.acceptEula) body.settings = { [EULA_VARIABLE]: true };
       if (opts.user !== undefined) {
         const m = /^(\d+):(\d+)$/.exec(opts.user);
         if (!m) throw new CliError('usage', `--user must be UID:GID in numbers (got ${JSON.stringify(opts.user)})`);

@@ -17,7 +17,9 @@ import type { Clock } from '../clock.js';
 import { BackupRunner, type BackupHooks } from './backup-runner.js';
 import { moveInstance } from './instance-transitions.js';
 import { recordRevision, replaceContainer } from './replacement.js';
+import { runInstallScript } from './install-script.js';
 import { applyPendingChanges } from '../services/pending-changes.js';
+import { agentCreateBody } from '../services/instance-config.js';
 import { readinessOf, type ProbeOutcome, type ReadinessProber } from './readiness-prober.js';
 import { UpdateRunner } from './update-runner.js';
 import type { RunContext } from './run-context.js';
@@ -106,6 +108,8 @@ export class ActionRunner implements CommandHandler {
         return this.fleet().archive(instance, ctx);
       case 'despawn':
         return this.fleet().despawn(instance, ctx);
+      case 'reinstall':
+        return this.reinstall(instance, ctx);
       default:
         throw new AppError('VALIDATION_FAILED', `unknown lifecycle action ${String(action)}`);
     }
@@ -208,7 +212,7 @@ export class ActionRunner implements CommandHandler {
       // A version race with the supervisor, not a refusal: the next attempt reads the new state.
       retryable: true,
     });
-    if (then) return (await moveInstance(this.deps.store, moved, then, { now: this.now, reason: `restart by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? moved;
+    if (then) return (await moveInstance(this.deps.store, moved, then, { now: this.now, reason: `${then === 'installing' ? 'reinstall' : 'restart'} by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? moved;
     return moved;
   }
 
@@ -285,6 +289,27 @@ export class ActionRunner implements CommandHandler {
     });
     if (to === 'online' || to === 'degraded') this.deps.onStarted(instance.id);
     return { state: to };
+  }
+
+  /**
+   * The template's install script again, over the kept files: a running server is stopped first
+   * (entered as `stopping`) and started again afterwards; a stopped one, or one in error, stays stopped.
+   */
+  private async reinstall(instance: Instance, ctx: RunContext): Promise<JsonObject> {
+    const install = ctx.template?.install;
+    if (!install) throw new AppError('NOT_IMPLEMENTED', `instance ${instance.name}'s template has no install script; there is nothing to reinstall`);
+    const wasRunning = instance.state === 'stopping';
+    const current = wasRunning ? await this.stopContainer(instance, ctx, 'installing') : instance;
+    const body = agentCreateBody(current, ctx.template, { endercloudUser: this.deps.endercloudUser });
+    const note = await runInstallScript(capability(this.deps.driver.eggs, 'install script', ctx.host), ctx.host, current.id, install, body, ctx.ids);
+    const installed = (await this.deps.store.instances.get(current.id)) ?? current;
+    const stopped = await moveInstance(this.deps.store, installed, wasRunning ? 'starting' : 'stopped', {
+      now: this.now, reason: `reinstalled by ${ctx.actor}${note}${wasRunning ? '; starting again' : ''}`, actor: ctx.actor, commandId: ctx.cmd.id,
+      patch: wasRunning ? {} : { activeAction: null },
+    });
+    if (!stopped) throw new AppError('CONFLICT', `instance ${instance.name} changed state during its reinstall`, { retryable: true });
+    if (wasRunning) return this.start(stopped, ctx);
+    return { state: stopped.state, reinstalled: true };
   }
 
   /** Stop (if running), one replacement with every pending change, then restore the prior running/stopped intent. */

@@ -7,16 +7,17 @@
 // when no container came of it, releases its memory on the host.
 
 import type { Readable } from 'node:stream';
-import type { Command, Host, InstallSpec, Instance, InstanceFleet, JsonObject, ObservedState } from '../../domain/index.js';
+import type { Command, Host, Instance, InstanceFleet, JsonObject, ObservedState } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import { capability, type CallIds, type HostDriver, type HostEggs, type InstanceEndpoint } from '../drivers/host-driver.js';
+import { capability, type CallIds, type HostDriver, type InstanceEndpoint } from '../drivers/host-driver.js';
 import type { BackupStore } from '../services/backup-store.js';
 import type { Clock } from '../clock.js';
 import { agentCreateBody } from '../services/instance-config.js';
 import type { CommandHandler } from './command-handler.js';
 import { moveInstance } from './instance-transitions.js';
+import { runInstallScript } from './install-script.js';
 import { templateOf } from '../services/template-of.js';
 import { networkSecretFor } from '../provisioning/network-secret.js';
 
@@ -62,7 +63,7 @@ export class CreateHandler implements CommandHandler {
     await store.instances.update(instanceId, { observed: observedOf(res.state, this.deps.clock.now()) }, { now: this.deps.clock.now() });
     if (imp) await this.importData(cmd, host, imp, log);
     const restoreNote = restore ? await this.restoreFinalBackup(host, instanceId, restore, res.state, log, ids) : '';
-    const installNote = install ? await runInstallScript(capability(driver.eggs, 'install script', host), host, instanceId, install, body.env ?? {}, ids) : '';
+    const installNote = install ? await runInstallScript(capability(driver.eggs, 'install script', host), host, instanceId, install, body, ids) : '';
     if (dataFirst && start) res = await driver.start(host, instanceId, ids);
     const note = `${imp ? `; imported upload ${imp.uploadId} into ${imp.destination}` : ''}${restoreNote}${installNote}`;
     const updated = await this.recordCreated(cmd, instance, host, res, start, note);
@@ -146,19 +147,6 @@ export class CreateHandler implements CommandHandler {
       throw err;
     }
   }
-}
-
-/** The last lines of an install script's output kept in the history. */
-const INSTALL_TAIL_LINES = 10;
-
-/** Runs the template's install script; a failure (exit ≠ 0, timeout) fails the create with the script's last lines. */
-async function runInstallScript(eggs: HostEggs, host: Host, instanceId: string, install: InstallSpec, env: Record<string, string>, ids: { commandId: string; requestId?: string | undefined }): Promise<string> {
-  const answer = await eggs.install(host, instanceId, { image: install.image, entrypoint: install.entrypoint, script: install.script, timeoutMs: install.timeoutMs, env }, ids);
-  const tail = answer.output.trimEnd().split('\n').slice(-INSTALL_TAIL_LINES).join('\n');
-  // Final although the codes are retryable: the install script ran and failed; running it again would fail the same way.
-  if (answer.timedOut) throw new AppError('TIMEOUT', `install script did not finish within ${install.timeoutMs} ms; last lines:\n${tail}`, { retryable: false });
-  if (answer.exitCode !== 0) throw new AppError('UPSTREAM_FAILED', `install script exited ${answer.exitCode ?? 'without a code'}; last lines:\n${tail}`, { retryable: false });
-  return `; install script finished in ${Math.round(answer.durationMs / 100) / 10} s, last lines:\n${tail}`;
 }
 
 function observedOf(state: string, now: number): ObservedState {

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import { auditTarget } from '../audit.js';
 import { bearerOf } from '../../shared/http.js';
-import { MANAGER_SCOPE, powerActionScope } from '../auth/scopes.js';
+import { MANAGER_SCOPE, powerActionScope, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { POWER_ACTIONS } from '../../lifecycle/actions.js';
 import { stopBackupPayload } from '../../lifecycle/backup.js';
@@ -56,6 +56,25 @@ export async function instanceActionRoutes(api: FastifyInstance, ctx: ServerCont
       });
     });
   }
+
+  // Egg templates: the install script again over the kept files (a running server is stopped first and started again).
+  api.post('/instances/:id/reinstall', {
+    schema: {
+      tags: ['instances'], params: InstanceParams,
+      summary: 'Run the template\'s install script again (202; from stopped, error, online or degraded; a running server is stopped first and started again afterwards)',
+    },
+    config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.reinstall', targetKind: 'instance' } },
+  }, async (req, reply) => {
+    const { id } = req.params as Static<typeof InstanceParams>;
+    const instance = await ctx.lifecycle.find(id);
+    auditTarget(req, instance.id, {});
+    const template = await ctx.lifecycle.templateOf(instance);
+    if (!template?.install) {
+      throw new AppError('VALIDATION_FAILED', `instance ${instance.name}'s template has no install script; there is nothing to reinstall`);
+    }
+    const result = await ctx.lifecycle.request(instance.id, 'reinstall', userActor(req.principal), { requestId: req.id });
+    return reply.status(202).send({ id: instance.id, commandId: result.commandId, state: result.state });
+  });
 
   api.post('/instances/:id/reset-crash-loop', {
     schema: { tags: ['instances'], summary: 'Reset the crash-loop breaker after diagnosis (admin/manager); an instance in error becomes stopped', params: InstanceParams },

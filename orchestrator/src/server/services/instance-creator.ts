@@ -3,6 +3,7 @@
 // command, so concurrent placements never oversubscribe and nothing is
 // dispatched that was not first stored.
 
+import { assertEulaAccepted } from '../../eggs/features.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Command, ContainerUserSpec, Group, Host, Instance, TemplateVersion, Variant } from '../../domain/index.js';
 import { unwrap } from '../../lifecycle/result.js';
@@ -141,6 +142,8 @@ export class InstanceCreator {
         ...(this.deps.generateSecret ? { generateSecret: this.deps.generateSecret } : {}),
         ...(user ? { user } : {}), ...(image ? { image } : {}), values,
       });
+      // An egg with the eula feature starts only once the operator accepted (its effective EULA value, variant env included).
+      if (start) assertEulaAccepted(template.spec, draft.containerConfig.env, name);
       const instance = await tx.instances.create(draft);
       await tx.revisions.append({ instanceId: id, revision: 1, createdAt: now, actor, reason: 'created', config: revisionConfig(instance, template.spec) });
       await tx.history.append({ instanceId: id, at: now, from: null, to: 'installing', reason: `placed on host ${hostId}`, actor, commandId, details: { hostId, memoryMb, ...(imported ? { import: imported } : {}) } });

@@ -17,7 +17,8 @@ import type { Logger } from '../../shared/logger.js';
 import type { InstancePatch, Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
-import { planSettingsPatch, type SettingsPatchBody } from './pending-changes.js';
+import { applyPendingChanges, planSettingsPatch, type SettingsPatchBody } from './pending-changes.js';
+import { assertEulaAccepted } from '../../eggs/features.js';
 import type { BackupStore } from './backup-store.js';
 import { placeInstance } from '../../placement/placement.js';
 import { placementHosts } from './instance-creator.js';
@@ -145,6 +146,11 @@ export class LifecycleService {
       const instance = await this.find(idOrName);
       const plan = unwrap(checkAction(instance, action, actor, { globalMaintenance: await this.globalMaintenance() }));
       if (plan.kind === 'noop') return { commandId: instance.activeAction?.commandId ?? null, noop: plan.reason, state: instance.state };
+      if (action === 'start' || action === 'restart') {
+        const template = await this.templateOf(instance);
+        // The value the start would run with: pending setting changes are applied by it.
+        assertEulaAccepted(template, applyPendingChanges(instance, template).containerConfig.env, instance.name);
+      }
       try {
         const defer = opts.deferEnter === true || entersOnDispatch(action, opts.payload);
         const result = await this.persist(instance, action, plan.desiredState, defer ? null : plan.enterState, actor, opts);

@@ -62,9 +62,33 @@ describe('GET /instances/:id/stats', () => {
     const kept = (await t.call('GET', `/api/v1/instances/${id}/stats`)).body.samples as { at: number }[];
     expect(kept.map((s) => s.at - first)).toEqual([15_000, 30_000, 10 * 60_000 + 15_000]);
 
+    // follow=true: the history at once, then each new sample as the loop takes it; the orchestrator's stop ends it.
+    await t.o.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (t.o.app.server.address() as { port: number }).port;
+    const res2 = await fetch(`http://127.0.0.1:${port}/api/v1/instances/${id}/stats?follow=true`, { headers: { authorization: `Bearer ${t.adminToken}` } });
+    expect(res2.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = res2.body!.getReader();
+    let text = '';
+    const readUntil = async (re: RegExp) => {
+      while (!re.test(text)) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`stream ended before ${String(re)}: ${text}`);
+        text += new TextDecoder().decode(value);
+      }
+    };
+    await readUntil(/event: stats\ndata: .*"samples":\[.*\]\}\n\n/);
+    t.clock.advance(15_000);
+    await beat();
+    container.usage = { cpuSecondsTotal: 4, memoryBytes: 95 * MIB, memoryLimitBytes: 256 * MIB, networkRxBytes: 20, networkTxBytes: 20 };
+    await stats.tick();
+    await readUntil(/event: sample\ndata: \{[^\n]*"cpuPercent":20[,}]/);
+
     // A read-only token may read them; no token may not.
-    const reader = (await t.call('POST', '/api/v1/tokens', { body: { name: 'viewer', scopes: ['read'] } })).body.secret as string;
-    expect((await t.call('GET', `/api/v1/instances/${id}/stats`, { token: reader })).status).toBe(200);
-    expect((await t.call('GET', `/api/v1/instances/${id}/stats`, { token: '' })).status).toBe(401);
+    const viewer = (await t.call('POST', '/api/v1/tokens', { body: { name: 'viewer', scopes: ['read'] } })).body.secret as string;
+    expect((await t.call('GET', `/api/v1/instances/${id}/stats`, { token: viewer })).status).toBe(200);
+    expect((await t.call('GET', `/api/v1/instances/${id}/stats`, { token: null })).status).toBe(401);
+    await t.close();
+    cleanups.shift();
+    await expect(reader.read().then(async function drain(r): Promise<boolean> { return r.done ? true : drain(await reader.read()); })).resolves.toBe(true);
   });
 });

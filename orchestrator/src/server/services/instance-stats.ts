@@ -62,6 +62,7 @@ export class InstanceStatsCollector implements InstanceStatsSource {
   private readonly byHost = new Map<string, HostStatsSample>();
   /** Per instance: the last STATS_HISTORY_MS of points, oldest first, and the CPU counter of the newest one. */
   private readonly rings = new Map<string, { points: InstanceStatsPoint[]; cpuSecondsTotal: number; containerId: string }>();
+  private readonly listeners = new Set<(instanceId: string, point: InstanceStatsPoint) => void>();
   private readonly loop: PeriodicTask;
 
   constructor(private readonly deps: InstanceStatsDeps) {
@@ -88,6 +89,14 @@ export class InstanceStatsCollector implements InstanceStatsSource {
     return { intervalMs: this.deps.intervalMs, samples: [...(this.rings.get(instanceId)?.points ?? [])] };
   }
 
+  /** Called with each new point of any instance (the route's follow stream); returns the unsubscribe. */
+  onSample(listener: (instanceId: string, point: InstanceStatsPoint) => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
   private record(at: number, e: InstanceStatsEntry): void {
     const ring = this.rings.get(e.instanceId);
     const prev = ring?.points.at(-1);
@@ -100,6 +109,7 @@ export class InstanceStatsCollector implements InstanceStatsSource {
       ring.cpuSecondsTotal = e.cpuSecondsTotal;
       ring.containerId = e.containerId;
     } else this.rings.set(e.instanceId, { points: [point], cpuSecondsTotal: e.cpuSecondsTotal, containerId: e.containerId });
+    for (const listener of [...this.listeners]) listener(e.instanceId, point);
   }
 
   /** Drops points older than STATS_HISTORY_MS, and instances left without any (stopped, deleted, moved away). */

@@ -16,6 +16,7 @@ import type { InstanceService } from './instance-service.js';
 import { imageRoutes } from './images.js';
 import { registerStatsRoutes } from './stats-routes.js';
 import { DataImporter, registerDataImportRoutes } from './data-import.js';
+import { InstanceFiles, registerFileRoutes } from './instance-files.js';
 import { EpochFence, parseEpochHeader } from './epoch-fence.js';
 import {
   CleanupBody,
@@ -160,6 +161,8 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
     findContainer: (id) => service.findOwned(id),
   }));
   await registerDataImportRoutes(api, new DataImporter({ directories: service.deps.directories, findOwned: (id) => service.findOwned(id), instanceLocks: service.instanceLocks }));
+  // The data directory's files, running or not (docs/agent.md "Files").
+  await registerFileRoutes(api, new InstanceFiles({ directories: service.deps.directories }));
 
   api.post('/cleanup', { schema: { body: CleanupBody } }, async (req) => {
     const { instanceIds, keepDataFor } = req.body as CleanupBody;

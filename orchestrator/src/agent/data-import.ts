@@ -34,6 +34,8 @@ export type { DataImportResult };
 const STOPPED = new Set(['exited', 'created', 'dead']);
 const STAGING_PREFIX = '.staging-import-'; // cleared at agent start like other staging dirs
 const GiB = 1024 ** 3;
+/** The bounds of an extracted upload (data import, and the files API's extract and upload). */
+export const DATA_IMPORT_LIMITS = { maxCompressedBytes: 4 * GiB, maxExtractedBytes: 16 * GiB } as const;
 
 async function exists(path: string): Promise<boolean> {
   return (await lstatOrUndefined(path)) !== undefined;
@@ -81,8 +83,8 @@ export class DataImporter {
     const staging = join(dirname(root), `${STAGING_PREFIX}${instanceId}-${randomBytes(6).toString('hex')}`);
     try {
       const result = await extractTarGz(source, staging, {
-        maxCompressedBytes: this.deps.maxCompressedBytes ?? 4 * GiB,
-        maxExtractedBytes: this.deps.maxExtractedBytes ?? 16 * GiB,
+        maxCompressedBytes: this.deps.maxCompressedBytes ?? DATA_IMPORT_LIMITS.maxCompressedBytes,
+        maxExtractedBytes: this.deps.maxExtractedBytes ?? DATA_IMPORT_LIMITS.maxExtractedBytes,
       });
       const names = await readdir(staging);
       const destStat = await lstat(destination).catch(() => undefined);

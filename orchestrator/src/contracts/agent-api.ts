@@ -437,6 +437,71 @@ export const DataImportResult = Type.Object({
 });
 export type DataImportResult = Static<typeof DataImportResult>;
 
+// ------------------------------------------------------------------ files
+
+/**
+ * A path of the files API: relative to the instance's data directory, written
+ * with a leading `/` (`/server.properties`); `/` is the directory itself. The
+ * agent checks it again (no `..`, NUL, control characters, symlinks).
+ */
+const FilePath = Type.String({ minLength: 1, maxLength: 1024, pattern: '^/' });
+const FilePaths = Type.Array(FilePath, { minItems: 1, maxItems: 100 });
+
+export const FILE_TYPES = ['file', 'directory', 'symlink'] as const;
+export const FileEntry = Type.Object({
+  name: Type.String(),
+  path: Type.String(),
+  /** Anything else (a socket, a fifo) is listed as `file` with size 0 and cannot be read. */
+  type: Type.Union(FILE_TYPES.map((t) => Type.Literal(t))),
+  size: Type.Integer({ minimum: 0 }),
+  /** Epoch ms. */
+  modifiedAt: Type.Integer(),
+  /** Permission bits in octal, like "0644". */
+  mode: Type.String(),
+});
+export type FileEntry = Static<typeof FileEntry>;
+
+/** `GET /instances/:id/files?path=/`: directories first, then by name. */
+export const FileList = Type.Object({ path: Type.String(), entries: Type.Array(FileEntry) });
+export type FileList = Static<typeof FileList>;
+
+export const FilePathQuery = Type.Object({ path: FilePath }, { additionalProperties: false });
+export type FilePathQuery = Static<typeof FilePathQuery>;
+
+/** `GET /instances/:id/files/content?path=&offset=`: raw bytes from `offset` (SFTP reads resume there). */
+export const FileReadQuery = Type.Object({ path: FilePath, offset: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false });
+export type FileReadQuery = Static<typeof FileReadQuery>;
+
+/** `PUT /instances/:id/files/content?path=&maxBytes=` (raw body): the caller's size limit; the agent also applies its own. */
+export const FileWriteQuery = Type.Object({ path: FilePath, maxBytes: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false });
+export type FileWriteQuery = Static<typeof FileWriteQuery>;
+export const FILE_CONTENT_TYPE = 'application/octet-stream';
+/** The answer to a download carries the file's size and modification time in headers. */
+export const FILE_MODIFIED_HEADER = 'x-file-modified-at';
+
+export const FileWritten = Type.Object({ path: Type.String(), size: Type.Integer() });
+export type FileWritten = Static<typeof FileWritten>;
+
+export const FileDirectoryBody = Type.Object({ path: FilePath }, { additionalProperties: false });
+export type FileDirectoryBody = Static<typeof FileDirectoryBody>;
+
+export const FileRenameBody = Type.Object({ from: FilePath, to: FilePath }, { additionalProperties: false });
+export type FileRenameBody = Static<typeof FileRenameBody>;
+
+export const FileDeleteBody = Type.Object({ paths: FilePaths }, { additionalProperties: false });
+export type FileDeleteBody = Static<typeof FileDeleteBody>;
+export const FileDeleted = Type.Object({ deleted: Type.Array(Type.String()) });
+export type FileDeleted = Static<typeof FileDeleted>;
+
+/** The agent needs the destination (the orchestrator names the default, on its clock). */
+export const FileArchiveBody = Type.Object({ paths: FilePaths, destination: FilePath }, { additionalProperties: false });
+export type FileArchiveBody = Static<typeof FileArchiveBody>;
+
+export const FileExtractBody = Type.Object({ path: FilePath, destination: Type.Optional(FilePath) }, { additionalProperties: false });
+export type FileExtractBody = Static<typeof FileExtractBody>;
+export const FileExtracted = Type.Object({ destination: Type.String(), entries: Type.Integer() });
+export type FileExtracted = Static<typeof FileExtracted>;
+
 // ------------------------------------------------------------------ stats
 
 const Counter = Type.Number({ minimum: 0 });

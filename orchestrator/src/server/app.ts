@@ -26,6 +26,7 @@ import { auditRoutes } from './routes/audit.js';
 import { instanceActionRoutes } from './routes/instance-actions.js';
 import { instanceAdminRoutes } from './routes/instance-admin.js';
 import { instanceBackupRoutes } from './routes/instance-backups.js';
+import { instanceFileRoutes } from './routes/instance-files.js';
 import { instanceUpdateRoutes } from './routes/instance-update.js';
 import { instancePreviewRoutes } from './routes/instance-preview.js';
 import { instanceStatsRoutes } from './routes/instance-stats.js';
@@ -91,6 +92,7 @@ export async function buildApp(ctx: ServerContext) {
     await instanceActionRoutes(api, ctx);
     await instanceAdminRoutes(api, ctx);
     await instanceBackupRoutes(api, ctx);
+    await instanceFileRoutes(api, ctx);
     await instanceUpdateRoutes(api, ctx);
     await instancePreviewRoutes(api, ctx);
     await instanceStatsRoutes(api, ctx);

@@ -24,9 +24,11 @@ declare module 'fastify' {
      * Set by handlers (target id, redacted params) and by the error handler
      * (error code). `recorded`: the handler's own store write already
      * committed the success entry with its action (auditEntry), so the hook
-     * writes none.
+     * writes none. `byService`: the service the handler called writes this
+     * request's entry itself, ok or error (the files service, shared with SFTP),
+     * so the hook writes none either way.
      */
-    auditInfo?: { targetId?: string; params?: JsonObject; errorCode?: string; recorded?: boolean };
+    auditInfo?: { targetId?: string; params?: JsonObject; errorCode?: string; recorded?: boolean; byService?: boolean };
   }
 }
 
@@ -74,7 +76,7 @@ export function registerAuditHook(app: FastifyInstance<any, any, any, any>, deps
     const spec = request.routeOptions.config?.audit;
     if (!spec) return payload;
     const ok = reply.statusCode < 400;
-    if (ok && request.auditInfo?.recorded) return payload;
+    if ((ok && request.auditInfo?.recorded) || request.auditInfo?.byService) return payload;
     try {
       await deps.store.audit.append(auditEntry(request, deps.clock, { result: ok ? 'ok' : 'error', statusCode: reply.statusCode }));
     } catch (err) {

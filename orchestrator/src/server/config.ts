@@ -99,6 +99,12 @@ export interface OrchestratorConfig {
   statsIntervalMs: number;
   /** Where RCON `transfer` sends players (the router's public host:port); unset = no RCON transfers. */
   routerPublicAddress: RouterPublicAddress | undefined;
+  /** Largest file one upload of the files API (PUT …/files/content, an SFTP write) may write. */
+  fileUploadMaxBytes: number;
+  /** The SFTP server's port (docs/orchestrator.md "SFTP"); 0 = off. */
+  sftpPort: number;
+  /** The address the SFTP server listens on; default the API's listen host. */
+  sftpHost: string;
 }
 
 function parseListen(value: string): { host: string; port: number } {
@@ -114,6 +120,11 @@ function parseUidGid(value: string): { uid: number; gid: number } {
   return { uid: Number(m[1]), gid: Number(m[2]) };
 }
 
+
+/** A port, or 0 to switch the listener off. */
+function parsePortOrOff(value: string): number {
+  return value.trim() === '0' ? 0 : parsePort(value);
+}
 
 /** A duration, or a bare 0 to switch the loop off. */
 function parseIntervalOrOff(value: string): number {
@@ -199,13 +210,20 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     backupDir: r.optional('ENDERCLOUD_BACKUP_DIR', asString),
     backupScheduleIntervalMs: r.optional('ENDERCLOUD_BACKUP_SCHEDULE_INTERVAL', parseDuration, 30_000),
     webDir: r.optional('ENDERCLOUD_WEB_DIR', asString),
+    fileUploadMaxBytes: r.optional('ENDERCLOUD_FILE_UPLOAD_MAX_BYTES', parseByteSize, 1024 ** 3),
+    sftpPort: r.optional('ENDERCLOUD_SFTP_PORT', parsePortOrOff, 2022),
+    sftpHost: r.optional('ENDERCLOUD_SFTP_HOST', asString, listen.host),
   };
   return freeze(config);
 }
 
-/** Test and dev-stack helper: a full config from a few overrides, validated like the real one. */
+/**
+ * Test helper: a full config from a few overrides, validated like the real one.
+ * SFTP is off unless an override names its port (tests start it on an ephemeral
+ * one with OrchestratorDeps.sftpPort), so parallel tests never contend for 2022.
+ */
 export function orchestratorConfig(overrides: Env = {}): Readonly<OrchestratorConfig> {
-  return loadOrchestratorConfig(overrides);
+  return loadOrchestratorConfig({ ENDERCLOUD_SFTP_PORT: '0', ...overrides });
 }
 
 /** The process environment; the only place the orchestrator reads it. */

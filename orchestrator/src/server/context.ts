@@ -30,6 +30,7 @@ import type { BackupStore } from './services/backup-store.js';
 import type { BackupScheduler } from './services/backup-scheduler.js';
 import type { Leadership } from './leadership/leadership.js';
 import type { DatabaseReadiness } from './services/readiness.js';
+import type { InstanceFileService } from './services/instance-files.js';
 
 export interface ServerContext {
   config: Readonly<OrchestratorConfig>;
@@ -70,6 +71,8 @@ export interface ServerContext {
   leadership: Leadership;
   /** GET /ready: does the database answer. */
   readiness: DatabaseReadiness;
+  /** Instance data files (the files routes and SFTP). */
+  files: InstanceFileService;
 }
 
 /** The audit actor of a request: the token's name. */

@@ -42,6 +42,7 @@ import { BackupScheduler } from './services/backup-scheduler.js';
 import { LayerStore } from './services/layer-store.js';
 import { OfflineDetector } from './services/offline-detector.js';
 import { DatabaseReadiness } from './services/readiness.js';
+import { InstanceFileService } from './services/instance-files.js';
 import { HostMoves } from './provisioning/host-moves.js';
 import { ActionRunner } from './lifecycle-engine/action-runner.js';
 import { LifecycleService } from './services/lifecycle-service.js';
@@ -253,6 +254,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const ctx: ServerContext = {
     backupStore, backupScheduler, nodeId: node.nodeId, leadership,
     readiness: new DatabaseReadiness({ store, timeoutMs: config.readyTimeoutMs }),
+    files: new InstanceFileService({ store, clock, lifecycle, driver: plainDriver, logger: logger.child({ component: 'files' }), maxUploadBytes: config.fileUploadMaxBytes }),
     config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, driver: plainDriver, lifecycle, supervisor,
     updates: new UpdateService({ store, clock, lifecycle, images: plainDriver }),
     adoption: new AdoptionService({

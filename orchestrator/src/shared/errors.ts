@@ -36,6 +36,12 @@ export const ERROR_CATALOGUE = {
   CAPACITY_EXHAUSTED: 409,
   CONFIRMATION_REQUIRED: 400,
   UNSAFE_PATH: 400,
+  /** The files API (instance data directory): a path with `..`, NUL, a control character, or one that crosses a symlink. */
+  FILE_PATH_INVALID: 400,
+  FILE_IS_DIRECTORY: 400,
+  FILE_NOT_FOUND: 404,
+  FILE_EXISTS: 409,
+  FILE_TOO_LARGE: 413,
   PORT_RANGE_EXHAUSTED: 503,
   NO_CAPACITY: 503,
   HOST_UNAVAILABLE: 503,

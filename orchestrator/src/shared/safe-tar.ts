@@ -191,7 +191,12 @@ function classify(err: unknown, sourceError: unknown): AppError {
 }
 
 /** Streams a gzip tar into a new directory; see the module contract. */
-export async function extractTarGz(source: Readable, targetDir: string, limits: ExtractLimits): Promise<ExtractResult> {
+export function extractTarGz(source: Readable, targetDir: string, limits: ExtractLimits): Promise<ExtractResult> {
+  return extractTar(source, targetDir, limits, { gzip: true });
+}
+
+/** extractTarGz for a gzip tar (`gzip: true`) or a plain, uncompressed one (the files API's `.tar`). */
+export async function extractTar(source: Readable, targetDir: string, limits: ExtractLimits, format: { gzip: boolean }): Promise<ExtractResult> {
   const full: Required<ExtractLimits> = { maxEntries: DEFAULT_MAX_ENTRIES, ...limits };
   let sourceError: unknown;
   source.on('error', (err) => {
@@ -203,12 +208,12 @@ export async function extractTarGz(source: Readable, targetDir: string, limits: 
     source.destroy();
     throw new AppError('INTERNAL', `cannot create extraction directory ${targetDir}: ${(err as Error).message}`, { cause: err });
   }
-  const compressed = new ByteLimit(full.maxCompressedBytes, 'compressed archive');
+  const compressed = new ByteLimit(full.maxCompressedBytes, format.gzip ? 'compressed archive' : 'archive');
   // Bounds the decompressed tar stream too (headers, padding, trailing zeros), so
   // a gzip bomb of zero blocks cannot spin the parser forever.
   const tarBytes = new ByteLimit(full.maxExtractedBytes + full.maxEntries * 2048 + (1 << 20), 'decompressed tar stream');
   const extract = tar.extract();
-  const piping = pipeline(source, compressed, createGunzip(), tarBytes, extract);
+  const piping = format.gzip ? pipeline(source, compressed, createGunzip(), tarBytes, extract) : pipeline(source, compressed, tarBytes, extract);
   piping.catch(() => undefined); // observed below; avoids an unhandled rejection while entries are written
   const state = new ExtractionState(targetDir, full);
   try {

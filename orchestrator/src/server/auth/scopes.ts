@@ -13,6 +13,7 @@ export type Resource = (typeof RESOURCES)[number];
 export const KNOWN_SCOPES: readonly string[] = [
   'admin', 'manager', 'operator', 'read', 'router', 'metrics', 'instances:request',
   ...RESOURCES.flatMap((r) => [`${r}:read`, `${r}:write`]),
+  'files:read', 'files:write',
 ];
 
 /** A route's requirement: the scope it names (for 403 messages) and every scope that satisfies it. */
@@ -56,6 +57,13 @@ export function readScope(resource: Resource): ScopeRequirement {
 export function writeScope(resource: Resource): ScopeRequirement {
   return { scope: `${resource}:write`, anyOf: ['admin', 'manager', 'operator', `${resource}:write`] };
 }
+
+/**
+ * Instance files (the files API and SFTP): a resource of its own that plain
+ * `read` does not reach — server.properties holds the RCON password.
+ */
+export const FILES_READ: ScopeRequirement = { scope: 'files:read', anyOf: ['admin', 'manager', 'operator', 'files:read', 'files:write'] };
+export const FILES_WRITE: ScopeRequirement = { scope: 'files:write', anyOf: ['admin', 'manager', 'operator', 'files:write'] };
 
 export const ADMIN_SCOPE: ScopeRequirement = { scope: 'admin', anyOf: ['admin'] };
 /** Maintenance switches and crash-loop resets: administrators and managers. */

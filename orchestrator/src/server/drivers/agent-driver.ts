@@ -7,7 +7,7 @@
 
 import type { Readable } from 'node:stream';
 import type * as Api from '../../contracts/agent-api.js';
-import { AGENT_API_PREFIX, BACKUP_ARCHIVE_HEADERS, LEADER_EPOCH_HEADER } from '../../contracts/agent-api.js';
+import { AGENT_API_PREFIX, BACKUP_ARCHIVE_HEADERS, FILE_CONTENT_TYPE, FILE_MODIFIED_HEADER, LEADER_EPOCH_HEADER } from '../../contracts/agent-api.js';
 import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors.js';
 import { openStream, readSome, type StreamAnswer } from '../../shared/http-stream.js';
 import type {
@@ -17,6 +17,7 @@ import type {
   HostDataImport,
   HostEggs,
   HostDriver,
+  HostFiles,
   HostImages,
   HostKeptData,
   HostMetrics,
@@ -56,6 +57,7 @@ export class AgentHostDriver implements HostDriver {
   readonly keptData: HostKeptData;
   readonly metrics: HostMetrics;
   readonly eggs: HostEggs;
+  readonly files: HostFiles;
 
   private readonly transport: AgentTransport;
 
@@ -92,6 +94,27 @@ export class AgentHostDriver implements HostDriver {
     this.dataImport = {
       importData: (host, id, path, archive, ids = {}) =>
         this.call(host, 'PUT', `${instancePath(id)}/data?path=${encodeURIComponent(path)}`, new RawBody(archive, 'application/gzip'), ids),
+    };
+    const filesOf = (id: string, sub = '') => `${instancePath(id)}/files${sub}`;
+    const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
+    this.files = {
+      list: (host, id, path, ids = {}) => this.call(host, 'GET', `${filesOf(id)}?${q({ path })}`, undefined, ids),
+      stat: (host, id, path, ids = {}) => this.call(host, 'GET', `${filesOf(id, '/stat')}?${q({ path })}`, undefined, ids),
+      read: (host, id, path, offset, ids = {}) => {
+        const route = `${filesOf(id, '/content')}?${q({ path, offset: String(offset) })}`;
+        return this.exchange(host, 'GET', route, undefined, ids, this.deps.timeoutMs, async (answer) => {
+          if (answer.status !== 200) throw agentError(answer.status, parseJson(await readText(answer.body)), `GET ${route}`, host.controlUrl);
+          return { size: Number(answer.headers['content-length']), modifiedAt: Number(answer.headers[FILE_MODIFIED_HEADER]), stream: answer.body };
+        });
+      },
+      write: (host, id, path, content, maxBytes, ids = {}) =>
+        this.call(host, 'PUT', `${filesOf(id, '/content')}?${q({ path, maxBytes: String(maxBytes) })}`, new RawBody(content, FILE_CONTENT_TYPE), ids),
+      mkdir: (host, id, path, ids = {}) => this.call(host, 'POST', filesOf(id, '/directory'), { path } satisfies Api.FileDirectoryBody, ids),
+      rename: (host, id, from, to, ids = {}) => this.call(host, 'POST', filesOf(id, '/rename'), { from, to } satisfies Api.FileRenameBody, ids),
+      remove: (host, id, paths, ids = {}) => this.call(host, 'POST', filesOf(id, '/delete'), { paths: [...paths] } satisfies Api.FileDeleteBody, ids),
+      archive: (host, id, paths, destination, ids = {}) => this.call(host, 'POST', filesOf(id, '/archive'), { paths: [...paths], destination } satisfies Api.FileArchiveBody, ids),
+      extract: (host, id, path, destination, ids = {}) =>
+        this.call(host, 'POST', filesOf(id, '/extract'), { path, ...(destination !== undefined ? { destination } : {}) } satisfies Api.FileExtractBody, ids),
     };
     this.metrics = {
       stats: async (host, ids = {}) => {

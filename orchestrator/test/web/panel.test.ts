@@ -199,12 +199,15 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     expect(await page.getByRole('textbox', { name: /KEY=VALUE/ }).count()).toBe(0);
     await motd.fill('x'.repeat(50));
     await button('Preview').click();
-    // The server's rule message, at the field it names.
+    await page.getByLabel('Deployment preview').filter({ hasText: `MOTD = ${'x'.repeat(50)} as given` }).waitFor();
+    // The preview resolves defaults only (POST /instances/preview does not check given values); Create does: its rule message shows at the field.
+    await button('Create').click();
     const fieldError = page.locator('[data-variable="MOTD"] [role="alert"]');
     await fieldError.filter({ hasText: /^must be at most 40 characters$/ }).waitFor();
     expect(await motd.getAttribute('aria-invalid')).toBe('true');
+    expect(((await stack.api('GET', '/instances')).body.instances as Loose[]).filter((i) => i.groupId === 'slow')).toEqual([]);
     await shot('02a-create-field-error');
-    consoleErrors.length = 0; // the refused preview (400) was the point
+    consoleErrors.length = 0; // the refused create (400) was the point
     await page.getByLabel('Group').selectOption('survival');
     await page.getByLabel('Name (optional)').fill(NAME);
     await expect(button('Create').count()).resolves.toBe(0);

@@ -119,14 +119,15 @@ function CreateInstance({ me }: { me: Me }) {
         </div>
       </form>
       <ErrorNote error={formError(error, fields)} />
-      {preview ? <PreviewWords preview={preview} /> : null}
+      {preview ? <PreviewWords preview={preview} given={variables.filter((v) => (values[v.name] ?? '') !== '').map((v) => [v.name, v.secret ? '••••' : values[v.name]!])} /> : null}
     </Section>
   );
 }
 
 /** The preview in words: where it goes, what it gets, what will be created. */
-function PreviewWords({ preview: p }: { preview: PreviewAnswer }) {
-  const settings = Object.entries(p.settings);
+function PreviewWords({ preview: p, given }: { preview: PreviewAnswer; given: readonly (readonly [string, string])[] }) {
+  // The preview resolves the template's defaults; the values typed here are checked by Create (the server's rules).
+  const defaults = Object.entries(p.settings).filter(([k]) => !given.some(([g]) => g === k));
   return (
     <div className="preview" aria-label="Deployment preview" role="region">
       <h3>Preview</h3>
@@ -137,7 +138,7 @@ function PreviewWords({ preview: p }: { preview: PreviewAnswer }) {
         <li>Port: the game listens on {p.ports.containerPort} in the container; {p.ports.hostPort ?? 'the public port is chosen when a host takes it'}{p.ports.rcon ? `; RCON on ${p.ports.rcon.port}, not published` : ''}.</li>
         <li>Memory: {p.resources.memoryMb} MiB{p.resources.cpus ? `, ${p.resources.cpus} CPUs` : ', no CPU limit'}.</li>
         <li>Image: <code>{p.image}</code>.</li>
-        <li>Settings: {settings.length ? settings.map(([k, v]) => `${k} = ${textOf(v)}`).join(', ') : 'the defaults'}; secrets: {p.secrets.map((s) => `${s.name}${s.generatedAtCreation ? ' (generated)' : ''}`).join(', ') || 'none'}.</li>
+        <li>Variables: {given.length ? `${given.map(([k, v]) => `${k} = ${v}`).join(', ')} as given (checked when it is created)` : 'none given'}{defaults.length ? `; defaults: ${defaults.map(([k, v]) => `${k} = ${textOf(v)}`).join(', ')}` : ''}; secrets: {p.secrets.map((s) => `${s.name}${s.generatedAtCreation && !given.some(([g]) => g === s.name) ? ' (generated)' : ''}`).join(', ') || 'none'}.</li>
         <li>Will be created: a container, a data directory ({p.dataPaths.length ? p.dataPaths.join(', ') : '/data'} kept as player data), and the server {p.start ? 'is started' : 'stays stopped'}.</li>
         <li>{p.wouldCreate ? 'Nothing has been written yet: Create does it.' : 'It would not be created as it is (see above).'}</li>
       </ul>

@@ -83,7 +83,8 @@ async function openTab(label: string): Promise<void> {
 
 /** axe-core on the page as it is now: no serious or critical violation (recorded per view, asserted by the caller and at the end). */
 async function axe(view: string): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
+  // The panel's CSP (default-src 'self') refuses addScriptTag's inline script: the source is evaluated over the DevTools protocol instead.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(readFileSync(AXE, 'utf8'));
   const violations = await page.evaluate(async () => {
     const w = window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] }> } };
     const r = await w.axe.run(document, { resultTypes: ['violations'] });

@@ -15,7 +15,7 @@ import { StartupTab } from './instance/Startup';
 /** Labels of the power actions; which of them apply now comes from the API (the instance's `actions`). */
 const ACTION_LABELS: Readonly<Record<string, string>> = { start: 'Start', stop: 'Stop', restart: 'Restart', pause: 'Pause', resume: 'Resume' };
 
-export const TABS: ReadonlyArray<[tab: string, label: string]> = [
+const TABS: ReadonlyArray<[tab: string, label: string]> = [
   ['console', 'Console'], ['files', 'Files'], ['startup', 'Startup'], ['backups', 'Backups'],
   ['schedules', 'Schedules'], ['settings', 'Settings'], ['activity', 'Activity'],
 ];

@@ -30,10 +30,10 @@ export interface InstanceStatsSource {
 }
 
 /** How long each instance's samples are kept for the panel's console graphs (GET /instances/:id/stats). */
-export const STATS_HISTORY_MS = 10 * 60_000;
+const STATS_HISTORY_MS = 10 * 60_000;
 
 /** One point of an instance's graph: CPU as a share of one core since the previous sample (null for the first one, or after a container restart). */
-export interface InstanceStatsPoint {
+interface InstanceStatsPoint {
   at: number;
   cpuPercent: number | null;
   memoryBytes: number;
@@ -43,7 +43,7 @@ export interface InstanceStatsPoint {
 }
 
 /** What the panel draws: the loop's interval and the last 10 minutes, oldest first. */
-export interface InstanceStatsHistory {
+interface InstanceStatsHistory {
   intervalMs: number;
   samples: InstanceStatsPoint[];
 }

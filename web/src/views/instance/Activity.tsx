@@ -43,7 +43,7 @@ interface PlayersAnswer {
   probe: { online: number; max: number } | null;
 }
 
-export function Players({ id }: { id: string }) {
+function Players({ id }: { id: string }) {
   const p = useResource<PlayersAnswer>(`/instances/${enc(id)}/players`, ['players', 'instance'], id);
   const list = p.data?.players ?? [];
   return (

@@ -11,7 +11,7 @@ const W = 300;
 const H = 80;
 
 /** The samples of the last 10 minutes, live. */
-export function useStats(id: string): { samples: StatsSample[]; intervalMs: number; connected: boolean } {
+function useStats(id: string): { samples: StatsSample[]; intervalMs: number; connected: boolean } {
   const [state, setState] = useState<{ samples: StatsSample[]; intervalMs: number; connected: boolean }>({ samples: [], intervalMs: 0, connected: false });
   useEffect(() => {
     setState({ samples: [], intervalMs: 0, connected: false });

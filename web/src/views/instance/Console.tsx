@@ -21,7 +21,7 @@ const RUNNING: readonly string[] = ['starting', 'online', 'degraded'];
 type Segment = { kind: 'log'; text: string } | { kind: 'command'; command: string; response: string } | { kind: 'mark'; text: string };
 
 /** The install script's last lines, as the history keeps them (`… install script … last lines:\n…`), newest first. */
-export function installOutput(history: readonly HistoryEntry[]): string | undefined {
+function installOutput(history: readonly HistoryEntry[]): string | undefined {
   const hit = [...history].sort((a, b) => b.at.localeCompare(a.at))
     .map((e) => /install script[^\n]*last lines:\n([\s\S]*)$/.exec(e.reason ?? '')?.[1])
     .find((text) => text !== undefined);

@@ -21,7 +21,7 @@ interface SettingsAnswer {
   commandId?: string | null;
 }
 
-export function useTemplateOf(instance: InstanceView) {
+function useTemplateOf(instance: InstanceView) {
   const groups = useResource<{ groups: GroupView[] }>('/groups', ['group']);
   const variant = groups.data?.groups.find((g) => g.id === instance.groupId)?.variants.find((v) => v.id === instance.variantId);
   const template = useResource<TemplateView>(variant ? `/templates/${enc(variant.template.name)}/versions/${enc(variant.template.version)}` : null, []);
@@ -114,12 +114,12 @@ function ImageChoice({ instance, images, write }: { instance: InstanceView; imag
   return (
     <>
       <Section title="Image">
-        <label className="field"><span>Image (the template offers {Object.keys(images).length})</span>
-          <select value={chosen} onChange={(e) => { setChosen(e.target.value); setKey((k) => k + 1); }} disabled={!write}>
+        <div className="field"><label htmlFor="startup-image">Image (the template offers {Object.keys(images).length})</label>
+          <select id="startup-image" value={chosen} onChange={(e) => { setChosen(e.target.value); setKey((k) => k + 1); }} disabled={!write}>
             {!Object.values(images).includes(instance.image) ? <option value={instance.image}>{instance.image} (current)</option> : null}
             {Object.entries(images).map(([label, image]) => <option key={label} value={image}>{label}: {image}{image === instance.image ? ' (current)' : ''}</option>)}
           </select>
-        </label>
+        </div>
       </Section>
       {write && chosen !== instance.image ? <Update key={key} instance={instance} initial={chosen} /> : null}
     </>

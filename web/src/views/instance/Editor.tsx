@@ -39,8 +39,14 @@ export default function FileEditor({ name, initial, onSave, onClose }: {
   useEffect(() => {
     const el = host.current;
     if (!el) return undefined;
+    // In a shadow root CodeMirror styles itself with constructed stylesheets: the panel's CSP
+    // (default-src 'self', no inline <style>) would block the <style> tags it adds to a document.
+    const shadow = el.shadowRoot ?? el.attachShadow({ mode: 'open' });
+    const parent = document.createElement('div');
+    shadow.replaceChildren(parent);
     const v = new EditorView({
-      parent: el,
+      parent,
+      root: shadow,
       state: EditorState.create({
         doc: initial,
         extensions: [
@@ -48,7 +54,10 @@ export default function FileEditor({ name, initial, onSave, onClose }: {
           keymap.of([{ key: 'Mod-s', preventDefault: true, run: () => { save.current(); return true; } }]),
           EditorView.updateListener.of((u) => { if (u.docChanged) setDirty(true); }),
           EditorView.contentAttributes.of({ 'aria-label': `Contents of ${name}` }),
-          EditorView.theme({ '&': { maxHeight: '60vh' }, '.cm-scroller': { overflow: 'auto' } }),
+          EditorView.theme({
+            '&': { maxHeight: '60vh', fontSize: '14px' }, '.cm-scroller': { overflow: 'auto', fontFamily: 'ui-monospace, "DejaVu Sans Mono", monospace' },
+            '&.cm-focused': { outline: '3px solid #1a73e8', outlineOffset: '2px' },
+          }),
         ],
       }),
     });

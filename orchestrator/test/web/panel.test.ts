@@ -7,6 +7,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AxeResults } from 'axe-core';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +20,7 @@ import { startFleetStack, testServerTemplate, until, type FleetStack, type Loose
 const ORCHESTRATOR_DIR = fileURLToPath(new URL('../..', import.meta.url));
 const WEB_DIST = join(ORCHESTRATOR_DIR, '..', 'web', 'dist');
 const SHOTS = join(ORCHESTRATOR_DIR, 'test-output', 'panel');
-const AXE = join(ORCHESTRATOR_DIR, 'node_modules', 'axe-core', 'axe.min.js');
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 /** An image choice the v2 template offers besides its own (never pulled: choosing it only shows the update plan). */
 const OTHER_IMAGE = '127.0.0.1:5000/endercloud-panel-test/other:1';
 const CHROMIUM = '/usr/bin/chromium';
@@ -86,9 +88,9 @@ async function axe(view: string): Promise<string[]> {
   // The panel's CSP (default-src 'self') refuses addScriptTag's inline script: the source is evaluated over the DevTools protocol instead.
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(readFileSync(AXE, 'utf8'));
   const violations = await page.evaluate(async () => {
-    const w = window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] }> } };
+    const w = window as unknown as { axe: { run(ctx: Document, o: object): Promise<AxeResults> } };
     const r = await w.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 5).join(', ')}`);
+    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact ?? ''}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 5).join(', ')}`);
   });
   axeResults.push({ view, violations });
   return violations;

@@ -626,6 +626,7 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
   it('phone 390×844 and desktop: no view scrolls sideways, the top bar is one line, the server page is tabbed; axe finds nothing serious on any view', async () => {
     const views = ['overview', 'hosts', 'groups', 'instances', 'templates', 'audit', 'tokens',
       ...['console', 'files', 'startup', 'backups', 'schedules', 'settings', 'activity'].map((t) => `instances/${slowInstanceId}/${t}`)];
+    try {
     for (const [width, height] of [[390, 844], [1280, 800]] as const) {
       await page.setViewportSize({ width, height });
       for (const view of views) {
@@ -647,7 +648,9 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
         }
       }
     }
-    await page.setViewportSize({ width: 1280, height: 800 });
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
   });
 
   it('a normal session left no console error and no failed request (first load, install, log, actions, every page)', () => {

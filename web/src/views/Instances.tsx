@@ -15,7 +15,7 @@ export function Instances({ me }: { me: Me }) {
       <ErrorNote error={instances.error} />
       {list.length === 0 && !instances.loading ? <Empty>No instance yet.</Empty> : null}
       {list.length > 0 ? (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table>
             <thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Group</th><th scope="col">Host</th><th scope="col">Players</th><th scope="col">Endpoint</th></tr></thead>
             <tbody>

@@ -62,7 +62,7 @@ function InstanceAudit({ id }: { id: string }) {
     <Section title="Audit entries" actions={<button type="button" className="btn" onClick={audit.reload}>Reload</button>}>
       <ErrorNote error={audit.error} />
       {list.length === 0 && !audit.loading ? <Empty>No audit entry for this server yet.</Empty> : (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table>
             <thead><tr><th scope="col">When</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Result</th></tr></thead>
             <tbody>

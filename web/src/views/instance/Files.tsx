@@ -119,7 +119,7 @@ export function FilesTab({ id, write }: { id: string; write: boolean }) {
       ) : null}
       {list.data && entries.length === 0 ? <Empty>This folder is empty.</Empty> : null}
       {entries.length > 0 ? (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table className="files">
             <thead><tr>{write ? <th scope="col"><span className="sr-only">Select</span></th> : null}<th scope="col">Name</th><th scope="col">Size</th><th scope="col">Modified</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
             <tbody>

@@ -33,7 +33,7 @@ export function Backups({ instance, write }: { instance: InstanceView; write: bo
       <ErrorNote error={b.error} />
       {b.data?.hostError ? <p className="muted">The host could not be asked: {forPeople(b.data.hostError)}</p> : null}
       {list.length === 0 ? <Empty>No backup yet.</Empty> : (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table>
             <thead><tr><th scope="col">Backup</th><th scope="col">Taken</th><th scope="col">Size</th><th scope="col">Where</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
             <tbody>

@@ -150,7 +150,7 @@ function Shell({ me, onLogout, theme, setTheme }: { me: Me; onLogout: () => void
         {section === 'hosts' && <Hosts me={me} />}
         {section === 'groups' && <Groups me={me} />}
         {section === 'instances' && route[1] === undefined && <Instances me={me} />}
-        {section === 'instances' && route[1] !== undefined && <InstancePage me={me} id={route[1]} />}
+        {section === 'instances' && route[1] !== undefined && <InstancePage me={me} id={route[1]} tab={route[2]} />}
         {section === 'templates' && <Templates />}
         {section === 'audit' && <Audit />}
         {section === 'tokens' && <Tokens />}

@@ -6,7 +6,7 @@
 import { callRoute, pathWithQuery, routePath, type Answer, type BodyOf, type CallOptions, type ParamsOf, type Query, type Transport } from '../../orchestrator/src/contracts/public-api/client.js';
 import { CSRF_HEADER, CSRF_VALUE } from '../../orchestrator/src/contracts/public-api/panel-rules.js';
 import type { RouteKey } from '../../orchestrator/src/contracts/public-api/routes.js';
-import { groupsInScope, hasScope, MANAGER_SCOPE, ADMIN_SCOPE, writeScope, type Resource } from '../../orchestrator/src/contracts/public-api/scopes.js';
+import { groupsInScope, hasScope, MANAGER_SCOPE, ADMIN_SCOPE, FILES_WRITE, writeScope, type Resource } from '../../orchestrator/src/contracts/public-api/scopes.js';
 import type { SessionAnswer, SignedIn } from '../../orchestrator/src/contracts/public-api/answers.js';
 
 export type { Answer, BodyOf, RouteKey, SessionAnswer };
@@ -47,10 +47,11 @@ const transport: Transport = {
 
 /**
  * A request by method and path, for the calls whose answer the caller does not
- * read (fire-and-forget actions); `call` is the typed way.
+ * read (fire-and-forget actions), and the server page's routes typed in
+ * types.ts (files, stats) until they join `call`; `call` is the typed way.
  */
-export function api(method: string, path: string, body?: unknown): Promise<unknown> {
-  return send(method, path, body);
+export function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  return send(method, path, body) as Promise<T>;
 }
 
 /** Calls a route of the contract: `call('POST /instances/:id/stop', { id }, { body: {} })`. */
@@ -101,10 +102,11 @@ export function peopleMessage(error: unknown): string {
  * What the signed-in token may do, by the API's own scope rules (contracts/public-api/scopes.ts);
  * the API checks again (the panel only hides what would be refused).
  */
-export function can(me: Me | null, what: Resource | 'admin' | 'manager'): boolean {
+export function can(me: Me | null, what: Resource | 'admin' | 'manager' | 'files'): boolean {
   if (!me) return false;
   if (what === 'admin') return hasScope(me.scopes, ADMIN_SCOPE);
   if (what === 'manager') return hasScope(me.scopes, MANAGER_SCOPE);
+  if (what === 'files') return hasScope(me.scopes, FILES_WRITE);
   return hasScope(me.scopes, writeScope(what));
 }
 

@@ -29,6 +29,7 @@ import { instanceBackupRoutes } from './routes/instance-backups.js';
 import { instanceFileRoutes } from './routes/instance-files.js';
 import { instanceUpdateRoutes } from './routes/instance-update.js';
 import { instancePreviewRoutes } from './routes/instance-preview.js';
+import { instanceStatsRoutes } from './routes/instance-stats.js';
 import { installationRequestRoutes } from './routes/installation-requests.js';
 import { keptDataRoutes } from './routes/kept-data.js';
 import { eggRoutes } from './routes/eggs.js';
@@ -114,6 +115,7 @@ export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
     await instanceFileRoutes(api, ctx);
     await instanceUpdateRoutes(api, ctx);
     await instancePreviewRoutes(api, ctx);
+    await instanceStatsRoutes(api, ctx);
     await installationRequestRoutes(api, ctx);
     await keptDataRoutes(api, ctx);
     await auditRoutes(api, ctx);

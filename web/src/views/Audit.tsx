@@ -17,7 +17,7 @@ export function Audit() {
         <button className="btn" type="button" onClick={audit.reload}>Reload</button>
       </form>
       <ErrorNote error={audit.error} />
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0}>
         <table>
           <thead><tr><th scope="col">When</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Result</th></tr></thead>
           <tbody>

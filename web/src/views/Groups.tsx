@@ -35,7 +35,7 @@ function GroupCard({ group, me }: { group: GroupView; me: Me }) {
         {f ? <div><dt>Sleeps when empty</dt><dd>{sleepText(f.idleTiers)} ({f.idleTiersFrom === 'group' ? "the group's setting" : "the system's default"})</dd></div> : null}
       </dl>
       {f && f.instances.length > 0 ? (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table>
             <thead><tr><th scope="col">Instance</th><th scope="col">State</th><th scope="col">Class</th><th scope="col">Players</th><th scope="col">Sleeps when empty</th><th scope="col">Waiting for</th>{despawns ? <th scope="col"><span className="sr-only">Actions</span></th> : null}</tr></thead>
             <tbody>

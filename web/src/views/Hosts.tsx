@@ -13,7 +13,7 @@ export function Hosts({ me }: { me: Me }) {
       <h1>Hosts</h1>
       <ErrorNote error={hosts.error} />
       {list.length === 0 && !hosts.loading ? <Empty>No host has sent a heartbeat yet.</Empty> : null}
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0}>
         <table>
           <thead><tr><th scope="col">Host</th><th scope="col">Status</th><th scope="col">Memory reserved / total</th><th scope="col">Instances</th><th scope="col">Heartbeat</th><th scope="col">Maintenance</th></tr></thead>
           <tbody>

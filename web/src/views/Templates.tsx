@@ -12,7 +12,7 @@ export function Templates() {
       <Section title="Template versions" actions={<button type="button" className="btn" onClick={() => { templates.reload(); layers.reload(); }}>Reload</button>}>
         <ErrorNote error={templates.error} />
         {(templates.data?.templates ?? []).length === 0 ? <Empty>No template yet.</Empty> : (
-          <div className="table-wrap">
+          <div className="table-wrap" tabIndex={0}>
             <table>
               <thead><tr><th scope="col">Template</th><th scope="col">Image</th><th scope="col">Memory</th><th scope="col">Readiness</th><th scope="col">Layers</th><th scope="col">Created</th></tr></thead>
               <tbody>
@@ -34,7 +34,7 @@ export function Templates() {
       <Section title="Layers">
         <ErrorNote error={layers.error} />
         {(layers.data?.layers ?? []).length === 0 ? <Empty>No layer yet.</Empty> : (
-          <div className="table-wrap">
+          <div className="table-wrap" tabIndex={0}>
             <table>
               <thead><tr><th scope="col">Layer</th><th scope="col">Checksum</th><th scope="col">Size</th><th scope="col">Pushed</th></tr></thead>
               <tbody>

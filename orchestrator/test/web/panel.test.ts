@@ -121,11 +121,18 @@ const sideways = () =>
   page.evaluate(() => {
     const viewport = document.documentElement.clientWidth;
     // What sticks out (for the failure message): the innermost elements whose right edge passes the viewport.
-    const out = [...document.querySelectorAll('body *')].filter(
-      (el) =>
-        el.getBoundingClientRect().right > viewport + 0.5 &&
-        ![...el.children].some((c) => c.getBoundingClientRect().right > viewport + 0.5),
-    );
+    const clipped = (el: Element): boolean => {
+      for (let p = el.parentElement; p; p = p.parentElement)
+        if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return true;
+      return false;
+    };
+    const out = [...document.querySelectorAll('body *')]
+      .filter((el) => !clipped(el))
+      .filter(
+        (el) =>
+          el.getBoundingClientRect().right > viewport + 0.5 &&
+          ![...el.children].some((c) => c.getBoundingClientRect().right > viewport + 0.5),
+      );
     const culprits = out
       .slice(0, 3)
       .map(

@@ -86,19 +86,22 @@ export function Backups({ instance, write }: { instance: InstanceView; write: bo
           </table>
         </div>
       )}
-      <ConfirmDialog
-        open={restore !== undefined}
-        title={`Restore backup ${restore ?? ''}`}
-        typed={instance.name}
-        confirmLabel="Restore"
-        onClose={() => setRestore(undefined)}
-        onConfirm={() => api('POST', `/instances/${enc(id)}/restore`, { backupId: restore, confirm: instance.name })}
-      >
-        <p>
-          Restoring replaces the current data of <strong>{instance.name}</strong> (a safety backup is taken first). The instance must be
-          stopped.
-        </p>
-      </ConfirmDialog>
+      {/* Only a writer can open it: a read-only token never gets the typed-confirmation form in the page. */}
+      {write ? (
+        <ConfirmDialog
+          open={restore !== undefined}
+          title={`Restore backup ${restore ?? ''}`}
+          typed={instance.name}
+          confirmLabel="Restore"
+          onClose={() => setRestore(undefined)}
+          onConfirm={() => api('POST', `/instances/${enc(id)}/restore`, { backupId: restore, confirm: instance.name })}
+        >
+          <p>
+            Restoring replaces the current data of <strong>{instance.name}</strong> (a safety backup is taken first). The instance must be
+            stopped.
+          </p>
+        </ConfirmDialog>
+      ) : null}
     </Section>
   );
 }

@@ -10,16 +10,24 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const STORE_IMPORT = { group: ['**/store/*', '**/store/**'], message: 'Routes call services; only services and the composition root use the store.' };
-const SERVER_IMPORT = { group: ['**/server/*', '**/server/**'], message: 'ectl talks to the public API only; shared shapes live in src/contracts/.' };
+const STORE_IMPORT = {
+  group: ['**/store/*', '**/store/**'],
+  message: 'Routes call services; only services and the composition root use the store.',
+};
+const SERVER_IMPORT = {
+  group: ['**/server/*', '**/server/**'],
+  message: 'ectl talks to the public API only; shared shapes live in src/contracts/.',
+};
 const DOCKERODE = { name: 'dockerode', message: 'Only the agent Docker adapter (src/agent/docker-runtime.ts) talks to Docker.' };
 const TRANSITION = {
   selector: "CallExpression[callee.property.name='transition'][callee.object.property.name='instances']",
-  message: 'Move instances between states with moveInstance (src/server/lifecycle-engine/instance-transitions.ts): it applies the transition table.',
+  message:
+    'Move instances between states with moveInstance (src/server/lifecycle-engine/instance-transitions.ts): it applies the transition table.',
 };
 const STORE_MEMBER = {
   selector: "MemberExpression[property.name='store']",
-  message: 'Routes call services: reads through ctx.queries (services/read-queries.ts), writes through a service; the store is not on the route context.',
+  message:
+    'Routes call services: reads through ctx.queries (services/read-queries.ts), writes through a service; the store is not on the route context.',
 };
 const NEW_SERVICE = {
   selector: 'NewExpression[callee.name=/(Service|Runner|Creator|Previewer|Handler|Store|Feed|Driver)$/]',

@@ -3,10 +3,28 @@
 // contract's (orchestrator/src/contracts/public-api): `call` and `path` take a
 // route of its table, so every answer has its type and no view declares one.
 
-import { callRoute, pathWithQuery, routePath, type Answer, type BodyOf, type CallOptions, type ParamsOf, type Query, type Transport } from '../../orchestrator/src/contracts/public-api/client.js';
+import {
+  callRoute,
+  pathWithQuery,
+  routePath,
+  type Answer,
+  type BodyOf,
+  type CallOptions,
+  type ParamsOf,
+  type Query,
+  type Transport,
+} from '../../orchestrator/src/contracts/public-api/client.js';
 import { CSRF_HEADER, CSRF_VALUE } from '../../orchestrator/src/contracts/public-api/panel-rules.js';
 import type { RouteKey } from '../../orchestrator/src/contracts/public-api/routes.js';
-import { groupsInScope, hasScope, MANAGER_SCOPE, ADMIN_SCOPE, FILES_WRITE, writeScope, type Resource } from '../../orchestrator/src/contracts/public-api/scopes.js';
+import {
+  groupsInScope,
+  hasScope,
+  MANAGER_SCOPE,
+  ADMIN_SCOPE,
+  FILES_WRITE,
+  writeScope,
+  type Resource,
+} from '../../orchestrator/src/contracts/public-api/scopes.js';
 import type { SessionAnswer, SignedIn } from '../../orchestrator/src/contracts/public-api/answers.js';
 
 export type { Answer, BodyOf, RouteKey, SessionAnswer };
@@ -14,14 +32,20 @@ export type { BackupEntry, FleetInstanceView } from '../../orchestrator/src/cont
 export type { GroupView, HistoryEntryView, HostView, InstanceView } from '../../orchestrator/src/contracts/public-api/views.js';
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 export const CSRF = { [CSRF_HEADER]: CSRF_VALUE };
 
-interface ErrorAnswer { error?: { code?: string; message?: string } }
+interface ErrorAnswer {
+  error?: { code?: string; message?: string };
+}
 
 /** One request below /api/v1: JSON in and out; an error answer becomes an ApiError with its code. */
 async function send(method: string, path: string, body?: unknown): Promise<unknown> {
@@ -36,7 +60,11 @@ async function send(method: string, path: string, body?: unknown): Promise<unkno
   const data: unknown = text && (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text;
   if (!res.ok) {
     const err = typeof data === 'object' && data !== null ? (data as ErrorAnswer).error : undefined;
-    throw new ApiError(res.status, err?.code ?? `HTTP_${res.status}`, err?.message ?? (typeof data === 'string' && data ? data : res.statusText));
+    throw new ApiError(
+      res.status,
+      err?.code ?? `HTTP_${res.status}`,
+      err?.message ?? (typeof data === 'string' && data ? data : res.statusText),
+    );
   }
   return data;
 }
@@ -94,7 +122,8 @@ export function peopleMessage(error: unknown): string {
   }
   if (error.code === 'HOST_UNAVAILABLE') return "The server's host cannot be reached right now; try again when it is back.";
   if (error.code === 'TIMEOUT' || /\bagent at\b/.test(text)) return "The server's host did not answer in time; try again.";
-  if (error.code === 'INTERNAL' || error.status === 500) return "Something went wrong on the server; the orchestrator's log has the details.";
+  if (error.code === 'INTERNAL' || error.status === 500)
+    return "Something went wrong on the server; the orchestrator's log has the details.";
   return text || `The request failed (${error.status}).`;
 }
 

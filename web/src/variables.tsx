@@ -56,28 +56,64 @@ export function mayEdit(v: TemplateVariable, scopes: readonly string[]): boolean
 }
 
 /** One variable as a labelled field; `error` is the server's message for it. */
-export function VariableField({ variable: v, value, onChange, disabled, error, idPrefix, placeholder }: {
-  variable: TemplateVariable; value: string; onChange: (text: string) => void; disabled?: boolean; error?: string | undefined; idPrefix: string; placeholder?: string;
+export function VariableField({
+  variable: v,
+  value,
+  onChange,
+  disabled,
+  error,
+  idPrefix,
+  placeholder,
+}: {
+  variable: TemplateVariable;
+  value: string;
+  onChange: (text: string) => void;
+  disabled?: boolean;
+  error?: string | undefined;
+  idPrefix: string;
+  placeholder?: string;
 }) {
   const id = `${idPrefix}-${v.name}`;
   const describedBy = `${id}-help${error ? ` ${id}-error` : ''}`;
   const common = { id, disabled, 'aria-describedby': describedBy, 'aria-invalid': error ? true : undefined, name: v.name } as const;
-  const choices = v.type === 'enum' ? v.validation?.values ?? [] : v.type === 'boolean' ? ['true', 'false'] : undefined;
+  const choices = v.type === 'enum' ? (v.validation?.values ?? []) : v.type === 'boolean' ? ['true', 'false'] : undefined;
   return (
     <div className={error ? 'field var invalid' : 'field var'} data-variable={v.name}>
-      <label htmlFor={id}><code>{v.name}</code>{v.required ? ' *' : ''}</label>
+      <label htmlFor={id}>
+        <code>{v.name}</code>
+        {v.required ? ' *' : ''}
+      </label>
       {choices ? (
         <select {...common} value={value} onChange={(e) => onChange(e.target.value)}>
           <option value="">{placeholder ?? '(default)'}</option>
-          {choices.map((c) => <option key={c} value={c}>{c}</option>)}
+          {choices.map((c) => (
+            <option key={c} value={c}>
+              {c}
+            </option>
+          ))}
         </select>
       ) : (
-        <input {...common} value={value} onChange={(e) => onChange(e.target.value)} type={v.secret ? 'password' : 'text'}
-          inputMode={v.type === 'integer' || v.type === 'number' ? 'numeric' : undefined} autoComplete={v.secret ? 'new-password' : 'off'} spellCheck={false}
-          placeholder={placeholder} />
+        <input
+          {...common}
+          value={value}
+          onChange={(e) => onChange(e.target.value)}
+          type={v.secret ? 'password' : 'text'}
+          inputMode={v.type === 'integer' || v.type === 'number' ? 'numeric' : undefined}
+          autoComplete={v.secret ? 'new-password' : 'off'}
+          spellCheck={false}
+          placeholder={placeholder}
+        />
       )}
-      <span id={`${id}-help`} className="muted small">{v.description ? `${v.description} · ` : ''}{rulesText(v)}{v.default !== undefined ? ` · default ${textOf(v.default)}` : ''}</span>
-      {error ? <span id={`${id}-error`} className="error small" role="alert">{error}</span> : null}
+      <span id={`${id}-help`} className="muted small">
+        {v.description ? `${v.description} · ` : ''}
+        {rulesText(v)}
+        {v.default !== undefined ? ` · default ${textOf(v.default)}` : ''}
+      </span>
+      {error ? (
+        <span id={`${id}-error`} className="error small" role="alert">
+          {error}
+        </span>
+      ) : null}
     </div>
   );
 }

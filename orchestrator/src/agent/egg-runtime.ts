@@ -56,7 +56,8 @@ async function safeParent(root: string, rel: string): Promise<void> {
     at = join(at, part);
     const st = await lstatOrUndefined(at);
     if (st === undefined) await mkdir(at, { mode: 0o755 });
-    else if (!st.isDirectory()) throw new AppError('UNSAFE_PATH', `config file path ${rel}: ${part} is not a directory (symlinks are not followed)`);
+    else if (!st.isDirectory())
+      throw new AppError('UNSAFE_PATH', `config file path ${rel}: ${part} is not a directory (symlinks are not followed)`);
   }
 }
 
@@ -66,7 +67,8 @@ async function readNoFollow(path: string): Promise<string> {
     try {
       const st = await fh.stat();
       if (!st.isFile()) throw new AppError('UNSAFE_PATH', `${path} is not a regular file`);
-      if (st.size > MAX_CONFIG_FILE_BYTES) throw new AppError('VALIDATION_FAILED', `${path} is larger than ${MAX_CONFIG_FILE_BYTES} bytes; not edited`);
+      if (st.size > MAX_CONFIG_FILE_BYTES)
+        throw new AppError('VALIDATION_FAILED', `${path} is larger than ${MAX_CONFIG_FILE_BYTES} bytes; not edited`);
       return await fh.readFile('utf8');
     } finally {
       await fh.close();
@@ -79,7 +81,11 @@ async function readNoFollow(path: string): Promise<string> {
 }
 
 /** Applies the edits inside `root` (the instance directory): written to a temp file, then renamed over the old one. */
-export async function applyConfigFiles(root: string, plans: readonly ConfigFilePlan[], owner?: { uid: number; gid: number }): Promise<string[]> {
+export async function applyConfigFiles(
+  root: string,
+  plans: readonly ConfigFilePlan[],
+  owner?: { uid: number; gid: number },
+): Promise<string[]> {
   const changed: string[] = [];
   for (const plan of plans) {
     const rel = checkImportPath(plan.path);
@@ -112,7 +118,7 @@ export async function applyConfigFiles(root: string, plans: readonly ConfigFileP
 }
 
 export function stdinOf(runtime: ContainerRuntime): StdinRuntime {
-  return runtimeAbility<StdinRuntime>(runtime, 'writeStdin', 'write to a container\'s stdin');
+  return runtimeAbility<StdinRuntime>(runtime, 'writeStdin', "write to a container's stdin");
 }
 
 /** Where an install script runs, as Wings lays it out. */
@@ -138,12 +144,23 @@ export async function runInstall(
   const started = Date.now();
   const memoryMb = Math.max(body.memoryMb ?? 0, INSTALL_MIN_MEMORY_MB);
   const result = await runner.runOneOff({
-    name: spec.name, image: body.image, entrypoint: [body.entrypoint], command: [INSTALL_SCRIPT_PATH],
+    name: spec.name,
+    image: body.image,
+    entrypoint: [body.entrypoint],
+    command: [INSTALL_SCRIPT_PATH],
     // Windows line ends would make `bash` read `\r` as part of every command (Wings strips them too).
     files: [{ path: INSTALL_SCRIPT_PATH, content: body.script.replaceAll('\r\n', '\n'), mode: 0o755 }],
-    env: Object.entries(body.env ?? {}), labels: spec.labels, hostPath: spec.hostPath, mountTarget: INSTALL_SERVER_DIRECTORY,
-    user: '0:0', memoryBytes: memoryMb * 1024 * 1024, ...(body.cpus ? { cpus: body.cpus } : {}), pidsLimit: INSTALL_PIDS_LIMIT,
-    timeoutMs: body.timeoutMs, maxOutputBytes: MAX_INSTALL_OUTPUT_BYTES, ...(spec.onStarted ? { onStarted: spec.onStarted } : {}),
+    env: Object.entries(body.env ?? {}),
+    labels: spec.labels,
+    hostPath: spec.hostPath,
+    mountTarget: INSTALL_SERVER_DIRECTORY,
+    user: '0:0',
+    memoryBytes: memoryMb * 1024 * 1024,
+    ...(body.cpus ? { cpus: body.cpus } : {}),
+    pidsLimit: INSTALL_PIDS_LIMIT,
+    timeoutMs: body.timeoutMs,
+    maxOutputBytes: MAX_INSTALL_OUTPUT_BYTES,
+    ...(spec.onStarted ? { onStarted: spec.onStarted } : {}),
   });
   return { ...result, durationMs: Date.now() - started };
 }

@@ -21,8 +21,22 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance } from 'fastify';
 import type tar from 'tar-stream';
 import {
-  FILE_CONTENT_TYPE, FILE_MODIFIED_HEADER, FileArchiveBody, FileDeleteBody, FileDirectoryBody, FileExtractBody, FilePathQuery, FileReadQuery, FileRenameBody, FileWriteQuery, InstanceParams,
-  type FileDeleted, type FileEntry, type FileExtracted, type FileList, type FileWritten,
+  FILE_CONTENT_TYPE,
+  FILE_MODIFIED_HEADER,
+  FileArchiveBody,
+  FileDeleteBody,
+  FileDirectoryBody,
+  FileExtractBody,
+  FilePathQuery,
+  FileReadQuery,
+  FileRenameBody,
+  FileWriteQuery,
+  InstanceParams,
+  type FileDeleted,
+  type FileEntry,
+  type FileExtracted,
+  type FileList,
+  type FileWritten,
 } from '../contracts/agent-api.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { errnoCode } from '../shared/fs-errors.js';
@@ -72,7 +86,8 @@ export function parseFilePath(raw: string): FilePath {
   return { segments, display: `/${segments.join('/')}` };
 }
 
-const fdPath = (handle: FileHandle, name?: string): string => (name === undefined ? `/proc/self/fd/${handle.fd}` : `/proc/self/fd/${handle.fd}/${name}`);
+const fdPath = (handle: FileHandle, name?: string): string =>
+  name === undefined ? `/proc/self/fd/${handle.fd}` : `/proc/self/fd/${handle.fd}/${name}`;
 
 function modeText(mode: number): string {
   return (mode & 0o7777).toString(8).padStart(4, '0');
@@ -80,19 +95,30 @@ function modeText(mode: number): string {
 
 function entryOf(name: string, path: string, st: Stats): FileEntry {
   const type = st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'file';
-  return { name, path, type, size: st.isFile() || st.isSymbolicLink() ? st.size : 0, modifiedAt: Math.floor(st.mtimeMs), mode: modeText(st.mode) };
+  return {
+    name,
+    path,
+    type,
+    size: st.isFile() || st.isSymbolicLink() ? st.size : 0,
+    modifiedAt: Math.floor(st.mtimeMs),
+    mode: modeText(st.mode),
+  };
 }
 
 /** Counts bytes and fails with FILE_TOO_LARGE past the limit. */
 class UploadLimit extends Transform {
   bytes = 0;
-  constructor(private readonly limit: number, private readonly path: string) {
+  constructor(
+    private readonly limit: number,
+    private readonly path: string,
+  ) {
     super();
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
-    if (this.bytes > this.limit) callback(new AppError('FILE_TOO_LARGE', `upload to ${this.path} exceeds the limit of ${this.limit} bytes`));
+    if (this.bytes > this.limit)
+      callback(new AppError('FILE_TOO_LARGE', `upload to ${this.path} exceeds the limit of ${this.limit} bytes`));
     else callback(null, chunk);
   }
 }
@@ -120,7 +146,8 @@ export class InstanceFiles {
     } catch (err) {
       const code = errnoCode(err);
       if (code === 'ENOENT') throw new AppError('INSTANCE_NOT_FOUND', `instance ${instanceId} has no data directory on this host`);
-      if (code === 'ELOOP' || code === 'ENOTDIR') throw new AppError('FILE_PATH_INVALID', `the data directory of instance ${instanceId} is not a real directory`);
+      if (code === 'ELOOP' || code === 'ENOTDIR')
+        throw new AppError('FILE_PATH_INVALID', `the data directory of instance ${instanceId} is not a real directory`);
       throw err;
     }
     const st = await handle.stat();
@@ -170,7 +197,12 @@ export class InstanceFiles {
     }
   }
 
-  private async withParent<T>(instanceId: string, raw: string, what: string, fn: (dir: FileHandle, name: string, owner: Owner, path: FilePath) => Promise<T>): Promise<T> {
+  private async withParent<T>(
+    instanceId: string,
+    raw: string,
+    what: string,
+    fn: (dir: FileHandle, name: string, owner: Owner, path: FilePath) => Promise<T>,
+  ): Promise<T> {
     const path = parseFilePath(raw);
     const { dir, name, owner } = await this.openParent(instanceId, path, what);
     try {
@@ -192,7 +224,17 @@ export class InstanceFiles {
         const st = await this.lstatIn(handle, name);
         if (st) entries.push(entryOf(name, path.segments.length === 0 ? `/${name}` : `${path.display}/${name}`, st));
       }
-      entries.sort((a, b) => (a.type === 'directory') !== (b.type === 'directory') ? (a.type === 'directory' ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+      entries.sort((a, b) =>
+        (a.type === 'directory') !== (b.type === 'directory')
+          ? a.type === 'directory'
+            ? -1
+            : 1
+          : a.name < b.name
+            ? -1
+            : a.name > b.name
+              ? 1
+              : 0,
+      );
       return { path: path.display, entries };
     } finally {
       await handle.close();
@@ -292,10 +334,12 @@ export class InstanceFiles {
       this.withParent(instanceId, rawTo, 'replaced', async (toDir, toName, _o, to) => {
         if (!(await this.lstatIn(fromDir, fromName))) throw new AppError('FILE_NOT_FOUND', `${from.display} does not exist`);
         if (await this.lstatIn(toDir, toName)) throw new AppError('FILE_EXISTS', `${to.display} already exists: a rename never overwrites`);
-        if (to.display.startsWith(`${from.display}/`)) throw invalid(to.display, `is inside ${from.display}: a directory cannot move into itself`);
+        if (to.display.startsWith(`${from.display}/`))
+          throw invalid(to.display, `is inside ${from.display}: a directory cannot move into itself`);
         await rename(fdPath(fromDir, fromName), fdPath(toDir, toName));
         return { from: from.display, to: to.display };
-      }));
+      }),
+    );
   }
 
   /** Deletes files and directories (recursively); every path must exist, checked before anything is removed. */
@@ -360,7 +404,9 @@ export class InstanceFiles {
       const sub = await open(fdPath(dir, name), DIR_FLAGS).catch(() => undefined);
       if (!sub) return; // replaced by a link meanwhile: left out
       try {
-        await new Promise<void>((resolve, reject) => pack.entry({ name: entryName, type: 'directory', mode, mtime }, (err) => (err ? reject(err) : resolve())));
+        await new Promise<void>((resolve, reject) =>
+          pack.entry({ name: entryName, type: 'directory', mode, mtime }, (err) => (err ? reject(err) : resolve())),
+        );
         for (const child of (await readdir(fdPath(sub))).sort()) {
           if (child === skip) continue;
           const cst = await this.lstatIn(sub, child);
@@ -407,30 +453,47 @@ export class InstanceFiles {
   async extract(instanceId: string, rawArchive: string, rawDestination?: string): Promise<FileExtracted> {
     const archive = parseFilePath(rawArchive);
     const lower = archive.display.toLowerCase();
-    if (lower.endsWith('.zip')) throw new AppError('NOT_IMPLEMENTED', `${archive.display}: .zip archives cannot be extracted (no zip library is installed); use .tar, .tar.gz or .tgz`);
+    if (lower.endsWith('.zip'))
+      throw new AppError(
+        'NOT_IMPLEMENTED',
+        `${archive.display}: .zip archives cannot be extracted (no zip library is installed); use .tar, .tar.gz or .tgz`,
+      );
     const gzip = lower.endsWith('.tar.gz') || lower.endsWith('.tgz');
-    if (!gzip && !lower.endsWith('.tar')) throw new AppError('VALIDATION_FAILED', `${archive.display} is not a .tar, .tar.gz or .tgz archive`);
-    const destination = rawDestination === undefined ? parseFilePath(`/${archive.segments.slice(0, -1).join('/')}`) : parseFilePath(rawDestination);
+    if (!gzip && !lower.endsWith('.tar'))
+      throw new AppError('VALIDATION_FAILED', `${archive.display} is not a .tar, .tar.gz or .tgz archive`);
+    const destination =
+      rawDestination === undefined ? parseFilePath(`/${archive.segments.slice(0, -1).join('/')}`) : parseFilePath(rawDestination);
     const source = await this.read(instanceId, archive.display);
-    const { handle: destDir, owner } = await this.openDirectory(instanceId, destination.segments, destination.display).catch((err: unknown) => {
-      source.stream.destroy();
-      throw err;
-    });
+    const { handle: destDir, owner } = await this.openDirectory(instanceId, destination.segments, destination.display).catch(
+      (err: unknown) => {
+        source.stream.destroy();
+        throw err;
+      },
+    );
     // The tree grows inside a 0700 directory of the agent's: the server (another uid) cannot swap a link into it meanwhile.
     const staging = `${TEMP_PREFIX}extract-${randomBytes(6).toString('hex')}`;
     const tree = `${staging}/tree`;
     try {
       await mkdir(fdPath(destDir, staging), { mode: 0o700 });
-      const result = await extractTar(source.stream, fdPath(destDir, tree), {
-        maxCompressedBytes: this.deps.maxArchiveBytes ?? DATA_IMPORT_LIMITS.maxCompressedBytes,
-        maxExtractedBytes: this.deps.maxExtractedBytes ?? DATA_IMPORT_LIMITS.maxExtractedBytes,
-        ...(this.deps.maxEntries !== undefined ? { maxEntries: this.deps.maxEntries } : {}),
-      }, { gzip });
+      const result = await extractTar(
+        source.stream,
+        fdPath(destDir, tree),
+        {
+          maxCompressedBytes: this.deps.maxArchiveBytes ?? DATA_IMPORT_LIMITS.maxCompressedBytes,
+          maxExtractedBytes: this.deps.maxExtractedBytes ?? DATA_IMPORT_LIMITS.maxExtractedBytes,
+          ...(this.deps.maxEntries !== undefined ? { maxEntries: this.deps.maxEntries } : {}),
+        },
+        { gzip },
+      );
       const names = await readdir(fdPath(destDir, tree));
       const clashes: string[] = [];
       for (const n of names) if (await this.lstatIn(destDir, n)) clashes.push(n);
       if (clashes.length > 0) {
-        throw new AppError('FILE_EXISTS', `extracting ${archive.display} into ${destination.display} would overwrite ${clashes.slice(0, 5).join(', ')}${clashes.length > 5 ? ` and ${clashes.length - 5} more` : ''}: extract never overwrites`, { details: { existing: clashes.slice(0, 100) } });
+        throw new AppError(
+          'FILE_EXISTS',
+          `extracting ${archive.display} into ${destination.display} would overwrite ${clashes.slice(0, 5).join(', ')}${clashes.length > 5 ? ` and ${clashes.length - 5} more` : ''}: extract never overwrites`,
+          { details: { existing: clashes.slice(0, 100) } },
+        );
       }
       await giveTree(fdPath(destDir, tree), owner);
       for (const n of names) await rename(fdPath(destDir, `${tree}/${n}`), fdPath(destDir, n));
@@ -452,37 +515,62 @@ export async function registerFileRoutes(api: FastifyInstance, files: InstanceFi
     scope.addContentTypeParser(FILE_CONTENT_TYPE, (_req, payload, done) => done(null, payload));
     const id = (req: { params: unknown }) => (req.params as InstanceParams).id;
     scope.get('/instances/:id/files', { schema: { params: InstanceParams, querystring: FilePathQuery } }, async (req): Promise<FileList> =>
-      files.list(id(req), (req.query as FilePathQuery).path));
-    scope.get('/instances/:id/files/stat', { schema: { params: InstanceParams, querystring: FilePathQuery } }, async (req): Promise<FileEntry> =>
-      files.stat(id(req), (req.query as FilePathQuery).path));
+      files.list(id(req), (req.query as FilePathQuery).path),
+    );
+    scope.get(
+      '/instances/:id/files/stat',
+      { schema: { params: InstanceParams, querystring: FilePathQuery } },
+      async (req): Promise<FileEntry> => files.stat(id(req), (req.query as FilePathQuery).path),
+    );
     scope.get('/instances/:id/files/content', { schema: { params: InstanceParams, querystring: FileReadQuery } }, async (req, reply) => {
       const q = req.query as FileReadQuery;
       const opened = await files.read(id(req), q.path, q.offset ?? 0);
-      return reply.type(FILE_CONTENT_TYPE).header('content-length', String(opened.size)).header(FILE_MODIFIED_HEADER, String(opened.modifiedAt)).send(opened.stream);
+      return reply
+        .type(FILE_CONTENT_TYPE)
+        .header('content-length', String(opened.size))
+        .header(FILE_MODIFIED_HEADER, String(opened.modifiedAt))
+        .send(opened.stream);
     });
-    scope.put('/instances/:id/files/content', { schema: { params: InstanceParams, querystring: FileWriteQuery } }, async (req): Promise<FileWritten> => {
-      const body = req.body as Readable | undefined;
-      if (!body || typeof body.pipe !== 'function') throw new AppError('VALIDATION_FAILED', `send the file as raw bytes (content-type ${FILE_CONTENT_TYPE})`);
-      const q = req.query as FileWriteQuery;
-      const result = await files.write(id(req), q.path, body, q.maxBytes);
-      req.log.info({ instanceId: id(req), ...result }, 'file written');
-      return result;
-    });
+    scope.put(
+      '/instances/:id/files/content',
+      { schema: { params: InstanceParams, querystring: FileWriteQuery } },
+      async (req): Promise<FileWritten> => {
+        const body = req.body as Readable | undefined;
+        if (!body || typeof body.pipe !== 'function')
+          throw new AppError('VALIDATION_FAILED', `send the file as raw bytes (content-type ${FILE_CONTENT_TYPE})`);
+        const q = req.query as FileWriteQuery;
+        const result = await files.write(id(req), q.path, body, q.maxBytes);
+        req.log.info({ instanceId: id(req), ...result }, 'file written');
+        return result;
+      },
+    );
     scope.post('/instances/:id/files/directory', { schema: { params: InstanceParams, body: FileDirectoryBody } }, async (req) =>
-      files.mkdir(id(req), (req.body as FileDirectoryBody).path));
+      files.mkdir(id(req), (req.body as FileDirectoryBody).path),
+    );
     scope.post('/instances/:id/files/rename', { schema: { params: InstanceParams, body: FileRenameBody } }, async (req) => {
       const b = req.body as FileRenameBody;
       return files.rename(id(req), b.from, b.to);
     });
-    scope.post('/instances/:id/files/delete', { schema: { params: InstanceParams, body: FileDeleteBody } }, async (req): Promise<FileDeleted> =>
-      files.remove(id(req), (req.body as FileDeleteBody).paths));
-    scope.post('/instances/:id/files/archive', { schema: { params: InstanceParams, body: FileArchiveBody } }, async (req): Promise<FileWritten> => {
-      const b = req.body as FileArchiveBody;
-      return files.archive(id(req), b.paths, b.destination);
-    });
-    scope.post('/instances/:id/files/extract', { schema: { params: InstanceParams, body: FileExtractBody } }, async (req): Promise<FileExtracted> => {
-      const b = req.body as FileExtractBody;
-      return files.extract(id(req), b.path, b.destination);
-    });
+    scope.post(
+      '/instances/:id/files/delete',
+      { schema: { params: InstanceParams, body: FileDeleteBody } },
+      async (req): Promise<FileDeleted> => files.remove(id(req), (req.body as FileDeleteBody).paths),
+    );
+    scope.post(
+      '/instances/:id/files/archive',
+      { schema: { params: InstanceParams, body: FileArchiveBody } },
+      async (req): Promise<FileWritten> => {
+        const b = req.body as FileArchiveBody;
+        return files.archive(id(req), b.paths, b.destination);
+      },
+    );
+    scope.post(
+      '/instances/:id/files/extract',
+      { schema: { params: InstanceParams, body: FileExtractBody } },
+      async (req): Promise<FileExtracted> => {
+        const b = req.body as FileExtractBody;
+        return files.extract(id(req), b.path, b.destination);
+      },
+    );
   });
 }

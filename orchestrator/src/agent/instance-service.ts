@@ -4,7 +4,15 @@
 // Actions on one instance run one at a time; steps undo their own partial work.
 
 import type { Readable } from 'node:stream';
-import type { CleanupReport, DeleteReport, InstanceDetails, InstanceEndpoint, InventoryEntry, ReplaceResult, StopAnswer } from '../contracts/agent-api.js';
+import type {
+  CleanupReport,
+  DeleteReport,
+  InstanceDetails,
+  InstanceEndpoint,
+  InventoryEntry,
+  ReplaceResult,
+  StopAnswer,
+} from '../contracts/agent-api.js';
 import type { PortRange } from '../shared/config.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { RESOURCE_ID_PATTERN, assertId } from '../shared/ids.js';
@@ -24,8 +32,25 @@ import { LABEL, containerEnv, containerName, hostSelector, isManagedBy, labelled
 import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type RconTarget, type StopOptions } from './power.js';
 import { cleanupInstances, deleteInstance, type DeleteOptions } from './removal.js';
 import { replaceInstance, type ReplaceRequest } from './replace.js';
-import { HostPortTakenError, runtimeAbility, type ContainerDetails, type LogFollowRuntime, type ContainerState, type ProgressListener } from './runtime.js';
-import { INSTALL_LABEL, WINGS_SERVER_DIRECTORY, applyConfigFiles, configFilesOf, ownTree, publishedIp, runInstall, stdinOf, wingsAgentEnv } from './egg-runtime.js';
+import {
+  HostPortTakenError,
+  runtimeAbility,
+  type ContainerDetails,
+  type LogFollowRuntime,
+  type ContainerState,
+  type ProgressListener,
+} from './runtime.js';
+import {
+  INSTALL_LABEL,
+  WINGS_SERVER_DIRECTORY,
+  applyConfigFiles,
+  configFilesOf,
+  ownTree,
+  publishedIp,
+  runInstall,
+  stdinOf,
+  wingsAgentEnv,
+} from './egg-runtime.js';
 import type { InstallAnswer, InstallBody } from '../contracts/agent-api.js';
 
 export { DEFAULT_CONTAINER_PORT, type CreateInstanceRequest };
@@ -60,7 +85,9 @@ export class InstanceService implements InstanceInternals {
   readonly powerDeps: PowerDeps;
 
   constructor(readonly deps: InstanceServiceOptions) {
-    this.instanceLocks = new KeyedLock((instanceId) => deps.logger.debug({ instanceId }, 'action queued behind another action on this instance'));
+    this.instanceLocks = new KeyedLock((instanceId) =>
+      deps.logger.debug({ instanceId }, 'action queued behind another action on this instance'),
+    );
     this.powerDeps = {
       runtime: deps.runtime,
       defaultStopTimeoutSeconds: deps.defaultStopTimeoutSeconds,
@@ -101,7 +128,9 @@ export class InstanceService implements InstanceInternals {
       return created;
     } catch (err) {
       if (materialized) {
-        await this.deps.directories.remove(instanceId).catch((e: unknown) => log.warn({ err: e, instanceId }, 'could not remove a half-created runtime directory'));
+        await this.deps.directories
+          .remove(instanceId)
+          .catch((e: unknown) => log.warn({ err: e, instanceId }, 'could not remove a half-created runtime directory'));
       }
       throw err;
     }
@@ -112,7 +141,12 @@ export class InstanceService implements InstanceInternals {
     if (pulled) log.info({ image }, 'image pulled');
   }
 
-  async placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; avoidPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint> {
+  async placeContainer(
+    instanceId: string,
+    req: Omit<CreateInstanceRequest, 'layers'>,
+    options: { preferredPort?: number; avoidPort?: number; start: boolean },
+    log: Log,
+  ): Promise<InstanceEndpoint> {
     const name = containerName(req.variantId, instanceId);
     // A host listener the bind probe cannot see (the agent runs in its own
     // network namespace under Compose) fails the start: try the next port.
@@ -125,7 +159,9 @@ export class InstanceService implements InstanceInternals {
         const state = (await this.deps.runtime.inspect(id))?.state ?? 'unknown';
         return { instanceId, containerId: id, containerName: name, hostPort, endpoint: endpointOf(this.deps.gameAddress, hostPort), state };
       } catch (err) {
-        await this.deps.runtime.remove(id).catch((e: unknown) => log.warn({ err: e, containerId: id }, 'could not remove a half-created container'));
+        await this.deps.runtime
+          .remove(id)
+          .catch((e: unknown) => log.warn({ err: e, containerId: id }, 'could not remove a half-created container'));
         if (attempt >= MAX_PORT_ATTEMPTS || !(err instanceof HostPortTakenError)) throw err;
         log.warn({ instanceId, hostPort }, 'game port taken outside the container runtime; trying the next one');
         skipped.add(hostPort);
@@ -157,7 +193,13 @@ export class InstanceService implements InstanceInternals {
     return new Set([...this.promised].filter(([, owner]) => owner !== instanceId).map(([port]) => port));
   }
 
-  private async createContainer(instanceId: string, name: string, req: Omit<CreateInstanceRequest, 'layers'>, skipped: ReadonlySet<number>, preferred: number | undefined): Promise<{ id: string; hostPort: number; labels: Record<string, string> }> {
+  private async createContainer(
+    instanceId: string,
+    name: string,
+    req: Omit<CreateInstanceRequest, 'layers'>,
+    skipped: ReadonlySet<number>,
+    preferred: number | undefined,
+  ): Promise<{ id: string; hostPort: number; labels: Record<string, string> }> {
     const port = await this.deps.ports.allocate(new Set([...skipped, ...this.promisedToOthers(instanceId)]), preferred);
     const wings = req.layout === 'wings';
     const ip = publishedIp(this.deps.gameBindAddress);
@@ -185,7 +227,9 @@ export class InstanceService implements InstanceInternals {
       })
       .catch((err: unknown) => {
         if (isAppError(err) && err.code === 'CONFLICT') {
-          throw new AppError('INSTANCE_CONFLICT', `container name ${name} is taken by a container this agent does not manage`, { cause: err });
+          throw new AppError('INSTANCE_CONFLICT', `container name ${name} is taken by a container this agent does not manage`, {
+            cause: err,
+          });
         }
         throw err;
       });
@@ -199,7 +243,10 @@ export class InstanceService implements InstanceInternals {
     const named = await this.deps.runtime.inspect(name);
     if (!named) return undefined;
     if (isManagedBy(named.labels, this.deps.agentId, instanceId)) return named;
-    throw new AppError('INSTANCE_CONFLICT', `container ${name} exists but is not managed by agent ${this.deps.agentId} for instance ${instanceId}; it was left untouched`);
+    throw new AppError(
+      'INSTANCE_CONFLICT',
+      `container ${name} exists but is not managed by agent ${this.deps.agentId} for instance ${instanceId}; it was left untouched`,
+    );
   }
 
   private async resume(instanceId: string, existing: ContainerDetails, log: Log): Promise<InstanceEndpoint> {
@@ -261,7 +308,9 @@ export class InstanceService implements InstanceInternals {
     const list = (await this.deps.runtime.list(hostSelector(this.deps.agentId))).filter((c) => isManagedBy(c.labels, this.deps.agentId));
     const details = await Promise.all(list.map((c) => this.deps.runtime.inspect(c.id)));
     // A container removed between list and inspect is simply no longer there.
-    return details.filter((d): d is ContainerDetails => d !== undefined && isManagedBy(d.labels, this.deps.agentId)).map((d) => this.summarize(d));
+    return details
+      .filter((d): d is ContainerDetails => d !== undefined && isManagedBy(d.labels, this.deps.agentId))
+      .map((d) => this.summarize(d));
   }
 
   async inspect(instanceId: string): Promise<InstanceInspection> {
@@ -290,7 +339,7 @@ export class InstanceService implements InstanceInternals {
   async followLogs(instanceId: string, tail: number): Promise<Readable> {
     const c = await this.requireOwned(instanceId);
     const lines = Math.max(1, Math.min(MAX_LOG_LINES, Math.floor(tail)));
-    const follower = runtimeAbility<LogFollowRuntime>(this.deps.runtime, 'followLogs', 'follow a container\'s log');
+    const follower = runtimeAbility<LogFollowRuntime>(this.deps.runtime, 'followLogs', "follow a container's log");
     const install = this.installing.get(instanceId);
     if (install !== undefined) {
       const stream = await follower.followLogs(install, { tail: lines }).catch(() => undefined);
@@ -313,7 +362,10 @@ export class InstanceService implements InstanceInternals {
       const c = await this.requireOwned(instanceId);
       const result = await gracefulStop(this.powerDeps, c, opts, log);
       const state = (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
-      log.info({ instanceId, containerId: c.id, action: 'stop', state, method: result.method, killed: result.killed }, 'instance power action done');
+      log.info(
+        { instanceId, containerId: c.id, action: 'stop', state, method: result.method, killed: result.killed },
+        'instance power action done',
+      );
       return { ...this.endpoint(c, state), ...result };
     });
   }
@@ -332,7 +384,11 @@ export class InstanceService implements InstanceInternals {
   private async applyConfigEdits(instanceId: string, labels: Readonly<Record<string, string>>, log: Log): Promise<void> {
     const plans = configFilesOf(labels);
     if (plans.length === 0) return;
-    const changed = await applyConfigFiles(this.deps.directories.localPath(instanceId), plans, directoryOwner(labels[LABEL.user] || undefined));
+    const changed = await applyConfigFiles(
+      this.deps.directories.localPath(instanceId),
+      plans,
+      directoryOwner(labels[LABEL.user] || undefined),
+    );
     log.info({ instanceId, changed }, 'config files edited before the start');
   }
 
@@ -340,7 +396,8 @@ export class InstanceService implements InstanceInternals {
   writeStdin(instanceId: string, line: string, log: Log = this.deps.logger): Promise<{ written: true }> {
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
-      if (c.state !== 'running') throw new AppError('INSTANCE_NOT_RUNNING', `instance container ${c.name} is ${c.state}; stdin needs a running server`);
+      if (c.state !== 'running')
+        throw new AppError('INSTANCE_NOT_RUNNING', `instance container ${c.name} is ${c.state}; stdin needs a running server`);
       await stdinOf(this.deps.runtime).writeStdin(c.id, `${line}\n`);
       log.info({ instanceId, command: line.trim().split(/\s+/)[0] ?? '' }, 'line written to stdin');
       return { written: true };
@@ -355,26 +412,37 @@ export class InstanceService implements InstanceInternals {
   install(instanceId: string, body: InstallBody, log: Log = this.deps.logger): Promise<InstallAnswer> {
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
-      if (c.state === 'running' || c.state === 'paused') throw new AppError('INSTANCE_CONFLICT', `instance ${instanceId} is ${c.state}: install scripts run while its server is stopped`);
+      if (c.state === 'running' || c.state === 'paused')
+        throw new AppError('INSTANCE_CONFLICT', `instance ${instanceId} is ${c.state}: install scripts run while its server is stopped`);
       const owner = directoryOwner(c.labels[LABEL.user] || undefined);
       const name = `${c.name}-install`;
       // A run cut short by an agent crash leaves its container: this instance's own is removed, anything else holding the name is a conflict.
       const stale = await this.deps.runtime.inspect(name);
-      if (stale && stale.labels[INSTALL_LABEL] === instanceId && stale.labels[LABEL.host] === this.deps.agentId) await this.deps.runtime.remove(stale.id);
+      if (stale && stale.labels[INSTALL_LABEL] === instanceId && stale.labels[LABEL.host] === this.deps.agentId)
+        await this.deps.runtime.remove(stale.id);
       let answer: InstallAnswer;
       let owned = 0;
       try {
-        answer = await runInstall(this.deps.runtime, {
-          name, hostPath: this.deps.directories.hostPath(instanceId), labels: { [INSTALL_LABEL]: instanceId, [LABEL.host]: this.deps.agentId },
-          onStarted: (containerId) => this.installing.set(instanceId, containerId),
-          // Wings gives the install container the server's environment, its address and time zone included.
-        }, { ...body, env: { ...wingsAgentEnv(publishedIp(this.deps.gameBindAddress), this.deps.timezone ?? 'UTC'), ...(body.env ?? {}) } });
+        answer = await runInstall(
+          this.deps.runtime,
+          {
+            name,
+            hostPath: this.deps.directories.hostPath(instanceId),
+            labels: { [INSTALL_LABEL]: instanceId, [LABEL.host]: this.deps.agentId },
+            onStarted: (containerId) => this.installing.set(instanceId, containerId),
+            // Wings gives the install container the server's environment, its address and time zone included.
+          },
+          { ...body, env: { ...wingsAgentEnv(publishedIp(this.deps.gameBindAddress), this.deps.timezone ?? 'UTC'), ...(body.env ?? {}) } },
+        );
       } finally {
         this.installing.delete(instanceId);
         // Root made these files: the server's user must own what it writes, whatever the script did.
         if (owner) owned = await ownTree(this.deps.directories.localPath(instanceId), owner);
       }
-      log.info({ instanceId, exitCode: answer.exitCode, timedOut: answer.timedOut, durationMs: answer.durationMs, owned }, 'install script finished');
+      log.info(
+        { instanceId, exitCode: answer.exitCode, timedOut: answer.timedOut, durationMs: answer.durationMs, owned },
+        'install script finished',
+      );
       return { ...answer, owned };
     });
   }
@@ -389,7 +457,8 @@ export class InstanceService implements InstanceInternals {
 
   pause(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
     return this.power(instanceId, log, 'pause', async (c) => {
-      if (c.state !== 'paused' && c.state !== 'running') throw invalidTransition(instanceId, c.state, 'pause', 'only a running instance can be paused');
+      if (c.state !== 'paused' && c.state !== 'running')
+        throw invalidTransition(instanceId, c.state, 'pause', 'only a running instance can be paused');
       if (c.state === 'running') await this.deps.runtime.pause(c.id);
       this.pausedHere.set(instanceId, c);
       return 'paused';
@@ -425,11 +494,21 @@ export class InstanceService implements InstanceInternals {
   }
 
   /** `act` returns the state the engine's answer implies (pause, unpause: no inspect on a wake's path), or nothing to inspect it. */
-  private power(instanceId: string, log: Log, action: string, act: (c: ContainerDetails) => Promise<ContainerState | void>): Promise<InstanceEndpoint> {
+  private power(
+    instanceId: string,
+    log: Log,
+    action: string,
+    act: (c: ContainerDetails) => Promise<ContainerState | void>,
+  ): Promise<InstanceEndpoint> {
     return this.locked(instanceId, () => this.powerUnlocked(instanceId, log, action, act));
   }
 
-  private async powerUnlocked(instanceId: string, log: Log, action: string, act: (c: ContainerDetails) => Promise<ContainerState | void>): Promise<InstanceEndpoint> {
+  private async powerUnlocked(
+    instanceId: string,
+    log: Log,
+    action: string,
+    act: (c: ContainerDetails) => Promise<ContainerState | void>,
+  ): Promise<InstanceEndpoint> {
     const c = await this.requireOwned(instanceId);
     const state = (await act(c)) ?? (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
     log.info({ instanceId, containerId: c.id, action, state }, 'instance power action done');

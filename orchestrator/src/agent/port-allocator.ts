@@ -60,7 +60,13 @@ export class PortAllocator {
     const used = new Set([...(await this.options.runtime.reservedHostPorts())].filter((p) => !freed.has(p)));
     for (const p of reserved) used.add(p);
     const { first, last } = this.options.range;
-    if (preferred !== undefined && preferred >= first && preferred <= last && !used.has(preferred) && (await this.probe(this.options.bindAddress, preferred))) {
+    if (
+      preferred !== undefined &&
+      preferred >= first &&
+      preferred <= last &&
+      !used.has(preferred) &&
+      (await this.probe(this.options.bindAddress, preferred))
+    ) {
       return preferred;
     }
     // Bounded: each iteration marks one more port of the range used.

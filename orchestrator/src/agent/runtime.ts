@@ -99,7 +99,8 @@ export interface LogFollowRuntime {
 
 /** An optional ability of the runtime, or NOT_IMPLEMENTED saying what this agent's runtime cannot do. */
 export function runtimeAbility<T extends object>(runtime: ContainerRuntime, method: keyof T, what: string): T {
-  if (typeof (runtime as unknown as Record<string, unknown>)[method as string] !== 'function') throw new AppError('NOT_IMPLEMENTED', `this agent's container runtime cannot ${what}`);
+  if (typeof (runtime as unknown as Record<string, unknown>)[method as string] !== 'function')
+    throw new AppError('NOT_IMPLEMENTED', `this agent's container runtime cannot ${what}`);
   return runtime as unknown as T;
 }
 
@@ -141,7 +142,6 @@ export interface LogOptions {
   /** Only lines stamped at or after this time (epoch nanoseconds; see log-window.ts). */
   sinceNanos?: bigint;
 }
-
 
 /** One sample of a container's resource use, in engine-neutral units. */
 export interface ContainerStats {
@@ -213,7 +213,11 @@ export interface ContainerRuntime {
  */
 export class HostPortTakenError extends AppError {
   constructor(engineError: AppError) {
-    super('HOST_PORT_TAKEN', engineError.message, { retryable: engineError.retryable, cause: engineError.cause, ...(engineError.details ? { details: engineError.details } : {}) });
+    super('HOST_PORT_TAKEN', engineError.message, {
+      retryable: engineError.retryable,
+      cause: engineError.cause,
+      ...(engineError.details ? { details: engineError.details } : {}),
+    });
     this.name = 'HostPortTakenError';
   }
 }

@@ -86,19 +86,30 @@ const containerFields = {
   /** Create the container with an open stdin (egg templates: console commands and the stdin stop). */
   openStdin: Type.Optional(Type.Boolean()),
   /** Configuration edits the agent applies to files of the instance directory before each start (references already resolved). */
-  configFiles: Type.Optional(Type.Array(Type.Object(
-    {
-      path: Type.String({ minLength: 1, maxLength: 1024 }),
-      parser: Type.Union(['properties', 'yaml', 'json', 'ini', 'xml', 'toml', 'file'].map((p) => Type.Literal(p))),
-      edits: Type.Array(Type.Object({
-        key: Type.String({ minLength: 1, maxLength: 512 }),
-        value: Type.String({ maxLength: 4096 }),
-        /** Value matching: only a value equal to this, or matching `regex:RE`, is replaced. */
-        ifValue: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-      }, { additionalProperties: false }), { maxItems: 4096 }),
-    },
-    { additionalProperties: false },
-  ), { maxItems: 64 })),
+  configFiles: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          path: Type.String({ minLength: 1, maxLength: 1024 }),
+          parser: Type.Union(['properties', 'yaml', 'json', 'ini', 'xml', 'toml', 'file'].map((p) => Type.Literal(p))),
+          edits: Type.Array(
+            Type.Object(
+              {
+                key: Type.String({ minLength: 1, maxLength: 512 }),
+                value: Type.String({ maxLength: 4096 }),
+                /** Value matching: only a value equal to this, or matching `regex:RE`, is replaced. */
+                ifValue: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+              },
+              { additionalProperties: false },
+            ),
+            { maxItems: 4096 },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 64 },
+    ),
+  ),
 };
 
 /** `PUT /instances/:id`. `start: false` (import before the first start) leaves the container created, not running. */
@@ -149,7 +160,10 @@ export type ReplaceBody = Static<typeof ReplaceBody>;
 // ------------------------------------------------------------------ stdin / install
 
 /** `POST /instances/:id/stdin`: one line written to a running container's open stdin. */
-export const StdinBody = Type.Object({ line: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^\\r\\n]*$' }) }, { additionalProperties: false });
+export const StdinBody = Type.Object(
+  { line: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^\\r\\n]*$' }) },
+  { additionalProperties: false },
+);
 export type StdinBody = Static<typeof StdinBody>;
 
 /**
@@ -164,7 +178,9 @@ export const InstallBody = Type.Object(
     entrypoint: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_./-]+$' }),
     script: Type.String({ minLength: 1, maxLength: 262_144 }),
     timeoutMs: Type.Integer({ minimum: 1000, maximum: 7_200_000 }),
-    env: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String({ maxLength: 32768 }), { maxProperties: 512 })),
+    env: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String({ maxLength: 32768 }), { maxProperties: 512 }),
+    ),
     pull: Type.Optional(PullPolicy),
     memoryMb: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_048_576 })),
     cpus: Type.Optional(Type.Number({ minimum: 0, maximum: 1024 })),
@@ -349,7 +365,10 @@ export type CreateBackupBody = Static<typeof CreateBackupBody>;
 export const RestoreBody = Type.Object({ backupId: BackupId }, { additionalProperties: false });
 export type RestoreBody = Static<typeof RestoreBody>;
 
-export const BackupParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }), backupId: Type.String({ minLength: 1, maxLength: 256 }) });
+export const BackupParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 256 }),
+  backupId: Type.String({ minLength: 1, maxLength: 256 }),
+});
 export type BackupParams = Static<typeof BackupParams>;
 
 export const BackupInfo = Type.Object({
@@ -409,7 +428,10 @@ export type KeptDataList = Static<typeof KeptDataList>;
 export const KeptDataPurged = Type.Object({ instanceId: Type.String(), dataRemoved: Type.Boolean(), backupsRemoved: Type.Integer() });
 export type KeptDataPurged = Static<typeof KeptDataPurged>;
 /** `POST /kept-data/:id/attach`: the kept world of `:id` becomes the world of `instanceId` (created, not running). */
-export const KeptDataAttachBody = Type.Object({ instanceId: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
+export const KeptDataAttachBody = Type.Object(
+  { instanceId: Type.String({ minLength: 1, maxLength: 256 }) },
+  { additionalProperties: false },
+);
 export type KeptDataAttachBody = Static<typeof KeptDataAttachBody>;
 export const KeptDataAttached = Type.Object({ instanceId: Type.String(), from: Type.String(), replacedFresh: Type.Boolean() });
 export type KeptDataAttached = Static<typeof KeptDataAttached>;
@@ -486,11 +508,17 @@ export const FilePathQuery = Type.Object({ path: FilePath }, { additionalPropert
 export type FilePathQuery = Static<typeof FilePathQuery>;
 
 /** `GET /instances/:id/files/content?path=&offset=`: raw bytes from `offset` (SFTP reads resume there). */
-export const FileReadQuery = Type.Object({ path: FilePath, offset: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false });
+export const FileReadQuery = Type.Object(
+  { path: FilePath, offset: Type.Optional(Type.Integer({ minimum: 0 })) },
+  { additionalProperties: false },
+);
 export type FileReadQuery = Static<typeof FileReadQuery>;
 
 /** `PUT /instances/:id/files/content?path=&maxBytes=` (raw body): the caller's size limit; the agent also applies its own. */
-export const FileWriteQuery = Type.Object({ path: FilePath, maxBytes: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false });
+export const FileWriteQuery = Type.Object(
+  { path: FilePath, maxBytes: Type.Optional(Type.Integer({ minimum: 0 })) },
+  { additionalProperties: false },
+);
 export type FileWriteQuery = Static<typeof FileWriteQuery>;
 export const FILE_CONTENT_TYPE = 'application/octet-stream';
 /** The answer to a download carries the file's size and modification time in headers. */

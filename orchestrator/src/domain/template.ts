@@ -105,10 +105,7 @@ export interface CrashLoopSpec {
 }
 
 /** The container user, chosen at instance creation and never edited after. */
-export type ContainerUserSpec =
-  | { mode: 'endercloud' }
-  | { mode: 'custom'; uid: number; gid: number }
-  | { mode: 'image' };
+export type ContainerUserSpec = { mode: 'endercloud' } | { mode: 'custom'; uid: number; gid: number } | { mode: 'image' };
 
 export interface TemplateSpec {
   image: string;

@@ -13,9 +13,11 @@ const EULA_URL = 'https://aka.ms/MinecraftEULA';
 
 /** What stands in for Pterodactyl's other features (each a prompt the panel shows when the console prints a known line). */
 const UNTRANSLATED: Readonly<Record<string, string>> = {
-  pid_limit: 'Pterodactyl\'s notice when the server hits the process limit: game and install containers run with a 512-process limit here (docs/eggs.md)',
-  steam_disk_space: 'Pterodactyl\'s notice when SteamCMD runs out of disk space: there is no disk quota here, the server directory has its host\'s disk',
-  gsl_token: 'Pterodactyl\'s prompt for a Steam Game Server Login Token: set the egg\'s token variable instead',
+  pid_limit:
+    "Pterodactyl's notice when the server hits the process limit: game and install containers run with a 512-process limit here (docs/eggs.md)",
+  steam_disk_space:
+    "Pterodactyl's notice when SteamCMD runs out of disk space: there is no disk quota here, the server directory has its host's disk",
+  gsl_token: "Pterodactyl's prompt for a Steam Game Server Login Token: set the egg's token variable instead",
 };
 
 export interface EggFeatureMapping {
@@ -40,7 +42,10 @@ export function eggFeatures(raw: unknown): EggFeatureMapping {
     } else if (f === 'java_version') {
       out.javaVersion = true;
     } else {
-      out.untranslated.push({ field: `features.${f}`, reason: UNTRANSLATED[f] ?? 'a panel feature (an interactive prompt in Pterodactyl) with no equivalent here' });
+      out.untranslated.push({
+        field: `features.${f}`,
+        reason: UNTRANSLATED[f] ?? 'a panel feature (an interactive prompt in Pterodactyl) with no equivalent here',
+      });
     }
   }
   return out;
@@ -49,9 +54,14 @@ export function eggFeatures(raw: unknown): EggFeatureMapping {
 /** The acceptance variable an egg with `eula` gets (unless it has its own EULA variable). */
 export function eulaVariable(): VariableSpec {
   return {
-    name: EULA_VARIABLE, type: 'enum', env: EULA_VARIABLE, default: 'false', required: true,
+    name: EULA_VARIABLE,
+    type: 'enum',
+    env: EULA_VARIABLE,
+    default: 'false',
+    required: true,
     description: `Accept the Minecraft EULA (${EULA_URL}): true lets the server start`,
-    validation: { values: ['true', 'false'] }, booleanValues: { true: 'true', false: 'false' },
+    validation: { values: ['true', 'false'] },
+    booleanValues: { true: 'true', false: 'false' },
   };
 }
 
@@ -64,10 +74,18 @@ export function eulaFile(): ConfigFileSpec {
  * Refuses a start of a template with `eula` unless the instance's EULA value (its
  * setting, or a variant env entry that overrides it) is true, saying how to accept.
  */
-export function assertEulaAccepted(template: { eula?: boolean } | undefined, env: Readonly<Record<string, string>>, instanceName: string): void {
+export function assertEulaAccepted(
+  template: { eula?: boolean } | undefined,
+  env: Readonly<Record<string, string>>,
+  instanceName: string,
+): void {
   if (template?.eula !== true) return;
   if ((env[EULA_VARIABLE] ?? '').trim().toLowerCase() === 'true') return;
-  throw new AppError('EULA_NOT_ACCEPTED', `instance ${instanceName} runs a Minecraft server that needs the Minecraft EULA (${EULA_URL}) accepted before it starts: set ${EULA_VARIABLE}=true (\`ectl instances settings set ${instanceName} ${EULA_VARIABLE}=true\`, or \`ectl instances create … --accept-eula\`, or settings.${EULA_VARIABLE}: true in the create body), then start it`, {
-    details: { variable: EULA_VARIABLE },
-  });
+  throw new AppError(
+    'EULA_NOT_ACCEPTED',
+    `instance ${instanceName} runs a Minecraft server that needs the Minecraft EULA (${EULA_URL}) accepted before it starts: set ${EULA_VARIABLE}=true (\`ectl instances settings set ${instanceName} ${EULA_VARIABLE}=true\`, or \`ectl instances create … --accept-eula\`, or settings.${EULA_VARIABLE}: true in the create body), then start it`,
+    {
+      details: { variable: EULA_VARIABLE },
+    },
+  );
 }

@@ -10,11 +10,27 @@ export { INSTANCE_STATES, type HostStatus, type InstanceState } from '../domain/
 
 /** A state nothing is actively changing: it lasts until an action or an observation moves it. */
 export const STABLE_STATES: readonly InstanceState[] = [
-  'draft', 'stopped', 'online', 'degraded', 'paused', 'error', 'unknown', 'intervention_required', 'archived',
+  'draft',
+  'stopped',
+  'online',
+  'degraded',
+  'paused',
+  'error',
+  'unknown',
+  'intervention_required',
+  'archived',
 ];
 /** A state owned by one in-flight action or command; it must end in another state. */
 export const TRANSITIONAL_STATES: readonly InstanceState[] = [
-  'installing', 'starting', 'stopping', 'pausing', 'backup', 'restore', 'update', 'deleting', 'archiving',
+  'installing',
+  'starting',
+  'stopping',
+  'pausing',
+  'backup',
+  'restore',
+  'update',
+  'deleting',
+  'archiving',
 ];
 
 export interface Transition {
@@ -81,12 +97,7 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     ...FAILURES,
   ],
   stopping: [{ to: 'stopped', event: 'exited' }, ...FAILURES],
-  pausing: [
-    { to: 'paused', event: 'paused' },
-    { to: 'online', event: 'pause_aborted' },
-    { to: 'stopped', event: 'exited' },
-    ...FAILURES,
-  ],
+  pausing: [{ to: 'paused', event: 'paused' }, { to: 'online', event: 'pause_aborted' }, { to: 'stopped', event: 'exited' }, ...FAILURES],
   // Resume goes straight back to online after a quick readiness check; there
   // is no "resuming" state because an unpause takes milliseconds.
   paused: [
@@ -105,16 +116,8 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     { to: 'stopping', event: 'backup_done_then_stop' },
     ...FAILURES,
   ],
-  restore: [
-    { to: 'stopped', event: 'restore_done' },
-    { to: 'starting', event: 'restore_done_then_start' },
-    ...FAILURES,
-  ],
-  update: [
-    { to: 'stopped', event: 'update_done' },
-    { to: 'starting', event: 'update_done_then_start' },
-    ...FAILURES,
-  ],
+  restore: [{ to: 'stopped', event: 'restore_done' }, { to: 'starting', event: 'restore_done_then_start' }, ...FAILURES],
+  update: [{ to: 'stopped', event: 'update_done' }, { to: 'starting', event: 'update_done_then_start' }, ...FAILURES],
   error: [
     { to: 'starting', event: 'admin_start' },
     { to: 'stopped', event: 'reset' },
@@ -149,11 +152,7 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     ...FAILURES,
   ],
   // No container; a start (or a login) re-creates it over the kept world.
-  archived: [
-    { to: 'installing', event: 'unarchive' },
-    { to: 'deleting', event: 'delete' },
-    ...FAILURES,
-  ],
+  archived: [{ to: 'installing', event: 'unarchive' }, { to: 'deleting', event: 'delete' }, ...FAILURES],
 };
 
 /** The event that moves `from` to `to`, or undefined when the move is not allowed. */

@@ -54,7 +54,12 @@ export function pingServer(host: string, port: number, options: PingOptions = {}
     socket.on('connect', () => {
       socket.write(
         Buffer.concat([
-          writeHandshake({ protocolVersion: options.protocol ?? -1, serverAddress: options.serverAddress ?? host, serverPort: port, nextState: 1 }),
+          writeHandshake({
+            protocolVersion: options.protocol ?? -1,
+            serverAddress: options.serverAddress ?? host,
+            serverPort: port,
+            nextState: 1,
+          }),
           writeStatusRequest(),
         ]),
       );

@@ -42,7 +42,7 @@ export function hostOrder(
   const total = (h: string): number => (known.get(h) ?? inGroup.get(h) ?? 0) - (removed.get(h) ?? 0);
   const primary = (h: string): number => {
     if (placement === 'packed') return mode === 'empty' ? total(h) : -total(h);
-    return mode === 'empty' ? -(inGroup.get(h) ?? 0) : inUse.get(h) ?? 0;
+    return mode === 'empty' ? -(inGroup.get(h) ?? 0) : (inUse.get(h) ?? 0);
   };
   const secondary = (h: string): number => (placement === 'distributed' && mode === 'fill' ? total(h) : 0);
   return (a, b) => {

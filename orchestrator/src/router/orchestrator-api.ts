@@ -48,7 +48,8 @@ export interface RouterApi {
   postSessions(batch: RouterSessionsBatch): Promise<void>;
 }
 
-const playerBody = (player: Player): { player: string; uuid?: string } => (player.uuid ? { player: player.name, uuid: player.uuid } : { player: player.name });
+const playerBody = (player: Player): { player: string; uuid?: string } =>
+  player.uuid ? { player: player.name, uuid: player.uuid } : { player: player.name };
 
 export class OrchestratorApi implements RouterApi {
   private readonly fetch: FetchLike;
@@ -96,7 +97,12 @@ export class OrchestratorApi implements RouterApi {
     let res: Response;
     let text: string;
     try {
-      res = await this.fetch(`${this.options.baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(payload), signal: AbortSignal.timeout(timeoutMs) });
+      res = await this.fetch(`${this.options.baseUrl}${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(payload),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       text = await res.text();
     } catch (err) {
       throw new AppError('UPSTREAM_FAILED', `orchestrator unreachable (POST ${path}): ${(err as Error).message}`, { cause: err });
@@ -126,10 +132,20 @@ export class OrchestratorApi implements RouterApi {
     const error = (body as { error?: { code?: unknown; message?: unknown; details?: { playerMessage?: unknown } } } | undefined)?.error;
     const message = typeof error?.message === 'string' ? error.message.slice(0, 300) : `${what} answered ${status}`;
     if (status >= 400 && status < 500) {
-      const code = typeof error?.code === 'string' && error.code in ERROR_CATALOGUE ? (error.code as ErrorCode) : status === 403 ? 'FORBIDDEN' : status === 409 ? 'CONFLICT' : status === 401 ? 'UNAUTHORIZED' : 'BAD_REQUEST';
+      const code =
+        typeof error?.code === 'string' && error.code in ERROR_CATALOGUE
+          ? (error.code as ErrorCode)
+          : status === 403
+            ? 'FORBIDDEN'
+            : status === 409
+              ? 'CONFLICT'
+              : status === 401
+                ? 'UNAUTHORIZED'
+                : 'BAD_REQUEST';
       // The orchestrator's own code is kept even when the catalogue lacks it (CAPACITY_EXHAUSTED).
       // A refusal's player-facing reason (a join over the caps: "survival is full (4 of 4 worlds)") is kept for the disconnect.
-      const playerMessage = typeof error?.details?.playerMessage === 'string' ? { playerMessage: error.details.playerMessage.slice(0, 200) } : {};
+      const playerMessage =
+        typeof error?.details?.playerMessage === 'string' ? { playerMessage: error.details.playerMessage.slice(0, 200) } : {};
       // A 4xx is the orchestrator's answer (a refusal the player sees), never "unreachable", whatever its code's default.
       return new AppError(code, message, { retryable: false, details: { status, upstreamCode: error?.code, ...playerMessage } });
     }

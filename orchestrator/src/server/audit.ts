@@ -44,7 +44,12 @@ export function redactParams(value: unknown, extraSecretKeys: readonly string[] 
     if (typeof v === 'string') return v.length > 1000 ? `${v.slice(0, 1000)}…` : v;
     if (typeof v === 'number' || typeof v === 'boolean' || v === null) return v;
     if (typeof v === 'object' && v !== undefined) {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, SECRET_KEY.test(k) || extra.has(k) ? REDACTED : walk(x, depth + 1)]));
+      return Object.fromEntries(
+        Object.entries(v as Record<string, unknown>).map(([k, x]) => [
+          k,
+          SECRET_KEY.test(k) || extra.has(k) ? REDACTED : walk(x, depth + 1),
+        ]),
+      );
     }
     return null;
   };
@@ -65,7 +70,8 @@ function defaultTarget(request: FastifyRequest): string | null {
 
 function defaultParams(request: FastifyRequest): JsonObject {
   const body = request.body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as { pipe?: unknown }).pipe === 'function') return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as { pipe?: unknown }).pipe === 'function')
+    return {};
   const redacted = redactParams(body) as JsonObject;
   return JSON.stringify(redacted).length > MAX_PARAM_CHARS ? { truncated: true, fields: Object.keys(redacted) } : redacted;
 }
@@ -93,16 +99,27 @@ export function registerAuditHook(app: FastifyInstance<any, any, any, any>, deps
  * store and sets `auditInfo.recorded` once that committed.
  */
 export function auditEntry(
-  request: FastifyRequest, clock: Clock,
+  request: FastifyRequest,
+  clock: Clock,
   opts: { result?: 'ok' | 'error'; statusCode?: number; targetId?: string; params?: JsonObject } = {},
 ): Omit<AuditEvent, 'id'> {
   const spec = request.routeOptions.config?.audit;
   if (!spec) throw new Error(`route ${request.routeOptions.url ?? request.url} declares no audit`);
   const { result = 'ok', statusCode = 200 } = opts;
-  const info = { ...request.auditInfo, ...(opts.targetId !== undefined ? { targetId: opts.targetId } : {}), ...(opts.params ? { params: opts.params } : {}) };
+  const info = {
+    ...request.auditInfo,
+    ...(opts.targetId !== undefined ? { targetId: opts.targetId } : {}),
+    ...(opts.params ? { params: opts.params } : {}),
+  };
   return {
-    at: clock.now(), actor: actorOf(request), action: spec.action, targetKind: spec.targetKind,
-    targetId: info.targetId ?? defaultTarget(request), params: info.params ?? defaultParams(request),
-    result, errorCode: result === 'ok' ? null : (info.errorCode ?? `HTTP_${statusCode}`), requestId: request.id,
+    at: clock.now(),
+    actor: actorOf(request),
+    action: spec.action,
+    targetKind: spec.targetKind,
+    targetId: info.targetId ?? defaultTarget(request),
+    params: info.params ?? defaultParams(request),
+    result,
+    errorCode: result === 'ok' ? null : (info.errorCode ?? `HTTP_${statusCode}`),
+    requestId: request.id,
   };
 }

@@ -120,7 +120,6 @@ function parseUidGid(value: string): { uid: number; gid: number } {
   return { uid: Number(m[1]), gid: Number(m[2]) };
 }
 
-
 /** A port, or 0 to switch the listener off. */
 function parsePortOrOff(value: string): number {
   return value.trim() === '0' ? 0 : parsePort(value);
@@ -145,7 +144,8 @@ function parseLeaseTtl(value: string): number {
 
 function parseNodeId(value: string): string {
   const v = value.trim();
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(v)) throw new Error('must be 1-64 characters of A-Z a-z 0-9 _ . - (no colon), starting with a letter or digit');
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(v))
+    throw new Error('must be 1-64 characters of A-Z a-z 0-9 _ . - (no colon), starting with a letter or digit');
   return v;
 }
 
@@ -156,7 +156,8 @@ function parseRedisUrl(value: string): string {
 
 function parseRedisPrefix(value: string): string {
   const v = value.trim();
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.:{}-]{0,99}$/.test(v)) throw new Error('must be 1-100 characters of A-Z a-z 0-9 _ . : - { }, starting with a letter or digit');
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.:{}-]{0,99}$/.test(v))
+    throw new Error('must be 1-100 characters of A-Z a-z 0-9 _ . : - { }, starting with a letter or digit');
   return v;
 }
 
@@ -165,7 +166,8 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
   const listen = r.optional('ENDERCLOUD_LISTEN', parseListen, { host: '127.0.0.1', port: 8080 });
   const retryInitial = r.optional('ENDERCLOUD_COMMAND_RETRY_INITIAL', parseDuration, 500);
   const retryMax = r.optional('ENDERCLOUD_COMMAND_RETRY_MAX', parseDuration, 30_000);
-  if (retryMax < retryInitial) throw new ConfigError('ENDERCLOUD_COMMAND_RETRY_MAX', `must not be shorter than ENDERCLOUD_COMMAND_RETRY_INITIAL (${retryInitial} ms)`);
+  if (retryMax < retryInitial)
+    throw new ConfigError('ENDERCLOUD_COMMAND_RETRY_MAX', `must not be shorter than ENDERCLOUD_COMMAND_RETRY_INITIAL (${retryInitial} ms)`);
   const config: OrchestratorConfig = {
     listenHost: listen.host,
     listenPort: listen.port,
@@ -197,7 +199,11 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     maxTotalInstances: r.optional('ENDERCLOUD_MAX_INSTANCES', parsePositiveInt),
     superviseIntervalMs: r.optional('ENDERCLOUD_SUPERVISE_INTERVAL', parseDuration, 2000),
     provisionIntervalMs: r.optional('ENDERCLOUD_PROVISION_INTERVAL', parseDuration, 5000),
-    idleTiers: r.optional('ENDERCLOUD_IDLE_TIERS', (v) => parseIdleTierText(v, 'ENDERCLOUD_IDLE_TIERS'), parseIdleTierText(SYSTEM_DEFAULT_IDLE_TIERS_TEXT)),
+    idleTiers: r.optional(
+      'ENDERCLOUD_IDLE_TIERS',
+      (v) => parseIdleTierText(v, 'ENDERCLOUD_IDLE_TIERS'),
+      parseIdleTierText(SYSTEM_DEFAULT_IDLE_TIERS_TEXT),
+    ),
     crashLoopMaxExits: r.optional('ENDERCLOUD_CRASH_LOOP_MAX_EXITS', parsePositiveInt, 5),
     crashLoopWindowMs: r.optional('ENDERCLOUD_CRASH_LOOP_WINDOW', parseDuration, 10 * 60_000),
     restartBackoffInitialMs: r.optional('ENDERCLOUD_RESTART_BACKOFF_INITIAL', parseDuration, 1000),

@@ -88,7 +88,13 @@ async function main(): Promise<void> {
   const { file: routerConfig, bind: routerBind } = routerFile;
   const routerToken = await ensureRouterToken(orchestrator, dataDir);
   const router = spawn(process.execPath, ['--import', 'tsx', ROUTER_ENTRY], {
-    env: { ...(env as NodeJS.ProcessEnv), ENDERCLOUD_ROUTER_CONFIG: routerConfig, ENDERCLOUD_ORCHESTRATOR_URL: orchestrator.url, ENDERCLOUD_ROUTER_TOKEN: routerToken, ENDERCLOUD_ROUTER_ID: 'dev-router' },
+    env: {
+      ...(env as NodeJS.ProcessEnv),
+      ENDERCLOUD_ROUTER_CONFIG: routerConfig,
+      ENDERCLOUD_ORCHESTRATOR_URL: orchestrator.url,
+      ENDERCLOUD_ROUTER_TOKEN: routerToken,
+      ENDERCLOUD_ROUTER_ID: 'dev-router',
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
 
@@ -112,7 +118,9 @@ async function main(): Promise<void> {
   });
   router.once('exit', (exitCode, signal) => {
     if (stopping) return;
-    process.stderr.write(`router exited (${signal ?? `code ${exitCode}`}); is ${routerBind} free? (ENDERCLOUD_ROUTER_BIND chooses another); stopping the dev stack\n`);
+    process.stderr.write(
+      `router exited (${signal ?? `code ${exitCode}`}); is ${routerBind} free? (ENDERCLOUD_ROUTER_BIND chooses another); stopping the dev stack\n`,
+    );
     void shutdown('router exited', 1);
   });
   process.once('SIGINT', () => void shutdown('SIGINT', 0));
@@ -147,8 +155,14 @@ async function main(): Promise<void> {
       routerFile.generated
         ? 'Join (Minecraft: Multiplayer → Direct Connection), one address per group:'
         : `Join (Minecraft: Multiplayer → Direct Connection): localhost:${port}, routed as ${routerConfig} says`,
-      ...(routerFile.generated ? groups.map((g) => `  ${`${groupHost(g)}:${port}`.padEnd(width)}   group ${g}${g === 'lobby' ? ` (also plain localhost:${port})` : ''}`) : []),
-      ...(routerFile.generated && groups.length > 0 ? [`  (a name that does not resolve: add "127.0.0.1 ${groups.map(groupHost).join(' ')}" to /etc/hosts)`] : []),
+      ...(routerFile.generated
+        ? groups.map(
+            (g) => `  ${`${groupHost(g)}:${port}`.padEnd(width)}   group ${g}${g === 'lobby' ? ` (also plain localhost:${port})` : ''}`,
+          )
+        : []),
+      ...(routerFile.generated && groups.length > 0
+        ? [`  (a name that does not resolve: add "127.0.0.1 ${groups.map(groupHost).join(' ')}" to /etc/hosts)`]
+        : []),
       '',
       'Ctrl-C stops the orchestrator, the agent and the router (game containers keep running).',
       '',

@@ -71,8 +71,16 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
  * retry loop (the command worker, docs/orchestrator.md "Commands").
  */
 const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'UPSTREAM_FAILED', 'TIMEOUT', 'DATABASE_UNAVAILABLE', 'HOST_UNAVAILABLE', 'NO_CAPACITY', 'PORT_RANGE_EXHAUSTED',
-  'INSTANCE_BUSY', 'STALE_LEADER', 'DOCKER_ERROR', 'IMAGE_PULL_FAILED',
+  'UPSTREAM_FAILED',
+  'TIMEOUT',
+  'DATABASE_UNAVAILABLE',
+  'HOST_UNAVAILABLE',
+  'NO_CAPACITY',
+  'PORT_RANGE_EXHAUSTED',
+  'INSTANCE_BUSY',
+  'STALE_LEADER',
+  'DOCKER_ERROR',
+  'IMAGE_PULL_FAILED',
 ]);
 
 /** Whether an error of `code` is retryable when its site does not say. */

@@ -18,12 +18,39 @@ export function rng(seed: number): () => number {
 
 export const STEP_KINDS = [
   // operator
-  'create', 'start', 'stop', 'stop-backup', 'pause', 'resume', 'restart', 'delete', 'update', 'backup', 'restore', 'settings',
-  'idle-tiers', 'group-idle-tiers', 'system-idle-tiers', 'scaling', 'spawn', 'despawn',
+  'create',
+  'start',
+  'stop',
+  'stop-backup',
+  'pause',
+  'resume',
+  'restart',
+  'delete',
+  'update',
+  'backup',
+  'restore',
+  'settings',
+  'idle-tiers',
+  'group-idle-tiers',
+  'system-idle-tiers',
+  'scaling',
+  'spawn',
+  'despawn',
   // clients
-  'join', 'leave', 'allocate', 'release',
+  'join',
+  'leave',
+  'allocate',
+  'release',
   // faults
-  'kill-agent', 'slow-agent', 'lose-answers', 'lose-host', 'port-taken', 'pull-fails', 'disk-full', 'crash', 'restart-orchestrator',
+  'kill-agent',
+  'slow-agent',
+  'lose-answers',
+  'lose-host',
+  'port-taken',
+  'pull-fails',
+  'disk-full',
+  'crash',
+  'restart-orchestrator',
   // nothing but time
   'wait',
 ] as const;
@@ -40,10 +67,37 @@ export interface Step {
 }
 
 const WEIGHTS: Record<StepKind, number> = {
-  create: 4, start: 3, stop: 3, 'stop-backup': 2, pause: 2, resume: 2, restart: 1, delete: 2, update: 1, backup: 2, restore: 1, settings: 1,
-  'idle-tiers': 1, 'group-idle-tiers': 1, 'system-idle-tiers': 1, scaling: 2, spawn: 2, despawn: 2,
-  join: 8, leave: 6, allocate: 4, release: 3,
-  'kill-agent': 1, 'slow-agent': 1, 'lose-answers': 1, 'lose-host': 1, 'port-taken': 1, 'pull-fails': 1, 'disk-full': 1, crash: 1, 'restart-orchestrator': 1,
+  create: 4,
+  start: 3,
+  stop: 3,
+  'stop-backup': 2,
+  pause: 2,
+  resume: 2,
+  restart: 1,
+  delete: 2,
+  update: 1,
+  backup: 2,
+  restore: 1,
+  settings: 1,
+  'idle-tiers': 1,
+  'group-idle-tiers': 1,
+  'system-idle-tiers': 1,
+  scaling: 2,
+  spawn: 2,
+  despawn: 2,
+  join: 8,
+  leave: 6,
+  allocate: 4,
+  release: 3,
+  'kill-agent': 1,
+  'slow-agent': 1,
+  'lose-answers': 1,
+  'lose-host': 1,
+  'port-taken': 1,
+  'pull-fails': 1,
+  'disk-full': 1,
+  crash: 1,
+  'restart-orchestrator': 1,
   wait: 14,
 };
 const TOTAL = Object.values(WEIGHTS).reduce((a, b) => a + b, 0);
@@ -63,7 +117,12 @@ export function stepsOf(seed: number, count: number): Step[] {
       }
     }
     const advance = r();
-    steps.push({ kind, pick: r(), variant: r(), advanceMs: kind === 'wait' ? 2000 + Math.floor(advance * 20_000) : 500 + Math.floor(advance * 2500) });
+    steps.push({
+      kind,
+      pick: r(),
+      variant: r(),
+      advanceMs: kind === 'wait' ? 2000 + Math.floor(advance * 20_000) : 500 + Math.floor(advance * 2500),
+    });
   }
   return steps;
 }

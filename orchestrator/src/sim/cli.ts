@@ -8,8 +8,13 @@ import { runSteps } from './harness.js';
 
 const { values } = parseArgs({
   options: {
-    seeds: { type: 'string' }, first: { type: 'string' }, steps: { type: 'string' }, seed: { type: 'string' }, keep: { type: 'string' },
-    'no-shrink': { type: 'boolean' }, trace: { type: 'boolean' },
+    seeds: { type: 'string' },
+    first: { type: 'string' },
+    steps: { type: 'string' },
+    seed: { type: 'string' },
+    keep: { type: 'string' },
+    'no-shrink': { type: 'boolean' },
+    trace: { type: 'boolean' },
   },
 });
 const count = values.steps ? Number(values.steps) : DEFAULT_STEPS;
@@ -47,7 +52,9 @@ if (values.seed !== undefined) {
   });
   for (const f of summary.failures) console.log(`\n${formatFailure(f, count)}`);
   const violations = summary.failures.length;
-  console.log(`\nsim summary: ${summary.seeds} seeds (${first}..${first + n - 1}) × ${count} steps, ${violations} with a violation, ${(summary.elapsedMs / 1000).toFixed(1)} s`);
+  console.log(
+    `\nsim summary: ${summary.seeds} seeds (${first}..${first + n - 1}) × ${count} steps, ${violations} with a violation, ${(summary.elapsedMs / 1000).toFixed(1)} s`,
+  );
   if (violations > 0) {
     console.log(`replay: ${summary.failures.map((f) => replayCommand(f.seed, count, f.keep)).join('\n        ')}`);
     process.exitCode = 1;

@@ -16,7 +16,8 @@ export function deterministicIds(random: () => number): () => void {
     const h = bytes(16).toString('hex');
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
   };
-  patched.randomBytes = ((n: number, cb?: unknown) => (typeof cb === 'function' ? (randomBytes as (n: number, cb: unknown) => void)(n, cb) : bytes(n))) as typeof patched.randomBytes;
+  patched.randomBytes = ((n: number, cb?: unknown) =>
+    typeof cb === 'function' ? (randomBytes as (n: number, cb: unknown) => void)(n, cb) : bytes(n)) as typeof patched.randomBytes;
   syncBuiltinESMExports();
   return () => {
     patched.randomUUID = randomUUID;

@@ -69,24 +69,40 @@ async function flush(): Promise<void> {
 }
 
 const templateBody = (image: string) => ({
-  image, resources: { memoryMb: 512 }, containerPort: 25565,
+  image,
+  resources: { memoryMb: 512 },
+  containerPort: 25565,
   variables: [{ name: 'MOTD', type: 'string', default: 'hello' }],
   readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 60_000, intervalMs: 1000, failureThreshold: 3 },
   stop: { signal: 'SIGTERM', timeoutMs: 3000 },
-  dataPaths: ['world'], technicalPaths: ['logs'],
+  dataPaths: ['world'],
+  technicalPaths: ['logs'],
   backup: { onFailure: 'abort_stop' },
 });
 
 const TIER_SETS: ReadonlyArray<ReadonlyArray<{ after: string; action: string }> | null> = [
-  [{ after: '20s', action: 'pause' }, { after: '60s', action: 'stop' }],
+  [
+    { after: '20s', action: 'pause' },
+    { after: '60s', action: 'stop' },
+  ],
   [{ after: '15s', action: 'pause' }],
-  [{ after: '30s', action: 'stop' }, { after: '90s', action: 'archive' }],
+  [
+    { after: '30s', action: 'stop' },
+    { after: '90s', action: 'archive' },
+  ],
   [],
   null,
 ];
 
 const SCALINGS = [
-  { minInstances: 1, maxInstances: 4, buffer: { count: 1 }, scaleDown: { whenEmptyFor: '30s' }, releaseWhenEmptyFor: '40s', savegame: { mode: 'archive' } },
+  {
+    minInstances: 1,
+    maxInstances: 4,
+    buffer: { count: 1 },
+    scaleDown: { whenEmptyFor: '30s' },
+    releaseWhenEmptyFor: '40s',
+    savegame: { mode: 'archive' },
+  },
   { minInstances: 0, maxInstances: 2, buffer: { count: 0 }, scaleDown: { whenEmptyFor: '20s' }, savegame: { mode: 'discard' } },
   { minInstances: 2, maxInstances: 3, buffer: { count: 2 }, scaleUp: { whenFillAbove: 0.5, step: 1, cooldown: '5s' } },
 ];
@@ -128,10 +144,19 @@ export class Simulation {
     this.restoreIds = deterministicIds(rng(this.seed ^ 0x5eed));
     this.dataDir = await mkdtemp(path.join(tmpdir(), 'ec-sim-'));
     this.config = orchestratorConfig({
-      ENDERCLOUD_DATA_DIR: this.dataDir, ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN, ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
-      ENDERCLOUD_STATS_INTERVAL: '0', ENDERCLOUD_MAX_INSTANCES: String(MAX_TOTAL), ENDERCLOUD_COMMAND_BATCH: '1',
-      ENDERCLOUD_COMMAND_RETRY_INITIAL: '500ms', ENDERCLOUD_COMMAND_RETRY_MAX: '5s', ENDERCLOUD_UNKNOWN_GRACE: '5s',
-      ENDERCLOUD_IDLE_TIERS: '20s:pause,60s:stop', ENDERCLOUD_RESUME_TIMEOUT: '10s', ENDERCLOUD_LOG_LEVEL: 'silent',
+      ENDERCLOUD_DATA_DIR: this.dataDir,
+      ENDERCLOUD_LISTEN: '127.0.0.1:0',
+      ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
+      ENDERCLOUD_STATS_INTERVAL: '0',
+      ENDERCLOUD_MAX_INSTANCES: String(MAX_TOTAL),
+      ENDERCLOUD_COMMAND_BATCH: '1',
+      ENDERCLOUD_COMMAND_RETRY_INITIAL: '500ms',
+      ENDERCLOUD_COMMAND_RETRY_MAX: '5s',
+      ENDERCLOUD_UNKNOWN_GRACE: '5s',
+      ENDERCLOUD_IDLE_TIERS: '20s:pause,60s:stop',
+      ENDERCLOUD_RESUME_TIMEOUT: '10s',
+      ENDERCLOUD_LOG_LEVEL: 'silent',
     });
     await this.boot();
     for (const [n, id] of ['h1', 'h2', 'h3'].entries()) this.agents.addHost(id, 30000 + n * 100);
@@ -139,11 +164,19 @@ export class Simulation {
     await this.must('PUT', '/templates/sim/versions/1', templateBody('sim/game:1'));
     await this.must('PUT', '/templates/sim/versions/2', templateBody('sim/game:2'));
     await this.must('PUT', '/groups/survival', {
-      kind: 'persistent', caps: { maxInstances: 4 }, variants: [{ id: 'main', template: { name: 'sim', version: '1' }, env: {} }],
-      idleTiers: [{ after: '20s', action: 'pause' }, { after: '60s', action: 'stop' }],
+      kind: 'persistent',
+      caps: { maxInstances: 4 },
+      variants: [{ id: 'main', template: { name: 'sim', version: '1' }, env: {} }],
+      idleTiers: [
+        { after: '20s', action: 'pause' },
+        { after: '60s', action: 'stop' },
+      ],
     });
     await this.must('PUT', '/groups/lobby', {
-      kind: 'ephemeral', caps: { maxInstances: 5 }, variants: [{ id: 'main', template: { name: 'sim', version: '1' }, env: {} }], scaling: SCALINGS[0],
+      kind: 'ephemeral',
+      caps: { maxInstances: 5 },
+      variants: [{ id: 'main', template: { name: 'sim', version: '1' }, env: {} }],
+      scaling: SCALINGS[0],
     });
     this.routerToken = (await this.must('POST', '/tokens', { name: 'sim-router', scopes: ['router'] })).secret as string;
     await this.settle(3);
@@ -151,10 +184,17 @@ export class Simulation {
 
   private async boot(): Promise<void> {
     this.o = await buildOrchestrator(this.config, {
-      clock: this.clock, logger: silent, agentTransport: this.agents, random: rng(this.seed ^ 0xc0ffee),
-      runWorker: false, runOfflineDetector: false, timers: this.timers,
+      clock: this.clock,
+      logger: silent,
+      agentTransport: this.agents,
+      random: rng(this.seed ^ 0xc0ffee),
+      runWorker: false,
+      runOfflineDetector: false,
+      timers: this.timers,
       // A command that waits holds the worker while the simulated time passes (batch size 1).
-      sleep: async (ms) => this.clock.advance(ms), runProvisioner: false, runBackupScheduler: false,
+      sleep: async (ms) => this.clock.advance(ms),
+      runProvisioner: false,
+      runBackupScheduler: false,
       generateSecret: () => createHash('sha256').update(`${this.seed}-${++this.secretSeq}`).digest('base64url').slice(0, 24),
     });
   }
@@ -167,9 +207,16 @@ export class Simulation {
 
   // ---------------------------------------------------------------- API
 
-  private async api(method: string, url: string, body?: unknown, token = ADMIN_TOKEN): Promise<{ status: number; body: Record<string, unknown> }> {
+  private async api(
+    method: string,
+    url: string,
+    body?: unknown,
+    token = ADMIN_TOKEN,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     const res = await this.o.app.inject({
-      method: method as 'GET', url: `/api/v1${url}`, headers: { authorization: `Bearer ${token}`, 'x-request-id': `sim-${this.round}-${this.step}` },
+      method: method as 'GET',
+      url: `/api/v1${url}`,
+      headers: { authorization: `Bearer ${token}`, 'x-request-id': `sim-${this.round}-${this.step}` },
       ...(body !== undefined ? { payload: body as object } : {}),
     });
     let parsed: Record<string, unknown> = {};
@@ -197,7 +244,10 @@ export class Simulation {
     for (const host of this.agents.hosts.values()) {
       if (!host.agentUp) continue;
       await this.o.app.inject({
-        method: 'POST', url: `/api/v1/agents/${host.id}/heartbeat`, headers: { authorization: `Bearer ${AGENT_TOKEN}` }, payload: this.agents.heartbeat(host),
+        method: 'POST',
+        url: `/api/v1/agents/${host.id}/heartbeat`,
+        headers: { authorization: `Bearer ${AGENT_TOKEN}` },
+        payload: this.agents.heartbeat(host),
       });
     }
   }
@@ -279,7 +329,15 @@ export class Simulation {
   }
 
   private event(type: RouterSessionEvent['type'], p: Player): RouterSessionEvent {
-    return { type, id: p.sessionId, player: p.name, uuid: null, instanceId: p.instanceId, backend: p.instanceId, at: new Date(this.clock.now()).toISOString() };
+    return {
+      type,
+      id: p.sessionId,
+      player: p.name,
+      uuid: null,
+      instanceId: p.instanceId,
+      backend: p.instanceId,
+      at: new Date(this.clock.now()).toISOString(),
+    };
   }
 
   private async routerRound(): Promise<void> {
@@ -296,7 +354,10 @@ export class Simulation {
           const hostId = (await this.o.store.instances.get(p.instanceId))?.hostId;
           // A fault armed on the host before the world was placed there (a pull that fails) explains it too.
           if (!this.faulted.has(p.instanceId) && !(hostId && this.faulted.has(hostId)) && !this.wasTouched(p.instanceId)) {
-            this.fail('wake-bound', `player ${p.name} joined ${p.groupId} → ${p.instanceId} at round ${p.joinedRound}; still ${s ?? 'not in the registry'} ${this.round - p.joinedRound} rounds later`);
+            this.fail(
+              'wake-bound',
+              `player ${p.name} joined ${p.groupId} → ${p.instanceId} at round ${p.joinedRound}; still ${s ?? 'not in the registry'} ${this.round - p.joinedRound} rounds later`,
+            );
           }
           this.players.delete(p.name);
         }
@@ -318,10 +379,14 @@ export class Simulation {
   private async operatorTouches(id: string): Promise<void> {
     this.touched.add(id);
     this.touchedEver.add(id);
-    await this.report([...this.players.values()].filter((p) => p.instanceId === id).map((p) => {
-      this.players.delete(p.name);
-      return this.event('disconnect', p);
-    }));
+    await this.report(
+      [...this.players.values()]
+        .filter((p) => p.instanceId === id)
+        .map((p) => {
+          this.players.delete(p.name);
+          return this.event('disconnect', p);
+        }),
+    );
   }
 
   private async hostFault(host: SimHost): Promise<void> {
@@ -347,8 +412,14 @@ export class Simulation {
       return r;
     };
     switch (step.kind) {
-      case 'create': await act('POST', '/instances', { groupId: 'survival', variantId: 'main' }); break;
-      case 'start': case 'resume': case 'pause': case 'restart': case 'stop':
+      case 'create':
+        await act('POST', '/instances', { groupId: 'survival', variantId: 'main' });
+        break;
+      case 'start':
+      case 'resume':
+      case 'pause':
+      case 'restart':
+      case 'stop':
         if (target) {
           await this.operatorTouches(target.id);
           await act('POST', `/instances/${target.id}/${step.kind}`, step.kind === 'stop' ? {} : undefined);
@@ -357,24 +428,38 @@ export class Simulation {
       case 'stop-backup':
         if (target) {
           await this.operatorTouches(target.id);
-          await act('POST', `/instances/${target.id}/stop`, { backup: true, failurePolicy: step.variant < 0.5 ? 'abort_stop' : 'stop_without_backup' });
+          await act('POST', `/instances/${target.id}/stop`, {
+            backup: true,
+            failurePolicy: step.variant < 0.5 ? 'abort_stop' : 'stop_without_backup',
+          });
         }
         break;
       case 'delete':
         if (target) {
           await this.operatorTouches(target.id);
-          const scopes = [['container'], ['technical'], ['container', 'player_data'], ['technical', 'player_data', 'backups']][Math.floor(step.variant * 4)]!;
-          const r = await act('DELETE', `/instances/${target.id}`, { scopes, ...(scopes.includes('player_data') ? { confirm: target.name } : {}) });
+          const scopes = [['container'], ['technical'], ['container', 'player_data'], ['technical', 'player_data', 'backups']][
+            Math.floor(step.variant * 4)
+          ]!;
+          const r = await act('DELETE', `/instances/${target.id}`, {
+            scopes,
+            ...(scopes.includes('player_data') ? { confirm: target.name } : {}),
+          });
           if (r.status < 300 && scopes.includes('player_data')) this.wiped.add(target.id);
         }
         break;
       case 'update':
         if (target) {
           await this.operatorTouches(target.id);
-          await act('POST', `/instances/${target.id}/update`, { image: step.variant < 0.5 ? 'sim/game:2' : 'sim/game:1', confirm: true, backup: step.variant < 0.25 });
+          await act('POST', `/instances/${target.id}/update`, {
+            image: step.variant < 0.5 ? 'sim/game:2' : 'sim/game:1',
+            confirm: true,
+            backup: step.variant < 0.25,
+          });
         }
         break;
-      case 'backup': if (target) await act('POST', `/instances/${target.id}/backup`, { reason: 'sim', stop: step.variant < 0.3 }); break;
+      case 'backup':
+        if (target) await act('POST', `/instances/${target.id}/backup`, { reason: 'sim', stop: step.variant < 0.3 });
+        break;
       case 'restore':
         if (target) {
           const list = await this.api('GET', `/instances/${target.id}/backups`);
@@ -389,18 +474,39 @@ export class Simulation {
       case 'settings':
         if (target) {
           await this.operatorTouches(target.id);
-          await act('PATCH', `/instances/${target.id}/settings`, { settings: { MOTD: `motd-${index}` }, mode: step.variant < 0.5 ? 'immediate' : 'next_start' });
+          await act('PATCH', `/instances/${target.id}/settings`, {
+            settings: { MOTD: `motd-${index}` },
+            mode: step.variant < 0.5 ? 'immediate' : 'next_start',
+          });
         }
         break;
-      case 'idle-tiers': if (target) await act('PUT', `/instances/${target.id}/idle-tiers`, { idleTiers: this.pick(TIER_SETS, step.variant) }); break;
-      case 'group-idle-tiers': await act('PUT', `/groups/${this.pick(GROUPS, step.pick)}/idle-tiers`, { idleTiers: this.pick(TIER_SETS, step.variant) }); break;
-      case 'system-idle-tiers': await act('PUT', '/system/idle-tiers', { idleTiers: this.pick(TIER_SETS.filter((t) => t !== null), step.variant) }); break;
+      case 'idle-tiers':
+        if (target) await act('PUT', `/instances/${target.id}/idle-tiers`, { idleTiers: this.pick(TIER_SETS, step.variant) });
+        break;
+      case 'group-idle-tiers':
+        await act('PUT', `/groups/${this.pick(GROUPS, step.pick)}/idle-tiers`, { idleTiers: this.pick(TIER_SETS, step.variant) });
+        break;
+      case 'system-idle-tiers':
+        await act('PUT', '/system/idle-tiers', {
+          idleTiers: this.pick(
+            TIER_SETS.filter((t) => t !== null),
+            step.variant,
+          ),
+        });
+        break;
       case 'scaling': {
         const scaling = this.pick(SCALINGS, step.variant)!;
-        await act('PUT', '/groups/lobby', { kind: 'ephemeral', caps: { maxInstances: step.pick < 0.5 ? 5 : 3 }, variants: [{ id: 'main', template: { name: 'sim', version: '1' }, env: {} }], scaling });
+        await act('PUT', '/groups/lobby', {
+          kind: 'ephemeral',
+          caps: { maxInstances: step.pick < 0.5 ? 5 : 3 },
+          variants: [{ id: 'main', template: { name: 'sim', version: '1' }, env: {} }],
+          scaling,
+        });
         break;
       }
-      case 'spawn': await act('POST', '/groups/lobby/spawn', {}); break;
+      case 'spawn':
+        await act('POST', '/groups/lobby/spawn', {});
+        break;
       case 'despawn': {
         const lobby = all.filter((i) => i.groupId === 'lobby');
         const t = this.pick(lobby, step.pick);
@@ -417,7 +523,14 @@ export class Simulation {
         note(`→ join ${groupId} ${r.status} ${JSON.stringify(r.body)}`);
         if (r.status === 200) {
           const answer = r.body as unknown as GroupJoinAnswer;
-          this.players.set(name, { name, groupId, instanceId: answer.instanceId, sessionId: `s${++this.sessionSeq}`, status: 'waiting', joinedRound: this.round });
+          this.players.set(name, {
+            name,
+            groupId,
+            instanceId: answer.instanceId,
+            sessionId: `s${++this.sessionSeq}`,
+            status: 'waiting',
+            joinedRound: this.round,
+          });
         }
         break;
       }
@@ -444,8 +557,12 @@ export class Simulation {
         }
         break;
       }
-      case 'kill-agent': case 'lose-host': {
-        const host = this.pick([...this.agents.hosts.values()].filter((h) => h.agentUp), step.pick);
+      case 'kill-agent':
+      case 'lose-host': {
+        const host = this.pick(
+          [...this.agents.hosts.values()].filter((h) => h.agentUp),
+          step.pick,
+        );
         if (!host) break;
         await this.hostFault(host);
         const machine = step.kind === 'lose-host';
@@ -455,15 +572,23 @@ export class Simulation {
         const rounds = step.variant < 0.5 ? 2 : 8 + Math.floor(step.variant * 20);
         this.downUntil.set(host.id, { round: this.round + rounds, machine });
         if (machine) {
-          await this.report([...this.players.values()].filter((p) => host.containers.has(p.instanceId) || this.faulted.has(p.instanceId)).map((p) => {
-            this.players.delete(p.name);
-            return this.event('disconnect', p);
-          }));
+          await this.report(
+            [...this.players.values()]
+              .filter((p) => host.containers.has(p.instanceId) || this.faulted.has(p.instanceId))
+              .map((p) => {
+                this.players.delete(p.name);
+                return this.event('disconnect', p);
+              }),
+          );
         }
         note(`→ ${host.id} down for ${rounds} rounds`);
         break;
       }
-      case 'slow-agent': case 'lose-answers': case 'port-taken': case 'pull-fails': case 'disk-full': {
+      case 'slow-agent':
+      case 'lose-answers':
+      case 'port-taken':
+      case 'pull-fails':
+      case 'disk-full': {
         const host = this.pick([...this.agents.hosts.values()], step.pick)!;
         await this.hostFault(host);
         const f = host.faults;
@@ -476,15 +601,27 @@ export class Simulation {
         break;
       }
       case 'crash': {
-        const host = this.pick([...this.agents.hosts.values()].filter((h) => [...h.containers.values()].some((c) => c.state === 'running')), step.pick);
-        const c = host ? this.pick([...host.containers.values()].filter((x) => x.state === 'running'), step.variant) : undefined;
+        const host = this.pick(
+          [...this.agents.hosts.values()].filter((h) => [...h.containers.values()].some((c) => c.state === 'running')),
+          step.pick,
+        );
+        const c = host
+          ? this.pick(
+              [...host.containers.values()].filter((x) => x.state === 'running'),
+              step.variant,
+            )
+          : undefined;
         if (host && c) {
           this.faulted.add(c.instanceId);
           this.agents.crash(host, c.instanceId);
-          await this.report([...this.players.values()].filter((p) => p.instanceId === c.instanceId).map((p) => {
-            this.players.delete(p.name);
-            return this.event('disconnect', p);
-          }));
+          await this.report(
+            [...this.players.values()]
+              .filter((p) => p.instanceId === c.instanceId)
+              .map((p) => {
+                this.players.delete(p.name);
+                return this.event('disconnect', p);
+              }),
+          );
           note(`→ ${c.instanceId} on ${host.id} exited`);
         }
         break;
@@ -494,7 +631,9 @@ export class Simulation {
         await this.boot();
         note('→ orchestrator restarted');
         break;
-      case 'wait': note(''); break;
+      case 'wait':
+        note('');
+        break;
     }
     await this.settle(Math.max(1, Math.round(step.advanceMs / ROUND_MS)));
   }
@@ -528,7 +667,9 @@ export class Simulation {
     this.outlook.clear();
     for (const g of GROUPS) {
       const r = await this.api('GET', `/groups/${g}/fleet`);
-      for (const i of (r.body.instances as { id: string; next: { action: string; dueAt: string; tier: string } | null }[] | undefined) ?? []) this.outlook.set(i.id, i.next);
+      for (const i of (r.body.instances as { id: string; next: { action: string; dueAt: string; tier: string } | null }[] | undefined) ??
+        [])
+        this.outlook.set(i.id, i.next);
     }
   }
 
@@ -540,9 +681,18 @@ export class Simulation {
       if (e.action !== 'instance.idle' || !e.targetId) continue;
       const shown = this.outlook.get(e.targetId);
       const action = String(e.params.action);
-      if (!shown) this.fail('countdown', `the provisioner applied idle ${action} to ${e.targetId} while its fleet view showed no tier ahead`);
-      else if (shown.action !== action) this.fail('countdown', `the provisioner applied idle ${action} to ${e.targetId}; its fleet view showed ${shown.action} (tier ${shown.tier})`);
-      else if (Date.parse(shown.dueAt) > this.clock.now()) this.fail('countdown', `idle ${action} of ${e.targetId} fired at ${new Date(this.clock.now()).toISOString()}, before the ${shown.dueAt} shown`);
+      if (!shown)
+        this.fail('countdown', `the provisioner applied idle ${action} to ${e.targetId} while its fleet view showed no tier ahead`);
+      else if (shown.action !== action)
+        this.fail(
+          'countdown',
+          `the provisioner applied idle ${action} to ${e.targetId}; its fleet view showed ${shown.action} (tier ${shown.tier})`,
+        );
+      else if (Date.parse(shown.dueAt) > this.clock.now())
+        this.fail(
+          'countdown',
+          `idle ${action} of ${e.targetId} fired at ${new Date(this.clock.now()).toISOString()}, before the ${shown.dueAt} shown`,
+        );
     }
   }
 
@@ -555,11 +705,15 @@ export class Simulation {
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     for (const [groupId, n] of counts) {
       const g = groups.get(groupId);
-      const caps = [g?.caps.maxInstances, (g?.scaling as { maxInstances?: number } | null | undefined)?.maxInstances].filter((x): x is number => typeof x === 'number');
+      const caps = [g?.caps.maxInstances, (g?.scaling as { maxInstances?: number } | null | undefined)?.maxInstances].filter(
+        (x): x is number => typeof x === 'number',
+      );
       const cap = Math.min(...caps);
-      if (n > cap && n > (this.groupCount.get(groupId) ?? 0)) this.fail('caps', `group ${groupId} grew to ${n} instances, over its limit ${cap}`);
+      if (n > cap && n > (this.groupCount.get(groupId) ?? 0))
+        this.fail('caps', `group ${groupId} grew to ${n} instances, over its limit ${cap}`);
     }
-    if (total > MAX_TOTAL && total > this.total) this.fail('caps', `the cloud grew to ${total} instances, over ENDERCLOUD_MAX_INSTANCES=${MAX_TOTAL}`);
+    if (total > MAX_TOTAL && total > this.total)
+      this.fail('caps', `the cloud grew to ${total} instances, over ENDERCLOUD_MAX_INSTANCES=${MAX_TOTAL}`);
     this.groupCount = counts;
     this.total = total;
 
@@ -567,10 +721,13 @@ export class Simulation {
     for (const [id, prev] of before) {
       const cur = byId.get(id);
       const curState = cur?.state ?? 'deleted';
-      const wentToSleep = !(SLEEPY as readonly string[]).includes(prev.state) && ((SLEEPY as readonly string[]).includes(curState) || curState === 'deleted');
+      const wentToSleep =
+        !(SLEEPY as readonly string[]).includes(prev.state) && ((SLEEPY as readonly string[]).includes(curState) || curState === 'deleted');
       if (!wentToSleep || this.touched.has(id) || this.faulted.has(id)) continue;
-      if (heldBefore.has(id) && cur?.sessionId !== null) this.fail('allocated', `allocated instance ${id} went ${prev.state} → ${curState}`);
-      if (playedBefore.has(id) && [...this.players.values()].some((p) => p.instanceId === id)) this.fail('players', `instance ${id} with a player on it went ${prev.state} → ${curState}`);
+      if (heldBefore.has(id) && cur?.sessionId !== null)
+        this.fail('allocated', `allocated instance ${id} went ${prev.state} → ${curState}`);
+      if (playedBefore.has(id) && [...this.players.values()].some((p) => p.instanceId === id))
+        this.fail('players', `instance ${id} with a player on it went ${prev.state} → ${curState}`);
     }
     for (const i of now) {
       if (FAILED.includes(i.state) && !this.faulted.has(i.id) && !(i.hostId && this.faulted.has(i.hostId))) {
@@ -590,10 +747,14 @@ export class Simulation {
       let verified = false;
       for (const b of await this.o.store.storedBackups.listForInstance(i.id)) {
         const file = path.join(this.o.ctx.backupStore.dir, b.storedPath);
-        const bytes = await stat(file).then(() => readFile(file), () => undefined);
+        const bytes = await stat(file).then(
+          () => readFile(file),
+          () => undefined,
+        );
         if (bytes && createHash('sha256').update(bytes).digest('hex') === b.sha256) verified = true;
       }
-      if (!verified) this.fail('data', `persistent instance ${i.id} (${i.state}) has no world directory on any host and no verified backup`);
+      if (!verified)
+        this.fail('data', `persistent instance ${i.id} (${i.state}) has no world directory on any host and no verified backup`);
     }
   }
 }

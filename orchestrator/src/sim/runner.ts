@@ -36,7 +36,7 @@ export async function shrink(seed: number, count: number, failing: RunResult, bu
     return true;
   };
   for (let chunk = Math.max(1, Math.floor(keep.length / 2)); chunk >= 1; chunk = Math.floor(chunk / 2)) {
-    for (let start = 0; start < keep.length && runs < budget; ) {
+    for (let start = 0; start < keep.length && runs < budget;) {
       const candidate = [...keep.slice(0, start), ...keep.slice(start + chunk)];
       if (candidate.length > 0 && (await tryKeep(candidate))) continue;
       start += chunk;
@@ -56,8 +56,10 @@ export function formatFailure(f: Failure, count: number): string {
     `VIOLATION of "${v.invariant}" with seed ${f.seed}: ${v.message}`,
     `shortest failing sequence (${f.keep.length} steps):`,
     ...f.keep.map((i) => `  [${i}] ${describeStep(stepsOf(f.seed, count)[i]!)}`),
-    'trace:', ...f.result.trace.map((l) => `  ${l}`),
-    'state at the failure:', ...f.result.state.map((l) => `  ${l}`),
+    'trace:',
+    ...f.result.trace.map((l) => `  ${l}`),
+    'state at the failure:',
+    ...f.result.state.map((l) => `  ${l}`),
     `replay: ${replayCommand(f.seed, count, f.keep)}`,
   ].join('\n');
 }
@@ -69,14 +71,23 @@ export interface SeedsSummary {
 }
 
 /** Runs seeds first..first+n-1; each failure is shrunk (when `shrinkFailures`). */
-export async function runSeeds(first: number, n: number, count: number, opts: { shrinkFailures?: boolean; onSeed?: (seed: number, r: RunResult) => void } = {}): Promise<SeedsSummary> {
+export async function runSeeds(
+  first: number,
+  n: number,
+  count: number,
+  opts: { shrinkFailures?: boolean; onSeed?: (seed: number, r: RunResult) => void } = {},
+): Promise<SeedsSummary> {
   const t0 = performance.now();
   const failures: Failure[] = [];
   for (let seed = first; seed < first + n; seed++) {
     const r = await runSteps(seed, stepsOf(seed, count));
     opts.onSeed?.(seed, r);
     if (!r.violation) continue;
-    failures.push(opts.shrinkFailures === false ? { seed, keep: Array.from({ length: r.violation.step + 1 }, (_, i) => i), result: r } : await shrink(seed, count, r));
+    failures.push(
+      opts.shrinkFailures === false
+        ? { seed, keep: Array.from({ length: r.violation.step + 1 }, (_, i) => i), result: r }
+        : await shrink(seed, count, r),
+    );
   }
   return { seeds: n, failures, elapsedMs: performance.now() - t0 };
 }

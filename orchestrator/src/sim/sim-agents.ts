@@ -87,7 +87,12 @@ const MUTATING = new Set(['PUT', 'POST', 'DELETE']);
 const noFaults = (): HostFaults => ({ pullFails: 0, portTaken: 0, diskFull: 0, lostAnswers: 0, slowMs: 0 });
 
 class Refusal extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly retryable?: boolean) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retryable?: boolean,
+  ) {
     super(message);
   }
 }
@@ -105,8 +110,16 @@ export class SimAgents implements AgentTransport {
 
   addHost(id: string, portFirst: number): SimHost {
     const host: SimHost = {
-      id, agentUp: true, machineUp: true, bootId: `${id}-boot-0`, portRange: { first: portFirst, last: portFirst + 49 },
-      containers: new Map(), data: new Set(), backups: new Map(), faults: noFaults(), epoch: 0,
+      id,
+      agentUp: true,
+      machineUp: true,
+      bootId: `${id}-boot-0`,
+      portRange: { first: portFirst, last: portFirst + 49 },
+      containers: new Map(),
+      data: new Set(),
+      backups: new Map(),
+      faults: noFaults(),
+      epoch: 0,
     };
     this.hosts.set(id, host);
     return host;
@@ -119,9 +132,13 @@ export class SimAgents implements AgentTransport {
   /** The heartbeat a real agent of this host sends (the contract's body). */
   heartbeat(host: SimHost): Api.AgentHeartbeatBody {
     return {
-      controlUrl: this.controlUrl(host.id), gameAddress: `${host.id}.game.invalid`, version: 'sim', bootId: host.bootId,
+      controlUrl: this.controlUrl(host.id),
+      gameAddress: `${host.id}.game.invalid`,
+      version: 'sim',
+      bootId: host.bootId,
       resources: { cpuCount: 4, memoryTotalBytes: 4 * 1024 ** 3, memoryAvailableBytes: 3 * 1024 ** 3, diskFreeBytes: 50 * 1024 ** 3 },
-      portRange: host.portRange, heartbeatIntervalMs: 1900,
+      portRange: host.portRange,
+      heartbeatIntervalMs: 1900,
     };
   }
 
@@ -177,7 +194,9 @@ export class SimAgents implements AgentTransport {
       return answer;
     } catch (err) {
       if (err instanceof Refusal) {
-        return json(err.status, { error: { code: err.code, message: err.message, ...(err.retryable !== undefined ? { retryable: err.retryable } : {}) } });
+        return json(err.status, {
+          error: { code: err.code, message: err.message, ...(err.retryable !== undefined ? { retryable: err.retryable } : {}) },
+        });
       }
       throw err;
     }
@@ -192,15 +211,33 @@ export class SimAgents implements AgentTransport {
     if (n === 2) this.twice.push(`command ${commandId} did "${verb}" on ${instanceId} (host ${host.id}) twice`);
   }
 
-  private route(host: SimHost, method: string, route: string, query: URLSearchParams, body: unknown, commandId: string | null): AgentAnswer {
-    if (method === 'GET' && route === '/instances') return json(200, { instances: [...host.containers.values()].map((c) => this.entry(host, c)) } satisfies Api.InventoryAnswer);
-    if (method === 'GET' && route === '/instances/stats') return json(200, { collectedAt: new Date(this.clock.now()).toISOString(), instances: [] } satisfies Api.InstanceStatsAnswer);
-    if (method === 'GET' && route === '/health') return json(200, { status: 'ok', agentId: host.id, version: 'sim', engine: 'reachable' } satisfies Api.HealthAnswer);
+  private route(
+    host: SimHost,
+    method: string,
+    route: string,
+    query: URLSearchParams,
+    body: unknown,
+    commandId: string | null,
+  ): AgentAnswer {
+    if (method === 'GET' && route === '/instances')
+      return json(200, { instances: [...host.containers.values()].map((c) => this.entry(host, c)) } satisfies Api.InventoryAnswer);
+    if (method === 'GET' && route === '/instances/stats')
+      return json(200, { collectedAt: new Date(this.clock.now()).toISOString(), instances: [] } satisfies Api.InstanceStatsAnswer);
+    if (method === 'GET' && route === '/health')
+      return json(200, { status: 'ok', agentId: host.id, version: 'sim', engine: 'reachable' } satisfies Api.HealthAnswer);
     if (method === 'POST' && route === '/cleanup') return json(200, this.cleanup(host, body as Api.CleanupBody, commandId));
     if (method === 'GET' && route === '/images/inspect') {
       const ref = query.get('ref') ?? '';
       const id = `sha256:${createHash('sha256').update(ref).digest('hex')}`;
-      return json(200, { ref, id, repoDigests: [], created: null, sizeBytes: 1000, user: '', pulled: query.get('pull') === 'true' } satisfies Api.ImageInfo);
+      return json(200, {
+        ref,
+        id,
+        repoDigests: [],
+        created: null,
+        sizeBytes: 1000,
+        user: '',
+        pulled: query.get('pull') === 'true',
+      } satisfies Api.ImageInfo);
     }
     if (method === 'GET' && route === '/kept-data') return json(200, { keptData: this.kept(host) } satisfies Api.KeptDataList);
     const m = /^\/instances\/([^/]+)(\/.*)?$/.exec(route);
@@ -213,29 +250,49 @@ export class SimAgents implements AgentTransport {
       return c;
     };
     switch (`${method} ${rest}`) {
-      case 'PUT ': return json(200, this.create(host, id, body as Api.CreateInstanceBody, commandId));
-      case 'GET ': return json(200, { ...this.entry(host, need()), createdAt: new Date(need().createdAt).toISOString() } satisfies Api.InstanceDetails);
-      case 'DELETE ': return json(200, this.remove(host, id, (body ?? {}) as Api.DeleteScope, commandId));
-      case 'POST /start': return json(200, this.start(host, need(), commandId));
-      case 'POST /pause': return json(200, this.setState(host, need(), 'running', 'paused', commandId, 'pause'));
-      case 'POST /unpause': return json(200, this.setState(host, need(), 'paused', 'running', commandId, 'unpause'));
-      case 'POST /stop': return json(200, this.stop(host, need(), commandId));
-      case 'POST /replace': return json(200, this.replace(host, need(), body as Api.ReplaceBody, commandId));
+      case 'PUT ':
+        return json(200, this.create(host, id, body as Api.CreateInstanceBody, commandId));
+      case 'GET ':
+        return json(200, {
+          ...this.entry(host, need()),
+          createdAt: new Date(need().createdAt).toISOString(),
+        } satisfies Api.InstanceDetails);
+      case 'DELETE ':
+        return json(200, this.remove(host, id, (body ?? {}) as Api.DeleteScope, commandId));
+      case 'POST /start':
+        return json(200, this.start(host, need(), commandId));
+      case 'POST /pause':
+        return json(200, this.setState(host, need(), 'running', 'paused', commandId, 'pause'));
+      case 'POST /unpause':
+        return json(200, this.setState(host, need(), 'paused', 'running', commandId, 'unpause'));
+      case 'POST /stop':
+        return json(200, this.stop(host, need(), commandId));
+      case 'POST /replace':
+        return json(200, this.replace(host, need(), body as Api.ReplaceBody, commandId));
       case 'GET /logs': {
         const x = need();
         const up = x.state === 'running' && x.startedAt !== null && this.clock.now() - x.startedAt >= BOOT_MS;
-        return { status: 200, headers: { 'content-type': 'text/plain' }, body: Readable.from([Buffer.from(up ? `Starting\nDone (1.5s)! For help, type "help"\n` : 'Starting\n')]) };
+        return {
+          status: 200,
+          headers: { 'content-type': 'text/plain' },
+          body: Readable.from([Buffer.from(up ? `Starting\nDone (1.5s)! For help, type "help"\n` : 'Starting\n')]),
+        };
       }
-      case 'POST /backups': return json(200, this.backup(host, need(), body as Api.CreateBackupBody, commandId));
-      case 'GET /backups': return json(200, { backups: [...(host.backups.get(id)?.values() ?? [])].map((b) => b.info) } satisfies Api.BackupList);
+      case 'POST /backups':
+        return json(200, this.backup(host, need(), body as Api.CreateBackupBody, commandId));
+      case 'GET /backups':
+        return json(200, { backups: [...(host.backups.get(id)?.values() ?? [])].map((b) => b.info) } satisfies Api.BackupList);
       case 'DELETE /backups': {
         const n = host.backups.get(id)?.size ?? 0;
         host.backups.delete(id);
         return json(200, { deleted: n } satisfies Api.BackupsDeleted);
       }
-      case 'POST /restore': return json(200, this.restore(host, id, body as Api.RestoreBody, commandId));
-      case 'POST /rcon': return json(200, { response: '' } satisfies Api.RconAnswer);
-      default: break;
+      case 'POST /restore':
+        return json(200, this.restore(host, id, body as Api.RestoreBody, commandId));
+      case 'POST /rcon':
+        return json(200, { response: '' } satisfies Api.RconAnswer);
+      default:
+        break;
     }
     const b = /^\/backups\/([^/]+)(\/archive)?$/.exec(rest);
     if (b) {
@@ -249,7 +306,12 @@ export class SimAgents implements AgentTransport {
         if (!kept) throw new Refusal(404, 'NOT_FOUND', `no backup ${backupId} of ${id}`);
         return {
           status: 200,
-          headers: { 'content-type': 'application/gzip', 'content-length': String(kept.bytes.length), [BACKUP_ARCHIVE_HEADERS.sha256]: kept.info.sha256, [BACKUP_ARCHIVE_HEADERS.createdAt]: kept.info.createdAt },
+          headers: {
+            'content-type': 'application/gzip',
+            'content-length': String(kept.bytes.length),
+            [BACKUP_ARCHIVE_HEADERS.sha256]: kept.info.sha256,
+            [BACKUP_ARCHIVE_HEADERS.createdAt]: kept.info.createdAt,
+          },
           body: Readable.from([kept.bytes]),
         };
       }
@@ -257,7 +319,12 @@ export class SimAgents implements AgentTransport {
         const bytes = body as Buffer;
         const sha256 = createHash('sha256').update(bytes).digest('hex');
         if (sha256 !== query.get('sha256')) throw new Refusal(422, 'CHECKSUM_MISMATCH', `archive hashes to ${sha256}`);
-        const info: Api.BackupInfo = { backupId, sizeBytes: bytes.length, sha256, createdAt: query.get('createdAt') ?? new Date(this.clock.now()).toISOString() };
+        const info: Api.BackupInfo = {
+          backupId,
+          sizeBytes: bytes.length,
+          sha256,
+          createdAt: query.get('createdAt') ?? new Date(this.clock.now()).toISOString(),
+        };
         this.backupsOf(host, id).set(backupId, { info, bytes });
         return json(200, info);
       }
@@ -267,16 +334,36 @@ export class SimAgents implements AgentTransport {
 
   private entry(host: SimHost, c: SimContainer): Api.InventoryEntry {
     return {
-      instanceId: c.instanceId, containerId: c.containerId, containerName: `endercloud-${c.variantId}-${c.instanceId}`, hostPort: c.hostPort,
-      endpoint: `${host.id}.game.invalid:${c.hostPort}`, state: c.state, groupId: c.groupId, variantId: c.variantId, sessionId: c.sessionId,
-      image: c.image, user: c.user, labels: c.labels, exitCode: c.exitCode, oomKilled: false,
-      startedAt: c.startedAt === null ? null : new Date(c.startedAt).toISOString(), finishedAt: c.finishedAt === null ? null : new Date(c.finishedAt).toISOString(), restartCount: 0,
+      instanceId: c.instanceId,
+      containerId: c.containerId,
+      containerName: `endercloud-${c.variantId}-${c.instanceId}`,
+      hostPort: c.hostPort,
+      endpoint: `${host.id}.game.invalid:${c.hostPort}`,
+      state: c.state,
+      groupId: c.groupId,
+      variantId: c.variantId,
+      sessionId: c.sessionId,
+      image: c.image,
+      user: c.user,
+      labels: c.labels,
+      exitCode: c.exitCode,
+      oomKilled: false,
+      startedAt: c.startedAt === null ? null : new Date(c.startedAt).toISOString(),
+      finishedAt: c.finishedAt === null ? null : new Date(c.finishedAt).toISOString(),
+      restartCount: 0,
     };
   }
 
   private endpoint(host: SimHost, c: SimContainer): Api.InstanceEndpoint {
     const e = this.entry(host, c);
-    return { instanceId: e.instanceId, containerId: e.containerId, containerName: e.containerName, hostPort: e.hostPort, endpoint: e.endpoint, state: e.state };
+    return {
+      instanceId: e.instanceId,
+      containerId: e.containerId,
+      containerName: e.containerName,
+      hostPort: e.hostPort,
+      endpoint: e.endpoint,
+      state: e.state,
+    };
   }
 
   private freePort(host: SimHost): number {
@@ -300,9 +387,21 @@ export class SimAgents implements AgentTransport {
       throw new Refusal(502, 'IMAGE_PULL_FAILED', `pulling image ${body.image} failed: manifest unknown`, false);
     }
     const c: SimContainer = {
-      instanceId: id, containerId: `ctr-${++this.containerSeq}`, groupId: body.groupId, variantId: body.variantId, sessionId: body.sessionId ?? null,
-      image: body.image, user: body.user ?? null, labels: body.labels ?? {}, state: 'created', hostPort: this.freePort(host),
-      exitCode: null, startedAt: null, finishedAt: null, createdAt: this.clock.now(), config: containerConfig(body),
+      instanceId: id,
+      containerId: `ctr-${++this.containerSeq}`,
+      groupId: body.groupId,
+      variantId: body.variantId,
+      sessionId: body.sessionId ?? null,
+      image: body.image,
+      user: body.user ?? null,
+      labels: body.labels ?? {},
+      state: 'created',
+      hostPort: this.freePort(host),
+      exitCode: null,
+      startedAt: null,
+      finishedAt: null,
+      createdAt: this.clock.now(),
+      config: containerConfig(body),
     };
     host.containers.set(id, c);
     host.data.add(id);
@@ -326,7 +425,14 @@ export class SimAgents implements AgentTransport {
     return this.endpoint(host, c);
   }
 
-  private setState(host: SimHost, c: SimContainer, from: Api.ContainerState, to: Api.ContainerState, commandId: string | null, verb: string): Api.InstanceEndpoint {
+  private setState(
+    host: SimHost,
+    c: SimContainer,
+    from: Api.ContainerState,
+    to: Api.ContainerState,
+    commandId: string | null,
+    verb: string,
+  ): Api.InstanceEndpoint {
     if (c.state === to) return this.endpoint(host, c);
     if (c.state !== from) throw new Refusal(409, 'INSTANCE_NOT_RUNNING', `instance ${c.instanceId} is ${c.state}, not ${from}`);
     c.state = to;
@@ -335,7 +441,8 @@ export class SimAgents implements AgentTransport {
   }
 
   private stop(host: SimHost, c: SimContainer, commandId: string | null): Api.StopAnswer {
-    if (c.state !== 'running' && c.state !== 'paused') return { ...this.endpoint(host, c), method: 'none', killed: false, exitCode: c.exitCode };
+    if (c.state !== 'running' && c.state !== 'paused')
+      return { ...this.endpoint(host, c), method: 'none', killed: false, exitCode: c.exitCode };
     this.effect(host, commandId, c.instanceId, `stop@${c.containerId}:${c.startedAt}`);
     c.state = 'exited';
     c.exitCode = 0;
@@ -353,8 +460,18 @@ export class SimAgents implements AgentTransport {
     const previous = c.containerId;
     const wasRunning = c.state === 'running' || c.state === 'paused';
     const next: SimContainer = {
-      ...c, containerId: `ctr-${++this.containerSeq}`, image: body.image, sessionId: body.sessionId ?? null, labels: body.labels ?? {}, user: body.user ?? null,
-      config, state: 'created', exitCode: null, startedAt: null, finishedAt: null, createdAt: this.clock.now(),
+      ...c,
+      containerId: `ctr-${++this.containerSeq}`,
+      image: body.image,
+      sessionId: body.sessionId ?? null,
+      labels: body.labels ?? {},
+      user: body.user ?? null,
+      config,
+      state: 'created',
+      exitCode: null,
+      startedAt: null,
+      finishedAt: null,
+      createdAt: this.clock.now(),
     };
     if (body.newHostPort) {
       host.containers.delete(c.instanceId);
@@ -366,7 +483,12 @@ export class SimAgents implements AgentTransport {
       next.state = 'running';
       next.startedAt = this.clock.now();
     }
-    return { ...this.endpoint(host, next), replaced: true, previousContainerId: previous, stop: wasRunning ? { method: 'signal', killed: false, exitCode: 0 } : null };
+    return {
+      ...this.endpoint(host, next),
+      replaced: true,
+      previousContainerId: previous,
+      stop: wasRunning ? { method: 'signal', killed: false, exitCode: 0 } : null,
+    };
   }
 
   private remove(host: SimHost, id: string, scope: Api.DeleteScope, commandId: string | null): Api.DeleteReport {
@@ -376,7 +498,13 @@ export class SimAgents implements AgentTransport {
     if (scope.paths) pathsRemoved.push(...(host.data.has(id) ? scope.paths : []));
     else if (!scope.keepData) directoryRemoved = host.data.delete(id);
     if (containerRemoved || directoryRemoved) this.effect(host, commandId, id, 'remove');
-    return { instanceId: id, scope: scope.keepData ? 'container' : scope.paths ? 'paths' : 'all', containerRemoved, directoryRemoved, pathsRemoved };
+    return {
+      instanceId: id,
+      scope: scope.keepData ? 'container' : scope.paths ? 'paths' : 'all',
+      containerRemoved,
+      directoryRemoved,
+      pathsRemoved,
+    };
   }
 
   private cleanup(host: SimHost, body: Api.CleanupBody, commandId: string | null): Api.CleanupReport {
@@ -410,7 +538,13 @@ export class SimAgents implements AgentTransport {
     }
     if (!host.data.has(c.instanceId)) throw new Refusal(404, 'NOT_FOUND', `instance ${c.instanceId} has no data directory`);
     const bytes = Buffer.from(`sim-world ${c.instanceId} ${body.backupId} ${this.clock.now()}`);
-    const info: Api.BackupInfo = { backupId: body.backupId, sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), createdAt: new Date(this.clock.now()).toISOString(), ...(body.paths ? { paths: body.paths } : {}) };
+    const info: Api.BackupInfo = {
+      backupId: body.backupId,
+      sizeBytes: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      createdAt: new Date(this.clock.now()).toISOString(),
+      ...(body.paths ? { paths: body.paths } : {}),
+    };
     this.backupsOf(host, c.instanceId).set(body.backupId, { info, bytes });
     this.effect(host, commandId, c.instanceId, `backup:${body.backupId}`);
     return info;
@@ -426,12 +560,22 @@ export class SimAgents implements AgentTransport {
 
   private kept(host: SimHost): Api.KeptDataEntry[] {
     const ids = new Set([...host.data, ...host.backups.keys()]);
-    return [...ids].filter((id) => !host.containers.has(id)).sort().map((id) => ({ instanceId: id, data: host.data.has(id), backups: [...(host.backups.get(id)?.values() ?? [])].map((b) => b.info) }));
+    return [...ids]
+      .filter((id) => !host.containers.has(id))
+      .sort()
+      .map((id) => ({ instanceId: id, data: host.data.has(id), backups: [...(host.backups.get(id)?.values() ?? [])].map((b) => b.info) }));
   }
 }
 
 function containerConfig(body: Api.CreateInstanceBody | Api.ReplaceBody): string {
-  return JSON.stringify({ image: body.image, env: body.env ?? {}, resources: body.resources, command: body.command ?? null, labels: body.labels ?? {}, sessionId: body.sessionId ?? null });
+  return JSON.stringify({
+    image: body.image,
+    env: body.env ?? {},
+    resources: body.resources,
+    command: body.command ?? null,
+    labels: body.labels ?? {},
+    sessionId: body.sessionId ?? null,
+  });
 }
 
 function json(status: number, value: unknown): AgentAnswer {

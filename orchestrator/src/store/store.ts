@@ -18,10 +18,31 @@
 //   file `<dataDir>/endercloud.db` by default, `postgres://` → PostgreSQL).
 
 import type {
-  ApiToken, AuditEvent, Command, CommandStatus, ConfigRevision, DesiredState, EpochMs, Group, Host,
-  HostHeartbeat, HostStatus, Instance, InstanceHistoryEntry, InstanceState, JsonObject, JsonValue, MaintenanceMode,
-  PlayerSession, Session, TemplateLayer, TemplateVersion, Transfer, UnclaimedRecord,
-  InstallationRequest, InstallationRequestStatus,
+  ApiToken,
+  AuditEvent,
+  Command,
+  CommandStatus,
+  ConfigRevision,
+  DesiredState,
+  EpochMs,
+  Group,
+  Host,
+  HostHeartbeat,
+  HostStatus,
+  Instance,
+  InstanceHistoryEntry,
+  InstanceState,
+  JsonObject,
+  JsonValue,
+  MaintenanceMode,
+  PlayerSession,
+  Session,
+  TemplateLayer,
+  TemplateVersion,
+  Transfer,
+  UnclaimedRecord,
+  InstallationRequest,
+  InstallationRequestStatus,
 } from '../domain/index.js';
 
 export interface Store {
@@ -231,7 +252,11 @@ export interface InstanceRepository {
    * commits with the claim, and only if it claimed. Answers only the fields
    * an allocation needs of the claimed instance (no documents decoded).
    */
-  claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: EpochMs; session?: { groupId: string | null; metadata: JsonObject }; audit?: Omit<AuditEvent, 'id'> }): Promise<ClaimedInstance | undefined>;
+  claimForSession(
+    candidates: readonly ClaimCandidate[],
+    sessionId: string,
+    opts: { now: EpochMs; session?: { groupId: string | null; metadata: JsonObject }; audit?: Omit<AuditEvent, 'id'> },
+  ): Promise<ClaimedInstance | undefined>;
   /**
    * What an allocation's choice reads of a group, in one statement: per
    * instance only the fields rankAllocatable needs (no settings or config
@@ -249,7 +274,11 @@ export interface InstanceRepository {
    * `freedVersion` is the freed instance's version after the release (absent
    * when no instance held the session any more).
    */
-  releaseSession(sessionId: string, now: EpochMs, opts?: { groupIds?: readonly string[]; audit?: Omit<AuditEvent, 'id'> }): Promise<ReleasedSession | undefined>;
+  releaseSession(
+    sessionId: string,
+    now: EpochMs,
+    opts?: { groupIds?: readonly string[]; audit?: Omit<AuditEvent, 'id'> },
+  ): Promise<ReleasedSession | undefined>;
   /**
    * Changes the lifecycle state and appends the history entry in one
    * transaction. With `from`, applies only when the current state is one of
@@ -259,8 +288,13 @@ export interface InstanceRepository {
     id: string,
     to: InstanceState,
     opts: {
-      now: EpochMs; reason: string; from?: InstanceState[]; actor?: string | null; commandId?: string | null;
-      details?: JsonObject | null; patch?: InstancePatch;
+      now: EpochMs;
+      reason: string;
+      from?: InstanceState[];
+      actor?: string | null;
+      commandId?: string | null;
+      details?: JsonObject | null;
+      patch?: InstancePatch;
     },
   ): Promise<Instance | undefined>;
   /** Removes the row (history and revisions go with it; commands and audit stay). */
@@ -432,7 +466,9 @@ export interface UnclaimedRepository {
 
 export interface InstallationRequestRepository {
   /** Inserts a pending request. Duplicate id → CONFLICT. */
-  create(request: Omit<InstallationRequest, 'status' | 'decidedBy' | 'decisionNote' | 'instanceId' | 'decidedAt'>): Promise<InstallationRequest>;
+  create(
+    request: Omit<InstallationRequest, 'status' | 'decidedBy' | 'decisionNote' | 'instanceId' | 'decidedAt'>,
+  ): Promise<InstallationRequest>;
   get(id: string): Promise<InstallationRequest | undefined>;
   /** Oldest first; filtered by requester and/or status. */
   list(filter?: { requestedBy?: string; status?: InstallationRequestStatus }): Promise<InstallationRequest[]>;
@@ -441,7 +477,10 @@ export interface InstallationRequestRepository {
    * returns the decided request, or undefined when it was already decided
    * (two deciders never both win). Throws NOT_FOUND for an unknown id.
    */
-  decide(id: string, decision: { status: 'approved' | 'rejected'; decidedBy: string; note?: string | null; instanceId?: string | null; now: EpochMs }): Promise<InstallationRequest | undefined>;
+  decide(
+    id: string,
+    decision: { status: 'approved' | 'rejected'; decidedBy: string; note?: string | null; instanceId?: string | null; now: EpochMs },
+  ): Promise<InstallationRequest | undefined>;
 }
 
 // ---------------------------------------------------------------- leases (HA)

@@ -47,7 +47,8 @@ function parseExitCode(value: string): number {
 
 function parseVersion(value: string): BundledVersion {
   const v = value.trim();
-  if (!(BUNDLED_VERSIONS as readonly string[]).includes(v)) throw new Error(`"${value}" is not bundled (one of ${BUNDLED_VERSIONS.join(', ')})`);
+  if (!(BUNDLED_VERSIONS as readonly string[]).includes(v))
+    throw new Error(`"${value}" is not bundled (one of ${BUNDLED_VERSIONS.join(', ')})`);
   return v as BundledVersion;
 }
 

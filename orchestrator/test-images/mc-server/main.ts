@@ -221,5 +221,8 @@ function propertiesMotd(dataDir: string): string | undefined {
   }
   const line = text.split(/\r?\n/).find((l) => /^\s*motd\s*[=:]/.test(l));
   if (line === undefined) return undefined;
-  return line.replace(/^\s*motd\s*[=:]\s*/, '').replace(/\\u([0-9a-fA-F]{4})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16))).replace(/\\(.)/g, '$1');
+  return line
+    .replace(/^\s*motd\s*[=:]\s*/, '')
+    .replace(/\\u([0-9a-fA-F]{4})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)))
+    .replace(/\\(.)/g, '$1');
 }

@@ -17,7 +17,6 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-
 const createBody = { groupId: 'g', variantId: 'v', image: 'busybox:test', layers: [], resources: { memoryMb: 64 } };
 const epoch = (n: number) => ({ 'x-leader-epoch': String(n) });
 
@@ -45,7 +44,12 @@ describe('agent epoch fencing', () => {
   it('refuses a mutating call with an older epoch (409 STALE_LEADER), never a read, and acts on the current and newer ones', async () => {
     const { app, runtime } = await memoryAgentApp(base, path.join(base, 'rt1'));
     try {
-      const created = await app.inject({ method: 'PUT', url: '/api/v1/instances/i-1', payload: { ...createBody, start: false }, headers: epoch(2) });
+      const created = await app.inject({
+        method: 'PUT',
+        url: '/api/v1/instances/i-1',
+        payload: { ...createBody, start: false },
+        headers: epoch(2),
+      });
       expect(created.statusCode).toBe(200);
       const stale = await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/start', payload: {}, headers: epoch(1) });
       expect(stale.statusCode).toBe(409);
@@ -56,10 +60,19 @@ describe('agent epoch fencing', () => {
       expect(runtime.containers.size).toBe(1);
       // Reads are not fenced: a standby or an old leader may still look.
       expect((await app.inject({ method: 'GET', url: '/api/v1/instances', headers: epoch(1) })).statusCode).toBe(200);
-      expect((await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/start', payload: {}, headers: epoch(2) })).statusCode).toBe(200);
-      expect((await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/stop', payload: {}, headers: epoch(3) })).statusCode).toBe(200);
-      expect((await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/start', payload: {}, headers: epoch(2) })).json().error.code).toBe('STALE_LEADER');
-      expect((await app.inject({ method: 'PUT', url: '/api/v1/instances/i-1', payload: createBody, headers: { 'x-leader-epoch': 'x' } })).statusCode).toBe(400);
+      expect((await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/start', payload: {}, headers: epoch(2) })).statusCode).toBe(
+        200,
+      );
+      expect((await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/stop', payload: {}, headers: epoch(3) })).statusCode).toBe(
+        200,
+      );
+      expect(
+        (await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/start', payload: {}, headers: epoch(2) })).json().error.code,
+      ).toBe('STALE_LEADER');
+      expect(
+        (await app.inject({ method: 'PUT', url: '/api/v1/instances/i-1', payload: createBody, headers: { 'x-leader-epoch': 'x' } }))
+          .statusCode,
+      ).toBe(400);
     } finally {
       await app.close();
     }

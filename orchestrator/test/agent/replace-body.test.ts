@@ -22,7 +22,11 @@ describe('POST /instances/:id/replace body', () => {
       const create = { groupId: 'g', variantId: 'v', image: 'busybox:test', layers: [], resources: { memoryMb: 64 } };
       expect((await app.inject({ method: 'PUT', url: '/api/v1/instances/i-r', payload: create })).statusCode).toBe(200);
       const { layers, ...replace } = create;
-      const refused = await app.inject({ method: 'POST', url: '/api/v1/instances/i-r/replace', payload: { ...replace, layers, start: false } });
+      const refused = await app.inject({
+        method: 'POST',
+        url: '/api/v1/instances/i-r/replace',
+        payload: { ...replace, layers, start: false },
+      });
       expect(refused.statusCode).toBe(400);
       expect(refused.json().error).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('body/layers') });
       const replaced = await app.inject({ method: 'POST', url: '/api/v1/instances/i-r/replace', payload: { ...replace, start: false } });

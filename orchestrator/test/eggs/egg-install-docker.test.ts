@@ -69,39 +69,84 @@ let url = '';
 let outsideDir = '';
 
 function egg(): Loose {
-  const base = JSON.parse(readFileSync(new URL('../fixtures/eggs/test-server.v2.json', import.meta.url), 'utf8').replaceAll('endercloud-test/mc-server:TAG', mcServerImageTag())) as Loose;
+  const base = JSON.parse(
+    readFileSync(new URL('../fixtures/eggs/test-server.v2.json', import.meta.url), 'utf8').replaceAll(
+      'endercloud-test/mc-server:TAG',
+      mcServerImageTag(),
+    ),
+  ) as Loose;
   base.scripts.installation = { script: SCRIPT.replaceAll('\n', '\r\n'), container: installerImageTag, entrypoint: 'bash' };
   base.variables.push(
-    { name: 'Mode', description: '', env_variable: 'MODE', default_value: 'ok', user_viewable: true, user_editable: true, rules: 'required|string|in:ok,fail,slow', field_type: 'text' },
-    { name: 'Outside', description: '', env_variable: 'OUTSIDE', default_value: '/', user_viewable: true, user_editable: true, rules: 'required|string', field_type: 'text' },
+    {
+      name: 'Mode',
+      description: '',
+      env_variable: 'MODE',
+      default_value: 'ok',
+      user_viewable: true,
+      user_editable: true,
+      rules: 'required|string|in:ok,fail,slow',
+      field_type: 'text',
+    },
+    {
+      name: 'Outside',
+      description: '',
+      env_variable: 'OUTSIDE',
+      default_value: '/',
+      user_viewable: true,
+      user_editable: true,
+      rules: 'required|string',
+      field_type: 'text',
+    },
   );
   return base;
 }
 let installerImageTag = '';
 
 async function waitState(id: string, state: string, timeoutMs = 45_000): Promise<Loose> {
-  return waitFor(`instance ${id} ${state}`, async () => {
-    const i = (await call('GET', `/instances/${id}`)).body;
-    if (i.state === 'error' && state !== 'error') throw new Error(`instance ${id} in error: ${i.stateReason}`);
-    return i.state === state ? i : undefined;
-  }, timeoutMs, 100);
+  return waitFor(
+    `instance ${id} ${state}`,
+    async () => {
+      const i = (await call('GET', `/instances/${id}`)).body;
+      if (i.state === 'error' && state !== 'error') throw new Error(`instance ${id} in error: ${i.stateReason}`);
+      return i.state === state ? i : undefined;
+    },
+    timeoutMs,
+    100,
+  );
 }
-const history = async (id: string): Promise<string> => ((await call('GET', `/instances/${id}/history?limit=200`)).body.history as Loose[]).map((h) => `${h.to ?? ''}: ${h.reason ?? ''}`).join('\n');
+const history = async (id: string): Promise<string> =>
+  ((await call('GET', `/instances/${id}/history?limit=200`)).body.history as Loose[])
+    .map((h) => `${h.to ?? ''}: ${h.reason ?? ''}`)
+    .join('\n');
 const dir = (id: string): string => join(agent.runtimeDirectory, 'instances', id);
 const installContainers = async (id: string) => docker().listContainers({ all: true, filters: { label: [`orchestrator.install=${id}`] } });
 
 beforeAll(async () => {
   installerImageTag = await ensureImage(installerImage);
-  stack = await startRealAgentStack({ agentId: `${RUN}-host`, env: { ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms' } });
+  stack = await startRealAgentStack({
+    agentId: `${RUN}-host`,
+    env: { ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms' },
+  });
   ({ agent, call } = stack);
   url = await stack.o.app.listen({ host: '127.0.0.1', port: 0 });
   outsideDir = mkdtempSync(join(tmpdir(), `${RUN}-outside-`));
   writeFileSync(join(outsideDir, 'host-file'), 'host\n');
   expect((await call('POST', '/templates/import-egg', { egg: egg(), name: 'egg-inst', version: '1', memoryMb: 256 })).status).toBe(201);
-  expect((await call('POST', '/templates/import-egg', { egg: egg(), name: 'egg-inst', version: '2', memoryMb: 256, installTimeoutMs: 3000 })).status).toBe(201);
-  expect((await call('PUT', '/groups/inst', {
-    kind: 'persistent', variants: [{ id: 'v1', template: { name: 'egg-inst', version: '1' } }, { id: 'v2', template: { name: 'egg-inst', version: '2' } }],
-  })).status).toBe(201);
+  expect(
+    (await call('POST', '/templates/import-egg', { egg: egg(), name: 'egg-inst', version: '2', memoryMb: 256, installTimeoutMs: 3000 }))
+      .status,
+  ).toBe(201);
+  expect(
+    (
+      await call('PUT', '/groups/inst', {
+        kind: 'persistent',
+        variants: [
+          { id: 'v1', template: { name: 'egg-inst', version: '1' } },
+          { id: 'v2', template: { name: 'egg-inst', version: '2' } },
+        ],
+      })
+    ).status,
+  ).toBe(201);
 }, 180_000);
 
 afterAll(async () => {
@@ -120,15 +165,26 @@ describe('install scripts as Wings runs them', () => {
   });
 
   it('runs in its own container as root, streams its output into the instance log, then gives the files to the server user', async () => {
-    const res = await call('POST', '/instances', { groupId: 'inst', variantId: 'v1', name: `${RUN}-a`, start: false, settings: { OUTSIDE: join(outsideDir, 'host-file') } });
+    const res = await call('POST', '/instances', {
+      groupId: 'inst',
+      variantId: 'v1',
+      name: `${RUN}-a`,
+      start: false,
+      settings: { OUTSIDE: join(outsideDir, 'host-file') },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     id = res.body.id as string;
     // While installing, the instance log is the script's output.
-    await waitFor('install output in the log', async () => {
-      const i = (await call('GET', `/instances/${id}`)).body;
-      const logs = (await call('GET', `/instances/${id}/logs?tail=50`)).body;
-      return i.state === 'installing' && String(logs).includes('waiting for the gate');
-    }, 60_000, 100);
+    await waitFor(
+      'install output in the log',
+      async () => {
+        const i = (await call('GET', `/instances/${id}`)).body;
+        const logs = (await call('GET', `/instances/${id}/logs?tail=50`)).body;
+        return i.state === 'installing' && String(logs).includes('waiting for the gate');
+      },
+      60_000,
+      100,
+    );
     const [container] = await installContainers(id);
     const info = await docker().getContainer(container!.Id).inspect();
     expect(info.Config.User).toBe('0:0');
@@ -183,7 +239,9 @@ describe('install scripts as Wings runs them', () => {
     const base = mkdtempSync(join(tmpdir(), `${RUN}-ectl-`));
     try {
       const code = await runCli(['instances', 'reinstall', `${RUN}-a`, '--wait'], {
-        output, version: 'test', env: { configPath: join(base, 'config.json'), urlOverride: url, tokenOverride: stack.adminToken },
+        output,
+        version: 'test',
+        env: { configPath: join(base, 'config.json'), urlOverride: url, tokenOverride: stack.adminToken },
       });
       expect(code, output.stderr).toBe(0);
     } finally {
@@ -194,8 +252,18 @@ describe('install scripts as Wings runs them', () => {
   }, 120_000);
 
   it('a failing script leaves error with its last lines; a script past its time limit is killed and leaves error', async () => {
-    const failing = await call('POST', '/instances', { groupId: 'inst', variantId: 'v1', name: `${RUN}-fail`, settings: { MODE: 'fail', EULA: true } });
-    const slow = await call('POST', '/instances', { groupId: 'inst', variantId: 'v2', name: `${RUN}-slow`, settings: { MODE: 'slow', EULA: true } });
+    const failing = await call('POST', '/instances', {
+      groupId: 'inst',
+      variantId: 'v1',
+      name: `${RUN}-fail`,
+      settings: { MODE: 'fail', EULA: true },
+    });
+    const slow = await call('POST', '/instances', {
+      groupId: 'inst',
+      variantId: 'v2',
+      name: `${RUN}-slow`,
+      settings: { MODE: 'slow', EULA: true },
+    });
     expect([failing.status, slow.status]).toEqual([202, 202]);
     const failed = await waitState(failing.body.id as string, 'error', 60_000);
     expect(failed.stateReason).toMatch(/^create failed: .*install script exited 4; last lines:\n/);
@@ -210,7 +278,9 @@ describe('install scripts as Wings runs them', () => {
     const busy = await call('POST', '/instances', { groupId: 'inst', variantId: 'v1', name: `${RUN}-b`, start: false });
     const res = await call('POST', `/instances/${busy.body.id as string}/reinstall`);
     expect(res.status).toBe(409);
-    expect(res.body.error.message).toMatch(/cannot reinstall instance .* while it is installing \(allowed from: stopped, error, online, degraded\)/);
+    expect(res.body.error.message).toMatch(
+      /cannot reinstall instance .* while it is installing \(allowed from: stopped, error, online, degraded\)/,
+    );
     // Its first install waits for the gate: let it finish, so nothing is in flight at the end.
     await waitFor('its install directory', async () => (await installContainers(busy.body.id as string)).length > 0, 30_000, 100);
     writeFileSync(join(dir(busy.body.id as string), '.gate'), '');

@@ -47,18 +47,28 @@ function overlapping(sessions: Session[]): string[] {
 
 describe.each([
   ['sqlite', async () => ({})],
-  ['postgres', async () => {
-    const db = await freshPostgres('ec_alloc');
-    cleanups.push(() => db.drop());
-    return { ENDERCLOUD_DATABASE_URL: db.url };
-  }],
+  [
+    'postgres',
+    async () => {
+      const db = await freshPostgres('ec_alloc');
+      cleanups.push(() => db.drop());
+      return { ENDERCLOUD_DATABASE_URL: db.url };
+    },
+  ],
 ] as const)('allocation under concurrency (%s)', (_dialect, env) => {
   it(`${CLIENTS} clients make ${TOTAL} allocations from the buffer: every answer 201 or 409 CAPACITY_EXHAUSTED, never an instance allocated twice`, async () => {
     const { t, url } = await listening(await env());
     const store = t.o.store;
     const fixture = await seedOnlineBuffer(store, { groupId: 'arena', size: BUFFER, now: Date.now() });
 
-    const load = await runAllocationLoad({ baseUrl: url, token: t.adminToken, groupId: 'arena', clients: CLIENTS, total: TOTAL, holdMs: 3 });
+    const load = await runAllocationLoad({
+      baseUrl: url,
+      token: t.adminToken,
+      groupId: 'arena',
+      clients: CLIENTS,
+      total: TOTAL,
+      holdMs: 3,
+    });
 
     const unexpected = load.answers.filter((a) => a.status !== 201 && !(a.status === 409 && a.code === 'CAPACITY_EXHAUSTED'));
     expect(unexpected).toEqual([]);
@@ -66,7 +76,7 @@ describe.each([
     expect(load.overlaps).toEqual([]);
     expect(new Set(load.answers.map((a) => a.allocationId).filter((id) => id !== null)).size).toBe(TOTAL);
 
-    const sessions = (await store.sessions.list({ groupId: 'arena' }));
+    const sessions = await store.sessions.list({ groupId: 'arena' });
     expect(sessions).toHaveLength(TOTAL);
     expect(sessions.filter((s) => s.status !== 'released')).toEqual([]);
     expect(overlapping(sessions)).toEqual([]);
@@ -79,27 +89,44 @@ describe.each([
     expect(allocated).toHaveLength(TOTAL);
     expect(new Set(allocated.map((e) => (e.params as { allocationId: string }).allocationId)).size).toBe(TOTAL);
     const one = sessions[0]!;
-    expect(allocated.find((e) => (e.params as { allocationId: string }).allocationId === one.id)).toMatchObject({ action: 'group.allocate', params: { allocationId: one.id, instanceId: one.instanceId } });
-    expect((await store.audit.list({ targetKind: 'allocation', targetId: one.id })).map((e) => [e.action, e.result, e.params])).toEqual([['allocation.release', 'ok', { instanceId: one.instanceId }]]);
+    expect(allocated.find((e) => (e.params as { allocationId: string }).allocationId === one.id)).toMatchObject({
+      action: 'group.allocate',
+      params: { allocationId: one.id, instanceId: one.instanceId },
+    });
+    expect((await store.audit.list({ targetKind: 'allocation', targetId: one.id })).map((e) => [e.action, e.result, e.params])).toEqual([
+      ['allocation.release', 'ok', { instanceId: one.instanceId }],
+    ]);
   }, 120_000);
 
   it('release: only a token that may allocate in the group releases (403 otherwise, nothing changes); unknown is 404; a second release answers the released allocation', async () => {
     const { t } = await listening(await env());
     const store = t.o.store;
     await seedOnlineBuffer(store, { groupId: 'solo', size: 1, now: Date.now() });
-    const token = async (scopes: string[]) => ((await t.call('POST', '/api/v1/tokens', { body: { name: `rel-${scopes.join('-').replace(/[^a-z0-9-]/gi, '')}`, scopes } })).body as { secret: string }).secret;
+    const token = async (scopes: string[]) =>
+      (
+        (await t.call('POST', '/api/v1/tokens', { body: { name: `rel-${scopes.join('-').replace(/[^a-z0-9-]/gi, '')}`, scopes } }))
+          .body as { secret: string }
+      ).secret;
     const mine = await token(['allocate:solo']);
     const other = await token(['allocate:other']);
-    const alloc = (await t.call('POST', '/api/v1/groups/solo/allocations', { token: mine, body: {} })).body as { allocationId: string; instanceId: string };
+    const alloc = (await t.call('POST', '/api/v1/groups/solo/allocations', { token: mine, body: {} })).body as {
+      allocationId: string;
+      instanceId: string;
+    };
     const refused = await t.call('DELETE', `/api/v1/allocations/${alloc.allocationId}`, { token: other });
     expect(refused).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
     expect((await store.sessions.get(alloc.allocationId))?.status).toBe('allocated');
     expect((await store.instances.get(alloc.instanceId))?.sessionId).toBe(alloc.allocationId);
     expect((await t.call('DELETE', '/api/v1/allocations/alloc-unknown', { token: mine })).status).toBe(404);
     const released = await t.call('DELETE', `/api/v1/allocations/${alloc.allocationId}`, { token: mine });
-    expect(released).toMatchObject({ status: 200, body: { allocationId: alloc.allocationId, instanceId: alloc.instanceId, status: 'released' } });
+    expect(released).toMatchObject({
+      status: 200,
+      body: { allocationId: alloc.allocationId, instanceId: alloc.instanceId, status: 'released' },
+    });
     expect((await store.instances.get(alloc.instanceId))?.sessionId).toBeNull();
-    expect((await t.call('DELETE', `/api/v1/allocations/${alloc.allocationId}`, { token: mine })).body).toMatchObject({ status: 'released' });
+    expect((await t.call('DELETE', `/api/v1/allocations/${alloc.allocationId}`, { token: mine })).body).toMatchObject({
+      status: 'released',
+    });
     const audit = await store.audit.list({ targetKind: 'allocation', targetId: alloc.allocationId });
     expect(audit.map((e) => [e.result, e.params])).toContainEqual(['ok', { instanceId: alloc.instanceId }]);
   });
@@ -121,7 +148,12 @@ describe.each([
     const fixture = await seedOnlineBuffer(store, { groupId: 'hosty', size: 2, hosts: 2, now: Date.now() });
     const [h1, h2] = fixture.hostIds as [string, string];
     const onHost = async (hostId: string) => (await store.instances.list({ groupId: 'hosty' })).find((i) => i.hostId === hostId)!.id;
-    const allocate = async () => (await t.call('POST', '/api/v1/groups/hosty/allocations', { body: {} })).body as { allocationId?: string; instanceId?: string; error?: { code: string } };
+    const allocate = async () =>
+      (await t.call('POST', '/api/v1/groups/hosty/allocations', { body: {} })).body as {
+        allocationId?: string;
+        instanceId?: string;
+        error?: { code: string };
+      };
     const release = (a: { allocationId?: string }) => t.call('DELETE', `/api/v1/allocations/${a.allocationId}`);
     const first = await allocate(); // fills the kept host view
     await release(first);
@@ -146,8 +178,14 @@ describe.each([
       reads++;
       return read(groupId);
     };
-    const allocate = async () => (await t.call('POST', '/api/v1/groups/kept/allocations', { body: {} })).body as { allocationId?: string; instanceId?: string; error?: { code: string } };
-    const release = async (x: { allocationId?: string }) => expect((await t.call('DELETE', `/api/v1/allocations/${x.allocationId}`)).status).toBe(200);
+    const allocate = async () =>
+      (await t.call('POST', '/api/v1/groups/kept/allocations', { body: {} })).body as {
+        allocationId?: string;
+        instanceId?: string;
+        error?: { code: string };
+      };
+    const release = async (x: { allocationId?: string }) =>
+      expect((await t.call('DELETE', `/api/v1/allocations/${x.allocationId}`)).status).toBe(200);
     for (let n = 0; n < 6; n++) {
       const got = await allocate();
       expect(got.instanceId).toBe(a); // the same best candidate each time: the kept row follows its own claims and releases
@@ -161,7 +199,9 @@ describe.each([
     await release(other);
     // Another replica claims the last one: nothing kept is free any more, so the allocation reads again before it says exhausted.
     const bNow = (await store.instances.get(b))!;
-    expect(await store.instances.claimForSession([{ id: b, expectedVersion: bNow.version }], 'elsewhere', { now: Date.now() })).toBeDefined();
+    expect(
+      await store.instances.claimForSession([{ id: b, expectedVersion: bNow.version }], 'elsewhere', { now: Date.now() }),
+    ).toBeDefined();
     const readsBefore = reads;
     expect((await allocate()).error?.code).toBe('CAPACITY_EXHAUSTED');
     expect(reads).toBeGreaterThan(readsBefore);

@@ -16,21 +16,31 @@ afterEach(async () => {
 
 const ZERO = { minInstances: 0, buffer: {}, idleTiers: [], savegame: { mode: 'discard' as const } };
 
-async function setup(env: Record<string, string> = {}): Promise<{ t: TestOrchestrator; router: string; join: (groupId: string, player?: string) => Promise<{ status: number; body: any }> }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function setup(
+  env: Record<string, string> = {},
+): Promise<{ t: TestOrchestrator; router: string; join: (groupId: string, player?: string) => Promise<{ status: number; body: any }> }> {
+  // eslint-disable-line @typescript-eslint/no-explicit-any
   const t = await testOrchestrator({ env });
   cleanups.push(() => t.close());
   await seed(t);
   const router = await tokenWith(t, 'edge', ['router']);
-  return { t, router, join: (groupId, player = 'Alice') => t.call('POST', `/api/v1/router/groups/${groupId}/join`, { token: router, body: { player } }) };
+  return {
+    t,
+    router,
+    join: (groupId, player = 'Alice') => t.call('POST', `/api/v1/router/groups/${groupId}/join`, { token: router, body: { player } }),
+  };
 }
 
 describe.each([
   ['sqlite', async () => ({})],
-  ['postgres', async () => {
-    const db = await freshPostgres('ec_join');
-    cleanups.push(() => db.drop());
-    return { ENDERCLOUD_DATABASE_URL: db.url };
-  }],
+  [
+    'postgres',
+    async () => {
+      const db = await freshPostgres('ec_join');
+      cleanups.push(() => db.drop());
+      return { ENDERCLOUD_DATABASE_URL: db.url };
+    },
+  ],
 ] as const)('a crowd joining an empty group (%s)', (_dialect, env) => {
   it('the answer is a spawn, and everyone arriving at once gets the one world', async () => {
     const { t, join } = await setup(await env());
@@ -42,7 +52,9 @@ describe.each([
     expect(spawned[0]!.body).toMatchObject({ instanceId: expect.any(String), commandId: expect.any(String) });
     const id = spawned[0]!.body.instanceId as string;
     // The later ones find it on its way (installing) and wait for it, as after any start.
-    expect(new Set(answers.filter((a) => a !== spawned[0]).map((a) => `${a.body.instanceId} ${a.body.action}`))).toEqual(new Set([`${id} start`]));
+    expect(new Set(answers.filter((a) => a !== spawned[0]).map((a) => `${a.body.instanceId} ${a.body.action}`))).toEqual(
+      new Set([`${id} start`]),
+    );
     const instances = await t.o.store.instances.list({ groupId: 'zero' });
     expect(instances.map((i) => [i.id, i.state])).toEqual([[id, 'installing']]);
   });

@@ -9,11 +9,26 @@ import { mayReuseInventory } from '../../src/server/lifecycle-engine/inventory-c
 import { seed } from './registry-support.js';
 import { AGENT_TOKEN, heartbeatBody, startFakeAgent, testOrchestrator, until, type FakeAgent, type TestOrchestrator } from './support.js';
 
-const entry = (instanceId: string, state: InventoryEntry['state'] = 'running'): InventoryEntry => ({
-  instanceId, containerId: `c-${instanceId}`, containerName: `endercloud-v-${instanceId}`, state, hostPort: 31000, endpoint: { host: '127.0.0.1', port: 31000 },
-  groupId: 'g', variantId: 'v', sessionId: null, image: 'img:1', user: null, labels: { b: '2', a: '1' }, exitCode: null, oomKilled: false,
-  startedAt: '2026-01-01T00:00:00.000Z', finishedAt: null, restartCount: 0,
-} as unknown as InventoryEntry);
+const entry = (instanceId: string, state: InventoryEntry['state'] = 'running'): InventoryEntry =>
+  ({
+    instanceId,
+    containerId: `c-${instanceId}`,
+    containerName: `endercloud-v-${instanceId}`,
+    state,
+    hostPort: 31000,
+    endpoint: { host: '127.0.0.1', port: 31000 },
+    groupId: 'g',
+    variantId: 'v',
+    sessionId: null,
+    image: 'img:1',
+    user: null,
+    labels: { b: '2', a: '1' },
+    exitCode: null,
+    oomKilled: false,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    finishedAt: null,
+    restartCount: 0,
+  }) as unknown as InventoryEntry;
 
 describe('inventoryDigest (pure)', () => {
   it('ignores entry and key order; any change of state gives another digest', () => {

@@ -37,21 +37,37 @@ const scratch = mkdtempSync(join(tmpdir(), 'ec-files-'));
 
 const instanceDir = () => join(agent.runtimeDirectory, 'instances', id);
 const get = async (): Promise<Loose> => (await call('GET', `/instances/${id}`)).body;
-const waitIdle = (state: string) => waitFor(`instance ${id} ${state}`, async () => {
-  const i = await get();
-  return i.state === state && !i.activeAction ? i : undefined;
-}, 60_000, 100);
+const waitIdle = (state: string) =>
+  waitFor(
+    `instance ${id} ${state}`,
+    async () => {
+      const i = await get();
+      return i.state === state && !i.activeAction ? i : undefined;
+    },
+    60_000,
+    100,
+  );
 
 /** A call straight to the agent's files API (with the agent token). */
 async function agentCall(method: string, url: string, payload?: unknown, headers: Record<string, string> = {}) {
-  const res = await agent.app.inject({ method: method as 'GET', url: `/api/v1/instances/${id}${url}`, headers: { authorization: `Bearer ${stack.agentToken}`, ...headers }, ...(payload === undefined ? {} : { payload: payload as string }) });
+  const res = await agent.app.inject({
+    method: method as 'GET',
+    url: `/api/v1/instances/${id}${url}`,
+    headers: { authorization: `Bearer ${stack.agentToken}`, ...headers },
+    ...(payload === undefined ? {} : { payload: payload as string }),
+  });
   return { status: res.statusCode, body: res.headers['content-type']?.toString().includes('json') ? res.json() : res.body };
 }
 
 beforeAll(async () => {
   stack = await startRealAgentStack({
     agentId: AGENT_ID,
-    env: { ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms', ENDERCLOUD_UNKNOWN_GRACE: '10m', ENDERCLOUD_FILE_UPLOAD_MAX_BYTES: '80MiB' },
+    env: {
+      ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms',
+      ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
+      ENDERCLOUD_UNKNOWN_GRACE: '10m',
+      ENDERCLOUD_FILE_UPLOAD_MAX_BYTES: '80MiB',
+    },
     deps: { runBackupScheduler: false },
   });
   ({ agent, o, call } = stack);
@@ -59,18 +75,38 @@ beforeAll(async () => {
   const addr = o.app.server.address();
   baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   // The production SFTP server (startOrchestrator starts the same one), on an ephemeral port.
-  sftp = await startSftpServer({ files: o.ctx.files, tokens: o.ctx.tokens, dataDir: stack.dataDir, host: '127.0.0.1', port: 0, logger: silentLogger });
-  expect((await call('PUT', '/templates/mc/versions/1', {
-    image: mcServerImageTag(), resources: { memoryMb: 256 }, containerPort: 25565, restartPolicy: 'on-failure',
-    readiness: { kind: 'minecraft', startupTimeoutMs: 20_000, intervalMs: 150, probeTimeoutMs: 1000 },
-    stop: { signal: 'SIGTERM', timeoutMs: 2000 },
-  })).status).toBe(201);
-  expect((await call('PUT', '/groups/mc', { kind: 'persistent', variants: [{ id: 'plain', template: { name: 'mc', version: '1' } }] })).status).toBe(201);
+  sftp = await startSftpServer({
+    files: o.ctx.files,
+    tokens: o.ctx.tokens,
+    dataDir: stack.dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    logger: silentLogger,
+  });
+  expect(
+    (
+      await call('PUT', '/templates/mc/versions/1', {
+        image: mcServerImageTag(),
+        resources: { memoryMb: 256 },
+        containerPort: 25565,
+        restartPolicy: 'on-failure',
+        readiness: { kind: 'minecraft', startupTimeoutMs: 20_000, intervalMs: 150, probeTimeoutMs: 1000 },
+        stop: { signal: 'SIGTERM', timeoutMs: 2000 },
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (await call('PUT', '/groups/mc', { kind: 'persistent', variants: [{ id: 'plain', template: { name: 'mc', version: '1' } }] })).status,
+  ).toBe(201);
   const created = await call('POST', '/instances', { groupId: 'mc', variantId: 'plain', name: 'files-world' });
   expect(created.status, JSON.stringify(created.body)).toBe(202);
   id = created.body.id as string;
   await waitIdle('online');
-  for (const [name, scopes] of [['reader', ['files:read']], ['writer', ['files:write']], ['plain', ['read']]] as const) {
+  for (const [name, scopes] of [
+    ['reader', ['files:read']],
+    ['writer', ['files:write']],
+    ['plain', ['read']],
+  ] as const) {
     const res = await call('POST', '/tokens', { name: `files-${name}`, scopes });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     tokens[name] = res.body.secret as string;
@@ -101,12 +137,18 @@ describe('agent files API: path safety on the real engine (container running)', 
   it('never follows a symlink planted in the directory, to a directory or a file', async () => {
     symlinkSync('/etc', join(instanceDir(), 'escape'));
     symlinkSync('/etc/passwd', join(instanceDir(), 'pw'));
-    for (const [method, url] of [['GET', '/files?path=/escape'], ['GET', '/files/content?path=/escape/passwd'], ['GET', '/files/content?path=/pw']] as const) {
+    for (const [method, url] of [
+      ['GET', '/files?path=/escape'],
+      ['GET', '/files/content?path=/escape/passwd'],
+      ['GET', '/files/content?path=/pw'],
+    ] as const) {
       const res = await agentCall(method, url);
       expect(res.status, url).toBe(400);
       expect(res.body.error.code, url).toBe('FILE_PATH_INVALID');
     }
-    const write = await agentCall('PUT', '/files/content?path=/escape/endercloud-test', 'x', { 'content-type': 'application/octet-stream' });
+    const write = await agentCall('PUT', '/files/content?path=/escape/endercloud-test', 'x', {
+      'content-type': 'application/octet-stream',
+    });
     expect(write.body.error.code).toBe('FILE_PATH_INVALID');
     expect(existsSync('/etc/endercloud-test')).toBe(false);
     const mk = await agentCall('POST', '/files/directory', { path: '/escape/endercloud-dir' });
@@ -169,7 +211,10 @@ describe('public files routes', () => {
     const w = { token: tokens.writer };
     expect((await call('POST', `/instances/${id}/files/directory`, { path: '/docs' }, w)).body).toEqual({ path: '/docs' });
     expect((await call('POST', `/instances/${id}/files/directory`, { path: '/docs' }, w)).body.error.code).toBe('FILE_EXISTS');
-    expect((await call('POST', `/instances/${id}/files/rename`, { from: '/notes.txt', to: '/docs/notes.txt' }, w)).body).toEqual({ from: '/notes.txt', to: '/docs/notes.txt' });
+    expect((await call('POST', `/instances/${id}/files/rename`, { from: '/notes.txt', to: '/docs/notes.txt' }, w)).body).toEqual({
+      from: '/notes.txt',
+      to: '/docs/notes.txt',
+    });
     expect((await call('POST', `/instances/${id}/files/rename`, { from: '/level.json', to: '/docs/notes.txt' }, w)).status).toBe(409);
     const archived = await call('POST', `/instances/${id}/files/archive`, { paths: ['/docs'] }, w);
     expect(archived.status, JSON.stringify(archived.body)).toBe(200);
@@ -187,10 +232,18 @@ describe('public files routes', () => {
 
     const audit = (await call('GET', '/audit?limit=100')).body.entries as Loose[];
     const mine = audit.filter((e) => String(e.action).startsWith('file.') && e.targetId === id);
-    expect(new Set(mine.map((e) => e.action))).toEqual(new Set(['file.write', 'file.mkdir', 'file.rename', 'file.archive', 'file.extract', 'file.delete']));
-    expect(mine.find((e) => e.action === 'file.write' && e.result === 'ok')).toMatchObject({ actor: 'files-writer', params: { path: '/notes.txt', size: secret.length, via: 'http' } });
+    expect(new Set(mine.map((e) => e.action))).toEqual(
+      new Set(['file.write', 'file.mkdir', 'file.rename', 'file.archive', 'file.extract', 'file.delete']),
+    );
+    expect(mine.find((e) => e.action === 'file.write' && e.result === 'ok')).toMatchObject({
+      actor: 'files-writer',
+      params: { path: '/notes.txt', size: secret.length, via: 'http' },
+    });
     expect(mine.find((e) => e.action === 'file.mkdir' && e.result === 'error')).toMatchObject({ errorCode: 'FILE_EXISTS' });
-    expect(audit.find((e) => e.action === 'file.write' && e.actor === 'files-reader')).toMatchObject({ result: 'error', errorCode: 'FORBIDDEN' });
+    expect(audit.find((e) => e.action === 'file.write' && e.actor === 'files-reader')).toMatchObject({
+      result: 'error',
+      errorCode: 'FORBIDDEN',
+    });
     expect(JSON.stringify(audit)).not.toContain(secret);
   });
 
@@ -200,16 +253,19 @@ describe('public files routes', () => {
     const hash = createHash('sha256');
     let sent = 0;
     // A pull stream (Node 20's Readable.toWeb ignores backpressure and would hold the whole body itself).
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (sent >= size) return void controller.close();
-        const chunk = Buffer.from(block);
-        chunk.writeUInt32BE(sent / MiB, 0); // every MiB differs
-        hash.update(chunk);
-        sent += chunk.length;
-        controller.enqueue(chunk);
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          if (sent >= size) return void controller.close();
+          const chunk = Buffer.from(block);
+          chunk.writeUInt32BE(sent / MiB, 0); // every MiB differs
+          hash.update(chunk);
+          sent += chunk.length;
+          controller.enqueue(chunk);
+        },
       },
-    }, { highWaterMark: 1 });
+      { highWaterMark: 1 },
+    );
     // In flight = sent by the client − on the host's disk (the temp file beside the target). A
     // buffered body would let the client finish long before the disk catches up.
     const onDisk = () => {
@@ -227,12 +283,16 @@ describe('public files routes', () => {
     }, 10);
     try {
       const res = await fetch(`${baseUrl}/api/v1/instances/${id}/files/content?path=/big.bin`, {
-        method: 'PUT', headers: { authorization: `Bearer ${tokens.writer}`, 'content-type': 'application/octet-stream' },
-        body, duplex: 'half',
+        method: 'PUT',
+        headers: { authorization: `Bearer ${tokens.writer}`, 'content-type': 'application/octet-stream' },
+        body,
+        duplex: 'half',
       } as RequestInit);
       expect(res.status, await res.clone().text()).toBe(200);
       expect(await res.json()).toEqual({ path: '/big.bin', size });
-      const down = await fetch(`${baseUrl}/api/v1/instances/${id}/files/content?path=/big.bin`, { headers: { authorization: `Bearer ${tokens.reader}` } });
+      const down = await fetch(`${baseUrl}/api/v1/instances/${id}/files/content?path=/big.bin`, {
+        headers: { authorization: `Bearer ${tokens.reader}` },
+      });
       expect(down.headers.get('content-length')).toBe(String(size));
       const back = createHash('sha256');
       for await (const chunk of down.body as unknown as AsyncIterable<Uint8Array>) back.update(chunk);
@@ -244,7 +304,9 @@ describe('public files routes', () => {
     expect(maxInFlight).toBeGreaterThan(0);
     expect(maxInFlight).toBeLessThan(16 * MiB);
     const tooBig = await fetch(`${baseUrl}/api/v1/instances/${id}/files/content?path=/huge.bin`, {
-      method: 'PUT', headers: { authorization: `Bearer ${tokens.writer}`, 'content-type': 'application/octet-stream', 'content-length': String(81 * MiB) }, body: 'x',
+      method: 'PUT',
+      headers: { authorization: `Bearer ${tokens.writer}`, 'content-type': 'application/octet-stream', 'content-length': String(81 * MiB) },
+      body: 'x',
     }).catch(() => undefined);
     if (tooBig) expect(tooBig.status).toBe(413);
     expect((await call('POST', `/instances/${id}/files/delete`, { paths: ['/big.bin'] }, { token: tokens.writer })).status).toBe(200);
@@ -262,18 +324,50 @@ describe('SFTP with the real sftp client', () => {
     writeFileSync(batch, `${commands.join('\n')}\n`);
     // BatchMode=no before -b: sftp -b adds BatchMode=yes (no password prompt), and ssh keeps the first value given.
     const args = [
-      '-o', 'BatchMode=no', '-b', batch, '-P', String(sftp.port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',
-      '-o', 'PreferredAuthentications=password', '-o', 'NumberOfPasswordPrompts=1', `${user}@127.0.0.1`,
+      '-o',
+      'BatchMode=no',
+      '-b',
+      batch,
+      '-P',
+      String(sftp.port),
+      '-o',
+      'StrictHostKeyChecking=no',
+      '-o',
+      'UserKnownHostsFile=/dev/null',
+      '-o',
+      'PreferredAuthentications=password',
+      '-o',
+      'NumberOfPasswordPrompts=1',
+      `${user}@127.0.0.1`,
     ];
     return new Promise((resolve) => {
-      const child = execFile('sftp', args, { cwd: scratch, encoding: 'utf8', timeout: 30_000, env: { ...process.env, SSH_ASKPASS: askpass, SSH_ASKPASS_REQUIRE: 'force', DISPLAY: ':0' } },
-        (_err, stdout, stderr) => resolve({ code: child.exitCode, out: `${stdout}\n${stderr}` }));
+      const child = execFile(
+        'sftp',
+        args,
+        {
+          cwd: scratch,
+          encoding: 'utf8',
+          timeout: 30_000,
+          env: { ...process.env, SSH_ASKPASS: askpass, SSH_ASKPASS_REQUIRE: 'force', DISPLAY: ':0' },
+        },
+        (_err, stdout, stderr) => resolve({ code: child.exitCode, out: `${stdout}\n${stderr}` }),
+      );
     });
   }
 
   it('uploads, lists, downloads, and stays inside the instance directory', async () => {
     writeFileSync(join(scratch, 'hello.txt'), 'hello over sftp\n');
-    const r = await sftpRun(`files-writer.${id}`, tokens.writer, ['put hello.txt /hello.txt', 'mkdir /sub', 'rename /hello.txt /sub/hello.txt', 'ls -l /sub', 'get /sub/hello.txt back.txt', 'cd ..', 'cd ..', 'pwd', 'ls']);
+    const r = await sftpRun(`files-writer.${id}`, tokens.writer, [
+      'put hello.txt /hello.txt',
+      'mkdir /sub',
+      'rename /hello.txt /sub/hello.txt',
+      'ls -l /sub',
+      'get /sub/hello.txt back.txt',
+      'cd ..',
+      'cd ..',
+      'pwd',
+      'ls',
+    ]);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain('Remote working directory: /');
     expect(r.out).toContain('hello.txt');
@@ -287,7 +381,11 @@ describe('SFTP with the real sftp client', () => {
       expect(existsSync(join(scratch, 'stolen.txt'))).toBe(false);
     }
     const audit = (await call('GET', '/audit?limit=50')).body.entries as Loose[];
-    expect(audit.find((e) => e.action === 'file.write' && (e.params as Loose).via === 'sftp')).toMatchObject({ actor: 'files-writer', result: 'ok', params: { path: '/hello.txt' } });
+    expect(audit.find((e) => e.action === 'file.write' && (e.params as Loose).via === 'sftp')).toMatchObject({
+      actor: 'files-writer',
+      result: 'ok',
+      params: { path: '/hello.txt' },
+    });
     const rm = await sftpRun(`files-writer.${id}`, tokens.writer, ['rm /sub/hello.txt', 'rmdir /sub']);
     expect(rm.code, rm.out).toBe(0);
     expect(existsSync(join(instanceDir(), 'sub'))).toBe(false);
@@ -311,7 +409,10 @@ describe('SFTP with the real sftp client', () => {
 describe('an edited file is what the server reads after a restart', () => {
   it('server.properties motd written over the API shows in the status ping', async () => {
     const motd = 'Edited over the files API';
-    const put = await call('PUT', `/instances/${id}/files/content?path=/server.properties`, `motd=${motd}\n`, { token: tokens.writer, headers: { 'content-type': 'application/octet-stream' } });
+    const put = await call('PUT', `/instances/${id}/files/content?path=/server.properties`, `motd=${motd}\n`, {
+      token: tokens.writer,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     expect((await call('POST', `/instances/${id}/restart`)).status).toBe(202);
     const online = await waitIdle('online');

@@ -19,7 +19,9 @@ describe('GET /instances/:id/stats', () => {
     const a = await startFakeAgent();
     cleanups.push(() => a.close());
     await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 256 } } });
-    await t.call('PUT', '/api/v1/groups/lobby', { body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } });
+    await t.call('PUT', '/api/v1/groups/lobby', {
+      body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] },
+    });
     expect((await t.call('POST', '/api/v1/agents/m-a/heartbeat', { body: heartbeatBody(a.url), token: AGENT_TOKEN })).status).toBe(200);
     await t.o.ctx.hosts.whenIdle();
     const id = (await t.call('POST', '/api/v1/instances', { body: { groupId: 'lobby', variantId: 'v' } })).body.id as string;
@@ -33,19 +35,38 @@ describe('GET /instances/:id/stats', () => {
     const container = [...a.runtime.containers.values()].find((c) => c.labels['orchestrator.instance'] === id)!;
     const stats = t.o.ctx.metrics.instanceStats!;
     const beat = () => t.call('POST', '/api/v1/agents/m-a/heartbeat', { body: heartbeatBody(a.url), token: AGENT_TOKEN });
-    container.usage = { cpuSecondsTotal: 10, memoryBytes: 100 * MIB, memoryLimitBytes: 256 * MIB, networkRxBytes: 1000, networkTxBytes: 2000 };
+    container.usage = {
+      cpuSecondsTotal: 10,
+      memoryBytes: 100 * MIB,
+      memoryLimitBytes: 256 * MIB,
+      networkRxBytes: 1000,
+      networkTxBytes: 2000,
+    };
     await stats.tick();
     const first = t.clock.now();
     t.clock.advance(15_000);
     await beat();
-    container.usage = { cpuSecondsTotal: 17.5, memoryBytes: 120 * MIB, memoryLimitBytes: 256 * MIB, networkRxBytes: 4000, networkTxBytes: 2500 };
+    container.usage = {
+      cpuSecondsTotal: 17.5,
+      memoryBytes: 120 * MIB,
+      memoryLimitBytes: 256 * MIB,
+      networkRxBytes: 4000,
+      networkTxBytes: 2500,
+    };
     await stats.tick();
     const res = await t.call('GET', `/api/v1/instances/${id}/stats`);
     expect(res.status).toBe(200);
     expect(res.body.samples).toEqual([
       { at: first, cpuPercent: null, memoryBytes: 100 * MIB, memoryLimitBytes: 256 * MIB, networkRxBytes: 1000, networkTxBytes: 2000 },
       // 7.5 CPU seconds over 15 s: half a core.
-      { at: first + 15_000, cpuPercent: 50, memoryBytes: 120 * MIB, memoryLimitBytes: 256 * MIB, networkRxBytes: 4000, networkTxBytes: 2500 },
+      {
+        at: first + 15_000,
+        cpuPercent: 50,
+        memoryBytes: 120 * MIB,
+        memoryLimitBytes: 256 * MIB,
+        networkRxBytes: 4000,
+        networkTxBytes: 2500,
+      },
     ]);
 
     // A counter that goes back (the container restarted) has no rate.
@@ -53,7 +74,9 @@ describe('GET /instances/:id/stats', () => {
     await beat();
     container.usage = { cpuSecondsTotal: 1, memoryBytes: 90 * MIB, memoryLimitBytes: 256 * MIB, networkRxBytes: 10, networkTxBytes: 10 };
     await stats.tick();
-    expect(((await t.call('GET', `/api/v1/instances/${id}/stats`)).body.samples as { cpuPercent: number | null }[]).map((s) => s.cpuPercent)).toEqual([null, 50, null]);
+    expect(
+      ((await t.call('GET', `/api/v1/instances/${id}/stats`)).body.samples as { cpuPercent: number | null }[]).map((s) => s.cpuPercent),
+    ).toEqual([null, 50, null]);
 
     // Ten minutes after the second sample, the first (10 min 15 s old) is gone.
     t.clock.advance(10 * 60_000 - 15_000);
@@ -65,7 +88,9 @@ describe('GET /instances/:id/stats', () => {
     // follow=true: the history at once, then each new sample as the loop takes it; the orchestrator's stop ends it.
     await t.o.app.listen({ host: '127.0.0.1', port: 0 });
     const port = (t.o.app.server.address() as { port: number }).port;
-    const res2 = await fetch(`http://127.0.0.1:${port}/api/v1/instances/${id}/stats?follow=true`, { headers: { authorization: `Bearer ${t.adminToken}` } });
+    const res2 = await fetch(`http://127.0.0.1:${port}/api/v1/instances/${id}/stats?follow=true`, {
+      headers: { authorization: `Bearer ${t.adminToken}` },
+    });
     expect(res2.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const reader = res2.body!.getReader();
     let text = '';
@@ -89,6 +114,10 @@ describe('GET /instances/:id/stats', () => {
     expect((await t.call('GET', `/api/v1/instances/${id}/stats`, { token: null })).status).toBe(401);
     await t.close();
     cleanups.shift();
-    await expect(reader.read().then(async function drain(r): Promise<boolean> { return r.done ? true : drain(await reader.read()); })).resolves.toBe(true);
+    await expect(
+      reader.read().then(async function drain(r): Promise<boolean> {
+        return r.done ? true : drain(await reader.read());
+      }),
+    ).resolves.toBe(true);
   });
 });

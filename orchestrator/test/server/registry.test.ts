@@ -46,7 +46,13 @@ describe('registry view', () => {
     const snapshot = parseRegistrySnapshot(res.body); // the router's own validator accepts it
     const b = byId(snapshot);
     expect(Object.keys(b).sort()).toEqual(['boot', 'off', 'run', 'sick', 'zzz']);
-    expect([b.run.status, b.boot.status, b.zzz.status, b.off.status, b.sick.status]).toEqual(['Running', 'Starting', 'Paused', 'Stopped', 'Stale']);
+    expect([b.run.status, b.boot.status, b.zzz.status, b.off.status, b.sick.status]).toEqual([
+      'Running',
+      'Starting',
+      'Paused',
+      'Stopped',
+      'Stale',
+    ]);
     expect(b.run.address).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(b.off.address).toBeNull();
     expect(b.run.acceptsTransfers).toBe(true);
@@ -100,7 +106,11 @@ describe('registry stream (real SSE client)', () => {
     await store.instances.delete('a');
     const events = await stream.events(4);
     const changes = events.slice(1);
-    expect(changes.map((e) => [e.event, e.json.backend?.instanceId ?? e.json.instanceId])).toEqual([['upsert', 'a'], ['upsert', 'b'], ['remove', 'a']]);
+    expect(changes.map((e) => [e.event, e.json.backend?.instanceId ?? e.json.instanceId])).toEqual([
+      ['upsert', 'a'],
+      ['upsert', 'b'],
+      ['remove', 'a'],
+    ]);
     changes.forEach((e, k) => expect(e.json.revision).toBe(r0 + k + 1));
     // The snapshot endpoint agrees with the stream.
     expect((await t.call('GET', '/api/v1/registry')).body.revision).toBe(r0 + changes.length);
@@ -115,11 +125,20 @@ describe('registry stream (real SSE client)', () => {
     const s = await seed(t);
     await s.add('lobby-1', 'online');
     const url = await listening(t);
-    const client = new RegistryClient({ baseUrl: url, token: await tokenWith(t, 'edge', ['router']), logger: silentLogger, backoff: { initialMs: 50, maxMs: 100 } });
+    const client = new RegistryClient({
+      baseUrl: url,
+      token: await tokenWith(t, 'edge', ['router']),
+      logger: silentLogger,
+      backoff: { initialMs: 50, maxMs: 100 },
+    });
     client.start();
     cleanups.push(() => client.stop());
     await until(() => client.connected && client.get('lobby-1')?.status === 'Running', 'client synced');
-    await t.o.store.instances.update('lobby-1', { maintenance: { enabled: true, message: 'x', since: t.clock.now() } }, { now: t.clock.now() });
+    await t.o.store.instances.update(
+      'lobby-1',
+      { maintenance: { enabled: true, message: 'x', since: t.clock.now() } },
+      { now: t.clock.now() },
+    );
     await until(() => client.get('lobby-1')?.maintenance === true, 'maintenance upsert reached the router', 3000);
 
     const started = Date.now();
@@ -156,7 +175,15 @@ describe('router session reports', () => {
     const s = await seed(t);
     await s.add('lobby-1', 'online', { players: { online: 0, max: 2, at: t.clock.now() } });
     const token = await tokenWith(t, 'edge', ['router']);
-    const batch = { routerId: 'edge-1', reset: true, events: [sessionEvent('login', 's1', 'Alice', 'lobby-1'), sessionEvent('login', 's2', 'Bob', 'lobby-1'), sessionEvent('denied', 's3', 'Eve', null, { reason: 'rate_limited' })] };
+    const batch = {
+      routerId: 'edge-1',
+      reset: true,
+      events: [
+        sessionEvent('login', 's1', 'Alice', 'lobby-1'),
+        sessionEvent('login', 's2', 'Bob', 'lobby-1'),
+        sessionEvent('denied', 's3', 'Eve', null, { reason: 'rate_limited' }),
+      ],
+    };
     expect((await t.call('POST', '/api/v1/router/sessions', { token, body: batch })).status).toBe(204);
     expect((await t.call('POST', '/api/v1/router/sessions', { token, body: batch })).status).toBe(204); // retried
     let players = (await t.call('GET', '/api/v1/instances/lobby-1/players')).body;
@@ -172,7 +199,9 @@ describe('router session reports', () => {
     expect((await t.call('GET', '/api/v1/instances/lobby-1/players')).body.routerReported).toBe(1);
 
     // The router restarted: its first batch resets, so Bob's session (lost with it) is closed.
-    expect((await t.call('POST', '/api/v1/router/sessions', { token, body: { routerId: 'edge-1', reset: true, events: [] } })).status).toBe(204);
+    expect((await t.call('POST', '/api/v1/router/sessions', { token, body: { routerId: 'edge-1', reset: true, events: [] } })).status).toBe(
+      204,
+    );
     players = (await t.call('GET', '/api/v1/instances/lobby-1/players')).body;
     expect(players.routerReported).toBe(0);
     b = byId((await t.call('GET', '/api/v1/registry')).body)['lobby-1'];
@@ -190,7 +219,11 @@ describe('router session reports', () => {
     const t = await orchestrator();
     const token = await tokenWith(t, 'edge', ['router']);
     const res = await t.call('POST', '/api/v1/router/sessions', {
-      token, body: { routerId: 'edge-1', events: [sessionEvent('login', 'ok', 'Alice', null), { ...sessionEvent('login', 'x', 'Bob', null), at: 'yesterday' }] },
+      token,
+      body: {
+        routerId: 'edge-1',
+        events: [sessionEvent('login', 'ok', 'Alice', null), { ...sessionEvent('login', 'x', 'Bob', null), at: 'yesterday' }],
+      },
     });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'VALIDATION_FAILED' });

@@ -57,10 +57,16 @@ describe('null | array request bodies', () => {
   });
 
   it("PUT /groups/:id takes one top-level idle tier (the group's sleep)", async () => {
-    const tpl = await t.call('PUT', '/api/v1/templates/one-tier/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 256 } } });
+    const tpl = await t.call('PUT', '/api/v1/templates/one-tier/versions/1', {
+      body: { image: 'busybox:1', resources: { memoryMb: 256 } },
+    });
     expect(tpl.status).toBeLessThan(300);
     const res = await t.call('PUT', '/api/v1/groups/one-tier', {
-      body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'one-tier', version: '1' } }], idleTiers: [{ after: '10m', action: 'pause' }] },
+      body: {
+        kind: 'persistent',
+        variants: [{ id: 'v', template: { name: 'one-tier', version: '1' } }],
+        idleTiers: [{ after: '10m', action: 'pause' }],
+      },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body.idleTiers).toEqual([{ after: '10m', afterMs: 600_000, action: 'pause' }]);

@@ -12,10 +12,17 @@ import { REGRESSION_SEEDS } from '../../src/sim/regressions.js';
 const CI_SEEDS = 5;
 
 describe('deterministic simulation', () => {
-  it.each(REGRESSION_SEEDS)('regression seed $seed ($note)', async (r) => {
-    const result = await runSteps(r.seed, selectSteps(r.seed, r.steps, r.keep));
-    expect(result.violation, result.violation ? formatFailure({ seed: r.seed, keep: r.keep ?? result.steps.map((_, i) => i), result }, r.steps) : '').toBeNull();
-  }, 120_000);
+  it.each(REGRESSION_SEEDS)(
+    'regression seed $seed ($note)',
+    async (r) => {
+      const result = await runSteps(r.seed, selectSteps(r.seed, r.steps, r.keep));
+      expect(
+        result.violation,
+        result.violation ? formatFailure({ seed: r.seed, keep: r.keep ?? result.steps.map((_, i) => i), result }, r.steps) : '',
+      ).toBeNull();
+    },
+    120_000,
+  );
 
   it(`${CI_SEEDS} seeds without a violation`, async () => {
     const summary = await runSeeds(1, CI_SEEDS, DEFAULT_STEPS);

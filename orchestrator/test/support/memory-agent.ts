@@ -19,13 +19,28 @@ export async function memoryAgentApp(base: string, runtimeDirectory: string) {
   await directories.init();
   const runtime = new MemoryRuntime({ output: () => 'Done (1.0s)!\n' });
   const service = new InstanceService({
-    agentId: 'fence-agent', orchestratorUrl: 'http://127.0.0.1:9', gameAddress: '127.0.0.1', gameBindAddress: '127.0.0.1',
-    defaultStopTimeoutSeconds: 1, runtime, layers: { ensure: async () => emptyLayer }, directories,
+    agentId: 'fence-agent',
+    orchestratorUrl: 'http://127.0.0.1:9',
+    gameAddress: '127.0.0.1',
+    gameBindAddress: '127.0.0.1',
+    defaultStopTimeoutSeconds: 1,
+    runtime,
+    layers: { ensure: async () => emptyLayer },
+    directories,
     ports: new PortAllocator({ range: { first: 32000, last: 32010 }, bindAddress: '127.0.0.1', runtime, probe: async () => true }),
-    logger: silentLogger, rconConnect: runtime.rconConnect,
+    logger: silentLogger,
+    rconConnect: runtime.rconConnect,
   });
   const fence = await EpochFence.open(path.join(runtimeDirectory, EPOCH_FILE_NAME));
-  const app = buildAgentApp({ agentId: 'fence-agent', version: '0.1.0', token: undefined, service, engineReachable: async () => true, logger: silentLogger, fence });
+  const app = buildAgentApp({
+    agentId: 'fence-agent',
+    version: '0.1.0',
+    token: undefined,
+    service,
+    engineReachable: async () => true,
+    logger: silentLogger,
+    fence,
+  });
   await app.ready();
   return { app, runtime, fence };
 }

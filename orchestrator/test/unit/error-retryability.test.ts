@@ -10,8 +10,16 @@ import { classifyError } from '../../src/lifecycle/command-retry.js';
 
 // Written from the rule, not the code: a retry may cure a lost peer, a busy one, taken capacity, a deposed leader.
 const RETRYABLE: readonly ErrorCode[] = [
-  'UPSTREAM_FAILED', 'TIMEOUT', 'DATABASE_UNAVAILABLE', 'HOST_UNAVAILABLE', 'NO_CAPACITY', 'PORT_RANGE_EXHAUSTED',
-  'INSTANCE_BUSY', 'STALE_LEADER', 'DOCKER_ERROR', 'IMAGE_PULL_FAILED',
+  'UPSTREAM_FAILED',
+  'TIMEOUT',
+  'DATABASE_UNAVAILABLE',
+  'HOST_UNAVAILABLE',
+  'NO_CAPACITY',
+  'PORT_RANGE_EXHAUSTED',
+  'INSTANCE_BUSY',
+  'STALE_LEADER',
+  'DOCKER_ERROR',
+  'IMAGE_PULL_FAILED',
 ];
 
 describe('retryability by code', () => {
@@ -40,7 +48,13 @@ describe('agentError', () => {
     ['an agent INTERNAL (500) is retried', 500, answer('INTERNAL'), 'INTERNAL', true],
     ['any 5xx is retried, whatever the code', 501, answer('NOT_IMPLEMENTED'), 'NOT_IMPLEMENTED', true],
     ['429 is retried', 429, answer('BAD_REQUEST'), 'BAD_REQUEST', true],
-    ['an answer that says retryable:false is final, whatever its status', 502, answer('IMAGE_PULL_FAILED', { retryable: false }), 'IMAGE_PULL_FAILED', false],
+    [
+      'an answer that says retryable:false is final, whatever its status',
+      502,
+      answer('IMAGE_PULL_FAILED', { retryable: false }),
+      'IMAGE_PULL_FAILED',
+      false,
+    ],
     ['an unknown code on a 5xx is UPSTREAM_FAILED, retried', 503, answer('SOMETHING_NEW'), 'UPSTREAM_FAILED', true],
     ['no body on a 4xx is BAD_REQUEST, final', 404, undefined, 'BAD_REQUEST', false],
   ])('%s', (_name, status, body, code, retryable) => {

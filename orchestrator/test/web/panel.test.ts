@@ -24,7 +24,14 @@ const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 /** An image choice the v2 template offers besides its own (never pulled: choosing it only shows the update plan). */
 const OTHER_IMAGE = '127.0.0.1:5000/endercloud-panel-test/other:1';
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const NAME = 'survival-1';
 const READ_ONLY_NAME = 'lobby-ro';
 /** Its install script waits for this file in the instance directory: the test decides when installing ends. */
@@ -57,11 +64,15 @@ const axeResults: { view: string; violations: string[] }[] = [];
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 const button = (name: string) => page.getByRole('button', { name, exact: true });
 /** The power buttons the instance page draws, in order. */
-const powerButtons = async () => (await page.getByRole('group', { name: 'Lifecycle actions' }).getByRole('button').allTextContents()).map((t) => t.trim());
+const powerButtons = async () =>
+  (await page.getByRole('group', { name: 'Lifecycle actions' }).getByRole('button').allTextContents()).map((t) => t.trim());
 const expectPowerButtons = (names: string[]) => expect.poll(powerButtons, { timeout: 20_000 }).toEqual(names);
 /** Waits until the element with this data-testid shows exactly `text` (the panel updates it from the event stream). */
 const waitText = (testId: string, text: string, timeout = 60_000) =>
-  page.getByTestId(testId).filter({ hasText: new RegExp(`^${text}$`) }).waitFor({ timeout });
+  page
+    .getByTestId(testId)
+    .filter({ hasText: new RegExp(`^${text}$`) })
+    .waitFor({ timeout });
 
 /** Signs in; `inPlace`: on the login form the page shows now (after a sign-out), keeping its URL. */
 async function login(token: string, inPlace = false): Promise<void> {
@@ -90,7 +101,15 @@ async function axe(view: string): Promise<string[]> {
   const violations = await page.evaluate(async () => {
     const w = window as unknown as { axe: { run(ctx: Document, o: object): Promise<AxeResults> } };
     const r = await w.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact ?? ''}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 5).join(', ')}`);
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map(
+        (v) =>
+          `${v.id} (${v.impact ?? ''}): ${v.nodes
+            .map((n) => n.target.join(' '))
+            .slice(0, 5)
+            .join(', ')}`,
+      );
   });
   axeResults.push({ view, violations });
   return violations;
@@ -98,7 +117,8 @@ async function axe(view: string): Promise<string[]> {
 const expectAxeClean = async (view: string) => expect(await axe(view), view).toEqual([]);
 
 /** Nothing on the page is wider than the viewport (the document does not scroll sideways). */
-const sideways = () => page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, viewport: document.documentElement.clientWidth }));
+const sideways = () =>
+  page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, viewport: document.documentElement.clientWidth }));
 
 beforeAll(async () => {
   // `npm ci` builds the panel (prepare); a checkout without it builds here once.
@@ -106,29 +126,57 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   // Stats every second: the console graphs fill within the test.
   stack = await startFleetStack('panel', { env: { ENDERCLOUD_WEB_DIR: WEB_DIST, ENDERCLOUD_STATS_INTERVAL: '1s' } });
-  await stack.must('PUT', '/groups/survival', { kind: 'persistent', variants: [{ id: 'main', template: { name: stack.template, version: '1' } }] });
+  await stack.must('PUT', '/groups/survival', {
+    kind: 'persistent',
+    variants: [{ id: 'main', template: { name: stack.template, version: '1' } }],
+  });
   // An instance the read-only token looks at (never started: no container work).
-  readOnlyInstanceId = (await stack.must('POST', '/instances', { groupId: 'survival', variantId: 'main', name: READ_ONLY_NAME, start: false })).id as string;
+  readOnlyInstanceId = (
+    await stack.must('POST', '/instances', { groupId: 'survival', variantId: 'main', name: READ_ONLY_NAME, start: false })
+  ).id as string;
   await stack.waitState(readOnlyInstanceId, 'stopped', 60_000);
   // Version 2: an install script that waits for the test's signal, and an operator-only variable.
   const image = (await stack.must('GET', `/templates/${stack.template}/versions/1`)).image as string;
-  await stack.must('PUT', `/templates/${stack.template}/versions/2`, testServerTemplate(image, {
-    install: { image, entrypoint: 'ash', timeoutMs: 180_000, script: `echo preparing the world\nwhile [ ! -f /mnt/server/${INSTALL_GATE} ]; do sleep 1; done\necho install done\n` },
-    variables: [
-      { name: 'RCON_PASSWORD', type: 'string', secret: true }, { name: 'LEVEL_SEED', type: 'string', default: 'seed-1', operatorOnly: true },
-      { name: 'MOTD', type: 'string', description: 'The message in the server list', default: 'An EnderCloud test server', validation: { maxLength: 40 } },
-    ],
-    // The image's own CMD, with the MOTD as an (ignored) argument: the Startup tab renders it.
-    command: ['/usr/local/bin/node', '--no-deprecation', '/opt/mc-server/server.cjs', '--motd={{MOTD}}'],
-    images: { 'Test server': image, Other: OTHER_IMAGE },
-  }));
-  await stack.must('PUT', '/groups/slow', { kind: 'persistent', variants: [{ id: 'main', template: { name: stack.template, version: '2' } }] });
+  await stack.must(
+    'PUT',
+    `/templates/${stack.template}/versions/2`,
+    testServerTemplate(image, {
+      install: {
+        image,
+        entrypoint: 'ash',
+        timeoutMs: 180_000,
+        script: `echo preparing the world\nwhile [ ! -f /mnt/server/${INSTALL_GATE} ]; do sleep 1; done\necho install done\n`,
+      },
+      variables: [
+        { name: 'RCON_PASSWORD', type: 'string', secret: true },
+        { name: 'LEVEL_SEED', type: 'string', default: 'seed-1', operatorOnly: true },
+        {
+          name: 'MOTD',
+          type: 'string',
+          description: 'The message in the server list',
+          default: 'An EnderCloud test server',
+          validation: { maxLength: 40 },
+        },
+      ],
+      // The image's own CMD, with the MOTD as an (ignored) argument: the Startup tab renders it.
+      command: ['/usr/local/bin/node', '--no-deprecation', '/opt/mc-server/server.cjs', '--motd={{MOTD}}'],
+      images: { 'Test server': image, Other: OTHER_IMAGE },
+    }),
+  );
+  await stack.must('PUT', '/groups/slow', {
+    kind: 'persistent',
+    variants: [{ id: 'main', template: { name: stack.template, version: '2' } }],
+  });
   profile = mkdtempSync(join(tmpdir(), 'ec-panel-chromium-'));
   // Our flags exactly; headless: false so that Playwright adds no headless switch of its own (--headless is ours).
   context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: false, args: CHROMIUM_FLAGS, viewport: { width: 1280, height: 800 }, timeout: 60_000,
+    executablePath: CHROMIUM,
+    headless: false,
+    args: CHROMIUM_FLAGS,
+    viewport: { width: 1280, height: 800 },
+    timeout: 60_000,
   });
-  page = context.pages()[0] ?? await context.newPage();
+  page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(20_000);
   page.on('pageerror', (err) => pageErrors.push(err.message));
   page.on('request', (r) => {
@@ -140,7 +188,8 @@ beforeAll(async () => {
     if (m.type() === 'error') consoleErrors.push(`console: ${m.text()} (${m.location().url})`);
   });
   page.on('response', (r) => {
-    if (r.status() >= 400 && r.url().startsWith(stack.url)) consoleErrors.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
+    if (r.status() >= 400 && r.url().startsWith(stack.url))
+      consoleErrors.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
   });
 }, 300_000);
 
@@ -174,10 +223,12 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     const session = await firstSession;
     expect(session.status()).toBe(200);
     expect(await session.json()).toEqual({ authenticated: false });
-    expect(await page.evaluate(async () => {
-      const href = document.querySelector<HTMLLinkElement>('link[rel="icon"]')?.getAttribute('href');
-      return href ? { href, status: (await fetch(href)).status } : null;
-    })).toEqual({ href: '/favicon.svg', status: 200 });
+    expect(
+      await page.evaluate(async () => {
+        const href = document.querySelector<HTMLLinkElement>('link[rel="icon"]')?.getAttribute('href');
+        return href ? { href, status: (await fetch(href)).status } : null;
+      }),
+    ).toEqual({ href: '/favicon.svg', status: 200 });
     expect(consoleErrors).toEqual([]);
     await page.getByLabel('API token').fill('ect_wrong');
     await button('Sign in').click();
@@ -192,17 +243,22 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await shot('01-overview');
   });
 
-  it('creates an instance from the template\'s variables as fields, after a preview in words; errors show at the field', async () => {
+  it("creates an instance from the template's variables as fields, after a preview in words; errors show at the field", async () => {
     await page.getByRole('link', { name: 'Instances', exact: true }).click();
     // The slow group's template has typed variables: each is a field with its rules and default; no KEY=VALUE box.
     await page.getByLabel('Group').selectOption('slow');
     const motd = page.getByLabel('MOTD', { exact: true });
     await motd.waitFor();
-    expect(await page.locator('[data-variable="MOTD"]').innerText()).toMatch(/The message in the server list · string · at most 40 characters .*default An EnderCloud test server/);
+    expect(await page.locator('[data-variable="MOTD"]').innerText()).toMatch(
+      /The message in the server list · string · at most 40 characters .*default An EnderCloud test server/,
+    );
     expect(await page.getByRole('textbox', { name: /KEY=VALUE/ }).count()).toBe(0);
     await motd.fill('x'.repeat(50));
     await button('Preview').click();
-    await page.getByLabel('Deployment preview').filter({ hasText: `MOTD = ${'x'.repeat(50)} as given` }).waitFor();
+    await page
+      .getByLabel('Deployment preview')
+      .filter({ hasText: `MOTD = ${'x'.repeat(50)} as given` })
+      .waitFor();
     // The preview resolves defaults only (POST /instances/preview does not check given values); Create does: its rule message shows at the field.
     await button('Create').click();
     const fieldError = page.locator('[data-variable="MOTD"] [role="alert"]');
@@ -245,42 +301,62 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
 
   it('while installing: says so, asks for no log, offers no power action; then shows the install output', async () => {
     const requestsBefore = logRequests.length;
-    slowInstanceId = (await stack.must('POST', '/instances', { groupId: 'slow', variantId: 'main', name: SLOW_NAME, start: false })).id as string;
+    slowInstanceId = (await stack.must('POST', '/instances', { groupId: 'slow', variantId: 'main', name: SLOW_NAME, start: false }))
+      .id as string;
     await openInstance(slowInstanceId);
     await waitText('instance-state', 'installing');
     await page.getByTestId('log-status').filter({ hasText: 'Installing…' }).waitFor();
-    await page.getByTestId('no-actions').filter({ hasText: /installing|create in progress/ }).waitFor();
+    await page
+      .getByTestId('no-actions')
+      .filter({ hasText: /installing|create in progress/ })
+      .waitFor();
     expect(await powerButtons()).toEqual([]);
     await shot('03b-installing');
     expect(logRequests.slice(requestsBefore).filter((r) => r.includes(slowInstanceId))).toEqual([]);
     writeFileSync(join(stack.runtimeDir(slowInstanceId), INSTALL_GATE), 'go\n');
     await waitText('instance-state', 'stopped', 90_000);
-    await page.getByTestId('install-output').filter({ hasText: /preparing the world\s+install done/ }).waitFor();
+    await page
+      .getByTestId('install-output')
+      .filter({ hasText: /preparing the world\s+install done/ })
+      .waitFor();
     await expectPowerButtons(['Start', 'Restart']);
     const text = await page.locator('main').innerText();
     expect(text).not.toMatch(/https?:\/\/|refused GET|has no container/);
     await shot('03c-installed');
   });
 
-  it('startup: the variables with description, rules, default and value; the server\'s rule message at the field; the rendered command; the image choice', async () => {
+  it("startup: the variables with description, rules, default and value; the server's rule message at the field; the rendered command; the image choice", async () => {
     await openInstance(slowInstanceId, 'startup');
     const command = page.getByTestId('startup-command');
-    await command.filter({ hasText: '/usr/local/bin/node --no-deprecation /opt/mc-server/server.cjs --motd=An EnderCloud test server' }).waitFor();
+    await command
+      .filter({ hasText: '/usr/local/bin/node --no-deprecation /opt/mc-server/server.cjs --motd=An EnderCloud test server' })
+      .waitFor();
     const motd = page.getByLabel('MOTD', { exact: true });
-    expect(await page.locator('[data-variable="MOTD"]').innerText()).toMatch(/The message in the server list · string · at most 40 characters · applies at the next restart · default An EnderCloud test server/);
+    expect(await page.locator('[data-variable="MOTD"]').innerText()).toMatch(
+      /The message in the server list · string · at most 40 characters · applies at the next restart · default An EnderCloud test server/,
+    );
     expect(await page.locator('[data-variable="LEVEL_SEED"]').innerText()).toMatch(/operators only/);
     expect(await page.getByLabel('LEVEL_SEED', { exact: true }).isDisabled()).toBe(false); // an admin may
     expect(await page.getByLabel('RCON_PASSWORD', { exact: true }).getAttribute('type')).toBe('password');
     await motd.fill('y'.repeat(41));
     await button('Save changes').click();
-    await page.locator('[data-variable="MOTD"] [role="alert"]').filter({ hasText: /^must be at most 40 characters$/ }).waitFor();
+    await page
+      .locator('[data-variable="MOTD"] [role="alert"]')
+      .filter({ hasText: /^must be at most 40 characters$/ })
+      .waitFor();
     consoleErrors.length = 0; // the refused change (400) was the point
     await shot('03d-startup-field-error');
     await motd.fill('Welcome from the panel');
     await button('Save changes').click();
-    await page.getByRole('status').filter({ hasText: /applies at the next restart/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /applies at the next restart/ })
+      .waitFor();
     await page.getByTestId('pending-MOTD').filter({ hasText: 'Welcome from the panel' }).waitFor();
-    expect(((await stack.get(slowInstanceId)).pendingChanges as Loose[]).map((c) => [c.key, c.value])).toContainEqual(['settings.MOTD', 'Welcome from the panel']);
+    expect(((await stack.get(slowInstanceId)).pendingChanges as Loose[]).map((c) => [c.key, c.value])).toContainEqual([
+      'settings.MOTD',
+      'Welcome from the panel',
+    ]);
     // The image choice the template offers goes through the update plan.
     await page.getByLabel(/^Image \(the template offers 2\)$/).selectOption(OTHER_IMAGE);
     expect(await page.getByLabel('New image').inputValue()).toBe(OTHER_IMAGE);
@@ -293,10 +369,17 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     expect(new URL(page.url()).hash).toBe(`#/instances/${instanceId}`); // Console is the first tab
     await page.getByLabel('Console command').fill('list');
     await button('Send').click();
-    await page.getByTestId('log').getByTestId('console-output').filter({ hasText: /players online/ }).waitFor();
+    await page
+      .getByTestId('log')
+      .getByTestId('console-output')
+      .filter({ hasText: /players online/ })
+      .waitFor();
     await page.getByLabel('Console command').fill('help');
     await button('Send').click();
-    await page.getByTestId('console-output').filter({ hasText: /> help/ }).waitFor();
+    await page
+      .getByTestId('console-output')
+      .filter({ hasText: /> help/ })
+      .waitFor();
     const line = page.getByLabel('Console command');
     await line.press('ArrowUp');
     expect(await line.inputValue()).toBe('help');
@@ -307,22 +390,33 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await line.press('ArrowDown');
     expect(await line.inputValue()).toBe('');
     // The graphs fill from the stats stream (one sample a second here), no polling.
-    await page.getByTestId('chart-memory-now').filter({ hasText: /^used \d+(\.\d)? (KiB|MiB)$/ }).waitFor({ timeout: 30_000 });
-    await page.getByTestId('chart-cpu-now').filter({ hasText: /^CPU \d+ %$/ }).waitFor({ timeout: 30_000 });
-    await page.getByTestId('chart-network-now').filter({ hasText: /^in \d/ }).waitFor({ timeout: 30_000 });
+    await page
+      .getByTestId('chart-memory-now')
+      .filter({ hasText: /^used \d+(\.\d)? (KiB|MiB)$/ })
+      .waitFor({ timeout: 30_000 });
+    await page
+      .getByTestId('chart-cpu-now')
+      .filter({ hasText: /^CPU \d+ %$/ })
+      .waitFor({ timeout: 30_000 });
+    await page
+      .getByTestId('chart-network-now')
+      .filter({ hasText: /^in \d/ })
+      .waitFor({ timeout: 30_000 });
     expect(await page.locator('[data-testid="chart-memory"] polyline').count()).toBeGreaterThan(0);
     const kill = button('Kill');
     expect(await kill.isDisabled()).toBe(true);
     expect(await kill.getAttribute('title')).toMatch(/not available yet/);
     await expectAxeClean('instance console');
     // The log pane shows what the API answers for the container's log.
-    const log = await (await fetch(`${stack.url}/api/v1/instances/${instanceId}/logs?tail=200`, { headers: { authorization: `Bearer ${stack.adminToken}` } })).text();
+    const log = await (
+      await fetch(`${stack.url}/api/v1/instances/${instanceId}/logs?tail=200`, { headers: { authorization: `Bearer ${stack.adminToken}` } })
+    ).text();
     const first = log.split('\n').find((l) => l.trim() !== '');
     if (first !== undefined) await page.getByTestId('log').filter({ hasText: first.trim() }).waitFor();
     await shot('04-console');
   });
 
-  it('activity: the history and this instance\'s audit entries', async () => {
+  it("activity: the history and this instance's audit entries", async () => {
     await openTab('Activity');
     await page.getByLabel('State history, newest first').getByText('online').first().waitFor();
     await page.locator('tr[data-audit="instance.console"]').first().waitFor();
@@ -330,7 +424,10 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await expectAxeClean('instance activity');
     await shot('04b-activity');
     await openTab('Schedules');
-    await page.getByTestId('schedules-placeholder').filter({ hasText: /arrive with the schedules API/ }).waitFor();
+    await page
+      .getByTestId('schedules-placeholder')
+      .filter({ hasText: /arrive with the schedules API/ })
+      .waitFor();
     await openTab('Console');
   });
 
@@ -356,7 +453,9 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await row.first().waitFor({ timeout: 60_000 });
     await waitText('instance-state', 'online');
     const backupId = (await row.first().getAttribute('data-backup'))!;
-    expect(await row.first().getByRole('link', { name: 'Download' }).getAttribute('href')).toBe(`/api/v1/instances/${instanceId}/backups/${backupId}/download`);
+    expect(await row.first().getByRole('link', { name: 'Download' }).getAttribute('href')).toBe(
+      `/api/v1/instances/${instanceId}/backups/${backupId}/download`,
+    );
     await waitText('active-action', 'none');
     await button('Stop').click();
     await waitText('instance-state', 'stopped');
@@ -372,7 +471,12 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await shot('06-restore-confirm');
     await confirm.click();
     await dialog.waitFor({ state: 'hidden' });
-    await until('restore command succeeded', async () => (await stack.commands(instanceId)).some((c) => c.kind === 'restore' && c.status === 'succeeded'), 60_000, 200);
+    await until(
+      'restore command succeeded',
+      async () => (await stack.commands(instanceId)).some((c) => c.kind === 'restore' && c.status === 'succeeded'),
+      60_000,
+      200,
+    );
     await expectAxeClean('instance backups');
     await shot('07-restored');
   });
@@ -384,7 +488,9 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await waitText('instance-state', 'stopped');
     const dataDir = stack.runtimeDir(instanceId);
     const editorChunks: string[] = [];
-    const onRequest = (r: { url(): string }) => { if (/\/assets\/Editor-[^/]+\.js$/.test(r.url())) editorChunks.push(r.url()); };
+    const onRequest = (r: { url(): string }) => {
+      if (/\/assets\/Editor-[^/]+\.js$/.test(r.url())) editorChunks.push(r.url());
+    };
     page.on('request', onRequest);
     await openTab('Files');
     const row = (name: string) => page.locator(`tr[data-file="${name}"]`);
@@ -416,7 +522,9 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await editor.getByRole('button', { name: 'Close' }).click();
 
     // Upload with the button (a streamed PUT of the file) and by dropping a file on the folder.
-    await page.getByLabel('Upload files').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('uploaded by button\n') });
+    await page
+      .getByLabel('Upload files')
+      .setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('uploaded by button\n') });
     await row('notes.txt').waitFor();
     expect(readFileSync(join(dataDir, 'notes.txt'), 'utf8')).toBe('uploaded by button\n');
     const drop = await page.evaluateHandle(() => {
@@ -498,13 +606,23 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await page.getByLabel(`Maintenance message for ${stack.hostId}`).fill('disk swap');
     await button('Start maintenance').click();
     await button('End maintenance').waitFor();
-    expect((await stack.api('GET', `/hosts/${stack.hostId}`)).body).toMatchObject({ status: 'MAINTENANCE', maintenance: { enabled: true, message: 'disk swap' } });
+    expect((await stack.api('GET', `/hosts/${stack.hostId}`)).body).toMatchObject({
+      status: 'MAINTENANCE',
+      maintenance: { enabled: true, message: 'disk swap' },
+    });
     await shot('10-host-maintenance');
     await button('End maintenance').click();
     await button('Start maintenance').waitFor();
     await until('host back ONLINE', async () => (await stack.api('GET', `/hosts/${stack.hostId}`)).body.status === 'ONLINE', 20_000, 100);
     await page.getByRole('link', { name: 'Audit log' }).click();
-    for (const action of ['host.maintenance', 'instance.delete', 'instance.restore', 'instance.backup', 'instance.console', 'instance.create']) {
+    for (const action of [
+      'host.maintenance',
+      'instance.delete',
+      'instance.restore',
+      'instance.backup',
+      'instance.console',
+      'instance.create',
+    ]) {
       await page.getByRole('rowheader', { name: action, exact: true }).first().waitFor();
     }
     await shot('11-audit');
@@ -515,25 +633,46 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     const host = (await stack.api('GET', `/hosts/${stack.hostId}`)).body;
     const total = host.resources.memoryMb as number;
     const mib = (n: number) => (n >= 1024 ? `${(n / 1024).toFixed(1)} GiB` : `${n} MiB`);
-    await page.getByTestId(`memory-${stack.hostId}`).filter({ hasText: new RegExp(`^\\d+ (MiB|GiB) / ${mib(total).replace('.', '\\.')}$`) }).waitFor();
+    await page
+      .getByTestId(`memory-${stack.hostId}`)
+      .filter({ hasText: new RegExp(`^\\d+ (MiB|GiB) / ${mib(total).replace('.', '\\.')}$`) })
+      .waitFor();
     // Heartbeats come every 500 ms and send no change event: a fetched age is 0-1 s, so 3 s or more is the clock ticking.
-    await page.getByTestId(`heartbeat-${stack.hostId}`).filter({ hasText: /^([3-9]|\d\d+) s ago$/ }).waitFor({ timeout: 20_000 });
+    await page
+      .getByTestId(`heartbeat-${stack.hostId}`)
+      .filter({ hasText: /^([3-9]|\d\d+) s ago$/ })
+      .waitFor({ timeout: 20_000 });
     await shot('11b-hosts');
   });
 
   it('fleets: the class reads once, archived rows show no players and no Despawn', async () => {
-    await stack.putGroup('arch', { savegame: { mode: 'archive' } }, { idleTiers: [{ after: '2s', action: 'stop' }, { after: '3s', action: 'archive' }] });
+    await stack.putGroup(
+      'arch',
+      { savegame: { mode: 'archive' } },
+      {
+        idleTiers: [
+          { after: '2s', action: 'stop' },
+          { after: '3s', action: 'archive' },
+        ],
+      },
+    );
     const spawned = (await stack.must('POST', '/groups/arch/spawn', { name: `${stack.run}-arch` })).id as string;
     await stack.waitState(spawned, 'online', 60_000);
     const allocation = await stack.must('POST', '/groups/arch/allocations', {});
     await page.getByRole('link', { name: 'Groups & fleets' }).click();
     const row = page.locator(`tr[data-fleet-instance="${stack.run}-arch"]`);
-    await row.getByTestId('fleet-class').filter({ hasText: /^allocated$/ }).waitFor();
+    await row
+      .getByTestId('fleet-class')
+      .filter({ hasText: /^allocated$/ })
+      .waitFor();
     expect(await row.getByRole('button', { name: 'Despawn' }).count()).toBe(1);
     await shot('11c-fleet-allocated');
     await stack.must('DELETE', `/allocations/${String(allocation.allocationId)}`);
     await stack.waitState(spawned, 'archived', 60_000);
-    await row.getByTestId('fleet-class').filter({ hasText: /^archived$/ }).waitFor();
+    await row
+      .getByTestId('fleet-class')
+      .filter({ hasText: /^archived$/ })
+      .waitFor();
     expect(await row.getByRole('button', { name: 'Despawn' }).count()).toBe(0);
     expect(await row.getByRole('cell').nth(2).innerText()).toBe('–');
     await shot('11d-fleet-archived');
@@ -558,12 +697,15 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     expect(listed.scopes).toEqual(['instances:read', 'hosts:read']);
     expect(JSON.stringify(await stack.api('GET', '/tokens'))).not.toContain(throwaway);
     await button(`Revoke ${stack.run}-throwaway`).click();
-    await page.getByRole('row', { name: new RegExp(`${stack.run}-throwaway`) }).getByText(/^revoked/).waitFor();
+    await page
+      .getByRole('row', { name: new RegExp(`${stack.run}-throwaway`) })
+      .getByText(/^revoked/)
+      .waitFor();
     expect((await fetch(`${stack.url}/api/v1/instances`, { headers: { authorization: `Bearer ${throwaway}` } })).status).toBe(401);
     await shot('12-tokens');
   });
 
-  it('settings: Reinstall asks for the typed name and shows the API\'s answer', async () => {
+  it("settings: Reinstall asks for the typed name and shows the API's answer", async () => {
     await openInstance(slowInstanceId, 'settings');
     await button(`Reinstall ${SLOW_NAME}…`).click();
     const dialog = page.getByRole('dialog');
@@ -589,7 +731,12 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
       await openInstance(readOnlyInstanceId, tab);
       await page.locator(`.tab-panel[data-tab="${tab}"]`).waitFor();
       await page.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
-      if (tab === 'files') await page.locator('tr[data-file]').first().waitFor().catch(() => undefined);
+      if (tab === 'files')
+        await page
+          .locator('tr[data-file]')
+          .first()
+          .waitFor()
+          .catch(() => undefined);
       await page.evaluate(() => {
         (document.activeElement as HTMLElement | null)?.blur();
         window.scrollTo(0, 0);
@@ -605,17 +752,37 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
           const style = getComputedStyle(el);
           // CodeMirror draws its ring on the editor around the focused content.
           const ring = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2;
-          return { key: el.dataset.kb, ring, what: `${el.tagName} ${el.getAttribute('aria-label') ?? el.textContent?.trim().slice(0, 30) ?? ''}` };
+          return {
+            key: el.dataset.kb,
+            ring,
+            what: `${el.tagName} ${el.getAttribute('aria-label') ?? el.textContent?.trim().slice(0, 30) ?? ''}`,
+          };
         });
         if (!info) continue;
         if (!info.ring) rings.push(info.what);
         if (reached.has(info.key)) break; // wrapped around
         reached.add(info.key);
       }
-      const missed = await page.evaluate((keys) => [...document.querySelectorAll<HTMLElement>('a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea, [tabindex="0"]')]
-        .filter((el) => el.offsetParent !== null && !el.closest('dialog:not([open])') && !el.classList.contains('skip'))
-        .filter((el) => !keys.includes(el.dataset.kb ?? '') && !(el instanceof HTMLInputElement && el.type === 'file' && keys.includes((el.closest('label') as HTMLElement | null)?.dataset.kb ?? '')))
-        .map((el) => `${el.tagName} ${el.getAttribute('aria-label') ?? el.textContent?.trim().slice(0, 30) ?? ''}`), [...reached]);
+      const missed = await page.evaluate(
+        (keys) =>
+          [
+            ...document.querySelectorAll<HTMLElement>(
+              'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea, [tabindex="0"]',
+            ),
+          ]
+            .filter((el) => el.offsetParent !== null && !el.closest('dialog:not([open])') && !el.classList.contains('skip'))
+            .filter(
+              (el) =>
+                !keys.includes(el.dataset.kb ?? '') &&
+                !(
+                  el instanceof HTMLInputElement &&
+                  el.type === 'file' &&
+                  keys.includes((el.closest('label') as HTMLElement | null)?.dataset.kb ?? '')
+                ),
+            )
+            .map((el) => `${el.tagName} ${el.getAttribute('aria-label') ?? el.textContent?.trim().slice(0, 30) ?? ''}`),
+        [...reached],
+      );
       expect(missed, `${tab}: not reached by Tab`).toEqual([]);
       expect(rings, `${tab}: focused without a visible ring`).toEqual([]);
     }
@@ -624,30 +791,53 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
   });
 
   it('phone 390×844 and desktop: no view scrolls sideways, the top bar is one line, the server page is tabbed; axe finds nothing serious on any view', async () => {
-    const views = ['overview', 'hosts', 'groups', 'instances', 'templates', 'audit', 'tokens',
-      ...['console', 'files', 'startup', 'backups', 'schedules', 'settings', 'activity'].map((t) => `instances/${slowInstanceId}/${t}`)];
+    const views = [
+      'overview',
+      'hosts',
+      'groups',
+      'instances',
+      'templates',
+      'audit',
+      'tokens',
+      ...['console', 'files', 'startup', 'backups', 'schedules', 'settings', 'activity'].map((t) => `instances/${slowInstanceId}/${t}`),
+    ];
     try {
-    for (const [width, height] of [[390, 844], [1280, 800]] as const) {
-      await page.setViewportSize({ width, height });
-      for (const view of views) {
-        await page.goto(`${stack.url}/#/${view}`);
-        await page.locator('main h1').first().waitFor();
-        await page.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
-        const { scroll, viewport } = await sideways();
-        expect(scroll, `${view} at ${width} px is ${scroll} px wide`).toBeLessThanOrEqual(viewport);
-        const bar = await page.locator('header.top').evaluate((el) => {
-          const middles = [...el.children].filter((c) => (c as HTMLElement).offsetParent !== null).map((c) => c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2);
-          return { spread: Math.max(...middles) - Math.min(...middles), height: el.getBoundingClientRect().height };
-        });
-        expect(bar.height, `${view}: the top bar is one line`).toBeLessThan(60);
-        expect(bar.spread, `${view}: the top bar's items sit on one line`).toBeLessThan(8);
-        if (view.startsWith('instances/')) expect(await page.getByRole('navigation', { name: 'Server sections' }).getByRole('link').count()).toBe(7);
-        await expectAxeClean(`${view} at ${width}×${height}`);
-        if (width === 390 && ['hosts', 'groups', `instances/${slowInstanceId}/console`, `instances/${slowInstanceId}/files`, `instances/${slowInstanceId}/startup`].includes(view)) {
-          await shot(`19-phone-${view.replace(/\//g, '-').replace(slowInstanceId, 'slow')}`);
+      for (const [width, height] of [
+        [390, 844],
+        [1280, 800],
+      ] as const) {
+        await page.setViewportSize({ width, height });
+        for (const view of views) {
+          await page.goto(`${stack.url}/#/${view}`);
+          await page.locator('main h1').first().waitFor();
+          await page.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
+          const { scroll, viewport } = await sideways();
+          expect(scroll, `${view} at ${width} px is ${scroll} px wide`).toBeLessThanOrEqual(viewport);
+          const bar = await page.locator('header.top').evaluate((el) => {
+            const middles = [...el.children]
+              .filter((c) => (c as HTMLElement).offsetParent !== null)
+              .map((c) => c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2);
+            return { spread: Math.max(...middles) - Math.min(...middles), height: el.getBoundingClientRect().height };
+          });
+          expect(bar.height, `${view}: the top bar is one line`).toBeLessThan(60);
+          expect(bar.spread, `${view}: the top bar's items sit on one line`).toBeLessThan(8);
+          if (view.startsWith('instances/'))
+            expect(await page.getByRole('navigation', { name: 'Server sections' }).getByRole('link').count()).toBe(7);
+          await expectAxeClean(`${view} at ${width}×${height}`);
+          if (
+            width === 390 &&
+            [
+              'hosts',
+              'groups',
+              `instances/${slowInstanceId}/console`,
+              `instances/${slowInstanceId}/files`,
+              `instances/${slowInstanceId}/startup`,
+            ].includes(view)
+          ) {
+            await shot(`19-phone-${view.replace(/\//g, '-').replace(slowInstanceId, 'slow')}`);
+          }
         }
       }
-    }
     } finally {
       await page.setViewportSize({ width: 1280, height: 800 });
     }
@@ -659,9 +849,13 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
 
   it('refuses a cross-site form post that carries the session cookie (CSRF)', async () => {
     // Another port on the same host is the same *site*: SameSite=Strict sends the cookie; the CSRF check must refuse.
-    evil = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(
-      `<form id="f" method="POST" action="${stack.url}/api/v1/instances/${readOnlyInstanceId}/start" enctype="text/plain"><input name="x" value="1"></form><script>document.getElementById('f').submit()</script>`,
-    ));
+    evil = createServer((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(
+          `<form id="f" method="POST" action="${stack.url}/api/v1/instances/${readOnlyInstanceId}/start" enctype="text/plain"><input name="x" value="1"></form><script>document.getElementById('f').submit()</script>`,
+        ),
+    );
     await new Promise<void>((r) => evil!.listen(0, '127.0.0.1', r));
     const evilUrl = `http://127.0.0.1:${(evil.address() as AddressInfo).port}/`;
     const answered = page.waitForResponse((r) => r.url().endsWith(`/instances/${readOnlyInstanceId}/start`));
@@ -676,7 +870,8 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     // The same request with the header but a foreign Origin is refused too.
     const cookie = (await context.cookies(stack.url))[0]!;
     const foreign = await fetch(`${stack.url}/api/v1/instances/${readOnlyInstanceId}/start`, {
-      method: 'POST', headers: { cookie: `${cookie.name}=${cookie.value}`, 'x-endercloud-csrf': '1', origin: evilUrl.slice(0, -1) },
+      method: 'POST',
+      headers: { cookie: `${cookie.name}=${cookie.value}`, 'x-endercloud-csrf': '1', origin: evilUrl.slice(0, -1) },
     });
     expect(foreign.status).toBe(403);
   });
@@ -714,12 +909,38 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
       await openInstance(readOnlyInstanceId, tab);
       await page.locator(`.tab-panel[data-tab="${tab}"]`).waitFor();
       if (tab === 'backups') await page.getByRole('heading', { name: 'Backups' }).waitFor();
-      if (tab === 'files') await page.getByRole('alert').filter({ hasText: /^Not allowed: .*files:read/ }).waitFor();
-      if (tab === 'startup') await page.getByLabel('MOTD', { exact: true }).waitFor().catch(() => undefined);
-      for (const name of ['Start', 'Stop', 'Restart', 'Pause', 'Resume', 'Kill', 'Take backup', 'Send', 'Change', 'Save changes', 'New folder', 'Delete selected', `Delete ${READ_ONLY_NAME}…`, `Reinstall ${READ_ONLY_NAME}…`]) {
+      if (tab === 'files')
+        await page
+          .getByRole('alert')
+          .filter({ hasText: /^Not allowed: .*files:read/ })
+          .waitFor();
+      if (tab === 'startup')
+        await page
+          .getByLabel('MOTD', { exact: true })
+          .waitFor()
+          .catch(() => undefined);
+      for (const name of [
+        'Start',
+        'Stop',
+        'Restart',
+        'Pause',
+        'Resume',
+        'Kill',
+        'Take backup',
+        'Send',
+        'Change',
+        'Save changes',
+        'New folder',
+        'Delete selected',
+        `Delete ${READ_ONLY_NAME}…`,
+        `Reinstall ${READ_ONLY_NAME}…`,
+      ]) {
         expect(await button(name).count(), `${tab}: ${name}`).toBe(0);
       }
-      expect(await page.locator('.tab-panel input:not([disabled]):not([type="checkbox"]), .tab-panel textarea').count(), `${tab}: no editable field`).toBe(0);
+      expect(
+        await page.locator('.tab-panel input:not([disabled]):not([type="checkbox"]), .tab-panel textarea').count(),
+        `${tab}: no editable field`,
+      ).toBe(0);
     }
     await page.getByRole('link', { name: 'Hosts' }).click();
     await page.getByRole('heading', { name: 'Hosts', level: 1 }).waitFor();
@@ -742,7 +963,8 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
   });
 
   it('a forbidden action (403) says "Not allowed", in words', async () => {
-    const writer = (await stack.must('POST', '/tokens', { name: `${stack.run}-writer`, scopes: ['read', 'instances:write'] })).secret as string;
+    const writer = (await stack.must('POST', '/tokens', { name: `${stack.run}-writer`, scopes: ['read', 'instances:write'] }))
+      .secret as string;
     await login(writer);
     await openInstance(slowInstanceId, 'startup');
     await expectPowerButtons(['Start', 'Restart']);

@@ -13,11 +13,22 @@ import { Backups, Delete, Reinstall, Settings, Update } from './instance/Manage'
 import { StartupTab } from './instance/Startup';
 
 /** Labels of the power actions; which of them apply now comes from the API (the instance's `actions`). */
-const ACTION_LABELS: Readonly<Record<string, string>> = { start: 'Start', stop: 'Stop', restart: 'Restart', pause: 'Pause', resume: 'Resume' };
+const ACTION_LABELS: Readonly<Record<string, string>> = {
+  start: 'Start',
+  stop: 'Stop',
+  restart: 'Restart',
+  pause: 'Pause',
+  resume: 'Resume',
+};
 
 const TABS: ReadonlyArray<[tab: string, label: string]> = [
-  ['console', 'Console'], ['files', 'Files'], ['startup', 'Startup'], ['backups', 'Backups'],
-  ['schedules', 'Schedules'], ['settings', 'Settings'], ['activity', 'Activity'],
+  ['console', 'Console'],
+  ['files', 'Files'],
+  ['startup', 'Startup'],
+  ['backups', 'Backups'],
+  ['schedules', 'Schedules'],
+  ['settings', 'Settings'],
+  ['activity', 'Activity'],
 ];
 
 export function InstancePage({ me, id, tab: asked }: { me: Me; id: string; tab: string | undefined }) {
@@ -26,39 +37,122 @@ export function InstancePage({ me, id, tab: asked }: { me: Me; id: string; tab: 
   const i = inst.data;
   const write = can(me, 'instances');
   const tab = TABS.some(([t]) => t === asked) ? asked! : 'console';
-  if (inst.error && !i) return <><h1>Instance {id}</h1><ErrorNote error={inst.error} /><p><a href="#/instances">Back to instances</a></p></>;
+  if (inst.error && !i)
+    return (
+      <>
+        <h1>Instance {id}</h1>
+        <ErrorNote error={inst.error} />
+        <p>
+          <a href="#/instances">Back to instances</a>
+        </p>
+      </>
+    );
   if (!i) return <p aria-busy="true">Loading…</p>;
   const actions = (i.actions ?? []).filter((a) => a in ACTION_LABELS);
   const label = TABS.find(([t]) => t === tab)![1];
   return (
     <>
-      <p className="back"><a href="#/instances">← Instances</a></p>
-      <h1>{i.name} <StateBadge state={i.state} /></h1>
+      <p className="back">
+        <a href="#/instances">← Instances</a>
+      </p>
+      <h1>
+        {i.name} <StateBadge state={i.state} />
+      </h1>
       <ErrorNote error={inst.error} />
-      <Section title="Status" actions={write ? (
-        <div className="row wrap" role="group" aria-label="Lifecycle actions">
-          {actions.map((a) => <ActionButton key={a} label={ACTION_LABELS[a]!} run={() => api('POST', `/instances/${enc(id)}/${a}`, a === 'stop' ? {} : undefined)} />)}
-          {actions.length === 0 ? <span className="muted small" data-testid="no-actions">{noActionText(i)}</span> : null}
-        </div>
-      ) : null}>
+      <Section
+        title="Status"
+        actions={
+          write ? (
+            <div className="row wrap" role="group" aria-label="Lifecycle actions">
+              {actions.map((a) => (
+                <ActionButton
+                  key={a}
+                  label={ACTION_LABELS[a]!}
+                  run={() => api('POST', `/instances/${enc(id)}/${a}`, a === 'stop' ? {} : undefined)}
+                />
+              ))}
+              {actions.length === 0 ? (
+                <span className="muted small" data-testid="no-actions">
+                  {noActionText(i)}
+                </span>
+              ) : null}
+            </div>
+          ) : null
+        }
+      >
         {write ? <Kill instance={i} /> : null}
         <dl className="facts">
-          <div><dt>State</dt><dd data-testid="instance-state">{i.state}</dd></div>
-          <div><dt>Reason</dt><dd>{i.stateReason ? forPeople(i.stateReason) : '–'}</dd></div>
-          <div><dt>Host</dt><dd>{i.hostId ?? '–'}</dd></div>
-          <div><dt>Endpoint</dt><dd>{i.endpoint && i.state !== 'archived' ? <code>{i.endpoint.host}:{i.endpoint.port}</code> : '–'}</dd></div>
-          <div><dt>Players</dt><dd>{i.players ? `${i.players.online} / ${i.players.max}` : '–'}</dd></div>
-          <div><dt>Active action</dt><dd data-testid="active-action">{i.activeAction ? i.activeAction.kind : 'none'}</dd></div>
-          <div><dt>Group / variant</dt><dd>{i.groupId} / {i.variantId}</dd></div>
-          <div><dt>Desired</dt><dd>{i.desiredState}</dd></div>
-          <div><dt>Image</dt><dd><code>{i.image}</code></dd></div>
-          {i.maintenance?.enabled ? <div><dt>Maintenance</dt><dd>{i.maintenance.message}</dd></div> : null}
-          {i.crashLoop.tripped ? <div><dt>Crash loop</dt><dd>tripped {ago(i.crashLoop.trippedAt)}</dd></div> : null}
+          <div>
+            <dt>State</dt>
+            <dd data-testid="instance-state">{i.state}</dd>
+          </div>
+          <div>
+            <dt>Reason</dt>
+            <dd>{i.stateReason ? forPeople(i.stateReason) : '–'}</dd>
+          </div>
+          <div>
+            <dt>Host</dt>
+            <dd>{i.hostId ?? '–'}</dd>
+          </div>
+          <div>
+            <dt>Endpoint</dt>
+            <dd>
+              {i.endpoint && i.state !== 'archived' ? (
+                <code>
+                  {i.endpoint.host}:{i.endpoint.port}
+                </code>
+              ) : (
+                '–'
+              )}
+            </dd>
+          </div>
+          <div>
+            <dt>Players</dt>
+            <dd>{i.players ? `${i.players.online} / ${i.players.max}` : '–'}</dd>
+          </div>
+          <div>
+            <dt>Active action</dt>
+            <dd data-testid="active-action">{i.activeAction ? i.activeAction.kind : 'none'}</dd>
+          </div>
+          <div>
+            <dt>Group / variant</dt>
+            <dd>
+              {i.groupId} / {i.variantId}
+            </dd>
+          </div>
+          <div>
+            <dt>Desired</dt>
+            <dd>{i.desiredState}</dd>
+          </div>
+          <div>
+            <dt>Image</dt>
+            <dd>
+              <code>{i.image}</code>
+            </dd>
+          </div>
+          {i.maintenance?.enabled ? (
+            <div>
+              <dt>Maintenance</dt>
+              <dd>{i.maintenance.message}</dd>
+            </div>
+          ) : null}
+          {i.crashLoop.tripped ? (
+            <div>
+              <dt>Crash loop</dt>
+              <dd>tripped {ago(i.crashLoop.trippedAt)}</dd>
+            </div>
+          ) : null}
         </dl>
       </Section>
       <nav className="tabs" aria-label="Server sections">
         <ul>
-          {TABS.map(([t, l]) => <li key={t}><a href={`#/instances/${enc(id)}/${t}`} aria-current={t === tab ? 'page' : undefined}>{l}</a></li>)}
+          {TABS.map(([t, l]) => (
+            <li key={t}>
+              <a href={`#/instances/${enc(id)}/${t}`} aria-current={t === tab ? 'page' : undefined}>
+                {l}
+              </a>
+            </li>
+          ))}
         </ul>
       </nav>
       <div className="tab-panel" data-tab={tab} aria-label={label} role="region">
@@ -68,7 +162,10 @@ export function InstancePage({ me, id, tab: asked }: { me: Me; id: string; tab: 
         {tab === 'backups' ? <Backups instance={i} write={write} /> : null}
         {tab === 'schedules' ? (
           <Section title="Schedules">
-            <p className="muted" data-testid="schedules-placeholder">Schedules (cron tasks: a command, a power action, a backup) arrive with the schedules API. Until then, backup schedules are set per group and instance through the API (<code>PUT /instances/:id/backup-policy</code>).</p>
+            <p className="muted" data-testid="schedules-placeholder">
+              Schedules (cron tasks: a command, a power action, a backup) arrive with the schedules API. Until then, backup schedules are
+              set per group and instance through the API (<code>PUT /instances/:id/backup-policy</code>).
+            </p>
           </Section>
         ) : null}
         {tab === 'settings' ? (
@@ -93,13 +190,23 @@ export function InstancePage({ me, id, tab: asked }: { me: Me; id: string; tab: 
 function Kill({ instance: i }: { instance: InstanceView }) {
   const id = i.id;
   if ((i.actions ?? []).includes('kill')) {
-    return <div className="row kill"><ActionButton label="Kill" variant="danger" run={() => api('POST', `/instances/${enc(id)}/kill`, {})} /><span className="muted small">stops the container at once, without saving</span></div>;
+    return (
+      <div className="row kill">
+        <ActionButton label="Kill" variant="danger" run={() => api('POST', `/instances/${enc(id)}/kill`, {})} />
+        <span className="muted small">stops the container at once, without saving</span>
+      </div>
+    );
   }
-  const why = 'Kill (a force stop) is not available yet: the API has no force-stop action. Stop kills the container itself after the template\'s stop timeout.';
+  const why =
+    "Kill (a force stop) is not available yet: the API has no force-stop action. Stop kills the container itself after the template's stop timeout.";
   return (
     <div className="row kill">
-      <button type="button" className="btn" disabled title={why} aria-describedby="kill-why">Kill</button>
-      <span id="kill-why" className="muted small">{why}</span>
+      <button type="button" className="btn" disabled title={why} aria-describedby="kill-why">
+        Kill
+      </button>
+      <span id="kill-why" className="muted small">
+        {why}
+      </span>
     </div>
   );
 }

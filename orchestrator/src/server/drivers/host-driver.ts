@@ -108,7 +108,13 @@ export interface HostFiles {
   list(host: DriverHost, instanceId: string, path: string, ids?: CallIds): Promise<Api.FileList>;
   stat(host: DriverHost, instanceId: string, path: string, ids?: CallIds): Promise<Api.FileEntry>;
   /** A regular file's bytes from `offset`, streamed (only the wait for the head is bounded). */
-  read(host: DriverHost, instanceId: string, path: string, offset: number, ids?: CallIds): Promise<{ size: number; modifiedAt: number; stream: Readable }>;
+  read(
+    host: DriverHost,
+    instanceId: string,
+    path: string,
+    offset: number,
+    ids?: CallIds,
+  ): Promise<{ size: number; modifiedAt: number; stream: Readable }>;
   /** Creates or replaces a file with the stream's bytes (temp file + rename at the host); FILE_TOO_LARGE past `maxBytes`. */
   write(host: DriverHost, instanceId: string, path: string, content: Readable, maxBytes: number, ids?: CallIds): Promise<Api.FileWritten>;
   mkdir(host: DriverHost, instanceId: string, path: string, ids?: CallIds): Promise<{ path: string }>;

@@ -79,10 +79,16 @@ export class ReadinessProber {
         const { status } = await (this.deps.ping ?? pingServer)(address, port, { timeoutMs: spec.probeTimeoutMs });
         const players = { online: Number(status.players?.online ?? 0), max: Number(status.players?.max ?? 0) };
         const ready = minecraftStatusReady(status);
-        return { ready, players, detail: ready ? 'status ping answered with players.max > 0' : 'status ping answered with players.max = 0 (still loading)' };
+        return {
+          ready,
+          players,
+          detail: ready ? 'status ping answered with players.max > 0' : 'status ping answered with players.max = 0 (still loading)',
+        };
       }
       case 'http': {
-        const res = await this.deps.fetch(`http://${address.includes(':') ? `[${address}]` : address}:${port}${spec.path}`, { signal: AbortSignal.timeout(spec.probeTimeoutMs) });
+        const res = await this.deps.fetch(`http://${address.includes(':') ? `[${address}]` : address}:${port}${spec.path}`, {
+          signal: AbortSignal.timeout(spec.probeTimeoutMs),
+        });
         await res.body?.cancel();
         const ready = spec.expectStatus === undefined ? res.status >= 200 && res.status < 400 : res.status === spec.expectStatus;
         return { ready, detail: `HTTP ${res.status}` };

@@ -19,17 +19,43 @@ export interface ReplacementDeps {
 
 /** One agent replace of `instance` (with `config` instead of its applied one when given); pulls a missing image first. */
 export async function replaceContainer(
-  deps: ReplacementDeps, instance: Instance, ctx: RunContext, opts: { start: boolean; config?: ContainerConfig; newHostPort?: boolean },
+  deps: ReplacementDeps,
+  instance: Instance,
+  ctx: RunContext,
+  opts: { start: boolean; config?: ContainerConfig; newHostPort?: boolean },
 ): Promise<ReplaceOutcome> {
   const body = agentReplaceBody(instance, ctx.template, {
-    endercloudUser: deps.endercloudUser, pull: 'missing', ...(opts.config ? { config: opts.config } : {}), ...(await networkSecretFor(ctx.template, deps.networkSecret)),
+    endercloudUser: deps.endercloudUser,
+    pull: 'missing',
+    ...(opts.config ? { config: opts.config } : {}),
+    ...(await networkSecretFor(ctx.template, deps.networkSecret)),
   });
-  return deps.driver.replace(ctx.host, instance.id, { ...body, start: opts.start, ...(opts.newHostPort ? { newHostPort: true } : {}) }, ctx.ids);
+  return deps.driver.replace(
+    ctx.host,
+    instance.id,
+    { ...body, start: opts.start, ...(opts.newHostPort ? { newHostPort: true } : {}) },
+    ctx.ids,
+  );
 }
 
 /** The immutable revision of what a replacement applied (`applied` carries the new revision number), pinning the one it replaced. */
-export async function recordRevision(tx: Store, applied: Instance, previousRevision: number, ctx: RunContext, reason: string, now: number): Promise<void> {
-  await tx.revisions.append({
-    instanceId: applied.id, revision: applied.revision, createdAt: now, actor: ctx.actor, reason, config: revisionConfig(applied, ctx.template),
-  }, { pinned: [previousRevision] });
+export async function recordRevision(
+  tx: Store,
+  applied: Instance,
+  previousRevision: number,
+  ctx: RunContext,
+  reason: string,
+  now: number,
+): Promise<void> {
+  await tx.revisions.append(
+    {
+      instanceId: applied.id,
+      revision: applied.revision,
+      createdAt: now,
+      actor: ctx.actor,
+      reason,
+      config: revisionConfig(applied, ctx.template),
+    },
+    { pinned: [previousRevision] },
+  );
 }

@@ -17,61 +17,88 @@ import { templateView } from '../views.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }) });
 
-
-
 export async function eggRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   // One console command: over RCON when the template declares it (the answer is the server's reply), else written to stdin (no reply).
-  api.post('/instances/:id/console', {
-    schema: { tags: ['instances'], summary: 'Run one console command: RCON when the template has it, else the server\'s stdin', params: InstanceParams, body: ConsoleBody },
-    config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.console', targetKind: 'instance' } },
-  }, async (req) => {
-    const { id } = req.params as Static<typeof InstanceParams>;
-    const { command } = req.body as ConsoleBody;
-    const instance = await ctx.lifecycle.find(id);
-    const template = await ctx.lifecycle.templateOf(instance);
-    auditTarget(req, instance.id, { verb: command.trim().split(/\s+/)[0] ?? '' });
-    if (!instance.hostId) throw new AppError('INSTANCE_NOT_RUNNING', `instance ${instance.name} is on no host yet`);
-    const host = await ctx.queries.host(instance.hostId);
-    if (!host) throw new AppError('HOST_NOT_FOUND', `host ${instance.hostId} of instance ${instance.name} is not known`);
-    const rcon = template?.stop.rcon;
-    const password = rcon ? instance.secretSettings[rcon.passwordVariable] : undefined;
-    if (rcon && password) {
-      const { response } = await capability(ctx.driver.rcon, 'rcon', host).command(host, instance.id, { port: rcon.port, password, command }, { requestId: req.id });
-      return { via: 'rcon', response };
-    }
-    if (template?.stdin) {
-      await capability(ctx.driver.eggs, 'stdin', host).stdin(host, instance.id, { line: command }, { requestId: req.id });
-      return { via: 'stdin', response: null };
-    }
-    throw new AppError('NOT_IMPLEMENTED', `template of instance ${instance.name} has neither RCON (stop.rcon) nor an open stdin (stdin: true): no console to send commands to`);
-  });
-
-  api.post('/templates/import-egg', {
-    schema: { tags: ['templates'], summary: 'Import a Pterodactyl/Pelican egg as a template version (dryRun: the preview only)', body: ImportEggBody },
-    config: { auth: { scope: writeScope('templates') }, audit: { action: 'template.import-egg', targetKind: 'template' } },
-  }, async (req, reply) => {
-    const body = req.body as ImportEggBody;
-    const { template, preview } = parseEgg(body.egg, {
-      ...(body.image !== undefined ? { image: body.image } : {}), ...(body.memoryMb !== undefined ? { memoryMb: body.memoryMb } : {}),
-      ...(body.rcon ? { rcon: body.rcon } : {}), ...(body.installTimeoutMs !== undefined ? { installTimeoutMs: body.installTimeoutMs } : {}),
-    });
-    let checked: { spec: TemplateSpec; outcome: 'create' | 'unchanged' | 'conflict' } | undefined;
-    if (template) {
-      try {
-        checked = await ctx.catalog.previewTemplate(body.name, body.version, template);
-      } catch (err) {
-        // The catalog's own rules on the imported body: what they refuse, the egg cannot be stored as.
-        if (!(err instanceof AppError)) throw err;
-        preview.refused = `the template it becomes is not valid: ${err.message}`;
+  api.post(
+    '/instances/:id/console',
+    {
+      schema: {
+        tags: ['instances'],
+        summary: "Run one console command: RCON when the template has it, else the server's stdin",
+        params: InstanceParams,
+        body: ConsoleBody,
+      },
+      config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.console', targetKind: 'instance' } },
+    },
+    async (req) => {
+      const { id } = req.params as Static<typeof InstanceParams>;
+      const { command } = req.body as ConsoleBody;
+      const instance = await ctx.lifecycle.find(id);
+      const template = await ctx.lifecycle.templateOf(instance);
+      auditTarget(req, instance.id, { verb: command.trim().split(/\s+/)[0] ?? '' });
+      if (!instance.hostId) throw new AppError('INSTANCE_NOT_RUNNING', `instance ${instance.name} is on no host yet`);
+      const host = await ctx.queries.host(instance.hostId);
+      if (!host) throw new AppError('HOST_NOT_FOUND', `host ${instance.hostId} of instance ${instance.name} is not known`);
+      const rcon = template?.stop.rcon;
+      const password = rcon ? instance.secretSettings[rcon.passwordVariable] : undefined;
+      if (rcon && password) {
+        const { response } = await capability(ctx.driver.rcon, 'rcon', host).command(
+          host,
+          instance.id,
+          { port: rcon.port, password, command },
+          { requestId: req.id },
+        );
+        return { via: 'rcon', response };
       }
-    }
-    const outcome = preview.refused !== undefined || !checked ? 'refused' : checked.outcome;
-    auditTarget(req, `${body.name}@${body.version}`, { dryRun: body.dryRun === true, outcome, format: preview.format });
-    if (body.dryRun) return reply.status(200).send({ dryRun: true, outcome, preview, ...(checked ? { spec: checked.spec } : {}) });
-    if (preview.refused !== undefined || !template) {
-      throw new AppError('VALIDATION_FAILED', `egg refused: ${preview.refused ?? 'nothing to import'}`, { details: { preview } });
-    }
-    const { template: stored, created } = await ctx.catalog.putTemplate(body.name, body.version, template);
-    return reply.status(created ? 201 : 200).send({ dryRun: false, outcome: created ? 'create' : 'unchanged', created, preview, template: templateView(stored) });
-  });
+      if (template?.stdin) {
+        await capability(ctx.driver.eggs, 'stdin', host).stdin(host, instance.id, { line: command }, { requestId: req.id });
+        return { via: 'stdin', response: null };
+      }
+      throw new AppError(
+        'NOT_IMPLEMENTED',
+        `template of instance ${instance.name} has neither RCON (stop.rcon) nor an open stdin (stdin: true): no console to send commands to`,
+      );
+    },
+  );
+
+  api.post(
+    '/templates/import-egg',
+    {
+      schema: {
+        tags: ['templates'],
+        summary: 'Import a Pterodactyl/Pelican egg as a template version (dryRun: the preview only)',
+        body: ImportEggBody,
+      },
+      config: { auth: { scope: writeScope('templates') }, audit: { action: 'template.import-egg', targetKind: 'template' } },
+    },
+    async (req, reply) => {
+      const body = req.body as ImportEggBody;
+      const { template, preview } = parseEgg(body.egg, {
+        ...(body.image !== undefined ? { image: body.image } : {}),
+        ...(body.memoryMb !== undefined ? { memoryMb: body.memoryMb } : {}),
+        ...(body.rcon ? { rcon: body.rcon } : {}),
+        ...(body.installTimeoutMs !== undefined ? { installTimeoutMs: body.installTimeoutMs } : {}),
+      });
+      let checked: { spec: TemplateSpec; outcome: 'create' | 'unchanged' | 'conflict' } | undefined;
+      if (template) {
+        try {
+          checked = await ctx.catalog.previewTemplate(body.name, body.version, template);
+        } catch (err) {
+          // The catalog's own rules on the imported body: what they refuse, the egg cannot be stored as.
+          if (!(err instanceof AppError)) throw err;
+          preview.refused = `the template it becomes is not valid: ${err.message}`;
+        }
+      }
+      const outcome = preview.refused !== undefined || !checked ? 'refused' : checked.outcome;
+      auditTarget(req, `${body.name}@${body.version}`, { dryRun: body.dryRun === true, outcome, format: preview.format });
+      if (body.dryRun) return reply.status(200).send({ dryRun: true, outcome, preview, ...(checked ? { spec: checked.spec } : {}) });
+      if (preview.refused !== undefined || !template) {
+        throw new AppError('VALIDATION_FAILED', `egg refused: ${preview.refused ?? 'nothing to import'}`, { details: { preview } });
+      }
+      const { template: stored, created } = await ctx.catalog.putTemplate(body.name, body.version, template);
+      return reply
+        .status(created ? 201 : 200)
+        .send({ dryRun: false, outcome: created ? 'create' : 'unchanged', created, preview, template: templateView(stored) });
+    },
+  );
 }

@@ -16,9 +16,13 @@ export function toHostHeartbeat(agentId: string, body: HeartbeatBody): HostHeart
   const r = body.resources;
   for (const field of STORE_SHAPE) {
     if (field in r) {
-      throw new AppError('VALIDATION_FAILED', `body/resources/${field}: a heartbeat reports the raw machine facts (cpuCount, memoryTotalBytes, memoryAvailableBytes, diskFreeBytes), not the store's ${STORE_SHAPE.join('/')}`, {
-        details: { field: `resources/${field}` },
-      });
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `body/resources/${field}: a heartbeat reports the raw machine facts (cpuCount, memoryTotalBytes, memoryAvailableBytes, diskFreeBytes), not the store's ${STORE_SHAPE.join('/')}`,
+        {
+          details: { field: `resources/${field}` },
+        },
+      );
     }
   }
   const memoryMb = Math.floor(r.memoryTotalBytes / MIB);

@@ -27,7 +27,8 @@ export interface AskInput {
 }
 
 function stillPending(r: InstallationRequest): void {
-  if (r.status !== 'pending') throw new AppError('CONFLICT', `installation request ${r.id} was already ${r.status}${r.decidedBy ? ` by ${r.decidedBy}` : ''}`);
+  if (r.status !== 'pending')
+    throw new AppError('CONFLICT', `installation request ${r.id} was already ${r.status}${r.decidedBy ? ` by ${r.decidedBy}` : ''}`);
 }
 
 export class InstallationRequestService {
@@ -39,11 +40,20 @@ export class InstallationRequestService {
     const group = await store.groups.get(input.groupId);
     if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${input.groupId} does not exist`);
     if (!group.variants.some((v) => v.id === input.variantId)) {
-      throw new AppError('VALIDATION_FAILED', `body/variantId: group ${group.id} has no variant ${input.variantId} (it has ${group.variants.map((v) => v.id).join(', ')})`, { details: { field: 'variantId' } });
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `body/variantId: group ${group.id} has no variant ${input.variantId} (it has ${group.variants.map((v) => v.id).join(', ')})`,
+        { details: { field: 'variantId' } },
+      );
     }
     return store.installationRequests.create({
-      id: `ir-${randomBytes(6).toString('hex')}`, requestedBy: input.requestedBy, groupId: group.id, variantId: input.variantId,
-      name: input.name ?? null, suggested: input.suggested, createdAt: clock.now(),
+      id: `ir-${randomBytes(6).toString('hex')}`,
+      requestedBy: input.requestedBy,
+      groupId: group.id,
+      variantId: input.variantId,
+      name: input.name ?? null,
+      suggested: input.suggested,
+      createdAt: clock.now(),
     });
   }
 
@@ -61,15 +71,27 @@ export class InstallationRequestService {
    * approval, a rejection) is CONFLICT and nothing is created; a refused
    * creation (caps, capacity, name taken) leaves the request pending.
    */
-  async approve(id: string, decision: { decidedBy: string; name?: string; note?: string; requestId: string }): Promise<{ request: InstallationRequest; instance: Instance; command: Command }> {
+  async approve(
+    id: string,
+    decision: { decidedBy: string; name?: string; note?: string; requestId: string },
+  ): Promise<{ request: InstallationRequest; instance: Instance; command: Command }> {
     const request = await this.found(id);
     stillPending(request);
     const name = decision.name ?? request.name ?? undefined;
     let decided: InstallationRequest | undefined;
     const { instance, command } = await this.deps.creator.create(
-      { groupId: request.groupId, variantId: request.variantId, ...(name !== undefined ? { name } : {}) }, decision.decidedBy, decision.requestId, undefined,
+      { groupId: request.groupId, variantId: request.variantId, ...(name !== undefined ? { name } : {}) },
+      decision.decidedBy,
+      decision.requestId,
+      undefined,
       async (tx, created) => {
-        decided = await tx.installationRequests.decide(id, { status: 'approved', decidedBy: decision.decidedBy, note: decision.note ?? null, instanceId: created.instance.id, now: this.deps.clock.now() });
+        decided = await tx.installationRequests.decide(id, {
+          status: 'approved',
+          decidedBy: decision.decidedBy,
+          note: decision.note ?? null,
+          instanceId: created.instance.id,
+          now: this.deps.clock.now(),
+        });
         if (!decided) stillPending((await tx.installationRequests.get(id)) ?? request);
         if (!decided) throw new AppError('CONFLICT', `installation request ${id} was decided concurrently`);
       },
@@ -80,7 +102,12 @@ export class InstallationRequestService {
   /** Marks a pending request rejected with the note; nothing is created. */
   async reject(id: string, decision: { decidedBy: string; note: string }): Promise<InstallationRequest> {
     stillPending(await this.found(id));
-    const decided = await this.deps.store.installationRequests.decide(id, { status: 'rejected', decidedBy: decision.decidedBy, note: decision.note, now: this.deps.clock.now() });
+    const decided = await this.deps.store.installationRequests.decide(id, {
+      status: 'rejected',
+      decidedBy: decision.decidedBy,
+      note: decision.note,
+      now: this.deps.clock.now(),
+    });
     if (!decided) stillPending((await this.deps.store.installationRequests.get(id))!);
     if (!decided) throw new AppError('CONFLICT', `installation request ${id} was decided concurrently`);
     return decided;

@@ -66,17 +66,29 @@ export interface CreationPlan {
  * or an adoption: one lookup, one error code per missing thing
  * (GROUP_NOT_FOUND, VALIDATION_FAILED on body/variantId, TEMPLATE_NOT_FOUND).
  */
-export async function resolveVariant(store: Store, groupId: string, variantId: string): Promise<{ group: Group; variant: Variant; template: TemplateVersion }> {
+export async function resolveVariant(
+  store: Store,
+  groupId: string,
+  variantId: string,
+): Promise<{ group: Group; variant: Variant; template: TemplateVersion }> {
   const group = await store.groups.get(groupId);
   if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${groupId} does not exist`);
   const variant = group.variants.find((v) => v.id === variantId);
   if (!variant) {
-    throw new AppError('VALIDATION_FAILED', `body/variantId: group ${group.id} has no variant ${variantId} (it has ${group.variants.map((v) => v.id).join(', ') || 'none'})`, {
-      details: { field: 'variantId' },
-    });
+    throw new AppError(
+      'VALIDATION_FAILED',
+      `body/variantId: group ${group.id} has no variant ${variantId} (it has ${group.variants.map((v) => v.id).join(', ') || 'none'})`,
+      {
+        details: { field: 'variantId' },
+      },
+    );
   }
   const template = await store.templates.get(variant.template.name, variant.template.version);
-  if (!template) throw new AppError('TEMPLATE_NOT_FOUND', `template ${variant.template.name} version ${variant.template.version} of variant ${variant.id} does not exist`);
+  if (!template)
+    throw new AppError(
+      'TEMPLATE_NOT_FOUND',
+      `template ${variant.template.name} version ${variant.template.version} of variant ${variant.id} does not exist`,
+    );
   return { group, variant, template };
 }
 
@@ -117,16 +129,37 @@ export class InstanceCreator {
     const user = req.user === undefined ? undefined : unwrap(validateContainerUser(req.user));
     const image = req.image === undefined ? undefined : chosenImage(template.spec, req.image);
     const imported = req.import === undefined ? undefined : await this.checkImport(req.import);
-    return { group, variant, template, name, nameTaken, values, memoryMb: memoryFor(variant, template.spec), user, image, start: req.start ?? true, imported };
+    return {
+      group,
+      variant,
+      template,
+      name,
+      nameTaken,
+      values,
+      memoryMb: memoryFor(variant, template.spec),
+      user,
+      image,
+      start: req.start ?? true,
+      imported,
+    };
   }
 
   /**
    * `principal`: who asks (absent: nobody with an operator scope); operator-only variables in `settings`/`secrets` need one.
    * `within`: more writes in the same transaction, after the instance and its command (all or nothing).
    */
-  async create(req: CreateInstanceRequest, actor: string, requestId: string, principal?: Requester, within?: WithinCreation): Promise<{ instance: Instance; command: Command }> {
+  async create(
+    req: CreateInstanceRequest,
+    actor: string,
+    requestId: string,
+    principal?: Requester,
+    within?: WithinCreation,
+  ): Promise<{ instance: Instance; command: Command }> {
     const { store, clock } = this.deps;
-    const { group, variant, template, nameTaken, values, memoryMb, user, image, start, imported, ...planned } = await this.plan(req, principal);
+    const { group, variant, template, nameTaken, values, memoryMb, user, image, start, imported, ...planned } = await this.plan(
+      req,
+      principal,
+    );
     const id = newInstanceId();
     const name = planned.name ?? `${group.id}-${id.slice(2)}`;
     if (nameTaken) throw new AppError('CONFLICT', `an instance named ${name} already exists`);
@@ -138,17 +171,50 @@ export class InstanceCreator {
       const hostId = await this.reserve(tx, group.id, group.placement, memoryMb);
       const now = clock.now();
       const draft = buildInstance({
-        id, name, group, variant, template, hostId, now, desiredState: start ? 'running' : 'stopped',
+        id,
+        name,
+        group,
+        variant,
+        template,
+        hostId,
+        now,
+        desiredState: start ? 'running' : 'stopped',
         ...(this.deps.generateSecret ? { generateSecret: this.deps.generateSecret } : {}),
-        ...(user ? { user } : {}), ...(image ? { image } : {}), values,
+        ...(user ? { user } : {}),
+        ...(image ? { image } : {}),
+        values,
       });
       // An egg with the eula feature starts only once the operator accepted (its effective EULA value, variant env included).
       if (start) assertEulaAccepted(template.spec, draft.containerConfig.env, name);
       const instance = await tx.instances.create(draft);
-      await tx.revisions.append({ instanceId: id, revision: 1, createdAt: now, actor, reason: 'created', config: revisionConfig(instance, template.spec) });
-      await tx.history.append({ instanceId: id, at: now, from: null, to: 'installing', reason: `placed on host ${hostId}`, actor, commandId, details: { hostId, memoryMb, ...(imported ? { import: imported } : {}) } });
+      await tx.revisions.append({
+        instanceId: id,
+        revision: 1,
+        createdAt: now,
+        actor,
+        reason: 'created',
+        config: revisionConfig(instance, template.spec),
+      });
+      await tx.history.append({
+        instanceId: id,
+        at: now,
+        from: null,
+        to: 'installing',
+        reason: `placed on host ${hostId}`,
+        actor,
+        commandId,
+        details: { hostId, memoryMb, ...(imported ? { import: imported } : {}) },
+      });
       const command = await tx.commands.create(
-        { id: commandId, kind: 'create', instanceId: id, hostId, payload: { start, ...(imported ? { import: imported } : {}) }, requestId, maxAttempts: this.deps.commandMaxAttempts },
+        {
+          id: commandId,
+          kind: 'create',
+          instanceId: id,
+          hostId,
+          payload: { start, ...(imported ? { import: imported } : {}) },
+          requestId,
+          maxAttempts: this.deps.commandMaxAttempts,
+        },
         now,
       );
       await within?.(tx, { instance, command });
@@ -167,7 +233,8 @@ export class InstanceCreator {
       if ('reason' in checked) throw new AppError('UNSAFE_PATH', `body/import/destination ${JSON.stringify(raw)} ${checked.reason}`);
       destination = checked.path;
     }
-    if (!this.deps.imports || !(await this.deps.imports.get(imp.uploadId))) throw new AppError('NOT_FOUND', `import upload ${imp.uploadId} does not exist (upload it with PUT /api/v1/imports)`);
+    if (!this.deps.imports || !(await this.deps.imports.get(imp.uploadId)))
+      throw new AppError('NOT_FOUND', `import upload ${imp.uploadId} does not exist (upload it with PUT /api/v1/imports)`);
     return { uploadId: imp.uploadId, destination };
   }
 
@@ -181,11 +248,15 @@ export class InstanceCreator {
       }
     }
   }
-
 }
 
 /** Hosts as placement sees them; `distributed` also counts the group's instances per host. */
-export async function placementHosts(tx: Store, hosts: readonly Host[], groupId: string, strategy: 'packed' | 'distributed'): Promise<PlacementHost[]> {
+export async function placementHosts(
+  tx: Store,
+  hosts: readonly Host[],
+  groupId: string,
+  strategy: 'packed' | 'distributed',
+): Promise<PlacementHost[]> {
   const groupCounts = strategy === 'distributed' ? await groupCountsByHost(tx, groupId) : undefined;
   return hosts.map((h) => toPlacementHost(h, groupId, groupCounts));
 }

@@ -42,19 +42,32 @@ interface Target {
 /** Fails with FILE_TOO_LARGE once more than `limit` bytes went through. */
 class SizeLimit extends Transform {
   private bytes = 0;
-  constructor(private readonly limit: number, private readonly path: string) {
+  constructor(
+    private readonly limit: number,
+    private readonly path: string,
+  ) {
     super();
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
-    if (this.bytes > this.limit) callback(new AppError('FILE_TOO_LARGE', `${this.path} is larger than the upload limit of ${this.limit} bytes (ENDERCLOUD_FILE_UPLOAD_MAX_BYTES)`));
+    if (this.bytes > this.limit)
+      callback(
+        new AppError(
+          'FILE_TOO_LARGE',
+          `${this.path} is larger than the upload limit of ${this.limit} bytes (ENDERCLOUD_FILE_UPLOAD_MAX_BYTES)`,
+        ),
+      );
     else callback(null, chunk);
   }
 }
 
 function utcStamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace('T', '-').replace(/\.\d+Z$/, '');
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace('T', '-')
+    .replace(/\.\d+Z$/, '');
 }
 
 export class InstanceFileService {
@@ -88,7 +101,12 @@ export class InstanceFileService {
   }
 
   /** A file's bytes from `offset`, streamed from the host. */
-  async read(ref: string, path: string, caller: FileCaller, offset = 0): Promise<{ size: number; modifiedAt: number; stream: Readable; name: string }> {
+  async read(
+    ref: string,
+    path: string,
+    caller: FileCaller,
+    offset = 0,
+  ): Promise<{ size: number; modifiedAt: number; stream: Readable; name: string }> {
     const t = await this.target(ref);
     const opened = await t.files.read(t.host, t.instance.id, path, offset, ids(caller));
     return { ...opened, name: path.slice(path.lastIndexOf('/') + 1) };
@@ -105,15 +123,21 @@ export class InstanceFileService {
   }
 
   mkdir(ref: string, path: string, caller: FileCaller): Promise<{ path: string }> {
-    return this.audited('file.mkdir', ref, caller, { path }, async (t) => ({ result: await t.files.mkdir(t.host, t.instance.id, path, ids(caller)) }));
+    return this.audited('file.mkdir', ref, caller, { path }, async (t) => ({
+      result: await t.files.mkdir(t.host, t.instance.id, path, ids(caller)),
+    }));
   }
 
   rename(ref: string, from: string, to: string, caller: FileCaller): Promise<{ from: string; to: string }> {
-    return this.audited('file.rename', ref, caller, { from, to }, async (t) => ({ result: await t.files.rename(t.host, t.instance.id, from, to, ids(caller)) }));
+    return this.audited('file.rename', ref, caller, { from, to }, async (t) => ({
+      result: await t.files.rename(t.host, t.instance.id, from, to, ids(caller)),
+    }));
   }
 
   remove(ref: string, paths: readonly string[], caller: FileCaller): Promise<Api.FileDeleted> {
-    return this.audited('file.delete', ref, caller, { paths: [...paths] }, async (t) => ({ result: await t.files.remove(t.host, t.instance.id, paths, ids(caller)) }));
+    return this.audited('file.delete', ref, caller, { paths: [...paths] }, async (t) => ({
+      result: await t.files.remove(t.host, t.instance.id, paths, ids(caller)),
+    }));
   }
 
   archive(ref: string, paths: readonly string[], destination: string | undefined, caller: FileCaller): Promise<Api.FileWritten> {
@@ -132,11 +156,24 @@ export class InstanceFileService {
   }
 
   /** Runs one write and appends its audit entry, ok or error (paths only, never content). */
-  private async audited<T>(action: FileAction, ref: string, caller: FileCaller, params: JsonObject, fn: (t: Target) => Promise<{ result: T; params?: JsonObject }>): Promise<T> {
+  private async audited<T>(
+    action: FileAction,
+    ref: string,
+    caller: FileCaller,
+    params: JsonObject,
+    fn: (t: Target) => Promise<{ result: T; params?: JsonObject }>,
+  ): Promise<T> {
     let targetId = ref;
     const entry = (result: 'ok' | 'error', p: JsonObject, errorCode: string | null) => ({
-      at: this.deps.clock.now(), actor: caller.actor, action, targetKind: 'instance', targetId, params: { ...p, via: caller.via },
-      result, errorCode, requestId: caller.requestId ?? null,
+      at: this.deps.clock.now(),
+      actor: caller.actor,
+      action,
+      targetKind: 'instance',
+      targetId,
+      params: { ...p, via: caller.via },
+      result,
+      errorCode,
+      requestId: caller.requestId ?? null,
     });
     let outcome: { result: T; params?: JsonObject };
     try {

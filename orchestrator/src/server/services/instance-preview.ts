@@ -30,13 +30,34 @@ export class InstancePreviewer {
   async preview(req: CreateInstanceRequest, principal?: Requester): Promise<Record<string, unknown>> {
     const { store } = this.deps;
     // The same plan POST /instances acts on: its refusals (settings, secrets, import, user) are the preview's.
-    const { group, variant, template, name: asked, nameTaken, values, user, image, start, imported } = await this.deps.planner.plan(req, principal);
+    const {
+      group,
+      variant,
+      template,
+      name: asked,
+      nameTaken,
+      values,
+      user,
+      image,
+      start,
+      imported,
+    } = await this.deps.planner.plan(req, principal);
     const name = asked ?? `${group.id}-<generated>`;
 
     // The same resolution POST /instances stores, with the given secrets and the generated ones never shown.
     const draft = buildInstance({
-      id: 'i-preview', name, group, variant, template, hostId: '-', now: this.deps.clock.now(), desiredState: start ? 'running' : 'stopped',
-      generateSecret: () => REDACTED, ...(user ? { user } : {}), ...(image ? { image } : {}), values: { settings: values.settings, secrets: Object.fromEntries(Object.keys(values.secrets).map((k) => [k, REDACTED])) },
+      id: 'i-preview',
+      name,
+      group,
+      variant,
+      template,
+      hostId: '-',
+      now: this.deps.clock.now(),
+      desiredState: start ? 'running' : 'stopped',
+      generateSecret: () => REDACTED,
+      ...(user ? { user } : {}),
+      ...(image ? { image } : {}),
+      values: { settings: values.settings, secrets: Object.fromEntries(Object.keys(values.secrets).map((k) => [k, REDACTED])) },
     });
     const spec = template.spec;
     const secretVars = spec.variables.filter((v) => v.secret);
@@ -44,18 +65,32 @@ export class InstancePreviewer {
     for (const v of secretVars) env[v.env ?? v.name] = REDACTED;
     env[INSTANCE_TOKEN_ENV] = REDACTED;
 
-    const caps: GroupCaps = { ...group.caps, ...(this.deps.maxTotalInstances !== undefined ? { maxTotalInstances: this.deps.maxTotalInstances } : {}) };
+    const caps: GroupCaps = {
+      ...group.caps,
+      ...(this.deps.maxTotalInstances !== undefined ? { maxTotalInstances: this.deps.maxTotalInstances } : {}),
+    };
     // A read-only transaction: the count takes the placement lock, released at once.
-    const [counts, rooms] = await store.transaction(async (tx) => [await tx.instances.countForCaps(group.id), await roomsFor(tx, group, template, this.deps.maxTotalInstances)] as const);
+    const [counts, rooms] = await store.transaction(
+      async (tx) => [await tx.instances.countForCaps(group.id), await roomsFor(tx, group, template, this.deps.maxTotalInstances)] as const,
+    );
     const full = rooms.find((l) => l.room === 0);
     const templateCap = rooms.find((l) => l.template !== undefined);
     const hosts = await store.hosts.list({ statuses: ['ONLINE'] });
     const groupCounts = new Map<string, number>();
-    if (group.placement === 'distributed') for (const i of await store.instances.list({ groupId: group.id })) if (i.hostId) groupCounts.set(i.hostId, (groupCounts.get(i.hostId) ?? 0) + 1);
-    const placed = placeInstance(hosts.map((h) => ({
-      id: h.id, status: h.status, memoryMb: h.resources.memoryMb, memoryReservedMb: h.memoryReservedMb,
-      ...(group.placement === 'distributed' ? { groupCounts: { [group.id]: groupCounts.get(h.id) ?? 0 } } : {}),
-    })), { groupId: group.id, memoryMb: draft.memoryMb }, group.placement);
+    if (group.placement === 'distributed')
+      for (const i of await store.instances.list({ groupId: group.id }))
+        if (i.hostId) groupCounts.set(i.hostId, (groupCounts.get(i.hostId) ?? 0) + 1);
+    const placed = placeInstance(
+      hosts.map((h) => ({
+        id: h.id,
+        status: h.status,
+        memoryMb: h.resources.memoryMb,
+        memoryReservedMb: h.memoryReservedMb,
+        ...(group.placement === 'distributed' ? { groupCounts: { [group.id]: groupCounts.get(h.id) ?? 0 } } : {}),
+      })),
+      { groupId: group.id, memoryMb: draft.memoryMb },
+      group.placement,
+    );
     const host = placed.ok ? hosts.find((h) => h.id === placed.value) : undefined;
     const readiness = readinessOf(spec);
     const problems = [
@@ -81,7 +116,10 @@ export class InstancePreviewer {
       env,
       settings: draft.settings,
       secrets: [...secretVars.map((v) => v.name), INSTANCE_TOKEN_ENV].map((n) => ({
-        name: n, value: REDACTED, given: values.secrets[n] !== undefined, generatedAtCreation: values.secrets[n] === undefined && draft.secretSettings[n] !== undefined,
+        name: n,
+        value: REDACTED,
+        given: values.secrets[n] !== undefined,
+        generatedAtCreation: values.secrets[n] === undefined && draft.secretSettings[n] !== undefined,
       })),
       resources: draft.containerConfig.resources,
       ports: {
@@ -90,17 +128,34 @@ export class InstancePreviewer {
         ...(spec.stop.rcon ? { rcon: { port: spec.stop.rcon.port, published: false } } : {}),
       },
       readiness,
-      stop: { signal: spec.stop.signal, timeoutMs: spec.stop.timeoutMs, ...(spec.stop.rcon ? { rcon: { port: spec.stop.rcon.port, command: spec.stop.rcon.command ?? 'stop' } } : {}) },
+      stop: {
+        signal: spec.stop.signal,
+        timeoutMs: spec.stop.timeoutMs,
+        ...(spec.stop.rcon ? { rcon: { port: spec.stop.rcon.port, command: spec.stop.rcon.command ?? 'stop' } } : {}),
+      },
       dataPaths: spec.dataPaths,
       technicalPaths: spec.technicalPaths ?? [],
       user: draft.user,
       start,
       import: imported ?? null,
-      placement: placed.ok && host ? { hostId: host.id, memoryMb: draft.memoryMb, memoryFreeMb: host.resources.memoryMb - host.memoryReservedMb } : null,
+      placement:
+        placed.ok && host
+          ? { hostId: host.id, memoryMb: draft.memoryMb, memoryFreeMb: host.resources.memoryMb - host.memoryReservedMb }
+          : null,
       caps: {
-        group: { limit: caps.maxInstances ?? null, current: counts.group, left: caps.maxInstances === undefined ? null : Math.max(0, caps.maxInstances - counts.group) },
-        total: { limit: caps.maxTotalInstances ?? null, current: counts.total, left: caps.maxTotalInstances === undefined ? null : Math.max(0, caps.maxTotalInstances - counts.total) },
-        template: templateCap ? { name: templateCap.template, limit: templateCap.max, current: templateCap.current, left: templateCap.room } : null,
+        group: {
+          limit: caps.maxInstances ?? null,
+          current: counts.group,
+          left: caps.maxInstances === undefined ? null : Math.max(0, caps.maxInstances - counts.group),
+        },
+        total: {
+          limit: caps.maxTotalInstances ?? null,
+          current: counts.total,
+          left: caps.maxTotalInstances === undefined ? null : Math.max(0, caps.maxTotalInstances - counts.total),
+        },
+        template: templateCap
+          ? { name: templateCap.template, limit: templateCap.max, current: templateCap.current, left: templateCap.room }
+          : null,
       },
     };
   }

@@ -66,7 +66,13 @@ export class InstanceStatsCollector implements InstanceStatsSource {
   private readonly loop: PeriodicTask;
 
   constructor(private readonly deps: InstanceStatsDeps) {
-    this.loop = new PeriodicTask({ name: 'instance stats tick', intervalMs: deps.intervalMs, run: () => this.tick(), logger: deps.logger, ...(deps.timers ? { timers: deps.timers } : {}) });
+    this.loop = new PeriodicTask({
+      name: 'instance stats tick',
+      intervalMs: deps.intervalMs,
+      run: () => this.tick(),
+      logger: deps.logger,
+      ...(deps.timers ? { timers: deps.timers } : {}),
+    });
   }
 
   /** Starts the loop; the first call comes one interval after the start. A zero interval does nothing. */
@@ -101,9 +107,21 @@ export class InstanceStatsCollector implements InstanceStatsSource {
     const ring = this.rings.get(e.instanceId);
     const prev = ring?.points.at(-1);
     // A new container (replacement, restart) starts its CPU counter again: no rate across it.
-    const sameRun = ring !== undefined && prev !== undefined && ring.containerId === e.containerId && e.cpuSecondsTotal >= ring.cpuSecondsTotal && at > prev.at;
+    const sameRun =
+      ring !== undefined &&
+      prev !== undefined &&
+      ring.containerId === e.containerId &&
+      e.cpuSecondsTotal >= ring.cpuSecondsTotal &&
+      at > prev.at;
     const cpuPercent = sameRun ? Math.round(((e.cpuSecondsTotal - ring.cpuSecondsTotal) / ((at - prev.at) / 1000)) * 1000) / 10 : null;
-    const point: InstanceStatsPoint = { at, cpuPercent, memoryBytes: e.memoryBytes, memoryLimitBytes: e.memoryLimitBytes, networkRxBytes: e.networkRxBytes, networkTxBytes: e.networkTxBytes };
+    const point: InstanceStatsPoint = {
+      at,
+      cpuPercent,
+      memoryBytes: e.memoryBytes,
+      memoryLimitBytes: e.memoryLimitBytes,
+      networkRxBytes: e.networkRxBytes,
+      networkTxBytes: e.networkTxBytes,
+    };
     if (ring) {
       ring.points.push(point);
       ring.cpuSecondsTotal = e.cpuSecondsTotal;
@@ -131,17 +149,19 @@ export class InstanceStatsCollector implements InstanceStatsSource {
     const hosts = metrics ? await this.deps.store.hosts.list({ statuses: ['ONLINE'] }) : [];
     const online = new Set(hosts.map((h) => h.id));
     for (const id of this.byHost.keys()) if (!online.has(id)) this.byHost.delete(id);
-    await Promise.all(hosts.map(async (host) => {
-      try {
-        const instances = await metrics!.stats(host);
-        const at = this.deps.clock.now();
-        this.byHost.set(host.id, { hostId: host.id, at, instances });
-        for (const e of instances) this.record(at, e);
-      } catch (err) {
-        this.byHost.delete(host.id);
-        this.deps.logger.warn({ hostId: host.id, err }, 'reading instance stats from a host failed');
-      }
-    }));
+    await Promise.all(
+      hosts.map(async (host) => {
+        try {
+          const instances = await metrics!.stats(host);
+          const at = this.deps.clock.now();
+          this.byHost.set(host.id, { hostId: host.id, at, instances });
+          for (const e of instances) this.record(at, e);
+        } catch (err) {
+          this.byHost.delete(host.id);
+          this.deps.logger.warn({ hostId: host.id, err }, 'reading instance stats from a host failed');
+        }
+      }),
+    );
     this.prune(this.deps.clock.now());
   }
 }
@@ -161,7 +181,10 @@ export interface InstanceMetricsInput {
 export interface InstanceMetricsView {
   instances: { instance: string; group: string; state: InstanceState; players: number }[];
   /** Resource samples of instances the store knows, on the host the store places them on. */
-  stats: ({ instance: string; group: string; host: string } & Omit<InstanceStatsEntry, 'instanceId' | 'containerId' | 'groupId' | 'state'>)[];
+  stats: ({ instance: string; group: string; host: string } & Omit<
+    InstanceStatsEntry,
+    'instanceId' | 'containerId' | 'groupId' | 'state'
+  >)[];
   hosts: { host: string; memoryReservedBytes: number; memoryTotalBytes: number; instances: number }[];
 }
 
@@ -185,17 +208,31 @@ export function instanceMetricsView(input: InstanceMetricsInput): InstanceMetric
       const instance = known.get(e.instanceId);
       if (!instance || instance.hostId !== sample.hostId) continue;
       const { cpuSecondsTotal, memoryBytes, memoryLimitBytes, networkRxBytes, networkTxBytes } = e;
-      stats.push({ instance: instance.id, group: instance.groupId, host: sample.hostId, cpuSecondsTotal, memoryBytes, memoryLimitBytes, networkRxBytes, networkTxBytes });
+      stats.push({
+        instance: instance.id,
+        group: instance.groupId,
+        host: sample.hostId,
+        cpuSecondsTotal,
+        memoryBytes,
+        memoryLimitBytes,
+        networkRxBytes,
+        networkTxBytes,
+      });
     }
   }
   return {
     instances: input.instances.map((i) => ({
-      instance: i.id, group: i.groupId, state: i.state,
+      instance: i.id,
+      group: i.groupId,
+      state: i.state,
       players: Math.max(sessions.get(i.id) ?? 0, PROBE_COUNTS_IN.has(i.state) ? (i.players?.online ?? 0) : 0),
     })),
     stats,
     hosts: input.hosts.map((h) => ({
-      host: h.id, memoryReservedBytes: h.memoryReservedMb * MIB, memoryTotalBytes: h.resources.memoryMb * MIB, instances: perHost.get(h.id) ?? 0,
+      host: h.id,
+      memoryReservedBytes: h.memoryReservedMb * MIB,
+      memoryTotalBytes: h.resources.memoryMb * MIB,
+      instances: perHost.get(h.id) ?? 0,
     })),
   };
 }

@@ -3,7 +3,19 @@
 // "Boundaries"). Writes go through the services.
 
 import type {
-  ApiToken, AuditEvent, Command, CommandStatus, ConfigRevision, Group, Host, HostStatus, Instance, InstanceHistoryEntry, JsonObject, TemplateLayer, TemplateVersion,
+  ApiToken,
+  AuditEvent,
+  Command,
+  CommandStatus,
+  ConfigRevision,
+  Group,
+  Host,
+  HostStatus,
+  Instance,
+  InstanceHistoryEntry,
+  JsonObject,
+  TemplateLayer,
+  TemplateVersion,
 } from '../../domain/index.js';
 import type { IdleTier } from '../../provisioning/scaling-policy.js';
 import type { InstanceFilter, Store } from '../../store/store.js';

@@ -140,7 +140,16 @@ async function readUpTo(stream: Readable, n: number): Promise<Buffer> {
 type Handle =
   | { kind: 'dir'; entries: FileEntry[]; next: number; attrs: Attributes }
   | { kind: 'read'; path: string; entry: FileEntry; stream?: Readable; pos: number; chain: Promise<void> }
-  | { kind: 'write'; path: string; pass: PassThrough; done: Promise<unknown>; failure?: unknown; expected: number; pending: Map<number, Buffer>; pendingBytes: number };
+  | {
+      kind: 'write';
+      path: string;
+      pass: PassThrough;
+      done: Promise<unknown>;
+      failure?: unknown;
+      expected: number;
+      pending: Map<number, Buffer>;
+      pendingBytes: number;
+    };
 
 /** One authenticated sftp channel, bound to one instance. */
 class SftpSession {
@@ -172,7 +181,8 @@ class SftpSession {
       const abs = chrootPath(p);
       s.name(reqId, [{ filename: abs, longname: abs, attrs: {} as Attributes }]);
     });
-    const stat = (reqId: number, p: string) => run(reqId, async () => s.attrs(reqId, attrsOf(await this.files.stat(this.instanceId, chrootPath(p), this.caller))));
+    const stat = (reqId: number, p: string) =>
+      run(reqId, async () => s.attrs(reqId, attrsOf(await this.files.stat(this.instanceId, chrootPath(p), this.caller))));
     s.on('STAT', stat);
     s.on('LSTAT', stat);
     s.on('FSTAT', (reqId: number, handle: Buffer) => {
@@ -182,16 +192,22 @@ class SftpSession {
       else if (h.kind === 'read') s.attrs(reqId, attrsOf(h.entry));
       else s.attrs(reqId, attrsOf({ type: 'file', size: h.expected, modifiedAt: Date.now(), mode: '0644' }));
     });
-    const noAttributes = (reqId: number) => s.status(reqId, STATUS_CODE.OP_UNSUPPORTED, 'changing permissions, owners or times is not supported over this SFTP server');
+    const noAttributes = (reqId: number) =>
+      s.status(reqId, STATUS_CODE.OP_UNSUPPORTED, 'changing permissions, owners or times is not supported over this SFTP server');
     s.on('SETSTAT', noAttributes);
     s.on('FSETSTAT', noAttributes);
     s.on('READLINK', (reqId: number) => s.status(reqId, STATUS_CODE.OP_UNSUPPORTED, 'symbolic links are not followed or read here'));
     s.on('SYMLINK', (reqId: number) => s.status(reqId, STATUS_CODE.OP_UNSUPPORTED, 'creating symbolic links is not supported'));
-    s.on('OPENDIR', (reqId: number, p: string) => run(reqId, async () => {
-      const dir = chrootPath(p);
-      const [list, self] = await Promise.all([this.files.list(this.instanceId, dir, this.caller), this.files.stat(this.instanceId, dir, this.caller)]);
-      s.handle(reqId, this.addHandle({ kind: 'dir', entries: list.entries, next: 0, attrs: attrsOf(self) }));
-    }));
+    s.on('OPENDIR', (reqId: number, p: string) =>
+      run(reqId, async () => {
+        const dir = chrootPath(p);
+        const [list, self] = await Promise.all([
+          this.files.list(this.instanceId, dir, this.caller),
+          this.files.stat(this.instanceId, dir, this.caller),
+        ]);
+        s.handle(reqId, this.addHandle({ kind: 'dir', entries: list.entries, next: 0, attrs: attrsOf(self) }));
+      }),
+    );
     s.on('READDIR', (reqId: number, handle: Buffer) => {
       const h = this.handleOf(reqId, handle);
       if (!h) return;
@@ -199,41 +215,58 @@ class SftpSession {
       if (h.next >= h.entries.length) return void s.status(reqId, STATUS_CODE.EOF);
       const batch = h.entries.slice(h.next, h.next + NAMES_PER_READDIR);
       h.next += batch.length;
-      s.name(reqId, batch.map((e): SftpName => ({ filename: e.name, longname: longname(e), attrs: attrsOf(e) })));
+      s.name(
+        reqId,
+        batch.map((e): SftpName => ({ filename: e.name, longname: longname(e), attrs: attrsOf(e) })),
+      );
     });
-    s.on('OPEN', (reqId: number, filename: string, flags: number) => run(reqId, async () => {
-      const p = chrootPath(filename);
-      if ((flags & OPEN_MODE.WRITE) === 0) {
-        const entry = await this.files.stat(this.instanceId, p, this.caller);
-        if (entry.type !== 'file') return void s.status(reqId, STATUS_CODE.FAILURE, `${p} is a ${entry.type}, not a file`);
-        s.handle(reqId, this.addHandle({ kind: 'read', path: p, entry, pos: 0, chain: Promise.resolve() }));
-        return;
-      }
-      if (refuseReadOnly(reqId)) return;
-      if (flags & OPEN_MODE.READ) return void s.status(reqId, STATUS_CODE.OP_UNSUPPORTED, 'opening a file for reading and writing at once is not supported: files are written whole');
-      if (flags & OPEN_MODE.APPEND) return void s.status(reqId, STATUS_CODE.OP_UNSUPPORTED, 'appending is not supported: files are written whole');
-      if ((flags & OPEN_MODE.EXCL) || !(flags & OPEN_MODE.TRUNC)) {
-        const existing = await this.files.stat(this.instanceId, p, this.caller).catch(() => undefined);
-        if (existing && (flags & OPEN_MODE.EXCL)) return void s.status(reqId, STATUS_CODE.FAILURE, `${p} already exists`);
-        if (existing && existing.size > 0 && !(flags & OPEN_MODE.TRUNC)) {
-          return void s.status(reqId, STATUS_CODE.OP_UNSUPPORTED, `writing into part of ${p} is not supported: files are written whole (open with truncate)`);
+    s.on('OPEN', (reqId: number, filename: string, flags: number) =>
+      run(reqId, async () => {
+        const p = chrootPath(filename);
+        if ((flags & OPEN_MODE.WRITE) === 0) {
+          const entry = await this.files.stat(this.instanceId, p, this.caller);
+          if (entry.type !== 'file') return void s.status(reqId, STATUS_CODE.FAILURE, `${p} is a ${entry.type}, not a file`);
+          s.handle(reqId, this.addHandle({ kind: 'read', path: p, entry, pos: 0, chain: Promise.resolve() }));
+          return;
         }
-      }
-      const pass = new PassThrough({ highWaterMark: 1024 * 1024 });
-      const h: Handle = { kind: 'write', path: p, pass, done: Promise.resolve(), expected: 0, pending: new Map(), pendingBytes: 0 };
-      h.done = this.files.write(this.instanceId, p, pass, this.caller).catch((err: unknown) => {
-        h.failure = err;
-      });
-      s.handle(reqId, this.addHandle(h));
-    }));
+        if (refuseReadOnly(reqId)) return;
+        if (flags & OPEN_MODE.READ)
+          return void s.status(
+            reqId,
+            STATUS_CODE.OP_UNSUPPORTED,
+            'opening a file for reading and writing at once is not supported: files are written whole',
+          );
+        if (flags & OPEN_MODE.APPEND)
+          return void s.status(reqId, STATUS_CODE.OP_UNSUPPORTED, 'appending is not supported: files are written whole');
+        if (flags & OPEN_MODE.EXCL || !(flags & OPEN_MODE.TRUNC)) {
+          const existing = await this.files.stat(this.instanceId, p, this.caller).catch(() => undefined);
+          if (existing && flags & OPEN_MODE.EXCL) return void s.status(reqId, STATUS_CODE.FAILURE, `${p} already exists`);
+          if (existing && existing.size > 0 && !(flags & OPEN_MODE.TRUNC)) {
+            return void s.status(
+              reqId,
+              STATUS_CODE.OP_UNSUPPORTED,
+              `writing into part of ${p} is not supported: files are written whole (open with truncate)`,
+            );
+          }
+        }
+        const pass = new PassThrough({ highWaterMark: 1024 * 1024 });
+        const h: Handle = { kind: 'write', path: p, pass, done: Promise.resolve(), expected: 0, pending: new Map(), pendingBytes: 0 };
+        h.done = this.files.write(this.instanceId, p, pass, this.caller).catch((err: unknown) => {
+          h.failure = err;
+        });
+        s.handle(reqId, this.addHandle(h));
+      }),
+    );
     s.on('READ', (reqId: number, handle: Buffer, offset: number, len: number) => {
       const h = this.handleOf(reqId, handle);
       if (!h) return;
       if (h.kind !== 'read') return void s.status(reqId, STATUS_CODE.FAILURE, 'not a handle opened for reading');
-      h.chain = h.chain.then(() => this.serveRead(reqId, h, offset, len)).catch((err: unknown) => {
-        const { code, message } = statusOf(err);
-        s.status(reqId, code, message);
-      });
+      h.chain = h.chain
+        .then(() => this.serveRead(reqId, h, offset, len))
+        .catch((err: unknown) => {
+          const { code, message } = statusOf(err);
+          s.status(reqId, code, message);
+        });
     });
     s.on('WRITE', (reqId: number, handle: Buffer, offset: number, data: Buffer) => {
       const h = this.handleOf(reqId, handle);
@@ -251,7 +284,8 @@ class SftpSession {
         return void s.status(reqId, STATUS_CODE.OK);
       }
       run(reqId, async () => {
-        if (h.pending.size > 0) h.pass.destroy(new Error(`the client left a gap in ${h.path} before byte ${Math.min(...h.pending.keys())}`));
+        if (h.pending.size > 0)
+          h.pass.destroy(new Error(`the client left a gap in ${h.path} before byte ${Math.min(...h.pending.keys())}`));
         else h.pass.end();
         await h.done;
         if (h.failure !== undefined) throw h.failure;
@@ -271,7 +305,8 @@ class SftpSession {
         const dir = chrootPath(p);
         const entry = await this.files.stat(this.instanceId, dir, this.caller);
         if (entry.type !== 'directory') return void s.status(reqId, STATUS_CODE.FAILURE, `${dir} is not a directory`);
-        if ((await this.files.list(this.instanceId, dir, this.caller)).entries.length > 0) return void s.status(reqId, STATUS_CODE.FAILURE, `${dir} is not empty`);
+        if ((await this.files.list(this.instanceId, dir, this.caller)).entries.length > 0)
+          return void s.status(reqId, STATUS_CODE.FAILURE, `${dir} is not empty`);
         await this.files.remove(this.instanceId, [dir], this.caller);
         s.status(reqId, STATUS_CODE.OK);
       });
@@ -342,7 +377,12 @@ class SftpSession {
   /** In-order data goes to the upload (answered once the upload takes more); a little out-of-order data waits for its gap. */
   private async serveWrite(reqId: number, h: Extract<Handle, { kind: 'write' }>, offset: number, data: Buffer): Promise<void> {
     if (h.failure !== undefined) throw h.failure;
-    if (offset < h.expected) return void this.sftp.status(reqId, STATUS_CODE.OP_UNSUPPORTED, `rewriting bytes before ${h.expected} of ${h.path} is not supported: files are written whole`);
+    if (offset < h.expected)
+      return void this.sftp.status(
+        reqId,
+        STATUS_CODE.OP_UNSUPPORTED,
+        `rewriting bytes before ${h.expected} of ${h.path} is not supported: files are written whole`,
+      );
     if (offset > h.expected) {
       h.pendingBytes += data.length;
       if (h.pendingBytes > MAX_PENDING_WRITE_BYTES) {

@@ -13,7 +13,11 @@ export function Activity({ me, id, history }: { me: Me; id: string; history: Res
         <Timeline history={history} />
         <Players id={id} />
       </div>
-      {can(me, 'admin') ? <InstanceAudit id={id} /> : <p className="muted small">The audit entries of this server are shown to administrators.</p>}
+      {can(me, 'admin') ? (
+        <InstanceAudit id={id} />
+      ) : (
+        <p className="muted small">The audit entries of this server are shown to administrators.</p>
+      )}
     </>
   );
 }
@@ -24,13 +28,22 @@ function Timeline({ history: h }: { history: Resource<{ history: HistoryEntry[] 
     <Section title="History">
       <ErrorNote error={h.error} />
       <ol className="timeline" aria-label="State history, newest first" tabIndex={0}>
-        {[...list].sort((a, b) => b.at.localeCompare(a.at)).map((e, n) => (
-          <li key={`${e.at}-${n}`}>
-            <time dateTime={e.at} title={e.at}>{new Date(e.at).toLocaleTimeString()}</time>{' '}
-            <span>{e.from ?? '∅'} → <StateBadge state={e.to} /></span>
-            <div className="muted small">{forPeople(e.reason ?? '')}{e.actor ? ` · ${e.actor}` : ''}</div>
-          </li>
-        ))}
+        {[...list]
+          .sort((a, b) => b.at.localeCompare(a.at))
+          .map((e, n) => (
+            <li key={`${e.at}-${n}`}>
+              <time dateTime={e.at} title={e.at}>
+                {new Date(e.at).toLocaleTimeString()}
+              </time>{' '}
+              <span>
+                {e.from ?? '∅'} → <StateBadge state={e.to} />
+              </span>
+              <div className="muted small">
+                {forPeople(e.reason ?? '')}
+                {e.actor ? ` · ${e.actor}` : ''}
+              </div>
+            </li>
+          ))}
       </ol>
     </Section>
   );
@@ -49,8 +62,21 @@ function Players({ id }: { id: string }) {
   return (
     <Section title="Players">
       <ErrorNote error={p.error} />
-      <p>{p.data ? `${p.data.online} online` : '–'}{p.data?.probe ? ` (probe: ${p.data.probe.online} / ${p.data.probe.max})` : ''}</p>
-      {list.length ? <ul className="list">{list.map((pl) => <li key={pl.uuid ?? pl.name}>{pl.name} <span className="muted small">since {ago(pl.connectedAt)}</span></li>)}</ul> : <Empty>No player reported by a router.</Empty>}
+      <p>
+        {p.data ? `${p.data.online} online` : '–'}
+        {p.data?.probe ? ` (probe: ${p.data.probe.online} / ${p.data.probe.max})` : ''}
+      </p>
+      {list.length ? (
+        <ul className="list">
+          {list.map((pl) => (
+            <li key={pl.uuid ?? pl.name}>
+              {pl.name} <span className="muted small">since {ago(pl.connectedAt)}</span>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <Empty>No player reported by a router.</Empty>
+      )}
     </Section>
   );
 }
@@ -59,19 +85,40 @@ function InstanceAudit({ id }: { id: string }) {
   const audit = useResource<{ entries: AuditEntry[] }>(`/audit?targetKind=instance&targetId=${enc(id)}&limit=100`, ['instance'], id);
   const list = audit.data?.entries ?? [];
   return (
-    <Section title="Audit entries" actions={<button type="button" className="btn" onClick={audit.reload}>Reload</button>}>
+    <Section
+      title="Audit entries"
+      actions={
+        <button type="button" className="btn" onClick={audit.reload}>
+          Reload
+        </button>
+      }
+    >
       <ErrorNote error={audit.error} />
-      {list.length === 0 && !audit.loading ? <Empty>No audit entry for this server yet.</Empty> : (
+      {list.length === 0 && !audit.loading ? (
+        <Empty>No audit entry for this server yet.</Empty>
+      ) : (
         <div className="table-wrap" tabIndex={0}>
           <table>
-            <thead><tr><th scope="col">When</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Result</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Actor</th>
+                <th scope="col">Action</th>
+                <th scope="col">Result</th>
+              </tr>
+            </thead>
             <tbody>
               {list.map((e) => (
                 <tr key={e.id} data-audit={e.action}>
-                  <td><time dateTime={e.at}>{new Date(e.at).toLocaleString()}</time></td>
+                  <td>
+                    <time dateTime={e.at}>{new Date(e.at).toLocaleString()}</time>
+                  </td>
                   <td>{e.actor}</td>
                   <th scope="row">{e.action}</th>
-                  <td>{e.result}{e.errorCode ? ` (${e.errorCode})` : ''}</td>
+                  <td>
+                    {e.result}
+                    {e.errorCode ? ` (${e.errorCode})` : ''}
+                  </td>
                 </tr>
               ))}
             </tbody>

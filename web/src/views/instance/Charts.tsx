@@ -12,7 +12,11 @@ const H = 80;
 
 /** The samples of the last 10 minutes, live. */
 function useStats(id: string): { samples: StatsSample[]; intervalMs: number; connected: boolean } {
-  const [state, setState] = useState<{ samples: StatsSample[]; intervalMs: number; connected: boolean }>({ samples: [], intervalMs: 0, connected: false });
+  const [state, setState] = useState<{ samples: StatsSample[]; intervalMs: number; connected: boolean }>({
+    samples: [],
+    intervalMs: 0,
+    connected: false,
+  });
   useEffect(() => {
     setState({ samples: [], intervalMs: 0, connected: false });
     const source = new EventSource(`/api/v1/instances/${enc(id)}/stats?follow=true`);
@@ -37,7 +41,21 @@ interface Series {
 }
 
 /** One chart: the series over the last 10 minutes (`end` the newest sample), scaled to `max`. */
-function Chart({ title, series, max, format, testId, end }: { title: string; series: Series[]; max: number; format: (v: number) => string; testId: string; end: number }) {
+function Chart({
+  title,
+  series,
+  max,
+  format,
+  testId,
+  end,
+}: {
+  title: string;
+  series: Series[];
+  max: number;
+  format: (v: number) => string;
+  testId: string;
+  end: number;
+}) {
   const start = end - WINDOW_MS;
   const x = (at: number) => ((at - start) / WINDOW_MS) * W;
   const y = (v: number) => H - (Math.min(v, max) / max) * (H - 4) - 2;
@@ -45,8 +63,18 @@ function Chart({ title, series, max, format, testId, end }: { title: string; ser
   const summary = latest.map((l) => `${l.label} ${l.value === null ? 'no data' : format(l.value)}`).join(', ');
   return (
     <figure className="chart" data-testid={testId}>
-      <figcaption><strong>{title}</strong> <span className="muted small" data-testid={`${testId}-now`}>{summary}</span></figcaption>
-      <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={`${title}, last 10 minutes: now ${summary}; scale up to ${format(max)}`}>
+      <figcaption>
+        <strong>{title}</strong>{' '}
+        <span className="muted small" data-testid={`${testId}-now`}>
+          {summary}
+        </span>
+      </figcaption>
+      <svg
+        viewBox={`0 0 ${W} ${H}`}
+        preserveAspectRatio="none"
+        role="img"
+        aria-label={`${title}, last 10 minutes: now ${summary}; scale up to ${format(max)}`}
+      >
         <line x1="0" y1={H - 2} x2={W} y2={H - 2} className="axis" />
         <line x1="0" y1={H / 2} x2={W} y2={H / 2} className="grid-line" />
         {series.map((s) => {
@@ -56,14 +84,22 @@ function Chart({ title, series, max, format, testId, end }: { title: string; ser
             if (p.value === null) runs.push([]);
             else runs[runs.length - 1]!.push(`${x(p.at).toFixed(1)},${y(p.value).toFixed(1)}`);
           }
-          return runs.filter((r) => r.length > 0).map((r, n) => (
-            r.length === 1
-              ? <circle key={`${s.label}-${n}`} cx={r[0]!.split(',')[0]} cy={r[0]!.split(',')[1]} r="2" className={s.className} />
-              : <polyline key={`${s.label}-${n}`} points={r.join(' ')} className={s.className} fill="none" />
-          ));
+          return runs
+            .filter((r) => r.length > 0)
+            .map((r, n) =>
+              r.length === 1 ? (
+                <circle key={`${s.label}-${n}`} cx={r[0]!.split(',')[0]} cy={r[0]!.split(',')[1]} r="2" className={s.className} />
+              ) : (
+                <polyline key={`${s.label}-${n}`} points={r.join(' ')} className={s.className} fill="none" />
+              ),
+            );
         })}
       </svg>
-      <div className="chart-scale muted small"><span>−10 min</span><span>max {format(max)}</span><span>now</span></div>
+      <div className="chart-scale muted small">
+        <span>−10 min</span>
+        <span>max {format(max)}</span>
+        <span>now</span>
+      </div>
     </figure>
   );
 }
@@ -90,17 +126,43 @@ export function StatsCharts({ id, running }: { id: string; running: boolean }) {
     <section className="charts" aria-label="Resource graphs">
       {samples.length === 0 ? (
         <p className="muted small" data-testid="stats-status">
-          {!connected ? 'Connecting to the resource samples…'
-            : intervalMs === 0 ? 'Resource sampling is off on this orchestrator (ENDERCLOUD_STATS_INTERVAL=off).'
-              : running ? `No sample yet: the orchestrator samples running servers every ${Math.round(intervalMs / 1000)} s.` : 'No sample: the server is not running.'}
+          {!connected
+            ? 'Connecting to the resource samples…'
+            : intervalMs === 0
+              ? 'Resource sampling is off on this orchestrator (ENDERCLOUD_STATS_INTERVAL=off).'
+              : running
+                ? `No sample yet: the orchestrator samples running servers every ${Math.round(intervalMs / 1000)} s.`
+                : 'No sample: the server is not running.'}
         </p>
       ) : null}
       <div className="chart-row">
-        <Chart title="CPU" testId="chart-cpu" end={end} max={cpuMax} format={(v) => `${v.toFixed(0)} %`} series={[{ label: 'CPU', className: 's1', points: cpu }]} />
-        <Chart title="Memory" testId="chart-memory" end={end} max={limit} format={(v) => bytes(v)}
-          series={[{ label: 'used', className: 's1', points: samples.map((s) => ({ at: s.at, value: s.memoryBytes })) }]} />
-        <Chart title="Network" testId="chart-network" end={end} max={netMax} format={(v) => `${bytes(v)}/s`}
-          series={[{ label: 'in', className: 's1', points: rx }, { label: 'out', className: 's2', points: tx }]} />
+        <Chart
+          title="CPU"
+          testId="chart-cpu"
+          end={end}
+          max={cpuMax}
+          format={(v) => `${v.toFixed(0)} %`}
+          series={[{ label: 'CPU', className: 's1', points: cpu }]}
+        />
+        <Chart
+          title="Memory"
+          testId="chart-memory"
+          end={end}
+          max={limit}
+          format={(v) => bytes(v)}
+          series={[{ label: 'used', className: 's1', points: samples.map((s) => ({ at: s.at, value: s.memoryBytes })) }]}
+        />
+        <Chart
+          title="Network"
+          testId="chart-network"
+          end={end}
+          max={netMax}
+          format={(v) => `${bytes(v)}/s`}
+          series={[
+            { label: 'in', className: 's1', points: rx },
+            { label: 'out', className: 's2', points: tx },
+          ]}
+        />
       </div>
     </section>
   );

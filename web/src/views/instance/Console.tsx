@@ -22,7 +22,8 @@ type Segment = { kind: 'log'; text: string } | { kind: 'command'; command: strin
 
 /** The install script's last lines, as the history keeps them (`… install script … last lines:\n…`), newest first. */
 function installOutput(history: readonly HistoryEntry[]): string | undefined {
-  const hit = [...history].sort((a, b) => b.at.localeCompare(a.at))
+  const hit = [...history]
+    .sort((a, b) => b.at.localeCompare(a.at))
     .map((e) => /install script[^\n]*last lines:\n([\s\S]*)$/.exec(e.reason ?? '')?.[1])
     .find((text) => text !== undefined);
   return hit?.trimEnd();
@@ -30,8 +31,15 @@ function installOutput(history: readonly HistoryEntry[]): string | undefined {
 
 /** The last non-empty line of the log text shown so far. */
 function lastLine(segments: readonly Segment[]): string | undefined {
-  const text = segments.filter((s) => s.kind === 'log').map((s) => (s as { text: string }).text).join('');
-  return text.split('\n').map((l) => l.trim()).filter(Boolean).at(-1);
+  const text = segments
+    .filter((s) => s.kind === 'log')
+    .map((s) => (s as { text: string }).text)
+    .join('');
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .at(-1);
 }
 
 export function ConsoleTab({ instance, history, write }: { instance: InstanceView; history: readonly HistoryEntry[]; write: boolean }) {
@@ -62,7 +70,11 @@ export function ConsoleTab({ instance, history, write }: { instance: InstanceVie
     const started = Date.now();
     let first = true;
     (async () => {
-      const res = await fetch(`/api/v1/instances/${enc(id)}/logs?follow=true&tail=${LOG_TAIL}`, { credentials: 'same-origin', headers: CSRF, signal: abort.signal });
+      const res = await fetch(`/api/v1/instances/${enc(id)}/logs?follow=true&tail=${LOG_TAIL}`, {
+        credentials: 'same-origin',
+        headers: CSRF,
+        signal: abort.signal,
+      });
       if (!res.ok || !res.body) {
         const body = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
         throw new ApiError(res.status, body.error?.code ?? `HTTP_${res.status}`, body.error?.message ?? res.statusText);
@@ -84,22 +96,35 @@ export function ConsoleTab({ instance, history, write }: { instance: InstanceVie
             if (last === undefined || chunk.includes(last)) {
               out = [...segs.slice(0, streamStart.current), ...segs.slice(streamStart.current).filter((s) => s.kind === 'command')];
             } else {
-              out = [...segs, { kind: 'mark', text: `── a new container started ${new Date().toLocaleTimeString()}; the previous container's output is above ──` }];
+              out = [
+                ...segs,
+                {
+                  kind: 'mark',
+                  text: `── a new container started ${new Date().toLocaleTimeString()}; the previous container's output is above ──`,
+                },
+              ];
             }
             streamStart.current = out.length;
           }
           const tail = out.at(-1);
-          const next = tail?.kind === 'log' ? [...out.slice(0, -1), { kind: 'log' as const, text: (tail.text + chunk).slice(-LOG_MAX_CHARS) }] : [...out, { kind: 'log' as const, text: chunk }];
+          const next =
+            tail?.kind === 'log'
+              ? [...out.slice(0, -1), { kind: 'log' as const, text: (tail.text + chunk).slice(-LOG_MAX_CHARS) }]
+              : [...out, { kind: 'log' as const, text: chunk }];
           return next.slice(-500);
         });
       }
       endedAt.current = latestState.current;
       const running = RUNNING.includes(latestState.current);
-      setNote(!running
-        ? (first ? 'The server is not running; the log follows when it starts.' : `The server is not running: its last ${LOG_TAIL} lines. The log follows again when it starts.`)
-        : Date.now() - started < 2000
-          ? `The log stream ended at once: the last ${LOG_TAIL} lines. It is read again when the state changes, or with Reconnect.`
-          : 'The log stream ended (the container stopped or was replaced).');
+      setNote(
+        !running
+          ? first
+            ? 'The server is not running; the log follows when it starts.'
+            : `The server is not running: its last ${LOG_TAIL} lines. The log follows again when it starts.`
+          : Date.now() - started < 2000
+            ? `The log stream ended at once: the last ${LOG_TAIL} lines. It is read again when the state changes, or with Reconnect.`
+            : 'The log stream ended (the container stopped or was replaced).',
+      );
     })().catch((err: unknown) => {
       if (abort.signal.aborted) return;
       endedAt.current = latestState.current;
@@ -117,30 +142,59 @@ export function ConsoleTab({ instance, history, write }: { instance: InstanceVie
     if (el) el.scrollTop = el.scrollHeight;
   }, [segments]);
 
-  const waiting = state === 'installing' ? 'Installing… the log starts when the server does.'
-    : state === 'archived' ? 'Archived: the container is gone (the world is kept). The log starts again when the server is started.'
-      : 'No log yet.';
+  const waiting =
+    state === 'installing'
+      ? 'Installing… the log starts when the server does.'
+      : state === 'archived'
+        ? 'Archived: the container is gone (the world is kept). The log starts again when the server is started.'
+        : 'No log yet.';
   const empty = segments.length === 0;
   return (
     <>
-      <Section title="Console" actions={container ? <button type="button" className="btn" onClick={() => setGeneration((g) => g + 1)}>Reconnect</button> : null}>
+      <Section
+        title="Console"
+        actions={
+          container ? (
+            <button type="button" className="btn" onClick={() => setGeneration((g) => g + 1)}>
+              Reconnect
+            </button>
+          ) : null
+        }
+      >
         <ErrorNote error={error} />
         <div className="terminal">
           {!empty ? (
             <div ref={pane} className="log" tabIndex={0} role="log" aria-label="Server console" aria-live="off" data-testid="log">
-              {segments.map((s, n) => s.kind === 'log' ? <span key={n}>{s.text}</span>
-                : s.kind === 'mark' ? <span key={n} className="mark" data-testid="log-mark">{`\n${s.text}\n`}</span>
-                  : <span key={n} className="cmd" data-testid="console-output">{`\n> ${s.command}\n`}{s.response ? `${s.response}\n` : ''}</span>)}
+              {segments.map((s, n) =>
+                s.kind === 'log' ? (
+                  <span key={n}>{s.text}</span>
+                ) : s.kind === 'mark' ? (
+                  <span key={n} className="mark" data-testid="log-mark">{`\n${s.text}\n`}</span>
+                ) : (
+                  <span key={n} className="cmd" data-testid="console-output">
+                    {`\n> ${s.command}\n`}
+                    {s.response ? `${s.response}\n` : ''}
+                  </span>
+                ),
+              )}
             </div>
           ) : null}
-          {empty && (!container || !error) ? <p className="muted" data-testid="log-status">{container ? 'No log yet.' : waiting}</p> : null}
-          {write ? <CommandLine id={id} onSent={(command, response) => setSegments((segs) => [...segs, { kind: 'command', command, response }])} /> : null}
+          {empty && (!container || !error) ? (
+            <p className="muted" data-testid="log-status">
+              {container ? 'No log yet.' : waiting}
+            </p>
+          ) : null}
+          {write ? (
+            <CommandLine id={id} onSent={(command, response) => setSegments((segs) => [...segs, { kind: 'command', command, response }])} />
+          ) : null}
         </div>
         {note ? <p className="muted small">{note}</p> : null}
         {install !== undefined ? (
           <>
             <h3>Install output</h3>
-            <pre className="log" tabIndex={0} aria-label="Install script output" data-testid="install-output">{install || '(the script wrote nothing)'}</pre>
+            <pre className="log" tabIndex={0} aria-label="Install script output" data-testid="install-output">
+              {install || '(the script wrote nothing)'}
+            </pre>
           </>
         ) : null}
       </Section>
@@ -173,25 +227,44 @@ function CommandLine({ id, onSent }: { id: string; onSent: (command: string, res
     setCommand(next === sent.length ? draft.current : sent[next]!);
   };
   return (
-    <form className="command-line" onSubmit={(e) => {
-      e.preventDefault();
-      const c = command.trim();
-      if (!c) return;
-      setBusy(true);
-      setError(undefined);
-      api<ConsoleAnswer>('POST', `/instances/${enc(id)}/console`, { command: c }).then((r) => {
-        onSent(c, r.via === 'stdin' ? '(sent to stdin)' : r.response ?? '');
-        const list = [...sent.filter((x) => x !== c), c].slice(-HISTORY_MAX);
-        setSent(list);
-        setPos(list.length);
-        draft.current = '';
-        setCommand('');
-      }, setError).finally(() => setBusy(false));
-    }}>
-      <span className="prompt" aria-hidden="true">&gt;</span>
-      <input value={command} onChange={(e) => { setCommand(e.target.value); setPos(sent.length); }} onKeyDown={walk} placeholder="type a command, ↑/↓ for the ones sent before"
-        aria-label="Console command" autoComplete="off" spellCheck={false} />
-      <button className="btn btn-primary" type="submit" disabled={busy}>Send</button>
+    <form
+      className="command-line"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const c = command.trim();
+        if (!c) return;
+        setBusy(true);
+        setError(undefined);
+        api<ConsoleAnswer>('POST', `/instances/${enc(id)}/console`, { command: c })
+          .then((r) => {
+            onSent(c, r.via === 'stdin' ? '(sent to stdin)' : (r.response ?? ''));
+            const list = [...sent.filter((x) => x !== c), c].slice(-HISTORY_MAX);
+            setSent(list);
+            setPos(list.length);
+            draft.current = '';
+            setCommand('');
+          }, setError)
+          .finally(() => setBusy(false));
+      }}
+    >
+      <span className="prompt" aria-hidden="true">
+        &gt;
+      </span>
+      <input
+        value={command}
+        onChange={(e) => {
+          setCommand(e.target.value);
+          setPos(sent.length);
+        }}
+        onKeyDown={walk}
+        placeholder="type a command, ↑/↓ for the ones sent before"
+        aria-label="Console command"
+        autoComplete="off"
+        spellCheck={false}
+      />
+      <button className="btn btn-primary" type="submit" disabled={busy}>
+        Send
+      </button>
       <ErrorNote error={error} />
     </form>
   );

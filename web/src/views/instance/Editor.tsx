@@ -17,13 +17,22 @@ function languageOf(name: string): Extension[] {
   const lower = name.toLowerCase();
   if (lower.endsWith('.json') || lower.endsWith('.mcmeta')) return [json()];
   if (lower.endsWith('.yml') || lower.endsWith('.yaml')) return [yaml()];
-  if (lower.endsWith('.properties') || lower.endsWith('.cfg') || lower.endsWith('.conf') || lower.endsWith('.ini')) return [StreamLanguage.define(properties)];
+  if (lower.endsWith('.properties') || lower.endsWith('.cfg') || lower.endsWith('.conf') || lower.endsWith('.ini'))
+    return [StreamLanguage.define(properties)];
   if (lower.endsWith('.toml')) return [StreamLanguage.define(toml)];
   return [];
 }
 
-export default function FileEditor({ name, initial, onSave, onClose }: {
-  name: string; initial: string; onSave: (text: string) => Promise<unknown>; onClose: () => void;
+export default function FileEditor({
+  name,
+  initial,
+  onSave,
+  onClose,
+}: {
+  name: string;
+  initial: string;
+  onSave: (text: string) => Promise<unknown>;
+  onClose: () => void;
 }) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
@@ -34,7 +43,12 @@ export default function FileEditor({ name, initial, onSave, onClose }: {
     const text = view.current?.state.doc.toString();
     if (text === undefined) return;
     setBusy(true);
-    onSave(text).then(() => setDirty(false), () => undefined).finally(() => setBusy(false));
+    onSave(text)
+      .then(
+        () => setDirty(false),
+        () => undefined,
+      )
+      .finally(() => setBusy(false));
   };
   useEffect(() => {
     const el = host.current;
@@ -50,12 +64,25 @@ export default function FileEditor({ name, initial, onSave, onClose }: {
       state: EditorState.create({
         doc: initial,
         extensions: [
-          basicSetup, ...languageOf(name),
-          keymap.of([{ key: 'Mod-s', preventDefault: true, run: () => { save.current(); return true; } }]),
-          EditorView.updateListener.of((u) => { if (u.docChanged) setDirty(true); }),
+          basicSetup,
+          ...languageOf(name),
+          keymap.of([
+            {
+              key: 'Mod-s',
+              preventDefault: true,
+              run: () => {
+                save.current();
+                return true;
+              },
+            },
+          ]),
+          EditorView.updateListener.of((u) => {
+            if (u.docChanged) setDirty(true);
+          }),
           EditorView.contentAttributes.of({ 'aria-label': `Contents of ${name}` }),
           EditorView.theme({
-            '&': { maxHeight: '60vh', fontSize: '14px' }, '.cm-scroller': { overflow: 'auto', fontFamily: 'ui-monospace, "DejaVu Sans Mono", monospace' },
+            '&': { maxHeight: '60vh', fontSize: '14px' },
+            '.cm-scroller': { overflow: 'auto', fontFamily: 'ui-monospace, "DejaVu Sans Mono", monospace' },
             '&.cm-focused': { outline: '3px solid #1a73e8', outlineOffset: '2px' },
           }),
         ],
@@ -71,10 +98,17 @@ export default function FileEditor({ name, initial, onSave, onClose }: {
   return (
     <div className="editor" data-testid="file-editor">
       <div className="row between">
-        <strong><code>{name}</code>{dirty ? ' (changed)' : ''}</strong>
+        <strong>
+          <code>{name}</code>
+          {dirty ? ' (changed)' : ''}
+        </strong>
         <div className="row">
-          <button type="button" className="btn btn-primary" disabled={busy} onClick={() => save.current()}>{busy ? 'Saving…' : 'Save file'}</button>
-          <button type="button" className="btn" onClick={onClose}>Close</button>
+          <button type="button" className="btn btn-primary" disabled={busy} onClick={() => save.current()}>
+            {busy ? 'Saving…' : 'Save file'}
+          </button>
+          <button type="button" className="btn" onClick={onClose}>
+            Close
+          </button>
         </div>
       </div>
       <div ref={host} className="editor-host" />

@@ -24,7 +24,10 @@ interface SettingsAnswer {
 function useTemplateOf(instance: InstanceView) {
   const groups = useResource<{ groups: GroupView[] }>('/groups', ['group']);
   const variant = groups.data?.groups.find((g) => g.id === instance.groupId)?.variants.find((v) => v.id === instance.variantId);
-  const template = useResource<TemplateView>(variant ? `/templates/${enc(variant.template.name)}/versions/${enc(variant.template.version)}` : null, []);
+  const template = useResource<TemplateView>(
+    variant ? `/templates/${enc(variant.template.name)}/versions/${enc(variant.template.version)}` : null,
+    [],
+  );
   return { template: template.data, error: groups.error ?? template.error };
 }
 
@@ -34,7 +37,13 @@ export function StartupTab({ instance, me, write }: { instance: InstanceView; me
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<string>();
-  if (!template) return <><ErrorNote error={loadError} />{loadError ? null : <p aria-busy="true">Loading the template…</p>}</>;
+  if (!template)
+    return (
+      <>
+        <ErrorNote error={loadError} />
+        {loadError ? null : <p aria-busy="true">Loading the template…</p>}
+      </>
+    );
   const pending = new Map(instance.pendingChanges.map((p) => [p.key, p]));
   const hidden = new Set(instance.hiddenSettings ?? []);
   const current = (name: string): string => {
@@ -50,42 +59,86 @@ export function StartupTab({ instance, me, write }: { instance: InstanceView; me
   const changed = template.variables.filter((v) => edits[v.name] !== undefined && edits[v.name] !== (v.secret ? '' : current(v.name)));
   const env: Record<string, string> = {};
   for (const v of template.variables) {
-    const value = v.secret ? '••••' : (instance.settings[v.name] === undefined ? textOf(v.default) : textOf(instance.settings[v.name]));
+    const value = v.secret ? '••••' : instance.settings[v.name] === undefined ? textOf(v.default) : textOf(instance.settings[v.name]);
     env[v.env ?? v.name] = value;
   }
-  const command = template.command?.map((arg) => arg.replace(REFERENCE, (_all, a: string | undefined, b: string | undefined) => env[(a ?? b)!] ?? '')).join(' ');
+  const command = template.command
+    ?.map((arg) => arg.replace(REFERENCE, (_all, a: string | undefined, b: string | undefined) => env[(a ?? b)!] ?? ''))
+    .join(' ');
   const fields = template.variables.map((v) => `settings.${v.name}`);
   return (
     <>
       <Section title="Startup command">
-        {command !== undefined ? <pre className="json" data-testid="startup-command">{command}</pre> : <p className="muted" data-testid="startup-command">The image's own command (the template sets none).</p>}
-        <p className="muted small">Rendered with this server's values (secrets shown as ••••); the container gets it when it is created or replaced.</p>
+        {command !== undefined ? (
+          <pre className="json" data-testid="startup-command">
+            {command}
+          </pre>
+        ) : (
+          <p className="muted" data-testid="startup-command">
+            The image's own command (the template sets none).
+          </p>
+        )}
+        <p className="muted small">
+          Rendered with this server's values (secrets shown as ••••); the container gets it when it is created or replaced.
+        </p>
       </Section>
       <Section title="Variables">
-        {template.variables.length === 0 ? <Empty>This template has no variable.</Empty> : (
-          <form noValidate onSubmit={(e) => {
-            e.preventDefault();
-            if (changed.length === 0) return;
-            const settings: Record<string, JsonValue> = {};
-            for (const v of changed) settings[v.name] = typedValue(v, edits[v.name]!);
-            setBusy(true);
-            setError(undefined);
-            setResult(undefined);
-            api<SettingsAnswer>('PATCH', `/instances/${enc(instance.id)}/settings`, { settings }).then((r) => {
-              setEdits({});
-              setResult(r.applied.length ? `Applied now: ${r.applied.join(', ')}.` : 'Saved: the change applies at the next restart (see Pending changes in Settings).');
-            }, setError).finally(() => setBusy(false));
-          }}>
+        {template.variables.length === 0 ? (
+          <Empty>This template has no variable.</Empty>
+        ) : (
+          <form
+            noValidate
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (changed.length === 0) return;
+              const settings: Record<string, JsonValue> = {};
+              for (const v of changed) settings[v.name] = typedValue(v, edits[v.name]!);
+              setBusy(true);
+              setError(undefined);
+              setResult(undefined);
+              api<SettingsAnswer>('PATCH', `/instances/${enc(instance.id)}/settings`, { settings })
+                .then((r) => {
+                  setEdits({});
+                  setResult(
+                    r.applied.length
+                      ? `Applied now: ${r.applied.join(', ')}.`
+                      : 'Saved: the change applies at the next restart (see Pending changes in Settings).',
+                  );
+                }, setError)
+                .finally(() => setBusy(false));
+            }}
+          >
             <div className="form-grid">
               {template.variables.map((v) => {
                 const editable = write && mayEdit(v, me.scopes);
                 const p = pending.get(`settings.${v.name}`);
                 return (
                   <div key={v.name}>
-                    <VariableField variable={v} idPrefix="startup" value={values[v.name] ?? ''} disabled={!editable || busy}
-                      placeholder={v.secret ? (instance.secretSettings.includes(v.name) ? '(set; type to replace)' : '(not set)') : v.default !== undefined ? `default: ${textOf(v.default)}` : undefined}
-                      onChange={(text) => { setEdits({ ...edits, [v.name]: text }); setResult(undefined); }} error={messageFor(error, `settings.${v.name}`)} />
-                    {p ? <p className="muted small" data-testid={`pending-${v.name}`}>Pending until the next restart: {p.secret ? '(secret)' : p.hidden ? '(hidden)' : textOf(p.value)}</p> : null}
+                    <VariableField
+                      variable={v}
+                      idPrefix="startup"
+                      value={values[v.name] ?? ''}
+                      disabled={!editable || busy}
+                      placeholder={
+                        v.secret
+                          ? instance.secretSettings.includes(v.name)
+                            ? '(set; type to replace)'
+                            : '(not set)'
+                          : v.default !== undefined
+                            ? `default: ${textOf(v.default)}`
+                            : undefined
+                      }
+                      onChange={(text) => {
+                        setEdits({ ...edits, [v.name]: text });
+                        setResult(undefined);
+                      }}
+                      error={messageFor(error, `settings.${v.name}`)}
+                    />
+                    {p ? (
+                      <p className="muted small" data-testid={`pending-${v.name}`}>
+                        Pending until the next restart: {p.secret ? '(secret)' : p.hidden ? '(hidden)' : textOf(p.value)}
+                      </p>
+                    ) : null}
                     {!editable && write ? <p className="muted small">Only operators may change it.</p> : null}
                   </div>
                 );
@@ -93,16 +146,28 @@ export function StartupTab({ instance, me, write }: { instance: InstanceView; me
             </div>
             {write ? (
               <div className="row">
-                <button className="btn btn-primary" type="submit" disabled={busy || changed.length === 0}>{busy ? 'Saving…' : 'Save changes'}</button>
-                {changed.length ? <button className="btn" type="button" onClick={() => setEdits({})}>Undo</button> : null}
+                <button className="btn btn-primary" type="submit" disabled={busy || changed.length === 0}>
+                  {busy ? 'Saving…' : 'Save changes'}
+                </button>
+                {changed.length ? (
+                  <button className="btn" type="button" onClick={() => setEdits({})}>
+                    Undo
+                  </button>
+                ) : null}
               </div>
             ) : null}
           </form>
         )}
         <ErrorNote error={formError(error, fields)} />
-        {result ? <p role="status" className="muted">{result}</p> : null}
+        {result ? (
+          <p role="status" className="muted">
+            {result}
+          </p>
+        ) : null}
       </Section>
-      {template.images && Object.keys(template.images).length > 1 ? <ImageChoice instance={instance} images={template.images} write={write} /> : null}
+      {template.images && Object.keys(template.images).length > 1 ? (
+        <ImageChoice instance={instance} images={template.images} write={write} />
+      ) : null}
     </>
   );
 }
@@ -114,10 +179,24 @@ function ImageChoice({ instance, images, write }: { instance: InstanceView; imag
   return (
     <>
       <Section title="Image">
-        <div className="field"><label htmlFor="startup-image">Image (the template offers {Object.keys(images).length})</label>
-          <select id="startup-image" value={chosen} onChange={(e) => { setChosen(e.target.value); setKey((k) => k + 1); }} disabled={!write}>
+        <div className="field">
+          <label htmlFor="startup-image">Image (the template offers {Object.keys(images).length})</label>
+          <select
+            id="startup-image"
+            value={chosen}
+            onChange={(e) => {
+              setChosen(e.target.value);
+              setKey((k) => k + 1);
+            }}
+            disabled={!write}
+          >
             {!Object.values(images).includes(instance.image) ? <option value={instance.image}>{instance.image} (current)</option> : null}
-            {Object.entries(images).map(([label, image]) => <option key={label} value={image}>{label}: {image}{image === instance.image ? ' (current)' : ''}</option>)}
+            {Object.entries(images).map(([label, image]) => (
+              <option key={label} value={image}>
+                {label}: {image}
+                {image === instance.image ? ' (current)' : ''}
+              </option>
+            ))}
           </select>
         </div>
       </Section>

@@ -1,7 +1,7 @@
 // `npm run bench:ectl`: how long `ectl --version` takes, whole process, against
 // `node -e 0` (the floor any Node CLI pays), in one process run: the two are
 // started in turn (A B A B ...) so a drifting machine moves both, and the
-// ratio of the medians is printed (goal: at most 3×). Builds dist/ectl.mjs
+// ratio of the medians is printed beside its goal (issue 25: at most 1.5×). Builds dist/ectl.mjs
 // first, so it measures the current source. `--runs N` (default 20);
 // `--with-tsx` adds a few runs of the transpile-per-call entry for comparison.
 
@@ -13,7 +13,7 @@ const args = process.argv.slice(2);
 const runsArg = args.indexOf('--runs');
 const RUNS = runsArg >= 0 ? Number(args[runsArg + 1]) : 20;
 if (!Number.isInteger(RUNS) || RUNS < 3 || RUNS > 200) throw new Error('--runs must be an integer from 3 to 200');
-const GOAL = 3;
+const GOAL = 1.5;
 
 function timeOnce(cmd: string, argv: string[]): number {
   const start = process.hrtime.bigint();

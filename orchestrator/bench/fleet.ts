@@ -4,7 +4,7 @@
 // create+start+ping; (c) paused → Login Success through the router vs raw
 // unpause + login; (d) stopped → Login Success through the router vs raw
 // start + login. Every ratio is measured in this run.
-//   npx tsx bench/fleet.ts [all|alloc|containers]
+//   npx tsx bench/fleet.ts [all|alloc|alloc-pg|alloc-sqlite|containers]
 // Knobs: BENCH_FLEET_CLIENTS, BENCH_FLEET_ALLOCATIONS, BENCH_FLEET_BUFFER,
 // BENCH_FLEET_ROUNDS, BENCH_PG_URL (bench/bench-config.ts). 127.0.0.1 only;
 // (b)–(d) need the Docker engine, build the test server image if missing,
@@ -15,14 +15,16 @@ import { removeContainersByLabel } from '../test/support/docker.js';
 import { containerBench, openStacks } from './fleet-containers.js';
 
 const part = process.argv[2] ?? 'all';
-if (!['all', 'alloc', 'containers'].includes(part)) {
-  console.error(`bench:fleet: unknown part "${part}" (all, alloc or containers)`);
+if (!['all', 'alloc', 'alloc-pg', 'alloc-sqlite', 'containers'].includes(part)) {
+  console.error(`bench:fleet: unknown part "${part}" (all, alloc, alloc-pg, alloc-sqlite or containers)`);
   process.exit(2);
 }
 
 async function main(): Promise<void> {
-  if (part !== 'containers') await allocationBench();
-  if (part !== 'alloc') await containerBench();
+  if (part === 'alloc-pg') await allocationBench(['postgres']);
+  else if (part === 'alloc-sqlite') await allocationBench(['sqlite']);
+  else if (part !== 'containers') await allocationBench();
+  if (part === 'all' || part === 'containers') await containerBench();
 }
 
 /** Removes what a run still holds (the stack's containers by label), then exits. */

@@ -5,7 +5,8 @@
 // resolving dozens of packages at start-up is most of what a CLI pays.
 // `--if-available` (prepare): a production install (`npm ci --omit=dev`, the
 // image) has no esbuild; it skips with one line instead of failing the install.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import process from 'node:process';
 import { URL } from 'node:url';
 
@@ -26,10 +27,19 @@ const root = new URL('..', import.meta.url);
 const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
 const outArg = process.argv.slice(2).find((a) => !a.startsWith('--'));
 const outfile = outArg ?? new URL('dist/ectl.mjs', root).pathname;
+// Code splitting: what only some commands need (the YAML parser, the catalog schemas, the tar packer:
+// dynamic imports inside those commands) goes into chunks beside the entry, loaded when such a command
+// runs, so every command's start evaluates only the command tree (docs/bench.md, bench:ectl).
+const outdir = dirname(outfile);
+const chunkDir = `${basename(outfile, '.mjs')}-chunks`;
+rmSync(join(outdir, chunkDir), { recursive: true, force: true });
 
 await build({
-  entryPoints: [new URL('src/cli/index.ts', root).pathname],
-  outfile,
+  entryPoints: { [basename(outfile, '.mjs')]: new URL('src/cli/index.ts', root).pathname },
+  outdir,
+  outExtension: { '.js': '.mjs' },
+  splitting: true,
+  chunkNames: `${chunkDir}/[name]-[hash]`,
   bundle: true,
   platform: 'node',
   format: 'esm',

@@ -3,7 +3,7 @@
 // body that is quiet for 300 s (undici's body timeout), and a quiet server log
 // is normal. Only the wait for the answer's head is bounded.
 
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 
 export interface StreamAnswer {
   status: number;
@@ -17,8 +17,8 @@ export async function openStream(
   url: URL,
   options: { headers: Readonly<Record<string, string>>; signal?: AbortSignal; headTimeoutMs: number },
 ): Promise<StreamAnswer> {
-  // node:https (and TLS) only when needed: ectl loads this module on every call.
-  const send = url.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
+  // node:http(s) (and TLS) only when a stream is opened: ectl loads this module on every call.
+  const send = url.protocol === 'https:' ? (await import('node:https')).request : (await import('node:http')).request;
   return new Promise((resolve, reject) => {
     const req = send(
       url,

@@ -3,7 +3,6 @@
 // answer's header) and `instances restore NAME --upload FILE` (the archive goes
 // through PUT /imports, so the import checks apply, then restore names it).
 
-import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { Transform } from 'node:stream';
@@ -24,7 +23,8 @@ async function download(ctx: CommandContext, name: string, backupId: string, fil
   const target = ctx.resolvePath(file);
   const tmp = `${target}.part`;
   const { stream, headers } = await client.download(`/instances/${enc(name)}/backups/${enc(backupId)}/download`, DOWNLOAD_HEAD_TIMEOUT_MS);
-  const hash = createHash('sha256');
+  // node:crypto only when a download runs: ectl's other commands start without it.
+  const hash = (await import('node:crypto')).createHash('sha256');
   let bytes = 0;
   const digest = new Transform({
     transform(chunk: Buffer, _e, cb) {

@@ -6,7 +6,6 @@
 
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
 import { CliError } from '../errors.js';
 import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
@@ -60,7 +59,8 @@ export function registerEggs(program: Command, ctx: CommandContext): void {
       try {
         const text = await readFile(ctx.resolvePath(file), 'utf8');
         // Pelican exports eggs as YAML too (PLCN_v2 and later); a .yaml/.yml file is read as YAML.
-        egg = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
+        // The YAML parser is imported only here: ectl's other commands start without it.
+        egg = /\.ya?ml$/i.test(file) ? (await import('yaml')).parse(text) : JSON.parse(text);
       } catch (err) {
         throw new CliError('usage', `${file}: not a readable ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'} egg (${(err as Error).message})`);
       }

@@ -3,7 +3,6 @@
 // Durations are given as text ("30s", "5m") and sent as such; the server parses them.
 
 import type { Command } from 'commander';
-import { parseIdleTierText } from '../../provisioning/idle-tiers.js';
 import { parseDuration } from '../../shared/config.js';
 import { CliError } from '../errors.js';
 import { printJson, printTable } from '../output.js';
@@ -36,8 +35,12 @@ function label(v: string, previous: Record<string, string> = {}): Record<string,
   return { ...previous, [v.slice(0, at)]: v.slice(at + 1) };
 }
 
-/** `10m:pause,6h:stop` (or `off`) → the API's idle tiers, checked by the server's own rules: a bad tier is a usage error (exit 2). */
-export function parseIdleTiers(text: string): { after: string; action: string }[] {
+/**
+ * `10m:pause,6h:stop` (or `off`) → the API's idle tiers, checked by the server's own rules: a bad tier is a usage error (exit 2).
+ * The rules (and the schemas they bring) are imported here, when the command runs: ectl's other commands start without them.
+ */
+async function parseIdleTiers(text: string): Promise<{ after: string; action: string }[]> {
+  const { parseIdleTierText } = await import('../../provisioning/idle-tiers.js');
   try {
     return parseIdleTierText(text, 'idle tiers').map((t) => ({ after: t.after, action: t.action }));
   } catch (err) {
@@ -168,7 +171,7 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
       let idleTiers: { after: string; action: string }[] | null;
       if (verb === 'set') {
         if (!tiers) throw new CliError('usage', 'idle-tiers set needs the tiers, e.g. 10m:pause,6h:stop (or off)');
-        idleTiers = parseIdleTiers(tiers);
+        idleTiers = await parseIdleTiers(tiers);
       } else if (verb === 'off' || verb === 'clear') {
         if (tiers) throw new CliError('usage', `idle-tiers ${verb} takes no tiers`);
         idleTiers = verb === 'off' ? [] : null;

@@ -10,8 +10,6 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import type { ApiClient } from '../api-client.js';
-import { layerChecksum } from '../../shared/layer-checksum.js';
-import { packDirectory } from '../../shared/safe-tar.js';
 import { RESOURCE_ID_PATTERN } from '../../shared/ids.js';
 import { enc } from '../api-client.js';
 import { listCommand } from '../command-shapes.js';
@@ -57,8 +55,10 @@ export async function prepareArchive(path: string): Promise<PreparedArchive> {
     const cleanup = () => rm(dir, { recursive: true, force: true });
     try {
       const file = join(dir, 'layer.tar.gz');
+      // The tar packer (tar-stream) is imported only here: ectl's other commands start without it.
+      const { packDirectory } = await import('../../shared/safe-tar.js');
       await pipeline(packDirectory(path), createWriteStream(file, { mode: 0o600 }));
-      const localChecksum = await layerChecksum(path);
+      const localChecksum = await (await import('../../shared/layer-checksum.js')).layerChecksum(path);
       return { file, size: (await stat(file)).size, localChecksum, cleanup };
     } catch (err) {
       await cleanup();

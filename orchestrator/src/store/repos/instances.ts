@@ -155,7 +155,10 @@ export class KyselyInstanceRepository implements InstanceRepository {
       // One statement: lock the first candidate (in the caller's order) that is still at its version and
       // unallocated, skipping rows other allocators hold instead of waiting for them; claim it and, only
       // if it claimed, record the session row. Data-modifying CTEs run exactly once, atomically.
-      const wanted = sql.join(candidates.map((c, rank) => sql`(${c.id}::text, ${c.expectedVersion}::bigint, ${rank}::int)`));
+      // The candidates go as two array parameters (unnest, ranked by their order): one statement text, so one
+      // prepared statement, whatever their number, and two values to bind instead of three per candidate.
+      const ids = candidates.map((c) => c.id);
+      const versions = candidates.map((c) => c.expectedVersion);
       const recorded = session
         ? sql`, recorded as (
           insert into sessions (id, group_id, instance_id, status, metadata, created_at, released_at)
@@ -165,7 +168,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
         : sql``;
       const audited = opts.audit ? sql`, audited as (${auditedInsert(opts.audit, sql`claimed.id`, sql`claimed`)})` : sql``;
       const { rows } = await sql<Selectable<InstancesTable>>`${sql.raw(PREPARED)}
-        with wanted (id, version, rank) as (values ${wanted}),
+        with wanted (id, version, rank) as (select * from unnest(${ids}::text[], ${versions}::bigint[]) with ordinality),
         pick as (
           select i.id from instances i join wanted w on w.id = i.id and w.version = i.version
           where i.session_id is null order by w.rank limit 1 for update of i skip locked

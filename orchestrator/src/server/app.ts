@@ -26,6 +26,7 @@ import { auditRoutes } from './routes/audit.js';
 import { instanceActionRoutes } from './routes/instance-actions.js';
 import { instanceAdminRoutes } from './routes/instance-admin.js';
 import { instanceBackupRoutes } from './routes/instance-backups.js';
+import { instanceScheduleRoutes } from './routes/instance-schedules.js';
 import { instanceUpdateRoutes } from './routes/instance-update.js';
 import { instancePreviewRoutes } from './routes/instance-preview.js';
 import { installationRequestRoutes } from './routes/installation-requests.js';
@@ -111,6 +112,7 @@ export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
     await instanceActionRoutes(api, ctx);
     await instanceAdminRoutes(api, ctx);
     await instanceBackupRoutes(api, ctx);
+    await instanceScheduleRoutes(api, ctx);
     await instanceUpdateRoutes(api, ctx);
     await instancePreviewRoutes(api, ctx);
     await installationRequestRoutes(api, ctx);

@@ -13,11 +13,11 @@ afterEach(async () => {
 
 async function setup() {
   const waits: number[] = [];
-  let clockRef: { advance(ms: number): void } | undefined;
+  const clockRef: { current?: { advance(ms: number): void } } = {};
   const t = await testOrchestrator({
-    deps: { generateSecret: () => 'rcon-secret-value-0123456789', runSchedules: false, scheduleWait: async (ms) => { waits.push(ms); clockRef?.advance(ms); } },
+    deps: { generateSecret: () => 'rcon-secret-value-0123456789', runSchedules: false, scheduleWait: async (ms) => { waits.push(ms); clockRef.current?.advance(ms); } },
   });
-  clockRef = t.clock;
+  clockRef.current = t.clock;
   cleanups.push(() => t.close());
   const a = await startFakeAgent();
   cleanups.push(() => a.close());

@@ -2,7 +2,7 @@
 // the layers honest (STYLE.md; docs/architecture.md "Boundaries"):
 // - configuration is read only by config modules (habit 6);
 // - every instance state change goes through the lifecycle engine's moveInstance;
-// - routes call services and never import the store or build services
+// - routes call services and never import the store, reach for one (`x.store`) or build services
 //   (services are built in the composition root, src/server/orchestrator.ts);
 // - ectl talks to the public API only: it may not import the server;
 // - only the agent's Docker adapter imports dockerode (habit 1), and the local
@@ -10,12 +10,24 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const STORE_IMPORT = { group: ['**/store/*', '**/store/**'], message: 'Routes call services; only services and the composition root use the store.' };
-const SERVER_IMPORT = { group: ['**/server/*', '**/server/**'], message: 'ectl talks to the public API only; shared shapes live in src/contracts/.' };
+const STORE_IMPORT = {
+  group: ['**/store/*', '**/store/**'],
+  message: 'Routes call services; only services and the composition root use the store.',
+};
+const SERVER_IMPORT = {
+  group: ['**/server/*', '**/server/**'],
+  message: 'ectl talks to the public API only; shared shapes live in src/contracts/.',
+};
 const DOCKERODE = { name: 'dockerode', message: 'Only the agent Docker adapter (src/agent/docker-runtime.ts) talks to Docker.' };
 const TRANSITION = {
   selector: "CallExpression[callee.property.name='transition'][callee.object.property.name='instances']",
-  message: 'Move instances between states with moveInstance (src/server/lifecycle-engine/instance-transitions.ts): it applies the transition table.',
+  message:
+    'Move instances between states with moveInstance (src/server/lifecycle-engine/instance-transitions.ts): it applies the transition table.',
+};
+const STORE_MEMBER = {
+  selector: "MemberExpression[property.name='store']",
+  message:
+    'Routes call services: reads through ctx.queries (services/read-queries.ts), writes through a service; the store is not on the route context.',
 };
 const NEW_SERVICE = {
   selector: 'NewExpression[callee.name=/(Service|Runner|Creator|Previewer|Handler|Store|Feed|Driver)$/]',
@@ -38,7 +50,7 @@ export default tseslint.config(
     files: ['src/server/routes/**', 'src/server/registry/*-routes.ts', 'src/server/registry/router-integration.ts'],
     rules: {
       'no-restricted-imports': ['error', { paths: [DOCKERODE], patterns: [STORE_IMPORT] }],
-      'no-restricted-syntax': ['error', TRANSITION, NEW_SERVICE],
+      'no-restricted-syntax': ['error', TRANSITION, NEW_SERVICE, STORE_MEMBER],
     },
   },
   {

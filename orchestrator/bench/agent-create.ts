@@ -25,7 +25,15 @@ async function createBench(): Promise<void> {
   const agent = await createTestAgent({ agentId, orchestratorUrl: orch.url, portRange: { first: 48000, last: 48099 }, network });
   try {
     const layer = await orch.addLayer('bench', { 'server.properties': { content: 'motd=bench\n' } });
-    const payload = (i: number) => ({ groupId: 'bench', variantId: 'v', image, layers: [layer], resources: { memoryMb: 64 }, command: ['sleep', '3600'], env: { I: String(i) } });
+    const payload = (i: number) => ({
+      groupId: 'bench',
+      variantId: 'v',
+      image,
+      layers: [layer],
+      resources: { memoryMb: 64 },
+      command: ['sleep', '3600'],
+      env: { I: String(i) },
+    });
     // Warm the layer cache, the image and the network.
     await agent.app.inject({ method: 'PUT', url: '/api/v1/instances/warm', payload: payload(0) });
     await agent.app.inject({ method: 'DELETE', url: '/api/v1/instances/warm' });

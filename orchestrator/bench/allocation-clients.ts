@@ -52,11 +52,18 @@ async function runPacedAllocationLoad(load: ClientLoad & { ratePerSecond: number
       const t = performance.now();
       const res = await http.call<AllocationBody>('POST', `/api/v1/groups/${load.groupId}/allocations`, { body: {} });
       const body = res.body;
-      answers.push({ status: res.status, code: body.error?.code ?? null, instanceId: body.instanceId ?? null, allocationId: body.allocationId ?? null, latencyMs: performance.now() - t });
+      answers.push({
+        status: res.status,
+        code: body.error?.code ?? null,
+        instanceId: body.instanceId ?? null,
+        allocationId: body.allocationId ?? null,
+        latencyMs: performance.now() - t,
+      });
       if (res.status === 201) {
         const rel = await http.call('DELETE', `/api/v1/allocations/${body.allocationId}`);
         if (rel.status !== 200) failure ??= new Error(`release of ${body.allocationId} answered ${rel.status}`);
-      } else if (!(res.status === 409 && body.error?.code === 'CAPACITY_EXHAUSTED')) failure ??= new Error(`allocation answered ${res.status} ${body.error?.code}`);
+      } else if (!(res.status === 409 && body.error?.code === 'CAPACITY_EXHAUSTED'))
+        failure ??= new Error(`allocation answered ${res.status} ${body.error?.code}`);
     } finally {
       inFlight--;
     }
@@ -88,7 +95,10 @@ async function runPacedAllocationLoad(load: ClientLoad & { ratePerSecond: number
  */
 export function allocationLoadInChild(load: ClientLoad, onWarm: () => void): Promise<ClientResult> {
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), [JSON.stringify(load)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(fileURLToPath(import.meta.url), [JSON.stringify(load)], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     let result: ClientResult | undefined;
     child.on('message', (m: { kind: 'warm' } | { kind: 'result'; result: ClientResult } | { kind: 'error'; message: string }) => {
       if (m.kind === 'warm') {
@@ -111,9 +121,10 @@ async function childMain(load: ClientLoad): Promise<void> {
     await send({ kind: 'warm' });
     await go;
     const cpu = process.cpuUsage();
-    const run = load.ratePerSecond === undefined
-      ? { ...(await runAllocationLoad({ ...base, total: load.total })), late: 0 }
-      : await runPacedAllocationLoad({ ...load, ratePerSecond: load.ratePerSecond });
+    const run =
+      load.ratePerSecond === undefined
+        ? { ...(await runAllocationLoad({ ...base, total: load.total })), late: 0 }
+        : await runPacedAllocationLoad({ ...load, ratePerSecond: load.ratePerSecond });
     const used = process.cpuUsage(cpu);
     const result: ClientResult = { ...run, clientCpuMsPerAllocation: (used.user + used.system) / 1000 / Math.max(1, load.total) };
     await send({ kind: 'result', result });

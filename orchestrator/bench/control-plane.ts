@@ -40,7 +40,8 @@ interface Figures {
   placements: number;
 }
 
-const pct = (sorted: number[], p: number): number => sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+const pct = (sorted: number[], p: number): number =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 const fmt = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 async function freePort(): Promise<number> {
@@ -67,7 +68,9 @@ async function api(o: Orchestrator, method: string, path: string, body?: unknown
 
 async function beat(o: Orchestrator, sim: SimulatedAgents, id: string): Promise<void> {
   const res = await fetch(`${o.url}/api/v1/agents/${id}/heartbeat`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(sim.heartbeatBody(id)),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(sim.heartbeatBody(id)),
   });
   await res.arrayBuffer();
   if (res.status >= 300) throw new Error(`heartbeat ${id}: HTTP ${res.status}`);
@@ -89,10 +92,14 @@ async function registerHosts(o: Orchestrator, sim: SimulatedAgents, prefix: stri
   let lastBeat = Date.now();
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const hosts = ((await (await api(o, 'GET', '/hosts')).json()) as { hosts: Array<{ id: string; status: string }> }).hosts.filter((h) => h.id.startsWith(`${prefix}-`));
+    const hosts = ((await (await api(o, 'GET', '/hosts')).json()) as { hosts: Array<{ id: string; status: string }> }).hosts.filter((h) =>
+      h.id.startsWith(`${prefix}-`),
+    );
     const online = hosts.filter((h) => h.status === 'ONLINE').length;
     if (online >= count) {
-      process.stdout.write(`${count} simulated hosts (${prefix}-*) ONLINE ${((Date.now() - started) / 1000).toFixed(1)} s after their first beat\n`);
+      process.stdout.write(
+        `${count} simulated hosts (${prefix}-*) ONLINE ${((Date.now() - started) / 1000).toFixed(1)} s after their first beat\n`,
+      );
       return;
     }
     if (Date.now() > deadline) {
@@ -109,7 +116,10 @@ async function registerHosts(o: Orchestrator, sim: SimulatedAgents, prefix: stri
   }
 }
 
-async function heartbeatPhase(o: Orchestrator, sim: SimulatedAgents): Promise<Pick<Figures, 'heartbeatsPerSecond' | 'heartbeatP50Ms' | 'heartbeatP99Ms' | 'heartbeatErrors'>> {
+async function heartbeatPhase(
+  o: Orchestrator,
+  sim: SimulatedAgents,
+): Promise<Pick<Figures, 'heartbeatsPerSecond' | 'heartbeatP50Ms' | 'heartbeatP99Ms' | 'heartbeatErrors'>> {
   const ids = Array.from({ length: HEARTBEAT_HOSTS }, (_, i) => `hb-${String(i).padStart(3, '0')}`);
   await registerHosts(o, sim, 'hb', HEARTBEAT_HOSTS);
   const latencies: number[] = [];
@@ -117,24 +127,34 @@ async function heartbeatPhase(o: Orchestrator, sim: SimulatedAgents): Promise<Pi
   const start = performance.now();
   const end = start + HEARTBEAT_PHASE_MS;
   let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (performance.now() < end) {
-      const id = ids[next++ % ids.length]!;
-      const t = performance.now();
-      try {
-        await beat(o, sim, id);
-        latencies.push(performance.now() - t);
-      } catch {
-        errors++;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < end) {
+        const id = ids[next++ % ids.length]!;
+        const t = performance.now();
+        try {
+          await beat(o, sim, id);
+          latencies.push(performance.now() - t);
+        } catch {
+          errors++;
+        }
       }
-    }
-  }));
+    }),
+  );
   const elapsed = (performance.now() - start) / 1000;
   latencies.sort((a, b) => a - b);
-  return { heartbeatsPerSecond: latencies.length / elapsed, heartbeatP50Ms: pct(latencies, 0.5), heartbeatP99Ms: pct(latencies, 0.99), heartbeatErrors: errors };
+  return {
+    heartbeatsPerSecond: latencies.length / elapsed,
+    heartbeatP50Ms: pct(latencies, 0.5),
+    heartbeatP99Ms: pct(latencies, 0.99),
+    heartbeatErrors: errors,
+  };
 }
 
-async function placementPhase(o: Orchestrator, sim: SimulatedAgents): Promise<Pick<Figures, 'placementP50Ms' | 'placementP99Ms' | 'placements'>> {
+async function placementPhase(
+  o: Orchestrator,
+  sim: SimulatedAgents,
+): Promise<Pick<Figures, 'placementP50Ms' | 'placementP99Ms' | 'placements'>> {
   await registerHosts(o, sim, 'sim', PLACEMENT_HOSTS);
   await api(o, 'PUT', '/templates/bench/versions/1', { image: 'bench/none:1', resources: { memoryMb: 64 } });
   await api(o, 'PUT', '/groups/bench', { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'bench', version: '1' } }] });
@@ -190,7 +210,9 @@ async function withTempPgDatabase<T>(fn: (url: string) => Promise<T>): Promise<T
 
 async function main(): Promise<void> {
   process.stdout.write('SIMULATION: 1,000 hosts are simulated heartbeats, no real agents\n');
-  process.stdout.write(`heartbeats: ${HEARTBEAT_HOSTS} simulated hosts, ${CONCURRENCY} concurrent HTTP clients, ${HEARTBEAT_PHASE_MS} ms per backend\n`);
+  process.stdout.write(
+    `heartbeats: ${HEARTBEAT_HOSTS} simulated hosts, ${CONCURRENCY} concurrent HTTP clients, ${HEARTBEAT_PHASE_MS} ms per backend\n`,
+  );
   const sim = await startSimulatedAgents();
   try {
     const sqlite = await runBackend({ name: 'SQLite', databaseUrl: undefined }, sim);
@@ -210,13 +232,15 @@ async function main(): Promise<void> {
     for (const [k, v] of rows) process.stdout.write(`${k.padEnd(w)}  ${v(sqlite).padStart(10)}  ${v(postgres).padStart(10)}\n`);
     process.stdout.write(`\nratio PostgreSQL/SQLite heartbeats/s: ${fmt(postgres.heartbeatsPerSecond / sqlite.heartbeatsPerSecond, 2)}\n`);
     process.stdout.write(`ratio PostgreSQL/SQLite placement p50: ${fmt(postgres.placementP50Ms / sqlite.placementP50Ms, 2)}\n`);
-    process.stdout.write(`pure placement decision over ${pure.hostCount} simulated hosts: ${fmt(pure.perPlacementUs, 1)} µs each (${pure.iterations} iterations, ${pure.strategy})\n`);
+    process.stdout.write(
+      `pure placement decision over ${pure.hostCount} simulated hosts: ${fmt(pure.perPlacementUs, 1)} µs each (${pure.iterations} iterations, ${pure.strategy})\n`,
+    );
   } finally {
     await sim.close();
   }
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench/control-plane failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`bench/control-plane failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -29,7 +29,11 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 const row = (label: string, xs: number[]): string =>
-  `${label.padEnd(34)} median ${median(xs).toFixed(1).padStart(7)} ms   min ${Math.min(...xs).toFixed(1).padStart(7)}   max ${Math.max(...xs).toFixed(1).padStart(7)}`;
+  `${label.padEnd(34)} median ${median(xs).toFixed(1).padStart(7)} ms   min ${Math.min(...xs)
+    .toFixed(1)
+    .padStart(7)}   max ${Math.max(...xs)
+    .toFixed(1)
+    .padStart(7)}`;
 
 const build = spawnSync(process.execPath, ['bin/build-ectl.mjs'], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) throw new Error('building dist/ectl.mjs failed');

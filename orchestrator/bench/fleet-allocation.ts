@@ -21,9 +21,26 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 export interface AllocationFigures {
   dialect: string;
   /** Closed loop (fleetClients clients back to back): the most allocations/s, and latency at saturation. */
-  saturated: { p50: number; p99: number; perSecond: number; count: number; conflicts: number; cpuMsPerCycle: number; clientCpuMsPerCycle: number };
+  saturated: {
+    p50: number;
+    p99: number;
+    perSecond: number;
+    count: number;
+    conflicts: number;
+    cpuMsPerCycle: number;
+    clientCpuMsPerCycle: number;
+  };
   /** Open loop at fleetRate allocations/s: latency at that offered rate. */
-  paced: { rate: number; p50: number; p99: number; perSecond: number; count: number; conflicts: number; late: number; clientCpuMsPerCycle: number };
+  paced: {
+    rate: number;
+    p50: number;
+    p99: number;
+    perSecond: number;
+    count: number;
+    conflicts: number;
+    late: number;
+    clientCpuMsPerCycle: number;
+  };
 }
 
 async function withPostgres<T>(fn: (url: string) => Promise<T>): Promise<T> {
@@ -37,15 +54,35 @@ async function withPostgres<T>(fn: (url: string) => Promise<T>): Promise<T> {
 
 async function measure(dialect: 'sqlite' | 'postgres', databaseUrl?: string): Promise<AllocationFigures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ec-bench-fleet-'));
-  const o = await buildOrchestrator(orchestratorConfig({
-    ENDERCLOUD_DATA_DIR: dataDir, ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_ADMIN_TOKEN: TOKEN, ENDERCLOUD_LOG_LEVEL: 'error',
-    ...(databaseUrl ? { ENDERCLOUD_DATABASE_URL: databaseUrl } : {}),
-  }), { clock: systemClock, logger: pino({ level: 'silent' }), runProvisioner: false, runSupervisor: false, runOfflineDetector: false, runWorker: false });
+  const o = await buildOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_DATA_DIR: dataDir,
+      ENDERCLOUD_LISTEN: '127.0.0.1:0',
+      ENDERCLOUD_ADMIN_TOKEN: TOKEN,
+      ENDERCLOUD_LOG_LEVEL: 'error',
+      ...(databaseUrl ? { ENDERCLOUD_DATABASE_URL: databaseUrl } : {}),
+    }),
+    {
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      runProvisioner: false,
+      runSupervisor: false,
+      runOfflineDetector: false,
+      runWorker: false,
+    },
+  );
   try {
     await o.app.listen({ host: '127.0.0.1', port: 0 });
     const baseUrl = `http://127.0.0.1:${(o.app.server.address() as AddressInfo).port}`;
-    await seedOnlineBuffer(o.ctx.store, { groupId: 'bench', size: benchConfig.fleetBuffer, now: Date.now() });
-    const load = { baseUrl, token: TOKEN, groupId: 'bench', clients: benchConfig.fleetClients, total: benchConfig.fleetAllocations, warmup: 100 };
+    await seedOnlineBuffer(o.store, { groupId: 'bench', size: benchConfig.fleetBuffer, now: Date.now() });
+    const load = {
+      baseUrl,
+      token: TOKEN,
+      groupId: 'bench',
+      clients: benchConfig.fleetClients,
+      total: benchConfig.fleetAllocations,
+      warmup: 100,
+    };
     let cpu = process.cpuUsage();
     const run = await allocationLoadInChild(load, () => {
       cpu = process.cpuUsage();
@@ -54,12 +91,32 @@ async function measure(dialect: 'sqlite' | 'postgres', databaseUrl?: string): Pr
     if (run.overlaps.length > 0) throw new Error(`double allocation: ${run.overlaps.join('; ')}`);
     const ok = run.answers.filter((a) => a.status === 201).map((a) => a.latencyMs);
     // Open loop: at most 4x the closed loop's clients in flight, so a server slower than the rate shows as late starts.
-    const paced = await allocationLoadInChild({ ...load, clients: benchConfig.fleetClients * 4, ratePerSecond: benchConfig.fleetRate }, () => undefined);
+    const paced = await allocationLoadInChild(
+      { ...load, clients: benchConfig.fleetClients * 4, ratePerSecond: benchConfig.fleetRate },
+      () => undefined,
+    );
     const pacedOk = paced.answers.filter((a) => a.status === 201).map((a) => a.latencyMs);
     return {
       dialect,
-      saturated: { p50: pct(ok, 50), p99: pct(ok, 99), perSecond: (ok.length * 1000) / run.elapsedMs, count: ok.length, conflicts: run.answers.length - ok.length, cpuMsPerCycle: (used.user + used.system) / 1000 / ok.length, clientCpuMsPerCycle: run.clientCpuMsPerAllocation },
-      paced: { rate: benchConfig.fleetRate, p50: pct(pacedOk, 50), p99: pct(pacedOk, 99), perSecond: (pacedOk.length * 1000) / paced.elapsedMs, count: pacedOk.length, conflicts: paced.answers.length - pacedOk.length, late: paced.late, clientCpuMsPerCycle: paced.clientCpuMsPerAllocation },
+      saturated: {
+        p50: pct(ok, 50),
+        p99: pct(ok, 99),
+        perSecond: (ok.length * 1000) / run.elapsedMs,
+        count: ok.length,
+        conflicts: run.answers.length - ok.length,
+        cpuMsPerCycle: (used.user + used.system) / 1000 / ok.length,
+        clientCpuMsPerCycle: run.clientCpuMsPerAllocation,
+      },
+      paced: {
+        rate: benchConfig.fleetRate,
+        p50: pct(pacedOk, 50),
+        p99: pct(pacedOk, 99),
+        perSecond: (pacedOk.length * 1000) / paced.elapsedMs,
+        count: pacedOk.length,
+        conflicts: paced.answers.length - pacedOk.length,
+        late: paced.late,
+        clientCpuMsPerCycle: paced.clientCpuMsPerAllocation,
+      },
     };
   } finally {
     await o.stop();
@@ -70,20 +127,36 @@ async function measure(dialect: 'sqlite' | 'postgres', databaseUrl?: string): Pr
 export async function allocationBench(): Promise<AllocationFigures[]> {
   const figures = [await measure('sqlite')];
   figures.push(await withPostgres((url) => measure('postgres', url)));
-  console.log(`(a) allocation over the HTTP API from a warm buffer — SIMULATION: the buffer is ${benchConfig.fleetBuffer} store-level online instances (no containers; allocation reads only the store)`);
-  console.log(`    ${benchConfig.fleetClients} concurrent clients on 127.0.0.1 in a separate process (bench/allocation-clients.ts), each POST /allocations then DELETE /allocations/:id; allocations/s counts allocations over the whole run (releases included)`);
-  console.log(`    saturated (${benchConfig.fleetClients} clients back to back): the most allocations/s; latency here is queueing (clients / rate)`);
+  console.log(
+    `(a) allocation over the HTTP API from a warm buffer — SIMULATION: the buffer is ${benchConfig.fleetBuffer} store-level online instances (no containers; allocation reads only the store)`,
+  );
+  console.log(
+    `    ${benchConfig.fleetClients} concurrent clients on 127.0.0.1 in a separate process (bench/allocation-clients.ts), each POST /allocations then DELETE /allocations/:id; allocations/s counts allocations over the whole run (releases included)`,
+  );
+  console.log(
+    `    saturated (${benchConfig.fleetClients} clients back to back): the most allocations/s; latency here is queueing (clients / rate)`,
+  );
   for (const f of figures) {
     const x = f.saturated;
-    console.log(`    ${f.dialect.padEnd(9)} ${x.perSecond.toFixed(0)} allocations/s (goal >= 500)  p50 ${x.p50.toFixed(1)} ms  p99 ${x.p99.toFixed(1)} ms  n=${x.count}  409s=${x.conflicts}  server CPU ${x.cpuMsPerCycle.toFixed(2)} ms per allocate+release  client CPU ${x.clientCpuMsPerCycle.toFixed(2)} ms`);
+    console.log(
+      `    ${f.dialect.padEnd(9)} ${x.perSecond.toFixed(0)} allocations/s (goal >= 500)  p50 ${x.p50.toFixed(1)} ms  p99 ${x.p99.toFixed(1)} ms  n=${x.count}  409s=${x.conflicts}  server CPU ${x.cpuMsPerCycle.toFixed(2)} ms per allocate+release  client CPU ${x.clientCpuMsPerCycle.toFixed(2)} ms`,
+    );
   }
-  console.log(`    paced (open loop: an allocation starts every ${(1000 / benchConfig.fleetRate).toFixed(1)} ms whatever the answers, released when answered): latency at ${benchConfig.fleetRate}/s offered`);
+  console.log(
+    `    paced (open loop: an allocation starts every ${(1000 / benchConfig.fleetRate).toFixed(1)} ms whatever the answers, released when answered): latency at ${benchConfig.fleetRate}/s offered`,
+  );
   for (const f of figures) {
     const x = f.paced;
-    console.log(`    ${f.dialect.padEnd(9)} p50 ${x.p50.toFixed(1)} ms  p99 ${x.p99.toFixed(1)} ms (goal <= 20)  achieved ${x.perSecond.toFixed(0)}/s  n=${x.count}  409s=${x.conflicts}  late starts ${x.late}  client CPU ${x.clientCpuMsPerCycle.toFixed(2)} ms per allocate+release`);
+    console.log(
+      `    ${f.dialect.padEnd(9)} p50 ${x.p50.toFixed(1)} ms  p99 ${x.p99.toFixed(1)} ms (goal <= 20)  achieved ${x.perSecond.toFixed(0)}/s  n=${x.count}  409s=${x.conflicts}  late starts ${x.late}  client CPU ${x.clientCpuMsPerCycle.toFixed(2)} ms per allocate+release`,
+    );
   }
-  console.log('    server CPU is the orchestrator process alone (the clients run in their own process; PostgreSQL itself not counted): 1000 / it bounds allocations/s on one core, whatever the load of the machine');
-  console.log('    client CPU is the load generator\'s own (node:http keep-alive clients; with fetch it was ≈ 1 ms, more than the server\'s), taken from the same two cores');
+  console.log(
+    '    server CPU is the orchestrator process alone (the clients run in their own process; PostgreSQL itself not counted): 1000 / it bounds allocations/s on one core, whatever the load of the machine',
+  );
+  console.log(
+    "    client CPU is the load generator's own (node:http keep-alive clients; with fetch it was ≈ 1 ms, more than the server's), taken from the same two cores",
+  );
   console.log('    reference: Agones documents a 500 ms batch wait for allocation and 77-150 allocations/s');
   return figures;
 }

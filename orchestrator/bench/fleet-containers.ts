@@ -16,7 +16,13 @@ import { median, must, printWake, wakeRounds } from './fleet-wake.js';
 const PROBE_MS = 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export interface ContainerFigures { spawn: number; rawCreate: number; wakeDiff: number; coldRatio: number; rounds: number }
+export interface ContainerFigures {
+  spawn: number;
+  rawCreate: number;
+  wakeDiff: number;
+  coldRatio: number;
+  rounds: number;
+}
 
 async function deleteInstance(stack: Stack, id: string, name: string): Promise<void> {
   await must(stack, 'DELETE', `/instances/${id}`, { scopes: ['container', 'technical', 'player_data'], confirm: name });
@@ -29,7 +35,10 @@ async function spawnRounds(stack: Stack, group: string, image: string, rounds: n
   for (let i = 0; i <= rounds; i++) {
     // Round 0 warms the image, the network and the code paths; it is not counted.
     let t = performance.now();
-    const inst = await must<{ id: string; name: string; state: string }>(stack, 'POST', `/groups/${group}/spawn`, { variantId: 'v', wait: '60s' });
+    const inst = await must<{ id: string; name: string; state: string }>(stack, 'POST', `/groups/${group}/spawn`, {
+      variantId: 'v',
+      wait: '60s',
+    });
     const alloc = await must<{ allocationId: string; instanceId: string }>(stack, 'POST', `/groups/${group}/allocations`, {});
     if (i > 0) spawn.push(performance.now() - t);
     if (alloc.instanceId !== inst.id) throw new Error(`allocated ${alloc.instanceId}, spawned ${inst.id}`);
@@ -39,19 +48,27 @@ async function spawnRounds(stack: Stack, group: string, image: string, rounds: n
     const hostPort = await freePort();
     t = performance.now();
     const c = await docker().createContainer({
-      name: `${stack.run}-raw-${i}`, Image: image, Labels: { 'orchestrator.host': stack.hostId },
+      name: `${stack.run}-raw-${i}`,
+      Image: image,
+      Labels: { 'orchestrator.host': stack.hostId },
       // On the stack's network, like the agent's containers (router-stack.ts names it `<run>-net`).
-      ExposedPorts: { '25565/tcp': {} }, HostConfig: { PortBindings: { '25565/tcp': [{ HostIp: '127.0.0.1', HostPort: String(hostPort) }] }, NetworkMode: `${stack.run}-net` },
+      ExposedPorts: { '25565/tcp': {} },
+      HostConfig: { PortBindings: { '25565/tcp': [{ HostIp: '127.0.0.1', HostPort: String(hostPort) }] }, NetworkMode: `${stack.run}-net` },
     });
     await c.start();
-    await until('raw ping', async () => {
-      try {
-        return (await pingStatus('127.0.0.1', hostPort, 1000)).max > 0;
-      } catch {
-        await sleep(PROBE_MS - 10);
-        return false;
-      }
-    }, 60_000, 1);
+    await until(
+      'raw ping',
+      async () => {
+        try {
+          return (await pingStatus('127.0.0.1', hostPort, 1000)).max > 0;
+        } catch {
+          await sleep(PROBE_MS - 10);
+          return false;
+        }
+      },
+      60_000,
+      1,
+    );
     if (i > 0) raw.push(performance.now() - t);
     await c.remove({ force: true });
   }
@@ -68,11 +85,14 @@ export async function containerBench(): Promise<ContainerFigures> {
   openStacks.add(stack);
   try {
     const group = `${stack.run}-fleet`;
-    const template = (await must<{ spec?: { image?: string }; image?: string }>(stack, 'GET', `/templates/${stack.run}-mc/versions/1`));
+    const template = await must<{ spec?: { image?: string }; image?: string }>(stack, 'GET', `/templates/${stack.run}-mc/versions/1`);
     const image = template.spec?.image ?? template.image;
     if (!image) throw new Error('the stack template has no image');
     await must(stack, 'PUT', `/templates/${group}/versions/1`, {
-      image, resources: { memoryMb: 256 }, containerPort: 25565, env: { ACCEPTS_TRANSFERS: 'true', MAX_PLAYERS: '50' },
+      image,
+      resources: { memoryMb: 256 },
+      containerPort: 25565,
+      env: { ACCEPTS_TRANSFERS: 'true', MAX_PLAYERS: '50' },
       variables: [{ name: RCON_PASSWORD_VARIABLE, type: 'string', secret: true }],
       readiness: { kind: 'minecraft', startupTimeoutMs: 60_000, intervalMs: PROBE_MS, probeTimeoutMs: 1000 },
       stop: { signal: 'SIGTERM', timeoutMs: 5000, rcon: { port: 25575, passwordVariable: RCON_PASSWORD_VARIABLE } },

@@ -29,20 +29,25 @@ async function main(): Promise<void> {
 async function abort(message: string, code: number): Promise<never> {
   console.error(message);
   // A graceful close waits for in-flight requests (a spawn may wait 60 s): bound it, then remove by label regardless.
-  await Promise.allSettled([...openStacks].map(async (s) => {
-    await Promise.race([s.close(), new Promise((r) => setTimeout(r, 5000))]);
-    await removeContainersByLabel({ 'orchestrator.host': s.hostId });
-    await removeNetwork(`${s.run}-net`);
-  }));
+  await Promise.allSettled(
+    [...openStacks].map(async (s) => {
+      await Promise.race([s.close(), new Promise((r) => setTimeout(r, 5000))]);
+      await removeContainersByLabel({ 'orchestrator.host': s.hostId });
+      await removeNetwork(`${s.run}-net`);
+    }),
+  );
   process.exit(code);
 }
 
 const deadline = setTimeout(() => void abort('bench:fleet: exceeded 10 minutes; aborting', 1), 10 * 60_000);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void abort(`bench:fleet: ${signal}; cleaning up`, 130));
-main().then(() => {
-  clearTimeout(deadline);
-  process.exit(0);
-}, (err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => {
+    clearTimeout(deadline);
+    process.exit(0);
+  },
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { isReadyStatus, pingServer } from '../src/protocol/status-client.js';
+import { pingServer } from '../src/protocol/status-client.js';
+import { minecraftStatusReady } from '../src/lifecycle/readiness.js';
 import { orchestratorConfig } from '../src/server/config.js';
 import { buildOrchestrator, type Orchestrator } from '../src/server/orchestrator.js';
 import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator } from '../test/support/agent-harness.js';
@@ -28,8 +29,18 @@ const PROBE_MS = 100;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function api(o: Orchestrator, method: string, url: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await o.app.inject({ method: method as 'GET', url: `/api/v1${url}`, headers: { authorization: `Bearer ${TOKEN}` }, ...(body === undefined ? {} : { payload: body as object }) });
+async function api(
+  o: Orchestrator,
+  method: string,
+  url: string,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await o.app.inject({
+    method: method as 'GET',
+    url: `/api/v1${url}`,
+    headers: { authorization: `Bearer ${TOKEN}` },
+    ...(body === undefined ? {} : { payload: body as object }),
+  });
   return { status: res.statusCode, body: JSON.parse(res.body || '{}') as Record<string, unknown> };
 }
 
@@ -50,15 +61,28 @@ async function main(): Promise<void> {
   const address = agent.app.server.address();
   const agentUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'ec-bench-lc-'));
-  const o = await buildOrchestrator(orchestratorConfig({
-    ENDERCLOUD_DATA_DIR: dataDir, ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_ADMIN_TOKEN: TOKEN, ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
-    ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_SUPERVISE_INTERVAL: '500ms',
-  }), { logger: pino({ level: 'silent' }), runOfflineDetector: false });
+  const o = await buildOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_DATA_DIR: dataDir,
+      ENDERCLOUD_LISTEN: '127.0.0.1:0',
+      ENDERCLOUD_ADMIN_TOKEN: TOKEN,
+      ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
+      ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms',
+      ENDERCLOUD_SUPERVISE_INTERVAL: '500ms',
+    }),
+    { logger: pino({ level: 'silent' }), runOfflineDetector: false },
+  );
   try {
     await o.app.inject({
-      method: 'POST', url: `/api/v1/agents/${AGENT_ID}/heartbeat`, headers: { authorization: `Bearer ${AGENT_TOKEN}` },
+      method: 'POST',
+      url: `/api/v1/agents/${AGENT_ID}/heartbeat`,
+      headers: { authorization: `Bearer ${AGENT_TOKEN}` },
       payload: {
-        controlUrl: agentUrl, gameAddress: '127.0.0.1', version: 'bench', portRange, heartbeatIntervalMs: 1000,
+        controlUrl: agentUrl,
+        gameAddress: '127.0.0.1',
+        version: 'bench',
+        portRange,
+        heartbeatIntervalMs: 1000,
         resources: { cpuCount: 2, memoryTotalBytes: 16 * 1024 ** 3, memoryAvailableBytes: 8 * 1024 ** 3, diskFreeBytes: 10 * 1024 ** 3 },
       },
     });
@@ -69,7 +93,8 @@ async function main(): Promise<void> {
     };
     await put('/templates/bench/versions/1', {
       // The default unprivileged `endercloud` user: the product path (the runtime directory is created owned by it).
-      image, resources: { memoryMb: 256 },
+      image,
+      resources: { memoryMb: 256 },
       variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
       readiness: { kind: 'minecraft', startupTimeoutMs: 60_000, intervalMs: PROBE_MS, probeTimeoutMs: 1000 },
       stop: { signal: 'SIGTERM', timeoutMs: 10_000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
@@ -86,7 +111,9 @@ async function main(): Promise<void> {
       if (created.status !== 202) throw new Error(`create failed: ${JSON.stringify(created.body)}`);
       const id = String(created.body.id);
       await until('online', async () => (await api(o, 'GET', `/instances/${id}`)).body.state === 'online').catch(async (err: Error) => {
-        throw new Error(`${err.message}: ${JSON.stringify((await api(o, 'GET', `/instances/${id}`)).body)} ${JSON.stringify((await api(o, 'GET', `/commands?instanceId=${id}`)).body)}`);
+        throw new Error(
+          `${err.message}: ${JSON.stringify((await api(o, 'GET', `/instances/${id}`)).body)} ${JSON.stringify((await api(o, 'GET', `/commands?instanceId=${id}`)).body)}`,
+        );
       });
       if (i > 0) stack.push(performance.now() - t);
       t = performance.now();
@@ -99,14 +126,16 @@ async function main(): Promise<void> {
       const hostPort = await freePort();
       t = performance.now();
       const c = await docker().createContainer({
-        name: `${RUN}-raw-${i}`, Image: image, Labels: { 'orchestrator.host': AGENT_ID },
+        name: `${RUN}-raw-${i}`,
+        Image: image,
+        Labels: { 'orchestrator.host': AGENT_ID },
         ExposedPorts: { '25565/tcp': {} },
         HostConfig: { PortBindings: { '25565/tcp': [{ HostIp: '127.0.0.1', HostPort: String(hostPort) }] }, NetworkMode: NETWORK },
       });
       await c.start();
       await until('raw ping', async () => {
         try {
-          return isReadyStatus((await pingServer('127.0.0.1', hostPort, { timeoutMs: 1000 })).status);
+          return minecraftStatusReady((await pingServer('127.0.0.1', hostPort, { timeoutMs: 1000 })).status);
         } catch {
           await sleep(PROBE_MS - 10);
           return false;

@@ -38,7 +38,9 @@ export type SinkMode = { mode: 'count' } | { mode: 'echo' } | { mode: 'source'; 
 /** A backend process that counts bytes, sends every byte back, or answers a login with `bytes` bytes (router-sink.ts). */
 export async function startSink(kind: SinkMode, fds: number, cleanups: Cleanup[]): Promise<Sink> {
   const args = kind.mode === 'source' ? ['source', String(kind.bytes)] : [kind.mode];
-  const child = spawnWithFdLimit(fds, process.execPath, [...process.execArgv, SINK_ENTRY, ...args], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = spawnWithFdLimit(fds, process.execPath, [...process.execArgv, SINK_ENTRY, ...args], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const kill = () => child.kill('SIGKILL');
   process.once('exit', kill);
   cleanups.push(() => {
@@ -94,10 +96,15 @@ export async function throughput(port: number, sink: Sink, bytes: number): Promi
   const preamble = loginPreamble('bench.local', 'Bulk');
   socket.write(preamble);
   // A client sends play traffic only after the backend answered the login: wait for the backend connection.
-  await until('backend connection', async () => {
-    const st = await sink.stats();
-    return st.accepted > accepted && st.received - base0 >= preamble.length;
-  }, 10_000, 1);
+  await until(
+    'backend connection',
+    async () => {
+      const st = await sink.stats();
+      return st.accepted > accepted && st.received - base0 >= preamble.length;
+    },
+    10_000,
+    1,
+  );
   const base = (await sink.stats()).received;
   const closed = new Promise<void>((r) => socket.once('close', () => r()));
   const t0 = process.hrtime.bigint();
@@ -169,7 +176,13 @@ export interface BulkSamples {
  * alternating (each round starts one further along, so none is always first after a pause):
  * on shared cores a single transfer swings by 2×, a ratio is only read from the same round.
  */
-export async function bulkRounds(targets: BulkTarget[], sink: Sink, bytes: number, rounds: number, log: (line: string) => void): Promise<Map<string, BulkSamples>> {
+export async function bulkRounds(
+  targets: BulkTarget[],
+  sink: Sink,
+  bytes: number,
+  rounds: number,
+  log: (line: string) => void,
+): Promise<Map<string, BulkSamples>> {
   const out = new Map(targets.map((t) => [t.name, { up: [], down: [], upCpuPerGiB: [], downCpuPerGiB: [] } as BulkSamples]));
   const GiB = 1024 * 1024 * 1024;
   const measured = async (pid: number | undefined, run: () => Promise<number>): Promise<[number, number]> => {
@@ -265,7 +278,15 @@ export interface PlayersResult {
  * own, without the load: forced GCs at low allocation rates shrink V8's young generation, which
  * changed the load's CPU per packet when both ran on one process (measured: 2-4× the GC time).
  */
-export async function players(proxy: ProxyProcess, proxyPort: number, sink: Sink, count: number, seconds: number, log: (line: string) => void, collect = false): Promise<PlayersResult> {
+export async function players(
+  proxy: ProxyProcess,
+  proxyPort: number,
+  sink: Sink,
+  count: number,
+  seconds: number,
+  log: (line: string) => void,
+  collect = false,
+): Promise<PlayersResult> {
   const proxyPid = proxy.pid;
   await sleep(1000);
   const sockets: Socket[] = [];
@@ -304,7 +325,12 @@ export async function players(proxy: ProxyProcess, proxyPort: number, sink: Sink
         sockets.push(s);
       }
     }
-    const connected = await until(`${sockets.length} backend connections`, async () => (await reached()) >= sockets.length, 60_000, 50).catch(() => false);
+    const connected = await until(
+      `${sockets.length} backend connections`,
+      async () => (await reached()) >= sockets.length,
+      60_000,
+      50,
+    ).catch(() => false);
     if (!connected) log(`only ${await reached()} of ${sockets.length} logins reached the sink`);
     dropped += Math.max(0, sockets.length - (await reached()));
     await sleep(500);
@@ -312,7 +338,8 @@ export async function players(proxy: ProxyProcess, proxyPort: number, sink: Sink
     samples.push(full);
     const halfMemory = samples[2] ?? { rssKb: Number.NaN };
     const idleKb = (full.rssKb - baseRssKb) / count;
-    const perAdded = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? Number.NaN : (a - b) / (count - half));
+    const perAdded = (a: number | undefined, b: number | undefined) =>
+      a === undefined || b === undefined ? Number.NaN : (a - b) / (count - half);
     const quarters = (kb: (m: MemorySample) => number | undefined): number[] =>
       samples.slice(1).map((m, k) => {
         const [a, b] = [kb(m), kb(samples[k]!)];

@@ -51,7 +51,10 @@ const dir = keep ? resolve(keep) : mkdtempSync(join(tmpdir(), 'ec-router-heap-')
 mkdirSync(dir, { recursive: true });
 try {
   const sink = await startSink({ mode: 'count' }, 2 * sessions + 100, cleanups);
-  const router = await startRouter({ sink: sink.port, echo: sink.port }, 2 * sessions + 100, ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dir}`]);
+  const router = await startRouter({ sink: sink.port, echo: sink.port }, 2 * sessions + 100, [
+    '--heapsnapshot-signal=SIGUSR2',
+    `--diagnostic-dir=${dir}`,
+  ]);
   cleanups.push(() => router.stop());
   const snapshot = async (): Promise<Snapshot> => {
     const before = new Set(readdirSync(dir));
@@ -76,12 +79,17 @@ try {
   cleanups.push(() => sockets.forEach((s) => s.destroy()));
   for (let i = 0; i < sessions; i += 250) {
     await Promise.all(
-      Array.from({ length: Math.min(250, sessions - i) }, (_, k) =>
-        new Promise<void>((resolve, reject) => {
-          const s = connect({ host: '127.0.0.1', port: router.ports.sink!, noDelay: true }, () => (s.write(loginPreamble('bench.local', `P${i + k}`)), resolve()));
-          s.once('error', reject);
-          sockets.push(s);
-        }),
+      Array.from(
+        { length: Math.min(250, sessions - i) },
+        (_, k) =>
+          new Promise<void>((resolve, reject) => {
+            const s = connect(
+              { host: '127.0.0.1', port: router.ports.sink!, noDelay: true },
+              () => (s.write(loginPreamble('bench.local', `P${i + k}`)), resolve()),
+            );
+            s.once('error', reject);
+            sockets.push(s);
+          }),
       ),
     );
   }
@@ -94,8 +102,11 @@ try {
   });
   rows.sort((a, b) => b.bytes - a.bytes);
   const total = rows.reduce((a, r) => a + r.bytes, 0);
-  process.stdout.write(`router heap per idle session (${sessions} sessions vs 0, snapshot self sizes, router run with ${routerBenchConfig.routerRuntime}): ${(total / 1024).toFixed(2)} KiB\n`);
-  for (const r of rows.slice(0, 25)) process.stdout.write(`${r.bytes.toFixed(0).padStart(7)} B ${r.count.toFixed(2).padStart(6)} objects  ${r.k}\n`);
+  process.stdout.write(
+    `router heap per idle session (${sessions} sessions vs 0, snapshot self sizes, router run with ${routerBenchConfig.routerRuntime}): ${(total / 1024).toFixed(2)} KiB\n`,
+  );
+  for (const r of rows.slice(0, 25))
+    process.stdout.write(`${r.bytes.toFixed(0).padStart(7)} B ${r.count.toFixed(2).padStart(6)} objects  ${r.k}\n`);
 } finally {
   for (const c of cleanups.reverse()) await c();
   if (!keep) rmSync(dir, { recursive: true, force: true });

@@ -17,7 +17,6 @@ import { freePort } from '../test/support/registry.js';
 import { until } from '../test/support/router-stack.js';
 import { benchConfig, routerBenchConfig } from './bench-config.js';
 
-
 const ORCHESTRATOR_DIR = fileURLToPath(new URL('..', import.meta.url));
 const ROUTER_ENTRY = join(ORCHESTRATOR_DIR, 'src/router/index.ts');
 const MEMORY_HOOK = join(ORCHESTRATOR_DIR, 'bench/router-memory-hook.ts');
@@ -149,11 +148,18 @@ function routerArgs(): string[] {
   return ['--expose-gc', '--import', join(dir, 'bench/router-memory-hook.js'), join(dir, 'src/router/index.js')];
 }
 
-async function started(name: string, child: ChildProcess, ports: Record<string, number>, stop: () => Promise<void>, memory: (collect: boolean) => Promise<MemorySample>): Promise<ProxyProcess> {
+async function started(
+  name: string,
+  child: ChildProcess,
+  ports: Record<string, number>,
+  stop: () => Promise<void>,
+  memory: (collect: boolean) => Promise<MemorySample>,
+): Promise<ProxyProcess> {
   let exited = '';
   child.once('exit', (code, signal) => (exited = `${name} exited (${code ?? signal}) before listening`));
   try {
-    for (const port of Object.values(ports)) await until(`${name} listening on ${port}`, () => (exited ? Promise.reject(new Error(exited)) : listening(port)), 20_000, 100);
+    for (const port of Object.values(ports))
+      await until(`${name} listening on ${port}`, () => (exited ? Promise.reject(new Error(exited)) : listening(port)), 20_000, 100);
   } catch (err) {
     await stop();
     throw err;
@@ -215,21 +221,36 @@ export async function startHaproxy(backends: Backends, maxconn: number, threads?
     // connection at a time, and HAProxy reserves descriptors for maxconn/4 pipes by default.
     '  maxpipes 16',
     defaultsSection(),
-    ...Object.entries(ports).flatMap(([frontendName, port]) => frontend(frontendName, port, backends[frontendName as keyof Backends]!, maxconn)),
+    ...Object.entries(ports).flatMap(([frontendName, port]) =>
+      frontend(frontendName, port, backends[frontendName as keyof Backends]!, maxconn),
+    ),
   ].join('\n');
   writeFileSync(join(dir, 'haproxy.cfg'), `${cfg}\n`);
   // -db: stay in the foreground (no daemon, no service); the fd limit is raised by HAProxy itself from maxconn.
   const child = spawn(routerBenchConfig.haproxy, ['-db', '-q', '-f', join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const spawnError = new Promise<never>((_, reject) => child.once('error', (err) => reject(new Error(`cannot start ${routerBenchConfig.haproxy} (install Debian haproxy: scripts/prepare-host.sh): ${err.message}`))));
+  const spawnError = new Promise<never>((_, reject) =>
+    child.once('error', (err) =>
+      reject(new Error(`cannot start ${routerBenchConfig.haproxy} (install Debian haproxy: scripts/prepare-host.sh): ${err.message}`)),
+    ),
+  );
   return Promise.race([started(name, child, ports, stopper(child, dir), rssOnly(child.pid!)), spawnError]);
 }
 
 function defaultsSection(): string {
-  return ['defaults', '  mode tcp', '  option splice-auto', '  timeout connect 2s', '  timeout client 5m', '  timeout server 5m'].join('\n');
+  return ['defaults', '  mode tcp', '  option splice-auto', '  timeout connect 2s', '  timeout client 5m', '  timeout server 5m'].join(
+    '\n',
+  );
 }
 
 function frontend(name: string, port: number, backendPort: number, maxconn: number): string[] {
-  return [`frontend fe_${name}`, `  bind 127.0.0.1:${port}`, `  maxconn ${maxconn}`, `  default_backend be_${name}`, `backend be_${name}`, `  server s1 127.0.0.1:${backendPort}`];
+  return [
+    `frontend fe_${name}`,
+    `  bind 127.0.0.1:${port}`,
+    `  maxconn ${maxconn}`,
+    `  default_backend be_${name}`,
+    `backend be_${name}`,
+    `  server s1 127.0.0.1:${backendPort}`,
+  ];
 }
 
 /** Threads of a running process (/proc/<pid>/status), e.g. HAProxy's nbthread. */

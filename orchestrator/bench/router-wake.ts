@@ -21,7 +21,10 @@ export async function pingTimes(port: number, pings: number): Promise<number[]> 
   return out;
 }
 
-export async function wakeLatency(cleanups: Cleanup[], WAKES: number): Promise<{ routed: number[]; warm: number[]; seen: number[]; raw: number[] }> {
+export async function wakeLatency(
+  cleanups: Cleanup[],
+  WAKES: number,
+): Promise<{ routed: number[]; warm: number[]; seen: number[]; raw: number[] }> {
   const stack = await startStack('bench-rtr');
   cleanups.push(() => stack.close());
   const inst = await stack.createInstance(`${stack.run}-sleepy`);

@@ -29,7 +29,16 @@ import { freePort } from '../test/support/registry.js';
 import { benchConfig, routerBenchConfig } from './bench-config.js';
 
 import { bulkRounds, players, smallPacketRtts, startSink, type BulkSamples, type PlayersResult } from './router-data-path.js';
-import { haproxyVersion, openFilesLimit, startHaproxy, startRouter, threadCount, type Backends, type Cleanup, type ProxyProcess } from './router-procs.js';
+import {
+  haproxyVersion,
+  openFilesLimit,
+  startHaproxy,
+  startRouter,
+  threadCount,
+  type Backends,
+  type Cleanup,
+  type ProxyProcess,
+} from './router-procs.js';
 import { pingTimes, wakeLatency } from './router-wake.js';
 
 const PAYLOAD_BYTES = benchConfig.routerPayloadBytes;
@@ -67,7 +76,10 @@ function playerPlan(): { count: number; note?: string } {
   const limit = openFilesLimit();
   if (!Number.isFinite(limit) || limit >= WANTED_FDS) return { count: wanted };
   const fits = Math.max(0, Math.min(Math.floor((limit - PROXY_FD_OVERHEAD) / 2), limit - FD_HEADROOM));
-  return { count: fits, note: `ulimit -n is ${limit} and cannot be raised further (hard limit, or not root): ${wanted} players need about ${WANTED_FDS} descriptors in each proxy process; measuring ${fits}` };
+  return {
+    count: fits,
+    note: `ulimit -n is ${limit} and cannot be raised further (hard limit, or not root): ${wanted} players need about ${WANTED_FDS} descriptors in each proxy process; measuring ${fits}`,
+  };
 }
 
 interface ProxyRun {
@@ -104,7 +116,9 @@ function bulkReport(bulk: Map<string, BulkSamples>, haproxyThreads: number): str
   const lines: string[] = [];
   for (const dir of ['up', 'down'] as const) {
     const cpu = dir === 'up' ? 'upCpuPerGiB' : 'downCpuPerGiB';
-    const parts = [...bulk.entries()].map(([name, x]) => `${name} ${fmt(median(x[dir]) / MB, 0)} MiB/s${name === 'direct' ? '' : ` ${fmt(median(x[cpu]), 2)} CPU-s/GiB`}`);
+    const parts = [...bulk.entries()].map(
+      ([name, x]) => `${name} ${fmt(median(x[dir]) / MB, 0)} MiB/s${name === 'direct' ? '' : ` ${fmt(median(x[cpu]), 2)} CPU-s/GiB`}`,
+    );
     const vs = (other: string) => {
       const o = bulk.get(other)!;
       const ratios = perRound(r[dir], o[dir]);
@@ -116,11 +130,21 @@ function bulkReport(bulk: Map<string, BulkSamples>, haproxyThreads: number): str
       `                ${vs('haproxy')} (goal ≥ 0.90: ${goal(median(main) >= 0.9)})   ${vs('haproxy-1t')}   ${vs('direct')}`,
     );
   }
-  lines.push(`                medians of ${r.up.length} alternating rounds, ratio per round (min–max); haproxy = default nbthread (${haproxyThreads} threads here), haproxy-1t = nbthread 1; the router is one Node process (one JS thread + V8/libuv helpers)`);
+  lines.push(
+    `                medians of ${r.up.length} alternating rounds, ratio per round (min–max); haproxy = default nbthread (${haproxyThreads} threads here), haproxy-1t = nbthread 1; the router is one Node process (one JS thread + V8/libuv helpers)`,
+  );
   return lines;
 }
 
-function report(count: number, note: string | undefined, direct: { rtt: number[] }, h: ProxyRun, r: ProxyRun, rMem: PlayersResult, bulk: string[]): string[] {
+function report(
+  count: number,
+  note: string | undefined,
+  direct: { rtt: number[] },
+  h: ProxyRun,
+  r: ProxyRun,
+  rMem: PlayersResult,
+  bulk: string[],
+): string[] {
   const d50 = pct(r.rtt, 50) - pct(h.rtt, 50);
   const d99 = pct(r.rtt, 99) - pct(h.rtt, 99);
   const rate = (x: PlayersResult) => x.packetsSent / x.loadSeconds;
@@ -181,7 +205,9 @@ async function main(): Promise<void> {
   await router.stop(); // a clean exit writes the --cpu-prof profile
   const MB = 1024 * 1024;
   // Printed as soon as measured: a later failure (containers) does not lose the data-path numbers.
-  process.stdout.write(`bench:router (${PAYLOAD_BYTES / MB} MiB × ${routerBenchConfig.bulkRounds} rounds, ${routerBenchConfig.rttSamples} round trips, ${plan.count} players, ${benchConfig.routerPings} pings${routerBenchConfig.skipWake ? '' : `, ${benchConfig.routerWakes} wakes`})\n${report(plan.count, plan.note, direct, h, r, rMem, bulkReport(bulk, haproxyThreads)).join('\n')}\n`);
+  process.stdout.write(
+    `bench:router (${PAYLOAD_BYTES / MB} MiB × ${routerBenchConfig.bulkRounds} rounds, ${routerBenchConfig.rttSamples} round trips, ${plan.count} players, ${benchConfig.routerPings} pings${routerBenchConfig.skipWake ? '' : `, ${benchConfig.routerWakes} wakes`})\n${report(plan.count, plan.note, direct, h, r, rMem, bulkReport(bulk, haproxyThreads)).join('\n')}\n`,
+  );
   const lines: string[] = [];
 
   step('status-ping round trips (router vs direct)');
@@ -193,7 +219,9 @@ async function main(): Promise<void> {
   cleanups.push(() => pingRouter.stop());
   const dPing = await pingTimes(echoPort, benchConfig.routerPings);
   const rPing = await pingTimes(pingRouter.ports.sink!, benchConfig.routerPings);
-  lines.push(`setup (ping RTT) direct p50 ${fmt(pct(dPing, 50))} ms p99 ${fmt(pct(dPing, 99))} ms   router p50 ${fmt(pct(rPing, 50))} ms p99 ${fmt(pct(rPing, 99))} ms   ratio p50 ${fmt(pct(rPing, 50) / pct(dPing, 50))} p99 ${fmt(pct(rPing, 99) / pct(dPing, 99))}`);
+  lines.push(
+    `setup (ping RTT) direct p50 ${fmt(pct(dPing, 50))} ms p99 ${fmt(pct(dPing, 99))} ms   router p50 ${fmt(pct(rPing, 50))} ms p99 ${fmt(pct(rPing, 99))} ms   ratio p50 ${fmt(pct(rPing, 50) / pct(dPing, 50))} p99 ${fmt(pct(rPing, 99) / pct(dPing, 99))}`,
+  );
 
   if (!routerBenchConfig.skipWake) {
     step('wake latency (containers)');

@@ -54,7 +54,8 @@ const ALL_PHASES = ['heartbeat', 'reconcile', 'placement', 'registry', 'allocati
 const PHASES = new Set((process.argv[2] ?? ALL_PHASES.join(',')).split(','));
 for (const p of PHASES) if (!ALL_PHASES.includes(p)) throw new Error(`bench:scale: unknown phase "${p}" (${ALL_PHASES.join(', ')})`);
 
-const pct = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+const pct = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
 const sortedCopy = (xs: readonly number[]): number[] => [...xs].sort((a, b) => a - b);
 const hostId = (n: number): string => `scale-host-${String(n).padStart(4, '0')}`;
 
@@ -114,7 +115,13 @@ process.stdin.on('end', async () => {
 });
 `;
 
-interface HeartbeatRun { latencies: number[]; errors: number; firstError: string | null; elapsedMs: number; serverCpuMs: number }
+interface HeartbeatRun {
+  latencies: number[];
+  errors: number;
+  firstError: string | null;
+  elapsedMs: number;
+  serverCpuMs: number;
+}
 
 async function heartbeatLoad(port: number, bodies: Array<[string, string]>, durationMs: number): Promise<HeartbeatRun> {
   const child = spawn(process.execPath, ['-e', HEARTBEAT_CLIENT], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -133,17 +140,21 @@ async function heartbeatLoad(port: number, bodies: Array<[string, string]>, dura
 
 async function registerHosts(o: Orchestrator, baseUrl: string, sim: SimulatedAgents): Promise<void> {
   for (let i = 0; i < HOSTS; i += 50) {
-    await Promise.all(Array.from({ length: Math.min(50, HOSTS - i) }, async (_, k) => {
-      const id = hostId(i + k);
-      const res = await fetch(`${baseUrl}/api/v1/agents/${id}/heartbeat`, {
-        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${AGENT_TOKEN}` }, body: JSON.stringify(sim.heartbeatBody(id)),
-      });
-      await res.arrayBuffer();
-      if (res.status >= 300) throw new Error(`registering ${id}: HTTP ${res.status}`);
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(50, HOSTS - i) }, async (_, k) => {
+        const id = hostId(i + k);
+        const res = await fetch(`${baseUrl}/api/v1/agents/${id}/heartbeat`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${AGENT_TOKEN}` },
+          body: JSON.stringify(sim.heartbeatBody(id)),
+        });
+        await res.arrayBuffer();
+        if (res.status >= 300) throw new Error(`registering ${id}: HTTP ${res.status}`);
+      }),
+    );
   }
   await o.ctx.hosts.whenIdle();
-  const counts = await o.ctx.store.hosts.countByStatus();
+  const counts = await o.store.hosts.countByStatus();
   if (counts.ONLINE !== HOSTS) throw new Error(`only ${counts.ONLINE}/${HOSTS} simulated hosts reached ONLINE after recovery`);
 }
 
@@ -170,14 +181,33 @@ async function seedInstances(store: Store, databaseUrl: string, sim: SimulatedAg
         const host = hostId(n % HOSTS);
         const port = 30000 + Math.floor(n / HOSTS);
         const row = instance(id, {
-          name: id, groupId, hostId: host, state: 'online', desiredState: 'running', stateChangedAt: now, memoryMb: 512,
-          observed: { container: 'running', observedAt: now }, endpoint: { host: '127.0.0.1', port }, hostPort: port,
-          players: { online: 0, max: 20, at: now }, createdAt: now, updatedAt: now,
+          name: id,
+          groupId,
+          hostId: host,
+          state: 'online',
+          desiredState: 'running',
+          stateChangedAt: now,
+          memoryMb: 512,
+          observed: { container: 'running', observedAt: now },
+          endpoint: { host: '127.0.0.1', port },
+          hostPort: port,
+          players: { online: 0, max: 20, at: now },
+          createdAt: now,
+          updatedAt: now,
         });
         rows.push(toRow({ ...row, version: 1 }) as Record<string, unknown>);
         sim.putContainer(host, {
-          instanceId: id, containerId: `sim-${id}`, containerName: `endercloud-sim-${id}`, hostPort: port, endpoint: `127.0.0.1:${port}`,
-          state: 'running', groupId, variantId: row.variantId, sessionId: null, image: row.containerConfig.image, labels: row.containerConfig.labels,
+          instanceId: id,
+          containerId: `sim-${id}`,
+          containerName: `endercloud-sim-${id}`,
+          hostPort: port,
+          endpoint: `127.0.0.1:${port}`,
+          state: 'running',
+          groupId,
+          variantId: row.variantId,
+          sessionId: null,
+          image: row.containerConfig.image,
+          labels: row.containerConfig.labels,
         });
       }
       const columns = Object.keys(rows[0]!);
@@ -191,16 +221,23 @@ async function seedInstances(store: Store, databaseUrl: string, sim: SimulatedAg
 }
 
 async function heartbeatPhase(port: number, sim: SimulatedAgents): Promise<Goal & { detail: string }> {
-  const bodies: Array<[string, string]> = Array.from({ length: HOSTS }, (_, n) => [hostId(n), JSON.stringify(sim.heartbeatBody(hostId(n)))]);
+  const bodies: Array<[string, string]> = Array.from({ length: HOSTS }, (_, n) => [
+    hostId(n),
+    JSON.stringify(sim.heartbeatBody(hostId(n))),
+  ]);
   await heartbeatLoad(port, bodies, 1000); // warm-up: the new digests land, statement caches fill
   const run = await heartbeatLoad(port, bodies, HEARTBEAT_PHASE_MS);
   const perSecond = (run.latencies.length * 1000) / run.elapsedMs;
   const s = sortedCopy(run.latencies);
   return {
-    figure: `heartbeat ingest (${HOSTS} agents, ${HEARTBEAT_CLIENTS} connections)`, goal: '>= 5000/s', met: perSecond >= 5000 && run.errors === 0, load: 5000 / perSecond,
+    figure: `heartbeat ingest (${HOSTS} agents, ${HEARTBEAT_CLIENTS} connections)`,
+    goal: '>= 5000/s',
+    met: perSecond >= 5000 && run.errors === 0,
+    load: 5000 / perSecond,
     measured: `${perSecond.toFixed(0)}/s`,
-    detail: `p50 ${pct(s, 50).toFixed(2)} ms, p99 ${pct(s, 99).toFixed(2)} ms, ${run.latencies.length} beats, ${run.errors} errors${run.firstError ? ` (first: ${run.firstError})` : ''}; `
-      + `orchestrator CPU ${((run.serverCpuMs * 1000) / Math.max(1, run.latencies.length)).toFixed(0)} µs per beat (one core: ${((run.latencies.length * 1000) / Math.max(1, run.serverCpuMs)).toFixed(0)}/s)`,
+    detail:
+      `p50 ${pct(s, 50).toFixed(2)} ms, p99 ${pct(s, 99).toFixed(2)} ms, ${run.latencies.length} beats, ${run.errors} errors${run.firstError ? ` (first: ${run.firstError})` : ''}; ` +
+      `orchestrator CPU ${((run.serverCpuMs * 1000) / Math.max(1, run.latencies.length)).toFixed(0)} µs per beat (one core: ${((run.latencies.length * 1000) / Math.max(1, run.serverCpuMs)).toFixed(0)}/s)`,
   };
 }
 
@@ -215,17 +252,25 @@ async function reconcilePhase(o: Orchestrator): Promise<Goal[]> {
     const used = process.cpuUsage(cpu);
     cpuMs.push((used.user + used.system) / 1000);
   }
-  console.log(`  reconcile: process CPU per pass ${cpuMs.map((c) => c.toFixed(0)).join(', ')} ms (cold first; the simulated agents' share included: they run in this process)`);
+  console.log(
+    `  reconcile: process CPU per pass ${cpuMs.map((c) => c.toFixed(0)).join(', ')} ms (cold first; the simulated agents' share included: they run in this process)`,
+  );
   const cold = times[0]!;
   const warm = sortedCopy(times.slice(1));
   const worstWarm = warm[warm.length - 1]!;
   return [
     {
-      figure: `reconcile pass, every inventory read (${HOSTS} hosts, ${INSTANCES} instances)`, goal: '<= 1000 ms', met: cold <= 1000, load: cold / 1000,
+      figure: `reconcile pass, every inventory read (${HOSTS} hosts, ${INSTANCES} instances)`,
+      goal: '<= 1000 ms',
+      met: cold <= 1000,
+      load: cold / 1000,
       measured: `${cold.toFixed(0)} ms`,
     },
     {
-      figure: 'reconcile pass, digests unchanged (steady state)', goal: '<= 1000 ms', met: worstWarm <= 1000, load: worstWarm / 1000,
+      figure: 'reconcile pass, digests unchanged (steady state)',
+      goal: '<= 1000 ms',
+      met: worstWarm <= 1000,
+      load: worstWarm / 1000,
       measured: `${worstWarm.toFixed(0)} ms (worst of ${RECONCILE_PASSES}; ${warm.map((t) => t.toFixed(0)).join(', ')})`,
     },
   ];
@@ -236,7 +281,13 @@ async function placementPhase(store: Store): Promise<Goal> {
   const hosts: Host[] = await store.hosts.list({ statuses: ['ONLINE'] });
   const byHost = new Map<string, number>();
   for (const i of await store.instances.list({ groupId: 'scale' })) if (i.hostId) byHost.set(i.hostId, (byHost.get(i.hostId) ?? 0) + 1);
-  const placement: PlacementHost[] = hosts.map((h) => ({ id: h.id, status: h.status, memoryMb: h.resources.memoryMb, memoryReservedMb: h.memoryReservedMb, groupCounts: { scale: byHost.get(h.id) ?? 0 } }));
+  const placement: PlacementHost[] = hosts.map((h) => ({
+    id: h.id,
+    status: h.status,
+    memoryMb: h.resources.memoryMb,
+    memoryReservedMb: h.memoryReservedMb,
+    groupCounts: { scale: byHost.get(h.id) ?? 0 },
+  }));
   const times: number[] = [];
   let placed = 0;
   for (let i = 0; i < PLACEMENTS; i++) {
@@ -248,7 +299,10 @@ async function placementPhase(store: Store): Promise<Goal> {
   const s = sortedCopy(times);
   const p99 = pct(s.slice(100), 99); // the first 100 warm the JIT
   return {
-    figure: `placement decision (placeInstance over ${hosts.length} hosts)`, goal: '<= 1 ms p99', met: p99 <= 1, load: p99 / 1,
+    figure: `placement decision (placeInstance over ${hosts.length} hosts)`,
+    goal: '<= 1 ms p99',
+    met: p99 <= 1,
+    load: p99 / 1,
     measured: `p99 ${(p99 * 1000).toFixed(0)} µs, p50 ${(pct(s, 50) * 1000).toFixed(0)} µs (${placed}/${PLACEMENTS} placed, packed and distributed)`,
   };
 }
@@ -285,7 +339,10 @@ async function registryPhase(o: Orchestrator): Promise<Goal> {
     const s = sortedCopy(times);
     const p99 = pct(s, 99);
     return {
-      figure: `registry: an instance change seen by a subscribed router feed (${INSTANCES} instances)`, goal: '<= 100 ms', met: p99 <= 100, load: p99 / 100,
+      figure: `registry: an instance change seen by a subscribed router feed (${INSTANCES} instances)`,
+      goal: '<= 100 ms',
+      met: p99 <= 100,
+      load: p99 / 100,
       measured: `p99 ${p99.toFixed(1)} ms, p50 ${pct(s, 50).toFixed(1)} ms (n=${times.length}; first full view ${first.toFixed(0)} ms; process CPU ${((used.user + used.system) / 1000 / times.length).toFixed(1)} ms per change)`,
     };
   } finally {
@@ -295,7 +352,14 @@ async function registryPhase(o: Orchestrator): Promise<Goal> {
 
 async function allocationPhase(baseUrl: string): Promise<Goal[]> {
   // The clients run in their own process (bench/allocation-clients.ts), as bench:fleet's do.
-  const load = { baseUrl, token: TOKEN, groupId: 'arena', clients: benchConfig.fleetClients, total: ALLOCATIONS, warmup: ALLOCATION_WARMUP };
+  const load = {
+    baseUrl,
+    token: TOKEN,
+    groupId: 'arena',
+    clients: benchConfig.fleetClients,
+    total: ALLOCATIONS,
+    warmup: ALLOCATION_WARMUP,
+  };
   let cpu = process.cpuUsage();
   const run = await allocationLoadInChild(load, () => {
     cpu = process.cpuUsage();
@@ -304,32 +368,61 @@ async function allocationPhase(baseUrl: string): Promise<Goal[]> {
   if (run.overlaps.length > 0) throw new Error(`double allocation: ${run.overlaps.join('; ')}`);
   const ok = sortedCopy(run.answers.filter((a) => a.status === 201).map((a) => a.latencyMs));
   const perSecond = (ok.length * 1000) / run.elapsedMs;
-  const paced = await allocationLoadInChild({ ...load, clients: benchConfig.fleetClients * 4, ratePerSecond: benchConfig.fleetRate }, () => undefined);
+  const paced = await allocationLoadInChild(
+    { ...load, clients: benchConfig.fleetClients * 4, ratePerSecond: benchConfig.fleetRate },
+    () => undefined,
+  );
   const pacedOk = sortedCopy(paced.answers.filter((a) => a.status === 201).map((a) => a.latencyMs));
   const p99 = pct(pacedOk, 99);
   return [
     {
-      figure: `allocation p99 at ${benchConfig.fleetRate}/s offered (open loop, buffer ${BUFFER})`, goal: '<= 20 ms', met: p99 <= 20, load: p99 / 20,
+      figure: `allocation p99 at ${benchConfig.fleetRate}/s offered (open loop, buffer ${BUFFER})`,
+      goal: '<= 20 ms',
+      met: p99 <= 20,
+      load: p99 / 20,
       measured: `${p99.toFixed(1)} ms (p50 ${pct(pacedOk, 50).toFixed(1)} ms, achieved ${((pacedOk.length * 1000) / paced.elapsedMs).toFixed(0)}/s, ${paced.late} late starts; the clients' own CPU ${paced.clientCpuMsPerAllocation.toFixed(2)} ms per allocate + release)`,
     },
-    { figure: `allocation throughput (${benchConfig.fleetClients} clients back to back, allocate + release cycles)`, goal: '>= 500/s', met: perSecond >= 500, load: 500 / perSecond, measured: `${perSecond.toFixed(0)}/s (n=${ok.length}, 409s=${run.answers.length - ok.length}, p99 ${pct(ok, 99).toFixed(1)} ms at saturation; orchestrator CPU ${((used.user + used.system) / 1000 / Math.max(1, ok.length)).toFixed(2)} ms per allocate + release)` },
+    {
+      figure: `allocation throughput (${benchConfig.fleetClients} clients back to back, allocate + release cycles)`,
+      goal: '>= 500/s',
+      met: perSecond >= 500,
+      load: 500 / perSecond,
+      measured: `${perSecond.toFixed(0)}/s (n=${ok.length}, 409s=${run.answers.length - ok.length}, p99 ${pct(ok, 99).toFixed(1)} ms at saturation; orchestrator CPU ${((used.user + used.system) / 1000 / Math.max(1, ok.length)).toFixed(2)} ms per allocate + release)`,
+    },
   ];
 }
 
 async function main(): Promise<void> {
-  console.log(`SIMULATION: ${HOSTS} simulated agents (in-process HTTP, no Docker) and ${INSTANCES} store-level instances against one real orchestrator on PostgreSQL`);
+  console.log(
+    `SIMULATION: ${HOSTS} simulated agents (in-process HTTP, no Docker) and ${INSTANCES} store-level instances against one real orchestrator on PostgreSQL`,
+  );
   const databaseUrl = await tempDatabase();
   const sim = await startSimulatedAgents({ inventoryDigests: true });
   toClean.push(() => sim.close());
   const dataDir = mkdtempSync(join(tmpdir(), 'ec-bench-scale-'));
   toClean.push(async () => rmSync(dataDir, { recursive: true, force: true }));
   // Loops off: each phase calls the production code itself (the supervisor's tick, the allocation route).
-  const o = await buildOrchestrator(orchestratorConfig({
-    ENDERCLOUD_DATA_DIR: dataDir, ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_ADMIN_TOKEN: TOKEN, ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
-    ENDERCLOUD_LOG_LEVEL: 'error', ENDERCLOUD_DATABASE_URL: databaseUrl,
-    // The per-container stats loop (one call per host every 15 s) would poll the simulated agents inside this process.
-    ENDERCLOUD_STATS_INTERVAL: '0',
-  }), { clock: systemClock, logger: pino({ level: 'silent' }), runProvisioner: false, runSupervisor: false, runOfflineDetector: false, runWorker: false, runBackupScheduler: false });
+  const o = await buildOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_DATA_DIR: dataDir,
+      ENDERCLOUD_LISTEN: '127.0.0.1:0',
+      ENDERCLOUD_ADMIN_TOKEN: TOKEN,
+      ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
+      ENDERCLOUD_LOG_LEVEL: 'error',
+      ENDERCLOUD_DATABASE_URL: databaseUrl,
+      // The per-container stats loop (one call per host every 15 s) would poll the simulated agents inside this process.
+      ENDERCLOUD_STATS_INTERVAL: '0',
+    }),
+    {
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      runProvisioner: false,
+      runSupervisor: false,
+      runOfflineDetector: false,
+      runWorker: false,
+      runBackupScheduler: false,
+    },
+  );
   toClean.push(() => o.stop());
   await o.app.listen({ host: '127.0.0.1', port: 0 });
   const port = (o.app.server.address() as AddressInfo).port;
@@ -337,8 +430,10 @@ async function main(): Promise<void> {
 
   let t = performance.now();
   await registerHosts(o, baseUrl, sim);
-  await seedInstances(o.ctx.store, databaseUrl, sim, Date.now());
-  console.log(`setup: ${HOSTS} hosts registered (recovered to ONLINE) and ${INSTANCES} instances seeded in ${((performance.now() - t) / 1000).toFixed(1)} s; load average ${loadAverage()}`);
+  await seedInstances(o.store, databaseUrl, sim, Date.now());
+  console.log(
+    `setup: ${HOSTS} hosts registered (recovered to ONLINE) and ${INSTANCES} instances seeded in ${((performance.now() - t) / 1000).toFixed(1)} s; load average ${loadAverage()}`,
+  );
 
   const results: Goal[] = [];
   const record = (goals: Goal[]): void => {
@@ -352,7 +447,7 @@ async function main(): Promise<void> {
     console.log(`  heartbeats: ${hb.detail}; the clients run in a child process`);
   }
   if (PHASES.has('reconcile')) record(await reconcilePhase(o));
-  if (PHASES.has('placement')) record([await placementPhase(o.ctx.store)]);
+  if (PHASES.has('placement')) record([await placementPhase(o.store)]);
   if (PHASES.has('registry')) record([await registryPhase(o)]);
   if (PHASES.has('allocation')) record(await allocationPhase(baseUrl));
   console.log(`phases took ${((performance.now() - t) / 1000).toFixed(1)} s; load average ${loadAverage()}\n`);
@@ -360,11 +455,15 @@ async function main(): Promise<void> {
   const w = Math.max(...results.map((r) => r.figure.length));
   for (const r of results) console.log(`${r.figure.padEnd(w)}  ${r.measured}  goal ${r.goal}  ${r.met ? 'met' : 'NOT MET'}`);
   const worst = [...results].sort((a, b) => b.load - a.load)[0]!;
-  console.log(`\nbreaks first: ${worst.figure} at ${(worst.load * 100).toFixed(0)} % of its goal's budget${worst.met ? ' (still within it)' : ''}`);
+  console.log(
+    `\nbreaks first: ${worst.figure} at ${(worst.load * 100).toFixed(0)} % of its goal's budget${worst.met ? ' (still within it)' : ''}`,
+  );
 }
 
 function loadAverage(): string {
-  return loadavg().map((l) => l.toFixed(1)).join(' ');
+  return loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 }
 
 const limit = setTimeout(() => {
@@ -372,12 +471,15 @@ const limit = setTimeout(() => {
   void cleanup().finally(() => process.exit(1));
 }, RUN_LIMIT_MS);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanup().finally(() => process.exit(130)));
-main().then(async () => {
-  clearTimeout(limit);
-  await cleanup();
-  process.exit(0);
-}, async (err: unknown) => {
-  console.error(err);
-  await cleanup();
-  process.exit(1);
-});
+main().then(
+  async () => {
+    clearTimeout(limit);
+    await cleanup();
+    process.exit(0);
+  },
+  async (err: unknown) => {
+    console.error(err);
+    await cleanup();
+    process.exit(1);
+  },
+);

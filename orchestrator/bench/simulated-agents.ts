@@ -49,9 +49,23 @@ export interface SimulatedAgentsOptions {
 /** A simulated container as the agent API's full inventory entry. */
 function inventoryEntry(c: SimulatedContainer): InventoryEntry {
   return {
-    instanceId: c.instanceId, containerId: c.containerId, containerName: c.containerName, hostPort: c.hostPort, endpoint: c.endpoint,
-    state: c.state as InventoryEntry['state'], groupId: c.groupId, variantId: c.variantId, sessionId: c.sessionId,
-    image: c.image ?? 'simulated', user: null, labels: c.labels ?? {}, exitCode: null, oomKilled: false, startedAt: null, finishedAt: null, restartCount: 0,
+    instanceId: c.instanceId,
+    containerId: c.containerId,
+    containerName: c.containerName,
+    hostPort: c.hostPort,
+    endpoint: c.endpoint,
+    state: c.state as InventoryEntry['state'],
+    groupId: c.groupId,
+    variantId: c.variantId,
+    sessionId: c.sessionId,
+    image: c.image ?? 'simulated',
+    user: null,
+    labels: c.labels ?? {},
+    exitCode: null,
+    oomKilled: false,
+    startedAt: null,
+    finishedAt: null,
+    restartCount: 0,
   };
 }
 
@@ -91,7 +105,8 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
       const route = m[2]!;
       const mine = containers.get(agentId) ?? new Map<string, SimulatedContainer>();
       containers.set(agentId, mine);
-      if (req.method === 'GET' && route === '/health') return send(res, 200, { status: 'ok', agentId, version: 'simulated', engine: 'reachable' });
+      if (req.method === 'GET' && route === '/health')
+        return send(res, 200, { status: 'ok', agentId, version: 'simulated', engine: 'reachable' });
       if (req.method === 'GET' && route === '/instances') {
         let body = inventoryBodies.get(agentId);
         if (body === undefined) {
@@ -118,8 +133,15 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
         if (!c) {
           const port = nextPort++;
           c = {
-            instanceId: id, containerId: `sim-${id}`, containerName: `endercloud-sim-${id}`, hostPort: port, endpoint: `127.0.0.1:${port}`,
-            state: 'running', groupId: body.groupId ?? null, variantId: body.variantId ?? null, sessionId: null,
+            instanceId: id,
+            containerId: `sim-${id}`,
+            containerName: `endercloud-sim-${id}`,
+            hostPort: port,
+            endpoint: `127.0.0.1:${port}`,
+            state: 'running',
+            groupId: body.groupId ?? null,
+            variantId: body.variantId ?? null,
+            sessionId: null,
           };
           mine.set(id, c);
           digests.delete(agentId);
@@ -157,7 +179,12 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
       controlUrl: controlUrl(agentId),
       gameAddress: '127.0.0.1',
       version: 'simulated',
-      resources: { memoryMb, cpus: 4 },
+      resources: {
+        cpuCount: 4,
+        memoryTotalBytes: memoryMb * 1024 * 1024,
+        memoryAvailableBytes: memoryMb * 1024 * 1024,
+        diskFreeBytes: null,
+      },
       portRange: { first: 30000, last: 39999 },
       heartbeatIntervalMs: 10_000,
       ...(options.inventoryDigests ? { inventoryDigest: digestOf(agentId) } : {}),
@@ -170,10 +197,15 @@ export async function startSimulatedAgents(options: SimulatedAgentsOptions = {})
       inventoryBodies.delete(agentId);
     },
     close: async () => {
-      await Promise.all(servers.map((server) => new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      })));
+      await Promise.all(
+        servers.map(
+          (server) =>
+            new Promise<void>((r) => {
+              server.closeAllConnections();
+              server.close(() => r());
+            }),
+        ),
+      );
     },
   };
 }

@@ -9,7 +9,8 @@ import mc from 'minecraft-protocol';
 import { docker } from '../test/support/docker.js';
 import { DEFAULT_VERSION, pingStatus, startMcServerContainer, waitForStatus, type McServerContainer } from '../test/support/mc-server.js';
 import { until, type Stack, type StackRouter } from '../test/support/router-stack.js';
-import { isReadyStatus, pingServer } from '../src/protocol/status-client.js';
+import { pingServer } from '../src/protocol/status-client.js';
+import { minecraftStatusReady } from '../src/lifecycle/readiness.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -55,7 +56,16 @@ export async function loginSuccessMs(port: number, username: string, timeoutMs: 
  * 100+ ms of CPU per login) would bill that work to the next wake, not measure the wake.
  */
 export async function emptyAndIdle(host: string, port: number): Promise<void> {
-  await until('the world empty and answering', () => pingStatus(host, port, 2000).then((st) => st.online === 0, () => false), 20_000, 20);
+  await until(
+    'the world empty and answering',
+    () =>
+      pingStatus(host, port, 2000).then(
+        (st) => st.online === 0,
+        () => false,
+      ),
+    20_000,
+    20,
+  );
 }
 
 type Endpoint = { host: string; port: number };
@@ -73,7 +83,12 @@ const SLEEPS = {
  * `feedRunningAt` when the orchestrator's registry feed announced it (performance.now()); `endpoint` is the instance's once online again (a start may move it).
  */
 export async function asleepLogin(
-  stack: Stack, router: StackRouter, instanceId: string, endpoint: Endpoint, username: string, how: keyof typeof SLEEPS = 'pause',
+  stack: Stack,
+  router: StackRouter,
+  instanceId: string,
+  endpoint: Endpoint,
+  username: string,
+  how: keyof typeof SLEEPS = 'pause',
 ): Promise<{ ms: number; connectedAt: number; runningAt: number; feedRunningAt: number; endpoint: Endpoint }> {
   const sleepAs = SLEEPS[how];
   await emptyAndIdle(endpoint.host, endpoint.port);
@@ -89,7 +104,8 @@ export async function asleepLogin(
   });
   // The orchestrator's side of the same push: its registry feed's upsert, before the SSE stream carries it.
   const unsubscribeFeed = stack.orchestrator.ctx.registry.subscribe((e) => {
-    if (Number.isNaN(feedRunningAt) && e.kind === 'upsert' && e.backend.instanceId === instanceId && e.backend.status === 'Running') feedRunningAt = performance.now();
+    if (Number.isNaN(feedRunningAt) && e.kind === 'upsert' && e.backend.instanceId === instanceId && e.backend.status === 'Running')
+      feedRunningAt = performance.now();
   });
   try {
     const login = await loginSuccessMs(router.port, username, 25_000);
@@ -158,7 +174,16 @@ export async function startRawWake(labels: Record<string, string>): Promise<RawW
       await sleep(300);
       const t0 = performance.now();
       await c.unpause();
-      await until('first ping after unpause', () => pingStatus(plain.host, plain.hostPort, 2000).then(() => true, () => false), 20_000, 5);
+      await until(
+        'first ping after unpause',
+        () =>
+          pingStatus(plain.host, plain.hostPort, 2000).then(
+            () => true,
+            () => false,
+          ),
+        20_000,
+        5,
+      );
       return performance.now() - t0;
     },
     async unpauseLogin(username) {
@@ -176,7 +201,16 @@ export async function startRawWake(labels: Record<string, string>): Promise<RawW
       const t0 = performance.now();
       await c.start();
       const answeredAt = performance.now();
-      await until('a ready ping after docker start', () => pingServer(plain.host, plain.hostPort, { timeoutMs: 1000 }).then((r) => isReadyStatus(r.status), () => false), 30_000, RAW_PROBE_MS);
+      await until(
+        'a ready ping after docker start',
+        () =>
+          pingServer(plain.host, plain.hostPort, { timeoutMs: 1000 }).then(
+            (r) => minecraftStatusReady(r.status),
+            () => false,
+          ),
+        30_000,
+        RAW_PROBE_MS,
+      );
       return login(t0, answeredAt, performance.now(), username);
     },
     remove: () => plain.remove(),

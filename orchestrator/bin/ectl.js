@@ -7,7 +7,9 @@ import { URL } from 'node:url';
 
 const built = new URL('../dist/ectl.mjs', import.meta.url);
 if (!existsSync(built)) {
-  process.stderr.write(`error: ectl is not built (${built.pathname} is missing): run npm run build:ectl (or npm ci) in the orchestrator directory\n`);
+  process.stderr.write(
+    `error: ectl is not built (${built.pathname} is missing): run npm run build:ectl (or npm ci) in the orchestrator directory\n`,
+  );
   process.exit(1);
 }
 await import(built.href);

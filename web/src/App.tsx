@@ -43,10 +43,18 @@ export function App() {
   const [theme, setTheme] = useTheme();
   useEffect(() => {
     // 200 {authenticated: false} without a session: no failed request in the console at first load.
-    call('GET /session', {}).then((s) => setMe(s.authenticated ? s : null), () => setMe(null));
+    call('GET /session', {}).then(
+      (s) => setMe(s.authenticated ? s : null),
+      () => setMe(null),
+    );
   }, []);
   const signedOut = useCallback(() => setMe(null), []);
-  if (me === undefined) return <main className="center" aria-busy="true"><p>Loading…</p></main>;
+  if (me === undefined)
+    return (
+      <main className="center" aria-busy="true">
+        <p>Loading…</p>
+      </main>
+    );
   if (me === null) return <Login onLogin={setMe} theme={theme} setTheme={setTheme} />;
   return (
     <LiveProvider onUnauthorized={signedOut}>
@@ -74,22 +82,40 @@ function Login({ onLogin, theme, setTheme }: { onLogin: (me: Me) => void; theme:
   const [busy, setBusy] = useState(false);
   return (
     <main className="center">
-      <form className="card login" onSubmit={(e) => {
-        e.preventDefault();
-        setBusy(true);
-        setError(undefined);
-        call('POST /session', {}, { body: { token: token.trim() } }).then(onLogin, setError).finally(() => setBusy(false));
-      }}>
+      <form
+        className="card login"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setBusy(true);
+          setError(undefined);
+          call('POST /session', {}, { body: { token: token.trim() } })
+            .then(onLogin, setError)
+            .finally(() => setBusy(false));
+        }}
+      >
         <h1>EnderCloud</h1>
-        <p className="muted">Sign in with an API token (the admin token is in <code>&lt;data dir&gt;/admin-token</code>). It is exchanged for a session cookie and not kept in the browser.</p>
+        <p className="muted">
+          Sign in with an API token (the admin token is in <code>&lt;data dir&gt;/admin-token</code>). It is exchanged for a session cookie
+          and not kept in the browser.
+        </p>
         <label className="field">
           <span>API token</span>
-          <input type="password" name="token" autoComplete="current-password" value={token} onChange={(e) => setToken(e.target.value)} required autoFocus />
+          <input
+            type="password"
+            name="token"
+            autoComplete="current-password"
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+            required
+            autoFocus
+          />
         </label>
         <ErrorNote error={error} />
         <div className="row between">
           <ThemeToggle theme={theme} setTheme={setTheme} />
-          <button className="btn btn-primary" type="submit" disabled={busy || token.trim() === ''}>{busy ? 'Signing in…' : 'Sign in'}</button>
+          <button className="btn btn-primary" type="submit" disabled={busy || token.trim() === ''}>
+            {busy ? 'Signing in…' : 'Sign in'}
+          </button>
         </div>
       </form>
     </main>
@@ -97,8 +123,13 @@ function Login({ onLogin, theme, setTheme }: { onLogin: (me: Me) => void; theme:
 }
 
 const NAV: ReadonlyArray<[path: string, label: string, need?: string]> = [
-  ['overview', 'Overview'], ['hosts', 'Hosts'], ['groups', 'Groups & fleets'], ['instances', 'Instances'],
-  ['templates', 'Templates & layers'], ['audit', 'Audit log', 'admin'], ['tokens', 'Tokens', 'admin'],
+  ['overview', 'Overview'],
+  ['hosts', 'Hosts'],
+  ['groups', 'Groups & fleets'],
+  ['instances', 'Instances'],
+  ['templates', 'Templates & layers'],
+  ['audit', 'Audit log', 'admin'],
+  ['tokens', 'Tokens', 'admin'],
 ];
 
 /** The sections this principal may open; any other route (an admin page left in the URL by the last user) lands on the overview. */
@@ -124,24 +155,54 @@ function Shell({ me, onLogout, theme, setTheme }: { me: Me; onLogout: () => void
   }, [section, route[1]]);
   return (
     <div className="shell">
-      <a className="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
+      <a
+        className="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
+        Skip to content
+      </a>
       <header className="top">
-        <button type="button" className="btn menu-btn" aria-expanded={menu} aria-controls="nav" onClick={() => setMenu(!menu)}>Menu</button>
+        <button type="button" className="btn menu-btn" aria-expanded={menu} aria-controls="nav" onClick={() => setMenu(!menu)}>
+          Menu
+        </button>
         <span className="brand">EnderCloud</span>
-        <span className={connected ? 'live live-on' : 'live'} role="status" aria-live="polite">{connected ? 'Live' : 'Reconnecting…'}</span>
-        <span className="who" title={me.scopes.join(', ')}>{me.name} <span className="muted">({me.scopes.join(', ')})</span></span>
+        <span className={connected ? 'live live-on' : 'live'} role="status" aria-live="polite">
+          {connected ? 'Live' : 'Reconnecting…'}
+        </span>
+        <span className="who" title={me.scopes.join(', ')}>
+          {me.name} <span className="muted">({me.scopes.join(', ')})</span>
+        </span>
         <ThemeToggle theme={theme} setTheme={setTheme} />
-        <button type="button" className="btn" onClick={() => {
-          // The next person to sign in starts on the overview, not on the page this one left (an admin page, say).
-          const out = () => { window.history.replaceState(null, '', '#/overview'); onLogout(); };
-          call('DELETE /session', {}).then(out, (err: unknown) => (err instanceof ApiError && err.status === 401 ? out() : setError(err)));
-        }}>Sign out</button>
+        <button
+          type="button"
+          className="btn"
+          onClick={() => {
+            // The next person to sign in starts on the overview, not on the page this one left (an admin page, say).
+            const out = () => {
+              window.history.replaceState(null, '', '#/overview');
+              onLogout();
+            };
+            call('DELETE /session', {}).then(out, (err: unknown) =>
+              err instanceof ApiError && err.status === 401 ? out() : setError(err),
+            );
+          }}
+        >
+          Sign out
+        </button>
       </header>
       <ErrorNote error={error} />
       <nav id="nav" className={menu ? 'nav open' : 'nav'} aria-label="Sections">
         <ul>
           {NAV.filter(([path]) => allowed.includes(path)).map(([path, label]) => (
-            <li key={path}><a href={`#/${path}`} aria-current={section === path ? 'page' : undefined}>{label}</a></li>
+            <li key={path}>
+              <a href={`#/${path}`} aria-current={section === path ? 'page' : undefined}>
+                {label}
+              </a>
+            </li>
           ))}
         </ul>
       </nav>
@@ -150,7 +211,7 @@ function Shell({ me, onLogout, theme, setTheme }: { me: Me; onLogout: () => void
         {section === 'hosts' && <Hosts me={me} />}
         {section === 'groups' && <Groups me={me} />}
         {section === 'instances' && route[1] === undefined && <Instances me={me} />}
-        {section === 'instances' && route[1] !== undefined && <InstancePage me={me} id={route[1]} />}
+        {section === 'instances' && route[1] !== undefined && <InstancePage me={me} id={route[1]} tab={route[2]} />}
         {section === 'templates' && <Templates />}
         {section === 'audit' && <Audit />}
         {section === 'tokens' && <Tokens />}

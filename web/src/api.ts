@@ -3,10 +3,28 @@
 // contract's (orchestrator/src/contracts/public-api): `call` and `path` take a
 // route of its table, so every answer has its type and no view declares one.
 
-import { callRoute, pathWithQuery, routePath, type Answer, type BodyOf, type CallOptions, type ParamsOf, type Query, type Transport } from '../../orchestrator/src/contracts/public-api/client.js';
+import {
+  callRoute,
+  pathWithQuery,
+  routePath,
+  type Answer,
+  type BodyOf,
+  type CallOptions,
+  type ParamsOf,
+  type Query,
+  type Transport,
+} from '../../orchestrator/src/contracts/public-api/client.js';
 import { CSRF_HEADER, CSRF_VALUE } from '../../orchestrator/src/contracts/public-api/panel-rules.js';
 import type { RouteKey } from '../../orchestrator/src/contracts/public-api/routes.js';
-import { groupsInScope, hasScope, MANAGER_SCOPE, ADMIN_SCOPE, writeScope, type Resource } from '../../orchestrator/src/contracts/public-api/scopes.js';
+import {
+  groupsInScope,
+  hasScope,
+  MANAGER_SCOPE,
+  ADMIN_SCOPE,
+  FILES_WRITE,
+  writeScope,
+  type Resource,
+} from '../../orchestrator/src/contracts/public-api/scopes.js';
 import type { SessionAnswer, SignedIn } from '../../orchestrator/src/contracts/public-api/answers.js';
 
 export type { Answer, BodyOf, RouteKey, SessionAnswer };
@@ -14,14 +32,20 @@ export type { BackupEntry, FleetInstanceView } from '../../orchestrator/src/cont
 export type { GroupView, HistoryEntryView, HostView, InstanceView } from '../../orchestrator/src/contracts/public-api/views.js';
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 export const CSRF = { [CSRF_HEADER]: CSRF_VALUE };
 
-interface ErrorAnswer { error?: { code?: string; message?: string } }
+interface ErrorAnswer {
+  error?: { code?: string; message?: string };
+}
 
 /** One request below /api/v1: JSON in and out; an error answer becomes an ApiError with its code. */
 async function send(method: string, path: string, body?: unknown): Promise<unknown> {
@@ -36,7 +60,11 @@ async function send(method: string, path: string, body?: unknown): Promise<unkno
   const data: unknown = text && (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text;
   if (!res.ok) {
     const err = typeof data === 'object' && data !== null ? (data as ErrorAnswer).error : undefined;
-    throw new ApiError(res.status, err?.code ?? `HTTP_${res.status}`, err?.message ?? (typeof data === 'string' && data ? data : res.statusText));
+    throw new ApiError(
+      res.status,
+      err?.code ?? `HTTP_${res.status}`,
+      err?.message ?? (typeof data === 'string' && data ? data : res.statusText),
+    );
   }
   return data;
 }
@@ -47,10 +75,11 @@ const transport: Transport = {
 
 /**
  * A request by method and path, for the calls whose answer the caller does not
- * read (fire-and-forget actions); `call` is the typed way.
+ * read (fire-and-forget actions), and the server page's routes typed in
+ * types.ts (files, stats) until they join `call`; `call` is the typed way.
  */
-export function api(method: string, path: string, body?: unknown): Promise<unknown> {
-  return send(method, path, body);
+export function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  return send(method, path, body) as Promise<T>;
 }
 
 /** Calls a route of the contract: `call('POST /instances/:id/stop', { id }, { body: {} })`. */
@@ -93,7 +122,8 @@ export function peopleMessage(error: unknown): string {
   }
   if (error.code === 'HOST_UNAVAILABLE') return "The server's host cannot be reached right now; try again when it is back.";
   if (error.code === 'TIMEOUT' || /\bagent at\b/.test(text)) return "The server's host did not answer in time; try again.";
-  if (error.code === 'INTERNAL' || error.status === 500) return "Something went wrong on the server; the orchestrator's log has the details.";
+  if (error.code === 'INTERNAL' || error.status === 500)
+    return "Something went wrong on the server; the orchestrator's log has the details.";
   return text || `The request failed (${error.status}).`;
 }
 
@@ -101,10 +131,11 @@ export function peopleMessage(error: unknown): string {
  * What the signed-in token may do, by the API's own scope rules (contracts/public-api/scopes.ts);
  * the API checks again (the panel only hides what would be refused).
  */
-export function can(me: Me | null, what: Resource | 'admin' | 'manager'): boolean {
+export function can(me: Me | null, what: Resource | 'admin' | 'manager' | 'files'): boolean {
   if (!me) return false;
   if (what === 'admin') return hasScope(me.scopes, ADMIN_SCOPE);
   if (what === 'manager') return hasScope(me.scopes, MANAGER_SCOPE);
+  if (what === 'files') return hasScope(me.scopes, FILES_WRITE);
   return hasScope(me.scopes, writeScope(what));
 }
 

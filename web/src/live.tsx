@@ -41,11 +41,14 @@ export function LiveProvider({ children, onUnauthorized }: { children: ReactNode
       setConnected(false);
       // The browser reconnects by itself; a 401 (session gone) closes the stream: check the session.
       if (source.readyState === EventSource.CLOSED) {
-        call('GET /session', {}).then((s) => {
-          if (!s.authenticated) onUnauthorized();
-        }, (err: unknown) => {
-          if (err instanceof ApiError && err.status === 401) onUnauthorized();
-        });
+        call('GET /session', {}).then(
+          (s) => {
+            if (!s.authenticated) onUnauthorized();
+          },
+          (err: unknown) => {
+            if (err instanceof ApiError && err.status === 401) onUnauthorized();
+          },
+        );
       }
     };
     return () => source.close();
@@ -93,16 +96,19 @@ export function useResource<T>(path: string | null, kinds: readonly ChangeKind[]
     inFlight.current = true;
     const mine = ++seq.current;
     // `T` is the route's Answer (callers name it: useResource<Answer<'GET /hosts'>>(path('GET /hosts', {}), …)).
-    api('GET', path).then(
-      (data) => mine === seq.current && setState({ path, data: data as T, loading: false }),
-      (error: Error) => mine === seq.current && setState((s) => (s.path === path ? { ...s, error, loading: false } : { path, error, loading: false })),
-    ).finally(() => {
-      inFlight.current = false;
-      if (again.current) {
-        again.current = false;
-        latest.current();
-      }
-    });
+    api('GET', path)
+      .then(
+        (data) => mine === seq.current && setState({ path, data: data as T, loading: false }),
+        (error: Error) =>
+          mine === seq.current && setState((s) => (s.path === path ? { ...s, error, loading: false } : { path, error, loading: false })),
+      )
+      .finally(() => {
+        inFlight.current = false;
+        if (again.current) {
+          again.current = false;
+          latest.current();
+        }
+      });
   }, [path]);
   latest.current = load;
   useEffect(() => {
@@ -110,11 +116,20 @@ export function useResource<T>(path: string | null, kinds: readonly ChangeKind[]
     load();
   }, [load, path]);
   const kindKey = kinds.join(',');
-  useEffect(() => subscribe((c) => {
-    if (c.kind === 'ready' || (kindKey.split(',').includes(c.kind) && (id === undefined || c.id === undefined || c.id === id))) load();
-  }), [subscribe, load, kindKey, id]);
+  useEffect(
+    () =>
+      subscribe((c) => {
+        if (c.kind === 'ready' || (kindKey.split(',').includes(c.kind) && (id === undefined || c.id === undefined || c.id === id))) load();
+      }),
+    [subscribe, load, kindKey, id],
+  );
   const current = state.path === path;
-  return { data: current ? state.data : undefined, error: current ? state.error : undefined, loading: current ? state.loading : true, reload: load };
+  return {
+    data: current ? state.data : undefined,
+    error: current ? state.error : undefined,
+    loading: current ? state.loading : true,
+    reload: load,
+  };
 }
 
 /** The current time, ticking every `everyMs` while mounted (countdowns and ages that move on their own). */

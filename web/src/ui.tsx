@@ -7,10 +7,18 @@ import { ApiError, peopleMessage } from './api';
 
 export function StateBadge({ state }: { state: string | null | undefined }) {
   const s = state ?? 'unknown';
-  const tone = ['online', 'ONLINE', 'running'].includes(s) ? 'ok'
-    : ['error', 'intervention_required', 'OFFLINE', 'unknown', 'failed'].includes(s) ? 'bad'
-      : ['paused', 'stopped', 'MAINTENANCE', 'deleted'].includes(s) ? 'idle' : 'busy';
-  return <span className={`badge badge-${tone}`} data-state={s}>{s.replace(/_/g, ' ')}</span>;
+  const tone = ['online', 'ONLINE', 'running'].includes(s)
+    ? 'ok'
+    : ['error', 'intervention_required', 'OFFLINE', 'unknown', 'failed'].includes(s)
+      ? 'bad'
+      : ['paused', 'stopped', 'MAINTENANCE', 'deleted'].includes(s)
+        ? 'idle'
+        : 'busy';
+  return (
+    <span className={`badge badge-${tone}`} data-state={s}>
+      {s.replace(/_/g, ' ')}
+    </span>
+  );
 }
 
 /** An error for people (api.ts peopleMessage); the stable code stays in `data-code` for tests and support. */
@@ -37,18 +45,37 @@ export function Section({ title, children, actions, id }: { title: string; child
 }
 
 /** A button running an async action: disabled while it runs, its error shown next to it. */
-export function ActionButton({ label, run, variant, disabled, onDone }: {
-  label: string; run: () => Promise<unknown>; variant?: 'danger' | 'primary'; disabled?: boolean; onDone?: (result: unknown) => void;
+export function ActionButton({
+  label,
+  run,
+  variant,
+  disabled,
+  onDone,
+}: {
+  label: string;
+  run: () => Promise<unknown>;
+  variant?: 'danger' | 'primary';
+  disabled?: boolean;
+  onDone?: (result: unknown) => void;
 }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   return (
     <span className="action">
-      <button type="button" className={variant ? `btn btn-${variant}` : 'btn'} disabled={busy || disabled} onClick={() => {
-        setBusy(true);
-        setError(undefined);
-        run().then((r) => onDone?.(r), setError).finally(() => setBusy(false));
-      }}>{busy ? `${label}…` : label}</button>
+      <button
+        type="button"
+        className={variant ? `btn btn-${variant}` : 'btn'}
+        disabled={busy || disabled}
+        onClick={() => {
+          setBusy(true);
+          setError(undefined);
+          run()
+            .then((r) => onDone?.(r), setError)
+            .finally(() => setBusy(false));
+        }}
+      >
+        {busy ? `${label}…` : label}
+      </button>
       {error ? <ErrorNote error={error} /> : null}
     </span>
   );
@@ -58,9 +85,22 @@ export function ActionButton({ label, run, variant, disabled, onDone }: {
  * A confirmation dialog: when `typed` is given the confirm button stays
  * disabled until the user types exactly that text.
  */
-export function ConfirmDialog({ open, title, children, typed, confirmLabel, onConfirm, onClose }: {
-  open: boolean; title: string; children?: ReactNode; typed?: string; confirmLabel: string;
-  onConfirm: () => Promise<unknown>; onClose: () => void;
+export function ConfirmDialog({
+  open,
+  title,
+  children,
+  typed,
+  confirmLabel,
+  onConfirm,
+  onClose,
+}: {
+  open: boolean;
+  title: string;
+  children?: ReactNode;
+  typed?: string;
+  confirmLabel: string;
+  onConfirm: () => Promise<unknown>;
+  onClose: () => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const [text, setText] = useState('');
@@ -78,25 +118,43 @@ export function ConfirmDialog({ open, title, children, typed, confirmLabel, onCo
   const ok = typed === undefined || text === typed;
   return (
     <dialog ref={ref} className="dialog" aria-labelledby="dialog-title" onClose={onClose}>
-      <form method="dialog" onSubmit={(e) => {
-        e.preventDefault();
-        if (!ok) return;
-        setBusy(true);
-        setError(undefined);
-        onConfirm().then(() => onClose(), setError).finally(() => setBusy(false));
-      }}>
+      <form
+        method="dialog"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!ok) return;
+          setBusy(true);
+          setError(undefined);
+          onConfirm()
+            .then(() => onClose(), setError)
+            .finally(() => setBusy(false));
+        }}
+      >
         <h2 id="dialog-title">{title}</h2>
         {children}
         {typed !== undefined ? (
           <label className="field">
-            <span>Type <code>{typed}</code> to confirm</span>
-            <input autoFocus value={text} onChange={(e) => setText(e.target.value)} autoComplete="off" spellCheck={false} aria-label={`Type ${typed} to confirm`} />
+            <span>
+              Type <code>{typed}</code> to confirm
+            </span>
+            <input
+              autoFocus
+              value={text}
+              onChange={(e) => setText(e.target.value)}
+              autoComplete="off"
+              spellCheck={false}
+              aria-label={`Type ${typed} to confirm`}
+            />
           </label>
         ) : null}
         <ErrorNote error={error} />
         <div className="row end">
-          <button type="button" className="btn" onClick={onClose}>Cancel</button>
-          <button type="submit" className="btn btn-danger" disabled={!ok || busy}>{busy ? `${confirmLabel}…` : confirmLabel}</button>
+          <button type="button" className="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="btn btn-danger" disabled={!ok || busy}>
+            {busy ? `${confirmLabel}…` : confirmLabel}
+          </button>
         </div>
       </form>
     </dialog>

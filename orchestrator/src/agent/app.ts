@@ -16,6 +16,7 @@ import type { InstanceService } from './instance-service.js';
 import { imageRoutes } from './images.js';
 import { registerStatsRoutes } from './stats-routes.js';
 import { DataImporter, registerDataImportRoutes } from './data-import.js';
+import { InstanceFiles, registerFileRoutes } from './instance-files.js';
 import { EpochFence, parseEpochHeader } from './epoch-fence.js';
 import {
   CleanupBody,
@@ -135,9 +136,11 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
     return service.rcon((req.params as InstanceParams).id, { port, password }, command, req.log);
   });
   api.post('/instances/:id/stdin', { schema: { ...params, body: StdinBody } }, async (req) =>
-    service.writeStdin((req.params as InstanceParams).id, (req.body as StdinBody).line, req.log));
+    service.writeStdin((req.params as InstanceParams).id, (req.body as StdinBody).line, req.log),
+  );
   api.post('/instances/:id/install', { schema: { ...params, body: InstallBody } }, async (req) =>
-    service.install((req.params as InstanceParams).id, req.body as InstallBody, req.log));
+    service.install((req.params as InstanceParams).id, req.body as InstallBody, req.log),
+  );
   api.post('/instances/:id/replace', { schema: { ...params, body: ReplaceBody } }, async (req) =>
     service.replace((req.params as InstanceParams).id, req.body as ReplaceBody, req.log),
   );
@@ -155,11 +158,25 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
 
   const backups = deps.backups ?? defaultBackupService(service);
   await registerBackupRoutes(api, backups);
-  registerKeptDataRoutes(api, new KeptData({
-    instancesDirectory: dirname(service.deps.directories.localPath('x')), directories: service.deps.directories, backups,
-    findContainer: (id) => service.findOwned(id),
-  }));
-  await registerDataImportRoutes(api, new DataImporter({ directories: service.deps.directories, findOwned: (id) => service.findOwned(id), instanceLocks: service.instanceLocks }));
+  registerKeptDataRoutes(
+    api,
+    new KeptData({
+      instancesDirectory: dirname(service.deps.directories.localPath('x')),
+      directories: service.deps.directories,
+      backups,
+      findContainer: (id) => service.findOwned(id),
+    }),
+  );
+  await registerDataImportRoutes(
+    api,
+    new DataImporter({
+      directories: service.deps.directories,
+      findOwned: (id) => service.findOwned(id),
+      instanceLocks: service.instanceLocks,
+    }),
+  );
+  // The data directory's files, running or not (docs/agent.md "Files").
+  await registerFileRoutes(api, new InstanceFiles({ directories: service.deps.directories }));
 
   api.post('/cleanup', { schema: { body: CleanupBody } }, async (req) => {
     const { instanceIds, keepDataFor } = req.body as CleanupBody;

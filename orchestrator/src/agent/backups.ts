@@ -68,7 +68,8 @@ export function checkBackupPaths(raw: readonly unknown[]): string[] {
   const paths = raw.map((p) => {
     const checked = typeof p === 'string' ? normalizeLayerPath(p) : { reason: 'is not a string' };
     if ('reason' in checked) throw new AppError('UNSAFE_PATH', `path ${JSON.stringify(p)} ${checked.reason}`);
-    if (checked.path === '') throw new AppError('UNSAFE_PATH', `path ${JSON.stringify(p)} names the instance directory itself (omit paths for everything)`);
+    if (checked.path === '')
+      throw new AppError('UNSAFE_PATH', `path ${JSON.stringify(p)} names the instance directory itself (omit paths for everything)`);
     return checked.path;
   });
   return [...new Set(paths)].sort();
@@ -76,7 +77,10 @@ export function checkBackupPaths(raw: readonly unknown[]): string[] {
 
 /** A backup id safe for the file name: `pre-restore-20261130T093000Z`. */
 export function safetyBackupId(now: Date): string {
-  return `pre-restore-${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`;
+  return `pre-restore-${now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}`;
 }
 
 function addEntry(pack: tar.Pack, header: PackHeader, content?: Readable): Promise<void> {
@@ -97,7 +101,11 @@ async function packFile(pack: tar.Pack, name: string, abs: string): Promise<void
   try {
     const { size, mode } = await handle.stat();
     const content = createReadStream('', { fd: handle, autoClose: false });
-    await addEntry(pack, { name, type: 'file', size, mode: manifestMode(mode) === '755' ? 0o755 : 0o644, mtime: new Date(0), uid: 0, gid: 0 }, content);
+    await addEntry(
+      pack,
+      { name, type: 'file', size, mode: manifestMode(mode) === '755' ? 0o755 : 0o644, mtime: new Date(0), uid: 0, gid: 0 },
+      content,
+    );
   } finally {
     await handle.close();
   }
@@ -115,7 +123,11 @@ function packSelected(root: string, paths: readonly string[]): Readable {
         current = join(current, segment);
         const stat = await lstatOrUndefined(current);
         if (!stat) ok = false;
-        else if (!stat.isDirectory()) throw new AppError('UNSAFE_PATH', `path ${JSON.stringify(path)} traverses ${JSON.stringify(segment)}, which is not a real directory`);
+        else if (!stat.isDirectory())
+          throw new AppError(
+            'UNSAFE_PATH',
+            `path ${JSON.stringify(path)} traverses ${JSON.stringify(segment)}, which is not a real directory`,
+          );
         if (!ok) break;
       }
       const abs = join(root, path);
@@ -148,7 +160,6 @@ class Digest extends Transform {
     cb(null, chunk);
   }
 }
-
 
 export class BackupService {
   private readonly now: () => Date;
@@ -280,13 +291,20 @@ export class BackupService {
         throw new AppError('BAD_REQUEST', `backup upload was interrupted: ${(err as Error).message}`, { cause: err });
       }
       const sha = digest.hash.digest('hex');
-      if (sha !== expected.sha256) throw new AppError('CHECKSUM_MISMATCH', `uploaded backup ${backupId} hashes to ${sha}, expected ${expected.sha256}`);
+      if (sha !== expected.sha256)
+        throw new AppError('CHECKSUM_MISMATCH', `uploaded backup ${backupId} hashes to ${sha}, expected ${expected.sha256}`);
       await extractTarGz(createReadStream(tmp), check, {
         maxCompressedBytes: maxBytes,
         maxExtractedBytes: this.deps.maxRestoreBytes ?? 256 * 1024 ** 3,
         maxEntries: 2_000_000,
       });
-      const info: BackupInfo = { backupId, sizeBytes: digest.bytes, sha256: sha, createdAt: expected.createdAt, ...(expected.paths ? { paths: expected.paths } : {}) };
+      const info: BackupInfo = {
+        backupId,
+        sizeBytes: digest.bytes,
+        sha256: sha,
+        createdAt: expected.createdAt,
+        ...(expected.paths ? { paths: expected.paths } : {}),
+      };
       await rename(tmp, archive);
       await writeFile(`${tmp}.json`, JSON.stringify(info), { mode: 0o600 });
       await rename(`${tmp}.json`, meta);
@@ -343,7 +361,8 @@ export class BackupService {
     if (!info) throw new AppError('NOT_FOUND', `instance ${instanceId} has no backup ${backupId}`);
     const target = this.deps.directories.localPath(instanceId);
     const current = await lstatOrUndefined(target);
-    if (current && !current.isDirectory()) throw new AppError('UNSAFE_PATH', `runtime directory of instance ${instanceId} is not a directory`);
+    if (current && !current.isDirectory())
+      throw new AppError('UNSAFE_PATH', `runtime directory of instance ${instanceId} is not a directory`);
     const owner = this.ownerOf(container, current);
 
     let safety: string | null = null;
@@ -367,7 +386,11 @@ export class BackupService {
         maxEntries: 2_000_000,
       });
       const sha = digest.hash.digest('hex');
-      if (sha !== info.sha256) throw new AppError('CHECKSUM_MISMATCH', `backup ${backupId} of instance ${instanceId} is corrupt (sha256 ${sha}, expected ${info.sha256})`);
+      if (sha !== info.sha256)
+        throw new AppError(
+          'CHECKSUM_MISMATCH',
+          `backup ${backupId} of instance ${instanceId} is corrupt (sha256 ${sha}, expected ${info.sha256})`,
+        );
       if (owner && (owner.uid !== process.getuid?.() || owner.gid !== process.getgid?.())) await giveTree(staging, owner);
       await swapDirectory(target, staging, old, current !== undefined);
     } catch (err) {

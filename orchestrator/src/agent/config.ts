@@ -102,13 +102,19 @@ function parseNetworkName(v: string): string {
   return v;
 }
 
-
 function hostForUrl(host: string): string {
   return isIP(host) === 6 ? `[${host}]` : host;
 }
 
 /** Parses the agent's environment. Pure: throws ConfigError naming the first bad variable. */
-export function loadAgentConfig(env: Env, facts: AgentHostFacts = { hostname: osHostname(), platform: process.platform, timezone: Intl.DateTimeFormat().resolvedOptions().timeZone }): Readonly<AgentConfig> {
+export function loadAgentConfig(
+  env: Env,
+  facts: AgentHostFacts = {
+    hostname: osHostname(),
+    platform: process.platform,
+    timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+  },
+): Readonly<AgentConfig> {
   const r = new EnvReader(env);
   const agentId = r.required('AGENT_ID', parseAgentId);
   const orchestratorUrl = r.required('AGENT_ORCHESTRATOR_URL', parseUrl);
@@ -117,7 +123,11 @@ export function loadAgentConfig(env: Env, facts: AgentHostFacts = { hostname: os
   const controlUrl = r.optional('AGENT_CONTROL_URL', parseUrl, `http://${hostForUrl(facts.hostname)}:${port}`);
   const gameAddress = r.optional('AGENT_GAME_ADDRESS', parseHost, facts.hostname);
   const gameBindAddress = r.optional('AGENT_GAME_BIND_ADDRESS', parseIp, '0.0.0.0');
-  const timezone = r.optional('AGENT_TIMEZONE', parseTimezone, facts.timezone !== undefined && TIMEZONE_PATTERN.test(facts.timezone) ? facts.timezone : 'UTC');
+  const timezone = r.optional(
+    'AGENT_TIMEZONE',
+    parseTimezone,
+    facts.timezone !== undefined && TIMEZONE_PATTERN.test(facts.timezone) ? facts.timezone : 'UTC',
+  );
   // Below Linux's ephemeral range and away from 25565, which the router takes on the same box.
   const portRange = r.optional('AGENT_GAME_PORT_RANGE', parsePortRange, { first: 30000, last: 30099 });
   const runtimeDirectory = r.optional('AGENT_RUNTIME_DIRECTORY', parseAbsolutePath, '/var/lib/endercloud/runtime');

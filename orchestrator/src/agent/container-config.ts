@@ -23,7 +23,10 @@ export function assertUser(user: unknown): string {
   const m = typeof user === 'string' ? USER_PATTERN.exec(user) : null;
   const inRange = m !== null && Number(m[1]) <= MAX_UNIX_ID && (m[2] === undefined || Number(m[2]) <= MAX_UNIX_ID);
   if (!inRange) {
-    throw new AppError('VALIDATION_FAILED', `user ${JSON.stringify(user)} is invalid: use "uid" or "uid:gid" with numeric ids (0-${MAX_UNIX_ID})`);
+    throw new AppError(
+      'VALIDATION_FAILED',
+      `user ${JSON.stringify(user)} is invalid: use "uid" or "uid:gid" with numeric ids (0-${MAX_UNIX_ID})`,
+    );
   }
   return user as string;
 }
@@ -42,10 +45,16 @@ export function directoryOwner(user: string | undefined): { uid: number; gid: nu
 export function assertExtraLabels(labels: Readonly<Record<string, string>>): void {
   for (const key of Object.keys(labels)) {
     if (key.toLowerCase().startsWith(RESERVED_LABEL_PREFIX)) {
-      throw new AppError('VALIDATION_FAILED', `labels key ${JSON.stringify(key)} is reserved: keys starting with "${RESERVED_LABEL_PREFIX}" belong to the agent`);
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `labels key ${JSON.stringify(key)} is reserved: keys starting with "${RESERVED_LABEL_PREFIX}" belong to the agent`,
+      );
     }
     if (key.length > MAX_LABEL_KEY || !LABEL_KEY_PATTERN.test(key)) {
-      throw new AppError('VALIDATION_FAILED', `labels key ${JSON.stringify(key)} is invalid: use letters, digits, '.', '_', '/', '-' (at most ${MAX_LABEL_KEY} characters)`);
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `labels key ${JSON.stringify(key)} is invalid: use letters, digits, '.', '_', '/', '-' (at most ${MAX_LABEL_KEY} characters)`,
+      );
     }
   }
 }
@@ -63,7 +72,10 @@ export function validateCreateRequest(instanceId: string, req: Omit<CreateInstan
   if (req.user !== undefined) assertUser(req.user);
   if (req.labels) assertExtraLabels(req.labels);
   if (req.layout === 'wings' && req.command) {
-    throw new AppError('VALIDATION_FAILED', "body/command: layout wings runs the image's own entrypoint (it reads STARTUP); a command would replace it");
+    throw new AppError(
+      'VALIDATION_FAILED',
+      "body/command: layout wings runs the image's own entrypoint (it reads STARTUP); a command would replace it",
+    );
   }
 }
 
@@ -100,7 +112,13 @@ export function configHash(req: Omit<CreateInstanceRequest, 'layers'>): string {
  * `publishedIp` fills the address into the config edits of a `wings` layout; the
  * config hash stays the request's own.
  */
-export function containerLabels(agentId: string, instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, hostPort: number, publishedIp = '0.0.0.0'): Record<string, string> {
+export function containerLabels(
+  agentId: string,
+  instanceId: string,
+  req: Omit<CreateInstanceRequest, 'layers'>,
+  hostPort: number,
+  publishedIp = '0.0.0.0',
+): Record<string, string> {
   const extra = req.labels ?? {};
   const configFiles = req.configFiles && req.layout === 'wings' ? fillPublishedIp(req.configFiles, publishedIp) : req.configFiles;
   return {
@@ -116,7 +134,10 @@ export function containerLabels(agentId: string, instanceId: string, req: Omit<C
 /** The caller's labels on a container: the recorded keys, or every non-agent label for older containers. */
 export function callerLabels(labels: Readonly<Record<string, string>>): Record<string, string> {
   const recorded = labels[LABEL.labelKeys];
-  const keys = recorded !== undefined ? recorded.split(',').filter((k) => k !== '') : Object.keys(labels).filter((k) => !k.startsWith(RESERVED_LABEL_PREFIX));
+  const keys =
+    recorded !== undefined
+      ? recorded.split(',').filter((k) => k !== '')
+      : Object.keys(labels).filter((k) => !k.startsWith(RESERVED_LABEL_PREFIX));
   const out: Record<string, string> = {};
   for (const k of keys) if (labels[k] !== undefined) out[k] = labels[k];
   return out;

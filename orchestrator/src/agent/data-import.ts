@@ -34,11 +34,12 @@ export type { DataImportResult };
 const STOPPED = new Set(['exited', 'created', 'dead']);
 const STAGING_PREFIX = '.staging-import-'; // cleared at agent start like other staging dirs
 const GiB = 1024 ** 3;
+/** The bounds of an extracted upload (data import, and the files API's extract and upload). */
+export const DATA_IMPORT_LIMITS = { maxCompressedBytes: 4 * GiB, maxExtractedBytes: 16 * GiB } as const;
 
 async function exists(path: string): Promise<boolean> {
   return (await lstatOrUndefined(path)) !== undefined;
 }
-
 
 /** Validates `?path=`: relative, normalized, never escaping; '' (or '.') is the instance root. */
 export function checkImportPath(raw: string | undefined): string {
@@ -69,8 +70,15 @@ export class DataImporter {
       throw err;
     };
     const container = await this.deps.findOwned(instanceId);
-    if (!container) fail(new AppError('INSTANCE_CONFLICT', `instance ${instanceId} has no container on this host: create it (without starting) first`));
-    if (!STOPPED.has(container!.state)) fail(new AppError('INSTANCE_BUSY', `cannot import data into instance ${instanceId} while its container is ${container!.state}: stop it first`));
+    if (!container)
+      fail(new AppError('INSTANCE_CONFLICT', `instance ${instanceId} has no container on this host: create it (without starting) first`));
+    if (!STOPPED.has(container!.state))
+      fail(
+        new AppError(
+          'INSTANCE_BUSY',
+          `cannot import data into instance ${instanceId} while its container is ${container!.state}: stop it first`,
+        ),
+      );
     const root = this.deps.directories.localPath(instanceId);
     const rootStat = await lstat(root).catch(() => undefined);
     if (!rootStat?.isDirectory()) fail(new AppError('INSTANCE_CONFLICT', `instance ${instanceId} has no runtime directory`));
@@ -81,19 +89,23 @@ export class DataImporter {
     const staging = join(dirname(root), `${STAGING_PREFIX}${instanceId}-${randomBytes(6).toString('hex')}`);
     try {
       const result = await extractTarGz(source, staging, {
-        maxCompressedBytes: this.deps.maxCompressedBytes ?? 4 * GiB,
-        maxExtractedBytes: this.deps.maxExtractedBytes ?? 16 * GiB,
+        maxCompressedBytes: this.deps.maxCompressedBytes ?? DATA_IMPORT_LIMITS.maxCompressedBytes,
+        maxExtractedBytes: this.deps.maxExtractedBytes ?? DATA_IMPORT_LIMITS.maxExtractedBytes,
       });
       const names = await readdir(staging);
       const destStat = await lstat(destination).catch(() => undefined);
-      if (destStat && !destStat.isDirectory()) throw new AppError('INSTANCE_CONFLICT', `import destination ${JSON.stringify(rel)} exists and is not a directory`);
+      if (destStat && !destStat.isDirectory())
+        throw new AppError('INSTANCE_CONFLICT', `import destination ${JSON.stringify(rel)} exists and is not a directory`);
       // Never overwrite: the destination must be absent or empty, or hold none of the imported names.
       const clashes: string[] = [];
       if (destStat) for (const n of names) if (await exists(join(destination, n))) clashes.push(n);
       if (clashes.length > 0) {
-        throw new AppError('INSTANCE_CONFLICT', `import destination ${JSON.stringify(rel || '.')} already holds ${clashes.slice(0, 5).join(', ')}: an import never overwrites existing data`);
+        throw new AppError(
+          'INSTANCE_CONFLICT',
+          `import destination ${JSON.stringify(rel || '.')} already holds ${clashes.slice(0, 5).join(', ')}: an import never overwrites existing data`,
+        );
       }
-      if ((owner.uid !== process.getuid?.() || owner.gid !== process.getgid?.())) await giveTree(staging, owner);
+      if (owner.uid !== process.getuid?.() || owner.gid !== process.getgid?.()) await giveTree(staging, owner);
       if (!destStat) await this.makeParents(root, rel, owner);
       for (const n of names) await rename(join(staging, n), join(destination, n));
       return { path: rel || '.', entries: result.entries, sizeBytes: result.extractedBytes };
@@ -117,7 +129,6 @@ export class DataImporter {
   }
 }
 
-
 export async function registerDataImportRoutes(api: FastifyInstance, importer: DataImporter): Promise<void> {
   await api.register(async (scope) => {
     // The body stays a stream: extractTarGz bounds and checks it.
@@ -125,7 +136,8 @@ export async function registerDataImportRoutes(api: FastifyInstance, importer: D
     scope.put('/instances/:id/data', { schema: { params: InstanceParams, querystring: DataImportQuery } }, async (req) => {
       const { id } = req.params as InstanceParams;
       const body = req.body as Readable | undefined;
-      if (!body || typeof body.pipe !== 'function') throw new AppError('VALIDATION_FAILED', 'send the data as a gzip tar (content-type application/gzip)');
+      if (!body || typeof body.pipe !== 'function')
+        throw new AppError('VALIDATION_FAILED', 'send the data as a gzip tar (content-type application/gzip)');
       const result = await importer.importData(id, (req.query as DataImportQuery).path, body);
       req.log.info({ instanceId: id, ...result }, 'data imported');
       return result;

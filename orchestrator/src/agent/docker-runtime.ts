@@ -4,6 +4,7 @@
 
 import { pipeline, type Readable } from 'node:stream';
 import Docker from 'dockerode';
+import { pack } from 'tar-stream';
 import { AppError, type ErrorCode } from '../shared/errors.js';
 import { LABEL, labelledHostPort } from './labels.js';
 import type { ImageDescriber, ImageInfo } from './images.js';
@@ -22,17 +23,37 @@ import type {
   PublishedPort,
   PullPolicy,
 } from './runtime.js';
-import { HostPortTakenError, type LogFollowRuntime, type OneOffResult, type OneOffRuntime, type OneOffSpec, type StdinRuntime } from './runtime.js';
+import {
+  HostPortTakenError,
+  type LogFollowRuntime,
+  type OneOffResult,
+  type OneOffRuntime,
+  type OneOffSpec,
+  type StdinRuntime,
+} from './runtime.js';
 
 /**
  * Wings-style hardening that keeps itzg/minecraft-server working: it starts as
  * root, chowns /data (CHOWN kept) and drops to its user (SETUID/SETGID kept).
  */
 export const DROPPED_CAPABILITIES = [
-  'SETPCAP', 'MKNOD', 'AUDIT_WRITE', 'NET_RAW', 'DAC_OVERRIDE', 'FOWNER',
-  'FSETID', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'SETFCAP',
+  'SETPCAP',
+  'MKNOD',
+  'AUDIT_WRITE',
+  'NET_RAW',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'FSETID',
+  'NET_BIND_SERVICE',
+  'SYS_CHROOT',
+  'SETFCAP',
 ] as const;
 export const PIDS_LIMIT = 512;
+/**
+ * Install containers run as root (eggs' scripts `apt install`, `apk add`, `chown -R root:root /mnt`):
+ * Docker's default capabilities, less device nodes, raw sockets and audit writes.
+ */
+export const INSTALL_DROPPED_CAPABILITIES = ['MKNOD', 'NET_RAW', 'AUDIT_WRITE'] as const;
 /** exec: the JVM unpacks native libraries (netty, snappy) into /tmp. */
 export const TMP_MOUNT_OPTIONS = 'rw,exec,nosuid,nodev,size=256m';
 export const LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } };
@@ -72,7 +93,29 @@ export function toAppError(action: string, err: unknown, code: ErrorCode = 'DOCK
  * A timeout, a reset or a registry 5xx stays retryable.
  */
 export function definitivePullFailure(engineMessage: string): boolean {
-  return /not found|manifest unknown|does not exist|denied|unauthorized|no such host|connection refused|invalid reference/i.test(engineMessage);
+  return /not found|manifest unknown|does not exist|denied|unauthorized|no such host|connection refused|invalid reference/i.test(
+    engineMessage,
+  );
+}
+
+/** A tar of the files (absolute paths inside the container), with their parent directories. */
+async function tarOf(files: NonNullable<OneOffSpec['files']>): Promise<Buffer> {
+  const tar = pack();
+  const dirs = new Set<string>();
+  for (const f of files) {
+    const parts = f.path.replace(/^\/+/, '').split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join('/');
+      if (dirs.has(dir)) continue;
+      dirs.add(dir);
+      tar.entry({ name: `${dir}/`, type: 'directory', mode: 0o755 });
+    }
+    tar.entry({ name: parts.join('/'), mode: f.mode }, f.content);
+  }
+  tar.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of tar) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 function statusOf(err: unknown): number | undefined {
@@ -243,7 +286,8 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
   /** Attaches to stdin only, writes, detaches: with StdinOnce false the container's stdin stays open. */
   async writeStdin(id: string, text: string): Promise<void> {
     const stream = await this.call(`attach to stdin of container ${id}`, () =>
-      this.docker.getContainer(id).attach({ stream: true, stdin: true, stdout: false, stderr: false, hijack: true }));
+      this.docker.getContainer(id).attach({ stream: true, stdin: true, stdout: false, stderr: false, hijack: true }),
+    );
     await new Promise<void>((resolve, reject) => {
       stream.on('error', reject);
       stream.write(text, (err?: Error | null) => (err ? reject(err) : resolve()));
@@ -252,22 +296,48 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
     (stream as NodeJS.ReadWriteStream & { destroy?: () => void }).destroy?.();
   }
 
-  /** Create, start, wait (bounded), read the output, remove: the container never outlives the call. */
+  /**
+   * Create, put its files in, start, wait (bounded), read the output, remove: the container never
+   * outlives the call. Install containers run as the spec's user (root for eggs) with Docker's
+   * default capabilities less INSTALL_DROPPED_CAPABILITIES, no-new-privileges, never privileged,
+   * on the managed network (never the host's), with only `hostPath` of the host mounted.
+   */
   async runOneOff(spec: OneOffSpec): Promise<OneOffResult> {
     await this.ensureNetwork(this.network);
-    const c = await this.call(`create container ${spec.name}`, () => this.docker.createContainer({
-      name: spec.name, Image: spec.image, Entrypoint: [...spec.entrypoint], Cmd: [...spec.command], WorkingDir: spec.mountTarget,
-      Env: spec.env.map(([k, v]) => `${k}=${v}`), Labels: { ...spec.labels }, Tty: false, OpenStdin: false,
-      ...(spec.user ? { User: spec.user } : {}),
-      HostConfig: {
-        Mounts: [{ Type: 'bind', Source: spec.hostPath, Target: spec.mountTarget, ReadOnly: false }],
-        NetworkMode: this.network, RestartPolicy: { Name: 'no' },
-        ...(spec.memoryBytes ? { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes } : {}),
-        SecurityOpt: ['no-new-privileges'], CapDrop: [...DROPPED_CAPABILITIES], PidsLimit: PIDS_LIMIT, Tmpfs: { '/tmp': TMP_MOUNT_OPTIONS }, LogConfig: LOG_CONFIG,
-      },
-    }));
+    const c = await this.call(`create container ${spec.name}`, () =>
+      this.docker.createContainer({
+        name: spec.name,
+        Image: spec.image,
+        Entrypoint: [...spec.entrypoint],
+        Cmd: [...spec.command],
+        WorkingDir: spec.mountTarget,
+        Env: spec.env.map(([k, v]) => `${k}=${v}`),
+        Labels: { ...spec.labels },
+        Tty: false,
+        OpenStdin: false,
+        ...(spec.user ? { User: spec.user } : {}),
+        HostConfig: {
+          Mounts: [{ Type: 'bind', Source: spec.hostPath, Target: spec.mountTarget, ReadOnly: false }],
+          NetworkMode: this.network,
+          RestartPolicy: { Name: 'no' },
+          Privileged: false,
+          ...(spec.memoryBytes ? { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes } : {}),
+          ...(spec.cpus && spec.cpus > 0 ? { NanoCpus: Math.round(spec.cpus * 1e9) } : {}),
+          SecurityOpt: ['no-new-privileges'],
+          CapDrop: [...INSTALL_DROPPED_CAPABILITIES],
+          PidsLimit: spec.pidsLimit,
+          Tmpfs: { '/tmp': TMP_MOUNT_OPTIONS },
+          LogConfig: LOG_CONFIG,
+        },
+      }),
+    );
     try {
+      if (spec.files && spec.files.length > 0) {
+        const archive = await tarOf(spec.files);
+        await this.call(`put files into container ${spec.name}`, () => c.putArchive(archive, { path: '/' }));
+      }
       await this.call(`start container ${spec.name}`, () => c.start());
+      spec.onStarted?.(c.id);
       const exited = await this.waitForExit(c.id, spec.timeoutMs);
       if (!exited) await this.kill(c.id, 'SIGKILL');
       const info = await this.inspect(c.id);
@@ -326,7 +396,10 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
   async logs(id: string, options: LogOptions): Promise<string> {
     const raw = await this.call(`read logs of container ${id}`, () =>
       this.docker.getContainer(id).logs({
-        stdout: true, stderr: true, follow: false, tail: options.tail,
+        stdout: true,
+        stderr: true,
+        follow: false,
+        tail: options.tail,
         // dockerode types `since` as a number; the Engine parses "<s>.<ns>" from the query string.
         ...(options.sinceNanos !== undefined ? { since: engineTimestamp(options.sinceNanos) as unknown as number } : {}),
       }),
@@ -337,7 +410,8 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
   /** Engine `logs?follow=1` through a demuxer; destroying the answer destroys the engine stream (pipeline). */
   async followLogs(id: string, options: { tail: number }): Promise<Readable> {
     const raw = (await this.call(`follow logs of container ${id}`, () =>
-      this.docker.getContainer(id).logs({ stdout: true, stderr: true, follow: true, tail: options.tail }))) as unknown as Readable;
+      this.docker.getContainer(id).logs({ stdout: true, stderr: true, follow: true, tail: options.tail }),
+    )) as unknown as Readable;
     this.logFollows.add(raw);
     raw.once('close', () => this.logFollows.delete(raw));
     // The callback only keeps pipeline from throwing: a closed client is the normal end.
@@ -396,7 +470,12 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
             else resolve();
           },
           (event: { status?: string; id?: string; progressDetail?: { current?: number; total?: number } }) =>
-            onProgress?.({ status: event.status ?? '', id: event.id, current: event.progressDetail?.current, total: event.progressDetail?.total }),
+            onProgress?.({
+              status: event.status ?? '',
+              id: event.id,
+              current: event.progressDetail?.current,
+              total: event.progressDetail?.total,
+            }),
         );
       });
     } catch (err) {

@@ -1,9 +1,10 @@
 // What egg templates need of the agent: configuration edits applied to files
 // of the instance directory before each start (never following a symlink out
-// of it), install scripts in a one-off container, and lines written to stdin.
+// of it), install scripts in their own container as Wings runs them, and lines
+// written to stdin.
 
 import { constants } from 'node:fs';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { CreateInstanceBody, InstallAnswer, InstallBody } from '../contracts/agent-api.js';
 import type { ConfigParser } from '../domain/template.js';
@@ -11,6 +12,7 @@ import { applyConfigEdits } from '../eggs/config-files.js';
 import { AppError } from '../shared/errors.js';
 import { errnoCode, lstatOrUndefined } from '../shared/fs-errors.js';
 import { checkImportPath } from './data-import.js';
+import { giveTo } from './runtime-directories.js';
 import { runtimeAbility, type ContainerRuntime, type OneOffRuntime, type StdinRuntime } from './runtime.js';
 
 export type ConfigFilePlan = NonNullable<CreateInstanceBody['configFiles']>[number];
@@ -54,7 +56,8 @@ async function safeParent(root: string, rel: string): Promise<void> {
     at = join(at, part);
     const st = await lstatOrUndefined(at);
     if (st === undefined) await mkdir(at, { mode: 0o755 });
-    else if (!st.isDirectory()) throw new AppError('UNSAFE_PATH', `config file path ${rel}: ${part} is not a directory (symlinks are not followed)`);
+    else if (!st.isDirectory())
+      throw new AppError('UNSAFE_PATH', `config file path ${rel}: ${part} is not a directory (symlinks are not followed)`);
   }
 }
 
@@ -64,7 +67,8 @@ async function readNoFollow(path: string): Promise<string> {
     try {
       const st = await fh.stat();
       if (!st.isFile()) throw new AppError('UNSAFE_PATH', `${path} is not a regular file`);
-      if (st.size > MAX_CONFIG_FILE_BYTES) throw new AppError('VALIDATION_FAILED', `${path} is larger than ${MAX_CONFIG_FILE_BYTES} bytes; not edited`);
+      if (st.size > MAX_CONFIG_FILE_BYTES)
+        throw new AppError('VALIDATION_FAILED', `${path} is larger than ${MAX_CONFIG_FILE_BYTES} bytes; not edited`);
       return await fh.readFile('utf8');
     } finally {
       await fh.close();
@@ -77,7 +81,11 @@ async function readNoFollow(path: string): Promise<string> {
 }
 
 /** Applies the edits inside `root` (the instance directory): written to a temp file, then renamed over the old one. */
-export async function applyConfigFiles(root: string, plans: readonly ConfigFilePlan[], owner?: { uid: number; gid: number }): Promise<string[]> {
+export async function applyConfigFiles(
+  root: string,
+  plans: readonly ConfigFilePlan[],
+  owner?: { uid: number; gid: number },
+): Promise<string[]> {
   const changed: string[] = [];
   for (const plan of plans) {
     const rel = checkImportPath(plan.path);
@@ -110,22 +118,69 @@ export async function applyConfigFiles(root: string, plans: readonly ConfigFileP
 }
 
 export function stdinOf(runtime: ContainerRuntime): StdinRuntime {
-  return runtimeAbility<StdinRuntime>(runtime, 'writeStdin', 'write to a container\'s stdin');
+  return runtimeAbility<StdinRuntime>(runtime, 'writeStdin', "write to a container's stdin");
 }
 
-/** Runs an install script: `entrypoint /mnt/install/script`-like, here `entrypoint -c script` so nothing extra is mounted. */
+/** Where an install script runs, as Wings lays it out. */
+export const INSTALL_SCRIPT_PATH = '/mnt/install/install.sh';
+const INSTALL_SERVER_DIRECTORY = '/mnt/server';
+/** Install containers get at least this much memory (Wings' `installer_limits.memory` default). */
+export const INSTALL_MIN_MEMORY_MB = 1024;
+export const INSTALL_PIDS_LIMIT = 512;
+
+/**
+ * Runs an install script as Wings does: its own container of the install image, as root, the
+ * script at /mnt/install/install.sh (put into the container, not mounted) run as
+ * `entrypoint /mnt/install/install.sh`, the instance directory at /mnt/server, bounded by the
+ * instance's limits and `timeoutMs`. The container is removed afterwards, also on failure.
+ */
 export async function runInstall(
   runtime: ContainerRuntime,
-  spec: { name: string; hostPath: string; labels: Record<string, string>; user?: string },
+  spec: { name: string; hostPath: string; labels: Record<string, string>; onStarted?: (containerId: string) => void },
   body: InstallBody,
 ): Promise<InstallAnswer> {
   const runner = runtimeAbility<OneOffRuntime>(runtime, 'runOneOff', 'run install containers');
   await runtime.ensureImage(body.image, undefined, body.pull ?? 'missing');
   const started = Date.now();
+  const memoryMb = Math.max(body.memoryMb ?? 0, INSTALL_MIN_MEMORY_MB);
   const result = await runner.runOneOff({
-    name: spec.name, image: body.image, entrypoint: [body.entrypoint], command: ['-c', body.script],
-    env: Object.entries(body.env ?? {}), labels: spec.labels, hostPath: spec.hostPath, mountTarget: '/mnt/server',
-    ...(spec.user ? { user: spec.user } : {}), timeoutMs: body.timeoutMs, maxOutputBytes: MAX_INSTALL_OUTPUT_BYTES,
+    name: spec.name,
+    image: body.image,
+    entrypoint: [body.entrypoint],
+    command: [INSTALL_SCRIPT_PATH],
+    // Windows line ends would make `bash` read `\r` as part of every command (Wings strips them too).
+    files: [{ path: INSTALL_SCRIPT_PATH, content: body.script.replaceAll('\r\n', '\n'), mode: 0o755 }],
+    env: Object.entries(body.env ?? {}),
+    labels: spec.labels,
+    hostPath: spec.hostPath,
+    mountTarget: INSTALL_SERVER_DIRECTORY,
+    user: '0:0',
+    memoryBytes: memoryMb * 1024 * 1024,
+    ...(body.cpus ? { cpus: body.cpus } : {}),
+    pidsLimit: INSTALL_PIDS_LIMIT,
+    timeoutMs: body.timeoutMs,
+    maxOutputBytes: MAX_INSTALL_OUTPUT_BYTES,
+    ...(spec.onStarted ? { onStarted: spec.onStarted } : {}),
   });
   return { ...result, durationMs: Date.now() - started };
+}
+
+/**
+ * Gives every entry under `root` (and root itself) to the server container's user after an
+ * install ran as root. lchown only: a symlink the script planted is re-owned itself, never
+ * followed, and a symlinked directory is not descended into.
+ */
+export async function ownTree(root: string, owner: { uid: number; gid: number }): Promise<number> {
+  let count = 0;
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      await giveTo(path, owner);
+      count += 1;
+      if (entry.isDirectory()) await walk(path);
+    }
+  };
+  await giveTo(root, owner);
+  await walk(root);
+  return count + 1;
 }

@@ -33,7 +33,10 @@ export class EpochFence {
   private persisting: Promise<void> = Promise.resolve();
 
   /** `file` undefined: in memory only (tests, throwaway agents). */
-  private constructor(private readonly file: string | undefined, initial: number) {
+  private constructor(
+    private readonly file: string | undefined,
+    initial: number,
+  ) {
     this.highestSeen = initial;
   }
 
@@ -61,7 +64,10 @@ export class EpochFence {
   async check(epoch: number | undefined, mutating: boolean): Promise<void> {
     const decision = fenceDecision(this.highestSeen, epoch, mutating);
     if (decision === 'refuse') {
-      throw new AppError('STALE_LEADER', `leader epoch ${epoch} is older than epoch ${this.highestSeen} this agent has seen: refused (a deposed orchestrator)`);
+      throw new AppError(
+        'STALE_LEADER',
+        `leader epoch ${epoch} is older than epoch ${this.highestSeen} this agent has seen: refused (a deposed orchestrator)`,
+      );
     }
     if (decision === 'raise') {
       this.highestSeen = epoch as number;
@@ -73,11 +79,13 @@ export class EpochFence {
   private persist(): Promise<void> {
     const file = this.file;
     if (file === undefined) return Promise.resolve();
-    this.persisting = this.persisting.catch(() => undefined).then(async () => {
-      const tmp = `${file}.tmp`;
-      await writeFile(tmp, `${this.highestSeen}\n`);
-      await rename(tmp, file);
-    });
+    this.persisting = this.persisting
+      .catch(() => undefined)
+      .then(async () => {
+        const tmp = `${file}.tmp`;
+        await writeFile(tmp, `${this.highestSeen}\n`);
+        await rename(tmp, file);
+      });
     return this.persisting;
   }
 }

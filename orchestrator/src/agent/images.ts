@@ -31,7 +31,10 @@ export async function inspectImage(runtime: ContainerRuntime, ref: string, pull:
     const id = await runtime.imageId(ref);
     if (id !== undefined) return { ref, id, repoDigests: [], created: null, sizeBytes: null, user: null, pulled };
   }
-  throw new AppError('IMAGE_NOT_FOUND', `image ${ref} is not present on this host${pull ? ' even after a pull' : ' (ask with pull=true to pull it)'}`);
+  throw new AppError(
+    'IMAGE_NOT_FOUND',
+    `image ${ref} is not present on this host${pull ? ' even after a pull' : ' (ask with pull=true to pull it)'}`,
+  );
 }
 
 export async function imageRoutes(api: FastifyInstance, runtime: ContainerRuntime): Promise<void> {

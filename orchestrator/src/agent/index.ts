@@ -25,7 +25,10 @@ async function main(): Promise<void> {
   const version = packageVersion();
 
   if (config.token === undefined && !isLoopbackAddress(config.listenAddress)) {
-    logger.warn({ listenAddress: config.listenAddress }, 'AGENT_TOKEN is not set and the API listens on a non-loopback address: anyone who reaches it controls Docker on this host');
+    logger.warn(
+      { listenAddress: config.listenAddress },
+      'AGENT_TOKEN is not set and the API listens on a non-loopback address: anyone who reaches it controls Docker on this host',
+    );
   }
 
   await mkdir(config.runtimeDirectory, { recursive: true });
@@ -69,7 +72,11 @@ async function main(): Promise<void> {
     version,
     token: config.token,
     service,
-    engineReachable: () => runtime.ping().then(() => true, () => false),
+    engineReachable: () =>
+      runtime.ping().then(
+        () => true,
+        () => false,
+      ),
     logger,
     // Persisted beside the instance directories: a restarted agent still refuses an old leader.
     fence: await EpochFence.open(path.join(config.runtimeDirectory, EPOCH_FILE_NAME)),
@@ -88,7 +95,10 @@ async function main(): Promise<void> {
       portRange: { ...config.portRange },
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       // Unchanged digest: the orchestrator skips re-reading the inventory. Without one (engine down) it reads.
-      ...(await service.inventory().then((inv) => ({ inventoryDigest: inventoryDigest(inv) }), () => ({}))),
+      ...(await service.inventory().then(
+        (inv) => ({ inventoryDigest: inventoryDigest(inv) }),
+        () => ({}),
+      )),
     }),
     fetch: globalThis.fetch,
     timers: realTimers,
@@ -104,7 +114,10 @@ async function main(): Promise<void> {
   });
 
   await app.listen({ host: config.listenAddress, port: config.port });
-  logger.info({ agentId: config.agentId, listen: `${config.listenAddress}:${config.port}`, portRange: config.portRange, version }, 'agent listening');
+  logger.info(
+    { agentId: config.agentId, listen: `${config.listenAddress}:${config.port}`, portRange: config.portRange, version },
+    'agent listening',
+  );
   heartbeater.start();
 }
 

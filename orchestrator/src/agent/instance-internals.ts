@@ -36,7 +36,12 @@ export interface InstanceInternals {
   readonly powerDeps: PowerDeps;
   findOwned(instanceId: string): Promise<ContainerDetails | undefined>;
   /** Creates the container on the existing runtime directory, starting it when asked. */
-  placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; avoidPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint>;
+  placeContainer(
+    instanceId: string,
+    req: Omit<CreateInstanceRequest, 'layers'>,
+    options: { preferredPort?: number; avoidPort?: number; start: boolean },
+    log: Log,
+  ): Promise<InstanceEndpoint>;
   endpoint(c: ContainerDetails, state?: ContainerState): InstanceEndpoint;
   /** The one start step: the config-file edits its labels carry, then the engine's start. */
   startContainer(instanceId: string, containerId: string, labels: Readonly<Record<string, string>>, log: Log): Promise<void>;

@@ -4,7 +4,15 @@
 // Actions on one instance run one at a time; steps undo their own partial work.
 
 import type { Readable } from 'node:stream';
-import type { CleanupReport, DeleteReport, InstanceDetails, InstanceEndpoint, InventoryEntry, ReplaceResult, StopAnswer } from '../contracts/agent-api.js';
+import type {
+  CleanupReport,
+  DeleteReport,
+  InstanceDetails,
+  InstanceEndpoint,
+  InventoryEntry,
+  ReplaceResult,
+  StopAnswer,
+} from '../contracts/agent-api.js';
 import type { PortRange } from '../shared/config.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { RESOURCE_ID_PATTERN, assertId } from '../shared/ids.js';
@@ -24,8 +32,25 @@ import { LABEL, containerEnv, containerName, hostSelector, isManagedBy, labelled
 import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type RconTarget, type StopOptions } from './power.js';
 import { cleanupInstances, deleteInstance, type DeleteOptions } from './removal.js';
 import { replaceInstance, type ReplaceRequest } from './replace.js';
-import { HostPortTakenError, runtimeAbility, type ContainerDetails, type LogFollowRuntime, type ContainerState, type ProgressListener } from './runtime.js';
-import { INSTALL_LABEL, WINGS_SERVER_DIRECTORY, applyConfigFiles, configFilesOf, publishedIp, runInstall, stdinOf, wingsAgentEnv } from './egg-runtime.js';
+import {
+  HostPortTakenError,
+  runtimeAbility,
+  type ContainerDetails,
+  type LogFollowRuntime,
+  type ContainerState,
+  type ProgressListener,
+} from './runtime.js';
+import {
+  INSTALL_LABEL,
+  WINGS_SERVER_DIRECTORY,
+  applyConfigFiles,
+  configFilesOf,
+  ownTree,
+  publishedIp,
+  runInstall,
+  stdinOf,
+  wingsAgentEnv,
+} from './egg-runtime.js';
 import type { InstallAnswer, InstallBody } from '../contracts/agent-api.js';
 
 export { DEFAULT_CONTAINER_PORT, type CreateInstanceRequest };
@@ -53,12 +78,16 @@ export class InstanceService implements InstanceInternals {
   readonly instanceLocks: KeyedLock;
   /** Containers this agent paused, by instance: the wake's unpause needs no list and inspect (see unpause). */
   private readonly pausedHere = new Map<string, ContainerDetails>();
+  /** Install containers running now, by instance: the instance's log is theirs until they are removed. */
+  private readonly installing = new Map<string, string>();
   /** Ports chosen for a replacement container before its old container is removed (port → instance). */
   private readonly promised = new Map<number, string>();
   readonly powerDeps: PowerDeps;
 
   constructor(readonly deps: InstanceServiceOptions) {
-    this.instanceLocks = new KeyedLock((instanceId) => deps.logger.debug({ instanceId }, 'action queued behind another action on this instance'));
+    this.instanceLocks = new KeyedLock((instanceId) =>
+      deps.logger.debug({ instanceId }, 'action queued behind another action on this instance'),
+    );
     this.powerDeps = {
       runtime: deps.runtime,
       defaultStopTimeoutSeconds: deps.defaultStopTimeoutSeconds,
@@ -99,7 +128,9 @@ export class InstanceService implements InstanceInternals {
       return created;
     } catch (err) {
       if (materialized) {
-        await this.deps.directories.remove(instanceId).catch((e: unknown) => log.warn({ err: e, instanceId }, 'could not remove a half-created runtime directory'));
+        await this.deps.directories
+          .remove(instanceId)
+          .catch((e: unknown) => log.warn({ err: e, instanceId }, 'could not remove a half-created runtime directory'));
       }
       throw err;
     }
@@ -110,7 +141,12 @@ export class InstanceService implements InstanceInternals {
     if (pulled) log.info({ image }, 'image pulled');
   }
 
-  async placeContainer(instanceId: string, req: Omit<CreateInstanceRequest, 'layers'>, options: { preferredPort?: number; avoidPort?: number; start: boolean }, log: Log): Promise<InstanceEndpoint> {
+  async placeContainer(
+    instanceId: string,
+    req: Omit<CreateInstanceRequest, 'layers'>,
+    options: { preferredPort?: number; avoidPort?: number; start: boolean },
+    log: Log,
+  ): Promise<InstanceEndpoint> {
     const name = containerName(req.variantId, instanceId);
     // A host listener the bind probe cannot see (the agent runs in its own
     // network namespace under Compose) fails the start: try the next port.
@@ -123,7 +159,9 @@ export class InstanceService implements InstanceInternals {
         const state = (await this.deps.runtime.inspect(id))?.state ?? 'unknown';
         return { instanceId, containerId: id, containerName: name, hostPort, endpoint: endpointOf(this.deps.gameAddress, hostPort), state };
       } catch (err) {
-        await this.deps.runtime.remove(id).catch((e: unknown) => log.warn({ err: e, containerId: id }, 'could not remove a half-created container'));
+        await this.deps.runtime
+          .remove(id)
+          .catch((e: unknown) => log.warn({ err: e, containerId: id }, 'could not remove a half-created container'));
         if (attempt >= MAX_PORT_ATTEMPTS || !(err instanceof HostPortTakenError)) throw err;
         log.warn({ instanceId, hostPort }, 'game port taken outside the container runtime; trying the next one');
         skipped.add(hostPort);
@@ -155,7 +193,13 @@ export class InstanceService implements InstanceInternals {
     return new Set([...this.promised].filter(([, owner]) => owner !== instanceId).map(([port]) => port));
   }
 
-  private async createContainer(instanceId: string, name: string, req: Omit<CreateInstanceRequest, 'layers'>, skipped: ReadonlySet<number>, preferred: number | undefined): Promise<{ id: string; hostPort: number; labels: Record<string, string> }> {
+  private async createContainer(
+    instanceId: string,
+    name: string,
+    req: Omit<CreateInstanceRequest, 'layers'>,
+    skipped: ReadonlySet<number>,
+    preferred: number | undefined,
+  ): Promise<{ id: string; hostPort: number; labels: Record<string, string> }> {
     const port = await this.deps.ports.allocate(new Set([...skipped, ...this.promisedToOthers(instanceId)]), preferred);
     const wings = req.layout === 'wings';
     const ip = publishedIp(this.deps.gameBindAddress);
@@ -183,7 +227,9 @@ export class InstanceService implements InstanceInternals {
       })
       .catch((err: unknown) => {
         if (isAppError(err) && err.code === 'CONFLICT') {
-          throw new AppError('INSTANCE_CONFLICT', `container name ${name} is taken by a container this agent does not manage`, { cause: err });
+          throw new AppError('INSTANCE_CONFLICT', `container name ${name} is taken by a container this agent does not manage`, {
+            cause: err,
+          });
         }
         throw err;
       });
@@ -197,7 +243,10 @@ export class InstanceService implements InstanceInternals {
     const named = await this.deps.runtime.inspect(name);
     if (!named) return undefined;
     if (isManagedBy(named.labels, this.deps.agentId, instanceId)) return named;
-    throw new AppError('INSTANCE_CONFLICT', `container ${name} exists but is not managed by agent ${this.deps.agentId} for instance ${instanceId}; it was left untouched`);
+    throw new AppError(
+      'INSTANCE_CONFLICT',
+      `container ${name} exists but is not managed by agent ${this.deps.agentId} for instance ${instanceId}; it was left untouched`,
+    );
   }
 
   private async resume(instanceId: string, existing: ContainerDetails, log: Log): Promise<InstanceEndpoint> {
@@ -259,7 +308,9 @@ export class InstanceService implements InstanceInternals {
     const list = (await this.deps.runtime.list(hostSelector(this.deps.agentId))).filter((c) => isManagedBy(c.labels, this.deps.agentId));
     const details = await Promise.all(list.map((c) => this.deps.runtime.inspect(c.id)));
     // A container removed between list and inspect is simply no longer there.
-    return details.filter((d): d is ContainerDetails => d !== undefined && isManagedBy(d.labels, this.deps.agentId)).map((d) => this.summarize(d));
+    return details
+      .filter((d): d is ContainerDetails => d !== undefined && isManagedBy(d.labels, this.deps.agentId))
+      .map((d) => this.summarize(d));
   }
 
   async inspect(instanceId: string): Promise<InstanceInspection> {
@@ -267,20 +318,34 @@ export class InstanceService implements InstanceInternals {
     return { ...this.summarize(c), createdAt: c.createdAt };
   }
 
-  /** The output tail; `since: 'start'` keeps only the container's current (or last) run — what a log readiness probe must see. */
+  /** The output tail; `since: 'start'` keeps only the container's current (or last) run — what a log readiness probe must see. While an install script runs, its output. */
   async logs(instanceId: string, tail: number, options: { since?: 'start' } = {}): Promise<string> {
     const c = await this.requireOwned(instanceId);
     const lines = Math.max(1, Math.min(MAX_LOG_LINES, Math.floor(tail)));
+    const install = this.installing.get(instanceId);
+    if (install !== undefined) {
+      const text = await this.deps.runtime.logs(install, { tail: lines, maxBytes: MAX_LOG_BYTES }).catch(() => undefined);
+      if (text !== undefined) return text; // removed in between: the server's own log below
+    }
     const since = options.since === 'start' ? currentRunSince(c) : undefined;
     if (since === null) return ''; // never started: no output of a run yet
     return this.deps.runtime.logs(c.id, { tail: lines, maxBytes: MAX_LOG_BYTES, ...(since !== undefined ? { sinceNanos: since } : {}) });
   }
 
-  /** The output from the last `tail` lines on, as the server writes it, until the container's log ends or the stream is destroyed. */
+  /**
+   * The output from the last `tail` lines on, as the server writes it, until the container's log
+   * ends or the stream is destroyed. While an install script runs, its output, until it ends.
+   */
   async followLogs(instanceId: string, tail: number): Promise<Readable> {
     const c = await this.requireOwned(instanceId);
     const lines = Math.max(1, Math.min(MAX_LOG_LINES, Math.floor(tail)));
-    return runtimeAbility<LogFollowRuntime>(this.deps.runtime, 'followLogs', 'follow a container\'s log').followLogs(c.id, { tail: lines });
+    const follower = runtimeAbility<LogFollowRuntime>(this.deps.runtime, 'followLogs', "follow a container's log");
+    const install = this.installing.get(instanceId);
+    if (install !== undefined) {
+      const stream = await follower.followLogs(install, { tail: lines }).catch(() => undefined);
+      if (stream) return stream;
+    }
+    return follower.followLogs(c.id, { tail: lines });
   }
 
   start(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
@@ -297,7 +362,10 @@ export class InstanceService implements InstanceInternals {
       const c = await this.requireOwned(instanceId);
       const result = await gracefulStop(this.powerDeps, c, opts, log);
       const state = (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
-      log.info({ instanceId, containerId: c.id, action: 'stop', state, method: result.method, killed: result.killed }, 'instance power action done');
+      log.info(
+        { instanceId, containerId: c.id, action: 'stop', state, method: result.method, killed: result.killed },
+        'instance power action done',
+      );
       return { ...this.endpoint(c, state), ...result };
     });
   }
@@ -316,7 +384,11 @@ export class InstanceService implements InstanceInternals {
   private async applyConfigEdits(instanceId: string, labels: Readonly<Record<string, string>>, log: Log): Promise<void> {
     const plans = configFilesOf(labels);
     if (plans.length === 0) return;
-    const changed = await applyConfigFiles(this.deps.directories.localPath(instanceId), plans, directoryOwner(labels[LABEL.user] || undefined));
+    const changed = await applyConfigFiles(
+      this.deps.directories.localPath(instanceId),
+      plans,
+      directoryOwner(labels[LABEL.user] || undefined),
+    );
     log.info({ instanceId, changed }, 'config files edited before the start');
   }
 
@@ -324,28 +396,54 @@ export class InstanceService implements InstanceInternals {
   writeStdin(instanceId: string, line: string, log: Log = this.deps.logger): Promise<{ written: true }> {
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
-      if (c.state !== 'running') throw new AppError('INSTANCE_NOT_RUNNING', `instance container ${c.name} is ${c.state}; stdin needs a running server`);
+      if (c.state !== 'running')
+        throw new AppError('INSTANCE_NOT_RUNNING', `instance container ${c.name} is ${c.state}; stdin needs a running server`);
       await stdinOf(this.deps.runtime).writeStdin(c.id, `${line}\n`);
       log.info({ instanceId, command: line.trim().split(/\s+/)[0] ?? '' }, 'line written to stdin');
       return { written: true };
     });
   }
 
-  /** Runs an egg install script against the (stopped) instance directory, as the container's user. */
+  /**
+   * Runs an egg install script against the (stopped) instance directory in its own container, as
+   * root; while it runs, the instance's log is the script's output. Afterwards (also after a
+   * failure or a timeout) every file is given to the instance container's user.
+   */
   install(instanceId: string, body: InstallBody, log: Log = this.deps.logger): Promise<InstallAnswer> {
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
-      if (c.state === 'running' || c.state === 'paused') throw new AppError('INSTANCE_CONFLICT', `instance ${instanceId} is ${c.state}: install scripts run before the first start`);
-      const user = c.labels[LABEL.user] || undefined;
+      if (c.state === 'running' || c.state === 'paused')
+        throw new AppError('INSTANCE_CONFLICT', `instance ${instanceId} is ${c.state}: install scripts run while its server is stopped`);
+      const owner = directoryOwner(c.labels[LABEL.user] || undefined);
       const name = `${c.name}-install`;
       // A run cut short by an agent crash leaves its container: this instance's own is removed, anything else holding the name is a conflict.
       const stale = await this.deps.runtime.inspect(name);
-      if (stale && stale.labels[INSTALL_LABEL] === instanceId && stale.labels[LABEL.host] === this.deps.agentId) await this.deps.runtime.remove(stale.id);
-      const answer = await runInstall(this.deps.runtime, {
-        name, hostPath: this.deps.directories.hostPath(instanceId), labels: { [INSTALL_LABEL]: instanceId, [LABEL.host]: this.deps.agentId }, ...(user ? { user } : {}),
-      }, body);
-      log.info({ instanceId, exitCode: answer.exitCode, timedOut: answer.timedOut, durationMs: answer.durationMs }, 'install script finished');
-      return answer;
+      if (stale && stale.labels[INSTALL_LABEL] === instanceId && stale.labels[LABEL.host] === this.deps.agentId)
+        await this.deps.runtime.remove(stale.id);
+      let answer: InstallAnswer;
+      let owned = 0;
+      try {
+        answer = await runInstall(
+          this.deps.runtime,
+          {
+            name,
+            hostPath: this.deps.directories.hostPath(instanceId),
+            labels: { [INSTALL_LABEL]: instanceId, [LABEL.host]: this.deps.agentId },
+            onStarted: (containerId) => this.installing.set(instanceId, containerId),
+            // Wings gives the install container the server's environment, its address and time zone included.
+          },
+          { ...body, env: { ...wingsAgentEnv(publishedIp(this.deps.gameBindAddress), this.deps.timezone ?? 'UTC'), ...(body.env ?? {}) } },
+        );
+      } finally {
+        this.installing.delete(instanceId);
+        // Root made these files: the server's user must own what it writes, whatever the script did.
+        if (owner) owned = await ownTree(this.deps.directories.localPath(instanceId), owner);
+      }
+      log.info(
+        { instanceId, exitCode: answer.exitCode, timedOut: answer.timedOut, durationMs: answer.durationMs, owned },
+        'install script finished',
+      );
+      return { ...answer, owned };
     });
   }
 
@@ -359,7 +457,8 @@ export class InstanceService implements InstanceInternals {
 
   pause(instanceId: string, log: Log = this.deps.logger): Promise<InstanceEndpoint> {
     return this.power(instanceId, log, 'pause', async (c) => {
-      if (c.state !== 'paused' && c.state !== 'running') throw invalidTransition(instanceId, c.state, 'pause', 'only a running instance can be paused');
+      if (c.state !== 'paused' && c.state !== 'running')
+        throw invalidTransition(instanceId, c.state, 'pause', 'only a running instance can be paused');
       if (c.state === 'running') await this.deps.runtime.pause(c.id);
       this.pausedHere.set(instanceId, c);
       return 'paused';
@@ -395,11 +494,21 @@ export class InstanceService implements InstanceInternals {
   }
 
   /** `act` returns the state the engine's answer implies (pause, unpause: no inspect on a wake's path), or nothing to inspect it. */
-  private power(instanceId: string, log: Log, action: string, act: (c: ContainerDetails) => Promise<ContainerState | void>): Promise<InstanceEndpoint> {
+  private power(
+    instanceId: string,
+    log: Log,
+    action: string,
+    act: (c: ContainerDetails) => Promise<ContainerState | void>,
+  ): Promise<InstanceEndpoint> {
     return this.locked(instanceId, () => this.powerUnlocked(instanceId, log, action, act));
   }
 
-  private async powerUnlocked(instanceId: string, log: Log, action: string, act: (c: ContainerDetails) => Promise<ContainerState | void>): Promise<InstanceEndpoint> {
+  private async powerUnlocked(
+    instanceId: string,
+    log: Log,
+    action: string,
+    act: (c: ContainerDetails) => Promise<ContainerState | void>,
+  ): Promise<InstanceEndpoint> {
     const c = await this.requireOwned(instanceId);
     const state = (await act(c)) ?? (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
     log.info({ instanceId, containerId: c.id, action, state }, 'instance power action done');

@@ -7,7 +7,13 @@ import { randomBytes } from 'node:crypto';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { InstanceParams, KeptDataAttachBody, type KeptDataAttached, type KeptDataList, type KeptDataPurged } from '../contracts/agent-api.js';
+import {
+  InstanceParams,
+  KeptDataAttachBody,
+  type KeptDataAttached,
+  type KeptDataList,
+  type KeptDataPurged,
+} from '../contracts/agent-api.js';
 import { AppError } from '../shared/errors.js';
 import { RESOURCE_ID_PATTERN } from '../shared/ids.js';
 import type { BackupService } from './backups.js';
@@ -51,7 +57,10 @@ export class KeptData {
 
   async purge(instanceId: string): Promise<KeptDataPurged> {
     if (await this.hasContainer(instanceId)) {
-      throw new AppError('INSTANCE_CONFLICT', `instance ${instanceId} still has a managed container on this host; its data is not kept data`);
+      throw new AppError(
+        'INSTANCE_CONFLICT',
+        `instance ${instanceId} still has a managed container on this host; its data is not kept data`,
+      );
     }
     const dataRemoved = await this.deps.directories.exists(instanceId);
     if (dataRemoved) await this.deps.directories.remove(instanceId);
@@ -68,17 +77,23 @@ export class KeptData {
    */
   async attach(keptId: string, to: string): Promise<KeptDataAttached> {
     if (keptId === to) throw new AppError('BAD_REQUEST', 'attach needs another instance than the kept one');
-    if (await this.hasContainer(keptId)) throw new AppError('INSTANCE_CONFLICT', `instance ${keptId} still has a managed container on this host; its data is not kept data`);
+    if (await this.hasContainer(keptId))
+      throw new AppError('INSTANCE_CONFLICT', `instance ${keptId} still has a managed container on this host; its data is not kept data`);
     const target = await this.deps.findContainer(to);
-    if (!target) throw new AppError('INSTANCE_CONFLICT', `instance ${to} has no managed container on this host: create it first (with start: false)`);
-    if (!ATTACHABLE.has(target.state)) throw new AppError('INSTANCE_BUSY', `instance ${to} is ${target.state}: stop it before attaching a kept world`);
+    if (!target)
+      throw new AppError('INSTANCE_CONFLICT', `instance ${to} has no managed container on this host: create it first (with start: false)`);
+    if (!ATTACHABLE.has(target.state))
+      throw new AppError('INSTANCE_BUSY', `instance ${to} is ${target.state}: stop it before attaching a kept world`);
     const from = this.deps.directories.localPath(keptId);
     const dest = this.deps.directories.localPath(to);
     const kept = await lstat(from).catch(() => undefined);
     if (!kept?.isDirectory()) throw new AppError('NOT_FOUND', `no kept world of instance ${keptId} on this host`);
     const fresh = await lstat(dest).catch(() => undefined);
     if (fresh && (fresh.uid !== kept.uid || fresh.gid !== kept.gid)) {
-      throw new AppError('INSTANCE_CONFLICT', `the kept world of ${keptId} belongs to ${kept.uid}:${kept.gid} but instance ${to} runs as ${fresh.uid}:${fresh.gid}; create it with user {"mode": "custom", "uid": ${kept.uid}, "gid": ${kept.gid}}`);
+      throw new AppError(
+        'INSTANCE_CONFLICT',
+        `the kept world of ${keptId} belongs to ${kept.uid}:${kept.gid} but instance ${to} runs as ${fresh.uid}:${fresh.gid}; create it with user {"mode": "custom", "uid": ${kept.uid}, "gid": ${kept.gid}}`,
+      );
     }
     const aside = join(this.deps.instancesDirectory, `.attach-old-${to}-${randomBytes(6).toString('hex')}`);
     await swapDirectory(dest, from, aside, fresh !== undefined);

@@ -64,10 +64,7 @@ export function labelledHostPort(labels: Readonly<Record<string, string>>): numb
 }
 
 /** Variant env first, then the agent's own variables, which always win. */
-export function containerEnv(
-  variantEnv: Readonly<Record<string, string>>,
-  injected: Readonly<Record<string, string>>,
-): [string, string][] {
+export function containerEnv(variantEnv: Readonly<Record<string, string>>, injected: Readonly<Record<string, string>>): [string, string][] {
   const own = new Set(Object.keys(injected));
   const env: [string, string][] = Object.entries(variantEnv).filter(([k]) => !own.has(k));
   for (const [k, v] of Object.entries(injected)) env.push([k, v]);

@@ -76,7 +76,13 @@ export class HttpLayerSource implements LayerSource {
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     const what = `layer ${ref.id}@${ref.checksum.slice(0, 12)}`;
     const failure = (err: unknown): AppError =>
-      new AppError('UPSTREAM_FAILED', timedOut ? `download of ${what} timed out after ${this.options.timeoutMs} ms of silence` : `download of ${what} failed: ${(err as Error).message}`, { retryable: true, cause: err });
+      new AppError(
+        'UPSTREAM_FAILED',
+        timedOut
+          ? `download of ${what} timed out after ${this.options.timeoutMs} ms of silence`
+          : `download of ${what} failed: ${(err as Error).message}`,
+        { cause: err },
+      );
 
     arm();
     let response: Response;
@@ -90,7 +96,9 @@ export class HttpLayerSource implements LayerSource {
       disarm();
       await response.body?.cancel().catch(() => undefined);
       if (response.status === 404) throw new AppError('LAYER_NOT_FOUND', `the orchestrator has no ${what}`);
-      throw new AppError('UPSTREAM_FAILED', `the orchestrator answered ${response.status} for ${what}`, { retryable: response.status >= 500 || response.status === 429 });
+      throw new AppError('UPSTREAM_FAILED', `the orchestrator answered ${response.status} for ${what}`, {
+        retryable: response.status >= 500 || response.status === 429,
+      });
     }
     const body = Readable.fromWeb(response.body as unknown as WebReadableStream<Uint8Array>);
     // Re-arms the silence timer on every chunk and turns transport errors into AppErrors.
@@ -194,18 +202,35 @@ export class FsLayerCache implements LayerCache {
         ...(this.options.maxEntries === undefined ? {} : { maxEntries: this.options.maxEntries }),
       });
       if (result.checksum !== ref.checksum) {
-        throw new AppError('CHECKSUM_MISMATCH', `layer ${ref.id}: archive content has checksum ${result.checksum}, expected ${ref.checksum}`, {
-          details: { layerId: ref.id, expected: ref.checksum, actual: result.checksum },
-        });
+        throw new AppError(
+          'CHECKSUM_MISMATCH',
+          `layer ${ref.id}: archive content has checksum ${result.checksum}, expected ${ref.checksum}`,
+          {
+            details: { layerId: ref.id, expected: ref.checksum, actual: result.checksum },
+          },
+        );
       }
       createdLayerDir = (await mkdir(layerDir, { recursive: true })) !== undefined;
       await this.moveIntoPlace(staging, path);
-      logger.info({ layerId: ref.id, checksum: ref.checksum, compressedBytes: result.compressedBytes, extractedBytes: result.extractedBytes, entries: result.entries, durationMs: Date.now() - started }, 'layer cached');
+      logger.info(
+        {
+          layerId: ref.id,
+          checksum: ref.checksum,
+          compressedBytes: result.compressedBytes,
+          extractedBytes: result.extractedBytes,
+          entries: result.entries,
+          durationMs: Date.now() - started,
+        },
+        'layer cached',
+      );
       return path;
     } catch (err) {
       await rm(staging, { recursive: true, force: true });
       if (createdLayerDir) await rmdir(layerDir).catch(() => undefined); // only if still empty
-      logger.warn({ layerId: ref.id, checksum: ref.checksum, code: (err as AppError).code, err: (err as Error).message }, 'layer download rejected');
+      logger.warn(
+        { layerId: ref.id, checksum: ref.checksum, code: (err as AppError).code, err: (err as Error).message },
+        'layer download rejected',
+      );
       throw err;
     }
   }

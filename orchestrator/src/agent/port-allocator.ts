@@ -16,7 +16,6 @@ export function formatRange(range: PortRange): string {
 export function chooseFreePort(range: PortRange, used: ReadonlySet<number>): number {
   for (let port = range.first; port <= range.last; port++) if (!used.has(port)) return port;
   throw new AppError('PORT_RANGE_EXHAUSTED', `every game port in ${formatRange(range)} is in use on this host`, {
-    retryable: true,
     details: { portRange: formatRange(range) },
   });
 }
@@ -61,7 +60,13 @@ export class PortAllocator {
     const used = new Set([...(await this.options.runtime.reservedHostPorts())].filter((p) => !freed.has(p)));
     for (const p of reserved) used.add(p);
     const { first, last } = this.options.range;
-    if (preferred !== undefined && preferred >= first && preferred <= last && !used.has(preferred) && (await this.probe(this.options.bindAddress, preferred))) {
+    if (
+      preferred !== undefined &&
+      preferred >= first &&
+      preferred <= last &&
+      !used.has(preferred) &&
+      (await this.probe(this.options.bindAddress, preferred))
+    ) {
       return preferred;
     }
     // Bounded: each iteration marks one more port of the range used.

@@ -62,7 +62,7 @@ export async function gracefulStop(deps: PowerDeps, c: ContainerDetails, options
     await deps.runtime.kill(c.id, 'SIGKILL');
     killed = true;
     if (!(await deps.runtime.waitForExit(c.id, KILL_WAIT_MS))) {
-      throw new AppError('TIMEOUT', `container ${c.id} still runs ${KILL_WAIT_MS} ms after SIGKILL`, { retryable: true });
+      throw new AppError('TIMEOUT', `container ${c.id} still runs ${KILL_WAIT_MS} ms after SIGKILL`);
     }
   }
   const after = await deps.runtime.inspect(c.id);
@@ -84,9 +84,18 @@ async function sendRconStop(deps: PowerDeps, c: ContainerDetails, rcon: StopOpti
   const command = rcon.command ?? 'stop';
   let client: Awaited<ReturnType<RconConnect>>;
   try {
-    client = await deps.rconConnect({ host, port: rcon.port, password: rcon.password, connectTimeoutMs: RCON_CONNECT_TIMEOUT_MS, commandTimeoutMs: RCON_COMMAND_TIMEOUT_MS });
+    client = await deps.rconConnect({
+      host,
+      port: rcon.port,
+      password: rcon.password,
+      connectTimeoutMs: RCON_CONNECT_TIMEOUT_MS,
+      commandTimeoutMs: RCON_COMMAND_TIMEOUT_MS,
+    });
   } catch (err) {
-    log.warn({ containerId: c.id, port: rcon.port, code: isAppError(err) ? err.code : undefined, reason: (err as Error).message }, 'RCON stop failed; falling back to the stop signal');
+    log.warn(
+      { containerId: c.id, port: rcon.port, code: isAppError(err) ? err.code : undefined, reason: (err as Error).message },
+      'RCON stop failed; falling back to the stop signal',
+    );
     return false;
   }
   try {
@@ -119,7 +128,13 @@ export async function rconCommand(deps: PowerDeps, c: ContainerDetails, target: 
   }
   const host = c.address;
   if (!host) throw new AppError('UPSTREAM_FAILED', `container ${c.name} has no network address to reach RCON at`);
-  const client = await deps.rconConnect({ host, port: target.port, password: target.password, connectTimeoutMs: RCON_CONNECT_TIMEOUT_MS, commandTimeoutMs: RCON_COMMAND_TIMEOUT_MS });
+  const client = await deps.rconConnect({
+    host,
+    port: target.port,
+    password: target.password,
+    connectTimeoutMs: RCON_CONNECT_TIMEOUT_MS,
+    commandTimeoutMs: RCON_COMMAND_TIMEOUT_MS,
+  });
   try {
     const response = await client.exec(command);
     log.info({ containerId: c.id, command: verb(command) }, 'RCON command run');

@@ -19,7 +19,11 @@ export function normalizeDeletePaths(paths: readonly string[]): string[] {
   for (const raw of paths) {
     const checked = typeof raw === 'string' ? normalizeLayerPath(raw) : { reason: 'is not a string' };
     if ('reason' in checked) throw new AppError('UNSAFE_PATH', `paths entry ${JSON.stringify(raw)} ${checked.reason}`);
-    if (checked.path === '') throw new AppError('UNSAFE_PATH', `paths entry ${JSON.stringify(raw)} names the runtime directory itself; omit paths to delete it all`);
+    if (checked.path === '')
+      throw new AppError(
+        'UNSAFE_PATH',
+        `paths entry ${JSON.stringify(raw)} names the runtime directory itself; omit paths to delete it all`,
+      );
     if (!out.includes(checked.path)) out.push(checked.path);
   }
   return out;
@@ -53,7 +57,13 @@ export async function deleteInstance(svc: InstanceInternals, instanceId: string,
 
 type RunLocked = <T>(instanceId: string, fn: () => Promise<T>) => Promise<T>;
 
-export async function cleanupInstances(svc: InstanceInternals, instanceIds: readonly string[], keepDataFor: ReadonlySet<string>, locked: RunLocked, log: Log): Promise<CleanupReport> {
+export async function cleanupInstances(
+  svc: InstanceInternals,
+  instanceIds: readonly string[],
+  keepDataFor: ReadonlySet<string>,
+  locked: RunLocked,
+  log: Log,
+): Promise<CleanupReport> {
   const report: CleanupReport = { removed: [], skipped: [], notFound: [], dataKept: [] };
   for (const instanceId of new Set(instanceIds)) {
     if (!isValidId(instanceId, RESOURCE_ID_PATTERN)) {

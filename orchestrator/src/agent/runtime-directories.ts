@@ -63,13 +63,17 @@ function limiter(max: number): <T>(task: () => Promise<T>) => Promise<T> {
  * lchown with an operator-facing error: only a root agent may give files to
  * another uid, and a plain EPERM would not say what to change.
  */
-async function giveTo(path: string, owner: Owner): Promise<void> {
+export async function giveTo(path: string, owner: Owner): Promise<void> {
   try {
     await lchown(path, owner.uid, owner.gid);
   } catch (err) {
     const code = errnoCode(err);
     if (code === 'EPERM' || code === 'EACCES') {
-      throw new AppError('OWNERSHIP_FAILED', `cannot give the instance files to ${owner.uid}:${owner.gid} (${code}): run the agent as root, or use the image-defined container user`, { cause: err });
+      throw new AppError(
+        'OWNERSHIP_FAILED',
+        `cannot give the instance files to ${owner.uid}:${owner.gid} (${code}): run the agent as root, or use the image-defined container user`,
+        { cause: err },
+      );
     }
     throw err;
   }
@@ -79,7 +83,11 @@ class LayerCopier {
   private readonly kinds = new Map<string, 'd' | 'f'>();
   private readonly limit: <T>(task: () => Promise<T>) => Promise<T>;
 
-  constructor(private readonly destRoot: string, concurrency: number, private readonly owner: Owner | undefined) {
+  constructor(
+    private readonly destRoot: string,
+    concurrency: number,
+    private readonly owner: Owner | undefined,
+  ) {
     this.limit = limiter(concurrency);
   }
 
@@ -91,7 +99,8 @@ class LayerCopier {
   async copyLayer(layerDir: string): Promise<void> {
     const stat = await lstatOrUndefined(layerDir);
     if (!stat) throw new AppError('LAYER_NOT_FOUND', `layer directory ${layerDir} does not exist`);
-    if (!stat.isDirectory()) throw new AppError('UNSAFE_PATH', `layer directory ${layerDir} is not a directory (symlinks are not followed)`);
+    if (!stat.isDirectory())
+      throw new AppError('UNSAFE_PATH', `layer directory ${layerDir} is not a directory (symlinks are not followed)`);
     await this.copyChildren(layerDir, '');
   }
 
@@ -128,7 +137,10 @@ class LayerCopier {
           });
           this.kinds.set(childRel, 'f');
         } else {
-          throw new AppError('UNSAFE_PATH', `layer ${layerDir} holds ${JSON.stringify(childRel)}, which is not a regular file or directory`);
+          throw new AppError(
+            'UNSAFE_PATH',
+            `layer ${layerDir} holds ${JSON.stringify(childRel)}, which is not a regular file or directory`,
+          );
         }
       }),
     );
@@ -149,7 +161,8 @@ export class FsRuntimeDirectories implements RuntimeDirectories {
   localPath(instanceId: string): string {
     const id = assertId('instance id', instanceId);
     const path = join(this.instancesDirectory, id);
-    if (dirname(path) !== this.instancesDirectory) throw new AppError('UNSAFE_PATH', `instance path ${path} is not a direct child of ${this.instancesDirectory}`);
+    if (dirname(path) !== this.instancesDirectory)
+      throw new AppError('UNSAFE_PATH', `instance path ${path} is not a direct child of ${this.instancesDirectory}`);
     return path;
   }
 
@@ -172,7 +185,8 @@ export class FsRuntimeDirectories implements RuntimeDirectories {
   async materialize(instanceId: string, layerDirs: readonly string[], owner?: Owner): Promise<string> {
     const target = this.localPath(instanceId);
     await mkdir(this.instancesDirectory, { recursive: true });
-    if (await this.exists(instanceId)) throw new AppError('INSTANCE_CONFLICT', `runtime directory for instance ${instanceId} already exists`);
+    if (await this.exists(instanceId))
+      throw new AppError('INSTANCE_CONFLICT', `runtime directory for instance ${instanceId} already exists`);
     const staging = join(this.instancesDirectory, `${STAGING_PREFIX}${instanceId}-${randomBytes(6).toString('hex')}`);
     await mkdir(staging, { mode: 0o755 });
     try {
@@ -180,7 +194,8 @@ export class FsRuntimeDirectories implements RuntimeDirectories {
       const copier = new LayerCopier(staging, this.copyConcurrency, owner);
       for (const layerDir of layerDirs) await copier.copyLayer(layerDir);
       // rename(2) would silently replace an empty directory, so check once more right before.
-      if (await this.exists(instanceId)) throw new AppError('INSTANCE_CONFLICT', `runtime directory for instance ${instanceId} already exists`);
+      if (await this.exists(instanceId))
+        throw new AppError('INSTANCE_CONFLICT', `runtime directory for instance ${instanceId} already exists`);
       await rename(staging, target).catch((err: unknown) => {
         const code = errnoCode(err);
         if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOTDIR') {
@@ -242,7 +257,11 @@ export class FsRuntimeDirectories implements RuntimeDirectories {
       current = join(current, segment);
       const stat = await lstatOrUndefined(current);
       if (!stat) return false;
-      if (!stat.isDirectory()) throw new AppError('UNSAFE_PATH', `path ${JSON.stringify(path)} traverses ${JSON.stringify(segment)}, which is not a real directory`);
+      if (!stat.isDirectory())
+        throw new AppError(
+          'UNSAFE_PATH',
+          `path ${JSON.stringify(path)} traverses ${JSON.stringify(segment)}, which is not a real directory`,
+        );
     }
     const target = join(current, segments[segments.length - 1] as string);
     const stat = await lstatOrUndefined(target);

@@ -46,7 +46,11 @@ export interface ContainerSpec {
   openStdin?: boolean;
 }
 
-/** A one-off container (egg install scripts): the host directory at `mountTarget`, removed after the run. */
+/**
+ * A one-off container (egg install scripts, as Wings runs them): the host directory at
+ * `mountTarget`, `files` put into the container's own filesystem before it starts (nothing else
+ * of the host is mounted), removed after the run.
+ */
 export interface OneOffSpec {
   name: string;
   image: string;
@@ -56,11 +60,19 @@ export interface OneOffSpec {
   labels: Readonly<Record<string, string>>;
   hostPath: string;
   mountTarget: string;
+  /** Files written into the container before its start (absolute paths; parent directories are created). */
+  files?: readonly { path: string; content: string; mode: number }[];
+  /** `uid` or `uid:gid`; omitted = the image's USER. */
   user?: string;
   memoryBytes?: number;
+  /** CPU limit as a fraction of cores; omitted or 0 = no limit. */
+  cpus?: number;
+  pidsLimit: number;
   timeoutMs: number;
   /** Answer at most this many bytes of output (the newest). */
   maxOutputBytes: number;
+  /** Called once the container runs, with its id (its log can be read and followed until it is removed). */
+  onStarted?: (containerId: string) => void;
 }
 export interface OneOffResult {
   exitCode: number | null;
@@ -87,7 +99,8 @@ export interface LogFollowRuntime {
 
 /** An optional ability of the runtime, or NOT_IMPLEMENTED saying what this agent's runtime cannot do. */
 export function runtimeAbility<T extends object>(runtime: ContainerRuntime, method: keyof T, what: string): T {
-  if (typeof (runtime as unknown as Record<string, unknown>)[method as string] !== 'function') throw new AppError('NOT_IMPLEMENTED', `this agent's container runtime cannot ${what}`);
+  if (typeof (runtime as unknown as Record<string, unknown>)[method as string] !== 'function')
+    throw new AppError('NOT_IMPLEMENTED', `this agent's container runtime cannot ${what}`);
   return runtime as unknown as T;
 }
 
@@ -129,7 +142,6 @@ export interface LogOptions {
   /** Only lines stamped at or after this time (epoch nanoseconds; see log-window.ts). */
   sinceNanos?: bigint;
 }
-
 
 /** One sample of a container's resource use, in engine-neutral units. */
 export interface ContainerStats {
@@ -201,7 +213,11 @@ export interface ContainerRuntime {
  */
 export class HostPortTakenError extends AppError {
   constructor(engineError: AppError) {
-    super('HOST_PORT_TAKEN', engineError.message, { retryable: engineError.retryable, cause: engineError.cause, ...(engineError.details ? { details: engineError.details } : {}) });
+    super('HOST_PORT_TAKEN', engineError.message, {
+      retryable: engineError.retryable,
+      cause: engineError.cause,
+      ...(engineError.details ? { details: engineError.details } : {}),
+    });
     this.name = 'HostPortTakenError';
   }
 }

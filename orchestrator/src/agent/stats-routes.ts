@@ -44,13 +44,20 @@ async function sample(runtime: StatsSource['runtime'], c: ContainerSummary): Pro
     throw err;
   }
   if (!stats) return undefined;
-  return { instanceId: c.labels[LABEL.instance] ?? '', containerId: c.id, groupId: c.labels[LABEL.group] || null, state: c.state, ...stats };
+  return {
+    instanceId: c.labels[LABEL.instance] ?? '',
+    containerId: c.id,
+    groupId: c.labels[LABEL.group] || null,
+    state: c.state,
+    ...stats,
+  };
 }
 
 /** Samples every running or paused managed container; stopped ones have no live counters. */
 export async function collectInstanceStats(source: StatsSource): Promise<InstanceStatsAnswer> {
-  const live = (await source.runtime.list(hostSelector(source.agentId)))
-    .filter((c) => isManagedBy(c.labels, source.agentId) && (c.state === 'running' || c.state === 'paused'));
+  const live = (await source.runtime.list(hostSelector(source.agentId))).filter(
+    (c) => isManagedBy(c.labels, source.agentId) && (c.state === 'running' || c.state === 'paused'),
+  );
   const samples = await mapBounded(live, source.concurrency ?? STATS_CONCURRENCY, (c) => sample(source.runtime, c));
   return {
     collectedAt: (source.now?.() ?? new Date()).toISOString(),

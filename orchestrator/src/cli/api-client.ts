@@ -90,7 +90,10 @@ export class ApiClient {
     try {
       res = await this.fetchFn(url, { headers, signal: controller.signal });
     } catch (err) {
-      throw new CliError('runtime', `cannot download ${url.pathname} from ${this.options.url}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new CliError(
+        'runtime',
+        `cannot download ${url.pathname} from ${this.options.url}: ${err instanceof Error ? err.message : String(err)}`,
+      );
     } finally {
       clearTimeout(timer);
     }
@@ -112,7 +115,8 @@ export class ApiClient {
     try {
       answer = await openStream(url, { headers, signal, headTimeoutMs: this.timeoutMs });
     } catch (err) {
-      if ((err as Error).name === 'TimeoutError') throw new CliError('runtime', `GET ${url.pathname}: no answer from ${this.options.url} within ${this.timeoutMs / 1000}s`);
+      if ((err as Error).name === 'TimeoutError')
+        throw new CliError('runtime', `GET ${url.pathname}: no answer from ${this.options.url} within ${this.timeoutMs / 1000}s`);
       if (signal.aborted) throw new CliError('runtime', `GET ${url.pathname}: interrupted`);
       throw new CliError('runtime', `cannot reach the orchestrator at ${this.options.url}: ${(err as Error).message}`);
     }
@@ -124,7 +128,10 @@ export class ApiClient {
     if (!answer.contentType.startsWith('text/plain')) {
       answer.body.destroy();
       await this.checkTarget();
-      throw new CliError('runtime', `GET ${url.pathname}: the orchestrator answered ${answer.contentType || 'no content type'}, not a text stream`);
+      throw new CliError(
+        'runtime',
+        `GET ${url.pathname}: the orchestrator answered ${answer.contentType || 'no content type'}, not a text stream`,
+      );
     }
     return answer.body;
   }
@@ -139,11 +146,17 @@ export class ApiClient {
     this.targetChecked ??= (async () => {
       let res: Response;
       try {
-        res = await this.fetchFn(new URL(`${this.baseUrl}/health`), { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
+        res = await this.fetchFn(new URL(`${this.baseUrl}/health`), {
+          headers: { accept: 'application/json' },
+          signal: AbortSignal.timeout(5000),
+        });
       } catch {
         return; // the first answer came, so let that answer's error speak
       }
-      const message = notOrchestratorMessage(this.options.url, classifyHealth(res.status, res.headers.get('content-type'), await res.text()));
+      const message = notOrchestratorMessage(
+        this.options.url,
+        classifyHealth(res.status, res.headers.get('content-type'), await res.text()),
+      );
       if (message) throw new CliError('runtime', message);
     })();
     return this.targetChecked;
@@ -175,7 +188,10 @@ export class ApiClient {
     } catch (err) {
       const cause = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);
       if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
-        throw new CliError('runtime', `${method} ${url.pathname}: no answer from ${this.options.url} within ${(opts.timeoutMs ?? this.timeoutMs) / 1000}s`);
+        throw new CliError(
+          'runtime',
+          `${method} ${url.pathname}: no answer from ${this.options.url} within ${(opts.timeoutMs ?? this.timeoutMs) / 1000}s`,
+        );
       }
       throw new CliError('runtime', `cannot reach the orchestrator at ${this.options.url}: ${cause}`);
     }

@@ -10,7 +10,12 @@ import type { ApplyDocument, Json, JsonMap } from './apply-file.js';
 
 /** `body/variables/0/default` → `variables[0].default`. */
 function dottedField(path: string): string {
-  return path.split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '');
+  return path
+    .split('/')
+    .filter(Boolean)
+    .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
+    .join('')
+    .replace(/^\./, '');
 }
 
 /** A catalog-rules refusal as `field: message` (its message starts with `body/FIELD ` or `FIELD: `). */
@@ -77,9 +82,13 @@ const shown = (v: Json | undefined): string => (v === undefined ? '(not set)' : 
 /** The lines of a refused immutable version: each changed field with the stored and the file's value. */
 export function describeConflict(key: string, stored: JsonMap, desired: JsonMap, changes: readonly string[]): string[] {
   const at = key.lastIndexOf('@');
-  const lines = changes.slice(0, 20).map((c) => `  ${c}: ${shown(valueAt(stored, c))} on the orchestrator, ${shown(valueAt(desired, c))} in the file`);
+  const lines = changes
+    .slice(0, 20)
+    .map((c) => `  ${c}: ${shown(valueAt(stored, c))} on the orchestrator, ${shown(valueAt(desired, c))} in the file`);
   if (changes.length > 20) lines.push(`  … and ${changes.length - 20} more`);
-  lines.push(`  template versions are immutable: bump the version of ${key.slice(0, at)} (e.g. ${key.slice(at + 1)} → a new version) and point the groups at it`);
+  lines.push(
+    `  template versions are immutable: bump the version of ${key.slice(0, at)} (e.g. ${key.slice(at + 1)} → a new version) and point the groups at it`,
+  );
   return [`template ${key} already exists with a different body:`, ...lines];
 }
 
@@ -110,11 +119,21 @@ export function checkDependencies(doc: ApplyDocument, file: string, onServer: Av
     const key = `${ref.id}@${ref.checksum ?? ''}`;
     if (onServer.layers.has(key)) return;
     if (inFile.layers.has(key)) out.needsFile.add(owner);
-    else out.missingLayers.push(line(file, object, field, `layer ${ref.id}@${ref.checksum ?? '?'} was never uploaded and is not in the file's layers: section (LAYER_NOT_FOUND)`));
+    else
+      out.missingLayers.push(
+        line(
+          file,
+          object,
+          field,
+          `layer ${ref.id}@${ref.checksum ?? '?'} was never uploaded and is not in the file's layers: section (LAYER_NOT_FOUND)`,
+        ),
+      );
   };
   for (const t of doc.templates) {
     const key = `${t.name}@${t.version}`;
-    ((t.spec.layers ?? []) as unknown as { id: string; checksum?: string }[]).forEach((r, i) => layer(r, `template:${key}`, `templates[${key}]`, `spec.layers[${i}]`));
+    ((t.spec.layers ?? []) as unknown as { id: string; checksum?: string }[]).forEach((r, i) =>
+      layer(r, `template:${key}`, `templates[${key}]`, `spec.layers[${i}]`),
+    );
   }
   for (const g of doc.groups) {
     (g.body.variants as JsonMap[]).forEach((v, i) => {
@@ -124,7 +143,9 @@ export function checkDependencies(doc: ApplyDocument, file: string, onServer: Av
         // present already: the server's own check can run
       } else if (inFile.templates.has(key)) out.needsFile.add(`group:${g.id}`);
       else out.missingTemplates.push(`group ${g.id} uses template ${key}, which is neither in the file nor on the orchestrator`);
-      (v.extraLayers as unknown as { id: string; checksum?: string }[]).forEach((r, j) => layer(r, `group:${g.id}`, `groups[${g.id}]`, `variants[${i}].extraLayers[${j}]`));
+      (v.extraLayers as unknown as { id: string; checksum?: string }[]).forEach((r, j) =>
+        layer(r, `group:${g.id}`, `groups[${g.id}]`, `variants[${i}].extraLayers[${j}]`),
+      );
     });
   }
   return out;

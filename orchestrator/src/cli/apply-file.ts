@@ -65,7 +65,8 @@ function list(v: unknown, path: string): Json[] {
 }
 
 function onlyKeys(m: JsonMap, allowed: Set<string>, path: string): void {
-  for (const k of Object.keys(m)) if (!allowed.has(k)) fail(`${path}.${k}`, `is not a known field (expected one of ${[...allowed].join(', ')})`);
+  for (const k of Object.keys(m))
+    if (!allowed.has(k)) fail(`${path}.${k}`, `is not a known field (expected one of ${[...allowed].join(', ')})`);
 }
 
 function id(v: unknown, path: string): string {
@@ -155,11 +156,21 @@ function groupDoc(v: unknown, path: string): GroupDoc {
   onlyKeys(m, GROUP_KEYS, path);
   const gid = id(m.id, `${path}.id`);
   if (m.kind !== 'persistent' && m.kind !== 'ephemeral') fail(`${path}.kind`, 'must be persistent or ephemeral');
-  if (m.placement !== undefined && m.placement !== 'packed' && m.placement !== 'distributed') fail(`${path}.placement`, 'must be packed or distributed');
+  if (m.placement !== undefined && m.placement !== 'packed' && m.placement !== 'distributed')
+    fail(`${path}.placement`, 'must be packed or distributed');
   const variants = list(m.variants, `${path}.variants`).map((x, i) => variantDoc(x, `${path}.variants[${i}]`));
   if (variants.length === 0) fail(`${path}.variants`, 'needs at least one variant');
-  unique(variants.map((x) => x.id as string), `${path}.variants`, 'variant id');
-  const body: JsonMap = { kind: m.kind, placement: m.placement ?? 'packed', caps: m.caps === undefined ? {} : map(m.caps, `${path}.caps`), variants };
+  unique(
+    variants.map((x) => x.id as string),
+    `${path}.variants`,
+    'variant id',
+  );
+  const body: JsonMap = {
+    kind: m.kind,
+    placement: m.placement ?? 'packed',
+    caps: m.caps === undefined ? {} : map(m.caps, `${path}.caps`),
+    variants,
+  };
   if (m.scaling !== undefined) body.scaling = m.scaling === null ? null : map(m.scaling, `${path}.scaling`);
   if (m.backup !== undefined) body.backup = m.backup === null ? null : map(m.backup, `${path}.backup`);
   return { id: gid, body };
@@ -171,7 +182,8 @@ function layerSources(v: unknown, path: string): LayerSourceDoc[] {
   const m = map(v, path);
   return Object.entries(m).map(([lid, dir]) => {
     id(lid, `${path}.${lid}`);
-    if (typeof dir !== 'string' || dir.trim() === '') fail(`${path}.${lid}`, `must be the layer's directory, relative to the file (got ${JSON.stringify(dir)})`);
+    if (typeof dir !== 'string' || dir.trim() === '')
+      fail(`${path}.${lid}`, `must be the layer's directory, relative to the file (got ${JSON.stringify(dir)})`);
     return { id: lid, dir };
   });
 }
@@ -196,9 +208,18 @@ export function parseApplyFile(text: string, fileName = 'file'): ApplyDocument {
   const layers = layerSources(m.layers, 'layers');
   const templates = list(m.templates, `${fileName}.templates`).map((t, i) => templateDoc(t, `templates[${i}]`));
   const groups = list(m.groups, `${fileName}.groups`).map((g, i) => groupDoc(g, `groups[${i}]`));
-  unique(templates.map((t) => `${t.name}@${t.version}`), 'templates', 'template');
-  unique(groups.map((g) => g.id), 'groups', 'group');
-  if (layers.length === 0 && templates.length === 0 && groups.length === 0) throw new CliError('usage', `${fileName}: holds no layers, templates or groups`);
+  unique(
+    templates.map((t) => `${t.name}@${t.version}`),
+    'templates',
+    'template',
+  );
+  unique(
+    groups.map((g) => g.id),
+    'groups',
+    'group',
+  );
+  if (layers.length === 0 && templates.length === 0 && groups.length === 0)
+    throw new CliError('usage', `${fileName}: holds no layers, templates or groups`);
   return layers.length > 0 ? { layers, templates, groups } : { templates, groups };
 }
 
@@ -211,15 +232,28 @@ export function resolveLayers(doc: ApplyDocument, newest: ReadonlyMap<string, st
     ((refs ?? []) as unknown as LayerRefSpec[]).map((r) => {
       if (r.checksum !== undefined) return { id: r.id, checksum: r.checksum };
       const checksum = newest.get(r.id);
-      if (!checksum) fail(path, `layer "${r.id}" has never been pushed (name its directory in the file's layers: section, or ectl layers push ${r.id} DIR)`);
+      if (!checksum)
+        fail(
+          path,
+          `layer "${r.id}" has never been pushed (name its directory in the file's layers: section, or ectl layers push ${r.id} DIR)`,
+        );
       return { id: r.id, checksum };
     });
   return {
     ...(doc.layers ? { layers: doc.layers } : {}),
-    templates: doc.templates.map((t) => ({ ...t, spec: t.spec.layers === undefined ? t.spec : { ...t.spec, layers: fill(t.spec.layers, `template ${t.name}@${t.version} layers`) } })),
+    templates: doc.templates.map((t) => ({
+      ...t,
+      spec: t.spec.layers === undefined ? t.spec : { ...t.spec, layers: fill(t.spec.layers, `template ${t.name}@${t.version} layers`) },
+    })),
     groups: doc.groups.map((g) => ({
       id: g.id,
-      body: { ...g.body, variants: (g.body.variants as JsonMap[]).map((v) => ({ ...v, extraLayers: fill(v.extraLayers, `group ${g.id} variant ${String(v.id)} extraLayers`) })) },
+      body: {
+        ...g.body,
+        variants: (g.body.variants as JsonMap[]).map((v) => ({
+          ...v,
+          extraLayers: fill(v.extraLayers, `group ${g.id} variant ${String(v.id)} extraLayers`),
+        })),
+      },
     })),
   };
 }

@@ -97,12 +97,23 @@ export interface Normalizers {
 
 export const identityNormalizers: Normalizers = { template: (s) => s, group: (b) => b };
 
-export function planApply(doc: ApplyDocument, current: CurrentState, normalize: Normalizers = identityNormalizers, layers: readonly LocalLayer[] = []): PlanItem[] {
+export function planApply(
+  doc: ApplyDocument,
+  current: CurrentState,
+  normalize: Normalizers = identityNormalizers,
+  layers: readonly LocalLayer[] = [],
+): PlanItem[] {
   const items: PlanItem[] = [];
   for (const l of layers) {
     // Content-addressed: the same checksum already uploaded is nothing to do.
     const present = current.layers?.has(`${l.id}@${l.checksum}`) === true;
-    items.push({ kind: 'layer', key: l.id, action: present ? 'unchanged' : 'push', changes: [], body: { checksum: l.checksum, dir: l.dir } });
+    items.push({
+      kind: 'layer',
+      key: l.id,
+      action: present ? 'unchanged' : 'push',
+      changes: [],
+      body: { checksum: l.checksum, dir: l.dir },
+    });
   }
   for (const t of doc.templates) {
     const key = `${t.name}@${t.version}`;

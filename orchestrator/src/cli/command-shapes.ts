@@ -28,16 +28,14 @@ export interface JsonCommandSpec<T, O extends JsonOpts> {
 /** Registers `parent <use>`: fetch, then JSON with --json or the human rendering. */
 export function jsonCommand<T, O extends JsonOpts = JsonOpts>(parent: Command, ctx: CommandContext, spec: JsonCommandSpec<T, O>): Command {
   const c = parent.command(spec.use).description(spec.description);
-  return (spec.options ? spec.options(c) : c)
-    .option('--json', spec.json ?? 'print JSON')
-    .action(async (...argv: unknown[]) => {
-      // commander passes the declared arguments, then the options, then the command
-      const args = argv.slice(0, -2) as string[];
-      const opts = argv[argv.length - 2] as O;
-      const value = await spec.fetch(opts, ...args);
-      if (opts.json) return printJson(ctx.out, value);
-      spec.render(value, opts, ...args);
-    });
+  return (spec.options ? spec.options(c) : c).option('--json', spec.json ?? 'print JSON').action(async (...argv: unknown[]) => {
+    // commander passes the declared arguments, then the options, then the command
+    const args = argv.slice(0, -2) as string[];
+    const opts = argv[argv.length - 2] as O;
+    const value = await spec.fetch(opts, ...args);
+    if (opts.json) return printJson(ctx.out, value);
+    spec.render(value, opts, ...args);
+  });
 }
 
 export interface ListCommandSpec<T, O extends JsonOpts> extends Omit<JsonCommandSpec<T[], O>, 'use' | 'fetch' | 'render'> {
@@ -67,7 +65,8 @@ export function listCommand<T, O extends JsonOpts = JsonOpts>(parent: Command, c
       const rows = listOf<T>(answer, spec.key);
       return spec.filter ? spec.filter(rows, opts) : rows;
     },
-    render: (rows, _opts, ...args) => printTable(ctx.out, rows, spec.columns, typeof spec.empty === 'string' ? spec.empty : spec.empty(...args)),
+    render: (rows, _opts, ...args) =>
+      printTable(ctx.out, rows, spec.columns, typeof spec.empty === 'string' ? spec.empty : spec.empty(...args)),
   });
 }
 
@@ -88,7 +87,10 @@ export function showCommand<T, O extends JsonOpts = JsonOpts>(
 export function deleteCommand(
   parent: Command,
   ctx: CommandContext,
-  spec: Omit<JsonCommandSpec<unknown, JsonOpts>, 'fetch' | 'render' | 'json'> & { path: (...args: string[]) => string; done: (...args: string[]) => string },
+  spec: Omit<JsonCommandSpec<unknown, JsonOpts>, 'fetch' | 'render' | 'json'> & {
+    path: (...args: string[]) => string;
+    done: (...args: string[]) => string;
+  },
 ): Command {
   return jsonCommand<unknown>(parent, ctx, {
     ...spec,

@@ -61,7 +61,11 @@ export function completionTable(root: CommandNode): Map<string, CommandNode> {
   return table;
 }
 
-const words = (n: CommandNode): string[] => [...n.commands.flatMap((c) => [c.name, ...c.aliases]), ...n.options.map((o) => o.flag), '--help'];
+const words = (n: CommandNode): string[] => [
+  ...n.commands.flatMap((c) => [c.name, ...c.aliases]),
+  ...n.options.map((o) => o.flag),
+  '--help',
+];
 const shQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 function bash(root: CommandNode): string {
@@ -75,7 +79,8 @@ function bash(root: CommandNode): string {
     if (kind) values.push(`    ${shQuote(`${path}|`)}) ${names(kind)} ;;`);
     for (const o of node.options) {
       const source = valueSource(o);
-      if (source) values.push(`    ${shQuote(`${path}|${o.flag}`)}) ${'words' in source ? `echo ${shQuote(source.words)}` : names(source.kind)} ;;`);
+      if (source)
+        values.push(`    ${shQuote(`${path}|${o.flag}`)}) ${'words' in source ? `echo ${shQuote(source.words)}` : names(source.kind)} ;;`);
     }
   }
   const valueFlags = [...new Set(table.flatMap(([, n]) => n.options.filter((o) => o.value).map((o) => o.flag)))].sort();
@@ -142,7 +147,9 @@ function fish(root: CommandNode): string {
   const names = (kind: NameKind) => fishQuote(`(ectl __complete ${kind} 2>/dev/null)`);
   for (const [path, node] of table) {
     const cond = `-n ${fishQuote(`__ectl_path_is ${shQuote(path)}`)}`;
-    for (const c of node.commands) for (const name of [c.name, ...c.aliases]) lines.push(`complete -c ectl ${cond} -f -a ${fishQuote(name)} -d ${fishQuote(c.description)}`);
+    for (const c of node.commands)
+      for (const name of [c.name, ...c.aliases])
+        lines.push(`complete -c ectl ${cond} -f -a ${fishQuote(name)} -d ${fishQuote(c.description)}`);
     const kind = node.commands.length === 0 ? argumentKind(path, node.args?.[0]) : undefined;
     if (kind) lines.push(`complete -c ectl ${cond} -f -a ${names(kind)}`);
     for (const o of node.options) {

@@ -7,7 +7,11 @@ import type { Prompt } from './prompt.js';
 
 /** Pure: checks a --confirm value against the instance name. */
 export function checkConfirmFlag(given: string, name: string): void {
-  if (given !== name) throw new CliError('runtime', `--confirm ${JSON.stringify(given)} does not match the instance name ${JSON.stringify(name)}: nothing was done`);
+  if (given !== name)
+    throw new CliError(
+      'runtime',
+      `--confirm ${JSON.stringify(given)} does not match the instance name ${JSON.stringify(name)}: nothing was done`,
+    );
 }
 
 /** Returns the confirmed name, or throws (nothing has been sent yet). */

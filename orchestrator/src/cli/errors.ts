@@ -4,7 +4,10 @@
 export type CliErrorKind = 'usage' | 'api' | 'runtime';
 
 export class CliError extends Error {
-  constructor(readonly kind: CliErrorKind, message: string) {
+  constructor(
+    readonly kind: CliErrorKind,
+    message: string,
+  ) {
     super(message);
     this.name = 'CliError';
   }
@@ -16,7 +19,11 @@ export class CliError extends Error {
 
 /** An error answer of the orchestrator API: `{"error":{"code","message"}}`. */
 export class ApiError extends CliError {
-  constructor(readonly status: number, readonly code: string, readonly apiMessage: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly apiMessage: string,
+  ) {
     super('api', `${code}: ${apiMessage} (HTTP ${status})`);
     this.name = 'ApiError';
   }

@@ -113,7 +113,12 @@ export function buildProgram(deps: CliDeps): Command {
     async client(opts = {}) {
       const config = await readConfigFile(deps.env.configPath);
       const target = resolveTarget(config, deps.env, context ?? program.opts<{ context?: string }>().context);
-      return new ApiClient({ url: target.url, token: target.token, fetch: fetchFn, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) });
+      return new ApiClient({
+        url: target.url,
+        token: target.token,
+        fetch: fetchFn,
+        ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+      });
     },
   };
   registerContext(program, ctx);
@@ -143,7 +148,8 @@ export function buildProgram(deps: CliDeps): Command {
     for (const sub of cmd.commands) {
       sub.exitOverride().configureOutput(program.configureOutput());
       // Hidden: the help and the completion show it once, as the global option.
-      if (sub.commands.length === 0 && !sub.options.some((o) => o.long === '--context')) sub.addOption(new Option('--context <name>', CONTEXT_HELP).hideHelp());
+      if (sub.commands.length === 0 && !sub.options.some((o) => o.long === '--context'))
+        sub.addOption(new Option('--context <name>', CONTEXT_HELP).hideHelp());
       inherit(sub);
     }
   };

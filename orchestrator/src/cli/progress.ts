@@ -45,7 +45,9 @@ export function startProgress(out: Output, label: string, totalBytes: number, wi
   const draw = (): void => {
     const ratio = totalBytes > 0 ? Math.min(1, sent / totalBytes) : 1;
     const filled = Math.round(ratio * width);
-    out.status(`\r\x1b[2K${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(ratio * 100)}% ${formatBytes(sent)}/${formatBytes(totalBytes)}`);
+    out.status(
+      `\r\x1b[2K${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(ratio * 100)}% ${formatBytes(sent)}/${formatBytes(totalBytes)}`,
+    );
   };
   if (!out.interactive) out.error(`${label}: ${formatBytes(totalBytes)}`);
   return {

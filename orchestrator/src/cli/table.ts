@@ -18,8 +18,9 @@ export function keyColumns<T>(...keys: PrintableKey<T>[]): Column<T>[] {
 function cell(v: string | number | null | undefined): string {
   if (v === null || v === undefined || v === '') return '-';
   // One row per line: control characters from the API never break the layout.
+  const flat = String(v).replace(/[\r\n\t]+/g, ' ');
   // eslint-disable-next-line no-control-regex -- stripping control characters is the point
-  return String(v).replace(/[\r\n\t]+/g, ' ').replace(/[\u0000-\u001f\u007f]/g, '');
+  return flat.replace(/[\u0000-\u001f\u007f]/g, '');
 }
 
 /** Formats rows under upper-case headers, two spaces between columns, no trailing spaces. */

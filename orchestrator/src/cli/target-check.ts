@@ -3,10 +3,7 @@
 // GET /api/v1/health: the orchestrator answers it publicly with {status, version,
 // database}; an agent answers {status, agentId, ...} or 401 (AGENT_TOKEN).
 
-export type TargetKind =
-  | { kind: 'orchestrator' }
-  | { kind: 'agent'; agentId: string | null }
-  | { kind: 'other'; what: string };
+export type TargetKind = { kind: 'orchestrator' } | { kind: 'agent'; agentId: string | null } | { kind: 'other'; what: string };
 
 /** Pure: classifies the answer to GET /api/v1/health. */
 export function classifyHealth(status: number, contentType: string | null, text: string): TargetKind {

@@ -21,8 +21,17 @@ export interface WaitedInstance {
 export type WaitGoal = 'online' | 'stopped' | 'paused' | 'idle' | 'gone';
 
 export const GOAL_OF_ACTION: Readonly<Record<string, WaitGoal>> = {
-  create: 'online', start: 'online', restart: 'online', resume: 'online', update: 'online',
-  stop: 'stopped', pause: 'paused', backup: 'idle', restore: 'idle', delete: 'gone',
+  create: 'online',
+  start: 'online',
+  restart: 'online',
+  resume: 'online',
+  update: 'online',
+  stop: 'stopped',
+  pause: 'paused',
+  backup: 'idle',
+  restore: 'idle',
+  delete: 'gone',
+  reinstall: 'idle',
 };
 
 export type WaitVerdict = { kind: 'done' } | { kind: 'failed'; reason: string } | { kind: 'waiting' };
@@ -34,7 +43,12 @@ const FAILED_STATES = ['error', 'intervention_required', 'unknown'];
  * instance failed its readiness within the startup timeout: waiting for online
  * ends there (the bridge may still report it ready later).
  */
-export function waitVerdict(goal: WaitGoal, instance: WaitedInstance | undefined, commandStatus?: string, commandError?: string | null): WaitVerdict {
+export function waitVerdict(
+  goal: WaitGoal,
+  instance: WaitedInstance | undefined,
+  commandStatus?: string,
+  commandError?: string | null,
+): WaitVerdict {
   if (goal === 'gone') {
     if (!instance) return { kind: 'done' };
   } else if (!instance) {
@@ -48,7 +62,8 @@ export function waitVerdict(goal: WaitGoal, instance: WaitedInstance | undefined
   // A command still pending (when the token may read it) has not run yet.
   if (commandStatus !== undefined && commandStatus !== 'succeeded') return { kind: 'waiting' };
   if (goal === 'idle' || instance.state === goal) return { kind: 'done' };
-  if (goal === 'online' && instance.state === 'degraded') return { kind: 'failed', reason: `it is degraded: not ready within its startup timeout${why}` };
+  if (goal === 'online' && instance.state === 'degraded')
+    return { kind: 'failed', reason: `it is degraded: not ready within its startup timeout${why}` };
   return { kind: 'waiting' };
 }
 
@@ -60,7 +75,12 @@ export function waitVerdict(goal: WaitGoal, instance: WaitedInstance | undefined
 export function waitTexts(goal: WaitGoal, name: string, action?: string) {
   if (goal === 'idle') {
     const what = `${action ?? 'the action'} of ${name}`;
-    return { waiting: `waiting for the ${what}`, done: `${what} done`, failed: (reason: string) => `${what} failed: ${reason}`, late: (s: number, state: string) => `${what} still running after ${s}s (instance ${state}; ectl instances get ${name} shows it)` };
+    return {
+      waiting: `waiting for the ${what}`,
+      done: `${what} done`,
+      failed: (reason: string) => `${what} failed: ${reason}`,
+      late: (s: number, state: string) => `${what} still running after ${s}s (instance ${state}; ectl instances get ${name} shows it)`,
+    };
   }
   const target = goal === 'gone' ? 'deleted' : goal;
   return {
@@ -87,7 +107,11 @@ async function readInstance(client: ApiClient, id: string): Promise<WaitedInstan
   }
 }
 
-async function readCommand(client: ApiClient, commandId: string | null | undefined, allowed: { yes: boolean }): Promise<{ status?: string; lastError?: string | null }> {
+async function readCommand(
+  client: ApiClient,
+  commandId: string | null | undefined,
+  allowed: { yes: boolean },
+): Promise<{ status?: string; lastError?: string | null }> {
   if (!commandId || !allowed.yes) return {};
   try {
     return await client.get<{ status: string; lastError: string | null }>(`/commands/${enc(commandId)}`);
@@ -104,7 +128,14 @@ async function readCommand(client: ApiClient, commandId: string | null | undefin
  * Waits until `goal`; throws a runtime error on failure or after `timeoutMs`. Returns the last view.
  * `action` names what was queued (the texts of an `idle` goal say "backup of NAME done").
  */
-export async function waitForInstance(deps: WaitDeps, id: string, goal: WaitGoal, timeoutMs: number, commandId?: string | null, action?: string): Promise<WaitedInstance | undefined> {
+export async function waitForInstance(
+  deps: WaitDeps,
+  id: string,
+  goal: WaitGoal,
+  timeoutMs: number,
+  commandId?: string | null,
+  action?: string,
+): Promise<WaitedInstance | undefined> {
   const texts = (i: WaitedInstance | undefined) => waitTexts(goal, i?.name ?? id, action);
   const spinner = startSpinner(deps.out, texts(undefined).waiting);
   const deadline = deps.now() + timeoutMs;

@@ -86,19 +86,30 @@ const containerFields = {
   /** Create the container with an open stdin (egg templates: console commands and the stdin stop). */
   openStdin: Type.Optional(Type.Boolean()),
   /** Configuration edits the agent applies to files of the instance directory before each start (references already resolved). */
-  configFiles: Type.Optional(Type.Array(Type.Object(
-    {
-      path: Type.String({ minLength: 1, maxLength: 1024 }),
-      parser: Type.Union(['properties', 'yaml', 'json', 'ini', 'xml', 'toml', 'file'].map((p) => Type.Literal(p))),
-      edits: Type.Array(Type.Object({
-        key: Type.String({ minLength: 1, maxLength: 512 }),
-        value: Type.String({ maxLength: 4096 }),
-        /** Value matching: only a value equal to this, or matching `regex:RE`, is replaced. */
-        ifValue: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-      }, { additionalProperties: false }), { maxItems: 4096 }),
-    },
-    { additionalProperties: false },
-  ), { maxItems: 64 })),
+  configFiles: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          path: Type.String({ minLength: 1, maxLength: 1024 }),
+          parser: Type.Union(['properties', 'yaml', 'json', 'ini', 'xml', 'toml', 'file'].map((p) => Type.Literal(p))),
+          edits: Type.Array(
+            Type.Object(
+              {
+                key: Type.String({ minLength: 1, maxLength: 512 }),
+                value: Type.String({ maxLength: 4096 }),
+                /** Value matching: only a value equal to this, or matching `regex:RE`, is replaced. */
+                ifValue: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+              },
+              { additionalProperties: false },
+            ),
+            { maxItems: 4096 },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 64 },
+    ),
+  ),
 };
 
 /** `PUT /instances/:id`. `start: false` (import before the first start) leaves the container created, not running. */
@@ -128,8 +139,7 @@ export type StopBody = Static<typeof StopBody>;
 export const ReplaceBody = Type.Object(
   {
     ...containerFields,
-    /** Accepted for symmetry with create and ignored: a replace never re-materializes. */
-    layers: Type.Optional(Layers),
+    // No `layers`: a replace keeps the runtime directory and never re-materializes (a body naming them is refused).
     /** Start the new container; false leaves it created (a stopped instance stays stopped). */
     start: Type.Boolean(),
     /** How the old container is stopped. */
@@ -150,18 +160,30 @@ export type ReplaceBody = Static<typeof ReplaceBody>;
 // ------------------------------------------------------------------ stdin / install
 
 /** `POST /instances/:id/stdin`: one line written to a running container's open stdin. */
-export const StdinBody = Type.Object({ line: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^\\r\\n]*$' }) }, { additionalProperties: false });
+export const StdinBody = Type.Object(
+  { line: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^\\r\\n]*$' }) },
+  { additionalProperties: false },
+);
 export type StdinBody = Static<typeof StdinBody>;
 
-/** `POST /instances/:id/install`: a one-off container of `image`, the instance directory at /mnt/server, `entrypoint` given the script. */
+/**
+ * `POST /instances/:id/install`: a container of `image` run as root, the instance directory at
+ * /mnt/server, the script at /mnt/install/install.sh run as `entrypoint /mnt/install/install.sh`;
+ * afterwards every file belongs to the instance container's user. `memoryMb` (at least 1024) and
+ * `cpus` bound it like the instance.
+ */
 export const InstallBody = Type.Object(
   {
     image: Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }),
     entrypoint: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_./-]+$' }),
     script: Type.String({ minLength: 1, maxLength: 262_144 }),
     timeoutMs: Type.Integer({ minimum: 1000, maximum: 7_200_000 }),
-    env: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String({ maxLength: 32768 }), { maxProperties: 512 })),
+    env: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String({ maxLength: 32768 }), { maxProperties: 512 }),
+    ),
     pull: Type.Optional(PullPolicy),
+    memoryMb: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_048_576 })),
+    cpus: Type.Optional(Type.Number({ minimum: 0, maximum: 1024 })),
   },
   { additionalProperties: false },
 );
@@ -172,6 +194,8 @@ export const InstallAnswer = Type.Object({
   /** The script's last output lines (bounded). */
   output: Type.String(),
   durationMs: Type.Integer(),
+  /** How many files and directories were given to the container's user afterwards (0: the image's own user, left as the script made them). */
+  owned: Type.Optional(Type.Integer()),
 });
 export type InstallAnswer = Static<typeof InstallAnswer>;
 
@@ -341,7 +365,10 @@ export type CreateBackupBody = Static<typeof CreateBackupBody>;
 export const RestoreBody = Type.Object({ backupId: BackupId }, { additionalProperties: false });
 export type RestoreBody = Static<typeof RestoreBody>;
 
-export const BackupParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }), backupId: Type.String({ minLength: 1, maxLength: 256 }) });
+export const BackupParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 256 }),
+  backupId: Type.String({ minLength: 1, maxLength: 256 }),
+});
 export type BackupParams = Static<typeof BackupParams>;
 
 export const BackupInfo = Type.Object({
@@ -401,7 +428,10 @@ export type KeptDataList = Static<typeof KeptDataList>;
 export const KeptDataPurged = Type.Object({ instanceId: Type.String(), dataRemoved: Type.Boolean(), backupsRemoved: Type.Integer() });
 export type KeptDataPurged = Static<typeof KeptDataPurged>;
 /** `POST /kept-data/:id/attach`: the kept world of `:id` becomes the world of `instanceId` (created, not running). */
-export const KeptDataAttachBody = Type.Object({ instanceId: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
+export const KeptDataAttachBody = Type.Object(
+  { instanceId: Type.String({ minLength: 1, maxLength: 256 }) },
+  { additionalProperties: false },
+);
 export type KeptDataAttachBody = Static<typeof KeptDataAttachBody>;
 export const KeptDataAttached = Type.Object({ instanceId: Type.String(), from: Type.String(), replacedFresh: Type.Boolean() });
 export type KeptDataAttached = Static<typeof KeptDataAttached>;
@@ -445,6 +475,77 @@ export const DataImportResult = Type.Object({
   sizeBytes: Type.Integer(),
 });
 export type DataImportResult = Static<typeof DataImportResult>;
+
+// ------------------------------------------------------------------ files
+
+/**
+ * A path of the files API: relative to the instance's data directory, written
+ * with a leading `/` (`/server.properties`); `/` is the directory itself. The
+ * agent checks it again (no `..`, NUL, control characters, symlinks).
+ */
+const FilePath = Type.String({ minLength: 1, maxLength: 1024, pattern: '^/' });
+const FilePaths = Type.Array(FilePath, { minItems: 1, maxItems: 100 });
+
+export const FILE_TYPES = ['file', 'directory', 'symlink'] as const;
+export const FileEntry = Type.Object({
+  name: Type.String(),
+  path: Type.String(),
+  /** Anything else (a socket, a fifo) is listed as `file` with size 0 and cannot be read. */
+  type: Type.Union(FILE_TYPES.map((t) => Type.Literal(t))),
+  size: Type.Integer({ minimum: 0 }),
+  /** Epoch ms. */
+  modifiedAt: Type.Integer(),
+  /** Permission bits in octal, like "0644". */
+  mode: Type.String(),
+});
+export type FileEntry = Static<typeof FileEntry>;
+
+/** `GET /instances/:id/files?path=/`: directories first, then by name. */
+export const FileList = Type.Object({ path: Type.String(), entries: Type.Array(FileEntry) });
+export type FileList = Static<typeof FileList>;
+
+export const FilePathQuery = Type.Object({ path: FilePath }, { additionalProperties: false });
+export type FilePathQuery = Static<typeof FilePathQuery>;
+
+/** `GET /instances/:id/files/content?path=&offset=`: raw bytes from `offset` (SFTP reads resume there). */
+export const FileReadQuery = Type.Object(
+  { path: FilePath, offset: Type.Optional(Type.Integer({ minimum: 0 })) },
+  { additionalProperties: false },
+);
+export type FileReadQuery = Static<typeof FileReadQuery>;
+
+/** `PUT /instances/:id/files/content?path=&maxBytes=` (raw body): the caller's size limit; the agent also applies its own. */
+export const FileWriteQuery = Type.Object(
+  { path: FilePath, maxBytes: Type.Optional(Type.Integer({ minimum: 0 })) },
+  { additionalProperties: false },
+);
+export type FileWriteQuery = Static<typeof FileWriteQuery>;
+export const FILE_CONTENT_TYPE = 'application/octet-stream';
+/** The answer to a download carries the file's size and modification time in headers. */
+export const FILE_MODIFIED_HEADER = 'x-file-modified-at';
+
+export const FileWritten = Type.Object({ path: Type.String(), size: Type.Integer() });
+export type FileWritten = Static<typeof FileWritten>;
+
+export const FileDirectoryBody = Type.Object({ path: FilePath }, { additionalProperties: false });
+export type FileDirectoryBody = Static<typeof FileDirectoryBody>;
+
+export const FileRenameBody = Type.Object({ from: FilePath, to: FilePath }, { additionalProperties: false });
+export type FileRenameBody = Static<typeof FileRenameBody>;
+
+export const FileDeleteBody = Type.Object({ paths: FilePaths }, { additionalProperties: false });
+export type FileDeleteBody = Static<typeof FileDeleteBody>;
+export const FileDeleted = Type.Object({ deleted: Type.Array(Type.String()) });
+export type FileDeleted = Static<typeof FileDeleted>;
+
+/** The agent needs the destination (the orchestrator names the default, on its clock). */
+export const FileArchiveBody = Type.Object({ paths: FilePaths, destination: FilePath }, { additionalProperties: false });
+export type FileArchiveBody = Static<typeof FileArchiveBody>;
+
+export const FileExtractBody = Type.Object({ path: FilePath, destination: Type.Optional(FilePath) }, { additionalProperties: false });
+export type FileExtractBody = Static<typeof FileExtractBody>;
+export const FileExtracted = Type.Object({ destination: Type.String(), entries: Type.Integer() });
+export type FileExtracted = Static<typeof FileExtracted>;
 
 // ------------------------------------------------------------------ stats
 
@@ -494,16 +595,14 @@ export const HeartbeatBody = Type.Object(
     controlUrl: Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }),
     gameAddress: Type.String({ minLength: 1, maxLength: 255 }),
     version: Type.String({ minLength: 1, maxLength: 64 }),
+    // The raw machine facts, one shape for every sender; a newer agent's extra fields pass (the store's
+    // own memoryMb/cpus/diskBytes are refused by name: toHostHeartbeat).
     resources: Type.Object(
       {
-        cpuCount: Type.Optional(Type.Number({ minimum: 0 })),
-        memoryTotalBytes: Type.Optional(Type.Number({ minimum: 0 })),
-        memoryAvailableBytes: Type.Optional(Type.Number({ minimum: 0 })),
-        diskFreeBytes: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
-        // The store's own shape, accepted as well (simulated agents, tests).
-        memoryMb: Type.Optional(Type.Integer({ minimum: 0 })),
-        cpus: Type.Optional(Type.Number({ minimum: 0 })),
-        diskBytes: Type.Optional(Type.Number({ minimum: 0 })),
+        cpuCount: AgentResources.properties.cpuCount,
+        memoryTotalBytes: AgentResources.properties.memoryTotalBytes,
+        memoryAvailableBytes: Type.Optional(AgentResources.properties.memoryAvailableBytes),
+        diskFreeBytes: Type.Optional(AgentResources.properties.diskFreeBytes),
       },
       { additionalProperties: true },
     ),

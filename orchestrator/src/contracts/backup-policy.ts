@@ -35,5 +35,8 @@ export function parseBackupPolicy(raw: BackupPolicy, field = 'backup'): BackupPo
       throw new AppError('VALIDATION_FAILED', `${field}.schedule: ${(err as Error).message}`, { details: { field: `${field}.schedule` } });
     }
   }
-  return { ...(raw.schedule !== undefined ? { schedule: raw.schedule.trim() } : {}), ...(raw.retention ? { retention: { ...raw.retention } } : {}) };
+  return {
+    ...(raw.schedule !== undefined ? { schedule: raw.schedule.trim() } : {}),
+    ...(raw.retention ? { retention: { ...raw.retention } } : {}),
+  };
 }

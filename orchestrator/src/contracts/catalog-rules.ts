@@ -12,6 +12,7 @@ import { parseBackupPolicy, type BackupPolicy } from './backup-policy.js';
 import { AppError } from '../shared/errors.js';
 import { configKeyProblem } from '../eggs/config-keys.js';
 import { normalizeBoolean } from '../eggs/boolean-values.js';
+import { EULA_VARIABLE } from '../eggs/features.js';
 import type { GroupBody, TemplateBody } from './catalog.js';
 
 export const DEFAULT_CONTAINER_PORT = 25565;
@@ -29,8 +30,10 @@ function checkVariable(v: TemplateBody['variables'] extends (infer T)[] | undefi
   const rules = v.validation ?? {};
   if (v.type === 'enum' && !rules.values) throw invalid(`${f}/validation/values`, 'is required for an enum variable');
   if (v.type !== 'enum' && rules.values) throw invalid(`${f}/validation/values`, `only applies to enum variables (this one is ${v.type})`);
-  if (rules.min !== undefined && rules.max !== undefined && rules.min > rules.max) throw invalid(`${f}/validation`, 'min must not exceed max');
-  if (rules.minLength !== undefined && rules.maxLength !== undefined && rules.minLength > rules.maxLength) throw invalid(`${f}/validation`, 'minLength must not exceed maxLength');
+  if (rules.min !== undefined && rules.max !== undefined && rules.min > rules.max)
+    throw invalid(`${f}/validation`, 'min must not exceed max');
+  if (rules.minLength !== undefined && rules.maxLength !== undefined && rules.minLength > rules.maxLength)
+    throw invalid(`${f}/validation`, 'minLength must not exceed maxLength');
   if (rules.pattern !== undefined) {
     try {
       new RegExp(rules.pattern);
@@ -39,7 +42,10 @@ function checkVariable(v: TemplateBody['variables'] extends (infer T)[] | undefi
     }
   }
   if (v.secret && v.default !== undefined) {
-    throw invalid(`${f}/default`, 'must not be set on a secret variable: secret values are never stored in a template (declare it, and give the value per instance)');
+    throw invalid(
+      `${f}/default`,
+      'must not be set on a secret variable: secret values are never stored in a template (declare it, and give the value per instance)',
+    );
   }
   if (v.default !== undefined) {
     const problem = valueProblem(v.type, v.default, rules);
@@ -52,7 +58,18 @@ function checkVariable(v: TemplateBody['variables'] extends (infer T)[] | undefi
     }
   }
   const out: VariableSpec = { name: v.name, type: v.type };
-  for (const key of ['description', 'env', 'default', 'required', 'secret', 'validation', 'apply', 'operatorOnly', 'hidden', 'booleanValues'] as const) {
+  for (const key of [
+    'description',
+    'env',
+    'default',
+    'required',
+    'secret',
+    'validation',
+    'apply',
+    'operatorOnly',
+    'hidden',
+    'booleanValues',
+  ] as const) {
     if (v[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = v[key];
   }
   return out;
@@ -64,7 +81,11 @@ export function normalizeValue(variable: Pick<VariableSpec, 'booleanValues'>, va
 }
 
 /** Why a value does not fit a variable's type and rules, or undefined when it does. */
-export function valueProblem(type: VariableSpec['type'], value: unknown, rules: NonNullable<VariableSpec['validation']>): string | undefined {
+export function valueProblem(
+  type: VariableSpec['type'],
+  value: unknown,
+  rules: NonNullable<VariableSpec['validation']>,
+): string | undefined {
   switch (type) {
     case 'boolean':
       return typeof value === 'boolean' ? undefined : 'must be a boolean';
@@ -77,7 +98,9 @@ export function valueProblem(type: VariableSpec['type'], value: unknown, rules: 
       return undefined;
     }
     case 'enum':
-      return typeof value === 'string' && (rules.values ?? []).includes(value) ? undefined : `must be one of ${(rules.values ?? []).join(', ')}`;
+      return typeof value === 'string' && (rules.values ?? []).includes(value)
+        ? undefined
+        : `must be one of ${(rules.values ?? []).join(', ')}`;
     case 'string': {
       if (typeof value !== 'string') return 'must be a string';
       if (rules.minLength !== undefined && value.length < rules.minLength) return `must be at least ${rules.minLength} characters`;
@@ -101,15 +124,17 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
     envs.add(env);
   });
   const rcon = body.stop?.rcon;
-  if (rcon && !names.has(rcon.passwordVariable)) throw invalid('stop/rcon/passwordVariable', `names ${rcon.passwordVariable}, which is not a declared variable`);
+  if (rcon && !names.has(rcon.passwordVariable))
+    throw invalid('stop/rcon/passwordVariable', `names ${rcon.passwordVariable}, which is not a declared variable`);
   const readiness = validateReadinessSpec(body.readiness ?? DEFAULT_READINESS);
   if (!readiness.ok) throw new AppError('VALIDATION_FAILED', `body/${readiness.error.message}`, { details: readiness.error.details });
   const user = unwrap(validateContainerUser(body.user));
-  const paths = (list: readonly string[], field: string) => list.map((p, i) => {
-    const checked = validateRelativePath(p, `body/${field}/${i}`);
-    if (!checked.ok) throw new AppError('VALIDATION_FAILED', checked.error.message, { details: checked.error.details });
-    return checked.value;
-  });
+  const paths = (list: readonly string[], field: string) =>
+    list.map((p, i) => {
+      const checked = validateRelativePath(p, `body/${field}/${i}`);
+      if (!checked.ok) throw new AppError('VALIDATION_FAILED', checked.error.message, { details: checked.error.details });
+      return checked.value;
+    });
   const dataPaths = paths(body.dataPaths ?? [], 'dataPaths');
   const technicalPaths = paths(body.technicalPaths ?? [], 'technicalPaths');
   const backupPaths = body.backup?.paths ? [...new Set(paths(body.backup.paths, 'backup/paths'))] : undefined;
@@ -129,7 +154,12 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
     resources: body.resources,
     containerPort: body.containerPort ?? DEFAULT_CONTAINER_PORT,
     readiness: readiness.value as TemplateSpec['readiness'],
-    stop: { signal: body.stop?.signal ?? 'SIGTERM', timeoutMs: body.stop?.timeoutMs ?? DEFAULT_STOP_TIMEOUT_MS, ...(rcon ? { rcon } : {}), ...(body.stop?.stdin !== undefined ? { stdin: body.stop.stdin } : {}) },
+    stop: {
+      signal: body.stop?.signal ?? 'SIGTERM',
+      timeoutMs: body.stop?.timeoutMs ?? DEFAULT_STOP_TIMEOUT_MS,
+      ...(rcon ? { rcon } : {}),
+      ...(body.stop?.stdin !== undefined ? { stdin: body.stop.stdin } : {}),
+    },
     dataPaths: [...new Set(dataPaths)],
     layers: body.layers ?? [],
     // A crash is survived by default: restarted under the crash-loop breaker; 'never' stays available.
@@ -150,7 +180,8 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
   if (body.images && Object.keys(body.images).length > 0) spec.images = body.images;
   if (body.backup) {
     spec.backup = {
-      ...(body.backup.onlineSave !== undefined ? { onlineSave: body.backup.onlineSave } : {}), ...(backupPaths ? { paths: backupPaths } : {}),
+      ...(body.backup.onlineSave !== undefined ? { onlineSave: body.backup.onlineSave } : {}),
+      ...(backupPaths ? { paths: backupPaths } : {}),
       ...(body.backup.onFailure !== undefined ? { onFailure: body.backup.onFailure } : {}),
     };
   }
@@ -161,17 +192,27 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
 function runtimeFields(body: TemplateBody, paths: (list: readonly string[], field: string) => string[]): Partial<TemplateSpec> {
   const out: Partial<TemplateSpec> = {};
   if (body.stop?.stdin !== undefined && body.stop.rcon) throw invalid('stop/stdin', 'and stop/rcon both name the stop command: choose one');
-  if (body.stop?.stdin !== undefined && body.stdin !== true) throw invalid('stop/stdin', 'needs stdin: true (the container is created with an open stdin)');
+  if (body.stop?.stdin !== undefined && body.stdin !== true)
+    throw invalid('stop/stdin', 'needs stdin: true (the container is created with an open stdin)');
   if (body.command) out.command = body.command;
   if (body.startup !== undefined) {
-    if (body.command) throw invalid('startup', "and command cannot both be set: startup is run by the image's own entrypoint, command replaces it");
+    if (body.command)
+      throw invalid('startup', "and command cannot both be set: startup is run by the image's own entrypoint, command replaces it");
     if (body.startup.trim() === '') throw invalid('startup', 'is empty');
     out.startup = body.startup;
   }
   if (body.stdin === true) out.stdin = true;
   if (body.install) out.install = { ...body.install, timeoutMs: body.install.timeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS };
+  if (body.eula === true) {
+    if (!body.variables?.some((v) => v.name === EULA_VARIABLE))
+      throw invalid('eula', `needs a variable named ${EULA_VARIABLE} (the operator's acceptance, true or false)`);
+    out.eula = true;
+  }
   if (body.configFiles && body.configFiles.length > 0) {
-    const filePaths = paths(body.configFiles.map((f) => f.path), 'configFiles');
+    const filePaths = paths(
+      body.configFiles.map((f) => f.path),
+      'configFiles',
+    );
     out.configFiles = body.configFiles.map((f, i) => {
       for (const [key, value] of Object.entries(f.find)) {
         const problem = configKeyProblem(f.parser, key, value);
@@ -207,22 +248,44 @@ export function normalizeGroup(body: GroupBody): NormalizedGroup {
     if (ids.has(v.id)) throw invalid(`variants/${i}/id`, `${v.id} is declared twice`);
     ids.add(v.id);
     checkDuplicateLayers(v.extraLayers ?? [], `variants/${i}/extraLayers`);
-    return { id: v.id, template: v.template, extraLayers: v.extraLayers ?? [], ...(v.resources ? { resources: v.resources } : {}), env: v.env ?? {} };
+    return {
+      id: v.id,
+      template: v.template,
+      extraLayers: v.extraLayers ?? [],
+      ...(v.resources ? { resources: v.resources } : {}),
+      env: v.env ?? {},
+    };
   });
   const scaling = body.scaling == null ? null : parseScalingPolicy(body.scaling);
   // One place for the group's sleep: `scaling.idleTiers` (the older form) moves to the top level.
   let idleTiers = body.idleTiers == null ? undefined : parseIdleTiers(body.idleTiers, 'idleTiers');
   if (scaling?.idleTiers !== undefined) {
-    if (idleTiers !== undefined) throw invalid('scaling/idleTiers', 'must not be set beside the top-level idleTiers: set the group\'s idle tiers once, at the top level');
+    if (idleTiers !== undefined)
+      throw invalid(
+        'scaling/idleTiers',
+        "must not be set beside the top-level idleTiers: set the group's idle tiers once, at the top level",
+      );
     idleTiers = scaling.idleTiers;
     delete scaling.idleTiers;
   }
   const capMax = body.caps?.maxInstances;
   if (scaling && capMax !== undefined && scaling.minInstances > capMax) {
-    throw new AppError('VALIDATION_FAILED', `scaling.minInstances: must not exceed caps.maxInstances (${scaling.minInstances} > ${capMax}): the minimum could never be kept`, {
-      details: { field: 'scaling.minInstances' },
-    });
+    throw new AppError(
+      'VALIDATION_FAILED',
+      `scaling.minInstances: must not exceed caps.maxInstances (${scaling.minInstances} > ${capMax}): the minimum could never be kept`,
+      {
+        details: { field: 'scaling.minInstances' },
+      },
+    );
   }
   const backup = body.backup == null ? undefined : parseBackupPolicy(body.backup);
-  return { kind: body.kind, placement: body.placement ?? 'packed', caps: body.caps ?? {}, variants, scaling, ...(idleTiers ? { idleTiers } : {}), ...(backup ? { backup } : {}) };
+  return {
+    kind: body.kind,
+    placement: body.placement ?? 'packed',
+    caps: body.caps ?? {},
+    variants,
+    scaling,
+    ...(idleTiers ? { idleTiers } : {}),
+    ...(backup ? { backup } : {}),
+  };
 }

@@ -37,7 +37,13 @@ const Validation = Type.Object(
 const Variable = Type.Object(
   {
     name: EnvName,
-    type: Type.Union([Type.Literal('string'), Type.Literal('integer'), Type.Literal('number'), Type.Literal('boolean'), Type.Literal('enum')]),
+    type: Type.Union([
+      Type.Literal('string'),
+      Type.Literal('integer'),
+      Type.Literal('number'),
+      Type.Literal('boolean'),
+      Type.Literal('enum'),
+    ]),
     description: Type.Optional(Type.String({ maxLength: 1000 })),
     env: Type.Optional(EnvName),
     // Unknown, not a union: with coerceTypes a union would turn 10 into "10"; catalog-rules checks the type.
@@ -48,10 +54,15 @@ const Variable = Type.Object(
     apply: Type.Optional(Type.Union([Type.Literal('immediate'), Type.Literal('restart_required')])),
     operatorOnly: Type.Optional(Type.Boolean()),
     hidden: Type.Optional(Type.Boolean({ description: 'value shown to operators only (egg user_viewable: false)' })),
-    booleanValues: Type.Optional(Type.Object(
-      { true: Type.String({ minLength: 1, maxLength: 64 }), false: Type.String({ minLength: 1, maxLength: 64 }) },
-      { additionalProperties: false, description: 'an egg boolean: true/false/1/0 given are stored as these two values (the enum\'s values)' },
-    )),
+    booleanValues: Type.Optional(
+      Type.Object(
+        { true: Type.String({ minLength: 1, maxLength: 64 }), false: Type.String({ minLength: 1, maxLength: 64 }) },
+        {
+          additionalProperties: false,
+          description: "an egg boolean: true/false/1/0 given are stored as these two values (the enum's values)",
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -94,7 +105,10 @@ const ConfigFile = Type.Object(
       Type.Union([
         Type.String({ maxLength: 4096 }),
         // Value matching: old value (or `regex:RE`) → new value; only a value that fits is replaced.
-        Type.Record(Type.String({ minLength: 1, maxLength: 1024 }), Type.String({ maxLength: 4096 }), { minProperties: 1, maxProperties: 16 }),
+        Type.Record(Type.String({ minLength: 1, maxLength: 1024 }), Type.String({ maxLength: 4096 }), {
+          minProperties: 1,
+          maxProperties: 16,
+        }),
       ]),
       { minProperties: 1, maxProperties: 256 },
     ),
@@ -118,9 +132,11 @@ export const TemplateBody = Type.Object(
       Type.Object(
         {
           onlineSave: Type.Optional(Type.Boolean()),
-          onFailure: Type.Optional(Type.Union([Type.Literal('abort_stop'), Type.Literal('stop_without_backup'), Type.Literal('force_stop_after_timeout')], {
-            description: 'what an automatic stop (idle tier) does when its backup fails; default abort_stop (the world keeps running)',
-          })),
+          onFailure: Type.Optional(
+            Type.Union([Type.Literal('abort_stop'), Type.Literal('stop_without_backup'), Type.Literal('force_stop_after_timeout')], {
+              description: 'what an automatic stop (idle tier) does when its backup fails; default abort_stop (the world keeps running)',
+            }),
+          ),
           paths: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: 256 })),
         },
         { additionalProperties: false },
@@ -140,17 +156,33 @@ export const TemplateBody = Type.Object(
     layers: Type.Optional(Type.Array(LayerRefSchema, { maxItems: 64 })),
     restartPolicy: Type.Optional(Type.Union([Type.Literal('never'), Type.Literal('on-failure'), Type.Literal('always')])),
     user: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    labels: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 4096 }), { maxProperties: 64 })),
-    caps: Type.Optional(Type.Object({ maxInstances: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) }, { additionalProperties: false })),
+    labels: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 4096 }), { maxProperties: 64 }),
+    ),
+    caps: Type.Optional(
+      Type.Object({ maxInstances: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) }, { additionalProperties: false }),
+    ),
     networkSecret: Type.Optional(Type.Object({ env: EnvName }, { additionalProperties: false })),
     command: Type.Optional(Type.Array(Type.String({ maxLength: 4096 }), { minItems: 1, maxItems: 256 })),
-    startup: Type.Optional(Type.String({ minLength: 1, maxLength: 16384, description: "Wings' runtime: the line the image's entrypoint reads as STARTUP; the files at /home/container" })),
+    startup: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 16384,
+        description: "Wings' runtime: the line the image's entrypoint reads as STARTUP; the files at /home/container",
+      }),
+    ),
     stdin: Type.Optional(Type.Boolean()),
     install: Type.Optional(Install),
+    eula: Type.Optional(
+      Type.Boolean({ description: "starts are refused until the instance's EULA variable is true (an egg's eula feature)" }),
+    ),
     configFiles: Type.Optional(Type.Array(ConfigFile, { maxItems: 64 })),
-    images: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }), {
-      maxProperties: 64, description: 'the image choices an egg offers (label → image); an instance picks one at creation (image) or by an update',
-    })),
+    images: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }), {
+        maxProperties: 64,
+        description: 'the image choices an egg offers (label → image); an instance picks one at creation (image) or by an update',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -174,7 +206,9 @@ export const GroupBody = Type.Object(
   {
     kind: Type.Union([Type.Literal('persistent'), Type.Literal('ephemeral')]),
     placement: Type.Optional(Type.Union([Type.Literal('packed'), Type.Literal('distributed')])),
-    caps: Type.Optional(Type.Object({ maxInstances: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) }, { additionalProperties: false })),
+    caps: Type.Optional(
+      Type.Object({ maxInstances: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) }, { additionalProperties: false }),
+    ),
     variants: Type.Array(VariantSchema, { minItems: 1, maxItems: 64 }),
     // Structure only; parseScalingPolicy (provisioning) applies the rules and names the field it refuses.
     scaling: Type.Optional(NullableScalingSchema),
@@ -204,7 +238,14 @@ function expectation(schema: TSchema, fallback: string): string {
 }
 
 function dotted(path: string): string {
-  return path.split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '') || '(root)';
+  return (
+    path
+      .split('/')
+      .filter(Boolean)
+      .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
+      .join('')
+      .replace(/^\./, '') || '(root)'
+  );
 }
 
 /**
@@ -217,7 +258,14 @@ export function bodyProblems(schema: TSchema, body: unknown): BodyProblem[] {
   for (const e of Value.Errors(schema, body)) {
     const field = dotted(e.path);
     if (out.has(field)) continue;
-    const s = e.schema as TSchema & { minimum?: number; maximum?: number; exclusiveMinimum?: number; minLength?: number; maxLength?: number; pattern?: string };
+    const s = e.schema as TSchema & {
+      minimum?: number;
+      maximum?: number;
+      exclusiveMinimum?: number;
+      minLength?: number;
+      maxLength?: number;
+      pattern?: string;
+    };
     let message: string;
     switch (e.type) {
       case ValueErrorType.ObjectAdditionalProperties:
@@ -254,7 +302,8 @@ export function bodyProblems(schema: TSchema, body: unknown): BodyProblem[] {
         break;
       case ValueErrorType.Union: {
         const literals = ((s as { anyOf?: { const?: unknown }[] }).anyOf ?? []).map((a) => a.const).filter((c) => c !== undefined);
-        message = literals.length > 0 ? `must be one of ${literals.join(', ')}${got(e.value)}` : `${e.message.toLowerCase()}${got(e.value)}`;
+        message =
+          literals.length > 0 ? `must be one of ${literals.join(', ')}${got(e.value)}` : `${e.message.toLowerCase()}${got(e.value)}`;
         break;
       }
       default:

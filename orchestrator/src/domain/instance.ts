@@ -6,8 +6,24 @@ import type { ContainerUserSpec } from './template.js';
 import type { IdleAction, IdleClock, IdleTier } from '../provisioning/index.js';
 
 export const INSTANCE_STATES = [
-  'draft', 'installing', 'stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused',
-  'backup', 'restore', 'update', 'error', 'unknown', 'intervention_required', 'deleting', 'archiving', 'archived',
+  'draft',
+  'installing',
+  'stopped',
+  'starting',
+  'online',
+  'degraded',
+  'stopping',
+  'pausing',
+  'paused',
+  'backup',
+  'restore',
+  'update',
+  'error',
+  'unknown',
+  'intervention_required',
+  'deleting',
+  'archiving',
+  'archived',
 ] as const;
 export type InstanceState = (typeof INSTANCE_STATES)[number];
 
@@ -16,9 +32,21 @@ export type DesiredState = (typeof DESIRED_STATES)[number];
 
 /** The mutually exclusive actions a user or the system may request on an instance. */
 export const INSTANCE_ACTIONS = [
-  'start', 'stop', 'restart', 'pause', 'resume', 'update', 'delete', 'apply-settings', 'backup', 'restore',
+  'start',
+  'stop',
+  'restart',
+  'pause',
+  'resume',
+  'update',
+  'delete',
+  'apply-settings',
+  'backup',
+  'restore',
   // Dynamic provisioning (seed 003): the archive idle tier, and despawn = drain, evacuate, wait, delete.
-  'archive', 'despawn',
+  'archive',
+  'despawn',
+  // Egg templates: run the install script again over the kept files (stopping a running server first).
+  'reinstall',
 ] as const;
 export type InstanceAction = (typeof INSTANCE_ACTIONS)[number];
 

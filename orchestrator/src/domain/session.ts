@@ -13,10 +13,7 @@ export interface Session {
   releasedAt: EpochMs | null;
 }
 
-export type TransferTarget =
-  | { kind: 'instance'; id: string }
-  | { kind: 'group'; id: string }
-  | { kind: 'session'; id: string };
+export type TransferTarget = { kind: 'instance'; id: string } | { kind: 'group'; id: string } | { kind: 'session'; id: string };
 
 export const TRANSFER_STATUSES = ['pending', 'consumed', 'expired', 'failed'] as const;
 

@@ -105,10 +105,7 @@ export interface CrashLoopSpec {
 }
 
 /** The container user, chosen at instance creation and never edited after. */
-export type ContainerUserSpec =
-  | { mode: 'endercloud' }
-  | { mode: 'custom'; uid: number; gid: number }
-  | { mode: 'image' };
+export type ContainerUserSpec = { mode: 'endercloud' } | { mode: 'custom'; uid: number; gid: number } | { mode: 'image' };
 
 export interface TemplateSpec {
   image: string;
@@ -142,6 +139,11 @@ export interface TemplateSpec {
   /** The container is created with an open stdin: console commands and the stdin stop path write to it. */
   stdin?: boolean;
   install?: InstallSpec;
+  /**
+   * The server needs the operator's acceptance of the Minecraft EULA (an egg's `eula` feature): its
+   * variable `EULA` must be `true` before any start, which is refused otherwise (src/eggs/features.ts).
+   */
+  eula?: boolean;
   configFiles?: ConfigFileSpec[];
   /**
    * Wings' runtime (egg templates): this startup line is given to the image's own

@@ -30,11 +30,12 @@ export interface ConfigEditPlan {
 /** Every file's edits with their references filled in; throws on a reference it cannot resolve (refused at import). */
 export function planConfigEdits(files: readonly ConfigFileSpec[], ctx: ConfigContext): ConfigEditPlan[] {
   return files.map((f) => {
-    const fill = (key: string, raw: string): string => raw.replace(REFERENCE, (all, ref: string) => {
-      const v = resolveReference(ref, ctx);
-      if (v === undefined) throw new Error(`${f.path}: ${key} refers to ${all}, which names nothing an instance has`);
-      return v;
-    });
+    const fill = (key: string, raw: string): string =>
+      raw.replace(REFERENCE, (all, ref: string) => {
+        const v = resolveReference(ref, ctx);
+        if (v === undefined) throw new Error(`${f.path}: ${key} refers to ${all}, which names nothing an instance has`);
+        return v;
+      });
     const edits: PlannedEdit[] = [];
     for (const [key, raw] of Object.entries(f.find)) {
       if (typeof raw === 'string') edits.push({ key, value: fill(key, raw) });
@@ -47,15 +48,34 @@ export function planConfigEdits(files: readonly ConfigFileSpec[], ctx: ConfigCon
 /** The file's new text after the edits (`text` is '' for a file that does not exist yet). */
 export function applyConfigEdits(parser: ConfigParser, text: string, edits: readonly PlannedEdit[]): string {
   const unmatched = edits.find((e) => e.ifValue !== undefined && !VALUE_MATCHING_PARSERS.includes(parser));
-  if (unmatched) throw new Error(`${unmatched.key}: value matching does not work with the ${parser} parser (only ${VALUE_MATCHING_PARSERS.join(', ')})`);
+  if (unmatched)
+    throw new Error(`${unmatched.key}: value matching does not work with the ${parser} parser (only ${VALUE_MATCHING_PARSERS.join(', ')})`);
   switch (parser) {
-    case 'properties': return editLines(text, edits, (key) => new RegExp(`^\\s*${escape(key)}\\s*[=:]\\s*(.*)$`), (e) => `${e.key}=${e.value}`);
-    case 'file': return editLines(text, edits, (key) => new RegExp(`^${escape(key)}`), (e) => e.value, true);
-    case 'ini': return editIni(text, edits);
-    case 'yaml': return editYaml(text, edits);
-    case 'json': return editJson(text, edits);
-    case 'toml': return editToml(text, edits);
-    case 'xml': return editXml(text, edits);
+    case 'properties':
+      return editLines(
+        text,
+        edits,
+        (key) => new RegExp(`^\\s*${escape(key)}\\s*[=:]\\s*(.*)$`),
+        (e) => `${e.key}=${e.value}`,
+      );
+    case 'file':
+      return editLines(
+        text,
+        edits,
+        (key) => new RegExp(`^${escape(key)}`),
+        (e) => e.value,
+        true,
+      );
+    case 'ini':
+      return editIni(text, edits);
+    case 'yaml':
+      return editYaml(text, edits);
+    case 'json':
+      return editJson(text, edits);
+    case 'toml':
+      return editToml(text, edits);
+    case 'xml':
+      return editXml(text, edits);
   }
 }
 
@@ -72,7 +92,13 @@ function typed(value: string): string | number | boolean {
 }
 
 /** Line-based files: each matching line replaced, a missing key appended (`file` replaces whole lines, appends nothing; a value-matching key only rewrites a line whose value fits). */
-function editLines(text: string, edits: readonly PlannedEdit[], match: (key: string) => RegExp, line: (e: PlannedEdit) => string, replaceOnly = false): string {
+function editLines(
+  text: string,
+  edits: readonly PlannedEdit[],
+  match: (key: string) => RegExp,
+  line: (e: PlannedEdit) => string,
+  replaceOnly = false,
+): string {
   const lines = text.length === 0 ? [] : text.replace(/\n$/, '').split('\n');
   for (const e of edits) {
     const re = match(e.key);
@@ -141,7 +167,8 @@ function editYaml(text: string, edits: readonly PlannedEdit[]): string {
   const doc = parseDocument(text);
   if (doc.errors.length > 0) throw new Error(`not valid YAML: ${doc.errors[0]?.message ?? 'parse error'}`);
   const view = doc.toJS() as unknown;
-  if (view !== null && view !== undefined && (typeof view !== 'object' || Array.isArray(view))) throw new Error('not a YAML map at the top');
+  if (view !== null && view !== undefined && (typeof view !== 'object' || Array.isArray(view)))
+    throw new Error('not a YAML map at the top');
   // Setting on the document keeps comments and layout; the JS view is read again after each edit.
   for (const e of edits) for (const s of structuredSets(doc.toJS(), e)) doc.setIn(s.path, s.value);
   return doc.toString();

@@ -11,7 +11,8 @@ import { ifValueProblem, isPatternPath, parsePath } from './config-paths.js';
 export const VALUE_MATCHING_PARSERS: readonly ConfigParser[] = ['yaml', 'json', 'toml', 'properties', 'ini'];
 /** Parsers whose keys are paths with `[0]` indexes and `*` wildcards. */
 export const PATH_PARSERS: readonly ConfigParser[] = ['yaml', 'json', 'toml'];
-export const KNOWN_REFERENCES = 'server.build.default.port/ip, server.allocations.default.port/ip, server.build.memory(_limit), config.docker.interface, env.NAME, server.build.env.NAME, server.environment.NAME';
+export const KNOWN_REFERENCES =
+  'server.build.default.port/ip, server.allocations.default.port/ip, server.build.memory(_limit), config.docker.interface, env.NAME, server.build.env.NAME, server.environment.NAME';
 
 /** Why `key: value` cannot be applied by `parser`, or undefined when it can. */
 export function configKeyProblem(parser: ConfigParser, key: string, value: string | Readonly<Record<string, string>>): string | undefined {
@@ -26,7 +27,8 @@ export function configKeyProblem(parser: ConfigParser, key: string, value: strin
   }
   const replacements = typeof value === 'string' ? [value] : Object.values(value);
   if (typeof value !== 'string') {
-    if (!VALUE_MATCHING_PARSERS.includes(parser)) return `value matching (an object of old → new values) works with the ${VALUE_MATCHING_PARSERS.join(', ')} parsers only (this file is ${parser})`;
+    if (!VALUE_MATCHING_PARSERS.includes(parser))
+      return `value matching (an object of old → new values) works with the ${VALUE_MATCHING_PARSERS.join(', ')} parsers only (this file is ${parser})`;
     for (const ifValue of Object.keys(value)) {
       const problem = ifValueProblem(ifValue);
       if (problem) return problem;
@@ -34,7 +36,8 @@ export function configKeyProblem(parser: ConfigParser, key: string, value: strin
   }
   for (const r of replacements) {
     const unknown = unknownReferences(r);
-    if (unknown.length > 0) return `refers to ${unknown.map((u) => `{{${u}}}`).join(', ')}, which names nothing an instance has (known: ${KNOWN_REFERENCES})`;
+    if (unknown.length > 0)
+      return `refers to ${unknown.map((u) => `{{${u}}}`).join(', ')}, which names nothing an instance has (known: ${KNOWN_REFERENCES})`;
   }
   return undefined;
 }

@@ -67,7 +67,10 @@ export function expandPath(root: unknown, pattern: readonly PatternSegment[], ke
     }
     if (typeof seg === 'number') {
       if (node === undefined) {
-        if (seg !== 0) throw new Error(`${key}: ${label([...path, seg])} names an element of ${label(path)}, which does not exist (only [0] creates a list)`);
+        if (seg !== 0)
+          throw new Error(
+            `${key}: ${label([...path, seg])} names an element of ${label(path)}, which does not exist (only [0] creates a list)`,
+          );
       } else if (!Array.isArray(node)) {
         throw new Error(`${key}: ${label(path)} is not a list, so ${label([...path, seg])} names nothing`);
       } else if (seg > node.length) {
@@ -76,7 +79,10 @@ export function expandPath(root: unknown, pattern: readonly PatternSegment[], ke
       walk(Array.isArray(node) ? node[seg] : undefined, at + 1, [...path, seg]);
       return;
     }
-    if (node !== undefined && node !== null && !isMap(node)) throw new Error(`${key}: ${label(path)} is a ${Array.isArray(node) ? 'list' : 'value'}, not a map, so ${label([...path, seg])} names nothing`);
+    if (node !== undefined && node !== null && !isMap(node))
+      throw new Error(
+        `${key}: ${label(path)} is a ${Array.isArray(node) ? 'list' : 'value'}, not a map, so ${label([...path, seg])} names nothing`,
+      );
     walk(isMap(node) ? node[seg] : undefined, at + 1, [...path, seg]);
   };
   walk(root, 0, []);

@@ -14,11 +14,18 @@ export interface ConfigContext {
 /** The value of one reference, or undefined when it names nothing this can resolve. */
 export function resolveReference(ref: string, ctx: ConfigContext): string | undefined {
   switch (ref) {
-    case 'server.build.default.port': case 'server.allocations.default.port': return String(ctx.port);
-    case 'server.build.default.ip': case 'server.allocations.default.ip': return ctx.ip;
-    case 'server.build.memory': case 'server.build.memory_limit': return String(ctx.memoryMb);
+    case 'server.build.default.port':
+    case 'server.allocations.default.port':
+      return String(ctx.port);
+    case 'server.build.default.ip':
+    case 'server.allocations.default.ip':
+      return ctx.ip;
+    case 'server.build.memory':
+    case 'server.build.memory_limit':
+      return String(ctx.memoryMb);
     // Wings' own address on the Docker network (BungeeCord's servers); here the address the instance is given.
-    case 'config.docker.interface': return ctx.ip;
+    case 'config.docker.interface':
+      return ctx.ip;
   }
   const env = ENV_REFERENCE.exec(ref);
   if (env) return ctx.env[env[1] as string] ?? '';
@@ -36,9 +43,16 @@ const ENV_REFERENCE = /^(?:server\.build\.env|server\.build\.environment|server\
  */
 export function referenceVariable(ref: string): string | undefined {
   switch (ref) {
-    case 'server.build.default.port': case 'server.allocations.default.port': return 'SERVER_PORT';
-    case 'server.build.default.ip': case 'server.allocations.default.ip': case 'config.docker.interface': return 'SERVER_IP';
-    case 'server.build.memory': case 'server.build.memory_limit': return 'SERVER_MEMORY';
+    case 'server.build.default.port':
+    case 'server.allocations.default.port':
+      return 'SERVER_PORT';
+    case 'server.build.default.ip':
+    case 'server.allocations.default.ip':
+    case 'config.docker.interface':
+      return 'SERVER_IP';
+    case 'server.build.memory':
+    case 'server.build.memory_limit':
+      return 'SERVER_MEMORY';
   }
   return ENV_REFERENCE.exec(ref)?.[1];
 }

@@ -10,7 +10,21 @@
 export const EGG_FORMATS = ['PTDL_v1', 'PTDL_v2', 'PLCN_v1', 'PLCN_v2', 'PLCN_v3'] as const;
 export type EggFormat = (typeof EGG_FORMATS)[number];
 
-const COMMON_FIELDS = ['_comment', 'meta', 'exported_at', 'name', 'author', 'uuid', 'description', 'features', 'file_denylist', 'config', 'scripts', 'variables', 'update_url'];
+const COMMON_FIELDS = [
+  '_comment',
+  'meta',
+  'exported_at',
+  'name',
+  'author',
+  'uuid',
+  'description',
+  'features',
+  'file_denylist',
+  'config',
+  'scripts',
+  'variables',
+  'update_url',
+];
 const FIELDS: Record<EggFormat, string[]> = {
   PTDL_v1: [...COMMON_FIELDS, 'images', 'image', 'startup'],
   PTDL_v2: [...COMMON_FIELDS, 'docker_images', 'startup', 'tags'],
@@ -31,10 +45,14 @@ export type FormatCheck = { ok: true; format: EggFormat; about: string } | { ok:
 
 /** The format named by `meta.version`; anything else (a newer Pelican version too) is refused by name. */
 export function eggFormat(version: unknown): FormatCheck {
-  if ((EGG_FORMATS as readonly unknown[]).includes(version)) return { ok: true, format: version as EggFormat, about: ABOUT[version as EggFormat] };
+  if ((EGG_FORMATS as readonly unknown[]).includes(version))
+    return { ok: true, format: version as EggFormat, about: ABOUT[version as EggFormat] };
   const known = EGG_FORMATS.join(', ');
   const newer = typeof version === 'string' && /^(PLCN|PTDL)_v\d+$/i.test(version);
-  return { ok: false, reason: `meta.version ${JSON.stringify(version ?? null)} is not a known egg format (${known})${newer ? ': a newer format than this importer reads; export the egg in one of those' : ''}` };
+  return {
+    ok: false,
+    reason: `meta.version ${JSON.stringify(version ?? null)} is not a known egg format (${known})${newer ? ': a newer format than this importer reads; export the egg in one of those' : ''}`,
+  };
 }
 
 export function knownFields(format: EggFormat): readonly string[] {
@@ -47,7 +65,7 @@ function obj(v: unknown): Record<string, unknown> | undefined {
 
 /** The image choices as [label, ref]: `docker_images` (label → image), PTDL_v1's `images` list or one `image`. */
 export function imageEntries(egg: Record<string, unknown>, format: EggFormat): [string, string][] {
-  const raw = format === 'PTDL_v1' ? egg.images ?? (typeof egg.image === 'string' ? [egg.image] : undefined) : egg.docker_images;
+  const raw = format === 'PTDL_v1' ? (egg.images ?? (typeof egg.image === 'string' ? [egg.image] : undefined)) : egg.docker_images;
   if (Array.isArray(raw)) return raw.map((img) => [String(img), String(img)]);
   return Object.entries(obj(raw) ?? {}).map(([k, img]) => [k, String(img)]);
 }
@@ -62,11 +80,16 @@ export interface StartupChoice {
 /** The startup line: `startup`, or in PLCN_v3 `startup_commands` ("Default" when it has one, else the first). */
 export function startupOf(egg: Record<string, unknown>, format: EggFormat): StartupChoice {
   const commands = format === 'PLCN_v3' ? obj(egg.startup_commands) : undefined;
-  if (!commands || Object.keys(commands).length === 0) return { line: typeof egg.startup === 'string' ? egg.startup : '', from: 'startup', others: [] };
+  if (!commands || Object.keys(commands).length === 0)
+    return { line: typeof egg.startup === 'string' ? egg.startup : '', from: 'startup', others: [] };
   const names = Object.keys(commands);
   const name = names.includes('Default') ? 'Default' : (names[0] as string);
   const line = commands[name];
-  return { line: typeof line === 'string' ? line : '', from: `startup_commands[${JSON.stringify(name)}]`, others: names.filter((n) => n !== name) };
+  return {
+    line: typeof line === 'string' ? line : '',
+    from: `startup_commands[${JSON.stringify(name)}]`,
+    others: names.filter((n) => n !== name),
+  };
 }
 
 /** Metadata fields: shown here, not part of a template. */

@@ -8,7 +8,9 @@ import { AppError } from '../shared/errors.js';
 type Choices = Pick<TemplateSpec, 'image' | 'images'>;
 
 function listed(images: Readonly<Record<string, string>>): string {
-  return Object.entries(images).map(([label, image]) => `${label} (${image})`).join(', ');
+  return Object.entries(images)
+    .map(([label, image]) => `${label} (${image})`)
+    .join(', ');
 }
 
 /** The choice named by its label or by its image, if any. */
@@ -21,11 +23,19 @@ function lookup(spec: Choices, choice: string): string | undefined {
 export function chosenImage(spec: Choices, choice: string, field = 'body/image'): string {
   const images = spec.images ?? {};
   if (Object.keys(images).length === 0) {
-    throw new AppError('VALIDATION_FAILED', `${field}: this template offers no image choices (it has no images); its instances run ${spec.image}`, { details: { field } });
+    throw new AppError(
+      'VALIDATION_FAILED',
+      `${field}: this template offers no image choices (it has no images); its instances run ${spec.image}`,
+      { details: { field } },
+    );
   }
   const image = lookup(spec, choice);
   if (image === undefined) {
-    throw new AppError('VALIDATION_FAILED', `${field} ${JSON.stringify(choice)} is not one of this template's image choices: ${listed(images)}`, { details: { field, choices: Object.keys(images) } });
+    throw new AppError(
+      'VALIDATION_FAILED',
+      `${field} ${JSON.stringify(choice)} is not one of this template's image choices: ${listed(images)}`,
+      { details: { field, choices: Object.keys(images) } },
+    );
   }
   return image;
 }
@@ -37,5 +47,9 @@ export function updateImage(spec: Choices | undefined, value: string, field = 'i
   if (/^[^\s]+$/.test(value)) return value;
   const images = spec?.images ?? {};
   const choices = Object.keys(images).length > 0 ? `; the template's image choices are ${listed(images)}` : '';
-  throw new AppError('VALIDATION_FAILED', `${field} ${JSON.stringify(value)} is neither an image reference (no spaces) nor an image choice of this instance's template${choices}`, { details: { field } });
+  throw new AppError(
+    'VALIDATION_FAILED',
+    `${field} ${JSON.stringify(value)} is neither an image reference (no spaces) nor an image choice of this instance's template${choices}`,
+    { details: { field } },
+  );
 }

@@ -10,6 +10,7 @@ import { METADATA_FIELDS, eggFormat, imageEntries, knownFields, startupOf, type 
 import { importVariables, type EggFinding } from './egg-variables.js';
 import { commandReferences, startupCommand, unknownStartupReferences } from './startup.js';
 import { mapStop, type DeclaredRcon } from './stop.js';
+import { EULA_VARIABLE, eggFeatures, eulaFile, eulaVariable } from './features.js';
 
 export type { EggFormat } from './egg-formats.js';
 
@@ -70,27 +71,51 @@ function jsonField(v: unknown, field: string): Record<string, unknown> | undefin
 
 /** The image: the egg's choice named by `key` (label or image), any other image reference given as `key`, or the first. */
 function chooseImage(entries: [string, string][], key: string | undefined, p: EggPreview): string {
-  if (entries.length === 0 && key === undefined) throw new Refusal('the egg names no docker image (docker_images is empty): give one with --image');
+  if (entries.length === 0 && key === undefined)
+    throw new Refusal('the egg names no docker image (docker_images is empty): give one with --image');
   const chosen = key === undefined ? entries[0] : entries.find(([k, img]) => k === key || img === key);
   const image = chosen ? chosen[1] : (key as string);
   if (!/^[^\s]+$/.test(image) || image.length > 512) throw new Refusal(`image "${image}" is not a valid image reference`);
   if (chosen) p.mapped.push({ from: `docker_images[${JSON.stringify(chosen[0])}]`, to: `image ${image}` });
-  else p.mapped.push({ from: '(import option image)', to: `image ${image}, which is not one of the egg's docker_images${entries.length > 0 ? ` (${entries.map(([k]) => k).join(', ')})` : ''}` });
-  if (entries.length > 0) p.mapped.push({ from: 'docker_images', to: `images: all ${entries.length} choice(s) the egg offers, stored with the template (${entries.map(([k]) => k).join(', ')})` });
+  else
+    p.mapped.push({
+      from: '(import option image)',
+      to: `image ${image}, which is not one of the egg's docker_images${entries.length > 0 ? ` (${entries.map(([k]) => k).join(', ')})` : ''}`,
+    });
+  if (entries.length > 0)
+    p.mapped.push({
+      from: 'docker_images',
+      to: `images: all ${entries.length} choice(s) the egg offers, stored with the template (${entries.map(([k]) => k).join(', ')})`,
+    });
   return image;
 }
 
 /** Pterodactyl's `java_version` feature (a prompt to pick another Java image when the server needs one) is the per-instance image choice here. */
 function javaVersion(entries: [string, string][], p: EggPreview): void {
   const labels = entries.map(([k]) => k);
-  if (labels.length > 1) p.mapped.push({ from: 'features.java_version', to: `the image choice: pick one of ${labels.join(', ')} with image at creation (ectl instances create --image) or change it with an update` });
-  else p.untranslated.push({ field: 'features.java_version', reason: `the egg offers ${labels.length === 0 ? 'no image' : 'one image'} (docker_images), so there is no Java version to choose` });
+  if (labels.length > 1)
+    p.mapped.push({
+      from: 'features.java_version',
+      to: `the image choice: pick one of ${labels.join(', ')} with image at creation (ectl instances create --image) or change it with an update`,
+    });
+  else
+    p.untranslated.push({
+      field: 'features.java_version',
+      reason: `the egg offers ${labels.length === 0 ? 'no image' : 'one image'} (docker_images), so there is no Java version to choose`,
+    });
 }
 
 /** The choices kept as `images`: each a label and an image reference the template field accepts (at most 64); the rest listed. */
 function storedImages(entries: [string, string][], p: EggPreview): [string, string][] {
   const ok = entries.filter(([label, img], i) => {
-    const why = label.length === 0 || label.length > 256 ? 'its label is empty or longer than 256 characters' : !/^[^\s]+$/.test(img) || img.length > 512 ? 'it is not an image reference' : i >= 64 ? 'only 64 choices are kept' : undefined;
+    const why =
+      label.length === 0 || label.length > 256
+        ? 'its label is empty or longer than 256 characters'
+        : !/^[^\s]+$/.test(img) || img.length > 512
+          ? 'it is not an image reference'
+          : i >= 64
+            ? 'only 64 choices are kept'
+            : undefined;
     if (why) p.untranslated.push({ field: `docker_images[${JSON.stringify(label)}]`, reason: `not kept in images: ${why}` });
     return why === undefined;
   });
@@ -98,9 +123,12 @@ function storedImages(entries: [string, string][], p: EggPreview): [string, stri
 }
 
 function readiness(startup: Record<string, unknown> | undefined, p: EggPreview): TemplateBody['readiness'] {
-  for (const key of Object.keys(startup ?? {})) if (key !== 'done') p.untranslated.push({ field: `config.startup.${key}`, reason: 'no equivalent (only "done" is read)' });
+  for (const key of Object.keys(startup ?? {}))
+    if (key !== 'done') p.untranslated.push({ field: `config.startup.${key}`, reason: 'no equivalent (only "done" is read)' });
   const done = startup?.done;
-  const list = (Array.isArray(done) ? done : done === undefined || done === null || done === '' ? [] : [done]).map(String).filter((s) => s.length > 0);
+  const list = (Array.isArray(done) ? done : done === undefined || done === null || done === '' ? [] : [done])
+    .map(String)
+    .filter((s) => s.length > 0);
   if (list.length === 0) {
     p.mapped.push({ from: 'config.startup', to: 'no done string: readiness is a TCP accept on the server port' });
     return { kind: 'tcp', startupTimeoutMs: EGG_STARTUP_TIMEOUT_MS };
@@ -128,14 +156,21 @@ function configFiles(files: Record<string, unknown> | undefined, p: EggPreview):
     if (!f) throw new Refusal(`${field} is not an object`);
     for (const key of Object.keys(f)) if (key !== 'parser' && key !== 'find') p.unknownFields.push(`${field}.${key}`);
     const parser = String(f.parser ?? 'file');
-    if (!(CONFIG_PARSERS as readonly string[]).includes(parser)) throw new Refusal(`${field}.parser "${parser}" is not one of ${CONFIG_PARSERS.join(', ')}`);
+    if (!(CONFIG_PARSERS as readonly string[]).includes(parser))
+      throw new Refusal(`${field}.parser "${parser}" is not one of ${CONFIG_PARSERS.join(', ')}`);
     const find: ConfigFileSpec['find'] = {};
     for (const [key, raw] of Object.entries(obj(f.find) ?? {})) {
       const at = `${field}.find[${JSON.stringify(key)}]`;
       const value = findValue(raw);
-      if (value === undefined) { p.untranslated.push({ field: at, reason: 'neither a value nor an object of old → new values; the key is not edited' }); continue; }
+      if (value === undefined) {
+        p.untranslated.push({ field: at, reason: 'neither a value nor an object of old → new values; the key is not edited' });
+        continue;
+      }
       const problem = configKeyProblem(parser as ConfigParser, key, value);
-      if (problem) { p.untranslated.push({ field: at, reason: `${problem}; the key is not edited` }); continue; }
+      if (problem) {
+        p.untranslated.push({ field: at, reason: `${problem}; the key is not edited` });
+        continue;
+      }
       find[key] = value;
     }
     if (Object.keys(find).length === 0) continue;
@@ -165,13 +200,18 @@ function install(scripts: Record<string, unknown> | undefined, timeoutMs: number
   for (const key of Object.keys(inst)) if (!INSTALL_FIELDS.includes(key)) p.unknownFields.push(`scripts.installation.${key}`);
   const script = typeof inst.script === 'string' ? inst.script.replace(/\r\n/g, '\n') : '';
   if (script.trim() === '') return undefined;
-  if (inst.extends !== undefined && inst.extends !== null) throw new Refusal('scripts.installation.extends copies another egg\'s script: import that egg\'s script instead');
-  if (inst.privileged === true) p.untranslated.push({ field: 'scripts.installation.privileged', reason: 'install containers never run privileged here' });
+  if (inst.extends !== undefined && inst.extends !== null)
+    throw new Refusal("scripts.installation.extends copies another egg's script: import that egg's script instead");
+  if (inst.privileged === true)
+    p.untranslated.push({ field: 'scripts.installation.privileged', reason: 'install containers never run privileged here' });
   const image = typeof inst.container === 'string' ? inst.container.trim() : '';
   if (!/^[^\s]+$/.test(image)) throw new Refusal('scripts.installation.container names no image to run the script in');
   const entrypoint = typeof inst.entrypoint === 'string' && inst.entrypoint.trim() !== '' ? inst.entrypoint.trim() : 'bash';
   if (!/^[A-Za-z0-9_./-]+$/.test(entrypoint)) throw new Refusal(`scripts.installation.entrypoint "${entrypoint}" is not one program name`);
-  p.mapped.push({ from: 'scripts.installation', to: `install script run once at creation in ${image} (${entrypoint}), the instance directory at /mnt/server, bounded by ${timeoutMs} ms` });
+  p.mapped.push({
+    from: 'scripts.installation',
+    to: `install script run once at creation in ${image} (${entrypoint}), the instance directory at /mnt/server, bounded by ${timeoutMs} ms`,
+  });
   return { image, entrypoint, script, timeoutMs };
 }
 
@@ -180,9 +220,16 @@ function metadata(egg: Record<string, unknown>, format: EggFormat, p: EggPreview
   const present = METADATA_FIELDS.filter((f) => egg[f] !== undefined && egg[f] !== null);
   if (present.length > 0) p.mapped.push({ from: present.join(', '), to: 'egg metadata: shown here, not part of the template' });
   const updateUrl = obj(egg.meta)?.update_url ?? egg.update_url;
-  if (typeof updateUrl === 'string' && updateUrl !== '') p.untranslated.push({ field: 'meta.update_url', reason: 'the egg is not checked for updates here: import the new file as a new template version' });
+  if (typeof updateUrl === 'string' && updateUrl !== '')
+    p.untranslated.push({
+      field: 'meta.update_url',
+      reason: 'the egg is not checked for updates here: import the new file as a new template version',
+    });
   for (const key of Object.keys(obj(egg.meta) ?? {})) if (key !== 'version' && key !== 'update_url') p.unknownFields.push(`meta.${key}`);
-  if (format === 'PLCN_v3') for (const key of ['icon', 'image']) if (egg[key] !== undefined && egg[key] !== null) p.untranslated.push({ field: key, reason: 'the egg\'s icon for the panel; not used here' });
+  if (format === 'PLCN_v3')
+    for (const key of ['icon', 'image'])
+      if (egg[key] !== undefined && egg[key] !== null)
+        p.untranslated.push({ field: key, reason: "the egg's icon for the panel; not used here" });
 }
 
 /** Parses an egg (the JSON or YAML text's value) into a template body and its preview. */
@@ -211,24 +258,33 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
   metadata(egg, format.format, p);
   const config = obj(egg.config) ?? {};
   for (const key of Object.keys(config)) if (!CONFIG_FIELDS.includes(key)) p.unknownFields.push(`config.${key}`);
-  if (config.extends !== undefined && config.extends !== null) throw new Refusal('config.extends inherits the configuration of another egg, which is not part of this file');
+  if (config.extends !== undefined && config.extends !== null)
+    throw new Refusal('config.extends inherits the configuration of another egg, which is not part of this file');
   const images = imageEntries(egg, format.format);
-  for (const f of Array.isArray(egg.features) ? egg.features : []) {
-    if (String(f) === 'java_version') javaVersion(images, p);
-    else p.untranslated.push({ field: `features.${String(f)}`, reason: 'a panel feature (an interactive prompt in Pterodactyl) with no equivalent here' });
-  }
+  const features = eggFeatures(egg.features);
+  p.mapped.push(...features.mapped);
+  p.untranslated.push(...features.untranslated);
+  if (features.javaVersion) javaVersion(images, p);
   // YAML exports write an empty list as `{}`.
   const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : Object.values(obj(v) ?? {}));
   const denylist = [...list(egg.file_denylist), ...list(config.file_denylist)].filter((f) => f !== '' && f !== null);
-  if (denylist.length > 0) p.untranslated.push({ field: 'file_denylist', reason: 'there is no file manager here to deny files in' });
+  if (denylist.length > 0)
+    p.untranslated.push({
+      field: 'file_denylist',
+      reason: 'the files API and SFTP do not apply a denylist: every file of the server directory is reachable with a files scope',
+    });
   else if (egg.file_denylist !== undefined) p.mapped.push({ from: 'file_denylist', to: 'empty: nothing to translate' });
   const logs = jsonField(config.logs, 'config.logs');
-  if (logs && Object.keys(logs).length > 0) p.untranslated.push({ field: 'config.logs', reason: 'custom log files are not read (the container output is the log)' });
+  if (logs && Object.keys(logs).length > 0)
+    p.untranslated.push({ field: 'config.logs', reason: 'custom log files are not read (the container output is the log)' });
 
   const image = chooseImage(images, opts.image, p);
   const startupChoice = startupOf(egg, format.format);
   const scripts = obj(egg.scripts);
-  const scriptText = [startupChoice.line, typeof obj(scripts?.installation)?.script === 'string' ? String(obj(scripts?.installation)?.script) : ''].join('\n');
+  const scriptText = [
+    startupChoice.line,
+    typeof obj(scripts?.installation)?.script === 'string' ? String(obj(scripts?.installation)?.script) : '',
+  ].join('\n');
   const vars = importVariables(egg.variables, scriptText);
   p.mapped.push(...vars.mapped);
   p.untranslated.push(...vars.untranslated);
@@ -236,14 +292,30 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
   if (vars.refused) throw new Refusal(vars.refused);
 
   const startup = startupChoice.line.replace(/\r\n/g, '\n').trim();
-  for (const other of startupChoice.others) p.untranslated.push({ field: `startup_commands[${JSON.stringify(other)}]`, reason: `another startup command the egg offers; only ${startupChoice.from} is used (a template has one command)` });
+  for (const other of startupChoice.others)
+    p.untranslated.push({
+      field: `startup_commands[${JSON.stringify(other)}]`,
+      reason: `another startup command the egg offers; only ${startupChoice.from} is used (a template has one command)`,
+    });
   const command = startupCommand(startup);
   if (!command) throw new Refusal('startup is empty: the egg says nothing about how to start the server');
   const known = new Set([...vars.variables.map((v) => v.name), ...BUILTIN_ENV]);
   const missing = commandReferences(command.argv).filter((n) => !known.has(n));
-  const shellRefs = command.shell ? [...startup.matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => (m[1] ?? m[2]) as string).filter((n) => !known.has(n)) : [];
-  for (const ref of new Set(unknownStartupReferences(startup))) p.untranslated.push({ field: startupChoice.from, reason: `refers to {{${ref}}}, which names nothing an instance has: the image's entrypoint is given it as it is` });
-  for (const n of new Set([...missing, ...shellRefs])) p.untranslated.push({ field: startupChoice.from, reason: `refers to ${n}, which is neither an egg variable nor one of ${BUILTIN_ENV.join(', ')}: it is empty at start` });
+  const shellRefs = command.shell
+    ? [...startup.matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)]
+        .map((m) => (m[1] ?? m[2]) as string)
+        .filter((n) => !known.has(n))
+    : [];
+  for (const ref of new Set(unknownStartupReferences(startup)))
+    p.untranslated.push({
+      field: startupChoice.from,
+      reason: `refers to {{${ref}}}, which names nothing an instance has: the image's entrypoint is given it as it is`,
+    });
+  for (const n of new Set([...missing, ...shellRefs]))
+    p.untranslated.push({
+      field: startupChoice.from,
+      reason: `refers to ${n}, which is neither an egg variable nor one of ${BUILTIN_ENV.join(', ')}: it is empty at start`,
+    });
   p.mapped.push({
     from: startupChoice.from,
     to: `startup: given to the image's own entrypoint as STARTUP, {{VAR}} left for it to fill from the environment (as on Wings)${command.shell ? '; the line uses shell syntax, so the image needs the shell its entrypoint runs it with (bash on the Pterodactyl images)' : ''}; the server files at /home/container, the working directory`,
@@ -268,8 +340,18 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
   };
   const choices = storedImages(images, p);
   if (choices.length > 0) body.images = Object.fromEntries(choices);
+  if (features.eula) {
+    // The operator's acceptance: a variable (unless the egg has its own EULA), and eula.txt from it before each start.
+    const variables = (body.variables ??= []);
+    if (!variables.some((v) => v.name === EULA_VARIABLE)) variables.push(eulaVariable() as NonNullable<TemplateBody['variables']>[number]);
+    if (!files.some((f) => f.path === 'eula.txt')) files.push(eulaFile());
+    body.eula = true;
+  }
   if (files.length > 0) body.configFiles = files;
   if (inst) body.install = inst;
-  p.mapped.push({ from: '(no egg field)', to: `resources: ${body.resources.memoryMb} MB (SERVER_MEMORY); the container port is the template default (SERVER_PORT)` });
+  p.mapped.push({
+    from: '(no egg field)',
+    to: `resources: ${body.resources.memoryMb} MB (SERVER_MEMORY); the container port is the template default (SERVER_PORT)`,
+  });
   return body;
 }

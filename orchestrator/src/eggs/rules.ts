@@ -52,7 +52,8 @@ export function phpRegexToPattern(literal: string): { pattern: string } | { erro
   if (end <= 0) return { error: 'the pattern is not closed' };
   const body = literal.slice(1, end);
   const flags = literal.slice(end + 1);
-  if (flags !== '' && flags !== 'u') return { error: `flags "${flags}" have no equivalent (only "u" is accepted; validation patterns are case-sensitive)` };
+  if (flags !== '' && flags !== 'u')
+    return { error: `flags "${flags}" have no equivalent (only "u" is accepted; validation patterns are case-sensitive)` };
   try {
     new RegExp(body);
   } catch (err) {
@@ -61,7 +62,13 @@ export function phpRegexToPattern(literal: string): { pattern: string } | { erro
   return { pattern: body };
 }
 
-const TYPE_RULES: Record<string, VariableType> = { string: 'string', integer: 'integer', numeric: 'number', boolean: 'enum', alpha_num: 'string' };
+const TYPE_RULES: Record<string, VariableType> = {
+  string: 'string',
+  integer: 'integer',
+  numeric: 'number',
+  boolean: 'enum',
+  alpha_num: 'string',
+};
 
 function number(text: string): number | undefined {
   if (!/^-?\d+(\.\d+)?$/.test(text.trim())) return undefined;
@@ -90,20 +97,33 @@ export function translateRules(rules: string | readonly string[] | undefined | n
       else type = t;
     };
     switch (name) {
-      case 'required': required = true; break;
-      case 'nullable': case 'sometimes': case 'present': nullable = nullable || name === 'nullable'; break;
-      case 'string': case 'integer': case 'numeric': setType(TYPE_RULES[name] as VariableType); break;
+      case 'required':
+        required = true;
+        break;
+      case 'nullable':
+      case 'sometimes':
+      case 'present':
+        nullable = nullable || name === 'nullable';
+        break;
+      case 'string':
+      case 'integer':
+      case 'numeric':
+        setType(TYPE_RULES[name] as VariableType);
+        break;
       case 'boolean':
         setType('enum');
         validation.values = [...BOOLEAN_VALUES];
         boolean = true;
         break;
-      case 'alpha_num': case 'alpha_dash': case 'alpha': {
+      case 'alpha_num':
+      case 'alpha_dash':
+      case 'alpha': {
         setType('string');
         validation.pattern = { alpha_num: '^[A-Za-z0-9]*$', alpha_dash: '^[A-Za-z0-9_-]*$', alpha: '^[A-Za-z]*$' }[name];
         break;
       }
-      case 'max': case 'min': {
+      case 'max':
+      case 'min': {
         const n = number(arg);
         if (n === undefined) untranslated.push(`${rule}: ${name} needs a number`);
         else bounds[name] = n;
@@ -120,7 +140,8 @@ export function translateRules(rules: string | readonly string[] | undefined | n
         const values = arg.split(',').map((v) => v.trim().replace(/^"(.*)"$/, '$1'));
         if (values.length === 0 || values.some((v) => v.length === 0)) untranslated.push(`${rule}: in needs a list of values`);
         else {
-          if (type !== undefined && type !== 'string' && type !== 'enum') untranslated.push(`${rule}: a list of values for a ${type} variable is kept as an enum of strings`);
+          if (type !== undefined && type !== 'string' && type !== 'enum')
+            untranslated.push(`${rule}: a list of values for a ${type} variable is kept as an enum of strings`);
           type = 'enum';
           validation.values = values;
         }
@@ -133,7 +154,9 @@ export function translateRules(rules: string | readonly string[] | undefined | n
         break;
       }
       default:
-        untranslated.push(`${rule}: no equivalent validation (${name} is not one of required, nullable, string, integer, numeric, boolean, max, min, between, in, regex)`);
+        untranslated.push(
+          `${rule}: no equivalent validation (${name} is not one of required, nullable, string, integer, numeric, boolean, max, min, between, in, regex)`,
+        );
     }
   }
   const finalType: VariableType = type ?? 'string';

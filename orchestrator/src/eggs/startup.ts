@@ -144,8 +144,16 @@ export function unknownStartupReferences(line: string): string[] {
  * (`STARTUP`, `SERVER_MEMORY` in MiB, `SERVER_PORT`, `P_SERVER_LOCATION`,
  * `P_SERVER_UUID`). The agent adds `SERVER_IP` and `TZ`.
  */
-export function wingsEnv(env: Readonly<Record<string, string>>, o: { startup: string; memoryMb: number; containerPort: number; instanceId: string; location: string }): Record<string, string> {
+export function wingsEnv(
+  env: Readonly<Record<string, string>>,
+  o: { startup: string; memoryMb: number; containerPort: number; instanceId: string; location: string },
+): Record<string, string> {
   return {
-    ...env, STARTUP: entrypointStartup(o.startup), SERVER_MEMORY: String(o.memoryMb), SERVER_PORT: String(o.containerPort), P_SERVER_LOCATION: o.location, P_SERVER_UUID: o.instanceId,
+    ...env,
+    STARTUP: entrypointStartup(o.startup),
+    SERVER_MEMORY: String(o.memoryMb),
+    SERVER_PORT: String(o.containerPort),
+    P_SERVER_LOCATION: o.location,
+    P_SERVER_UUID: o.instanceId,
   };
 }

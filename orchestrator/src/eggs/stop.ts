@@ -19,12 +19,21 @@ export function mapStop(stop: string | undefined | null, rcon?: DeclaredRcon): S
   if (text === '^^C') {
     // The stop model sends one signal, then SIGKILL after the stop timeout: a second SIGINT has no place in it.
     return {
-      ok: true, signal: 'SIGINT', note: '^^C → SIGINT once, SIGKILL after the stop timeout',
-      warning: '^^C is Ctrl-C twice (a console that asks to confirm the first one); here one SIGINT is sent, and a server that waits for the second is killed after the stop timeout',
+      ok: true,
+      signal: 'SIGINT',
+      note: '^^C → SIGINT once, SIGKILL after the stop timeout',
+      warning:
+        '^^C is Ctrl-C twice (a console that asks to confirm the first one); here one SIGINT is sent, and a server that waits for the second is killed after the stop timeout',
     };
   }
   if (text.startsWith('^')) return { ok: false, reason: `config.stop "${text}": only ^C and ^^C (SIGINT) are known control sequences` };
   if (text.includes('\n')) return { ok: false, reason: 'config.stop spans several lines: one console command is expected' };
-  if (rcon) return { ok: true, signal: 'SIGTERM', rcon: { ...rcon, command: text }, note: `"${text}" sent over RCON (port ${rcon.port}), SIGTERM if that fails` };
+  if (rcon)
+    return {
+      ok: true,
+      signal: 'SIGTERM',
+      rcon: { ...rcon, command: text },
+      note: `"${text}" sent over RCON (port ${rcon.port}), SIGTERM if that fails`,
+    };
   return { ok: true, signal: 'SIGTERM', stdin: text, note: `"${text}" written to stdin, SIGTERM then SIGKILL after the stop timeout` };
 }

@@ -54,13 +54,17 @@ const isOperatorOnly = (v: VariableSpec): boolean => v.operatorOnly === true || 
 export function assertVariablesSettable(principal: Requester, template: TemplateSpec | undefined, values: SetValues, where?: string): void {
   if (!template || isOperator(principal)) return;
   const sets = (v: VariableSpec): boolean =>
-    [values.settings, values.secrets].some((given) => given !== undefined && Object.hasOwn(given, v.name))
-    || (values.env !== undefined && Object.hasOwn(values.env, v.env ?? v.name));
+    [values.settings, values.secrets].some((given) => given !== undefined && Object.hasOwn(given, v.name)) ||
+    (values.env !== undefined && Object.hasOwn(values.env, v.env ?? v.name));
   const locked = template.variables.filter((v) => isOperatorOnly(v) && sets(v));
   if (locked.length === 0) return;
   const names = locked.map((v) => (values.env && v.env && v.env !== v.name ? `${v.name} (env ${v.env})` : v.name));
   const plural = locked.length > 1 ? 's' : '';
-  throw new AppError('FORBIDDEN', `${where ? `${where}: ` : ''}token ${principal?.name ?? 'anonymous'} may not set ${names.join(', ')}: operator-only variable${plural} of this template (needs scope ${SCOPES_TEXT})`, {
-    details: { variables: locked.map((v) => v.name), requiredScopes: [...OPERATOR_SCOPES] },
-  });
+  throw new AppError(
+    'FORBIDDEN',
+    `${where ? `${where}: ` : ''}token ${principal?.name ?? 'anonymous'} may not set ${names.join(', ')}: operator-only variable${plural} of this template (needs scope ${SCOPES_TEXT})`,
+    {
+      details: { variables: locked.map((v) => v.name), requiredScopes: [...OPERATOR_SCOPES] },
+    },
+  );
 }

@@ -58,15 +58,33 @@ const ENTER: Readonly<Record<InstanceAction, Partial<Record<InstanceState, Insta
   update: { stopped: 'update', online: 'update', degraded: 'update' },
   'apply-settings': { stopped: 'update', online: 'update', degraded: 'update' },
   backup: { stopped: 'backup', online: 'backup', degraded: 'backup' },
-  restore: { stopped: 'restore', online: 'restore', degraded: 'restore', error: 'restore', intervention_required: 'restore' },
+  // Never from a running container: the agent refuses a restore while it runs (docs/lifecycle.md, backups and restore).
+  restore: { stopped: 'restore', error: 'restore', intervention_required: 'restore' },
   delete: {
-    draft: 'deleting', stopped: 'deleting', online: 'deleting', degraded: 'deleting', paused: 'deleting',
-    error: 'deleting', unknown: 'deleting', intervention_required: 'deleting', archived: 'deleting',
+    draft: 'deleting',
+    stopped: 'deleting',
+    online: 'deleting',
+    degraded: 'deleting',
+    paused: 'deleting',
+    error: 'deleting',
+    unknown: 'deleting',
+    intervention_required: 'deleting',
+    archived: 'deleting',
   },
   archive: { online: 'archiving', degraded: 'archiving', paused: 'archiving', stopped: 'archiving' },
+  // A running server is stopped first (the runner then enters installing, and starts it again afterwards).
+  reinstall: { stopped: 'installing', error: 'installing', online: 'stopping', degraded: 'stopping' },
   // Drains first (the state stays until the deletion at its end).
   despawn: {
-    starting: null, online: null, degraded: null, paused: null, stopped: null, archived: null, error: null, unknown: null, intervention_required: null,
+    starting: null,
+    online: null,
+    degraded: null,
+    paused: null,
+    stopped: null,
+    archived: null,
+    error: null,
+    unknown: null,
+    intervention_required: null,
   },
 };
 
@@ -120,12 +138,22 @@ export function checkAction(instance: ActionInstance, action: InstanceAction, ac
     if (active.kind === action && IDEMPOTENT.includes(action)) {
       return ok({ kind: 'noop', reason: `${action} already in progress` });
     }
-    return fail(new AppError('INSTANCE_BUSY', `instance ${instance.name} is busy: ${active.kind} is in progress; try ${action} again when it finishes`, {
-      details: { inProgress: active.kind, ...(active.commandId ? { commandId: active.commandId } : {}), requested: action },
-    }));
+    return fail(
+      new AppError(
+        'INSTANCE_BUSY',
+        `instance ${instance.name} is busy: ${active.kind} is in progress; try ${action} again when it finishes`,
+        {
+          details: { inProgress: active.kind, ...(active.commandId ? { commandId: active.commandId } : {}), requested: action },
+        },
+      ),
+    );
   }
 
-  const maintenance = instance.maintenance?.enabled ? instance.maintenance : context.globalMaintenance?.enabled ? context.globalMaintenance : null;
+  const maintenance = instance.maintenance?.enabled
+    ? instance.maintenance
+    : context.globalMaintenance?.enabled
+      ? context.globalMaintenance
+      : null;
   if (maintenance && !isPrivileged(actor) && !ALLOWED_IN_MAINTENANCE.includes(action)) {
     const where = maintenance === instance.maintenance ? `instance ${instance.name} is` : 'EnderCloud is';
     return fail(new AppError('MAINTENANCE', `${where} in maintenance: ${maintenance.message}`, { details: { action } }));
@@ -138,15 +166,19 @@ export function checkAction(instance: ActionInstance, action: InstanceAction, ac
       const next = isPrivileged(actor)
         ? 'reset it (POST /instances/:id/reset-crash-loop) after diagnosis, then start it'
         : 'ask an administrator (admin or manager scope) to reset the crash loop after diagnosis, then start it';
-      return fail(new AppError('INVALID_TRANSITION', `instance ${instance.name} is in error after a crash loop: ${next}`, {
-        details: { from: 'error', action },
-      }));
+      return fail(
+        new AppError('INVALID_TRANSITION', `instance ${instance.name} is in error after a crash loop: ${next}`, {
+          details: { from: 'error', action },
+        }),
+      );
     }
     if (!isPrivileged(actor)) {
       const who = actor.kind === 'system' ? 'automatic starts are disabled' : 'starting it needs the admin or manager scope';
-      return fail(new AppError(actor.kind === 'system' ? 'INVALID_TRANSITION' : 'FORBIDDEN', `instance ${instance.name} is in error: ${who}`, {
-        details: { from: 'error', action },
-      }));
+      return fail(
+        new AppError(actor.kind === 'system' ? 'INVALID_TRANSITION' : 'FORBIDDEN', `instance ${instance.name} is in error: ${who}`, {
+          details: { from: 'error', action },
+        }),
+      );
     }
   }
 
@@ -156,9 +188,15 @@ export function checkAction(instance: ActionInstance, action: InstanceAction, ac
   const entries = ENTER[action];
   if (!(instance.state in entries)) {
     const allowedFrom = Object.keys(entries).join(', ');
-    return fail(new AppError('INVALID_TRANSITION', `cannot ${action} instance ${instance.name} while it is ${instance.state} (allowed from: ${allowedFrom})`, {
-      details: { from: instance.state, action },
-    }));
+    return fail(
+      new AppError(
+        'INVALID_TRANSITION',
+        `cannot ${action} instance ${instance.name} while it is ${instance.state} (allowed from: ${allowedFrom})`,
+        {
+          details: { from: instance.state, action },
+        },
+      ),
+    );
   }
   const enterState = entries[instance.state] ?? null;
   return ok({ kind: 'dispatch', action, desiredState: desiredStateFor(action) ?? instance.desiredState, enterState });

@@ -49,5 +49,8 @@ export function planRetention(backups: readonly RetainedBackup[], policy: Retent
   const keep = new Set<string>(sorted.slice(0, last).map((b) => b.backupId));
   newestPerBucket(sorted, daily, (ms) => Math.floor(ms / DAY), keep);
   newestPerBucket(sorted, weekly, weekKey, keep);
-  return { keep: sorted.filter((b) => keep.has(b.backupId)).map((b) => b.backupId), prune: sorted.filter((b) => !keep.has(b.backupId)).map((b) => b.backupId) };
+  return {
+    keep: sorted.filter((b) => keep.has(b.backupId)).map((b) => b.backupId),
+    prune: sorted.filter((b) => !keep.has(b.backupId)).map((b) => b.backupId),
+  };
 }

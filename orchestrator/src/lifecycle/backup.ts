@@ -38,7 +38,11 @@ export function entersOnDispatch(action: string, payload: JsonObject | undefined
 }
 
 /** How a backup of this instance is taken now: save over RCON while running, stop first, or just archive. */
-export function backupMode(template: TemplateSpec | undefined, running: boolean, hasRconPassword: boolean): 'online_save' | 'stop_first' | 'offline' {
+export function backupMode(
+  template: TemplateSpec | undefined,
+  running: boolean,
+  hasRconPassword: boolean,
+): 'online_save' | 'stop_first' | 'offline' {
   if (!running) return 'offline';
   if (template?.backup?.onlineSave && template.stop.rcon && hasRconPassword) return 'online_save';
   return 'stop_first';
@@ -46,10 +50,12 @@ export function backupMode(template: TemplateSpec | undefined, running: boolean,
 
 /** A backup id stable across retries of one command. */
 export function backupIdFor(cmd: Command, prefix: string): string {
-  const at = new Date(cmd.createdAt).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const at = new Date(cmd.createdAt)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${prefix}-${at}-${cmd.id.replace(/^cmd-/, '').slice(0, 8)}`;
 }
-
 
 /**
  * Why a manual backup would stop this running instance (seed 002: "an explicit

@@ -37,17 +37,22 @@ export function baseDelay(failedAttempts: number, policy: RetryPolicy = DEFAULT_
 }
 
 export type RetryDecision =
-  | { retry: true; delayMs: number; attempt: number }
-  | { retry: false; reason: 'fatal' | 'exhausted'; message: string };
+  { retry: true; delayMs: number; attempt: number } | { retry: false; reason: 'fatal' | 'exhausted'; message: string };
 
 /**
  * After `failedAttempts` attempts have failed (the last with `err`): retry
  * after a delay, or give up. `random` returns [0, 1) and is injected.
  */
-export function nextRetry(failedAttempts: number, err: unknown, random: () => number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): RetryDecision {
+export function nextRetry(
+  failedAttempts: number,
+  err: unknown,
+  random: () => number,
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+): RetryDecision {
   const message = err instanceof Error ? err.message : String(err);
   if (classifyError(err) === 'fatal') return { retry: false, reason: 'fatal', message };
-  if (failedAttempts >= policy.maxAttempts) return { retry: false, reason: 'exhausted', message: `gave up after ${failedAttempts} attempts: ${message}` };
+  if (failedAttempts >= policy.maxAttempts)
+    return { retry: false, reason: 'exhausted', message: `gave up after ${failedAttempts} attempts: ${message}` };
   return { retry: true, delayMs: jitteredDelay(failedAttempts, random, policy), attempt: failedAttempts + 1 };
 }
 

@@ -50,7 +50,11 @@ function inWindow(exits: readonly ExitRecord[], policy: CrashLoopPolicy, now: nu
  * state was running and no stop was asked for). Trips the breaker when the
  * window now holds `maxExits` exits; a tripped breaker stays tripped until reset.
  */
-export function recordExit(state: CrashLoopState, exit: ExitRecord, policy: CrashLoopPolicy = DEFAULT_CRASH_LOOP_POLICY): {
+export function recordExit(
+  state: CrashLoopState,
+  exit: ExitRecord,
+  policy: CrashLoopPolicy = DEFAULT_CRASH_LOOP_POLICY,
+): {
   state: CrashLoopState;
   justTripped: boolean;
 } {
@@ -67,8 +71,7 @@ export function backoffDelay(n: number, policy: CrashLoopPolicy = DEFAULT_CRASH_
 }
 
 export type AutoRestartDecision =
-  | { restart: true; delayMs: number; notBefore: number; attempt: number }
-  | { restart: false; reason: string };
+  { restart: true; delayMs: number; notBefore: number; attempt: number } | { restart: false; reason: string };
 
 /**
  * Whether the orchestrator should restart an instance that just exited
@@ -83,7 +86,10 @@ export function shouldAutoRestart(
   policy: CrashLoopPolicy = DEFAULT_CRASH_LOOP_POLICY,
 ): AutoRestartDecision {
   if (state.tripped) {
-    return { restart: false, reason: `crash loop tripped: ${policy.maxExits} unexpected exits within ${policy.windowMs / 60_000} min; an admin must reset it` };
+    return {
+      restart: false,
+      reason: `crash loop tripped: ${policy.maxExits} unexpected exits within ${policy.windowMs / 60_000} min; an admin must reset it`,
+    };
   }
   if (restartPolicy === 'never') return { restart: false, reason: 'the template restart policy is never' };
   if (restartPolicy === 'on-failure' && !isFailureExit(lastExit)) {
@@ -103,7 +109,11 @@ export function resetCrashLoop(): CrashLoopState {
 }
 
 /** The `crashLoop` block of `GET /instances/:id`. */
-export function crashLoopView(state: CrashLoopState, now: number, policy: CrashLoopPolicy = DEFAULT_CRASH_LOOP_POLICY): {
+export function crashLoopView(
+  state: CrashLoopState,
+  now: number,
+  policy: CrashLoopPolicy = DEFAULT_CRASH_LOOP_POLICY,
+): {
   count: number;
   windowMs: number;
   maxExits: number;
@@ -128,7 +138,11 @@ export interface StoredCrashLoop {
 }
 
 export function fromStored(stored: StoredCrashLoop): CrashLoopState {
-  return { exits: stored.exits.map((at) => ({ at, exitCode: null, oomKilled: false })), tripped: stored.tripped, trippedAt: stored.trippedAt };
+  return {
+    exits: stored.exits.map((at) => ({ at, exitCode: null, oomKilled: false })),
+    tripped: stored.tripped,
+    trippedAt: stored.trippedAt,
+  };
 }
 
 export function toStored(state: CrashLoopState, policy: CrashLoopPolicy): StoredCrashLoop {

@@ -50,7 +50,13 @@ function parseField(expr: string, text: string, f: (typeof FIELDS)[number]): Set
 export function parseCron(expr: string): CronSchedule {
   const parts = expr.trim().split(/\s+/);
   if (parts.length !== 5) throw invalid(expr, `needs 5 fields (minute hour day-of-month month day-of-week), got ${parts.length}`);
-  const [minutes, hours, days, months, weekdays] = FIELDS.map((f, i) => parseField(expr, parts[i] as string, f)) as [Set<number>, Set<number>, Set<number>, Set<number>, Set<number>];
+  const [minutes, hours, days, months, weekdays] = FIELDS.map((f, i) => parseField(expr, parts[i] as string, f)) as [
+    Set<number>,
+    Set<number>,
+    Set<number>,
+    Set<number>,
+    Set<number>,
+  ];
   return { source: expr, minutes, hours, days, months, weekdays, dayEither: parts[2] !== '*' && parts[4] !== '*' };
 }
 

@@ -59,7 +59,8 @@ const RUNNING_STATES: readonly InstanceState[] = ['starting', 'online', 'degrade
  */
 export function validateRelativePath(path: unknown, field: string): Checked<string> {
   const bad = (why: string) => fail<string>(new AppError('UNSAFE_PATH', `${field} ${JSON.stringify(path)} ${why}`, { details: { field } }));
-  if (typeof path !== 'string' || path.length === 0 || path.length > 1024) return bad('must be a non-empty relative path of at most 1024 characters');
+  if (typeof path !== 'string' || path.length === 0 || path.length > 1024)
+    return bad('must be a non-empty relative path of at most 1024 characters');
   if (path.startsWith('/') || /^[a-zA-Z]:/.test(path) || path.includes('\\')) return bad('must be relative and use "/" separators');
   if (path.includes('\0')) return bad('must not contain NUL');
   const segments = path.split('/').filter((s, i, all) => !(s === '.' && i === 0) && !(s === '' && i === all.length - 1));
@@ -76,12 +77,20 @@ const contains = (ancestor: string, path: string): boolean => path === ancestor 
 function normaliseScopes(input: unknown): Checked<DeletionScope[]> {
   if (input === undefined) return ok([...DEFAULT_SCOPES]);
   if (!Array.isArray(input) || input.length === 0) {
-    return fail(new AppError('VALIDATION_FAILED', `scopes must be a non-empty list of ${DELETION_SCOPES.join(', ')}`, { details: { field: 'scopes' } }));
+    return fail(
+      new AppError('VALIDATION_FAILED', `scopes must be a non-empty list of ${DELETION_SCOPES.join(', ')}`, {
+        details: { field: 'scopes' },
+      }),
+    );
   }
   const chosen = new Set<DeletionScope>(['container']); // files are never deleted under a live container
   for (const s of input) {
     if (!(DELETION_SCOPES as readonly unknown[]).includes(s)) {
-      return fail(new AppError('VALIDATION_FAILED', `unknown deletion scope ${JSON.stringify(s)}; use ${DELETION_SCOPES.join(', ')}`, { details: { field: 'scopes' } }));
+      return fail(
+        new AppError('VALIDATION_FAILED', `unknown deletion scope ${JSON.stringify(s)}; use ${DELETION_SCOPES.join(', ')}`, {
+          details: { field: 'scopes' },
+        }),
+      );
     }
     chosen.add(s as DeletionScope);
   }
@@ -105,9 +114,15 @@ export function planDeletion(instance: DeletableInstance, request: DeletionReque
   const scopes = normalised.value;
   const needsConfirm = scopes.filter((s) => CONFIRMED_SCOPES.includes(s));
   if (needsConfirm.length > 0 && request.confirm !== instance.name) {
-    return fail(new AppError('CONFIRMATION_REQUIRED', `deleting ${needsConfirm.join(' and ')} cannot be undone: send "confirm" equal to the instance name ${JSON.stringify(instance.name)}`, {
-      details: { scopes: needsConfirm },
-    }));
+    return fail(
+      new AppError(
+        'CONFIRMATION_REQUIRED',
+        `deleting ${needsConfirm.join(' and ')} cannot be undone: send "confirm" equal to the instance name ${JSON.stringify(instance.name)}`,
+        {
+          details: { scopes: needsConfirm },
+        },
+      ),
+    );
   }
   const player = validatePaths(paths.playerData, 'dataPaths.playerData');
   if (!player.ok) return player;
@@ -120,9 +135,15 @@ export function planDeletion(instance: DeletableInstance, request: DeletionReque
     for (const t of technical.value) {
       const hit = player.value.find((p) => contains(t, p));
       if (hit !== undefined) {
-        return fail(new AppError('UNSAFE_PATH', `technical path ${JSON.stringify(t)} contains player data path ${JSON.stringify(hit)}; fix the template's data paths`, {
-          details: { field: 'dataPaths.technical' },
-        }));
+        return fail(
+          new AppError(
+            'UNSAFE_PATH',
+            `technical path ${JSON.stringify(t)} contains player data path ${JSON.stringify(hit)}; fix the template's data paths`,
+            {
+              details: { field: 'dataPaths.technical' },
+            },
+          ),
+        );
       }
     }
   }

@@ -128,6 +128,17 @@ export interface ReadinessInput {
   probe: { ready: boolean; consecutiveFailures: number } | null;
 }
 
+/**
+ * A container state as readiness reads it (Docker's names, or the observed
+ * state in the record): exited and dead are `exited`; unknown or not yet
+ * observed counts as running, so the probe decides.
+ */
+export function readinessContainerStatus(state: string | undefined): ReadinessInput['container']['status'] {
+  if (state === 'running' || state === 'paused' || state === 'created') return state;
+  if (state === 'exited' || state === 'dead') return 'exited';
+  return 'running';
+}
+
 export type ReadinessDecision =
   | { kind: 'stay'; reason: string }
   | { kind: 'transition'; to: InstanceState; event: string; reason: string }
@@ -150,12 +161,23 @@ export function evaluateReadiness(input: ReadinessInput): ReadinessDecision {
   const elapsed = input.now - input.waitStartedAt;
   switch (state) {
     case 'starting':
-      if (container.status === 'running' && ready(probe)) return { kind: 'transition', to: 'online', event: 'ready', reason: 'readiness probe succeeded' };
+      if (container.status === 'running' && ready(probe))
+        return { kind: 'transition', to: 'online', event: 'ready', reason: 'readiness probe succeeded' };
       if (elapsed >= input.timeoutMs && container.status === 'running') {
-        return { kind: 'transition', to: 'degraded', event: 'startup_timeout', reason: `running but not ready after ${input.timeoutMs} ms` };
+        return {
+          kind: 'transition',
+          to: 'degraded',
+          event: 'startup_timeout',
+          reason: `running but not ready after ${input.timeoutMs} ms`,
+        };
       }
       if (elapsed >= input.timeoutMs) {
-        return { kind: 'transition', to: 'error', event: 'fail', reason: `the container is ${container.status}, not running, ${input.timeoutMs} ms after start` };
+        return {
+          kind: 'transition',
+          to: 'error',
+          event: 'fail',
+          reason: `the container is ${container.status}, not running, ${input.timeoutMs} ms after start`,
+        };
       }
       return { kind: 'stay', reason: `waiting for readiness (${Math.max(0, input.timeoutMs - elapsed)} ms left)` };
     case 'paused':
@@ -163,12 +185,22 @@ export function evaluateReadiness(input: ReadinessInput): ReadinessDecision {
       if (container.status !== 'running') return { kind: 'stay', reason: 'still paused' };
       if (ready(probe)) return { kind: 'transition', to: 'online', event: 'resumed', reason: 'resumed and ready' };
       if (elapsed >= input.timeoutMs) {
-        return { kind: 'transition', to: 'degraded', event: 'resumed_not_ready', reason: `resumed but not ready after ${input.timeoutMs} ms` };
+        return {
+          kind: 'transition',
+          to: 'degraded',
+          event: 'resumed_not_ready',
+          reason: `resumed but not ready after ${input.timeoutMs} ms`,
+        };
       }
       return { kind: 'stay', reason: 'resumed; waiting for the readiness check' };
     case 'online':
       if (probe && !probe.ready && probe.consecutiveFailures >= input.failureThreshold) {
-        return { kind: 'transition', to: 'degraded', event: 'probe_failed', reason: `${probe.consecutiveFailures} consecutive readiness probes failed` };
+        return {
+          kind: 'transition',
+          to: 'degraded',
+          event: 'probe_failed',
+          reason: `${probe.consecutiveFailures} consecutive readiness probes failed`,
+        };
       }
       return { kind: 'stay', reason: 'online' };
     default: // degraded

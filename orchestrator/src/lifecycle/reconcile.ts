@@ -58,7 +58,18 @@ export type ReconcileDecision =
  * (installing and deleting belong to their command; error, unknown and
  * intervention_required already say something is wrong).
  */
-export const CONTAINER_EXPECTED: readonly InstanceState[] = ['stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused', 'backup', 'restore', 'update'];
+export const CONTAINER_EXPECTED: readonly InstanceState[] = [
+  'stopped',
+  'starting',
+  'online',
+  'degraded',
+  'stopping',
+  'pausing',
+  'paused',
+  'backup',
+  'restore',
+  'update',
+];
 
 // Running states whose container may be thawed directly when it was paused outside EnderCloud.
 const DRIFT_RESUMABLE: readonly InstanceState[] = ['starting', 'online', 'degraded'];
@@ -80,7 +91,12 @@ function alteredLabels(expected: Record<string, string>, observed: Record<string
  * One instance. `observed` is null when the host's inventory has no managed
  * container for it. Hosts that are OFFLINE give no trustworthy inventory.
  */
-export function reconcileInstance(stored: StoredInstance, observed: ObservedContainer | null, hostStatus: HostStatus, options: ReconcileOptions): ReconcileDecision {
+export function reconcileInstance(
+  stored: StoredInstance,
+  observed: ObservedContainer | null,
+  hostStatus: HostStatus,
+  options: ReconcileOptions,
+): ReconcileDecision {
   if (hostStatus === 'OFFLINE') return { action: 'none', reason: 'host offline: no inventory to compare with (router shows Stale)' };
   const { state, desiredState: desired } = stored;
   if (state === 'intervention_required') return { action: 'none', reason: 'waiting for an operator' };
@@ -88,30 +104,65 @@ export function reconcileInstance(stored: StoredInstance, observed: ObservedCont
 
   if (state === 'archived') {
     if (observed === null) return { action: 'none', reason: 'archived: no container, the world is kept on its host' };
-    return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: 'a container exists for an archived instance; not adopted' };
+    return {
+      action: 'set_state',
+      to: 'intervention_required',
+      event: 'require_intervention',
+      reason: 'a container exists for an archived instance; not adopted',
+    };
   }
   if (observed === null) {
     if (state === 'draft') return { action: 'none', reason: 'a draft has no container yet' };
     // A failed create (unpullable image, no room) leaves no container; its error and the agent's reason stay.
-    if (state === 'error' && stored.containerCreated === false) return { action: 'none', reason: 'error is sticky; there is no container (a failed create leaves none)' };
+    if (state === 'error' && stored.containerCreated === false)
+      return { action: 'none', reason: 'error is sticky; there is no container (a failed create leaves none)' };
     if (state === 'unknown') {
       if (options.now - stored.stateChangedAt >= options.unknownGraceMs) {
-        return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: `container still missing after ${options.unknownGraceMs} ms; an operator must decide (it is never recreated automatically)` };
+        return {
+          action: 'set_state',
+          to: 'intervention_required',
+          event: 'require_intervention',
+          reason: `container still missing after ${options.unknownGraceMs} ms; an operator must decide (it is never recreated automatically)`,
+        };
       }
       return { action: 'none', reason: 'container still missing' };
     }
-    return { action: 'set_state', to: 'unknown', event: 'lose_container', reason: 'managed container missing from the host inventory; not recreated because data safety is uncertain' };
+    return {
+      action: 'set_state',
+      to: 'unknown',
+      event: 'lose_container',
+      reason: 'managed container missing from the host inventory; not recreated because data safety is uncertain',
+    };
   }
 
   if (state === 'draft') {
-    return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: 'a container exists for an instance that was never installed' };
+    return {
+      action: 'set_state',
+      to: 'intervention_required',
+      event: 'require_intervention',
+      reason: 'a container exists for an instance that was never installed',
+    };
   }
   const altered = alteredLabels(stored.expectedLabels, observed.labels);
   if (altered.length > 0) {
-    return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: `managed container labels altered (${altered.join(', ')}); not adopted` };
+    return {
+      action: 'set_state',
+      to: 'intervention_required',
+      event: 'require_intervention',
+      reason: `managed container labels altered (${altered.join(', ')}); not adopted`,
+    };
   }
-  if (stored.expectedImage !== undefined && observed.image !== undefined && normaliseImage(observed.image) !== normaliseImage(stored.expectedImage)) {
-    return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: `managed container runs image ${observed.image}, not ${stored.expectedImage}; not adopted` };
+  if (
+    stored.expectedImage !== undefined &&
+    observed.image !== undefined &&
+    normaliseImage(observed.image) !== normaliseImage(stored.expectedImage)
+  ) {
+    return {
+      action: 'set_state',
+      to: 'intervention_required',
+      event: 'require_intervention',
+      reason: `managed container runs image ${observed.image}, not ${stored.expectedImage}; not adopted`,
+    };
   }
   const exit = { exitCode: observed.exitCode ?? null, oomKilled: observed.oomKilled ?? false };
   // Docker's restart policy is `no`, so restarting/dead mean the process is gone.
@@ -119,8 +170,10 @@ export function reconcileInstance(stored: StoredInstance, observed: ObservedCont
 
   if (state === 'unknown') {
     // The container came back (host returned, engine restarted): re-verify, never assume online.
-    if (status === 'running') return { action: 'await_readiness', to: 'starting', reason: 'container reappeared running; verifying readiness' };
-    if (status === 'paused') return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: 'container reappeared paused' };
+    if (status === 'running')
+      return { action: 'await_readiness', to: 'starting', reason: 'container reappeared running; verifying readiness' };
+    if (status === 'paused')
+      return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: 'container reappeared paused' };
     return { action: 'set_state', to: 'stopped', event: 'observed_stopped', reason: 'container reappeared stopped' };
   }
   if (state === 'error') return { action: 'none', reason: 'error is sticky until an admin resets or starts it' };
@@ -135,11 +188,19 @@ export function reconcileInstance(stored: StoredInstance, observed: ObservedCont
         return { action: 'pause', reason: `container already paused while ${state}; completing the pause` };
       }
       if (desired === 'running') {
-        if (DRIFT_RESUMABLE.includes(state)) return { action: 'resume', drift: true, reason: `container paused outside EnderCloud while ${state}; resuming it` };
+        if (DRIFT_RESUMABLE.includes(state))
+          return { action: 'resume', drift: true, reason: `container paused outside EnderCloud while ${state}; resuming it` };
         return { action: 'resume', reason: 'desired running but the container is paused' };
       }
       // A frozen server cannot save its world on a graceful stop, and killing it could lose data: an operator decides.
-      if (state === 'stopped') return { action: 'set_state', to: 'intervention_required', event: 'require_intervention', reason: 'observed: the container of a stopped instance is paused (changed outside EnderCloud); not stopped automatically, since a frozen server cannot save its world' };
+      if (state === 'stopped')
+        return {
+          action: 'set_state',
+          to: 'intervention_required',
+          event: 'require_intervention',
+          reason:
+            'observed: the container of a stopped instance is paused (changed outside EnderCloud); not stopped automatically, since a frozen server cannot save its world',
+        };
       return { action: 'stop', reason: 'desired stopped but the container is paused' };
     default: // created or exited
       return reconcileNotRunning(state, desired, status, exit);
@@ -152,26 +213,48 @@ function reconcileRunning(state: InstanceState, desired: DesiredState): Reconcil
     if (state === 'starting') return { action: 'await_readiness', reason: 'start in progress; continuing readiness' };
     if (state === 'paused') return { action: 'await_readiness', reason: 'resume in progress; continuing the readiness check' };
     if (state === 'stopping') return { action: 'stop', reason: 'restart in progress; finishing its stop first' };
-    if (state === 'pausing') return { action: 'set_state', to: 'online', event: 'pause_aborted', reason: 'pause abandoned; desired running and the container runs' };
+    if (state === 'pausing')
+      return {
+        action: 'set_state',
+        to: 'online',
+        event: 'pause_aborted',
+        reason: 'pause abandoned; desired running and the container runs',
+      };
     return { action: 'await_readiness', to: 'starting', reason: `container running while ${state}; verifying readiness` };
   }
   if (desired === 'paused') {
     if (state === 'pausing' || state === 'online') return { action: 'pause', reason: 'desired paused; pausing' };
-    if (state === 'paused') return { action: 'pause', drift: true, reason: 'container unpaused outside EnderCloud while paused; pausing it again' };
+    if (state === 'paused')
+      return { action: 'pause', drift: true, reason: 'container unpaused outside EnderCloud while paused; pausing it again' };
     return { action: 'pause', reason: `desired paused but running while ${state}` };
   }
   // Desired stopped (or deleted): started behind EnderCloud's back, or a stop still in flight.
   // A graceful stop saves the world, so enforcing the intent is safe.
   if (state === 'stopping') return { action: 'stop', reason: 'stop in progress; continuing' };
-  if (state === 'stopped') return { action: 'stop', drift: true, reason: `container started outside EnderCloud while stopped (desired ${desired}); stopping it gracefully again` };
+  if (state === 'stopped')
+    return {
+      action: 'stop',
+      drift: true,
+      reason: `container started outside EnderCloud while stopped (desired ${desired}); stopping it gracefully again`,
+    };
   return { action: 'stop', reason: `desired ${desired} but the container is running; stopping gracefully` };
 }
 
-function reconcileNotRunning(state: InstanceState, desired: DesiredState, status: 'created' | 'exited', exit: { exitCode: number | null; oomKilled: boolean }): ReconcileDecision {
+function reconcileNotRunning(
+  state: InstanceState,
+  desired: DesiredState,
+  status: 'created' | 'exited',
+  exit: { exitCode: number | null; oomKilled: boolean },
+): ReconcileDecision {
   const running = ['starting', 'online', 'degraded', 'pausing', 'paused'].includes(state);
   if (desired === 'running' || desired === 'paused') {
     if (status === 'created') return { action: 'start', reason: 'container created but never started; continuing the start' };
-    if (running) return { action: 'handle_crash', ...exit, reason: `container exited unexpectedly (code ${exit.exitCode ?? 'unknown'}${exit.oomKilled ? ', OOM killed' : ''})` };
+    if (running)
+      return {
+        action: 'handle_crash',
+        ...exit,
+        reason: `container exited unexpectedly (code ${exit.exitCode ?? 'unknown'}${exit.oomKilled ? ', OOM killed' : ''})`,
+      };
     if (state === 'stopping') return { action: 'set_state', to: 'stopped', event: 'exited', reason: 'stop completed' };
     return { action: 'start', reason: 'desired running; start (subject to the crash-loop backoff)' };
   }
@@ -189,7 +272,12 @@ export interface HostInventoryEntry extends ObservedContainer {
  * that match no stored instance are ignored here (host recovery lists them as
  * unclaimed; unknown Docker containers are never touched).
  */
-export function reconcileHost(stored: readonly StoredInstance[], inventory: readonly HostInventoryEntry[], hostStatus: HostStatus, options: ReconcileOptions): {
+export function reconcileHost(
+  stored: readonly StoredInstance[],
+  inventory: readonly HostInventoryEntry[],
+  hostStatus: HostStatus,
+  options: ReconcileOptions,
+): {
   decisions: { instanceId: string; decision: ReconcileDecision }[];
   ignored: string[];
 } {

@@ -33,7 +33,9 @@ export function checkSchedule(input: ScheduleDefinitionInput): ScheduleDefinitio
     throw new AppError('VALIDATION_FAILED', `cron: ${(err as Error).message}`, { details: { field: 'cron' } });
   }
   if (input.tasks.length < 1 || input.tasks.length > 10) {
-    throw new AppError('VALIDATION_FAILED', `tasks: a schedule has 1 to 10 tasks, got ${input.tasks.length}`, { details: { field: 'tasks' } });
+    throw new AppError('VALIDATION_FAILED', `tasks: a schedule has 1 to 10 tasks, got ${input.tasks.length}`, {
+      details: { field: 'tasks' },
+    });
   }
   const tasks = input.tasks.map((t, i) => {
     const field = `tasks/${i}/payload`;
@@ -45,10 +47,16 @@ export function checkSchedule(input: ScheduleDefinitionInput): ScheduleDefinitio
       throw new AppError('NOT_IMPLEMENTED', `${field}: the kill power action is not implemented yet; use stop`, { details: { field } });
     }
     if (t.action === 'power' && !(SCHEDULE_POWER_ACTIONS as readonly string[]).includes(payload)) {
-      throw new AppError('VALIDATION_FAILED', `${field}: unknown power action ${JSON.stringify(t.payload)} (one of ${SCHEDULE_POWER_ACTIONS.join(', ')})`, { details: { field } });
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `${field}: unknown power action ${JSON.stringify(t.payload)} (one of ${SCHEDULE_POWER_ACTIONS.join(', ')})`,
+        { details: { field } },
+      );
     }
     if (!Number.isInteger(t.offsetSeconds) || t.offsetSeconds < 0 || t.offsetSeconds > 900) {
-      throw new AppError('VALIDATION_FAILED', `tasks/${i}/offsetSeconds: 0 to 900 seconds`, { details: { field: `tasks/${i}/offsetSeconds` } });
+      throw new AppError('VALIDATION_FAILED', `tasks/${i}/offsetSeconds: 0 to 900 seconds`, {
+        details: { field: `tasks/${i}/offsetSeconds` },
+      });
     }
     return { action: t.action, payload, offsetSeconds: t.offsetSeconds, continueOnFailure: t.continueOnFailure };
   });
@@ -79,7 +87,11 @@ export interface ChainResult {
  * A throw fails the task; the chain stops there unless it continues on failure.
  * The run is `failed` when any task failed.
  */
-export async function runTaskChain(tasks: readonly ScheduleTask[], run: (task: ScheduleTask, index: number) => Promise<void>, wait: (ms: number) => Promise<void>): Promise<ChainResult> {
+export async function runTaskChain(
+  tasks: readonly ScheduleTask[],
+  run: (task: ScheduleTask, index: number) => Promise<void>,
+  wait: (ms: number) => Promise<void>,
+): Promise<ChainResult> {
   const outcomes: TaskOutcome[] = [];
   let error: string | null = null;
   for (const [index, task] of tasks.entries()) {

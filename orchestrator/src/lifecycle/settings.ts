@@ -12,9 +12,13 @@ type Settings = Record<string, SettingValue>;
 export const IMMUTABLE_KEYS: readonly string[] = ['user'];
 
 function immutableError(key: string): AppError {
-  return new AppError('IMMUTABLE', `${key} is chosen when the instance is created and can never be changed: back up, create a new instance with the new ${key}, and restore into it`, {
-    details: { field: key },
-  });
+  return new AppError(
+    'IMMUTABLE',
+    `${key} is chosen when the instance is created and can never be changed: back up, create a new instance with the new ${key}, and restore into it`,
+    {
+      details: { field: key },
+    },
+  );
 }
 
 // ---- image tag and label changes (desired vs applied container config) ----
@@ -45,12 +49,20 @@ export function planContainerConfigChange(
   mode: ContainerChangeMode,
 ): Checked<ContainerChangePlan> {
   if (change.image !== undefined && (change.image.length > 512 || !IMAGE_REF.test(change.image))) {
-    return fail(new AppError('VALIDATION_FAILED', `image ${JSON.stringify(change.image)} is not a valid image reference`, { details: { field: 'image' } }));
+    return fail(
+      new AppError('VALIDATION_FAILED', `image ${JSON.stringify(change.image)} is not a valid image reference`, {
+        details: { field: 'image' },
+      }),
+    );
   }
   const labels = { ...desired.labels };
   for (const [key, value] of Object.entries(change.labels ?? {})) {
     if (key.startsWith(RESERVED_LABEL_PREFIX)) {
-      return fail(new AppError('VALIDATION_FAILED', `label ${key} is managed by EnderCloud and cannot be set`, { details: { field: `labels.${key}` } }));
+      return fail(
+        new AppError('VALIDATION_FAILED', `label ${key} is managed by EnderCloud and cannot be set`, {
+          details: { field: `labels.${key}` },
+        }),
+      );
     }
     if (value === null) delete labels[key];
     else labels[key] = value;
@@ -94,11 +106,17 @@ export interface ReplaceableInstance {
  */
 export function planReplacement(instance: ReplaceableInstance): ReplacementStep[] {
   const steps: ReplacementStep[] = [];
-  if (instance.desiredConfig.image !== instance.appliedConfig.image) steps.push({ kind: 'pull_image', image: instance.desiredConfig.image });
+  if (instance.desiredConfig.image !== instance.appliedConfig.image)
+    steps.push({ kind: 'pull_image', image: instance.desiredConfig.image });
   if (instance.containerRunning) steps.push({ kind: 'stop_container', graceful: true });
   steps.push(
     { kind: 'remove_container', keepData: true },
-    { kind: 'create_container', image: instance.desiredConfig.image, labels: instance.desiredConfig.labels, settings: instance.desiredSettings },
+    {
+      kind: 'create_container',
+      image: instance.desiredConfig.image,
+      labels: instance.desiredConfig.labels,
+      settings: instance.desiredSettings,
+    },
     { kind: 'mark_applied' },
   );
   if (instance.desiredState === 'running') steps.push({ kind: 'start_container' }, { kind: 'await_readiness' });
@@ -106,7 +124,9 @@ export function planReplacement(instance: ReplaceableInstance): ReplacementStep[
 }
 
 /** What an explicit start runs: a replacement when changes wait for it, else a plain start. */
-export function planStart(instance: Omit<ReplaceableInstance, 'desiredState'> & { containerConfigPending: boolean; pendingSettings: number }): ReplacementStep[] {
+export function planStart(
+  instance: Omit<ReplaceableInstance, 'desiredState'> & { containerConfigPending: boolean; pendingSettings: number },
+): ReplacementStep[] {
   if (instance.containerConfigPending || instance.pendingSettings > 0) return planReplacement({ ...instance, desiredState: 'running' });
   return [{ kind: 'start_container' }, { kind: 'await_readiness' }];
 }
@@ -119,7 +139,8 @@ export type ContainerUserSpec = { mode: 'endercloud' } | { mode: 'custom'; uid: 
 export const ENDERCLOUD_USER = { uid: 1000, gid: 1000 } as const;
 
 export function validateContainerUser(input: unknown): Checked<ContainerUserSpec> {
-  const bad = (message: string) => fail<ContainerUserSpec>(new AppError('VALIDATION_FAILED', `user ${message}`, { details: { field: 'user' } }));
+  const bad = (message: string) =>
+    fail<ContainerUserSpec>(new AppError('VALIDATION_FAILED', `user ${message}`, { details: { field: 'user' } }));
   if (input === undefined) return ok({ mode: 'endercloud' });
   if (typeof input !== 'object' || input === null) return bad('must be an object with mode endercloud, custom or image');
   const spec = input as { mode?: unknown; uid?: unknown; gid?: unknown };
@@ -127,7 +148,8 @@ export function validateContainerUser(input: unknown): Checked<ContainerUserSpec
   if (spec.mode !== 'custom') return bad(`mode must be endercloud, custom or image (got ${JSON.stringify(spec.mode)})`);
   for (const id of ['uid', 'gid'] as const) {
     const v = spec[id];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 2_147_483_647) return bad(`${id} must be an integer from 0 to 2147483647`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 2_147_483_647)
+      return bad(`${id} must be an integer from 0 to 2147483647`);
   }
   return ok({ mode: 'custom', uid: spec.uid as number, gid: spec.gid as number });
 }
@@ -164,7 +186,9 @@ export function redactSecrets<T>(config: T, secretKeys: readonly string[]): T {
       return eq > 0 && secrets.has(value.slice(0, eq)) ? `${value.slice(0, eq)}=${REDACTED}` : value;
     }
     if (typeof value === 'object' && value !== null) {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, secrets.has(k) && v !== null && v !== undefined ? REDACTED : walk(v)]));
+      return Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k, secrets.has(k) && v !== null && v !== undefined ? REDACTED : walk(v)]),
+      );
     }
     return value;
   };
@@ -175,7 +199,11 @@ export function redactSecrets<T>(config: T, secretKeys: readonly string[]): T {
  * Keeps the newest `keep` revisions plus any pinned ones (the revision the
  * container currently runs, so pending changes can always be diffed/rolled back).
  */
-export function pruneRevisions<R extends { revision: number }>(revisions: readonly R[], keep = REVISIONS_KEPT, pinned: readonly number[] = []): { keep: R[]; drop: R[] } {
+export function pruneRevisions<R extends { revision: number }>(
+  revisions: readonly R[],
+  keep = REVISIONS_KEPT,
+  pinned: readonly number[] = [],
+): { keep: R[]; drop: R[] } {
   const sorted = [...revisions].sort((a, b) => b.revision - a.revision);
   const kept = new Set(sorted.slice(0, keep).map((r) => r.revision));
   for (const p of pinned) kept.add(p);

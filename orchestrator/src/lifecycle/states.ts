@@ -10,11 +10,27 @@ export { INSTANCE_STATES, type HostStatus, type InstanceState } from '../domain/
 
 /** A state nothing is actively changing: it lasts until an action or an observation moves it. */
 export const STABLE_STATES: readonly InstanceState[] = [
-  'draft', 'stopped', 'online', 'degraded', 'paused', 'error', 'unknown', 'intervention_required', 'archived',
+  'draft',
+  'stopped',
+  'online',
+  'degraded',
+  'paused',
+  'error',
+  'unknown',
+  'intervention_required',
+  'archived',
 ];
 /** A state owned by one in-flight action or command; it must end in another state. */
 export const TRANSITIONAL_STATES: readonly InstanceState[] = [
-  'installing', 'starting', 'stopping', 'pausing', 'backup', 'restore', 'update', 'deleting', 'archiving',
+  'installing',
+  'starting',
+  'stopping',
+  'pausing',
+  'backup',
+  'restore',
+  'update',
+  'deleting',
+  'archiving',
 ];
 
 export interface Transition {
@@ -39,7 +55,7 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     { to: 'deleting', event: 'delete' },
     { to: 'intervention_required', event: 'require_intervention' },
   ],
-  installing: [{ to: 'stopped', event: 'installed' }, ...FAILURES],
+  installing: [{ to: 'stopped', event: 'installed' }, { to: 'starting', event: 'installed_then_start' }, ...FAILURES],
   stopped: [
     { to: 'starting', event: 'start' },
     { to: 'backup', event: 'backup' },
@@ -47,6 +63,7 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     { to: 'update', event: 'update' },
     { to: 'deleting', event: 'delete' },
     { to: 'archiving', event: 'archive' },
+    { to: 'installing', event: 'reinstall' },
     ...FAILURES,
   ],
   starting: [
@@ -80,12 +97,7 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     ...FAILURES,
   ],
   stopping: [{ to: 'stopped', event: 'exited' }, ...FAILURES],
-  pausing: [
-    { to: 'paused', event: 'paused' },
-    { to: 'online', event: 'pause_aborted' },
-    { to: 'stopped', event: 'exited' },
-    ...FAILURES,
-  ],
+  pausing: [{ to: 'paused', event: 'paused' }, { to: 'online', event: 'pause_aborted' }, { to: 'stopped', event: 'exited' }, ...FAILURES],
   // Resume goes straight back to online after a quick readiness check; there
   // is no "resuming" state because an unpause takes milliseconds.
   paused: [
@@ -104,16 +116,8 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     { to: 'stopping', event: 'backup_done_then_stop' },
     ...FAILURES,
   ],
-  restore: [
-    { to: 'stopped', event: 'restore_done' },
-    { to: 'starting', event: 'restore_done_then_start' },
-    ...FAILURES,
-  ],
-  update: [
-    { to: 'stopped', event: 'update_done' },
-    { to: 'starting', event: 'update_done_then_start' },
-    ...FAILURES,
-  ],
+  restore: [{ to: 'stopped', event: 'restore_done' }, { to: 'starting', event: 'restore_done_then_start' }, ...FAILURES],
+  update: [{ to: 'stopped', event: 'update_done' }, { to: 'starting', event: 'update_done_then_start' }, ...FAILURES],
   error: [
     { to: 'starting', event: 'admin_start' },
     { to: 'stopped', event: 'reset' },
@@ -148,11 +152,7 @@ export const TRANSITIONS: Readonly<Record<InstanceState, readonly Transition[]>>
     ...FAILURES,
   ],
   // No container; a start (or a login) re-creates it over the kept world.
-  archived: [
-    { to: 'installing', event: 'unarchive' },
-    { to: 'deleting', event: 'delete' },
-    ...FAILURES,
-  ],
+  archived: [{ to: 'installing', event: 'unarchive' }, { to: 'deleting', event: 'delete' }, ...FAILURES],
 };
 
 /** The event that moves `from` to `to`, or undefined when the move is not allowed. */

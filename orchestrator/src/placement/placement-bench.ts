@@ -18,7 +18,11 @@ export function seededRandom(seed: number): () => number {
 const STATUSES: HostStatus[] = ['ONLINE', 'ONLINE', 'ONLINE', 'ONLINE', 'ONLINE', 'RECOVERING', 'OFFLINE', 'MAINTENANCE'];
 
 /** A simulated fleet: mostly ONLINE hosts of 4–64 GiB with random reservations and group counts. */
-export function simulatedHosts(count: number, random: () => number, groups: readonly string[] = ['lobby', 'bedwars', 'survival']): PlacementHost[] {
+export function simulatedHosts(
+  count: number,
+  random: () => number,
+  groups: readonly string[] = ['lobby', 'bedwars', 'survival'],
+): PlacementHost[] {
   const hosts: PlacementHost[] = [];
   for (let i = 0; i < count; i++) {
     const memoryMb = 4096 * (1 + Math.floor(random() * 16));

@@ -42,7 +42,11 @@ export function compareHosts(strategy: PlacementStrategy, groupId: string): (a: 
 /** Returns the chosen host id, or NO_CAPACITY explaining why none fits. One pass, no sort: O(hosts). */
 export function placeInstance(hosts: readonly PlacementHost[], request: PlacementRequest, strategy: PlacementStrategy): Checked<string> {
   if (!Number.isInteger(request.memoryMb) || request.memoryMb <= 0) {
-    return fail(new AppError('VALIDATION_FAILED', `memoryMb must be a positive integer (got ${JSON.stringify(request.memoryMb)})`, { details: { field: 'memoryMb' } }));
+    return fail(
+      new AppError('VALIDATION_FAILED', `memoryMb must be a positive integer (got ${JSON.stringify(request.memoryMb)})`, {
+        details: { field: 'memoryMb' },
+      }),
+    );
   }
   const better = compareHosts(strategy, request.groupId);
   let chosen: PlacementHost | undefined;
@@ -60,19 +64,23 @@ export function placeInstance(hosts: readonly PlacementHost[], request: Placemen
   return fail(noCapacity(hosts, request, online, bestFree));
 }
 
-function noCapacity(hosts: readonly PlacementHost[], request: PlacementRequest, online: number, bestFree: PlacementHost | undefined): AppError {
+function noCapacity(
+  hosts: readonly PlacementHost[],
+  request: PlacementRequest,
+  online: number,
+  bestFree: PlacementHost | undefined,
+): AppError {
   if (online === 0) {
     const counts = new Map<string, number>();
     for (const h of hosts) counts.set(h.status, (counts.get(h.status) ?? 0) + 1);
-    const summary = hosts.length === 0 ? 'no hosts are registered' : `${hosts.length} host(s): ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ')}`;
+    const summary =
+      hosts.length === 0 ? 'no hosts are registered' : `${hosts.length} host(s): ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ')}`;
     return new AppError('NO_CAPACITY', `no ONLINE host to place ${request.memoryMb} MiB on (${summary})`, {
-      retryable: true,
       details: { requiredMb: request.memoryMb, onlineHosts: 0 },
     });
   }
   const best = bestFree ? Math.max(0, free(bestFree)) : 0;
   return new AppError('NO_CAPACITY', `no ONLINE host has ${request.memoryMb} MiB free; best has ${best} MiB (${bestFree?.id})`, {
-    retryable: true,
     details: { requiredMb: request.memoryMb, bestFreeMb: best, bestHostId: bestFree?.id ?? null, onlineHosts: online },
   });
 }
@@ -113,7 +121,8 @@ export interface LimitRoom {
 export function limitRooms(caps: GroupCaps, counts: { group: number; total: number }, template?: TemplateCap): LimitRoom[] {
   const out: LimitRoom[] = [];
   const add = (limit: LimitRoom['limit'], max: number | undefined, current: number, of?: string): void => {
-    if (max !== undefined) out.push({ limit, ...(of !== undefined ? { template: of } : {}), max, current, room: Math.max(0, max - current) });
+    if (max !== undefined)
+      out.push({ limit, ...(of !== undefined ? { template: of } : {}), max, current, room: Math.max(0, max - current) });
   };
   add('scaling.maxInstances', caps.scalingMaxInstances, counts.group);
   add('caps.maxInstances', caps.maxInstances, counts.group);
@@ -132,17 +141,32 @@ export function limitName(groupId: string, l: LimitRoom): string {
 /** The refusal of a new instance by a limit without room, naming it: "group survival is at its scaling.maxInstances (4)". */
 export function capRefusal(groupId: string, full: LimitRoom): AppError {
   const counted = `${full.current} instances count toward it (archived worlds do not)`;
-  const message = full.template !== undefined ? `template ${full.template} is at its caps.maxInstances (${full.max}) across all groups: ${counted}`
-    : full.limit === 'ENDERCLOUD_MAX_INSTANCES' ? `EnderCloud is at its ENDERCLOUD_MAX_INSTANCES (${full.max}): ${counted}`
-    : `group ${groupId} is at its ${full.limit} (${full.max}): ${counted}`;
-  const cap = full.template !== undefined ? 'template.maxInstances' : full.limit === 'ENDERCLOUD_MAX_INSTANCES' ? 'maxTotalInstances' : full.limit === 'caps.maxInstances' ? 'maxInstances' : 'scaling.maxInstances';
+  const message =
+    full.template !== undefined
+      ? `template ${full.template} is at its caps.maxInstances (${full.max}) across all groups: ${counted}`
+      : full.limit === 'ENDERCLOUD_MAX_INSTANCES'
+        ? `EnderCloud is at its ENDERCLOUD_MAX_INSTANCES (${full.max}): ${counted}`
+        : `group ${groupId} is at its ${full.limit} (${full.max}): ${counted}`;
+  const cap =
+    full.template !== undefined
+      ? 'template.maxInstances'
+      : full.limit === 'ENDERCLOUD_MAX_INSTANCES'
+        ? 'maxTotalInstances'
+        : full.limit === 'caps.maxInstances'
+          ? 'maxInstances'
+          : 'scaling.maxInstances';
   return new AppError('CAP_REACHED', message, {
     details: { groupId, cap, limit: full.max, current: full.current, ...(full.template !== undefined ? { template: full.template } : {}) },
   });
 }
 
 /** Refuses a new instance when a limit would be exceeded (counts exclude the new one; archived worlds are not counted). */
-export function checkCaps(groupId: string, caps: GroupCaps, counts: { group: number; total: number }, template?: TemplateCap): Checked<void> {
+export function checkCaps(
+  groupId: string,
+  caps: GroupCaps,
+  counts: { group: number; total: number },
+  template?: TemplateCap,
+): Checked<void> {
   const full = limitRooms(caps, counts, template).find((l) => l.room === 0);
   return full ? fail(capRefusal(groupId, full)) : ok(undefined);
 }

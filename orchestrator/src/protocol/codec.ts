@@ -58,7 +58,8 @@ export class PacketReader {
   /** A VarInt-prefixed UTF-8 string of at most maxChars characters. */
   string(maxChars = MAX_STRING_CHARS): string {
     const byteLength = this.varInt();
-    if (byteLength < 0 || byteLength > maxChars * 3) throw new ProtocolError(`string of ${byteLength} bytes exceeds ${maxChars} characters`);
+    if (byteLength < 0 || byteLength > maxChars * 3)
+      throw new ProtocolError(`string of ${byteLength} bytes exceeds ${maxChars} characters`);
     this.need(byteLength, 'string');
     const text = this.buf.toString('utf8', this.pos, this.pos + byteLength);
     this.pos += byteLength;

@@ -31,7 +31,8 @@ export interface LoginStart {
 }
 
 function expectId(frame: Frame, id: number, what: string): PacketReader {
-  if (frame.packetId !== id) throw new ProtocolError(`expected ${what} (id 0x${id.toString(16).padStart(2, '0')}), got id 0x${frame.packetId.toString(16)}`);
+  if (frame.packetId !== id)
+    throw new ProtocolError(`expected ${what} (id 0x${id.toString(16).padStart(2, '0')}), got id 0x${frame.packetId.toString(16)}`);
   return new PacketReader(frame.body);
 }
 
@@ -84,7 +85,10 @@ export function parsePing(frame: Frame): Buffer {
 }
 
 export function writeHandshake(h: Handshake): Buffer {
-  return encodeFrame(0x00, Buffer.concat([encodeVarInt(h.protocolVersion), encodeString(h.serverAddress), encodeU16(h.serverPort), encodeVarInt(h.nextState)]));
+  return encodeFrame(
+    0x00,
+    Buffer.concat([encodeVarInt(h.protocolVersion), encodeString(h.serverAddress), encodeU16(h.serverPort), encodeVarInt(h.nextState)]),
+  );
 }
 
 export function writeStatusRequest(): Buffer {

@@ -5,7 +5,8 @@ export const REGISTRY_PATH = '/api/v1/registry';
 export const REGISTRY_STREAM_PATH = '/api/v1/registry/stream';
 export const TRANSFER_CLAIM_PATH = '/api/v1/transfers/claim';
 export const ROUTER_SESSIONS_PATH = '/api/v1/router/sessions';
-export const instanceActionPath = (instanceId: string, action: WakeAction): string => `/api/v1/instances/${encodeURIComponent(instanceId)}/${action}`;
+export const instanceActionPath = (instanceId: string, action: WakeAction): string =>
+  `/api/v1/instances/${encodeURIComponent(instanceId)}/${action}`;
 /** A join to a `group:<id>` target: the orchestrator picks (or wakes, starts, spawns) the instance. */
 export const groupJoinPath = (groupId: string): string => `/api/v1/router/groups/${encodeURIComponent(groupId)}/join`;
 /** Router-scoped transfer request: moves a player (RCON `transfer`) to an instance once it is online. */
@@ -159,7 +160,8 @@ function obj(v: unknown, field: string): Obj {
 }
 function str(o: Obj, key: string, field: string, max = 256): string {
   const v = o[key];
-  if (typeof v !== 'string' || v.length === 0 || v.length > max) throw new ContractError(`${field}.${key}`, `must be a non-empty string of at most ${max} characters`);
+  if (typeof v !== 'string' || v.length === 0 || v.length > max)
+    throw new ContractError(`${field}.${key}`, `must be a non-empty string of at most ${max} characters`);
   return v;
 }
 function strOrNull(o: Obj, key: string, field: string): string | null {
@@ -171,7 +173,8 @@ function bool(o: Obj, key: string, field: string): boolean {
 }
 function nonNegInt(o: Obj, key: string, field: string): number {
   const v = o[key];
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new ContractError(`${field}.${key}`, 'must be a non-negative integer');
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+    throw new ContractError(`${field}.${key}`, 'must be a non-negative integer');
   return v;
 }
 
@@ -192,7 +195,8 @@ function address(o: Obj, key: string, field: string): string | null {
 export function parseRegistryBackend(v: unknown, field = 'backend'): RegistryBackend {
   const o = obj(v, field);
   const status = o.status;
-  if (!(REGISTRY_STATUSES as readonly unknown[]).includes(status)) throw new ContractError(`${field}.status`, `must be one of ${REGISTRY_STATUSES.join(', ')}`);
+  if (!(REGISTRY_STATUSES as readonly unknown[]).includes(status))
+    throw new ContractError(`${field}.status`, `must be one of ${REGISTRY_STATUSES.join(', ')}`);
   let players: RegistryBackend['players'] = null;
   if (o.players !== null) {
     const p = obj(o.players, `${field}.players`);
@@ -216,7 +220,10 @@ export function parseRegistryBackend(v: unknown, field = 'backend'): RegistryBac
 export function parseRegistrySnapshot(v: unknown): RegistrySnapshot {
   const o = obj(v, 'snapshot');
   if (!Array.isArray(o.backends)) throw new ContractError('snapshot.backends', 'must be an array');
-  return { revision: nonNegInt(o, 'revision', 'snapshot'), backends: o.backends.map((b, i) => parseRegistryBackend(b, `snapshot.backends[${i}]`)) };
+  return {
+    revision: nonNegInt(o, 'revision', 'snapshot'),
+    backends: o.backends.map((b, i) => parseRegistryBackend(b, `snapshot.backends[${i}]`)),
+  };
 }
 
 export function parseRegistryUpsert(v: unknown): RegistryUpsert {
@@ -235,8 +242,13 @@ export function parseWakeAccepted(v: unknown): WakeAccepted {
 
 export function parseGroupJoinAnswer(v: unknown): GroupJoinAnswer {
   const o = obj(v, 'join');
-  if (!(GROUP_JOIN_ACTIONS as readonly unknown[]).includes(o.action)) throw new ContractError('join.action', `must be one of ${GROUP_JOIN_ACTIONS.join(', ')}`);
-  return { instanceId: str(o, 'instanceId', 'join', 128), action: o.action as GroupJoinAnswer['action'], commandId: strOrNull(o, 'commandId', 'join') };
+  if (!(GROUP_JOIN_ACTIONS as readonly unknown[]).includes(o.action))
+    throw new ContractError('join.action', `must be one of ${GROUP_JOIN_ACTIONS.join(', ')}`);
+  return {
+    instanceId: str(o, 'instanceId', 'join', 128),
+    action: o.action as GroupJoinAnswer['action'],
+    commandId: strOrNull(o, 'commandId', 'join'),
+  };
 }
 
 export function parseGroupJoinRequest(v: unknown): GroupJoinRequest {
@@ -253,7 +265,11 @@ export function parseRouterTransferRequest(v: unknown): RouterTransferRequest {
 
 export function parseTransferClaim(v: unknown): TransferClaim {
   const o = obj(v, 'claim');
-  return { transferId: str(o, 'transferId', 'claim'), instanceId: str(o, 'instanceId', 'claim', 128), address: address(o, 'address', 'claim') };
+  return {
+    transferId: str(o, 'transferId', 'claim'),
+    instanceId: str(o, 'instanceId', 'claim', 128),
+    address: address(o, 'address', 'claim'),
+  };
 }
 
 export function parseTransferClaimRequest(v: unknown): TransferClaimRequest {
@@ -267,7 +283,8 @@ const SESSION_TYPES: readonly unknown[] = ['login', 'denied', 'disconnect'];
 export function parseRouterSessionsBatch(v: unknown): RouterSessionsBatch {
   const o = obj(v, 'body');
   if (!Array.isArray(o.events)) throw new ContractError('body.events', 'must be an array');
-  if (o.events.length > MAX_SESSION_EVENTS_PER_BATCH) throw new ContractError('body.events', `at most ${MAX_SESSION_EVENTS_PER_BATCH} events per batch`);
+  if (o.events.length > MAX_SESSION_EVENTS_PER_BATCH)
+    throw new ContractError('body.events', `at most ${MAX_SESSION_EVENTS_PER_BATCH} events per batch`);
   const events = o.events.map((e, i): RouterSessionEvent => {
     const f = `body.events[${i}]`;
     const eo = obj(e, f);

@@ -31,11 +31,6 @@ export interface PingOptions {
   maxFrameSize?: number;
 }
 
-/** True when a status answer means the server accepts players (itzg mc-health rule). */
-export function isReadyStatus(status: ServerStatus): boolean {
-  return typeof status.players?.max === 'number' && status.players.max > 0;
-}
-
 export function pingServer(host: string, port: number, options: PingOptions = {}): Promise<PingResult> {
   const timeoutMs = options.timeoutMs ?? 3000;
   const maxFrameSize = options.maxFrameSize ?? MAX_FRAME_SIZE;
@@ -59,7 +54,12 @@ export function pingServer(host: string, port: number, options: PingOptions = {}
     socket.on('connect', () => {
       socket.write(
         Buffer.concat([
-          writeHandshake({ protocolVersion: options.protocol ?? -1, serverAddress: options.serverAddress ?? host, serverPort: port, nextState: 1 }),
+          writeHandshake({
+            protocolVersion: options.protocol ?? -1,
+            serverAddress: options.serverAddress ?? host,
+            serverPort: port,
+            nextState: 1,
+          }),
           writeStatusRequest(),
         ]),
       );

@@ -3,7 +3,7 @@
 
 import type { EpochMs, PlacementStrategy } from '../domain/index.js';
 import { fleetClass, type FleetInstance } from './buffer.js';
-import type { FleetHost } from './host-order.js';
+import { chooseInstances, type FleetHost } from './instance-choice.js';
 
 export interface AllocationFilter {
   variantId?: string;
@@ -11,44 +11,41 @@ export interface AllocationFilter {
   labels?: Readonly<Record<string, string>>;
 }
 
-const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
 /**
  * The Ready, unallocated, not draining instances matching the filter, on
- * hosts not known to be other than ONLINE, best first. packed: on the busiest
- * host (most instances), so other hosts empty out and scale-down can free
- * them; distributed: on the host with the fewest allocated instances of the
- * group, then the least busy. Ties by host id, then instance id.
+ * ONLINE hosts (or hosts whose status is not given), best first by the one
+ * instance chooser (instance-choice.ts): packed: on the busiest host (most
+ * instances), so other hosts empty out and scale-down can free them;
+ * distributed: on the host with the fewest of the group in use (allocated or
+ * with players), then the least busy. Ties by host id, then instance id.
  */
-export function rankAllocatable(instances: readonly FleetInstance[], hosts: readonly FleetHost[], placement: PlacementStrategy, filter: AllocationFilter = {}): string[] {
-  const known = new Map(hosts.map((h) => [h.id, h.instanceCount]));
-  const onHost = new Map<string, number>();
-  const allocatedOnHost = new Map<string, number>();
-  for (const i of instances) {
-    if (i.hostId === null) continue;
-    onHost.set(i.hostId, (onHost.get(i.hostId) ?? 0) + 1);
-    if (i.allocated) allocatedOnHost.set(i.hostId, (allocatedOnHost.get(i.hostId) ?? 0) + 1);
-  }
-  const busy = (h: string): number => known.get(h) ?? onHost.get(h) ?? 0;
-  const score = (h: string): [number, number] => (placement === 'packed' ? [-busy(h), 0] : [allocatedOnHost.get(h) ?? 0, busy(h)]);
-  const candidates = readyOn(instances, hosts).filter((i) => matches(i, filter));
-  return candidates.sort(compare).map((i) => i.id);
-
-  function compare(a: FleetInstance, b: FleetInstance): number {
-    const [a1, a2] = score(a.hostId!);
-    const [b1, b2] = score(b.hostId!);
-    return a1 - b1 || a2 - b2 || byId(a.hostId!, b.hostId!) || byId(a.id, b.id);
-  }
+export function rankAllocatable(
+  instances: readonly FleetInstance[],
+  hosts: readonly FleetHost[],
+  placement: PlacementStrategy,
+  filter: AllocationFilter = {},
+): string[] {
+  return readyOn(instances, hosts, placement)
+    .filter((i) => matches(i, filter))
+    .map((i) => i.id);
 }
 
-/** Ready, unallocated, not draining instances on hosts not known to be other than ONLINE: what an allocation may take. */
-function readyOn(instances: readonly FleetInstance[], hosts: readonly FleetHost[]): FleetInstance[] {
-  const closed = new Set(hosts.filter((h) => h.status !== undefined && h.status !== 'ONLINE').map((h) => h.id));
-  return instances.filter((i) => fleetClass(i) === 'ready' && i.hostId !== null && !closed.has(i.hostId));
+/** Ready, unallocated, not draining instances on ONLINE hosts, best first: what an allocation may take. */
+function readyOn(
+  instances: readonly FleetInstance[],
+  hosts: readonly FleetHost[],
+  placement: PlacementStrategy = 'packed',
+): FleetInstance[] {
+  return chooseInstances(
+    instances.filter((i) => fleetClass(i) === 'ready' && i.hostId !== null),
+    { placement, hosts, groupInstances: instances },
+    'placeable',
+  );
 }
 
-const matches = (i: FleetInstance, filter: AllocationFilter): boolean => (filter.variantId === undefined || i.variantId === filter.variantId)
-  && Object.entries(filter.labels ?? {}).every(([k, v]) => i.labels?.[k] === v);
+const matches = (i: FleetInstance, filter: AllocationFilter): boolean =>
+  (filter.variantId === undefined || i.variantId === filter.variantId) &&
+  Object.entries(filter.labels ?? {}).every(([k, v]) => i.labels?.[k] === v);
 
 /** At most this many distinct label sets of the Ready instances are listed in a refusal. */
 const LISTED = 5;
@@ -60,7 +57,12 @@ const LISTED = 5;
  * has, or, when each is present on some but none has them all, all of them;
  * lists what the Ready instances have for the asked keys.
  */
-export function explainNoMatch(groupId: string, instances: readonly FleetInstance[], hosts: readonly FleetHost[], filter: AllocationFilter = {}): string {
+export function explainNoMatch(
+  groupId: string,
+  instances: readonly FleetInstance[],
+  hosts: readonly FleetHost[],
+  filter: AllocationFilter = {},
+): string {
   const ready = readyOn(instances, hosts);
   const variant = filter.variantId === undefined ? '' : ` of variant ${filter.variantId}`;
   if (ready.length === 0) {
@@ -74,21 +76,30 @@ export function explainNoMatch(groupId: string, instances: readonly FleetInstanc
     const variants = [...new Set(ready.map((i) => i.variantId ?? '?'))].sort();
     return `no Ready instance of group ${groupId} is of variant ${filter.variantId} (${ready.length} Ready: ${variants.map((v) => `variant ${v}`).join(', ')})`;
   }
-  if (asked.length === 0) return `the ${pool.length} Ready instance${pool.length === 1 ? '' : 's'}${variant} of group ${groupId} were taken by concurrent allocations; retry`;
+  if (asked.length === 0)
+    return `the ${pool.length} Ready instance${pool.length === 1 ? '' : 's'}${variant} of group ${groupId} were taken by concurrent allocations; retry`;
   const label = ([k, v]: [string, string]): string => `${k}=${v}`;
   const absent = asked.filter(([k, v]) => !pool.some((i) => i.labels?.[k] === v));
   const named = absent.length > 0 ? absent : asked;
-  const what = named.length === 1 ? `label ${label(named[0]!)}` : `${absent.length > 0 ? 'labels' : 'all of the labels'} ${named.map(label).join(', ')}`;
+  const what =
+    named.length === 1
+      ? `label ${label(named[0]!)}`
+      : `${absent.length > 0 ? 'labels' : 'all of the labels'} ${named.map(label).join(', ')}`;
   const keys = asked.map(([k]) => k);
   const sets = new Map<string, number>();
   for (const i of pool) {
-    const set = keys.map((k) => {
-      const v = i.labels?.[k];
-      return v === undefined ? `${k} unset` : `${k}=${v}`;
-    }).join(' ');
+    const set = keys
+      .map((k) => {
+        const v = i.labels?.[k];
+        return v === undefined ? `${k} unset` : `${k}=${v}`;
+      })
+      .join(' ');
     sets.set(set, (sets.get(set) ?? 0) + 1);
   }
-  const listed = [...sets].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, LISTED).map(([set, n]) => (n > 1 ? `${set} ×${n}` : set));
+  const listed = [...sets]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .slice(0, LISTED)
+    .map(([set, n]) => (n > 1 ? `${set} ×${n}` : set));
   const more = sets.size > LISTED ? `, and ${sets.size - LISTED} more` : '';
   return `no Ready instance${variant} of group ${groupId} has ${what} (${pool.length} Ready: ${listed.join(', ')}${more})`;
 }
@@ -112,9 +123,14 @@ export function shouldRelease(
   releaseWhenEmptyForMs: number | undefined,
   now: EpochMs,
 ): ReleaseDecision {
-  if (releaseWhenEmptyForMs === undefined || instance.playersOnline > 0 || instance.emptySince === null) return { release: false, dueAt: null };
+  if (releaseWhenEmptyForMs === undefined || instance.playersOnline > 0 || instance.emptySince === null)
+    return { release: false, dueAt: null };
   const since = Math.max(allocation.allocatedAt, instance.emptySince);
   const dueAt = since + releaseWhenEmptyForMs;
-  if (now >= dueAt) return { release: true, reason: `session ${allocation.sessionId}: instance empty for ${Math.round((now - since) / 1000)}s (releaseWhenEmptyFor ${releaseWhenEmptyForMs} ms)` };
+  if (now >= dueAt)
+    return {
+      release: true,
+      reason: `session ${allocation.sessionId}: instance empty for ${Math.round((now - since) / 1000)}s (releaseWhenEmptyFor ${releaseWhenEmptyForMs} ms)`,
+    };
   return { release: false, dueAt };
 }

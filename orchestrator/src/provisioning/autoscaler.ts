@@ -5,11 +5,11 @@
 
 import type { EpochMs, GroupCaps, GroupKind, PlacementStrategy } from '../domain/index.js';
 import { desiredBuffer, fillOf, fleetClass, fleetCounts, type Fill, type FleetCounts, type FleetInstance } from './buffer.js';
-import { hostOrder, type FleetHost } from './host-order.js';
+import { chooseInstances, hostOrder, type FleetHost } from './instance-choice.js';
 import type { ScalingPolicy } from './scaling-policy.js';
 import { limitName, type LimitRoom } from '../placement/placement.js';
 
-export type { FleetHost } from './host-order.js';
+export type { FleetHost } from './instance-choice.js';
 
 export interface CapsRemaining {
   /** New instances the group's atomic limits (caps.maxInstances, scaling.maxInstances) still allow. */
@@ -79,7 +79,8 @@ export interface FleetPlan {
   inputs: FleetPlanInputs;
 }
 
-const remaining = (last: EpochMs | null, cooldownMs: number, now: EpochMs): number => (last === null ? 0 : Math.max(0, last + cooldownMs - now));
+const remaining = (last: EpochMs | null, cooldownMs: number, now: EpochMs): number =>
+  last === null ? 0 : Math.max(0, last + cooldownMs - now);
 
 /** Never below min or buffer, never above any cap, never an allocated or occupied instance. */
 export function planFleet(input: FleetInput): FleetPlan {
@@ -106,8 +107,24 @@ export function planFleet(input: FleetInput): FleetPlan {
   const counted = sorted.length - counts.archived;
   const policyRoom = policy.maxInstances === undefined ? null : policy.maxInstances - counted;
   const capsMax = group.caps.maxInstances === undefined ? null : group.caps.maxInstances - counted;
-  const effective = Math.max(0, Math.min(input.capsRemaining.group, input.capsRemaining.template, input.capsRemaining.global, policyRoom ?? Infinity, capsMax ?? Infinity));
-  const room = { group: input.capsRemaining.group, template: input.capsRemaining.template, global: input.capsRemaining.global, policy: policyRoom, capsMax, effective };
+  const effective = Math.max(
+    0,
+    Math.min(
+      input.capsRemaining.group,
+      input.capsRemaining.template,
+      input.capsRemaining.global,
+      policyRoom ?? Infinity,
+      capsMax ?? Infinity,
+    ),
+  );
+  const room = {
+    group: input.capsRemaining.group,
+    template: input.capsRemaining.template,
+    global: input.capsRemaining.global,
+    policy: policyRoom,
+    capsMax,
+    effective,
+  };
 
   const wanted = Math.max(need.min, need.buffer, need.scaleUp);
   const wake = chooseWake(sorted, input, wanted);
@@ -118,14 +135,21 @@ export function planFleet(input: FleetInput): FleetPlan {
   const down = policy.scaleDown;
   let despawn: FleetPlan['despawn'] = [];
   let removable = 0;
-  const downCooldown = up ? Math.max(remaining(input.lastScaleUpAt, up.cooldownMs, now), remaining(input.lastScaleDownAt, up.cooldownMs, now)) : 0;
+  const downCooldown = up
+    ? Math.max(remaining(input.lastScaleUpAt, up.cooldownMs, now), remaining(input.lastScaleDownAt, up.cooldownMs, now))
+    : 0;
   if (down && wanted === 0 && downCooldown === 0) {
     removable = Math.max(0, Math.min(counts.ready + counts.allocated + counts.busy - policy.minInstances, counts.ready - bufferTarget));
     despawn = chooseDespawn(sorted, input, removable, fill, down.whenEmptyForMs, bufferTarget);
   }
   // Moved off a host in maintenance once the group is whole without them (spawn elsewhere → evacuate → despawn).
   if (wanted === 0 && counts.starting === 0) {
-    for (const i of sorted) if (moveOff.has(i.id)) despawn.push({ instanceId: i.id, reason: `host ${i.hostId ?? '?'} is in MAINTENANCE: moved off (its replacement is ready on another host)` });
+    for (const i of sorted)
+      if (moveOff.has(i.id))
+        despawn.push({
+          instanceId: i.id,
+          reason: `host ${i.hostId ?? '?'} is in MAINTENANCE: moved off (its replacement is ready on another host)`,
+        });
   }
   const hold = chooseHold(sorted, input, despawn, counts, bufferTarget);
 
@@ -136,10 +160,19 @@ export function planFleet(input: FleetInput): FleetPlan {
     hold,
     short,
     inputs: {
-      groupId: group.id, now, counts, minInstances: policy.minInstances, maxInstances: policy.maxInstances ?? null, bufferTarget, fill, need, room,
+      groupId: group.id,
+      now,
+      counts,
+      minInstances: policy.minInstances,
+      maxInstances: policy.maxInstances ?? null,
+      bufferTarget,
+      fill,
+      need,
+      room,
       scaleUp: up ? { threshold: up.whenFillAbove, above, cooldownRemainingMs: upCooldown } : null,
       scaleDown: down ? { whenEmptyForMs: down.whenEmptyForMs, cooldownRemainingMs: downCooldown, removable } : null,
-      lastScaleUpAt: input.lastScaleUpAt, lastScaleDownAt: input.lastScaleDownAt,
+      lastScaleUpAt: input.lastScaleUpAt,
+      lastScaleDownAt: input.lastScaleDownAt,
     },
   };
 }
@@ -170,15 +203,26 @@ function chooseWake(sorted: readonly FleetInstance[], input: FleetInput, wanted:
   // Only settled sleepers; archived worlds are finished (a start or a login brings one back, not the fleet).
   const rank = (i: FleetInstance): number => (i.state === 'paused' ? 0 : 1);
   const sleepers = sorted.filter((i) => !i.allocated && !i.draining && (i.state === 'paused' || i.state === 'stopped'));
-  const order = hostOrder(input.group.placement, input.hosts, sorted, 'fill');
-  sleepers.sort((a, b) => rank(a) - rank(b) || order(a, b));
-  return sleepers.slice(0, wanted).map((i) => ({ instanceId: i.id, reason: `${i.state} and unallocated: waking it is cheaper than a spawn` }));
+  // Paused before stopped (a resume is cheaper), each in the chooser's order; never on a host that is down.
+  const chosen = chooseInstances(sleepers, { placement: input.group.placement, hosts: input.hosts, groupInstances: sorted }, 'serving');
+  const place = new Map(chosen.map((i, n) => [i.id, n]));
+  const woken = chosen.slice().sort((a, b) => rank(a) - rank(b) || place.get(a.id)! - place.get(b.id)!);
+  return woken.slice(0, wanted).map((i) => ({ instanceId: i.id, reason: `${i.state} and unallocated: waking it is cheaper than a spawn` }));
 }
 
-function chooseDespawn(sorted: readonly FleetInstance[], input: FleetInput, removable: number, fill: Fill, whenEmptyForMs: number, bufferTarget: number): FleetPlan['despawn'] {
+function chooseDespawn(
+  sorted: readonly FleetInstance[],
+  input: FleetInput,
+  removable: number,
+  fill: Fill,
+  whenEmptyForMs: number,
+  bufferTarget: number,
+): FleetPlan['despawn'] {
   const { now, group } = input;
   const up = group.scaling.scaleUp;
-  const candidates = sorted.filter((i) => fleetClass(i) === 'ready' && i.playersOnline === 0 && i.emptySince !== null && now - i.emptySince >= whenEmptyForMs);
+  const candidates = sorted.filter(
+    (i) => fleetClass(i) === 'ready' && i.playersOnline === 0 && i.emptySince !== null && now - i.emptySince >= whenEmptyForMs,
+  );
   const out: FleetPlan['despawn'] = [];
   const { players } = fill;
   let { capacity } = fill;
@@ -194,7 +238,10 @@ function chooseDespawn(sorted: readonly FleetInstance[], input: FleetInput, remo
     if (up && players > 0 && (cap <= 0 || players / cap > up.whenFillAbove)) break;
     capacity = cap;
     taken.add(next.id);
-    out.push({ instanceId: next.id, reason: `empty for ${Math.round((now - next.emptySince!) / 1000)}s (scaleDown.whenEmptyFor ${group.scaling.scaleDown!.whenEmptyFor}); keeps min ${group.scaling.minInstances} and buffer ${bufferTarget}` });
+    out.push({
+      instanceId: next.id,
+      reason: `empty for ${Math.round((now - next.emptySince!) / 1000)}s (scaleDown.whenEmptyFor ${group.scaling.scaleDown!.whenEmptyFor}); keeps min ${group.scaling.minInstances} and buffer ${bufferTarget}`,
+    });
   }
   return out;
 }
@@ -206,7 +253,13 @@ function takenHosts(sorted: readonly FleetInstance[], taken: ReadonlySet<string>
   return m;
 }
 
-function chooseHold(sorted: readonly FleetInstance[], input: FleetInput, despawn: FleetPlan['despawn'], counts: FleetCounts, bufferTarget: number): string[] {
+function chooseHold(
+  sorted: readonly FleetInstance[],
+  input: FleetInput,
+  despawn: FleetPlan['despawn'],
+  counts: FleetCounts,
+  bufferTarget: number,
+): string[] {
   const gone = new Set(despawn.map((d) => d.instanceId));
   const ready = sorted.filter((i) => fleetClass(i) === 'ready' && !gone.has(i.id));
   const towardBuffer = ready.length + counts.starting;
@@ -216,7 +269,10 @@ function chooseHold(sorted: readonly FleetInstance[], input: FleetInput, despawn
   const heldCount = Math.max(0, ready.length - spare);
   // Hold the ones scale-down would remove last.
   ready.sort(hostOrder(input.group.placement, input.hosts, sorted, 'empty'));
-  return ready.slice(ready.length - heldCount).map((i) => i.id).sort();
+  return ready
+    .slice(ready.length - heldCount)
+    .map((i) => i.id)
+    .sort();
 }
 
 /**
@@ -224,35 +280,67 @@ function chooseHold(sorted: readonly FleetInstance[], input: FleetInput, despawn
  * scaling.maxInstances (4) has no room" — what is missing and every limit
  * that leaves less room than it needs.
  */
-function shortReason(input: FleetInput, need: FleetPlanInputs['need'], toSpawn: number, count: number, counts: FleetCounts, bufferTarget: number): NonNullable<FleetPlan['short']> {
+function shortReason(
+  input: FleetInput,
+  need: FleetPlanInputs['need'],
+  toSpawn: number,
+  count: number,
+  counts: FleetCounts,
+  bufferTarget: number,
+): NonNullable<FleetPlan['short']> {
   const { group } = input;
   const policy = group.scaling;
   const missing: string[] = [];
   if (need.min > 0) missing.push(`minInstances ${policy.minInstances} needs ${need.min} more`);
-  if (need.buffer > 0) missing.push(`buffer ${bufferTarget} needs ${need.buffer} more (ready ${counts.ready}, starting ${counts.starting})`);
+  if (need.buffer > 0)
+    missing.push(`buffer ${bufferTarget} needs ${need.buffer} more (ready ${counts.ready}, starting ${counts.starting})`);
   if (need.scaleUp > 0) missing.push(`fill above ${policy.scaleUp!.whenFillAbove} wants ${need.scaleUp} more`);
   const counted = input.instances.length - counts.archived;
   const limits = new Map<string, number>();
-  if (policy.maxInstances !== undefined) limits.set(`group ${group.id}'s scaling.maxInstances (${policy.maxInstances})`, Math.max(0, policy.maxInstances - counted));
-  if (group.caps.maxInstances !== undefined) limits.set(`group ${group.id}'s caps.maxInstances (${group.caps.maxInstances})`, Math.max(0, group.caps.maxInstances - counted));
+  if (policy.maxInstances !== undefined)
+    limits.set(`group ${group.id}'s scaling.maxInstances (${policy.maxInstances})`, Math.max(0, policy.maxInstances - counted));
+  if (group.caps.maxInstances !== undefined)
+    limits.set(`group ${group.id}'s caps.maxInstances (${group.caps.maxInstances})`, Math.max(0, group.caps.maxInstances - counted));
   for (const l of input.capsRemaining.named ?? []) limits.set(l.name, Math.min(l.room, limits.get(l.name) ?? l.room));
   const binding = [...limits].filter(([, room]) => room < toSpawn);
-  const why = binding.length > 0 ? binding.map(([name, room]) => (room === 0 ? `${name} has no room` : `${name} has room for ${room}`)).join(', ') : 'a limit leaves no room';
+  const why =
+    binding.length > 0
+      ? binding.map(([name, room]) => (room === 0 ? `${name} has no room` : `${name} has room for ${room}`)).join(', ')
+      : 'a limit leaves no room';
   const archived = counts.archived > 0 ? ` (${counts.archived} archived not counted)` : '';
   return { reason: `${missing.join('; ')}: spawns ${count} of ${toSpawn}; ${why}${archived}`, limits: binding.map(([name]) => name) };
 }
 
-function spawnReason(need: FleetPlanInputs['need'], wanted: number, woken: number, count: number, room: FleetPlanInputs['room'], counts: FleetCounts, bufferTarget: number, policy: ScalingPolicy): string {
+function spawnReason(
+  need: FleetPlanInputs['need'],
+  wanted: number,
+  woken: number,
+  count: number,
+  room: FleetPlanInputs['room'],
+  counts: FleetCounts,
+  bufferTarget: number,
+  policy: ScalingPolicy,
+): string {
   if (wanted === 0) return 'nothing missing';
   const why: string[] = [];
   if (need.min > 0) why.push(`minInstances ${policy.minInstances} needs ${need.min} more`);
   if (need.buffer > 0) why.push(`buffer ${bufferTarget} needs ${need.buffer} more (ready ${counts.ready}, starting ${counts.starting})`);
-  if (need.scaleUp > 0) why.push(`fill above ${policy.scaleUp!.whenFillAbove}: step ${policy.scaleUp!.step} less ${counts.starting} starting`);
+  if (need.scaleUp > 0)
+    why.push(`fill above ${policy.scaleUp!.whenFillAbove}: step ${policy.scaleUp!.step} less ${counts.starting} starting`);
   let text = why.join('; ');
   if (woken > 0) text += `; ${woken} woken instead`;
   if (count < wanted - woken) {
-    const limits = ([['group cap', room.group], ['template cap', room.template], ['global cap', room.global], ['scaling.maxInstances', room.policy], ['caps.maxInstances', room.capsMax]] as const)
-      .filter(([, v]) => v !== null && v <= count).map(([n]) => n);
+    const limits = (
+      [
+        ['group cap', room.group],
+        ['template cap', room.template],
+        ['global cap', room.global],
+        ['scaling.maxInstances', room.policy],
+        ['caps.maxInstances', room.capsMax],
+      ] as const
+    )
+      .filter(([, v]) => v !== null && v <= count)
+      .map(([n]) => n);
     text += `; capped at ${count} by ${limits.join(', ')}`;
   }
   return text;

@@ -18,8 +18,10 @@ function ceilDiv(n: number, d: number): number {
  * (pair it with `count` to keep some when nothing is allocated).
  */
 export function percentBuffer(percent: number, allocated: number): number {
-  if (!Number.isInteger(percent) || percent < 0 || percent > 99) throw new RangeError(`buffer percent must be an integer 0..99 (got ${percent})`);
-  if (!Number.isSafeInteger(allocated) || allocated < 0) throw new RangeError(`allocated must be a non-negative integer (got ${allocated})`);
+  if (!Number.isInteger(percent) || percent < 0 || percent > 99)
+    throw new RangeError(`buffer percent must be an integer 0..99 (got ${percent})`);
+  if (!Number.isSafeInteger(allocated) || allocated < 0)
+    throw new RangeError(`allocated must be a non-negative integer (got ${allocated})`);
   return ceilDiv(allocated * 100, 100 - percent) - allocated;
 }
 
@@ -57,14 +59,28 @@ export interface FleetInstance {
  * a backup/restore/update, counted toward the minimum only. unhealthy and
  * other never count.
  */
-export type FleetClass = 'ready' | 'allocated' | 'starting' | 'busy' | 'draining' | 'paused' | 'stopped' | 'archived' | 'unhealthy' | 'other';
+export type FleetClass =
+  'ready' | 'allocated' | 'starting' | 'busy' | 'draining' | 'paused' | 'stopped' | 'archived' | 'unhealthy' | 'other';
 
 const BY_STATE: Record<FleetInstanceState, FleetClass> = {
-  online: 'ready', installing: 'starting', starting: 'starting',
-  backup: 'busy', restore: 'busy', update: 'busy',
-  pausing: 'paused', paused: 'paused', stopping: 'stopped', stopped: 'stopped', archiving: 'archived', archived: 'archived',
-  degraded: 'unhealthy', error: 'unhealthy', unknown: 'unhealthy', intervention_required: 'unhealthy',
-  draft: 'other', deleting: 'other',
+  online: 'ready',
+  installing: 'starting',
+  starting: 'starting',
+  backup: 'busy',
+  restore: 'busy',
+  update: 'busy',
+  pausing: 'paused',
+  paused: 'paused',
+  stopping: 'stopped',
+  stopped: 'stopped',
+  archiving: 'archived',
+  archived: 'archived',
+  degraded: 'unhealthy',
+  error: 'unhealthy',
+  unknown: 'unhealthy',
+  intervention_required: 'unhealthy',
+  draft: 'other',
+  deleting: 'other',
 };
 
 export function fleetClass(i: FleetInstance): FleetClass {
@@ -77,7 +93,18 @@ export function fleetClass(i: FleetInstance): FleetClass {
 export type FleetCounts = Record<FleetClass, number>;
 
 export function fleetCounts(instances: readonly FleetInstance[]): FleetCounts {
-  const counts: FleetCounts = { ready: 0, allocated: 0, starting: 0, busy: 0, draining: 0, paused: 0, stopped: 0, archived: 0, unhealthy: 0, other: 0 };
+  const counts: FleetCounts = {
+    ready: 0,
+    allocated: 0,
+    starting: 0,
+    busy: 0,
+    draining: 0,
+    paused: 0,
+    stopped: 0,
+    archived: 0,
+    unhealthy: 0,
+    other: 0,
+  };
   for (const i of instances) counts[fleetClass(i)] += 1;
   return counts;
 }

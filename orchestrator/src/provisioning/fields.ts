@@ -17,7 +17,12 @@ export function objectAt(value: unknown, path: string): Fields {
 }
 
 /** Refuses keys outside `known`; a replaced key gets its own message naming the new field. */
-export function onlyKnownKeys(fields: Fields, path: string, known: readonly string[], replaced: Readonly<Record<string, string>> = {}): void {
+export function onlyKnownKeys(
+  fields: Fields,
+  path: string,
+  known: readonly string[],
+  replaced: Readonly<Record<string, string>> = {},
+): void {
   for (const key of Object.keys(fields)) {
     if (known.includes(key)) continue;
     const replacement = replaced[key];
@@ -58,10 +63,12 @@ export function durationAt(fields: Fields, key: string, path: string, minMs: num
   const msKey = `${key}Ms`;
   const ms = fields[msKey];
   if (text === undefined) {
-    if (ms !== undefined) throw invalid(`${path}.${msKey}`, `give ${key} as a duration string such as "10m" (${msKey} is only the stored echo of it)`);
+    if (ms !== undefined)
+      throw invalid(`${path}.${msKey}`, `give ${key} as a duration string such as "10m" (${msKey} is only the stored echo of it)`);
     return undefined;
   }
-  if (typeof text !== 'string') throw invalid(`${path}.${key}`, `must be a duration string such as "10m", "6h" or "7d" (got ${JSON.stringify(text)})`);
+  if (typeof text !== 'string')
+    throw invalid(`${path}.${key}`, `must be a duration string such as "10m", "6h" or "7d" (got ${JSON.stringify(text)})`);
   let parsed: number;
   try {
     parsed = parseDuration(text);
@@ -70,6 +77,7 @@ export function durationAt(fields: Fields, key: string, path: string, minMs: num
   }
   if (parsed < minMs) throw invalid(`${path}.${key}`, minMs === 1 ? 'must be longer than 0' : `must be at least ${minMs} ms`);
   if (parsed > MAX_DURATION_MS) throw invalid(`${path}.${key}`, 'must be at most 3650d');
-  if (ms !== undefined && ms !== parsed) throw invalid(`${path}.${msKey}`, `is ${JSON.stringify(ms)} but ${key} "${text}" is ${parsed} ms (leave ${msKey} out)`);
+  if (ms !== undefined && ms !== parsed)
+    throw invalid(`${path}.${msKey}`, `is ${JSON.stringify(ms)} but ${key} "${text}" is ${parsed} ms (leave ${msKey} out)`);
   return { text: text.trim(), ms: parsed };
 }

@@ -42,7 +42,9 @@ export function planHostLoss(hostId: string, instances: readonly HostMoveInstanc
     if (i.activeAction || !LOSABLE.includes(i.state)) continue;
     const lost = replacedByFleet(i);
     out.push({
-      instanceId: i.id, to: 'unknown', lost,
+      instanceId: i.id,
+      to: 'unknown',
+      lost,
       reason: lost
         ? `host ${hostId} is OFFLINE: fleet instance lost; replaced on the other hosts, despawned when the host returns`
         : `host ${hostId} is OFFLINE: the container and its data may still be alive there; never started elsewhere, re-checked when the host returns`,
@@ -64,5 +66,8 @@ export interface HostReturnDecision {
 export function planHostReturn(hostId: string, instances: readonly HostMoveInstance[]): HostReturnDecision[] {
   return instances
     .filter((i) => replacedByFleet(i) && i.state === 'unknown' && !i.activeAction)
-    .map((i) => ({ instanceId: i.id, reason: `host ${hostId} returned: this fleet instance was lost with it and replaced elsewhere; despawned` }));
+    .map((i) => ({
+      instanceId: i.id,
+      reason: `host ${hostId} returned: this fleet instance was lost with it and replaced elsewhere; despawned`,
+    }));
 }

@@ -23,7 +23,11 @@ export interface IdleTierChoice {
 }
 
 /** The tiers in force: the instance's override, else the group's, else the system's. */
-export function effectiveIdleTiers(instance: readonly IdleTier[] | undefined, group: readonly IdleTier[] | undefined, system: readonly IdleTier[]): IdleTierChoice {
+export function effectiveIdleTiers(
+  instance: readonly IdleTier[] | undefined,
+  group: readonly IdleTier[] | undefined,
+  system: readonly IdleTier[],
+): IdleTierChoice {
   if (instance !== undefined) return { tiers: instance, source: 'instance' };
   if (group !== undefined) return { tiers: group, source: 'group' };
   return { tiers: system, source: 'system' };
@@ -38,7 +42,8 @@ export function parseIdleTierText(text: string, path = 'idleTiers'): IdleTier[] 
   if (trimmed === '' || trimmed === 'off' || trimmed === 'none') return [];
   const raw = trimmed.split(',').map((part, i) => {
     const [after, action, extra] = part.trim().split(':');
-    if (!after || !action || extra !== undefined) throw invalid(`${path}[${i}]`, `"${part.trim()}" must be AFTER:ACTION, e.g. 10m:pause (actions: ${IDLE_ACTIONS.join(', ')})`);
+    if (!after || !action || extra !== undefined)
+      throw invalid(`${path}[${i}]`, `"${part.trim()}" must be AFTER:ACTION, e.g. 10m:pause (actions: ${IDLE_ACTIONS.join(', ')})`);
     return { after, action };
   });
   return parseIdleTiers(raw, path);

@@ -105,9 +105,7 @@ export interface IdleActionInput {
 }
 
 export type IdleDecision =
-  | { action: IdleAction; tier: IdleTier; idleForMs: number }
-  | { wait: { action: IdleAction; dueAt: EpochMs } }
-  | null;
+  { action: IdleAction; tier: IdleTier; idleForMs: number } | { wait: { action: IdleAction; dueAt: EpochMs } } | null;
 
 /** How far asleep each settled state is; transitional states are not acted on. */
 const DEPTH: Partial<Record<IdleSubjectState, number>> = { online: 0, paused: 1, stopped: 2, archived: 3 };

@@ -6,7 +6,7 @@ export * from './scaling-policy.js';
 export * from './idle.js';
 export * from './idle-tiers.js';
 export * from './buffer.js';
-export * from './host-order.js';
+export * from './instance-choice.js';
 export * from './autoscaler.js';
 export * from './allocation.js';
 export * from './host-moves.js';

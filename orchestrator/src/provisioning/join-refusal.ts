@@ -20,7 +20,8 @@ export function joinRefusalMessage(groupId: string, refusal: SpawnRefusal): stri
   if (refusal.code === 'CAP_REACHED' && limit !== undefined) {
     const of = `${current ?? limit} of ${worlds(limit)}`;
     if (d.cap === 'maxTotalInstances') return `The network is full (${of}).`;
-    if (d.cap === 'template.maxInstances') return `${groupId} is full (its template${typeof d.template === 'string' ? ` ${d.template}` : ''} runs ${of} across all groups).`;
+    if (d.cap === 'template.maxInstances')
+      return `${groupId} is full (its template${typeof d.template === 'string' ? ` ${d.template}` : ''} runs ${of} across all groups).`;
     // The group's own caps (caps.maxInstances, scaling.maxInstances): the common case.
     return `${groupId} is full (${of}).`;
   }

@@ -40,10 +40,14 @@ export function planUnarchive(input: UnarchiveInput): Checked<UnarchivePlan> {
   const keptFits = kept !== undefined && free(kept) >= instance.memoryMb;
   if (kept?.status === 'ONLINE' && keptFits) return ok({ kind: 'kept', hostId: kept.id, reason: `world kept on host ${kept.id}` });
 
-  const why = keptHostId === null ? 'has no host recorded for its kept world'
-    : !kept ? `was kept on host ${keptHostId}, which is no longer registered`
-    : kept.status !== 'ONLINE' ? `is kept on host ${kept.id}, which is ${kept.status}`
-    : `is kept on host ${kept.id}, which has ${Math.max(0, free(kept))} MiB free of the ${instance.memoryMb} MiB it needs`;
+  const why =
+    keptHostId === null
+      ? 'has no host recorded for its kept world'
+      : !kept
+        ? `was kept on host ${keptHostId}, which is no longer registered`
+        : kept.status !== 'ONLINE'
+          ? `is kept on host ${kept.id}, which is ${kept.status}`
+          : `is kept on host ${kept.id}, which has ${Math.max(0, free(kept))} MiB free of the ${instance.memoryMb} MiB it needs`;
   // A host in maintenance takes no new work, but still serves the world it holds when nothing else can.
   const keptInMaintenance = kept?.status === 'MAINTENANCE' && keptFits;
 
@@ -51,22 +55,34 @@ export function planUnarchive(input: UnarchiveInput): Checked<UnarchivePlan> {
     const placed = placeInstance(hosts, { groupId: instance.groupId, memoryMb: instance.memoryMb }, input.strategy);
     if (placed.ok) {
       return ok({
-        kind: 'restore', hostId: placed.value, backupId: finalBackup.backupId, fromHostId: keptHostId,
+        kind: 'restore',
+        hostId: placed.value,
+        backupId: finalBackup.backupId,
+        fromHostId: keptHostId,
         reason: `archived instance ${instance.name} ${why}: restoring its final backup ${finalBackup.backupId} on host ${placed.value}`,
       });
     }
-    if (keptInMaintenance) return ok({ kind: 'kept', hostId: kept.id, reason: `world kept on host ${kept.id} (in maintenance; no other host fits)` });
-    return fail(new AppError('NO_CAPACITY', `archived instance ${instance.name} ${why}, and no other host can take its final backup ${finalBackup.backupId}: ${placed.error.message}`, {
-      retryable: true, details: { ...(placed.error.details ?? {}), keptHostId, backupId: finalBackup.backupId },
-    }));
+    if (keptInMaintenance)
+      return ok({ kind: 'kept', hostId: kept.id, reason: `world kept on host ${kept.id} (in maintenance; no other host fits)` });
+    return fail(
+      new AppError(
+        'NO_CAPACITY',
+        `archived instance ${instance.name} ${why}, and no other host can take its final backup ${finalBackup.backupId}: ${placed.error.message}`,
+        {
+          details: { ...(placed.error.details ?? {}), keptHostId, backupId: finalBackup.backupId },
+        },
+      ),
+    );
   }
   if (keptInMaintenance) return ok({ kind: 'kept', hostId: kept.id, reason: `world kept on host ${kept.id} (in maintenance)` });
 
-  const noBackup = finalBackup === null ? 'the archive has no final backup'
-    : `its final backup ${finalBackup.backupId} is not in the orchestrator's backup store (the off-host copy failed or was deleted)`;
+  const noBackup =
+    finalBackup === null
+      ? 'the archive has no final backup'
+      : `its final backup ${finalBackup.backupId} is not in the orchestrator's backup store (the off-host copy failed or was deleted)`;
   const message = `archived instance ${instance.name} ${why}, and ${noBackup}; it is not started elsewhere with an empty world in place of the kept one`;
   const details = { keptHostId, backupId: finalBackup?.backupId ?? null };
   // The kept host may still come back (or get room); a host that is gone will not.
-  if (kept && (kept.status === 'ONLINE' || kept.status === 'MAINTENANCE')) return fail(new AppError('NO_CAPACITY', message, { retryable: true, details }));
+  if (kept && (kept.status === 'ONLINE' || kept.status === 'MAINTENANCE')) return fail(new AppError('NO_CAPACITY', message, { details }));
   return fail(new AppError('HOST_UNAVAILABLE', message, { retryable: kept !== undefined, details }));
 }

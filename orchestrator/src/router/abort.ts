@@ -23,9 +23,13 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<
 export function sleep(ms: number, signal: AbortSignal, timers: Timers = realTimers): Promise<void> {
   return new Promise((resolve) => {
     const t = timers.setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      timers.clearTimeout(t);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        timers.clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }

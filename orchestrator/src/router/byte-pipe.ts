@@ -194,7 +194,7 @@ function toUserBuffers(d: Direction): void {
   const { from, to } = d;
   if (from.destroyed) return;
   from.removeListener('data', onData);
-  for (let chunk: Buffer | null; (chunk = from.read() as Buffer | null) !== null; ) to.write(chunk);
+  for (let chunk: Buffer | null; (chunk = from.read() as Buffer | null) !== null;) to.write(chunk);
   if (!useUserBuffers(d)) from.on('data', onData); // this socket has no handle to read into: stay on events
   // 'drain' follows when `to` needs it (it resumes); otherwise read on now.
   if (to.writableNeedDrain) d.waiting = true;

@@ -11,7 +11,8 @@ import { MAX_FRAME_SIZE } from '../protocol/frame-reader.js';
 import { parseCidr } from './cidr.js';
 
 /** `instance:<ref>` matches a registry instance by id, else by name. */
-export type ServerEntry = { kind: 'address'; host: string; port: number } | { kind: 'instance'; id: string } | { kind: 'group'; id: string };
+export type ServerEntry =
+  { kind: 'address'; host: string; port: number } | { kind: 'instance'; id: string } | { kind: 'group'; id: string };
 
 export interface RoutingConfig {
   servers: Readonly<Record<string, ServerEntry>>;
@@ -139,7 +140,8 @@ class Section {
     private readonly path: string,
     allowed: readonly string[],
   ) {
-    for (const key of Object.keys(table)) if (!allowed.includes(key)) throw new ConfigError(this.key(key), `unknown key (expected one of: ${allowed.join(', ')})`);
+    for (const key of Object.keys(table))
+      if (!allowed.includes(key)) throw new ConfigError(this.key(key), `unknown key (expected one of: ${allowed.join(', ')})`);
   }
 
   key(name: string): string {
@@ -180,16 +182,21 @@ const bool = (v: unknown): boolean => {
   if (typeof v !== 'boolean') throw new Error(`must be true or false, got ${JSON.stringify(v)}`);
   return v;
 };
-const intIn = (min: number, max: number) => (v: unknown): number => {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new Error(`must be an integer in ${min}-${max}, got ${JSON.stringify(v)}`);
-  return v;
-};
+const intIn =
+  (min: number, max: number) =>
+  (v: unknown): number => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+      throw new Error(`must be an integer in ${min}-${max}, got ${JSON.stringify(v)}`);
+    return v;
+  };
 /** A duration: integer milliseconds (Velocity style) or a string such as "20s". */
-const duration = (min: number, max: number) => (v: unknown): number => {
-  const ms = typeof v === 'string' ? parseDuration(v) : intIn(min, max)(v);
-  if (ms < min || ms > max) throw new Error(`must be between ${min} and ${max} ms, got ${ms}`);
-  return ms;
-};
+const duration =
+  (min: number, max: number) =>
+  (v: unknown): number => {
+    const ms = typeof v === 'string' ? parseDuration(v) : intIn(min, max)(v);
+    if (ms < min || ms > max) throw new Error(`must be between ${min} and ${max} ms, got ${ms}`);
+    return ms;
+  };
 const stringList = (v: unknown): string[] => {
   if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw new Error('must be a list of strings');
   return v as string[];
@@ -218,17 +225,20 @@ function parseRouting(root: Section): RoutingConfig {
   if (serversSection !== undefined && !isTable(serversSection)) throw new ConfigError('servers', 'must be a table');
   const servers: Record<string, ServerEntry> = {};
   for (const [name, value] of Object.entries(serversSection ?? {})) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) throw new ConfigError(`servers.${name}`, 'server names use letters, digits, "_", ".", "-"');
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name))
+      throw new ConfigError(`servers.${name}`, 'server names use letters, digits, "_", ".", "-"');
     try {
       servers[name] = parseServerEntry(value);
     } catch (err) {
       throw new ConfigError(`servers.${name}`, (err as Error).message);
     }
   }
-  const known = (key: string) => (names: string[]): string[] => {
-    for (const n of names) if (!servers[n]) throw new ConfigError(key, `"${n}" is not a name in [servers]`);
-    return names;
-  };
+  const known =
+    (key: string) =>
+    (names: string[]): string[] => {
+      for (const n of names) if (!servers[n]) throw new ConfigError(key, `"${n}" is not a name in [servers]`);
+      return names;
+    };
   const tryList = known('try')(root.get('try', [], stringList));
   const forcedRaw = root.raw('forced-hosts');
   if (forcedRaw !== undefined && !isTable(forcedRaw)) throw new ConfigError('forced-hosts', 'must be a table');
@@ -247,7 +257,12 @@ function parseRouting(root: Section): RoutingConfig {
   const wake = root.section('wake', ['fallback']);
   const fallback = wake.get('fallback', undefined as string | undefined, str);
   if (fallback !== undefined) known('wake.fallback')([fallback]);
-  const routing: RoutingConfig = { servers, try: tryList, forcedHosts, acceptRegistryBackends: root.get('accept_registry_backends', false, bool) };
+  const routing: RoutingConfig = {
+    servers,
+    try: tryList,
+    forcedHosts,
+    acceptRegistryBackends: root.get('accept_registry_backends', false, bool),
+  };
   if (fallback !== undefined) routing.fallback = fallback;
   return routing;
 }
@@ -260,7 +275,19 @@ export function parseRouterToml(text: string, source = 'router config'): RouterF
   } catch (err) {
     throw new ConfigError(source, `not valid TOML: ${(err as Error).message.split('\n')[0]}`);
   }
-  const root = new Section(doc, '', ['bind', 'servers', 'try', 'forced-hosts', 'accept_registry_backends', 'wake', 'status', 'messages', 'limits', 'proxy-protocol', 'metrics']);
+  const root = new Section(doc, '', [
+    'bind',
+    'servers',
+    'try',
+    'forced-hosts',
+    'accept_registry_backends',
+    'wake',
+    'status',
+    'messages',
+    'limits',
+    'proxy-protocol',
+    'metrics',
+  ]);
   const bind = root.get('bind', { host: '0.0.0.0', port: 25565 }, (v) => parseHostPort(str(v)));
   const routing = parseRouting(root);
 
@@ -278,7 +305,18 @@ export function parseRouterToml(text: string, source = 'router config'): RouterF
     },
   };
 
-  const m = root.section('messages', ['unreachable', 'no-backend', 'rate-limited', 'wake-timeout', 'starting', 'full', 'maintenance', 'wake-refused', 'capacity', 'players-per-ip']);
+  const m = root.section('messages', [
+    'unreachable',
+    'no-backend',
+    'rate-limited',
+    'wake-timeout',
+    'starting',
+    'full',
+    'maintenance',
+    'wake-refused',
+    'capacity',
+    'players-per-ip',
+  ]);
   const messages: MessagesConfig = {
     unreachable: m.get('unreachable', DEFAULT_MESSAGES.unreachable, str),
     noBackend: m.get('no-backend', DEFAULT_MESSAGES.noBackend, str),
@@ -292,7 +330,17 @@ export function parseRouterToml(text: string, source = 'router config'): RouterF
     playersPerIp: m.get('players-per-ip', DEFAULT_MESSAGES.playersPerIp, str),
   };
 
-  const l = root.section('limits', ['handshake_timeout', 'max_handshake_size', 'max_login_start_size', 'max_packet_size', 'max_connections_per_ip', 'max_players_per_ip', 'login_ratelimit', 'wake_hold_timeout', 'backend_dial_timeout']);
+  const l = root.section('limits', [
+    'handshake_timeout',
+    'max_handshake_size',
+    'max_login_start_size',
+    'max_packet_size',
+    'max_connections_per_ip',
+    'max_players_per_ip',
+    'login_ratelimit',
+    'wake_hold_timeout',
+    'backend_dial_timeout',
+  ]);
   const dl = DEFAULT_LIMITS;
   const limits: LimitsConfig = {
     handshakeTimeoutMs: l.get('handshake_timeout', dl.handshakeTimeoutMs, duration(100, 60_000)),
@@ -315,7 +363,9 @@ export function parseRouterToml(text: string, source = 'router config'): RouterF
   const mt = root.section('metrics', ['bind']);
   const metrics = mt.has('bind') ? mt.get('bind', undefined, (v) => parseHostPort(str(v))) : undefined;
 
-  return metrics ? { bind, routing, status, messages, limits, proxyProtocol, metrics } : { bind, routing, status, messages, limits, proxyProtocol };
+  return metrics
+    ? { bind, routing, status, messages, limits, proxyProtocol, metrics }
+    : { bind, routing, status, messages, limits, proxyProtocol };
 }
 
 /** Loads the whole router configuration from the environment and the TOML file it names. */
@@ -350,7 +400,10 @@ function parseRouterId(value: string): string {
 
 /** The hostname, made a valid id (containers may have odd hostnames); "router" when nothing is left. */
 function fallbackRouterId(host: string): string {
-  const id = host.replace(/[^A-Za-z0-9_.-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
+  const id = host
+    .replace(/[^A-Za-z0-9_.-]/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 128);
   return isValidId(id) ? id : 'router';
 }
 
@@ -358,7 +411,10 @@ function fallbackRouterId(host: string): string {
  * Re-reads the TOML file of a running router (SIGHUP, file change). The environment part
  * (orchestrator URL, token, router id) stays; throws ConfigError naming the problem.
  */
-export function reloadRouterConfig(previous: Readonly<RouterConfig>, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): Readonly<RouterConfig> {
+export function reloadRouterConfig(
+  previous: Readonly<RouterConfig>,
+  readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): Readonly<RouterConfig> {
   let text: string;
   try {
     text = readFile(previous.configPath);

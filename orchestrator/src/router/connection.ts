@@ -9,9 +9,31 @@ import type { Timers } from '../shared/timers.js';
 import { ProtocolError } from '../protocol/codec.js';
 import { cleanServerAddress } from '../protocol/address.js';
 import { FrameReader } from '../protocol/frame-reader.js';
-import { isLegacyPing, LEGACY_UNKNOWN_PROTOCOL, parseLegacyPing, writeLegacyPingResponse, type LegacyPing } from '../protocol/legacy-ping.js';
-import { isStatusRequest, parseHandshake, parseLoginStart, parsePing, writeLoginDisconnect, writePong, writeStatusResponse, type Handshake } from '../protocol/packets.js';
-import { MAX_PROXY_V2_BYTES, mayBeProxyV2, normalizeAddress, parseProxyV2Header, writeProxyV2Header, type ProxyHeader } from '../protocol/proxy-protocol.js';
+import {
+  isLegacyPing,
+  LEGACY_UNKNOWN_PROTOCOL,
+  parseLegacyPing,
+  writeLegacyPingResponse,
+  type LegacyPing,
+} from '../protocol/legacy-ping.js';
+import {
+  isStatusRequest,
+  parseHandshake,
+  parseLoginStart,
+  parsePing,
+  writeLoginDisconnect,
+  writePong,
+  writeStatusResponse,
+  type Handshake,
+} from '../protocol/packets.js';
+import {
+  MAX_PROXY_V2_BYTES,
+  mayBeProxyV2,
+  normalizeAddress,
+  parseProxyV2Header,
+  writeProxyV2Header,
+  type ProxyHeader,
+} from '../protocol/proxy-protocol.js';
 import type { PingOptions, PingResult } from '../protocol/status-client.js';
 import { anyCidrContains, clientKey, type Cidr } from './cidr.js';
 import type { Clock } from './clock.js';
@@ -23,7 +45,16 @@ import { legacyFromStatus, localLegacyStatus, localStateForPlan, localStatusJson
 import { runLoginPlan, type LoginContext } from './login-runner.js';
 import type { ConnectionOutcome, RouterMetrics } from './metrics.js';
 import type { LoginOutcome, OutcomeLog } from './outcome-log.js';
-import type { BackendResolver, BackendTarget, Intent, LocalStatusState, RoutePlan, SessionInfo, SessionReporter, WakeCoordinator } from './resolver.js';
+import type {
+  BackendResolver,
+  BackendTarget,
+  Intent,
+  LocalStatusState,
+  RoutePlan,
+  SessionInfo,
+  SessionReporter,
+  WakeCoordinator,
+} from './resolver.js';
 
 export interface ConnectionDeps {
   limits: LimitsConfig;
@@ -119,7 +150,8 @@ export class ClientConnection implements LoginContext {
     this.clientAddress = normalizeAddress(socket.remoteAddress ?? '');
     this.clientPort = socket.remotePort ?? 0;
     this.acceptedAt = deps.clock.now();
-    this.budget = this.frameLimit('maxHandshakeSize') + this.frameLimit('maxLoginStartSize') + 256 + (this.fromTrustedProxy() ? MAX_PROXY_V2_BYTES : 0);
+    this.budget =
+      this.frameLimit('maxHandshakeSize') + this.frameLimit('maxLoginStartSize') + 256 + (this.fromTrustedProxy() ? MAX_PROXY_V2_BYTES : 0);
   }
 
   start(): void {
@@ -202,7 +234,11 @@ export class ClientConnection implements LoginContext {
       if (this.session) m.targetPlayers.dec({ target: this.target.name });
     }
     if (this.session?.backend) {
-      this.deps.sessions.disconnected(this.session, { durationMs: this.deps.clock.now() - this.sessionStart, bytesIn: this.socket.bytesRead, bytesOut: this.socket.bytesWritten });
+      this.deps.sessions.disconnected(this.session, {
+        durationMs: this.deps.clock.now() - this.sessionStart,
+        bytesIn: this.socket.bytesRead,
+        bytesOut: this.socket.bytesWritten,
+      });
     }
     this.onDone(this);
   }
@@ -294,7 +330,12 @@ export class ClientConnection implements LoginContext {
     return this.waitFor(() => parseLegacyPing(this.frames.peek(), this.deps.clock.now() >= settleAt), LEGACY_SETTLE_MS);
   }
 
-  private async resolve(intent: Intent, serverAddress: string, protocolVersion: number, player?: SessionInfo['player']): Promise<RoutePlan> {
+  private async resolve(
+    intent: Intent,
+    serverAddress: string,
+    protocolVersion: number,
+    player?: SessionInfo['player'],
+  ): Promise<RoutePlan> {
     const request = { serverAddress, intent, protocolVersion, clientAddress: this.clientAddress, ...(player ? { player } : {}) };
     return this.deps.resolver.resolve(request);
   }
@@ -345,7 +386,10 @@ export class ClientConnection implements LoginContext {
       // Ask the backend with a modern ping and translate: works with backends that dropped legacy support.
       for (const target of plan.candidates) {
         try {
-          const result = await this.deps.pingServer(target.host, target.port, { timeoutMs: this.deps.limits.backendDialTimeoutMs, maxFrameSize: this.deps.limits.maxPacketSize });
+          const result = await this.deps.pingServer(target.host, target.port, {
+            timeoutMs: this.deps.limits.backendDialTimeoutMs,
+            maxFrameSize: this.deps.limits.maxPacketSize,
+          });
           answer = writeLegacyPingResponse(ping.kind, legacyFromStatus(result.status, protocolVersion));
           break;
         } catch {
@@ -443,7 +487,8 @@ export class ClientConnection implements LoginContext {
     if (this.session) {
       // Object literals, not a spread: a spread copy got a hidden class of its own per session (~0.2 KiB).
       const { player, clientAddress, instanceId } = this.session;
-      this.session = instanceId === undefined ? { player, clientAddress, backend: target } : { player, clientAddress, instanceId, backend: target };
+      this.session =
+        instanceId === undefined ? { player, clientAddress, backend: target } : { player, clientAddress, instanceId, backend: target };
       this.sessionStart = this.deps.clock.now();
       this.deps.metrics.targetPlayers.inc({ target: target.name });
       this.deps.sessions.loginAccepted(this.session);

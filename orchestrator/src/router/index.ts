@@ -16,12 +16,21 @@ async function main(): Promise<void> {
   const logger = createLogger('router', 'info');
   const metrics = new RouterMetrics();
   const parts = buildRouterParts(config, logger, metrics);
-  if (config.orchestratorUrl) logger.info({ orchestrator: config.orchestratorUrl, routerId: config.routerId }, 'following the orchestrator registry');
-  const router = new Router({ config, resolver: parts.resolver, logger, metrics, ...(parts.waker ? { waker: parts.waker } : {}), ...(parts.sessions ? { sessions: parts.sessions } : {}) });
+  if (config.orchestratorUrl)
+    logger.info({ orchestrator: config.orchestratorUrl, routerId: config.routerId }, 'following the orchestrator registry');
+  const router = new Router({
+    config,
+    resolver: parts.resolver,
+    logger,
+    metrics,
+    ...(parts.waker ? { waker: parts.waker } : {}),
+    ...(parts.sessions ? { sessions: parts.sessions } : {}),
+  });
   const address = await router.listen(config.bind.port, config.bind.host);
   logger.info({ address: `${address.address}:${address.port}`, servers: Object.keys(config.routing.servers).length }, 'router listening');
   const metricsServer = config.metrics ? await startMetricsServer(metrics, config.metrics.host, config.metrics.port) : undefined;
-  if (metricsServer) logger.info({ address: `${metricsServer.address.address}:${metricsServer.address.port}` }, 'metrics listening on /metrics');
+  if (metricsServer)
+    logger.info({ address: `${metricsServer.address.address}:${metricsServer.address.port}` }, 'metrics listening on /metrics');
 
   const reloader = createReloader(config, router, parts, logger);
   const watcher = watchConfigFile(config.configPath, () => reloader.reload('file change'));

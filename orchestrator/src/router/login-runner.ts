@@ -44,7 +44,11 @@ export async function runLoginPlan(plan: RoutePlan, ctx: LoginContext, player: P
       return ctx.disconnect('unreachable', messages.unreachable);
     }
     case 'status':
-      return ctx.disconnect(plan.state === 'NoBackend' ? 'refused' : 'unreachable', loginMessageFor(plan.state, messages), plan.state === 'NoBackend' ? 'no_backend' : 'unreachable');
+      return ctx.disconnect(
+        plan.state === 'NoBackend' ? 'refused' : 'unreachable',
+        loginMessageFor(plan.state, messages),
+        plan.state === 'NoBackend' ? 'no_backend' : 'unreachable',
+      );
     case 'refuse': {
       if (plan.start?.action) {
         const failed = await requestOnly(ctx, plan.start.instanceId, plan.start.action);
@@ -84,7 +88,8 @@ function refuseForFailure(ctx: LoginContext, failure: WakeFailed): void {
   // A `group:` entry naming a group the orchestrator does not have: nothing is configured there, truly.
   if (failure.upstream.code === 'GROUP_NOT_FOUND') return ctx.disconnect('refused', messages.noBackend, 'no_backend');
   if (failure.reason === 'refused') return ctx.disconnect('refused', `${messages.wakeRefused} ${failure.message}`.trim(), 'wake_refused');
-  if (failure.reason === 'capacity') return ctx.disconnect('refused', fillReason(messages.capacity, failure.upstream.playerMessage), 'capacity');
+  if (failure.reason === 'capacity')
+    return ctx.disconnect('refused', fillReason(messages.capacity, failure.upstream.playerMessage), 'capacity');
   return ctx.disconnect('unreachable', messages.unreachable, 'unreachable');
 }
 
@@ -139,13 +144,15 @@ async function hold(ctx: LoginContext, plan: Extract<RoutePlan, { kind: 'wake' |
     return ctx.pipe(dialed, plan.kind === 'hold' ? 'held' : 'woke');
   } catch (err) {
     if (ctx.isEnded) return;
-    const failure = err instanceof WakeFailed ? err : new WakeFailed(holdEnd.signal.aborted ? 'timeout' : 'unreachable', (err as Error).message);
+    const failure =
+      err instanceof WakeFailed ? err : new WakeFailed(holdEnd.signal.aborted ? 'timeout' : 'unreachable', (err as Error).message);
     metrics.targetWakes.inc({ target: label, result: failure.reason });
     if (failure.reason !== 'timeout' && failure.reason !== 'capacity') return refuseForFailure(ctx, failure);
     metrics.wakes.inc({ result: 'timeout' });
     if (plan.fallback && plan.fallback.length > 0) {
       // A join the orchestrator has not answered yet goes on (its own, longer timeout): its instance is watched once it answers.
-      if (plan.kind !== 'join-group' || instanceId !== undefined) return parkOnFallback(ctx, player, instanceId, plan.fallback, failure.message);
+      if (plan.kind !== 'join-group' || instanceId !== undefined)
+        return parkOnFallback(ctx, player, instanceId, plan.fallback, failure.message);
       const answer: { parked: boolean; instanceId?: string } = { parked: false };
       late = answer;
       await parkOnFallback(ctx, player, undefined, plan.fallback, failure.message);
@@ -166,22 +173,32 @@ async function hold(ctx: LoginContext, plan: Extract<RoutePlan, { kind: 'wake' |
 
 /** Dials `target` now; undefined when it does not answer. The idle socket gets an error listener until it is piped. */
 function dialEarly(ctx: LoginContext, target: BackendTarget): Promise<Dialed | undefined> {
-  return ctx.dialCandidates([target]).then((d) => {
-    d?.socket.on('error', () => d.socket.destroy());
-    return d;
-  }, () => undefined);
+  return ctx.dialCandidates([target]).then(
+    (d) => {
+      d?.socket.on('error', () => d.socket.destroy());
+      return d;
+    },
+    () => undefined,
+  );
 }
 
 /** The early connection if it is still open and goes where the Running world is; otherwise closed, and undefined (dial again). */
 async function usable(early: Promise<Dialed | undefined>, target: BackendTarget): Promise<Dialed | undefined> {
   const d = await early;
-  if (d && !d.socket.destroyed && d.socket.readyState === 'open' && d.target.host === target.host && d.target.port === target.port) return d;
+  if (d && !d.socket.destroyed && d.socket.readyState === 'open' && d.target.host === target.host && d.target.port === target.port)
+    return d;
   d?.socket.destroy();
   return undefined;
 }
 
 /** Sends the player to the fallback now; once their world is online the orchestrator moves them back. */
-async function parkOnFallback(ctx: LoginContext, player: Player, instanceId: string | undefined, candidates: BackendTarget[], why: string): Promise<void> {
+async function parkOnFallback(
+  ctx: LoginContext,
+  player: Player,
+  instanceId: string | undefined,
+  candidates: BackendTarget[],
+  why: string,
+): Promise<void> {
   const dialed = await ctx.dialCandidates(candidates);
   if (!dialed) return ctx.disconnect('unreachable', ctx.deps.messages.unreachable);
   ctx.deps.logger.info({ player: player.name, instance: instanceId, fallback: dialed.target.name, why }, 'player parked on the fallback');

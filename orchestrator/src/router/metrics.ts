@@ -21,12 +21,41 @@ export type ConnectionOutcome =
 
 export class RouterMetrics {
   readonly registry = new Registry();
-  readonly connectionsActive = new Gauge({ name: 'endercloud_router_connections_active', help: 'Open client connections', registers: [this.registry] });
-  readonly connectionsTotal = new Counter({ name: 'endercloud_router_connections_total', help: 'Closed client connections by outcome', labelNames: ['outcome'] as const, registers: [this.registry] });
-  readonly bytes = new Counter({ name: 'endercloud_router_bytes_total', help: 'Bytes relayed, by direction (in = from players)', labelNames: ['direction'] as const, registers: [this.registry] });
-  readonly statusAnswers = new Counter({ name: 'endercloud_router_status_answers_total', help: 'Status pings answered by the router itself, by state', labelNames: ['state'] as const, registers: [this.registry] });
-  readonly rateLimited = new Counter({ name: 'endercloud_router_rate_limited_total', help: 'Connections refused by a limit', labelNames: ['limit'] as const, registers: [this.registry] });
-  readonly wakes = new Counter({ name: 'endercloud_router_wakes_total', help: 'Wake-on-connect attempts by result', labelNames: ['result'] as const, registers: [this.registry] });
+  readonly connectionsActive = new Gauge({
+    name: 'endercloud_router_connections_active',
+    help: 'Open client connections',
+    registers: [this.registry],
+  });
+  readonly connectionsTotal = new Counter({
+    name: 'endercloud_router_connections_total',
+    help: 'Closed client connections by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly bytes = new Counter({
+    name: 'endercloud_router_bytes_total',
+    help: 'Bytes relayed, by direction (in = from players)',
+    labelNames: ['direction'] as const,
+    registers: [this.registry],
+  });
+  readonly statusAnswers = new Counter({
+    name: 'endercloud_router_status_answers_total',
+    help: 'Status pings answered by the router itself, by state',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+  readonly rateLimited = new Counter({
+    name: 'endercloud_router_rate_limited_total',
+    help: 'Connections refused by a limit',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+  readonly wakes = new Counter({
+    name: 'endercloud_router_wakes_total',
+    help: 'Wake-on-connect attempts by result',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
   readonly wakeSeconds = new Histogram({
     name: 'endercloud_router_wake_seconds',
     help: 'Login held → backend connected, for woken backends',
@@ -35,10 +64,30 @@ export class RouterMetrics {
   });
 
   // Per target: the `[servers]` name (or registry name for a transfer), so the label set is what the operator configured.
-  readonly targetConnections = new Counter({ name: 'endercloud_router_target_connections_total', help: 'Connections piped to a backend, by target', labelNames: ['target'] as const, registers: [this.registry] });
-  readonly targetPlayers = new Gauge({ name: 'endercloud_router_target_players_active', help: 'Logged-in players piped to a backend now, by target', labelNames: ['target'] as const, registers: [this.registry] });
-  readonly targetBytes = new Counter({ name: 'endercloud_router_target_bytes_total', help: 'Bytes relayed to/from players, by target and direction (in = from players)', labelNames: ['target', 'direction'] as const, registers: [this.registry] });
-  readonly targetWakes = new Counter({ name: 'endercloud_router_target_wakes_total', help: 'Held logins (wake, start, join) by target and result', labelNames: ['target', 'result'] as const, registers: [this.registry] });
+  readonly targetConnections = new Counter({
+    name: 'endercloud_router_target_connections_total',
+    help: 'Connections piped to a backend, by target',
+    labelNames: ['target'] as const,
+    registers: [this.registry],
+  });
+  readonly targetPlayers = new Gauge({
+    name: 'endercloud_router_target_players_active',
+    help: 'Logged-in players piped to a backend now, by target',
+    labelNames: ['target'] as const,
+    registers: [this.registry],
+  });
+  readonly targetBytes = new Counter({
+    name: 'endercloud_router_target_bytes_total',
+    help: 'Bytes relayed to/from players, by target and direction (in = from players)',
+    labelNames: ['target', 'direction'] as const,
+    registers: [this.registry],
+  });
+  readonly targetWakes = new Counter({
+    name: 'endercloud_router_target_wakes_total',
+    help: 'Held logins (wake, start, join) by target and result',
+    labelNames: ['target', 'result'] as const,
+    registers: [this.registry],
+  });
   readonly targetWakeSeconds = new Histogram({
     name: 'endercloud_router_target_wake_seconds',
     help: 'Login held → backend connected, by target',
@@ -55,7 +104,11 @@ export class RouterMetrics {
 }
 
 /** Serves GET /metrics; everything else is 404. */
-export async function startMetricsServer(metrics: RouterMetrics, host: string, port: number): Promise<{ server: Server; address: AddressInfo }> {
+export async function startMetricsServer(
+  metrics: RouterMetrics,
+  host: string,
+  port: number,
+): Promise<{ server: Server; address: AddressInfo }> {
   const server = createServer((req, res) => {
     if (req.method === 'GET' && req.url?.split('?')[0] === '/metrics') {
       metrics.registry.metrics().then(

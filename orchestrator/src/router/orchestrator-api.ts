@@ -48,7 +48,8 @@ export interface RouterApi {
   postSessions(batch: RouterSessionsBatch): Promise<void>;
 }
 
-const playerBody = (player: Player): { player: string; uuid?: string } => (player.uuid ? { player: player.name, uuid: player.uuid } : { player: player.name });
+const playerBody = (player: Player): { player: string; uuid?: string } =>
+  player.uuid ? { player: player.name, uuid: player.uuid } : { player: player.name };
 
 export class OrchestratorApi implements RouterApi {
   private readonly fetch: FetchLike;
@@ -96,10 +97,15 @@ export class OrchestratorApi implements RouterApi {
     let res: Response;
     let text: string;
     try {
-      res = await this.fetch(`${this.options.baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(payload), signal: AbortSignal.timeout(timeoutMs) });
+      res = await this.fetch(`${this.options.baseUrl}${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(payload),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       text = await res.text();
     } catch (err) {
-      throw new AppError('UPSTREAM_FAILED', `orchestrator unreachable (POST ${path}): ${(err as Error).message}`, { retryable: true, cause: err });
+      throw new AppError('UPSTREAM_FAILED', `orchestrator unreachable (POST ${path}): ${(err as Error).message}`, { cause: err });
     }
     let body: unknown = undefined;
     if (text) {
@@ -116,7 +122,8 @@ export class OrchestratorApi implements RouterApi {
     try {
       return parse(body);
     } catch (err) {
-      throw new AppError('UPSTREAM_FAILED', `orchestrator sent a bad ${what}: ${(err as Error).message}`);
+      // Not an outage: an answer this router cannot read (another version) stays unreadable when asked again.
+      throw new AppError('UPSTREAM_FAILED', `orchestrator sent a bad ${what}: ${(err as Error).message}`, { retryable: false, cause: err });
     }
   }
 
@@ -125,12 +132,23 @@ export class OrchestratorApi implements RouterApi {
     const error = (body as { error?: { code?: unknown; message?: unknown; details?: { playerMessage?: unknown } } } | undefined)?.error;
     const message = typeof error?.message === 'string' ? error.message.slice(0, 300) : `${what} answered ${status}`;
     if (status >= 400 && status < 500) {
-      const code = typeof error?.code === 'string' && error.code in ERROR_CATALOGUE ? (error.code as ErrorCode) : status === 403 ? 'FORBIDDEN' : status === 409 ? 'CONFLICT' : status === 401 ? 'UNAUTHORIZED' : 'BAD_REQUEST';
+      const code =
+        typeof error?.code === 'string' && error.code in ERROR_CATALOGUE
+          ? (error.code as ErrorCode)
+          : status === 403
+            ? 'FORBIDDEN'
+            : status === 409
+              ? 'CONFLICT'
+              : status === 401
+                ? 'UNAUTHORIZED'
+                : 'BAD_REQUEST';
       // The orchestrator's own code is kept even when the catalogue lacks it (CAPACITY_EXHAUSTED).
       // A refusal's player-facing reason (a join over the caps: "survival is full (4 of 4 worlds)") is kept for the disconnect.
-      const playerMessage = typeof error?.details?.playerMessage === 'string' ? { playerMessage: error.details.playerMessage.slice(0, 200) } : {};
-      return new AppError(code, message, { details: { status, upstreamCode: error?.code, ...playerMessage } });
+      const playerMessage =
+        typeof error?.details?.playerMessage === 'string' ? { playerMessage: error.details.playerMessage.slice(0, 200) } : {};
+      // A 4xx is the orchestrator's answer (a refusal the player sees), never "unreachable", whatever its code's default.
+      return new AppError(code, message, { retryable: false, details: { status, upstreamCode: error?.code, ...playerMessage } });
     }
-    return new AppError('UPSTREAM_FAILED', message, { retryable: true, details: { status } });
+    return new AppError('UPSTREAM_FAILED', message, { details: { status } });
   }
 }

@@ -17,7 +17,6 @@ import { realTimers, type Timers } from '../shared/timers.js';
 
 export type FetchLike = typeof fetch;
 
-
 export interface BackoffPolicy {
   initialMs: number;
   maxMs: number;
@@ -110,8 +109,17 @@ export class RegistryClient implements RegistryReader {
     this.idleTimeoutMs = options.idleTimeoutMs ?? 3 * KEEPALIVE_INTERVAL_MS;
     const registers = options.metricsRegistry ? [options.metricsRegistry] : [];
     if (registers.length > 0) {
-      this.connectedGauge = new Gauge({ name: 'endercloud_router_registry_connected', help: '1 while the registry stream is open and in sync', registers });
-      this.reconnects = new Counter({ name: 'endercloud_router_registry_reconnects_total', help: 'Registry stream reconnects, by reason', labelNames: ['reason'] as const, registers });
+      this.connectedGauge = new Gauge({
+        name: 'endercloud_router_registry_connected',
+        help: '1 while the registry stream is open and in sync',
+        registers,
+      });
+      this.reconnects = new Counter({
+        name: 'endercloud_router_registry_reconnects_total',
+        help: 'Registry stream reconnects, by reason',
+        labelNames: ['reason'] as const,
+        registers,
+      });
     }
   }
 
@@ -160,7 +168,8 @@ export class RegistryClient implements RegistryReader {
       // Losing an open stream is a warning at once (routing continues from the last snapshot);
       // repeated failures to reconnect are only debug lines.
       const log = { err: problem, reason, attempt: this.failures + 1 };
-      if (this.state.connected || this.failures === 0) this.options.logger.warn(log, 'registry stream lost; serving the last snapshot while reconnecting');
+      if (this.state.connected || this.failures === 0)
+        this.options.logger.warn(log, 'registry stream lost; serving the last snapshot while reconnecting');
       else this.options.logger.debug(log, 'registry stream still failing');
       this.setConnected(false);
       if (this.stopper.signal.aborted) break;
@@ -190,7 +199,8 @@ export class RegistryClient implements RegistryReader {
         const text = (await res.text().catch(() => '')).slice(0, 300);
         throw new Error(`GET ${REGISTRY_STREAM_PATH} answered ${res.status}${text ? `: ${text}` : ''}`);
       }
-      if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) throw new StreamProblem('response is not text/event-stream');
+      if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream'))
+        throw new StreamProblem('response is not text/event-stream');
       const parser = new SseParser();
       const decoder = new TextDecoder();
       const reader = res.body.getReader();
@@ -227,13 +237,19 @@ export class RegistryClient implements RegistryReader {
     try {
       if (ev.event === 'snapshot') {
         this.state.applySnapshot(parseRegistrySnapshot(body));
-        if (this.failures > 0) this.options.logger.info({ revision: this.state.revision, failures: this.failures }, 'registry stream re-synced');
+        if (this.failures > 0)
+          this.options.logger.info({ revision: this.state.revision, failures: this.failures }, 'registry stream re-synced');
         this.failures = 0;
         this.setConnected(true);
         return true;
       }
       if (!gotSnapshot) throw new StreamProblem(`first event was ${ev.event}, expected snapshot`);
-      const result = ev.event === 'upsert' ? this.state.applyUpsert(parseRegistryUpsert(body)) : ev.event === 'remove' ? this.state.applyRemove(parseRegistryRemove(body)) : 'ignored';
+      const result =
+        ev.event === 'upsert'
+          ? this.state.applyUpsert(parseRegistryUpsert(body))
+          : ev.event === 'remove'
+            ? this.state.applyRemove(parseRegistryRemove(body))
+            : 'ignored';
       if (result === 'gap') throw new StreamProblem(`revision gap after ${this.state.revision}`);
       return true;
     } catch (err) {

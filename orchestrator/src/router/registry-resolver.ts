@@ -29,7 +29,12 @@ export function lookupInstance(registry: RegistryReader, ref: string): RegistryB
  * The address is read from the registry when dialled, so a login held while an instance starts
  * dials the port it came up on (a start may change it), falling back to the last known one.
  */
-export function registryTarget(name: string, instanceId: string, registry: RegistryReader, fallbackAddress: string | null = registry.get(instanceId)?.address ?? null): RegistryTarget {
+export function registryTarget(
+  name: string,
+  instanceId: string,
+  registry: RegistryReader,
+  fallbackAddress: string | null = registry.get(instanceId)?.address ?? null,
+): RegistryTarget {
   const current = (): { host: string; port: number } => {
     const address = registry.get(instanceId)?.address ?? fallbackAddress;
     return (address ? splitAddress(address) : undefined) ?? { host: '0.0.0.0', port: 0 };
@@ -53,13 +58,18 @@ export interface PlanOptions {
   messages: Pick<MessagesConfig, 'noBackend' | 'unreachable' | 'starting' | 'full' | 'maintenance'>;
 }
 
-type Option = { kind: 'static'; target: BackendTarget } | { kind: 'registry'; name: string; backend: RegistryBackend } | { kind: 'group'; name: string; groupId: string; members: RegistryBackend[] };
+type Option =
+  | { kind: 'static'; target: BackendTarget }
+  | { kind: 'registry'; name: string; backend: RegistryBackend }
+  | { kind: 'group'; name: string; groupId: string; members: RegistryBackend[] };
 
 const RANK: Record<RegistryStatus, number> = { Running: 0, Paused: 1, Starting: 2, Stopped: 3, Draining: 4, Stale: 5 };
 
 /** Group members best first: Running (fullest first, so idle ones can empty and sleep), then Paused, Starting, Stopped. */
 function rankGroup(members: RegistryBackend[]): RegistryBackend[] {
-  return members.sort((a, b) => RANK[a.status] - RANK[b.status] || (b.players?.online ?? 0) - (a.players?.online ?? 0) || a.name.localeCompare(b.name));
+  return members.sort(
+    (a, b) => RANK[a.status] - RANK[b.status] || (b.players?.online ?? 0) - (a.players?.online ?? 0) || a.name.localeCompare(b.name),
+  );
 }
 
 function optionFor(name: string, entry: ServerEntry, registry: RegistryReader): Option | undefined {
@@ -73,7 +83,11 @@ function optionFor(name: string, entry: ServerEntry, registry: RegistryReader): 
 }
 
 /** The configured pool for an address, expanded through the registry, in order. `unknown` counts entries the registry does not know. */
-export function candidatePool(routing: RoutingConfig, serverAddress: string, registry: RegistryReader): { options: Option[]; unknown: number } {
+export function candidatePool(
+  routing: RoutingConfig,
+  serverAddress: string,
+  registry: RegistryReader,
+): { options: Option[]; unknown: number } {
   const options: Option[] = [];
   let unknown = 0;
   const forced = routing.forcedHosts[serverAddress];
@@ -147,17 +161,29 @@ function planInstance(name: string, backend: RegistryBackend, ctx: Context): Rou
     case 'Starting': {
       if (intent === 'status') return { kind: 'status', state: 'Starting' };
       // Unknown remaining time: wait within the hold; known and too long: the fallback, or say when to come back.
-      if (backend.expectedStartMs === null || fits(backend.expectedStartMs)) return { kind: 'hold', instanceId: backend.instanceId, target: target(), ...withFallback() };
+      if (backend.expectedStartMs === null || fits(backend.expectedStartMs))
+        return { kind: 'hold', instanceId: backend.instanceId, target: target(), ...withFallback() };
       const f = fallback();
       if (f.length > 0) return { kind: 'fallback', instanceId: backend.instanceId, action: null, candidates: f };
-      return { kind: 'refuse', reason: 'starting', message: startingMessage(opts.messages.starting, backend.expectedStartMs), start: { instanceId: backend.instanceId, action: null } };
+      return {
+        kind: 'refuse',
+        reason: 'starting',
+        message: startingMessage(opts.messages.starting, backend.expectedStartMs),
+        start: { instanceId: backend.instanceId, action: null },
+      };
     }
     case 'Stopped': {
       if (intent === 'status') return { kind: 'status', state: 'Stopped' };
-      if (fits(backend.expectedStartMs)) return { kind: 'wake', instanceId: backend.instanceId, action: 'start', target: target(), ...withFallback() };
+      if (fits(backend.expectedStartMs))
+        return { kind: 'wake', instanceId: backend.instanceId, action: 'start', target: target(), ...withFallback() };
       const f = fallback();
       if (f.length > 0) return { kind: 'fallback', instanceId: backend.instanceId, action: 'start', candidates: f };
-      return { kind: 'refuse', reason: 'starting', message: startingMessage(opts.messages.starting, backend.expectedStartMs), start: { instanceId: backend.instanceId, action: 'start' } };
+      return {
+        kind: 'refuse',
+        reason: 'starting',
+        message: startingMessage(opts.messages.starting, backend.expectedStartMs),
+        start: { instanceId: backend.instanceId, action: 'start' },
+      };
     }
   }
 }
@@ -189,7 +215,9 @@ function planGroup(option: Extract<Option, { kind: 'group' }>, ctx: Context, ski
     if (ctx.intent === 'status') return { kind: 'status', state: 'Stopped' };
   }
   const f = fallbackTargets(ctx.routing, ctx.registry);
-  return f.length > 0 ? { kind: 'join-group', groupId: option.groupId, name: option.name, fallback: f } : { kind: 'join-group', groupId: option.groupId, name: option.name };
+  return f.length > 0
+    ? { kind: 'join-group', groupId: option.groupId, name: option.name, fallback: f }
+    : { kind: 'join-group', groupId: option.groupId, name: option.name };
 }
 
 /**
@@ -199,7 +227,12 @@ function planGroup(option: Extract<Option, { kind: 'group' }>, ctx: Context, ski
  * Running member but with sleeping ones, or with no members at all → join (status of an empty
  * group: Stopped). Stale, maintenance, Draining and (for logins) full backends are skipped.
  */
-export function planRoute(request: Pick<RouteRequest, 'intent' | 'serverAddress'>, routing: RoutingConfig, registry: RegistryReader, opts: PlanOptions): RoutePlan {
+export function planRoute(
+  request: Pick<RouteRequest, 'intent' | 'serverAddress'>,
+  routing: RoutingConfig,
+  registry: RegistryReader,
+  opts: PlanOptions,
+): RoutePlan {
   const ctx: Context = { intent: request.intent, registry, routing, opts };
   const { options, unknown } = candidatePool(routing, request.serverAddress, registry);
   const skipped = new Set<string>();
@@ -237,9 +270,15 @@ export function planRoute(request: Pick<RouteRequest, 'intent' | 'serverAddress'
  * Stale and Draining are routed around (undefined: fall back to the pool). Unknown to the registry
  * yet: the claim's address.
  */
-export function planTransfer(claim: TransferClaim, routing: RoutingConfig, registry: RegistryReader, opts: PlanOptions): RoutePlan | undefined {
+export function planTransfer(
+  claim: TransferClaim,
+  routing: RoutingConfig,
+  registry: RegistryReader,
+  opts: PlanOptions,
+): RoutePlan | undefined {
   const backend = registry.get(claim.instanceId);
-  if (backend) return backend.status === 'Draining' ? undefined : planInstance(backend.name, backend, { intent: 'login', registry, routing, opts });
+  if (backend)
+    return backend.status === 'Draining' ? undefined : planInstance(backend.name, backend, { intent: 'login', registry, routing, opts });
   const address = claim.address ? splitAddress(claim.address) : undefined;
   if (!address) return undefined;
   const target: RegistryTarget = { name: claim.instanceId, instanceId: claim.instanceId, ...address };
@@ -250,9 +289,12 @@ export function planTransfer(claim: TransferClaim, routing: RoutingConfig, regis
 export function unknownTargets(routing: RoutingConfig, registry: RegistryReader): string[] {
   const out: string[] = [];
   for (const [name, entry] of Object.entries(routing.servers)) {
-    if (entry.kind === 'instance' && !lookupInstance(registry, entry.id)) out.push(`servers.${name}: "instance:${entry.id}" matches no instance id or name in the registry`);
+    if (entry.kind === 'instance' && !lookupInstance(registry, entry.id))
+      out.push(`servers.${name}: "instance:${entry.id}" matches no instance id or name in the registry`);
     if (entry.kind === 'group' && !registry.backends().some((b) => b.groupId === entry.id)) {
-      out.push(`servers.${name}: "group:${entry.id}" has no instances in the registry (a login asks the orchestrator to spawn one; a group it does not know is refused as no-backend)`);
+      out.push(
+        `servers.${name}: "group:${entry.id}" has no instances in the registry (a login asks the orchestrator to spawn one; a group it does not know is refused as no-backend)`,
+      );
     }
   }
   return out;
@@ -302,7 +344,10 @@ export class RegistryResolver implements BackendResolver {
     }
     if (!claim) return undefined;
     const plan = planTransfer(claim, this.deps.routing, this.deps.registry, this.opts);
-    this.deps.logger.info({ player: player.name, transfer: claim.transferId, instance: claim.instanceId, plan: plan?.kind ?? 'pool' }, 'transfer claimed');
+    this.deps.logger.info(
+      { player: player.name, transfer: claim.transferId, instance: claim.instanceId, plan: plan?.kind ?? 'pool' },
+      'transfer claimed',
+    );
     return plan;
   }
 }

@@ -16,7 +16,13 @@ export interface Reloader {
   readonly current: Readonly<RouterConfig>;
 }
 
-export function createReloader(initial: Readonly<RouterConfig>, router: Router, parts: Pick<RouterParts, 'reconfigure'>, logger: Logger, readFile?: (path: string) => string): Reloader {
+export function createReloader(
+  initial: Readonly<RouterConfig>,
+  router: Router,
+  parts: Pick<RouterParts, 'reconfigure'>,
+  logger: Logger,
+  readFile?: (path: string) => string,
+): Reloader {
   let current = initial;
   return {
     get current() {
@@ -27,13 +33,19 @@ export function createReloader(initial: Readonly<RouterConfig>, router: Router, 
       try {
         next = reloadRouterConfig(current, readFile);
       } catch (err) {
-        logger.error({ trigger, err: (err as Error).message }, `config reload refused, keeping the running configuration: ${(err as Error).message}`);
+        logger.error(
+          { trigger, err: (err as Error).message },
+          `config reload refused, keeping the running configuration: ${(err as Error).message}`,
+        );
         return false;
       }
       const ignored = restartOnlyChanges(current, next);
       router.reload(next, parts.reconfigure(next));
       current = next;
-      logger.info({ trigger, servers: Object.keys(next.routing.servers).length, ...(ignored.length > 0 ? { needsRestart: ignored } : {}) }, 'config reloaded; new connections use it');
+      logger.info(
+        { trigger, servers: Object.keys(next.routing.servers).length, ...(ignored.length > 0 ? { needsRestart: ignored } : {}) },
+        'config reloaded; new connections use it',
+      );
       return true;
     },
   };

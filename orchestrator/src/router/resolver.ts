@@ -81,7 +81,13 @@ export interface WakeCoordinator {
    * first still knows which world to return the player to); `paused` is its target when the pick is
    * a Paused world being woken (its socket accepts into the backlog: the router may dial it early).
    */
-  joinGroup(groupId: string, name: string, player: Player, signal: AbortSignal, onInstance?: (instanceId: string, paused?: BackendTarget) => void): Promise<BackendTarget>;
+  joinGroup(
+    groupId: string,
+    name: string,
+    player: Player,
+    signal: AbortSignal,
+    onInstance?: (instanceId: string, paused?: BackendTarget) => void,
+  ): Promise<BackendTarget>;
   /** The registry's estimate of ms until the instance is Running (null: unknown). */
   expectedStartMs(instanceId: string): number | null;
   /** While `signal` is not aborted, watches the instance and transfers the player to it once Running. */

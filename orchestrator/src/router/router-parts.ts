@@ -46,12 +46,18 @@ export function staticModeWarnings(config: Pick<RouterConfig, 'routing'>): strin
   for (const [name, entry] of Object.entries(config.routing.servers)) {
     if (entry.kind !== 'address') out.push(`servers.${name}: "${entry.kind}:${entry.id}" is skipped without ENDERCLOUD_ORCHESTRATOR_URL`);
   }
-  if (config.routing.fallback !== undefined) out.push('wake.fallback: has no effect without ENDERCLOUD_ORCHESTRATOR_URL (nothing is woken)');
+  if (config.routing.fallback !== undefined)
+    out.push('wake.fallback: has no effect without ENDERCLOUD_ORCHESTRATOR_URL (nothing is woken)');
   return out;
 }
 
 /** The registry-backed parts when an orchestrator is configured, else the static resolver. */
-export function buildRouterParts(config: Readonly<RouterConfig>, logger: Logger, metrics: RouterMetrics, tuning: RouterPartsTuning = {}): RouterParts {
+export function buildRouterParts(
+  config: Readonly<RouterConfig>,
+  logger: Logger,
+  metrics: RouterMetrics,
+  tuning: RouterPartsTuning = {},
+): RouterParts {
   if (!config.orchestratorUrl) {
     const reconfigure = (c: Readonly<RouterConfig>): BackendResolver => {
       for (const line of staticModeWarnings(c)) logger.warn({ entry: line.split(':')[0] }, line);
@@ -61,7 +67,12 @@ export function buildRouterParts(config: Readonly<RouterConfig>, logger: Logger,
   }
   const connection = { baseUrl: config.orchestratorUrl, token: config.routerToken, ...(tuning.fetch ? { fetch: tuning.fetch } : {}) };
   const api = new OrchestratorApi(connection);
-  const registry = new RegistryClient({ ...connection, logger, metricsRegistry: metrics.registry, ...(tuning.registryBackoff ? { backoff: tuning.registryBackoff } : {}) });
+  const registry = new RegistryClient({
+    ...connection,
+    logger,
+    metricsRegistry: metrics.registry,
+    ...(tuning.registryBackoff ? { backoff: tuning.registryBackoff } : {}),
+  });
   const holdTimeoutMs = config.limits.wakeHoldTimeoutMs;
   const waker = new OrchestratorWakeCoordinator({ api, registry, holdTimeoutMs, logger, metricsRegistry: metrics.registry });
   const sessions = new OrchestratorSessionReporter({

@@ -71,7 +71,9 @@ export class Router {
     this.server.on('error', (err) => deps.logger.error({ err }, 'router listener error'));
   }
 
-  private static configPart(config: RouterRuntimeConfig): Pick<ConnectionDeps, 'limits' | 'status' | 'messages' | 'sendProxyToBackends' | 'trustedCidrs'> {
+  private static configPart(
+    config: RouterRuntimeConfig,
+  ): Pick<ConnectionDeps, 'limits' | 'status' | 'messages' | 'sendProxyToBackends' | 'trustedCidrs'> {
     return {
       limits: config.limits,
       status: config.status,

@@ -56,8 +56,16 @@ export class OrchestratorSessionReporter implements SessionReporter {
     this.newId = options.newId ?? randomUUID;
     const registers = options.metricsRegistry ? [options.metricsRegistry] : [];
     if (registers.length > 0) {
-      this.dropped = new Counter({ name: 'endercloud_router_session_events_dropped_total', help: 'Session events dropped because the report buffer was full', registers });
-      this.sent = new Counter({ name: 'endercloud_router_session_events_sent_total', help: 'Session events accepted by the orchestrator', registers });
+      this.dropped = new Counter({
+        name: 'endercloud_router_session_events_dropped_total',
+        help: 'Session events dropped because the report buffer was full',
+        registers,
+      });
+      this.sent = new Counter({
+        name: 'endercloud_router_session_events_sent_total',
+        help: 'Session events accepted by the orchestrator',
+        registers,
+      });
     }
   }
 
@@ -139,13 +147,19 @@ export class OrchestratorSessionReporter implements SessionReporter {
   private async send(): Promise<void> {
     if (this.stopped || (this.buffer.length === 0 && !this.resetPending)) return;
     const events = this.buffer.slice(0, MAX_SESSION_EVENTS_PER_BATCH);
-    const batch: RouterSessionsBatch = this.resetPending ? { routerId: this.options.routerId, reset: true, events } : { routerId: this.options.routerId, events };
+    const batch: RouterSessionsBatch = this.resetPending
+      ? { routerId: this.options.routerId, reset: true, events }
+      : { routerId: this.options.routerId, events };
     try {
       await this.options.api.postSessions(batch);
     } catch (err) {
       this.failures++;
       const delay = backoffDelay(this.failures, this.backoff, this.random);
-      if (this.failures === 1) this.options.logger.warn({ err: (err as Error).message, buffered: this.buffer.length }, 'session report failed; retrying with backoff');
+      if (this.failures === 1)
+        this.options.logger.warn(
+          { err: (err as Error).message, buffered: this.buffer.length },
+          'session report failed; retrying with backoff',
+        );
       this.schedule(delay);
       return;
     }

@@ -23,6 +23,8 @@ export class StaticResolver implements BackendResolver {
       if (entry?.kind === 'address') candidates.push({ name, host: entry.host, port: entry.port });
     }
     if (candidates.length > 0) return { kind: 'route', candidates };
-    return request.intent === 'status' ? { kind: 'status', state: 'NoBackend' } : { kind: 'refuse', reason: 'no_backend', message: this.noBackendMessage };
+    return request.intent === 'status'
+      ? { kind: 'status', state: 'NoBackend' }
+      : { kind: 'refuse', reason: 'no_backend', message: this.noBackendMessage };
   }
 }

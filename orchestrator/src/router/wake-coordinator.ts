@@ -67,7 +67,12 @@ export class OrchestratorWakeCoordinator implements WakeCoordinator {
         buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120],
         registers,
       });
-      this.requests = new Counter({ name: 'endercloud_router_wake_requests_total', help: 'Resume/start/join requests sent to the orchestrator, by action and result', labelNames: ['action', 'result'] as const, registers });
+      this.requests = new Counter({
+        name: 'endercloud_router_wake_requests_total',
+        help: 'Resume/start/join requests sent to the orchestrator, by action and result',
+        labelNames: ['action', 'result'] as const,
+        registers,
+      });
     }
     this.unsubscribe = options.registry.subscribe(() => this.settle());
   }
@@ -105,7 +110,13 @@ export class OrchestratorWakeCoordinator implements WakeCoordinator {
     await this.waitRunning(instanceId, signal);
   }
 
-  async joinGroup(groupId: string, name: string, player: Player, signal: AbortSignal, onInstance?: (instanceId: string, paused?: BackendTarget) => void): Promise<BackendTarget> {
+  async joinGroup(
+    groupId: string,
+    name: string,
+    player: Player,
+    signal: AbortSignal,
+    onInstance?: (instanceId: string, paused?: BackendTarget) => void,
+  ): Promise<BackendTarget> {
     const requestedAt = this.clock.now();
     let answer;
     try {
@@ -116,9 +127,18 @@ export class OrchestratorWakeCoordinator implements WakeCoordinator {
       throw failure;
     }
     this.requests?.inc({ action: 'join', result: 'accepted' });
-    this.options.logger.info({ group: groupId, player: player.name, instance: answer.instanceId, action: answer.action, command: answer.commandId }, 'group join answered');
-    onInstance?.(answer.instanceId, answer.action === 'wake' && this.options.registry.get(answer.instanceId)?.address ? registryTarget(name, answer.instanceId, this.options.registry) : undefined);
-    if (answer.action !== 'route' && !this.pending.has(answer.instanceId)) this.pending.set(answer.instanceId, { action: 'join', requestedAt, request: Promise.resolve() });
+    this.options.logger.info(
+      { group: groupId, player: player.name, instance: answer.instanceId, action: answer.action, command: answer.commandId },
+      'group join answered',
+    );
+    onInstance?.(
+      answer.instanceId,
+      answer.action === 'wake' && this.options.registry.get(answer.instanceId)?.address
+        ? registryTarget(name, answer.instanceId, this.options.registry)
+        : undefined,
+    );
+    if (answer.action !== 'route' && !this.pending.has(answer.instanceId))
+      this.pending.set(answer.instanceId, { action: 'join', requestedAt, request: Promise.resolve() });
     await this.waitRunning(answer.instanceId, signal);
     return registryTarget(name, answer.instanceId, this.options.registry);
   }
@@ -135,8 +155,16 @@ export class OrchestratorWakeCoordinator implements WakeCoordinator {
       if (!this.isRunning(instanceId)) return;
       stop();
       this.options.api.requestTransfer(player, instanceId).then(
-        () => this.options.logger.info({ player: player.name, instance: instanceId }, 'world online; transfer back from the fallback requested'),
-        (err: unknown) => this.options.logger.warn({ player: player.name, instance: instanceId, err: (err as Error).message }, 'transfer back from the fallback failed; the player can rejoin'),
+        () =>
+          this.options.logger.info(
+            { player: player.name, instance: instanceId },
+            'world online; transfer back from the fallback requested',
+          ),
+        (err: unknown) =>
+          this.options.logger.warn(
+            { player: player.name, instance: instanceId, err: (err as Error).message },
+            'transfer back from the fallback failed; the player can rejoin',
+          ),
       );
     };
     const unsubscribe = this.options.registry.subscribe(check);
@@ -190,7 +218,10 @@ export class OrchestratorWakeCoordinator implements WakeCoordinator {
       const unsubscribe = this.options.registry.subscribe(() => {
         if (this.isRunning(instanceId)) done();
       });
-      const timer = this.timers.setTimeout(() => done(new WakeFailed('timeout', `instance ${instanceId} not Running within ${holdMs} ms`)), holdMs);
+      const timer = this.timers.setTimeout(
+        () => done(new WakeFailed('timeout', `instance ${instanceId} not Running within ${holdMs} ms`)),
+        holdMs,
+      );
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
     });

@@ -27,13 +27,14 @@ import { instanceActionRoutes } from './routes/instance-actions.js';
 import { instanceAdminRoutes } from './routes/instance-admin.js';
 import { instanceBackupRoutes } from './routes/instance-backups.js';
 import { instanceScheduleRoutes } from './routes/instance-schedules.js';
+import { instanceFileRoutes } from './routes/instance-files.js';
 import { instanceUpdateRoutes } from './routes/instance-update.js';
 import { instancePreviewRoutes } from './routes/instance-preview.js';
+import { instanceStatsRoutes } from './routes/instance-stats.js';
 import { installationRequestRoutes } from './routes/installation-requests.js';
 import { keptDataRoutes } from './routes/kept-data.js';
 import { eggRoutes } from './routes/eggs.js';
 import { webRoutes } from './web/web-routes.js';
-import { WebSessionService } from './web/web-sessions.js';
 import { responseSchemaOf } from './response-schemas.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -78,7 +79,7 @@ export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
   });
 
   // The web panel's session cookie authenticates like a bearer token (server/web).
-  const sessions = new WebSessionService({ store: ctx.store, clock: ctx.clock, logger: ctx.logger.child({ component: 'web' }), tokens: ctx.tokens, publicUrl: ctx.config.publicUrl });
+  const sessions = ctx.webSessions;
   const authenticate = authHook(ctx.tokens, sessions);
   // Authenticate before the body is read: an anonymous upload is refused unread.
   app.addHook('onRequest', async (request, reply) => {
@@ -100,30 +101,61 @@ export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
     return reply.type(ctx.metrics.registry.contentType).send(text);
   });
 
-  await app.register(async (api) => {
-    await systemRoutes(api, ctx);
-    api.get('/openapi.json', { schema: { hide: true }, config: { auth: { public: true } } }, async () => app.swagger());
-    await hostRoutes(api, ctx);
-    await api.register(async (scoped) => layerRoutes(scoped, ctx));
-    await api.register(async (scoped) => importRoutes(scoped, ctx));
-    await catalogRoutes(api, ctx);
-    await eggRoutes(api, ctx);
-    await instanceRoutes(api, ctx);
-    await instanceActionRoutes(api, ctx);
-    await instanceAdminRoutes(api, ctx);
-    await instanceBackupRoutes(api, ctx);
-    await instanceScheduleRoutes(api, ctx);
-    await instanceUpdateRoutes(api, ctx);
-    await instancePreviewRoutes(api, ctx);
-    await installationRequestRoutes(api, ctx);
-    await keptDataRoutes(api, ctx);
-    await auditRoutes(api, ctx);
-    await commandRoutes(api, ctx);
-    await tokenRoutes(api, ctx);
-    await routerIntegrationRoutes(api, ctx);
-    await fleetRoutes(api, ctx);
-    await velocityRoutes(api, ctx);
-  }, { prefix: '/api/v1' });
+  await app.register(
+    async (api) => {
+      await systemRoutes(api, ctx);
+      api.get('/openapi.json', { schema: { hide: true }, config: { auth: { public: true } } }, async () => app.swagger());
+      await hostRoutes(api, ctx);
+      await api.register(async (scoped) => layerRoutes(scoped, ctx));
+      await api.register(async (scoped) => importRoutes(scoped, ctx));
+      await catalogRoutes(api, ctx);
+      await eggRoutes(api, ctx);
+      await instanceRoutes(api, ctx);
+      await instanceActionRoutes(api, ctx);
+      await instanceAdminRoutes(api, ctx);
+      await instanceBackupRoutes(api, ctx);
+      await instanceScheduleRoutes(api, ctx);
+      await instanceUpdateRoutes(api, ctx);
+      await instancePreviewRoutes(api, ctx);
+      await installationRequestRoutes(api, ctx);
+      await keptDataRoutes(api, ctx);
+      await auditRoutes(api, ctx);
+      await commandRoutes(api, ctx);
+      await tokenRoutes(api, ctx);
+      await routerIntegrationRoutes(api, ctx);
+      await fleetRoutes(api, ctx);
+      await velocityRoutes(api, ctx);
+    },
+    { prefix: '/api/v1' },
+  );
+  await app.register(
+    async (api) => {
+      await systemRoutes(api, ctx);
+      api.get('/openapi.json', { schema: { hide: true }, config: { auth: { public: true } } }, async () => app.swagger());
+      await hostRoutes(api, ctx);
+      await api.register(async (scoped) => layerRoutes(scoped, ctx));
+      await api.register(async (scoped) => importRoutes(scoped, ctx));
+      await catalogRoutes(api, ctx);
+      await eggRoutes(api, ctx);
+      await instanceRoutes(api, ctx);
+      await instanceActionRoutes(api, ctx);
+      await instanceAdminRoutes(api, ctx);
+      await instanceBackupRoutes(api, ctx);
+      await instanceFileRoutes(api, ctx);
+      await instanceUpdateRoutes(api, ctx);
+      await instancePreviewRoutes(api, ctx);
+      await instanceStatsRoutes(api, ctx);
+      await installationRequestRoutes(api, ctx);
+      await keptDataRoutes(api, ctx);
+      await auditRoutes(api, ctx);
+      await commandRoutes(api, ctx);
+      await tokenRoutes(api, ctx);
+      await routerIntegrationRoutes(api, ctx);
+      await fleetRoutes(api, ctx);
+      await velocityRoutes(api, ctx);
+    },
+    { prefix: '/api/v1' },
+  );
   await app.register(async (scoped) => webRoutes(scoped, ctx, sessions));
 
   return app;

@@ -6,9 +6,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditEvent, JsonObject, JsonValue } from '../domain/index.js';
 import { REDACTED } from '../lifecycle/settings.js';
-import type { Store } from '../store/store.js';
 import type { Clock } from './clock.js';
 import { actorOf } from './context.js';
+import type { AuditLog } from './services/audit-log.js';
 
 export interface AuditSpec {
   action: string;
@@ -24,9 +24,11 @@ declare module 'fastify' {
      * Set by handlers (target id, redacted params) and by the error handler
      * (error code). `recorded`: the handler's own store write already
      * committed the success entry with its action (auditEntry), so the hook
-     * writes none.
+     * writes none. `byService`: the service the handler called writes this
+     * request's entry itself, ok or error (the files service, shared with SFTP),
+     * so the hook writes none either way.
      */
-    auditInfo?: { targetId?: string; params?: JsonObject; errorCode?: string; recorded?: boolean };
+    auditInfo?: { targetId?: string; params?: JsonObject; errorCode?: string; recorded?: boolean; byService?: boolean };
   }
 }
 
@@ -42,7 +44,12 @@ export function redactParams(value: unknown, extraSecretKeys: readonly string[] 
     if (typeof v === 'string') return v.length > 1000 ? `${v.slice(0, 1000)}…` : v;
     if (typeof v === 'number' || typeof v === 'boolean' || v === null) return v;
     if (typeof v === 'object' && v !== undefined) {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, SECRET_KEY.test(k) || extra.has(k) ? REDACTED : walk(x, depth + 1)]));
+      return Object.fromEntries(
+        Object.entries(v as Record<string, unknown>).map(([k, x]) => [
+          k,
+          SECRET_KEY.test(k) || extra.has(k) ? REDACTED : walk(x, depth + 1),
+        ]),
+      );
     }
     return null;
   };
@@ -63,20 +70,21 @@ function defaultTarget(request: FastifyRequest): string | null {
 
 function defaultParams(request: FastifyRequest): JsonObject {
   const body = request.body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as { pipe?: unknown }).pipe === 'function') return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as { pipe?: unknown }).pipe === 'function')
+    return {};
   const redacted = redactParams(body) as JsonObject;
   return JSON.stringify(redacted).length > MAX_PARAM_CHARS ? { truncated: true, fields: Object.keys(redacted) } : redacted;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any logger/server flavour of Fastify
-export function registerAuditHook(app: FastifyInstance<any, any, any, any>, deps: { store: Store; clock: Clock }): void {
+export function registerAuditHook(app: FastifyInstance<any, any, any, any>, deps: { auditLog: AuditLog; clock: Clock }): void {
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload) => {
     const spec = request.routeOptions.config?.audit;
     if (!spec) return payload;
     const ok = reply.statusCode < 400;
-    if (ok && request.auditInfo?.recorded) return payload;
+    if ((ok && request.auditInfo?.recorded) || request.auditInfo?.byService) return payload;
     try {
-      await deps.store.audit.append(auditEntry(request, deps.clock, { result: ok ? 'ok' : 'error', statusCode: reply.statusCode }));
+      await deps.auditLog.append(auditEntry(request, deps.clock, { result: ok ? 'ok' : 'error', statusCode: reply.statusCode }));
     } catch (err) {
       request.log.error({ err }, 'could not write the audit entry');
     }
@@ -91,16 +99,27 @@ export function registerAuditHook(app: FastifyInstance<any, any, any, any>, deps
  * store and sets `auditInfo.recorded` once that committed.
  */
 export function auditEntry(
-  request: FastifyRequest, clock: Clock,
+  request: FastifyRequest,
+  clock: Clock,
   opts: { result?: 'ok' | 'error'; statusCode?: number; targetId?: string; params?: JsonObject } = {},
 ): Omit<AuditEvent, 'id'> {
   const spec = request.routeOptions.config?.audit;
   if (!spec) throw new Error(`route ${request.routeOptions.url ?? request.url} declares no audit`);
   const { result = 'ok', statusCode = 200 } = opts;
-  const info = { ...request.auditInfo, ...(opts.targetId !== undefined ? { targetId: opts.targetId } : {}), ...(opts.params ? { params: opts.params } : {}) };
+  const info = {
+    ...request.auditInfo,
+    ...(opts.targetId !== undefined ? { targetId: opts.targetId } : {}),
+    ...(opts.params ? { params: opts.params } : {}),
+  };
   return {
-    at: clock.now(), actor: actorOf(request), action: spec.action, targetKind: spec.targetKind,
-    targetId: info.targetId ?? defaultTarget(request), params: info.params ?? defaultParams(request),
-    result, errorCode: result === 'ok' ? null : (info.errorCode ?? `HTTP_${statusCode}`), requestId: request.id,
+    at: clock.now(),
+    actor: actorOf(request),
+    action: spec.action,
+    targetKind: spec.targetKind,
+    targetId: info.targetId ?? defaultTarget(request),
+    params: info.params ?? defaultParams(request),
+    result,
+    errorCode: result === 'ok' ? null : (info.errorCode ?? `HTTP_${statusCode}`),
+    requestId: request.id,
   };
 }

@@ -99,6 +99,12 @@ export interface OrchestratorConfig {
   statsIntervalMs: number;
   /** Where RCON `transfer` sends players (the router's public host:port); unset = no RCON transfers. */
   routerPublicAddress: RouterPublicAddress | undefined;
+  /** Largest file one upload of the files API (PUT …/files/content, an SFTP write) may write. */
+  fileUploadMaxBytes: number;
+  /** The SFTP server's port (docs/orchestrator.md "SFTP"); 0 = off. */
+  sftpPort: number;
+  /** The address the SFTP server listens on; default the API's listen host. */
+  sftpHost: string;
 }
 
 function parseListen(value: string): { host: string; port: number } {
@@ -114,6 +120,10 @@ function parseUidGid(value: string): { uid: number; gid: number } {
   return { uid: Number(m[1]), gid: Number(m[2]) };
 }
 
+/** A port, or 0 to switch the listener off. */
+function parsePortOrOff(value: string): number {
+  return value.trim() === '0' ? 0 : parsePort(value);
+}
 
 /** A duration, or a bare 0 to switch the loop off. */
 function parseIntervalOrOff(value: string): number {
@@ -134,7 +144,8 @@ function parseLeaseTtl(value: string): number {
 
 function parseNodeId(value: string): string {
   const v = value.trim();
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(v)) throw new Error('must be 1-64 characters of A-Z a-z 0-9 _ . - (no colon), starting with a letter or digit');
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(v))
+    throw new Error('must be 1-64 characters of A-Z a-z 0-9 _ . - (no colon), starting with a letter or digit');
   return v;
 }
 
@@ -145,7 +156,8 @@ function parseRedisUrl(value: string): string {
 
 function parseRedisPrefix(value: string): string {
   const v = value.trim();
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.:{}-]{0,99}$/.test(v)) throw new Error('must be 1-100 characters of A-Z a-z 0-9 _ . : - { }, starting with a letter or digit');
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.:{}-]{0,99}$/.test(v))
+    throw new Error('must be 1-100 characters of A-Z a-z 0-9 _ . : - { }, starting with a letter or digit');
   return v;
 }
 
@@ -154,7 +166,8 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
   const listen = r.optional('ENDERCLOUD_LISTEN', parseListen, { host: '127.0.0.1', port: 8080 });
   const retryInitial = r.optional('ENDERCLOUD_COMMAND_RETRY_INITIAL', parseDuration, 500);
   const retryMax = r.optional('ENDERCLOUD_COMMAND_RETRY_MAX', parseDuration, 30_000);
-  if (retryMax < retryInitial) throw new ConfigError('ENDERCLOUD_COMMAND_RETRY_MAX', `must not be shorter than ENDERCLOUD_COMMAND_RETRY_INITIAL (${retryInitial} ms)`);
+  if (retryMax < retryInitial)
+    throw new ConfigError('ENDERCLOUD_COMMAND_RETRY_MAX', `must not be shorter than ENDERCLOUD_COMMAND_RETRY_INITIAL (${retryInitial} ms)`);
   const config: OrchestratorConfig = {
     listenHost: listen.host,
     listenPort: listen.port,
@@ -186,7 +199,11 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     maxTotalInstances: r.optional('ENDERCLOUD_MAX_INSTANCES', parsePositiveInt),
     superviseIntervalMs: r.optional('ENDERCLOUD_SUPERVISE_INTERVAL', parseDuration, 2000),
     provisionIntervalMs: r.optional('ENDERCLOUD_PROVISION_INTERVAL', parseDuration, 5000),
-    idleTiers: r.optional('ENDERCLOUD_IDLE_TIERS', (v) => parseIdleTierText(v, 'ENDERCLOUD_IDLE_TIERS'), parseIdleTierText(SYSTEM_DEFAULT_IDLE_TIERS_TEXT)),
+    idleTiers: r.optional(
+      'ENDERCLOUD_IDLE_TIERS',
+      (v) => parseIdleTierText(v, 'ENDERCLOUD_IDLE_TIERS'),
+      parseIdleTierText(SYSTEM_DEFAULT_IDLE_TIERS_TEXT),
+    ),
     crashLoopMaxExits: r.optional('ENDERCLOUD_CRASH_LOOP_MAX_EXITS', parsePositiveInt, 5),
     crashLoopWindowMs: r.optional('ENDERCLOUD_CRASH_LOOP_WINDOW', parseDuration, 10 * 60_000),
     restartBackoffInitialMs: r.optional('ENDERCLOUD_RESTART_BACKOFF_INITIAL', parseDuration, 1000),
@@ -199,13 +216,20 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     backupDir: r.optional('ENDERCLOUD_BACKUP_DIR', asString),
     backupScheduleIntervalMs: r.optional('ENDERCLOUD_BACKUP_SCHEDULE_INTERVAL', parseDuration, 30_000),
     webDir: r.optional('ENDERCLOUD_WEB_DIR', asString),
+    fileUploadMaxBytes: r.optional('ENDERCLOUD_FILE_UPLOAD_MAX_BYTES', parseByteSize, 1024 ** 3),
+    sftpPort: r.optional('ENDERCLOUD_SFTP_PORT', parsePortOrOff, 2022),
+    sftpHost: r.optional('ENDERCLOUD_SFTP_HOST', asString, listen.host),
   };
   return freeze(config);
 }
 
-/** Test and dev-stack helper: a full config from a few overrides, validated like the real one. */
+/**
+ * Test helper: a full config from a few overrides, validated like the real one.
+ * SFTP is off unless an override names its port (tests start it on an ephemeral
+ * one with OrchestratorDeps.sftpPort), so parallel tests never contend for 2022.
+ */
 export function orchestratorConfig(overrides: Env = {}): Readonly<OrchestratorConfig> {
-  return loadOrchestratorConfig(overrides);
+  return loadOrchestratorConfig({ ENDERCLOUD_SFTP_PORT: '0', ...overrides });
 }
 
 /** The process environment; the only place the orchestrator reads it. */

@@ -1,8 +1,8 @@
-// What the HTTP routes are given: the store and the services, built once by
-// the composition root (orchestrator.ts) and injected into the app.
+// What the HTTP routes are given: the services, built once by the composition
+// root (orchestrator.ts) and injected into the app. Never the store: reads go
+// through ReadQueries, writes through a service (docs/architecture.md).
 
 import type { Logger } from '../shared/logger.js';
-import type { Store } from '../store/store.js';
 import type { TokenService } from './auth/tokens.js';
 import type { Clock } from './clock.js';
 import type { OrchestratorConfig } from './config.js';
@@ -31,10 +31,23 @@ import type { BackupScheduler } from './services/backup-scheduler.js';
 import type { ScheduleService } from './services/schedules.js';
 import type { Leadership } from './leadership/leadership.js';
 import type { DatabaseReadiness } from './services/readiness.js';
+import type { InstanceFileService } from './services/instance-files.js';
+import type { ReadQueries } from './services/read-queries.js';
+import type { AuditLog } from './services/audit-log.js';
+import type { InstallationRequestService } from './services/installation-requests.js';
+import type { WebSessionService } from './web/web-sessions.js';
+import type { HostRemoval } from './services/host-removal.js';
 
 export interface ServerContext {
   config: Readonly<OrchestratorConfig>;
-  store: Store;
+  /** Every list and lookup the routes answer with. */
+  queries: ReadQueries;
+  auditLog: AuditLog;
+  /** Deleting a host record, and the kept data of deleted instances. */
+  hostRemoval: HostRemoval;
+  installationRequests: InstallationRequestService;
+  /** The panel's login sessions (server/web). */
+  webSessions: WebSessionService;
   clock: Clock;
   logger: Logger;
   version: string;
@@ -72,6 +85,8 @@ export interface ServerContext {
   leadership: Leadership;
   /** GET /ready: does the database answer. */
   readiness: DatabaseReadiness;
+  /** Instance data files (the files routes and SFTP). */
+  files: InstanceFileService;
 }
 
 /** The audit actor of a request: the token's name. */

@@ -48,7 +48,11 @@ export class DatabaseClock implements Clock {
     const received = this.local.now();
     this.offset = Math.round(database - (sent + received) / 2);
     const off = Math.abs(this.offset) > OFFSET_WARN_MS;
-    if (off && !this.warned) this.deps.logger.warn({ offsetMs: this.offset }, "this replica's clock differs from the database's: heartbeats and offline detection use the database's");
+    if (off && !this.warned)
+      this.deps.logger.warn(
+        { offsetMs: this.offset },
+        "this replica's clock differs from the database's: heartbeats and offline detection use the database's",
+      );
     this.warned = off;
   }
 

@@ -18,11 +18,14 @@ export async function prepareExampleImage(socketPath: string, say: (line: string
     await ensureImage(mcServerImage, {
       socketPath,
       alias: MC_SERVER_LOCAL_TAG,
-      onBuild: (tag) => say(`building the example network's server image ${MC_SERVER_LOCAL_TAG} (${tag}; once per content, about a minute)…`),
+      onBuild: (tag) =>
+        say(`building the example network's server image ${MC_SERVER_LOCAL_TAG} (${tag}; once per content, about a minute)…`),
     });
     return { tag: MC_SERVER_LOCAL_TAG };
   } catch (err) {
-    return { problem: `${MC_SERVER_LOCAL_TAG} could not be built (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); examples/network.yml needs it` };
+    return {
+      problem: `${MC_SERVER_LOCAL_TAG} could not be built (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); examples/network.yml needs it`,
+    };
   }
 }
 
@@ -46,6 +49,12 @@ export function prepareEctl(say: (line: string) => void): string | undefined {
   }
   if (builtAt > newestMtime(path.join(ORCHESTRATOR_DIR, 'src'))) return undefined;
   say(builtAt ? 'rebuilding ectl (src/ changed since dist/ectl.mjs was built)…' : 'building ectl (dist/ectl.mjs)…');
-  const r = spawnSync(process.execPath, [path.join(ORCHESTRATOR_DIR, 'bin', 'build-ectl.mjs')], { cwd: ORCHESTRATOR_DIR, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-  return r.status === 0 ? undefined : `ectl could not be built (${r.stderr.trim().split('\n')[0] ?? `exit ${r.status}`}): use npx --no-install ectl`;
+  const r = spawnSync(process.execPath, [path.join(ORCHESTRATOR_DIR, 'bin', 'build-ectl.mjs')], {
+    cwd: ORCHESTRATOR_DIR,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
+  return r.status === 0
+    ? undefined
+    : `ectl could not be built (${r.stderr.trim().split('\n')[0] ?? `exit ${r.status}`}): use npx --no-install ectl`;
 }

@@ -81,14 +81,20 @@ async function main(): Promise<void> {
   const agent = spawn(process.execPath, ['--import', 'tsx', AGENT_ENTRY], { env: localAgentEnv, stdio: ['ignore', 'inherit', 'inherit'] });
   const routerFile = await inspectRouterConfig(dataDir, env.ENDERCLOUD_ROUTER_BIND?.trim() || DEFAULT_ROUTER_BIND);
   const following = await followGroups(
-    { groupIds: async () => (await orchestrator.ctx.store.groups.list()).map((g) => g.id), changes: orchestrator.ctx.changes },
+    { groupIds: async () => (await orchestrator.store.groups.list()).map((g) => g.id), changes: orchestrator.ctx.changes },
     routerFile,
     (err) => logger.warn({ err: err.message }, 'could not rewrite the router config'),
   );
   const { file: routerConfig, bind: routerBind } = routerFile;
   const routerToken = await ensureRouterToken(orchestrator, dataDir);
   const router = spawn(process.execPath, ['--import', 'tsx', ROUTER_ENTRY], {
-    env: { ...(env as NodeJS.ProcessEnv), ENDERCLOUD_ROUTER_CONFIG: routerConfig, ENDERCLOUD_ORCHESTRATOR_URL: orchestrator.url, ENDERCLOUD_ROUTER_TOKEN: routerToken, ENDERCLOUD_ROUTER_ID: 'dev-router' },
+    env: {
+      ...(env as NodeJS.ProcessEnv),
+      ENDERCLOUD_ROUTER_CONFIG: routerConfig,
+      ENDERCLOUD_ORCHESTRATOR_URL: orchestrator.url,
+      ENDERCLOUD_ROUTER_TOKEN: routerToken,
+      ENDERCLOUD_ROUTER_ID: 'dev-router',
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
 
@@ -112,7 +118,9 @@ async function main(): Promise<void> {
   });
   router.once('exit', (exitCode, signal) => {
     if (stopping) return;
-    process.stderr.write(`router exited (${signal ?? `code ${exitCode}`}); is ${routerBind} free? (ENDERCLOUD_ROUTER_BIND chooses another); stopping the dev stack\n`);
+    process.stderr.write(
+      `router exited (${signal ?? `code ${exitCode}`}); is ${routerBind} free? (ENDERCLOUD_ROUTER_BIND chooses another); stopping the dev stack\n`,
+    );
     void shutdown('router exited', 1);
   });
   process.once('SIGINT', () => void shutdown('SIGINT', 0));
@@ -129,8 +137,9 @@ async function main(): Promise<void> {
       '',
       'EnderCloud dev stack',
       `  API           ${orchestrator.url}/api/v1   (OpenAPI: ${orchestrator.url}/api/v1/openapi.json)`,
-      `  database      ${orchestrator.ctx.store.dialect}${config.databaseUrl ? '' : ` (${path.join(dataDir, 'endercloud.db')})`}`,
+      `  database      ${orchestrator.store.dialect}${config.databaseUrl ? '' : ` (${path.join(dataDir, 'endercloud.db')})`}`,
       `  admin token   ${tokenFile ?? 'ENDERCLOUD_ADMIN_TOKEN (preset)'}`,
+      `  SFTP          ${orchestrator.sftp ? `sftp -P ${orchestrator.sftp.port} <token name>.<instance id>@${orchestrator.sftp.host}   (password: the token; needs files:read or files:write)` : 'off (ENDERCLOUD_SFTP_PORT=0)'}`,
       `  local agent   AGENT_ID=${localAgentEnv.AGENT_ID}, game ports ${localAgentEnv.AGENT_GAME_PORT_RANGE ?? '30000-30099'} on ${localAgentEnv.AGENT_GAME_BIND_ADDRESS}, Docker ${env.AGENT_DOCKER_SOCKET ?? '/var/run/docker.sock'}, runtime ${localAgentEnv.AGENT_RUNTIME_DIRECTORY}`,
       `  router        ${routerBind} (config ${routerConfig}${routerFile.generated ? ', follows the groups' : ', yours: new groups need an entry'})`,
       `  server image  ${'tag' in image ? `${image.tag} (built here, no internet needed)` : image.problem}`,
@@ -146,8 +155,14 @@ async function main(): Promise<void> {
       routerFile.generated
         ? 'Join (Minecraft: Multiplayer → Direct Connection), one address per group:'
         : `Join (Minecraft: Multiplayer → Direct Connection): localhost:${port}, routed as ${routerConfig} says`,
-      ...(routerFile.generated ? groups.map((g) => `  ${`${groupHost(g)}:${port}`.padEnd(width)}   group ${g}${g === 'lobby' ? ` (also plain localhost:${port})` : ''}`) : []),
-      ...(routerFile.generated && groups.length > 0 ? [`  (a name that does not resolve: add "127.0.0.1 ${groups.map(groupHost).join(' ')}" to /etc/hosts)`] : []),
+      ...(routerFile.generated
+        ? groups.map(
+            (g) => `  ${`${groupHost(g)}:${port}`.padEnd(width)}   group ${g}${g === 'lobby' ? ` (also plain localhost:${port})` : ''}`,
+          )
+        : []),
+      ...(routerFile.generated && groups.length > 0
+        ? [`  (a name that does not resolve: add "127.0.0.1 ${groups.map(groupHost).join(' ')}" to /etc/hosts)`]
+        : []),
       '',
       'Ctrl-C stops the orchestrator, the agent and the router (game containers keep running).',
       '',
@@ -157,7 +172,7 @@ async function main(): Promise<void> {
 
 /** The example network's groups and the registry's, lobby first (the join lines of the banner). */
 async function bannerGroups(orchestrator: Orchestrator): Promise<string[]> {
-  const ids = new Set((await orchestrator.ctx.store.groups.list()).map((g) => g.id));
+  const ids = new Set((await orchestrator.store.groups.list()).map((g) => g.id));
   try {
     const doc = parseYaml(await readFile(EXAMPLE_FILE, 'utf8')) as { groups?: { id?: unknown }[] };
     for (const g of doc.groups ?? []) if (typeof g.id === 'string') ids.add(g.id);

@@ -12,12 +12,20 @@ async function main(): Promise<void> {
   const config = loadOrExit(() => loadOrchestratorConfig(processEnv()), 'orchestrator');
   const logger = createLogger('orchestrator', config.logLevel);
   if (config.agentToken === undefined) {
-    logger.warn('ENDERCLOUD_AGENT_TOKEN is not set: heartbeats are accepted without authentication and agents cannot download layers; set it (the same value as the agents\' AGENT_TOKEN) outside a trusted network');
+    logger.warn(
+      "ENDERCLOUD_AGENT_TOKEN is not set: heartbeats are accepted without authentication and agents cannot download layers; set it (the same value as the agents' AGENT_TOKEN) outside a trusted network",
+    );
   }
   const o = await startOrchestrator(config, { logger });
-  const tokenNote = o.adminToken.source === 'preset' ? 'ENDERCLOUD_ADMIN_TOKEN (preset)' : o.adminToken.file ? path.resolve(o.adminToken.file) : 'an existing admin token';
-  logger.info({ url: o.url, publicUrl: o.publicUrl, database: o.ctx.store.dialect, adminToken: tokenNote }, 'orchestrator listening');
-  process.stdout.write(`EnderCloud orchestrator: API ${o.publicUrl}/api/v1 — admin token: ${tokenNote}\n`);
+  const tokenNote =
+    o.adminToken.source === 'preset'
+      ? 'ENDERCLOUD_ADMIN_TOKEN (preset)'
+      : o.adminToken.file
+        ? path.resolve(o.adminToken.file)
+        : 'an existing admin token';
+  logger.info({ url: o.url, publicUrl: o.publicUrl, database: o.store.dialect, adminToken: tokenNote }, 'orchestrator listening');
+  const sftpNote = o.sftp ? ` — SFTP ${o.sftp.host}:${o.sftp.port}` : '';
+  process.stdout.write(`EnderCloud orchestrator: API ${o.publicUrl}/api/v1${sftpNote} — admin token: ${tokenNote}\n`);
 
   exitOnSignals(logger, 'orchestrator', () => o.stop());
 }

@@ -26,9 +26,18 @@ const STATS_COUNTERS: [name: string, help: string, field: StatsField][] = [
 const STATS_LABELS = ['instance', 'group', 'host'] as const;
 
 /** A gauge of counts by one label (hosts by status, ...), read from the store at each scrape. */
-function countGauge(name: string, help: string, label: string, registers: Registry[], counts: () => Promise<Partial<Record<string, number>>>): void {
+function countGauge(
+  name: string,
+  help: string,
+  label: string,
+  registers: Registry[],
+  counts: () => Promise<Partial<Record<string, number>>>,
+): void {
   new Gauge({
-    name, help, labelNames: [label], registers,
+    name,
+    help,
+    labelNames: [label],
+    registers,
     async collect() {
       this.reset();
       for (const [value, n] of Object.entries(await counts())) this.set({ [label]: value }, n ?? 0);
@@ -50,7 +59,10 @@ export class OrchestratorMetrics {
     countGauge('endercloud_instances', 'Instances by lifecycle state', 'state', registers, () => store.instances.countByState());
     countGauge('endercloud_commands', 'Durable commands by status', 'status', registers, () => store.commands.countByStatus());
     new Gauge({
-      name: 'endercloud_host_heartbeat_lag_seconds', help: 'Seconds since each host last sent a heartbeat', labelNames: ['host'], registers,
+      name: 'endercloud_host_heartbeat_lag_seconds',
+      help: 'Seconds since each host last sent a heartbeat',
+      labelNames: ['host'],
+      registers,
       async collect() {
         this.reset();
         const now = clock.now();
@@ -58,7 +70,12 @@ export class OrchestratorMetrics {
       },
     });
     this.instanceFamilies(store, registers);
-    this.outcomes = new Counter({ name: 'endercloud_command_outcomes_total', help: 'Command dispatch outcomes', labelNames: ['kind', 'outcome'], registers });
+    this.outcomes = new Counter({
+      name: 'endercloud_command_outcomes_total',
+      help: 'Command dispatch outcomes',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
   }
 
   /** One store read per scrape: every instance family's collect() shares the load in flight. */
@@ -77,14 +94,20 @@ export class OrchestratorMetrics {
   private instanceFamilies(store: Store, registers: Registry[]): void {
     const view = () => this.view(store);
     new Gauge({
-      name: 'endercloud_instance_players', help: 'Players on an instance: the larger of router sessions and the readiness probe', labelNames: ['instance', 'group'], registers,
+      name: 'endercloud_instance_players',
+      help: 'Players on an instance: the larger of router sessions and the readiness probe',
+      labelNames: ['instance', 'group'],
+      registers,
       async collect() {
         this.reset();
         for (const i of (await view()).instances) this.set({ instance: i.instance, group: i.group }, i.players);
       },
     });
     new Gauge({
-      name: 'endercloud_instance_state', help: "An instance's lifecycle state (1 for the current one)", labelNames: ['instance', 'group', 'state'], registers,
+      name: 'endercloud_instance_state',
+      help: "An instance's lifecycle state (1 for the current one)",
+      labelNames: ['instance', 'group', 'state'],
+      registers,
       async collect() {
         this.reset();
         for (const i of (await view()).instances) this.set({ instance: i.instance, group: i.group, state: i.state }, 1);
@@ -94,19 +117,41 @@ export class OrchestratorMetrics {
     const sampled = [...STATS_GAUGES.map((g) => [...g, true] as const), ...STATS_COUNTERS.map((c) => [...c, false] as const)];
     for (const [name, help, field, isGauge] of sampled) {
       const config = { name, help, labelNames: STATS_LABELS, registers };
-      const samples = async () => (await view()).stats.map((s) => [{ instance: s.instance, group: s.group, host: s.host }, s[field]] as const);
-      if (isGauge) new Gauge({ ...config, async collect() { this.reset(); for (const [labels, v] of await samples()) this.set(labels, v); } });
-      else new Counter({ ...config, async collect() { this.reset(); for (const [labels, v] of await samples()) this.inc(labels, v); } });
+      const samples = async () =>
+        (await view()).stats.map((s) => [{ instance: s.instance, group: s.group, host: s.host }, s[field]] as const);
+      if (isGauge)
+        new Gauge({
+          ...config,
+          async collect() {
+            this.reset();
+            for (const [labels, v] of await samples()) this.set(labels, v);
+          },
+        });
+      else
+        new Counter({
+          ...config,
+          async collect() {
+            this.reset();
+            for (const [labels, v] of await samples()) this.inc(labels, v);
+          },
+        });
     }
     const hostGauge = (name: string, help: string, pick: (h: InstanceMetricsView['hosts'][number]) => number) =>
       new Gauge({
-        name, help, labelNames: ['host'], registers,
+        name,
+        help,
+        labelNames: ['host'],
+        registers,
         async collect() {
           this.reset();
           for (const h of (await view()).hosts) this.set({ host: h.host }, pick(h));
         },
       });
-    hostGauge('endercloud_host_memory_reserved_bytes', 'Memory reserved on a host by the instances placed on it', (h) => h.memoryReservedBytes);
+    hostGauge(
+      'endercloud_host_memory_reserved_bytes',
+      'Memory reserved on a host by the instances placed on it',
+      (h) => h.memoryReservedBytes,
+    );
     hostGauge('endercloud_host_memory_total_bytes', 'Memory a host offers for instances', (h) => h.memoryTotalBytes);
     hostGauge('endercloud_host_instances', 'Instances placed on a host (any state)', (h) => h.instances);
   }
@@ -115,7 +160,10 @@ export class OrchestratorMetrics {
   leadership(leadership: Pick<Leadership, 'leader'>): void {
     const registers = [this.registry];
     new Gauge({
-      name: 'endercloud_leader', help: 'The node holding the reconciler lease, as this replica last saw it (1; absent while unknown)', labelNames: ['node'], registers,
+      name: 'endercloud_leader',
+      help: 'The node holding the reconciler lease, as this replica last saw it (1; absent while unknown)',
+      labelNames: ['node'],
+      registers,
       collect() {
         this.reset();
         const leader = leadership.leader();
@@ -123,13 +171,17 @@ export class OrchestratorMetrics {
       },
     });
     new Gauge({
-      name: 'endercloud_leader_epoch', help: "The reconciler lease's fencing epoch, as this replica last saw it (0 while unknown: epochs start at 1)", registers,
+      name: 'endercloud_leader_epoch',
+      help: "The reconciler lease's fencing epoch, as this replica last saw it (0 while unknown: epochs start at 1)",
+      registers,
       collect() {
         this.set(leadership.leader()?.epoch ?? 0);
       },
     });
     new Gauge({
-      name: 'endercloud_leader_self', help: 'Whether this replica holds the reconciler lease (1) or not (0)', registers,
+      name: 'endercloud_leader_self',
+      help: 'Whether this replica holds the reconciler lease (1) or not (0)',
+      registers,
       collect() {
         this.set(leadership.leader()?.self ? 1 : 0);
       },

@@ -43,6 +43,13 @@ import { ScheduleService } from './services/schedules.js';
 import { LayerStore } from './services/layer-store.js';
 import { OfflineDetector } from './services/offline-detector.js';
 import { DatabaseReadiness } from './services/readiness.js';
+import { InstanceFileService } from './services/instance-files.js';
+import { startSftpServer } from './sftp/sftp-server.js';
+import { ReadQueries } from './services/read-queries.js';
+import { HostRemoval } from './services/host-removal.js';
+import { AuditLog } from './services/audit-log.js';
+import { InstallationRequestService } from './services/installation-requests.js';
+import { WebSessionService } from './web/web-sessions.js';
 import { HostMoves } from './provisioning/host-moves.js';
 import { ActionRunner } from './lifecycle-engine/action-runner.js';
 import { LifecycleService } from './services/lifecycle-service.js';
@@ -87,6 +94,8 @@ export interface OrchestratorDeps {
   runSupervisor?: boolean;
   /** Timers of the supervisor's loops (tests inject their own). */
   timers?: Timers;
+  /** The waits inside a running command (an update's readiness polls, a despawn's drain, a resume's check); default real, unref'd timers. The simulation's moves its manual clock. */
+  sleep?: (ms: number) => Promise<void>;
   /** Generates instance secrets (tests make them recognisable). */
   generateSecret?: () => string;
   /** The change port (default: openChangePort — Redis, PostgreSQL LISTEN/NOTIFY or in-process — closed on stop). */
@@ -99,11 +108,15 @@ export interface OrchestratorDeps {
   runSchedules?: boolean;
   /** The wait between a schedule's tasks (tests record offsets and move the clock). */
   scheduleWait?: (ms: number) => Promise<void>;
+  /** startOrchestrator: run the SFTP server on this port instead of ENDERCLOUD_SFTP_PORT (0: an ephemeral one, tests). */
+  sftpPort?: number;
 }
 
 export interface Orchestrator {
   app: OrchestratorApp;
   ctx: ServerContext;
+  /** The (notifying) store the services share: the entry points and tests read it; routes never see it. */
+  store: Store;
   worker: CommandWorker;
   detector: OfflineDetector;
   supervisor: Supervisor;
@@ -117,6 +130,8 @@ export interface Orchestrator {
   url: string;
   /** ENDERCLOUD_PUBLIC_URL when set, otherwise `url`: what users and agents are told. */
   publicUrl: string;
+  /** The SFTP server's address once listening (startOrchestrator; absent when ENDERCLOUD_SFTP_PORT=0). */
+  sftp?: { host: string; port: number };
   stop(): Promise<void>;
 }
 
@@ -127,9 +142,12 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   await mkdir(config.dataDir, { recursive: true });
   const ownsStore = deps.store === undefined;
   // Every committed write that changes what routers see is published to the change port.
-  const baseStore = deps.store ?? (await openStore(config.databaseUrl, config.dataDir, {
-    connectTimeoutMs: config.databaseConnectTimeoutMs, statementTimeoutMs: config.databaseStatementTimeoutMs,
-  }));
+  const baseStore =
+    deps.store ??
+    (await openStore(config.databaseUrl, config.dataDir, {
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+    }));
   const ownedChanges = deps.changes ? undefined : await openChangePort(config, baseStore, logger);
   const changes: ChangePort = deps.changes ?? ownedChanges!;
   // Each committed transition is one info line with instance, from, to and reason.
@@ -138,17 +156,24 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     onTransition: (t) => lifecycleLog.info({ ...t }, `instance ${t.instance}: ${t.from ?? '?'} → ${t.to} (${t.reason})`),
   });
   // Beat times are stamped and compared on the database's clock, as the lease is (an injected clock stands for it in tests).
-  const ownedDatabaseClock = deps.clock ? undefined : new DatabaseClock({ read: () => store.leases.now(), logger: logger.child({ component: 'database-clock' }) });
+  const ownedDatabaseClock = deps.clock
+    ? undefined
+    : new DatabaseClock({ read: () => store.leases.now(), logger: logger.child({ component: 'database-clock' }) });
   await ownedDatabaseClock?.sync();
   ownedDatabaseClock?.start();
   const hostClock: Clock = deps.databaseClock ?? ownedDatabaseClock ?? clock;
   const node = await loadNodeIdentity(config.dataDir, config.nodeId);
   // A restarted node's previous incarnation is gone: its claims come back now, not after the command lease.
   const released = await store.commands.releaseClaimsOf(node.nodeId, node.incarnation, clock.now());
-  if (released > 0) logger.info({ nodeId: node.nodeId, released }, 'took back the claims of this node\'s previous incarnation');
+  if (released > 0) logger.info({ nodeId: node.nodeId, released }, "took back the claims of this node's previous incarnation");
   // SQLite is one process: always the leader (epoch 1), through the same lease.
   const leadership = new LeaderLease({
-    leases: store.leases, holder: node.nodeId, ttlMs: config.leaderLeaseTtlMs, logger: logger.child({ component: 'leadership' }), sole: store.dialect === 'sqlite', changes,
+    leases: store.leases,
+    holder: node.nodeId,
+    ttlMs: config.leaderLeaseTtlMs,
+    logger: logger.child({ component: 'leadership' }),
+    sole: store.dialect === 'sqlite',
+    changes,
   });
   await leadership.start();
   // One keep-alive pool for every driver below: the bound on sockets per agent holds across them.
@@ -157,20 +182,48 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const plainDriver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
   // The engine's calls (worker handlers, supervisor, probes) carry the lease epoch; agents refuse a deposed leader's.
   const driver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs, epoch: leadership });
-  const metrics = new OrchestratorMetrics(store, hostClock, new InstanceStatsCollector({ store, clock, logger: logger.child({ component: 'instance-stats' }), intervalMs: config.statsIntervalMs, driver: new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: Math.min(STATS_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) }), ...(deps.timers ? { timers: deps.timers } : {}) }));
+  const metrics = new OrchestratorMetrics(
+    store,
+    hostClock,
+    new InstanceStatsCollector({
+      store,
+      clock,
+      logger: logger.child({ component: 'instance-stats' }),
+      intervalMs: config.statsIntervalMs,
+      driver: new AgentHostDriver({
+        transport,
+        token: config.agentToken,
+        timeoutMs: Math.min(STATS_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs),
+      }),
+      ...(deps.timers ? { timers: deps.timers } : {}),
+    }),
+  );
   const bridge = new BridgeSignals();
   const crashLoopDefaults = {
-    maxExits: config.crashLoopMaxExits, windowMs: config.crashLoopWindowMs,
-    backoffInitialMs: config.restartBackoffInitialMs, backoffMaxMs: Math.max(config.restartBackoffMaxMs, config.restartBackoffInitialMs),
+    maxExits: config.crashLoopMaxExits,
+    windowMs: config.crashLoopWindowMs,
+    backoffInitialMs: config.restartBackoffInitialMs,
+    backoffMaxMs: Math.max(config.restartBackoffMaxMs, config.restartBackoffInitialMs),
   };
   const prober = new ReadinessProber({ driver, fetch: deps.fetch ?? globalThis.fetch, bridge });
   // Off-host copies of every backup (docs/lifecycle.md "Backups").
-  const backupStore = new BackupStore({ dir: config.backupDir ?? `${config.dataDir}/backups`, store, driver, clock, logger: logger.child({ component: 'backup-store' }) });
+  const backupStore = new BackupStore({
+    dir: config.backupDir ?? `${config.dataDir}/backups`,
+    store,
+    driver,
+    clock,
+    logger: logger.child({ component: 'backup-store' }),
+  });
   await backupStore.init();
   // The worker and the supervisor call each other: the closures below run only after both exist.
   const lifecycle = new LifecycleService({
-    store, clock, logger: logger.child({ component: 'lifecycle' }), commandMaxAttempts: config.commandMaxAttempts,
-    onCommandsQueued: () => worker.kick(), crashLoopDefaults, archives: backupStore,
+    store,
+    clock,
+    logger: logger.child({ component: 'lifecycle' }),
+    commandMaxAttempts: config.commandMaxAttempts,
+    onCommandsQueued: () => worker.kick(),
+    crashLoopDefaults,
+    archives: backupStore,
     ...(config.maxTotalInstances !== undefined ? { maxTotalInstances: config.maxTotalInstances } : {}),
   });
   const networkSecret = new NetworkSecret({ store, clock });
@@ -179,9 +232,17 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     deps.hooks?.onContainerStarted?.(id);
   };
   const actions = new ActionRunner({
-    store, driver, clock, backupHooks: backupStoreHooks(backupStore), logger: logger.child({ component: 'actions' }), prober,
-    endercloudUser: config.endercloudUser, resumeTimeoutMs: config.resumeTimeoutMs, networkSecret,
+    store,
+    driver,
+    clock,
+    backupHooks: backupStoreHooks(backupStore),
+    logger: logger.child({ component: 'actions' }),
+    prober,
+    endercloudUser: config.endercloudUser,
+    resumeTimeoutMs: config.resumeTimeoutMs,
+    networkSecret,
     onStarted,
+    ...(deps.sleep ? { sleep: deps.sleep } : {}),
     // Despawn moves every player away with the transfer service, and counts who is left like the registry does.
     evacuate: async (id) => ({ players: (await transfers.evacuate(id, undefined, { ttlMs: 60_000, drainMs: 60_000 })).players.length }),
     playersOn: async (instance) => (await playerSessions.onInstance(instance)).online,
@@ -192,18 +253,37 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   });
   // Imports are world-sized archives: the layer limits apply (no separate knobs yet).
   const imports = new ImportStore({
-    dataDir: config.dataDir, clock, logger: logger.child({ component: 'imports' }),
-    maxArchiveBytes: config.maxLayerArchiveBytes, maxExtractedBytes: config.maxLayerExtractedBytes,
+    dataDir: config.dataDir,
+    clock,
+    logger: logger.child({ component: 'imports' }),
+    maxArchiveBytes: config.maxLayerArchiveBytes,
+    maxExtractedBytes: config.maxLayerExtractedBytes,
   });
   await imports.init();
   const handlers: CommandHandlers = {
-    create: new CreateHandler({ store, driver, clock, endercloudUser: config.endercloudUser, imports, onStarted, networkSecret, archives: backupStore }),
+    create: new CreateHandler({
+      store,
+      driver,
+      clock,
+      endercloudUser: config.endercloudUser,
+      imports,
+      onStarted,
+      networkSecret,
+      archives: backupStore,
+    }),
     cleanup: new CleanupHandler(driver),
     ...(Object.fromEntries(INSTANCE_ACTIONS.map((action) => [action, actions])) as Record<InstanceAction, ActionRunner>),
   };
   const worker: CommandWorker = new CommandWorker({
-    handlers, store, clock, workerId: node.claimer, isActive: () => leadership.isLeader(), logger: logger.child({ component: 'command-worker' }),
-    pollIntervalMs: config.commandPollIntervalMs, leaseMs: config.commandLeaseMs, batchSize: config.commandBatchSize,
+    handlers,
+    store,
+    clock,
+    workerId: node.claimer,
+    isActive: () => leadership.isLeader(),
+    logger: logger.child({ component: 'command-worker' }),
+    pollIntervalMs: config.commandPollIntervalMs,
+    leaseMs: config.commandLeaseMs,
+    batchSize: config.commandBatchSize,
     retry: { initialDelayMs: config.commandRetryInitialMs, maxDelayMs: config.commandRetryMaxMs, multiplier: 2, jitter: 0.5 },
     ...(deps.random ? { random: deps.random } : {}),
     hooks: {
@@ -214,32 +294,70 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     },
   });
   const supervisor: Supervisor = new Supervisor({
-    store, driver, clock, logger: logger.child({ component: 'supervisor' }), prober, lifecycle,
-    intervalMs: config.superviseIntervalMs, unknownGraceMs: config.unknownGraceMs, isActive: () => leadership.isLeader(), inventorySweepMs: config.inventorySweepMs,
+    store,
+    driver,
+    clock,
+    logger: logger.child({ component: 'supervisor' }),
+    prober,
+    lifecycle,
+    intervalMs: config.superviseIntervalMs,
+    unknownGraceMs: config.unknownGraceMs,
+    isActive: () => leadership.isLeader(),
+    inventorySweepMs: config.inventorySweepMs,
     crashLoopDefaults,
     ...(deps.timers ? { timers: deps.timers } : {}),
   });
   const onCommandsQueued = () => worker.kick();
   const tokens = new TokenService({ store, clock, logger, adminToken: config.adminToken, agentToken: config.agentToken });
   const layers = new LayerStore({
-    dataDir: config.dataDir, store, clock, logger: logger.child({ component: 'layers' }),
-    maxArchiveBytes: config.maxLayerArchiveBytes, maxExtractedBytes: config.maxLayerExtractedBytes,
+    dataDir: config.dataDir,
+    store,
+    clock,
+    logger: logger.child({ component: 'layers' }),
+    maxArchiveBytes: config.maxLayerArchiveBytes,
+    maxExtractedBytes: config.maxLayerExtractedBytes,
   });
   await layers.init();
   const hosts = new HostService({
-    store, driver: plainDriver, clock: hostClock, logger: logger.child({ component: 'hosts' }), onCommandsQueued,
-    onReturned: (hostId) => hostMoves.returned(hostId), onRecovered: () => supervisor.kick(),
+    store,
+    driver: plainDriver,
+    clock: hostClock,
+    logger: logger.child({ component: 'hosts' }),
+    onCommandsQueued,
+    commandMaxAttempts: config.commandMaxAttempts,
+    onReturned: (hostId) => hostMoves.returned(hostId),
+    onRecovered: () => supervisor.kick(),
   });
   const detector = new OfflineDetector({
-    store, clock: hostClock, logger: logger.child({ component: 'offline-detector' }),
-    missedBeats: config.hostOfflineAfterBeats, sweepIntervalMs: config.offlineSweepIntervalMs, onOffline: (hostId) => hostMoves.lost(hostId),
+    store,
+    clock: hostClock,
+    logger: logger.child({ component: 'offline-detector' }),
+    missedBeats: config.hostOfflineAfterBeats,
+    sweepIntervalMs: config.offlineSweepIntervalMs,
+    onOffline: (hostId) => hostMoves.lost(hostId),
   });
   const registry = new RegistryFeed({ store, clock, logger: logger.child({ component: 'registry' }), changes });
   // RCON calls are quick: they do not inherit the agent timeout sized for image pulls.
-  const rconDriver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs) });
-  const transfers = new TransferService({ store, clock, logger: logger.child({ component: 'transfers' }), feed: registry, driver: rconDriver, routerAddress: config.routerPublicAddress });
+  const rconDriver = new AgentHostDriver({
+    transport,
+    token: config.agentToken,
+    timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs),
+  });
+  const transfers = new TransferService({
+    store,
+    clock,
+    logger: logger.child({ component: 'transfers' }),
+    feed: registry,
+    driver: rconDriver,
+    routerAddress: config.routerPublicAddress,
+  });
   const creator = new InstanceCreator({
-    store, clock, maxTotalInstances: config.maxTotalInstances, commandMaxAttempts: config.commandMaxAttempts, onCommandsQueued, imports,
+    store,
+    clock,
+    maxTotalInstances: config.maxTotalInstances,
+    commandMaxAttempts: config.commandMaxAttempts,
+    onCommandsQueued,
+    imports,
     ...(deps.generateSecret ? { generateSecret: deps.generateSecret } : {}),
   });
   const playerSessions = new PlayerSessions({ store, clock });
@@ -247,40 +365,96 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const hostMoves = new HostMoves({ store, clock, logger: logger.child({ component: 'host-moves' }), fleet });
   const idleTiers = new IdleTierSettings(store, config.idleTiers);
   const provisioner = new Provisioner({
-    store, clock, logger: logger.child({ component: 'provisioner' }), lifecycle, fleet, idleTiers,
-    intervalMs: config.provisionIntervalMs, maxTotalInstances: config.maxTotalInstances, ...(deps.timers ? { timers: deps.timers } : {}),
+    store,
+    clock,
+    logger: logger.child({ component: 'provisioner' }),
+    lifecycle,
+    fleet,
+    idleTiers,
+    intervalMs: config.provisionIntervalMs,
+    maxTotalInstances: config.maxTotalInstances,
+    ...(deps.timers ? { timers: deps.timers } : {}),
     isActive: () => leadership.isLeader(),
   });
   const backupScheduler = new BackupScheduler({
-    store, clock, logger: logger.child({ component: 'backup-scheduler' }), lifecycle, backupStore, driver,
-    intervalMs: config.backupScheduleIntervalMs, ...(deps.timers ? { timers: deps.timers } : {}),
+    store,
+    clock,
+    logger: logger.child({ component: 'backup-scheduler' }),
+    lifecycle,
+    backupStore,
+    driver,
+    intervalMs: config.backupScheduleIntervalMs,
+    ...(deps.timers ? { timers: deps.timers } : {}),
     isActive: () => leadership.isLeader(),
   });
   const schedules = new ScheduleService({
-    store, clock, logger: logger.child({ component: 'schedules' }), lifecycle, driver: rconDriver,
-    intervalMs: config.backupScheduleIntervalMs, ...(deps.timers ? { timers: deps.timers } : {}),
+    store,
+    clock,
+    logger: logger.child({ component: 'schedules' }),
+    lifecycle,
+    driver: rconDriver,
+    intervalMs: config.backupScheduleIntervalMs,
+    ...(deps.timers ? { timers: deps.timers } : {}),
     ...(deps.scheduleWait ? { wait: deps.scheduleWait } : {}),
     isActive: () => leadership.isLeader(),
   });
   metrics.leadership(leadership);
   const ctx: ServerContext = {
-    backupStore, backupScheduler, schedules, nodeId: node.nodeId, leadership,
+    backupStore,
+    backupScheduler,
+    schedules,
+    nodeId: node.nodeId,
+    leadership,
     readiness: new DatabaseReadiness({ store, timeoutMs: config.readyTimeoutMs }),
-    config, store, clock, logger, version: packageVersion(), tokens, hosts, layers, imports, metrics, driver: plainDriver, lifecycle, supervisor,
+    files: new InstanceFileService({
+      store,
+      clock,
+      lifecycle,
+      driver: plainDriver,
+      logger: logger.child({ component: 'files' }),
+      maxUploadBytes: config.fileUploadMaxBytes,
+    }),
+    queries: new ReadQueries(store),
+    auditLog: new AuditLog(store),
+    hostRemoval: new HostRemoval({ store, driver: plainDriver, clock }),
+    installationRequests: new InstallationRequestService({ store, clock, creator }),
+    webSessions: new WebSessionService({ store, clock, logger: logger.child({ component: 'web' }), tokens, publicUrl: config.publicUrl }),
+    config,
+    clock,
+    logger,
+    version: packageVersion(),
+    tokens,
+    hosts,
+    layers,
+    imports,
+    metrics,
+    driver: plainDriver,
+    lifecycle,
+    supervisor,
     updates: new UpdateService({ store, clock, lifecycle, images: plainDriver }),
     adoption: new AdoptionService({
-      store, driver: plainDriver, clock, logger: logger.child({ component: 'adoption' }),
-      maxTotalInstances: config.maxTotalInstances, endercloudUser: config.endercloudUser,
+      store,
+      driver: plainDriver,
+      clock,
+      logger: logger.child({ component: 'adoption' }),
+      maxTotalInstances: config.maxTotalInstances,
+      endercloudUser: config.endercloudUser,
       // A running container is probed at once (starting → online/degraded); the supervisor's tick would find it too.
       onAdopted: (instance) => {
         if (instance.state === 'starting') supervisor.watch(instance.id);
       },
     }),
     bridgeEvents: new BridgeEvents({ store, clock, signals: bridge }),
-    changes, registry, transfers, playerSessions, fleet, networkSecret, idleTiers,
+    changes,
+    registry,
+    transfers,
+    playerSessions,
+    fleet,
+    networkSecret,
+    idleTiers,
     catalog: new CatalogService(store, clock),
     instances: creator,
-    previewer: new InstancePreviewer({ store, clock, maxTotalInstances: config.maxTotalInstances }),
+    previewer: new InstancePreviewer({ store, clock, planner: creator, maxTotalInstances: config.maxTotalInstances }),
   };
   // Generated at the first start, never a default; kept in the store, never in a template (seed 003).
   await networkSecret.get();
@@ -290,7 +464,18 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
 
   let stopped = false;
   const orchestrator: Orchestrator = {
-    app, ctx, worker, detector, supervisor, provisioner, leadership, node, adminToken, url: config.publicUrl ?? '', publicUrl: config.publicUrl ?? '',
+    app,
+    ctx,
+    store,
+    worker,
+    detector,
+    supervisor,
+    provisioner,
+    leadership,
+    node,
+    adminToken,
+    url: config.publicUrl ?? '',
+    publicUrl: config.publicUrl ?? '',
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -333,6 +518,31 @@ export async function startOrchestrator(config: Readonly<OrchestratorConfig>, de
   } catch (err) {
     await o.stop();
     throw err;
+  }
+  const sftpPort = deps.sftpPort ?? (config.sftpPort === 0 ? undefined : config.sftpPort);
+  if (sftpPort !== undefined) {
+    try {
+      const sftp = await startSftpServer({
+        files: o.ctx.files,
+        tokens: o.ctx.tokens,
+        dataDir: config.dataDir,
+        host: config.sftpHost,
+        port: sftpPort,
+        logger: o.ctx.logger.child({ component: 'sftp' }),
+      });
+      o.sftp = { host: sftp.host, port: sftp.port };
+      const stopRest = o.stop;
+      o.stop = async () => {
+        await sftp.close();
+        await stopRest();
+      };
+    } catch (err) {
+      await o.stop();
+      throw new Error(
+        `the SFTP server cannot listen on ${config.sftpHost}:${sftpPort} (${(err as Error).message}); ENDERCLOUD_SFTP_PORT chooses another port, 0 turns it off`,
+        { cause: err },
+      );
+    }
   }
   const address = o.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listenPort;

@@ -1,7 +1,18 @@
 // API views of stored records: ISO timestamps, no secrets, no hashes.
 
 import type { JsonObject } from '../domain/common.js';
-import type { ApiToken, AuditEvent, Command, ConfigRevision, Group, Host, Instance, InstanceHistoryEntry, TemplateLayer, TemplateVersion } from '../domain/index.js';
+import type {
+  ApiToken,
+  AuditEvent,
+  Command,
+  ConfigRevision,
+  Group,
+  Host,
+  Instance,
+  InstanceHistoryEntry,
+  TemplateLayer,
+  TemplateVersion,
+} from '../domain/index.js';
 import { crashLoopView, fromStored, type CrashLoopPolicy } from '../lifecycle/crash-loop.js';
 import { NOTHING_HIDDEN, withoutHidden, type HiddenValues } from '../eggs/variable-access.js';
 import { PENDING_SECRET_PREFIX } from './services/instance-config.js';
@@ -37,7 +48,18 @@ export function templateView(t: TemplateVersion) {
 }
 
 export function groupView(g: Group) {
-  return { id: g.id, kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling, idleTiers: g.idleTiers ?? null, ...(g.backup ? { backup: g.backup } : {}), createdAt: iso(g.createdAt), updatedAt: iso(g.updatedAt) };
+  return {
+    id: g.id,
+    kind: g.kind,
+    placement: g.placement,
+    caps: g.caps,
+    variants: g.variants,
+    scaling: g.scaling,
+    idleTiers: g.idleTiers ?? null,
+    ...(g.backup ? { backup: g.backup } : {}),
+    createdAt: iso(g.createdAt),
+    updatedAt: iso(g.updatedAt),
+  };
 }
 
 /**
@@ -46,8 +68,15 @@ export function groupView(g: Group) {
  * settings and their pending changes lose the value. `actions`, when given: the
  * power actions the reader may run now (routes/route-helpers.ts actionsForCaller).
  */
-export function instanceView(i: Instance, crash?: { policy: CrashLoopPolicy; now: number }, hidden: HiddenValues = NOTHING_HIDDEN, actions?: readonly string[]) {
-  const loop = crash ? crashLoopView(fromStored(i.crashLoop), crash.now, crash.policy) : { count: i.crashLoop.exits.length, windowMs: i.crashLoop.windowMs, tripped: i.crashLoop.tripped, trippedAt: i.crashLoop.trippedAt };
+export function instanceView(
+  i: Instance,
+  crash?: { policy: CrashLoopPolicy; now: number },
+  hidden: HiddenValues = NOTHING_HIDDEN,
+  actions?: readonly string[],
+) {
+  const loop = crash
+    ? crashLoopView(fromStored(i.crashLoop), crash.now, crash.policy)
+    : { count: i.crashLoop.exits.length, windowMs: i.crashLoop.windowMs, tripped: i.crashLoop.tripped, trippedAt: i.crashLoop.trippedAt };
   return {
     id: i.id,
     name: i.name,
@@ -66,12 +95,20 @@ export function instanceView(i: Instance, crash?: { policy: CrashLoopPolicy; now
     players: i.players ? { online: i.players.online, max: i.players.max, at: iso(i.players.at) } : null,
     pendingChanges: i.pendingChanges.map((c) => {
       const hide = c.key.startsWith('settings.') && hidden.settings.has(c.key.slice('settings.'.length));
-      return { key: c.key, ...(hide ? { hidden: true } : { value: c.value }), mode: c.mode, requestedAt: iso(c.requestedAt), ...(c.secret ? { secret: true } : {}) };
+      return {
+        key: c.key,
+        ...(hide ? { hidden: true } : { value: c.value }),
+        mode: c.mode,
+        requestedAt: iso(c.requestedAt),
+        ...(c.secret ? { secret: true } : {}),
+      };
     }),
     containerConfigPending: i.containerConfigPending,
     crashLoop: { ...loop, trippedAt: iso(loop.trippedAt) },
     maintenance: i.maintenance ? { enabled: i.maintenance.enabled, message: i.maintenance.message, since: iso(i.maintenance.since) } : null,
-    activeAction: i.activeAction ? { kind: i.activeAction.kind, commandId: i.activeAction.commandId, startedAt: iso(i.activeAction.startedAt) } : null,
+    activeAction: i.activeAction
+      ? { kind: i.activeAction.kind, commandId: i.activeAction.commandId, startedAt: iso(i.activeAction.startedAt) }
+      : null,
     ...(actions ? { actions: [...actions] } : {}),
     deletion: i.deletion,
     image: i.containerConfig.image,
@@ -107,7 +144,14 @@ export function commandView(c: Command) {
 }
 
 export function tokenView(t: ApiToken) {
-  return { id: t.id, name: t.name, scopes: t.scopes, createdAt: iso(t.createdAt), lastUsedAt: iso(t.lastUsedAt), revokedAt: iso(t.revokedAt) };
+  return {
+    id: t.id,
+    name: t.name,
+    scopes: t.scopes,
+    createdAt: iso(t.createdAt),
+    lastUsedAt: iso(t.lastUsedAt),
+    revokedAt: iso(t.revokedAt),
+  };
 }
 
 export function historyView(h: InstanceHistoryEntry) {
@@ -119,15 +163,28 @@ export function revisionView(r: ConfigRevision, hidden: HiddenValues = NOTHING_H
   let config = r.config;
   if (hidden.settings.size > 0) {
     const { settings, env } = config as { settings?: unknown; env?: unknown };
-    const strip = (v: unknown, names: ReadonlySet<string>) => (v && typeof v === 'object' && !Array.isArray(v) ? withoutHidden(v as JsonObject, names) : v);
-    config = { ...config, ...(settings !== undefined ? { settings: strip(settings, hidden.settings) } : {}), ...(env !== undefined ? { env: strip(env, hidden.env) } : {}) } as JsonObject;
+    const strip = (v: unknown, names: ReadonlySet<string>) =>
+      v && typeof v === 'object' && !Array.isArray(v) ? withoutHidden(v as JsonObject, names) : v;
+    config = {
+      ...config,
+      ...(settings !== undefined ? { settings: strip(settings, hidden.settings) } : {}),
+      ...(env !== undefined ? { env: strip(env, hidden.env) } : {}),
+    } as JsonObject;
   }
   return { revision: r.revision, createdAt: iso(r.createdAt), actor: r.actor, reason: r.reason, config };
 }
 
 export function auditView(a: AuditEvent) {
   return {
-    id: a.id, at: iso(a.at), actor: a.actor, action: a.action, targetKind: a.targetKind, targetId: a.targetId,
-    params: a.params, result: a.result, errorCode: a.errorCode, requestId: a.requestId,
+    id: a.id,
+    at: iso(a.at),
+    actor: a.actor,
+    action: a.action,
+    targetKind: a.targetKind,
+    targetId: a.targetId,
+    params: a.params,
+    result: a.result,
+    errorCode: a.errorCode,
+    requestId: a.requestId,
   };
 }

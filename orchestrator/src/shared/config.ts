@@ -4,7 +4,10 @@
 // whose message is one line naming the variable.
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, problem: string) {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
     super(`${variable}: ${problem}`);
     this.name = 'ConfigError';
   }
@@ -86,7 +89,8 @@ export const MIN_SECRET_LENGTH = 16;
  */
 export function parseSecret(value: string): string {
   if (/\s/.test(value)) throw new Error('must not contain whitespace');
-  if (value.length < MIN_SECRET_LENGTH) throw new Error(`must be at least ${MIN_SECRET_LENGTH} characters (generate one: openssl rand -hex 32)`);
+  if (value.length < MIN_SECRET_LENGTH)
+    throw new Error(`must be at least ${MIN_SECRET_LENGTH} characters (generate one: openssl rand -hex 32)`);
   return value;
 }
 

@@ -32,10 +32,18 @@ export const ERROR_CATALOGUE = {
   /** A mutating agent call carried an older leader epoch than one the agent has seen (a deposed orchestrator). */
   STALE_LEADER: 409,
   CAP_REACHED: 409,
+  /** A start of an instance whose template needs the Minecraft EULA accepted (variable EULA) while it is not. */
+  EULA_NOT_ACCEPTED: 409,
   /** Nothing in a group can take a player or an allocation now, and nothing may be spawned. */
   CAPACITY_EXHAUSTED: 409,
   CONFIRMATION_REQUIRED: 400,
   UNSAFE_PATH: 400,
+  /** The files API (instance data directory): a path with `..`, NUL, a control character, or one that crosses a symlink. */
+  FILE_PATH_INVALID: 400,
+  FILE_IS_DIRECTORY: 400,
+  FILE_NOT_FOUND: 404,
+  FILE_EXISTS: 409,
+  FILE_TOO_LARGE: 413,
   PORT_RANGE_EXHAUSTED: 503,
   NO_CAPACITY: 503,
   HOST_UNAVAILABLE: 503,
@@ -54,8 +62,34 @@ export const ERROR_CATALOGUE = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
+/**
+ * The codes a later attempt of the same call may cure — the network or a
+ * peer came back, a busy engine or instance finished, capacity was freed, a
+ * deposed leader's successor resends. An AppError of one of these is
+ * retryable unless the site that throws it says otherwise (AppErrorOptions
+ * `retryable`, with a comment saying why); every other code is final for a
+ * retry loop (the command worker, docs/orchestrator.md "Commands").
+ */
+const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'UPSTREAM_FAILED',
+  'TIMEOUT',
+  'DATABASE_UNAVAILABLE',
+  'HOST_UNAVAILABLE',
+  'NO_CAPACITY',
+  'PORT_RANGE_EXHAUSTED',
+  'INSTANCE_BUSY',
+  'STALE_LEADER',
+  'DOCKER_ERROR',
+  'IMAGE_PULL_FAILED',
+]);
+
+/** Whether an error of `code` is retryable when its site does not say. */
+export function retryableByDefault(code: ErrorCode): boolean {
+  return RETRYABLE_CODES.has(code);
+}
+
 export interface AppErrorOptions {
-  /** True when the same call may succeed later (network, busy engine). */
+  /** Overrides the code's default (retryableByDefault) where this site truly differs; say why beside it. */
   retryable?: boolean;
   /**
    * A 5xx a retry cannot cure (a pull the registry refused for good): the
@@ -78,7 +112,7 @@ export class AppError extends Error {
     this.name = 'AppError';
     this.code = code;
     this.final = options.final === true;
-    this.retryable = !this.final && (options.retryable ?? false);
+    this.retryable = !this.final && (options.retryable ?? retryableByDefault(code));
     this.details = options.details;
   }
 

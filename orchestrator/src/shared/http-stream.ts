@@ -13,14 +13,21 @@ export interface StreamAnswer {
 }
 
 /** Rejects with an Error named TimeoutError when no head arrives within headTimeoutMs, AbortError when the signal aborts. */
-export async function openStream(url: URL, options: { headers: Readonly<Record<string, string>>; signal?: AbortSignal; headTimeoutMs: number }): Promise<StreamAnswer> {
+export async function openStream(
+  url: URL,
+  options: { headers: Readonly<Record<string, string>>; signal?: AbortSignal; headTimeoutMs: number },
+): Promise<StreamAnswer> {
   // node:https (and TLS) only when needed: ectl loads this module on every call.
   const send = url.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(url, { method: 'GET', headers: { ...options.headers }, ...(options.signal ? { signal: options.signal } : {}) }, (res) => {
-      clearTimeout(timer);
-      resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: res });
-    });
+    const req = send(
+      url,
+      { method: 'GET', headers: { ...options.headers }, ...(options.signal ? { signal: options.signal } : {}) },
+      (res) => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: res });
+      },
+    );
     const timer = setTimeout(() => {
       const err = new Error(`no answer within ${options.headTimeoutMs} ms`);
       err.name = 'TimeoutError';

@@ -43,9 +43,12 @@ export function validationMessage(err: FastifyError): string {
   if (params.missingProperty) path += `/${params.missingProperty}`;
   if (params.additionalProperty) return `${path}/${params.additionalProperty} is not a known field`;
   // A union of literals fails one `const` per branch: name every allowed value, not just the first.
-  const allowed = first.keyword === 'const'
-    ? err.validation!.filter((e) => e.keyword === 'const' && e.instancePath === first.instancePath).map((e) => (e.params as { allowedValue?: unknown }).allowedValue)
-    : [];
+  const allowed =
+    first.keyword === 'const'
+      ? err
+          .validation!.filter((e) => e.keyword === 'const' && e.instancePath === first.instancePath)
+          .map((e) => (e.params as { allowedValue?: unknown }).allowedValue)
+      : [];
   if (allowed.length > 1) return `${path} must be one of ${allowed.map((v) => String(v)).join(', ')}`;
   return `${path} ${first.message ?? 'is invalid'}`;
 }
@@ -72,7 +75,8 @@ export function errorHandler(service: string, bodyLimit: number) {
       return sendError(reply, err);
     }
     if (err.validation) return sendError(reply, new AppError('VALIDATION_FAILED', validationMessage(err)));
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, new AppError('BAD_REQUEST', `request body is larger than ${bodyLimit} bytes`));
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      return sendError(reply, new AppError('BAD_REQUEST', `request body is larger than ${bodyLimit} bytes`));
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.status(err.statusCode).send({ error: { code: 'BAD_REQUEST', message: err.message } });
     }

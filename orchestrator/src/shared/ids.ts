@@ -16,7 +16,10 @@ export function isValidId(value: unknown, pattern: RegExp = RESOURCE_ID_PATTERN)
 
 export function assertId(kind: string, value: unknown, pattern: RegExp = RESOURCE_ID_PATTERN): string {
   if (!isValidId(value, pattern)) {
-    throw new AppError('INVALID_ID', `${kind} ${JSON.stringify(value)} is invalid: use letters, digits, '_', '.', '-' (starting with a letter or digit, at most ${MAX_ID_LENGTH} characters)`);
+    throw new AppError(
+      'INVALID_ID',
+      `${kind} ${JSON.stringify(value)} is invalid: use letters, digits, '_', '.', '-' (starting with a letter or digit, at most ${MAX_ID_LENGTH} characters)`,
+    );
   }
   return value;
 }

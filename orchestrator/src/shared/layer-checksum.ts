@@ -143,7 +143,10 @@ async function* walkChildren(root: string, relDir: string): AsyncGenerator<Layer
     const rel = relDir === '' ? name : `${relDir}/${name}`;
     const checked = normalizeLayerPath(rel);
     if ('reason' in checked || checked.path !== rel) {
-      throw new AppError('INVALID_ARCHIVE', `layer entry ${JSON.stringify(rel)} ${'reason' in checked ? checked.reason : 'is not canonical'}`);
+      throw new AppError(
+        'INVALID_ARCHIVE',
+        `layer entry ${JSON.stringify(rel)} ${'reason' in checked ? checked.reason : 'is not canonical'}`,
+      );
     }
     const absolutePath = join(root, rel);
     const stat = await lstat(absolutePath);
@@ -153,7 +156,10 @@ async function* walkChildren(root: string, relDir: string): AsyncGenerator<Layer
     } else if (stat.isFile()) {
       yield { path: rel, absolutePath, kind: 'f', mode: stat.mode };
     } else {
-      throw new AppError('INVALID_ARCHIVE', `layer entry ${JSON.stringify(rel)} is not a regular file or directory (links, devices, fifos and sockets are not allowed)`);
+      throw new AppError(
+        'INVALID_ARCHIVE',
+        `layer entry ${JSON.stringify(rel)} is not a regular file or directory (links, devices, fifos and sockets are not allowed)`,
+      );
     }
   }
 }

@@ -101,7 +101,9 @@ export async function ensureImage(def: ImageDefinition, options: EnsureImageOpti
     // Re-pointed every time: a content change moves the alias to the new build.
     const at = options.alias.lastIndexOf(':');
     const named = at > options.alias.lastIndexOf('/');
-    await docker.getImage(tag).tag({ repo: named ? options.alias.slice(0, at) : options.alias, tag: named ? options.alias.slice(at + 1) : 'latest' });
+    await docker
+      .getImage(tag)
+      .tag({ repo: named ? options.alias.slice(0, at) : options.alias, tag: named ? options.alias.slice(at + 1) : 'latest' });
   }
   return tag;
 }

@@ -44,8 +44,12 @@ export class PeriodicTask {
     this.timer = this.timers.setTimeout(() => {
       this.timer = undefined;
       if (this.ticking) return this.schedule(this.deps.intervalMs);
-      this.ticking = this.deps.run()
-        .then(() => undefined, (err: unknown) => this.deps.logger.error({ err }, `${this.deps.name} failed`))
+      this.ticking = this.deps
+        .run()
+        .then(
+          () => undefined,
+          (err: unknown) => this.deps.logger.error({ err }, `${this.deps.name} failed`),
+        )
         .finally(() => {
           this.ticking = undefined;
           if (this.running) this.schedule(this.deps.intervalMs);

@@ -91,9 +91,12 @@ export class RconClient {
   private closedError: AppError | undefined;
   private readonly decoder = new RconFrameDecoder();
 
-  private constructor(private readonly socket: Socket, private readonly options: RconClientOptions) {
+  private constructor(
+    private readonly socket: Socket,
+    private readonly options: RconClientOptions,
+  ) {
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err) => this.fail(new AppError('UPSTREAM_FAILED', `RCON connection to ${this.target} failed: ${err.message}`, { retryable: true })));
+    socket.on('error', (err) => this.fail(new AppError('UPSTREAM_FAILED', `RCON connection to ${this.target} failed: ${err.message}`)));
     socket.on('close', () => this.onClose());
   }
 
@@ -105,14 +108,17 @@ export class RconClient {
     socket.setNoDelay(true);
     try {
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new AppError('TIMEOUT', `RCON connection to ${target} not established within ${timeoutMs} ms`, { retryable: true })), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new AppError('TIMEOUT', `RCON connection to ${target} not established within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         socket.once('connect', () => {
           clearTimeout(timer);
           resolve();
         });
         socket.once('error', (err) => {
           clearTimeout(timer);
-          reject(new AppError('UPSTREAM_FAILED', `RCON connection to ${target} failed: ${err.message}`, { retryable: true }));
+          reject(new AppError('UPSTREAM_FAILED', `RCON connection to ${target} failed: ${err.message}`));
         });
       });
       const client = new RconClient(socket, options);
@@ -126,10 +132,12 @@ export class RconClient {
 
   /** Runs one command and returns the server's whole answer (may be empty). */
   async exec(command: string): Promise<string> {
-    if (typeof command !== 'string' || command.trim() === '') throw new AppError('VALIDATION_FAILED', 'RCON command must be a non-empty string');
+    if (typeof command !== 'string' || command.trim() === '')
+      throw new AppError('VALIDATION_FAILED', 'RCON command must be a non-empty string');
     if (command.includes('\0')) throw new AppError('VALIDATION_FAILED', 'RCON command must not contain NUL bytes');
     const bytes = Buffer.byteLength(command, 'utf8');
-    if (bytes > RCON_MAX_COMMAND_BYTES) throw new AppError('VALIDATION_FAILED', `RCON command is ${bytes} bytes; the limit is ${RCON_MAX_COMMAND_BYTES}`);
+    if (bytes > RCON_MAX_COMMAND_BYTES)
+      throw new AppError('VALIDATION_FAILED', `RCON command is ${bytes} bytes; the limit is ${RCON_MAX_COMMAND_BYTES}`);
     const run = this.queue.then(() => this.request(RCON_TYPE_EXEC, command, false));
     this.queue = run.catch(() => undefined);
     return run;
@@ -163,14 +171,21 @@ export class RconClient {
     return new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
         // The stream position is unknown after a timeout; the connection is unusable.
-        this.fail(new AppError('TIMEOUT', `RCON ${auth ? 'authentication' : 'command'} on ${this.target} got no complete answer within ${timeoutMs} ms`, { retryable: true }));
+        this.fail(
+          new AppError(
+            'TIMEOUT',
+            `RCON ${auth ? 'authentication' : 'command'} on ${this.target} got no complete answer within ${timeoutMs} ms`,
+          ),
+        );
       }, timeoutMs);
-      const done = <T>(fn: (v: T) => void) => (v: T) => {
-        clearTimeout(timer);
-        clearTimeout(this.pending?.quietTimer);
-        this.pending = undefined;
-        fn(v);
-      };
+      const done =
+        <T>(fn: (v: T) => void) =>
+        (v: T) => {
+          clearTimeout(timer);
+          clearTimeout(this.pending?.quietTimer);
+          this.pending = undefined;
+          fn(v);
+        };
       this.pending = { id, markerId, chunks: [], size: 0, auth, resolve: done(resolve), reject: done(reject) };
       this.socket.write(encodeRconPacket(id, type, body));
       if (markerId !== undefined) this.socket.write(encodeRconPacket(markerId, RCON_TYPE_RESPONSE, ''));
@@ -225,7 +240,7 @@ export class RconClient {
     const p = this.pending;
     // A server that answered and then closed (e.g. after `stop`) gave its full answer.
     if (p && !p.auth && p.chunks.length > 0) p.resolve(Buffer.concat(p.chunks).toString('utf8'));
-    this.fail(new AppError('UPSTREAM_FAILED', `RCON connection to ${this.target} closed`, { retryable: true }));
+    this.fail(new AppError('UPSTREAM_FAILED', `RCON connection to ${this.target} closed`));
   }
 
   private fail(err: AppError): void {

@@ -30,7 +30,12 @@ export class QuietRoutesLogController extends LogController {
     request.log.debug({ req: request }, 'incoming request');
   }
 
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    metadata?: Record<string, unknown>,
+  ): void {
     if (!isQuiet(request) || error || reply.statusCode >= 400) return super.requestCompleted(error, request, reply, metadata);
     reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }

@@ -54,7 +54,10 @@ const ARCHIVE_FS_ERRORS = new Set(['EEXIST', 'ENOTDIR', 'EISDIR', 'ENAMETOOLONG'
 /** Counts bytes flowing through and fails with ARCHIVE_TOO_LARGE once a limit is crossed. */
 export class ByteLimit extends Transform {
   bytes = 0;
-  constructor(private readonly limit: number, private readonly what: string) {
+  constructor(
+    private readonly limit: number,
+    private readonly what: string,
+  ) {
     super();
   }
 
@@ -77,7 +80,10 @@ class ExtractionState {
   extractedBytes = 0;
   entries = 0;
 
-  constructor(readonly root: string, readonly limits: Required<ExtractLimits>) {}
+  constructor(
+    readonly root: string,
+    readonly limits: Required<ExtractLimits>,
+  ) {}
 
   countEntry(): void {
     this.entries += 1;
@@ -115,7 +121,10 @@ async function drain(entry: TarEntry): Promise<void> {
 async function writeFile(state: ExtractionState, entry: TarEntry, name: string, path: string): Promise<void> {
   const declared = entry.header.size ?? 0;
   if (state.extractedBytes + declared > state.limits.maxExtractedBytes) {
-    throw new AppError('ARCHIVE_TOO_LARGE', `extracted content exceeds the limit of ${state.limits.maxExtractedBytes} bytes (at entry ${JSON.stringify(name)})`);
+    throw new AppError(
+      'ARCHIVE_TOO_LARGE',
+      `extracted content exceeds the limit of ${state.limits.maxExtractedBytes} bytes (at entry ${JSON.stringify(name)})`,
+    );
   }
   const executable = manifestMode(entry.header.mode ?? 0) === '755';
   const mode = executable ? 0o755 : 0o644;
@@ -178,7 +187,7 @@ function classify(err: unknown, sourceError: unknown): AppError {
   if (isAppError(err)) return err;
   if (sourceError !== undefined) {
     if (isAppError(sourceError)) return sourceError;
-    return new AppError('UPSTREAM_FAILED', `archive download failed: ${(sourceError as Error).message}`, { retryable: true, cause: sourceError });
+    return new AppError('UPSTREAM_FAILED', `archive download failed: ${(sourceError as Error).message}`, { cause: sourceError });
   }
   const e = err as NodeJS.ErrnoException;
   if (typeof e.code === 'string' && e.code.startsWith('Z_')) {
@@ -191,7 +200,17 @@ function classify(err: unknown, sourceError: unknown): AppError {
 }
 
 /** Streams a gzip tar into a new directory; see the module contract. */
-export async function extractTarGz(source: Readable, targetDir: string, limits: ExtractLimits): Promise<ExtractResult> {
+export function extractTarGz(source: Readable, targetDir: string, limits: ExtractLimits): Promise<ExtractResult> {
+  return extractTar(source, targetDir, limits, { gzip: true });
+}
+
+/** extractTarGz for a gzip tar (`gzip: true`) or a plain, uncompressed one (the files API's `.tar`). */
+export async function extractTar(
+  source: Readable,
+  targetDir: string,
+  limits: ExtractLimits,
+  format: { gzip: boolean },
+): Promise<ExtractResult> {
   const full: Required<ExtractLimits> = { maxEntries: DEFAULT_MAX_ENTRIES, ...limits };
   let sourceError: unknown;
   source.on('error', (err) => {
@@ -203,12 +222,14 @@ export async function extractTarGz(source: Readable, targetDir: string, limits: 
     source.destroy();
     throw new AppError('INTERNAL', `cannot create extraction directory ${targetDir}: ${(err as Error).message}`, { cause: err });
   }
-  const compressed = new ByteLimit(full.maxCompressedBytes, 'compressed archive');
+  const compressed = new ByteLimit(full.maxCompressedBytes, format.gzip ? 'compressed archive' : 'archive');
   // Bounds the decompressed tar stream too (headers, padding, trailing zeros), so
   // a gzip bomb of zero blocks cannot spin the parser forever.
   const tarBytes = new ByteLimit(full.maxExtractedBytes + full.maxEntries * 2048 + (1 << 20), 'decompressed tar stream');
   const extract = tar.extract();
-  const piping = pipeline(source, compressed, createGunzip(), tarBytes, extract);
+  const piping = format.gzip
+    ? pipeline(source, compressed, createGunzip(), tarBytes, extract)
+    : pipeline(source, compressed, tarBytes, extract);
   piping.catch(() => undefined); // observed below; avoids an unhandled rejection while entries are written
   const state = new ExtractionState(targetDir, full);
   try {
@@ -243,7 +264,9 @@ async function packTree(pack: tar.Pack, dir: string): Promise<void> {
       const { size } = await handle.stat();
       const mode = manifestMode(entry.mode) === '755' ? 0o755 : 0o644;
       await new Promise<void>((resolve, reject) => {
-        const sink = pack.entry({ name: entry.path, type: 'file', size, mode, mtime, uid: 0, gid: 0 }, (err) => (err ? reject(err) : resolve()));
+        const sink = pack.entry({ name: entry.path, type: 'file', size, mode, mtime, uid: 0, gid: 0 }, (err) =>
+          err ? reject(err) : resolve(),
+        );
         const content = createReadStream('', { fd: handle, autoClose: false });
         content.on('error', (err) => {
           sink.destroy(err);
@@ -274,7 +297,9 @@ export function gzipPack(what: string, fill: (pack: tar.Pack) => Promise<void>):
   fill(pack).then(
     () => pack.finalize(),
     (err: unknown) => {
-      const error = isAppError(err) ? err : new AppError('INVALID_ARCHIVE', `cannot pack ${what}: ${(err as Error).message}`, { cause: err });
+      const error = isAppError(err)
+        ? err
+        : new AppError('INVALID_ARCHIVE', `cannot pack ${what}: ${(err as Error).message}`, { cause: err });
       gzip.destroy(error);
       pack.destroy(error);
     },

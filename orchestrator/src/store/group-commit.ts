@@ -21,7 +21,10 @@ export class GroupCommit<T, R> {
    *   items that fail by themselves are rejected.
    * @param maxBatch items per statement at most.
    */
-  constructor(private readonly write: (items: T[]) => Promise<R[]>, private readonly maxBatch = 256) {}
+  constructor(
+    private readonly write: (items: T[]) => Promise<R[]>,
+    private readonly maxBatch = 256,
+  ) {}
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {

@@ -28,7 +28,9 @@ export class HeartbeatCoalescer {
   private flushing: Promise<void> | undefined;
 
   /** @param write persists beat times and answers the current status of each host it found. */
-  constructor(private readonly write: (beats: ReadonlyArray<{ id: string; at: EpochMs }>) => Promise<Array<{ id: string; status: string }>>) {}
+  constructor(
+    private readonly write: (beats: ReadonlyArray<{ id: string; at: EpochMs }>) => Promise<Array<{ id: string; status: string }>>,
+  ) {}
 
   /** The answer for a beat that changes nothing but its time (and records the time), or undefined: write it in full. */
   coalesce(hb: HostHeartbeat, now: EpochMs): Host | undefined {

@@ -32,10 +32,14 @@ function target(databaseUrl: string | undefined, dataDir: string): DatabaseTarge
   if (/^postgres(ql)?:\/\//i.test(url)) return { kind: 'postgres', url };
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length).replace(/^\/\//, '');
-    if (!file) throw new AppError('VALIDATION_FAILED', 'database URL sqlite: needs a file path, e.g. sqlite:/var/lib/endercloud/endercloud.db');
+    if (!file)
+      throw new AppError('VALIDATION_FAILED', 'database URL sqlite: needs a file path, e.g. sqlite:/var/lib/endercloud/endercloud.db');
     return { kind: 'sqlite', file, implicit: false };
   }
-  throw new AppError('VALIDATION_FAILED', `database URL must start with postgres://, postgresql:// or sqlite: (got ${url.split(':')[0]}:…)`);
+  throw new AppError(
+    'VALIDATION_FAILED',
+    `database URL must start with postgres://, postgresql:// or sqlite: (got ${url.split(':')[0]}:…)`,
+  );
 }
 
 function createStore(databaseUrl: string | undefined, dataDir: string, postgres: PostgresStoreOptions): Store {

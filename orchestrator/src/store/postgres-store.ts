@@ -53,10 +53,14 @@ export function openPostgresStore(connectionString: string, options: PostgresSto
     // A database that does not answer fails queries within these bounds instead of holding them
     // (and the heartbeats behind them) until the network gives up (docs/production.md).
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-    ...((options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS) > 0 ? { statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS } : {}),
+    ...((options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS) > 0
+      ? { statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS }
+      : {}),
     types: {
       getTypeParser: ((oid: number, format?: string) =>
-        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+        oid === INT8_OID
+          ? (value: string) => Number(value)
+          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
   // An idle client whose server went away (a PostgreSQL restart or failover) is dropped by the

@@ -18,10 +18,31 @@
 //   file `<dataDir>/endercloud.db` by default, `postgres://` → PostgreSQL).
 
 import type {
-  ApiToken, AuditEvent, Command, CommandStatus, ConfigRevision, DesiredState, EpochMs, Group, Host,
-  HostHeartbeat, HostStatus, Instance, InstanceHistoryEntry, InstanceState, JsonObject, JsonValue, MaintenanceMode,
-  PlayerSession, Session, TemplateLayer, TemplateVersion, Transfer, UnclaimedRecord,
-  InstallationRequest, InstallationRequestStatus,
+  ApiToken,
+  AuditEvent,
+  Command,
+  CommandStatus,
+  ConfigRevision,
+  DesiredState,
+  EpochMs,
+  Group,
+  Host,
+  HostHeartbeat,
+  HostStatus,
+  Instance,
+  InstanceHistoryEntry,
+  InstanceState,
+  JsonObject,
+  JsonValue,
+  MaintenanceMode,
+  PlayerSession,
+  Session,
+  TemplateLayer,
+  TemplateVersion,
+  Transfer,
+  UnclaimedRecord,
+  InstallationRequest,
+  InstallationRequestStatus,
 } from '../domain/index.js';
 
 export interface Store {
@@ -155,7 +176,13 @@ export interface GroupRepository {
 // ---------------------------------------------------------------- instances
 
 /** Fields an update may change; id, createdAt and user are immutable. */
-export type InstancePatch = Partial<Omit<Instance, 'id' | 'createdAt' | 'version' | 'user' | 'updatedAt'>>;
+/**
+ * What `update` may change. Never `state`: a state change is a `transition`
+ * (moveInstance checks it against the table and writes its history); a patch
+ * naming it is refused at run time too (a cast cannot slip one past).
+ * `stateChangedAt` may be reset in place (a start restarts the startup clock).
+ */
+export type InstancePatch = Partial<Omit<Instance, 'id' | 'createdAt' | 'version' | 'user' | 'updatedAt' | 'state'>>;
 
 export interface InstanceFilter {
   /** Instances with any of these ids (an empty list matches none). */
@@ -226,7 +253,11 @@ export interface InstanceRepository {
    * commits with the claim, and only if it claimed. Answers only the fields
    * an allocation needs of the claimed instance (no documents decoded).
    */
-  claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: EpochMs; session?: { groupId: string | null; metadata: JsonObject }; audit?: Omit<AuditEvent, 'id'> }): Promise<ClaimedInstance | undefined>;
+  claimForSession(
+    candidates: readonly ClaimCandidate[],
+    sessionId: string,
+    opts: { now: EpochMs; session?: { groupId: string | null; metadata: JsonObject }; audit?: Omit<AuditEvent, 'id'> },
+  ): Promise<ClaimedInstance | undefined>;
   /**
    * What an allocation's choice reads of a group, in one statement: per
    * instance only the fields rankAllocatable needs (no settings or config
@@ -244,7 +275,11 @@ export interface InstanceRepository {
    * `freedVersion` is the freed instance's version after the release (absent
    * when no instance held the session any more).
    */
-  releaseSession(sessionId: string, now: EpochMs, opts?: { groupIds?: readonly string[]; audit?: Omit<AuditEvent, 'id'> }): Promise<ReleasedSession | undefined>;
+  releaseSession(
+    sessionId: string,
+    now: EpochMs,
+    opts?: { groupIds?: readonly string[]; audit?: Omit<AuditEvent, 'id'> },
+  ): Promise<ReleasedSession | undefined>;
   /**
    * Changes the lifecycle state and appends the history entry in one
    * transaction. With `from`, applies only when the current state is one of
@@ -254,8 +289,13 @@ export interface InstanceRepository {
     id: string,
     to: InstanceState,
     opts: {
-      now: EpochMs; reason: string; from?: InstanceState[]; actor?: string | null; commandId?: string | null;
-      details?: JsonObject | null; patch?: InstancePatch;
+      now: EpochMs;
+      reason: string;
+      from?: InstanceState[];
+      actor?: string | null;
+      commandId?: string | null;
+      details?: JsonObject | null;
+      patch?: InstancePatch;
     },
   ): Promise<Instance | undefined>;
   /** Removes the row (history and revisions go with it; commands and audit stay). */
@@ -427,7 +467,9 @@ export interface UnclaimedRepository {
 
 export interface InstallationRequestRepository {
   /** Inserts a pending request. Duplicate id → CONFLICT. */
-  create(request: Omit<InstallationRequest, 'status' | 'decidedBy' | 'decisionNote' | 'instanceId' | 'decidedAt'>): Promise<InstallationRequest>;
+  create(
+    request: Omit<InstallationRequest, 'status' | 'decidedBy' | 'decisionNote' | 'instanceId' | 'decidedAt'>,
+  ): Promise<InstallationRequest>;
   get(id: string): Promise<InstallationRequest | undefined>;
   /** Oldest first; filtered by requester and/or status. */
   list(filter?: { requestedBy?: string; status?: InstallationRequestStatus }): Promise<InstallationRequest[]>;
@@ -436,7 +478,10 @@ export interface InstallationRequestRepository {
    * returns the decided request, or undefined when it was already decided
    * (two deciders never both win). Throws NOT_FOUND for an unknown id.
    */
-  decide(id: string, decision: { status: 'approved' | 'rejected'; decidedBy: string; note?: string | null; instanceId?: string | null; now: EpochMs }): Promise<InstallationRequest | undefined>;
+  decide(
+    id: string,
+    decision: { status: 'approved' | 'rejected'; decidedBy: string; note?: string | null; instanceId?: string | null; now: EpochMs },
+  ): Promise<InstallationRequest | undefined>;
 }
 
 // ---------------------------------------------------------------- leases (HA)

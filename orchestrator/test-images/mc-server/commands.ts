@@ -16,7 +16,15 @@ export interface CommandContext {
   transfer(host: string, port: number, target: string): string[] | { error: string };
 }
 
-export const COMMAND_HELP = ['/help', '/list', '/repeat <count> <text>', '/save-all', '/say <message>', '/stop', '/transfer <hostname> [<port>] <player|@a>'];
+export const COMMAND_HELP = [
+  '/help',
+  '/list',
+  '/repeat <count> <text>',
+  '/save-all',
+  '/say <message>',
+  '/stop',
+  '/transfer <hostname> [<port>] <player|@a>',
+];
 const MAX_REPEAT_BYTES = 1 << 20;
 
 function parseTransfer(args: string[]): { host: string; port: number; target: string } | { error: string } {

@@ -20,6 +20,8 @@ export interface ServerConfig {
   serverPort: number;
   maxPlayers: number;
   motd: string;
+  /** MOTD came from the environment; otherwise `motd=` in <dataDir>/server.properties wins, as it does for a real server. */
+  motdFromEnv: boolean;
   version: BundledVersion;
   levelSeed: string | undefined;
   acceptsTransfers: boolean;
@@ -45,7 +47,8 @@ function parseExitCode(value: string): number {
 
 function parseVersion(value: string): BundledVersion {
   const v = value.trim();
-  if (!(BUNDLED_VERSIONS as readonly string[]).includes(v)) throw new Error(`"${value}" is not bundled (one of ${BUNDLED_VERSIONS.join(', ')})`);
+  if (!(BUNDLED_VERSIONS as readonly string[]).includes(v))
+    throw new Error(`"${value}" is not bundled (one of ${BUNDLED_VERSIONS.join(', ')})`);
   return v as BundledVersion;
 }
 
@@ -63,6 +66,7 @@ export function loadServerConfig(env: Env = process.env): Readonly<ServerConfig>
     serverPort: r.optional('SERVER_PORT', parsePort, 25565),
     maxPlayers: r.optional('MAX_PLAYERS', parsePositiveInt, 20),
     motd: r.optional('MOTD', asString, 'An EnderCloud test server'),
+    motdFromEnv: env.MOTD !== undefined,
     version: r.optional('VERSION', parseVersion, DEFAULT_VERSION),
     levelSeed: r.optional('LEVEL_SEED', asString),
     acceptsTransfers: r.optional('ACCEPTS_TRANSFERS', parseBoolean, true),

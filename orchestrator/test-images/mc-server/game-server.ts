@@ -135,7 +135,9 @@ export class GameServer {
     // Player data is written before the client sees the world, as vanilla loads it first.
     o.onJoin(player);
     this.sendSpawn(client);
-    o.log(`${player.name}[/${client.socket.remoteAddress}:${client.socket.remotePort}] logged in${player.transferred ? ' (transfer)' : ''} at (${o.spawn.x}, ${o.spawn.y}, ${o.spawn.z})`);
+    o.log(
+      `${player.name}[/${client.socket.remoteAddress}:${client.socket.remotePort}] logged in${player.transferred ? ' (transfer)' : ''} at (${o.spawn.x}, ${o.spawn.y}, ${o.spawn.z})`,
+    );
     o.log(`${player.name} joined the game`);
   }
 

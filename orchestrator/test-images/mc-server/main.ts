@@ -2,6 +2,8 @@
 // or never ready), the once-a-second tick file, saves, graceful stop on SIGTERM
 // or RCON `stop`, and the misbehaviours tests ask for through env vars.
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { runCommand } from './commands.js';
 import { loadServerConfig, type ServerConfig } from './config.js';
 import { GameServer, type OnlinePlayer } from './game-server.js';
@@ -74,7 +76,7 @@ class TestServer {
     this.game = new GameServer({
       port: c.serverPort,
       version: c.version,
-      motd: c.motd,
+      motd: c.motdFromEnv ? c.motd : (propertiesMotd(c.dataDir) ?? c.motd),
       maxPlayers: c.maxPlayers,
       acceptsTransfers: c.acceptsTransfers,
       spawn: this.level.spawn,
@@ -208,3 +210,19 @@ new TestServer(config).start().catch((err: unknown) => {
   log(`Failed to start the server: ${(err as Error).stack ?? String(err)}`, 'ERROR');
   process.exit(1);
 });
+
+/** `motd=` of <dataDir>/server.properties, read at start like a real server does (unescaped only for \\ and \\uXXXX). */
+function propertiesMotd(dataDir: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(dataDir, 'server.properties'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const line = text.split(/\r?\n/).find((l) => /^\s*motd\s*[=:]/.test(l));
+  if (line === undefined) return undefined;
+  return line
+    .replace(/^\s*motd\s*[=:]\s*/, '')
+    .replace(/\\u([0-9a-fA-F]{4})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)))
+    .replace(/\\(.)/g, '$1');
+}

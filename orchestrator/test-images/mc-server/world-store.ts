@@ -40,7 +40,10 @@ export interface TickStats {
 export class WorldStore {
   private lockFd: number | undefined;
 
-  constructor(private readonly dir: string, private readonly now: () => Date = () => new Date()) {}
+  constructor(
+    private readonly dir: string,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
 
   /** Creates the directories and takes the session lock; says whether a stale lock was found. */
   open(): { staleLock: boolean } {

@@ -6,7 +6,14 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
+import {
+  createTestAgent,
+  randomPortRange,
+  removeNetwork,
+  startFakeOrchestrator,
+  type FakeOrchestrator,
+  type TestAgent,
+} from '../support/agent-harness.js';
 import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { busyboxImage, imageTag } from '../support/images.js';
 import type { LayerRef } from '../../src/agent/contracts.js';
@@ -29,7 +36,14 @@ const listeners: Server[] = [];
 
 async function newAgent(suffix: string, range: PortRange, token?: string, probe?: PortProbe): Promise<TestAgent> {
   const agentId = `${RUN}-${suffix}`;
-  const a = await createTestAgent({ agentId, orchestratorUrl: orch.url, portRange: range, network: NETWORK, ...(token ? { token } : {}), ...(probe ? { probe } : {}) });
+  const a = await createTestAgent({
+    agentId,
+    orchestratorUrl: orch.url,
+    portRange: range,
+    network: NETWORK,
+    ...(token ? { token } : {}),
+    ...(probe ? { probe } : {}),
+  });
   agents.push(a);
   agentIds.push(agentId);
   return a;
@@ -80,12 +94,16 @@ afterAll(async () => {
 
 describe('PUT /api/v1/instances/:id', () => {
   it('creates a running container with the ownership labels, limits, /data mount, port, env order, network and hardening', async () => {
-    const res = await put(agent, 'i-create', body({
-      layers: [layerA, layerB],
-      sessionId: 'match-1',
-      resources: { memoryMb: 96, cpus: 0.5 },
-      env: { FIRST: '1', ENDERCLOUD_INSTANCE_ID: 'spoofed', SECOND: '2' },
-    }));
+    const res = await put(
+      agent,
+      'i-create',
+      body({
+        layers: [layerA, layerB],
+        sessionId: 'match-1',
+        resources: { memoryMb: 96, cpus: 0.5 },
+        env: { FIRST: '1', ENDERCLOUD_INSTANCE_ID: 'spoofed', SECOND: '2' },
+      }),
+    );
     expect(res.statusCode).toBe(200);
     const out = res.json();
     expect(out).toMatchObject({ instanceId: 'i-create', containerName: 'endercloud-v1-i-create', state: 'running' });
@@ -144,11 +162,19 @@ describe('PUT /api/v1/instances/:id', () => {
     const first = (await put(agent, 'i-retry', body())).json();
     const again = await put(agent, 'i-retry', body());
     expect(again.statusCode).toBe(200);
-    expect(again.json()).toMatchObject({ containerId: first.containerId, hostPort: first.hostPort, endpoint: first.endpoint, state: 'running' });
+    expect(again.json()).toMatchObject({
+      containerId: first.containerId,
+      hostPort: first.hostPort,
+      endpoint: first.endpoint,
+      state: 'running',
+    });
     await docker().getContainer(first.containerId).kill();
     const restarted = (await put(agent, 'i-retry', body())).json();
     expect(restarted).toMatchObject({ containerId: first.containerId, hostPort: first.hostPort, state: 'running' });
-    const all = await docker().listContainers({ all: true, filters: { label: ['orchestrator.instance=i-retry', `orchestrator.host=${RUN}-main`] } });
+    const all = await docker().listContainers({
+      all: true,
+      filters: { label: ['orchestrator.instance=i-retry', `orchestrator.host=${RUN}-main`] },
+    });
     expect(all).toHaveLength(1);
   });
 
@@ -190,7 +216,9 @@ describe('PUT /api/v1/instances/:id', () => {
   it('a layer whose archive does not match its checksum is refused with nothing left behind', async () => {
     const good = await orch.addLayer('tampered', { 'x.txt': { content: 'original' } });
     const other = await orch.addLayer('tampered-source', { 'x.txt': { content: 'evil' } });
-    const bytes = Buffer.from(await (await fetch(`${orch.url}/api/v1/template-layers/tampered-source/archive?checksum=${other.checksum}`)).arrayBuffer());
+    const bytes = Buffer.from(
+      await (await fetch(`${orch.url}/api/v1/template-layers/tampered-source/archive?checksum=${other.checksum}`)).arrayBuffer(),
+    );
     orch.overrideArchive('tampered', bytes);
     const res = await put(agent, 'i-tampered', body({ layers: [good] }));
     expect(res.statusCode).toBe(422);
@@ -210,7 +238,10 @@ describe('ports', () => {
     expect(first.json().hostPort).toBe(range.last);
     const second = await put(small, 'i-small-2', body());
     expect(second.statusCode).toBe(503);
-    expect(second.json().error).toMatchObject({ code: 'PORT_RANGE_EXHAUSTED', message: expect.stringContaining(`${range.first}-${range.last}`) });
+    expect(second.json().error).toMatchObject({
+      code: 'PORT_RANGE_EXHAUSTED',
+      message: expect.stringContaining(`${range.first}-${range.last}`),
+    });
     expect(existsSync(join(small.runtimeDirectory, 'instances', 'i-small-2'))).toBe(false);
   });
 });
@@ -246,7 +277,14 @@ describe('power actions, inspect and logs', () => {
     expect((await act('stop', { timeoutSeconds: 1 })).state).toBe('exited');
     expect(Date.now() - t0).toBeLessThan(15_000);
     const inspected = (await agent.app.inject({ method: 'GET', url: '/api/v1/instances/i-power' })).json();
-    expect(inspected).toMatchObject({ instanceId: 'i-power', state: 'exited', exitCode: 137, oomKilled: false, groupId: 'lobby', variantId: 'v1' });
+    expect(inspected).toMatchObject({
+      instanceId: 'i-power',
+      state: 'exited',
+      exitCode: 137,
+      oomKilled: false,
+      groupId: 'lobby',
+      variantId: 'v1',
+    });
     expect(inspected.finishedAt).not.toBeNull();
     expect((await act('start')).state).toBe('running');
     // A stop while paused still works (unpause first, then the graceful signal).
@@ -275,10 +313,14 @@ describe('power actions, inspect and logs', () => {
     expect(gone.json().error.code).toBe('INSTANCE_NOT_FOUND');
   });
 
-  it('GET /instances lists only this host\'s managed containers', async () => {
+  it("GET /instances lists only this host's managed containers", async () => {
     const other = await newAgent('inv', randomPortRange(5));
     await put(other, 'i-other-inv', body());
-    const list = (await agent.app.inject({ method: 'GET', url: '/api/v1/instances' })).json().instances as { instanceId: string; endpoint: string; hostPort: number }[];
+    const list = (await agent.app.inject({ method: 'GET', url: '/api/v1/instances' })).json().instances as {
+      instanceId: string;
+      endpoint: string;
+      hostPort: number;
+    }[];
     const ids = list.map((i) => i.instanceId);
     expect(ids).toContain('i-create');
     expect(ids).not.toContain('i-other-inv');
@@ -291,7 +333,11 @@ describe('power actions, inspect and logs', () => {
 
   it('logs return the last N lines, at most 1000 lines and 1 MiB', async () => {
     // 1200 lines of ~2 KiB: the last 1000 lines would be ~2 MiB.
-    const command = ['sh', '-c', 'x=$(head -c 2000 /dev/zero | tr "\\000" x); i=0; while [ $i -lt 1200 ]; do echo "$i $x"; i=$((i+1)); done; echo done-writing; exec sleep 3600'];
+    const command = [
+      'sh',
+      '-c',
+      'x=$(head -c 2000 /dev/zero | tr "\\000" x); i=0; while [ $i -lt 1200 ]; do echo "$i $x"; i=$((i+1)); done; echo done-writing; exec sleep 3600',
+    ];
     await put(agent, 'i-logs', body({ command }));
     const deadline = Date.now() + 20_000;
     let tail = '';
@@ -340,7 +386,7 @@ describe('power actions, inspect and logs', () => {
 });
 
 describe('POST /api/v1/cleanup', () => {
-  it('removes this host\'s orphans and never touches another host\'s or an unlabelled container', async () => {
+  it("removes this host's orphans and never touches another host's or an unlabelled container", async () => {
     await put(agent, 'i-orphan', body());
     const otherHost = await foreignContainer('endercloud-v1-i-foreign', {
       'orchestrator.managed': 'true',
@@ -348,14 +394,20 @@ describe('POST /api/v1/cleanup', () => {
       'orchestrator.instance': 'i-foreign',
     });
     const unlabelled = await foreignContainer(`endercloud-v1-i-plain-${RUN}`, {});
-    const res = await agent.app.inject({ method: 'POST', url: '/api/v1/cleanup', payload: { instanceIds: ['i-orphan', 'i-foreign', `i-plain-${RUN}`, '../etc'] } });
+    const res = await agent.app.inject({
+      method: 'POST',
+      url: '/api/v1/cleanup',
+      payload: { instanceIds: ['i-orphan', 'i-foreign', `i-plain-${RUN}`, '../etc'] },
+    });
     expect(res.statusCode).toBe(200);
     const report = res.json();
     expect(report.removed).toEqual(['i-orphan']);
-    expect(report.skipped).toEqual(expect.arrayContaining([
-      { instanceId: 'i-foreign', reason: `managed by host ${RUN}-elsewhere` },
-      { instanceId: '../etc', reason: 'invalid instance id' },
-    ]));
+    expect(report.skipped).toEqual(
+      expect.arrayContaining([
+        { instanceId: 'i-foreign', reason: `managed by host ${RUN}-elsewhere` },
+        { instanceId: '../etc', reason: 'invalid instance id' },
+      ]),
+    );
     expect(report.notFound).toEqual([`i-plain-${RUN}`]);
     expect((await docker().getContainer(otherHost).inspect()).Id).toBe(otherHost);
     expect((await docker().getContainer(unlabelled).inspect()).Id).toBe(unlabelled);

@@ -43,7 +43,12 @@ afterAll(async () => {
 });
 
 const put = (instance: string, backupId: string, body: Buffer, query: Record<string, string>) =>
-  app.inject({ method: 'PUT', url: `/api/v1/instances/${instance}/backups/${backupId}/archive?${new URLSearchParams(query).toString()}`, headers: { 'content-type': 'application/gzip' }, payload: body });
+  app.inject({
+    method: 'PUT',
+    url: `/api/v1/instances/${instance}/backups/${backupId}/archive?${new URLSearchParams(query).toString()}`,
+    headers: { 'content-type': 'application/gzip' },
+    payload: body,
+  });
 
 describe('agent backup archives', () => {
   let archive: Buffer;

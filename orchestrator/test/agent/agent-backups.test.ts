@@ -5,7 +5,14 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
+import {
+  createTestAgent,
+  randomPortRange,
+  removeNetwork,
+  startFakeOrchestrator,
+  type FakeOrchestrator,
+  type TestAgent,
+} from '../support/agent-harness.js';
 import { removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { ensureImage } from '../support/images.js';
 import { mcServerImage, mcServerImageTag } from '../support/mc-server.js';
@@ -37,7 +44,15 @@ beforeAll(async () => {
   const created = await agent.app.inject({
     method: 'PUT',
     url: `/api/v1/instances/${ID}`,
-    payload: { groupId: 'g', variantId: 'v', image: mcServerImageTag(), layers: [layer], resources: { memoryMb: 256 }, user: '1000:1000', env: { RCON_PASSWORD: 'pw' } },
+    payload: {
+      groupId: 'g',
+      variantId: 'v',
+      image: mcServerImageTag(),
+      layers: [layer],
+      resources: { memoryMb: 256 },
+      user: '1000:1000',
+      env: { RCON_PASSWORD: 'pw' },
+    },
   });
   expect(created.statusCode, created.body).toBe(200);
   dataDir = join(agent.runtimeDirectory, 'instances', ID);

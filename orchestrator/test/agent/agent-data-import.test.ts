@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
+import {
+  createTestAgent,
+  randomPortRange,
+  removeNetwork,
+  startFakeOrchestrator,
+  type FakeOrchestrator,
+  type TestAgent,
+} from '../support/agent-harness.js';
 import { removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { busyboxImage, ensureImage, imageTag } from '../support/images.js';
 
@@ -37,7 +44,11 @@ async function archive(entries: Entry[]): Promise<Buffer> {
   return gzipSync(Buffer.concat(chunks));
 }
 
-const world = () => archive([{ name: 'world/level.dat', content: 'LEVEL' }, { name: 'world/region/r.0.0.mca', content: 'REGION' }]);
+const world = () =>
+  archive([
+    { name: 'world/level.dat', content: 'LEVEL' },
+    { name: 'world/region/r.0.0.mca', content: 'REGION' },
+  ]);
 
 const putData = (id: string, body: Buffer, path?: string) =>
   agent.app.inject({
@@ -48,8 +59,14 @@ const putData = (id: string, body: Buffer, path?: string) =>
   });
 
 const createBody = (start: boolean, layer: { id: string; checksum: string }) => ({
-  groupId: 'g', variantId: 'v', image: imageTag(busyboxImage), layers: [layer], resources: { memoryMb: 64 },
-  user: '1000:1000', command: ['sh', '-c', 'sleep 600'], start,
+  groupId: 'g',
+  variantId: 'v',
+  image: imageTag(busyboxImage),
+  layers: [layer],
+  resources: { memoryMb: 64 },
+  user: '1000:1000',
+  command: ['sh', '-c', 'sleep 600'],
+  start,
 });
 
 function leftovers(): string[] {
@@ -61,7 +78,10 @@ beforeAll(async () => {
   orch = await startFakeOrchestrator();
   const layer = await orch.addLayer('base', { 'server.properties': { content: 'level-name=world\n' } });
   agent = await createTestAgent({ agentId: RUN, orchestratorUrl: orch.url, portRange: randomPortRange(10), network: NETWORK });
-  for (const [id, start] of [[ID, false], [RUNNING, true]] as const) {
+  for (const [id, start] of [
+    [ID, false],
+    [RUNNING, true],
+  ] as const) {
     const res = await agent.app.inject({ method: 'PUT', url: `/api/v1/instances/${id}`, payload: createBody(start, layer) });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().state).toBe(start ? 'running' : 'created');
@@ -77,7 +97,10 @@ afterAll(async () => {
 
 describe('agent data import', () => {
   it('create with start=false leaves the container created, and a retry does not start it', async () => {
-    const layer = { id: 'base', checksum: (await orch.addLayer('base', { 'server.properties': { content: 'level-name=world\n' } })).checksum };
+    const layer = {
+      id: 'base',
+      checksum: (await orch.addLayer('base', { 'server.properties': { content: 'level-name=world\n' } })).checksum,
+    };
     const retry = await agent.app.inject({ method: 'PUT', url: `/api/v1/instances/${ID}`, payload: createBody(false, layer) });
     expect(retry.statusCode, retry.body).toBe(200);
     const inspect = await agent.app.inject({ method: 'GET', url: `/api/v1/instances/${ID}` });

@@ -5,7 +5,14 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStream, type StreamAnswer } from '../../src/shared/http-stream.js';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
+import {
+  createTestAgent,
+  randomPortRange,
+  removeNetwork,
+  startFakeOrchestrator,
+  type FakeOrchestrator,
+  type TestAgent,
+} from '../support/agent-harness.js';
 import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { busyboxImage, ensureImage } from '../support/images.js';
 
@@ -59,7 +66,14 @@ beforeAll(async () => {
   agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: orch.url, portRange, network: NETWORK });
   agentUrl = await agent.app.listen({ host: '127.0.0.1', port: 0 });
   const created = await call(agent, 'PUT', `/instances/${ID}`, {
-    groupId: 'g', variantId: 'v', image, layers: [], resources: { memoryMb: 64 }, command: ['sh', '-c', CONSOLE], openStdin: true, stopSignal: 'SIGKILL',
+    groupId: 'g',
+    variantId: 'v',
+    image,
+    layers: [],
+    resources: { memoryMb: 64 },
+    command: ['sh', '-c', CONSOLE],
+    openStdin: true,
+    stopSignal: 'SIGKILL',
   });
   expect(created.status, JSON.stringify(created.body)).toBe(200);
 });
@@ -110,7 +124,10 @@ describe('agent: followed logs and stdin on Docker', () => {
     const restarted = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: orch.url, portRange, network: NETWORK });
     try {
       expect((await call(restarted, 'POST', `/instances/${ID}/stdin`, { line: 'after restart' })).status).toBe(200);
-      await waitFor(async () => ((await restarted.app.inject({ url: `/api/v1/instances/${ID}/logs?tail=5` })).body).includes('out: after restart'), 'the line in the log');
+      await waitFor(
+        async () => (await restarted.app.inject({ url: `/api/v1/instances/${ID}/logs?tail=5` })).body.includes('out: after restart'),
+        'the line in the log',
+      );
     } finally {
       await restarted.close();
     }

@@ -5,7 +5,14 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
+import {
+  createTestAgent,
+  randomPortRange,
+  removeNetwork,
+  startFakeOrchestrator,
+  type FakeOrchestrator,
+  type TestAgent,
+} from '../support/agent-harness.js';
 import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { busyboxImage, imageTag } from '../support/images.js';
 import { startRegistry, type LocalRegistry } from '../support/registry.js';
@@ -54,7 +61,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await removeContainersByLabel({ 'orchestrator.host': AGENT_ID });
-  for (const ref of pushed) await docker().getImage(ref).remove({ force: true }).catch(() => undefined);
+  for (const ref of pushed)
+    await docker()
+      .getImage(ref)
+      .remove({ force: true })
+      .catch(() => undefined);
   await agent?.close();
   await removeNetwork(NETWORK);
   await registry?.stop();
@@ -63,16 +74,30 @@ afterAll(async () => {
 
 describe('create options', () => {
   it('applies user, caller labels, stop signal and stop timeout; inspect and inventory show them', async () => {
-    const created = await call('PUT', '/instances/o-user', body({ user: '1000:1000', labels: { team: 'red', 'com.example/tier': 'gold' }, stopSignal: 'SIGUSR1', stopTimeoutSeconds: 7 }));
+    const created = await call(
+      'PUT',
+      '/instances/o-user',
+      body({ user: '1000:1000', labels: { team: 'red', 'com.example/tier': 'gold' }, stopSignal: 'SIGUSR1', stopTimeoutSeconds: 7 }),
+    );
     expect(created.status, JSON.stringify(created.body)).toBe(200);
-    const info = await docker().getContainer(created.body.containerId as string).inspect();
+    const info = await docker()
+      .getContainer(created.body.containerId as string)
+      .inspect();
     expect(info.Config.User).toBe('1000:1000');
     expect(info.Config.Labels).toMatchObject({ team: 'red', 'com.example/tier': 'gold', 'orchestrator.user': '1000:1000' });
     expect((info.Config as { StopSignal?: string }).StopSignal).toBe('SIGUSR1');
     expect((info.Config as { StopTimeout?: number }).StopTimeout).toBe(7);
 
     const inspected = (await call('GET', '/instances/o-user')).body;
-    expect(inspected).toMatchObject({ user: '1000:1000', image: IMAGE, labels: { team: 'red', 'com.example/tier': 'gold' }, state: 'running', exitCode: 0, oomKilled: false, restartCount: 0 });
+    expect(inspected).toMatchObject({
+      user: '1000:1000',
+      image: IMAGE,
+      labels: { team: 'red', 'com.example/tier': 'gold' },
+      state: 'running',
+      exitCode: 0,
+      oomKilled: false,
+      restartCount: 0,
+    });
     expect(Object.keys(inspected.labels as object).some((k) => k.startsWith('orchestrator.'))).toBe(false);
     expect(inspected.startedAt).not.toBeNull();
     const entry = ((await call('GET', '/instances')).body.instances as Record<string, unknown>[]).find((i) => i.instanceId === 'o-user');
@@ -109,8 +134,12 @@ describe('create options', () => {
     const ref = `${repo}:1`;
     pushed.push(ref);
     await docker().getImage(IMAGE).tag({ repo, tag: '1' });
-    const push = await docker().getImage(ref).push({ authconfig: { serveraddress: registry.address } });
-    await new Promise((resolve, reject) => docker().modem.followProgress(push, (err: Error | null, out: unknown) => (err ? reject(err) : resolve(out))));
+    const push = await docker()
+      .getImage(ref)
+      .push({ authconfig: { serveraddress: registry.address } });
+    await new Promise((resolve, reject) =>
+      docker().modem.followProgress(push, (err: Error | null, out: unknown) => (err ? reject(err) : resolve(out))),
+    );
     const pullLines = () => agent.logLines.filter((l) => l.msg === 'image pulled' && l.image === ref).length;
 
     expect((await call('PUT', '/instances/o-missing', body({ image: ref }))).status).toBe(200);
@@ -126,9 +155,18 @@ describe('scoped DELETE /instances/:id', () => {
     await call('PUT', '/instances/o-keep', body());
     seedFiles('o-keep');
     const res = await call('DELETE', '/instances/o-keep', { keepData: true });
-    expect(res.body).toEqual({ instanceId: 'o-keep', scope: 'container', containerRemoved: true, directoryRemoved: false, pathsRemoved: [] });
+    expect(res.body).toEqual({
+      instanceId: 'o-keep',
+      scope: 'container',
+      containerRemoved: true,
+      directoryRemoved: false,
+      pathsRemoved: [],
+    });
     expect(existsSync(join(dataDir('o-keep'), 'world', 'region', 'r.0.0.mca'))).toBe(true);
-    const listed = await docker().listContainers({ all: true, filters: { label: [`orchestrator.host=${AGENT_ID}`, 'orchestrator.instance=o-keep'] } });
+    const listed = await docker().listContainers({
+      all: true,
+      filters: { label: [`orchestrator.host=${AGENT_ID}`, 'orchestrator.instance=o-keep'] },
+    });
     expect(listed).toHaveLength(0);
   });
 
@@ -143,8 +181,17 @@ describe('scoped DELETE /instances/:id', () => {
     expect((await call('GET', '/instances/o-paths')).body.state).toBe('running');
     expect(existsSync(join(dataDir('o-paths'), 'logs', 'latest.log'))).toBe(true);
 
-    const res = await agent.app.inject({ method: 'DELETE', url: '/api/v1/instances/o-paths?paths=logs&paths=cache/&paths=./server.properties' });
-    expect(res.json()).toEqual({ instanceId: 'o-paths', scope: 'paths', containerRemoved: true, directoryRemoved: false, pathsRemoved: ['logs', 'server.properties'] });
+    const res = await agent.app.inject({
+      method: 'DELETE',
+      url: '/api/v1/instances/o-paths?paths=logs&paths=cache/&paths=./server.properties',
+    });
+    expect(res.json()).toEqual({
+      instanceId: 'o-paths',
+      scope: 'paths',
+      containerRemoved: true,
+      directoryRemoved: false,
+      pathsRemoved: ['logs', 'server.properties'],
+    });
     expect(existsSync(join(dataDir('o-paths'), 'logs'))).toBe(false);
     expect(existsSync(join(dataDir('o-paths'), 'server.properties'))).toBe(false);
     expect(existsSync(join(dataDir('o-paths'), 'world', 'region', 'r.0.0.mca'))).toBe(true);
@@ -175,7 +222,10 @@ describe('runtime directory owner and per-run logs', () => {
   }
 
   it('a created runtime directory and every layer entry belong to the create user, who can write /data; no user keeps root', async () => {
-    const layer = await orch.addLayer('owned', { 'conf/server.properties': { content: 'motd=x\n' }, 'bin/run.sh': { content: 'echo\n', mode: 0o755 } });
+    const layer = await orch.addLayer('owned', {
+      'conf/server.properties': { content: 'motd=x\n' },
+      'bin/run.sh': { content: 'echo\n', mode: 0o755 },
+    });
     expect((await call('PUT', '/instances/o-owned', body({ user: '1234:2345', layers: [layer], command: WRITE }))).status).toBe(200);
     for (const rel of ['', 'conf', 'conf/server.properties', 'bin', 'bin/run.sh']) {
       const s = statSync(join(dataDir('o-owned'), rel));
@@ -197,7 +247,11 @@ describe('runtime directory owner and per-run logs', () => {
 
   it('logs?since=start answers only the current (or last) run; without it earlier runs are included', async () => {
     // Run 1 prints and exits; later runs print and wait for SIGINT.
-    const COUNT = ['sh', '-c', 'n=$(cat /data/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /data/n; echo "run $n"; [ $n = 1 ] && exit 0; trap "exit 3" INT; while true; do sleep 0.1; done'];
+    const COUNT = [
+      'sh',
+      '-c',
+      'n=$(cat /data/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /data/n; echo "run $n"; [ $n = 1 ] && exit 0; trap "exit 3" INT; while true; do sleep 0.1; done',
+    ];
     expect((await call('PUT', '/instances/o-runs', body({ command: COUNT }))).status).toBe(200);
     const text = async (q: string) => (await agent.app.inject({ method: 'GET', url: `/api/v1/instances/o-runs/logs${q}` })).body;
     const waitLog = async (want: string) => {

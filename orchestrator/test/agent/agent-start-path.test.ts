@@ -7,7 +7,14 @@ import { once } from 'node:events';
 import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
+import {
+  createTestAgent,
+  randomPortRange,
+  removeNetwork,
+  startFakeOrchestrator,
+  type FakeOrchestrator,
+  type TestAgent,
+} from '../support/agent-harness.js';
 import { removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { busyboxImage, imageTag } from '../support/images.js';
 import type { LayerRef } from '../../src/agent/contracts.js';
@@ -103,9 +110,13 @@ describe('one lock per instance', () => {
     const writer = createWriteStream(join(dir, 'held.tar.gz'));
     try {
       // The writer's open returns once the restore has opened the archive, i.e. inside the instance's lock.
-      await Promise.race([once(writer, 'open'), restore.then((r) => Promise.reject(new Error(`restore answered before reading: ${r.body}`)))]);
+      await Promise.race([
+        once(writer, 'open'),
+        restore.then((r) => Promise.reject(new Error(`restore answered before reading: ${r.body}`))),
+      ]);
       const start = inject('POST', id, '/start').then((r) => (order.push('start'), r));
-      const queued = (): boolean => agent.logLines.some((l) => l.msg === 'action queued behind another action on this instance' && l.instanceId === id);
+      const queued = (): boolean =>
+        agent.logLines.some((l) => l.msg === 'action queued behind another action on this instance' && l.instanceId === id);
       await waitUntil(() => queued() || order.includes('start'), 'the start to queue (or to answer)');
       expect(order).toEqual([]); // the start waits; it did not run beside the restore
       writer.end(archive);

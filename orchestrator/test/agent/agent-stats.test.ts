@@ -30,14 +30,29 @@ describe('GET /instances/stats', () => {
       { instanceId: 'i-stopped', groupId: 'lobby', variantId: 'v', state: 'exited', hostPort: 31002 },
     );
     // Another agent's container on the same engine is not ours to report.
-    agent.runtime.seed({ name: 'endercloud-v-other', labels: { 'orchestrator.managed': 'true', 'orchestrator.host': 'host-b', 'orchestrator.instance': 'i-other' } });
+    agent.runtime.seed({
+      name: 'endercloud-v-other',
+      labels: { 'orchestrator.managed': 'true', 'orchestrator.host': 'host-b', 'orchestrator.instance': 'i-other' },
+    });
 
     // The first call mirrors the inventory into the runtime; then the test sets the usage it expects back.
     const res0 = await fetch(`${agent.url}/api/v1/instances/stats`, { headers: { authorization: `Bearer ${AGENT_TOKEN}` } });
     expect(res0.status).toBe(200);
     const byInstance = (id: string) => [...agent.runtime.containers.values()].find((c) => c.labels['orchestrator.instance'] === id)!;
-    byInstance('i-run').usage = { cpuSecondsTotal: 12.5, memoryBytes: 300 * MIB, memoryLimitBytes: 512 * MIB, networkRxBytes: 1000, networkTxBytes: 2000 };
-    byInstance('i-paused').usage = { cpuSecondsTotal: 3, memoryBytes: 200 * MIB, memoryLimitBytes: 512 * MIB, networkRxBytes: 10, networkTxBytes: 20 };
+    byInstance('i-run').usage = {
+      cpuSecondsTotal: 12.5,
+      memoryBytes: 300 * MIB,
+      memoryLimitBytes: 512 * MIB,
+      networkRxBytes: 1000,
+      networkTxBytes: 2000,
+    };
+    byInstance('i-paused').usage = {
+      cpuSecondsTotal: 3,
+      memoryBytes: 200 * MIB,
+      memoryLimitBytes: 512 * MIB,
+      networkRxBytes: 10,
+      networkTxBytes: 20,
+    };
 
     const res = await fetch(`${agent.url}/api/v1/instances/stats`, { headers: { authorization: `Bearer ${AGENT_TOKEN}` } });
     const body = await res.json();
@@ -45,8 +60,28 @@ describe('GET /instances/stats', () => {
     expect(Number.isNaN(Date.parse(body.collectedAt))).toBe(false);
     const sorted = [...body.instances].sort((a, b) => a.instanceId.localeCompare(b.instanceId));
     expect(sorted).toEqual([
-      { instanceId: 'i-paused', containerId: 'c-i-paused', groupId: 'lobby', state: 'paused', cpuSecondsTotal: 3, memoryBytes: 200 * MIB, memoryLimitBytes: 512 * MIB, networkRxBytes: 10, networkTxBytes: 20 },
-      { instanceId: 'i-run', containerId: 'c-i-run', groupId: 'lobby', state: 'running', cpuSecondsTotal: 12.5, memoryBytes: 300 * MIB, memoryLimitBytes: 512 * MIB, networkRxBytes: 1000, networkTxBytes: 2000 },
+      {
+        instanceId: 'i-paused',
+        containerId: 'c-i-paused',
+        groupId: 'lobby',
+        state: 'paused',
+        cpuSecondsTotal: 3,
+        memoryBytes: 200 * MIB,
+        memoryLimitBytes: 512 * MIB,
+        networkRxBytes: 10,
+        networkTxBytes: 20,
+      },
+      {
+        instanceId: 'i-run',
+        containerId: 'c-i-run',
+        groupId: 'lobby',
+        state: 'running',
+        cpuSecondsTotal: 12.5,
+        memoryBytes: 300 * MIB,
+        memoryLimitBytes: 512 * MIB,
+        networkRxBytes: 1000,
+        networkTxBytes: 2000,
+      },
     ]);
 
     // The driver's metrics capability reads the same route (bearer token included).
@@ -63,15 +98,38 @@ describe('GET /instances/stats', () => {
     expect(empty.instances).toEqual([]);
     agent.runtime.engineUp = false;
     const driver = new AgentHostDriver({ token: undefined, timeoutMs: 5000 });
-    await expect(driver.metrics.stats({ id: 'fake-agent', controlUrl: agent.url })).rejects.toMatchObject({ code: 'DOCKER_ERROR', retryable: true });
+    await expect(driver.metrics.stats({ id: 'fake-agent', controlUrl: agent.url })).rejects.toMatchObject({
+      code: 'DOCKER_ERROR',
+      retryable: true,
+    });
   });
 
   it('reports the limit given at create, and skips a container removed between list and stats', async () => {
     const runtime = new MemoryRuntime();
     await runtime.ensureImage('mc:1');
-    const labels = (id: string) => ({ 'orchestrator.managed': 'true', 'orchestrator.host': 'h', 'orchestrator.instance': id, 'orchestrator.group': 'g' });
-    const a = await runtime.create({ name: 'a', image: 'mc:1', env: [], labels: labels('i-a'), memoryBytes: 256 * MIB, dataHostPath: '/x', port: { containerPort: 25565, hostPort: 31000, hostIp: '127.0.0.1' } });
-    const b = await runtime.create({ name: 'b', image: 'mc:1', env: [], labels: labels('i-b'), dataHostPath: '/x', port: { containerPort: 25565, hostPort: 31001, hostIp: '127.0.0.1' } });
+    const labels = (id: string) => ({
+      'orchestrator.managed': 'true',
+      'orchestrator.host': 'h',
+      'orchestrator.instance': id,
+      'orchestrator.group': 'g',
+    });
+    const a = await runtime.create({
+      name: 'a',
+      image: 'mc:1',
+      env: [],
+      labels: labels('i-a'),
+      memoryBytes: 256 * MIB,
+      dataHostPath: '/x',
+      port: { containerPort: 25565, hostPort: 31000, hostIp: '127.0.0.1' },
+    });
+    const b = await runtime.create({
+      name: 'b',
+      image: 'mc:1',
+      env: [],
+      labels: labels('i-b'),
+      dataHostPath: '/x',
+      port: { containerPort: 25565, hostPort: 31001, hostIp: '127.0.0.1' },
+    });
     await runtime.start(a.id);
     await runtime.start(b.id);
     const racing = {
@@ -111,7 +169,11 @@ describe('statsFromEngine', () => {
   it.each([
     {
       name: 'cgroup v2: memory without inactive_file, networks summed',
-      raw: { ...base, memory_stats: { usage: 100 * MIB, limit: 512 * MIB, stats: { inactive_file: 30 * MIB } }, networks: { eth0: { rx_bytes: 10, tx_bytes: 20 }, eth1: { rx_bytes: 1, tx_bytes: 2 } } },
+      raw: {
+        ...base,
+        memory_stats: { usage: 100 * MIB, limit: 512 * MIB, stats: { inactive_file: 30 * MIB } },
+        networks: { eth0: { rx_bytes: 10, tx_bytes: 20 }, eth1: { rx_bytes: 1, tx_bytes: 2 } },
+      },
       want: { cpuSecondsTotal: 2.5, memoryBytes: 70 * MIB, memoryLimitBytes: 512 * MIB, networkRxBytes: 11, networkTxBytes: 22 },
     },
     {

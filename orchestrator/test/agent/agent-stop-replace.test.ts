@@ -6,7 +6,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
+import {
+  createTestAgent,
+  randomPortRange,
+  removeNetwork,
+  startFakeOrchestrator,
+  type FakeOrchestrator,
+  type TestAgent,
+} from '../support/agent-harness.js';
 import { docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { ensureImage } from '../support/images.js';
 import { MC_RCON_PORT, mcServerImage, waitForStatus } from '../support/mc-server.js';
@@ -46,7 +53,8 @@ async function callOn(on: TestAgent, method: 'GET' | 'PUT' | 'POST' | 'DELETE', 
   return { status: res.statusCode, body: res.json() as Answer };
 }
 
-const call = (method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, payload?: Record<string, unknown>) => callOn(agent, method, url, payload);
+const call = (method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, payload?: Record<string, unknown>) =>
+  callOn(agent, method, url, payload);
 
 /** A listener outside the agent on 127.0.0.1:port (what takes a sleeping world's port). */
 async function squat(port: number): Promise<Server> {
@@ -78,7 +86,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await removeContainersByLabel({ 'orchestrator.host': AGENT_ID });
-  for (const tag of ['a', 'b']) await docker().getImage(`${TAG_REPO}:${tag}`).remove().catch(() => undefined);
+  for (const tag of ['a', 'b'])
+    await docker()
+      .getImage(`${TAG_REPO}:${tag}`)
+      .remove()
+      .catch(() => undefined);
   await agent?.close();
   await removeNetwork(NETWORK);
   await orch?.close();
@@ -132,16 +144,32 @@ describe('POST /instances/:id/replace', () => {
     const first = await createReady('s-repl', { image: `${TAG_REPO}:a`, labels: { team: 'red' } });
     const seed = readJson(join(dataDir('s-repl'), 'level.json')).seed;
     const replaceBody = createBody(
-      { image: `${TAG_REPO}:b`, labels: { team: 'blue' }, start: true, layers: undefined, stop: { timeoutSeconds: 10, rcon: { port: MC_RCON_PORT, password: 'wrong' } } },
+      {
+        image: `${TAG_REPO}:b`,
+        labels: { team: 'blue' },
+        start: true,
+        layers: undefined,
+        stop: { timeoutSeconds: 10, rcon: { port: MC_RCON_PORT, password: 'wrong' } },
+      },
       { MOTD: 'replaced' },
     );
     delete replaceBody.layers;
     const replaced = await call('POST', '/instances/s-repl/replace', replaceBody);
     expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
     // RCON refused the wrong password, so the old server got the signal and still saved.
-    expect(replaced.body).toMatchObject({ replaced: true, previousContainerId: first.containerId, hostPort: first.hostPort, state: 'running', stop: { method: 'signal', killed: false, exitCode: 0 } });
+    expect(replaced.body).toMatchObject({
+      replaced: true,
+      previousContainerId: first.containerId,
+      hostPort: first.hostPort,
+      state: 'running',
+      stop: { method: 'signal', killed: false, exitCode: 0 },
+    });
     expect(replaced.body.containerId).not.toBe(first.containerId);
-    await expect(docker().getContainer(first.containerId as string).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    await expect(
+      docker()
+        .getContainer(first.containerId as string)
+        .inspect(),
+    ).rejects.toMatchObject({ statusCode: 404 });
 
     const status = await waitForStatus('127.0.0.1', first.hostPort as number, (s) => s.motd === 'replaced', 20_000);
     expect(status.max).toBe(20);
@@ -158,7 +186,10 @@ describe('POST /instances/:id/replace', () => {
     expect(userChange.body.error.code).toBe('IMMUTABLE');
     const reserved = await call('POST', '/instances/s-repl/replace', { ...replaceBody, labels: { 'orchestrator.host': 'evil' } });
     expect(reserved.status).toBe(400);
-    const all = await docker().listContainers({ all: true, filters: { label: [`orchestrator.host=${AGENT_ID}`, 'orchestrator.instance=s-repl'] } });
+    const all = await docker().listContainers({
+      all: true,
+      filters: { label: [`orchestrator.host=${AGENT_ID}`, 'orchestrator.instance=s-repl'] },
+    });
     expect(all.map((c) => c.Id)).toEqual([replaced.body.containerId]);
   });
 
@@ -169,8 +200,15 @@ describe('POST /instances/:id/replace', () => {
     delete body.layers;
     const replaced = await call('POST', '/instances/s-cold/replace', body);
     expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
-    expect(replaced.body).toMatchObject({ replaced: true, state: 'created', hostPort: first.hostPort, stop: { method: 'none', killed: false } });
-    const info = await docker().getContainer(replaced.body.containerId as string).inspect();
+    expect(replaced.body).toMatchObject({
+      replaced: true,
+      state: 'created',
+      hostPort: first.hostPort,
+      stop: { method: 'none', killed: false },
+    });
+    const info = await docker()
+      .getContainer(replaced.body.containerId as string)
+      .inspect();
     expect(info.State.Running).toBe(false);
     expect(info.Config.Env).toContain('MOTD=cold');
     expect(existsSync(join(dataDir('s-cold'), 'level.json'))).toBe(true);
@@ -202,7 +240,10 @@ describe('POST /instances/:id/replace', () => {
       expect(port).toBeLessThanOrEqual(PORTS.last);
       await waitForStatus('127.0.0.1', port, (s) => s.max > 0, 20_000);
       expect(readJson(join(dataDir('s-moved'), 'level.json')).seed).toBe(seed);
-      const all = await docker().listContainers({ all: true, filters: { label: [`orchestrator.host=${AGENT_ID}`, 'orchestrator.instance=s-moved'] } });
+      const all = await docker().listContainers({
+        all: true,
+        filters: { label: [`orchestrator.host=${AGENT_ID}`, 'orchestrator.instance=s-moved'] },
+      });
       expect(all.map((c) => c.Id)).toEqual([moved.body.containerId]);
     } finally {
       await new Promise((r) => squatter.close(r));
@@ -213,12 +254,21 @@ describe('POST /instances/:id/replace', () => {
     /** An agent of its own on a 2-port range; both ports get taken by listeners outside it. */
     async function fullRange(suffix: string, probe?: () => Promise<boolean>) {
       const ports = randomPortRange(2);
-      const small = await createTestAgent({ agentId: `${RUN}-${suffix}`, orchestratorUrl: orch.url, portRange: ports, network: NETWORK, ...(probe ? { probe } : {}) });
+      const small = await createTestAgent({
+        agentId: `${RUN}-${suffix}`,
+        orchestratorUrl: orch.url,
+        portRange: ports,
+        network: NETWORK,
+        ...(probe ? { probe } : {}),
+      });
       return { ports, small, id: `${RUN}-${suffix}` };
     }
 
     async function containersOf(agentId: string, instanceId: string) {
-      return docker().listContainers({ all: true, filters: { label: [`orchestrator.host=${agentId}`, `orchestrator.instance=${instanceId}`] } });
+      return docker().listContainers({
+        all: true,
+        filters: { label: [`orchestrator.host=${agentId}`, `orchestrator.instance=${instanceId}`] },
+      });
     }
 
     it('a newHostPort replace keeps the old container and its data (503 PORT_RANGE_EXHAUSTED naming the port, the range and the host); once a port is free, the move succeeds', async () => {
@@ -240,14 +290,21 @@ describe('POST /instances/:id/replace', () => {
         const refused = await callOn(small, 'POST', '/instances/s-full/replace', body);
         expect(refused.status, JSON.stringify(refused.body)).toBe(503);
         expect(refused.body.error.code).toBe('PORT_RANGE_EXHAUSTED');
-        expect(refused.body.error.message).toContain(`host port ${oldPort} is taken and no other port of ${ports.first}-${ports.last} is free on host ${id}`);
+        expect(refused.body.error.message).toContain(
+          `host port ${oldPort} is taken and no other port of ${ports.first}-${ports.last} is free on host ${id}`,
+        );
         expect((await containersOf(id, 's-full')).map((c) => c.Id)).toEqual([created.body.containerId]);
         expect(readJson(join(small.runtimeDirectory, 'instances', 's-full', 'level.json')).seed).toBe(seed);
 
         await unsquat(squatters.pop() as Server); // the other port is free again
         const moved = await callOn(small, 'POST', '/instances/s-full/replace', body);
         expect(moved.status, JSON.stringify(moved.body)).toBe(200);
-        expect(moved.body).toMatchObject({ replaced: true, previousContainerId: created.body.containerId, hostPort: otherPort, state: 'running' });
+        expect(moved.body).toMatchObject({
+          replaced: true,
+          previousContainerId: created.body.containerId,
+          hostPort: otherPort,
+          state: 'running',
+        });
         await waitForStatus('127.0.0.1', otherPort, (st) => st.max > 0, 20_000);
         expect(readJson(join(small.runtimeDirectory, 'instances', 's-full', 'level.json')).seed).toBe(seed);
       } finally {
@@ -269,7 +326,10 @@ describe('POST /instances/:id/replace', () => {
         delete body.layers;
         const refused = await callOn(small, 'POST', '/instances/s-blind/replace', body);
         expect(refused.status, JSON.stringify(refused.body)).toBe(503);
-        expect(refused.body.error).toMatchObject({ code: 'PORT_RANGE_EXHAUSTED', message: expect.stringContaining(`re-created stopped on port ${oldPort}`) });
+        expect(refused.body.error).toMatchObject({
+          code: 'PORT_RANGE_EXHAUSTED',
+          message: expect.stringContaining(`re-created stopped on port ${oldPort}`),
+        });
         const left = await containersOf(id, 's-blind');
         expect(left).toHaveLength(1);
         expect(left[0]?.State).toBe('created');

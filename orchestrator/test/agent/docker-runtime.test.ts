@@ -10,7 +10,14 @@ import { Heartbeater, readResources } from '../../src/agent/heartbeat.js';
 import { realTimers } from '../../src/shared/timers.js';
 import type { LayerRef } from '../../src/agent/contracts.js';
 import { AppError } from '../../src/shared/errors.js';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from '../support/agent-harness.js';
+import {
+  createTestAgent,
+  randomPortRange,
+  removeNetwork,
+  startFakeOrchestrator,
+  type FakeOrchestrator,
+  type TestAgent,
+} from '../support/agent-harness.js';
 import { DOCKER_SOCKET, docker, removeContainersByLabel, uniqueId } from '../support/docker.js';
 import { busyboxImage, imageTag } from '../support/images.js';
 import { runtimeContract } from './runtime-contract.js';
@@ -39,7 +46,11 @@ afterAll(async () => {
   for (const { id } of agents) await removeContainersByLabel({ 'orchestrator.host': id });
   await removeContainersByLabel(TEST_LABEL);
   for (const { agent } of agents) await agent.close();
-  for (const image of imagesToRemove) await docker().getImage(image).remove({ force: true }).catch(() => undefined);
+  for (const image of imagesToRemove)
+    await docker()
+      .getImage(image)
+      .remove({ force: true })
+      .catch(() => undefined);
   await removeNetwork(NETWORK);
   await removeNetwork(`${NETWORK}-race`);
   await registry?.stop();
@@ -68,15 +79,27 @@ describe('DockerRuntime', () => {
 
   it('tags a missing image on create as a fatal error and a missing container as absent', async () => {
     const err = await runtime
-      .create({ name: `${RUN}-noimg`, image: 'endercloud-test/does-not-exist:1', env: [], labels: TEST_LABEL, dataHostPath: '/tmp', port: { containerPort: 1, hostPort: 1, hostIp: '127.0.0.1' } })
+      .create({
+        name: `${RUN}-noimg`,
+        image: 'endercloud-test/does-not-exist:1',
+        env: [],
+        labels: TEST_LABEL,
+        dataHostPath: '/tmp',
+        port: { containerPort: 1, hostPort: 1, hostIp: '127.0.0.1' },
+      })
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'NOT_FOUND', retryable: false });
     expect(await runtime.inspect(`${RUN}-nothing-here`)).toBeUndefined();
     await expect(runtime.remove(`${RUN}-nothing-here`)).resolves.toBeUndefined();
   });
 
-  it('counts a created container\'s labelled host port as reserved even before it runs', async () => {
-    await docker().createContainer({ name: `${RUN}-promised`, Image: IMAGE, Cmd: ['true'], Labels: { ...TEST_LABEL, 'orchestrator.host-port': '45999' } });
+  it("counts a created container's labelled host port as reserved even before it runs", async () => {
+    await docker().createContainer({
+      name: `${RUN}-promised`,
+      Image: IMAGE,
+      Cmd: ['true'],
+      Labels: { ...TEST_LABEL, 'orchestrator.host-port': '45999' },
+    });
     expect((await runtime.reservedHostPorts()).has(45999)).toBe(true);
   });
 
@@ -109,8 +132,12 @@ describe('DockerRuntime', () => {
     imagesToRemove.push(ref);
     const [repo, tag] = [ref.slice(0, ref.lastIndexOf(':')), ref.slice(ref.lastIndexOf(':') + 1)];
     await docker().getImage(IMAGE).tag({ repo, tag });
-    const push = await docker().getImage(ref).push({ authconfig: { serveraddress: registry.address } });
-    await new Promise((resolve, reject) => docker().modem.followProgress(push, (err: Error | null, out: unknown) => (err ? reject(err) : resolve(out))));
+    const push = await docker()
+      .getImage(ref)
+      .push({ authconfig: { serveraddress: registry.address } });
+    await new Promise((resolve, reject) =>
+      docker().modem.followProgress(push, (err: Error | null, out: unknown) => (err ? reject(err) : resolve(out))),
+    );
     await docker().getImage(ref).remove();
     const events: string[] = [];
     expect(await runtime.ensureImage(ref, (e) => events.push(e.status))).toEqual({ pulled: true });
@@ -126,7 +153,11 @@ describe('DockerRuntime', () => {
     const id = `${RUN}-puller`;
     const agent = await createTestAgent({ agentId: id, orchestratorUrl: orch.url, portRange: randomPortRange(10), network: NETWORK });
     agents.push({ id, agent });
-    const res = await agent.app.inject({ method: 'PUT', url: '/api/v1/instances/i-pulled', payload: { groupId: 'g', variantId: 'v', image: ref, layers: [layer], resources: { memoryMb: 32 }, command: ['sleep', '3600'] } });
+    const res = await agent.app.inject({
+      method: 'PUT',
+      url: '/api/v1/instances/i-pulled',
+      payload: { groupId: 'g', variantId: 'v', image: ref, layers: [layer], resources: { memoryMb: 32 }, command: ['sleep', '3600'] },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().state).toBe('running');
     const msgs = agent.logLines.map((l) => l.msg);
@@ -155,7 +186,14 @@ describe('two agents on one Docker daemon', () => {
         agentId: id,
         token,
         intervalMs: 60_000,
-        body: async () => ({ controlUrl: url, gameAddress: '127.0.0.1', version: 'test', resources: await readResources(agent.runtimeDirectory), portRange: range, heartbeatIntervalMs: 60_000 }),
+        body: async () => ({
+          controlUrl: url,
+          gameAddress: '127.0.0.1',
+          version: 'test',
+          resources: await readResources(agent.runtimeDirectory),
+          portRange: range,
+          heartbeatIntervalMs: 60_000,
+        }),
         fetch,
         timers: realTimers,
         now: () => Date.now(),
@@ -175,12 +213,20 @@ describe('two agents on one Docker daemon', () => {
       return { status: res.status, json: (await res.json()) as Record<string, unknown> };
     };
     const create = (i: number, instanceId: string) =>
-      call(i, 'PUT', `/instances/${instanceId}`, { groupId: 'g', variantId: 'v', image: IMAGE, layers: [layer], resources: { memoryMb: 32 }, command: ['sleep', '3600'] });
+      call(i, 'PUT', `/instances/${instanceId}`, {
+        groupId: 'g',
+        variantId: 'v',
+        image: IMAGE,
+        layers: [layer],
+        resources: { memoryMb: 32 },
+        command: ['sleep', '3600'],
+      });
 
     const a = [await create(0, 'smoke-a1'), await create(0, 'smoke-a2')];
     const b = [await create(1, 'smoke-b1'), await create(1, 'smoke-b2')];
     for (const r of [...a, ...b]) expect(r.status).toBe(200);
-    const inRange = (port: unknown, range: { first: number; last: number }) => typeof port === 'number' && port >= range.first && port <= range.last;
+    const inRange = (port: unknown, range: { first: number; last: number }) =>
+      typeof port === 'number' && port >= range.first && port <= range.last;
     for (const r of a) expect(inRange(r.json.hostPort, ranges[0]!)).toBe(true);
     for (const r of b) expect(inRange(r.json.hostPort, ranges[1]!)).toBe(true);
 
@@ -189,7 +235,8 @@ describe('two agents on one Docker daemon', () => {
     expect(clash.status).toBe(409);
     expect((clash.json.error as { code: string }).code).toBe('INSTANCE_CONFLICT');
 
-    const inventory = async (i: number) => ((await call(i, 'GET', '/instances')).json.instances as { instanceId: string }[]).map((x) => x.instanceId).sort();
+    const inventory = async (i: number) =>
+      ((await call(i, 'GET', '/instances')).json.instances as { instanceId: string }[]).map((x) => x.instanceId).sort();
     expect(await inventory(0)).toEqual(['smoke-a1', 'smoke-a2']);
     expect(await inventory(1)).toEqual(['smoke-b1', 'smoke-b2']);
 
@@ -200,11 +247,19 @@ describe('two agents on one Docker daemon', () => {
     expect(del.json.containerRemoved).toBe(false);
     expect((await call(0, 'GET', '/instances/smoke-b1')).status).toBe(404);
     expect(await inventory(1)).toEqual(['smoke-b1', 'smoke-b2']);
-    for (const r of b) expect((await docker().getContainer(r.json.containerId as string).inspect()).State.Running).toBe(true);
+    for (const r of b)
+      expect(
+        (
+          await docker()
+            .getContainer(r.json.containerId as string)
+            .inspect()
+        ).State.Running,
+      ).toBe(true);
 
     // Heartbeats: one per agent right after listen, and the agent already answered.
     const deadline = Date.now() + 5000;
-    while (started.some((s) => !orch.heartbeats.some((h) => h.agentId === s.id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (started.some((s) => !orch.heartbeats.some((h) => h.agentId === s.id)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     for (const s of started) {
       const beat = orch.heartbeats.find((h) => h.agentId === s.id);
       expect(beat?.agentAnswered).toBe(true);

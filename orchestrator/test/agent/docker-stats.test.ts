@@ -24,10 +24,19 @@ afterAll(async () => {
 });
 
 async function container(suffix: string, hostPort: number, command: string[]): Promise<string> {
-  const labels = { ...TEST_LABEL, ...ownershipLabels({ agentId: AGENT, instanceId: `i-${suffix}`, groupId: 'g', variantId: 'v', hostPort }) };
+  const labels = {
+    ...TEST_LABEL,
+    ...ownershipLabels({ agentId: AGENT, instanceId: `i-${suffix}`, groupId: 'g', variantId: 'v', hostPort }),
+  };
   const { id } = await runtime.create({
-    name: `${RUN}-${suffix}`, image: imageTag(busyboxImage), command, env: [], labels, memoryBytes: 64 * 1024 * 1024,
-    dataHostPath: tmpdir(), port: { containerPort: 25565, hostPort, hostIp: '127.0.0.1' },
+    name: `${RUN}-${suffix}`,
+    image: imageTag(busyboxImage),
+    command,
+    env: [],
+    labels,
+    memoryBytes: 64 * 1024 * 1024,
+    dataHostPath: tmpdir(),
+    port: { containerPort: 25565, hostPort, hostIp: '127.0.0.1' },
   });
   return id;
 }
@@ -35,7 +44,11 @@ async function container(suffix: string, hostPort: number, command: string[]): P
 describe('DockerRuntime.stats (real engine)', () => {
   it('reports non-zero CPU seconds and memory of a running container, and nothing for a stopped or missing one', async () => {
     // Busy for a moment (CPU), then asleep: the counters only grow.
-    const busy = await container('busy', ports.first, ['sh', '-c', 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo done; sleep 3600']);
+    const busy = await container('busy', ports.first, [
+      'sh',
+      '-c',
+      'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo done; sleep 3600',
+    ]);
     const stopped = await container('stopped', ports.last, ['sleep', '3600']);
     await runtime.start(busy);
     let stats = await runtime.stats(busy);

@@ -2,17 +2,12 @@
 // across a restart, from the runtime directory) and a mutating call with an
 // older one is refused with 409 STALE_LEADER; reads are never refused.
 
-import { mkdtemp, mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAgentApp } from '../../src/agent/app.js';
-import { EPOCH_FILE_NAME, EpochFence, fenceDecision, parseEpochHeader } from '../../src/agent/epoch-fence.js';
-import { InstanceService } from '../../src/agent/instance-service.js';
-import { PortAllocator } from '../../src/agent/port-allocator.js';
-import { FsRuntimeDirectories } from '../../src/agent/runtime-directories.js';
-import { MemoryRuntime } from '../support/memory-runtime.js';
-import { silentLogger } from '../server/support.js';
+import { EPOCH_FILE_NAME, fenceDecision, parseEpochHeader } from '../../src/agent/epoch-fence.js';
+import { memoryAgentApp } from '../support/memory-agent.js';
 
 let base: string;
 beforeAll(async () => {
@@ -21,24 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
-
-async function agentApp(runtimeDirectory: string) {
-  const emptyLayer = path.join(base, 'empty-layer');
-  await mkdir(emptyLayer, { recursive: true });
-  const directories = new FsRuntimeDirectories({ runtimeDirectory, runtimeHostDirectory: runtimeDirectory });
-  await directories.init();
-  const runtime = new MemoryRuntime({ output: () => 'Done (1.0s)!\n' });
-  const service = new InstanceService({
-    agentId: 'fence-agent', orchestratorUrl: 'http://127.0.0.1:9', gameAddress: '127.0.0.1', gameBindAddress: '127.0.0.1',
-    defaultStopTimeoutSeconds: 1, runtime, layers: { ensure: async () => emptyLayer }, directories,
-    ports: new PortAllocator({ range: { first: 32000, last: 32010 }, bindAddress: '127.0.0.1', runtime, probe: async () => true }),
-    logger: silentLogger, rconConnect: runtime.rconConnect,
-  });
-  const fence = await EpochFence.open(path.join(runtimeDirectory, EPOCH_FILE_NAME));
-  const app = buildAgentApp({ agentId: 'fence-agent', version: '0.1.0', token: undefined, service, engineReachable: async () => true, logger: silentLogger, fence });
-  await app.ready();
-  return { app, runtime, fence };
-}
 
 const createBody = { groupId: 'g', variantId: 'v', image: 'busybox:test', layers: [], resources: { memoryMb: 64 } };
 const epoch = (n: number) => ({ 'x-leader-epoch': String(n) });
@@ -65,9 +42,14 @@ describe('fenceDecision (pure)', () => {
 
 describe('agent epoch fencing', () => {
   it('refuses a mutating call with an older epoch (409 STALE_LEADER), never a read, and acts on the current and newer ones', async () => {
-    const { app, runtime } = await agentApp(path.join(base, 'rt1'));
+    const { app, runtime } = await memoryAgentApp(base, path.join(base, 'rt1'));
     try {
-      const created = await app.inject({ method: 'PUT', url: '/api/v1/instances/i-1', payload: { ...createBody, start: false }, headers: epoch(2) });
+      const created = await app.inject({
+        method: 'PUT',
+        url: '/api/v1/instances/i-1',
+        payload: { ...createBody, start: false },
+        headers: epoch(2),
+      });
       expect(created.statusCode).toBe(200);
       const stale = await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/start', payload: {}, headers: epoch(1) });
       expect(stale.statusCode).toBe(409);
@@ -78,10 +60,19 @@ describe('agent epoch fencing', () => {
       expect(runtime.containers.size).toBe(1);
       // Reads are not fenced: a standby or an old leader may still look.
       expect((await app.inject({ method: 'GET', url: '/api/v1/instances', headers: epoch(1) })).statusCode).toBe(200);
-      expect((await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/start', payload: {}, headers: epoch(2) })).statusCode).toBe(200);
-      expect((await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/stop', payload: {}, headers: epoch(3) })).statusCode).toBe(200);
-      expect((await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/start', payload: {}, headers: epoch(2) })).json().error.code).toBe('STALE_LEADER');
-      expect((await app.inject({ method: 'PUT', url: '/api/v1/instances/i-1', payload: createBody, headers: { 'x-leader-epoch': 'x' } })).statusCode).toBe(400);
+      expect((await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/start', payload: {}, headers: epoch(2) })).statusCode).toBe(
+        200,
+      );
+      expect((await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/stop', payload: {}, headers: epoch(3) })).statusCode).toBe(
+        200,
+      );
+      expect(
+        (await app.inject({ method: 'POST', url: '/api/v1/instances/i-1/start', payload: {}, headers: epoch(2) })).json().error.code,
+      ).toBe('STALE_LEADER');
+      expect(
+        (await app.inject({ method: 'PUT', url: '/api/v1/instances/i-1', payload: createBody, headers: { 'x-leader-epoch': 'x' } }))
+          .statusCode,
+      ).toBe(400);
     } finally {
       await app.close();
     }
@@ -89,12 +80,12 @@ describe('agent epoch fencing', () => {
 
   it('a restarted agent still refuses the old leader: the highest epoch is persisted in its runtime directory', async () => {
     const dir = path.join(base, 'rt2');
-    const first = await agentApp(dir);
+    const first = await memoryAgentApp(base, dir);
     // A read is enough to learn the new leader's epoch (its supervisor's inventory).
     expect((await first.app.inject({ method: 'GET', url: '/api/v1/instances', headers: epoch(7) })).statusCode).toBe(200);
     await first.app.close();
     expect((await readFile(path.join(dir, EPOCH_FILE_NAME), 'utf8')).trim()).toBe('7');
-    const second = await agentApp(dir);
+    const second = await memoryAgentApp(base, dir);
     try {
       expect(second.fence.highest).toBe(7);
       const refused = await second.app.inject({ method: 'PUT', url: '/api/v1/instances/i-3', payload: createBody, headers: epoch(6) });

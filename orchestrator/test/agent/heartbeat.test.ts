@@ -23,7 +23,9 @@ interface TestOrchestrator {
   close(): Promise<void>;
 }
 
-async function startOrchestrator(handle: (n: number, req: IncomingMessage, res: ServerResponse) => Promise<void> | void): Promise<TestOrchestrator> {
+async function startOrchestrator(
+  handle: (n: number, req: IncomingMessage, res: ServerResponse) => Promise<void> | void,
+): Promise<TestOrchestrator> {
   const state = { beats: [] as Beat[], concurrent: 0, maxConcurrent: 0 };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -35,7 +37,12 @@ async function startOrchestrator(handle: (n: number, req: IncomingMessage, res: 
         state.concurrent--;
       };
       res.on('close', done);
-      state.beats.push({ at: Date.now(), body: JSON.parse(Buffer.concat(chunks).toString()), authorization: req.headers.authorization, url: req.url ?? '' });
+      state.beats.push({
+        at: Date.now(),
+        body: JSON.parse(Buffer.concat(chunks).toString()),
+        authorization: req.headers.authorization,
+        url: req.url ?? '',
+      });
       void Promise.resolve(handle(state.beats.length, req, res)).catch(() => res.destroy());
     });
   });
@@ -67,7 +74,17 @@ const body = async (): Promise<HeartbeatBody> => ({
 });
 
 function heartbeater(url: string, intervalMs: number, token?: string): Heartbeater {
-  return new Heartbeater({ orchestratorUrl: url, agentId: 'hb-agent', token, intervalMs, body, fetch, timers: realTimers, now: () => Date.now(), logger: silent });
+  return new Heartbeater({
+    orchestratorUrl: url,
+    agentId: 'hb-agent',
+    token,
+    intervalMs,
+    body,
+    fetch,
+    timers: realTimers,
+    now: () => Date.now(),
+    logger: silent,
+  });
 }
 
 async function waitFor(cond: () => boolean, ms: number): Promise<void> {
@@ -96,7 +113,13 @@ describe('Heartbeater against a real HTTP orchestrator', () => {
     expect(orch.beats[0]!.url).toBe('/api/v1/agents/hb-agent/heartbeat');
     expect(orch.beats[0]!.authorization).toBe('Bearer tok-1');
     const b = orch.beats[0]!.body;
-    expect(b).toMatchObject({ controlUrl: 'http://127.0.0.1:1', gameAddress: '127.0.0.1', version: 'test', portRange: { first: 30000, last: 30009 }, heartbeatIntervalMs: 100 });
+    expect(b).toMatchObject({
+      controlUrl: 'http://127.0.0.1:1',
+      gameAddress: '127.0.0.1',
+      version: 'test',
+      portRange: { first: 30000, last: 30009 },
+      heartbeatIntervalMs: 100,
+    });
     expect(b.resources.cpuCount).toBeGreaterThan(0);
     expect(b.resources.memoryTotalBytes).toBeGreaterThan(b.resources.memoryAvailableBytes);
     expect(b.resources.diskFreeBytes).toBeGreaterThan(0);
@@ -178,7 +201,17 @@ describe('Heartbeater scheduling (injected timers)', () => {
       await new Promise<void>((r) => (release = r));
       return new Response(null, { status: 204 });
     }) as unknown as typeof fetch;
-    const hb = new Heartbeater({ orchestratorUrl: 'http://o', agentId: 'a', token: undefined, intervalMs: 10_000, body, fetch: fakeFetch, timers, now: () => now, logger: silent });
+    const hb = new Heartbeater({
+      orchestratorUrl: 'http://o',
+      agentId: 'a',
+      token: undefined,
+      intervalMs: 10_000,
+      body,
+      fetch: fakeFetch,
+      timers,
+      now: () => now,
+      logger: silent,
+    });
     hb.start();
     await waitFor(() => calls === 1, 1000);
     // Only the request timeout is pending: min(3 s, 10 s).

@@ -155,7 +155,10 @@ describe('FsLayerCache with HttpLayerSource', () => {
   it('maps 404 to LAYER_NOT_FOUND and 500 to a retryable UPSTREAM_FAILED, leaving no trace', async () => {
     const { cache, directory } = await newCache();
     await expect(cache.ensure({ id: 'missing', checksum: treeChecksum })).rejects.toMatchObject({ code: 'LAYER_NOT_FOUND' });
-    await expect(cache.ensure({ id: 'broken', checksum: treeChecksum })).rejects.toMatchObject({ code: 'UPSTREAM_FAILED', retryable: true });
+    await expect(cache.ensure({ id: 'broken', checksum: treeChecksum })).rejects.toMatchObject({
+      code: 'UPSTREAM_FAILED',
+      retryable: true,
+    });
     await expectNoTrace(directory);
   });
 
@@ -195,7 +198,16 @@ describe('FsLayerCache with HttpLayerSource', () => {
 });
 
 describe('malicious and broken archives are rejected with nothing left behind', () => {
-  const rejectedKinds = ['symlink', 'hardlink', 'character device', 'block device', 'fifo', 'absolute path', "'../' escape", 'nested escape'];
+  const rejectedKinds = [
+    'symlink',
+    'hardlink',
+    'character device',
+    'block device',
+    'fifo',
+    'absolute path',
+    "'../' escape",
+    'nested escape',
+  ];
   for (const kind of rejectedKinds) {
     it(`rejects a ${kind} entry as INVALID_ARCHIVE`, async () => {
       archives.set('evil', { body: await tarGzBuffer(MALICIOUS_ENTRIES[kind]!) });

@@ -75,7 +75,10 @@ export function runtimeContract(title: string, harness: () => RuntimeHarness): v
       await h.runtime.start(first.id);
       // A second container publishing the same host port (its label names another one).
       const second = await h.runtime.create({ ...spec(h, 'port-b', p1), labels: { ...h.labels } });
-      const err = await h.runtime.start(second.id).then(() => undefined, (e: unknown) => e);
+      const err = await h.runtime.start(second.id).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(HostPortTakenError);
       await h.runtime.stop(first.id, 1);
       expect(await h.runtime.inspect(first.id)).toMatchObject({ state: 'exited' });

@@ -49,13 +49,16 @@ describe('FsRuntimeDirectories paths', () => {
     expect(dirs.hostPath('lobby-1')).toBe('/host/runtime/instances/lobby-1');
   });
 
-  it.each(['..', '.', '../etc', 'a/b', '', '.staging-x', '-lead', 'a\\b', 'x'.repeat(200)])('refuses the instance id %j with INVALID_ID', async (id) => {
-    const { dirs } = await setup();
-    expect(() => dirs.localPath(id)).toThrow(expect.objectContaining({ code: 'INVALID_ID' }));
-    expect(() => dirs.hostPath(id)).toThrow(expect.objectContaining({ code: 'INVALID_ID' }));
-    await expect(dirs.remove(id)).rejects.toMatchObject({ code: 'INVALID_ID' });
-    await expect(dirs.materialize(id, [])).rejects.toMatchObject({ code: 'INVALID_ID' });
-  });
+  it.each(['..', '.', '../etc', 'a/b', '', '.staging-x', '-lead', 'a\\b', 'x'.repeat(200)])(
+    'refuses the instance id %j with INVALID_ID',
+    async (id) => {
+      const { dirs } = await setup();
+      expect(() => dirs.localPath(id)).toThrow(expect.objectContaining({ code: 'INVALID_ID' }));
+      expect(() => dirs.hostPath(id)).toThrow(expect.objectContaining({ code: 'INVALID_ID' }));
+      await expect(dirs.remove(id)).rejects.toMatchObject({ code: 'INVALID_ID' });
+      await expect(dirs.materialize(id, [])).rejects.toMatchObject({ code: 'INVALID_ID' });
+    },
+  );
 });
 
 describe('FsRuntimeDirectories.materialize', () => {
@@ -71,7 +74,7 @@ describe('FsRuntimeDirectories.materialize', () => {
 
   it('lets a later layer replace a file with a directory and a directory with a file', async () => {
     const { dirs } = await setup();
-    const first = await tree({ 'thing/inner.txt': 'dir', 'other': 'file' });
+    const first = await tree({ 'thing/inner.txt': 'dir', other: 'file' });
     const second = await tree({ thing: 'now a file', 'other/inner.txt': 'now a dir' });
     const path = await dirs.materialize('swap', [first, second]);
     expect(await readFile(join(path, 'thing'), 'utf8')).toBe('now a file');
@@ -89,7 +92,12 @@ describe('FsRuntimeDirectories.materialize', () => {
 
   it('removes every variant.yml at any depth', async () => {
     const { dirs } = await setup();
-    const layer = await tree({ 'variant.yml': 'name: x', 'config/variant.yml': 'nested', 'config/keep.yml': 'k', 'variant.yml.bak': 'kept' });
+    const layer = await tree({
+      'variant.yml': 'name: x',
+      'config/variant.yml': 'nested',
+      'config/keep.yml': 'k',
+      'variant.yml.bak': 'kept',
+    });
     const path = await dirs.materialize('novariant', [layer]);
     expect((await readdir(path)).sort()).toEqual(['config', 'variant.yml.bak']);
     expect(await readdir(join(path, 'config'))).toEqual(['keep.yml']);
@@ -222,8 +230,8 @@ describe('FsRuntimeDirectories.materialize with an owner, run by a non-root agen
       "import { FsRuntimeDirectories } from './src/agent/runtime-directories.ts';",
       `const dirs = new FsRuntimeDirectories({ runtimeDirectory: ${JSON.stringify(join(base, 'runtime'))}, runtimeHostDirectory: '/h' });`,
       `dirs.materialize('owned', [${JSON.stringify(layer)}], { uid: 1000, gid: 1000 })`,
-      "  .then(() => console.log(JSON.stringify({ ok: true })))",
-      "  .catch((e) => console.log(JSON.stringify({ code: e.code, message: e.message })));",
+      '  .then(() => console.log(JSON.stringify({ ok: true })))',
+      '  .catch((e) => console.log(JSON.stringify({ code: e.code, message: e.message })));',
     ].join('\n');
     const res = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: join(import.meta.dirname, '..', '..'),

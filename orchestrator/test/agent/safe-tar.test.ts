@@ -138,7 +138,9 @@ describe('extractTarGz', () => {
   it('rejects more entries than allowed as ARCHIVE_TOO_LARGE', async () => {
     const entries = Array.from({ length: 11 }, (_, i) => ({ header: { name: `f${i}`, type: 'file' as const }, body: '' }));
     const target = join(await tempDir(), 'out');
-    await expect(extractTarGz(streamOf(await tarGzBuffer(entries)), target, { ...LIMITS, maxEntries: 10 })).rejects.toMatchObject({ code: 'ARCHIVE_TOO_LARGE' });
+    await expect(extractTarGz(streamOf(await tarGzBuffer(entries)), target, { ...LIMITS, maxEntries: 10 })).rejects.toMatchObject({
+      code: 'ARCHIVE_TOO_LARGE',
+    });
   });
 
   it('rejects extracted content over the limit before writing it, even when it compresses well', async () => {
@@ -152,17 +154,24 @@ describe('extractTarGz', () => {
   it('rejects a compressed stream over the limit as ARCHIVE_TOO_LARGE', async () => {
     const archive = await tarGzBuffer([{ header: { name: 'noise', type: 'file' }, body: randomBytes(4096) }]);
     const target = join(await tempDir(), 'out');
-    await expect(extractTarGz(streamOf(archive), target, { ...LIMITS, maxCompressedBytes: 100 })).rejects.toMatchObject({ code: 'ARCHIVE_TOO_LARGE' });
+    await expect(extractTarGz(streamOf(archive), target, { ...LIMITS, maxCompressedBytes: 100 })).rejects.toMatchObject({
+      code: 'ARCHIVE_TOO_LARGE',
+    });
   });
 
   it('rejects a gzip bomb of tar padding (zero blocks) as ARCHIVE_TOO_LARGE', async () => {
     const archive = gzipSync(Buffer.alloc(8 << 20));
     const target = join(await tempDir(), 'out');
-    await expect(extractTarGz(streamOf(archive), target, { maxCompressedBytes: 1 << 20, maxExtractedBytes: 1 << 20, maxEntries: 10 })).rejects.toMatchObject({ code: 'ARCHIVE_TOO_LARGE' });
+    await expect(
+      extractTarGz(streamOf(archive), target, { maxCompressedBytes: 1 << 20, maxExtractedBytes: 1 << 20, maxEntries: 10 }),
+    ).rejects.toMatchObject({ code: 'ARCHIVE_TOO_LARGE' });
   });
 
   it.each([
-    ['truncated gzip', async () => (await tarGzBuffer([{ header: { name: 'a', type: 'file' }, body: Buffer.alloc(10_000, 1) }])).subarray(0, 40)],
+    [
+      'truncated gzip',
+      async () => (await tarGzBuffer([{ header: { name: 'a', type: 'file' }, body: Buffer.alloc(10_000, 1) }])).subarray(0, 40),
+    ],
     ['non-gzip garbage', async () => Buffer.from('this is not an archive at all, just text\n'.repeat(20))],
     ['gzip of garbage', async () => gzipSync(Buffer.from('x'.repeat(2048)))],
     ['empty input', async () => Buffer.alloc(0)],

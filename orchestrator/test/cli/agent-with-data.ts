@@ -31,7 +31,14 @@ export async function startAgentWithData(): Promise<AgentWithData> {
       const p = url.pathname.replace(/^\/api\/v1/, '');
       if (req.method === 'GET' && p === '/images/inspect') {
         const ref = url.searchParams.get('ref') ?? '';
-        return json(res, 200, { ref, id: `sha256:${createHash('sha256').update(ref).digest('hex')}`, repoDigests: [], created: null, sizeBytes: 1000, user: null });
+        return json(res, 200, {
+          ref,
+          id: `sha256:${createHash('sha256').update(ref).digest('hex')}`,
+          repoDigests: [],
+          created: null,
+          sizeBytes: 1000,
+          user: null,
+        });
       }
       const b = /^\/instances\/([^/]+)\/(backups|restore)$/.exec(p);
       if (b) {
@@ -61,7 +68,9 @@ export async function startAgentWithData(): Promise<AgentWithData> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    fake, backups, restores,
+    fake,
+    backups,
+    restores,
     async close() {
       await new Promise((r) => server.close(r));
       await fake.close();

@@ -19,37 +19,56 @@ let o: Orchestrator;
 
 async function ectl(args: string[]) {
   const output = bufferOutput();
-  const code = await runCli(args, { output, env: { configPath: join(base, 'config.json'), urlOverride: o.url, tokenOverride: ADMIN_TOKEN }, version: 'test' });
+  const code = await runCli(args, {
+    output,
+    env: { configPath: join(base, 'config.json'), urlOverride: o.url, tokenOverride: ADMIN_TOKEN },
+    version: 'test',
+  });
   return { code, stdout: output.stdout, stderr: output.stderr };
 }
 
-const api = (method: string, path: string, body?: unknown) => fetch(`${o.url}/api/v1${path}`, {
-  method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}),
-});
+const api = (method: string, path: string, body?: unknown) =>
+  fetch(`${o.url}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
 
 async function file(name: string, spec: string): Promise<string> {
   const path = join(base, name);
-  await writeFile(path, `templates:
+  await writeFile(
+    path,
+    `templates:
   - name: minecraft
     version: "1.0.0"
     spec:
       image: example/paper:1
-${spec.split('\n').map((l) => `      ${l}`).join('\n')}
+${spec
+  .split('\n')
+  .map((l) => `      ${l}`)
+  .join('\n')}
 groups:
   - id: lobby
     kind: ephemeral
     variants:
       - id: default
         template: minecraft@1.0.0
-`);
+`,
+  );
   return path;
 }
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'ec-cli-dry-'));
-  o = await startOrchestrator(orchestratorConfig({
-    ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`, ENDERCLOUD_DATA_DIR: join(base, 'data'), ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_LOG_LEVEL: 'silent',
-  }), { runSupervisor: false });
+  o = await startOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`,
+      ENDERCLOUD_DATA_DIR: join(base, 'data'),
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
+      ENDERCLOUD_LOG_LEVEL: 'silent',
+    }),
+    { runSupervisor: false },
+  );
 });
 afterAll(async () => {
   await o?.stop();
@@ -66,11 +85,15 @@ describe('ectl apply --dry-run', () => {
     expect((await api('GET', '/templates/minecraft/versions/1.0.0')).status).toBe(404);
   });
 
-  it('checks references against the orchestrator\'s lists: a layer never uploaded is named, nothing written', async () => {
+  it("checks references against the orchestrator's lists: a layer never uploaded is named, nothing written", async () => {
     const path = await file('layer.yml', `resources: { memoryMb: 1024 }\nlayers: ["cfg@${'e'.repeat(64)}"]`);
     const r = await ectl(['apply', '-f', path, '--dry-run']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(new RegExp(`${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: templates\\[minecraft@1\\.0\\.0\\]\\.spec\\.layers\\[0\\]: layer cfg@e{64} was never uploaded .*\\(LAYER_NOT_FOUND\\)`));
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: templates\\[minecraft@1\\.0\\.0\\]\\.spec\\.layers\\[0\\]: layer cfg@e{64} was never uploaded .*\\(LAYER_NOT_FOUND\\)`,
+      ),
+    );
     expect((await api('GET', '/templates/minecraft/versions/1.0.0')).status).toBe(404);
     expect((await api('GET', '/groups/lobby')).status).toBe(404);
   });

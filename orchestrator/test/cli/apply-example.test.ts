@@ -23,7 +23,16 @@ let o: Orchestrator;
 async function ectl(args: string[]) {
   const output = bufferOutput();
   // cwd is orchestrator/, as after `npm start`: the file path is the banner's ../examples/network.yml.
-  const code = await runCli(args, { output, env: { configPath: join(base, 'config.json'), urlOverride: o.url, tokenOverride: ADMIN_TOKEN, cwd: resolve(EXAMPLES, '..', 'orchestrator') }, version: 'test' });
+  const code = await runCli(args, {
+    output,
+    env: {
+      configPath: join(base, 'config.json'),
+      urlOverride: o.url,
+      tokenOverride: ADMIN_TOKEN,
+      cwd: resolve(EXAMPLES, '..', 'orchestrator'),
+    },
+    version: 'test',
+  });
   return { code, stdout: output.stdout, stderr: output.stderr };
 }
 
@@ -35,9 +44,15 @@ async function get<T>(path: string): Promise<T> {
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'ec-cli-example-'));
-  o = await startOrchestrator(orchestratorConfig({
-    ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`, ENDERCLOUD_DATA_DIR: join(base, 'data'), ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_LOG_LEVEL: 'silent',
-  }), { runSupervisor: false });
+  o = await startOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`,
+      ENDERCLOUD_DATA_DIR: join(base, 'data'),
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
+      ENDERCLOUD_LOG_LEVEL: 'silent',
+    }),
+    { runSupervisor: false },
+  );
 });
 afterAll(async () => {
   await o?.stop();
@@ -58,8 +73,12 @@ describe('ectl apply -f ../examples/network.yml', () => {
     const first = await ectl(['apply', '-f', '../examples/network.yml']);
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout.split('\n').filter((l) => /^(pushed|created) /.test(l))).toEqual([
-      'pushed layer lobby-config', 'pushed layer survival-config',
-      'created template mc-local@1.0.0', 'created group lobby', 'created group survival', 'created group minigame',
+      'pushed layer lobby-config',
+      'pushed layer survival-config',
+      'created template mc-local@1.0.0',
+      'created group lobby',
+      'created group survival',
+      'created group minigame',
     ]);
     const lobbySum = await layerChecksum(join(EXAMPLES, 'layers', 'lobby'));
     const layers = (await get<{ layers: { id: string; checksum: string }[] }>('/template-layers')).layers;

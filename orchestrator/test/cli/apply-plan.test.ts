@@ -59,17 +59,32 @@ describe('apply file parsing', () => {
   it('resolves checksum-less layer refs to the newest pushed checksum, and names a layer never pushed', () => {
     const doc = parseApplyFile(FILE);
     const resolved = resolveLayers(doc, new Map([['base', SUM_B]]));
-    expect(resolved.templates[0]!.spec.layers).toEqual([{ id: 'base', checksum: SUM_B }, { id: 'plugins', checksum: SUM_A }]);
+    expect(resolved.templates[0]!.spec.layers).toEqual([
+      { id: 'base', checksum: SUM_B },
+      { id: 'plugins', checksum: SUM_A },
+    ]);
     expect(() => resolveLayers(doc, new Map())).toThrow(/layer "base" has never been pushed/);
   });
 
   it.each([
-    ['an unquoted numeric version', 'templates: [{ name: t, version: 1.10, spec: { image: x } }]', /templates\[0\]\.version: must be a quoted string/],
+    [
+      'an unquoted numeric version',
+      'templates: [{ name: t, version: 1.10, spec: { image: x } }]',
+      /templates\[0\]\.version: must be a quoted string/,
+    ],
     ['an unknown top-level key', 'tempaltes: []', /tempaltes: is not a known field/],
     ['an unknown group kind', 'groups: [{ id: g, kind: forever, variants: [] }]', /groups\[0\]\.kind: must be persistent or ephemeral/],
     ['a group without variants', 'groups: [{ id: g, kind: ephemeral }]', /needs at least one variant/],
-    ['a duplicate group', 'groups: [{ id: g, kind: ephemeral, variants: [{id: v, template: t@1}] }, { id: g, kind: ephemeral, variants: [{id: v, template: t@1}] }]', /group "g" appears twice/],
-    ['a bad layer checksum', 'templates: [{ name: t, version: "1", spec: { image: x, layers: ["l@123"] } }]', /checksum: must be a lowercase hex SHA-256/],
+    [
+      'a duplicate group',
+      'groups: [{ id: g, kind: ephemeral, variants: [{id: v, template: t@1}] }, { id: g, kind: ephemeral, variants: [{id: v, template: t@1}] }]',
+      /group "g" appears twice/,
+    ],
+    [
+      'a bad layer checksum',
+      'templates: [{ name: t, version: "1", spec: { image: x, layers: ["l@123"] } }]',
+      /checksum: must be a lowercase hex SHA-256/,
+    ],
     ['broken YAML', 'groups: [', /file: /],
     ['an empty file', '', /the file is empty/],
   ])('rejects %s as a usage error naming the field', (_what, text, message) => {
@@ -118,10 +133,17 @@ describe('apply preview', () => {
   });
 
   it('plans a group update for changed, added and removed variants, ignoring variant order', () => {
-    const lobby = { ...stored.lobby, caps: {}, variants: [{ id: 'old', template: { name: 'paper', version: '1.0' }, extraLayers: [], env: {} }] };
+    const lobby = {
+      ...stored.lobby,
+      caps: {},
+      variants: [{ id: 'old', template: { name: 'paper', version: '1.0' }, extraLayers: [], env: {} }],
+    };
     const survival = { ...stored.survival, variants: [...(doc.groups[1]!.body.variants as object[])].reverse() };
     const plan = planApply(doc, state({ 'paper@1.0': stored.template }, { lobby, survival }));
-    expect(plan.find((i) => i.key === 'lobby')).toMatchObject({ action: 'update', changes: ['caps.maxInstances', 'variants.default (new)', 'variants.old (removed)'] });
+    expect(plan.find((i) => i.key === 'lobby')).toMatchObject({
+      action: 'update',
+      changes: ['caps.maxInstances', 'variants.default (new)', 'variants.old (removed)'],
+    });
     expect(plan.find((i) => i.key === 'survival')!.action).toBe('unchanged');
   });
 
@@ -136,7 +158,13 @@ describe('apply preview', () => {
   it('formats one line per object with a summary', () => {
     const text = formatPlan(planApply(doc, state({ 'paper@1.0': stored.template })));
     expect(text).toBe(
-      ['= template paper@1.0  unchanged', '+ group lobby         create', '+ group survival      create', '2 to create, 0 to update, 1 unchanged, 0 in conflict', ''].join('\n'),
+      [
+        '= template paper@1.0  unchanged',
+        '+ group lobby         create',
+        '+ group survival      create',
+        '2 to create, 0 to update, 1 unchanged, 0 in conflict',
+        '',
+      ].join('\n'),
     );
   });
 

@@ -88,7 +88,9 @@ describe('ectl against a real orchestrator', () => {
   it('hosts ls lists a host after its first heartbeat, as a table and as JSON', async () => {
     const hostId = `${run}-h1`;
     const res = await fetch(`${orchestrator.url}/api/v1/agents/${hostId}/heartbeat`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(agents.heartbeatBody(hostId)),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(agents.heartbeatBody(hostId)),
     });
     expect(res.status).toBeLessThan(300);
     const host = await until('host ONLINE', async () => {
@@ -150,7 +152,10 @@ describe('ectl against a real orchestrator', () => {
     o.write = (text) => void (o.stdout += text);
     o.error = (text) => void (o.stderr += `${text}\n`);
     o.status = (text) => void (o.stderr += text);
-    const code = await runCli(['layers', 'push', `${run}-tty`, join(base, 'layer')], { output: o, env: { configPath, urlOverride: undefined, tokenOverride: undefined } });
+    const code = await runCli(['layers', 'push', `${run}-tty`, join(base, 'layer')], {
+      output: o,
+      env: { configPath, urlOverride: undefined, tokenOverride: undefined },
+    });
     expect(code).toBe(0);
     expect(o.stderr).toMatch(/\[#{30}\] 100% /);
   });
@@ -166,21 +171,24 @@ describe('ectl against a real orchestrator', () => {
 
   const applyFile = (memoryMb: number, dryRunGroup = 'lobby'): string => {
     const file = join(base, `apply-${memoryMb}-${dryRunGroup}.yml`);
-    writeFileSync(file, [
-      'templates:',
-      `  - name: ${run}-tpl`,
-      '    version: "1.0.0"',
-      '    spec:',
-      '      image: endercloud-test/busybox:none',
-      `      resources: { memoryMb: ${memoryMb} }`,
-      `      layers: [${run}-config]`,
-      'groups:',
-      `  - id: ${run}-${dryRunGroup}`,
-      '    kind: ephemeral',
-      '    variants:',
-      `      - { id: default, template: ${run}-tpl@1.0.0, env: { MOTD: hi } }`,
-      '',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'templates:',
+        `  - name: ${run}-tpl`,
+        '    version: "1.0.0"',
+        '    spec:',
+        '      image: endercloud-test/busybox:none',
+        `      resources: { memoryMb: ${memoryMb} }`,
+        `      layers: [${run}-config]`,
+        'groups:',
+        `  - id: ${run}-${dryRunGroup}`,
+        '    kind: ephemeral',
+        '    variants:',
+        `      - { id: default, template: ${run}-tpl@1.0.0, env: { MOTD: hi } }`,
+        '',
+      ].join('\n'),
+    );
     return file;
   };
 
@@ -190,7 +198,9 @@ describe('ectl against a real orchestrator', () => {
     expect(r.stdout).toMatch(new RegExp(`\\+ template ${run}-tpl@1\\.0\\.0\\s+create`));
     expect(r.stdout).toMatch(/dry run: nothing written/);
     expect((await ectl(['instances', 'ls'])).code).toBe(0);
-    const groups = await fetch(`${orchestrator.url}/api/v1/groups`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((x) => x.json()) as { groups: { id: string }[] };
+    const groups = (await fetch(`${orchestrator.url}/api/v1/groups`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((x) =>
+      x.json(),
+    )) as { groups: { id: string }[] };
     expect(groups.groups.map((g) => g.id)).not.toContain(`${run}-lobby`);
   });
 
@@ -214,7 +224,16 @@ describe('ectl against a real orchestrator', () => {
   });
 
   it('instances create, ls and get --json show the placed instance', async () => {
-    const created = await ectlJson<{ id: string; commandId: string; state: string }>(['instances', 'create', '--group', `${run}-lobby`, '--variant', 'default', '--name', `${run}-one`]);
+    const created = await ectlJson<{ id: string; commandId: string; state: string }>([
+      'instances',
+      'create',
+      '--group',
+      `${run}-lobby`,
+      '--variant',
+      'default',
+      '--name',
+      `${run}-one`,
+    ]);
     expect(created.commandId).toBeTruthy();
     const list = await ectlJson<{ id: string; groupId: string; hostId: string }[]>(['instances', 'ls', '--group', `${run}-lobby`]);
     expect(list.map((i) => i.id)).toEqual([created.id]);
@@ -232,7 +251,9 @@ describe('ectl against a real orchestrator', () => {
     expect(r.stderr).toMatch(/^waiting for instance i-[0-9a-f]+ to be online…\n/);
     // It waited past the create command: either the 1 s ran out while starting, or (on a loaded machine, before that)
     // the supervisor judged the simulated container, which no readiness check can pass, and it stopped waiting on that.
-    expect(r.stderr).toMatch(/error: instance [\w-]+ (still starting after 1s \(ectl instances get [\w-]+ shows it\)|did not become online: it is intervention_required .*)\n$/);
+    expect(r.stderr).toMatch(
+      /error: instance [\w-]+ (still starting after 1s \(ectl instances get [\w-]+ shows it\)|did not become online: it is intervention_required .*)\n$/,
+    );
     expect(r.stdout).toBe('');
   });
 

@@ -57,20 +57,41 @@ describe('waitTexts: each --wait speaks of what it waited for', () => {
 
 describe('completion: which names an argument or option completes to', () => {
   it.each([
-    ['instances get', 'name', 'instances'], ['i start', 'name', 'instances'], ['instances backup download', 'name', 'instances'],
-    ['despawn', 'instance', 'instances'], ['idle-tiers', 'instance', 'instances'], ['hosts adopt', 'host', undefined],
-    ['spawn', 'group', 'groups'], ['fleet', 'group', 'groups'], ['groups get', 'id', 'groups'],
-    ['templates get', 'name', 'templates'], ['tokens create', 'name', undefined], ['context use', 'name', undefined], ['requests get', 'id', undefined],
+    ['instances get', 'name', 'instances'],
+    ['i start', 'name', 'instances'],
+    ['instances backup download', 'name', 'instances'],
+    ['despawn', 'instance', 'instances'],
+    ['idle-tiers', 'instance', 'instances'],
+    ['hosts adopt', 'host', undefined],
+    ['spawn', 'group', 'groups'],
+    ['fleet', 'group', 'groups'],
+    ['groups get', 'id', 'groups'],
+    ['templates get', 'name', 'templates'],
+    ['tokens create', 'name', undefined],
+    ['context use', 'name', undefined],
+    ['requests get', 'id', undefined],
   ])('%s <%s> → %s', (path, arg, kind) => expect(argumentKind(path, arg)).toBe(kind));
-  it.each([['--group', 'groups'], ['--to-group', 'groups'], ['--to-instance', 'instances'], ['--instance', 'instances'], ['--name', undefined], ['--host', undefined]])(
-    '%s → %s', (flag, kind) => expect(optionKind(flag)).toBe(kind));
+  it.each([
+    ['--group', 'groups'],
+    ['--to-group', 'groups'],
+    ['--to-instance', 'instances'],
+    ['--instance', 'instances'],
+    ['--name', undefined],
+    ['--host', undefined],
+  ])('%s → %s', (flag, kind) => expect(optionKind(flag)).toBe(kind));
 });
 
 describe('classifyHealth', () => {
   const cases: [string, number, string | null, string, string][] = [
     ['orchestrator', 200, 'application/json', '{"status":"ok","version":"0.1.0","database":"sqlite"}', 'orchestrator'],
     ['agent', 200, 'application/json', '{"status":"ok","agentId":"host-a","version":"0.1.0","engine":"reachable"}', 'agent'],
-    ['agent behind its token', 401, 'application/json', '{"error":{"code":"UNAUTHORIZED","message":"missing or wrong bearer token"}}', 'agent'],
+    [
+      'agent behind its token',
+      401,
+      'application/json',
+      '{"error":{"code":"UNAUTHORIZED","message":"missing or wrong bearer token"}}',
+      'agent',
+    ],
     ['a web server', 200, 'text/html', '<!doctype html><html><body>hi</body></html>', 'other'],
     ['a 404 page', 404, 'text/html; charset=utf-8', '<html>not found</html>', 'other'],
     ['JSON without status', 200, 'application/json', '{"ok":true}', 'other'],
@@ -80,7 +101,9 @@ describe('classifyHealth', () => {
   });
   it('says it in one line, naming an agent as such', () => {
     expect(notOrchestratorMessage('http://h:1', { kind: 'orchestrator' })).toBeUndefined();
-    expect(notOrchestratorMessage('http://h:1', { kind: 'agent', agentId: 'host-a' })).toMatch(/^http:\/\/h:1 is an EnderCloud agent \(host host-a\), not the orchestrator: [^\n]+$/);
+    expect(notOrchestratorMessage('http://h:1', { kind: 'agent', agentId: 'host-a' })).toMatch(
+      /^http:\/\/h:1 is an EnderCloud agent \(host host-a\), not the orchestrator: [^\n]+$/,
+    );
     expect(notOrchestratorMessage('http://h:1', classifyHealth(200, 'text/html', '<html>'))).toBe(
       'http://h:1 is not an EnderCloud orchestrator (GET /api/v1/health answered HTTP 200 with an HTML page): check the URL (ectl context ls, or ENDERCLOUD_URL)',
     );
@@ -118,20 +141,38 @@ describe('small rules', () => {
     expect.assertions(3);
   });
   it('INIT_CWD is used only when npm runs the ectl script of this package', () => {
-    expect(callerDirectory({ npm_lifecycle_event: 'ectl', npm_package_name: 'endercloud', INIT_CWD: '/repo' }, '/repo/orchestrator')).toBe('/repo');
+    expect(callerDirectory({ npm_lifecycle_event: 'ectl', npm_package_name: 'endercloud', INIT_CWD: '/repo' }, '/repo/orchestrator')).toBe(
+      '/repo',
+    );
     expect(callerDirectory({ npm_lifecycle_event: 'deploy', npm_package_name: 'other', INIT_CWD: '/x' }, '/x/sub')).toBe('/x/sub');
     expect(callerDirectory({}, '/here')).toBe('/here');
   });
   it('an API hint to a manager-only endpoint becomes the ectl command and the token it needs', () => {
-    expect(rewriteHints('instance s is in error after a crash loop: reset it (POST /instances/:id/reset-crash-loop) after diagnosis, then start it'))
-      .toBe('instance s is in error after a crash loop: reset it (ectl instances reset-crash-loop NAME; it needs an admin or manager token) after diagnosis, then start it');
+    expect(
+      rewriteHints(
+        'instance s is in error after a crash loop: reset it (POST /instances/:id/reset-crash-loop) after diagnosis, then start it',
+      ),
+    ).toBe(
+      'instance s is in error after a crash loop: reset it (ectl instances reset-crash-loop NAME; it needs an admin or manager token) after diagnosis, then start it',
+    );
   });
 });
 
 describe('completion', () => {
   const tree: CommandNode = {
-    name: 'ectl', aliases: [], description: '', options: [{ flag: '--context', description: 'ctx' }],
-    commands: [{ name: 'instances', aliases: ['i'], description: "servers (one's)", options: [], commands: [{ name: 'ls', aliases: [], description: 'list', options: [{ flag: '--json', description: 'JSON' }], commands: [] }] }],
+    name: 'ectl',
+    aliases: [],
+    description: '',
+    options: [{ flag: '--context', description: 'ctx' }],
+    commands: [
+      {
+        name: 'instances',
+        aliases: ['i'],
+        description: "servers (one's)",
+        options: [],
+        commands: [{ name: 'ls', aliases: [], description: 'list', options: [{ flag: '--json', description: 'JSON' }], commands: [] }],
+      },
+    ],
   };
   it('lists every path, aliases included', () => {
     expect([...completionTable(tree).keys()]).toEqual(['', 'instances', 'instances ls', 'i', 'i ls']);
@@ -142,6 +183,8 @@ describe('completion', () => {
     expect(bash).toContain(`'') echo 'instances i --context --help' ;;`);
     expect(bash).toMatch(/complete -o default -F _ectl ectl\n$/);
     expect(completionScript('zsh', tree)).toMatch(/^# ectl completion for zsh[^\n]*\nautoload -U \+X bashcompinit && bashcompinit\n/);
-    expect(completionScript('fish', tree)).toContain(`complete -c ectl -n '__ectl_path_is \\'\\'' -f -a 'instances' -d 'servers (one\\'s)'`);
+    expect(completionScript('fish', tree)).toContain(
+      `complete -c ectl -n '__ectl_path_is \\'\\'' -f -a 'instances' -d 'servers (one\\'s)'`,
+    );
   });
 });

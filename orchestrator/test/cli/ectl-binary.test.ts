@@ -35,7 +35,13 @@ interface Done {
 
 function run(cmd: string, args: string[], opts: { cwd: string; env?: Record<string, string | undefined> }): Promise<Done> {
   return new Promise((resolve, reject) => {
-    const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: base, XDG_CONFIG_HOME: join(base, 'xdg'), NPM_CONFIG_OFFLINE: 'true', ...opts.env };
+    const env: Record<string, string | undefined> = {
+      PATH: process.env.PATH,
+      HOME: base,
+      XDG_CONFIG_HOME: join(base, 'xdg'),
+      NPM_CONFIG_OFFLINE: 'true',
+      ...opts.env,
+    };
     const child = spawn(cmd, args, { cwd: opts.cwd, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -59,12 +65,19 @@ beforeAll(async () => {
   expect(built.stderr).toBe('');
   expect(built.code).toBe(0);
   agents = await startSimulatedAgents();
-  web = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>'));
+  web = createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>'),
+  );
   await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
   webUrl = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
-  orchestrator = await startOrchestrator(orchestratorConfig({
-    ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`, ENDERCLOUD_DATA_DIR: join(base, 'data'), ENDERCLOUD_ADMIN_TOKEN: ADMIN, ENDERCLOUD_LOG_LEVEL: 'silent',
-  }));
+  orchestrator = await startOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`,
+      ENDERCLOUD_DATA_DIR: join(base, 'data'),
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN,
+      ENDERCLOUD_LOG_LEVEL: 'silent',
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -80,7 +93,7 @@ describe('the ectl command', () => {
     expect(r).toEqual({ code: 0, stdout: '0.1.0\n', stderr: '' });
   });
 
-  it('layers push and apply -f resolve relative paths from the current directory (the docs\' example, from the repository root)', async () => {
+  it("layers push and apply -f resolve relative paths from the current directory (the docs' example, from the repository root)", async () => {
     const lobby = await ectl(['layers', 'push', 'lobby-config', 'examples/layers/lobby', '--json'], REPO);
     expect(lobby.stderr).toMatch(/^uploading lobby-config: /);
     expect(lobby.code).toBe(0);
@@ -90,17 +103,21 @@ describe('the ectl command', () => {
     expect(plan.stdout).toMatch(/dry run: nothing written/);
   });
 
-  it('npm run ectl works from another directory: relative paths are the caller\'s, not the package root\'s', async () => {
+  it("npm run ectl works from another directory: relative paths are the caller's, not the package root's", async () => {
     const caller = join(base, 'caller');
     mkdirSync(join(caller, 'my-layer'), { recursive: true });
     writeFileSync(join(caller, 'my-layer', 'server.properties'), 'motd=npm run\n');
-    const r = await run('npm', ['--prefix', PKG, 'run', '--silent', 'ectl', '--', 'layers', 'push', 'npm-run-layer', 'my-layer', '--json'], { cwd: caller, env: target() });
+    const r = await run(
+      'npm',
+      ['--prefix', PKG, 'run', '--silent', 'ectl', '--', 'layers', 'push', 'npm-run-layer', 'my-layer', '--json'],
+      { cwd: caller, env: target() },
+    );
     expect(r.stderr).toMatch(/^uploading npm-run-layer: /);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ id: 'npm-run-layer' });
   });
 
-  it('npx --no-install ectl runs the package\'s own bin inside it, and never fetches an unrelated one outside it', async () => {
+  it("npx --no-install ectl runs the package's own bin inside it, and never fetches an unrelated one outside it", async () => {
     expect(await run('npx', ['--no-install', 'ectl', '--version'], { cwd: PKG })).toMatchObject({ code: 0, stdout: '0.1.0\n' });
     const outside = await run('npx', ['--no-install', 'ectl', '--version'], { cwd: base });
     expect(outside.code).not.toBe(0);
@@ -115,19 +132,29 @@ describe('the ectl command', () => {
     const r = await run(process.execPath, [join(pkg, 'bin', 'ectl.js'), '--version'], { cwd: base });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^error: ectl is not built \([^\n]*dist\/ectl\.mjs is missing\): run npm run build:ectl \(or npm ci\) in the orchestrator directory\n$/);
+    expect(r.stderr).toMatch(
+      /^error: ectl is not built \([^\n]*dist\/ectl\.mjs is missing\): run npm run build:ectl \(or npm ci\) in the orchestrator directory\n$/,
+    );
   });
 
   it('pointed at an agent or another web server it says so in one line, never printing the page', async () => {
     const agentUrl = agents.controlUrl('host-z');
     const atAgent = await ectl(['hosts', 'ls'], base, agentUrl);
     expect(atAgent.code).toBe(1);
-    expect(atAgent.stderr).toBe(`error: ${agentUrl} is an EnderCloud agent (host host-z), not the orchestrator: point ectl at the orchestrator's URL (ectl login --url URL, or ENDERCLOUD_URL)\n`);
-    for (const args of [['hosts', 'ls'], ['instances', 'logs', 'x'], ['login', '--url', webUrl, '--token', 't']]) {
+    expect(atAgent.stderr).toBe(
+      `error: ${agentUrl} is an EnderCloud agent (host host-z), not the orchestrator: point ectl at the orchestrator's URL (ectl login --url URL, or ENDERCLOUD_URL)\n`,
+    );
+    for (const args of [
+      ['hosts', 'ls'],
+      ['instances', 'logs', 'x'],
+      ['login', '--url', webUrl, '--token', 't'],
+    ]) {
       const r = await ectl(args, base, webUrl);
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toBe(`error: ${webUrl} is not an EnderCloud orchestrator (GET /api/v1/health answered HTTP 200 with an HTML page): check the URL (ectl context ls, or ENDERCLOUD_URL)\n`);
+      expect(r.stderr).toBe(
+        `error: ${webUrl} is not an EnderCloud orchestrator (GET /api/v1/health answered HTTP 200 with an HTML page): check the URL (ectl context ls, or ENDERCLOUD_URL)\n`,
+      );
     }
   });
 
@@ -136,27 +163,56 @@ describe('the ectl command', () => {
     const r = await ectl(['completion', 'bash'], base);
     expect(r.code).toBe(0);
     writeFileSync(script, r.stdout);
-    const complete = (line: string) => run('bash', ['-c', `source ${script}; COMP_WORDS=(${line}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _ectl; printf '%s\\n' "\${COMPREPLY[@]}"`], { cwd: base });
+    const complete = (line: string) =>
+      run(
+        'bash',
+        ['-c', `source ${script}; COMP_WORDS=(${line}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _ectl; printf '%s\\n' "\${COMPREPLY[@]}"`],
+        { cwd: base },
+      );
     expect((await complete('ectl ins')).stdout).toBe('instances\n');
-    expect((await complete(`ectl instances re`)).stdout.split('\n').filter(Boolean)).toEqual(['restart', 'resume', 'restore', 'reset-crash-loop', 'revisions']);
+    expect((await complete(`ectl instances re`)).stdout.split('\n').filter(Boolean)).toEqual([
+      'restart',
+      'resume',
+      'restore',
+      'reset-crash-loop',
+      'revisions',
+    ]);
     expect((await complete(`ectl i delete --c`)).stdout.split('\n').filter(Boolean)).toEqual(['--confirm']);
-    expect((await ectl(['completion', 'fish'], base)).stdout).toMatch(/^complete -c ectl -n '__ectl_path_is \\'instances\\'' -f -a 'start' /m);
+    expect((await ectl(['completion', 'fish'], base)).stdout).toMatch(
+      /^complete -c ectl -n '__ectl_path_is \\'instances\\'' -f -a 'start' /m,
+    );
     expect((await ectl(['completion', 'tcsh'], base)).code).toBe(2);
   });
 
   it('bash completion completes group and template names from the API, fixed option values, and stays quiet (and quick) without an API', async () => {
-    const api = (path: string, body: unknown) => fetch(`${orchestrator.url}/api/v1${path}`, { method: 'PUT', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const api = (path: string, body: unknown) =>
+      fetch(`${orchestrator.url}/api/v1${path}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     expect((await api('/templates/paper/versions/1', { image: 'mc:1', resources: { memoryMb: 256 } })).status).toBe(201);
-    for (const g of ['lobby', 'survival']) expect((await api(`/groups/${g}`, { kind: 'persistent', variants: [{ id: 'v', template: { name: 'paper', version: '1' } }] })).status).toBe(201);
+    for (const g of ['lobby', 'survival'])
+      expect(
+        (await api(`/groups/${g}`, { kind: 'persistent', variants: [{ id: 'v', template: { name: 'paper', version: '1' } }] })).status,
+      ).toBe(201);
     const script = join(base, 'ectl-names.bash');
     writeFileSync(script, (await ectl(['completion', 'bash'], base)).stdout);
     // `ectl` on the PATH, as after npm install -g: the script calls `ectl __complete KIND`.
     const binDir = join(base, 'path-bin');
     mkdirSync(binDir, { recursive: true });
-    writeFileSync(join(binDir, 'ectl'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
-    const complete = (line: string, url = orchestrator.url) => run('bash', ['-c', `source ${script}; COMP_WORDS=(${line}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _ectl; printf '%s\\n' "\${COMPREPLY[@]}"`], {
-      cwd: base, env: { ...target(url), PATH: `${binDir}:${process.env.PATH ?? ''}` },
+    writeFileSync(join(binDir, 'ectl'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, {
+      mode: 0o755,
     });
+    const complete = (line: string, url = orchestrator.url) =>
+      run(
+        'bash',
+        ['-c', `source ${script}; COMP_WORDS=(${line}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _ectl; printf '%s\\n' "\${COMPREPLY[@]}"`],
+        {
+          cwd: base,
+          env: { ...target(url), PATH: `${binDir}:${process.env.PATH ?? ''}` },
+        },
+      );
     const words = async (line: string, url?: string) => (await complete(line, url)).stdout.split('\n').filter(Boolean);
     expect(await words(`ectl groups get ''`)).toEqual(expect.arrayContaining(['lobby', 'survival']));
     expect(await words('ectl spawn s')).toEqual(['survival']);
@@ -172,7 +228,7 @@ describe('the ectl command', () => {
     expect(quiet).toMatchObject({ code: 0, stdout: '\n', stderr: '' }); // printf of an empty reply
     expect(Date.now() - t0).toBeLessThan(5000);
     expect((await ectl(['__complete', 'groups'], base)).stdout).toBe('lobby\nsurvival\n');
-    expect((await ectl(['__complete', 'nonsense'], base))).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(await ectl(['__complete', 'nonsense'], base)).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect((await ectl(['--help'], base)).stdout).not.toMatch(/__complete/);
     const fish = (await ectl(['completion', 'fish'], base)).stdout;
     expect(fish).toMatch(/^complete -c ectl -n '__ectl_path_is \\'spawn\\'' -f -a '\(ectl __complete groups 2>\/dev\/null\)'$/m);

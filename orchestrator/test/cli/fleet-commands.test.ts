@@ -21,7 +21,11 @@ let agent: FakeAgent;
 
 async function ectl(args: string[]) {
   const output = bufferOutput();
-  const code = await runCli(args, { output, version: 'test', env: { configPath: join(base, 'config.json'), urlOverride: orchestrator.url, tokenOverride: ADMIN } });
+  const code = await runCli(args, {
+    output,
+    version: 'test',
+    env: { configPath: join(base, 'config.json'), urlOverride: orchestrator.url, tokenOverride: ADMIN },
+  });
   return { code, stdout: output.stdout, stderr: output.stderr };
 }
 
@@ -34,7 +38,8 @@ async function json<T>(args: string[]): Promise<T> {
 
 const api = async (method: string, path: string, body?: unknown) => {
   const res = await fetch(`${orchestrator.url}/api/v1${path}`, {
-    method, headers: { authorization: `Bearer ${ADMIN}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    method,
+    headers: { authorization: `Bearer ${ADMIN}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -43,22 +48,44 @@ const api = async (method: string, path: string, body?: unknown) => {
 beforeAll(async () => {
   base = mkdtempSync(join(tmpdir(), 'ectl-fleet-'));
   agent = await startFakeAgent();
-  orchestrator = await startOrchestrator(orchestratorConfig({
-    ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`, ENDERCLOUD_DATA_DIR: join(base, 'data'), ENDERCLOUD_ADMIN_TOKEN: ADMIN,
-    ENDERCLOUD_LOG_LEVEL: 'silent', ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_SUPERVISE_INTERVAL: '100ms',
-    ENDERCLOUD_COMMAND_RETRY_INITIAL: '10ms', ENDERCLOUD_COMMAND_RETRY_MAX: '40ms', ENDERCLOUD_COMMAND_MAX_ATTEMPTS: '2',
-  }));
+  orchestrator = await startOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`,
+      ENDERCLOUD_DATA_DIR: join(base, 'data'),
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN,
+      ENDERCLOUD_LOG_LEVEL: 'silent',
+      ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms',
+      ENDERCLOUD_SUPERVISE_INTERVAL: '100ms',
+      ENDERCLOUD_COMMAND_RETRY_INITIAL: '10ms',
+      ENDERCLOUD_COMMAND_RETRY_MAX: '40ms',
+      ENDERCLOUD_COMMAND_MAX_ATTEMPTS: '2',
+    }),
+  );
   // One heartbeat for the whole file: a long declared interval keeps the host ONLINE (placeable) on a slow machine.
-  const beat = await fetch(`${orchestrator.url}/api/v1/agents/host-a/heartbeat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(heartbeatBody(agent.url, { heartbeatIntervalMs: 600_000 })) });
+  const beat = await fetch(`${orchestrator.url}/api/v1/agents/host-a/heartbeat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(heartbeatBody(agent.url, { heartbeatIntervalMs: 600_000 })),
+  });
   expect(beat.status).toBe(200);
-  expect((await api('PUT', '/templates/mc/versions/1', {
-    image: 'mc:1', resources: { memoryMb: 256 },
-    readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 10_000, intervalMs: 100 },
-    stop: { signal: 'SIGTERM', timeoutMs: 3000 }, dataPaths: ['world'],
-  })).status).toBe(201);
+  expect(
+    (
+      await api('PUT', '/templates/mc/versions/1', {
+        image: 'mc:1',
+        resources: { memoryMb: 256 },
+        readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 10_000, intervalMs: 100 },
+        stop: { signal: 'SIGTERM', timeoutMs: 3000 },
+        dataPaths: ['world'],
+      })
+    ).status,
+  ).toBe(201);
   // No scaling policy: the provisioner leaves these groups alone, so the test decides every spawn.
-  expect((await api('PUT', '/groups/arena', { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] })).status).toBe(201);
-  expect((await api('PUT', '/groups/empty', { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] })).status).toBe(201);
+  expect(
+    (await api('PUT', '/groups/arena', { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] })).status,
+  ).toBe(201);
+  expect(
+    (await api('PUT', '/groups/empty', { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] })).status,
+  ).toBe(201);
 }, 60_000);
 
 afterAll(async () => {
@@ -88,7 +115,12 @@ describe('ectl fleet commands', () => {
     expect(lines[0]).toMatch(/^group arena: buffer 1 ready of 0 wanted \(0 starting\), 1 allocated$/);
     expect(lines[1]).toMatch(/^INSTANCE\s+STATE\s+CLASS\s+PLAYERS\s+ALLOCATED\s+NEXT\s+SLEEPS$/);
     // The next idle tier, or why none is ahead; the tiers in force and where they come from (here the system's default).
-    expect(fleet.stdout).toMatch(new RegExp(`^arena-\\d\\s+online\\s+allocated\\s+0/\\?\\s+${a.allocationId}\\s+awake: allocated to a session\\s+10m:pause,6h:stop \\(system\\)$`, 'm'));
+    expect(fleet.stdout).toMatch(
+      new RegExp(
+        `^arena-\\d\\s+online\\s+allocated\\s+0/\\?\\s+${a.allocationId}\\s+awake: allocated to a session\\s+10m:pause,6h:stop \\(system\\)$`,
+        'm',
+      ),
+    );
     expect(fleet.stdout).toMatch(/^arena-\d\s+online\s+ready\s+0\/\?\s+-\s+-\s+10m:pause,6h:stop \(system\)$/m);
 
     const second = await ectl(['allocate', 'arena', '--label', 'team=red']);
@@ -97,7 +129,10 @@ describe('ectl fleet commands', () => {
 
     const rel = await ectl(['release', a.allocationId]);
     expect(rel.stdout).toBe(`allocation ${a.allocationId} released (instance ${a.instanceId})\n`);
-    expect((await json<{ counts: { allocated: number; ready: number } }>(['fleet', 'arena'])).counts).toMatchObject({ allocated: 0, ready: 2 });
+    expect((await json<{ counts: { allocated: number; ready: number } }>(['fleet', 'arena'])).counts).toMatchObject({
+      allocated: 0,
+      ready: 2,
+    });
   }, 30_000);
 
   it('allocate from an empty buffer is a clean CAPACITY_EXHAUSTED; bad flags are usage errors (exit 2)', async () => {
@@ -124,7 +159,9 @@ describe('ectl fleet commands', () => {
     // One tier is a policy (the API's array coercion once refused it: "body/idleTiers must be null").
     const one = await ectl(['idle-tiers', 'arena-2', 'set', '10m:pause']);
     expect(one).toEqual({ code: 0, stdout: 'arena-2: idle tiers 10m:pause\n', stderr: '' });
-    expect((await json<{ idleTiers: unknown }>(['idle-tiers', 'arena-2', 'set', '30s:stop'])).idleTiers).toEqual([{ after: '30s', afterMs: 30_000, action: 'stop' }]);
+    expect((await json<{ idleTiers: unknown }>(['idle-tiers', 'arena-2', 'set', '30s:stop'])).idleTiers).toEqual([
+      { after: '30s', afterMs: 30_000, action: 'stop' },
+    ]);
     // A bad tier is a usage error, named, before anything is sent: the stored tiers stay.
     const explode = await ectl(['idle-tiers', 'arena-2', 'set', '10m:explode']);
     expect(explode).toMatchObject({ code: 2, stdout: '' });
@@ -135,13 +172,17 @@ describe('ectl fleet commands', () => {
     expect((await ectl(['idle-tiers', 'arena-2', 'set', '10m:delete'])).code).toBe(2);
     expect((await ectl(['idle-tiers', 'arena-2', 'set', '10m'])).code).toBe(2);
     expect((await ectl(['idle-tiers', 'arena-2', 'wipe'])).code).toBe(2);
-    expect((await ectl(['idle-tiers', 'arena-2', 'off'])).stdout).toBe('arena-2: idle tiers off (never paused or stopped for being empty)\n');
+    expect((await ectl(['idle-tiers', 'arena-2', 'off'])).stdout).toBe(
+      'arena-2: idle tiers off (never paused or stopped for being empty)\n',
+    );
     expect((await json<{ idleTiers: unknown }>(['idle-tiers', 'arena-2', 'off'])).idleTiers).toEqual([]);
     expect((await ectl(['fleet', 'arena'])).stdout).toMatch(/^arena-2\s.*\[own tiers\]\s+\S+ \(instance\)$/m);
     expect((await ectl(['idle-tiers', 'arena-2', 'clear'])).stdout).toBe("arena-2: follows the group's idle tiers\n");
     expect((await ectl(['fleet', 'arena'])).stdout).not.toMatch(/\[own tiers\]/);
     expect((await ectl(['idle-tiers', 'arena-2', 'set', '30s:pause'])).stdout).toBe('arena-2: idle tiers 30s:pause\n');
-    expect((await ectl(['idle-tiers', 'group:arena', 'off'])).stdout).toBe('group:arena: idle tiers off (never paused or stopped for being empty)\n');
+    expect((await ectl(['idle-tiers', 'group:arena', 'off'])).stdout).toBe(
+      'group:arena: idle tiers off (never paused or stopped for being empty)\n',
+    );
     expect((await ectl(['idle-tiers', 'group:arena', 'clear'])).stdout).toBe("group:arena: follows the system's idle tiers\n");
     expect((await ectl(['idle-tiers', 'system', 'set', '20m:pause'])).stdout).toBe('system: idle tiers 20m:pause\n');
     expect((await ectl(['idle-tiers', 'system', 'clear'])).stdout).toBe('system: idle tiers 10m:pause,6h:stop (the configured default)\n');
@@ -152,6 +193,8 @@ describe('ectl fleet commands', () => {
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^despawn of arena-1 \(i-[0-9a-f]+\) requested \(command [^)]+\); it is \w+\n$/);
     await until(async () => (await api('GET', '/instances/arena-1')).body.state === 'archived', 'arena-1 archived', 30_000);
-    expect((await json<{ instances: { name: string; class: string }[] }>(['fleet', 'arena'])).instances).toContainEqual(expect.objectContaining({ name: 'arena-1', class: 'archived' }));
+    expect((await json<{ instances: { name: string; class: string }[] }>(['fleet', 'arena'])).instances).toContainEqual(
+      expect.objectContaining({ name: 'arena-1', class: 'archived' }),
+    );
   }, 45_000);
 });

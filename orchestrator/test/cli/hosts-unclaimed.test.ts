@@ -15,43 +15,73 @@ import { uniqueId } from '../support/docker.js';
 import { freePort } from '../support/registry.js';
 
 const ADMIN_TOKEN = `admin-${'u'.repeat(24)}`;
-const hostId = uniqueId('adopt').toLowerCase().replace(/[^a-z0-9-]/g, '-');
+const hostId = uniqueId('adopt')
+  .toLowerCase()
+  .replace(/[^a-z0-9-]/g, '-');
 let base: string;
 let orchestrator: { url: string; stop(): Promise<void> };
 let agents: SimulatedAgents;
 
 async function ectl(args: string[]) {
   const output = bufferOutput();
-  const code = await runCli(args, { output, env: { configPath: join(base, 'config.json'), urlOverride: orchestrator.url, tokenOverride: ADMIN_TOKEN }, version: 'test' });
+  const code = await runCli(args, {
+    output,
+    env: { configPath: join(base, 'config.json'), urlOverride: orchestrator.url, tokenOverride: ADMIN_TOKEN },
+    version: 'test',
+  });
   return { code, stdout: output.stdout, stderr: output.stderr };
 }
 
 async function api(method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${orchestrator.url}/api/v1${path}`, {
-    method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}),
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
   });
 }
 
 function container(instanceId: string, hostPort: number, state = 'running'): SimulatedContainer {
   return {
-    instanceId, containerId: `sim-${instanceId}`, containerName: `endercloud-v-${instanceId}`, hostPort, endpoint: `127.0.0.1:${hostPort}`,
-    state, groupId: 'lobby', variantId: 'v', sessionId: null,
+    instanceId,
+    containerId: `sim-${instanceId}`,
+    containerName: `endercloud-v-${instanceId}`,
+    hostPort,
+    endpoint: `127.0.0.1:${hostPort}`,
+    state,
+    groupId: 'lobby',
+    variantId: 'v',
+    sessionId: null,
   };
 }
 
 beforeAll(async () => {
   base = mkdtempSync(join(tmpdir(), 'ectl-adopt-'));
   agents = await startSimulatedAgents();
-  agents.containers.set(hostId, new Map([['old-1', container('old-1', 30501)], ['old-2', container('old-2', 30502, 'exited')]]));
-  orchestrator = await startOrchestrator(orchestratorConfig({
-    ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`, ENDERCLOUD_DATA_DIR: join(base, 'data'), ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
-    ENDERCLOUD_LOG_LEVEL: 'silent', ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms',
-  }));
+  agents.containers.set(
+    hostId,
+    new Map([
+      ['old-1', container('old-1', 30501)],
+      ['old-2', container('old-2', 30502, 'exited')],
+    ]),
+  );
+  orchestrator = await startOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`,
+      ENDERCLOUD_DATA_DIR: join(base, 'data'),
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
+      ENDERCLOUD_LOG_LEVEL: 'silent',
+      ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms',
+    }),
+  );
   expect((await api('PUT', '/templates/tpl/versions/1', { image: 'busybox:1', resources: { memoryMb: 256 } })).status).toBe(201);
-  expect((await api('PUT', '/groups/lobby', { kind: 'persistent', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] })).status).toBe(201);
+  expect(
+    (await api('PUT', '/groups/lobby', { kind: 'persistent', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] })).status,
+  ).toBe(201);
   // No agent token is configured: heartbeats come unauthenticated, as in the dev stack.
   const beat = await fetch(`${orchestrator.url}/api/v1/agents/${hostId}/heartbeat`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(agents.heartbeatBody(hostId)),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(agents.heartbeatBody(hostId)),
   });
   expect(beat.status).toBe(200);
   const deadline = Date.now() + 10_000;
@@ -94,7 +124,12 @@ describe('ectl hosts unclaimed / adopt / unclaimed-delete', () => {
   it('unclaimed-delete queues the removal, keeping the data unless --delete-data', async () => {
     const res = await ectl(['hosts', 'unclaimed-delete', hostId, 'old-2', '--json']);
     expect(res.code).toBe(0);
-    expect(JSON.parse(res.stdout)).toMatchObject({ hostId, instanceId: 'old-2', deleteData: false, commandId: expect.stringMatching(/^cmd-/) });
+    expect(JSON.parse(res.stdout)).toMatchObject({
+      hostId,
+      instanceId: 'old-2',
+      deleteData: false,
+      commandId: expect.stringMatching(/^cmd-/),
+    });
     const human = await ectl(['hosts', 'unclaimed-delete', hostId, 'old-2', '--delete-data']);
     expect(human.stdout).toMatch(/removal of the container of old-2 on host .* queued \(command cmd-.*\); its data is deleted too/);
   });

@@ -29,8 +29,15 @@ interface Run {
 async function ectl(args: string[], o: { token?: string; prompt?: Prompt; cwd?: string; url?: string } = {}): Promise<Run> {
   const output = bufferOutput();
   const code = await runCli(args, {
-    output, version: 'test', ...(o.prompt ? { prompt: o.prompt } : {}),
-    env: { configPath: join(base, 'config.json'), urlOverride: o.url ?? orchestrator.url, tokenOverride: o.token ?? ADMIN, ...(o.cwd ? { cwd: o.cwd } : {}) },
+    output,
+    version: 'test',
+    ...(o.prompt ? { prompt: o.prompt } : {}),
+    env: {
+      configPath: join(base, 'config.json'),
+      urlOverride: o.url ?? orchestrator.url,
+      tokenOverride: o.token ?? ADMIN,
+      ...(o.cwd ? { cwd: o.cwd } : {}),
+    },
   });
   return { code, stdout: output.stdout, stderr: output.stderr };
 }
@@ -44,32 +51,54 @@ async function json<T>(args: string[], o: { token?: string } = {}): Promise<T> {
 
 const api = (method: string, path: string, body?: unknown) =>
   fetch(`${orchestrator.url}/api/v1${path}`, {
-    method, headers: { authorization: `Bearer ${ADMIN}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    method,
+    headers: { authorization: `Bearer ${ADMIN}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
 
 beforeAll(async () => {
   base = mkdtempSync(join(tmpdir(), 'ectl-inst-'));
   agent = await startFakeAgent();
-  orchestrator = await startOrchestrator(orchestratorConfig({
-    ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`, ENDERCLOUD_DATA_DIR: join(base, 'data'), ENDERCLOUD_ADMIN_TOKEN: ADMIN,
-    ENDERCLOUD_LOG_LEVEL: 'silent', ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_SUPERVISE_INTERVAL: '100ms',
-    ENDERCLOUD_COMMAND_RETRY_INITIAL: '10ms', ENDERCLOUD_COMMAND_RETRY_MAX: '40ms', ENDERCLOUD_COMMAND_MAX_ATTEMPTS: '2',
-  }));
-  const beat = await fetch(`${orchestrator.url}/api/v1/agents/host-a/heartbeat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(heartbeatBody(agent.url, { heartbeatIntervalMs: 600_000 })) });
+  orchestrator = await startOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`,
+      ENDERCLOUD_DATA_DIR: join(base, 'data'),
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN,
+      ENDERCLOUD_LOG_LEVEL: 'silent',
+      ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms',
+      ENDERCLOUD_SUPERVISE_INTERVAL: '100ms',
+      ENDERCLOUD_COMMAND_RETRY_INITIAL: '10ms',
+      ENDERCLOUD_COMMAND_RETRY_MAX: '40ms',
+      ENDERCLOUD_COMMAND_MAX_ATTEMPTS: '2',
+    }),
+  );
+  const beat = await fetch(`${orchestrator.url}/api/v1/agents/host-a/heartbeat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(heartbeatBody(agent.url, { heartbeatIntervalMs: 600_000 })),
+  });
   // One heartbeat for the whole file: a long declared interval keeps the host ONLINE (placeable) on a slow machine.
   expect(beat.status).toBe(200);
-  expect((await api('PUT', '/templates/mc/versions/1', {
-    image: 'mc:1', resources: { memoryMb: 256 },
-    variables: [
-      { name: 'MAX_PLAYERS', type: 'integer', default: 10, apply: 'restart_required' },
-      { name: 'WELCOME', type: 'string', default: 'x', apply: 'immediate' },
-    ],
-    // The in-test agent's log says "Done (1.0s)!": readiness passes, the instance goes online.
-    readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 10_000, intervalMs: 100 },
-    stop: { signal: 'SIGTERM', timeoutMs: 3000 }, dataPaths: ['world'], technicalPaths: ['logs'],
-  })).status).toBe(201);
-  expect((await api('PUT', '/groups/g', { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] })).status).toBe(201);
+  expect(
+    (
+      await api('PUT', '/templates/mc/versions/1', {
+        image: 'mc:1',
+        resources: { memoryMb: 256 },
+        variables: [
+          { name: 'MAX_PLAYERS', type: 'integer', default: 10, apply: 'restart_required' },
+          { name: 'WELCOME', type: 'string', default: 'x', apply: 'immediate' },
+        ],
+        // The in-test agent's log says "Done (1.0s)!": readiness passes, the instance goes online.
+        readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 10_000, intervalMs: 100 },
+        stop: { signal: 'SIGTERM', timeoutMs: 3000 },
+        dataPaths: ['world'],
+        technicalPaths: ['logs'],
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (await api('PUT', '/groups/g', { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] })).status,
+  ).toBe(201);
 });
 
 afterAll(async () => {
@@ -95,14 +124,39 @@ describe('ectl instance commands', () => {
     ['an unknown command', ['instances', 'explode'], 2, /unknown command 'explode'/],
     ['an unknown option', ['instances', 'ls', '--colour'], 2, /unknown option '--colour'/],
     ['a missing argument', ['instances', 'get'], 2, /missing required argument 'name'/],
-    ['a state that does not exist, naming the valid ones', ['instances', 'ls', '--state', 'bogus'], 2, /argument 'bogus' is invalid\. Allowed choices are draft, .*\bonline\b.*\bpaused\b.*\bintervention_required\b/],
-    ['a transfer status that does not exist', ['transfers', 'ls', '--status', 'bogus'], 2, /Allowed choices are pending, consumed, expired, failed/],
+    [
+      'a state that does not exist, naming the valid ones',
+      ['instances', 'ls', '--state', 'bogus'],
+      2,
+      /argument 'bogus' is invalid\. Allowed choices are draft, .*\bonline\b.*\bpaused\b.*\bintervention_required\b/,
+    ],
+    [
+      'a transfer status that does not exist',
+      ['transfers', 'ls', '--status', 'bogus'],
+      2,
+      /Allowed choices are pending, consumed, expired, failed/,
+    ],
     ['a request status that does not exist', ['requests', 'ls', '--status', 'bogus'], 2, /Allowed choices are pending, approved, rejected/],
-    ['a backup-failure policy that does not exist', ['instances', 'stop', 'survival', '--backup', '--on-backup-failure', 'pray'], 2, /Allowed choices are abort_stop, stop_without_backup, force_stop_after_timeout/],
+    [
+      'a backup-failure policy that does not exist',
+      ['instances', 'stop', 'survival', '--backup', '--on-backup-failure', 'pray'],
+      2,
+      /Allowed choices are abort_stop, stop_without_backup, force_stop_after_timeout/,
+    ],
     ['a bad flag value', ['instances', 'start', 'survival', '--wait', '--timeout', 'soon'], 2, /--timeout must be a positive integer/],
-    ['a bad idle tier', ['idle-tiers', 'survival', 'set', '10m:explode'], 2, /idle tiers\[0\]\.action: must be one of pause, stop, archive/],
+    [
+      'a bad idle tier',
+      ['idle-tiers', 'survival', 'set', '10m:explode'],
+      2,
+      /idle tiers\[0\]\.action: must be one of pause, stop, archive/,
+    ],
     ['a confirmation needed with no terminal', ['instances', 'delete', 'survival'], 2, /needs confirmation: pass --confirm survival/],
-    ['a typed confirmation that does not match', ['instances', 'delete', 'survival', '--confirm', 'other'], 1, /does not match the instance name/],
+    [
+      'a typed confirmation that does not match',
+      ['instances', 'delete', 'survival', '--confirm', 'other'],
+      1,
+      /does not match the instance name/,
+    ],
     ['an API error', ['instances', 'get', 'nope'], 1, /^error: INSTANCE_NOT_FOUND: /],
   ] as const)('exit codes as documented: %s', async (_what, args, code, stderr) => {
     const r = await ectl([...args]);
@@ -113,7 +167,13 @@ describe('ectl instance commands', () => {
   it('exit codes as documented: an orchestrator that cannot be reached is 1, no orchestrator configured is 2', async () => {
     expect((await ectl(['instances', 'ls'], { url: `http://127.0.0.1:${await freePort()}` })).code).toBe(1);
     const output = bufferOutput();
-    expect(await runCli(['instances', 'ls'], { output, version: 'test', env: { configPath: join(base, 'none.json'), urlOverride: undefined, tokenOverride: undefined } })).toBe(2);
+    expect(
+      await runCli(['instances', 'ls'], {
+        output,
+        version: 'test',
+        env: { configPath: join(base, 'none.json'), urlOverride: undefined, tokenOverride: undefined },
+      }),
+    ).toBe(2);
     expect(output.stderr).toMatch(/no orchestrator configured/);
     expect((await json<{ state: string }>(['instances', 'get', 'survival'])).state).toBe('online');
   });
@@ -138,7 +198,12 @@ describe('ectl instance commands', () => {
     const set = await ectl(['instances', 'settings', 'set', 'survival', 'WELCOME=hello', 'MAX_PLAYERS=20']);
     expect(set.stderr).toBe('');
     expect(set.stdout).toMatch(/pending until a restart: settings\.MAX_PLAYERS\n$/);
-    const got = await json<{ settings: Record<string, unknown>; pendingChanges: { key: string; value: unknown }[] }>(['instances', 'settings', 'get', 'survival']);
+    const got = await json<{ settings: Record<string, unknown>; pendingChanges: { key: string; value: unknown }[] }>([
+      'instances',
+      'settings',
+      'get',
+      'survival',
+    ]);
     expect(got.settings.WELCOME).toBe('hello');
     expect(got.pendingChanges).toContainEqual(expect.objectContaining({ key: 'settings.MAX_PLAYERS', value: 20 }));
     const bad = await ectl(['instances', 'settings', 'set', 'survival', 'MAX_PLAYERS=lots']);
@@ -153,9 +218,13 @@ describe('ectl instance commands', () => {
 
   it('players, evacuate, maintenance (instance and global) and reset-crash-loop', async () => {
     expect(await json(['instances', 'players', 'survival'])).toMatchObject({ online: 0, players: [] });
-    expect((await ectl(['instances', 'evacuate', 'survival', '--to-group', 'g', '--drain', '5'])).stdout).toBe('instance survival: draining; 0 player(s) to transfer, 0 moved now\n');
+    expect((await ectl(['instances', 'evacuate', 'survival', '--to-group', 'g', '--drain', '5'])).stdout).toBe(
+      'instance survival: draining; 0 player(s) to transfer, 0 moved now\n',
+    );
     expect((await ectl(['instances', 'evacuate', 'survival', '--to-group', 'g', '--to-instance', 'x'])).code).toBe(2);
-    expect((await ectl(['instances', 'maintenance', 'survival', '--on', '--message', 'map reset'])).stdout).toBe('instance survival: maintenance on\n');
+    expect((await ectl(['instances', 'maintenance', 'survival', '--on', '--message', 'map reset'])).stdout).toBe(
+      'instance survival: maintenance on\n',
+    );
     expect(await json(['instances', 'get', 'survival'])).toMatchObject({ maintenance: { enabled: true, message: 'map reset' } });
     expect((await ectl(['instances', 'maintenance', 'survival', '--off'])).code).toBe(0);
     expect(await json(['maintenance', '--on', '--message', 'upgrade'])).toMatchObject({ enabled: true, message: 'upgrade' });
@@ -167,10 +236,14 @@ describe('ectl instance commands', () => {
   });
 
   it('delete: refused without --confirm when there is no terminal, refused on a wrong name, asks on a terminal, then --wait until gone', async () => {
-    expect((await json<{ id: string }>(['instances', 'create', '--group', 'g', '--variant', 'v', '--name', 'doomed', '--wait'])).id).toMatch(/^i-/);
+    expect(
+      (await json<{ id: string }>(['instances', 'create', '--group', 'g', '--variant', 'v', '--name', 'doomed', '--wait'])).id,
+    ).toMatch(/^i-/);
     const script = await ectl(['instances', 'delete', 'doomed']);
     expect(script.code).toBe(2);
-    expect(script.stderr).toBe('error: deleting doomed (container, technical) needs confirmation: pass --confirm doomed (no terminal to ask on)\n');
+    expect(script.stderr).toBe(
+      'error: deleting doomed (container, technical) needs confirmation: pass --confirm doomed (no terminal to ask on)\n',
+    );
     const wrong = await ectl(['instances', 'delete', 'doomed', '--confirm', 'other']);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toBe('error: --confirm "other" does not match the instance name "doomed": nothing was done\n');
@@ -181,7 +254,9 @@ describe('ectl instance commands', () => {
     expect(typo.questions).toEqual(['deleting doomed (container, technical, player_data): type the instance name (doomed) to confirm: ']);
     expect((await json<{ state: string }>(['instances', 'get', 'doomed'])).state).toBe('online');
     const typed = scriptedPrompt(['doomed']);
-    const ok = await ectl(['instances', 'delete', 'doomed', '--scope', 'container,technical,player_data', '--wait', '--timeout', '30'], { prompt: typed });
+    const ok = await ectl(['instances', 'delete', 'doomed', '--scope', 'container,technical,player_data', '--wait', '--timeout', '30'], {
+      prompt: typed,
+    });
     expect(ok.stderr).not.toMatch(/error/);
     expect(ok.stdout).toBe('instance doomed deleted\n');
     expect((await ectl(['instances', 'get', 'doomed'])).stderr).toMatch(/INSTANCE_NOT_FOUND/);
@@ -193,11 +268,13 @@ describe('ectl instance commands', () => {
     expect(restore.stderr).toMatch(/pass --confirm survival/);
   });
 
-  it('exec on a template with neither RCON nor stdin fails with the server\'s reason; logs prints the tail', async () => {
+  it("exec on a template with neither RCON nor stdin fails with the server's reason; logs prints the tail", async () => {
     // The streamed paths (exec/console over RCON and stdin, logs --follow) run on Docker in instance-streams.test.ts.
     const r = await ectl(['instances', 'exec', 'survival', '--', 'say', 'hi']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: NOT_IMPLEMENTED: template of instance survival has neither RCON \(stop\.rcon\) nor an open stdin[^\n]*\(HTTP 501\)\n$/);
+    expect(r.stderr).toMatch(
+      /^error: NOT_IMPLEMENTED: template of instance survival has neither RCON \(stop\.rcon\) nor an open stdin[^\n]*\(HTTP 501\)\n$/,
+    );
     expect((await ectl(['instances', 'logs', 'survival', '--follow', '--json'])).code).toBe(2);
     // The removals are offered now: in use, each is refused with the server's reason.
     for (const [args, reason] of [
@@ -225,7 +302,9 @@ describe('ectl catalog, transfers, tokens, audit, imports and requests', () => {
   it('transfer records where a player goes; transfers ls shows it; a target is required', async () => {
     const t = await json<{ transfer: { id: string; status: string }; move: { moved: boolean } }>(['transfer', 'Steve', '--to-group', 'g']);
     expect(t).toMatchObject({ transfer: { status: 'pending' }, move: { moved: false } });
-    expect((await ectl(['transfers', 'ls', '--player', 'Steve'])).stdout).toMatch(new RegExp(`^${t.transfer.id}\\s+Steve\\s+group:g\\s+pending`, 'm'));
+    expect((await ectl(['transfers', 'ls', '--player', 'Steve'])).stdout).toMatch(
+      new RegExp(`^${t.transfer.id}\\s+Steve\\s+group:g\\s+pending`, 'm'),
+    );
     expect((await ectl(['transfer', 'Steve'])).code).toBe(2);
   });
 
@@ -260,7 +339,7 @@ describe('ectl catalog, transfers, tokens, audit, imports and requests', () => {
     expect((await ectl(['audit', '--limit', '3'])).stdout.split('\n')[0]).toMatch(/^ID\s+AT\s+ACTOR\s+ACTION\s+TARGET\s+RESULT$/);
   });
 
-  it('imports push resolves a relative directory from the caller\'s directory, then imports get reads it back', async () => {
+  it("imports push resolves a relative directory from the caller's directory, then imports get reads it back", async () => {
     const caller = join(base, 'elsewhere');
     mkdirSync(join(caller, 'old-world', 'world'), { recursive: true });
     writeFileSync(join(caller, 'old-world', 'world', 'level.dat'), 'not really nbt');
@@ -278,12 +357,25 @@ describe('ectl catalog, transfers, tokens, audit, imports and requests', () => {
     expect(preview.code).toBe(0);
     expect(JSON.parse(preview.stdout)).toBeTypeOf('object');
     expect((await ectl(['instances', 'get', 'peek'])).code).toBe(1);
-    const a = await json<{ id: string; status: string }>(['requests', 'create', '--group', 'g', '--variant', 'v', '--name', 'asked', '--note', 'for the event']);
+    const a = await json<{ id: string; status: string }>([
+      'requests',
+      'create',
+      '--group',
+      'g',
+      '--variant',
+      'v',
+      '--name',
+      'asked',
+      '--note',
+      'for the event',
+    ]);
     expect(a.status).toBe('pending');
     const b = await json<{ id: string }>(['requests', 'create', '--group', 'g', '--variant', 'v']);
     expect((await ectl(['requests', 'ls', '--status', 'pending'])).stdout).toMatch(new RegExp(`^${a.id}\\s+pending`, 'm'));
     expect((await ectl(['requests', 'preview', a.id])).code).toBe(0);
-    expect((await ectl(['requests', 'approve', a.id])).stdout).toMatch(new RegExp(`^installation request ${a.id} approved: instance asked \\(i-[0-9a-f]+\\)`));
+    expect((await ectl(['requests', 'approve', a.id])).stdout).toMatch(
+      new RegExp(`^installation request ${a.id} approved: instance asked \\(i-[0-9a-f]+\\)`),
+    );
     expect((await ectl(['requests', 'reject', b.id, '--note', 'no'])).stdout).toBe(`installation request ${b.id} rejected\n`);
     expect((await ectl(['requests', 'reject', b.id])).code).toBe(2);
   });
@@ -292,15 +384,37 @@ describe('ectl catalog, transfers, tokens, audit, imports and requests', () => {
 // Last in the file: the instance it creates would change the host's instance count above.
 describe('ectl instances create --image', () => {
   it("create --image picks one of the template's image choices by label; another is refused with the choices", async () => {
-    expect((await api('PUT', '/templates/mc-choices/versions/1', {
-      image: 'mc:1', images: { 'Java 21': 'mc:1', 'Java 17': 'mc:17' }, resources: { memoryMb: 256 },
-      readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 10_000, intervalMs: 100 }, stop: { signal: 'SIGTERM', timeoutMs: 3000 },
-    })).status).toBe(201);
-    expect((await api('PUT', '/groups/choices', { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc-choices', version: '1' } }] })).status).toBe(201);
+    expect(
+      (
+        await api('PUT', '/templates/mc-choices/versions/1', {
+          image: 'mc:1',
+          images: { 'Java 21': 'mc:1', 'Java 17': 'mc:17' },
+          resources: { memoryMb: 256 },
+          readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 10_000, intervalMs: 100 },
+          stop: { signal: 'SIGTERM', timeoutMs: 3000 },
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (await api('PUT', '/groups/choices', { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc-choices', version: '1' } }] }))
+        .status,
+    ).toBe(201);
     const refused = await ectl(['instances', 'create', '--group', 'choices', '--variant', 'v', '--image', 'Java 8']);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('body/image "Java 8" is not one of this template\'s image choices: Java 21 (mc:1), Java 17 (mc:17)');
-    const created = await json<{ id: string }>(['instances', 'create', '--group', 'choices', '--variant', 'v', '--name', 'on-java-17', '--image', 'Java 17', '--no-start']);
+    const created = await json<{ id: string }>([
+      'instances',
+      'create',
+      '--group',
+      'choices',
+      '--variant',
+      'v',
+      '--name',
+      'on-java-17',
+      '--image',
+      'Java 17',
+      '--no-start',
+    ]);
     expect((await json<{ image: string }>(['instances', 'get', created.id])).image).toBe('mc:17');
   });
 });

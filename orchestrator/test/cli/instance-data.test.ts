@@ -22,28 +22,61 @@ let agent: AgentWithData;
 
 async function ectl(args: string[], prompt?: Prompt) {
   const output = bufferOutput();
-  const code = await runCli(args, { output, version: 'test', ...(prompt ? { prompt } : {}), env: { configPath: join(base, 'config.json'), urlOverride: orchestrator.url, tokenOverride: ADMIN } });
+  const code = await runCli(args, {
+    output,
+    version: 'test',
+    ...(prompt ? { prompt } : {}),
+    env: { configPath: join(base, 'config.json'), urlOverride: orchestrator.url, tokenOverride: ADMIN },
+  });
   return { code, stdout: output.stdout, stderr: output.stderr };
 }
 
 const api = (method: string, path: string, body?: unknown) =>
-  fetch(`${orchestrator.url}/api/v1${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${orchestrator.url}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 beforeAll(async () => {
   base = mkdtempSync(join(tmpdir(), 'ectl-data-'));
   agent = await startAgentWithData();
-  orchestrator = await startOrchestrator(orchestratorConfig({
-    ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`, ENDERCLOUD_DATA_DIR: join(base, 'data'), ENDERCLOUD_ADMIN_TOKEN: ADMIN,
-    ENDERCLOUD_LOG_LEVEL: 'silent', ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_SUPERVISE_INTERVAL: '100ms',
-  }));
-  expect((await fetch(`${orchestrator.url}/api/v1/agents/host-d/heartbeat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(heartbeatBody(agent.url, { heartbeatIntervalMs: 600_000 })) })).status).toBe(200);
-  expect((await api('PUT', '/templates/mc/versions/1', {
-    image: 'mc:1', resources: { memoryMb: 256 },
-    readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 10_000, intervalMs: 100 },
-    stop: { signal: 'SIGTERM', timeoutMs: 3000 }, dataPaths: ['world'],
-  })).status).toBe(201);
-  expect((await api('PUT', '/groups/g', { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] })).status).toBe(201);
-  expect((await ectl(['instances', 'create', '--group', 'g', '--variant', 'v', '--name', 'world', '--wait', '--timeout', '30'])).code).toBe(0);
+  orchestrator = await startOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`,
+      ENDERCLOUD_DATA_DIR: join(base, 'data'),
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN,
+      ENDERCLOUD_LOG_LEVEL: 'silent',
+      ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms',
+      ENDERCLOUD_SUPERVISE_INTERVAL: '100ms',
+    }),
+  );
+  expect(
+    (
+      await fetch(`${orchestrator.url}/api/v1/agents/host-d/heartbeat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(heartbeatBody(agent.url, { heartbeatIntervalMs: 600_000 })),
+      })
+    ).status,
+  ).toBe(200);
+  expect(
+    (
+      await api('PUT', '/templates/mc/versions/1', {
+        image: 'mc:1',
+        resources: { memoryMb: 256 },
+        readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 10_000, intervalMs: 100 },
+        stop: { signal: 'SIGTERM', timeoutMs: 3000 },
+        dataPaths: ['world'],
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (await api('PUT', '/groups/g', { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] })).status,
+  ).toBe(201);
+  expect((await ectl(['instances', 'create', '--group', 'g', '--variant', 'v', '--name', 'world', '--wait', '--timeout', '30'])).code).toBe(
+    0,
+  );
 });
 
 afterAll(async () => {
@@ -72,7 +105,9 @@ describe('ectl data commands', () => {
     const r = await ectl(['instances', 'restore', 'world', backupId, '--wait', '--timeout', '30'], prompt);
     expect(r.stderr).not.toMatch(/error/);
     expect(r.code).toBe(0);
-    expect(prompt.questions).toEqual([`restoring ${backupId} replaces the current data of world: type the instance name (world) to confirm: `]);
+    expect(prompt.questions).toEqual([
+      `restoring ${backupId} replaces the current data of world: type the instance name (world) to confirm: `,
+    ]);
     expect(agent.restores.map((x) => x.backupId)).toContain(backupId);
     expect((await ectl(['instances', 'start', 'world', '--wait', '--timeout', '30'])).stdout).toBe('instance world: online\n');
   });

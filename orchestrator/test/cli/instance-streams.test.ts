@@ -56,7 +56,10 @@ function start(args: string[], input?: NodeJS.ReadableStream): Live {
   let disposed = false;
   const interrupt = (): Interrupt => ({ signal: controller.signal, dispose: () => void (disposed = true) });
   const done = runCli(args, {
-    output, version: 'test', interrupt, ...(input ? { input: () => input } : {}),
+    output,
+    version: 'test',
+    interrupt,
+    ...(input ? { input: () => input } : {}),
     env: { configPath: join(base, 'config.json'), urlOverride: orchestrator.url, tokenOverride: ADMIN },
   }).then((code) => {
     expect(disposed || !args.some((a) => a === '--follow' || a === 'console')).toBe(true);
@@ -73,7 +76,8 @@ async function ectl(args: string[], input?: NodeJS.ReadableStream): Promise<Run>
 
 const api = async (method: string, path: string, body?: unknown) => {
   const res = await fetch(`${orchestrator.url}/api/v1${path}`, {
-    method, headers: { authorization: `Bearer ${ADMIN}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    method,
+    headers: { authorization: `Bearer ${ADMIN}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -91,10 +95,20 @@ const TSX = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', import.
 const ENTRY = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
 
 /** ectl as a real process (its own stdin, SIGINT): resolves with its exit code and output; killed after 60 s. */
-function ectlProcess(args: string[], o: { stdin?: string; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Run> {
+function ectlProcess(
+  args: string[],
+  o: { stdin?: string; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {},
+): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [TSX, ENTRY, ...args], {
-      cwd: base, env: { PATH: process.env.PATH, HOME: base, XDG_CONFIG_HOME: join(base, 'xdg'), ENDERCLOUD_URL: orchestrator.url, ENDERCLOUD_TOKEN: ADMIN },
+      cwd: base,
+      env: {
+        PATH: process.env.PATH,
+        HOME: base,
+        XDG_CONFIG_HOME: join(base, 'xdg'),
+        ENDERCLOUD_URL: orchestrator.url,
+        ENDERCLOUD_TOKEN: ADMIN,
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -119,15 +133,24 @@ const logTail = async (name: string): Promise<string> => (await ectl(['instances
 beforeAll(async () => {
   base = mkdtempSync(join(tmpdir(), 'ectl-streams-'));
   const image = await ensureImage(mcServerImage);
-  orchestrator = await startOrchestrator(orchestratorConfig({
-    ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`, ENDERCLOUD_DATA_DIR: join(base, 'data'), ENDERCLOUD_ADMIN_TOKEN: ADMIN, ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
-    ENDERCLOUD_LOG_LEVEL: 'silent', ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_SUPERVISE_INTERVAL: '150ms',
-    ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
-  }));
+  orchestrator = await startOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`,
+      ENDERCLOUD_DATA_DIR: join(base, 'data'),
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN,
+      ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
+      ENDERCLOUD_LOG_LEVEL: 'silent',
+      ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms',
+      ENDERCLOUD_SUPERVISE_INTERVAL: '150ms',
+      ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms',
+      ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
+    }),
+  );
   agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: orchestrator.url, portRange, network: NETWORK, token: AGENT_TOKEN });
   const agentUrl = await agent.app.listen({ host: '127.0.0.1', port: 0 });
   const beat = await fetch(`${orchestrator.url}/api/v1/agents/${AGENT_ID}/heartbeat`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${AGENT_TOKEN}` },
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${AGENT_TOKEN}` },
     body: JSON.stringify(heartbeatBody(agentUrl, { portRange, heartbeatIntervalMs: 600_000 })),
   });
   expect(beat.status).toBe(200);
@@ -138,19 +161,36 @@ beforeAll(async () => {
   const imported = await ectl(['templates', 'import-egg', eggFile, '--name', 'egg-srv', '--version', '1', '--memory', '256']);
   expect(imported.stderr).toBe('');
   expect(imported.stdout).toMatch(/^template egg-srv@1 created \(spec [0-9a-f]{12}\)$/m);
-  expect((await api('PUT', '/templates/mc-rcon/versions/1', {
-    image, resources: { memoryMb: 256 },
-    variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
-    readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 30_000, intervalMs: 100 },
-    stop: { signal: 'SIGTERM', timeoutMs: 5000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
-  })).status).toBe(201);
-  expect((await api('PUT', '/groups/g', {
-    kind: 'persistent', variants: [{ id: 'egg', template: { name: 'egg-srv', version: '1' } }, { id: 'rcon', template: { name: 'mc-rcon', version: '1' } }],
-  })).status).toBe(201);
-  for (const [name, variantId, extra] of [['egg-srv', 'egg', {}], ['rcon-srv', 'rcon', { secrets: { RCON_PASSWORD } }]] as const) {
+  expect(
+    (
+      await api('PUT', '/templates/mc-rcon/versions/1', {
+        image,
+        resources: { memoryMb: 256 },
+        variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
+        readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 30_000, intervalMs: 100 },
+        stop: { signal: 'SIGTERM', timeoutMs: 5000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (
+      await api('PUT', '/groups/g', {
+        kind: 'persistent',
+        variants: [
+          { id: 'egg', template: { name: 'egg-srv', version: '1' } },
+          { id: 'rcon', template: { name: 'mc-rcon', version: '1' } },
+        ],
+      })
+    ).status,
+  ).toBe(201);
+  for (const [name, variantId, extra] of [
+    ['egg-srv', 'egg', { settings: { EULA: true } }],
+    ['rcon-srv', 'rcon', { secrets: { RCON_PASSWORD } }],
+  ] as const) {
     expect((await api('POST', '/instances', { groupId: 'g', variantId, name, ...extra })).status).toBe(202);
   }
-  for (const name of ['egg-srv', 'rcon-srv']) await waitFor(async () => (await api('GET', `/instances/${name}`)).body.state === 'online', `${name} online`, 60_000);
+  for (const name of ['egg-srv', 'rcon-srv'])
+    await waitFor(async () => (await api('GET', `/instances/${name}`)).body.state === 'online', `${name} online`, 60_000);
 });
 
 afterAll(async () => {
@@ -175,7 +215,10 @@ describe('ectl streamed commands on Docker', () => {
 
   it('the orchestrator endpoint as the web panel reads it: fetch + a reader, chunked text/plain, aborting ends it at the host; scope as the logs route', async () => {
     const abort = new AbortController();
-    const res = await fetch(`${orchestrator.url}/api/v1/instances/egg-srv/logs?follow=true&tail=2`, { headers: { authorization: `Bearer ${ADMIN}` }, signal: abort.signal });
+    const res = await fetch(`${orchestrator.url}/api/v1/instances/egg-srv/logs?follow=true&tail=2`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+      signal: abort.signal,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(res.headers.get('transfer-encoding')).toBe('chunked');
@@ -195,7 +238,9 @@ describe('ectl streamed commands on Docker', () => {
     abort.abort();
     await waitFor(() => agent.runtime.openLogFollows === 0, 'the engine stream to close');
     const other = await api('POST', '/tokens', { name: `${RUN}-hosts`, scopes: ['hosts:read'] });
-    const refused = await fetch(`${orchestrator.url}/api/v1/instances/egg-srv/logs?follow=true`, { headers: { authorization: `Bearer ${other.body.secret as string}` } });
+    const refused = await fetch(`${orchestrator.url}/api/v1/instances/egg-srv/logs?follow=true`, {
+      headers: { authorization: `Bearer ${other.body.secret as string}` },
+    });
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('FORBIDDEN');
   });
@@ -205,7 +250,10 @@ describe('ectl streamed commands on Docker', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^There are 0 of a max of 20 players online: \n$/);
-    expect(JSON.parse((await ectl(['instances', 'exec', 'rcon-srv', '--json', '--', 'save-all'])).stdout)).toEqual({ via: 'rcon', response: 'Saved the game' });
+    expect(JSON.parse((await ectl(['instances', 'exec', 'rcon-srv', '--json', '--', 'save-all'])).stdout)).toEqual({
+      via: 'rcon',
+      response: 'Saved the game',
+    });
   });
 
   it('exec writes to stdin when the template has no RCON (the answer is in the log)', async () => {
@@ -217,13 +265,16 @@ describe('ectl streamed commands on Docker', () => {
   });
 
   it('console over stdin: piped lines are sent in order; the end of the input ends it cleanly', async () => {
-    const r = await ectl(['instances', 'console', 'egg-srv', '--tail', '1', '--linger', '2000'], Readable.from(['first line\n', '\n', 'second\n']));
+    const r = await ectl(
+      ['instances', 'console', 'egg-srv', '--tail', '1', '--linger', '2000'],
+      Readable.from(['first line\n', '\n', 'second\n']),
+    );
     expect(r.stderr).toMatch(/^console of egg-srv \(online\): each line is sent as a command; Ctrl-D or Ctrl-C ends it\n$/);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/console: first line\n(.*\n)*console: second\n/);
   });
 
-  it('console over RCON: each typed line\'s reply is printed; Ctrl-C ends it and closes the stream', async () => {
+  it("console over RCON: each typed line's reply is printed; Ctrl-C ends it and closes the stream", async () => {
     const typing = new PassThrough();
     const live = start(['instances', 'console', 'rcon-srv'], typing);
     await waitFor(() => live.output.stdout.includes('Done ('), 'the tail');
@@ -255,7 +306,7 @@ describe('ectl streamed commands on Docker', () => {
     await waitFor(() => agent.runtime.openLogFollows === 0, 'the engine stream to close');
   });
 
-  it('logs --follow ends by itself when the container stops; then exec fails with the server\'s error', async () => {
+  it("logs --follow ends by itself when the container stops; then exec fails with the server's error", async () => {
     const live = start(['instances', 'logs', 'egg-srv', '--follow', '--tail', '1']);
     await waitFor(() => agent.runtime.openLogFollows === 1, 'the stream to open');
     expect((await ectl(['instances', 'stop', 'egg-srv', '--wait', '--timeout', '30'])).code).toBe(0);

@@ -35,16 +35,26 @@ afterAll(async () => {
 });
 
 async function orchestrator(name: string, env: Record<string, string> = {}): Promise<Orchestrator> {
-  const o = await startOrchestrator(orchestratorConfig({
-    ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_DATA_DIR: join(base, name), ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_LOG_LEVEL: 'silent', ...env,
-  }));
+  const o = await startOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_LISTEN: '127.0.0.1:0',
+      ENDERCLOUD_DATA_DIR: join(base, name),
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
+      ENDERCLOUD_LOG_LEVEL: 'silent',
+      ...env,
+    }),
+  );
   running.push(o);
   return o;
 }
 
 async function ectl(o: Orchestrator, args: string[]) {
   const output = bufferOutput();
-  const code = await runCli(args, { output, env: { configPath: join(base, 'config.json'), urlOverride: o.url, tokenOverride: ADMIN_TOKEN }, version: 'test' });
+  const code = await runCli(args, {
+    output,
+    env: { configPath: join(base, 'config.json'), urlOverride: o.url, tokenOverride: ADMIN_TOKEN },
+    version: 'test',
+  });
   return { code, stdout: output.stdout, stderr: output.stderr };
 }
 
@@ -61,7 +71,12 @@ describe('ectl system', () => {
       'epoch:    1',
     ]);
     const json = JSON.parse((await ectl(o, ['system', '--json'])).stdout);
-    expect(json).toMatchObject({ database: 'sqlite', node: 'solo', leader: { node: 'solo', epoch: 1, self: true }, ready: { ready: true } });
+    expect(json).toMatchObject({
+      database: 'sqlite',
+      node: 'solo',
+      leader: { node: 'solo', epoch: 1, self: true },
+      ready: { ready: true },
+    });
   });
 
   it('a standby names the leader; with its database cut it says NOT READY and exits 1', async () => {
@@ -70,7 +85,11 @@ describe('ectl system', () => {
     const cut = await startTcpCut({ host: u.hostname, port: Number(u.port || 5432) });
     cuts.push(cut);
     u.host = `127.0.0.1:${cut.port}`;
-    const standby = await orchestrator('pg-b', { ENDERCLOUD_DATABASE_URL: u.toString(), ENDERCLOUD_NODE_ID: 'node-b', ENDERCLOUD_READY_TIMEOUT: '300ms' });
+    const standby = await orchestrator('pg-b', {
+      ENDERCLOUD_DATABASE_URL: u.toString(),
+      ENDERCLOUD_NODE_ID: 'node-b',
+      ENDERCLOUD_READY_TIMEOUT: '300ms',
+    });
     const epoch = leader.leadership.epoch();
     const ok = await ectl(standby, ['system']);
     expect(ok.code).toBe(0);
@@ -79,7 +98,9 @@ describe('ectl system', () => {
     cut.cut();
     const down = await ectl(standby, ['system']);
     expect(down.code).toBe(1);
-    expect(down.stdout).toContain('database: postgres (NOT READY — DATABASE_UNAVAILABLE: the postgres database did not answer within 300 ms)');
+    expect(down.stdout).toContain(
+      'database: postgres (NOT READY — DATABASE_UNAVAILABLE: the postgres database did not answer within 300 ms)',
+    );
     expect(down.stderr).toContain("the orchestrator's database does not answer");
   });
 });

@@ -15,14 +15,19 @@ describe('table formatter', () => {
   ];
 
   it('aligns columns under upper-case headers, right-aligns numbers and leaves no trailing spaces', () => {
-    expect(formatTable(rows, columns)).toBe(['ID      INSTANCES  STATUS', 'host-a          3  ONLINE', 'b             120  OFFLINE', ''].join('\n'));
+    expect(formatTable(rows, columns)).toBe(
+      ['ID      INSTANCES  STATUS', 'host-a          3  ONLINE', 'b             120  OFFLINE', ''].join('\n'),
+    );
   });
 
   it('shows "-" for missing values and flattens control characters so one row stays one line', () => {
-    const out = formatTable([{ a: null as string | null, b: 'x\ny\u0007' }], [
-      { header: 'a', value: (r) => r.a },
-      { header: 'b', value: (r) => r.b },
-    ]);
+    const out = formatTable(
+      [{ a: null as string | null, b: 'x\ny\u0007' }],
+      [
+        { header: 'a', value: (r) => r.a },
+        { header: 'b', value: (r) => r.b },
+      ],
+    );
     expect(out).toBe('A  B\n-  x y\n');
   });
 

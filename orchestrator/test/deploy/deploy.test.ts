@@ -65,23 +65,46 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
       Image: tag,
       Cmd: ['node', 'dist/src/agent/index.js'],
       Labels: LABEL,
-      Env: ['AGENT_ID=image-test', 'AGENT_ORCHESTRATOR_URL=http://127.0.0.1:9', 'AGENT_RUNTIME_DIRECTORY=/tmp/runtime', 'AGENT_CACHE_DIRECTORY=/tmp/cache', 'AGENT_LOG_LEVEL=warn'],
+      Env: [
+        'AGENT_ID=image-test',
+        'AGENT_ORCHESTRATOR_URL=http://127.0.0.1:9',
+        'AGENT_RUNTIME_DIRECTORY=/tmp/runtime',
+        'AGENT_CACHE_DIRECTORY=/tmp/cache',
+        'AGENT_LOG_LEVEL=warn',
+      ],
       ExposedPorts: { '8081/tcp': {} },
       HostConfig: { PortBindings: { '8081/tcp': [{ HostIp: '127.0.0.1', HostPort: String(port) }] } },
     });
     await agent.start();
-    const health = await waitFor('the agent in the image to answer /health', async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/api/v1/health`, { signal: AbortSignal.timeout(2000) });
-      return (await res.json()) as Record<string, unknown>;
-    }, 20_000);
+    const health = await waitFor(
+      'the agent in the image to answer /health',
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/api/v1/health`, { signal: AbortSignal.timeout(2000) });
+        return (await res.json()) as Record<string, unknown>;
+      },
+      20_000,
+    );
     expect(health).toMatchObject({ status: 'ok', agentId: 'image-test', version: '0.1.0' });
 
     // The native module the orchestrator's store needs loads in the image.
-    const sqlite = await docker().createContainer({ Image: tag, Cmd: ['node', '-e', "const D = require('better-sqlite3'); process.exit(new D(':memory:').prepare('select 41 + 1 as x').get().x === 42 ? 0 : 1)"], Labels: LABEL });
+    const sqlite = await docker().createContainer({
+      Image: tag,
+      Cmd: [
+        'node',
+        '-e',
+        "const D = require('better-sqlite3'); process.exit(new D(':memory:').prepare('select 41 + 1 as x').get().x === 42 ? 0 : 1)",
+      ],
+      Labels: LABEL,
+    });
     await sqlite.start();
     expect(((await sqlite.wait()) as { StatusCode: number }).StatusCode).toBe(0);
 
-    const bad = await docker().createContainer({ Image: tag, Cmd: ['node', 'dist/src/agent/index.js'], Labels: LABEL, Env: ['AGENT_ID=x', 'AGENT_ORCHESTRATOR_URL=http://o', 'AGENT_HEARTBEAT_INTERVAL=10'] });
+    const bad = await docker().createContainer({
+      Image: tag,
+      Cmd: ['node', 'dist/src/agent/index.js'],
+      Labels: LABEL,
+      Env: ['AGENT_ID=x', 'AGENT_ORCHESTRATOR_URL=http://o', 'AGENT_HEARTBEAT_INTERVAL=10'],
+    });
     await bad.start();
     const { StatusCode } = (await bad.wait()) as { StatusCode: number };
     expect(StatusCode).toBe(2);
@@ -89,75 +112,110 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
     expect(logs).toContain('AGENT_HEARTBEAT_INTERVAL');
   }, 120_000);
 
-  it.skipIf(!hasCompose)('the root Compose stack starts the orchestrator and the agent, whose host becomes ONLINE', async (t) => {
-    const tag = imageOrSkip(t);
-    const project = RUN.replace(/[^a-z0-9]/g, '');
-    const runtime = mkdtempSync(join(tmpdir(), 'ec-compose-'));
-    const orchestratorPort = await freePort();
-    const adminToken = randomBytes(24).toString('hex');
-    const agentId = `compose-${project.slice(-6)}`;
-    const game = randomPortRange(10);
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      ENDERCLOUD_IMAGE: tag,
-      AGENT_TOKEN: randomBytes(24).toString('hex'),
-      ENDERCLOUD_ADMIN_TOKEN: adminToken,
-      ORCHESTRATOR_PORT: String(orchestratorPort),
-      AGENT_PUBLISH_PORT: String(await freePort()),
-      AGENT_DOCKER_NETWORK: `ec-${project}`,
-      AGENT_ID: agentId,
-      AGENT_GAME_BIND_ADDRESS: '127.0.0.1',
-      AGENT_GAME_PORT_RANGE: `${game.first}-${game.last}`,
-      AGENT_RUNTIME_LOCAL_DIRECTORY: runtime,
-      // docker-compose 1.29 does not expand the nested default; say it outright.
-      AGENT_RUNTIME_HOST_DIRECTORY: runtime,
-      AGENT_HEARTBEAT_INTERVAL: '1s',
-    };
-    const compose = (...args: string[]) =>
-      spawnSync('docker-compose', ['-p', project, '-f', join(REPO, 'compose.yml'), ...args], { cwd: REPO, env, encoding: 'utf8', timeout: 120_000 });
-    cleanups.push(() => {
-      compose('down', '-v', '--remove-orphans', '-t', '2');
-      rmSync(runtime, { recursive: true, force: true });
-    });
-
-    // The router is started below on a free port: its default bind is the host's 25565.
-    const up = compose('up', '-d', '--no-build', 'orchestrator', 'agent');
-    expect(up.status, up.stderr).toBe(0);
-    const host = await waitFor(`host ${agentId} to become ONLINE through the Compose stack`, async () => {
-      const res = await fetch(`http://127.0.0.1:${orchestratorPort}/api/v1/hosts/${agentId}`, {
-        headers: { authorization: `Bearer ${adminToken}` },
-        signal: AbortSignal.timeout(2000),
+  it.skipIf(!hasCompose)(
+    'the root Compose stack starts the orchestrator and the agent, whose host becomes ONLINE',
+    async (t) => {
+      const tag = imageOrSkip(t);
+      const project = RUN.replace(/[^a-z0-9]/g, '');
+      const runtime = mkdtempSync(join(tmpdir(), 'ec-compose-'));
+      const orchestratorPort = await freePort();
+      const adminToken = randomBytes(24).toString('hex');
+      const agentId = `compose-${project.slice(-6)}`;
+      const game = randomPortRange(10);
+      const env: NodeJS.ProcessEnv = {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        ENDERCLOUD_IMAGE: tag,
+        AGENT_TOKEN: randomBytes(24).toString('hex'),
+        ENDERCLOUD_ADMIN_TOKEN: adminToken,
+        ORCHESTRATOR_PORT: String(orchestratorPort),
+        AGENT_PUBLISH_PORT: String(await freePort()),
+        AGENT_DOCKER_NETWORK: `ec-${project}`,
+        AGENT_ID: agentId,
+        AGENT_GAME_BIND_ADDRESS: '127.0.0.1',
+        AGENT_GAME_PORT_RANGE: `${game.first}-${game.last}`,
+        AGENT_RUNTIME_LOCAL_DIRECTORY: runtime,
+        // docker-compose 1.29 does not expand the nested default; say it outright.
+        AGENT_RUNTIME_HOST_DIRECTORY: runtime,
+        AGENT_HEARTBEAT_INTERVAL: '1s',
+      };
+      const compose = (...args: string[]) =>
+        spawnSync('docker-compose', ['-p', project, '-f', join(REPO, 'compose.yml'), ...args], {
+          cwd: REPO,
+          env,
+          encoding: 'utf8',
+          timeout: 120_000,
+        });
+      cleanups.push(() => {
+        compose('down', '-v', '--remove-orphans', '-t', '2');
+        rmSync(runtime, { recursive: true, force: true });
       });
-      const body = (await res.json()) as { status?: string; controlUrl?: string };
-      return body.status === 'ONLINE' ? body : undefined;
-    }, 60_000);
-    expect(host.controlUrl).toBe('http://agent:8081');
 
-    // The image carries the web panel: the orchestrator serves it at / (not the 503 "panel not built").
-    const panel = await fetch(`http://127.0.0.1:${orchestratorPort}/`, { signal: AbortSignal.timeout(5000) });
-    expect(panel.status).toBe(200);
-    expect(panel.headers.get('content-type')).toContain('text/html');
-    expect(await panel.text()).toContain('<div id="root">');
+      // The router is started below on a free port: its default bind is the host's 25565.
+      const up = compose('up', '-d', '--no-build', 'orchestrator', 'agent');
+      expect(up.status, up.stderr).toBe(0);
+      const host = await waitFor(
+        `host ${agentId} to become ONLINE through the Compose stack`,
+        async () => {
+          const res = await fetch(`http://127.0.0.1:${orchestratorPort}/api/v1/hosts/${agentId}`, {
+            headers: { authorization: `Bearer ${adminToken}` },
+            signal: AbortSignal.timeout(2000),
+          });
+          const body = (await res.json()) as { status?: string; controlUrl?: string };
+          return body.status === 'ONLINE' ? body : undefined;
+        },
+        60_000,
+      );
+      expect(host.controlUrl).toBe('http://agent:8081');
 
-    // The router service: its own `router`-scoped token and a config bound to a free loopback port.
-    const api = (path: string, init: RequestInit = {}) =>
-      fetch(`http://127.0.0.1:${orchestratorPort}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, signal: AbortSignal.timeout(5000) });
-    const created = (await (await api('/tokens', { method: 'POST', body: JSON.stringify({ name: 'compose-router', scopes: ['router'] }) })).json()) as { id: string; secret: string };
-    const routerPort = await freePort();
-    const routerDir = mkdtempSync(join(tmpdir(), 'ec-compose-router-'));
-    cleanups.push(() => rmSync(routerDir, { recursive: true, force: true }));
-    writeFileSync(join(routerDir, 'router.toml'), `bind = "127.0.0.1:${routerPort}"\ntry = ["lobby"]\n\n[servers]\nlobby = "group:lobby"\n`, { mode: 0o644 });
-    Object.assign(env, { ROUTER_TOKEN: created.secret, ROUTER_CONFIG: join(routerDir, 'router.toml'), ROUTER_ID: `router-${project.slice(-6)}` });
-    const router = compose('up', '-d', '--no-build', 'router');
-    expect(router.status, router.stderr).toBe(0);
-    const ping = await waitFor('the Compose router to answer a status ping', () => pingServer('127.0.0.1', routerPort, { timeoutMs: 2000 }), 30_000);
-    expect(ping.status.version?.name).toBe('EnderCloud');
-    await waitFor('the router to call the orchestrator with its token', async () => {
-      const tokens = (await (await api('/tokens')).json()) as { tokens: { id: string; lastUsedAt: string | null }[] };
-      return tokens.tokens.find((tk) => tk.id === created.id && tk.lastUsedAt !== null);
-    }, 30_000);
-  }, 180_000);
+      // The image carries the web panel: the orchestrator serves it at / (not the 503 "panel not built").
+      const panel = await fetch(`http://127.0.0.1:${orchestratorPort}/`, { signal: AbortSignal.timeout(5000) });
+      expect(panel.status).toBe(200);
+      expect(panel.headers.get('content-type')).toContain('text/html');
+      expect(await panel.text()).toContain('<div id="root">');
+
+      // The router service: its own `router`-scoped token and a config bound to a free loopback port.
+      const api = (path: string, init: RequestInit = {}) =>
+        fetch(`http://127.0.0.1:${orchestratorPort}/api/v1${path}`, {
+          ...init,
+          headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+          signal: AbortSignal.timeout(5000),
+        });
+      const created = (await (
+        await api('/tokens', { method: 'POST', body: JSON.stringify({ name: 'compose-router', scopes: ['router'] }) })
+      ).json()) as { id: string; secret: string };
+      const routerPort = await freePort();
+      const routerDir = mkdtempSync(join(tmpdir(), 'ec-compose-router-'));
+      cleanups.push(() => rmSync(routerDir, { recursive: true, force: true }));
+      writeFileSync(
+        join(routerDir, 'router.toml'),
+        `bind = "127.0.0.1:${routerPort}"\ntry = ["lobby"]\n\n[servers]\nlobby = "group:lobby"\n`,
+        { mode: 0o644 },
+      );
+      Object.assign(env, {
+        ROUTER_TOKEN: created.secret,
+        ROUTER_CONFIG: join(routerDir, 'router.toml'),
+        ROUTER_ID: `router-${project.slice(-6)}`,
+      });
+      const router = compose('up', '-d', '--no-build', 'router');
+      expect(router.status, router.stderr).toBe(0);
+      const ping = await waitFor(
+        'the Compose router to answer a status ping',
+        () => pingServer('127.0.0.1', routerPort, { timeoutMs: 2000 }),
+        30_000,
+      );
+      expect(ping.status.version?.name).toBe('EnderCloud');
+      await waitFor(
+        'the router to call the orchestrator with its token',
+        async () => {
+          const tokens = (await (await api('/tokens')).json()) as { tokens: { id: string; lastUsedAt: string | null }[] };
+          return tokens.tokens.find((tk) => tk.id === created.id && tk.lastUsedAt !== null);
+        },
+        30_000,
+      );
+    },
+    180_000,
+  );
 });
 
 describe('Compose files', () => {
@@ -172,7 +230,8 @@ describe('Compose files', () => {
     expect(remote.services.agent.volumes).toContain('/var/run/docker.sock:/var/run/docker.sock');
     expect(remote.services.agent.environment.AGENT_TOKEN).toMatch(/^\$\{AGENT_TOKEN:\?/);
     const example = readFileSync(join(REPO, '.env.agent.example'), 'utf8');
-    for (const name of ['AGENT_ID', 'AGENT_ORCHESTRATOR_URL', 'AGENT_PUBLISH_ADDRESS', 'AGENT_TOKEN', 'AGENT_RUNTIME_LOCAL_DIRECTORY']) expect(example).toContain(`${name}=`);
+    for (const name of ['AGENT_ID', 'AGENT_ORCHESTRATOR_URL', 'AGENT_PUBLISH_ADDRESS', 'AGENT_TOKEN', 'AGENT_RUNTIME_LOCAL_DIRECTORY'])
+      expect(example).toContain(`${name}=`);
     // No guessable default secret ships in the example.
     expect(example).toMatch(/^AGENT_TOKEN=$/m);
   });
@@ -184,7 +243,10 @@ describe('Compose files', () => {
     expect(router.command).toEqual(['node', 'dist/src/router/index.js']);
     expect(router.network_mode).toBe('host');
     expect(router.volumes).toEqual(['${ROUTER_CONFIG:-./examples/router.toml}:/etc/endercloud/router.toml:ro']);
-    expect(router.environment).toMatchObject({ ENDERCLOUD_ROUTER_CONFIG: '/etc/endercloud/router.toml', ENDERCLOUD_ROUTER_TOKEN: '${ROUTER_TOKEN:-}' });
+    expect(router.environment).toMatchObject({
+      ENDERCLOUD_ROUTER_CONFIG: '/etc/endercloud/router.toml',
+      ENDERCLOUD_ROUTER_TOKEN: '${ROUTER_TOKEN:-}',
+    });
     expect(JSON.stringify(router)).not.toContain('docker.sock');
     // The shipped router config is one the router itself accepts.
     const config = loadRouterConfig({ ENDERCLOUD_ROUTER_CONFIG: join(REPO, 'examples', 'router.toml') });
@@ -194,12 +256,31 @@ describe('Compose files', () => {
 
   it.skipIf(!hasCompose)('are accepted by docker-compose 1.29 (`config`), router service included', () => {
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, AGENT_TOKEN: 'x'.repeat(32) };
-    const out = spawnSync('docker-compose', ['-f', join(REPO, 'compose.yml'), 'config', '--services'], { cwd: REPO, env, encoding: 'utf8', timeout: 30_000 });
+    const out = spawnSync('docker-compose', ['-f', join(REPO, 'compose.yml'), 'config', '--services'], {
+      cwd: REPO,
+      env,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(out.status, out.stderr).toBe(0);
     expect(out.stdout.trim().split('\n').sort()).toEqual(['agent', 'orchestrator', 'router']);
-    const remote = spawnSync('docker-compose', ['--env-file', join(REPO, '.env.agent.example'), '-f', join(REPO, 'compose.agent.yml'), 'config', '--quiet'], {
-      cwd: REPO, env: { ...env, AGENT_ID: 'a', AGENT_ORCHESTRATOR_URL: 'http://o:8080', AGENT_CONTROL_URL: 'http://a:8081', AGENT_GAME_ADDRESS: 'a', AGENT_PUBLISH_ADDRESS: '10.0.0.2' }, encoding: 'utf8', timeout: 30_000,
-    });
+    const remote = spawnSync(
+      'docker-compose',
+      ['--env-file', join(REPO, '.env.agent.example'), '-f', join(REPO, 'compose.agent.yml'), 'config', '--quiet'],
+      {
+        cwd: REPO,
+        env: {
+          ...env,
+          AGENT_ID: 'a',
+          AGENT_ORCHESTRATOR_URL: 'http://o:8080',
+          AGENT_CONTROL_URL: 'http://a:8081',
+          AGENT_GAME_ADDRESS: 'a',
+          AGENT_PUBLISH_ADDRESS: '10.0.0.2',
+        },
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
     expect(remote.status, remote.stderr).toBe(0);
   });
 });

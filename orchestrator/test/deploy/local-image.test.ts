@@ -10,7 +10,10 @@ import { busyboxImage } from '../support/images.js';
 const alias = `endercloud-test/alias-${uniqueId('img')}:local`;
 
 afterAll(async () => {
-  await docker().getImage(alias).remove({ noprune: true }).catch(() => undefined);
+  await docker()
+    .getImage(alias)
+    .remove({ noprune: true })
+    .catch(() => undefined);
 });
 
 describe('ensureImage', () => {
@@ -33,7 +36,10 @@ describe('ensureImage', () => {
       await ensureImage(def, { socketPath: DOCKER_SOCKET, onBuild: (t) => builds.push(t) });
       expect(builds).toEqual([tag]);
     } finally {
-      await docker().getImage(imageTag(def)).remove({ force: true }).catch(() => undefined);
+      await docker()
+        .getImage(imageTag(def))
+        .remove({ force: true })
+        .catch(() => undefined);
     }
   });
 });

@@ -73,7 +73,8 @@ async function ectlJson<T>(args: string[]): Promise<T> {
   return JSON.parse(r.stdout) as T;
 }
 
-const hostStatus = async (id: string): Promise<string | undefined> => (await ectlJson<{ status: string }>(['hosts', 'get', id]).catch(() => undefined))?.status;
+const hostStatus = async (id: string): Promise<string | undefined> =>
+  (await ectlJson<{ status: string }>(['hosts', 'get', id]).catch(() => undefined))?.status;
 
 /** The orchestrator's agent calls go through the production transport; inventories of watched hosts are recorded and slowed. */
 function orchestratorDeps(runWorker = true): OrchestratorDeps {
@@ -85,7 +86,7 @@ function orchestratorDeps(runWorker = true): OrchestratorDeps {
         for (const [hostId, seen] of watchInventory) {
           const agent = agents.find((a) => a.id === hostId)!;
           if (request.url.href === `http://127.0.0.1:${agent.port}/api/v1/instances` && request.method === 'GET') {
-            seen.push((await orchestrator!.ctx.store.hosts.get(hostId))?.status ?? 'absent');
+            seen.push((await orchestrator!.store.hosts.get(hostId))?.status ?? 'absent');
             // Long enough for the HTTP polls to see RECOVERING, far below the test bounds.
             await new Promise((r) => setTimeout(r, 400));
           }
@@ -204,35 +205,54 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     await ectlJson(['layers', 'push', `${run}-lobby`, variantDir]);
 
     const file = join(base, 'network.yml');
-    writeFileSync(file, [
-      'templates:',
-      `  - name: ${run}-sleeper`,
-      '    version: "1"',
-      '    spec:',
-      `      image: ${image}`,
-      '      resources: { memoryMb: 64 }',
-      '      stop: { timeoutMs: 1000 }',
-      `      layers: [${run}-base]`,
-      'groups:',
-      `  - id: ${run}-lobby`,
-      '    kind: ephemeral',
-      '    variants:',
-      `      - { id: v1, template: ${run}-sleeper@1, extraLayers: [${run}-lobby], env: { GREETING: hi } }`,
-      `  - id: ${run}-world`,
-      '    kind: persistent',
-      '    variants:',
-      `      - { id: v1, template: ${run}-sleeper@1 }`,
-      '',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'templates:',
+        `  - name: ${run}-sleeper`,
+        '    version: "1"',
+        '    spec:',
+        `      image: ${image}`,
+        '      resources: { memoryMb: 64 }',
+        '      stop: { timeoutMs: 1000 }',
+        `      layers: [${run}-base]`,
+        'groups:',
+        `  - id: ${run}-lobby`,
+        '    kind: ephemeral',
+        '    variants:',
+        `      - { id: v1, template: ${run}-sleeper@1, extraLayers: [${run}-lobby], env: { GREETING: hi } }`,
+        `  - id: ${run}-world`,
+        '    kind: persistent',
+        '    variants:',
+        `      - { id: v1, template: ${run}-sleeper@1 }`,
+        '',
+      ].join('\n'),
+    );
     const applied = await ectl(['apply', '-f', file]);
     expect(applied.stderr).not.toMatch(/error/);
     expect(applied.code).toBe(0);
-    expect((await ectlJson<{ plan: { action: string }[] }>(['apply', '-f', file])).plan.map((p) => p.action)).toEqual(['unchanged', 'unchanged', 'unchanged']);
+    expect((await ectlJson<{ plan: { action: string }[] }>(['apply', '-f', file])).plan.map((p) => p.action)).toEqual([
+      'unchanged',
+      'unchanged',
+      'unchanged',
+    ]);
 
     // The sleeper never listens, so it never becomes online (ectl's --wait waits for online): wait for its running container.
-    const instance = await ectlJson<{ id: string; hostId: string; groupId: string }>(['instances', 'create', '--group', `${run}-lobby`, '--variant', 'v1']);
+    const instance = await ectlJson<{ id: string; hostId: string; groupId: string }>([
+      'instances',
+      'create',
+      '--group',
+      `${run}-lobby`,
+      '--variant',
+      'v1',
+    ]);
     instanceId = instance.id;
-    await until('the created container running', async () => (await containersOf(instance.id)).some((c) => c.State === 'running'), 120_000, 200);
+    await until(
+      'the created container running',
+      async () => (await containersOf(instance.id)).some((c) => c.State === 'running'),
+      120_000,
+      200,
+    );
     hostOf = agents.find((a) => a.id === instance.hostId)!;
     expect(hostOf).toBeDefined();
 
@@ -241,8 +261,11 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     expect(c!.State).toBe('running');
     const inspect = await docker().getContainer(c!.Id).inspect();
     expect(inspect.Config.Labels).toMatchObject({
-      'orchestrator.managed': 'true', 'orchestrator.host': hostOf.id, 'orchestrator.instance': instanceId,
-      'orchestrator.group': `${run}-lobby`, 'orchestrator.variant': 'v1',
+      'orchestrator.managed': 'true',
+      'orchestrator.host': hostOf.id,
+      'orchestrator.instance': instanceId,
+      'orchestrator.group': `${run}-lobby`,
+      'orchestrator.variant': 'v1',
     });
     expect(inspect.Config.Env).toContain('GREETING=hi');
     const dir = join(hostOf.runtimeDir, 'instances', instanceId);
@@ -253,27 +276,44 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     expect(existsSync(join(other.runtimeDir, 'instances', instanceId))).toBe(false);
 
     // ectl instances logs reads the container output through the orchestrator and the real agent.
-    const logs = await until('container output', async () => {
-      const r = await ectl(['instances', 'logs', instanceId, '--tail', '5']);
-      return r.code === 0 && r.stdout.includes('e2e-sleeper says hi') ? r : undefined;
-    }, 10_000);
+    const logs = await until(
+      'container output',
+      async () => {
+        const r = await ectl(['instances', 'logs', instanceId, '--tail', '5']);
+        return r.code === 0 && r.stdout.includes('e2e-sleeper says hi') ? r : undefined;
+      },
+      10_000,
+    );
     expect(logs.stderr).toBe('');
-    expect(await ectlJson<{ instanceId: string; logs: string }>(['instances', 'logs', instanceId])).toMatchObject({ instanceId, logs: expect.stringContaining('e2e-sleeper says hi') });
+    expect(await ectlJson<{ instanceId: string; logs: string }>(['instances', 'logs', instanceId])).toMatchObject({
+      instanceId,
+      logs: expect.stringContaining('e2e-sleeper says hi'),
+    });
   }, 180_000);
 
-  it('a killed agent\'s host goes OFFLINE after 3 missed heartbeats; its container keeps running', async () => {
+  it("a killed agent's host goes OFFLINE after 3 missed heartbeats; its container keeps running", async () => {
     await killAgent(hostOf);
     await until(`host ${hostOf.id} OFFLINE`, async () => (await hostStatus(hostOf.id)) === 'OFFLINE', 10_000);
     expect((await containersOf(instanceId))[0]!.State).toBe('running');
   });
 
-  it('a restarted agent goes RECOVERING → ONLINE with its instance intact and unknown managed containers removed (only an ephemeral orphan\'s data deleted)', async () => {
+  it("a restarted agent goes RECOVERING → ONLINE with its instance intact and unknown managed containers removed (only an ephemeral orphan's data deleted)", async () => {
     const orphanId = `${run}-orphan`;
     const worldId = `${run}-world-orphan`;
-    for (const [id, group] of [[orphanId, `${run}-lobby`], [worldId, `${run}-world`]] as const) {
+    for (const [id, group] of [
+      [orphanId, `${run}-lobby`],
+      [worldId, `${run}-world`],
+    ] as const) {
       const orphan = await docker().createContainer({
-        name: `endercloud-v1-${id}`, Image: image,
-        Labels: { 'orchestrator.managed': 'true', 'orchestrator.host': hostOf.id, 'orchestrator.instance': id, 'orchestrator.group': group, 'orchestrator.variant': 'v1' },
+        name: `endercloud-v1-${id}`,
+        Image: image,
+        Labels: {
+          'orchestrator.managed': 'true',
+          'orchestrator.host': hostOf.id,
+          'orchestrator.instance': id,
+          'orchestrator.group': group,
+          'orchestrator.variant': 'v1',
+        },
       });
       await orphan.start();
       mkdirSync(join(hostOf.runtimeDir, 'instances', id), { recursive: true });
@@ -283,18 +323,29 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     watchInventory.set(hostOf.id, seen);
     const statuses: string[] = [];
     startAgent(hostOf);
-    await until(`host ${hostOf.id} back ONLINE`, async () => {
-      const s = await hostStatus(hostOf.id);
-      if (s && statuses.at(-1) !== s) statuses.push(s);
-      return s === 'ONLINE';
-    }, 30_000, 20);
+    await until(
+      `host ${hostOf.id} back ONLINE`,
+      async () => {
+        const s = await hostStatus(hostOf.id);
+        if (s && statuses.at(-1) !== s) statuses.push(s);
+        return s === 'ONLINE';
+      },
+      30_000,
+      20,
+    );
     watchInventory.delete(hostOf.id);
     expect(statuses).toEqual(['OFFLINE', 'RECOVERING', 'ONLINE']);
     expect(seen[0]).toBe('RECOVERING');
 
     // One cleanup removes each container and then its data: wait for the whole of it.
-    await until('orphans removed', async () => (await containersOf(orphanId)).length === 0 && (await containersOf(worldId)).length === 0
-      && !existsSync(join(hostOf.runtimeDir, 'instances', orphanId)), 20_000);
+    await until(
+      'orphans removed',
+      async () =>
+        (await containersOf(orphanId)).length === 0 &&
+        (await containersOf(worldId)).length === 0 &&
+        !existsSync(join(hostOf.runtimeDir, 'instances', orphanId)),
+      20_000,
+    );
     // The ephemeral orphan's runtime directory goes; the persistent group's world stays on disk.
     expect(existsSync(join(hostOf.runtimeDir, 'instances', orphanId))).toBe(false);
     expect(readFileSync(join(hostOf.runtimeDir, 'instances', worldId, 'level.dat'), 'utf8')).toBe('world');
@@ -304,10 +355,15 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     // While its host was OFFLINE the persistent instance was `unknown` (its data may be alive there, never
     // started elsewhere); the supervisor's next pass over the returned host finds the container running and
     // re-verifies it (unknown → starting → online), never recreating it.
-    const instance = await until('the instance re-verified after its host returned', async () => {
-      const i = await ectlJson<{ hostId: string; state: string }>(['instances', 'get', instanceId]);
-      return ['starting', 'online'].includes(i.state) ? i : undefined;
-    }, 20_000, 100);
+    const instance = await until(
+      'the instance re-verified after its host returned',
+      async () => {
+        const i = await ectlJson<{ hostId: string; state: string }>(['instances', 'get', instanceId]);
+        return ['starting', 'online'].includes(i.state) ? i : undefined;
+      },
+      20_000,
+      100,
+    );
     expect(instance.hostId).toBe(hostOf.id);
     expect((await containersOf(instanceId)).map((x) => x.State)).toEqual(['running']);
   }, 60_000);
@@ -317,18 +373,32 @@ describe('control plane end to end (real Docker, two real agents)', () => {
     // Restart with the worker never started: the create is persisted, never dispatched.
     orchestrator = await startOrchestrator(config, orchestratorDeps(false));
     for (const a of agents) await until(`host ${a.id} ONLINE again`, async () => (await hostStatus(a.id)) === 'ONLINE', 30_000);
-    const created = await ectlJson<{ id: string; commandId: string }>(['instances', 'create', '--group', `${run}-lobby`, '--variant', 'v1']);
-    const pending = await orchestrator.ctx.store.commands.get(created.commandId);
+    const created = await ectlJson<{ id: string; commandId: string }>([
+      'instances',
+      'create',
+      '--group',
+      `${run}-lobby`,
+      '--variant',
+      'v1',
+    ]);
+    const pending = await orchestrator.store.commands.get(created.commandId);
     expect(pending?.status).toBe('pending');
     await orchestrator.stop();
     expect(await containersOf(created.id)).toEqual([]);
 
     orchestrator = await startOrchestrator(config, orchestratorDeps(true));
-    await until('the resumed create to succeed', async () => {
-      const cmd = await ectlJson<{ status: string; lastError: string | null }>(['commands', 'get', created.commandId]).catch(() => undefined);
-      if (cmd?.status === 'failed') throw new Error(`create failed: ${cmd.lastError}`);
-      return cmd?.status === 'succeeded';
-    }, 60_000, 100);
+    await until(
+      'the resumed create to succeed',
+      async () => {
+        const cmd = await ectlJson<{ status: string; lastError: string | null }>(['commands', 'get', created.commandId]).catch(
+          () => undefined,
+        );
+        if (cmd?.status === 'failed') throw new Error(`create failed: ${cmd.lastError}`);
+        return cmd?.status === 'succeeded';
+      },
+      60_000,
+      100,
+    );
     const list = await containersOf(created.id);
     expect(list).toHaveLength(1);
     expect(list[0]!.State).toBe('running');
@@ -337,44 +407,77 @@ describe('control plane end to end (real Docker, two real agents)', () => {
   it('a fresh database lists running containers as unclaimed; adopting one makes an instance with its endpoint that is probed, the container untouched', async () => {
     await orchestrator!.stop();
     const fresh = orchestratorConfig({
-      ENDERCLOUD_LISTEN: `127.0.0.1:${config.listenPort}`, ENDERCLOUD_DATA_DIR: join(base, 'orchestrator-fresh'),
-      ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN, ENDERCLOUD_SUPERVISE_INTERVAL: '200ms', ENDERCLOUD_LOG_LEVEL: 'silent',
+      ENDERCLOUD_LISTEN: `127.0.0.1:${config.listenPort}`,
+      ENDERCLOUD_DATA_DIR: join(base, 'orchestrator-fresh'),
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
+      ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
+      ENDERCLOUD_SUPERVISE_INTERVAL: '200ms',
+      ENDERCLOUD_LOG_LEVEL: 'silent',
     });
     orchestrator = await startOrchestrator(fresh, orchestratorDeps());
     await until(`host ${hostOf.id} ONLINE in the fresh database`, async () => (await hostStatus(hostOf.id)) === 'ONLINE', 30_000);
     const [before, ...others] = await containersOf(instanceId);
     expect(others).toEqual([]);
     const startedAt = (await docker().getContainer(before!.Id).inspect()).State.StartedAt;
-    const entry = (await ectlJson<{ instanceId: string; groupId: string; variantId: string; hostPort: number; state: string }[]>(['hosts', 'unclaimed', hostOf.id]))
-      .find((u) => u.instanceId === instanceId);
+    const entry = (
+      await ectlJson<{ instanceId: string; groupId: string; variantId: string; hostPort: number; state: string }[]>([
+        'hosts',
+        'unclaimed',
+        hostOf.id,
+      ])
+    ).find((u) => u.instanceId === instanceId);
     expect(entry).toMatchObject({ groupId: `${run}-lobby`, variantId: 'v1', state: 'running', hostPort: expect.any(Number) });
 
     // The restored catalog (no layers needed); a short readiness window so the probe outcome shows quickly.
     const file = join(base, 'restored.yml');
-    writeFileSync(file, [
-      'templates:',
-      `  - name: ${run}-sleeper`,
-      '    version: "1"',
-      '    spec:',
-      `      image: ${image}`,
-      '      resources: { memoryMb: 64 }',
-      '      readiness: { kind: tcp, startupTimeoutMs: 1500, intervalMs: 200 }',
-      'groups:',
-      `  - id: ${run}-lobby`,
-      '    kind: ephemeral',
-      '    variants:',
-      `      - { id: v1, template: ${run}-sleeper@1 }`,
-      '',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'templates:',
+        `  - name: ${run}-sleeper`,
+        '    version: "1"',
+        '    spec:',
+        `      image: ${image}`,
+        '      resources: { memoryMb: 64 }',
+        '      readiness: { kind: tcp, startupTimeoutMs: 1500, intervalMs: 200 }',
+        'groups:',
+        `  - id: ${run}-lobby`,
+        '    kind: ephemeral',
+        '    variants:',
+        `      - { id: v1, template: ${run}-sleeper@1 }`,
+        '',
+      ].join('\n'),
+    );
     expect((await ectl(['apply', '-f', file])).code).toBe(0);
-    const adopted = await ectlJson<{ id: string; hostId: string; endpoint: unknown; state: string }>(['hosts', 'adopt', hostOf.id, instanceId, '--group', `${run}-lobby`, '--variant', 'v1']);
-    expect(adopted).toMatchObject({ id: instanceId, hostId: hostOf.id, state: 'starting', endpoint: { host: '127.0.0.1', port: entry!.hostPort } });
-    const probed = await until('the adopted instance probed', async () => {
-      const i = await ectlJson<{ state: string; stateReason: string }>(['instances', 'get', instanceId]);
-      return ['online', 'degraded'].includes(i.state) && i;
-    }, 20_000, 100);
+    const adopted = await ectlJson<{ id: string; hostId: string; endpoint: unknown; state: string }>([
+      'hosts',
+      'adopt',
+      hostOf.id,
+      instanceId,
+      '--group',
+      `${run}-lobby`,
+      '--variant',
+      'v1',
+    ]);
+    expect(adopted).toMatchObject({
+      id: instanceId,
+      hostId: hostOf.id,
+      state: 'starting',
+      endpoint: { host: '127.0.0.1', port: entry!.hostPort },
+    });
+    const probed = await until(
+      'the adopted instance probed',
+      async () => {
+        const i = await ectlJson<{ state: string; stateReason: string }>(['instances', 'get', instanceId]);
+        return ['online', 'degraded'].includes(i.state) && i;
+      },
+      20_000,
+      100,
+    );
     expect(probed.stateReason).not.toMatch(/altered|not adopted/);
-    expect((await ectlJson<{ instanceId: string }[]>(['hosts', 'unclaimed', hostOf.id])).map((u) => u.instanceId)).not.toContain(instanceId);
+    expect((await ectlJson<{ instanceId: string }[]>(['hosts', 'unclaimed', hostOf.id])).map((u) => u.instanceId)).not.toContain(
+      instanceId,
+    );
     const [after, ...more] = await containersOf(instanceId);
     expect(more).toEqual([]);
     expect(after!.Id).toBe(before!.Id);

@@ -41,7 +41,12 @@ const onInstance = (instanceId: string, player: string, timeoutMs = 10_000) =>
 
 /** The player count an instance's own server reports in its status answer (pinged directly). */
 const onlineOn = (instance: typeof lobby, count: number) =>
-  until(`${count} player(s) on ${instance.id} by its own status`, async () => (await pingStatus(instance.endpoint!.host, instance.endpoint!.port, 3000)).online === count, 10_000, 100);
+  until(
+    `${count} player(s) on ${instance.id} by its own status`,
+    async () => (await pingStatus(instance.endpoint!.host, instance.endpoint!.port, 3000)).online === count,
+    10_000,
+    100,
+  );
 
 beforeAll(async () => {
   stack = await startStack('e2e-rtr');
@@ -70,7 +75,10 @@ describe('router end to end (real containers)', () => {
     await onInstance(lobby.id, 'Seeker');
     expect(await playersOn(event.id)).not.toContain('Seeker');
     await initial.end();
-    const res = await stack.api<{ transfer: { status: string } }>('POST', '/api/v1/transfers', { player: 'Seeker', target: { instance: event.id } });
+    const res = await stack.api<{ transfer: { status: string } }>('POST', '/api/v1/transfers', {
+      player: 'Seeker',
+      target: { instance: event.id },
+    });
     expect(res.status).toBe(201);
     const moved = await bot(main.port, 'Seeker', { intent: 'transfer' });
     await onInstance(event.id, 'Seeker');
@@ -112,10 +120,14 @@ describe('router end to end (real containers)', () => {
     // Stopped again, now with a measured start that fits the 20 s hold: the login is held through the start.
     expect((await stack.api('POST', `/api/v1/instances/${cold.id}/stop`)).status).toBe(202);
     await stack.waitForState(cold.id, 'stopped', 20_000);
-    const stopped = await until('router sees Stopped with a start estimate', () => {
-      const b2 = r.parts.registry!.get(cold.id);
-      return b2?.status === 'Stopped' && b2.expectedStartMs !== null ? b2 : undefined;
-    }, 5000);
+    const stopped = await until(
+      'router sees Stopped with a start estimate',
+      () => {
+        const b2 = r.parts.registry!.get(cold.id);
+        return b2?.status === 'Stopped' && b2.expectedStartMs !== null ? b2 : undefined;
+      },
+      5000,
+    );
     expect(stopped.expectedStartMs).toBeLessThan(18_000);
     const held = await bot(r.port, 'Patient');
     expect((await stack.api<{ state: string }>('GET', `/api/v1/instances/${cold.id}`)).body.state).toBe('online');
@@ -136,7 +148,10 @@ describe('router end to end (real containers)', () => {
 
     // A router whose copy lags (it still sees the world Paused and open) asks; the orchestrator refuses the wake.
     const client = r.parts.registry!;
-    client.state.applySnapshot({ revision: client.revision, backends: client.backends().map((b) => (b.instanceId === guarded.id ? { ...b, maintenance: false } : b)) });
+    client.state.applySnapshot({
+      revision: client.revision,
+      backends: client.backends().map((b) => (b.instanceId === guarded.id ? { ...b, maintenance: false } : b)),
+    });
     const refused = await expectLoginRefused('127.0.0.1', r.port, 'Guest', { timeoutMs: 10_000 });
     expect(refused).toContain('This world cannot be started right now.');
     expect(refused).toContain(`in maintenance: ${message}`);
@@ -146,7 +161,10 @@ describe('router end to end (real containers)', () => {
   it('moves a connected player between two test servers with RCON transfer, then evacuates the instance', async () => {
     const b = await bot(main.port, 'Mover');
     await onInstance(lobby.id, 'Mover');
-    const res = await stack.api<{ move: { moved: boolean; reason?: string } }>('POST', '/api/v1/transfers', { player: 'Mover', target: { instance: event.id } });
+    const res = await stack.api<{ move: { moved: boolean; reason?: string } }>('POST', '/api/v1/transfers', {
+      player: 'Mover',
+      target: { instance: event.id },
+    });
     expect(res.body.move).toMatchObject({ moved: true });
     const packet = await b.waitForPacket('transfer', 10_000);
     expect(packet).toMatchObject({ host: '127.0.0.1', port: main.port });
@@ -155,7 +173,6 @@ describe('router end to end (real containers)', () => {
     await onInstance(event.id, 'Mover');
     // The target itself counts the player (its own status, not the router's report).
     await onlineOn(event, 1);
-
 
     const evac = await stack.api<{ players: { player: string; moved: boolean }[] }>('POST', `/api/v1/instances/${event.id}/evacuate`, {});
     expect(evac.status).toBe(200);

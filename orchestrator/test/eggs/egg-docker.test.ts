@@ -38,7 +38,10 @@ async function waitState(id: string, state: string, timeoutMs = 30_000): Promise
   }
 }
 
-const history = async (id: string): Promise<string> => ((await call('GET', `/instances/${id}/history?limit=200`)).body.history as Loose[]).map((h) => `${h.to ?? ''}: ${h.reason ?? ''}`).join('\n');
+const history = async (id: string): Promise<string> =>
+  ((await call('GET', `/instances/${id}/history?limit=200`)).body.history as Loose[])
+    .map((h) => `${h.to ?? ''}: ${h.reason ?? ''}`)
+    .join('\n');
 const instanceFile = (id: string, rel: string): string => readFileSync(join(agent.runtimeDirectory, 'instances', id, rel), 'utf8');
 
 beforeAll(async () => {
@@ -47,14 +50,28 @@ beforeAll(async () => {
     env: { ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms' },
   });
   ({ agent, o, call } = stack);
-  const imported = await call('POST', '/templates/import-egg', { egg: eggText('test-server.v2.json'), name: 'egg-srv', version: '1', memoryMb: 256 });
+  const imported = await call('POST', '/templates/import-egg', {
+    egg: eggText('test-server.v2.json'),
+    name: 'egg-srv',
+    version: '1',
+    memoryMb: 256,
+  });
   expect(imported.status).toBe(201);
-  const failing = eggText('test-server.v1.json', (e) => { e.scripts.installation.script = 'echo fetching the server\necho no such build >&2\nexit 3\n'; });
+  const failing = eggText('test-server.v1.json', (e) => {
+    e.scripts.installation.script = 'echo fetching the server\necho no such build >&2\nexit 3\n';
+  });
   expect((await call('POST', '/templates/import-egg', { egg: failing, name: 'egg-broken', version: '1', memoryMb: 256 })).status).toBe(201);
-  expect((await call('PUT', '/groups/eggs', {
-    kind: 'persistent',
-    variants: [{ id: 'srv', template: { name: 'egg-srv', version: '1' } }, { id: 'broken', template: { name: 'egg-broken', version: '1' } }],
-  })).status).toBe(201);
+  expect(
+    (
+      await call('PUT', '/groups/eggs', {
+        kind: 'persistent',
+        variants: [
+          { id: 'srv', template: { name: 'egg-srv', version: '1' } },
+          { id: 'broken', template: { name: 'egg-broken', version: '1' } },
+        ],
+      })
+    ).status,
+  ).toBe(201);
 });
 
 afterAll(async () => {
@@ -65,7 +82,7 @@ describe('an egg template on Docker', () => {
   let id = '';
 
   it('install script wrote files, config edit applied, online by the done string', async () => {
-    const res = await call('POST', '/instances', { groupId: 'eggs', variantId: 'srv', name: `${RUN}-srv` });
+    const res = await call('POST', '/instances', { groupId: 'eggs', variantId: 'srv', name: `${RUN}-srv`, settings: { EULA: true } });
     expect(res.status).toBe(202);
     id = res.body.id as string;
     const online = await waitState(id, 'online', 45_000);
@@ -85,13 +102,19 @@ describe('an egg template on Docker', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toEqual({ via: 'stdin', response: null });
     const deadline = Date.now() + 5000;
-    while (!JSON.stringify((await call('GET', `/instances/${id}/logs?tail=50`)).body).includes('console: list') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (!JSON.stringify((await call('GET', `/instances/${id}/logs?tail=50`)).body).includes('console: list') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     expect(JSON.stringify((await call('GET', `/instances/${id}/logs?tail=50`)).body)).toContain('console: list');
   });
 
   it('an operator-only egg variable (user_editable: false) is not settable by a narrow token', async () => {
     const token = (await call('POST', '/tokens', { name: `${RUN}-player`, scopes: ['instances:write'] })).body.secret as string;
-    const res = await o.app.inject({ method: 'PATCH', url: `/api/v1/instances/${id}/settings`, headers: { authorization: `Bearer ${token}` }, payload: { settings: { MAX_PLAYERS: 30 } } });
+    const res = await o.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/instances/${id}/settings`,
+      headers: { authorization: `Bearer ${token}` },
+      payload: { settings: { MAX_PLAYERS: 30 } },
+    });
     expect(res.statusCode).toBe(403);
     expect(res.json().error.message).toMatch(/may not set MAX_PLAYERS: operator-only variable/);
   });
@@ -104,7 +127,7 @@ describe('an egg template on Docker', () => {
     expect(JSON.stringify(logs)).toMatch(/console: stop/);
   });
 
-  it('a failing install script leaves the instance in error with the script\'s last lines', async () => {
+  it("a failing install script leaves the instance in error with the script's last lines", async () => {
     const res = await call('POST', '/instances', { groupId: 'eggs', variantId: 'broken', name: `${RUN}-broken` });
     expect(res.status).toBe(202);
     const failed = await waitState(res.body.id as string, 'error', 45_000);

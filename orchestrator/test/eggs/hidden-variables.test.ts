@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bufferOutput } from '../../src/cli/output.js';
 import { runCli } from '../../src/cli/program.js';
-import { AGENT_TOKEN, heartbeatBody, startFakeAgent, testOrchestrator, type FakeAgent, type Loose, type TestOrchestrator } from '../server/support.js';
+import {
+  AGENT_TOKEN,
+  heartbeatBody,
+  startFakeAgent,
+  testOrchestrator,
+  type FakeAgent,
+  type Loose,
+  type TestOrchestrator,
+} from '../server/support.js';
 
 const HIDDEN_VALUE = 'hidden-value-7f3a';
 let t: TestOrchestrator;
@@ -21,7 +29,11 @@ const tokens: Record<string, string> = {};
 
 async function ectl(args: string[], token: string) {
   const output = bufferOutput();
-  const code = await runCli(args, { output, env: { configPath: join(dir, 'config.json'), urlOverride: url, tokenOverride: token }, version: 'test' });
+  const code = await runCli(args, {
+    output,
+    env: { configPath: join(dir, 'config.json'), urlOverride: url, tokenOverride: token },
+    version: 'test',
+  });
   return { code, stdout: output.stdout, stderr: output.stderr };
 }
 
@@ -30,28 +42,62 @@ beforeAll(async () => {
   url = await t.o.app.listen({ host: '127.0.0.1', port: 0 });
   dir = mkdtempSync(join(tmpdir(), 'ec-hidden-'));
   agent = await startFakeAgent();
-  expect((await t.call('POST', '/api/v1/agents/host-a/heartbeat', { body: heartbeatBody(agent.url, { heartbeatIntervalMs: 600_000 }), token: AGENT_TOKEN })).status).toBe(200);
+  expect(
+    (
+      await t.call('POST', '/api/v1/agents/host-a/heartbeat', {
+        body: heartbeatBody(agent.url, { heartbeatIntervalMs: 600_000 }),
+        token: AGENT_TOKEN,
+      })
+    ).status,
+  ).toBe(200);
   await t.o.ctx.hosts.whenIdle();
-  expect((await t.call('PUT', '/api/v1/templates/egg/versions/1', {
-    body: {
-      image: 'mc:1', resources: { memoryMb: 256 },
-      variables: [
-        { name: 'MOTD', type: 'string', default: 'hi', apply: 'restart_required' },
-        { name: 'DL_TOKEN', env: 'DOWNLOAD_TOKEN', type: 'string', default: 'none', operatorOnly: true, hidden: true, apply: 'restart_required' },
-      ],
-    },
-  })).status).toBe(201);
-  expect((await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'egg', version: '1' } }] } })).status).toBe(201);
-  const created = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', name: 'srv', settings: { MOTD: 'welcome', DL_TOKEN: HIDDEN_VALUE } } });
+  expect(
+    (
+      await t.call('PUT', '/api/v1/templates/egg/versions/1', {
+        body: {
+          image: 'mc:1',
+          resources: { memoryMb: 256 },
+          variables: [
+            { name: 'MOTD', type: 'string', default: 'hi', apply: 'restart_required' },
+            {
+              name: 'DL_TOKEN',
+              env: 'DOWNLOAD_TOKEN',
+              type: 'string',
+              default: 'none',
+              operatorOnly: true,
+              hidden: true,
+              apply: 'restart_required',
+            },
+          ],
+        },
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (
+      await t.call('PUT', '/api/v1/groups/g', {
+        body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'egg', version: '1' } }] },
+      })
+    ).status,
+  ).toBe(201);
+  const created = await t.call('POST', '/api/v1/instances', {
+    body: { groupId: 'g', variantId: 'v', name: 'srv', settings: { MOTD: 'welcome', DL_TOKEN: HIDDEN_VALUE } },
+  });
   expect(created.status, JSON.stringify(created.body)).toBe(202);
   id = created.body.id as string;
-  for (const [name, scopes] of [['narrow', ['read', 'instances:write']], ['manager', ['manager']], ['operator', ['operator']]] as const) {
+  for (const [name, scopes] of [
+    ['narrow', ['read', 'instances:write']],
+    ['manager', ['manager']],
+    ['operator', ['operator']],
+  ] as const) {
     const res = await t.call('POST', '/api/v1/tokens', { body: { name, scopes } });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     tokens[name] = res.body.secret as string;
   }
   // A pending change of the hidden variable (restart_required), set by an administrator.
-  expect((await t.call('PATCH', `/api/v1/instances/${id}/settings`, { body: { settings: { DL_TOKEN: `${HIDDEN_VALUE}-next` } } })).status).toBeLessThan(300);
+  expect(
+    (await t.call('PATCH', `/api/v1/instances/${id}/settings`, { body: { settings: { DL_TOKEN: `${HIDDEN_VALUE}-next` } } })).status,
+  ).toBeLessThan(300);
 });
 
 afterAll(async () => {
@@ -94,10 +140,15 @@ describe('hidden variables (user_viewable: false)', () => {
   });
 
   it('the PATCH answer of a narrow token hides them too; the narrow token still may not set one', async () => {
-    const res = await t.call('PATCH', `/api/v1/instances/${id}/settings`, { token: tokens.narrow!, body: { settings: { MOTD: 'changed' } } });
+    const res = await t.call('PATCH', `/api/v1/instances/${id}/settings`, {
+      token: tokens.narrow!,
+      body: { settings: { MOTD: 'changed' } },
+    });
     expect(res.status).toBeLessThan(300);
     expect(JSON.stringify(res.body)).not.toContain(HIDDEN_VALUE);
-    expect((await t.call('PATCH', `/api/v1/instances/${id}/settings`, { token: tokens.narrow!, body: { settings: { DL_TOKEN: 'x' } } })).status).toBe(403);
+    expect(
+      (await t.call('PATCH', `/api/v1/instances/${id}/settings`, { token: tokens.narrow!, body: { settings: { DL_TOKEN: 'x' } } })).status,
+    ).toBe(403);
   });
 
   it('ectl settings get shows a hidden variable by name only to a narrow token', async () => {
@@ -106,6 +157,8 @@ describe('hidden variables (user_viewable: false)', () => {
     expect(narrow.stdout).toMatch(/^DL_TOKEN:\s+\(hidden: operators only\)$/m);
     expect(narrow.stdout).toMatch(/^pending: settings\.DL_TOKEN = \(hidden\) \(restart_required\)$/m);
     expect(narrow.stdout).not.toContain(HIDDEN_VALUE);
-    expect((await ectl(['instances', 'settings', 'get', 'srv'], t.adminToken)).stdout).toMatch(new RegExp(`^DL_TOKEN:\\s+${HIDDEN_VALUE}$`, 'm'));
+    expect((await ectl(['instances', 'settings', 'get', 'srv'], t.adminToken)).stdout).toMatch(
+      new RegExp(`^DL_TOKEN:\\s+${HIDDEN_VALUE}$`, 'm'),
+    );
   });
 });

@@ -31,47 +31,92 @@ afterAll(async () => {
 
 async function ectl(args: string[]) {
   const output = bufferOutput();
-  const code = await runCli(args, { output, env: { configPath: join(dir, 'config.json'), urlOverride: url, tokenOverride: t.adminToken }, version: 'test' });
+  const code = await runCli(args, {
+    output,
+    env: { configPath: join(dir, 'config.json'), urlOverride: url, tokenOverride: t.adminToken },
+    version: 'test',
+  });
   return { code, stdout: output.stdout, stderr: output.stderr };
 }
 
 describe('POST /templates/import-egg', () => {
   it('dryRun answers the preview and the spec, storing nothing', async () => {
-    const res = await t.call('POST', '/api/v1/templates/import-egg', { body: { egg: egg('test-server.v2.json'), name: 'egg-srv', version: '1', dryRun: true } });
+    const res = await t.call('POST', '/api/v1/templates/import-egg', {
+      body: { egg: egg('test-server.v2.json'), name: 'egg-srv', version: '1', dryRun: true },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ dryRun: true, outcome: 'create', preview: { format: 'PTDL_v2', eggName: 'EnderCloud test server' } });
     expect(res.body.spec).toMatchObject({ stdin: true, stop: { stdin: 'stop', signal: 'SIGTERM' }, install: { entrypoint: 'ash' } });
-    expect(res.body.preview.untranslated.map((u: { field: string }) => u.field)).toContain('features.eula');
+    // features: [eula] is the operator's acceptance now (variable EULA), mapped, not untranslated.
+    expect(res.body.preview.mapped.map((m: { from: string }) => m.from)).toContain('features.eula');
+    expect(res.body.spec.eula).toBe(true);
     expect((await t.call('GET', '/api/v1/templates/egg-srv/versions/1')).status).toBe(404);
   });
 
   it('stores the version; the same egg again is unchanged, another spec for it a conflict', async () => {
-    const first = await t.call('POST', '/api/v1/templates/import-egg', { body: { egg: egg('test-server.v1.json'), name: 'egg-srv', version: '1' } });
+    const first = await t.call('POST', '/api/v1/templates/import-egg', {
+      body: { egg: egg('test-server.v1.json'), name: 'egg-srv', version: '1' },
+    });
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ created: true, template: { name: 'egg-srv', version: '1' } });
     // The same egg again (its v2 export differs now: the labels of its docker_images are stored in images).
-    const again = await t.call('POST', '/api/v1/templates/import-egg', { body: { egg: egg('test-server.v1.json'), name: 'egg-srv', version: '1' } });
+    const again = await t.call('POST', '/api/v1/templates/import-egg', {
+      body: { egg: egg('test-server.v1.json'), name: 'egg-srv', version: '1' },
+    });
     expect(again.status).toBe(200);
     expect(again.body.created).toBe(false);
-    const other = await t.call('POST', '/api/v1/templates/import-egg', { body: { egg: egg('test-server.v2.json'), name: 'egg-srv', version: '1', memoryMb: 2048, dryRun: true } });
+    const other = await t.call('POST', '/api/v1/templates/import-egg', {
+      body: { egg: egg('test-server.v2.json'), name: 'egg-srv', version: '1', memoryMb: 2048, dryRun: true },
+    });
     expect(other.body.outcome).toBe('conflict');
-    const write = await t.call('POST', '/api/v1/templates/import-egg', { body: { egg: egg('test-server.v2.json'), name: 'egg-srv', version: '1', memoryMb: 2048 } });
+    const write = await t.call('POST', '/api/v1/templates/import-egg', {
+      body: { egg: egg('test-server.v2.json'), name: 'egg-srv', version: '1', memoryMb: 2048 },
+    });
     expect(write.status).toBe(409);
   });
 
   it('refuses an egg it cannot represent, with the reason and the preview', async () => {
-    const res = await t.call('POST', '/api/v1/templates/import-egg', { body: { egg: egg('refused-extends.v2.json'), name: 'egg-bad', version: '1' } });
+    const res = await t.call('POST', '/api/v1/templates/import-egg', {
+      body: { egg: egg('refused-extends.v2.json'), name: 'egg-bad', version: '1' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toMatch(/egg refused: config\.extends inherits the configuration of another egg/);
     expect((await t.call('GET', '/api/v1/templates/egg-bad/versions/1')).status).toBe(404);
-    const dry = await t.call('POST', '/api/v1/templates/import-egg', { body: { egg: egg('refused-extends.v2.json'), name: 'egg-bad', version: '1', dryRun: true } });
+    const dry = await t.call('POST', '/api/v1/templates/import-egg', {
+      body: { egg: egg('refused-extends.v2.json'), name: 'egg-bad', version: '1', dryRun: true },
+    });
     expect(dry.body).toMatchObject({ outcome: 'refused', preview: { refused: expect.stringMatching(/config\.extends/) } });
   });
 
   const pelican: [string, string, Record<string, unknown>][] = [
-    ['PLCN_v1', 'bungeecord.plcn_v1.json', { stop: { stdin: 'end' }, configFiles: [{ path: 'config.yml', find: { 'servers.*.address': { 'regex:^(127\\.0\\.0\\.1|localhost)(:\\d{1,5})?$': '{{config.docker.interface}}$2' } } }] }],
-    ['PLCN_v2', 'arma3.plcn_v2.yaml', { variables: expect.arrayContaining([expect.objectContaining({ name: 'BATTLE_EYE', booleanValues: { true: '1', false: '0' } })]) }],
-    ['PLCN_v3', 'space-engineers.plcn_v3.json', { stop: { signal: 'SIGINT' }, images: { 'Wine latest': 'ghcr.io/parkervcp/yolks:wine_latest', 'Wine staging': 'ghcr.io/parkervcp/yolks:wine_staging' } }],
+    [
+      'PLCN_v1',
+      'bungeecord.plcn_v1.json',
+      {
+        stop: { stdin: 'end' },
+        eula: true,
+        configFiles: [
+          {
+            path: 'config.yml',
+            find: { 'servers.*.address': { 'regex:^(127\\.0\\.0\\.1|localhost)(:\\d{1,5})?$': '{{config.docker.interface}}$2' } },
+          },
+          { path: 'eula.txt' },
+        ],
+      },
+    ],
+    [
+      'PLCN_v2',
+      'arma3.plcn_v2.yaml',
+      { variables: expect.arrayContaining([expect.objectContaining({ name: 'BATTLE_EYE', booleanValues: { true: '1', false: '0' } })]) },
+    ],
+    [
+      'PLCN_v3',
+      'space-engineers.plcn_v3.json',
+      {
+        stop: { signal: 'SIGINT' },
+        images: { 'Wine latest': 'ghcr.io/parkervcp/yolks:wine_latest', 'Wine staging': 'ghcr.io/parkervcp/yolks:wine_staging' },
+      },
+    ],
   ];
   for (const [format, file, spec] of pelican) {
     it(`${format}: the preview maps or lists every field, and the version is stored with what it says`, async () => {
@@ -92,18 +137,31 @@ describe('POST /templates/import-egg', () => {
     const future = { ...(egg('space-engineers.plcn_v3.json') as Record<string, unknown>), meta: { version: 'PLCN_v4' } };
     const res = await t.call('POST', '/api/v1/templates/import-egg', { body: { egg: future, name: 'egg-future', version: '1' } });
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toMatch(/egg refused: meta\.version "PLCN_v4" is not a known egg format \(PTDL_v1, PTDL_v2, PLCN_v1, PLCN_v2, PLCN_v3\): a newer format/);
+    expect(res.body.error.message).toMatch(
+      /egg refused: meta\.version "PLCN_v4" is not a known egg format \(PTDL_v1, PTDL_v2, PLCN_v1, PLCN_v2, PLCN_v3\): a newer format/,
+    );
   });
 
   it('image: any image reference, not only one of docker_images; all of them stored as images', async () => {
-    const res = await t.call('POST', '/api/v1/templates/import-egg', { body: { egg: egg('bungeecord.plcn_v1.json'), name: 'egg-own-image', version: '1', image: 'registry.example.invalid/bungee:21', dryRun: true } });
+    const res = await t.call('POST', '/api/v1/templates/import-egg', {
+      body: {
+        egg: egg('bungeecord.plcn_v1.json'),
+        name: 'egg-own-image',
+        version: '1',
+        image: 'registry.example.invalid/bungee:21',
+        dryRun: true,
+      },
+    });
     expect(res.body.spec.image).toBe('registry.example.invalid/bungee:21');
     expect(Object.keys(res.body.spec.images)).toEqual(['Java 21', 'Java 17', 'Java 11', 'Java 8']);
   });
 
   it('needs templates:write', async () => {
     const reader = await t.call('POST', '/api/v1/tokens', { body: { name: 'egg-reader', scopes: ['read'] } });
-    const res = await t.call('POST', '/api/v1/templates/import-egg', { token: reader.body.secret, body: { egg: egg('test-server.v2.json'), name: 'x', version: '1' } });
+    const res = await t.call('POST', '/api/v1/templates/import-egg', {
+      token: reader.body.secret,
+      body: { egg: egg('test-server.v2.json'), name: 'x', version: '1' },
+    });
     expect(res.status).toBe(403);
   });
 });
@@ -125,11 +183,23 @@ describe('ectl templates import-egg', () => {
   it('reads a YAML egg (as Pelican exports it) and takes --image with any image reference', async () => {
     const file = join(dir, 'arma3.yaml');
     writeFileSync(file, readFileSync(new URL('arma3.plcn_v2.yaml', fixtures), 'utf8'));
-    const r = await ectl(['templates', 'import-egg', file, '--name', 'arma3', '--version', '1', '--image', 'registry.example.invalid/arma3:2']);
+    const r = await ectl([
+      'templates',
+      'import-egg',
+      file,
+      '--name',
+      'arma3',
+      '--version',
+      '1',
+      '--image',
+      'registry.example.invalid/arma3:2',
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/egg "Arma 3" \(PLCN_v2\) → template arma3@1: create/);
-    expect(r.stdout).toMatch(/mapped {8}\(import option image\) → image registry\.example\.invalid\/arma3:2, which is not one of the egg's docker_images \(Debian\)/);
+    expect(r.stdout).toMatch(
+      /mapped {8}\(import option image\) → image registry\.example\.invalid\/arma3:2, which is not one of the egg's docker_images \(Debian\)/,
+    );
     const stored = (await t.call('GET', '/api/v1/templates/arma3/versions/1')).body;
     expect(stored).toMatchObject({ image: 'registry.example.invalid/arma3:2', images: { Debian: 'ghcr.io/parkervcp/games:arma3' } });
   });
@@ -146,18 +216,43 @@ describe('ectl templates import-egg', () => {
     expect(bad.stderr).toMatch(/egg refused: config\.extends.*nothing was written/);
   });
 
-  it('--version is the template version after the command, ectl\'s own version before it; --template-version is the same flag', async () => {
+  it("--version is the template version after the command, ectl's own version before it; --template-version is the same flag", async () => {
     expect(await ectl(['--version'])).toEqual({ code: 0, stdout: 'test\n', stderr: '' });
     const missing = await ectl(['templates', 'import-egg', join(dir, 'paper.json'), '--name', 'paper']);
     expect(missing).toMatchObject({ code: 2, stderr: 'error: import-egg needs the template version: --version V\n' });
-    const both = await ectl(['templates', 'import-egg', join(dir, 'paper.json'), '--name', 'paper', '--version', '3', '--template-version', '4']);
+    const both = await ectl([
+      'templates',
+      'import-egg',
+      join(dir, 'paper.json'),
+      '--name',
+      'paper',
+      '--version',
+      '3',
+      '--template-version',
+      '4',
+    ]);
     expect(both).toMatchObject({ code: 2, stderr: 'error: --version 3 and --template-version 4 disagree: give one\n' });
-    const same = await ectl(['templates', 'import-egg', join(dir, 'paper.json'), '--name', 'paper', '--version', '1', '--template-version', '1', '--image', 'Java 17']);
+    const same = await ectl([
+      'templates',
+      'import-egg',
+      join(dir, 'paper.json'),
+      '--name',
+      'paper',
+      '--version',
+      '1',
+      '--template-version',
+      '1',
+      '--image',
+      'Java 17',
+    ]);
     expect(same.stdout).toMatch(/template paper@1 unchanged/);
     // Every other command still parses (and refuses an unknown flag) as before.
     expect((await ectl(['instances', 'ls', '--version'])).code).toBe(2);
     // The global --context is still read after the command too.
-    for (const args of [['--context', 'nope', 'templates', 'ls'], ['templates', 'ls', '--context', 'nope']]) {
+    for (const args of [
+      ['--context', 'nope', 'templates', 'ls'],
+      ['templates', 'ls', '--context', 'nope'],
+    ]) {
       expect(await ectl(args)).toMatchObject({ code: 2, stderr: 'error: no context named "nope" (see ectl context ls)\n' });
     }
   });

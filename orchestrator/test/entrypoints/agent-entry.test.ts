@@ -68,9 +68,15 @@ describe.each([
   { runner: 'bun', available: hasBun },
 ])('$runner run agent', ({ runner, available }) => {
   it.skipIf(!available)('stops with exit 2 and one line naming a bad variable', () => {
-    const res = runToExit(runner, baseEnv({ AGENT_ID: 'entry-test', AGENT_ORCHESTRATOR_URL: 'http://127.0.0.1:9', AGENT_HEARTBEAT_INTERVAL: '10' }));
+    const res = runToExit(
+      runner,
+      baseEnv({ AGENT_ID: 'entry-test', AGENT_ORCHESTRATOR_URL: 'http://127.0.0.1:9', AGENT_HEARTBEAT_INTERVAL: '10' }),
+    );
     expect(res.status).toBe(2);
-    const lines = res.stderr.trim().split('\n').filter((l) => l.includes('AGENT_'));
+    const lines = res.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.includes('AGENT_'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/AGENT_HEARTBEAT_INTERVAL/);
   });

@@ -33,7 +33,12 @@ describe('buffer and allocation (real containers)', () => {
 
     const alloc = await stack.api('POST', `/groups/${G}/allocations`, { players: ['Alice'] });
     expect(alloc.status).toBe(201);
-    expect(alloc.body).toMatchObject({ groupId: G, instanceId: expect.any(String), sessionId: alloc.body.allocationId, endpoint: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });
+    expect(alloc.body).toMatchObject({
+      groupId: G,
+      instanceId: expect.any(String),
+      sessionId: alloc.body.allocationId,
+      endpoint: expect.stringMatching(/^127\.0\.0\.1:\d+$/),
+    });
     expect(online.map((i) => i.id)).toContain(alloc.body.instanceId);
     const [host, port] = (alloc.body.endpoint as string).split(':');
     const alice = await loginBot(host!, Number(port), 'Alice');
@@ -45,7 +50,9 @@ describe('buffer and allocation (real containers)', () => {
     expect(JSON.stringify(fleet)).toContain(alloc.body.instanceId);
     const allocations = (await stack.api('GET', `/groups/${G}/allocations`)).body.allocations as Loose[];
     expect(allocations.map((a) => a.instanceId)).toEqual([alloc.body.instanceId]);
-    const scale = ((await stack.api('GET', '/audit?limit=500')).body.entries as Loose[]).filter((e) => e.action === 'fleet.scale' && e.targetId === G);
+    const scale = ((await stack.api('GET', '/audit?limit=500')).body.entries as Loose[]).filter(
+      (e) => e.action === 'fleet.scale' && e.targetId === G,
+    );
     expect(scale.length).toBeGreaterThanOrEqual(2);
 
     const released = await stack.api('DELETE', `/allocations/${alloc.body.allocationId}`);
@@ -55,7 +62,9 @@ describe('buffer and allocation (real containers)', () => {
   });
 
   it('scopes: spawn:other gets 403 on a spawn of this group; allocate:* allocates; spawn:<group> spawns', async () => {
-    const token = async (scopes: string[]) => (await stack.must('POST', '/tokens', { name: `${stack.run}-${scopes.join('-').replace(/[^a-z0-9-]/gi, '')}`, scopes })).secret as string;
+    const token = async (scopes: string[]) =>
+      (await stack.must('POST', '/tokens', { name: `${stack.run}-${scopes.join('-').replace(/[^a-z0-9-]/gi, '')}`, scopes }))
+        .secret as string;
     const other = await token(['spawn:other']);
     const refused = await stack.api('POST', `/groups/${G}/spawn`, {}, other);
     expect(refused.status).toBe(403);
@@ -78,7 +87,10 @@ describe('buffer and allocation (real containers)', () => {
   it('the template cap refuses a spawn above it', async () => {
     const capped = `${stack.run}-capped`;
     await stack.must('PUT', `/templates/${capped}/versions/1`, testServerTemplate(mcServerImageTag(), { caps: { maxInstances: 1 } }));
-    await stack.must('PUT', '/groups/capped', { kind: 'ephemeral', variants: [{ id: 'main', template: { name: capped, version: '1' }, env: {} }] });
+    await stack.must('PUT', '/groups/capped', {
+      kind: 'ephemeral',
+      variants: [{ id: 'main', template: { name: capped, version: '1' }, env: {} }],
+    });
     const first = await stack.api('POST', '/groups/capped/spawn', { wait: '20s' });
     expect(first.status).toBe(200);
     expect(first.body.state).toBe('online');
@@ -90,7 +102,7 @@ describe('buffer and allocation (real containers)', () => {
   });
 
   it('the network secret generated at the first start is in a spawned container env and in no API answer, log line or template', async () => {
-    const secret = await stack.orchestrator().ctx.store.system.get('network-secret');
+    const secret = await stack.orchestrator().store.system.get('network-secret');
     expect(typeof secret).toBe('string');
     expect((secret as string).length).toBeGreaterThanOrEqual(32);
     const instances = await stack.groupInstances(G);
@@ -104,13 +116,28 @@ describe('buffer and allocation (real containers)', () => {
     const all = (await stack.api('GET', '/instances')).body;
     answers.push(JSON.stringify(all));
     for (const i of all.instances as Loose[]) {
-      for (const path of ['', '/history?limit=200', '/revisions', '/logs?tail=500', '/players']) answers.push(JSON.stringify((await stack.api('GET', `/instances/${i.id}${path}`)).body));
+      for (const path of ['', '/history?limit=200', '/revisions', '/logs?tail=500', '/players'])
+        answers.push(JSON.stringify((await stack.api('GET', `/instances/${i.id}${path}`)).body));
     }
-    for (const path of ['/audit?limit=1000', '/commands', '/templates', `/templates/${stack.template}/versions/1`, '/groups', `/groups/${G}`, `/groups/${G}/fleet`, `/groups/${G}/allocations`]) {
+    for (const path of [
+      '/audit?limit=1000',
+      '/commands',
+      '/templates',
+      `/templates/${stack.template}/versions/1`,
+      '/groups',
+      `/groups/${G}`,
+      `/groups/${G}/fleet`,
+      `/groups/${G}/allocations`,
+    ]) {
       answers.push(JSON.stringify((await stack.api('GET', path)).body));
     }
-    const haystacks = { 'API answers': answers.join('\n'), 'orchestrator log': stack.logs.join(''), 'agent log': JSON.stringify(stack.agent.logLines) };
+    const haystacks = {
+      'API answers': answers.join('\n'),
+      'orchestrator log': stack.logs.join(''),
+      'agent log': JSON.stringify(stack.agent.logLines),
+    };
     expect(stack.logs.length).toBeGreaterThan(50);
-    for (const [where, text] of Object.entries(haystacks)) expect(text.includes(secret as string), `${where} holds the network secret`).toBe(false);
+    for (const [where, text] of Object.entries(haystacks))
+      expect(text.includes(secret as string), `${where} holds the network secret`).toBe(false);
   });
 });

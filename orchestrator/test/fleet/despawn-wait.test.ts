@@ -11,11 +11,24 @@ import { FleetActions, type FleetActionsDeps } from '../../src/server/lifecycle-
 import type { RunContext } from '../../src/server/lifecycle-engine/run-context.js';
 import type { Store } from '../../src/store/store.js';
 
-function harness(opts: { probe: () => { online: number; max: number } | undefined; routerPlayers?: number; force?: boolean; timeoutMs?: number }) {
+function harness(opts: {
+  probe: () => { online: number; max: number } | undefined;
+  routerPlayers?: number;
+  force?: boolean;
+  timeoutMs?: number;
+}) {
   const clock = new ManualClock(1_000_000);
   let instance = {
-    id: 'i-1', name: 'w-1', groupId: 'g', state: 'online', version: 1, hostId: 'h', memoryMb: 256, fleet: {},
-    players: { online: 1, max: 20, at: clock.now() - 60_000 }, stateChangedAt: clock.now() - 120_000,
+    id: 'i-1',
+    name: 'w-1',
+    groupId: 'g',
+    state: 'online',
+    version: 1,
+    hostId: 'h',
+    memoryMb: 256,
+    fleet: {},
+    players: { online: 1, max: 20, at: clock.now() - 60_000 },
+    stateChangedAt: clock.now() - 120_000,
   } as unknown as Instance;
   const history: JsonObject[] = [];
   const removed: string[] = [];
@@ -23,12 +36,18 @@ function harness(opts: { probe: () => { online: number; max: number } | undefine
     instances: {
       get: async () => instance,
       update: async (_id: string, patch: Partial<Instance>) => (instance = { ...instance, ...patch }),
-      transition: async (_id: string, to: string, o: { patch?: Partial<Instance> }) => (instance = { ...instance, ...(o.patch ?? {}), state: to } as Instance),
+      transition: async (_id: string, to: string, o: { patch?: Partial<Instance> }) =>
+        (instance = { ...instance, ...(o.patch ?? {}), state: to } as Instance),
     },
     history: { append: async (h: JsonObject) => void history.push(h) },
   } as unknown as Store;
   const deps: FleetActionsDeps = {
-    store, clock, driver: {} as HostDriver, backups: () => { throw new Error('no backups here'); },
+    store,
+    clock,
+    driver: {} as HostDriver,
+    backups: () => {
+      throw new Error('no backups here');
+    },
     evacuate: async () => ({ players: 1 }),
     playersOn: async (i) => Math.max(opts.routerPlayers ?? 0, i.players?.online ?? 0),
     probePlayers: async () => opts.probe(),
@@ -41,7 +60,11 @@ function harness(opts: { probe: () => { online: number; max: number } | undefine
   };
   const ctx = {
     cmd: { id: 'cmd-1', payload: { timeoutMs: opts.timeoutMs ?? 10_000, force: opts.force === true, savegame: 'discard' } },
-    host: { id: 'h' }, template: undefined, ids: {}, actor: 'test', log: {},
+    host: { id: 'h' },
+    template: undefined,
+    ids: {},
+    actor: 'test',
+    log: {},
   } as unknown as RunContext;
   return { actions: new FleetActions(deps), ctx, clock, removed, history, current: () => instance };
 }

@@ -25,8 +25,10 @@ async function bot(name: string, intent: 'login' | 'transfer' = 'login', port = 
   return b;
 }
 
-const playersOn = async (id: string): Promise<string[]> => ((await stack.api('GET', `/instances/${id}/players`)).body.players as Loose[]).map((p) => p.name as string);
-const onInstance = (id: string, player: string, timeoutMs = 10_000) => until(`${player} on ${id}`, async () => (await playersOn(id)).includes(player), timeoutMs, 100);
+const playersOn = async (id: string): Promise<string[]> =>
+  ((await stack.api('GET', `/instances/${id}/players`)).body.players as Loose[]).map((p) => p.name as string);
+const onInstance = (id: string, player: string, timeoutMs = 10_000) =>
+  until(`${player} on ${id}`, async () => (await playersOn(id)).includes(player), timeoutMs, 100);
 
 /** The bot follows the server's Transfer packet as a real client does: leave, reconnect with intent 3. */
 async function followTransfer(b: Bot, timeoutMs = 20_000): Promise<Bot> {
@@ -56,7 +58,10 @@ afterAll(async () => {
 });
 
 describe('despawn and cold joins (real containers, router, minecraft-protocol clients)', () => {
-  for (const [group, savegame] of [['gone', 'discard'], ['kept', 'archive']] as const) {
+  for (const [group, savegame] of [
+    ['gone', 'discard'],
+    ['kept', 'archive'],
+  ] as const) {
     it(`despawn with a player on (savegame ${savegame}): the player lands on the fallback, then the instance is ${savegame === 'discard' ? 'deleted' : 'archived'}`, async () => {
       const id = (await stack.must('POST', `/groups/${group}/spawn`, { name: `${stack.run}-${group}`, wait: '20s' })).id as string;
       const entry = await stack.startRouter(['try = ["fleet"]', '[servers]', `fleet = "group:${group}"`].join('\n'));
@@ -75,7 +80,10 @@ describe('despawn and cold joins (real containers, router, minecraft-protocol cl
       } else {
         await stack.waitState(id, 'archived', 20_000);
         expect(existsSync(join(stack.runtimeDir(id), 'level.json'))).toBe(true);
-        const steps = (await stack.history(id)).map((h) => h.details?.despawn).filter(Boolean).reverse();
+        const steps = (await stack.history(id))
+          .map((h) => h.details?.despawn)
+          .filter(Boolean)
+          .reverse();
         expect(steps).toEqual(['drain', 'evacuate', 'wait', 'delete']);
       }
       expect(await stack.containerOf(id)).toBeUndefined();
@@ -88,12 +96,18 @@ describe('despawn and cold joins (real containers, router, minecraft-protocol cl
 
   /** Held for the 3 s hold (or not at all), parked on the lobby, then moved back by RCON transfer once `id` is online. */
   async function parkedAndBack(id: string, target: string, player: string, held: boolean): Promise<void> {
-    const cold = await stack.startRouter([
-      'try = ["cold", "lobby"]',
-      '[servers]', `cold = "${target}"`, `lobby = "instance:${lobby}"`,
-      '[wake]', 'fallback = "lobby"',
-      '[limits]', 'wake_hold_timeout = "3s"',
-    ].join('\n'));
+    const cold = await stack.startRouter(
+      [
+        'try = ["cold", "lobby"]',
+        '[servers]',
+        `cold = "${target}"`,
+        `lobby = "instance:${lobby}"`,
+        '[wake]',
+        'fallback = "lobby"',
+        '[limits]',
+        'wake_hold_timeout = "3s"',
+      ].join('\n'),
+    );
     await until('cold router sees it Stopped', () => cold.parts.registry!.get(id)?.status === 'Stopped', 5000);
     const started = Date.now();
     const parked = await bot(player, 'login', cold.port);
@@ -101,7 +115,9 @@ describe('despawn and cold joins (real containers, router, minecraft-protocol cl
     if (held) expect(heldMs).toBeGreaterThanOrEqual(2500); // the 3 s hold
     expect(heldMs).toBeLessThan(15_000);
     // Held or parked at once, from the router's own count of holds that ended (wall time alone depends on the machine's load).
-    const holdsEnded = /endercloud_router_target_wakes_total\{target="cold",result="timeout"\} (\d+)/.exec(await cold.metrics.registry.getSingleMetricAsString('endercloud_router_target_wakes_total'));
+    const holdsEnded = /endercloud_router_target_wakes_total\{target="cold",result="timeout"\} (\d+)/.exec(
+      await cold.metrics.registry.getSingleMetricAsString('endercloud_router_target_wakes_total'),
+    );
     expect(Number(holdsEnded?.[1] ?? 0)).toBe(held ? 1 : 0);
     await onInstance(lobby, player);
     // Parked while the world is not online yet. Still `stopped` is possible on a loaded machine: the

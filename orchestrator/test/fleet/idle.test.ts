@@ -21,16 +21,25 @@ async function bot(port: number, name: string): Promise<Bot> {
   return b;
 }
 
-const spawnOne = async (groupId: string): Promise<string> => (await stack.must('POST', `/groups/${groupId}/spawn`, { name: `${stack.run}-${groupId}` })).id as string;
+const spawnOne = async (groupId: string): Promise<string> =>
+  (await stack.must('POST', `/groups/${groupId}/spawn`, { name: `${stack.run}-${groupId}` })).id as string;
 const wakeCommands = async (id: string) => (await stack.commands(id)).filter((c) => c.kind === 'resume' || c.kind === 'start').length;
-const fleetEntry = async (groupId: string, id: string): Promise<Loose> => ((await stack.api('GET', `/groups/${groupId}/fleet`)).body.instances as Loose[]).find((i) => i.id === id)!;
-const seedOf = (id: string): string => (JSON.parse(readFileSync(join(stack.runtimeDir(id), 'level.json'), 'utf8')) as { seed: string }).seed;
+const fleetEntry = async (groupId: string, id: string): Promise<Loose> =>
+  ((await stack.api('GET', `/groups/${groupId}/fleet`)).body.instances as Loose[]).find((i) => i.id === id)!;
+const seedOf = (id: string): string =>
+  (JSON.parse(readFileSync(join(stack.runtimeDir(id), 'level.json'), 'utf8')) as { seed: string }).seed;
 
 beforeAll(async () => {
   stack = await startFleetStack('fl-idle');
   await stack.putGroup('nap', { idleTiers: [{ after: '2s', action: 'pause' }] });
   await stack.putGroup('reset', { idleTiers: [{ after: '4s', action: 'pause' }] });
-  await stack.putGroup('deep', { idleTiers: [{ after: '3s', action: 'stop' }, { after: '5s', action: 'archive' }], savegame: { mode: 'archive' } });
+  await stack.putGroup('deep', {
+    idleTiers: [
+      { after: '3s', action: 'stop' },
+      { after: '5s', action: 'archive' },
+    ],
+    savegame: { mode: 'archive' },
+  });
 });
 
 afterAll(async () => {
@@ -44,7 +53,9 @@ describe('idle tiers (real containers, router, minecraft-protocol clients)', () 
     await stack.waitState(id, 'online');
     const paused = await stack.waitState(id, 'paused', 15_000);
     expect((await stack.history(id))[0]).toMatchObject({ to: 'paused' });
-    const idle = ((await stack.api('GET', '/audit?limit=500')).body.entries as Loose[]).find((e) => e.action === 'instance.idle' && e.targetId === id);
+    const idle = ((await stack.api('GET', '/audit?limit=500')).body.entries as Loose[]).find(
+      (e) => e.action === 'instance.idle' && e.targetId === id,
+    );
     expect(idle).toMatchObject({ actor: 'provisioner', params: { action: 'pause', tier: '2s' } });
 
     const r = await stack.startRouter(`try = ["g"]\n[servers]\ng = "group:nap"\n[status]\nasleep = "${ASLEEP}"\n`);
@@ -72,7 +83,12 @@ describe('idle tiers (real containers, router, minecraft-protocol clients)', () 
     const waker = await bot(r.port, 'Waker');
     expect(Date.now() - t0).toBeLessThan(20_000);
     expect((await stack.get(id)).state).toBe('online');
-    await until('Waker reported on the instance', async () => ((await stack.api('GET', `/instances/${id}/players`)).body.players as Loose[]).some((p) => p.name === 'Waker'), 10_000, 100);
+    await until(
+      'Waker reported on the instance',
+      async () => ((await stack.api('GET', `/instances/${id}/players`)).body.players as Loose[]).some((p) => p.name === 'Waker'),
+      10_000,
+      100,
+    );
     expect(await wakeCommands(id)).toBe(wakesBefore + 1);
     // Never paused under a player: three tier lengths with Waker on.
     await new Promise((res) => setTimeout(res, 3000));
@@ -85,17 +101,26 @@ describe('idle tiers (real containers, router, minecraft-protocol clients)', () 
     const id = await spawnOne('reset');
     const online = await stack.waitState(id, 'online');
     const r = await stack.startRouter(`try = ["w"]\n[servers]\nw = "instance:${id}"\n`);
-    const firstEmpty = await until('empty run begins', async () => (await fleetEntry('reset', id)).emptySince as string | null || undefined, 5000);
+    const firstEmpty = await until(
+      'empty run begins',
+      async () => ((await fleetEntry('reset', id)).emptySince as string | null) || undefined,
+      5000,
+    );
     expect(Date.parse(firstEmpty)).toBeGreaterThanOrEqual(online.stateChangedAt ? Date.parse(String(online.stateChangedAt)) - 1000 : 0);
     await new Promise((res) => setTimeout(res, 2000)); // half the 4 s tier
     const visitor = await bot(r.port, 'Visitor');
     await until('Visitor counted', async () => (await fleetEntry('reset', id)).playersOnline === 1, 10_000, 100);
     await visitor.end();
     const leftAt = Date.now();
-    const entry = await until('new empty run', async () => {
-      const e = await fleetEntry('reset', id);
-      return e.playersOnline === 0 && e.emptySince && Date.parse(e.emptySince) > Date.parse(firstEmpty) ? e : undefined;
-    }, 10_000, 100);
+    const entry = await until(
+      'new empty run',
+      async () => {
+        const e = await fleetEntry('reset', id);
+        return e.playersOnline === 0 && e.emptySince && Date.parse(e.emptySince) > Date.parse(firstEmpty) ? e : undefined;
+      },
+      10_000,
+      100,
+    );
     expect(Date.parse(entry.emptySince)).toBeGreaterThan(Date.parse(firstEmpty) + 1500);
     expect(entry.next).toMatchObject({ action: 'pause' });
     expect(Date.parse(entry.next.dueAt)).toBeGreaterThanOrEqual(leftAt + 4000 - 1500);
@@ -121,7 +146,9 @@ describe('idle tiers (real containers, router, minecraft-protocol clients)', () 
     expect(existsSync(join(stack.runtimeDir(id), 'level.json'))).toBe(true);
     const players = readdirSync(join(stack.runtimeDir(id), 'playerdata'));
     expect(players.length).toBe(1);
-    const tiers = ((await stack.api('GET', '/audit?limit=500')).body.entries as Loose[]).filter((e) => e.action === 'instance.idle' && e.targetId === id).map((e) => e.params.action);
+    const tiers = ((await stack.api('GET', '/audit?limit=500')).body.entries as Loose[])
+      .filter((e) => e.action === 'instance.idle' && e.targetId === id)
+      .map((e) => e.params.action);
     expect(tiers.sort()).toEqual(['archive', 'stop']);
 
     expect((await stack.api('POST', `/instances/${id}/start`)).status).toBe(202);

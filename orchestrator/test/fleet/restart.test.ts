@@ -15,7 +15,8 @@ let stack: FleetStack;
 let router: StackRouter;
 const bots: Bot[] = [];
 
-const playersOn = async (id: string): Promise<string[]> => ((await stack.api('GET', `/instances/${id}/players`)).body.players as Loose[] | undefined ?? []).map((p) => p.name as string);
+const playersOn = async (id: string): Promise<string[]> =>
+  (((await stack.api('GET', `/instances/${id}/players`)).body.players as Loose[] | undefined) ?? []).map((p) => p.name as string);
 
 beforeAll(async () => {
   stack = await startFleetStack('fl-rst', { mode: 'process' });
@@ -46,7 +47,12 @@ describe('orchestrator killed during a despawn', () => {
     await stack.restart();
 
     // The resumed command evacuates again (the player is still on) and waits; the player leaves now.
-    await until('despawn resumed', async () => (await stack.history(id)).filter((h) => h.details?.despawn === 'evacuate').length >= 2, 30_000, 200);
+    await until(
+      'despawn resumed',
+      async () => (await stack.history(id)).filter((h) => h.details?.despawn === 'evacuate').length >= 2,
+      30_000,
+      200,
+    );
     expect(stayer.client.ended).toBe(false);
     await stayer.end();
     const archived = await stack.waitState(id, 'archived', 30_000);
@@ -55,7 +61,10 @@ describe('orchestrator killed during a despawn', () => {
     expect(existsSync(join(stack.runtimeDir(id), 'level.json'))).toBe(true);
 
     const history = await stack.history(id);
-    const steps = history.map((h) => h.details?.despawn).filter(Boolean).reverse();
+    const steps = history
+      .map((h) => h.details?.despawn)
+      .filter(Boolean)
+      .reverse();
     expect(steps.filter((s) => s === 'drain')).toHaveLength(1);
     expect(steps.filter((s) => s === 'delete')).toHaveLength(1);
     expect(steps.at(-1)).toBe('delete');

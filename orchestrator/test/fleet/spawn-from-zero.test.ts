@@ -24,8 +24,10 @@ async function bot(name: string, port: number, intent: 'login' | 'transfer' = 'l
   return b;
 }
 
-const playersOn = async (id: string): Promise<string[]> => ((await stack.api('GET', `/instances/${id}/players`)).body.players as Loose[]).map((p) => p.name as string);
-const onInstance = (id: string, player: string) => until(`${player} on ${id}`, async () => (await playersOn(id)).includes(player), 10_000, 100);
+const playersOn = async (id: string): Promise<string[]> =>
+  ((await stack.api('GET', `/instances/${id}/players`)).body.players as Loose[]).map((p) => p.name as string);
+const onInstance = (id: string, player: string) =>
+  until(`${player} on ${id}`, async () => (await playersOn(id)).includes(player), 10_000, 100);
 
 beforeAll(async () => {
   stack = await startFleetStack('fl-zero');
@@ -33,7 +35,11 @@ beforeAll(async () => {
   await stack.putGroup('capped', { minInstances: 0 }, { caps: { maxInstances: 0 } });
   await stack.putGroup('lobby', null, { kind: 'persistent' });
   // Starts slower than the hold below: the player is parked on the lobby while it spawns.
-  await stack.putGroup('slowzero', { minInstances: 0 }, { variants: [{ id: 'slow', template: { name: stack.template, version: '1' }, env: { STARTUP_DELAY_SECONDS: '5' } }] });
+  await stack.putGroup(
+    'slowzero',
+    { minInstances: 0 },
+    { variants: [{ id: 'slow', template: { name: stack.template, version: '1' }, env: { STARTUP_DELAY_SECONDS: '5' } }] },
+  );
   router = await stack.startRouter(`try = ["z"]\n[servers]\nz = "group:zero"\n[status]\nstopped = "${STOPPED}"\n`);
 });
 
@@ -75,10 +81,18 @@ describe('a join spawns a world for a fleet scaled to zero (real router, contain
 
   it('a spawn slower than the hold: the player is parked on the fallback, then sent to the new world once it is online', async () => {
     const lobby = (await stack.must('POST', '/groups/lobby/spawn', { name: `${stack.run}-lobby`, wait: '20s' })).id as string;
-    const cold = await stack.startRouter([
-      'try = ["cold"]', '[servers]', 'cold = "group:slowzero"', `lobby = "instance:${lobby}"`,
-      '[wake]', 'fallback = "lobby"', '[limits]', 'wake_hold_timeout = "2s"',
-    ].join('\n'));
+    const cold = await stack.startRouter(
+      [
+        'try = ["cold"]',
+        '[servers]',
+        'cold = "group:slowzero"',
+        `lobby = "instance:${lobby}"`,
+        '[wake]',
+        'fallback = "lobby"',
+        '[limits]',
+        'wake_hold_timeout = "2s"',
+      ].join('\n'),
+    );
     const parked = await bot('Parked', cold.port);
     const [spawned, ...others] = await stack.groupInstances('slowzero');
     expect(others).toEqual([]);

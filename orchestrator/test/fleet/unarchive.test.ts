@@ -30,9 +30,19 @@ async function startSecondAgent(hostId: string): Promise<void> {
   agentA = await createTestAgent({ agentId: hostId, orchestratorUrl: stack.url, portRange, network: networkA(), token: stack.agentToken });
   await agentA.app.listen({ host: '127.0.0.1', port });
   beatsA = new Heartbeater({
-    orchestratorUrl: stack.url, agentId: hostId, token: stack.agentToken, intervalMs: 500, fetch: globalThis.fetch, timers: realTimers, now: () => Date.now(), logger: pino({ level: 'silent' }),
+    orchestratorUrl: stack.url,
+    agentId: hostId,
+    token: stack.agentToken,
+    intervalMs: 500,
+    fetch: globalThis.fetch,
+    timers: realTimers,
+    now: () => Date.now(),
+    logger: pino({ level: 'silent' }),
     body: async () => ({
-      controlUrl: `http://127.0.0.1:${port}`, gameAddress: '127.0.0.1', version: 'test', heartbeatIntervalMs: 500,
+      controlUrl: `http://127.0.0.1:${port}`,
+      gameAddress: '127.0.0.1',
+      version: 'test',
+      heartbeatIntervalMs: 500,
       resources: { cpuCount: 2, memoryTotalBytes: 8 * 1024 ** 3, memoryAvailableBytes: 8 * 1024 ** 3, diskFreeBytes: null },
       portRange,
     }),
@@ -47,9 +57,13 @@ async function stopSecondAgent(): Promise<void> {
   await agentA?.app.close().catch(() => undefined);
 }
 
-const hostIs = (id: string, status: string, timeoutMs = 20_000) => until(`host ${id} ${status}`, async () => (await stack.api('GET', `/hosts/${id}`)).body?.status === status, timeoutMs, 100);
+const hostIs = (id: string, status: string, timeoutMs = 20_000) =>
+  until(`host ${id} ${status}`, async () => (await stack.api('GET', `/hosts/${id}`)).body?.status === status, timeoutMs, 100);
 const containersOn = async (id: string, hostId: string): Promise<Loose[]> =>
-  (await docker().listContainers({ all: true, filters: { label: [`orchestrator.instance=${id}`, `orchestrator.host=${hostId}`] } })) as Loose[];
+  (await docker().listContainers({
+    all: true,
+    filters: { label: [`orchestrator.instance=${id}`, `orchestrator.host=${hostId}`] },
+  })) as Loose[];
 
 /** Spawned on host A (host B is in maintenance meanwhile), a marker written into its world, then archived by a despawn. */
 async function archivedOnA(name: string, marker: string): Promise<Loose> {
@@ -77,12 +91,15 @@ afterAll(async () => {
 
 describe('unarchive on another host (two agents, real containers)', () => {
   it('host A gone: a start re-creates the world on host B from its final backup (the marker is back); without a stored backup it is refused', async () => {
-    expect((await stack.api('POST', `/hosts/${stack.hostId}/maintenance`, { enabled: true, message: 'test: place on A' })).status).toBe(200);
+    expect((await stack.api('POST', `/hosts/${stack.hostId}/maintenance`, { enabled: true, message: 'test: place on A' })).status).toBe(
+      200,
+    );
     const kept = await archivedOnA('kept', 'the world written on host A');
     const lost = await archivedOnA('lost', 'a world whose backup copy is gone');
     expect((await stack.api('POST', `/hosts/${stack.hostId}/maintenance`, { enabled: false })).status).toBe(200);
     await hostIs(stack.hostId, 'ONLINE');
-    const finalBackup = async (id: string): Promise<Loose | undefined> => ((await stack.must('GET', `/instances/${id}/backups`)).backups as Loose[]).find((b) => b.trigger === 'archive');
+    const finalBackup = async (id: string): Promise<Loose | undefined> =>
+      ((await stack.must('GET', `/instances/${id}/backups`)).backups as Loose[]).find((b) => b.trigger === 'archive');
     expect(await finalBackup(kept.id as string)).toMatchObject({ stored: true, onHost: true });
     const lostBackup = (await finalBackup(lost.id as string))?.backupId as string;
     expect(lostBackup).toBeDefined();

@@ -36,15 +36,19 @@ let url = '';
 let token = '';
 let routerPort = 0;
 
-
-
-interface Run { code: number | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** The operator's ectl: the built binary the banner prints, with the stack's URL and admin token. */
 function ectl(args: string[], timeoutMs = 120_000): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [pathJoin(ROOT, 'bin', 'ectl.js'), ...args], {
-      cwd: ROOT, env: { PATH: process.env.PATH, HOME: dirs[0], ENDERCLOUD_URL: url, ENDERCLOUD_TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: dirs[0], ENDERCLOUD_URL: url, ENDERCLOUD_TOKEN: token },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
@@ -67,7 +71,8 @@ async function ok(args: string[], timeoutMs?: number): Promise<string> {
   return r.stdout;
 }
 
-const okJson = async <T = Loose>(args: string[], timeoutMs?: number): Promise<T> => JSON.parse(await ok([...args, '--json'], timeoutMs)) as T;
+const okJson = async <T = Loose>(args: string[], timeoutMs?: number): Promise<T> =>
+  JSON.parse(await ok([...args, '--json'], timeoutMs)) as T;
 
 /** Reads for the waits (the operator would watch `ectl fleet` or the panel). */
 async function get(path: string): Promise<Loose> {
@@ -75,16 +80,22 @@ async function get(path: string): Promise<Loose> {
   return (await res.json()) as Loose;
 }
 
-const instancesOf = async (group: string): Promise<Loose[]> => ((await get('/instances')).instances as Loose[]).filter((i) => i.groupId === group);
+const instancesOf = async (group: string): Promise<Loose[]> =>
+  ((await get('/instances')).instances as Loose[]).filter((i) => i.groupId === group);
 const history = async (id: string): Promise<Loose[]> => (await get(`/instances/${id}/history?limit=200`)).history as Loose[];
 
 async function waitState(id: string, state: string, timeoutMs = 30_000): Promise<Loose> {
   let last: Loose = {};
   try {
-    return await until(`instance ${id} ${state}`, async () => {
-      last = await get(`/instances/${id}`);
-      return last.state === state ? last : undefined;
-    }, timeoutMs, 100);
+    return await until(
+      `instance ${id} ${state}`,
+      async () => {
+        last = await get(`/instances/${id}`);
+        return last.state === state ? last : undefined;
+      },
+      timeoutMs,
+      100,
+    );
   } catch (err) {
     throw new Error(`${(err as Error).message}; last ${String(last.state)} (${String(last.stateReason)})`);
   }
@@ -116,21 +127,37 @@ beforeAll(async () => {
   stack = spawn('npm', ['start', '--silent'], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH, HOME: dataDir, ENDERCLOUD_LOG_LEVEL: 'warn', ENDERCLOUD_DATA_DIR: dataDir, ENDERCLOUD_LISTEN: '127.0.0.1:0',
-      ENDERCLOUD_ROUTER_BIND: `127.0.0.1:${routerPort}`, AGENT_ID: agentId, AGENT_PORT: String(await freePort()), AGENT_LOG_LEVEL: 'warn',
-      AGENT_GAME_PORT_RANGE: `${range.first}-${range.last}`, AGENT_HEARTBEAT_INTERVAL: '1s',
+      PATH: process.env.PATH,
+      HOME: dataDir,
+      ENDERCLOUD_LOG_LEVEL: 'warn',
+      ENDERCLOUD_DATA_DIR: dataDir,
+      ENDERCLOUD_LISTEN: '127.0.0.1:0',
+      ENDERCLOUD_ROUTER_BIND: `127.0.0.1:${routerPort}`,
+      AGENT_ID: agentId,
+      AGENT_PORT: String(await freePort()),
+      AGENT_LOG_LEVEL: 'warn',
+      AGENT_GAME_PORT_RANGE: `${range.first}-${range.last}`,
+      AGENT_HEARTBEAT_INTERVAL: '1s',
       // Faster loops than the defaults, so the hour fits in minutes; the behaviour is the same.
-      ENDERCLOUD_PROVISION_INTERVAL: '250ms', ENDERCLOUD_SUPERVISE_INTERVAL: '250ms', ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms',
+      ENDERCLOUD_PROVISION_INTERVAL: '250ms',
+      ENDERCLOUD_SUPERVISE_INTERVAL: '250ms',
+      ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms',
       ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS: '10',
     },
-    stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   stack.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   stack.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  await until('the banner of npm start', () => {
-    if (stack!.exitCode !== null) throw new Error(`npm start exited ${stack!.exitCode}: ${out}`);
-    return /Ctrl-C stops/.test(out) || undefined;
-  }, 90_000, 100);
+  await until(
+    'the banner of npm start',
+    () => {
+      if (stack!.exitCode !== null) throw new Error(`npm start exited ${stack!.exitCode}: ${out}`);
+      return /Ctrl-C stops/.test(out) || undefined;
+    },
+    90_000,
+    100,
+  );
   url = /API\s+(http:\/\/127\.0\.0\.1:\d+)\/api\/v1/.exec(out)![1]!;
   token = readFileSync(/admin token\s+(\S+)/.exec(out)![1]!, 'utf8').trim();
   await until('the local agent ONLINE', async () => (await get(`/hosts/${agentId}`)).status === 'ONLINE' || undefined, 60_000, 200);
@@ -154,24 +181,33 @@ describe('the first hour, through npm start, ectl and a real client', () => {
     const first = await ectl(['apply', '-f', '../examples/network.yml']);
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toMatch(/lobby-config/);
-    expect((await ok(['apply', '-f', '../examples/network.yml']))).toMatch(/nothing to do/);
+    expect(await ok(['apply', '-f', '../examples/network.yml'])).toMatch(/nothing to do/);
     // The operator's shorter timings, and a survival world that sleeps fast.
     await ok(['apply', '-f', quickExample()]);
     expect(await ok(['idle-tiers', 'group:survival', 'set', '3s:pause,8s:stop'])).toBe('group:survival: idle tiers 3s:pause,8s:stop\n');
-    expect((await get('/audit?limit=500')).entries.filter((e: Loose) => e.result !== 'ok').map((e: Loose) => `${e.action} ${e.errorCode}`)).toEqual([]);
+    expect(
+      (await get('/audit?limit=500')).entries.filter((e: Loose) => e.result !== 'ok').map((e: Loose) => `${e.action} ${e.errorCode}`),
+    ).toEqual([]);
   }, 120_000);
 
   let survival = '';
   let leftAt = 0;
   it('every group is joinable by its address: lobby (its buffer), survival (a created world), minigame (spawned from zero)', async () => {
-    const created = await okJson(['instances', 'create', '--group', 'survival', '--variant', 'vanilla', '--name', 'survival-1', '--wait', '--timeout', '90'], 120_000);
+    const created = await okJson(
+      ['instances', 'create', '--group', 'survival', '--variant', 'vanilla', '--name', 'survival-1', '--wait', '--timeout', '90'],
+      120_000,
+    );
     survival = created.id as string;
     expect(created.state).toBe('online');
-    await until('one Ready lobby', async () => ((await get('/groups/lobby/fleet')).buffer.ready >= 1) || undefined, 60_000, 200);
+    await until('one Ready lobby', async () => (await get('/groups/lobby/fleet')).buffer.ready >= 1 || undefined, 60_000, 200);
     expect(await instancesOf('minigame')).toEqual([]);
     // One after another: the router allows one login per address every 3 s (limits.login_ratelimit).
     const players: Bot[] = [];
-    for (const [host, name] of [['lobby.localhost', 'Lobbyist'], ['survival.localhost', 'Settler'], ['minigame.localhost', 'Gamer']] as const) {
+    for (const [host, name] of [
+      ['lobby.localhost', 'Lobbyist'],
+      ['survival.localhost', 'Settler'],
+      ['minigame.localhost', 'Gamer'],
+    ] as const) {
       if (players.length > 0) await new Promise((r) => setTimeout(r, LOGIN_GAP_MS));
       players.push(await join(host, name));
     }
@@ -184,10 +220,19 @@ describe('the first hour, through npm start, ectl and a real client', () => {
     // The world may already be asleep (the joins took a while): its history tells what happened since they left.
     await waitState(survival, 'stopped', 40_000);
     const all = await history(survival);
-    const since = all.filter((h) => Date.parse(String(h.at)) >= leftAt).map((h) => h.to).reverse();
-    expect(since, `left at ${new Date(leftAt).toISOString()}: ${JSON.stringify(all.map((h) => [h.at, h.to, h.reason]))}`).toEqual(expect.arrayContaining(['pausing', 'paused', 'stopped']));
+    const since = all
+      .filter((h) => Date.parse(String(h.at)) >= leftAt)
+      .map((h) => h.to)
+      .reverse();
+    expect(since, `left at ${new Date(leftAt).toISOString()}: ${JSON.stringify(all.map((h) => [h.at, h.to, h.reason]))}`).toEqual(
+      expect.arrayContaining(['pausing', 'paused', 'stopped']),
+    );
     expect(since.indexOf('paused')).toBeLessThan(since.lastIndexOf('stopped'));
-    await until('the pre-stop backup is in the history', async () => (await history(survival)).some((h) => /backup \S+ written/.test(String(h.reason))) || undefined, 20_000);
+    await until(
+      'the pre-stop backup is in the history',
+      async () => (await history(survival)).some((h) => /backup \S+ written/.test(String(h.reason))) || undefined,
+      20_000,
+    );
     expect((await history(survival)).map((h) => h.to)).not.toContain('error');
     expect((await get(`/instances/${survival}/backups`)).backups).not.toHaveLength(0);
   }, 120_000);
@@ -205,19 +250,29 @@ describe('the first hour, through npm start, ectl and a real client', () => {
   it('an allocation takes the Ready lobby, the buffer refills, a release and scale-down shrink it, the next allocation grows it again', async () => {
     const alloc = await okJson(['allocate', 'lobby']);
     expect(alloc.allocationId).toMatch(/\S/);
-    await until('the buffer refilled beside the allocation', async () => {
-      const f = await get('/groups/lobby/fleet');
-      return (f.counts.allocated === 1 && f.buffer.ready >= 1) || undefined;
-    }, 60_000, 200);
+    await until(
+      'the buffer refilled beside the allocation',
+      async () => {
+        const f = await get('/groups/lobby/fleet');
+        return (f.counts.allocated === 1 && f.buffer.ready >= 1) || undefined;
+      },
+      60_000,
+      200,
+    );
     await ok(['release', alloc.allocationId as string]);
-    await until('scaled down to one lobby', async () => ((await instancesOf('lobby')).filter((i) => i.state !== 'deleting').length === 1) || undefined, 60_000, 200);
+    await until(
+      'scaled down to one lobby',
+      async () => (await instancesOf('lobby')).filter((i) => i.state !== 'deleting').length === 1 || undefined,
+      60_000,
+      200,
+    );
     const again = await okJson(['allocate', 'lobby']);
-    await until('scaled up again', async () => ((await get('/groups/lobby/fleet')).buffer.ready >= 1) || undefined, 60_000, 200);
+    await until('scaled up again', async () => (await get('/groups/lobby/fleet')).buffer.ready >= 1 || undefined, 60_000, 200);
     await ok(['release', again.allocationId as string]);
   }, 180_000);
 
   it('the min-0 fleet scales to zero when empty, and a join spawns it from zero', async () => {
-    await until('minigame scaled to zero', async () => ((await instancesOf('minigame')).length === 0) || undefined, 60_000, 200);
+    await until('minigame scaled to zero', async () => (await instancesOf('minigame')).length === 0 || undefined, 60_000, 200);
     const gamer = await join('minigame.localhost', 'Gamer');
     expect((await instancesOf('minigame')).length).toBe(1);
     await gamer.end();

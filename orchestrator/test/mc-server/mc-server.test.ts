@@ -58,7 +58,9 @@ afterAll(async () => {
 
 describe('test server image', () => {
   it('stays well under 150 MB', async () => {
-    const info = await docker().getImage((await ensureImage(mcServerImage))).inspect();
+    const info = await docker()
+      .getImage(await ensureImage(mcServerImage))
+      .inspect();
     const mb = info.Size / 1e6;
     console.log(`mc-server image: ${mb.toFixed(1)} MB`);
     expect(mb).toBeLessThan(150);
@@ -131,7 +133,9 @@ describe('a running test server (one container, in order)', () => {
   it('sends the Transfer packet with host and port on RCON transfer', async () => {
     const bot = await loginBot(server.host, server.hostPort, 'MoveBot');
     try {
-      expect(await rconExec(rcon(server), 'transfer play.example.net 25570 MoveBot')).toBe('Transferring MoveBot to play.example.net:25570');
+      expect(await rconExec(rcon(server), 'transfer play.example.net 25570 MoveBot')).toBe(
+        'Transferring MoveBot to play.example.net:25570',
+      );
       expect(await bot.waitForPacket('transfer')).toEqual({ host: 'play.example.net', port: 25570 });
       expect(await rconExec(rcon(server), 'transfer play.example.net 25570 Nobody')).toBe('No player was found');
     } finally {
@@ -234,7 +238,9 @@ describe('graceful stop and misbehaviour switches', () => {
     await expect(pingStatus(server.host, server.hostPort, 1000)).rejects.toThrow();
     await server.waitForLog(READY, 10_000);
     expect(await pingStatus(server.host, server.hostPort)).toMatchObject({ max: 5, motd: 'Delayed world' });
-    expect(await expectLoginRefused(server.host, server.hostPort, 'XferBot', { intent: 'transfer' })).toMatch(/disconnected before playing/);
+    expect(await expectLoginRefused(server.host, server.hostPort, 'XferBot', { intent: 'transfer' })).toMatch(
+      /disconnected before playing/,
+    );
     const bot = await loginBot(server.host, server.hostPort, 'PlainBot');
     await bot.end();
   });
@@ -262,7 +268,9 @@ describe('rcon-client failure modes', () => {
   });
 
   it('times out authentication against a server that never answers, with TIMEOUT', async () => {
-    const err = (await RconClient.connect({ host: '127.0.0.1', port: silentPort, password: 'x', connectTimeoutMs: 300 }).catch((e: unknown) => e)) as AppError;
+    const err = (await RconClient.connect({ host: '127.0.0.1', port: silentPort, password: 'x', connectTimeoutMs: 300 }).catch(
+      (e: unknown) => e,
+    )) as AppError;
     expect(err.code).toBe('TIMEOUT');
     expect(err.retryable).toBe(true);
   });

@@ -20,7 +20,8 @@ export interface PrivatePostgres {
 }
 
 function binDir(): string | undefined {
-  for (const v of ['17', '16', '15', '14', '13']) if (existsSync(`/usr/lib/postgresql/${v}/bin/pg_ctl`)) return `/usr/lib/postgresql/${v}/bin`;
+  for (const v of ['17', '16', '15', '14', '13'])
+    if (existsSync(`/usr/lib/postgresql/${v}/bin/pg_ctl`)) return `/usr/lib/postgresql/${v}/bin`;
   return undefined;
 }
 
@@ -31,10 +32,16 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const data = join(base, 'data');
   const port = await freePort();
   const asRoot = process.getuid?.() === 0;
-  if (asRoot) chownSync(base, Number((await run('id', ['-u', 'postgres'])).stdout.trim()), Number((await run('id', ['-g', 'postgres'])).stdout.trim()));
-  const pg = (tool: string, args: string[]) => asRoot
-    ? run('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { timeout: 60_000 })
-    : run(join(bin, tool), args, { timeout: 60_000 });
+  if (asRoot)
+    chownSync(
+      base,
+      Number((await run('id', ['-u', 'postgres'])).stdout.trim()),
+      Number((await run('id', ['-g', 'postgres'])).stdout.trim()),
+    );
+  const pg = (tool: string, args: string[]) =>
+    asRoot
+      ? run('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { timeout: 60_000 })
+      : run(join(bin, tool), args, { timeout: 60_000 });
   await pg('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   const options = `-p ${port} -k ${base} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60`;
   const ctl = {

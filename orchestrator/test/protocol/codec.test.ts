@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { decodeVarInt, encodeFrame, encodeString, encodeVarInt, encodeVarLong, PacketReader, ProtocolError } from '../../src/protocol/codec.js';
+import {
+  decodeVarInt,
+  encodeFrame,
+  encodeString,
+  encodeVarInt,
+  encodeVarLong,
+  PacketReader,
+  ProtocolError,
+} from '../../src/protocol/codec.js';
 import { cleanServerAddress } from '../../src/protocol/address.js';
 import { FrameReader, MAX_FRAME_SIZE } from '../../src/protocol/frame-reader.js';
 import {

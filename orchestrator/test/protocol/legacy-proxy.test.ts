@@ -16,7 +16,12 @@ describe('legacy ping', () => {
     expect(parseLegacyPing(Buffer.from([0xfe]), false)).toBeUndefined();
     expect(parseLegacyPing(Buffer.from([0xfe]), true)).toEqual({ kind: 'beta' });
     expect(parseLegacyPing(Buffer.from([0xfe, 0x01]), true)).toEqual({ kind: '1.4' });
-    expect(parseLegacyPing(writeLegacyPing16('Play.Example.com', 25565, 74), false)).toEqual({ kind: '1.6', protocolVersion: 74, host: 'Play.Example.com', port: 25565 });
+    expect(parseLegacyPing(writeLegacyPing16('Play.Example.com', 25565, 74), false)).toEqual({
+      kind: '1.6',
+      protocolVersion: 74,
+      host: 'Play.Example.com',
+      port: 25565,
+    });
   });
 
   it('waits for the rest of a split MC|PingHost', () => {
@@ -33,16 +38,29 @@ describe('legacy ping', () => {
 
 describe('PROXY protocol v2', () => {
   it('writes and parses an IPv4 header', () => {
-    const h = writeProxyV2Header({ sourceAddress: '203.0.113.7', sourcePort: 50000, destinationAddress: '10.0.0.1', destinationPort: 25565 });
+    const h = writeProxyV2Header({
+      sourceAddress: '203.0.113.7',
+      sourcePort: 50000,
+      destinationAddress: '10.0.0.1',
+      destinationPort: 25565,
+    });
     expect(h.subarray(0, 12).equals(PROXY_V2_SIGNATURE)).toBe(true);
     expect(h[12]).toBe(0x21);
     expect(h[13]).toBe(0x11);
     expect(h.length).toBe(28);
-    expect(parseProxyV2Header(h)).toEqual({ header: { command: 'proxy', sourceAddress: '203.0.113.7', sourcePort: 50000, destinationAddress: '10.0.0.1', destinationPort: 25565 }, size: 28 });
+    expect(parseProxyV2Header(h)).toEqual({
+      header: { command: 'proxy', sourceAddress: '203.0.113.7', sourcePort: 50000, destinationAddress: '10.0.0.1', destinationPort: 25565 },
+      size: 28,
+    });
   });
 
   it('writes IPv6 (and widens a mixed pair), returns undefined on partial input', () => {
-    const h = writeProxyV2Header({ sourceAddress: '2001:db8::1', sourcePort: 1, destinationAddress: '::ffff:127.0.0.1', destinationPort: 2 });
+    const h = writeProxyV2Header({
+      sourceAddress: '2001:db8::1',
+      sourcePort: 1,
+      destinationAddress: '::ffff:127.0.0.1',
+      destinationPort: 2,
+    });
     expect(h[13]).toBe(0x21);
     expect(h.length).toBe(16 + 36);
     const parsed = parseProxyV2Header(h)!;

@@ -1,6 +1,7 @@
 // pingServer against a real minecraft-protocol server (the orchestrator's readiness probe uses it).
 import { afterEach, describe, expect, it } from 'vitest';
-import { isReadyStatus, pingServer } from '../../src/protocol/status-client.js';
+import { pingServer } from '../../src/protocol/status-client.js';
+import { minecraftStatusReady } from '../../src/lifecycle/readiness.js';
 import { startMetricsServer, RouterMetrics } from '../../src/router/metrics.js';
 import { closeAll, deadPort, startMcBackend, startRawBackend } from '../router/harness.js';
 
@@ -13,8 +14,8 @@ describe('pingServer', () => {
     expect(res.status.players?.max).toBe(20);
     expect(res.status.version?.protocol).toBe(765);
     expect(res.latencyMs).toBeGreaterThanOrEqual(0);
-    expect(isReadyStatus(res.status)).toBe(true);
-    expect(isReadyStatus({ players: { max: 0, online: 0 } })).toBe(false);
+    expect(minecraftStatusReady(res.status)).toBe(true);
+    expect(minecraftStatusReady({ players: { max: 0, online: 0 } })).toBe(false);
   });
 
   it('fails within the timeout when the port accepts but never answers, and at once when closed', async () => {

@@ -59,13 +59,21 @@ describe('router TOML configuration', () => {
     expect(c.status.versionName).toBe('MyNetwork');
     expect(c.status.motd.asleep).toBe('zzz');
     expect(c.status.motd.starting).toBe('Starting…');
-    expect(c.limits).toMatchObject({ handshakeTimeoutMs: 3000, wakeHoldTimeoutMs: 15000, loginRatelimitMs: 0, backendDialTimeoutMs: 2000, maxPacketSize: 2097151 });
+    expect(c.limits).toMatchObject({
+      handshakeTimeoutMs: 3000,
+      wakeHoldTimeoutMs: 15000,
+      loginRatelimitMs: 0,
+      backendDialTimeoutMs: 2000,
+      maxPacketSize: 2097151,
+    });
     expect(c.proxyProtocol).toEqual({ sendToBackends: true, trustedCidrs: ['10.1.0.0/16', 'fd00::/8'] });
     expect(c.metrics).toEqual({ host: '127.0.0.1', port: 9225 });
   });
 
   it('reads [wake] fallback, max_players_per_ip (default off) and instance names as instance references', () => {
-    const c = parseRouterToml('[servers]\nlobby = "10.0.0.5:25566"\ns1 = "instance:survival-1"\n[wake]\nfallback = "lobby"\n[limits]\nmax_players_per_ip = 4');
+    const c = parseRouterToml(
+      '[servers]\nlobby = "10.0.0.5:25566"\ns1 = "instance:survival-1"\n[wake]\nfallback = "lobby"\n[limits]\nmax_players_per_ip = 4',
+    );
     expect(c.routing.fallback).toBe('lobby');
     expect(c.routing.servers.s1).toEqual({ kind: 'instance', id: 'survival-1' });
     expect(c.limits.maxPlayersPerIp).toBe(4);
@@ -76,8 +84,19 @@ describe('router TOML configuration', () => {
   it('reloads the file of a running router, keeping the environment part, and names a bad file', async () => {
     const { reloadRouterConfig, restartOnlyChanges } = await import('../../src/router/config.js');
     let text = EXAMPLE;
-    const first = loadRouterConfig({ ENDERCLOUD_ROUTER_CONFIG: '/r.toml', ENDERCLOUD_ORCHESTRATOR_URL: 'http://o:1', ENDERCLOUD_ROUTER_TOKEN: 't', ENDERCLOUD_ROUTER_ID: 'edge' }, () => text);
-    text = EXAMPLE.replace('bind = "0.0.0.0:25565"', 'bind = "0.0.0.0:25577"').replace('"Survival.Example.com." = ["survival", "lobby"]', '"Survival.Example.com." = ["lobby"]');
+    const first = loadRouterConfig(
+      {
+        ENDERCLOUD_ROUTER_CONFIG: '/r.toml',
+        ENDERCLOUD_ORCHESTRATOR_URL: 'http://o:1',
+        ENDERCLOUD_ROUTER_TOKEN: 't',
+        ENDERCLOUD_ROUTER_ID: 'edge',
+      },
+      () => text,
+    );
+    text = EXAMPLE.replace('bind = "0.0.0.0:25565"', 'bind = "0.0.0.0:25577"').replace(
+      '"Survival.Example.com." = ["survival", "lobby"]',
+      '"Survival.Example.com." = ["lobby"]',
+    );
     const next = reloadRouterConfig(first, () => text);
     expect(next).toMatchObject({ orchestratorUrl: 'http://o:1', routerToken: 't', routerId: 'edge', configPath: '/r.toml' });
     expect(next.routing.forcedHosts['survival.example.com']).toEqual(['lobby']);
@@ -125,7 +144,9 @@ describe('router TOML configuration', () => {
     expect(Object.isFrozen(c.limits)).toBe(true);
     expect(() => loadRouterConfig({}, read)).toThrow(/^ENDERCLOUD_ROUTER_CONFIG: is required/);
     expect(() => loadRouterConfig({ ENDERCLOUD_ROUTER_CONFIG: '/missing' }, read)).toThrow(/^ENDERCLOUD_ROUTER_CONFIG: cannot read/);
-    expect(() => loadRouterConfig({ ENDERCLOUD_ROUTER_CONFIG: '/etc/router.toml', ENDERCLOUD_ORCHESTRATOR_URL: 'ftp://x' }, read)).toThrow(/^ENDERCLOUD_ORCHESTRATOR_URL:/);
+    expect(() => loadRouterConfig({ ENDERCLOUD_ROUTER_CONFIG: '/etc/router.toml', ENDERCLOUD_ORCHESTRATOR_URL: 'ftp://x' }, read)).toThrow(
+      /^ENDERCLOUD_ORCHESTRATOR_URL:/,
+    );
   });
 });
 
@@ -135,7 +156,10 @@ describe('StaticResolver', () => {
   const req = { intent: 'login' as const, protocolVersion: 765, clientAddress: '1.2.3.4' };
 
   it('uses the forced host list for a matching address, skipping registry entries', () => {
-    expect(resolver.resolve({ ...req, serverAddress: 'survival.example.com' })).toEqual({ kind: 'route', candidates: [{ name: 'lobby', host: '10.0.0.5', port: 25566 }] });
+    expect(resolver.resolve({ ...req, serverAddress: 'survival.example.com' })).toEqual({
+      kind: 'route',
+      candidates: [{ name: 'lobby', host: '10.0.0.5', port: 25566 }],
+    });
   });
 
   it('falls back to try for any other address, in order', () => {

@@ -52,11 +52,19 @@ async function startStallingBackend(stallMs: number, onConnect?: (s: Socket) => 
     onConnect?.(s);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  servers.push(() => new Promise<void>((r) => {
-    current?.destroy();
-    server.close(() => r());
-  }));
-  return { port: (server.address() as { port: number }).port, received: () => Buffer.concat(chunks), ended: () => ended, socket: () => current };
+  servers.push(
+    () =>
+      new Promise<void>((r) => {
+        current?.destroy();
+        server.close(() => r());
+      }),
+  );
+  return {
+    port: (server.address() as { port: number }).port,
+    received: () => Buffer.concat(chunks),
+    ended: () => ended,
+    socket: () => current,
+  };
 }
 
 describe('data path after login', () => {
@@ -77,7 +85,11 @@ describe('data path after login', () => {
     await new Promise((res) => setTimeout(res, 700));
     expect(backend.received().length).toBe(0);
     expect(player.writableLength).toBeGreaterThan(0);
-    await waitUntil(() => backend.received().length >= preamble.length + data.length && backend.ended(), 20_000, 'every byte and the end at the backend');
+    await waitUntil(
+      () => backend.received().length >= preamble.length + data.length && backend.ended(),
+      20_000,
+      'every byte and the end at the backend',
+    );
     const got = backend.received();
     expect(got.length).toBe(preamble.length + data.length);
     expect(got.subarray(0, preamble.length).equals(preamble)).toBe(true);
@@ -151,10 +163,13 @@ describe('data path after login', () => {
       });
     });
     await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
-    servers.push(() => new Promise<void>((res) => {
-      for (const s of received.keys()) s.destroy();
-      server.close(() => res());
-    }));
+    servers.push(
+      () =>
+        new Promise<void>((res) => {
+          for (const s of received.keys()) s.destroy();
+          server.close(() => res());
+        }),
+    );
     const port = (server.address() as { port: number }).port;
     const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${port}"\n[limits]\nlogin_ratelimit = 0`);
     const sessions = Array.from({ length: SESSIONS }, async (_, seed) => {
@@ -187,16 +202,22 @@ describe('data path after login', () => {
     });
     const logins = await Promise.all(sessions);
     // Every backend connection got exactly one session's login followed by that session's bytes.
-    await waitUntil(() => {
-      const totals = [...received.values()].map((b) => Buffer.concat(b).length);
-      const wanted = logins.map((l, seed) => l.length + Buffer.concat(uploads.get(seed)!).length).sort((a, b) => a - b);
-      return JSON.stringify(totals.sort((a, b) => a - b)) === JSON.stringify(wanted);
-    }, 30_000, 'every upload at the backend');
-    const bySeed = new Map([...received.values()].map((b) => {
-      const all = Buffer.concat(b);
-      const seed = logins.findIndex((l) => all.subarray(0, l.length).equals(l));
-      return [seed, all] as const;
-    }));
+    await waitUntil(
+      () => {
+        const totals = [...received.values()].map((b) => Buffer.concat(b).length);
+        const wanted = logins.map((l, seed) => l.length + Buffer.concat(uploads.get(seed)!).length).sort((a, b) => a - b);
+        return JSON.stringify(totals.sort((a, b) => a - b)) === JSON.stringify(wanted);
+      },
+      30_000,
+      'every upload at the backend',
+    );
+    const bySeed = new Map(
+      [...received.values()].map((b) => {
+        const all = Buffer.concat(b);
+        const seed = logins.findIndex((l) => all.subarray(0, l.length).equals(l));
+        return [seed, all] as const;
+      }),
+    );
     expect([...bySeed.keys()].sort()).toEqual(logins.map((_, i) => i));
     for (const [seed, all] of bySeed) expect(sha(all.subarray(logins[seed]!.length))).toBe(sha(Buffer.concat(uploads.get(seed)!)));
   });

@@ -39,25 +39,47 @@ describe('npm run router', () => {
     writeFileSync(file, 'bind = "127.0.0.1:1"\n[limits]\nwake_hold_timeout = "45s"\n');
     const missing = spawnSync('npm', ['run', '--silent', 'router'], { cwd: ROOT, env: env({}), encoding: 'utf8', timeout: 30_000 });
     expect(missing.status).toBe(2);
-    expect(missing.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^router: invalid configuration: ENDERCLOUD_ROUTER_CONFIG: is required/)]);
-    const bad = spawnSync('npm', ['run', '--silent', 'router'], { cwd: ROOT, env: env({ ENDERCLOUD_ROUTER_CONFIG: file }), encoding: 'utf8', timeout: 30_000 });
+    expect(missing.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^router: invalid configuration: ENDERCLOUD_ROUTER_CONFIG: is required/),
+    ]);
+    const bad = spawnSync('npm', ['run', '--silent', 'router'], {
+      cwd: ROOT,
+      env: env({ ENDERCLOUD_ROUTER_CONFIG: file }),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(bad.status).toBe(2);
-    expect(bad.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^router: invalid configuration: limits\.wake_hold_timeout: must be between 1000 and 29000 ms/)]);
+    expect(bad.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^router: invalid configuration: limits\.wake_hold_timeout: must be between 1000 and 29000 ms/),
+    ]);
   });
 
   it('without an orchestrator is a static router: proxies a ping to its backend, serves /metrics, exits 0 on SIGTERM', async () => {
     const backend = await startMcBackend('static backend');
     const [port, metricsPort] = [await freePort(), await freePort()];
     const file = join(dir, 'router.toml');
-    writeFileSync(file, `bind = "127.0.0.1:${port}"\ntry = ["b"]\n[servers]\nb = "127.0.0.1:${backend.port}"\n[metrics]\nbind = "127.0.0.1:${metricsPort}"\n`);
+    writeFileSync(
+      file,
+      `bind = "127.0.0.1:${port}"\ntry = ["b"]\n[servers]\nb = "127.0.0.1:${backend.port}"\n[metrics]\nbind = "127.0.0.1:${metricsPort}"\n`,
+    );
     // What the npm script runs (tsx src/router/index.ts), without npm in between so the exit code is the router's.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/router/index.ts'], { cwd: ROOT, env: env({ ENDERCLOUD_ROUTER_CONFIG: file }), stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/router/index.ts'], {
+      cwd: ROOT,
+      env: env({ ENDERCLOUD_ROUTER_CONFIG: file }),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     children.push(child);
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
 
-    const status = await poll('a ping through the router', async () => (await mc.ping({ host: '127.0.0.1', port, version: VERSION, closeTimeout: 2000, noPongTimeout: 2000 })) as { description: { text: string } });
+    const status = await poll(
+      'a ping through the router',
+      async () =>
+        (await mc.ping({ host: '127.0.0.1', port, version: VERSION, closeTimeout: 2000, noPongTimeout: 2000 })) as {
+          description: { text: string };
+        },
+    );
     expect(status.description.text).toBe('static backend');
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     expect(metrics).toMatch(/^endercloud_router_connections_total\{outcome="proxied"\} [1-9]/m);
@@ -74,11 +96,20 @@ describe('npm run router', () => {
     const file = join(dir, 'reload.toml');
     const toml = (backendPort: number): string => `bind = "127.0.0.1:${port}"\ntry = ["b"]\n[servers]\nb = "127.0.0.1:${backendPort}"\n`;
     writeFileSync(file, toml(a.port));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/router/index.ts'], { cwd: ROOT, env: env({ ENDERCLOUD_ROUTER_CONFIG: file }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/router/index.ts'], {
+      cwd: ROOT,
+      env: env({ ENDERCLOUD_ROUTER_CONFIG: file }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(child);
     let stdout = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    const motd = async (): Promise<string> => ((await mc.ping({ host: '127.0.0.1', port, version: VERSION, closeTimeout: 2000, noPongTimeout: 2000 })) as { description: { text: string } }).description.text;
+    const motd = async (): Promise<string> =>
+      (
+        (await mc.ping({ host: '127.0.0.1', port, version: VERSION, closeTimeout: 2000, noPongTimeout: 2000 })) as {
+          description: { text: string };
+        }
+      ).description.text;
     expect(await poll('a ping through the router', async () => ((await motd()) === 'backend A' ? true : undefined))).toBe(true);
 
     writeFileSync(file, toml(b.port)); // the file watcher reloads

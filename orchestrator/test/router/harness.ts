@@ -132,7 +132,14 @@ export interface StartedRouter {
 /** Starts a router from TOML text (defaults relaxed for tests unless the TOML sets them). */
 export async function startRouter(
   toml: string,
-  extra: { resolver?: BackendResolver; waker?: WakeCoordinator; sessions?: SessionReporter; limits?: Partial<RouterFileConfig['limits']>; logger?: Logger; clock?: Clock } = {},
+  extra: {
+    resolver?: BackendResolver;
+    waker?: WakeCoordinator;
+    sessions?: SessionReporter;
+    limits?: Partial<RouterFileConfig['limits']>;
+    logger?: Logger;
+    clock?: Clock;
+  } = {},
 ): Promise<StartedRouter> {
   const parsed = parseRouterToml(toml);
   const config: RouterFileConfig = { ...parsed, limits: { ...parsed.limits, ...extra.limits } };
@@ -159,7 +166,11 @@ export interface RawResult {
  * Opens a raw socket to the router, writes `bytes` (each element one write),
  * and collects what comes back until close, `untilFrames` frames, or timeout.
  */
-export function rawExchange(port: number, writes: Buffer[], opts: { untilFrames?: number; timeoutMs?: number; gapMs?: number } = {}): Promise<RawResult> {
+export function rawExchange(
+  port: number,
+  writes: Buffer[],
+  opts: { untilFrames?: number; timeoutMs?: number; gapMs?: number } = {},
+): Promise<RawResult> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
     closers.push(() => void socket.destroy());
@@ -203,9 +214,21 @@ export interface LoginOutcome {
 }
 
 /** Logs in with the real minecraft-protocol client; resolves when the client ends or logs in. */
-export function mcLogin(port: number, username: string, opts: { fakeHost?: string; waitForBackend?: McBackend; timeoutMs?: number } = {}): Promise<LoginOutcome> {
+export function mcLogin(
+  port: number,
+  username: string,
+  opts: { fakeHost?: string; waitForBackend?: McBackend; timeoutMs?: number } = {},
+): Promise<LoginOutcome> {
   return new Promise((resolve) => {
-    const client = mc.createClient({ host: '127.0.0.1', port, username, version: VERSION, auth: 'offline', ...(opts.fakeHost ? { fakeHost: opts.fakeHost } : {}), hideErrors: true });
+    const client = mc.createClient({
+      host: '127.0.0.1',
+      port,
+      username,
+      version: VERSION,
+      auth: 'offline',
+      ...(opts.fakeHost ? { fakeHost: opts.fakeHost } : {}),
+      hideErrors: true,
+    });
     closers.push(() => client.end());
     let disconnectReason: string | undefined;
     let done = false;
@@ -234,9 +257,21 @@ export function fakeWakes(parts: Partial<WakeCoordinator> = {}): WakeCoordinator
   const calls: string[] = [];
   return {
     calls,
-    wake: (id: string, action: WakeAction | null, signal: AbortSignal) => (calls.push(`wake ${id} ${action ?? 'wait'}`), parts.wake ? parts.wake(id, action, signal) : Promise.resolve()),
-    request: (id: string, action: WakeAction) => (calls.push(`${action} ${id}`), parts.request ? parts.request(id, action) : Promise.resolve()),
-    joinGroup: (groupId: string, name: string, player: Player, signal: AbortSignal, onInstance?: (instanceId: string, paused?: BackendTarget) => void): Promise<BackendTarget> => {
+    wake: (id: string, action: WakeAction | null, signal: AbortSignal) => (
+      calls.push(`wake ${id} ${action ?? 'wait'}`),
+      parts.wake ? parts.wake(id, action, signal) : Promise.resolve()
+    ),
+    request: (id: string, action: WakeAction) => (
+      calls.push(`${action} ${id}`),
+      parts.request ? parts.request(id, action) : Promise.resolve()
+    ),
+    joinGroup: (
+      groupId: string,
+      name: string,
+      player: Player,
+      signal: AbortSignal,
+      onInstance?: (instanceId: string, paused?: BackendTarget) => void,
+    ): Promise<BackendTarget> => {
       calls.push(`join ${groupId} ${player.name}`);
       return parts.joinGroup ? parts.joinGroup(groupId, name, player, signal, onInstance) : Promise.reject(new Error('no join'));
     },

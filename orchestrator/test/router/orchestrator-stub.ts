@@ -54,7 +54,10 @@ export class OrchestratorStub {
   readonly sessionBatches: RouterSessionsBatch[] = [];
   streamConnects = 0;
   /** Answer for the next wake requests (default 202) and a side effect to run after accepting. */
-  onWake: (instanceId: string, action: WakeAction) => WakeAnswer = () => ({ status: 202, body: { commandId: `cmd-${this.wakeRequests.length}` } });
+  onWake: (instanceId: string, action: WakeAction) => WakeAnswer = () => ({
+    status: 202,
+    body: { commandId: `cmd-${this.wakeRequests.length}` },
+  });
   sessionsStatus = 204;
   readonly groupJoins: Array<{ groupId: string; player: string; uuid?: string }> = [];
   /**
@@ -142,12 +145,17 @@ export class OrchestratorStub {
 
   private defaultGroupJoin(groupId: string): { status: number; body: unknown } {
     // The stub knows a group only by its members: with none it answers as the orchestrator does for a group it does not have.
-    if (![...this.backends.values()].some((b) => b.groupId === groupId)) return { status: 404, body: { error: { code: 'GROUP_NOT_FOUND', message: `group ${groupId} does not exist` } } };
+    if (![...this.backends.values()].some((b) => b.groupId === groupId))
+      return { status: 404, body: { error: { code: 'GROUP_NOT_FOUND', message: `group ${groupId} does not exist` } } };
     const members = [...this.backends.values()].filter((b) => b.groupId === groupId && !b.maintenance);
     const pick = (status: RegistryBackend['status']): RegistryBackend | undefined => members.find((b) => b.status === status && !b.full);
     const answer = (b: RegistryBackend, action: GroupJoinAnswer['action']): { status: number; body: GroupJoinAnswer } => {
-      if (action === 'wake' || action === 'start') this.wakeRequests.push({ instanceId: b.instanceId, action: action === 'wake' ? 'resume' : 'start' });
-      return { status: 200, body: { instanceId: b.instanceId, action, commandId: action === 'route' ? null : `cmd-join-${this.groupJoins.length}` } };
+      if (action === 'wake' || action === 'start')
+        this.wakeRequests.push({ instanceId: b.instanceId, action: action === 'wake' ? 'resume' : 'start' });
+      return {
+        status: 200,
+        body: { instanceId: b.instanceId, action, commandId: action === 'route' ? null : `cmd-join-${this.groupJoins.length}` },
+      };
     };
     const running = pick('Running');
     if (running) return answer(running, 'route');
@@ -163,7 +171,8 @@ export class OrchestratorStub {
       res.writeHead(status, body === undefined ? {} : { 'content-type': 'application/json' });
       res.end(body === undefined ? undefined : JSON.stringify(body));
     };
-    if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, { error: { code: 'UNAUTHORIZED', message: 'missing or bad token' } });
+    if (req.headers.authorization !== `Bearer ${TOKEN}`)
+      return send(401, { error: { code: 'UNAUTHORIZED', message: 'missing or bad token' } });
     const path = (req.url ?? '').split('?')[0]!;
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -197,7 +206,10 @@ export class OrchestratorStub {
     }
     if (req.method === 'POST' && path === ROUTER_TRANSFERS_PATH) {
       this.routerTransfers.push(parseRouterTransferRequest(json()));
-      return send(this.routerTransfersStatus, this.routerTransfersStatus < 300 ? { accepted: true } : { error: { code: 'CONFLICT', message: 'transfer refused' } });
+      return send(
+        this.routerTransfersStatus,
+        this.routerTransfersStatus < 300 ? { accepted: true } : { error: { code: 'CONFLICT', message: 'transfer refused' } },
+      );
     }
     if (req.method === 'POST' && path === TRANSFER_CLAIM_PATH) {
       const { player } = parseTransferClaimRequest(json());

@@ -13,7 +13,8 @@ import { closeAll, deadPort, PROTOCOL, rawExchange, startRouter, waitUntil } fro
 afterEach(closeAll);
 
 /** The phase limits at their maximum and a long deadline: only max_packet_size can close early. */
-const LIMITS = 'login_ratelimit = 0\nhandshake_timeout = "60s"\nmax_handshake_size = 65536\nmax_login_start_size = 65536\nmax_packet_size = 4096\n';
+const LIMITS =
+  'login_ratelimit = 0\nhandshake_timeout = "60s"\nmax_handshake_size = 65536\nmax_login_start_size = 65536\nmax_packet_size = 4096\n';
 const DECLARED = 60_000;
 
 /** The length prefix and packet id of a frame declaring `length` bytes, plus `sent` bytes of its body. */
@@ -54,7 +55,9 @@ describe('limits.max_packet_size', () => {
     await new Promise<void>((ok) => backend.listen(0, '127.0.0.1', () => ok()));
     const port = (backend.address() as AddressInfo).port;
     try {
-      const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${port}"\n[status]\nunreachable = "Local answer"\n[limits]\nbackend_dial_timeout = "30s"\nmax_packet_size = 65536`);
+      const r = await startRouter(
+        `try = ["a"]\n[servers]\na = "127.0.0.1:${port}"\n[status]\nunreachable = "Local answer"\n[limits]\nbackend_dial_timeout = "30s"\nmax_packet_size = 65536`,
+      );
       const res = await rawExchange(r.port, [writeLegacyPing16('127.0.0.1', r.port, 78)], { timeoutMs: 3000 });
       expect(res.closed).toBe(true);
       expect(res.raw[0]).toBe(0xff); // the legacy kick packet with the local answer

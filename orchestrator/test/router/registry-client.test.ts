@@ -64,7 +64,12 @@ describe('registry client', () => {
     await waitUntil(() => s.streamConnects === 2 && c.connected, 3000, 're-sync');
     expect(Date.now() - dropped).toBeGreaterThanOrEqual(100); // equal jitter: at least half the first step
     expect(c.revision).toBe(50);
-    expect(c.backends().map((b) => b.instanceId).sort()).toEqual(['b', 'c']);
+    expect(
+      c
+        .backends()
+        .map((b) => b.instanceId)
+        .sort(),
+    ).toEqual(['b', 'c']);
     expect(c.get('b')?.status).toBe('Paused');
   });
 

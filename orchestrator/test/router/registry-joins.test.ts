@@ -9,7 +9,17 @@ import { buildRouterParts, type RouterParts } from '../../src/router/router-part
 import { writeHandshake, writePing, writeStatusRequest } from '../../src/protocol/packets.js';
 import { PacketReader } from '../../src/protocol/codec.js';
 import type { RegistryBackend } from '../../src/protocol/registry-contract.js';
-import { closeAll, deadPort, mcLogin, PROTOCOL, rawExchange, recordingLogger, startMcBackend, waitUntil, type McBackend } from './harness.js';
+import {
+  closeAll,
+  deadPort,
+  mcLogin,
+  PROTOCOL,
+  rawExchange,
+  recordingLogger,
+  startMcBackend,
+  waitUntil,
+  type McBackend,
+} from './harness.js';
 import { backend, OrchestratorStub, TOKEN } from './orchestrator-stub.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -38,10 +48,22 @@ async function setup(toml: string, backends: RegistryBackend[], limits: Partial<
   await stub.start();
   cleanups.push(() => stub.stop());
   const parsed = parseRouterToml(toml);
-  const config: RouterConfig = { ...parsed, limits: { ...parsed.limits, loginRatelimitMs: 0, ...limits }, configPath: 'test.toml', orchestratorUrl: stub.url, routerToken: TOKEN, routerId: 'joins-test' };
+  const config: RouterConfig = {
+    ...parsed,
+    limits: { ...parsed.limits, loginRatelimitMs: 0, ...limits },
+    configPath: 'test.toml',
+    orchestratorUrl: stub.url,
+    routerToken: TOKEN,
+    routerId: 'joins-test',
+  };
   const logger = recordingLogger('info');
   const metrics = new RouterMetrics();
-  const parts = buildRouterParts(config, logger, metrics, { registryBackoff: { initialMs: 50, maxMs: 200 }, sessionBackoff: { initialMs: 50, maxMs: 200 }, sessionFlushMs: 20, holdSlackMs: 500 });
+  const parts = buildRouterParts(config, logger, metrics, {
+    registryBackoff: { initialMs: 50, maxMs: 200 },
+    sessionBackoff: { initialMs: 50, maxMs: 200 },
+    sessionFlushMs: 20,
+    holdSlackMs: 500,
+  });
   cleanups.push(() => parts.close());
   const router = new Router({ config, resolver: parts.resolver, waker: parts.waker!, sessions: parts.sessions!, metrics, logger });
   const address = await router.listen(0, '127.0.0.1');
@@ -52,12 +74,19 @@ async function setup(toml: string, backends: RegistryBackend[], limits: Partial<
 
 const addr = (b: McBackend): string => `127.0.0.1:${b.port}`;
 const reason = (text: string | undefined): string => (JSON.parse(text ?? '{}') as { text?: string }).text ?? '';
-const lazy = (get: () => McBackend | undefined): McBackend => ({ get logins() { return get()?.logins ?? []; } }) as McBackend;
+const lazy = (get: () => McBackend | undefined): McBackend =>
+  ({
+    get logins() {
+      return get()?.logins ?? [];
+    },
+  }) as McBackend;
 
 describe('group targets', () => {
   it('a group with only sleeping members is joined through the orchestrator, held, then routed', async () => {
     const port = await deadPort();
-    const s = await setup('try = ["events"]\n[servers]\nevents = "group:events"', [backend('ev-1', { groupId: 'events', status: 'Paused', address: `127.0.0.1:${port}` })]);
+    const s = await setup('try = ["events"]\n[servers]\nevents = "group:events"', [
+      backend('ev-1', { groupId: 'events', status: 'Paused', address: `127.0.0.1:${port}` }),
+    ]);
     let woken: McBackend | undefined;
     s.stub.onGroupJoin = (groupId) => {
       setTimeout(() => void startMcBackend('ev', port).then((b) => ((woken = b), s.stub.patch('ev-1', { status: 'Running' }))), 200);
@@ -69,7 +98,9 @@ describe('group targets', () => {
   });
 
   it('a join the orchestrator cannot serve (CAPACITY_EXHAUSTED) disconnects with the capacity message', async () => {
-    const s = await setup('try = ["events"]\n[servers]\nevents = "group:events"\n[messages]\ncapacity = "All arenas busy"', [backend('ev-1', { groupId: 'events', status: 'Stopped' })]);
+    const s = await setup('try = ["events"]\n[servers]\nevents = "group:events"\n[messages]\ncapacity = "All arenas busy"', [
+      backend('ev-1', { groupId: 'events', status: 'Stopped' }),
+    ]);
     s.stub.onGroupJoin = () => ({ status: 409, body: { error: { code: 'CAPACITY_EXHAUSTED', message: 'events is at its cap' } } });
     expect(reason((await mcLogin(s.port, 'Late')).disconnectReason)).toBe('All arenas busy');
     expect(s.logger.lines.find((l) => l.msg === 'login refused')).toMatchObject({ player: 'Late', reason: 'capacity' });
@@ -92,8 +123,19 @@ describe('group targets', () => {
 
   it('an empty group whose spawn a cap refuses: the player is told which limit, never "no server"', async () => {
     const s = await setup('try = ["events"]\n[servers]\nevents = "group:events"', []);
-    s.stub.onGroupJoin = () => ({ status: 409, body: { error: { code: 'CAPACITY_EXHAUSTED', message: 'group events has no instance with room and cannot spawn one', details: { cause: 'CAP_REACHED', playerMessage: 'events is full (4 of 4 worlds).' } } } });
-    expect(reason((await mcLogin(s.port, 'Capped')).disconnectReason)).toBe('events is full (4 of 4 worlds). Please try again in a minute.');
+    s.stub.onGroupJoin = () => ({
+      status: 409,
+      body: {
+        error: {
+          code: 'CAPACITY_EXHAUSTED',
+          message: 'group events has no instance with room and cannot spawn one',
+          details: { cause: 'CAP_REACHED', playerMessage: 'events is full (4 of 4 worlds).' },
+        },
+      },
+    });
+    expect(reason((await mcLogin(s.port, 'Capped')).disconnectReason)).toBe(
+      'events is full (4 of 4 worlds). Please try again in a minute.',
+    );
     expect(s.logger.lines.find((l) => l.msg === 'login refused')).toMatchObject({ player: 'Capped', reason: 'capacity' });
   });
 
@@ -122,25 +164,38 @@ describe('group targets', () => {
 describe('instance names and the cold-start fallback', () => {
   it('instance:<name> routes to the instance with that name', async () => {
     const s1 = await startMcBackend('s1');
-    const s = await setup('try = ["s1"]\n[servers]\ns1 = "instance:survival"', [backend('inst-7f3a', { name: 'survival', address: addr(s1) })]);
+    const s = await setup('try = ["s1"]\n[servers]\ns1 = "instance:survival"', [
+      backend('inst-7f3a', { name: 'survival', address: addr(s1) }),
+    ]);
     expect((await mcLogin(s.port, 'ByName', { waitForBackend: s1 })).ended).toBe('backend-login');
   });
 
   it('warns once the registry is in about entries it does not know, naming the entry', async () => {
-    const s = await setup('try = ["lobby"]\n[servers]\nlobby = "group:lobby"\ns1 = "instance:s1"', [backend('lobby-1', { groupId: 'lobby', address: '127.0.0.1:1' })]);
+    const s = await setup('try = ["lobby"]\n[servers]\nlobby = "group:lobby"\ns1 = "instance:s1"', [
+      backend('lobby-1', { groupId: 'lobby', address: '127.0.0.1:1' }),
+    ]);
     await waitUntil(() => s.logger.lines.some((l) => l.msg.startsWith('servers.s1:')), 3000, 'unknown-target warning');
-    expect(s.logger.lines.filter((l) => l.level === 40 && l.msg.startsWith('servers.')).map((l) => l.msg)).toEqual(['servers.s1: "instance:s1" matches no instance id or name in the registry']);
+    expect(s.logger.lines.filter((l) => l.level === 40 && l.msg.startsWith('servers.')).map((l) => l.msg)).toEqual([
+      'servers.s1: "instance:s1" matches no instance id or name in the registry',
+    ]);
   });
 
   it('a cold start longer than the hold parks the player on the fallback and asks for the transfer back once online', async () => {
     const lobby = await startMcBackend('lobby');
-    const s = await setup('try = ["survival"]\n[servers]\nsurvival = "instance:survival-1"\nlobby = "group:lobby"\n[wake]\nfallback = "lobby"', [
-      backend('survival-1', { status: 'Stopped', address: null, expectedStartMs: 120_000 }),
-      backend('lobby-1', { groupId: 'lobby', address: addr(lobby) }),
-    ]);
+    const s = await setup(
+      'try = ["survival"]\n[servers]\nsurvival = "instance:survival-1"\nlobby = "group:lobby"\n[wake]\nfallback = "lobby"',
+      [
+        backend('survival-1', { status: 'Stopped', address: null, expectedStartMs: 120_000 }),
+        backend('lobby-1', { groupId: 'lobby', address: addr(lobby) }),
+      ],
+    );
     expect((await mcLogin(s.port, 'Parked', { waitForBackend: lobby })).ended).toBe('backend-login');
     expect(s.stub.wakeRequests).toEqual([{ instanceId: 'survival-1', action: 'start' }]);
-    expect(s.logger.lines.find((l) => l.msg === 'login fallback')).toMatchObject({ player: 'Parked', target: 'lobby', outcome: 'fallback' });
+    expect(s.logger.lines.find((l) => l.msg === 'login fallback')).toMatchObject({
+      player: 'Parked',
+      target: 'lobby',
+      outcome: 'fallback',
+    });
   });
 
   it('a hold that ends before Running moves the still-connected player to the fallback, then back when the world is online', async () => {
@@ -151,7 +206,14 @@ describe('instance names and the cold-start fallback', () => {
       { wakeHoldTimeoutMs: 1000 },
     );
     const { default: mc } = await import('minecraft-protocol');
-    const client = mc.createClient({ host: '127.0.0.1', port: s.port, username: 'Returner', version: '1.20.4', auth: 'offline', hideErrors: true });
+    const client = mc.createClient({
+      host: '127.0.0.1',
+      port: s.port,
+      username: 'Returner',
+      version: '1.20.4',
+      auth: 'offline',
+      hideErrors: true,
+    });
     client.on('error', () => undefined);
     cleanups.push(() => client.end());
     await waitUntil(() => lobby.logins.some((l) => l.username === 'Returner'), 6000, 'player on the fallback');
@@ -162,20 +224,35 @@ describe('instance names and the cold-start fallback', () => {
   });
 
   it('without a fallback, a hold that ends says when to rejoin', async () => {
-    const s = await setup('try = ["survival"]\n[servers]\nsurvival = "instance:survival-1"', [backend('survival-1', { status: 'Starting', address: null, expectedStartMs: null })], { wakeHoldTimeoutMs: 1000 });
-    expect(reason((await mcLogin(s.port, 'Waiter')).disconnectReason)).toBe('The world is still waking up. Please join again in about 10 seconds.');
+    const s = await setup(
+      'try = ["survival"]\n[servers]\nsurvival = "instance:survival-1"',
+      [backend('survival-1', { status: 'Starting', address: null, expectedStartMs: null })],
+      { wakeHoldTimeoutMs: 1000 },
+    );
+    expect(reason((await mcLogin(s.port, 'Waiter')).disconnectReason)).toBe(
+      'The world is still waking up. Please join again in about 10 seconds.',
+    );
   });
 });
 
 describe('status pings and the registry stream', () => {
   it('answers a sleeping world at once with the asleep MOTD and a pong, even with handshake + request + ping in one segment', async () => {
-    const s = await setup('try = ["s"]\n[servers]\ns = "instance:survival-1"', [backend('survival-1', { status: 'Paused', address: `127.0.0.1:${await deadPort()}` })]);
+    const s = await setup('try = ["s"]\n[servers]\ns = "instance:survival-1"', [
+      backend('survival-1', { status: 'Paused', address: `127.0.0.1:${await deadPort()}` }),
+    ]);
     const payload = Buffer.from('87654321');
-    const segment = Buffer.concat([writeHandshake({ protocolVersion: PROTOCOL, serverAddress: 'x', serverPort: 25565, nextState: 1 }), writeStatusRequest(), writePing(payload)]);
+    const segment = Buffer.concat([
+      writeHandshake({ protocolVersion: PROTOCOL, serverAddress: 'x', serverPort: 25565, nextState: 1 }),
+      writeStatusRequest(),
+      writePing(payload),
+    ]);
     const started = Date.now();
     const res = await rawExchange(s.port, [segment], { untilFrames: 2 });
     expect(Date.now() - started).toBeLessThan(1000);
-    const json = JSON.parse(new PacketReader(res.frames[0]!.body).string()) as { description: { text: string }; version: { protocol: number } };
+    const json = JSON.parse(new PacketReader(res.frames[0]!.body).string()) as {
+      description: { text: string };
+      version: { protocol: number };
+    };
     expect(json.description.text).toBe('Asleep — join to wake it');
     expect(json.version.protocol).toBe(PROTOCOL);
     expect(res.frames[1]!.body.equals(payload)).toBe(true);

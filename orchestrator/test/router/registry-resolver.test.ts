@@ -22,11 +22,14 @@ static = "10.0.0.9:25565"
 `).routing;
 
 const OPTS = { holdTimeoutMs: 20_000, holdSlackMs: 2000, messages: DEFAULT_MESSAGES };
-const lobby = (id: string, patch: Partial<RegistryBackend> = {}): RegistryBackend => backend(id, { groupId: 'lobby', address: `10.0.1.${id.slice(-1)}:25565`, ...patch });
-const survival = (patch: Partial<RegistryBackend>): RegistryBackend => backend('survival-1', { groupId: 'survival', address: '10.0.2.1:25565', ...patch });
+const lobby = (id: string, patch: Partial<RegistryBackend> = {}): RegistryBackend =>
+  backend(id, { groupId: 'lobby', address: `10.0.1.${id.slice(-1)}:25565`, ...patch });
+const survival = (patch: Partial<RegistryBackend>): RegistryBackend =>
+  backend('survival-1', { groupId: 'survival', address: '10.0.2.1:25565', ...patch });
 
 /** Plans reduced to comparable facts (targets read their addresses from the registry). */
-const targets = (list: readonly { name: string; host: string; port: number }[]): string => list.map((c) => `${c.name}@${c.host}:${c.port}`).join(',');
+const targets = (list: readonly { name: string; host: string; port: number }[]): string =>
+  list.map((c) => `${c.name}@${c.host}:${c.port}`).join(',');
 
 function summary(plan: RoutePlan): string {
   switch (plan.kind) {
@@ -52,28 +55,118 @@ const seconds = (n: number): string => DEFAULT_MESSAGES.starting.replace('{secon
 
 describe('registry routing decisions', () => {
   it.each<[string, RegistryBackend[], RouteRequest['intent'], string, string]>([
-    ['Running group members: fullest first, static entry as dial fallback', [lobby('l1', { players: { online: 1, max: 20 } }), lobby('l2', { players: { online: 5, max: 20 } })], 'login', 'play.example.com', 'connect lobby@10.0.1.2:25565,lobby@10.0.1.1:25565,static@10.0.0.9:25565'],
-    ['Stale, maintenance and full members are routed around', [lobby('l1', { status: 'Stale' }), lobby('l2', { maintenance: true }), lobby('l3', { full: true }), lobby('l4')], 'login', 'x', 'connect lobby@10.0.1.4:25565,static@10.0.0.9:25565'],
-    ['a Running member wins over a Paused one in a group', [lobby('l1', { status: 'Paused' }), lobby('l2')], 'login', 'x', 'connect lobby@10.0.1.2:25565,static@10.0.0.9:25565'],
+    [
+      'Running group members: fullest first, static entry as dial fallback',
+      [lobby('l1', { players: { online: 1, max: 20 } }), lobby('l2', { players: { online: 5, max: 20 } })],
+      'login',
+      'play.example.com',
+      'connect lobby@10.0.1.2:25565,lobby@10.0.1.1:25565,static@10.0.0.9:25565',
+    ],
+    [
+      'Stale, maintenance and full members are routed around',
+      [lobby('l1', { status: 'Stale' }), lobby('l2', { maintenance: true }), lobby('l3', { full: true }), lobby('l4')],
+      'login',
+      'x',
+      'connect lobby@10.0.1.4:25565,static@10.0.0.9:25565',
+    ],
+    [
+      'a Running member wins over a Paused one in a group',
+      [lobby('l1', { status: 'Paused' }), lobby('l2')],
+      'login',
+      'x',
+      'connect lobby@10.0.1.2:25565,static@10.0.0.9:25565',
+    ],
     ['an empty group (a fleet scaled to zero) decides: a join, the orchestrator spawns one', [], 'login', 'x', 'join lobby as lobby'],
     ['status: an empty group answers stopped locally (join to start it)', [], 'status', 'x', 'status Stopped'],
-    ['a group whose members are all Stale is routed around (no join)', [lobby('l1', { status: 'Stale' })], 'login', 'x', 'connect static@10.0.0.9:25565'],
-    ['forced host: the forced list replaces try', [survival({}), lobby('l1')], 'login', SURVIVAL, 'connect survival@10.0.2.1:25565,lobby@10.0.1.1:25565'],
-    ['forced host: survival in maintenance falls to its lobby', [survival({ maintenance: true }), lobby('l1')], 'login', SURVIVAL, 'connect lobby@10.0.1.1:25565'],
-    ['Paused first entry: wake it (order wins over a Running fallback)', [survival({ status: 'Paused' }), lobby('l1')], 'login', SURVIVAL, 'wake survival-1 resume'],
-    ['Stopped with a long start: start and disconnect', [survival({ status: 'Stopped', address: null, expectedStartMs: 60_000 })], 'login', SURVIVAL, `start survival-1 start: ${seconds(60)}`],
-    ['Stopped with an unknown start time: start and disconnect', [survival({ status: 'Stopped', address: null })], 'login', SURVIVAL, `start survival-1 start: ${seconds(30)}`],
-    ['Stopped with a start that fits the hold: start and hold', [survival({ status: 'Stopped', address: null, expectedStartMs: 15_000 })], 'login', SURVIVAL, 'wake survival-1 start'],
+    [
+      'a group whose members are all Stale is routed around (no join)',
+      [lobby('l1', { status: 'Stale' })],
+      'login',
+      'x',
+      'connect static@10.0.0.9:25565',
+    ],
+    [
+      'forced host: the forced list replaces try',
+      [survival({}), lobby('l1')],
+      'login',
+      SURVIVAL,
+      'connect survival@10.0.2.1:25565,lobby@10.0.1.1:25565',
+    ],
+    [
+      'forced host: survival in maintenance falls to its lobby',
+      [survival({ maintenance: true }), lobby('l1')],
+      'login',
+      SURVIVAL,
+      'connect lobby@10.0.1.1:25565',
+    ],
+    [
+      'Paused first entry: wake it (order wins over a Running fallback)',
+      [survival({ status: 'Paused' }), lobby('l1')],
+      'login',
+      SURVIVAL,
+      'wake survival-1 resume',
+    ],
+    [
+      'Stopped with a long start: start and disconnect',
+      [survival({ status: 'Stopped', address: null, expectedStartMs: 60_000 })],
+      'login',
+      SURVIVAL,
+      `start survival-1 start: ${seconds(60)}`,
+    ],
+    [
+      'Stopped with an unknown start time: start and disconnect',
+      [survival({ status: 'Stopped', address: null })],
+      'login',
+      SURVIVAL,
+      `start survival-1 start: ${seconds(30)}`,
+    ],
+    [
+      'Stopped with a start that fits the hold: start and hold',
+      [survival({ status: 'Stopped', address: null, expectedStartMs: 15_000 })],
+      'login',
+      SURVIVAL,
+      'wake survival-1 start',
+    ],
     ['Starting, unknown remaining time: wait in the hold', [survival({ status: 'Starting' })], 'login', SURVIVAL, 'wake survival-1 wait'],
-    ['Starting, too long for the hold: disconnect with the time', [survival({ status: 'Starting', expectedStartMs: 45_500 })], 'login', SURVIVAL, `start survival-1 none: ${seconds(46)}`],
-    ['Running without an address is not routable', [survival({ address: null }), lobby('l1', { status: 'Stale' })], 'login', SURVIVAL, `refuse: ${DEFAULT_MESSAGES.noBackend}`],
-    ['forced host: survival closed and its lobby group empty: the lobby is joined (spawned from zero)', [survival({ maintenance: true })], 'login', SURVIVAL, 'join lobby as lobby'],
+    [
+      'Starting, too long for the hold: disconnect with the time',
+      [survival({ status: 'Starting', expectedStartMs: 45_500 })],
+      'login',
+      SURVIVAL,
+      `start survival-1 none: ${seconds(46)}`,
+    ],
+    [
+      'Running without an address is not routable',
+      [survival({ address: null }), lobby('l1', { status: 'Stale' })],
+      'login',
+      SURVIVAL,
+      `refuse: ${DEFAULT_MESSAGES.noBackend}`,
+    ],
+    [
+      'forced host: survival closed and its lobby group empty: the lobby is joined (spawned from zero)',
+      [survival({ maintenance: true })],
+      'login',
+      SURVIVAL,
+      'join lobby as lobby',
+    ],
     ['status: Paused answers asleep locally', [survival({ status: 'Paused' })], 'status', SURVIVAL, 'status Paused'],
     ['status: Stopped answers locally', [survival({ status: 'Stopped' })], 'status', SURVIVAL, 'status Stopped'],
     ['status: Starting answers locally', [survival({ status: 'Starting' })], 'status', SURVIVAL, 'status Starting'],
     ['status: a full Running backend is still proxied', [survival({ full: true })], 'status', SURVIVAL, 'connect survival@10.0.2.1:25565'],
-    ['full everywhere: the full message', [survival({ full: true }), lobby('l1', { full: true })], 'login', SURVIVAL, `refuse: ${DEFAULT_MESSAGES.full}`],
-    ['maintenance everywhere: the maintenance message', [survival({ maintenance: true }), lobby('l1', { maintenance: true })], 'login', SURVIVAL, `refuse: ${DEFAULT_MESSAGES.maintenance}`],
+    [
+      'full everywhere: the full message',
+      [survival({ full: true }), lobby('l1', { full: true })],
+      'login',
+      SURVIVAL,
+      `refuse: ${DEFAULT_MESSAGES.full}`,
+    ],
+    [
+      'maintenance everywhere: the maintenance message',
+      [survival({ maintenance: true }), lobby('l1', { maintenance: true })],
+      'login',
+      SURVIVAL,
+      `refuse: ${DEFAULT_MESSAGES.maintenance}`,
+    ],
   ])('%s', (_name, backends, intent, serverAddress, expected) => {
     const registry = RegistryState.from({ revision: 1, backends });
     expect(summary(planRoute({ intent, serverAddress }, ROUTING, registry, OPTS))).toBe(expected);
@@ -90,21 +183,65 @@ s1 = "instance:survival"
 [wake]
 fallback = "lobby"
 `).routing;
-  const ev = (id: string, patch: Partial<RegistryBackend> = {}): RegistryBackend => backend(id, { groupId: 'events', address: `10.0.4.${id.slice(-1)}:25565`, ...patch });
-  const named = (patch: Partial<RegistryBackend>): RegistryBackend => backend('inst-7f3a', { name: 'survival', groupId: 'survival', address: '10.0.5.1:25565', ...patch });
+  const ev = (id: string, patch: Partial<RegistryBackend> = {}): RegistryBackend =>
+    backend(id, { groupId: 'events', address: `10.0.4.${id.slice(-1)}:25565`, ...patch });
+  const named = (patch: Partial<RegistryBackend>): RegistryBackend =>
+    backend('inst-7f3a', { name: 'survival', groupId: 'survival', address: '10.0.5.1:25565', ...patch });
 
   it.each<[string, RegistryBackend[], RouteRequest['intent'], string, string]>([
     ['instance:<name> resolves the instance name as well as the id', [named({})], 'login', 's1.example.com', 'connect s1@10.0.5.1:25565'],
-    ['a group with only sleeping members is joined (the orchestrator picks), with the fallback for a long hold', [ev('e1', { status: 'Paused' }), lobby('l1')], 'login', 'x', 'join events as events else lobby@10.0.1.1:25565'],
-    ['a group with a Running member routes to it without a join', [ev('e1'), ev('e2', { status: 'Paused' })], 'login', 'x', 'connect events@10.0.4.1:25565'],
+    [
+      'a group with only sleeping members is joined (the orchestrator picks), with the fallback for a long hold',
+      [ev('e1', { status: 'Paused' }), lobby('l1')],
+      'login',
+      'x',
+      'join events as events else lobby@10.0.1.1:25565',
+    ],
+    [
+      'a group with a Running member routes to it without a join',
+      [ev('e1'), ev('e2', { status: 'Paused' })],
+      'login',
+      'x',
+      'connect events@10.0.4.1:25565',
+    ],
     ['Draining members take no new joins', [ev('e1', { status: 'Draining' }), lobby('l1')], 'login', 'x', 'connect lobby@10.0.1.1:25565'],
-    ['an empty group is joined, with the fallback for a long hold (spawn from zero)', [lobby('l1')], 'login', 'x', 'join events as events else lobby@10.0.1.1:25565'],
+    [
+      'an empty group is joined, with the fallback for a long hold (spawn from zero)',
+      [lobby('l1')],
+      'login',
+      'x',
+      'join events as events else lobby@10.0.1.1:25565',
+    ],
     ['status: a Draining member is still proxied', [ev('e1', { status: 'Draining' })], 'status', 'x', 'connect events@10.0.4.1:25565'],
     ['status: a sleeping group answers asleep locally', [ev('e1', { status: 'Paused' })], 'status', 'x', 'status Paused'],
-    ['Paused instance: wake, and the fallback if the hold ends', [named({ status: 'Paused' }), lobby('l1')], 'login', 's1.example.com', 'wake inst-7f3a resume else lobby@10.0.1.1:25565'],
-    ['Stopped with a long start and a fallback: start it and park the player now', [named({ status: 'Stopped', address: null, expectedStartMs: 90_000 }), lobby('l1')], 'login', 's1.example.com', 'fallback inst-7f3a start: lobby@10.0.1.1:25565'],
-    ['Starting too long with a fallback: park without asking again', [named({ status: 'Starting', expectedStartMs: 90_000 }), lobby('l1')], 'login', 's1.example.com', 'fallback inst-7f3a none: lobby@10.0.1.1:25565'],
-    ['a fallback with nothing Running is no fallback: say when to rejoin', [named({ status: 'Stopped', address: null, expectedStartMs: 90_000 }), lobby('l1', { status: 'Paused' })], 'login', 's1.example.com', `start inst-7f3a start: ${seconds(90)}`],
+    [
+      'Paused instance: wake, and the fallback if the hold ends',
+      [named({ status: 'Paused' }), lobby('l1')],
+      'login',
+      's1.example.com',
+      'wake inst-7f3a resume else lobby@10.0.1.1:25565',
+    ],
+    [
+      'Stopped with a long start and a fallback: start it and park the player now',
+      [named({ status: 'Stopped', address: null, expectedStartMs: 90_000 }), lobby('l1')],
+      'login',
+      's1.example.com',
+      'fallback inst-7f3a start: lobby@10.0.1.1:25565',
+    ],
+    [
+      'Starting too long with a fallback: park without asking again',
+      [named({ status: 'Starting', expectedStartMs: 90_000 }), lobby('l1')],
+      'login',
+      's1.example.com',
+      'fallback inst-7f3a none: lobby@10.0.1.1:25565',
+    ],
+    [
+      'a fallback with nothing Running is no fallback: say when to rejoin',
+      [named({ status: 'Stopped', address: null, expectedStartMs: 90_000 }), lobby('l1', { status: 'Paused' })],
+      'login',
+      's1.example.com',
+      `start inst-7f3a start: ${seconds(90)}`,
+    ],
   ])('%s', (_name, backends, intent, serverAddress, expected) => {
     const registry = RegistryState.from({ revision: 1, backends });
     expect(summary(planRoute({ intent, serverAddress }, FALLBACK, registry, OPTS))).toBe(expected);
@@ -112,7 +249,9 @@ fallback = "lobby"
 
   it('names every [servers] entry the registry does not know', () => {
     const registry = RegistryState.from({ revision: 1, backends: [named({}), lobby('l1')] });
-    const routing = parseRouterToml('[servers]\nlobby = "group:lobby"\na = "instance:survival"\nb = "instance:s1"\nc = "group:events"\nd = "10.0.0.1:1"').routing;
+    const routing = parseRouterToml(
+      '[servers]\nlobby = "group:lobby"\na = "instance:survival"\nb = "instance:s1"\nc = "group:events"\nd = "10.0.0.1:1"',
+    ).routing;
     expect(unknownTargets(routing, registry)).toEqual([
       'servers.b: "instance:s1" matches no instance id or name in the registry',
       'servers.c: "group:events" has no instances in the registry (a login asks the orchestrator to spawn one; a group it does not know is refused as no-backend)',
@@ -122,24 +261,34 @@ fallback = "lobby"
   it('an empty group before the first snapshot is no join: the player hears "unreachable"', () => {
     const routing = parseRouterToml('try = ["events"]\n[servers]\nevents = "group:events"').routing;
     const unsynced = new RegistryState();
-    expect(summary(planRoute({ intent: 'login', serverAddress: 'x' }, routing, unsynced, OPTS))).toBe(`refuse: ${DEFAULT_MESSAGES.unreachable}`);
+    expect(summary(planRoute({ intent: 'login', serverAddress: 'x' }, routing, unsynced, OPTS))).toBe(
+      `refuse: ${DEFAULT_MESSAGES.unreachable}`,
+    );
     expect(summary(planRoute({ intent: 'status', serverAddress: 'x' }, routing, unsynced, OPTS))).toBe('status Unreachable');
   });
 
   it('never adds a registry-only backend to an initial join unless accept_registry_backends is set', () => {
     const routing = parseRouterToml('try = []\n[servers]\nx = "10.0.0.1:1"').routing;
     const registry = RegistryState.from({ revision: 1, backends: [backend('event-1', { address: '10.0.3.1:25565' })] });
-    expect(summary(planRoute({ intent: 'login', serverAddress: 'event-1.example.com' }, routing, registry, OPTS))).toBe(`refuse: ${DEFAULT_MESSAGES.noBackend}`);
+    expect(summary(planRoute({ intent: 'login', serverAddress: 'event-1.example.com' }, routing, registry, OPTS))).toBe(
+      `refuse: ${DEFAULT_MESSAGES.noBackend}`,
+    );
     const open = { ...routing, acceptRegistryBackends: true };
-    expect(summary(planRoute({ intent: 'login', serverAddress: 'event-1.example.com' }, open, registry, OPTS))).toBe('connect event-1@10.0.3.1:25565');
-    expect(summary(planRoute({ intent: 'login', serverAddress: 'other.example.com' }, open, registry, OPTS))).toBe(`refuse: ${DEFAULT_MESSAGES.noBackend}`);
+    expect(summary(planRoute({ intent: 'login', serverAddress: 'event-1.example.com' }, open, registry, OPTS))).toBe(
+      'connect event-1@10.0.3.1:25565',
+    );
+    expect(summary(planRoute({ intent: 'login', serverAddress: 'other.example.com' }, open, registry, OPTS))).toBe(
+      `refuse: ${DEFAULT_MESSAGES.noBackend}`,
+    );
   });
 
   it('before any snapshot, registry entries are unknown: status Unreachable, logins get the unreachable message', () => {
     const routing = parseRouterToml('try = ["s"]\n[servers]\ns = "instance:survival-1"').routing;
     const empty = new RegistryState();
     expect(summary(planRoute({ intent: 'status', serverAddress: 'x' }, routing, empty, OPTS))).toBe('status Unreachable');
-    expect(summary(planRoute({ intent: 'login', serverAddress: 'x' }, routing, empty, OPTS))).toBe(`refuse: ${DEFAULT_MESSAGES.unreachable}`);
+    expect(summary(planRoute({ intent: 'login', serverAddress: 'x' }, routing, empty, OPTS))).toBe(
+      `refuse: ${DEFAULT_MESSAGES.unreachable}`,
+    );
   });
 
   it('registry targets carry their instance id and read a changed address at dial time', () => {
@@ -154,7 +303,10 @@ fallback = "lobby"
 
 describe('RegistryResolver edges', () => {
   const logger = createLogger('resolver-test', 'silent');
-  const registry = RegistryState.from({ revision: 1, backends: [lobby('l1'), backend('event-1', { address: '10.0.3.1:25565' }), survival({ status: 'Paused' })] });
+  const registry = RegistryState.from({
+    revision: 1,
+    backends: [lobby('l1'), backend('event-1', { address: '10.0.3.1:25565' }), survival({ status: 'Paused' })],
+  });
   const player = { name: 'Alex', uuid: '00000000-0000-0000-0000-000000000001' };
   const summarize = summary;
 
@@ -162,7 +314,11 @@ describe('RegistryResolver edges', () => {
     const pending = new Map([['Alex', { transferId: 't1', instanceId: 'event-1', address: '10.0.3.1:25565' }]]);
     const claims: string[] = [];
     const resolver = new RegistryResolver({
-      routing: ROUTING, registry, messages: DEFAULT_MESSAGES, holdTimeoutMs: 20_000, logger,
+      routing: ROUTING,
+      registry,
+      messages: DEFAULT_MESSAGES,
+      holdTimeoutMs: 20_000,
+      logger,
       transfers: {
         claimTransfer: async (p) => {
           claims.push(p.name);
@@ -174,7 +330,9 @@ describe('RegistryResolver edges', () => {
     });
     const base = { serverAddress: 'x', protocolVersion: 765, clientAddress: '127.0.0.1' };
     expect(summarize(await resolver.resolve({ ...base, intent: 'transfer', player }))).toBe('connect event-1@10.0.3.1:25565');
-    expect(summarize(await resolver.resolve({ ...base, intent: 'login', player }))).toBe('connect lobby@10.0.1.1:25565,static@10.0.0.9:25565');
+    expect(summarize(await resolver.resolve({ ...base, intent: 'login', player }))).toBe(
+      'connect lobby@10.0.1.1:25565,static@10.0.0.9:25565',
+    );
     expect(summarize(await resolver.resolve({ ...base, intent: 'status' }))).toBe('connect lobby@10.0.1.1:25565,static@10.0.0.9:25565');
     expect(claims).toEqual(['Alex', 'Alex']); // status never claims
   });
@@ -182,11 +340,27 @@ describe('RegistryResolver edges', () => {
   it('skips the claim while the registry stream is down, and survives a failing claim', async () => {
     const down = RegistryState.from({ revision: 1, backends: [lobby('l1')] }, false);
     let calls = 0;
-    const resolver = new RegistryResolver({ routing: ROUTING, registry: down, messages: DEFAULT_MESSAGES, holdTimeoutMs: 20_000, logger, transfers: { claimTransfer: async () => (calls++, undefined) } });
+    const resolver = new RegistryResolver({
+      routing: ROUTING,
+      registry: down,
+      messages: DEFAULT_MESSAGES,
+      holdTimeoutMs: 20_000,
+      logger,
+      transfers: { claimTransfer: async () => (calls++, undefined) },
+    });
     await resolver.resolve({ serverAddress: 'x', protocolVersion: 765, clientAddress: '::1', intent: 'login', player });
     expect(calls).toBe(0);
-    const failing = new RegistryResolver({ routing: ROUTING, registry, messages: DEFAULT_MESSAGES, holdTimeoutMs: 20_000, logger, transfers: { claimTransfer: async () => Promise.reject(new AppError('UPSTREAM_FAILED', 'down', { retryable: true })) } });
-    expect(summarize(await failing.resolve({ serverAddress: 'x', protocolVersion: 765, clientAddress: '::1', intent: 'login', player }))).toMatch(/^connect lobby@/);
+    const failing = new RegistryResolver({
+      routing: ROUTING,
+      registry,
+      messages: DEFAULT_MESSAGES,
+      holdTimeoutMs: 20_000,
+      logger,
+      transfers: { claimTransfer: async () => Promise.reject(new AppError('UPSTREAM_FAILED', 'down', { retryable: true })) },
+    });
+    expect(
+      summarize(await failing.resolve({ serverAddress: 'x', protocolVersion: 765, clientAddress: '::1', intent: 'login', player })),
+    ).toMatch(/^connect lobby@/);
   });
 
   it('the wake coordinator asks once per instance, and turns a refusal into a WakeFailed naming the reason', async () => {
@@ -194,26 +368,41 @@ describe('RegistryResolver edges', () => {
     let answer: () => Promise<{ commandId: string | null }> = async () => ({ commandId: 'c1' });
     const api = {
       requestWake: async (id: string, action: string) => (asked.push(`${action} ${id}`), answer()),
-      joinGroup: async () => Promise.reject(new AppError('CONFLICT', 'no room', { details: { upstreamCode: 'CAPACITY_EXHAUSTED', playerMessage: 'lobby is full (2 of 2 worlds).' } })),
+      joinGroup: async () =>
+        Promise.reject(
+          new AppError('CONFLICT', 'no room', {
+            details: { upstreamCode: 'CAPACITY_EXHAUSTED', playerMessage: 'lobby is full (2 of 2 worlds).' },
+          }),
+        ),
       requestTransfer: async () => undefined,
     };
     const wakes = new OrchestratorWakeCoordinator({ api, registry, holdTimeoutMs: 20_000, logger });
     await Promise.all([wakes.request('survival-1', 'resume'), wakes.request('survival-1', 'resume')]);
     expect(asked).toEqual(['resume survival-1']); // shared while it wakes
     answer = () => Promise.reject(new AppError('FORBIDDEN', 'waking private-1 is not allowed for guests'));
-    await expect(wakes.request('private-1', 'resume')).rejects.toMatchObject({ reason: 'refused', message: 'waking private-1 is not allowed for guests' });
+    await expect(wakes.request('private-1', 'resume')).rejects.toMatchObject({
+      reason: 'refused',
+      message: 'waking private-1 is not allowed for guests',
+    });
     answer = () => Promise.reject(new AppError('UPSTREAM_FAILED', 'ECONNREFUSED', { retryable: true }));
     await expect(wakes.request('private-1', 'resume')).rejects.toMatchObject({ reason: 'unreachable' });
     expect(asked).toEqual(['resume survival-1', 'resume private-1', 'resume private-1']); // refusals are not cached
     const err = await wakes.joinGroup('lobby', 'lobby', player, new AbortController().signal).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WakeFailed);
-    expect(err).toMatchObject({ reason: 'capacity', upstream: { code: 'CAPACITY_EXHAUSTED', playerMessage: 'lobby is full (2 of 2 worlds).' } });
+    expect(err).toMatchObject({
+      reason: 'capacity',
+      upstream: { code: 'CAPACITY_EXHAUSTED', playerMessage: 'lobby is full (2 of 2 worlds).' },
+    });
     wakes.close();
   });
 
   it('a held wake resolves when the registry shows Running, and ends with the hold', async () => {
     const state = RegistryState.from({ revision: 1, backends: [survival({ status: 'Paused' })] });
-    const api = { requestWake: async () => ({ commandId: 'c' }), joinGroup: async () => ({ instanceId: 'survival-1', action: 'wake' as const, commandId: 'c' }), requestTransfer: async () => undefined };
+    const api = {
+      requestWake: async () => ({ commandId: 'c' }),
+      joinGroup: async () => ({ instanceId: 'survival-1', action: 'wake' as const, commandId: 'c' }),
+      requestTransfer: async () => undefined,
+    };
     const wakes = new OrchestratorWakeCoordinator({ api, registry: state, holdTimeoutMs: 200, logger });
     const woke = wakes.wake('survival-1', 'resume', new AbortController().signal);
     state.applyUpsert({ revision: 2, backend: survival({ status: 'Running' }) });

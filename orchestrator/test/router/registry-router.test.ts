@@ -43,9 +43,21 @@ async function setup(toml: string, backends: RegistryBackend[], limits: Partial<
   cleanups.push(() => stub.stop());
   const parsed = parseRouterToml(toml);
   const routerId = uniqueId('router');
-  const config: RouterConfig = { ...parsed, limits: { ...parsed.limits, loginRatelimitMs: 0, ...limits }, configPath: 'test.toml', orchestratorUrl: stub.url, routerToken: TOKEN, routerId };
+  const config: RouterConfig = {
+    ...parsed,
+    limits: { ...parsed.limits, loginRatelimitMs: 0, ...limits },
+    configPath: 'test.toml',
+    orchestratorUrl: stub.url,
+    routerToken: TOKEN,
+    routerId,
+  };
   const metrics = new RouterMetrics();
-  const parts = buildRouterParts(config, logger, metrics, { registryBackoff: { initialMs: 50, maxMs: 200 }, sessionBackoff: { initialMs: 50, maxMs: 200 }, sessionFlushMs: 20, holdSlackMs: 500 });
+  const parts = buildRouterParts(config, logger, metrics, {
+    registryBackoff: { initialMs: 50, maxMs: 200 },
+    sessionBackoff: { initialMs: 50, maxMs: 200 },
+    sessionFlushMs: 20,
+    holdSlackMs: 500,
+  });
   cleanups.push(() => parts.close());
   const router = new Router({ config, resolver: parts.resolver, waker: parts.waker!, sessions: parts.sessions!, metrics, logger });
   const address = await router.listen(0, '127.0.0.1');
@@ -81,7 +93,10 @@ describe('router with the orchestrator registry', () => {
     const survival = await startMcBackend('survival');
     const s = await setup(
       'try = ["lobby"]\n[servers]\nlobby = "group:lobby"\nsurvival = "instance:survival-1"\n[forced-hosts]\n"survival.example.com" = ["survival", "lobby"]',
-      [backend('lobby-1', { groupId: 'lobby', address: addr(lobby) }), backend('survival-1', { groupId: 'survival', address: addr(survival) })],
+      [
+        backend('lobby-1', { groupId: 'lobby', address: addr(lobby) }),
+        backend('survival-1', { groupId: 'survival', address: addr(survival) }),
+      ],
     );
     expect((await mcLogin(s.port, 'Forced', { fakeHost: 'survival.example.com', waitForBackend: survival })).ended).toBe('backend-login');
     expect((await mcLogin(s.port, 'Plain', { fakeHost: 'play.example.com', waitForBackend: lobby })).ended).toBe('backend-login');
@@ -93,9 +108,10 @@ describe('router with the orchestrator registry', () => {
   });
 
   it('answers status locally with a pong while Paused, Stopped and Starting, and wakes nothing', async () => {
-    const s = await setup('try = ["s"]\n[servers]\ns = "instance:survival-1"\n[status]\nasleep = "zzz"\nstopped = "off"\nstarting = "soon"', [
-      backend('survival-1', { status: 'Paused', address: `127.0.0.1:${await deadPort()}` }),
-    ]);
+    const s = await setup(
+      'try = ["s"]\n[servers]\ns = "instance:survival-1"\n[status]\nasleep = "zzz"\nstopped = "off"\nstarting = "soon"',
+      [backend('survival-1', { status: 'Paused', address: `127.0.0.1:${await deadPort()}` })],
+    );
     expect(await ping(s.port)).toBe('zzz');
     s.stub.patch('survival-1', { status: 'Stopped', address: null });
     await waitUntil(() => s.parts.registry!.get('survival-1')?.status === 'Stopped', 3000, 'Stopped');
@@ -109,7 +125,9 @@ describe('router with the orchestrator registry', () => {
 
   it('a login to a Paused instance resumes it and completes once the registry shows it Running', async () => {
     const port = await deadPort();
-    const s = await setup('try = ["s"]\n[servers]\ns = "instance:survival-1"', [backend('survival-1', { status: 'Paused', address: `127.0.0.1:${port}` })]);
+    const s = await setup('try = ["s"]\n[servers]\ns = "instance:survival-1"', [
+      backend('survival-1', { status: 'Paused', address: `127.0.0.1:${port}` }),
+    ]);
     let woken: McBackend | undefined;
     s.stub.onWake = (id) => {
       setTimeout(() => {
@@ -120,7 +138,11 @@ describe('router with the orchestrator registry', () => {
       }, 300);
       return { status: 202, body: { commandId: 'cmd-resume' } };
     };
-    const watch = { get logins() { return woken?.logins ?? []; } } as McBackend;
+    const watch = {
+      get logins() {
+        return woken?.logins ?? [];
+      },
+    } as McBackend;
     const out = await mcLogin(s.port, 'Sleeper', { waitForBackend: watch, timeoutMs: 8000 });
     expect(out.ended).toBe('backend-login');
     expect(s.stub.wakeRequests).toEqual([{ instanceId: 'survival-1', action: 'resume' }]);
@@ -130,10 +152,13 @@ describe('router with the orchestrator registry', () => {
   });
 
   it('a login to a Stopped instance requests a start and shows when to retry; a policy refusal is shown clearly', async () => {
-    const s = await setup('try = ["s"]\n[servers]\ns = "instance:survival-1"\ng = "instance:private-1"\n[forced-hosts]\n"private.example.com" = ["g"]', [
-      backend('survival-1', { status: 'Stopped', address: null, expectedStartMs: 90_000 }),
-      backend('private-1', { status: 'Paused', address: '127.0.0.1:1' }),
-    ]);
+    const s = await setup(
+      'try = ["s"]\n[servers]\ns = "instance:survival-1"\ng = "instance:private-1"\n[forced-hosts]\n"private.example.com" = ["g"]',
+      [
+        backend('survival-1', { status: 'Stopped', address: null, expectedStartMs: 90_000 }),
+        backend('private-1', { status: 'Paused', address: '127.0.0.1:1' }),
+      ],
+    );
     const out = await mcLogin(s.port, 'Starter');
     expect(reason(out.disconnectReason)).toBe('The world is starting. Please join again in about 90 seconds.');
     expect(s.stub.wakeRequests).toEqual([{ instanceId: 'survival-1', action: 'start' }]);
@@ -149,7 +174,9 @@ describe('router with the orchestrator registry', () => {
 
   it('reports sessions: a reset first, then login and disconnect with one id, and denied logins', async () => {
     const lobby = await startMcBackend('lobby');
-    const s = await setup('try = ["lobby"]\n[servers]\nlobby = "group:lobby"', [backend('lobby-1', { groupId: 'lobby', address: addr(lobby) })]);
+    const s = await setup('try = ["lobby"]\n[servers]\nlobby = "group:lobby"', [
+      backend('lobby-1', { groupId: 'lobby', address: addr(lobby) }),
+    ]);
     await waitUntil(() => s.stub.sessionBatches.length > 0, 3000, 'reset batch');
     expect(s.stub.sessionBatches[0]).toMatchObject({ routerId: s.routerId, reset: true });
     expect((await mcLogin(s.port, 'Sess', { waitForBackend: lobby })).ended).toBe('backend-login');
@@ -170,8 +197,17 @@ describe('router with the orchestrator registry', () => {
 
   it('survives an orchestrator restart: the connected player stays, new joins use the last snapshot, reports catch up', async () => {
     const lobby = await startMcBackend('lobby');
-    const s = await setup('try = ["lobby"]\n[servers]\nlobby = "group:lobby"', [backend('lobby-1', { groupId: 'lobby', address: addr(lobby) })]);
-    const stay = mc.createClient({ host: '127.0.0.1', port: s.port, username: 'Stayer', version: VERSION, auth: 'offline', hideErrors: true });
+    const s = await setup('try = ["lobby"]\n[servers]\nlobby = "group:lobby"', [
+      backend('lobby-1', { groupId: 'lobby', address: addr(lobby) }),
+    ]);
+    const stay = mc.createClient({
+      host: '127.0.0.1',
+      port: s.port,
+      username: 'Stayer',
+      version: VERSION,
+      auth: 'offline',
+      hideErrors: true,
+    });
     cleanups.push(() => stay.end());
     let ended = false;
     stay.on('end', () => {
@@ -184,10 +220,17 @@ describe('router with the orchestrator registry', () => {
     await waitUntil(() => !s.parts.registry!.connected, 3000, 'stream loss noticed');
     expect((await mcLogin(s.port, 'During', { waitForBackend: lobby })).ended).toBe('backend-login');
 
-    s.stub.reset([backend('lobby-1', { groupId: 'lobby', address: addr(lobby) }), backend('lobby-2', { groupId: 'lobby', status: 'Paused' })], 0);
+    s.stub.reset(
+      [backend('lobby-1', { groupId: 'lobby', address: addr(lobby) }), backend('lobby-2', { groupId: 'lobby', status: 'Paused' })],
+      0,
+    );
     await s.stub.start();
     await waitUntil(() => s.parts.registry!.connected && s.parts.registry!.get('lobby-2') !== undefined, 5000, 're-sync');
-    await waitUntil(() => s.stub.sessionBatches.flatMap((b) => b.events).some((e) => e.player === 'During' && e.type === 'disconnect'), 5000, 'buffered reports delivered');
+    await waitUntil(
+      () => s.stub.sessionBatches.flatMap((b) => b.events).some((e) => e.player === 'During' && e.type === 'disconnect'),
+      5000,
+      'buffered reports delivered',
+    );
     expect(ended).toBe(false);
     expect(s.router.activeConnections).toBeGreaterThanOrEqual(1);
   });
@@ -197,13 +240,17 @@ describe('router with the orchestrator registry', () => {
     const sleepyPort = await deadPort();
     const s = await setup(
       'try = ["sleepy"]\n[servers]\nsleepy = "instance:sleepy-1"\nlobby = "group:lobby"\n[forced-hosts]\n"lobby.example.com" = ["lobby"]',
-      [backend('lobby-1', { groupId: 'lobby', address: addr(lobby) }), backend('sleepy-1', { status: 'Paused', address: `127.0.0.1:${sleepyPort}` })],
+      [
+        backend('lobby-1', { groupId: 'lobby', address: addr(lobby) }),
+        backend('sleepy-1', { status: 'Paused', address: `127.0.0.1:${sleepyPort}` }),
+      ],
       { maxConnectionsPerIp: 2 },
     );
     const { server, address } = await startMetricsServer(s.metrics, '127.0.0.1', 0);
     cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
     const scrape = async (): Promise<string> => (await fetch(`http://127.0.0.1:${address.port}/metrics`)).text();
-    const sample = (text: string, name: string): number => Number(new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    const sample = (text: string, name: string): number =>
+      Number(new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
 
     // Rate limit: two idle connections fill this address's slots; a third is refused (and counted).
     const held: Socket[] = [];
@@ -234,7 +281,11 @@ describe('router with the orchestrator registry', () => {
       });
       return { status: 202, body: { commandId: 'cmd-resume' } };
     };
-    const watch = { get logins() { return woken?.logins ?? []; } } as McBackend;
+    const watch = {
+      get logins() {
+        return woken?.logins ?? [];
+      },
+    } as McBackend;
     expect((await mcLogin(s.port, 'Waker', { waitForBackend: watch, timeoutMs: 8000 })).ended).toBe('backend-login');
     await waitUntil(() => s.router.activeConnections === 0, 3000, 'wake login closed');
 

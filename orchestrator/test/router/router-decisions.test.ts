@@ -6,7 +6,20 @@ import mc from 'minecraft-protocol';
 import { parseProxyV2Header, writeProxyV2Header } from '../../src/protocol/proxy-protocol.js';
 import { writeHandshake, writeLoginStart } from '../../src/protocol/packets.js';
 import { WakeFailed, type BackendResolver, type RoutePlan } from '../../src/router/resolver.js';
-import { closeAll, deadPort, fakeWakes, mcLogin, PROTOCOL, rawExchange, startMcBackend, startRawBackend, startRouter, VERSION, waitUntil, type McBackend } from './harness.js';
+import {
+  closeAll,
+  deadPort,
+  fakeWakes,
+  mcLogin,
+  PROTOCOL,
+  rawExchange,
+  startMcBackend,
+  startRawBackend,
+  startRouter,
+  VERSION,
+  waitUntil,
+  type McBackend,
+} from './harness.js';
 
 afterEach(closeAll);
 
@@ -23,14 +36,26 @@ describe('PROXY protocol v2', () => {
     await waitUntil(() => raw.received().length >= 28 + login.length, 3000, 'bytes at the backend');
     const got = raw.received();
     const parsed = parseProxyV2Header(got)!;
-    expect(parsed.header).toMatchObject({ command: 'proxy', sourceAddress: '127.0.0.1', destinationAddress: '127.0.0.1', destinationPort: r.port });
+    expect(parsed.header).toMatchObject({
+      command: 'proxy',
+      sourceAddress: '127.0.0.1',
+      destinationAddress: '127.0.0.1',
+      destinationPort: r.port,
+    });
     expect(got.subarray(parsed.size).equals(login)).toBe(true);
   });
 
   it('accepts PROXY v2 from a trusted CIDR and forwards the real player address', async () => {
     const raw = await startRawBackend();
-    const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${raw.port}"\n[proxy-protocol]\nsend_to_backends = true\ntrusted_cidrs = ["127.0.0.0/8"]`);
-    const inbound = writeProxyV2Header({ sourceAddress: '203.0.113.9', sourcePort: 4444, destinationAddress: '10.0.0.1', destinationPort: 25565 });
+    const r = await startRouter(
+      `try = ["a"]\n[servers]\na = "127.0.0.1:${raw.port}"\n[proxy-protocol]\nsend_to_backends = true\ntrusted_cidrs = ["127.0.0.0/8"]`,
+    );
+    const inbound = writeProxyV2Header({
+      sourceAddress: '203.0.113.9',
+      sourcePort: 4444,
+      destinationAddress: '10.0.0.1',
+      destinationPort: 25565,
+    });
     await rawExchange(r.port, [Buffer.concat([inbound, login])], { timeoutMs: 300 });
     await waitUntil(() => raw.received().length >= 28 + login.length, 3000, 'bytes at the backend');
     const parsed = parseProxyV2Header(raw.received())!;
@@ -41,7 +66,12 @@ describe('PROXY protocol v2', () => {
   it('treats a PROXY header from an untrusted address as Minecraft bytes and drops it', async () => {
     const raw = await startRawBackend();
     const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${raw.port}"\n[proxy-protocol]\ntrusted_cidrs = ["10.99.0.0/16"]`);
-    const inbound = writeProxyV2Header({ sourceAddress: '203.0.113.9', sourcePort: 4444, destinationAddress: '10.0.0.1', destinationPort: 25565 });
+    const inbound = writeProxyV2Header({
+      sourceAddress: '203.0.113.9',
+      sourcePort: 4444,
+      destinationAddress: '10.0.0.1',
+      destinationPort: 25565,
+    });
     const res = await rawExchange(r.port, [Buffer.concat([inbound, login])]);
     expect(res.closed).toBe(true);
     expect(raw.connections).toBe(0);
@@ -67,10 +97,18 @@ describe('route plans', () => {
         backend = await startMcBackend('woken', port);
       },
     });
-    const resolver = fixedResolver({ kind: 'wake', instanceId: 'lobby-1', action: 'resume', target: { name: 'lobby', host: '127.0.0.1', port } });
+    const resolver = fixedResolver({
+      kind: 'wake',
+      instanceId: 'lobby-1',
+      action: 'resume',
+      target: { name: 'lobby', host: '127.0.0.1', port },
+    });
     const r = await startRouter('[status]\nasleep = "Zzz — join to wake"', { resolver, waker, limits: { loginRatelimitMs: 0 } });
 
-    const status = (await mc.ping({ host: '127.0.0.1', port: r.port, version: VERSION })) as { description: { text: string }; version: { protocol: number } };
+    const status = (await mc.ping({ host: '127.0.0.1', port: r.port, version: VERSION })) as {
+      description: { text: string };
+      version: { protocol: number };
+    };
     expect(status.description.text).toBe('Zzz — join to wake');
     expect(status.version.protocol).toBe(PROTOCOL);
     expect(wakes).toEqual([]);
@@ -90,10 +128,15 @@ describe('route plans', () => {
     const port = await deadPort();
     let aborted = false;
     const waker = fakeWakes({
-      wake: (_id, _action, signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => ((aborted = true), reject(new Error('aborted'))))),
+      wake: (_id, _action, signal) =>
+        new Promise((_resolve, reject) => signal.addEventListener('abort', () => ((aborted = true), reject(new Error('aborted'))))),
     });
     const resolver = fixedResolver({ kind: 'wake', instanceId: 'stuck', action: 'resume', target: { name: 's', host: '127.0.0.1', port } });
-    const r = await startRouter('[messages]\nwake-timeout = "Still waking"', { resolver, waker, limits: { loginRatelimitMs: 0, wakeHoldTimeoutMs: 500 } });
+    const r = await startRouter('[messages]\nwake-timeout = "Still waking"', {
+      resolver,
+      waker,
+      limits: { loginRatelimitMs: 0, wakeHoldTimeoutMs: 500 },
+    });
     const started = Date.now();
     const out = await mcLogin(r.port, 'Waiter');
     expect(Date.now() - started).toBeLessThan(3000);
@@ -106,12 +149,20 @@ describe('route plans', () => {
     const lobby = await startMcBackend('lobby');
     const waker = fakeWakes({
       // The orchestrator answers the join 600 ms after the 300 ms hold ended (a busy control plane).
-      joinGroup: (_g, _n, _p, _signal, onInstance) => new Promise((_resolve, reject) => setTimeout(() => {
-        onInstance?.('late-1');
-        reject(new Error('hold already ended'));
-      }, 900)),
+      joinGroup: (_g, _n, _p, _signal, onInstance) =>
+        new Promise((_resolve, reject) =>
+          setTimeout(() => {
+            onInstance?.('late-1');
+            reject(new Error('hold already ended'));
+          }, 900),
+        ),
     });
-    const resolver = fixedResolver({ kind: 'join-group', groupId: 'events', name: 'events', fallback: [{ name: 'lobby', host: '127.0.0.1', port: lobby.port }] });
+    const resolver = fixedResolver({
+      kind: 'join-group',
+      groupId: 'events',
+      name: 'events',
+      fallback: [{ name: 'lobby', host: '127.0.0.1', port: lobby.port }],
+    });
     const r = await startRouter('', { resolver, waker, limits: { loginRatelimitMs: 0, wakeHoldTimeoutMs: 300 } });
     const out = await mcLogin(r.port, 'Parked', { waitForBackend: lobby });
     expect(out.ended).toBe('backend-login');
@@ -122,7 +173,12 @@ describe('route plans', () => {
   it('refuse with a start: requests the start and the client sees the message; status says stopped', async () => {
     const starts: string[] = [];
     const waker = fakeWakes({ request: async (id) => void starts.push(id) });
-    const resolver = fixedResolver({ kind: 'refuse', reason: 'starting', message: 'Starting — retry in 30 s', start: { instanceId: 'survival-1', action: 'start' } });
+    const resolver = fixedResolver({
+      kind: 'refuse',
+      reason: 'starting',
+      message: 'Starting — retry in 30 s',
+      start: { instanceId: 'survival-1', action: 'start' },
+    });
     const r = await startRouter('[status]\nstopped = "Stopped — join to start"', { resolver, waker, limits: { loginRatelimitMs: 0 } });
     const status = (await mc.ping({ host: '127.0.0.1', port: r.port, version: VERSION })) as { description: { text: string } };
     expect(status.description.text).toBe('Stopped — join to start');
@@ -145,7 +201,11 @@ describe('route plans', () => {
     let failure = new WakeFailed('refused', 'guests may not wake s');
     const waker = fakeWakes({ wake: () => Promise.reject(failure) });
     const resolver = fixedResolver({ kind: 'wake', instanceId: 's-1', action: 'resume', target });
-    const r = await startRouter('[messages]\nwake-refused = "No."\nunreachable = "Down."', { resolver, waker, limits: { loginRatelimitMs: 0 } });
+    const r = await startRouter('[messages]\nwake-refused = "No."\nunreachable = "Down."', {
+      resolver,
+      waker,
+      limits: { loginRatelimitMs: 0 },
+    });
     expect(JSON.parse((await mcLogin(r.port, 'Guest')).disconnectReason!)).toEqual({ text: 'No. guests may not wake s' });
     failure = new WakeFailed('unreachable', 'ECONNREFUSED');
     expect(JSON.parse((await mcLogin(r.port, 'Guest2')).disconnectReason!)).toEqual({ text: 'Down.' });

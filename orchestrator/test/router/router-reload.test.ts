@@ -29,7 +29,8 @@ describe('hot reload', () => {
   it('applies a new config to new connections, never drops established sessions, and refuses a bad file with one line', async () => {
     const a = await startMcBackend('A');
     const b = await startMcBackend('B');
-    const toml = (name: string, port: number): string => `try = ["${name}"]\n[servers]\n${name} = "127.0.0.1:${port}"\n[limits]\nlogin_ratelimit = 0`;
+    const toml = (name: string, port: number): string =>
+      `try = ["${name}"]\n[servers]\n${name} = "127.0.0.1:${port}"\n[limits]\nlogin_ratelimit = 0`;
     let file = toml('a', a.port);
     const config: RouterConfig = { ...parseRouterToml(file), configPath: '/router.toml', routerId: 'reload-test' };
     const logger = recordingLogger();
@@ -68,7 +69,9 @@ describe('hot reload', () => {
 describe('per-IP limits', () => {
   it('caps connections that have not logged in, not logged-in players (one address: a school, a LAN party)', async () => {
     const a = await startMcBackend('A');
-    const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${a.port}"\n[limits]\nmax_connections_per_ip = 2\nlogin_ratelimit = 0`);
+    const r = await startRouter(
+      `try = ["a"]\n[servers]\na = "127.0.0.1:${a.port}"\n[limits]\nmax_connections_per_ip = 2\nlogin_ratelimit = 0`,
+    );
     const players = [1, 2, 3, 4].map((n) => stayingClient(r.port, `Pupil${n}`));
     await waitUntil(() => a.logins.length === 4, 8000, 'four players from one address');
     // Two idle (pre-login) sockets still fill the pre-login slots: a third is refused.
@@ -86,7 +89,9 @@ describe('per-IP limits', () => {
 
   it('max_players_per_ip, when set, refuses the extra player with its message', async () => {
     const a = await startMcBackend('A');
-    const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${a.port}"\n[limits]\nmax_players_per_ip = 1\nlogin_ratelimit = 0\n[messages]\nplayers-per-ip = "One per house"`);
+    const r = await startRouter(
+      `try = ["a"]\n[servers]\na = "127.0.0.1:${a.port}"\n[limits]\nmax_players_per_ip = 1\nlogin_ratelimit = 0\n[messages]\nplayers-per-ip = "One per house"`,
+    );
     const first = stayingClient(r.port, 'First');
     await waitUntil(() => a.logins.length === 1, 5000, 'first player');
     const second = await mcLogin(r.port, 'Second');
@@ -109,7 +114,15 @@ describe('outcome log and per-target metrics', () => {
     await waitUntil(() => r.router.activeConnections === 0, 3000, 'closed');
     const lines = logger.lines.filter((l) => l.msg.startsWith('login '));
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatchObject({ level: 30, msg: 'login routed', player: 'Logged', client: '127.0.0.1', address: 'play.example.com', target: 'lobby', outcome: 'routed' });
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      msg: 'login routed',
+      player: 'Logged',
+      client: '127.0.0.1',
+      address: 'play.example.com',
+      target: 'lobby',
+      outcome: 'routed',
+    });
     expect(lines[0]!.durationMs).toEqual(expect.any(Number));
     expect(lines[1]).toMatchObject({ msg: 'login refused', player: 'Nobody', target: null, outcome: 'refused', reason: 'no_backend' });
     const m = r.router.metrics;
@@ -123,7 +136,10 @@ describe('outcome log and per-target metrics', () => {
     const a = await startMcBackend('A');
     const logger = recordingLogger('info');
     let now = 1_000_000;
-    const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${a.port}"\n[limits]\nlogin_ratelimit = 3000`, { logger, clock: { now: () => now } });
+    const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${a.port}"\n[limits]\nlogin_ratelimit = 3000`, {
+      logger,
+      clock: { now: () => now },
+    });
     expect((await mcLogin(r.port, 'Clocked', { waitForBackend: a })).ended).toBe('backend-login');
     expect(logger.lines.find((l) => l.msg === 'login routed')?.durationMs).toBe(0);
     expect(JSON.parse((await mcLogin(r.port, 'TooSoon')).disconnectReason!).text).toMatch(/too fast/);
@@ -147,6 +163,9 @@ describe('outcome log and per-target metrics', () => {
     expect(log.suppressedCount).toBe(997);
     now += 1000;
     log.log(line);
-    expect(logger.lines.slice(3).map((l) => [l.level, l.msg, l.suppressed])).toEqual([[40, 'connection log lines suppressed by the rate bound', 997], [30, 'login refused', undefined]]);
+    expect(logger.lines.slice(3).map((l) => [l.level, l.msg, l.suppressed])).toEqual([
+      [40, 'connection log lines suppressed by the rate bound', 997],
+      [30, 'login refused', undefined],
+    ]);
   });
 });

@@ -6,7 +6,18 @@ import mc from 'minecraft-protocol';
 import { encodeVarInt, PacketReader } from '../../src/protocol/codec.js';
 import { writeLegacyPing16 } from '../../src/protocol/legacy-ping.js';
 import { writeHandshake, writePing, writeStatusRequest } from '../../src/protocol/packets.js';
-import { closeAll, deadPort, mcLogin, PROTOCOL, rawExchange, recordingSessions, startMcBackend, startRouter, VERSION, waitUntil } from './harness.js';
+import {
+  closeAll,
+  deadPort,
+  mcLogin,
+  PROTOCOL,
+  rawExchange,
+  recordingSessions,
+  startMcBackend,
+  startRouter,
+  VERSION,
+  waitUntil,
+} from './harness.js';
 
 afterEach(closeAll);
 
@@ -23,7 +34,10 @@ describe('router with a static configuration', () => {
   it('proxies a status ping to the backend (MOTD and players come from the backend)', async () => {
     const a = await startMcBackend('backend A');
     const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${a.port}"`);
-    const res = (await mc.ping({ host: '127.0.0.1', port: r.port, version: VERSION })) as { description: { text: string }; players: { max: number } };
+    const res = (await mc.ping({ host: '127.0.0.1', port: r.port, version: VERSION })) as {
+      description: { text: string };
+      players: { max: number };
+    };
     expect(res.description.text).toBe('backend A');
     expect(res.players.max).toBe(20);
   });
@@ -45,7 +59,9 @@ describe('router with a static configuration', () => {
     const r = await startRouter(
       `try = ["lobby"]\n[servers]\nlobby = "127.0.0.1:${lobby.port}"\nsurvival = "127.0.0.1:${survival.port}"\n[forced-hosts]\n"survival.example.com" = ["survival"]\n[limits]\n${NO_RATELIMIT}`,
     );
-    expect((await mcLogin(r.port, 'Forced', { fakeHost: 'Survival.Example.COM.\0FML2\0', waitForBackend: survival })).ended).toBe('backend-login');
+    expect((await mcLogin(r.port, 'Forced', { fakeHost: 'Survival.Example.COM.\0FML2\0', waitForBackend: survival })).ended).toBe(
+      'backend-login',
+    );
     expect((await mcLogin(r.port, 'Plain', { fakeHost: 'other.example.com', waitForBackend: lobby })).ended).toBe('backend-login');
     expect(survival.logins.map((l) => l.username)).toEqual(['Forced']);
     expect(lobby.logins.map((l) => l.username)).toEqual(['Plain']);
@@ -54,7 +70,9 @@ describe('router with a static configuration', () => {
   it('falls to the next try entry when the first backend is down', async () => {
     const dead = await deadPort();
     const b = await startMcBackend('second');
-    const r = await startRouter(`try = ["down", "b"]\n[servers]\ndown = "127.0.0.1:${dead}"\nb = "127.0.0.1:${b.port}"\n[limits]\n${NO_RATELIMIT}`);
+    const r = await startRouter(
+      `try = ["down", "b"]\n[servers]\ndown = "127.0.0.1:${dead}"\nb = "127.0.0.1:${b.port}"\n[limits]\n${NO_RATELIMIT}`,
+    );
     expect((await mcLogin(r.port, 'Fallback', { waitForBackend: b })).ended).toBe('backend-login');
     const res = (await mc.ping({ host: '127.0.0.1', port: r.port, version: VERSION })) as { description: { text: string } };
     expect(res.description.text).toBe('second');
@@ -62,9 +80,15 @@ describe('router with a static configuration', () => {
 
   it('answers status itself when the backend is down: configured MOTD, client protocol echoed, pong', async () => {
     const dead = await deadPort();
-    const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${dead}"\n[status]\nunreachable = "Gone fishing"\nversion_name = "EC"`);
+    const r = await startRouter(
+      `try = ["a"]\n[servers]\na = "127.0.0.1:${dead}"\n[status]\nunreachable = "Gone fishing"\nversion_name = "EC"`,
+    );
     for (const version of [VERSION, '1.8.8']) {
-      const res = (await mc.ping({ host: '127.0.0.1', port: r.port, version })) as { description: { text: string }; version: { protocol: number; name: string }; latency: number };
+      const res = (await mc.ping({ host: '127.0.0.1', port: r.port, version })) as {
+        description: { text: string };
+        version: { protocol: number; name: string };
+        latency: number;
+      };
       expect(res.description.text).toBe('Gone fishing');
       expect(res.version).toEqual({ name: 'EC', protocol: version === VERSION ? PROTOCOL : 47 });
       expect(res.latency).toBeGreaterThanOrEqual(0); // mc.ping only resolves after a matching pong
@@ -76,7 +100,11 @@ describe('router with a static configuration', () => {
     const port = mode === 'backend up' ? (await startMcBackend('one-segment')).port : await deadPort();
     const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${port}"`);
     const payload = Buffer.from('0123abcd');
-    const segment = Buffer.concat([writeHandshake({ protocolVersion: PROTOCOL, serverAddress: 'x', serverPort: 25565, nextState: 1 }), writeStatusRequest(), writePing(payload)]);
+    const segment = Buffer.concat([
+      writeHandshake({ protocolVersion: PROTOCOL, serverAddress: 'x', serverPort: 25565, nextState: 1 }),
+      writeStatusRequest(),
+      writePing(payload),
+    ]);
     const res = await rawExchange(r.port, [segment], { untilFrames: 2 });
     expect(res.frames).toHaveLength(2);
     const json = JSON.parse(new PacketReader(res.frames[0]!.body).string()) as { description: unknown };
@@ -108,7 +136,11 @@ describe('router with a static configuration', () => {
     const garbage = rawExchange(r.port, [Buffer.from([0x05, 0x07, 0xde, 0xad, 0xbe, 0xef])]);
     const oversized = rawExchange(r.port, [Buffer.concat([encodeVarInt(100_000), Buffer.alloc(64)])]);
     const hs = writeHandshake({ protocolVersion: PROTOCOL, serverAddress: 'slow', serverPort: 1, nextState: 2 });
-    const slowloris = rawExchange(r.port, [...hs.subarray(0, 5)].map((b) => Buffer.from([b])), { gapMs: 250, timeoutMs: 4000 });
+    const slowloris = rawExchange(
+      r.port,
+      [...hs.subarray(0, 5)].map((b) => Buffer.from([b])),
+      { gapMs: 250, timeoutMs: 4000 },
+    );
     const good = mcLogin(r.port, 'Good', { waitForBackend: a });
     const [h, g, o, s, ok] = await Promise.all([http, garbage, oversized, slowloris, good]);
     expect(h.closed && g.closed && o.closed && s.closed).toBe(true);
@@ -123,7 +155,9 @@ describe('router with a static configuration', () => {
 
   it('enforces the per-IP connection limit', async () => {
     const a = await startMcBackend('A');
-    const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${a.port}"\n[limits]\nmax_connections_per_ip = 2\nhandshake_timeout = 3000`);
+    const r = await startRouter(
+      `try = ["a"]\n[servers]\na = "127.0.0.1:${a.port}"\n[limits]\nmax_connections_per_ip = 2\nhandshake_timeout = 3000`,
+    );
     const idle = [connect({ port: r.port, host: '127.0.0.1' }), connect({ port: r.port, host: '127.0.0.1' })];
     for (const s of idle) s.on('error', () => undefined);
     await waitUntil(() => r.router.activeConnections === 2, 2000, 'two idle connections');
@@ -138,7 +172,9 @@ describe('router with a static configuration', () => {
 
   it('enforces the login rate limit with a login-state disconnect message', async () => {
     const a = await startMcBackend('A');
-    const r = await startRouter(`try = ["a"]\n[servers]\na = "127.0.0.1:${a.port}"\n[limits]\nlogin_ratelimit = "30s"\n[messages]\nrate-limited = "Slow down"`);
+    const r = await startRouter(
+      `try = ["a"]\n[servers]\na = "127.0.0.1:${a.port}"\n[limits]\nlogin_ratelimit = "30s"\n[messages]\nrate-limited = "Slow down"`,
+    );
     expect((await mcLogin(r.port, 'First', { waitForBackend: a })).ended).toBe('backend-login');
     const second = await mcLogin(r.port, 'Second');
     expect(second.ended).toBe('end');

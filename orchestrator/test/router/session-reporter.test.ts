@@ -33,7 +33,8 @@ describe('session reporter', () => {
     });
     cleanups.push(() => reporter.stop());
     reporter.start();
-    for (const name of ['p1', 'p2', 'p3', 'p4', 'p5']) reporter.loginAccepted({ player: { name }, clientAddress: '127.0.0.1', backend: { name: 'lobby', host: '127.0.0.1', port: 1 } });
+    for (const name of ['p1', 'p2', 'p3', 'p4', 'p5'])
+      reporter.loginAccepted({ player: { name }, clientAddress: '127.0.0.1', backend: { name: 'lobby', host: '127.0.0.1', port: 1 } });
     expect(reporter.buffered).toBe(3);
     await new Promise((r) => setTimeout(r, 150)); // several failed attempts
     expect(reporter.resetAcknowledged).toBe(false);
@@ -54,7 +55,10 @@ describe('session reporter', () => {
     await stub.start();
     cleanups.push(() => stub.stop());
     const reporter = new OrchestratorSessionReporter({
-      api: new OrchestratorApi({ baseUrl: stub.url, token: TOKEN }), routerId: 'edge-1', logger: createLogger('session-test', 'silent'), flushIntervalMs: 10,
+      api: new OrchestratorApi({ baseUrl: stub.url, token: TOKEN }),
+      routerId: 'edge-1',
+      logger: createLogger('session-test', 'silent'),
+      flushIntervalMs: 10,
     });
     cleanups.push(() => reporter.stop());
     reporter.start();
@@ -66,7 +70,10 @@ describe('session reporter', () => {
     reporter.loginDenied({ ...held, player: { name: 'refused' } }, 'wake_timeout');
     await reporter.flush();
     expect(stub.sessionBatches.flatMap((b) => b.events.map((e) => `${e.type} ${e.player} ${String(e.instanceId)}`))).toEqual([
-      'login parked lobby-1', 'disconnect parked lobby-1', 'login static null', 'denied refused cold-1',
+      'login parked lobby-1',
+      'disconnect parked lobby-1',
+      'login static null',
+      'denied refused cold-1',
     ]);
   });
 });

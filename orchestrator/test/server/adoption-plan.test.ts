@@ -2,9 +2,23 @@
 // the container user as a spec, pending secrets and the default name.
 
 import { describe, expect, it } from 'vitest';
-import { adoptedLifecycle, adoptedUser, checkAdoptionLabels, defaultAdoptedName, pendingSecrets } from '../../src/server/services/adoption-plan.js';
+import {
+  adoptedLifecycle,
+  adoptedUser,
+  checkAdoptionLabels,
+  defaultAdoptedName,
+  pendingSecrets,
+} from '../../src/server/services/adoption-plan.js';
 
-const container = { instanceId: 'i-1', containerId: 'c', containerName: 'endercloud-v-i-1', groupId: 'lobby', variantId: 'v', hostPort: 31000, state: 'running' };
+const container = {
+  instanceId: 'i-1',
+  containerId: 'c',
+  containerName: 'endercloud-v-i-1',
+  groupId: 'lobby',
+  variantId: 'v',
+  hostPort: 31000,
+  state: 'running',
+};
 const ENDERCLOUD = { uid: 1000, gid: 1000 };
 
 describe('adoption plan', () => {
@@ -17,9 +31,17 @@ describe('adoption plan', () => {
   });
 
   it('maps running → starting/running, paused → paused, anything else → stopped with the exit code kept', () => {
-    expect(adoptedLifecycle({ state: 'running' }, 5)).toEqual({ state: 'starting', desiredState: 'running', observed: { container: 'running', observedAt: 5 } });
+    expect(adoptedLifecycle({ state: 'running' }, 5)).toEqual({
+      state: 'starting',
+      desiredState: 'running',
+      observed: { container: 'running', observedAt: 5 },
+    });
     expect(adoptedLifecycle({ state: 'paused' }, 5)).toMatchObject({ state: 'paused', desiredState: 'paused' });
-    expect(adoptedLifecycle({ state: 'exited', exitCode: 137 }, 5)).toEqual({ state: 'stopped', desiredState: 'stopped', observed: { container: 'exited', observedAt: 5, exitCode: 137 } });
+    expect(adoptedLifecycle({ state: 'exited', exitCode: 137 }, 5)).toEqual({
+      state: 'stopped',
+      desiredState: 'stopped',
+      observed: { container: 'exited', observedAt: 5, exitCode: 137 },
+    });
     expect(adoptedLifecycle({ state: 'created' }, 5).observed.container).toBe('created');
     expect(adoptedLifecycle({ state: 'weird' }, 5)).toMatchObject({ state: 'stopped', observed: { container: 'exited' } });
   });
@@ -43,7 +65,7 @@ describe('adoption plan', () => {
     });
   });
 
-  it('gives back the creator\'s default name for i-<hex> ids', () => {
+  it("gives back the creator's default name for i-<hex> ids", () => {
     expect(defaultAdoptedName('lobby', 'i-0a1b2c3d4e5f')).toBe('lobby-0a1b2c3d4e5f');
     expect(defaultAdoptedName('lobby', 'legacy')).toBe('lobby-legacy');
   });

@@ -21,8 +21,14 @@ afterEach(async () => {
 
 const LAYER = { id: 'base', checksum: 'a'.repeat(64) };
 const BODY: CreateInstanceBody = {
-  groupId: 'g', variantId: 'v', image: 'mc:1', layers: [LAYER], resources: { memoryMb: 256 },
-  env: { EULA: 'TRUE' }, command: ['java', '-jar', 'server.jar'], labels: { team: 'blue' },
+  groupId: 'g',
+  variantId: 'v',
+  image: 'mc:1',
+  layers: [LAYER],
+  resources: { memoryMb: 256 },
+  env: { EULA: 'TRUE' },
+  command: ['java', '-jar', 'server.jar'],
+  labels: { team: 'blue' },
 };
 
 async function agentUp(token?: string): Promise<{ agent: FakeAgent; host: DriverHost; driver: AgentHostDriver }> {
@@ -36,25 +42,50 @@ describe('AgentHostDriver over the real agent app', () => {
   it('creates, lists, inspects, reads logs, pauses, resumes, stops and removes an instance', async () => {
     const { agent, host, driver } = await agentUp(AGENT_TOKEN);
     const created = await driver.create(host, 'i-1', BODY, { commandId: 'cmd-1', requestId: 'req-1' });
-    expect(created).toMatchObject({ instanceId: 'i-1', containerName: 'endercloud-v-i-1', hostPort: 31000, endpoint: '127.0.0.1:31000', state: 'running' });
+    expect(created).toMatchObject({
+      instanceId: 'i-1',
+      containerName: 'endercloud-v-i-1',
+      hostPort: 31000,
+      endpoint: '127.0.0.1:31000',
+      state: 'running',
+    });
     const put = agent.calls.find((c) => c.method === 'PUT')!;
     expect(put.headers).toMatchObject({ authorization: `Bearer ${AGENT_TOKEN}`, 'x-command-id': 'cmd-1', 'x-request-id': 'req-1' });
     expect(put.body.command).toEqual(['java', '-jar', 'server.jar']);
     expect(agent.runtime.containers.get(created.containerId)?.command).toEqual(['java', '-jar', 'server.jar']);
 
     const [entry] = await driver.inventory(host);
-    expect(entry).toMatchObject({ instanceId: 'i-1', groupId: 'g', variantId: 'v', image: 'mc:1', labels: { team: 'blue' }, user: null, oomKilled: false });
+    expect(entry).toMatchObject({
+      instanceId: 'i-1',
+      groupId: 'g',
+      variantId: 'v',
+      image: 'mc:1',
+      labels: { team: 'blue' },
+      user: null,
+      oomKilled: false,
+    });
     expect(await driver.inspect(host, 'i-1')).toMatchObject({ instanceId: 'i-1', state: 'running', createdAt: expect.any(String) });
     expect(await driver.logs(host, 'i-1', { tail: 1, sinceStart: true })).toBe('Done (1.0s)!\n');
     expect(agent.calls.find((c) => c.path.includes('/logs'))!.path).toBe('/instances/i-1/logs?tail=1&since=start');
 
     expect((await driver.pause(host, 'i-1')).state).toBe('paused');
     expect((await driver.resume(host, 'i-1')).state).toBe('running');
-    expect(await driver.stop(host, 'i-1', { timeoutSeconds: 2, rcon: { port: 25575, password: 'pw' } })).toMatchObject({ state: 'exited', method: 'rcon', killed: false, exitCode: 0 });
+    expect(await driver.stop(host, 'i-1', { timeoutSeconds: 2, rcon: { port: 25575, password: 'pw' } })).toMatchObject({
+      state: 'exited',
+      method: 'rcon',
+      killed: false,
+      exitCode: 0,
+    });
     expect((await driver.start(host, 'i-1')).state).toBe('running');
     expect(await driver.stop(host, 'i-1', { signal: 'SIGTERM' })).toMatchObject({ method: 'signal', killed: false });
 
-    expect(await driver.remove(host, 'i-1', { keepData: true })).toEqual({ instanceId: 'i-1', scope: 'container', containerRemoved: true, directoryRemoved: false, pathsRemoved: [] });
+    expect(await driver.remove(host, 'i-1', { keepData: true })).toEqual({
+      instanceId: 'i-1',
+      scope: 'container',
+      containerRemoved: true,
+      directoryRemoved: false,
+      pathsRemoved: [],
+    });
     expect(await driver.inventory(host)).toEqual([]);
   });
 
@@ -69,7 +100,13 @@ describe('AgentHostDriver over the real agent app', () => {
     const { agent, host, driver } = await agentUp();
     const first = await driver.create(host, 'i-3', BODY);
     const replaced = await driver.replace(host, 'i-3', { ...BODY, image: 'mc:2', start: true, stop: { signal: 'SIGTERM' } });
-    expect(replaced).toMatchObject({ replaced: true, previousContainerId: first.containerId, hostPort: first.hostPort, state: 'running', stop: { method: 'signal' } });
+    expect(replaced).toMatchObject({
+      replaced: true,
+      previousContainerId: first.containerId,
+      hostPort: first.hostPort,
+      state: 'running',
+      stop: { method: 'signal' },
+    });
     expect((await driver.replace(host, 'i-3', { ...BODY, image: 'mc:2', start: true })).replaced).toBe(false);
 
     agent.inventory.push({ instanceId: 'orphan', groupId: 'g', variantId: 'v' });
@@ -87,11 +124,18 @@ describe('AgentHostDriver over the real agent app', () => {
     const info = await driver.backups.create(host, 'i-4', { backupId: 'b-1', paths: ['world'] });
     expect(info).toMatchObject({ backupId: 'b-1', paths: ['world'], sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect((await driver.backups.list(host, 'i-4')).map((b) => b.backupId)).toEqual(['b-1']);
-    expect(await driver.backups.restore(host, 'i-4', 'b-1')).toMatchObject({ restored: 'b-1', safetyBackupId: expect.stringMatching(/^pre-restore-/) });
+    expect(await driver.backups.restore(host, 'i-4', 'b-1')).toMatchObject({
+      restored: 'b-1',
+      safetyBackupId: expect.stringMatching(/^pre-restore-/),
+    });
     expect(await driver.backups.delete(host, 'i-4', 'b-1')).toEqual({ deleted: true });
     expect((await driver.backups.deleteAll(host, 'i-4')).deleted).toBe(1); // the safety backup
 
-    expect(await driver.images.inspectImage(host, 'mc:1', { pull: false })).toMatchObject({ ref: 'mc:1', id: expect.stringMatching(/^sha256:/), pulled: false });
+    expect(await driver.images.inspectImage(host, 'mc:1', { pull: false })).toMatchObject({
+      ref: 'mc:1',
+      id: expect.stringMatching(/^sha256:/),
+      pulled: false,
+    });
     expect((await driver.images.inspectImage(host, 'mc:new', { pull: true })).pulled).toBe(true);
     expect((await errorOf(driver.images.inspectImage(host, 'mc:absent', { pull: false }))).code).toBe('IMAGE_NOT_FOUND');
 
@@ -100,7 +144,7 @@ describe('AgentHostDriver over the real agent app', () => {
     expect([...agent.runtime.containers.values()][0]!.consoleLog).toEqual(['list']);
   });
 
-  it('maps failures: fatal 4xx with the agent\'s code, retryable 5xx, unauthorized, unreachable and silent hosts', async () => {
+  it("maps failures: fatal 4xx with the agent's code, retryable 5xx, unauthorized, unreachable and silent hosts", async () => {
     const { agent, host, driver } = await agentUp(AGENT_TOKEN);
     const missing = await errorOf(driver.inspect(host, 'nope'));
     expect(missing).toMatchObject({ code: 'INSTANCE_NOT_FOUND', retryable: false, details: { agentStatus: 404 } });
@@ -122,10 +166,13 @@ describe('AgentHostDriver over the real agent app', () => {
     const sockets: Socket[] = [];
     const silent: Server = createServer((socket) => void sockets.push(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      silent.close(() => resolve());
-    }));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const socket of sockets) socket.destroy();
+          silent.close(() => resolve());
+        }),
+    );
     const slow = new AgentHostDriver({ token: undefined, timeoutMs: 100 });
     const timeout = await errorOf(slow.inventory({ id: 'h', controlUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` }));
     expect(timeout).toMatchObject({ code: 'TIMEOUT', retryable: true });

@@ -52,14 +52,22 @@ async function localAgent(handle: (req: IncomingMessage, res: ServerResponse, nt
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => {
-    for (const s of sockets) s.destroy();
-    server.close(() => resolve());
-  }));
-  return { host: { id: 'h', controlUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, connections: () => connections, requests };
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  );
+  return {
+    host: { id: 'h', controlUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` },
+    connections: () => connections,
+    requests,
+  };
 }
 
-const inventoryJson = (res: ServerResponse): void => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"instances":[]}');
+const inventoryJson = (res: ServerResponse): void =>
+  void res.writeHead(200, { 'content-type': 'application/json' }).end('{"instances":[]}');
 
 function transport(options: ConstructorParameters<typeof HttpAgentTransport>[0] = {}): HttpAgentTransport {
   const t = new HttpAgentTransport(options);
@@ -95,7 +103,8 @@ describe('HttpAgentTransport under the agent driver', () => {
       [{ maxSocketsPerHost: 1.5 }, /maxSocketsPerHost/],
       [{ freeSocketTimeoutMs: 0 }, /freeSocketTimeoutMs must be a positive integer \(ms\), got 0/],
       [{ freeSocketTimeoutMs: Number.NaN }, /freeSocketTimeoutMs/],
-    ] as const) expect(() => new HttpAgentTransport(options)).toThrow(message);
+    ] as const)
+      expect(() => new HttpAgentTransport(options)).toThrow(message);
   });
 
   it('drops an idle socket after freeSocketTimeoutMs and opens a new one; a slower call keeps its socket', async () => {
@@ -145,7 +154,9 @@ describe('HttpAgentTransport under the agent driver', () => {
     expect(head).toMatchObject({ code: 'TIMEOUT', retryable: true });
     expect(head.message).toBe(`agent at ${silent.host.controlUrl} did not answer GET /instances within 150 ms`);
 
-    const halfBody = await localAgent((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).write('{"instances":'));
+    const halfBody = await localAgent(
+      (_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).write('{"instances":'),
+    );
     const body = await errorOf(driver.inventory(halfBody.host));
     expect(body).toMatchObject({ code: 'TIMEOUT', retryable: true });
     expect(body.message).toContain('did not answer GET /instances within 150 ms');
@@ -155,7 +166,12 @@ describe('HttpAgentTransport under the agent driver', () => {
     let closed = false;
     const agent = await localAgent((req) => void req.socket.on('close', () => (closed = true)));
     const controller = new AbortController();
-    const sent = transport().send({ method: 'GET', url: new URL(`${agent.host.controlUrl}/api/v1/instances`), headers: {}, signal: controller.signal });
+    const sent = transport().send({
+      method: 'GET',
+      url: new URL(`${agent.host.controlUrl}/api/v1/instances`),
+      headers: {},
+      signal: controller.signal,
+    });
     await new Promise((r) => setTimeout(r, 50));
     controller.abort();
     await expect(sent).rejects.toMatchObject({ name: 'AbortError' });
@@ -165,7 +181,12 @@ describe('HttpAgentTransport under the agent driver', () => {
     // After the head, aborting ends the body's reader.
     const streaming = await localAgent((_req, res) => void res.writeHead(200).write('part'));
     const later = new AbortController();
-    const answer = await transport().send({ method: 'GET', url: new URL(`${streaming.host.controlUrl}/x`), headers: {}, signal: later.signal });
+    const answer = await transport().send({
+      method: 'GET',
+      url: new URL(`${streaming.host.controlUrl}/x`),
+      headers: {},
+      signal: later.signal,
+    });
     const text = readText(answer.body);
     later.abort();
     await expect(text).rejects.toThrow();
@@ -185,7 +206,12 @@ describe('HttpAgentTransport under the agent driver', () => {
         });
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': String(whole.length), 'x-backup-sha256': 'f'.repeat(64), 'x-backup-created-at': '2026-01-01T00:00:00.000Z' });
+      res.writeHead(200, {
+        'content-type': 'application/gzip',
+        'content-length': String(whole.length),
+        'x-backup-sha256': 'f'.repeat(64),
+        'x-backup-created-at': '2026-01-01T00:00:00.000Z',
+      });
       let i = 0;
       const next = (): void => {
         if (i === chunks.length) return void res.end();
@@ -208,12 +234,17 @@ describe('HttpAgentTransport under the agent driver', () => {
   it('fails an upload whose stream fails, and a download refused by the agent, as before', async () => {
     const agent = await localAgent((req, res) => {
       req.resume();
-      if (req.method === 'GET') return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"NOT_FOUND","message":"no backup b-9"}}');
+      if (req.method === 'GET')
+        return void res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end('{"error":{"code":"NOT_FOUND","message":"no backup b-9"}}');
     });
     const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000 });
-    const broken = new Readable({ read() {
-      this.destroy(new Error('disk read failed'));
-    } });
+    const broken = new Readable({
+      read() {
+        this.destroy(new Error('disk read failed'));
+      },
+    });
     const upload = await errorOf(driver.dataImport.importData(agent.host, 'i-1', '', broken));
     expect(upload).toMatchObject({ code: 'HOST_UNAVAILABLE', retryable: true });
     expect(upload.message).toContain('disk read failed');
@@ -227,7 +258,15 @@ describe('HttpAgentTransport under the agent driver', () => {
     cleanups.push(() => agent.close());
     const host: DriverHost = { id: 'a', controlUrl: agent.url };
     const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000 });
-    await driver.create(host, 'i-1', { groupId: 'g', variantId: 'v', image: 'mc:1', layers: [], resources: { memoryMb: 256 }, env: {}, start: false });
+    await driver.create(host, 'i-1', {
+      groupId: 'g',
+      variantId: 'v',
+      image: 'mc:1',
+      layers: [],
+      resources: { memoryMb: 256 },
+      env: {},
+      start: false,
+    });
     await driver.dataImport.importData(host, 'i-1', '', Readable.from(await layerArchive({ 'world/level.dat': 'x'.repeat(100_000) })));
     const made = await driver.backups.create(host, 'i-1', { backupId: 'b-1' });
     const { info, stream } = await driver.backups.download(host, 'i-1', 'b-1');
@@ -256,16 +295,40 @@ describe.skipIf(!opensslAvailable)('https control URLs', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const keyFile = join(dir, 'key.pem');
     const certFile = join(dir, 'cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+      ],
+      { stdio: 'ignore' },
+    );
     let connections = 0;
     const server = createHttpsServer({ key: readFileSync(keyFile), cert: readFileSync(certFile) }, (_req, res) => inventoryJson(res));
     server.on('secureConnection', () => void (connections += 1));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
     return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, certFile, connections: () => connections };
   }
 
@@ -281,13 +344,19 @@ describe.skipIf(!opensslAvailable)('https control URLs', () => {
     const agent = await httpsAgent();
     const script = join(agent.certFile, '..', 'call.mts');
     const driverModule = fileURLToPath(new URL('../../src/server/drivers/agent-driver.ts', import.meta.url));
-    writeFileSync(script, [
-      `import { AgentHostDriver } from ${JSON.stringify(driverModule)};`,
-      'const driver = new AgentHostDriver({ token: undefined, timeoutMs: 5000 });',
-      `const host = { id: 'h', controlUrl: ${JSON.stringify(agent.url)} };`,
-      'for (let i = 0; i < 3; i++) console.log(JSON.stringify(await driver.inventory(host)));',
-    ].join('\n'));
-    const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, NODE_EXTRA_CA_CERTS: agent.certFile }, stdio: ['ignore', 'pipe', 'pipe'] });
+    writeFileSync(
+      script,
+      [
+        `import { AgentHostDriver } from ${JSON.stringify(driverModule)};`,
+        'const driver = new AgentHostDriver({ token: undefined, timeoutMs: 5000 });',
+        `const host = { id: 'h', controlUrl: ${JSON.stringify(agent.url)} };`,
+        'for (let i = 0; i < 3; i++) console.log(JSON.stringify(await driver.inventory(host)));',
+      ].join('\n'),
+    );
+    const child = spawn(process.execPath, ['--import', 'tsx', script], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: agent.certFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let errOut = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));

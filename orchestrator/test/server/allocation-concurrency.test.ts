@@ -47,18 +47,28 @@ function overlapping(sessions: Session[]): string[] {
 
 describe.each([
   ['sqlite', async () => ({})],
-  ['postgres', async () => {
-    const db = await freshPostgres('ec_alloc');
-    cleanups.push(() => db.drop());
-    return { ENDERCLOUD_DATABASE_URL: db.url };
-  }],
+  [
+    'postgres',
+    async () => {
+      const db = await freshPostgres('ec_alloc');
+      cleanups.push(() => db.drop());
+      return { ENDERCLOUD_DATABASE_URL: db.url };
+    },
+  ],
 ] as const)('allocation under concurrency (%s)', (_dialect, env) => {
   it(`${CLIENTS} clients make ${TOTAL} allocations from the buffer: every answer 201 or 409 CAPACITY_EXHAUSTED, never an instance allocated twice`, async () => {
     const { t, url } = await listening(await env());
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     const fixture = await seedOnlineBuffer(store, { groupId: 'arena', size: BUFFER, now: Date.now() });
 
-    const load = await runAllocationLoad({ baseUrl: url, token: t.adminToken, groupId: 'arena', clients: CLIENTS, total: TOTAL, holdMs: 3 });
+    const load = await runAllocationLoad({
+      baseUrl: url,
+      token: t.adminToken,
+      groupId: 'arena',
+      clients: CLIENTS,
+      total: TOTAL,
+      holdMs: 3,
+    });
 
     const unexpected = load.answers.filter((a) => a.status !== 201 && !(a.status === 409 && a.code === 'CAPACITY_EXHAUSTED'));
     expect(unexpected).toEqual([]);
@@ -66,7 +76,7 @@ describe.each([
     expect(load.overlaps).toEqual([]);
     expect(new Set(load.answers.map((a) => a.allocationId).filter((id) => id !== null)).size).toBe(TOTAL);
 
-    const sessions = (await store.sessions.list({ groupId: 'arena' }));
+    const sessions = await store.sessions.list({ groupId: 'arena' });
     expect(sessions).toHaveLength(TOTAL);
     expect(sessions.filter((s) => s.status !== 'released')).toEqual([]);
     expect(overlapping(sessions)).toEqual([]);
@@ -79,34 +89,51 @@ describe.each([
     expect(allocated).toHaveLength(TOTAL);
     expect(new Set(allocated.map((e) => (e.params as { allocationId: string }).allocationId)).size).toBe(TOTAL);
     const one = sessions[0]!;
-    expect(allocated.find((e) => (e.params as { allocationId: string }).allocationId === one.id)).toMatchObject({ action: 'group.allocate', params: { allocationId: one.id, instanceId: one.instanceId } });
-    expect((await store.audit.list({ targetKind: 'allocation', targetId: one.id })).map((e) => [e.action, e.result, e.params])).toEqual([['allocation.release', 'ok', { instanceId: one.instanceId }]]);
+    expect(allocated.find((e) => (e.params as { allocationId: string }).allocationId === one.id)).toMatchObject({
+      action: 'group.allocate',
+      params: { allocationId: one.id, instanceId: one.instanceId },
+    });
+    expect((await store.audit.list({ targetKind: 'allocation', targetId: one.id })).map((e) => [e.action, e.result, e.params])).toEqual([
+      ['allocation.release', 'ok', { instanceId: one.instanceId }],
+    ]);
   }, 120_000);
 
   it('release: only a token that may allocate in the group releases (403 otherwise, nothing changes); unknown is 404; a second release answers the released allocation', async () => {
     const { t } = await listening(await env());
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     await seedOnlineBuffer(store, { groupId: 'solo', size: 1, now: Date.now() });
-    const token = async (scopes: string[]) => ((await t.call('POST', '/api/v1/tokens', { body: { name: `rel-${scopes.join('-').replace(/[^a-z0-9-]/gi, '')}`, scopes } })).body as { secret: string }).secret;
+    const token = async (scopes: string[]) =>
+      (
+        (await t.call('POST', '/api/v1/tokens', { body: { name: `rel-${scopes.join('-').replace(/[^a-z0-9-]/gi, '')}`, scopes } }))
+          .body as { secret: string }
+      ).secret;
     const mine = await token(['allocate:solo']);
     const other = await token(['allocate:other']);
-    const alloc = (await t.call('POST', '/api/v1/groups/solo/allocations', { token: mine, body: {} })).body as { allocationId: string; instanceId: string };
+    const alloc = (await t.call('POST', '/api/v1/groups/solo/allocations', { token: mine, body: {} })).body as {
+      allocationId: string;
+      instanceId: string;
+    };
     const refused = await t.call('DELETE', `/api/v1/allocations/${alloc.allocationId}`, { token: other });
     expect(refused).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
     expect((await store.sessions.get(alloc.allocationId))?.status).toBe('allocated');
     expect((await store.instances.get(alloc.instanceId))?.sessionId).toBe(alloc.allocationId);
     expect((await t.call('DELETE', '/api/v1/allocations/alloc-unknown', { token: mine })).status).toBe(404);
     const released = await t.call('DELETE', `/api/v1/allocations/${alloc.allocationId}`, { token: mine });
-    expect(released).toMatchObject({ status: 200, body: { allocationId: alloc.allocationId, instanceId: alloc.instanceId, status: 'released' } });
+    expect(released).toMatchObject({
+      status: 200,
+      body: { allocationId: alloc.allocationId, instanceId: alloc.instanceId, status: 'released' },
+    });
     expect((await store.instances.get(alloc.instanceId))?.sessionId).toBeNull();
-    expect((await t.call('DELETE', `/api/v1/allocations/${alloc.allocationId}`, { token: mine })).body).toMatchObject({ status: 'released' });
+    expect((await t.call('DELETE', `/api/v1/allocations/${alloc.allocationId}`, { token: mine })).body).toMatchObject({
+      status: 'released',
+    });
     const audit = await store.audit.list({ targetKind: 'allocation', targetId: alloc.allocationId });
     expect(audit.map((e) => [e.result, e.params])).toContainEqual(['ok', { instanceId: alloc.instanceId }]);
   });
 
   it('an allocation sees a group change at once (the group it keeps for the hot path is dropped by the change)', async () => {
     const { t } = await listening(await env());
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     await seedOnlineBuffer(store, { groupId: 'vary', size: 1, now: Date.now() });
     const ask = () => t.call('POST', '/api/v1/groups/vary/allocations', { body: { variantId: 'hard' } });
     expect((await ask()).body).toMatchObject({ error: { code: 'VALIDATION_FAILED' } });
@@ -117,11 +144,16 @@ describe.each([
 
   it('an allocation sees a host change at once (the hosts it keeps for the hot path are dropped by the change): maintenance and offline hosts are skipped, a recovered one is used again', async () => {
     const { t } = await listening(await env());
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     const fixture = await seedOnlineBuffer(store, { groupId: 'hosty', size: 2, hosts: 2, now: Date.now() });
     const [h1, h2] = fixture.hostIds as [string, string];
     const onHost = async (hostId: string) => (await store.instances.list({ groupId: 'hosty' })).find((i) => i.hostId === hostId)!.id;
-    const allocate = async () => (await t.call('POST', '/api/v1/groups/hosty/allocations', { body: {} })).body as { allocationId?: string; instanceId?: string; error?: { code: string } };
+    const allocate = async () =>
+      (await t.call('POST', '/api/v1/groups/hosty/allocations', { body: {} })).body as {
+        allocationId?: string;
+        instanceId?: string;
+        error?: { code: string };
+      };
     const release = (a: { allocationId?: string }) => t.call('DELETE', `/api/v1/allocations/${a.allocationId}`);
     const first = await allocate(); // fills the kept host view
     await release(first);
@@ -138,7 +170,7 @@ describe.each([
 
   it('allocations choose from the rows they keep: a run of allocate + release reads the group once, yet a row another writer changed is never taken and exhausted is only answered after a fresh read', async () => {
     const { t } = await listening(await env());
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     const [a, b] = (await seedOnlineBuffer(store, { groupId: 'kept', size: 2, hosts: 1, now: Date.now() })).instanceIds as [string, string];
     let reads = 0;
     const read = store.instances.allocationRows.bind(store.instances);
@@ -146,8 +178,14 @@ describe.each([
       reads++;
       return read(groupId);
     };
-    const allocate = async () => (await t.call('POST', '/api/v1/groups/kept/allocations', { body: {} })).body as { allocationId?: string; instanceId?: string; error?: { code: string } };
-    const release = async (x: { allocationId?: string }) => expect((await t.call('DELETE', `/api/v1/allocations/${x.allocationId}`)).status).toBe(200);
+    const allocate = async () =>
+      (await t.call('POST', '/api/v1/groups/kept/allocations', { body: {} })).body as {
+        allocationId?: string;
+        instanceId?: string;
+        error?: { code: string };
+      };
+    const release = async (x: { allocationId?: string }) =>
+      expect((await t.call('DELETE', `/api/v1/allocations/${x.allocationId}`)).status).toBe(200);
     for (let n = 0; n < 6; n++) {
       const got = await allocate();
       expect(got.instanceId).toBe(a); // the same best candidate each time: the kept row follows its own claims and releases
@@ -155,24 +193,26 @@ describe.each([
     }
     expect(reads).toBe(1);
     // Another writer stops the best candidate: its kept row is stale by version, so the claim skips it.
-    await store.instances.update(a, { state: 'stopping' }, { now: Date.now() });
+    await store.instances.transition(a, 'stopping', { now: Date.now(), reason: 'test: another writer stops it' });
     const other = await allocate();
     expect(other.instanceId).toBe(b);
     await release(other);
     // Another replica claims the last one: nothing kept is free any more, so the allocation reads again before it says exhausted.
     const bNow = (await store.instances.get(b))!;
-    expect(await store.instances.claimForSession([{ id: b, expectedVersion: bNow.version }], 'elsewhere', { now: Date.now() })).toBeDefined();
+    expect(
+      await store.instances.claimForSession([{ id: b, expectedVersion: bNow.version }], 'elsewhere', { now: Date.now() }),
+    ).toBeDefined();
     const readsBefore = reads;
     expect((await allocate()).error?.code).toBe('CAPACITY_EXHAUSTED');
     expect(reads).toBeGreaterThan(readsBefore);
     // An instance that came back online meanwhile is found at once, though the kept rows are fresh and have nothing free.
-    await store.instances.update(a, { state: 'online' }, { now: Date.now() });
+    await store.instances.transition(a, 'online', { now: Date.now(), reason: 'test: back online' });
     expect((await allocate()).instanceId).toBe(a);
   });
 
   it('a buffer smaller than the crowd answers clean 409 CAPACITY_EXHAUSTED and still never doubles', async () => {
     const { t, url } = await listening(await env());
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     await seedOnlineBuffer(store, { groupId: 'duel', size: 5, now: Date.now() });
     const load = await runAllocationLoad({ baseUrl: url, token: t.adminToken, groupId: 'duel', clients: 20, total: 100, holdMs: 2 });
     expect(load.answers.filter((a) => a.status !== 201 && !(a.status === 409 && a.code === 'CAPACITY_EXHAUSTED'))).toEqual([]);

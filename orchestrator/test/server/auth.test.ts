@@ -29,7 +29,9 @@ describe('admin token', () => {
     const again = await testOrchestrator({ dataDir: t.dataDir, keepDataDir: true });
     expect(again.adminToken).toBe(t.adminToken);
     expect(again.o.adminToken.source).toBe('file');
-    expect((await again.call('GET', '/api/v1/tokens')).body.tokens.filter((x: { name: string }) => x.name.startsWith('admin'))).toHaveLength(1);
+    expect(
+      (await again.call('GET', '/api/v1/tokens')).body.tokens.filter((x: { name: string }) => x.name.startsWith('admin')),
+    ).toHaveLength(1);
     t = again;
   });
 
@@ -121,7 +123,9 @@ describe('HTTP conventions', () => {
     const res = await t.call('GET', '/api/v1/openapi.json', { token: null });
     expect(res.status).toBe(200);
     expect(res.body.openapi).toMatch(/^3\./);
-    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/api/v1/instances', '/api/v1/template-layers/{id}', '/api/v1/agents/{agentId}/heartbeat']));
+    expect(Object.keys(res.body.paths)).toEqual(
+      expect.arrayContaining(['/api/v1/instances', '/api/v1/template-layers/{id}', '/api/v1/agents/{agentId}/heartbeat']),
+    );
   });
 
   it('serves Prometheus metrics to a token with read scope', async () => {

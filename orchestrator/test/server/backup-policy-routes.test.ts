@@ -15,9 +15,13 @@ async function setup() {
   cleanups.push(() => t.close());
   const agent = await startFakeAgent();
   cleanups.push(() => agent.close());
-  expect((await t.call('POST', '/api/v1/agents/host-a/heartbeat', { body: heartbeatBody(agent.url), token: AGENT_TOKEN })).status).toBe(200);
+  expect((await t.call('POST', '/api/v1/agents/host-a/heartbeat', { body: heartbeatBody(agent.url), token: AGENT_TOKEN })).status).toBe(
+    200,
+  );
   await t.o.ctx.hosts.whenIdle();
-  expect((await t.call('PUT', '/api/v1/templates/mc/versions/1', { body: { image: 'mc:1', resources: { memoryMb: 256 } } })).status).toBeLessThan(300);
+  expect(
+    (await t.call('PUT', '/api/v1/templates/mc/versions/1', { body: { image: 'mc:1', resources: { memoryMb: 256 } } })).status,
+  ).toBeLessThan(300);
   return t;
 }
 
@@ -39,7 +43,13 @@ describe('backup policies', () => {
     const created = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', name: 'w' } });
     const id = created.body.id as string;
     const fromGroup = await t.call('GET', `/api/v1/instances/${id}/backup-policy`);
-    expect(fromGroup.body).toMatchObject({ id, own: null, effective: policy, source: 'group', nextRunAt: expect.stringMatching(/T04:00:00\.000Z$/) });
+    expect(fromGroup.body).toMatchObject({
+      id,
+      own: null,
+      effective: policy,
+      source: 'group',
+      nextRunAt: expect.stringMatching(/T04:00:00\.000Z$/),
+    });
 
     const own = await t.call('PUT', `/api/v1/instances/${id}/backup-policy`, { body: { schedule: '*/30 * * * *' } });
     expect(own.status).toBe(200);
@@ -47,7 +57,10 @@ describe('backup policies', () => {
     const refused = await t.call('PUT', `/api/v1/instances/${id}/backup-policy`, { body: { schedule: '99 * * * *' } });
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toContain('body.schedule');
-    const cleared = await t.call('PUT', `/api/v1/instances/${id}/backup-policy`, { payload: Buffer.from('null'), headers: { 'content-type': 'application/json' } });
+    const cleared = await t.call('PUT', `/api/v1/instances/${id}/backup-policy`, {
+      payload: Buffer.from('null'),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
     expect(cleared.body).toMatchObject({ own: null, source: 'group' });
     const audit = (await t.call('GET', `/api/v1/audit?targetId=${id}`)).body.entries as { action: string }[];

@@ -9,7 +9,15 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SYSTEM_ACTOR } from '../../src/server/services/lifecycle-service.js';
 import { stopBackupPayload } from '../../src/lifecycle/backup.js';
-import { AGENT_TOKEN, heartbeatBody, startFakeAgent, testOrchestrator, type FakeAgent, type Loose, type TestOrchestrator } from './support.js';
+import {
+  AGENT_TOKEN,
+  heartbeatBody,
+  startFakeAgent,
+  testOrchestrator,
+  type FakeAgent,
+  type Loose,
+  type TestOrchestrator,
+} from './support.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -45,7 +53,11 @@ async function startBackupAgent(inner: FakeAgent) {
         const stopLike = /^\/instances\/[^/]+\/(stop|start)$/.test(p) || (req.method === 'DELETE' && /^\/instances\/[^/]+$/.test(p));
         if (own || stopLike) calls.push({ method: req.method ?? '', path: p, body });
         if (!own) {
-          const r = await fetch(`${inner.url}${req.url}`, { method: req.method ?? 'GET', headers: { 'content-type': 'application/json' }, ...(raw ? { body: raw } : {}) });
+          const r = await fetch(`${inner.url}${req.url}`, {
+            method: req.method ?? 'GET',
+            headers: { 'content-type': 'application/json' },
+            ...(raw ? { body: raw } : {}),
+          });
           res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
           return res.end(await r.text());
         }
@@ -56,7 +68,13 @@ async function startBackupAgent(inner: FakeAgent) {
             failBackups -= 1;
             return send(res, 422, { error: { code: 'INVALID_ARCHIVE', message: 'disk says no' } });
           }
-          const info = { backupId: body?.backupId, sizeBytes: 123, sha256: 'a'.repeat(64), createdAt: '2026-01-01T00:00:00.000Z', ...(body?.paths ? { paths: body.paths } : {}) };
+          const info = {
+            backupId: body?.backupId,
+            sizeBytes: 123,
+            sha256: 'a'.repeat(64),
+            createdAt: '2026-01-01T00:00:00.000Z',
+            ...(body?.paths ? { paths: body.paths } : {}),
+          };
           stored.push(info);
           return send(res, 200, info);
         }
@@ -79,7 +97,10 @@ async function startBackupAgent(inner: FakeAgent) {
 }
 
 async function setup(template: Record<string, unknown> = {}) {
-  const t: TestOrchestrator = await testOrchestrator({ env: { ENDERCLOUD_COMMAND_MAX_ATTEMPTS: '3' }, deps: { generateSecret: () => SECRET } });
+  const t: TestOrchestrator = await testOrchestrator({
+    env: { ENDERCLOUD_COMMAND_MAX_ATTEMPTS: '3' },
+    deps: { generateSecret: () => SECRET },
+  });
   cleanups.push(() => t.close());
   const inner = await startFakeAgent();
   cleanups.push(() => inner.close());
@@ -89,7 +110,9 @@ async function setup(template: Record<string, unknown> = {}) {
   await t.o.ctx.hosts.whenIdle();
   const tpl = await t.call('PUT', '/api/v1/templates/mc/versions/1', {
     body: {
-      image: 'mc:1', resources: { memoryMb: 256 }, restartPolicy: 'on-failure',
+      image: 'mc:1',
+      resources: { memoryMb: 256 },
+      restartPolicy: 'on-failure',
       variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
       readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 5000, intervalMs: 100 },
       stop: { signal: 'SIGTERM', timeoutMs: 3000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
@@ -98,7 +121,13 @@ async function setup(template: Record<string, unknown> = {}) {
     },
   });
   expect(tpl.status, JSON.stringify(tpl.body)).toBeLessThan(300);
-  expect((await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] } })).status).toBe(201);
+  expect(
+    (
+      await t.call('PUT', '/api/v1/groups/g', {
+        body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] },
+      })
+    ).status,
+  ).toBe(201);
   const created = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', name: 'survival' } });
   const id = created.body.id as string;
   const work = async () => {
@@ -126,7 +155,9 @@ describe('backup action', () => {
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ commandId: expect.stringMatching(/^cmd-/), state: 'backup' });
     await s.work();
-    const sequence = s.a.calls.map((c) => (c.path.endsWith('/rcon') ? `rcon ${String(c.body?.command)}` : `${c.method} ${c.path.split('/').pop()}`));
+    const sequence = s.a.calls.map((c) =>
+      c.path.endsWith('/rcon') ? `rcon ${String(c.body?.command)}` : `${c.method} ${c.path.split('/').pop()}`,
+    );
     expect(sequence).toEqual(['rcon save-off', 'rcon save-all flush', 'POST backups', 'rcon save-on']);
     const rcon = s.a.calls.find((c) => c.path.endsWith('/rcon'))!;
     expect(rcon.body).toMatchObject({ port: 25575, password: SECRET });
@@ -134,7 +165,11 @@ describe('backup action', () => {
     expect(s.a.calls.find((c) => c.path.endsWith('/backups'))!.body).toMatchObject({ paths: ['world'] });
     expect(await s.get()).toMatchObject({ state: 'online', activeAction: null, desiredState: 'running' });
     const [last] = await s.history();
-    expect(last).toMatchObject({ from: 'backup', to: 'online', details: { mode: 'online_save', backupId: expect.stringMatching(/^backup-/) } });
+    expect(last).toMatchObject({
+      from: 'backup',
+      to: 'online',
+      details: { mode: 'online_save', backupId: expect.stringMatching(/^backup-/) },
+    });
     expect(String(last!.reason)).toContain('before the event');
     const list = await s.t.call('GET', `/api/v1/instances/${s.id}/backups`);
     expect(list.body.backups).toHaveLength(1);
@@ -182,7 +217,10 @@ describe('backup action', () => {
 describe('template backup field', () => {
   it('onlineSave needs RCON, paths are validated', async () => {
     const s = await setup();
-    const put = (backup: unknown, stop?: unknown) => s.t.call('PUT', '/api/v1/templates/mc2/versions/1', { body: { image: 'mc:1', resources: { memoryMb: 256 }, backup, ...(stop ? { stop } : {}) } });
+    const put = (backup: unknown, stop?: unknown) =>
+      s.t.call('PUT', '/api/v1/templates/mc2/versions/1', {
+        body: { image: 'mc:1', resources: { memoryMb: 256 }, backup, ...(stop ? { stop } : {}) },
+      });
     const noRcon = await put({ onlineSave: true });
     expect(noRcon.status).toBe(400);
     expect(noRcon.body.error.message).toContain('backup/onlineSave');
@@ -196,7 +234,9 @@ describe('stop with a backup', () => {
   it('a manual stop with a backup must name the failure policy; an automatic one defaults to abort_stop', () => {
     expect(() => stopBackupPayload({ backup: true })).toThrow(/explicit failurePolicy/);
     expect(stopBackupPayload({ backup: true, automatic: true })).toEqual({ backup: true, automatic: true, failurePolicy: 'abort_stop' });
-    expect(stopBackupPayload({ backup: true, failurePolicy: 'stop_without_backup' })).toMatchObject({ failurePolicy: 'stop_without_backup' });
+    expect(stopBackupPayload({ backup: true, failurePolicy: 'stop_without_backup' })).toMatchObject({
+      failurePolicy: 'stop_without_backup',
+    });
   });
 
   it('automatic stop: online save, archive, then the stop; a failed backup with abort_stop keeps it running and says why', async () => {
@@ -206,7 +246,11 @@ describe('stop with a backup', () => {
     await s.t.o.ctx.lifecycle.request(s.id, 'stop', SYSTEM_ACTOR, { requestId: 'idle-1', payload, deferEnter: true });
     await s.work();
     expect(s.a.calls.some((c) => c.path.endsWith('/stop'))).toBe(false);
-    expect(s.a.calls.filter((c) => c.path.endsWith('/rcon')).map((c) => c.body?.command)).toEqual(['save-off', 'save-all flush', 'save-on']);
+    expect(s.a.calls.filter((c) => c.path.endsWith('/rcon')).map((c) => c.body?.command)).toEqual([
+      'save-off',
+      'save-all flush',
+      'save-on',
+    ]);
     expect(await s.get()).toMatchObject({ state: 'online', desiredState: 'running', activeAction: null });
     const [last] = await s.history();
     expect(String(last!.reason)).toMatch(/stop aborted: the backup failed .*disk says no.*abort_stop/);
@@ -214,8 +258,9 @@ describe('stop with a backup', () => {
     s.a.calls.length = 0;
     await s.t.o.ctx.lifecycle.request(s.id, 'stop', SYSTEM_ACTOR, { requestId: 'idle-2', payload, deferEnter: true });
     await s.work();
-    expect(s.a.calls.map((c) => (c.path.endsWith('/rcon') ? `rcon ${String(c.body?.command)}` : `${c.method} ${c.path.split('/').pop()}`)))
-      .toEqual(['rcon save-off', 'rcon save-all flush', 'POST backups', 'rcon save-on', 'POST stop']);
+    expect(
+      s.a.calls.map((c) => (c.path.endsWith('/rcon') ? `rcon ${String(c.body?.command)}` : `${c.method} ${c.path.split('/').pop()}`)),
+    ).toEqual(['rcon save-off', 'rcon save-all flush', 'POST backups', 'rcon save-on', 'POST stop']);
     expect(await s.get()).toMatchObject({ state: 'stopped', desiredState: 'stopped', activeAction: null });
     expect((await s.history()).slice(0, 3).map((h) => h.to)).toEqual(['stopped', 'stopping', 'backup']);
   });
@@ -236,7 +281,11 @@ describe('stop with a backup', () => {
   it('stop_without_backup stops anyway and records the failed backup', async () => {
     const s = await setup();
     s.a.failNextBackups(1);
-    await s.t.o.ctx.lifecycle.request(s.id, 'stop', SYSTEM_ACTOR, { requestId: 'm-1', payload: stopBackupPayload({ backup: true, failurePolicy: 'stop_without_backup' }), deferEnter: true });
+    await s.t.o.ctx.lifecycle.request(s.id, 'stop', SYSTEM_ACTOR, {
+      requestId: 'm-1',
+      payload: stopBackupPayload({ backup: true, failurePolicy: 'stop_without_backup' }),
+      deferEnter: true,
+    });
     await s.work();
     expect(s.a.calls.map((c) => `${c.method} ${c.path.split('/').pop()}`)).toEqual(['POST stop', 'POST backups']);
     expect(await s.get()).toMatchObject({ state: 'stopped', activeAction: null });
@@ -250,29 +299,44 @@ describe('restore', () => {
     const running = await s.t.call('POST', `/api/v1/instances/${s.id}/restore`, { body: { backupId: 'b1', confirm: 'survival' } });
     expect(running.status).toBe(409);
     expect(running.body.error.code).toBe('INVALID_TRANSITION');
+    // The planner's refusal (lifecycle/actions.ts), not a second list in the route.
+    expect(running.body.error.message).toMatch(/allowed from: stopped, error, intervention_required/);
     await s.t.call('POST', `/api/v1/instances/${s.id}/stop`);
     await s.work();
     s.a.calls.length = 0;
     const unconfirmed = await s.t.call('POST', `/api/v1/instances/${s.id}/restore`, { body: { backupId: 'b1', confirm: 'wrong' } });
     expect(unconfirmed.status).toBe(400);
     expect(unconfirmed.body.error.code).toBe('CONFIRMATION_REQUIRED');
-    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/restore`, { body: { backupId: '../b1', confirm: 'survival' } })).status).toBe(400);
+    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/restore`, { body: { backupId: '../b1', confirm: 'survival' } })).status).toBe(
+      400,
+    );
     const ok = await s.t.call('POST', `/api/v1/instances/${s.id}/restore`, { body: { backupId: 'b1', confirm: 'survival' } });
     expect(ok.status).toBe(202);
     expect(ok.body.state).toBe('restore');
     await s.work();
     expect(s.a.calls).toEqual([{ method: 'POST', path: `/instances/${s.id}/restore`, body: { backupId: 'b1' } }]);
     expect(await s.get()).toMatchObject({ state: 'stopped', activeAction: null });
-    expect((await s.history())[0]).toMatchObject({ from: 'restore', to: 'stopped', details: { backupId: 'b1', safetyBackupId: 'pre-restore-20260101T000000Z' } });
+    expect((await s.history())[0]).toMatchObject({
+      from: 'restore',
+      to: 'stopped',
+      details: { backupId: 'b1', safetyBackupId: 'pre-restore-20260101T000000Z' },
+    });
     const audit = (await s.t.call('GET', `/api/v1/audit?targetId=${s.id}`)).body.entries as Loose[];
-    expect(audit.filter((e) => e.action === 'instance.restore').map((e) => e.result).sort()).toEqual(['error', 'error', 'error', 'ok']);
+    expect(
+      audit
+        .filter((e) => e.action === 'instance.restore')
+        .map((e) => e.result)
+        .sort(),
+    ).toEqual(['error', 'error', 'error', 'ok']);
   });
 });
 
 describe('deletion scope backups', () => {
   it('deletes the backups through the agent before removing the instance', async () => {
     const s = await setup();
-    expect((await s.t.call('DELETE', `/api/v1/instances/${s.id}`, { body: { scopes: ['container', 'backups'] } })).body.error.code).toBe('CONFIRMATION_REQUIRED');
+    expect((await s.t.call('DELETE', `/api/v1/instances/${s.id}`, { body: { scopes: ['container', 'backups'] } })).body.error.code).toBe(
+      'CONFIRMATION_REQUIRED',
+    );
     const del = await s.t.call('DELETE', `/api/v1/instances/${s.id}`, { body: { scopes: ['container', 'backups'], confirm: 'survival' } });
     expect(del.status).toBe(202);
     await s.work();

@@ -36,12 +36,24 @@ beforeEach(async () => {
   requests = [];
   hostDeletes = [];
   const clock = { now: () => now };
-  const driver = { backups: { delete: async (_h: unknown, _i: string, backupId: string) => { hostDeletes.push(backupId); return { deleted: true }; } } } as unknown as HostDriver;
+  const driver = {
+    backups: {
+      delete: async (_h: unknown, _i: string, backupId: string) => {
+        hostDeletes.push(backupId);
+        return { deleted: true };
+      },
+    },
+  } as unknown as HostDriver;
   const logger = pino({ level: 'silent' });
   backupStore = new BackupStore({ dir: path.join(dir, 'backups'), store, driver, clock, logger });
   await backupStore.init();
   scheduler = new BackupScheduler({
-    store, clock, logger, driver, backupStore, intervalMs: 1000,
+    store,
+    clock,
+    logger,
+    driver,
+    backupStore,
+    intervalMs: 1000,
     lifecycle: {
       request: async (id, action, actor, opts) => {
         requests.push({ id, action, actor: actor.name, payload: opts.payload });
@@ -66,7 +78,14 @@ describe('backup scheduler', () => {
     expect((await scheduler.tick()).requested).toEqual([]);
     now = at('2026-12-01T04:00:10Z');
     expect((await scheduler.tick()).requested).toEqual(['i1']);
-    expect(requests).toEqual([{ id: 'i1', action: 'backup', actor: 'system', payload: { previousState: 'online', trigger: 'schedule', reason: 'schedule 0 4 * * *' } }]);
+    expect(requests).toEqual([
+      {
+        id: 'i1',
+        action: 'backup',
+        actor: 'system',
+        payload: { previousState: 'online', trigger: 'schedule', reason: 'schedule 0 4 * * *' },
+      },
+    ]);
     now = at('2026-12-01T04:05:00Z');
     expect((await scheduler.tick()).requested).toEqual([]);
     // Three missed days collapse into one run.
@@ -84,7 +103,10 @@ describe('backup scheduler', () => {
     expect((await scheduler.tick()).requested).toEqual(['i1']);
 
     await scheduler.setPolicy((await store.instances.get('i1'))!, { schedule: '*/30 * * * *' });
-    expect(await scheduler.describe((await store.instances.get('i1'))!)).toMatchObject({ source: 'instance', nextRunAt: '2026-12-01T04:30:00.000Z' });
+    expect(await scheduler.describe((await store.instances.get('i1'))!)).toMatchObject({
+      source: 'instance',
+      nextRunAt: '2026-12-01T04:30:00.000Z',
+    });
     now = at('2026-12-01T04:30:00Z');
     expect((await scheduler.tick()).requested).toEqual(['i1']);
     await expect(scheduler.setPolicy((await store.instances.get('i1'))!, { schedule: '61 * * * *' })).rejects.toThrow(/body.schedule/);
@@ -93,11 +115,30 @@ describe('backup scheduler', () => {
   it('retention prunes scheduled backups beyond the rule from the store and the host, never manual ones', async () => {
     for (let d = 0; d < 4; d++) {
       await store.storedBackups.put({
-        instanceId: 'i1', backupId: `sched-${d}`, sha256: 'a'.repeat(64), sizeBytes: 1, createdAt: T0 + d * DAY, storedAt: T0 + d * DAY,
-        originHost: 'h1', storedPath: `i1/sched-${d}.tar.gz`, paths: null, trigger: 'schedule',
+        instanceId: 'i1',
+        backupId: `sched-${d}`,
+        sha256: 'a'.repeat(64),
+        sizeBytes: 1,
+        createdAt: T0 + d * DAY,
+        storedAt: T0 + d * DAY,
+        originHost: 'h1',
+        storedPath: `i1/sched-${d}.tar.gz`,
+        paths: null,
+        trigger: 'schedule',
       });
     }
-    await store.storedBackups.put({ instanceId: 'i1', backupId: 'manual-0', sha256: 'a'.repeat(64), sizeBytes: 1, createdAt: T0 - DAY, storedAt: T0, originHost: 'h1', storedPath: 'i1/manual-0.tar.gz', paths: null, trigger: 'manual' });
+    await store.storedBackups.put({
+      instanceId: 'i1',
+      backupId: 'manual-0',
+      sha256: 'a'.repeat(64),
+      sizeBytes: 1,
+      createdAt: T0 - DAY,
+      storedAt: T0,
+      originHost: 'h1',
+      storedPath: 'i1/manual-0.tar.gz',
+      paths: null,
+      trigger: 'manual',
+    });
     const { pruned } = await scheduler.tick();
     expect(pruned.map((p) => p.backupId).sort()).toEqual(['sched-0', 'sched-1']);
     expect(hostDeletes.sort()).toEqual(['sched-0', 'sched-1']);
@@ -106,9 +147,13 @@ describe('backup scheduler', () => {
 });
 
 describe('group backup field', () => {
-  const body = (backup: unknown) => ({ kind: 'persistent', variants: [{ id: 'v', template: { name: 't', version: '1' } }], backup }) as never;
+  const body = (backup: unknown) =>
+    ({ kind: 'persistent', variants: [{ id: 'v', template: { name: 't', version: '1' } }], backup }) as never;
   it('keeps a valid policy and names the field of a bad cron expression', () => {
-    expect(normalizeGroup(body({ schedule: '0 4 * * *', retention: { last: 7, daily: 7, weekly: 4 } })).backup).toEqual({ schedule: '0 4 * * *', retention: { last: 7, daily: 7, weekly: 4 } });
+    expect(normalizeGroup(body({ schedule: '0 4 * * *', retention: { last: 7, daily: 7, weekly: 4 } })).backup).toEqual({
+      schedule: '0 4 * * *',
+      retention: { last: 7, daily: 7, weekly: 4 },
+    });
     expect(normalizeGroup(body(null)).backup).toBeUndefined();
     expect(() => normalizeGroup(body({ schedule: '0 25 * * *' }))).toThrow(/backup.schedule: .*hour/);
   });

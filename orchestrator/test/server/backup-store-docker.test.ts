@@ -45,14 +45,20 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>
 async function waitIdle(id: string, state: string): Promise<Loose> {
   let last: Loose = {};
   try {
-    return await waitFor(`instance ${id} ${state} and idle`, async () => {
-      last = await get(id);
-      return last.state === state && !last.activeAction ? last : undefined;
-    }, 45_000);
+    return await waitFor(
+      `instance ${id} ${state} and idle`,
+      async () => {
+        last = await get(id);
+        return last.state === state && !last.activeAction ? last : undefined;
+      },
+      45_000,
+    );
   } catch (err) {
     // What it was doing instead: the state, its reason, the action in flight and the latest history.
     const history = ((await call('GET', `/instances/${id}/history`)).body.history as Loose[] | undefined)?.slice(0, 6) ?? [];
-    throw new Error(`${(err as Error).message}; last seen ${JSON.stringify({ state: last.state, stateReason: last.stateReason, activeAction: last.activeAction })}; history ${JSON.stringify(history.map((h) => [h.from, h.to, h.reason]))}`);
+    throw new Error(
+      `${(err as Error).message}; last seen ${JSON.stringify({ state: last.state, stateReason: last.stateReason, activeAction: last.activeAction })}; history ${JSON.stringify(history.map((h) => [h.from, h.to, h.reason]))}`,
+    );
   }
 }
 
@@ -60,7 +66,11 @@ async function ectl(args: string[]) {
   const output = bufferOutput();
   const addr = o.app.server.address();
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  const code = await runCli(args, { output, version: 'test', env: { configPath: join(scratch, 'ectl.json'), urlOverride: url, tokenOverride: stack.adminToken } });
+  const code = await runCli(args, {
+    output,
+    version: 'test',
+    env: { configPath: join(scratch, 'ectl.json'), urlOverride: url, tokenOverride: stack.adminToken },
+  });
   return { code, stdout: output.stdout, stderr: output.stderr };
 }
 
@@ -76,14 +86,24 @@ beforeAll(async () => {
   });
   ({ agent, dataDir, o, call } = stack);
   await o.app.listen({ host: '127.0.0.1', port: 0 });
-  expect((await call('PUT', '/templates/mc/versions/1', {
-    image: mcServerImageTag(), resources: { memoryMb: 256 }, containerPort: 25565, restartPolicy: 'on-failure',
-    variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
-    readiness: { kind: 'minecraft', startupTimeoutMs: 20_000, intervalMs: 150, probeTimeoutMs: 1000 },
-    stop: { signal: 'SIGTERM', timeoutMs: 2000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
-    dataPaths: ['level.json', 'playerdata'], backup: { onlineSave: true },
-  })).status).toBe(201);
-  expect((await call('PUT', '/groups/mc', { kind: 'persistent', variants: [{ id: 'plain', template: { name: 'mc', version: '1' } }] })).status).toBe(201);
+  expect(
+    (
+      await call('PUT', '/templates/mc/versions/1', {
+        image: mcServerImageTag(),
+        resources: { memoryMb: 256 },
+        containerPort: 25565,
+        restartPolicy: 'on-failure',
+        variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
+        readiness: { kind: 'minecraft', startupTimeoutMs: 20_000, intervalMs: 150, probeTimeoutMs: 1000 },
+        stop: { signal: 'SIGTERM', timeoutMs: 2000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
+        dataPaths: ['level.json', 'playerdata'],
+        backup: { onlineSave: true },
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (await call('PUT', '/groups/mc', { kind: 'persistent', variants: [{ id: 'plain', template: { name: 'mc', version: '1' } }] })).status,
+  ).toBe(201);
 }, 120_000);
 
 afterAll(async () => {
@@ -110,10 +130,20 @@ describe('off-host backups on the real engine', () => {
     await waitIdle(id, 'online');
     const list = (await call('GET', `/instances/${id}/backups`)).body.backups as Loose[];
     expect(list).toHaveLength(1);
-    expect(list[0]).toMatchObject({ stored: true, onHost: true, trigger: 'manual', originHost: AGENT_ID, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(list[0]).toMatchObject({
+      stored: true,
+      onHost: true,
+      trigger: 'manual',
+      originHost: AGENT_ID,
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     backupId = list[0]!.backupId as string;
     const kept = join(dataDir, 'backups', id, `${backupId}.tar.gz`);
-    expect(createHash('sha256').update(await readFile(kept)).digest('hex')).toBe(list[0]!.sha256);
+    expect(
+      createHash('sha256')
+        .update(await readFile(kept))
+        .digest('hex'),
+    ).toBe(list[0]!.sha256);
   }, 90_000);
 
   it('download streams the stored archive', async () => {
@@ -190,10 +220,13 @@ describe('off-host backups on the real engine', () => {
 
   it('deleting the instance with the backups scope removes the store copies too', async () => {
     expect(existsSync(join(dataDir, 'backups', id))).toBe(true);
-    const res = await call('DELETE', `/instances/${id}`, { scopes: ['container', 'technical', 'player_data', 'backups'], confirm: 'bk-world' });
+    const res = await call('DELETE', `/instances/${id}`, {
+      scopes: ['container', 'technical', 'player_data', 'backups'],
+      confirm: 'bk-world',
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     await waitFor('record gone', async () => ((await call('GET', `/instances/${id}`)).status === 404 ? true : undefined));
     expect(existsSync(join(dataDir, 'backups', id))).toBe(false);
-    expect(await o.ctx.store.storedBackups.listForInstance(id)).toEqual([]);
+    expect(await o.store.storedBackups.listForInstance(id)).toEqual([]);
   }, 60_000);
 });

@@ -23,14 +23,19 @@ async function setup(dialect: 'sqlite' | 'postgres'): Promise<TestOrchestrator> 
     const a = await startFakeAgent();
     cleanups.push(() => a.close());
     const hb = await t.call('POST', `/api/v1/agents/${id}/heartbeat`, {
-      body: heartbeatBody(a.url, { resources: { cpuCount: 4, memoryTotalBytes: 64 * 1024 ** 3 } }), token: AGENT_TOKEN,
+      body: heartbeatBody(a.url, { resources: { cpuCount: 4, memoryTotalBytes: 64 * 1024 ** 3 } }),
+      token: AGENT_TOKEN,
     });
     expect(hb.status).toBe(200);
   }
   await t.o.ctx.hosts.whenIdle();
-  expect((await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 64 } } })).status).toBe(201);
+  expect(
+    (await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 64 } } })).status,
+  ).toBe(201);
   const variants = [{ id: 'v', template: { name: 'tpl', version: '1' } }];
-  expect((await t.call('PUT', '/api/v1/groups/capped', { body: { kind: 'ephemeral', caps: { maxInstances: 5 }, variants } })).status).toBe(201);
+  expect((await t.call('PUT', '/api/v1/groups/capped', { body: { kind: 'ephemeral', caps: { maxInstances: 5 }, variants } })).status).toBe(
+    201,
+  );
   expect((await t.call('PUT', '/api/v1/groups/open', { body: { kind: 'ephemeral', variants } })).status).toBe(201);
   return t;
 }
@@ -52,7 +57,10 @@ describe.each(['sqlite', 'postgres'] as const)('caps under concurrency (%s)', (d
     expect(open.filter((r) => r.status === 202)).toHaveLength(2);
     for (const r of open.filter((x) => x.status !== 202)) expect(r.body.error.code).toBe('CAP_REACHED');
     expect((await t.call('GET', '/api/v1/instances')).body.instances).toHaveLength(7);
-    const reserved = (await t.call('GET', '/api/v1/hosts')).body.hosts.reduce((s: number, h: { memoryReservedMb: number }) => s + h.memoryReservedMb, 0);
+    const reserved = (await t.call('GET', '/api/v1/hosts')).body.hosts.reduce(
+      (s: number, h: { memoryReservedMb: number }) => s + h.memoryReservedMb,
+      0,
+    );
     expect(reserved).toBe(7 * 64);
   });
 });

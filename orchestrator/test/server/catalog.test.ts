@@ -17,7 +17,8 @@ afterAll(async () => {
 });
 
 const gz = { 'content-type': 'application/gzip' };
-const upload = (id: string, payload: Buffer, token?: string | null) => t.call('PUT', `/api/v1/template-layers/${id}`, { payload, headers: gz, token });
+const upload = (id: string, payload: Buffer, token?: string | null) =>
+  t.call('PUT', `/api/v1/template-layers/${id}`, { payload, headers: gz, token });
 
 async function leftovers(): Promise<string[]> {
   return readdir(path.join(t.dataDir, 'tmp'));
@@ -35,11 +36,14 @@ describe('template layers', () => {
   });
 
   it('the same tree packed differently is the same (id, checksum): 200, not a new blob', async () => {
-    const res = await upload('base', await tarGzBuffer([
-      { header: { name: 'dir', type: 'directory' } },
-      { header: { name: 'dir/b.txt', type: 'file', mode: 0o644, mtime: new Date(0) }, body: 'B' },
-      { header: { name: 'a.txt', type: 'file', mode: 0o600 }, body: 'A' },
-    ]));
+    const res = await upload(
+      'base',
+      await tarGzBuffer([
+        { header: { name: 'dir', type: 'directory' } },
+        { header: { name: 'dir/b.txt', type: 'file', mode: 0o644, mtime: new Date(0) }, body: 'B' },
+        { header: { name: 'a.txt', type: 'file', mode: 0o600 }, body: 'A' },
+      ]),
+    );
     expect(res.status).toBe(200);
     expect(res.body.checksum).toBe(checksum);
   });
@@ -77,7 +81,11 @@ describe('template layers', () => {
   });
 
   it('serves the archive to the agent token; 404 LAYER_NOT_FOUND for an unknown pair', async () => {
-    const res = await t.o.app.inject({ method: 'GET', url: `/api/v1/template-layers/base/archive?checksum=${checksum}`, headers: { authorization: `Bearer ${AGENT_TOKEN}` } });
+    const res = await t.o.app.inject({
+      method: 'GET',
+      url: `/api/v1/template-layers/base/archive?checksum=${checksum}`,
+      headers: { authorization: `Bearer ${AGENT_TOKEN}` },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/gzip');
     expect(res.rawPayload.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
@@ -113,7 +121,13 @@ describe('templates', () => {
   it('creates a version, is idempotent for the same body and 409 IMMUTABLE for a different one', async () => {
     const created = await t.call('PUT', '/api/v1/templates/paper/versions/1.0.0', { body: body() });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'paper', version: '1.0.0', containerPort: 25565, restartPolicy: 'on-failure', readiness: { kind: 'minecraft', intervalMs: 2000 } });
+    expect(created.body).toMatchObject({
+      name: 'paper',
+      version: '1.0.0',
+      containerPort: 25565,
+      restartPolicy: 'on-failure',
+      readiness: { kind: 'minecraft', intervalMs: 2000 },
+    });
     expect((await t.call('PUT', '/api/v1/templates/paper/versions/1.0.0', { body: body() })).status).toBe(200);
     const changed = await t.call('PUT', '/api/v1/templates/paper/versions/1.0.0', { body: { ...body(), image: 'other:1' } });
     expect(changed.status).toBe(409);
@@ -154,7 +168,9 @@ describe('groups', () => {
     const tpl = await t.call('PUT', '/api/v1/templates/lobby/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 256 } } });
     expect(tpl.status).toBe(201);
     const group = { kind: 'ephemeral', variants: [{ id: 'default', template: { name: 'lobby', version: '1' }, env: { MODE: 'lobby' } }] };
-    const missingTpl = await t.call('PUT', '/api/v1/groups/lobby', { body: { ...group, variants: [{ id: 'x', template: { name: 'lobby', version: '9' } }] } });
+    const missingTpl = await t.call('PUT', '/api/v1/groups/lobby', {
+      body: { ...group, variants: [{ id: 'x', template: { name: 'lobby', version: '9' } }] },
+    });
     expect(missingTpl.status).toBe(404);
     expect(missingTpl.body.error.code).toBe('TEMPLATE_NOT_FOUND');
     const dup = await t.call('PUT', '/api/v1/groups/lobby', { body: { ...group, variants: [group.variants[0], group.variants[0]] } });
@@ -167,7 +183,9 @@ describe('groups', () => {
     expect(created.body).toMatchObject({ id: 'lobby', kind: 'ephemeral', placement: 'packed', created: true });
     const same = await t.call('PUT', '/api/v1/groups/lobby', { body: group });
     expect(same.body).toMatchObject({ created: false });
-    const replaced = await t.call('PUT', '/api/v1/groups/lobby', { body: { ...group, placement: 'distributed', caps: { maxInstances: 3 } } });
+    const replaced = await t.call('PUT', '/api/v1/groups/lobby', {
+      body: { ...group, placement: 'distributed', caps: { maxInstances: 3 } },
+    });
     expect(replaced.body).toMatchObject({ placement: 'distributed', caps: { maxInstances: 3 }, changed: true });
     expect((await t.call('GET', '/api/v1/groups')).body.groups.map((g: { id: string }) => g.id)).toContain('lobby');
     expect((await t.call('GET', '/api/v1/groups/nope')).body.error.code).toBe('GROUP_NOT_FOUND');

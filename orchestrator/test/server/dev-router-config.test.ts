@@ -20,15 +20,24 @@ const ADMIN_TOKEN = `admin-${'r'.repeat(24)}`;
 let base: string;
 let o: Orchestrator;
 
-const api = (method: string, path: string, body?: unknown) => fetch(`${o.url}/api/v1${path}`, {
-  method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}),
-});
+const api = (method: string, path: string, body?: unknown) =>
+  fetch(`${o.url}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'ec-dev-router-'));
-  o = await startOrchestrator(orchestratorConfig({
-    ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`, ENDERCLOUD_DATA_DIR: join(base, 'data'), ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_LOG_LEVEL: 'silent',
-  }), { runSupervisor: false });
+  o = await startOrchestrator(
+    orchestratorConfig({
+      ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`,
+      ENDERCLOUD_DATA_DIR: join(base, 'data'),
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
+      ENDERCLOUD_LOG_LEVEL: 'silent',
+    }),
+    { runSupervisor: false },
+  );
   expect((await api('PUT', '/templates/t/versions/1', { image: 'x:1', resources: { memoryMb: 64 } })).status).toBe(201);
 });
 afterAll(async () => {
@@ -56,11 +65,19 @@ describe('the dev stack router config', () => {
   it('follows groups created and deleted later', async () => {
     const dataDir = await mkdtemp(join(base, 'follow-'));
     const target = await inspectRouterConfig(dataDir, '127.0.0.1:25599');
-    const follower = await followGroups({ groupIds: async () => (await o.ctx.store.groups.list()).map((g) => g.id), changes: o.ctx.changes }, target, (err) => { throw err; });
+    const follower = await followGroups(
+      { groupIds: async () => (await o.store.groups.list()).map((g) => g.id), changes: o.ctx.changes },
+      target,
+      (err) => {
+        throw err;
+      },
+    );
     try {
       const routing = async () => parseRouterToml(await readFile(target.file, 'utf8')).routing;
       expect((await routing()).servers).toEqual({});
-      expect((await api('PUT', '/groups/arena', { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 't', version: '1' } }] })).status).toBe(201);
+      expect(
+        (await api('PUT', '/groups/arena', { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 't', version: '1' } }] })).status,
+      ).toBe(201);
       await follower.settled();
       expect((await routing()).forcedHosts['arena.localhost']).toEqual(['arena']);
       expect((await routing()).try).toEqual(['arena']);
@@ -78,12 +95,22 @@ describe('the dev stack router config', () => {
     await writeFile(join(dataDir, 'router.toml'), own);
     const target = await inspectRouterConfig(dataDir, '0.0.0.0:25565');
     expect(target).toMatchObject({ bind: '127.0.0.1:25598', generated: false });
-    const follower = await followGroups({ groupIds: async () => ['lobby'], changes: o.ctx.changes }, target, (err) => { throw err; });
+    const follower = await followGroups({ groupIds: async () => ['lobby'], changes: o.ctx.changes }, target, (err) => {
+      throw err;
+    });
     follower.stop();
     expect(await readFile(target.file, 'utf8')).toBe(own);
 
-    const old = ['# Written by `npm start` on its first run; edit freely (the router reloads on save).', 'bind = "0.0.0.0:25565"', 'try = ["lobby"]', '', '[servers]',
-      '# A group target takes a Ready instance of the group (waking or spawning one within its caps).', 'lobby = "group:lobby"', ''].join('\n');
+    const old = [
+      '# Written by `npm start` on its first run; edit freely (the router reloads on save).',
+      'bind = "0.0.0.0:25565"',
+      'try = ["lobby"]',
+      '',
+      '[servers]',
+      '# A group target takes a Ready instance of the group (waking or spawning one within its caps).',
+      'lobby = "group:lobby"',
+      '',
+    ].join('\n');
     await writeFile(join(dataDir, 'router.toml'), old);
     expect((await inspectRouterConfig(dataDir, '0.0.0.0:25565')).generated).toBe(true);
   });

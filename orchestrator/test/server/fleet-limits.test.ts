@@ -9,7 +9,16 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AGENT_TOKEN, freshPostgres, heartbeatBody, startFakeAgent, testOrchestrator, until, type Loose, type TestOrchestrator } from './support.js';
+import {
+  AGENT_TOKEN,
+  freshPostgres,
+  heartbeatBody,
+  startFakeAgent,
+  testOrchestrator,
+  until,
+  type Loose,
+  type TestOrchestrator,
+} from './support.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -31,21 +40,35 @@ async function setup(dialect: 'sqlite' | 'postgres'): Promise<Stack> {
     env.ENDERCLOUD_DATABASE_URL = db.url;
   }
   const logs: Loose[] = [];
-  const sink = new Writable({ write(chunk, _enc, done) { for (const l of String(chunk).split('\n')) if (l) logs.push(JSON.parse(l)); done(); } });
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const l of String(chunk).split('\n')) if (l) logs.push(JSON.parse(l));
+      done();
+    },
+  });
   const t = await testOrchestrator({ env, deps: { logger: pino({ level: 'info' }, sink), runProvisioner: false } });
   cleanups.push(() => t.close());
   for (const id of ['lim-a', 'lim-b']) {
     const a = await startFakeAgent();
     cleanups.push(() => a.close());
-    const hb = await t.call('POST', `/api/v1/agents/${id}/heartbeat`, { body: heartbeatBody(a.url, { resources: { cpuCount: 4, memoryTotalBytes: 64 * 1024 ** 3 } }), token: AGENT_TOKEN });
+    const hb = await t.call('POST', `/api/v1/agents/${id}/heartbeat`, {
+      body: heartbeatBody(a.url, { resources: { cpuCount: 4, memoryTotalBytes: 64 * 1024 ** 3 } }),
+      token: AGENT_TOKEN,
+    });
     expect(hb.status).toBe(200);
   }
   await t.o.ctx.hosts.whenIdle();
-  expect((await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 64 } } })).status).toBe(201);
+  expect(
+    (await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 64 } } })).status,
+  ).toBe(201);
   return {
-    t, logs,
+    t,
+    logs,
     async put(id, scaling, extra = {}) {
-      const variants = [{ id: 'a', template: { name: 'tpl', version: '1' } }, { id: 'b', template: { name: 'tpl', version: '1' } }];
+      const variants = [
+        { id: 'a', template: { name: 'tpl', version: '1' } },
+        { id: 'b', template: { name: 'tpl', version: '1' } },
+      ];
       const res = await t.call('PUT', `/api/v1/groups/${id}`, { body: { kind: 'ephemeral', variants, scaling, ...extra } });
       expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
     },
@@ -65,7 +88,11 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
     expect(res.filter((r) => r.status === 202)).toHaveLength(4);
     for (const r of res.filter((x) => x.status !== 202)) {
       expect(r.status).toBe(409);
-      expect(r.body.error).toMatchObject({ code: 'CAP_REACHED', message: 'group survival is at its scaling.maxInstances (4): 4 instances count toward it (archived worlds do not)', details: { cap: 'scaling.maxInstances', limit: 4 } });
+      expect(r.body.error).toMatchObject({
+        code: 'CAP_REACHED',
+        message: 'group survival is at its scaling.maxInstances (4): 4 instances count toward it (archived worlds do not)',
+        details: { cap: 'scaling.maxInstances', limit: 4 },
+      });
     }
     expect(await s.count('survival')).toBe(4);
     // caps.maxInstances below scaling.maxInstances binds first, on the same path.
@@ -78,7 +105,8 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
   it('allocations with wait: none spawns past scaling.maxInstances; the refusal says what matched nothing and which limit is full', async () => {
     const s = await setup(dialect);
     const spawnA = async (group: string, n: number) => {
-      for (let k = 0; k < n; k++) expect((await s.t.call('POST', `/api/v1/groups/${group}/spawn`, { body: { variantId: 'a' } })).status).toBe(202);
+      for (let k = 0; k < n; k++)
+        expect((await s.t.call('POST', `/api/v1/groups/${group}/spawn`, { body: { variantId: 'a' } })).status).toBe(202);
     };
     // At the limit, nothing of variant b coming: every waiting allocation of b is refused at once, none spawns a fifth.
     await s.put('duels', { maxInstances: 4 });
@@ -87,8 +115,10 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
     for (const r of refused) {
       expect(r.status).toBe(409);
       expect(r.body.error).toMatchObject({
-        code: 'CAP_REACHED', details: { groupId: 'duels', cap: 'scaling.maxInstances', limit: 4 },
-        message: 'group duels has no Ready, unallocated instance of variant b in its buffer (0 allocated, 4 starting), and none can be spawned: group duels is at its scaling.maxInstances (4): 4 instances count toward it (archived worlds do not)',
+        code: 'CAP_REACHED',
+        details: { groupId: 'duels', cap: 'scaling.maxInstances', limit: 4 },
+        message:
+          'group duels has no Ready, unallocated instance of variant b in its buffer (0 allocated, 4 starting), and none can be spawned: group duels is at its scaling.maxInstances (4): 4 instances count toward it (archived worlds do not)',
       });
     }
     expect(await s.count('duels')).toBe(4);
@@ -103,15 +133,22 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
       return r;
     });
     // The waiting ones (the spawned b never comes online here) end by the manual clock.
-    await until(() => {
-      s.t.clock.advance(31_000);
-      return done.length === 10 || undefined;
-    }, 'every allocation answered', 20_000);
+    await until(
+      () => {
+        s.t.clock.advance(31_000);
+        return done.length === 10 || undefined;
+      },
+      'every allocation answered',
+      20_000,
+    );
     const res = await pending;
     expect(await s.count('duos')).toBe(4);
     for (const r of res) {
       expect([409, 504]).toContain(r.status);
-      if (r.status === 409) expect(r.body.error.message).toMatch(/^group duos has no Ready, unallocated instance of variant b in its buffer \(0 allocated, [34] starting\), and none can be spawned: group duos is at its scaling\.maxInstances \(4\)/);
+      if (r.status === 409)
+        expect(r.body.error.message).toMatch(
+          /^group duos has no Ready, unallocated instance of variant b in its buffer \(0 allocated, [34] starting\), and none can be spawned: group duos is at its scaling\.maxInstances \(4\)/,
+        );
     }
   });
 
@@ -124,7 +161,11 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
     expect(count).toBeLessThanOrEqual(2);
     for (const r of res) {
       if (r.status === 200) expect(['spawn', 'start']).toContain(r.body.action);
-      else expect(r.body.error).toMatchObject({ code: 'CAPACITY_EXHAUSTED', message: expect.stringContaining('group lobby is at its scaling.maxInstances (2)') });
+      else
+        expect(r.body.error).toMatchObject({
+          code: 'CAPACITY_EXHAUSTED',
+          message: expect.stringContaining('group lobby is at its scaling.maxInstances (2)'),
+        });
     }
     expect(res.filter((r) => r.status === 200 && r.body.action === 'spawn').length).toBeLessThanOrEqual(2);
 
@@ -132,12 +173,17 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
     await s.put('arcade', { maxInstances: 2 });
     for (let n = 0; n < 2; n++) {
       const spawned = await s.t.call('POST', '/api/v1/groups/arcade/spawn', { body: {} });
-      await s.t.o.ctx.store.instances.update(spawned.body.id, { state: 'error' }, { now: s.t.clock.now() });
+      await s.t.o.store.instances.transition(spawned.body.id, 'error', { now: s.t.clock.now(), reason: 'test: failed' });
     }
     const full = await many(6, (n) => s.t.call('POST', '/api/v1/router/groups/arcade/join', { body: { player: `Late${n}` } }));
     for (const r of full) {
       expect(r.status).toBe(409);
-      expect(r.body.error).toMatchObject({ code: 'CAPACITY_EXHAUSTED', message: 'group arcade has no instance with room and cannot spawn one: group arcade is at its scaling.maxInstances (2): 2 instances count toward it (archived worlds do not)', details: { cause: 'CAP_REACHED' } });
+      expect(r.body.error).toMatchObject({
+        code: 'CAPACITY_EXHAUSTED',
+        message:
+          'group arcade has no instance with room and cannot spawn one: group arcade is at its scaling.maxInstances (2): 2 instances count toward it (archived worlds do not)',
+        details: { cause: 'CAP_REACHED' },
+      });
     }
     expect(await s.count('arcade')).toBe(2);
   });
@@ -146,17 +192,26 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
     const s = await setup(dialect);
     await s.put('events', { maxInstances: 3, buffer: { count: 5 } });
     const provisioner = s.t.o.provisioner;
-    await Promise.all([provisioner.tick(), provisioner.tick(), ...Array.from({ length: 4 }, () => s.t.call('POST', '/api/v1/groups/events/spawn', { body: {} }))]);
+    await Promise.all([
+      provisioner.tick(),
+      provisioner.tick(),
+      ...Array.from({ length: 4 }, () => s.t.call('POST', '/api/v1/groups/events/spawn', { body: {} })),
+    ]);
     expect(await s.count('events')).toBe(3);
     await provisioner.tick();
     await provisioner.tick();
     const fleet = (await s.t.call('GET', '/api/v1/groups/events/fleet')).body;
-    expect(fleet.short).toMatchObject({ reason: "buffer 5 needs 2 more (ready 0, starting 3): spawns 0 of 2; group events's scaling.maxInstances (3) has no room", since: expect.any(String) });
+    expect(fleet.short).toMatchObject({
+      reason: "buffer 5 needs 2 more (ready 0, starting 3): spawns 0 of 2; group events's scaling.maxInstances (3) has no room",
+      since: expect.any(String),
+    });
     const said = s.logs.filter((l) => l.groupId === 'events' && String(l.msg).startsWith('fleet events cannot reach'));
     expect(said).toHaveLength(1);
     // Said when first found (by whichever tick or race came first), with the limit named.
     expect(said[0].msg).toMatch(/group events's scaling\.maxInstances \(3\) has (no room|room for [0-3])/);
-    const audited = ((await s.t.call('GET', '/api/v1/audit?limit=200')).body.entries as Loose[]).filter((e) => e.action === 'fleet.short' && e.targetId === 'events');
+    const audited = ((await s.t.call('GET', '/api/v1/audit?limit=200')).body.entries as Loose[]).filter(
+      (e) => e.action === 'fleet.short' && e.targetId === 'events',
+    );
     expect(audited).toHaveLength(1);
 
     // Raising the limit: the fleet fills, the reason clears (one line), the view says nothing is short.
@@ -174,13 +229,20 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
     await provisioner.tick();
     const [first] = (await s.t.call('GET', '/api/v1/instances?groupId=arena')).body.instances as Loose[];
     // Simulation: the state an archive (despawn with savegame archive) leaves behind, written directly.
-    await s.t.o.ctx.store.instances.update(first.id, { state: 'archived', desiredState: 'stopped', fleet: { archived: { at: s.t.clock.now(), hostId: first.hostId, backupId: null } } }, { now: s.t.clock.now() });
+    await s.t.o.store.instances.transition(first.id, 'archived', {
+      now: s.t.clock.now(),
+      reason: 'test: archived',
+      patch: { desiredState: 'stopped', fleet: { archived: { at: s.t.clock.now(), hostId: first.hostId, backupId: null } } },
+    });
     await provisioner.tick();
     expect(await s.count('arena')).toBe(3); // two counted, one archived
     expect((await s.t.call('GET', '/api/v1/groups/arena/fleet')).body).toMatchObject({ short: null, counts: { archived: 1, starting: 2 } });
     const start = await s.t.call('POST', `/api/v1/instances/${first.id}/start`, { body: {} });
     expect(start.status).toBe(409);
-    expect(start.body.error).toMatchObject({ code: 'CAP_REACHED', message: 'group arena is at its scaling.maxInstances (2): 2 instances count toward it (archived worlds do not)' });
+    expect(start.body.error).toMatchObject({
+      code: 'CAP_REACHED',
+      message: 'group arena is at its scaling.maxInstances (2): 2 instances count toward it (archived worlds do not)',
+    });
     expect((await s.t.call('GET', `/api/v1/instances/${first.id}`)).body.state).toBe('archived');
   });
 
@@ -190,12 +252,19 @@ describe.each(['sqlite', 'postgres'] as const)('instance limits on every path (%
     for (const mode of ['solo', 'squads']) {
       const spawned = await s.t.call('POST', '/api/v1/groups/arena2/spawn', { body: {} });
       // Simulation: an online instance whose template gave it the label (the worker does not run here).
-      const stored = (await s.t.o.ctx.store.instances.get(spawned.body.id))!;
-      await s.t.o.ctx.store.instances.update(stored.id, { state: 'online', containerConfig: { ...stored.containerConfig, labels: { mode } } }, { now: s.t.clock.now() });
+      const stored = (await s.t.o.store.instances.get(spawned.body.id))!;
+      await s.t.o.store.instances.transition(stored.id, 'online', {
+        now: s.t.clock.now(),
+        reason: 'test: online',
+        patch: { containerConfig: { ...stored.containerConfig, labels: { mode } } },
+      });
     }
     const res = await s.t.call('POST', '/api/v1/groups/arena2/allocations', { body: { labels: { mode: 'duels' } } });
     expect(res.status).toBe(409);
-    expect(res.body.error).toMatchObject({ code: 'CAPACITY_EXHAUSTED', message: 'no Ready instance of group arena2 has label mode=duels (2 Ready: mode=solo, mode=squads)' });
+    expect(res.body.error).toMatchObject({
+      code: 'CAPACITY_EXHAUSTED',
+      message: 'no Ready instance of group arena2 has label mode=duels (2 Ready: mode=solo, mode=squads)',
+    });
     const ok = await s.t.call('POST', '/api/v1/groups/arena2/allocations', { body: { labels: { mode: 'squads' } } });
     expect(ok.status).toBe(201);
   });

@@ -16,25 +16,35 @@ afterEach(async () => {
 
 const ZERO = { minInstances: 0, buffer: {}, idleTiers: [], savegame: { mode: 'discard' as const } };
 
-async function setup(env: Record<string, string> = {}): Promise<{ t: TestOrchestrator; router: string; join: (groupId: string, player?: string) => Promise<{ status: number; body: any }> }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function setup(
+  env: Record<string, string> = {},
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<{ t: TestOrchestrator; router: string; join: (groupId: string, player?: string) => Promise<{ status: number; body: any }> }> {
   const t = await testOrchestrator({ env });
   cleanups.push(() => t.close());
   await seed(t);
   const router = await tokenWith(t, 'edge', ['router']);
-  return { t, router, join: (groupId, player = 'Alice') => t.call('POST', `/api/v1/router/groups/${groupId}/join`, { token: router, body: { player } }) };
+  return {
+    t,
+    router,
+    join: (groupId, player = 'Alice') => t.call('POST', `/api/v1/router/groups/${groupId}/join`, { token: router, body: { player } }),
+  };
 }
 
 describe.each([
   ['sqlite', async () => ({})],
-  ['postgres', async () => {
-    const db = await freshPostgres('ec_join');
-    cleanups.push(() => db.drop());
-    return { ENDERCLOUD_DATABASE_URL: db.url };
-  }],
+  [
+    'postgres',
+    async () => {
+      const db = await freshPostgres('ec_join');
+      cleanups.push(() => db.drop());
+      return { ENDERCLOUD_DATABASE_URL: db.url };
+    },
+  ],
 ] as const)('a crowd joining an empty group (%s)', (_dialect, env) => {
   it('the answer is a spawn, and everyone arriving at once gets the one world', async () => {
     const { t, join } = await setup(await env());
-    await t.o.ctx.store.groups.put(group('zero', { scaling: ZERO }));
+    await t.o.store.groups.put(group('zero', { scaling: ZERO }));
     const answers = await Promise.all(['A', 'B', 'C', 'D', 'E', 'F'].map((p) => join('zero', p)));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
     const spawned = answers.filter((a) => a.body.action === 'spawn');
@@ -42,8 +52,10 @@ describe.each([
     expect(spawned[0]!.body).toMatchObject({ instanceId: expect.any(String), commandId: expect.any(String) });
     const id = spawned[0]!.body.instanceId as string;
     // The later ones find it on its way (installing) and wait for it, as after any start.
-    expect(new Set(answers.filter((a) => a !== spawned[0]).map((a) => `${a.body.instanceId} ${a.body.action}`))).toEqual(new Set([`${id} start`]));
-    const instances = await t.o.ctx.store.instances.list({ groupId: 'zero' });
+    expect(new Set(answers.filter((a) => a !== spawned[0]).map((a) => `${a.body.instanceId} ${a.body.action}`))).toEqual(
+      new Set([`${id} start`]),
+    );
+    const instances = await t.o.store.instances.list({ groupId: 'zero' });
     expect(instances.map((i) => [i.id, i.state])).toEqual([[id, 'installing']]);
   });
 });
@@ -51,7 +63,7 @@ describe.each([
 describe('group join of a fleet scaled to zero', () => {
   it('a spawn a cap refuses: 409 CAPACITY_EXHAUSTED whose playerMessage names the limit', async () => {
     const { t, join } = await setup();
-    await t.o.ctx.store.groups.put(group('capped', { caps: { maxInstances: 0 }, scaling: ZERO }));
+    await t.o.store.groups.put(group('capped', { caps: { maxInstances: 0 }, scaling: ZERO }));
     const refused = await join('capped');
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({
@@ -59,13 +71,13 @@ describe('group join of a fleet scaled to zero', () => {
       message: expect.stringContaining('group capped is at its caps.maxInstances (0)'),
       details: { cause: 'CAP_REACHED', playerMessage: 'capped is full (0 of 0 worlds).', cap: 'maxInstances', limit: 0, current: 0 },
     });
-    expect(await t.o.ctx.store.instances.list({ groupId: 'capped' })).toEqual([]);
+    expect(await t.o.store.instances.list({ groupId: 'capped' })).toEqual([]);
   });
 
   it('a full fleet whose only world is being despawned: the cap still holds, and says so', async () => {
     const { t, join } = await setup();
     const s = await seed(t);
-    await t.o.ctx.store.groups.put(group('one', { caps: { maxInstances: 1 }, scaling: ZERO }));
+    await t.o.store.groups.put(group('one', { caps: { maxInstances: 1 }, scaling: ZERO }));
     await s.add('one-1', 'online', { groupId: 'one', fleet: { draining: { since: t.clock.now(), reason: 'despawn' } } });
     const refused = await join('one');
     expect(refused.status).toBe(409);
@@ -81,23 +93,41 @@ describe('group join of a fleet scaled to zero', () => {
 
   it('under global maintenance the router spawns nothing', async () => {
     const { t, join } = await setup();
-    await t.o.ctx.store.groups.put(group('zero', { scaling: ZERO }));
+    await t.o.store.groups.put(group('zero', { scaling: ZERO }));
     await t.o.ctx.lifecycle.setGlobalMaintenance(true, 'moving racks');
     const res = await join('zero');
     expect(res.status).toBe(409);
     expect(res.body.error).toMatchObject({ code: 'MAINTENANCE', message: 'EnderCloud is in maintenance: moving racks' });
-    expect(await t.o.ctx.store.instances.list({ groupId: 'zero' })).toEqual([]);
+    expect(await t.o.store.instances.list({ groupId: 'zero' })).toEqual([]);
+  });
+
+  it('the login goes where the group placement says (the one chooser), not to the lowest id', async () => {
+    const { t, join } = await setup();
+    const h1 = await seed(t);
+    const h2 = await seed(t, 'http://127.0.0.1:9/agent', 'h2');
+    await t.o.store.groups.put(group('lobby', { placement: 'packed' }));
+    await t.o.store.groups.put(group('spread', { placement: 'distributed' }));
+    await h1.add('a-lobby', 'online', { groupId: 'lobby' });
+    await h2.add('b-lobby', 'online', { groupId: 'lobby' });
+    await h2.add('c-other', 'stopped', { groupId: 'g1' });
+    // packed: the busiest host (h2, two instances), so h1 can empty out.
+    expect((await join('lobby')).body).toMatchObject({ instanceId: 'b-lobby', action: 'route' });
+    await h1.add('a-spread', 'online', { groupId: 'spread', players: { online: 3, max: 20, at: t.clock.now() } });
+    await h2.add('b-spread', 'online', { groupId: 'spread', players: { online: 0, max: 20, at: t.clock.now() } });
+    await h1.add('c-spread', 'online', { groupId: 'spread', players: { online: 0, max: 20, at: t.clock.now() } });
+    // distributed: the host with the fewest of the group in use (h2: none with players), whatever the ids.
+    expect((await join('spread')).body).toMatchObject({ instanceId: 'b-spread', action: 'route' });
   });
 
   it('a world on a host that is down is never the answer: one is spawned on a host that is up', async () => {
     const { t, join } = await setup();
     const down = await seed(t, 'http://127.0.0.1:9/agent', 'h2');
-    await t.o.ctx.store.hosts.setStatus('h2', 'OFFLINE', { now: t.clock.now() });
-    await t.o.ctx.store.groups.put(group('zero', { scaling: ZERO }));
+    await t.o.store.hosts.setStatus('h2', 'OFFLINE', { now: t.clock.now() });
+    await t.o.store.groups.put(group('zero', { scaling: ZERO }));
     await down.add('zero-on-h2', 'online', { groupId: 'zero' });
     const res = await join('zero');
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ action: 'spawn' });
-    expect((await t.o.ctx.store.instances.get(res.body.instanceId as string))?.hostId).toBe('h1');
+    expect((await t.o.store.instances.get(res.body.instanceId as string))?.hostId).toBe('h1');
   });
 });

@@ -27,7 +27,9 @@ afterAll(async () => {
 });
 
 async function replica(env: Record<string, string> = {}): Promise<TestOrchestrator> {
-  const t = await testOrchestrator({ env: { ENDERCLOUD_DATABASE_URL: db.url, ENDERCLOUD_ADMIN_TOKEN: 'ha-admin-token-0123456789', ...env } });
+  const t = await testOrchestrator({
+    env: { ENDERCLOUD_DATABASE_URL: db.url, ENDERCLOUD_ADMIN_TOKEN: 'ha-admin-token-0123456789', ...env },
+  });
   open.push(t);
   return t;
 }
@@ -63,13 +65,13 @@ const summary = (ms: number[]) => {
 };
 
 describe('change fan-out across replicas', () => {
-  it('PostgreSQL LISTEN/NOTIFY: a change written through A reaches a registry listener on B (and A\'s own listeners at once)', async () => {
+  it("PostgreSQL LISTEN/NOTIFY: a change written through A reaches a registry listener on B (and A's own listeners at once)", async () => {
     const a = await replica();
     const b = await replica();
     expect((a.o.ctx.changes as { transport?: string }).transport).toBe('postgres');
     const local: Change[] = [];
     a.o.ctx.changes.subscribe((c) => local.push(c));
-    await a.o.ctx.store.system.put('maintenance', { enabled: false }, 1);
+    await a.o.store.system.put('maintenance', { enabled: false }, 1);
     expect(local).toEqual([{ kind: 'system', id: 'maintenance' }]); // synchronously after the commit, not via the database
     const latencies = await fanOut(a, b, 'pg', 10);
     console.log(`[ha-changes] postgres LISTEN/NOTIFY A→B registry event latency: ${summary(latencies)} (target < 100 ms)`);
@@ -98,7 +100,10 @@ describe('change fan-out across replicas', () => {
       const admin = new pg.Client({ connectionString: db.url.replace(/\/[^/?]+(\?|$)/, `/${new URL(PG_ADMIN_URL).pathname.slice(1)}$1`) });
       await admin.connect();
       try {
-        await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name = $2`, [new URL(db.url).pathname.slice(1), CHANGE_APPLICATION_NAME]);
+        await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name = $2`, [
+          new URL(db.url).pathname.slice(1),
+          CHANGE_APPLICATION_NAME,
+        ]);
       } finally {
         await admin.end();
       }

@@ -10,7 +10,16 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { instanceOf } from '../support/memory-runtime.js';
 import { freshPostgres, until } from './support.js';
-import { heartbeatPump, killReplica, newTempDir, seedCatalog, startHaAgent, startReplica, type HaAgent, type Replica } from './ha-support.js';
+import {
+  heartbeatPump,
+  killReplica,
+  newTempDir,
+  seedCatalog,
+  startHaAgent,
+  startReplica,
+  type HaAgent,
+  type Replica,
+} from './ha-support.js';
 
 const KILLS = Number(process.env.ENDERCLOUD_TEST_HA_KILLS ?? 20);
 
@@ -47,8 +56,11 @@ class Cluster {
       this.dirs.set(node, dir);
     }
     const r = await startReplica({
-      ENDERCLOUD_DATA_DIR: dir, ENDERCLOUD_DATABASE_URL: db!.url, ENDERCLOUD_NODE_ID: node,
-      ENDERCLOUD_LEADER_LEASE_TTL: '1s', ENDERCLOUD_COMMAND_LEASE: '3s',
+      ENDERCLOUD_DATA_DIR: dir,
+      ENDERCLOUD_DATABASE_URL: db!.url,
+      ENDERCLOUD_NODE_ID: node,
+      ENDERCLOUD_LEADER_LEASE_TTL: '1s',
+      ENDERCLOUD_COMMAND_LEASE: '3s',
     });
     this.replicas.set(node, r);
     return r;
@@ -59,7 +71,11 @@ class Cluster {
   }
 
   async leader(): Promise<string | undefined> {
-    return (await query<{ holder: string }>(`select holder from leases where name = 'reconciler' and expires_at > extract(epoch from clock_timestamp()) * 1000`))[0]?.holder;
+    return (
+      await query<{ holder: string }>(
+        `select holder from leases where name = 'reconciler' and expires_at > extract(epoch from clock_timestamp()) * 1000`,
+      )
+    )[0]?.holder;
   }
 
   async close(): Promise<void> {
@@ -100,18 +116,26 @@ async function scenario(replicaCount: number, kills: number): Promise<void> {
     const killedAt = Date.now();
     await killReplica(cluster.replicas.get(leader)!);
     release();
-    await until(async () => {
-      const l = await cluster.leader();
-      return l !== undefined && l !== leader ? l : undefined;
-    }, 'a new leader', 20_000);
+    await until(
+      async () => {
+        const l = await cluster.leader();
+        return l !== undefined && l !== leader ? l : undefined;
+      },
+      'a new leader',
+      20_000,
+    );
     failovers.push(Date.now() - killedAt);
     await cluster.start(leader); // back as a standby, on its data dir (same node id)
   }
 
-  await until(async () => {
-    const rows = await query<{ n: string }>(`select count(*) as n from commands where id = any($1) and status = 'succeeded'`, [commands]);
-    return Number(rows[0]!.n) === commands.length;
-  }, 'every command to succeed', 90_000);
+  await until(
+    async () => {
+      const rows = await query<{ n: string }>(`select count(*) as n from commands where id = any($1) and status = 'succeeded'`, [commands]);
+      return Number(rows[0]!.n) === commands.length;
+    },
+    'every command to succeed',
+    90_000,
+  );
   const statuses = await query<{ status: string }>(`select status from commands where id = any($1)`, [commands]);
   expect(statuses.every((s) => s.status === 'succeeded')).toBe(true);
   // Exactly one container per instance, none extra.
@@ -124,8 +148,10 @@ async function scenario(replicaCount: number, kills: number): Promise<void> {
   expect([...perInstance.values()].every((n) => n === 1)).toBe(true);
   const refused = agent.answers.filter((a) => a.status === 409).length;
   const sorted = [...failovers].sort((x, y) => x - y);
-  console.log(`[ha-failover] ${replicaCount} replicas, ${kills} kill -9 of the leader: ${commands.length} creates, each once; ` +
-    `failover median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted[sorted.length - 1]} ms (TTL 1 s); agent refusals ${refused}`);
+  console.log(
+    `[ha-failover] ${replicaCount} replicas, ${kills} kill -9 of the leader: ${commands.length} creates, each once; ` +
+      `failover median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted[sorted.length - 1]} ms (TTL 1 s); agent refusals ${refused}`,
+  );
 }
 
 describe('kill -9 of the leader in the middle of commands', () => {

@@ -37,7 +37,10 @@ async function claimedBy(commandId: string): Promise<string | null> {
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
   try {
-    return (await c.query<{ claimed_by: string | null }>('select claimed_by from commands where id = $1', [commandId])).rows[0]?.claimed_by ?? null;
+    return (
+      (await c.query<{ claimed_by: string | null }>('select claimed_by from commands where id = $1', [commandId])).rows[0]?.claimed_by ??
+      null
+    );
   } finally {
     await c.end();
   }
@@ -45,7 +48,12 @@ async function claimedBy(commandId: string): Promise<string | null> {
 
 async function replica(name: string): Promise<Replica> {
   const dataDir = await newTempDir(`ec-ha-fence-${name}-`);
-  const r = await startReplica({ ENDERCLOUD_DATA_DIR: dataDir, ENDERCLOUD_DATABASE_URL: db.url, ENDERCLOUD_NODE_ID: name, ENDERCLOUD_LEADER_LEASE_TTL: '1s' });
+  const r = await startReplica({
+    ENDERCLOUD_DATA_DIR: dataDir,
+    ENDERCLOUD_DATABASE_URL: db.url,
+    ENDERCLOUD_NODE_ID: name,
+    ENDERCLOUD_LEADER_LEASE_TTL: '1s',
+  });
   cleanups.push(async () => {
     await killReplica(r);
     await rm(dataDir, { recursive: true, force: true });
@@ -54,7 +62,7 @@ async function replica(name: string): Promise<Replica> {
 }
 
 describe('leader fencing', () => {
-  it('a SIGSTOPped-then-SIGCONTed old leader\'s late call is refused by the agent; the new leader carries the create out exactly once', async () => {
+  it("a SIGSTOPped-then-SIGCONTed old leader's late call is refused by the agent; the new leader carries the create out exactly once", async () => {
     const agent = await startHaAgent('fence-agent');
     cleanups.push(() => agent.close());
     const a = await replica('node-a');
@@ -83,12 +91,20 @@ describe('leader fencing', () => {
 
     a.child.kill('SIGCONT');
     release(); // the old leader's create arrives late, carrying epoch 1
-    await until(() => agent.answers.some((x) => x.method === 'PUT' && x.epoch === '1' && x.status === 409), "the agent refusing the old leader's create", 10_000);
+    await until(
+      () => agent.answers.some((x) => x.method === 'PUT' && x.epoch === '1' && x.status === 409),
+      "the agent refusing the old leader's create",
+      10_000,
+    );
 
-    const done = await until(async () => {
-      const c = (await b.call('GET', `/commands/${created.body.commandId}`)).body;
-      return c?.status === 'succeeded' ? c : undefined;
-    }, 'the new leader to carry the create out', 20_000);
+    const done = await until(
+      async () => {
+        const c = (await b.call('GET', `/commands/${created.body.commandId}`)).body;
+        return c?.status === 'succeeded' ? c : undefined;
+      },
+      'the new leader to carry the create out',
+      20_000,
+    );
     expect(done.attempts).toBe(2);
     expect(await claimedBy(created.body.commandId)).toMatch(/^node-b:/);
     expect(agent.runtime.containers.size).toBe(1);

@@ -9,11 +9,26 @@ import { mayReuseInventory } from '../../src/server/lifecycle-engine/inventory-c
 import { seed } from './registry-support.js';
 import { AGENT_TOKEN, heartbeatBody, startFakeAgent, testOrchestrator, until, type FakeAgent, type TestOrchestrator } from './support.js';
 
-const entry = (instanceId: string, state: InventoryEntry['state'] = 'running'): InventoryEntry => ({
-  instanceId, containerId: `c-${instanceId}`, containerName: `endercloud-v-${instanceId}`, state, hostPort: 31000, endpoint: { host: '127.0.0.1', port: 31000 },
-  groupId: 'g', variantId: 'v', sessionId: null, image: 'img:1', user: null, labels: { b: '2', a: '1' }, exitCode: null, oomKilled: false,
-  startedAt: '2026-01-01T00:00:00.000Z', finishedAt: null, restartCount: 0,
-} as unknown as InventoryEntry);
+const entry = (instanceId: string, state: InventoryEntry['state'] = 'running'): InventoryEntry =>
+  ({
+    instanceId,
+    containerId: `c-${instanceId}`,
+    containerName: `endercloud-v-${instanceId}`,
+    state,
+    hostPort: 31000,
+    endpoint: { host: '127.0.0.1', port: 31000 },
+    groupId: 'g',
+    variantId: 'v',
+    sessionId: null,
+    image: 'img:1',
+    user: null,
+    labels: { b: '2', a: '1' },
+    exitCode: null,
+    oomKilled: false,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    finishedAt: null,
+    restartCount: 0,
+  }) as unknown as InventoryEntry;
 
 describe('inventoryDigest (pure)', () => {
   it('ignores entry and key order; any change of state gives another digest', () => {
@@ -58,8 +73,8 @@ describe('the supervisor with digests', () => {
     const beat = (digest: string) =>
       t!.call('POST', '/api/v1/agents/dg/heartbeat', { body: heartbeatBody(agent!.url, { inventoryDigest: digest }), token: AGENT_TOKEN });
     expect((await beat('a'.repeat(64))).status).toBe(200);
-    await until(async () => (await t!.o.ctx.store.hosts.get('dg'))?.status === 'ONLINE', 'host ONLINE');
-    expect((await t.o.ctx.store.hosts.get('dg'))?.inventoryDigest).toBe('a'.repeat(64));
+    await until(async () => (await t!.o.store.hosts.get('dg'))?.status === 'ONLINE', 'host ONLINE');
+    expect((await t.o.store.hosts.get('dg'))?.inventoryDigest).toBe('a'.repeat(64));
     const reads = () => agent!.calls.filter((c) => c.method === 'GET' && c.path === '/instances').length;
     const tickReads = async () => {
       const before = reads();
@@ -93,7 +108,7 @@ describe('the supervisor with digests', () => {
     expect(await tickReads()).toBe(1); // the safety sweep
     // An agent that stops sending digests is read on every tick again.
     await t.call('POST', '/api/v1/agents/dg/heartbeat', { body: heartbeatBody(agent.url), token: AGENT_TOKEN });
-    expect((await t.o.ctx.store.hosts.get('dg'))?.inventoryDigest).toBeUndefined();
+    expect((await t.o.store.hosts.get('dg'))?.inventoryDigest).toBeUndefined();
     expect(await tickReads()).toBe(1);
     expect(await tickReads()).toBe(1);
   });

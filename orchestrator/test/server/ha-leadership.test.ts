@@ -90,7 +90,15 @@ describe('LeaderLease', () => {
 
   it('sole (SQLite, one process): leader with epoch 1 and never lapses locally', async () => {
     let now = 0;
-    const sole = new LeaderLease({ leases: store.leases, name: 'l3', holder: 'node-s', ttlMs: 1000, logger: silentLogger, now: () => now, sole: true });
+    const sole = new LeaderLease({
+      leases: store.leases,
+      name: 'l3',
+      holder: 'node-s',
+      ttlMs: 1000,
+      logger: silentLogger,
+      now: () => now,
+      sole: true,
+    });
     await sole.start();
     now += 3_600_000;
     expect([sole.isLeader(), sole.epoch()]).toEqual([true, 1]);
@@ -114,11 +122,24 @@ describe('the engine driver stamps the lease epoch', () => {
       const d = new AgentHostDriver({ token: undefined, timeoutMs: 5000, epoch: { epoch: () => epoch } });
       const h: DriverHost = { id: 'h', controlUrl: `http://127.0.0.1:${port}` };
       const calls: (() => Promise<unknown>)[] = [
-        () => d.inventory(h), () => d.create(h, 'i', {} as never), () => d.start(h, 'i'), () => d.stop(h, 'i', {}), () => d.pause(h, 'i'),
-        () => d.resume(h, 'i'), () => d.replace(h, 'i', {} as never), () => d.remove(h, 'i', {}), () => d.inspect(h, 'i'), () => d.logs(h, 'i', { tail: 1 }),
-        () => d.cleanup(h, { instanceIds: [] }), () => d.backups.create(h, 'i', { backupId: 'b' }), () => d.backups.list(h, 'i'),
-        () => d.backups.restore(h, 'i', 'b'), () => d.backups.delete(h, 'i', 'b'), () => d.backups.deleteAll(h, 'i'),
-        () => d.images.inspectImage(h, 'img', { pull: false }), () => d.rcon.command(h, 'i', {} as never),
+        () => d.inventory(h),
+        () => d.create(h, 'i', {} as never),
+        () => d.start(h, 'i'),
+        () => d.stop(h, 'i', {}),
+        () => d.pause(h, 'i'),
+        () => d.resume(h, 'i'),
+        () => d.replace(h, 'i', {} as never),
+        () => d.remove(h, 'i', {}),
+        () => d.inspect(h, 'i'),
+        () => d.logs(h, 'i', { tail: 1 }),
+        () => d.cleanup(h, { instanceIds: [] }),
+        () => d.backups.create(h, 'i', { backupId: 'b' }),
+        () => d.backups.list(h, 'i'),
+        () => d.backups.restore(h, 'i', 'b'),
+        () => d.backups.delete(h, 'i', 'b'),
+        () => d.backups.deleteAll(h, 'i'),
+        () => d.images.inspectImage(h, 'img', { pull: false }),
+        () => d.rcon.command(h, 'i', {} as never),
       ];
       for (const call of calls) await call().catch(() => undefined);
       expect(seen).toHaveLength(calls.length);
@@ -154,14 +175,14 @@ describe('the command worker claims only on the leader', () => {
     open.push(b);
     expect([a.o.leadership.isLeader(), a.o.leadership.epoch()]).toEqual([true, 1]);
     expect(b.o.leadership.isLeader()).toBe(false);
-    await b.o.ctx.store.commands.create({ id: 'gate-1', kind: 'no-such-kind', payload: {}, requestId: 'r' }, b.clock.now());
+    await b.o.store.commands.create({ id: 'gate-1', kind: 'no-such-kind', payload: {}, requestId: 'r' }, b.clock.now());
     expect(await b.o.worker.tick()).toEqual([]);
-    expect((await b.o.ctx.store.commands.get('gate-1'))?.status).toBe('pending');
+    expect((await b.o.store.commands.get('gate-1'))?.status).toBe('pending');
     await a.o.stop();
     await (b.o.leadership as LeaderLease).attempt();
     expect([b.o.leadership.isLeader(), b.o.leadership.epoch()]).toEqual([true, 2]);
     expect((await b.o.worker.tick()).map((c) => c.id)).toEqual(['gate-1']);
     await b.o.worker.whenIdle();
-    expect((await b.o.ctx.store.commands.get('gate-1'))?.claimedBy).toBe(b.o.node.claimer);
+    expect((await b.o.store.commands.get('gate-1'))?.claimedBy).toBe(b.o.node.claimer);
   });
 });

@@ -52,10 +52,14 @@ describe.each(dialects)('offline detection on the database clock (%s)', (_name, 
       const detector = new OfflineDetector({ store, clock: skewed, logger: silentLogger, missedBeats: 3, sweepIntervalMs: 100 });
       const marked: string[] = [];
       // The silent host going OFFLINE is the sign the start grace is over and the sweep acts.
-      await until(async () => {
-        marked.push(...(await detector.sweep()));
-        return marked.includes('h-dead');
-      }, 'h-dead marked OFFLINE', 15_000);
+      await until(
+        async () => {
+          marked.push(...(await detector.sweep()));
+          return marked.includes('h-dead');
+        },
+        'h-dead marked OFFLINE',
+        15_000,
+      );
       marked.push(...(await detector.sweep()));
       expect(marked).toEqual(['h-dead']);
       expect((await store.hosts.get('h-live'))?.status).not.toBe('OFFLINE');

@@ -6,7 +6,16 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { until } from './support.js';
-import { heartbeatPump, killReplica, newTempDir, seedCatalog, startHaAgent, startReplica, type HaAgent, type Replica } from './ha-support.js';
+import {
+  heartbeatPump,
+  killReplica,
+  newTempDir,
+  seedCatalog,
+  startHaAgent,
+  startReplica,
+  type HaAgent,
+  type Replica,
+} from './ha-support.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -44,10 +53,14 @@ describe('quick reclaim after kill -9', () => {
     const second = await startReplica(env);
     current = second;
     cleanups.push(() => killReplica(second));
-    const done = await until(async () => {
-      const c = (await second.call('GET', `/commands/${created.body.commandId}`)).body;
-      return c?.status === 'succeeded' ? c : undefined;
-    }, 'the create to succeed after the restart', 20_000);
+    const done = await until(
+      async () => {
+        const c = (await second.call('GET', `/commands/${created.body.commandId}`)).body;
+        return c?.status === 'succeeded' ? c : undefined;
+      },
+      'the create to succeed after the restart',
+      20_000,
+    );
     const tookMs = Date.now() - restartedAt;
     console.log(`[ha-reclaim] create completed ${tookMs} ms after the restart began (command lease 30 s); attempts ${done.attempts}`);
     expect(tookMs).toBeLessThan(15_000);

@@ -47,13 +47,28 @@ export async function startHaAgent(agentId = 'ha-agent'): Promise<HaAgent> {
   await directories.init();
   const runtime = new MemoryRuntime({ output: () => 'Done (1.0s)!\n' });
   const service = new InstanceService({
-    agentId, orchestratorUrl: 'http://127.0.0.1:9', gameAddress: '127.0.0.1', gameBindAddress: '127.0.0.1',
-    defaultStopTimeoutSeconds: 1, runtime, layers: { ensure: async () => emptyLayer }, directories,
+    agentId,
+    orchestratorUrl: 'http://127.0.0.1:9',
+    gameAddress: '127.0.0.1',
+    gameBindAddress: '127.0.0.1',
+    defaultStopTimeoutSeconds: 1,
+    runtime,
+    layers: { ensure: async () => emptyLayer },
+    directories,
     ports: new PortAllocator({ range: { first: 31000, last: 31099 }, bindAddress: '127.0.0.1', runtime, probe: async () => true }),
-    logger: silentLogger, rconConnect: runtime.rconConnect,
+    logger: silentLogger,
+    rconConnect: runtime.rconConnect,
   });
   const fence = EpochFence.inMemory();
-  const app = buildAgentApp({ agentId, version: '0.1.0', token: AGENT_TOKEN, service, engineReachable: async () => true, logger: silentLogger, fence });
+  const app = buildAgentApp({
+    agentId,
+    version: '0.1.0',
+    token: AGENT_TOKEN,
+    service,
+    engineReachable: async () => true,
+    logger: silentLogger,
+    fence,
+  });
   let gate: Promise<void> | undefined;
   let held = 0;
   const answers: AgentAnswer[] = [];
@@ -67,12 +82,20 @@ export async function startHaAgent(agentId = 'ha-agent'): Promise<HaAgent> {
   });
   app.addHook('onResponse', async (req, reply) => {
     const epoch = req.headers['x-leader-epoch'];
-    answers.push({ method: req.method, path: req.url.replace(/^\/api\/v1/, ''), epoch: Array.isArray(epoch) ? epoch[0] : epoch, status: reply.statusCode });
+    answers.push({
+      method: req.method,
+      path: req.url.replace(/^\/api\/v1/, ''),
+      epoch: Array.isArray(epoch) ? epoch[0] : epoch,
+      status: reply.statusCode,
+    });
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`, runtime, fence, answers,
+    url: `http://127.0.0.1:${port}`,
+    runtime,
+    fence,
+    answers,
     holdCreates() {
       let release!: () => void;
       gate = new Promise<void>((r) => (release = r));
@@ -106,9 +129,16 @@ export async function startReplica(env: Record<string, string>): Promise<Replica
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/index.ts'], {
     cwd: PACKAGE_DIR,
     env: {
-      ...process.env, ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN, ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
-      ENDERCLOUD_LOG_LEVEL: 'info', ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
-      ENDERCLOUD_COMMAND_POLL_INTERVAL: '100ms', ENDERCLOUD_SUPERVISE_INTERVAL: '200ms', ...env,
+      ...process.env,
+      ENDERCLOUD_LISTEN: '127.0.0.1:0',
+      ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
+      ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
+      ENDERCLOUD_LOG_LEVEL: 'info',
+      ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms',
+      ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
+      ENDERCLOUD_COMMAND_POLL_INTERVAL: '100ms',
+      ENDERCLOUD_SUPERVISE_INTERVAL: '200ms',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -132,10 +162,15 @@ export async function startReplica(env: Record<string, string>): Promise<Replica
     });
   });
   return {
-    url, child, pid: child.pid!, output, exited,
+    url,
+    child,
+    pid: child.pid!,
+    output,
+    exited,
     async call(method, route, body) {
       const res = await fetch(`${url}/api/v1${route}`, {
-        method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        method,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await res.text();
@@ -154,12 +189,17 @@ export async function killReplica(r: Replica, signal: NodeJS.Signals = 'SIGKILL'
 }
 
 /** Heartbeats every 300 ms to the current target (whichever replica is up), like a real agent. */
-export function heartbeatPump(agentUrl: string, agentId: string, target: () => string | undefined): { stop(): void; beat(): Promise<void> } {
+export function heartbeatPump(
+  agentUrl: string,
+  agentId: string,
+  target: () => string | undefined,
+): { stop(): void; beat(): Promise<void> } {
   const beat = async () => {
     const url = target();
     if (!url) return;
     await fetch(`${url}/api/v1/agents/${agentId}/heartbeat`, {
-      method: 'POST', headers: { authorization: `Bearer ${AGENT_TOKEN}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${AGENT_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify(heartbeatBody(agentUrl, { heartbeatIntervalMs: 300 })),
     }).catch(() => undefined);
   };

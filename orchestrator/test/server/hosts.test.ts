@@ -6,7 +6,16 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OfflineDetector } from '../../src/server/services/offline-detector.js';
-import { AGENT_TOKEN, freshPostgres, heartbeatBody, startFakeAgent, testOrchestrator, until, type FakeAgent, type TestOrchestrator } from './support.js';
+import {
+  AGENT_TOKEN,
+  freshPostgres,
+  heartbeatBody,
+  startFakeAgent,
+  testOrchestrator,
+  until,
+  type FakeAgent,
+  type TestOrchestrator,
+} from './support.js';
 
 let t: TestOrchestrator | undefined;
 let agent: FakeAgent | undefined;
@@ -33,8 +42,13 @@ async function hostStatus(tt: TestOrchestrator, id: string): Promise<string> {
 /** A catalog with one ephemeral and one persistent group on template `tpl@1`. */
 async function catalog(tt: TestOrchestrator) {
   await tt.call('PUT', '/api/v1/templates/tpl/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 256 } } });
-  for (const [id, kind] of [['eph', 'ephemeral'], ['per', 'persistent']]) {
-    const res = await tt.call('PUT', `/api/v1/groups/${id}`, { body: { kind, variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } });
+  for (const [id, kind] of [
+    ['eph', 'ephemeral'],
+    ['per', 'persistent'],
+  ]) {
+    const res = await tt.call('PUT', `/api/v1/groups/${id}`, {
+      body: { kind, variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] },
+    });
     expect(res.status).toBe(201);
   }
 }
@@ -54,7 +68,12 @@ describe('heartbeat and recovery', () => {
     expect(agent.calls[0]!.headers.authorization).toBe(`Bearer ${AGENT_TOKEN}`);
     expect(await hostStatus(t, 'host-a')).toBe('ONLINE');
     const host = (await t.call('GET', '/api/v1/hosts/host-a')).body;
-    expect(host).toMatchObject({ controlUrl: agent.url, gameAddress: '127.0.0.1', resources: { memoryMb: 4096, cpus: 4 }, instances: { total: 0 } });
+    expect(host).toMatchObject({
+      controlUrl: agent.url,
+      gameAddress: '127.0.0.1',
+      resources: { memoryMb: 4096, cpus: 4 },
+      instances: { total: 0 },
+    });
     expect(typeof host.lastHeartbeatAt).toBe('string');
   });
 
@@ -64,8 +83,35 @@ describe('heartbeat and recovery', () => {
     const bad = await t.call('POST', '/api/v1/agents/Bad_Id/heartbeat', { body: heartbeatBody(agent.url), token: AGENT_TOKEN });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('agentId');
-    const noMem = await t.call('POST', '/api/v1/agents/h/heartbeat', { body: heartbeatBody(agent.url, { resources: {} }), token: AGENT_TOKEN });
+    const noMem = await t.call('POST', '/api/v1/agents/h/heartbeat', {
+      body: heartbeatBody(agent.url, { resources: {} }),
+      token: AGENT_TOKEN,
+    });
     expect(noMem.status).toBe(400);
+  });
+
+  it('refuses the store-shaped heartbeat (memoryMb/cpus/diskBytes) by name: one shape, the raw machine facts', async () => {
+    const { t, agent } = await setup();
+    const raw = heartbeatBody(agent.url).resources;
+    for (const [field, extra] of [
+      ['memoryMb', { memoryMb: 4096 }],
+      ['cpus', { cpus: 4 }],
+      ['diskBytes', { diskBytes: 1 }],
+    ] as const) {
+      const res = await t.call('POST', '/api/v1/agents/h-store/heartbeat', {
+        body: heartbeatBody(agent.url, { resources: { ...raw, ...extra } }),
+        token: AGENT_TOKEN,
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'VALIDATION_FAILED' });
+      expect(res.body.error.message).toContain(`body/resources/${field}`);
+    }
+    const storeOnly = await t.call('POST', '/api/v1/agents/h-store/heartbeat', {
+      body: heartbeatBody(agent.url, { resources: { memoryMb: 4096, cpus: 4 } }),
+      token: AGENT_TOKEN,
+    });
+    expect(storeOnly.status).toBe(400);
+    expect(await t.o.store.hosts.get('h-store')).toBeUndefined();
   });
 
   it('without a configured agent token, heartbeats are accepted unauthenticated but layer archives are not', async () => {
@@ -96,7 +142,13 @@ describe('heartbeat and recovery', () => {
     await t.o.ctx.hosts.whenIdle();
     // The orchestrator was down for a minute: the last beat is far older than 3 intervals.
     t.clock.advance(60_000);
-    const restarted = new OfflineDetector({ store: t.o.ctx.store, clock: t.clock, logger: pino({ level: 'silent' }), missedBeats: 3, sweepIntervalMs: 1000 });
+    const restarted = new OfflineDetector({
+      store: t.o.store,
+      clock: t.clock,
+      logger: pino({ level: 'silent' }),
+      missedBeats: 3,
+      sweepIntervalMs: 1000,
+    });
     expect(await restarted.sweep()).toEqual([]);
     t.clock.advance(2999);
     expect(await restarted.sweep()).toEqual([]);
@@ -128,8 +180,8 @@ describe('heartbeat and recovery', () => {
     expect(unclaimed.body.unclaimed.map((u: { instanceId: string }) => u.instanceId).sort()).toEqual(['old-1', 'old-2']);
   });
 
-  it('known host: orphans are removed through cleanup (a persistent one keeps its data), an unknown group\'s is unclaimed, a missing instance → unknown', async () => {
-    const { t, agent } = await setup();
+  it("known host: orphans are removed through cleanup (a persistent one keeps its data), an unknown group's is unclaimed, a missing instance → unknown", async () => {
+    const { t, agent } = await setup({ ENDERCLOUD_COMMAND_MAX_ATTEMPTS: '3' });
     await catalog(t);
     await beat(t, 'host-a', agent);
     await t.o.ctx.hosts.whenIdle();
@@ -137,13 +189,17 @@ describe('heartbeat and recovery', () => {
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) ids.push((await t.call('POST', '/api/v1/instances', { body: { groupId: 'per', variantId: 'v' } })).body.id);
     t.o.worker.start();
-    await until(async () => (await t.o.ctx.store.instances.list({ states: ['starting'] })).length === 2, 'instances starting');
+    await until(async () => (await t.o.store.instances.list({ states: ['starting'] })).length === 2, 'instances starting');
     // The host goes away; meanwhile one container vanishes and two orphans appear.
     t.clock.advance(10_000);
     await t.o.detector.sweep();
-    agent.inventory.splice(agent.inventory.findIndex((i) => i.instanceId === ids[1]), 1);
+    agent.inventory.splice(
+      agent.inventory.findIndex((i) => i.instanceId === ids[1]),
+      1,
+    );
     agent.inventory.push(
-      { instanceId: 'orphan-eph', groupId: 'eph', variantId: 'v' }, { instanceId: 'orphan-per', groupId: 'per', variantId: 'v' },
+      { instanceId: 'orphan-eph', groupId: 'eph', variantId: 'v' },
+      { instanceId: 'orphan-per', groupId: 'per', variantId: 'v' },
       { instanceId: 'orphan-unk', groupId: 'gone', variantId: 'v' },
     );
     await beat(t, 'host-a', agent);
@@ -159,23 +215,35 @@ describe('heartbeat and recovery', () => {
     const cleanup = agent.calls.find((c) => c.path === '/cleanup')!;
     expect(cleanup.body).toEqual({ instanceIds: ['orphan-eph', 'orphan-per'], keepDataFor: ['orphan-per'] });
     expect(cleanup.headers['x-command-id']).toBe(outcome.cleanupCommandId);
+    // The cleanup retries as often as every command: ENDERCLOUD_COMMAND_MAX_ATTEMPTS, not the store's default.
+    expect((await t.o.store.commands.get(outcome.cleanupCommandId!))?.maxAttempts).toBe(3);
     // Both became unknown when the host went OFFLINE (host-moves.ts); the one whose container came back is
     // re-verified by the supervisor once the host is ONLINE, the missing one stays unknown.
     const missing = (await t.call('GET', `/api/v1/instances/${ids[1]}`)).body;
     expect(missing.state).toBe('unknown');
     expect(missing.stateReason).toContain('is OFFLINE');
     expect((await t.call('GET', `/api/v1/instances/${ids[0]}`)).body.state).toBe('unknown');
-    const history = await t.o.ctx.store.history.list(ids[1]!);
+    const history = await t.o.store.history.list(ids[1]!);
     expect(history[0]).toMatchObject({ to: 'unknown' });
-    await until(async () => !agent!.inventory.some((i) => i.instanceId === 'orphan-eph' || i.instanceId === 'orphan-per'), 'orphans removed');
-    expect((await t.call('GET', '/api/v1/hosts/host-a/unclaimed')).body.unclaimed.map((u: { instanceId: string }) => u.instanceId)).toEqual(['orphan-unk']);
+    await until(
+      async () => !agent!.inventory.some((i) => i.instanceId === 'orphan-eph' || i.instanceId === 'orphan-per'),
+      'orphans removed',
+    );
+    expect((await t.call('GET', '/api/v1/hosts/host-a/unclaimed')).body.unclaimed.map((u: { instanceId: string }) => u.instanceId)).toEqual(
+      ['orphan-unk'],
+    );
   });
 });
 
 describe('logging', () => {
   it('heartbeats are logged at debug, refusals and host status changes at info with the host id', async () => {
     const lines: { level: number; msg: string; hostId?: string; res?: { statusCode: number }; req?: { url: string } }[] = [];
-    const sink = new Writable({ write(chunk: Buffer, _enc, done) { lines.push(JSON.parse(chunk.toString())); done(); } });
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString()));
+        done();
+      },
+    });
     agent = await startFakeAgent();
     t = await testOrchestrator({ deps: { logger: pino({ level: 'info' }, sink) }, env: { ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS: '3' } });
     for (let i = 0; i < 3; i++) {
@@ -188,7 +256,9 @@ describe('logging', () => {
     await beat(t, 'host-log', agent);
     await t.o.ctx.hosts.whenIdle();
     expect((await beat(t, 'host-log', agent, null)).status).toBe(401);
-    const heartbeatLines = lines.filter((l) => l.req?.url?.includes('/heartbeat') || (l.msg === 'request completed' && l.res?.statusCode === 200));
+    const heartbeatLines = lines.filter(
+      (l) => l.req?.url?.includes('/heartbeat') || (l.msg === 'request completed' && l.res?.statusCode === 200),
+    );
     expect(heartbeatLines).toEqual([]);
     const refused = lines.filter((l) => l.msg === 'request completed' && l.res?.statusCode === 401);
     expect(refused).toHaveLength(1);
@@ -274,19 +344,41 @@ describe('adopting unclaimed containers', () => {
     const running = await adopt(t, 'i-0123456789ab', { groupId: 'per', variantId: 'v' });
     expect(running.status).toBe(201);
     expect(running.body).toMatchObject({
-      id: 'i-0123456789ab', name: 'per-0123456789ab', groupId: 'per', variantId: 'v', hostId: 'host-a',
-      state: 'starting', desiredState: 'running', endpoint: { host: '127.0.0.1', port: 31005 }, observedState: 'running',
-      image: 'busybox:1', labels: { team: 'build' }, memoryMb: 256, revision: 1, secretSettings: [],
+      id: 'i-0123456789ab',
+      name: 'per-0123456789ab',
+      groupId: 'per',
+      variantId: 'v',
+      hostId: 'host-a',
+      state: 'starting',
+      desiredState: 'running',
+      endpoint: { host: '127.0.0.1', port: 31005 },
+      observedState: 'running',
+      image: 'busybox:1',
+      labels: { team: 'build' },
+      memoryMb: 256,
+      revision: 1,
+      secretSettings: [],
     });
     // The old database's secrets are unknown: the fresh bridge token waits for the next replacement.
-    expect(running.body.pendingChanges).toEqual([expect.objectContaining({ key: 'settings.ENDERCLOUD_INSTANCE_TOKEN', secret: true, value: '[redacted]' })]);
+    expect(running.body.pendingChanges).toEqual([
+      expect.objectContaining({ key: 'settings.ENDERCLOUD_INSTANCE_TOKEN', secret: true, value: '[redacted]' }),
+    ]);
     const stopped = await adopt(t, 'old-2', { groupId: 'per', variantId: 'v', name: 'lobby-old' });
     expect(stopped.status).toBe(201);
-    expect(stopped.body).toMatchObject({ id: 'old-2', name: 'lobby-old', state: 'stopped', desiredState: 'stopped', endpoint: { host: '127.0.0.1', port: 31006 } });
+    expect(stopped.body).toMatchObject({
+      id: 'old-2',
+      name: 'lobby-old',
+      state: 'stopped',
+      desiredState: 'stopped',
+      endpoint: { host: '127.0.0.1', port: 31006 },
+    });
 
     // Only inventories were asked for: nothing was created, started, stopped or removed.
     expect(agent.calls.slice(callsBefore).map((c) => `${c.method} ${c.path}`)).toEqual(['GET /instances', 'GET /instances']);
-    expect(agent.inventory.map((i) => [i.instanceId, i.state])).toEqual([['i-0123456789ab', 'running'], ['old-2', 'exited']]);
+    expect(agent.inventory.map((i) => [i.instanceId, i.state])).toEqual([
+      ['i-0123456789ab', 'running'],
+      ['old-2', 'exited'],
+    ]);
     expect(await unclaimedIds(t)).toEqual([]);
     expect((await t.call('GET', '/api/v1/hosts/host-a')).body).toMatchObject({ memoryReservedMb: 512, instances: { total: 2 } });
 
@@ -296,7 +388,13 @@ describe('adopting unclaimed containers', () => {
     expect(revisions).toHaveLength(1);
     expect(revisions[0]).toMatchObject({ revision: 1, reason: 'adopted' });
     const audit = (await t.call('GET', '/api/v1/audit?targetId=i-0123456789ab')).body.entries;
-    expect(audit).toEqual([expect.objectContaining({ action: 'host.unclaimed.adopt', result: 'ok', params: { hostId: 'host-a', groupId: 'per', variantId: 'v' } })]);
+    expect(audit).toEqual([
+      expect.objectContaining({
+        action: 'host.unclaimed.adopt',
+        result: 'ok',
+        params: { hostId: 'host-a', groupId: 'per', variantId: 'v' },
+      }),
+    ]);
   });
 
   it('adopting an adopted instance again is a 409 naming it; unknown ids are 404', async () => {
@@ -308,11 +406,16 @@ describe('adopting unclaimed containers', () => {
     const missing = await adopt(t, 'nope', { groupId: 'per', variantId: 'v' });
     expect(missing.status).toBe(404);
     expect(missing.body.error.message).toContain('no unclaimed container for instance nope');
-    expect((await t.call('POST', '/api/v1/hosts/no-host/unclaimed/old-1/adopt', { body: { groupId: 'per', variantId: 'v' } })).body.error.code).toBe('HOST_NOT_FOUND');
+    expect(
+      (await t.call('POST', '/api/v1/hosts/no-host/unclaimed/old-1/adopt', { body: { groupId: 'per', variantId: 'v' } })).body.error.code,
+    ).toBe('HOST_NOT_FOUND');
   });
 
   it('refuses with 409 when the container was made for another group or variant, and writes nothing', async () => {
-    const { t } = await freshHostWith({ instanceId: 'old-1', groupId: 'eph', variantId: 'v', hostPort: 31005 }, { instanceId: 'bare', groupId: null, variantId: null });
+    const { t } = await freshHostWith(
+      { instanceId: 'old-1', groupId: 'eph', variantId: 'v', hostPort: 31005 },
+      { instanceId: 'bare', groupId: null, variantId: null },
+    );
     const wrong = await adopt(t, 'old-1', { groupId: 'per', variantId: 'v' });
     expect(wrong.status).toBe(409);
     expect(wrong.body.error.message).toContain('was made for group eph variant v');
@@ -329,25 +432,34 @@ describe('adopting unclaimed containers', () => {
     expect(audit[0]).toMatchObject({ action: 'host.unclaimed.adopt', result: 'error', errorCode: 'CONFLICT' });
   });
 
-  it('an unknown group is 404; a missing variant of the group is 404', async () => {
-    const { t } = await freshHostWith({ instanceId: 'old-1', groupId: 'gone', variantId: 'v' }, { instanceId: 'old-2', groupId: 'per', variantId: 'w' });
+  it('an unknown group is 404; a missing variant of the group is 400, as for a create', async () => {
+    const { t } = await freshHostWith(
+      { instanceId: 'old-1', groupId: 'gone', variantId: 'v' },
+      { instanceId: 'old-2', groupId: 'per', variantId: 'w' },
+    );
     const gone = await adopt(t, 'old-1', { groupId: 'gone', variantId: 'v' });
     expect(gone.status).toBe(404);
     expect(gone.body.error).toMatchObject({ code: 'GROUP_NOT_FOUND', message: expect.stringContaining('group gone does not exist') });
     const noVariant = await adopt(t, 'old-2', { groupId: 'per', variantId: 'w' });
-    expect(noVariant.status).toBe(404);
-    expect(noVariant.body.error.message).toContain('has no variant w');
+    expect(noVariant.status).toBe(400);
+    expect(noVariant.body.error).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('has no variant w') });
     expect(await unclaimedIds(t)).toEqual(['old-1', 'old-2']);
   });
 
   it('respects the group cap and the host memory, reserving nothing on refusal', async () => {
     const { t } = await freshHostWith(
-      { instanceId: 'c-1', groupId: 'capped', variantId: 'v' }, { instanceId: 'c-2', groupId: 'capped', variantId: 'v' },
+      { instanceId: 'c-1', groupId: 'capped', variantId: 'v' },
+      { instanceId: 'c-2', groupId: 'capped', variantId: 'v' },
       { instanceId: 'big', groupId: 'huge', variantId: 'v' },
     );
-    const put = (id: string, body: Record<string, unknown>) => t.call('PUT', `/api/v1/groups/${id}`, { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }], ...body } });
+    const put = (id: string, body: Record<string, unknown>) =>
+      t.call('PUT', `/api/v1/groups/${id}`, {
+        body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }], ...body },
+      });
     expect((await put('capped', { caps: { maxInstances: 1 } })).status).toBe(201);
-    expect((await put('huge', { variants: [{ id: 'v', template: { name: 'tpl', version: '1' }, resources: { memoryMb: 8192 } }] })).status).toBe(201);
+    expect(
+      (await put('huge', { variants: [{ id: 'v', template: { name: 'tpl', version: '1' }, resources: { memoryMb: 8192 } }] })).status,
+    ).toBe(201);
     expect((await adopt(t, 'c-1', { groupId: 'capped', variantId: 'v' })).status).toBe(201);
     const capped = await adopt(t, 'c-2', { groupId: 'capped', variantId: 'v' });
     expect(capped.status).toBe(409);
@@ -363,11 +475,19 @@ describe('adopting unclaimed containers', () => {
     const { t, agent } = await freshHostWith({ instanceId: 'old-1', groupId: 'mc', variantId: 'v', hostPort: 31005, state: 'running' });
     await t.call('PUT', '/api/v1/templates/mc/versions/1', {
       body: {
-        image: 'busybox:1', resources: { memoryMb: 256 }, variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
+        image: 'busybox:1',
+        resources: { memoryMb: 256 },
+        variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
         stop: { signal: 'SIGTERM', timeoutMs: 2000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
       },
     });
-    expect((await t.call('PUT', '/api/v1/groups/mc', { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] } })).status).toBe(201);
+    expect(
+      (
+        await t.call('PUT', '/api/v1/groups/mc', {
+          body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] },
+        })
+      ).status,
+    ).toBe(201);
     expect((await adopt(t, 'old-1', { groupId: 'mc', variantId: 'v' })).status).toBe(201);
     t.o.worker.start();
     expect((await t.call('POST', '/api/v1/instances/old-1/stop')).status).toBe(202);
@@ -383,7 +503,10 @@ describe('adopting unclaimed containers', () => {
     }, 'pending secrets applied');
     expect(after.secretSettings.sort()).toEqual(['ENDERCLOUD_INSTANCE_TOKEN', 'RCON_PASSWORD']);
     // The container's new bridge token is the one the store now accepts.
-    const bridge = await t.call('POST', '/api/v1/instances/old-1/events', { body: { type: 'SERVER_READY' }, token: replace.body.env.ENDERCLOUD_INSTANCE_TOKEN });
+    const bridge = await t.call('POST', '/api/v1/instances/old-1/events', {
+      body: { type: 'SERVER_READY' },
+      token: replace.body.env.ENDERCLOUD_INSTANCE_TOKEN,
+    });
     expect(bridge.status).toBe(202);
   });
 
@@ -392,9 +515,15 @@ describe('adopting unclaimed containers', () => {
     const pgAgent = await startFakeAgent();
     const pg = await testOrchestrator({ env: { ENDERCLOUD_DATABASE_URL: db.url } });
     try {
-      pgAgent.inventory.push({ instanceId: 'c-1', groupId: 'capped', variantId: 'v' }, { instanceId: 'c-2', groupId: 'capped', variantId: 'v' }, { instanceId: 'twin', groupId: 'per', variantId: 'v' });
+      pgAgent.inventory.push(
+        { instanceId: 'c-1', groupId: 'capped', variantId: 'v' },
+        { instanceId: 'c-2', groupId: 'capped', variantId: 'v' },
+        { instanceId: 'twin', groupId: 'per', variantId: 'v' },
+      );
       await catalog(pg);
-      await pg.call('PUT', '/api/v1/groups/capped', { body: { kind: 'persistent', caps: { maxInstances: 1 }, variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } });
+      await pg.call('PUT', '/api/v1/groups/capped', {
+        body: { kind: 'persistent', caps: { maxInstances: 1 }, variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] },
+      });
       await beat(pg, 'host-a', pgAgent);
       await pg.o.ctx.hosts.whenIdle();
       const capped = await Promise.all(['c-1', 'c-2'].map((id) => adopt(pg, id, { groupId: 'capped', variantId: 'v' })));

@@ -20,7 +20,12 @@ afterEach(async () => {
 const gz = { 'content-type': 'application/gzip' };
 const file = (name: string, body = 'x'): TarEntrySpec => ({ header: { name, type: 'file', mode: 0o644 }, body });
 
-interface Call { method: string; path: string; contentType: string; bytes: Buffer }
+interface Call {
+  method: string;
+  path: string;
+  contentType: string;
+  bytes: Buffer;
+}
 
 /** A fake agent that keeps raw bodies (the shared one parses JSON only). */
 async function fakeAgent(): Promise<{ url: string; calls: Call[] }> {
@@ -32,12 +37,20 @@ async function fakeAgent(): Promise<{ url: string; calls: Call[] }> {
     req.on('end', () => {
       const p = (req.url ?? '').replace(/^\/api\/v1/, '');
       const bytes = Buffer.concat(chunks);
-      if (!(req.method === 'GET' && p === '/instances')) calls.push({ method: req.method ?? '', path: p, contentType: String(req.headers['content-type'] ?? ''), bytes });
+      if (!(req.method === 'GET' && p === '/instances'))
+        calls.push({ method: req.method ?? '', path: p, contentType: String(req.headers['content-type'] ?? ''), bytes });
       const send = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
-      const endpoint = () => ({ instanceId: 'x', containerId: 'c1', containerName: 'endercloud-v-x', hostPort: 31000, endpoint: '127.0.0.1:31000', state });
+      const endpoint = () => ({
+        instanceId: 'x',
+        containerId: 'c1',
+        containerName: 'endercloud-v-x',
+        hostPort: 31000,
+        endpoint: '127.0.0.1:31000',
+        state,
+      });
       if (req.method === 'GET' && p === '/instances') return send(200, { instances: [] });
       if (req.method === 'PUT' && /^\/instances\/[^/]+$/.test(p)) {
         state = JSON.parse(bytes.toString('utf8')).start === false ? 'created' : 'running';
@@ -66,14 +79,26 @@ async function orchestrator(): Promise<TestOrchestrator> {
 }
 
 async function setup(t: TestOrchestrator, agentUrl: string): Promise<void> {
-  expect((await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 256 } } })).status).toBe(201);
-  expect((await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } })).status).toBe(201);
-  const hb = await t.call('POST', '/api/v1/agents/host-a/heartbeat', { body: heartbeatBody(agentUrl, { resources: { cpuCount: 2, memoryTotalBytes: 4096 * 1024 * 1024 } }), token: AGENT_TOKEN });
+  expect(
+    (await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 256 } } })).status,
+  ).toBe(201);
+  expect(
+    (
+      await t.call('PUT', '/api/v1/groups/g', {
+        body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] },
+      })
+    ).status,
+  ).toBe(201);
+  const hb = await t.call('POST', '/api/v1/agents/host-a/heartbeat', {
+    body: heartbeatBody(agentUrl, { resources: { cpuCount: 2, memoryTotalBytes: 4096 * 1024 * 1024 } }),
+    token: AGENT_TOKEN,
+  });
   expect(hb.status).toBe(200);
   await t.o.ctx.hosts.whenIdle();
 }
 
-const world = () => tarGzBuffer([file('server.properties', 'level-name=world\n'), file('world/level.dat', 'LEVEL'), file('world/region/r.0.0.mca', 'R')]);
+const world = () =>
+  tarGzBuffer([file('server.properties', 'level-name=world\n'), file('world/level.dat', 'LEVEL'), file('world/region/r.0.0.mca', 'R')]);
 const importsDir = (t: TestOrchestrator) => path.join(t.dataDir, 'imports');
 const kept = (t: TestOrchestrator) => readdirSync(importsDir(t)).filter((n) => n !== '.tmp');
 
@@ -83,8 +108,11 @@ describe('PUT /api/v1/imports', () => {
     const res = await t.call('PUT', '/api/v1/imports', { payload: await world(), headers: gz });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toMatchObject({
-      uploadId: expect.stringMatching(/^imp-[0-9a-f]+$/), entries: 5, sizeBytes: expect.any(Number),
-      detected: { world: true, levelFile: 'world/level.dat', serverProperties: true }, confidence: 'high',
+      uploadId: expect.stringMatching(/^imp-[0-9a-f]+$/),
+      entries: 5,
+      sizeBytes: expect.any(Number),
+      detected: { world: true, levelFile: 'world/level.dat', serverProperties: true },
+      confidence: 'high',
     });
     expect(res.body.notes.join(' ')).toContain('level "world"');
     expect(kept(t).sort()).toEqual([`${res.body.uploadId}.json`, `${res.body.uploadId}.tar.gz`]);
@@ -117,13 +145,17 @@ describe('POST /api/v1/instances with import', () => {
     const t = await orchestrator();
     const a = await fakeAgent();
     await setup(t, a.url);
-    const unknown = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', import: { uploadId: 'imp-0123456789ab' } } });
+    const unknown = await t.call('POST', '/api/v1/instances', {
+      body: { groupId: 'g', variantId: 'v', import: { uploadId: 'imp-0123456789ab' } },
+    });
     expect(unknown.status).toBe(404);
     const up = await t.call('PUT', '/api/v1/imports', { payload: await world(), headers: gz });
-    const bad = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', import: { uploadId: up.body.uploadId, destination: '../etc' } } });
+    const bad = await t.call('POST', '/api/v1/instances', {
+      body: { groupId: 'g', variantId: 'v', import: { uploadId: up.body.uploadId, destination: '../etc' } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('UNSAFE_PATH');
-    expect(await t.o.ctx.store.instances.list({})).toEqual([]);
+    expect(await t.o.store.instances.list({})).toEqual([]);
   });
 
   it('creates without starting, sends the stored archive, then starts; history records the import', async () => {
@@ -132,17 +164,24 @@ describe('POST /api/v1/instances with import', () => {
     await setup(t, a.url);
     const archive = await world();
     const up = await t.call('PUT', '/api/v1/imports', { payload: archive, headers: gz });
-    const res = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', import: { uploadId: up.body.uploadId, destination: 'worlds' } } });
+    const res = await t.call('POST', '/api/v1/instances', {
+      body: { groupId: 'g', variantId: 'v', import: { uploadId: up.body.uploadId, destination: 'worlds' } },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     t.o.worker.start();
-    await until(async () => ((await t.call('GET', `/api/v1/commands/${res.body.commandId}`)).body.status === 'succeeded' ? true : undefined), 'create command');
+    await until(
+      async () => ((await t.call('GET', `/api/v1/commands/${res.body.commandId}`)).body.status === 'succeeded' ? true : undefined),
+      'create command',
+    );
     expect(a.calls.map((c) => `${c.method} ${c.path.replace(/\/instances\/[^/?]+/, '/instances/:id')}`)).toEqual([
-      'PUT /instances/:id', 'PUT /instances/:id/data?path=worlds', 'POST /instances/:id/start',
+      'PUT /instances/:id',
+      'PUT /instances/:id/data?path=worlds',
+      'POST /instances/:id/start',
     ]);
     expect(JSON.parse(a.calls[0]!.bytes.toString('utf8')).start).toBe(false);
     expect(a.calls[1]!.contentType).toBe('application/gzip');
     expect(gunzipSync(a.calls[1]!.bytes).equals(gunzipSync(archive))).toBe(true);
-    const history = await t.o.ctx.store.history.list(res.body.id);
+    const history = await t.o.store.history.list(res.body.id);
     expect(history.map((h) => h.reason).join('\n')).toContain(`imported upload ${up.body.uploadId} into worlds`);
     expect((await t.call('GET', `/api/v1/instances/${res.body.id}`)).body.state).toBe('starting');
   });

@@ -31,7 +31,9 @@ describe('GET /metrics per instance and host', () => {
     const a = await startFakeAgent();
     cleanups.push(() => a.close());
     await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 256 } } });
-    await t.call('PUT', '/api/v1/groups/lobby', { body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } });
+    await t.call('PUT', '/api/v1/groups/lobby', {
+      body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] },
+    });
     expect((await t.call('POST', '/api/v1/agents/m-a/heartbeat', { body: heartbeatBody(a.url), token: AGENT_TOKEN })).status).toBe(200);
     await t.o.ctx.hosts.whenIdle();
     const id = (await t.call('POST', '/api/v1/instances', { body: { groupId: 'lobby', variantId: 'v' } })).body.id as string;
@@ -40,23 +42,46 @@ describe('GET /metrics per instance and host', () => {
     expect((await t.call('GET', `/api/v1/instances/${id}`)).body.state).toBe('starting');
 
     const container = [...a.runtime.containers.values()].find((c) => c.labels['orchestrator.instance'] === id)!;
-    container.usage = { cpuSecondsTotal: 42.5, memoryBytes: 180 * MIB, memoryLimitBytes: 256 * MIB, networkRxBytes: 5000, networkTxBytes: 7000 };
+    container.usage = {
+      cpuSecondsTotal: 42.5,
+      memoryBytes: 180 * MIB,
+      memoryLimitBytes: 256 * MIB,
+      networkRxBytes: 5000,
+      networkTxBytes: 7000,
+    };
     // Two router sessions; the probe's 5 is an old reading of a server that is not online yet, so 2 wins.
     const now = t.clock.now();
     for (const n of ['alice', 'bob']) {
-      await t.o.ctx.store.playerSessions.open({ id: `r1/${n}`, routerId: 'r1', playerName: n, playerUuid: null, instanceId: id, clientAddress: null, status: 'active', reason: null, connectedAt: now, disconnectedAt: null });
+      await t.o.store.playerSessions.open({
+        id: `r1/${n}`,
+        routerId: 'r1',
+        playerName: n,
+        playerUuid: null,
+        instanceId: id,
+        clientAddress: null,
+        status: 'active',
+        reason: null,
+        connectedAt: now,
+        disconnectedAt: null,
+      });
     }
-    await t.o.ctx.store.instances.update(id, { players: { online: 5, max: 20, at: now } }, { now });
+    await t.o.store.instances.update(id, { players: { online: 5, max: 20, at: now } }, { now });
 
     const stats = t.o.ctx.metrics.instanceStats!;
     await stats.tick();
     const res = await t.call('GET', '/metrics');
     expect(res.status).toBe(200);
     for (const [family, type] of [
-      ['endercloud_instance_players', 'gauge'], ['endercloud_instance_state', 'gauge'], ['endercloud_instance_memory_bytes', 'gauge'],
-      ['endercloud_instance_memory_limit_bytes', 'gauge'], ['endercloud_instance_cpu_seconds_total', 'counter'],
-      ['endercloud_instance_network_receive_bytes_total', 'counter'], ['endercloud_instance_network_transmit_bytes_total', 'counter'],
-      ['endercloud_host_memory_reserved_bytes', 'gauge'], ['endercloud_host_memory_total_bytes', 'gauge'], ['endercloud_host_instances', 'gauge'],
+      ['endercloud_instance_players', 'gauge'],
+      ['endercloud_instance_state', 'gauge'],
+      ['endercloud_instance_memory_bytes', 'gauge'],
+      ['endercloud_instance_memory_limit_bytes', 'gauge'],
+      ['endercloud_instance_cpu_seconds_total', 'counter'],
+      ['endercloud_instance_network_receive_bytes_total', 'counter'],
+      ['endercloud_instance_network_transmit_bytes_total', 'counter'],
+      ['endercloud_host_memory_reserved_bytes', 'gauge'],
+      ['endercloud_host_memory_total_bytes', 'gauge'],
+      ['endercloud_host_instances', 'gauge'],
     ]) {
       expect(res.body).toContain(`# TYPE ${family} ${type}`);
     }
@@ -88,7 +113,7 @@ describe('GET /metrics per instance and host', () => {
     expect(samples((await t.call('GET', '/metrics')).body).get(`endercloud_instance_memory_bytes{${res3}}`)).toBe(180 * MIB);
 
     // A removed instance leaves every instance family at the next scrape, even before the next stats call.
-    await t.o.ctx.store.instances.delete(id);
+    await t.o.store.instances.delete(id);
     const gone = samples((await t.call('GET', '/metrics')).body);
     expect([...gone.keys()].filter((k) => k.includes(id))).toEqual([]);
     expect(gone.get('endercloud_host_instances{host="m-a"}')).toBe(0);

@@ -38,7 +38,10 @@ const idle = (state: string) => async (id: string) => {
   return v.state === state && v.activeAction === null ? v : undefined;
 };
 async function imageOfContainer(id: string): Promise<string | undefined> {
-  const list = await docker().listContainers({ all: true, filters: { label: [`orchestrator.instance=${id}`, `orchestrator.host=${AGENT_ID}`] } });
+  const list = await docker().listContainers({
+    all: true,
+    filters: { label: [`orchestrator.instance=${id}`, `orchestrator.host=${AGENT_ID}`] },
+  });
   return list[0]?.Image;
 }
 
@@ -50,36 +53,65 @@ beforeAll(async () => {
   stack = await startRealAgentStack({
     agentId: AGENT_ID,
     env: { ENDERCLOUD_COMMAND_MAX_ATTEMPTS: '1' },
-    heartbeat: { resources: { cpuCount: 2, memoryTotalBytes: 4096 * 1024 * 1024, memoryAvailableBytes: 2048 * 1024 * 1024, diskFreeBytes: 10 * 1024 ** 3 } },
+    heartbeat: {
+      resources: {
+        cpuCount: 2,
+        memoryTotalBytes: 4096 * 1024 * 1024,
+        memoryAvailableBytes: 2048 * 1024 * 1024,
+        diskFreeBytes: 10 * 1024 ** 3,
+      },
+    },
   });
   ({ agent, call } = stack);
-  expect((await call('PUT', '/templates/mc/versions/1', {
-    image: mcTag, resources: { memoryMb: 256 }, containerPort: 25565,
-    variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
-    readiness: { kind: 'minecraft', startupTimeoutMs: 6000, intervalMs: 150, probeTimeoutMs: 1000 },
-    stop: { signal: 'SIGTERM', timeoutMs: 3000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
-    dataPaths: ['level.json', 'playerdata'],
-  })).status).toBe(201);
-  expect((await call('PUT', '/groups/mc', { kind: 'persistent', variants: [{ id: 'plain', template: { name: 'mc', version: '1' } }] })).status).toBe(201);
+  expect(
+    (
+      await call('PUT', '/templates/mc/versions/1', {
+        image: mcTag,
+        resources: { memoryMb: 256 },
+        containerPort: 25565,
+        variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
+        readiness: { kind: 'minecraft', startupTimeoutMs: 6000, intervalMs: 150, probeTimeoutMs: 1000 },
+        stop: { signal: 'SIGTERM', timeoutMs: 3000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
+        dataPaths: ['level.json', 'playerdata'],
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (await call('PUT', '/groups/mc', { kind: 'persistent', variants: [{ id: 'plain', template: { name: 'mc', version: '1' } }] })).status,
+  ).toBe(201);
 }, 120_000);
 
 afterAll(async () => {
   try {
     await stack?.close();
   } finally {
-    await docker().getImage(`${NEXT_REPO}:${RUN}`).remove().catch(() => undefined);
+    await docker()
+      .getImage(`${NEXT_REPO}:${RUN}`)
+      .remove()
+      .catch(() => undefined);
   }
 });
 
 describe('image update on Docker', () => {
   it('agent: GET /images/inspect resolves a local image and answers 404 IMAGE_NOT_FOUND for an absent one', async () => {
-    const found = await agent.app.inject({ method: 'GET', url: `/api/v1/images/inspect?ref=${encodeURIComponent(mcServerImageTag())}`, headers: { authorization: `Bearer ${stack.agentToken}` } });
+    const found = await agent.app.inject({
+      method: 'GET',
+      url: `/api/v1/images/inspect?ref=${encodeURIComponent(mcServerImageTag())}`,
+      headers: { authorization: `Bearer ${stack.agentToken}` },
+    });
     expect(found.statusCode).toBe(200);
     expect(JSON.parse(found.body)).toMatchObject({
-      ref: mcServerImageTag(), id: expect.stringMatching(/^sha256:/), pulled: false,
-      created: expect.stringMatching(/^\d{4}-/), sizeBytes: expect.any(Number),
+      ref: mcServerImageTag(),
+      id: expect.stringMatching(/^sha256:/),
+      pulled: false,
+      created: expect.stringMatching(/^\d{4}-/),
+      sizeBytes: expect.any(Number),
     });
-    const absent = await agent.app.inject({ method: 'GET', url: `/api/v1/images/inspect?ref=endercloud-test/absent:${RUN}&pull=false`, headers: { authorization: `Bearer ${stack.agentToken}` } });
+    const absent = await agent.app.inject({
+      method: 'GET',
+      url: `/api/v1/images/inspect?ref=endercloud-test/absent:${RUN}&pull=false`,
+      headers: { authorization: `Bearer ${stack.agentToken}` },
+    });
     expect(absent.statusCode).toBe(404);
     expect(JSON.parse(absent.body).error.code).toBe('IMAGE_NOT_FOUND');
   });
@@ -90,7 +122,13 @@ describe('image update on Docker', () => {
     const id = created.body.id as string;
     const online = await waitFor('online', () => idle('online')(id));
     const levelFile = join(agent.runtimeDirectory, 'instances', id, 'level.json');
-    const seed = await waitFor('level.json', async () => { try { return (JSON.parse(readFileSync(levelFile, 'utf8')) as { seed: string }).seed; } catch { return undefined; } });
+    const seed = await waitFor('level.json', async () => {
+      try {
+        return (JSON.parse(readFileSync(levelFile, 'utf8')) as { seed: string }).seed;
+      } catch {
+        return undefined;
+      }
+    });
 
     const next = `${NEXT_REPO}:${RUN}`;
     const plan = await call('GET', `/instances/${id}/update-plan?image=${encodeURIComponent(next)}`);

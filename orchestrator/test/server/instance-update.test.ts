@@ -7,7 +7,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AGENT_TOKEN, heartbeatBody, startFakeAgent, testOrchestrator, type FakeAgent, type Loose, type TestOrchestrator } from './support.js';
+import {
+  AGENT_TOKEN,
+  heartbeatBody,
+  startFakeAgent,
+  testOrchestrator,
+  type FakeAgent,
+  type Loose,
+  type TestOrchestrator,
+} from './support.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -58,7 +66,10 @@ async function startFront(a: FakeAgent): Promise<Front> {
         }
         const forwarded = await fetch(`${a.url}${req.url}`, {
           method: req.method ?? 'GET',
-          headers: { ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}), ...(raw ? { 'content-type': 'application/json' } : {}) },
+          headers: {
+            ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+            ...(raw ? { 'content-type': 'application/json' } : {}),
+          },
           ...(raw ? { body: raw } : {}),
         });
         res.writeHead(forwarded.status, { 'content-type': forwarded.headers.get('content-type') ?? 'application/json' });
@@ -94,14 +105,26 @@ async function setup(): Promise<Setup> {
   cleanups.push(() => f.close());
   expect((await t.call('POST', '/api/v1/agents/host-a/heartbeat', { body: heartbeatBody(f.url), token: AGENT_TOKEN })).status).toBe(200);
   await t.o.ctx.hosts.whenIdle();
-  expect((await t.call('PUT', '/api/v1/templates/mc/versions/1', {
-    body: {
-      image: 'mc:1', resources: { memoryMb: 256 },
-      readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 300, intervalMs: 100 },
-      stop: { signal: 'SIGTERM', timeoutMs: 3000 }, dataPaths: ['world'],
-    },
-  })).status).toBe(201);
-  expect((await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] } })).status).toBe(201);
+  expect(
+    (
+      await t.call('PUT', '/api/v1/templates/mc/versions/1', {
+        body: {
+          image: 'mc:1',
+          resources: { memoryMb: 256 },
+          readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 300, intervalMs: 100 },
+          stop: { signal: 'SIGTERM', timeoutMs: 3000 },
+          dataPaths: ['world'],
+        },
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (
+      await t.call('PUT', '/api/v1/groups/g', {
+        body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] },
+      })
+    ).status,
+  ).toBe(201);
   const created = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', name: 'survival' } });
   expect(created.status).toBe(202);
   const id = created.body.id as string;
@@ -119,7 +142,8 @@ async function setup(): Promise<Setup> {
   return { t, a, f, id, work, get, history: async () => (await t.call('GET', `/api/v1/instances/${id}/history`)).body.history as Loose[] };
 }
 
-const replaces = (s: Setup) => s.a.calls.filter((c) => c.method === 'POST' && c.path.endsWith('/replace')).map((c) => (c.body as Loose).image);
+const replaces = (s: Setup) =>
+  s.a.calls.filter((c) => c.method === 'POST' && c.path.endsWith('/replace')).map((c) => (c.body as Loose).image);
 
 describe('instance update', () => {
   it('plans (current vs candidate, checks, changes, warnings) and refuses an update without confirm', async () => {
@@ -127,8 +151,12 @@ describe('instance update', () => {
     const plan = await s.t.call('GET', `/api/v1/instances/${s.id}/update-plan?image=mc:2`);
     expect(plan.status).toBe(200);
     expect(plan.body).toMatchObject({
-      current: { ref: 'mc:1', id: IMAGES['mc:1']!.id }, candidate: { ref: 'mc:2', id: IMAGES['mc:2']!.id },
-      sameImage: false, compatible: true, automaticUpdates: 'off', diskFreeBytes: 10 * 1024 ** 3,
+      current: { ref: 'mc:1', id: IMAGES['mc:1']!.id },
+      candidate: { ref: 'mc:2', id: IMAGES['mc:2']!.id },
+      sameImage: false,
+      compatible: true,
+      automaticUpdates: 'off',
+      diskFreeBytes: 10 * 1024 ** 3,
     });
     expect(plan.body.changes[0]).toBe('image mc:1 → mc:2');
     expect(plan.body.checks.map((c: Loose) => c.name)).toEqual(['container user', 'template and readiness', 'disk space']);
@@ -162,7 +190,9 @@ describe('instance update', () => {
     const s = await setup();
     // The agent refuses the backup: it fails after the graceful stop.
     s.a.failNext('POST /instances/backups', 1, 404, 'NOT_FOUND');
-    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/update`, { body: { image: 'mc:2', confirm: true, backup: true } })).status).toBe(202);
+    expect(
+      (await s.t.call('POST', `/api/v1/instances/${s.id}/update`, { body: { image: 'mc:2', confirm: true, backup: true } })).status,
+    ).toBe(202);
     await s.work();
     expect(await s.get()).toMatchObject({ state: 'online', activeAction: null });
     expect(replaces(s)).toEqual(['mc:1']);

@@ -25,7 +25,8 @@ async function orchestrator(opts: Parameters<typeof testOrchestrator>[0] = {}): 
 
 async function onlineHost(t: TestOrchestrator, id: string, a: FakeAgent, memoryMb: number): Promise<void> {
   const res = await t.call('POST', `/api/v1/agents/${id}/heartbeat`, {
-    body: heartbeatBody(a.url, { resources: { cpuCount: 2, memoryTotalBytes: memoryMb * 1024 * 1024 } }), token: AGENT_TOKEN,
+    body: heartbeatBody(a.url, { resources: { cpuCount: 2, memoryTotalBytes: memoryMb * 1024 * 1024 } }),
+    token: AGENT_TOKEN,
   });
   expect(res.status).toBe(200);
   await t.o.ctx.hosts.whenIdle();
@@ -34,11 +35,18 @@ async function onlineHost(t: TestOrchestrator, id: string, a: FakeAgent, memoryM
 async function catalog(t: TestOrchestrator, group: Record<string, unknown> = {}): Promise<void> {
   await t.call('PUT', '/api/v1/templates/tpl/versions/1', {
     body: {
-      image: 'busybox:1', resources: { memoryMb: 256 }, env: { A: '1' },
-      variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true, required: true }, { name: 'MOTD', type: 'string', default: 'hi' }],
+      image: 'busybox:1',
+      resources: { memoryMb: 256 },
+      env: { A: '1' },
+      variables: [
+        { name: 'RCON_PASSWORD', type: 'string', secret: true, required: true },
+        { name: 'MOTD', type: 'string', default: 'hi' },
+      ],
     },
   });
-  const res = await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' }, env: { B: '2' } }], ...group } });
+  const res = await t.call('PUT', '/api/v1/groups/g', {
+    body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' }, env: { B: '2' } }], ...group },
+  });
   expect(res.status).toBe(201);
 }
 
@@ -50,7 +58,9 @@ describe('placement', () => {
     await catalog(t);
     await onlineHost(t, 'host-a', a, 1024); // 4 × 256 MiB
     await onlineHost(t, 'host-b', b, 1280); // 5 × 256 MiB
-    const results = await Promise.all(Array.from({ length: 20 }, () => t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v' } })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v' } })),
+    );
     const accepted = results.filter((r) => r.status === 202);
     expect(accepted).toHaveLength(9);
     for (const r of results.filter((x) => x.status !== 202)) expect(r.body.error.code).toBe('NO_CAPACITY');
@@ -73,11 +83,14 @@ describe('placement', () => {
     await onlineHost(t, 'host-b', b, 4096);
     const hostsOf = async (n: number) => {
       const out: string[] = [];
-      for (let i = 0; i < n; i++) out.push((await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v' } })).body.hostId);
+      for (let i = 0; i < n; i++)
+        out.push((await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v' } })).body.hostId);
       return out;
     };
     expect(await hostsOf(3)).toEqual(['host-a', 'host-a', 'host-a']);
-    await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'ephemeral', placement: 'distributed', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } });
+    await t.call('PUT', '/api/v1/groups/g', {
+      body: { kind: 'ephemeral', placement: 'distributed', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] },
+    });
     expect(await hostsOf(3)).toEqual(['host-b', 'host-b', 'host-b']);
     expect(await hostsOf(2)).toEqual(['host-a', 'host-b']);
   });
@@ -93,7 +106,9 @@ describe('placement', () => {
     const capped = await post();
     expect(capped.status).toBe(409);
     expect(capped.body.error.code).toBe('CAP_REACHED');
-    await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } });
+    await t.call('PUT', '/api/v1/groups/g', {
+      body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] },
+    });
     expect((await post()).status).toBe(202);
     expect((await post()).body.error.code).toBe('CAP_REACHED');
   });
@@ -103,7 +118,9 @@ describe('placement', () => {
     const a = await agentUp();
     await catalog(t);
     await onlineHost(t, 'host-a', a, 4096);
-    expect((await t.call('POST', '/api/v1/instances', { body: { groupId: 'nope', variantId: 'v' } })).body.error.code).toBe('GROUP_NOT_FOUND');
+    expect((await t.call('POST', '/api/v1/instances', { body: { groupId: 'nope', variantId: 'v' } })).body.error.code).toBe(
+      'GROUP_NOT_FOUND',
+    );
     const badVariant = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'x' } });
     expect(badVariant.status).toBe(400);
     expect(badVariant.body.error.message).toContain('variantId');
@@ -120,7 +137,10 @@ describe('commands', () => {
     const a = await agentUp();
     await catalog(t);
     await onlineHost(t, 'host-a', a, 4096);
-    const res = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v' }, headers: { 'x-request-id': 'req-create-1' } });
+    const res = await t.call('POST', '/api/v1/instances', {
+      body: { groupId: 'g', variantId: 'v' },
+      headers: { 'x-request-id': 'req-create-1' },
+    });
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ state: 'installing', commandId: expect.any(String) });
     t.o.worker.start();
@@ -133,14 +153,26 @@ describe('commands', () => {
     expect(put.path).toBe(`/instances/${res.body.id}`);
     expect(put.headers['x-command-id']).toBe(res.body.commandId);
     expect(put.headers['x-request-id']).toBe('req-create-1');
-    expect(put.body).toMatchObject({ groupId: 'g', variantId: 'v', image: 'busybox:1', resources: { memoryMb: 256 }, env: { A: '1', B: '2', MOTD: 'hi', RCON_PASSWORD: expect.any(String) } });
+    expect(put.body).toMatchObject({
+      groupId: 'g',
+      variantId: 'v',
+      image: 'busybox:1',
+      resources: { memoryMb: 256 },
+      env: { A: '1', B: '2', MOTD: 'hi', RCON_PASSWORD: expect.any(String) },
+    });
     const instance = (await t.call('GET', `/api/v1/instances/${res.body.id}`)).body;
-    expect(instance).toMatchObject({ state: 'starting', desiredState: 'running', hostId: 'host-a', endpoint: { host: '127.0.0.1', port: 31000 }, secretSettings: ['RCON_PASSWORD', 'ENDERCLOUD_INSTANCE_TOKEN'] });
+    expect(instance).toMatchObject({
+      state: 'starting',
+      desiredState: 'running',
+      hostId: 'host-a',
+      endpoint: { host: '127.0.0.1', port: 31000 },
+      secretSettings: ['RCON_PASSWORD', 'ENDERCLOUD_INSTANCE_TOKEN'],
+    });
     expect(JSON.stringify(instance)).not.toContain(put.body.env.RCON_PASSWORD);
     expect(JSON.stringify(instance)).not.toContain(put.body.env.ENDERCLOUD_INSTANCE_TOKEN);
     expect(JSON.stringify(cmd)).not.toContain(put.body.env.RCON_PASSWORD);
     expect(started).toEqual([res.body.id]);
-    const history = (await t.o.ctx.store.history.list(res.body.id)).map((h) => h.to).reverse();
+    const history = (await t.o.store.history.list(res.body.id)).map((h) => h.to).reverse();
     expect(history).toEqual(['installing', 'stopped', 'starting']);
     expect((await t.call('GET', '/metrics')).body).toContain('endercloud_command_outcomes_total{kind="create",outcome="succeeded"} 1');
   });
@@ -180,8 +212,15 @@ describe('commands', () => {
     const { body } = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v' } });
     await t.o.worker.tick();
     await t.o.worker.whenIdle();
-    expect((await t.call('GET', `/api/v1/commands/${body.commandId}`)).body).toMatchObject({ status: 'failed', attempts: 1, lastError: expect.stringContaining('INSTANCE_CONFLICT') });
-    expect((await t.call('GET', `/api/v1/instances/${body.id}`)).body).toMatchObject({ state: 'error', stateReason: expect.stringContaining('create failed') });
+    expect((await t.call('GET', `/api/v1/commands/${body.commandId}`)).body).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastError: expect.stringContaining('INSTANCE_CONFLICT'),
+    });
+    expect((await t.call('GET', `/api/v1/instances/${body.id}`)).body).toMatchObject({
+      state: 'error',
+      stateReason: expect.stringContaining('create failed'),
+    });
   });
 
   it('a crash between persisting and dispatching resumes on restart, with exactly one container', async () => {
@@ -191,7 +230,7 @@ describe('commands', () => {
     await onlineHost(first, 'host-a', a, 4096);
     const { body } = await first.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v' } });
     // The first orchestrator claimed the command (as if dispatching) and then died.
-    expect(await first.o.ctx.store.commands.claimDue(first.clock.now(), 10, { claimer: 'dead-worker', leaseMs: 30_000 })).toHaveLength(1);
+    expect(await first.o.store.commands.claimDue(first.clock.now(), 10, { claimer: 'dead-worker', leaseMs: 30_000 })).toHaveLength(1);
     await first.o.stop();
     const second = await orchestrator({ dataDir: first.dataDir, clock: first.clock });
     expect(await second.o.worker.tick()).toHaveLength(0); // lease still held by the dead worker
@@ -233,7 +272,9 @@ describe('settings and secrets at creation (seed 002 creation step 3)', () => {
     await catalog(t);
     await onlineHost(t, 'host-a', a, 4096);
     const secret = 'given-at-creation-7f3a9c';
-    const res = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', settings: { MOTD: 'welcome' }, secrets: { RCON_PASSWORD: secret } } });
+    const res = await t.call('POST', '/api/v1/instances', {
+      body: { groupId: 'g', variantId: 'v', settings: { MOTD: 'welcome' }, secrets: { RCON_PASSWORD: secret } },
+    });
     expect(res.status).toBe(202);
     const view = (await t.call('GET', `/api/v1/instances/${res.body.id}`)).body;
     expect(view.settings).toMatchObject({ MOTD: 'welcome' });

@@ -67,12 +67,18 @@ const get = async (id: string): Promise<Loose> => (await call('GET', `/instances
 async function waitState(id: string, state: string, timeoutMs = 20_000): Promise<Loose> {
   let last: Loose;
   try {
-    return await waitFor(`instance ${id} ${state}`, async () => {
-      last = await get(id);
-      return last.state === state ? last : undefined;
-    }, timeoutMs);
+    return await waitFor(
+      `instance ${id} ${state}`,
+      async () => {
+        last = await get(id);
+        return last.state === state ? last : undefined;
+      },
+      timeoutMs,
+    );
   } catch (err) {
-    const commands = (await call('GET', `/commands?instanceId=${id}`)).body.commands.map((c: Loose) => `${c.kind}:${String(c.result?.skipped ?? '')}:${c.status}:${c.lastError ?? ''}`);
+    const commands = (await call('GET', `/commands?instanceId=${id}`)).body.commands.map(
+      (c: Loose) => `${c.kind}:${String(c.result?.skipped ?? '')}:${c.status}:${c.lastError ?? ''}`,
+    );
     throw new Error(`${(err as Error).message}; last ${last.state} (${last.stateReason}); commands ${commands.join(' | ')}`);
   }
 }
@@ -81,7 +87,9 @@ async function recordGone(id: string): Promise<void> {
   try {
     await waitFor('record gone', async () => ((await call('GET', `/instances/${id}`)).status === 404 ? true : undefined));
   } catch (err) {
-    const commands = (await call('GET', `/commands?instanceId=${id}`)).body.commands.map((c: Loose) => `${c.kind}:${c.status}:${c.lastError ?? ''}`);
+    const commands = (await call('GET', `/commands?instanceId=${id}`)).body.commands.map(
+      (c: Loose) => `${c.kind}:${c.status}:${c.lastError ?? ''}`,
+    );
     throw new Error(`${(err as Error).message}: ${(await get(id)).state}; ${commands.join(' | ')}`);
   }
 }
@@ -91,7 +99,10 @@ async function history(id: string): Promise<Loose[]> {
 }
 
 async function containerOf(id: string) {
-  const list = await docker().listContainers({ all: true, filters: { label: [`orchestrator.instance=${id}`, `orchestrator.host=${AGENT_ID}`] } });
+  const list = await docker().listContainers({
+    all: true,
+    filters: { label: [`orchestrator.instance=${id}`, `orchestrator.host=${AGENT_ID}`] },
+  });
   return list[0];
 }
 
@@ -103,7 +114,10 @@ async function create(variant: string, name: string): Promise<string> {
 
 const template = (extra: Record<string, unknown> = {}) => ({
   // No `user`: the default unprivileged `endercloud` user (1000:1000) runs every instance here.
-  image: mcServerImageTag(), resources: { memoryMb: 256 }, containerPort: 25565, restartPolicy: 'on-failure',
+  image: mcServerImageTag(),
+  resources: { memoryMb: 256 },
+  containerPort: 25565,
+  restartPolicy: 'on-failure',
   variables: [
     { name: 'RCON_PASSWORD', type: 'string', secret: true },
     { name: 'MOTD', type: 'string', default: 'EnderCloud lifecycle', apply: 'restart_required' },
@@ -111,32 +125,55 @@ const template = (extra: Record<string, unknown> = {}) => ({
   ],
   readiness: { kind: 'minecraft', startupTimeoutMs: 20_000, intervalMs: 150, probeTimeoutMs: 1000 },
   stop: { signal: 'SIGTERM', timeoutMs: 2000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
-  dataPaths: ['level.json', 'playerdata'], technicalPaths: ['stats'],
+  dataPaths: ['level.json', 'playerdata'],
+  technicalPaths: ['stats'],
   crashLoop: { maxExits: 5, windowMs: 60_000, backoffInitialMs: 100, backoffMaxMs: 200 },
   ...extra,
 });
 
 beforeAll(async () => {
   stack = await startRealAgentStack({
-    agentId: AGENT_ID, portRange: randomPortRange(30), controlUrl: startGate,
+    agentId: AGENT_ID,
+    portRange: randomPortRange(30),
+    controlUrl: startGate,
     env: {
-      ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms', ENDERCLOUD_COMMAND_LEASE: '2s',
-      ENDERCLOUD_RESUME_TIMEOUT: '5s', ENDERCLOUD_UNKNOWN_GRACE: '10m',
+      ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms',
+      ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
+      ENDERCLOUD_COMMAND_LEASE: '2s',
+      ENDERCLOUD_RESUME_TIMEOUT: '5s',
+      ENDERCLOUD_UNKNOWN_GRACE: '10m',
     },
     deps: { logger: orchestratorLogger },
   });
   ({ agent, o, call } = stack);
   expect((await call('PUT', '/templates/mc/versions/1', template())).status).toBe(201);
-  expect((await call('PUT', '/templates/mc-short/versions/1', template({ readiness: { kind: 'minecraft', startupTimeoutMs: 2500, intervalMs: 150, probeTimeoutMs: 500 } }))).status).toBe(201);
-  expect((await call('PUT', '/templates/mc-signal/versions/1', template({ stop: { signal: 'SIGTERM', timeoutMs: 1000 } }))).status).toBe(201);
+  expect(
+    (
+      await call(
+        'PUT',
+        '/templates/mc-short/versions/1',
+        template({ readiness: { kind: 'minecraft', startupTimeoutMs: 2500, intervalMs: 150, probeTimeoutMs: 500 } }),
+      )
+    ).status,
+  ).toBe(201);
+  expect((await call('PUT', '/templates/mc-signal/versions/1', template({ stop: { signal: 'SIGTERM', timeoutMs: 1000 } }))).status).toBe(
+    201,
+  );
   const v = (id: string, env: Record<string, string> = {}, tpl = 'mc') => ({ id, template: { name: tpl, version: '1' }, env });
-  expect((await call('PUT', '/groups/mc', {
-    kind: 'persistent',
-    variants: [
-      v('plain'), v('slow', { STARTUP_DELAY_SECONDS: '3' }), v('never', { NEVER_READY: 'status' }, 'mc-short'),
-      v('crashy', { CRASH_AFTER_SECONDS: '1' }), v('stubborn', { IGNORE_SIGTERM: '1' }, 'mc-signal'),
-    ],
-  })).status).toBe(201);
+  expect(
+    (
+      await call('PUT', '/groups/mc', {
+        kind: 'persistent',
+        variants: [
+          v('plain'),
+          v('slow', { STARTUP_DELAY_SECONDS: '3' }),
+          v('never', { NEVER_READY: 'status' }, 'mc-short'),
+          v('crashy', { CRASH_AFTER_SECONDS: '1' }),
+          v('stubborn', { IGNORE_SIGTERM: '1' }, 'mc-signal'),
+        ],
+      })
+    ).status,
+  ).toBe(201);
 });
 
 afterAll(async () => {
@@ -171,7 +208,13 @@ describe('lifecycle on the real engine', () => {
     expect((await history(id))[0]).toMatchObject({ from: 'stopping', to: 'stopped', details: { path: 'rcon', killed: false } });
     expect((await containerOf(id))?.State).toBe('exited');
     // The default `endercloud` user (1000:1000) wrote its world and player file into /data.
-    expect((await docker().getContainer((await containerOf(id))!.Id).inspect()).Config.User).toBe('1000:1000');
+    expect(
+      (
+        await docker()
+          .getContainer((await containerOf(id))!.Id)
+          .inspect()
+      ).Config.User,
+    ).toBe('1000:1000');
     expectWorldOwnedBy(id, 1000, 1000);
     const logs = await call('GET', `/instances/${id}/logs?tail=50`);
     expect(logs.body).toContain('Done (');
@@ -188,7 +231,12 @@ describe('lifecycle on the real engine', () => {
   });
 
   it('a custom uid:gid user writes its world under /data and is immutable; maintenance refuses an ordinary user start with the message, admin starts it', async () => {
-    const res = await call('POST', '/instances', { groupId: 'mc', variantId: 'plain', name: 'lc-custom', user: { mode: 'custom', uid: 2345, gid: 3456 } });
+    const res = await call('POST', '/instances', {
+      groupId: 'mc',
+      variantId: 'plain',
+      name: 'lc-custom',
+      user: { mode: 'custom', uid: 2345, gid: 3456 },
+    });
     expect(res.status).toBe(202);
     const id = res.body.id as string;
     const online = await waitState(id, 'online');
@@ -197,7 +245,13 @@ describe('lifecycle on the real engine', () => {
     await bot.end();
     await call('POST', `/instances/${id}/stop`);
     await waitState(id, 'stopped');
-    expect((await docker().getContainer((await containerOf(id))!.Id).inspect()).Config.User).toBe('2345:3456');
+    expect(
+      (
+        await docker()
+          .getContainer((await containerOf(id))!.Id)
+          .inspect()
+      ).Config.User,
+    ).toBe('2345:3456');
     expectWorldOwnedBy(id, 2345, 3456);
     const immutable = await call('PATCH', `/instances/${id}/settings`, { user: { mode: 'endercloud' } });
     expect(immutable.status).toBe(409);
@@ -209,7 +263,10 @@ describe('lifecycle on the real engine', () => {
     expect((await call('POST', `/instances/${id}/maintenance`, { enabled: true, message: 'map reset until 18:00' })).status).toBe(200);
     const refused = await call('POST', `/instances/${id}/start`, undefined, { token: userToken });
     expect(refused.status).toBe(409);
-    expect(refused.body.error).toMatchObject({ code: 'MAINTENANCE', message: 'instance lc-custom is in maintenance: map reset until 18:00' });
+    expect(refused.body.error).toMatchObject({
+      code: 'MAINTENANCE',
+      message: 'instance lc-custom is in maintenance: map reset until 18:00',
+    });
     expect((await get(id)).state).toBe('stopped');
     expect((await containerOf(id))?.State).toBe('exited');
     expect((await call('POST', `/instances/${id}/start`)).status).toBe(202);
@@ -224,7 +281,9 @@ describe('lifecycle on the real engine', () => {
     const c = await containerOf(id);
     expect((await docker().getContainer(c!.Id).inspect()).HostConfig.RestartPolicy?.Name ?? 'no').toMatch(/^(no|)$/);
     await docker().getContainer(c!.Id).kill();
-    await waitFor('crash recorded', async () => (await history(id)).find((h) => h.to === 'stopped' && /exited unexpectedly/.test(h.reason)));
+    await waitFor('crash recorded', async () =>
+      (await history(id)).find((h) => h.to === 'stopped' && /exited unexpectedly/.test(h.reason)),
+    );
     const back = await waitState(id, 'online');
     expect(back.crashLoop.count).toBe(1);
   });
@@ -260,7 +319,11 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
   let altTag = '';
   afterAll(async () => {
     await removeContainersByLabel({ 'orchestrator.host': AGENT_ID }); // before the image they use
-    if (altTag) await docker().getImage(altTag).remove().catch(() => undefined);
+    if (altTag)
+      await docker()
+        .getImage(altTag)
+        .remove()
+        .catch(() => undefined);
     await registry?.stop();
   });
 
@@ -287,9 +350,15 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
   it('a next_start image change waits until the next explicit start, which pulls the image and replaces the container; the world survives', async () => {
     registry = await startRegistry();
     altTag = `${registry.address}/endercloud/${RUN}-alt:1`;
-    await docker().getImage(mcServerImageTag()).tag({ repo: altTag.slice(0, altTag.lastIndexOf(':')), tag: '1' });
-    const push = await docker().getImage(altTag).push({ authconfig: { serveraddress: registry.address } });
-    await new Promise((resolve, reject) => docker().modem.followProgress(push, (err: Error | null, out: unknown) => (err ? reject(err) : resolve(out))));
+    await docker()
+      .getImage(mcServerImageTag())
+      .tag({ repo: altTag.slice(0, altTag.lastIndexOf(':')), tag: '1' });
+    const push = await docker()
+      .getImage(altTag)
+      .push({ authconfig: { serveraddress: registry.address } });
+    await new Promise((resolve, reject) =>
+      docker().modem.followProgress(push, (err: Error | null, out: unknown) => (err ? reject(err) : resolve(out))),
+    );
     await docker().getImage(altTag).remove(); // only in the registry now: the start must pull it
     const id = await create('plain', 'lc-image');
     await waitState(id, 'online');
@@ -327,7 +396,7 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
     const after = (await containerOf(id))!;
     expect(after.Labels).toMatchObject({ team: 'red' });
     expect(after.State).toMatch(/^(created|exited)$/);
-    expect((await get(id))).toMatchObject({ state: 'stopped', desiredState: 'stopped' });
+    expect(await get(id)).toMatchObject({ state: 'stopped', desiredState: 'stopped' });
     expect((await history(id)).filter((h) => /container replaced/.test(h.reason))).toHaveLength(1);
     expect(seedOf(id)).toBe(level);
   });
@@ -347,7 +416,7 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
       const online = await waitState(id, 'online', 40_000);
       const port = (online.endpoint as { port: number }).port;
       expect(port).not.toBe(oldPort);
-      expect((await o.ctx.store.instances.get(id))?.hostPort).toBe(port);
+      expect((await o.store.instances.get(id))?.hostPort).toBe(port);
       expect((await pingStatus('127.0.0.1', port, 2000)).max).toBeGreaterThan(0);
       expect(seedOf(id)).toBe(level);
       const moved = (await history(id)).filter((h) => /was taken outside the container runtime/.test(h.reason));
@@ -370,11 +439,22 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
 
     const other = await create('plain', 'lc-delete-all');
     await waitState(other, 'online');
-    expect((await call('DELETE', `/instances/${other}`, { scopes: ['container', 'technical', 'player_data', 'backups'], confirm: 'lc-delete-all' })).status).toBe(202);
+    expect(
+      (
+        await call('DELETE', `/instances/${other}`, {
+          scopes: ['container', 'technical', 'player_data', 'backups'],
+          confirm: 'lc-delete-all',
+        })
+      ).status,
+    ).toBe(202);
     await recordGone(other);
     expect(existsSync(runtimeDir(other))).toBe(false);
     const audit = (await call('GET', `/audit?targetId=${other}`)).body.entries.find((e: Loose) => e.action === 'instance.delete');
-    expect(audit).toMatchObject({ actor: expect.any(String), result: 'ok', params: { confirmed: true, scopes: ['container', 'technical', 'player_data', 'backups'] } });
+    expect(audit).toMatchObject({
+      actor: expect.any(String),
+      result: 'ok',
+      params: { confirmed: true, scopes: ['container', 'technical', 'player_data', 'backups'] },
+    });
   });
 
   it('the orchestrator stopped during starting and restarted: reconciliation finishes the start', async () => {
@@ -395,7 +475,9 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
     gate.open = false;
     try {
       expect((await call('DELETE', `/instances/${id}`, { scopes: ['container', 'technical'] })).status).toBe(202);
-      await waitFor('a failed delete attempt', async () => (await call('GET', `/commands?instanceId=${id}`)).body.commands.find((c: Loose) => c.kind === 'delete' && c.lastError));
+      await waitFor('a failed delete attempt', async () =>
+        (await call('GET', `/commands?instanceId=${id}`)).body.commands.find((c: Loose) => c.kind === 'delete' && c.lastError),
+      );
       const visible = await call('GET', `/instances/${id}`);
       expect(visible.status).toBe(200);
       expect(visible.body).toMatchObject({ state: 'deleting', desiredState: 'deleted', deletion: { scopes: ['container', 'technical'] } });
@@ -434,20 +516,31 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
     const ids = ((await call('GET', '/instances')).body.instances as Loose[]).map((i) => i.id as string);
     answers.push(JSON.stringify((await call('GET', '/instances')).body));
     for (const i of ids) {
-      for (const path of ['', '/history?limit=200', '/revisions', '/logs?tail=500']) answers.push(JSON.stringify((await call('GET', `/instances/${i}${path}`)).body));
+      for (const path of ['', '/history?limit=200', '/revisions', '/logs?tail=500'])
+        answers.push(JSON.stringify((await call('GET', `/instances/${i}${path}`)).body));
     }
-    answers.push(JSON.stringify((await call('GET', '/audit?limit=500')).body), JSON.stringify((await call('GET', '/commands')).body), patch.body && JSON.stringify(patch.body));
-    const haystacks = { 'orchestrator log': orchestratorLog.join(''), 'agent log': JSON.stringify(agent.logLines), 'API answers': answers.join('\n') };
+    answers.push(
+      JSON.stringify((await call('GET', '/audit?limit=500')).body),
+      JSON.stringify((await call('GET', '/commands')).body),
+      patch.body && JSON.stringify(patch.body),
+    );
+    const haystacks = {
+      'orchestrator log': orchestratorLog.join(''),
+      'agent log': JSON.stringify(agent.logLines),
+      'API answers': answers.join('\n'),
+    };
     expect(orchestratorLog.length).toBeGreaterThan(50);
     for (const [where, text] of Object.entries(haystacks)) {
       for (const secret of secrets) expect(text.includes(secret), `${where} holds a secret`).toBe(false);
     }
   });
 
-  it('a managed container deleted behind the orchestrator\'s back → unknown, then intervention_required after the grace; never recreated', async () => {
+  it("a managed container deleted behind the orchestrator's back → unknown, then intervention_required after the grace; never recreated", async () => {
     const id = await create('plain', 'lc-vanished');
     await waitState(id, 'online');
-    await docker().getContainer((await containerOf(id))!.Id).remove({ force: true });
+    await docker()
+      .getContainer((await containerOf(id))!.Id)
+      .remove({ force: true });
     const unknown = await waitState(id, 'unknown');
     expect(unknown.stateReason).toContain('not recreated');
     await new Promise((r) => setTimeout(r, 800));
@@ -465,4 +558,3 @@ describe('replacement, deletion and reconciliation on the real engine', () => {
     expect((await history(id)).map((h) => h.to).slice(0, 2)).toEqual(['intervention_required', 'unknown']);
   });
 });
-

@@ -39,7 +39,10 @@ async function waitState(id: string, state: string, timeoutMs = 20_000): Promise
 }
 
 async function container(id: string) {
-  const [c] = await docker().listContainers({ all: true, filters: { label: [`orchestrator.instance=${id}`, `orchestrator.host=${AGENT_ID}`] } });
+  const [c] = await docker().listContainers({
+    all: true,
+    filters: { label: [`orchestrator.instance=${id}`, `orchestrator.host=${AGENT_ID}`] },
+  });
   return docker().getContainer(c!.Id);
 }
 const dockerState = async (id: string): Promise<string> => (await (await container(id)).inspect()).State.Status;
@@ -51,7 +54,10 @@ async function create(name: string, variant = 'plain'): Promise<string> {
 }
 
 const template = (image: string) => ({
-  image, resources: { memoryMb: 256 }, containerPort: 25565, restartPolicy: 'never',
+  image,
+  resources: { memoryMb: 256 },
+  containerPort: 25565,
+  restartPolicy: 'never',
   readiness: { kind: 'minecraft', startupTimeoutMs: 20_000, intervalMs: 150, probeTimeoutMs: 1000 },
   stop: { signal: 'SIGTERM', timeoutMs: 2000 },
 });
@@ -60,17 +66,31 @@ beforeAll(async () => {
   registry = await startRegistry();
   stack = await startRealAgentStack({
     agentId: AGENT_ID,
-    env: { ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms', ENDERCLOUD_COMMAND_LEASE: '2s', ENDERCLOUD_UNKNOWN_GRACE: '10m' },
+    env: {
+      ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms',
+      ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
+      ENDERCLOUD_COMMAND_LEASE: '2s',
+      ENDERCLOUD_UNKNOWN_GRACE: '10m',
+    },
     deps: { logger },
   });
   ({ agent, o, call } = stack);
   expect((await call('PUT', '/templates/drift/versions/1', template(mcServerImageTag()))).status).toBe(201);
   // In no registry: the local registry answers "manifest unknown" for it.
-  expect((await call('PUT', '/templates/drift-missing/versions/1', template(`${registry.address}/endercloud/${RUN}-missing:1`))).status).toBe(201);
-  expect((await call('PUT', '/groups/drift', {
-    kind: 'persistent',
-    variants: [{ id: 'plain', template: { name: 'drift', version: '1' } }, { id: 'missing', template: { name: 'drift-missing', version: '1' } }],
-  })).status).toBe(201);
+  expect(
+    (await call('PUT', '/templates/drift-missing/versions/1', template(`${registry.address}/endercloud/${RUN}-missing:1`))).status,
+  ).toBe(201);
+  expect(
+    (
+      await call('PUT', '/groups/drift', {
+        kind: 'persistent',
+        variants: [
+          { id: 'plain', template: { name: 'drift', version: '1' } },
+          { id: 'missing', template: { name: 'drift-missing', version: '1' } },
+        ],
+      })
+    ).status,
+  ).toBe(201);
 }, 60_000);
 
 afterAll(async () => {
@@ -105,7 +125,13 @@ describe('failures say what happened (real engine)', () => {
     expect((await get(id)).state).toBe('stopped');
     // Each lifecycle transition was one info line naming instance, from, to and reason.
     const moves = lines.filter((l) => l.component === 'lifecycle' && l.instanceId === id);
-    expect(moves.map((l) => `${l.from}>${l.to}`)).toEqual(['installing>stopped', 'stopped>starting', 'starting>online', 'online>stopping', 'stopping>stopped']);
+    expect(moves.map((l) => `${l.from}>${l.to}`)).toEqual([
+      'installing>stopped',
+      'stopped>starting',
+      'starting>online',
+      'online>stopping',
+      'stopping>stopped',
+    ]);
     expect(moves.every((l) => l.level === 30 && typeof l.reason === 'string')).toBe(true);
   });
 
@@ -131,8 +157,10 @@ describe('failures say what happened (real engine)', () => {
     await waitState(id, 'online');
   });
 
-  it('the supervisor\'s inventory polls are logged at debug by the agent (they were half of all lines)', () => {
-    const polls = agent.logLines.filter((l) => l.msg === 'incoming request' && (l.req as Loose)?.method === 'GET' && (l.req as Loose)?.url === '/api/v1/instances');
+  it("the supervisor's inventory polls are logged at debug by the agent (they were half of all lines)", () => {
+    const polls = agent.logLines.filter(
+      (l) => l.msg === 'incoming request' && (l.req as Loose)?.method === 'GET' && (l.req as Loose)?.url === '/api/v1/instances',
+    );
     expect(polls.length).toBeGreaterThan(10);
     expect(polls.every((l) => l.level === 20)).toBe(true);
     const inspect = agent.logLines.filter((l) => l.msg === 'incoming request' && (l.req as Loose)?.method === 'POST');

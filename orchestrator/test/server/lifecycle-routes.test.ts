@@ -6,7 +6,15 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/server/services/instance-config.js';
-import { AGENT_TOKEN, heartbeatBody, startFakeAgent, testOrchestrator, type FakeAgent, type Loose, type TestOrchestrator } from './support.js';
+import {
+  AGENT_TOKEN,
+  heartbeatBody,
+  startFakeAgent,
+  testOrchestrator,
+  type FakeAgent,
+  type Loose,
+  type TestOrchestrator,
+} from './support.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -33,7 +41,9 @@ async function setup(template: Record<string, unknown> = {}, env: Record<string,
   await t.o.ctx.hosts.whenIdle();
   const tpl = await t.call('PUT', '/api/v1/templates/mc/versions/1', {
     body: {
-      image: 'mc:1', resources: { memoryMb: 256 }, restartPolicy: 'on-failure',
+      image: 'mc:1',
+      resources: { memoryMb: 256 },
+      restartPolicy: 'on-failure',
       variables: [
         { name: 'RCON_PASSWORD', type: 'string', secret: true },
         { name: 'MOTD', type: 'string', default: 'hi', apply: 'restart_required' },
@@ -42,13 +52,20 @@ async function setup(template: Record<string, unknown> = {}, env: Record<string,
       ],
       readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 5000, intervalMs: 100 },
       stop: { signal: 'SIGTERM', timeoutMs: 3000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
-      dataPaths: ['world'], technicalPaths: ['logs'],
+      dataPaths: ['world'],
+      technicalPaths: ['logs'],
       crashLoop: { maxExits: 3, windowMs: 60_000, backoffInitialMs: 100, backoffMaxMs: 400 },
       ...template,
     },
   });
   expect(tpl.body).toMatchObject({ name: 'mc' });
-  expect((await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] } })).status).toBe(201);
+  expect(
+    (
+      await t.call('PUT', '/api/v1/groups/g', {
+        body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] },
+      })
+    ).status,
+  ).toBe(201);
   const created = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', name: 'survival' } });
   expect(created.status).toBe(202);
   const id = created.body.id as string;
@@ -83,15 +100,22 @@ describe('actions', () => {
     expect(stop.status).toBe(202);
     expect(stop.body).toMatchObject({ commandId: expect.stringMatching(/^cmd-/), state: 'stopping' });
     const view = await s.get();
-    expect(view).toMatchObject({ state: 'stopping', desiredState: 'stopped', activeAction: { kind: 'stop', commandId: stop.body.commandId } });
-    expect((await s.t.o.ctx.store.commands.get(stop.body.commandId))?.status).toBe('pending');
+    expect(view).toMatchObject({
+      state: 'stopping',
+      desiredState: 'stopped',
+      activeAction: { kind: 'stop', commandId: stop.body.commandId },
+    });
+    expect((await s.t.o.store.commands.get(stop.body.commandId))?.status).toBe('pending');
 
     const busy = await s.t.call('POST', `/api/v1/instances/${s.id}/restart`);
     expect(busy.status).toBe(409);
     expect(busy.body.error).toMatchObject({ code: 'INSTANCE_BUSY', details: { inProgress: 'stop', requested: 'restart' } });
     expect(busy.body.error.message).toContain('stop is in progress');
     // The same idempotent action again is not a conflict.
-    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/stop`)).body).toMatchObject({ commandId: stop.body.commandId, noop: 'stop already in progress' });
+    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/stop`)).body).toMatchObject({
+      commandId: stop.body.commandId,
+      noop: 'stop already in progress',
+    });
 
     await s.work();
     const stopCall = s.a.calls.find((c) => c.method === 'POST' && c.path.endsWith('/stop'))!;
@@ -101,7 +125,7 @@ describe('actions', () => {
     expect(history[0]).toMatchObject({ from: 'stopping', to: 'stopped', details: { path: 'rcon', killed: false } });
     expect(history.map((h: Loose) => h.to).reverse()).toEqual(['installing', 'stopped', 'starting', 'online', 'stopping', 'stopped']);
     // The RCON password is in no command payload, history entry or API answer.
-    const commands = await s.t.o.ctx.store.commands.list({ instanceId: s.id });
+    const commands = await s.t.o.store.commands.list({ instanceId: s.id });
     expect(JSON.stringify([commands, history, await s.get()])).not.toContain(SECRET);
   });
 
@@ -119,7 +143,7 @@ describe('actions', () => {
     expect(await s.get()).toMatchObject({ state: 'online', desiredState: 'running' });
   });
 
-  it('a resume whose unpause the agent refuses fails with the agent\'s error; the probe sent with it does not make the instance online', async () => {
+  it("a resume whose unpause the agent refuses fails with the agent's error; the probe sent with it does not make the instance online", async () => {
     const s = await setup({}, { ENDERCLOUD_RESUME_TIMEOUT: '1s' });
     await online(s);
     expect((await s.t.call('POST', `/api/v1/instances/${s.id}/pause`)).body.state).toBe('pausing');
@@ -128,7 +152,7 @@ describe('actions', () => {
     expect((await s.t.call('POST', `/api/v1/instances/${s.id}/resume`)).status).toBe(202);
     await s.work();
     expect(await s.get()).toMatchObject({ state: 'paused' });
-    const [resume] = (await s.t.o.ctx.store.commands.list({ instanceId: s.id })).filter((c) => c.kind === 'resume');
+    const [resume] = (await s.t.o.store.commands.list({ instanceId: s.id })).filter((c) => c.kind === 'resume');
     expect(resume).toMatchObject({ status: 'failed' });
     expect(String(resume?.lastError)).toContain('injected failure');
   });
@@ -137,7 +161,8 @@ describe('actions', () => {
     const s = await setup({}, { ENDERCLOUD_RESUME_TIMEOUT: '1s' });
     const reader = await userToken(s.t, 'viewer', ['read']);
     const user = await userToken(s.t, 'player-ops', ['instances:write']);
-    const actionsOf = async (token?: string) => (await s.t.call('GET', `/api/v1/instances/${s.id}`, token ? { token } : {})).body.actions as string[];
+    const actionsOf = async (token?: string) =>
+      (await s.t.call('GET', `/api/v1/instances/${s.id}`, token ? { token } : {})).body.actions as string[];
     await online(s);
     expect(await actionsOf()).toEqual(['stop', 'restart', 'pause']);
     expect(await actionsOf(reader)).toEqual([]);
@@ -161,7 +186,9 @@ describe('actions', () => {
     expect((await s.t.call('POST', '/api/v1/instances/nope/start')).body.error.code).toBe('INSTANCE_NOT_FOUND');
     const reader = await userToken(s.t, 'reader', ['read']);
     expect((await s.t.call('POST', `/api/v1/instances/${s.id}/stop`, { token: reader })).status).toBe(403);
-    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/reset-crash-loop`, { token: await userToken(s.t, 'op', ['operator']) })).status).toBe(403);
+    expect(
+      (await s.t.call('POST', `/api/v1/instances/${s.id}/reset-crash-loop`, { token: await userToken(s.t, 'op', ['operator']) })).status,
+    ).toBe(403);
   });
 });
 
@@ -173,19 +200,41 @@ describe('maintenance', () => {
     await s.work();
     const user = await userToken(s.t, 'player-ops', ['instances:write']);
     const manager = await userToken(s.t, 'boss', ['manager']);
-    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/maintenance`, { body: { enabled: true, message: 'map reset until 18:00' }, token: user })).status).toBe(403);
-    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/maintenance`, { body: { enabled: true, message: 'map reset until 18:00' }, token: manager })).status).toBe(200);
+    expect(
+      (
+        await s.t.call('POST', `/api/v1/instances/${s.id}/maintenance`, {
+          body: { enabled: true, message: 'map reset until 18:00' },
+          token: user,
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await s.t.call('POST', `/api/v1/instances/${s.id}/maintenance`, {
+          body: { enabled: true, message: 'map reset until 18:00' },
+          token: manager,
+        })
+      ).status,
+    ).toBe(200);
     const refused = await s.t.call('POST', `/api/v1/instances/${s.id}/start`, { token: user });
     expect(refused.status).toBe(409);
-    expect(refused.body.error).toMatchObject({ code: 'MAINTENANCE', message: 'instance survival is in maintenance: map reset until 18:00' });
+    expect(refused.body.error).toMatchObject({
+      code: 'MAINTENANCE',
+      message: 'instance survival is in maintenance: map reset until 18:00',
+    });
     await s.t.call('POST', `/api/v1/instances/${s.id}/maintenance`, { body: { enabled: false } });
 
-    expect((await s.t.call('POST', '/api/v1/maintenance', { body: { enabled: true, message: 'upgrading EnderCloud' } })).body).toMatchObject({ enabled: true, message: 'upgrading EnderCloud' });
+    expect(
+      (await s.t.call('POST', '/api/v1/maintenance', { body: { enabled: true, message: 'upgrading EnderCloud' } })).body,
+    ).toMatchObject({ enabled: true, message: 'upgrading EnderCloud' });
     const global = await s.t.call('POST', `/api/v1/instances/${s.id}/start`, { token: user });
     expect(global.body.error).toMatchObject({ code: 'MAINTENANCE', message: 'EnderCloud is in maintenance: upgrading EnderCloud' });
     expect((await s.t.call('POST', `/api/v1/instances/${s.id}/start`, { token: manager })).status).toBe(202);
     const audit = (await s.t.call('GET', '/api/v1/audit?targetId=' + s.id)).body.entries;
-    expect(audit.find((e: Loose) => e.action === 'instance.start' && e.result === 'error')).toMatchObject({ actor: 'player-ops', errorCode: 'MAINTENANCE' });
+    expect(audit.find((e: Loose) => e.action === 'instance.start' && e.result === 'error')).toMatchObject({
+      actor: 'player-ops',
+      errorCode: 'MAINTENANCE',
+    });
     expect(audit.find((e: Loose) => e.action === 'instance.start' && e.result === 'ok')).toMatchObject({ actor: 'boss' });
   });
 });
@@ -198,7 +247,13 @@ describe('audit', () => {
     await s.t.call('PUT', '/api/v1/groups/g', { body: { kind: 'nope' } });
     const entries = (await s.t.call('GET', '/api/v1/audit?limit=50')).body.entries as Loose[];
     const byAction = (a: string) => entries.filter((e) => e.action === a);
-    expect(byAction('template.put')[0]).toMatchObject({ actor: 'admin', targetKind: 'template', targetId: 'mc@1', result: 'ok', params: { created: true } });
+    expect(byAction('template.put')[0]).toMatchObject({
+      actor: 'admin',
+      targetKind: 'template',
+      targetId: 'mc@1',
+      result: 'ok',
+      params: { created: true },
+    });
     expect(byAction('instance.create')[0]).toMatchObject({ targetId: s.id, result: 'ok', params: { name: 'survival', groupId: 'g' } });
     expect(byAction('token.create')[0]).toMatchObject({ params: { name: 'ci', scopes: ['operator'] }, result: 'ok' });
     expect(byAction('host.maintenance')[0]).toMatchObject({ targetId: 'host-a', params: { enabled: true, message: 'disk swap' } });
@@ -232,7 +287,11 @@ describe('crash loop', () => {
       item.exitCode = 137;
       await s.t.o.supervisor.tick();
       const crashed = await s.get();
-      expect(crashed).toMatchObject({ state: 'stopped', desiredState: 'running', crashLoop: { count: n, tripped: false, maxExits: 3, windowMs: 60_000 } });
+      expect(crashed).toMatchObject({
+        state: 'stopped',
+        desiredState: 'running',
+        crashLoop: { count: n, tripped: false, maxExits: 3, windowMs: 60_000 },
+      });
       expect(crashed.stateReason).toContain('exited unexpectedly (code 137)');
       await s.work();
       expect((await s.get()).state).toBe('stopped'); // backoff not elapsed: the restart waits
@@ -305,7 +364,10 @@ describe('reconciliation', () => {
     await online(s);
     s.a.inventory[0]!.image = 'evil:latest';
     await s.t.o.supervisor.tick();
-    expect(await s.get()).toMatchObject({ state: 'intervention_required', stateReason: expect.stringContaining('runs image evil:latest, not mc:1') });
+    expect(await s.get()).toMatchObject({
+      state: 'intervention_required',
+      stateReason: expect.stringContaining('runs image evil:latest, not mc:1'),
+    });
   });
 });
 
@@ -313,7 +375,10 @@ describe('settings', () => {
   it('validates: unknown setting 400, bad type 400, user 409 IMMUTABLE, reserved label 400', async () => {
     const s = await setup();
     const patch = (body: unknown) => s.t.call('PATCH', `/api/v1/instances/${s.id}/settings`, { body });
-    expect((await patch({ settings: { NOPE: 1 } })).body.error).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('NOPE') });
+    expect((await patch({ settings: { NOPE: 1 } })).body.error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: expect.stringContaining('NOPE'),
+    });
     expect((await patch({ settings: { MAX_PLAYERS: 'many' } })).body.error.message).toContain('must be a integer');
     expect((await patch({ user: { mode: 'custom', uid: 0, gid: 0 } })).body.error.code).toBe('IMMUTABLE');
     expect((await patch({ labels: { 'orchestrator.managed': 'false' } })).body.error.code).toBe('VALIDATION_FAILED');
@@ -322,23 +387,37 @@ describe('settings', () => {
   it('collects restart_required changes and applies them together in one replacement at restart; secrets redacted everywhere', async () => {
     const s = await setup();
     await online(s);
-    const res = await s.t.call('PATCH', `/api/v1/instances/${s.id}/settings`, { body: { settings: { MOTD: 'new motd', MAX_PLAYERS: 50, WELCOME: 'now', RCON_PASSWORD: 'rotated-secret-987654321' } } });
+    const res = await s.t.call('PATCH', `/api/v1/instances/${s.id}/settings`, {
+      body: { settings: { MOTD: 'new motd', MAX_PLAYERS: 50, WELCOME: 'now', RCON_PASSWORD: 'rotated-secret-987654321' } },
+    });
     expect(res.status).toBe(200);
     expect(res.body.applied).toEqual(['WELCOME']);
-    expect(res.body.pendingChanges.map((c: Loose) => c.key).sort()).toEqual(['settings.MAX_PLAYERS', 'settings.MOTD', 'settings.RCON_PASSWORD']);
+    expect(res.body.pendingChanges.map((c: Loose) => c.key).sort()).toEqual([
+      'settings.MAX_PLAYERS',
+      'settings.MOTD',
+      'settings.RCON_PASSWORD',
+    ]);
     expect(res.body.pendingChanges.find((c: Loose) => c.key === 'settings.RCON_PASSWORD').value).toBe('[redacted]');
     expect((await s.get()).state).toBe('online');
     await s.t.call('POST', `/api/v1/instances/${s.id}/restart`);
     await s.work();
     const replaces = s.a.calls.filter((c) => c.path.endsWith('/replace'));
     expect(replaces).toHaveLength(1);
-    expect(replaces[0]!.body).toMatchObject({ start: true, env: { MOTD: 'new motd', MAX_PLAYERS: '50', WELCOME: 'now', RCON_PASSWORD: 'rotated-secret-987654321' } });
+    expect(replaces[0]!.body).toMatchObject({
+      start: true,
+      env: { MOTD: 'new motd', MAX_PLAYERS: '50', WELCOME: 'now', RCON_PASSWORD: 'rotated-secret-987654321' },
+    });
     const view = await s.get();
     expect(view).toMatchObject({ state: 'starting', pendingChanges: [], revision: 2, settings: { MOTD: 'new motd', MAX_PLAYERS: 50 } });
     const revisions = (await s.t.call('GET', `/api/v1/instances/${s.id}/revisions`)).body.revisions;
     expect(revisions.map((r: Loose) => r.revision)).toEqual([2, 1]);
     const audit = (await s.t.call('GET', '/api/v1/audit')).body;
-    for (const text of [JSON.stringify(view), JSON.stringify(revisions), JSON.stringify(audit), JSON.stringify(await s.t.call('GET', `/api/v1/instances/${s.id}/history`))]) {
+    for (const text of [
+      JSON.stringify(view),
+      JSON.stringify(revisions),
+      JSON.stringify(audit),
+      JSON.stringify(await s.t.call('GET', `/api/v1/instances/${s.id}/history`)),
+    ]) {
       expect(text).not.toContain('rotated-secret-987654321');
       expect(text).not.toContain(SECRET);
     }
@@ -355,7 +434,9 @@ describe('settings', () => {
     expect(s.a.calls.filter((c) => c.path.endsWith('/replace'))).toHaveLength(0);
     await s.t.call('POST', `/api/v1/instances/${s.id}/start`);
     await s.work();
-    expect(s.a.calls.filter((c) => c.path.endsWith('/replace')).map((c) => [c.body.image, c.body.start, c.body.pull])).toEqual([['mc:2', true, 'missing']]);
+    expect(s.a.calls.filter((c) => c.path.endsWith('/replace')).map((c) => [c.body.image, c.body.start, c.body.pull])).toEqual([
+      ['mc:2', true, 'missing'],
+    ]);
     expect(await s.get()).toMatchObject({ image: 'mc:2', containerConfigPending: false, state: 'starting' });
 
     await s.t.call('POST', `/api/v1/instances/${s.id}/stop`);
@@ -376,9 +457,13 @@ describe('deletion', () => {
     const refused = await s.t.call('DELETE', `/api/v1/instances/${s.id}`, { body: { scopes: ['player_data'] } });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ code: 'CONFIRMATION_REQUIRED', message: expect.stringContaining('"survival"') });
-    expect((await s.t.call('DELETE', `/api/v1/instances/${s.id}`, { body: { scopes: ['player_data'], confirm: 'wrong' } })).status).toBe(400);
+    expect((await s.t.call('DELETE', `/api/v1/instances/${s.id}`, { body: { scopes: ['player_data'], confirm: 'wrong' } })).status).toBe(
+      400,
+    );
     expect((await s.get()).state).toBe('online');
-    const ok = await s.t.call('DELETE', `/api/v1/instances/${s.id}`, { body: { scopes: ['container', 'player_data'], confirm: 'survival' } });
+    const ok = await s.t.call('DELETE', `/api/v1/instances/${s.id}`, {
+      body: { scopes: ['container', 'player_data'], confirm: 'survival' },
+    });
     expect(ok.status).toBe(202);
     expect(ok.body).toMatchObject({ scopes: ['container', 'player_data'], retained: ['technical', 'backups'] });
     expect(await s.get()).toMatchObject({ state: 'deleting', deletion: { scopes: ['container', 'player_data'] } });
@@ -386,7 +471,11 @@ describe('deletion', () => {
     expect(s.a.calls.find((c) => c.method === 'DELETE')!.body).toEqual({ paths: ['world'] });
     expect((await s.t.call('GET', `/api/v1/instances/${s.id}`)).status).toBe(404);
     const audit = (await s.t.call('GET', '/api/v1/audit')).body.entries.filter((e: Loose) => e.action === 'instance.delete');
-    expect(audit.map((e: Loose) => [e.result, e.errorCode])).toEqual([['ok', null], ['error', 'CONFIRMATION_REQUIRED'], ['error', 'CONFIRMATION_REQUIRED']]);
+    expect(audit.map((e: Loose) => [e.result, e.errorCode])).toEqual([
+      ['ok', null],
+      ['error', 'CONFIRMATION_REQUIRED'],
+      ['error', 'CONFIRMATION_REQUIRED'],
+    ]);
     expect(audit[0].params).toMatchObject({ scopes: ['container', 'player_data'], confirmed: true });
     expect((await s.t.call('GET', '/api/v1/hosts/host-a')).body.memoryReservedMb).toBe(0);
   });
@@ -395,8 +484,14 @@ describe('deletion', () => {
     const s = await setup();
     await online(s);
     const refused = await s.t.call('DELETE', `/api/v1/instances/${s.id}`, { body: { scopes: ['bogus'] } });
-    expect(refused.body.error).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('unknown deletion scope "bogus"') });
-    expect((await s.t.call('DELETE', `/api/v1/instances/${s.id}`)).body).toMatchObject({ scopes: ['container', 'technical'], retained: ['player_data', 'backups'] });
+    expect(refused.body.error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: expect.stringContaining('unknown deletion scope "bogus"'),
+    });
+    expect((await s.t.call('DELETE', `/api/v1/instances/${s.id}`)).body).toMatchObject({
+      scopes: ['container', 'technical'],
+      retained: ['player_data', 'backups'],
+    });
     await s.work();
     expect(s.a.calls.filter((c) => c.method === 'DELETE').map((c) => c.body)).toEqual([{ paths: ['logs'] }]);
     expect(s.a.calls.some((c) => c.path.endsWith('/stop'))).toBe(true); // stopped gracefully first
@@ -405,9 +500,13 @@ describe('deletion', () => {
   it('all four scopes with the typed name remove the whole instance root', async () => {
     const s = await setup();
     await online(s);
-    await s.t.call('DELETE', `/api/v1/instances/${s.id}`, { body: { scopes: ['container', 'technical', 'player_data', 'backups'], confirm: 'survival' } });
+    await s.t.call('DELETE', `/api/v1/instances/${s.id}`, {
+      body: { scopes: ['container', 'technical', 'player_data', 'backups'], confirm: 'survival' },
+    });
     await s.work();
-    expect(s.a.calls.filter((c) => c.method === 'DELETE' && !c.path.endsWith('/backups')).map((c) => c.body)).toEqual([{ keepData: false }]);
+    expect(s.a.calls.filter((c) => c.method === 'DELETE' && !c.path.endsWith('/backups')).map((c) => c.body)).toEqual([
+      { keepData: false },
+    ]);
     expect(s.a.calls.some((c) => c.method === 'DELETE' && c.path.endsWith('/backups'))).toBe(true);
   });
 });
@@ -418,9 +517,14 @@ describe('bridge readiness', () => {
     const put = s.a.calls.find((c) => c.method === 'PUT')!;
     const token = put.body.env.ENDERCLOUD_INSTANCE_TOKEN as string;
     expect(token).toBe(SECRET);
-    expect((await s.t.o.ctx.store.instances.get(s.id))!.bridgeTokenHash).toBe(hashToken(token));
-    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/events`, { body: { type: 'SERVER_READY' }, token: 'nope' })).status).toBe(401);
-    const ok = await s.t.call('POST', `/api/v1/instances/${s.id}/events`, { body: { type: 'SERVER_READY', endpoint: 'play.example.net:25570' }, token });
+    expect((await s.t.o.store.instances.get(s.id))!.bridgeTokenHash).toBe(hashToken(token));
+    expect((await s.t.call('POST', `/api/v1/instances/${s.id}/events`, { body: { type: 'SERVER_READY' }, token: 'nope' })).status).toBe(
+      401,
+    );
+    const ok = await s.t.call('POST', `/api/v1/instances/${s.id}/events`, {
+      body: { type: 'SERVER_READY', endpoint: 'play.example.net:25570' },
+      token,
+    });
     expect(ok.status).toBe(202);
     expect(await s.get()).toMatchObject({ state: 'online', endpoint: { host: 'play.example.net', port: 25570 } });
   });

@@ -32,9 +32,14 @@ describe('GET /metrics', () => {
     cleanups.push(() => t.close());
     const a = await startFakeAgent();
     const b = await startFakeAgent();
-    cleanups.push(() => a.close(), () => b.close());
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
     await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 256 } } });
-    await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } });
+    await t.call('PUT', '/api/v1/groups/g', {
+      body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] },
+    });
     await beat(t, 'm-a', a);
     await beat(t, 'm-b', b);
     // m-b stops beating: OFFLINE after 3 intervals (1 s each); m-a keeps beating 2.5 s ago.
@@ -60,7 +65,13 @@ describe('GET /metrics', () => {
     const res = await t.call('GET', '/metrics');
     expect(res.status).toBe(200);
     expect(String(res.headers['content-type'])).toContain('text/plain');
-    for (const family of ['endercloud_hosts', 'endercloud_instances', 'endercloud_commands', 'endercloud_command_outcomes_total', 'endercloud_host_heartbeat_lag_seconds']) {
+    for (const family of [
+      'endercloud_hosts',
+      'endercloud_instances',
+      'endercloud_commands',
+      'endercloud_command_outcomes_total',
+      'endercloud_host_heartbeat_lag_seconds',
+    ]) {
       expect(res.body).toContain(`# TYPE ${family} `);
     }
     const s = samples(res.body);

@@ -23,15 +23,19 @@ function env(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH, HOME: process.env.HOME, ENDERCLOUD_LOG_LEVEL: 'warn', ...extra };
 }
 
-
-
 describe('npm run orchestrator', () => {
   it('stops with exit 2 and one line naming a bad variable', () => {
     const res = spawnSync('npm', ['run', '--silent', 'orchestrator'], {
-      cwd: ROOT, env: env({ ENDERCLOUD_LISTEN: '127.0.0.1:99999' }), encoding: 'utf8', timeout: 30_000,
+      cwd: ROOT,
+      env: env({ ENDERCLOUD_LISTEN: '127.0.0.1:99999' }),
+      encoding: 'utf8',
+      timeout: 30_000,
     });
     expect(res.status).toBe(2);
-    const lines = res.stderr.trim().split('\n').filter((l) => l.includes('ENDERCLOUD_'));
+    const lines = res.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.includes('ENDERCLOUD_'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/ENDERCLOUD_LISTEN/);
   });
@@ -40,7 +44,10 @@ describe('npm run orchestrator', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'ec-orch-entry-'));
     dirs.push(dataDir);
     const child = spawn('npm', ['run', '--silent', 'orchestrator'], {
-      cwd: ROOT, env: env({ ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_DATA_DIR: dataDir }), stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+      cwd: ROOT,
+      env: env({ ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_DATA_DIR: dataDir }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     let stdout = '';
     let stderr = '';
@@ -60,7 +67,9 @@ describe('npm run orchestrator', () => {
       const tokenFile = join(dataDir, 'admin-token');
       expect(match[3]).toBe(tokenFile);
       expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
-      const hosts = await fetch(`${match[1]}/api/v1/hosts`, { headers: { authorization: `Bearer ${readFileSync(tokenFile, 'utf8').trim()}` } });
+      const hosts = await fetch(`${match[1]}/api/v1/hosts`, {
+        headers: { authorization: `Bearer ${readFileSync(tokenFile, 'utf8').trim()}` },
+      });
       expect(hosts.status).toBe(200);
     } finally {
       await stopGroup(child);
@@ -78,10 +87,16 @@ describe('npm start (dev stack)', () => {
     const child = spawn('npm', ['start', '--silent'], {
       cwd: ROOT,
       env: env({
-        ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_DATA_DIR: dataDir, AGENT_ID: agentId, AGENT_PORT: String(await freePort()),
-        AGENT_GAME_PORT_RANGE: `${range.first}-${range.last}`, AGENT_LOG_LEVEL: 'warn', ENDERCLOUD_ROUTER_BIND: `127.0.0.1:${routerPort}`,
+        ENDERCLOUD_LISTEN: '127.0.0.1:0',
+        ENDERCLOUD_DATA_DIR: dataDir,
+        AGENT_ID: agentId,
+        AGENT_PORT: String(await freePort()),
+        AGENT_GAME_PORT_RANGE: `${range.first}-${range.last}`,
+        AGENT_LOG_LEVEL: 'warn',
+        ENDERCLOUD_ROUTER_BIND: `127.0.0.1:${routerPort}`,
       }),
-      stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     let stdout = '';
     let stderr = '';
@@ -100,7 +115,8 @@ describe('npm start (dev stack)', () => {
       expect(stdout).toContain(`AGENT_ID=${agentId}`);
       expect(stdout).toContain(`game ports ${range.first}-${range.last} on 127.0.0.1`);
       // Each group of the example network on its own forced host; the fast ectl entry; sleep is on.
-      for (const g of ['lobby', 'survival', 'minigame']) expect(stdout).toMatch(new RegExp(`^  ${g}\\.localhost:${routerPort} +group ${g}`, 'm'));
+      for (const g of ['lobby', 'survival', 'minigame'])
+        expect(stdout).toMatch(new RegExp(`^  ${g}\\.localhost:${routerPort} +group ${g}`, 'm'));
       expect(stdout).toContain(`(also plain localhost:${routerPort})`);
       expect(stdout).toContain('  ./bin/ectl.js apply -f ../examples/network.yml');
       expect(stdout).not.toContain('npx');
@@ -120,7 +136,10 @@ describe('npm start (dev stack)', () => {
       let pinged: { version?: { protocol?: number } } | undefined;
       while (!pinged) {
         if (Date.now() > deadline) throw new Error(`the router on ${routerPort} did not answer a status ping: ${stderr}`);
-        pinged = await mc.ping({ host: '127.0.0.1', port: routerPort, version: '1.20.4' }).then((r) => r as { version?: { protocol?: number } }, () => undefined);
+        pinged = await mc.ping({ host: '127.0.0.1', port: routerPort, version: '1.20.4' }).then(
+          (r) => r as { version?: { protocol?: number } },
+          () => undefined,
+        );
         if (!pinged) await new Promise((r) => setTimeout(r, 200));
       }
       expect(pinged.version?.protocol).toBeGreaterThan(0);

@@ -31,15 +31,20 @@ const portRange = randomPortRange(3);
 
 const get = async (id: string): Promise<Loose> => (await call('GET', `/instances/${id}`)).body;
 const reservedMb = async (): Promise<number> => (await call('GET', `/hosts/${AGENT_ID}`)).body.memoryReservedMb as number;
-const seedOf = (id: string): string => (JSON.parse(readFileSync(join(agent.runtimeDirectory, 'instances', id, 'level.json'), 'utf8')) as { seed: string }).seed;
+const seedOf = (id: string): string =>
+  (JSON.parse(readFileSync(join(agent.runtimeDirectory, 'instances', id, 'level.json'), 'utf8')) as { seed: string }).seed;
 
 async function waitState(id: string, state: string, timeoutMs = 30_000): Promise<Loose> {
   let last: Loose = {};
   try {
-    return await waitFor(`instance ${id} ${state}`, async () => {
-      last = await get(id);
-      return last.state === state && !last.activeAction ? last : undefined;
-    }, timeoutMs);
+    return await waitFor(
+      `instance ${id} ${state}`,
+      async () => {
+        last = await get(id);
+        return last.state === state && !last.activeAction ? last : undefined;
+      },
+      timeoutMs,
+    );
   } catch (err) {
     throw new Error(`${(err as Error).message}; last ${last.state} (${last.stateReason})`);
   }
@@ -65,7 +70,9 @@ async function squatRange(): Promise<Map<number, Server>> {
   const held = new Map<number, Server>();
   for (let port = portRange.first; port <= portRange.last; port++) {
     const server = createServer();
-    const ok = await new Promise<boolean>((resolve) => server.once('error', () => resolve(false)).listen(port, '127.0.0.1', () => resolve(true)));
+    const ok = await new Promise<boolean>((resolve) =>
+      server.once('error', () => resolve(false)).listen(port, '127.0.0.1', () => resolve(true)),
+    );
     if (ok) held.set(port, server);
   }
   return held;
@@ -76,26 +83,45 @@ const unsquat = (server: Server | undefined) => new Promise((r) => (server ? ser
 beforeAll(async () => {
   const image = await ensureImage(mcServerImage);
   stack = await startRealAgentStack({
-    agentId: AGENT_ID, portRange,
-    env: { ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms', ENDERCLOUD_COMMAND_RETRY_MAX: '500ms', ENDERCLOUD_COMMAND_LEASE: '2s', ENDERCLOUD_UNKNOWN_GRACE: '10m' },
-    heartbeat: { resources: { cpuCount: 2, memoryTotalBytes: HOST_MB * 1024 * 1024, memoryAvailableBytes: HOST_MB * 1024 * 1024, diskFreeBytes: 10 * 1024 ** 3 } },
+    agentId: AGENT_ID,
+    portRange,
+    env: {
+      ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms',
+      ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',
+      ENDERCLOUD_COMMAND_LEASE: '2s',
+      ENDERCLOUD_UNKNOWN_GRACE: '10m',
+    },
+    heartbeat: {
+      resources: {
+        cpuCount: 2,
+        memoryTotalBytes: HOST_MB * 1024 * 1024,
+        memoryAvailableBytes: HOST_MB * 1024 * 1024,
+        diskFreeBytes: 10 * 1024 ** 3,
+      },
+    },
   });
   ({ agent, call } = stack);
   const template = (img: string) => ({
-    image: img, resources: { memoryMb: BIG_MB }, containerPort: 25565,
+    image: img,
+    resources: { memoryMb: BIG_MB },
+    containerPort: 25565,
     readiness: { kind: 'minecraft', startupTimeoutMs: 20_000, intervalMs: 150, probeTimeoutMs: 1000 },
     stop: { signal: 'SIGTERM', timeoutMs: 2000 },
   });
   expect((await call('PUT', '/templates/pm/versions/1', template(image))).status).toBe(201);
   expect((await call('PUT', '/templates/pm-missing/versions/1', template(UNPULLABLE))).status).toBe(201);
-  expect((await call('PUT', '/groups/pm', {
-    kind: 'persistent',
-    variants: [
-      { id: 'big', template: { name: 'pm', version: '1' } },
-      { id: 'tiny', template: { name: 'pm', version: '1' }, resources: { memoryMb: TINY_MB } },
-      { id: 'missing', template: { name: 'pm-missing', version: '1' } },
-    ],
-  })).status).toBe(201);
+  expect(
+    (
+      await call('PUT', '/groups/pm', {
+        kind: 'persistent',
+        variants: [
+          { id: 'big', template: { name: 'pm', version: '1' } },
+          { id: 'tiny', template: { name: 'pm', version: '1' }, resources: { memoryMb: TINY_MB } },
+          { id: 'missing', template: { name: 'pm-missing', version: '1' } },
+        ],
+      })
+    ).status,
+  ).toBe(201);
 });
 
 afterAll(async () => {
@@ -116,7 +142,9 @@ describe('a small host on the real engine', () => {
       expect(squatters.has(oldPort)).toBe(true);
       expect((await call('POST', `/instances/${id}/start`)).status).toBe(202);
       const failed = await waitState(id, 'error');
-      expect(failed.stateReason).toContain(`host port ${oldPort} is taken and no other port of ${portRange.first}-${portRange.last} is free on host ${AGENT_ID}`);
+      expect(failed.stateReason).toContain(
+        `host port ${oldPort} is taken and no other port of ${portRange.first}-${portRange.last} is free on host ${AGENT_ID}`,
+      );
       expect(failed.stateReason).toContain('free a port, then start it');
       // The container and the world are still there, untouched.
       expect((await containersOf(id)).map((c) => c.Id)).toEqual([container!.Id]);
@@ -165,7 +193,11 @@ describe('a small host on the real engine', () => {
     expect(await reservedMb()).toBe(before);
     // Now it fits: the start reserves and runs the create again (which fails again, and gives the room back).
     expect((await call('POST', `/instances/${bad}/start`)).status).toBe(202);
-    await waitFor('the re-run create', async () => ((await call('GET', `/commands?instanceId=${bad}`)).body.commands as Loose[]).filter((c) => c.kind === 'create').length === 2);
+    await waitFor(
+      'the re-run create',
+      async () =>
+        ((await call('GET', `/commands?instanceId=${bad}`)).body.commands as Loose[]).filter((c) => c.kind === 'create').length === 2,
+    );
     await waitState(bad, 'error');
     expect(await reservedMb()).toBe(before);
     // Deleting it does not release what it no longer holds.

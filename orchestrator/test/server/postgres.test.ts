@@ -4,7 +4,15 @@
 
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_TOKEN, freshPostgres, heartbeatBody, startFakeAgent, testOrchestrator, type FakeAgent, type TestOrchestrator } from './support.js';
+import {
+  AGENT_TOKEN,
+  freshPostgres,
+  heartbeatBody,
+  startFakeAgent,
+  testOrchestrator,
+  type FakeAgent,
+  type TestOrchestrator,
+} from './support.js';
 
 let db: { url: string; drop(): Promise<void> };
 let t: TestOrchestrator;
@@ -30,9 +38,13 @@ describe('on PostgreSQL', () => {
   });
 
   it('heartbeat → RECOVERING → ONLINE', async () => {
-    for (const [id, agent, mb] of [['pg-a', a, 1024], ['pg-b', b, 1280]] as const) {
+    for (const [id, agent, mb] of [
+      ['pg-a', a, 1024],
+      ['pg-b', b, 1280],
+    ] as const) {
       const res = await t.call('POST', `/api/v1/agents/${id}/heartbeat`, {
-        body: heartbeatBody(agent.url, { resources: { cpuCount: 2, memoryTotalBytes: mb * 1024 * 1024 } }), token: AGENT_TOKEN,
+        body: heartbeatBody(agent.url, { resources: { cpuCount: 2, memoryTotalBytes: mb * 1024 * 1024 } }),
+        token: AGENT_TOKEN,
       });
       expect(res.body.status).toBe('RECOVERING');
     }
@@ -45,11 +57,19 @@ describe('on PostgreSQL', () => {
     expect((await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body })).status).toBe(201);
     expect((await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body })).status).toBe(200);
     expect((await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body: { ...body, image: 'x:2' } })).status).toBe(409);
-    expect((await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } })).status).toBe(201);
+    expect(
+      (
+        await t.call('PUT', '/api/v1/groups/g', {
+          body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] },
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it('20 concurrent creates never oversubscribe', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, () => t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v' } })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v' } })),
+    );
     expect(results.filter((r) => r.status === 202)).toHaveLength(9);
     for (const r of results.filter((x) => x.status !== 202)) expect(r.body.error.code).toBe('NO_CAPACITY');
     const hosts = (await t.call('GET', '/api/v1/hosts')).body.hosts;
@@ -57,19 +77,24 @@ describe('on PostgreSQL', () => {
   });
 
   it('a command persisted by a crashed orchestrator is dispatched once after restart', async () => {
-    const claimed = await t.o.ctx.store.commands.claimDue(t.clock.now(), 100, { claimer: 'dead-worker', leaseMs: 30_000 });
+    const claimed = await t.o.store.commands.claimDue(t.clock.now(), 100, { claimer: 'dead-worker', leaseMs: 30_000 });
     expect(claimed).toHaveLength(9);
     await t.o.stop();
-    const second = await testOrchestrator({ dataDir: t.dataDir, clock: t.clock, env: { ENDERCLOUD_DATABASE_URL: db.url }, keepDataDir: true });
+    const second = await testOrchestrator({
+      dataDir: t.dataDir,
+      clock: t.clock,
+      env: { ENDERCLOUD_DATABASE_URL: db.url },
+      keepDataDir: true,
+    });
     t = second;
     second.clock.advance(30_001);
-    for (let i = 0; i < 5 && (await second.o.ctx.store.commands.list({ statuses: ['pending', 'dispatched'] })).length > 0; i++) {
+    for (let i = 0; i < 5 && (await second.o.store.commands.list({ statuses: ['pending', 'dispatched'] })).length > 0; i++) {
       await second.o.worker.tick();
       await second.o.worker.whenIdle();
     }
     const puts = [...a.calls, ...b.calls].filter((c) => c.method === 'PUT');
     expect(puts).toHaveLength(9);
     expect(a.inventory.length + b.inventory.length).toBe(9);
-    expect((await second.o.ctx.store.instances.list({ states: ['starting'] })).length).toBe(9);
+    expect((await second.o.store.instances.list({ states: ['starting'] })).length).toBe(9);
   });
 });

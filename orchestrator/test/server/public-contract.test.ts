@@ -11,7 +11,11 @@ import { PUBLIC_ROUTES } from '../../src/contracts/public-api/routes.js';
 import { responseSchemaOf, routeKeyOf } from '../../src/server/response-schemas.js';
 import { AGENT_TOKEN, heartbeatBody, startFakeAgent, testOrchestrator, type FakeAgent, type TestOrchestrator } from './support.js';
 
-interface Answer { key: string; status: number; payload: unknown }
+interface Answer {
+  key: string;
+  status: number;
+  payload: unknown;
+}
 
 const answers: Answer[] = [];
 let t: TestOrchestrator;
@@ -19,10 +23,15 @@ let agent: FakeAgent;
 
 beforeAll(async () => {
   t = await testOrchestrator({
-    deps: { hooks: { onAnswer: (route, status, payload) => {
-      const key = routeKeyOf(route.method, route.url);
-      if (key && Object.hasOwn(PUBLIC_ROUTES, key)) answers.push({ key, status, payload: JSON.parse(JSON.stringify(payload ?? null)) as unknown });
-    } } },
+    deps: {
+      hooks: {
+        onAnswer: (route, status, payload) => {
+          const key = routeKeyOf(route.method, route.url);
+          if (key && Object.hasOwn(PUBLIC_ROUTES, key))
+            answers.push({ key, status, payload: JSON.parse(JSON.stringify(payload ?? null)) as unknown });
+        },
+      },
+    },
   });
   agent = await startFakeAgent();
 });
@@ -36,8 +45,13 @@ function closed(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(closed);
   if (!schema || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(schema)) out[k] = k === 'properties' || k === 'patternProperties' ? Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, closed(s)])) : closed(v);
-  if (out.type === 'object' && out.properties && !('additionalProperties' in out) && !('patternProperties' in out)) out.additionalProperties = false;
+  for (const [k, v] of Object.entries(schema))
+    out[k] =
+      k === 'properties' || k === 'patternProperties'
+        ? Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, closed(s)]))
+        : closed(v);
+  if (out.type === 'object' && out.properties && !('additionalProperties' in out) && !('patternProperties' in out))
+    out.additionalProperties = false;
   return out;
 }
 
@@ -65,7 +79,9 @@ async function call(method: string, url: string, opts: Parameters<TestOrchestrat
 
 describe('the public API contract', () => {
   it('documents a response for every route, and the route table names exactly the registered routes', async () => {
-    const doc = (await t.call('GET', '/api/v1/openapi.json')).body as { paths: Record<string, Record<string, { responses?: Record<string, { content?: unknown }> }>> };
+    const doc = (await t.call('GET', '/api/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, { responses?: Record<string, { content?: unknown }> }>>;
+    };
     const registered: string[] = [];
     const missing: string[] = [];
     for (const [path, operations] of Object.entries(doc.paths)) {
@@ -74,7 +90,8 @@ describe('the public API contract', () => {
         registered.push(key);
         const codes = Object.keys(op.responses ?? {});
         const success = codes.filter((c) => c.startsWith('2'));
-        if (success.length === 0 || !success.every((c) => c === '204' || op.responses![c]!.content) || !codes.includes('4XX')) missing.push(key);
+        if (success.length === 0 || !success.every((c) => c === '204' || op.responses![c]!.content) || !codes.includes('4XX'))
+          missing.push(key);
       }
     }
     expect(missing, 'routes without a documented response schema').toEqual([]);
@@ -94,8 +111,12 @@ describe('the public API contract', () => {
     await call('GET', `${v1}/template-layers`);
     await call('PUT', `${v1}/templates/mc/versions/1`, {
       body: {
-        image: 'mc:1', resources: { memoryMb: 256 },
-        variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }, { name: 'MOTD', type: 'string', default: 'hi', apply: 'restart_required' }],
+        image: 'mc:1',
+        resources: { memoryMb: 256 },
+        variables: [
+          { name: 'RCON_PASSWORD', type: 'string', secret: true },
+          { name: 'MOTD', type: 'string', default: 'hi', apply: 'restart_required' },
+        ],
         readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 5000, intervalMs: 100 },
         stop: { signal: 'SIGTERM', timeoutMs: 3000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
         dataPaths: ['world'],
@@ -106,7 +127,12 @@ describe('the public API contract', () => {
     await call('GET', `${v1}/templates/mc/versions/1`);
     await call('PUT', `${v1}/groups/g`, { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] } });
     await call('PUT', `${v1}/groups/lobby`, {
-      body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }], scaling: { min: 0, max: 2, buffer: 0 }, idleTiers: [{ after: '10m', action: 'pause' }] },
+      body: {
+        kind: 'ephemeral',
+        variants: [{ id: 'v', template: { name: 'mc', version: '1' } }],
+        scaling: { min: 0, max: 2, buffer: 0 },
+        idleTiers: [{ after: '10m', action: 'pause' }],
+      },
     });
     await call('GET', `${v1}/groups`);
     await call('GET', `${v1}/groups/g`);
@@ -114,7 +140,9 @@ describe('the public API contract', () => {
     await call('GET', `${v1}/groups/lobby/allocations`);
     await call('GET', `${v1}/system/idle-tiers`);
     await call('POST', `${v1}/instances/preview`, { body: { groupId: 'g', variantId: 'v', name: 'survival' } });
-    const created = await call('POST', `${v1}/instances`, { body: { groupId: 'g', variantId: 'v', name: 'survival', secrets: { RCON_PASSWORD: 'pw-0123456789' } } });
+    const created = await call('POST', `${v1}/instances`, {
+      body: { groupId: 'g', variantId: 'v', name: 'survival', secrets: { RCON_PASSWORD: 'pw-0123456789' } },
+    });
     expect(created.status).toBe(202);
     for (let i = 0; i < 20; i++) {
       const claimed = await t.o.worker.tick();
@@ -146,7 +174,9 @@ describe('the public API contract', () => {
     await call('GET', `${v1}/session`, { token: token.body.secret });
     await call('GET', `${v1}/session`, { token: null });
     await call('DELETE', `${v1}/tokens/${token.body.id}`);
-    const request = await call('POST', `${v1}/installation-requests`, { body: { groupId: 'g', variantId: 'v', name: 'asked', suggested: { note: 'please' } } });
+    const request = await call('POST', `${v1}/installation-requests`, {
+      body: { groupId: 'g', variantId: 'v', name: 'asked', suggested: { note: 'please' } },
+    });
     await call('GET', `${v1}/installation-requests`);
     await call('GET', `${v1}/installation-requests/${request.body.id}/preview`);
     await call('POST', `${v1}/installation-requests/${request.body.id}/reject`, { body: { note: 'no' } });
@@ -161,7 +191,10 @@ describe('the public API contract', () => {
     for (const a of answers) {
       seen.add(a.key);
       const validate = validatorFor(a.key, a.status);
-      if (!validate(a.payload)) failures.push(`${a.key} ${a.status}: ${(validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`).join('; ')}`);
+      if (!validate(a.payload))
+        failures.push(
+          `${a.key} ${a.status}: ${(validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`).join('; ')}`,
+        );
     }
     expect(failures).toEqual([]);
     // A representative set: most routes answered at least once, errors included.

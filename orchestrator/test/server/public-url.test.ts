@@ -19,7 +19,10 @@ async function start(env: Record<string, string>): Promise<Orchestrator> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ec-public-url-'));
   dirs.push(dataDir);
   const o = await startOrchestrator(orchestratorConfig({ ENDERCLOUD_DATA_DIR: dataDir, ENDERCLOUD_LISTEN: '127.0.0.1:0', ...env }), {
-    logger: pino({ level: 'silent' }), runWorker: false, runOfflineDetector: false, runSupervisor: false,
+    logger: pino({ level: 'silent' }),
+    runWorker: false,
+    runOfflineDetector: false,
+    runSupervisor: false,
   });
   running.push(o);
   return o;

@@ -37,7 +37,9 @@ describe('tcp readiness', () => {
   it('a published container port with nothing listening inside is not ready, though Docker accepts the connection', async () => {
     const hostPort = await freePort();
     const container = await docker().createContainer({
-      Image: imageTag(busyboxImage), Cmd: ['sleep', '30'], Labels: { 'endercloud.test': RUN },
+      Image: imageTag(busyboxImage),
+      Cmd: ['sleep', '30'],
+      Labels: { 'endercloud.test': RUN },
       ExposedPorts: { '25565/tcp': {} },
       HostConfig: { AutoRemove: false, PortBindings: { '25565/tcp': [{ HostIp: '127.0.0.1', HostPort: String(hostPort) }] } },
     });

@@ -7,12 +7,27 @@ import { planRecovery, type InventoryContainer, type RecoveryFacts } from '../..
 
 const T0 = 1_700_000_000_000;
 const c = (instanceId: string, groupId: string | null = 'eph'): InventoryContainer => ({
-  instanceId, containerId: `c-${instanceId}`, containerName: `endercloud-v-${instanceId}`, groupId, variantId: 'v', hostPort: null, state: 'running',
+  instanceId,
+  containerId: `c-${instanceId}`,
+  containerName: `endercloud-v-${instanceId}`,
+  groupId,
+  variantId: 'v',
+  hostPort: null,
+  state: 'running',
 });
 const facts = (over: Partial<RecoveryFacts>): RecoveryFacts => ({
-  hostId: 'h', inventory: [], stored: [], hostKnown: true, storedElsewhere: new Map(),
-  groupKinds: new Map<string, GroupKind>([['eph', 'ephemeral'], ['per', 'persistent']]),
-  listedUnclaimed: new Map(), removalQueued: new Set(), ...over,
+  hostId: 'h',
+  inventory: [],
+  stored: [],
+  hostKnown: true,
+  storedElsewhere: new Map(),
+  groupKinds: new Map<string, GroupKind>([
+    ['eph', 'ephemeral'],
+    ['per', 'persistent'],
+  ]),
+  listedUnclaimed: new Map(),
+  removalQueued: new Set(),
+  ...over,
 });
 
 describe('planRecovery', () => {
@@ -22,20 +37,34 @@ describe('planRecovery', () => {
     expect(plan.unclaimed.map((u) => u.instanceId)).toEqual(['a', 'b', 'x']);
   });
 
-  it('a container listed as unclaimed stays unclaimed on a known host, even an ephemeral group\'s; unlisted orphans are still removed', () => {
-    const plan = planRecovery(facts({
-      inventory: [c('kept-eph'), c('kept-per', 'per'), c('orphan'), c('stored')],
-      stored: [{ id: 'stored', state: 'online' }],
-      listedUnclaimed: new Map([['kept-eph', T0], ['kept-per', T0], ['stored', T0]]),
-    }));
+  it("a container listed as unclaimed stays unclaimed on a known host, even an ephemeral group's; unlisted orphans are still removed", () => {
+    const plan = planRecovery(
+      facts({
+        inventory: [c('kept-eph'), c('kept-per', 'per'), c('orphan'), c('stored')],
+        stored: [{ id: 'stored', state: 'online' }],
+        listedUnclaimed: new Map([
+          ['kept-eph', T0],
+          ['kept-per', T0],
+          ['stored', T0],
+        ]),
+      }),
+    );
     expect(plan.remove).toEqual(['orphan']);
     expect(plan.keepDataFor).toEqual([]);
     expect(plan.unclaimed.map((u) => u.instanceId)).toEqual(['kept-eph', 'kept-per']);
-    expect(plan.unclaimed[0]!.reason).toBe(`listed as unclaimed since ${new Date(T0).toISOString()}: kept until an operator adopts or deletes it`);
+    expect(plan.unclaimed[0]!.reason).toBe(
+      `listed as unclaimed since ${new Date(T0).toISOString()}: kept until an operator adopts or deletes it`,
+    );
   });
 
   it('a container whose removal is already queued is left to that command: neither removed again nor unclaimed', () => {
-    const plan = planRecovery(facts({ inventory: [c('going'), c('going-listed', 'per')], removalQueued: new Set(['going', 'going-listed']), listedUnclaimed: new Map([['going-listed', T0]]) }));
+    const plan = planRecovery(
+      facts({
+        inventory: [c('going'), c('going-listed', 'per')],
+        removalQueued: new Set(['going', 'going-listed']),
+        listedUnclaimed: new Map([['going-listed', T0]]),
+      }),
+    );
     expect(plan).toEqual({ remove: [], keepDataFor: [], unclaimed: [], missing: [] });
   });
 });

@@ -19,7 +19,11 @@ afterEach(async () => {
 
 /** A replica's change port: its database is an SQLite file of this run (only its identity matters here). */
 async function port(database: string, redisPrefix?: string): Promise<{ port: ClosableChangePort; heard: Change[] }> {
-  const p = await openChangePort({ redisUrl: REDIS_URL, redisPrefix, databaseUrl: `sqlite:/srv/ec-test-${run}/${database}.db`, dataDir: '/unused' }, { dialect: 'sqlite' }, silentLogger);
+  const p = await openChangePort(
+    { redisUrl: REDIS_URL, redisPrefix, databaseUrl: `sqlite:/srv/ec-test-${run}/${database}.db`, dataDir: '/unused' },
+    { dialect: 'sqlite' },
+    silentLogger,
+  );
   ports.push(p);
   expect(p.transport).toBe('redis');
   const heard: Change[] = [];

@@ -46,7 +46,10 @@ describe('store change notifications', () => {
     await store.instances.create(instance('i1', { hostId: 'h1', state: 'online' }));
     await store.instances.transition('i1', 'pausing', { now: 2, reason: 'test' });
     await store.instances.list();
-    expect(seen).toEqual([{ kind: 'instance', id: 'i1' }, { kind: 'instance', id: 'i1' }]);
+    expect(seen).toEqual([
+      { kind: 'instance', id: 'i1' },
+      { kind: 'instance', id: 'i1' },
+    ]);
     expect(store.dialect).toBe('sqlite');
   });
 
@@ -61,13 +64,18 @@ describe('store change notifications', () => {
       insideCount = seen.length;
     });
     expect(insideCount).toBe(0);
-    expect(seen).toEqual([{ kind: 'instance', id: 'i1' }, { kind: 'instance', id: 'i1' }]);
+    expect(seen).toEqual([
+      { kind: 'instance', id: 'i1' },
+      { kind: 'instance', id: 'i1' },
+    ]);
 
     seen.length = 0;
-    await expect(store.transaction(async (tx) => {
-      await tx.instances.transition('i1', 'stopped', { now: 3, reason: 'rolled back' });
-      throw new Error('abort');
-    })).rejects.toThrow('abort');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.instances.transition('i1', 'stopped', { now: 3, reason: 'rolled back' });
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
     expect(seen).toEqual([]);
     expect((await store.instances.get('i1'))?.state).toBe('stopping');
   });
@@ -80,7 +88,11 @@ describe('store change notifications', () => {
     await store.hosts.setStatus('h1', 'ONLINE', { now: 6, from: ['OFFLINE'] }); // condition fails: no change
     await store.hosts.setStatus('h1', 'OFFLINE', { now: 6 });
     await store.system.put('maintenance', { enabled: true, message: 'm', since: 7 }, 7);
-    expect(seen).toEqual([{ kind: 'host', id: 'h2' }, { kind: 'host', id: 'h1' }, { kind: 'system', id: 'maintenance' }]);
+    expect(seen).toEqual([
+      { kind: 'host', id: 'h2' },
+      { kind: 'host', id: 'h1' },
+      { kind: 'system', id: 'maintenance' },
+    ]);
   });
 
   it('the feed turns a store change into a stream event at once, with the poll an hour away', async () => {
@@ -106,7 +118,7 @@ describe('store change notifications', () => {
     cleanups.push(() => t.close());
     const seen: Change[] = [];
     t.o.ctx.changes.subscribe((c) => seen.push(c));
-    await t.o.ctx.store.system.put('maintenance', { enabled: false }, 1);
+    await t.o.store.system.put('maintenance', { enabled: false }, 1);
     expect(seen).toEqual([{ kind: 'system', id: 'maintenance' }]);
   });
 });
@@ -132,7 +144,9 @@ describe('the feed reads what changed, not the whole view', () => {
     await store.hosts.upsertHeartbeat(heartbeat('h2'), 1);
     await store.hosts.setStatus('h2', 'ONLINE', { now: 1 });
     for (let n = 0; n < count; n++) {
-      await store.instances.create(instance(`i${n}`, { hostId: n % 2 === 0 ? 'h1' : 'h2', state: 'online', endpoint: { host: '127.0.0.1', port: 30000 + n } }));
+      await store.instances.create(
+        instance(`i${n}`, { hostId: n % 2 === 0 ? 'h1' : 'h2', state: 'online', endpoint: { host: '127.0.0.1', port: 30000 + n } }),
+      );
     }
     const reads = watchedReads(store);
     const feed = new RegistryFeed({ store: reads.store, changes, clock, logger: silentLogger, pollIntervalMs: 3_600_000 });
@@ -164,13 +178,28 @@ describe('the feed reads what changed, not the whole view', () => {
     await store.hosts.setStatus('h2', 'OFFLINE', { now: 3 });
     await until(() => events.length >= 3, 'three upserts', 2000);
     await new Promise((r) => setTimeout(r, 50));
-    expect(events.map((e) => e.kind === 'upsert' && [e.backend.instanceId, e.backend.status])).toEqual([['i1', 'Stale'], ['i3', 'Stale'], ['i5', 'Stale']]);
+    expect(events.map((e) => e.kind === 'upsert' && [e.backend.instanceId, e.backend.status])).toEqual([
+      ['i1', 'Stale'],
+      ['i3', 'Stale'],
+      ['i5', 'Stale'],
+    ]);
     expect(lists).toEqual([]);
   });
 
   it('a router session changes the player count of its instance only', async () => {
     const { store, events, lists } = await following(4);
-    await store.playerSessions.open({ id: 'ps1', routerId: 'r1', playerName: 'Steve', playerUuid: null, instanceId: 'i2', clientAddress: null, status: 'active', reason: null, connectedAt: 4, disconnectedAt: null });
+    await store.playerSessions.open({
+      id: 'ps1',
+      routerId: 'r1',
+      playerName: 'Steve',
+      playerUuid: null,
+      instanceId: 'i2',
+      clientAddress: null,
+      status: 'active',
+      reason: null,
+      connectedAt: 4,
+      disconnectedAt: null,
+    });
     await until(() => events.length > 0, 'the upsert', 2000);
     await new Promise((r) => setTimeout(r, 50));
     expect(events).toMatchObject([{ kind: 'upsert', backend: { instanceId: 'i2', players: { online: 1 } } }]);
@@ -189,7 +218,7 @@ describe('the feed reads what changed, not the whole view', () => {
     expect(events).toEqual([]);
   });
 
-  it("while the change port is cut off from the other replicas (Redis or LISTEN down), every poll reads everything", async () => {
+  it('while the change port is cut off from the other replicas (Redis or LISTEN down), every poll reads everything', async () => {
     const { changes, feed, lists } = await following(2);
     let up = false;
     Object.defineProperty(changes, 'connected', { get: () => up });
@@ -205,7 +234,11 @@ describe('the feed reads what changed, not the whole view', () => {
     let now = 1_000_000;
     const { store, feed, events } = await following(2, { now: () => now });
     // Around the notifying store: no change is announced.
-    await (Object.getPrototypeOf(store.instances) as Store['instances']).update('i1', { maintenance: { enabled: true, message: 'quiet', since: 5 } }, { now: 5 });
+    await (Object.getPrototypeOf(store.instances) as Store['instances']).update(
+      'i1',
+      { maintenance: { enabled: true, message: 'quiet', since: 5 } },
+      { now: 5 },
+    );
     await feed.refresh();
     expect(events).toEqual([]);
     now += 30_000;

@@ -16,7 +16,7 @@ export interface Seeded {
 
 /** An ONLINE host whose agent is at `controlUrl`, template paper@1.0.0 (RCON declared), group g1. */
 export async function seed(t: TestOrchestrator, controlUrl = 'http://127.0.0.1:9/agent', hostId = 'h1'): Promise<Seeded> {
-  const store = t.o.ctx.store;
+  const store = t.o.store;
   const now = t.clock.now();
   await store.hosts.upsertHeartbeat(heartbeat(hostId, { controlUrl }), now);
   await store.hosts.setStatus(hostId, 'ONLINE', { now });
@@ -25,11 +25,17 @@ export async function seed(t: TestOrchestrator, controlUrl = 'http://127.0.0.1:9
   return {
     hostId,
     add: (id, state, overrides = {}) =>
-      store.instances.create(instance(id, {
-        name: id, hostId, state, stateChangedAt: now, endpoint: { host: '127.0.0.1', port: 30000 + Math.floor(Math.random() * 99) },
-        containerConfig: { ...instance(id).containerConfig, env: { EULA: 'TRUE', ACCEPTS_TRANSFERS: 'true' } },
-        ...overrides,
-      })),
+      store.instances.create(
+        instance(id, {
+          name: id,
+          hostId,
+          state,
+          stateChangedAt: now,
+          endpoint: { host: '127.0.0.1', port: 30000 + Math.floor(Math.random() * 99) },
+          containerConfig: { ...instance(id).containerConfig, env: { EULA: 'TRUE', ACCEPTS_TRANSFERS: 'true' } },
+          ...overrides,
+        }),
+      ),
   };
 }
 
@@ -77,7 +83,8 @@ export async function openStream(url: string, token: string | undefined): Promis
     async events(n, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;
       while (got.length < n) {
-        if (Date.now() > deadline) throw new Error(`only ${got.length} of ${n} events within ${timeoutMs} ms: ${JSON.stringify(got.map((e) => e.event))}`);
+        if (Date.now() > deadline)
+          throw new Error(`only ${got.length} of ${n} events within ${timeoutMs} ms: ${JSON.stringify(got.map((e) => e.event))}`);
         await new Promise((r) => setTimeout(r, 10));
       }
       return got.slice();
@@ -99,7 +106,10 @@ export async function startRconAgent(): Promise<RconAgent> {
   const agent: RconAgent = {
     url: '',
     calls: [],
-    answer: (command) => ({ status: 200, body: { response: `Transferring ${command.split(' ').pop()} to ${command.split(' ').slice(1, 3).join(':')}` } }),
+    answer: (command) => ({
+      status: 200,
+      body: { response: `Transferring ${command.split(' ').pop()} to ${command.split(' ').slice(1, 3).join(':')}` },
+    }),
     close: async () => undefined,
   };
   const server: Server = createServer((req, res) => {
@@ -116,13 +126,20 @@ export async function startRconAgent(): Promise<RconAgent> {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   agent.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  agent.close = () => new Promise<void>((r) => {
-    server.closeAllConnections();
-    server.close(() => r());
-  });
+  agent.close = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
   return agent;
 }
 
-export function sessionEvent(type: 'login' | 'denied' | 'disconnect', id: string, player: string, instanceId: string | null, extra: Record<string, unknown> = {}) {
+export function sessionEvent(
+  type: 'login' | 'denied' | 'disconnect',
+  id: string,
+  player: string,
+  instanceId: string | null,
+  extra: Record<string, unknown> = {},
+) {
   return { type, id, player, uuid: null, instanceId, backend: instanceId, at: new Date().toISOString(), ...extra };
 }

@@ -46,13 +46,19 @@ describe('registry view', () => {
     const snapshot = parseRegistrySnapshot(res.body); // the router's own validator accepts it
     const b = byId(snapshot);
     expect(Object.keys(b).sort()).toEqual(['boot', 'off', 'run', 'sick', 'zzz']);
-    expect([b.run.status, b.boot.status, b.zzz.status, b.off.status, b.sick.status]).toEqual(['Running', 'Starting', 'Paused', 'Stopped', 'Stale']);
+    expect([b.run.status, b.boot.status, b.zzz.status, b.off.status, b.sick.status]).toEqual([
+      'Running',
+      'Starting',
+      'Paused',
+      'Stopped',
+      'Stale',
+    ]);
     expect(b.run.address).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(b.off.address).toBeNull();
     expect(b.run.acceptsTransfers).toBe(true);
 
     // A host going OFFLINE makes every instance on it Stale — a Paused one too, never the reverse.
-    await t.o.ctx.store.hosts.setStatus(s.hostId, 'OFFLINE', { now: t.clock.now() });
+    await t.o.store.hosts.setStatus(s.hostId, 'OFFLINE', { now: t.clock.now() });
     const after = byId((await t.call('GET', '/api/v1/registry')).body);
     expect(Object.values(after).map((x: Loose) => x.status)).toEqual(['Stale', 'Stale', 'Stale', 'Stale', 'Stale']);
   });
@@ -90,7 +96,7 @@ describe('registry stream (real SSE client)', () => {
     const r0 = snap!.json.revision as number;
     expect(snap!.json.backends.map((b: Loose) => b.status)).toEqual(['Running']);
 
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     await store.instances.transition('a', 'pausing', { now: t.clock.now(), reason: 'test' });
     const paused = await stream.events(2);
     expect(paused[1]).toMatchObject({ event: 'upsert', json: { revision: r0 + 1, backend: { instanceId: 'a', status: 'Paused' } } });
@@ -100,7 +106,11 @@ describe('registry stream (real SSE client)', () => {
     await store.instances.delete('a');
     const events = await stream.events(4);
     const changes = events.slice(1);
-    expect(changes.map((e) => [e.event, e.json.backend?.instanceId ?? e.json.instanceId])).toEqual([['upsert', 'a'], ['upsert', 'b'], ['remove', 'a']]);
+    expect(changes.map((e) => [e.event, e.json.backend?.instanceId ?? e.json.instanceId])).toEqual([
+      ['upsert', 'a'],
+      ['upsert', 'b'],
+      ['remove', 'a'],
+    ]);
     changes.forEach((e, k) => expect(e.json.revision).toBe(r0 + k + 1));
     // The snapshot endpoint agrees with the stream.
     expect((await t.call('GET', '/api/v1/registry')).body.revision).toBe(r0 + changes.length);
@@ -115,11 +125,20 @@ describe('registry stream (real SSE client)', () => {
     const s = await seed(t);
     await s.add('lobby-1', 'online');
     const url = await listening(t);
-    const client = new RegistryClient({ baseUrl: url, token: await tokenWith(t, 'edge', ['router']), logger: silentLogger, backoff: { initialMs: 50, maxMs: 100 } });
+    const client = new RegistryClient({
+      baseUrl: url,
+      token: await tokenWith(t, 'edge', ['router']),
+      logger: silentLogger,
+      backoff: { initialMs: 50, maxMs: 100 },
+    });
     client.start();
     cleanups.push(() => client.stop());
     await until(() => client.connected && client.get('lobby-1')?.status === 'Running', 'client synced');
-    await t.o.ctx.store.instances.update('lobby-1', { maintenance: { enabled: true, message: 'x', since: t.clock.now() } }, { now: t.clock.now() });
+    await t.o.store.instances.update(
+      'lobby-1',
+      { maintenance: { enabled: true, message: 'x', since: t.clock.now() } },
+      { now: t.clock.now() },
+    );
     await until(() => client.get('lobby-1')?.maintenance === true, 'maintenance upsert reached the router', 3000);
 
     const started = Date.now();
@@ -132,7 +151,7 @@ describe('registry stream (real SSE client)', () => {
 
   it('sends a keepalive comment on the configured interval', async () => {
     const t = await orchestrator();
-    const feed = new RegistryFeed({ store: t.o.ctx.store, clock: t.clock, logger: silentLogger, pollIntervalMs: 50 });
+    const feed = new RegistryFeed({ store: t.o.store, clock: t.clock, logger: silentLogger, pollIntervalMs: 50 });
     const app = Fastify({ forceCloseConnections: true });
     await registryRoutes(app, { feed, logger: silentLogger, keepaliveMs: 40 });
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -156,7 +175,15 @@ describe('router session reports', () => {
     const s = await seed(t);
     await s.add('lobby-1', 'online', { players: { online: 0, max: 2, at: t.clock.now() } });
     const token = await tokenWith(t, 'edge', ['router']);
-    const batch = { routerId: 'edge-1', reset: true, events: [sessionEvent('login', 's1', 'Alice', 'lobby-1'), sessionEvent('login', 's2', 'Bob', 'lobby-1'), sessionEvent('denied', 's3', 'Eve', null, { reason: 'rate_limited' })] };
+    const batch = {
+      routerId: 'edge-1',
+      reset: true,
+      events: [
+        sessionEvent('login', 's1', 'Alice', 'lobby-1'),
+        sessionEvent('login', 's2', 'Bob', 'lobby-1'),
+        sessionEvent('denied', 's3', 'Eve', null, { reason: 'rate_limited' }),
+      ],
+    };
     expect((await t.call('POST', '/api/v1/router/sessions', { token, body: batch })).status).toBe(204);
     expect((await t.call('POST', '/api/v1/router/sessions', { token, body: batch })).status).toBe(204); // retried
     let players = (await t.call('GET', '/api/v1/instances/lobby-1/players')).body;
@@ -172,7 +199,9 @@ describe('router session reports', () => {
     expect((await t.call('GET', '/api/v1/instances/lobby-1/players')).body.routerReported).toBe(1);
 
     // The router restarted: its first batch resets, so Bob's session (lost with it) is closed.
-    expect((await t.call('POST', '/api/v1/router/sessions', { token, body: { routerId: 'edge-1', reset: true, events: [] } })).status).toBe(204);
+    expect((await t.call('POST', '/api/v1/router/sessions', { token, body: { routerId: 'edge-1', reset: true, events: [] } })).status).toBe(
+      204,
+    );
     players = (await t.call('GET', '/api/v1/instances/lobby-1/players')).body;
     expect(players.routerReported).toBe(0);
     b = byId((await t.call('GET', '/api/v1/registry')).body)['lobby-1'];
@@ -180,7 +209,7 @@ describe('router session reports', () => {
     expect(b.full).toBe(false);
 
     // The probe sees players no router reported (someone connected directly): the larger count wins.
-    await t.o.ctx.store.instances.update('lobby-1', { players: { online: 3, max: 5, at: t.clock.now() } }, { now: t.clock.now() });
+    await t.o.store.instances.update('lobby-1', { players: { online: 3, max: 5, at: t.clock.now() } }, { now: t.clock.now() });
     players = (await t.call('GET', '/api/v1/instances/lobby-1/players')).body;
     expect(players).toMatchObject({ online: 3, routerReported: 0, probe: { online: 3, max: 5 } });
     expect(byId((await t.call('GET', '/api/v1/registry')).body)['lobby-1'].players).toEqual({ online: 3, max: 5 });
@@ -190,11 +219,15 @@ describe('router session reports', () => {
     const t = await orchestrator();
     const token = await tokenWith(t, 'edge', ['router']);
     const res = await t.call('POST', '/api/v1/router/sessions', {
-      token, body: { routerId: 'edge-1', events: [sessionEvent('login', 'ok', 'Alice', null), { ...sessionEvent('login', 'x', 'Bob', null), at: 'yesterday' }] },
+      token,
+      body: {
+        routerId: 'edge-1',
+        events: [sessionEvent('login', 'ok', 'Alice', null), { ...sessionEvent('login', 'x', 'Bob', null), at: 'yesterday' }],
+      },
     });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'VALIDATION_FAILED' });
     expect(res.body.error.message).toContain('body.events[1].at');
-    expect(await t.o.ctx.store.playerSessions.listActive({ routerId: 'edge-1' })).toEqual([]);
+    expect(await t.o.store.playerSessions.listActive({ routerId: 'edge-1' })).toEqual([]);
   });
 });

@@ -12,8 +12,8 @@ import { testOrchestrator, type Loose, type TestOrchestrator } from './support.j
 let t: TestOrchestrator;
 beforeAll(async () => {
   t = await testOrchestrator();
-  await t.o.ctx.store.groups.put(group('g1'));
-  await t.o.ctx.store.instances.create(instance('i1', { name: 'world' }));
+  await t.o.store.groups.put(group('g1'));
+  await t.o.store.instances.create(instance('i1', { name: 'world' }));
 });
 afterAll(async () => {
   await t?.close();
@@ -57,10 +57,16 @@ describe('null | array request bodies', () => {
   });
 
   it("PUT /groups/:id takes one top-level idle tier (the group's sleep)", async () => {
-    const tpl = await t.call('PUT', '/api/v1/templates/one-tier/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 256 } } });
+    const tpl = await t.call('PUT', '/api/v1/templates/one-tier/versions/1', {
+      body: { image: 'busybox:1', resources: { memoryMb: 256 } },
+    });
     expect(tpl.status).toBeLessThan(300);
     const res = await t.call('PUT', '/api/v1/groups/one-tier', {
-      body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'one-tier', version: '1' } }], idleTiers: [{ after: '10m', action: 'pause' }] },
+      body: {
+        kind: 'persistent',
+        variants: [{ id: 'v', template: { name: 'one-tier', version: '1' } }],
+        idleTiers: [{ after: '10m', action: 'pause' }],
+      },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body.idleTiers).toEqual([{ after: '10m', afterMs: 600_000, action: 'pause' }]);
@@ -76,10 +82,10 @@ describe('null | array request bodies', () => {
     const off = await t.call('PUT', '/api/v1/instances/world/idle-tiers', { body: { idleTiers: [] } });
     expect(off.status).toBe(200);
     expect(off.body).toEqual({ id: 'i1', idleTiers: [] });
-    expect((await t.o.ctx.store.instances.get('i1'))?.fleet?.idleTiers).toEqual([]);
+    expect((await t.o.store.instances.get('i1'))?.fleet?.idleTiers).toEqual([]);
     const follow = await t.call('PUT', '/api/v1/instances/world/idle-tiers', { body: { idleTiers: null } });
     expect(follow.body).toEqual({ id: 'i1', idleTiers: null });
-    expect((await t.o.ctx.store.instances.get('i1'))?.fleet?.idleTiers).toBeUndefined();
+    expect((await t.o.store.instances.get('i1'))?.fleet?.idleTiers).toBeUndefined();
   });
 
   it('a bad tier is refused naming it; a wrapped or quoted value is not coerced into shape', async () => {

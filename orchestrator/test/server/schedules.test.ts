@@ -15,7 +15,14 @@ async function setup() {
   const waits: number[] = [];
   const clockRef: { current?: { advance(ms: number): void } } = {};
   const t = await testOrchestrator({
-    deps: { generateSecret: () => 'rcon-secret-value-0123456789', runSchedules: false, scheduleWait: async (ms) => { waits.push(ms); clockRef.current?.advance(ms); } },
+    deps: {
+      generateSecret: () => 'rcon-secret-value-0123456789',
+      runSchedules: false,
+      scheduleWait: async (ms) => {
+        waits.push(ms);
+        clockRef.current?.advance(ms);
+      },
+    },
   });
   clockRef.current = t.clock;
   cleanups.push(() => t.close());
@@ -25,12 +32,16 @@ async function setup() {
   await t.o.ctx.hosts.whenIdle();
   await t.call('PUT', '/api/v1/templates/mc/versions/1', {
     body: {
-      image: 'mc:1', resources: { memoryMb: 256 }, variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
+      image: 'mc:1',
+      resources: { memoryMb: 256 },
+      variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
       readiness: { kind: 'log', pattern: 'Done \\(', startupTimeoutMs: 5000, intervalMs: 100 },
       stop: { signal: 'SIGTERM', timeoutMs: 3000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
     },
   });
-  await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] } });
+  await t.call('PUT', '/api/v1/groups/g', {
+    body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'mc', version: '1' } }] },
+  });
   const created = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', name: 'survival' } });
   const id = created.body.id as string;
   const work = async () => {
@@ -48,25 +59,55 @@ async function setup() {
   return { t, a, id, work, get, waits, consoleLog };
 }
 
-const cmd = (payload: string, over: Record<string, unknown> = {}) => ({ action: 'command', payload, offsetSeconds: 0, continueOnFailure: false, ...over });
+const cmd = (payload: string, over: Record<string, unknown> = {}) => ({
+  action: 'command',
+  payload,
+  offsetSeconds: 0,
+  continueOnFailure: false,
+  ...over,
+});
 
 describe('schedules', () => {
   it('validate bodies, run at the due minute in order with offsets, record the result, and compute the next run', async () => {
     const s = await setup();
     const base = `/api/v1/instances/${s.id}/schedules`;
-    const badCron = await s.t.call('POST', base, { body: { name: 'x', cron: '99 * * * *', enabled: true, onlyWhenOnline: true, tasks: [cmd('say hi')] } });
+    const badCron = await s.t.call('POST', base, {
+      body: { name: 'x', cron: '99 * * * *', enabled: true, onlyWhenOnline: true, tasks: [cmd('say hi')] },
+    });
     expect(badCron.status).toBe(400);
     expect(badCron.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: { field: 'cron' } });
-    const badPower = await s.t.call('POST', base, { body: { name: 'x', cron: '0 4 * * *', enabled: true, onlyWhenOnline: true, tasks: [{ action: 'power', payload: 'explode', offsetSeconds: 0, continueOnFailure: false }] } });
+    const badPower = await s.t.call('POST', base, {
+      body: {
+        name: 'x',
+        cron: '0 4 * * *',
+        enabled: true,
+        onlyWhenOnline: true,
+        tasks: [{ action: 'power', payload: 'explode', offsetSeconds: 0, continueOnFailure: false }],
+      },
+    });
     expect(badPower.body.error.message).toContain('unknown power action');
-    expect((await s.t.call('POST', base, { body: { name: 'x', cron: '0 4 * * *', enabled: true, onlyWhenOnline: true, tasks: [] } })).status).toBe(400);
+    expect(
+      (await s.t.call('POST', base, { body: { name: 'x', cron: '0 4 * * *', enabled: true, onlyWhenOnline: true, tasks: [] } })).status,
+    ).toBe(400);
 
     s.t.clock.set(Date.UTC(2026, 0, 1, 3, 58, 10));
     const created = await s.t.call('POST', base, {
-      body: { name: 'nightly', cron: '0 4 * * *', enabled: true, onlyWhenOnline: true, tasks: [cmd('say restarting in 60s'), { action: 'power', payload: 'restart', offsetSeconds: 60, continueOnFailure: false }] },
+      body: {
+        name: 'nightly',
+        cron: '0 4 * * *',
+        enabled: true,
+        onlyWhenOnline: true,
+        tasks: [cmd('say restarting in 60s'), { action: 'power', payload: 'restart', offsetSeconds: 60, continueOnFailure: false }],
+      },
     });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'nightly', nextRunAt: Date.UTC(2026, 0, 1, 4, 0), lastRunAt: null, lastResult: null, running: false });
+    expect(created.body).toMatchObject({
+      name: 'nightly',
+      nextRunAt: Date.UTC(2026, 0, 1, 4, 0),
+      lastRunAt: null,
+      lastResult: null,
+      running: false,
+    });
     const sid = created.body.id as string;
     expect((await s.t.call('GET', base)).body.schedules.map((x: Loose) => x.id)).toEqual([sid]);
 
@@ -78,7 +119,13 @@ describe('schedules', () => {
     expect(s.consoleLog()).toContain('say restarting in 60s');
     expect(s.waits).toEqual([60_000]);
     const after = (await s.t.call('GET', `${base}/${sid}`)).body;
-    expect(after).toMatchObject({ lastResult: 'ok', lastError: null, running: false, lastRunAt: Date.UTC(2026, 0, 1, 4, 1, 5), nextRunAt: Date.UTC(2026, 0, 2, 4, 0) });
+    expect(after).toMatchObject({
+      lastResult: 'ok',
+      lastError: null,
+      running: false,
+      lastRunAt: Date.UTC(2026, 0, 1, 4, 1, 5),
+      nextRunAt: Date.UTC(2026, 0, 2, 4, 0),
+    });
     expect((await s.get()).activeAction).toMatchObject({ kind: 'restart' });
     // The restart went through the action pipeline as the schedule's actor.
     await s.work();
@@ -93,11 +140,17 @@ describe('schedules', () => {
     const base = `/api/v1/instances/${s.id}/schedules`;
     // `start` on an online instance is a no-op (ok); `pause` is refused by checkSchedule; a console-less failure: stop first, then a command fails.
     const chain = await s.t.call('POST', base, {
-      body: { name: 'chain', cron: '0 4 * * *', enabled: false, onlyWhenOnline: false, tasks: [
-        { action: 'power', payload: 'stop', offsetSeconds: 0, continueOnFailure: false },
-        { action: 'power', payload: 'restart', offsetSeconds: 1, continueOnFailure: true },
-        cmd('say after', { offsetSeconds: 2 }),
-      ] },
+      body: {
+        name: 'chain',
+        cron: '0 4 * * *',
+        enabled: false,
+        onlyWhenOnline: false,
+        tasks: [
+          { action: 'power', payload: 'stop', offsetSeconds: 0, continueOnFailure: false },
+          { action: 'power', payload: 'restart', offsetSeconds: 1, continueOnFailure: true },
+          cmd('say after', { offsetSeconds: 2 }),
+        ],
+      },
     });
     expect(chain.body.nextRunAt).toBeNull();
     const run = await s.t.call('POST', `${base}/${chain.body.id}/run`);
@@ -111,9 +164,13 @@ describe('schedules', () => {
     expect(s.waits).toEqual([1000, 2000]);
 
     const stopAt = await s.t.call('POST', base, {
-      body: { name: 'stops', cron: '0 4 * * *', enabled: false, onlyWhenOnline: false, tasks: [
-        { action: 'power', payload: 'restart', offsetSeconds: 0, continueOnFailure: false }, cmd('say never'),
-      ] },
+      body: {
+        name: 'stops',
+        cron: '0 4 * * *',
+        enabled: false,
+        onlyWhenOnline: false,
+        tasks: [{ action: 'power', payload: 'restart', offsetSeconds: 0, continueOnFailure: false }, cmd('say never')],
+      },
     });
     await s.t.call('POST', `${base}/${stopAt.body.id}/run`);
     await s.t.o.ctx.schedules.idle();
@@ -122,10 +179,15 @@ describe('schedules', () => {
 
     await s.work();
     expect((await s.get()).state).toBe('stopped');
-    const online = await s.t.call('POST', base, { body: { name: 'online only', cron: '* * * * *', enabled: true, onlyWhenOnline: true, tasks: [cmd('say x')] } });
+    const online = await s.t.call('POST', base, {
+      body: { name: 'online only', cron: '* * * * *', enabled: true, onlyWhenOnline: true, tasks: [cmd('say x')] },
+    });
     await s.t.call('POST', `${base}/${online.body.id}/run`);
     await s.t.o.ctx.schedules.idle();
-    expect((await s.t.call('GET', `${base}/${online.body.id}`)).body).toMatchObject({ lastResult: 'skipped', lastError: expect.stringContaining('not online') });
+    expect((await s.t.call('GET', `${base}/${online.body.id}`)).body).toMatchObject({
+      lastResult: 'skipped',
+      lastError: expect.stringContaining('not online'),
+    });
 
     expect((await s.t.call('DELETE', `${base}/${online.body.id}`)).body).toEqual({ id: online.body.id, instanceId: s.id, deleted: true });
     expect((await s.t.call('GET', `${base}/${online.body.id}`)).status).toBe(404);

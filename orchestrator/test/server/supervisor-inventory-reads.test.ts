@@ -19,7 +19,7 @@ describe('the supervisor pass over many hosts', () => {
     sim = undefined;
   });
 
-  it('reads every host\'s inventory with at most 64 calls in flight, and sees an instance missing from one', async () => {
+  it("reads every host's inventory with at most 64 calls in flight, and sees an instance missing from one", async () => {
     // 200 ms per answer: even on a loaded machine the supervisor issues 64 calls before the first answers.
     sim = await startSimulatedAgents({ inventoryDelayMs: 200 });
     t = await testOrchestrator();
@@ -29,19 +29,39 @@ describe('the supervisor pass over many hosts', () => {
       expect(res.status).toBe(200);
     }
     await t.o.ctx.hosts.whenIdle();
-    expect((await t.o.ctx.store.hosts.countByStatus()).ONLINE).toBe(HOSTS);
+    expect((await t.o.store.hosts.countByStatus()).ONLINE).toBe(HOSTS);
 
     // Two online instances: one whose container host many-007 lists, one missing from many-100's inventory.
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     const now = t.clock.now();
     await store.templates.create(templateVersion('paper', '1.0.0'));
     await store.groups.put(group('g1'));
-    const online = { state: 'online', desiredState: 'running', stateChangedAt: now, observed: { container: 'running', observedAt: now }, createdAt: now, updatedAt: now } as const;
-    const kept = await store.instances.create(instance('kept', { name: 'kept', hostId: 'many-007', endpoint: { host: '127.0.0.1', port: 30001 }, hostPort: 30001, ...online }));
-    await store.instances.create(instance('lost', { name: 'lost', hostId: 'many-100', endpoint: { host: '127.0.0.1', port: 30002 }, hostPort: 30002, ...online }));
+    const online = {
+      state: 'online',
+      desiredState: 'running',
+      stateChangedAt: now,
+      observed: { container: 'running', observedAt: now },
+      createdAt: now,
+      updatedAt: now,
+    } as const;
+    const kept = await store.instances.create(
+      instance('kept', { name: 'kept', hostId: 'many-007', endpoint: { host: '127.0.0.1', port: 30001 }, hostPort: 30001, ...online }),
+    );
+    await store.instances.create(
+      instance('lost', { name: 'lost', hostId: 'many-100', endpoint: { host: '127.0.0.1', port: 30002 }, hostPort: 30002, ...online }),
+    );
     sim.putContainer('many-007', {
-      instanceId: 'kept', containerId: 'sim-kept', containerName: 'endercloud-sim-kept', hostPort: 30001, endpoint: '127.0.0.1:30001', state: 'running',
-      groupId: 'g1', variantId: kept.variantId, sessionId: null, image: kept.containerConfig.image, labels: kept.containerConfig.labels,
+      instanceId: 'kept',
+      containerId: 'sim-kept',
+      containerName: 'endercloud-sim-kept',
+      hostPort: 30001,
+      endpoint: '127.0.0.1:30001',
+      state: 'running',
+      groupId: 'g1',
+      variantId: kept.variantId,
+      sessionId: null,
+      image: kept.containerConfig.image,
+      labels: kept.containerConfig.labels,
     });
     t.clock.advance(10);
 

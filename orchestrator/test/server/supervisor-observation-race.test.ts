@@ -27,20 +27,41 @@ describe('the supervisor pass and a start requested during it', () => {
     sim = await startSimulatedAgents();
     t = await testOrchestrator();
     const host = 'race-1';
-    expect((await t.call('POST', `/api/v1/agents/${host}/heartbeat`, { body: sim.heartbeatBody(host), token: AGENT_TOKEN })).status).toBe(200);
+    expect((await t.call('POST', `/api/v1/agents/${host}/heartbeat`, { body: sim.heartbeatBody(host), token: AGENT_TOKEN })).status).toBe(
+      200,
+    );
     await t.o.ctx.hosts.whenIdle();
-    const store = t.o.ctx.store;
+    const store = t.o.store;
     const now = t.clock.now();
     await store.templates.create(templateVersion('paper', '1.0.0'));
     await store.groups.put(group('g1'));
     // Stopped, as its stop left it; never observed since, so this pass writes the observation.
-    const cold = await store.instances.create(instance('cold', {
-      name: 'cold', hostId: host, endpoint: { host: '127.0.0.1', port: 30001 }, hostPort: 30001,
-      state: 'stopped', desiredState: 'stopped', stateChangedAt: now, observed: null, createdAt: now, updatedAt: now,
-    }));
+    const cold = await store.instances.create(
+      instance('cold', {
+        name: 'cold',
+        hostId: host,
+        endpoint: { host: '127.0.0.1', port: 30001 },
+        hostPort: 30001,
+        state: 'stopped',
+        desiredState: 'stopped',
+        stateChangedAt: now,
+        observed: null,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
     sim.putContainer(host, {
-      instanceId: 'cold', containerId: 'sim-cold', containerName: 'endercloud-sim-cold', hostPort: 30001, endpoint: '127.0.0.1:30001', state: 'exited',
-      groupId: 'g1', variantId: cold.variantId, sessionId: null, image: cold.containerConfig.image, labels: cold.containerConfig.labels,
+      instanceId: 'cold',
+      containerId: 'sim-cold',
+      containerName: 'endercloud-sim-cold',
+      hostPort: 30001,
+      endpoint: '127.0.0.1:30001',
+      state: 'exited',
+      groupId: 'g1',
+      variantId: cold.variantId,
+      sessionId: null,
+      image: cold.containerConfig.image,
+      labels: cold.containerConfig.labels,
     });
     t.clock.advance(10);
 
@@ -52,7 +73,9 @@ describe('the supervisor pass and a start requested during it', () => {
       const rows = await list(filter);
       if (filter?.hostIds && requested === undefined) {
         requested = null;
-        requested = (await t!.o.ctx.lifecycle.request('cold', 'start', SYSTEM_ACTOR, { requestId: 'race-start', reason: 'a login through the router' })).commandId;
+        requested = (
+          await t!.o.ctx.lifecycle.request('cold', 'start', SYSTEM_ACTOR, { requestId: 'race-start', reason: 'a login through the router' })
+        ).commandId;
       }
       return rows;
     };

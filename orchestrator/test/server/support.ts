@@ -25,7 +25,10 @@ import { MemoryRuntime, instanceOf, type MemoryContainer } from '../support/memo
 
 /** The AppError `p` rejects with (the test fails when it resolves or rejects with anything else). */
 export async function errorOf(p: Promise<unknown>): Promise<AppError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(AppError);
   return err as AppError;
 }
@@ -43,7 +46,11 @@ export interface TestOrchestrator {
   dataDir: string;
   adminToken: string;
   /** inject() with the admin token unless `token` is given (null: none). */
-  call(method: string, url: string, opts?: { body?: unknown; token?: string | null; headers?: Record<string, string>; payload?: Buffer }): Promise<{ status: number; body: Loose; headers: Record<string, unknown> }>;
+  call(
+    method: string,
+    url: string,
+    opts?: { body?: unknown; token?: string | null; headers?: Record<string, string>; payload?: Buffer },
+  ): Promise<{ status: number; body: Loose; headers: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
@@ -74,16 +81,29 @@ export async function testOrchestrator(opts: TestOrchestratorOptions = {}): Prom
     ENDERCLOUD_STATS_INTERVAL: '0',
     ...opts.env,
   });
-  const o = await buildOrchestrator(config, { clock, logger: silentLogger, runWorker: false, runOfflineDetector: false, runSupervisor: false, random: () => 0.5, ...opts.deps });
+  const o = await buildOrchestrator(config, {
+    clock,
+    logger: silentLogger,
+    runWorker: false,
+    runOfflineDetector: false,
+    runSupervisor: false,
+    random: () => 0.5,
+    ...opts.deps,
+  });
   const adminToken = config.adminToken ?? (await readFile(path.join(dataDir, 'admin-token'), 'utf8')).trim();
   return {
-    o, clock, dataDir, adminToken,
+    o,
+    clock,
+    dataDir,
+    adminToken,
     async call(method, url, c = {}) {
       const token = c.token === undefined ? adminToken : c.token;
       const headers: Record<string, string> = { ...c.headers };
       if (token !== null) headers.authorization = `Bearer ${token}`;
       const res = await o.app.inject({
-        method: method as 'GET', url, headers,
+        method: method as 'GET',
+        url,
+        headers,
         ...(c.payload ? { payload: c.payload } : c.body !== undefined ? { payload: c.body as object } : {}),
       });
       let body: unknown = res.body;
@@ -172,16 +192,31 @@ export async function startFakeAgent(opts: FakeAgentOptions = {}): Promise<FakeA
     layers,
     directories,
     // Host ports are simulated: nothing real listens on them, so no bind probe.
-    ports: new PortAllocator({ range: opts.portRange ?? { first: 31000, last: 31099 }, bindAddress: '127.0.0.1', runtime, probe: async () => true }),
+    ports: new PortAllocator({
+      range: opts.portRange ?? { first: 31000, last: 31099 },
+      bindAddress: '127.0.0.1',
+      runtime,
+      probe: async () => true,
+    }),
     logger: silentLogger,
     rconConnect: runtime.rconConnect,
   });
-  const app = buildAgentApp({ agentId, version: '0.1.0', token: opts.token, service, engineReachable: async () => runtime.engineUp, logger: silentLogger });
+  const app = buildAgentApp({
+    agentId,
+    version: '0.1.0',
+    token: opts.token,
+    service,
+    engineReachable: async () => runtime.engineUp,
+    logger: silentLogger,
+  });
   // Edits the test made to `inventory` since the last call reach the runtime first.
   app.addHook('onRequest', async () => mirror.sync());
   app.addHook('preValidation', async (req, reply) => {
     const p = req.url.replace(/^\/api\/v1/, '');
-    const body = req.body !== null && typeof req.body === 'object' && typeof (req.body as { pipe?: unknown }).pipe !== 'function' ? req.body : undefined;
+    const body =
+      req.body !== null && typeof req.body === 'object' && typeof (req.body as { pipe?: unknown }).pipe !== 'function'
+        ? req.body
+        : undefined;
     calls.push({ method: req.method, path: p, body, headers: req.headers });
     const failure = failures.get(`${req.method} ${p.replace(/^\/instances\/[^/]+/, '/instances')}`);
     if (failure && failure.times > 0) {
@@ -213,7 +248,12 @@ export function heartbeatBody(controlUrl: string, overrides: Record<string, unkn
     controlUrl,
     gameAddress: '127.0.0.1',
     version: '0.1.0',
-    resources: { cpuCount: 4, memoryTotalBytes: 4096 * 1024 * 1024, memoryAvailableBytes: 2048 * 1024 * 1024, diskFreeBytes: 10 * 1024 ** 3 },
+    resources: {
+      cpuCount: 4,
+      memoryTotalBytes: 4096 * 1024 * 1024,
+      memoryAvailableBytes: 2048 * 1024 * 1024,
+      diskFreeBytes: 10 * 1024 ** 3,
+    },
     portRange: { first: 31000, last: 31099 },
     heartbeatIntervalMs: 1000,
     ...overrides,
@@ -228,7 +268,11 @@ export function layerArchive(files: Record<string, string> = { 'server.propertie
 }
 
 /** Polls `check` until it returns a truthy value (bounded). */
-export async function until<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 5000): Promise<T> {
+export async function until<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 5000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();

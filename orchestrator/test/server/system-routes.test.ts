@@ -56,12 +56,24 @@ describe('GET /health and GET /ready', () => {
   });
 
   it('PostgreSQL, two replicas: each names the first as leader with its epoch, self only on the leader; /metrics says the same', async () => {
-    const a = await orchestrator({ ENDERCLOUD_DATABASE_URL: db.url, ENDERCLOUD_NODE_ID: 'node-a', ENDERCLOUD_ADMIN_TOKEN: 'system-admin-token-0123456789' });
-    const b = await orchestrator({ ENDERCLOUD_DATABASE_URL: db.url, ENDERCLOUD_NODE_ID: 'node-b', ENDERCLOUD_ADMIN_TOKEN: 'system-admin-token-0123456789' });
+    const a = await orchestrator({
+      ENDERCLOUD_DATABASE_URL: db.url,
+      ENDERCLOUD_NODE_ID: 'node-a',
+      ENDERCLOUD_ADMIN_TOKEN: 'system-admin-token-0123456789',
+    });
+    const b = await orchestrator({
+      ENDERCLOUD_DATABASE_URL: db.url,
+      ENDERCLOUD_NODE_ID: 'node-b',
+      ENDERCLOUD_ADMIN_TOKEN: 'system-admin-token-0123456789',
+    });
     const epoch = a.o.leadership.epoch();
     expect(epoch).toBeGreaterThanOrEqual(1);
     expect((await a.call('GET', '/api/v1/health')).body.leader).toEqual({ node: 'node-a', epoch, self: true });
-    expect((await b.call('GET', '/api/v1/health')).body).toMatchObject({ database: 'postgres', node: 'node-b', leader: { node: 'node-a', epoch, self: false } });
+    expect((await b.call('GET', '/api/v1/health')).body).toMatchObject({
+      database: 'postgres',
+      node: 'node-b',
+      leader: { node: 'node-a', epoch, self: false },
+    });
     const metricsOf = async (t: TestOrchestrator) => (await t.call('GET', '/metrics')).body as string;
     const mb = await metricsOf(b);
     expect(mb).toContain('endercloud_leader{node="node-a"} 1');
@@ -93,7 +105,10 @@ describe('GET /health and GET /ready', () => {
     const store = openPostgresStore(`postgres://postgres@127.0.0.1:${await freePort()}/none`, { connectTimeoutMs: 1000 });
     try {
       const readiness = new DatabaseReadiness({ store, timeoutMs: 2000 });
-      await expect(readiness.check()).rejects.toMatchObject({ code: 'DATABASE_UNAVAILABLE', message: expect.stringMatching(/^the postgres database is unreachable: .*ECONNREFUSED/) });
+      await expect(readiness.check()).rejects.toMatchObject({
+        code: 'DATABASE_UNAVAILABLE',
+        message: expect.stringMatching(/^the postgres database is unreachable: .*ECONNREFUSED/),
+      });
     } finally {
       await store.close();
     }

@@ -11,7 +11,9 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function setup(env: Record<string, string> = { ENDERCLOUD_ROUTER_PUBLIC_ADDRESS: 'play.example.com:25565' }): Promise<{ t: TestOrchestrator; agent: RconAgent; router: string }> {
+async function setup(
+  env: Record<string, string> = { ENDERCLOUD_ROUTER_PUBLIC_ADDRESS: 'play.example.com:25565' },
+): Promise<{ t: TestOrchestrator; agent: RconAgent; router: string }> {
   const agent = await startRconAgent();
   cleanups.push(() => agent.close());
   const t = await testOrchestrator({ env });
@@ -19,8 +21,10 @@ async function setup(env: Record<string, string> = { ENDERCLOUD_ROUTER_PUBLIC_AD
   return { t, agent, router: await tokenWith(t, 'edge', ['router']) };
 }
 
-const claim = (t: TestOrchestrator, token: string, body: Record<string, unknown>) => t.call('POST', '/api/v1/transfers/claim', { token, body });
-const connect = (t: TestOrchestrator, token: string, events: unknown[]) => t.call('POST', '/api/v1/router/sessions', { token, body: { routerId: 'edge-1', events } });
+const claim = (t: TestOrchestrator, token: string, body: Record<string, unknown>) =>
+  t.call('POST', '/api/v1/transfers/claim', { token, body });
+const connect = (t: TestOrchestrator, token: string, events: unknown[]) =>
+  t.call('POST', '/api/v1/router/sessions', { token, body: { routerId: 'edge-1', events } });
 
 describe('pending transfers', () => {
   it('records a transfer, the router claims it once (address included), and the list shows it consumed', async () => {
@@ -35,7 +39,11 @@ describe('pending transfers', () => {
 
     const first = await claim(t, router, { player: 'alice' }); // names compare case-insensitively
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({ transferId: created.body.transfer.id, instanceId: 'event-1', address: `127.0.0.1:${target.endpoint!.port}` });
+    expect(first.body).toEqual({
+      transferId: created.body.transfer.id,
+      instanceId: 'event-1',
+      address: `127.0.0.1:${target.endpoint!.port}`,
+    });
     const second = await claim(t, router, { player: 'Alice' });
     expect(second.status).toBe(404);
     expect(second.body.error.code).toBe('NOT_FOUND');
@@ -83,8 +91,16 @@ describe('pending transfers', () => {
     const { t, router } = await setup();
     const s = await seed(t);
     await s.add('match-1', 'online');
-    const store = t.o.ctx.store;
-    await store.sessions.create({ id: 'sess-1', groupId: 'g1', instanceId: 'match-1', status: 'allocated', metadata: {}, createdAt: t.clock.now(), releasedAt: null });
+    const store = t.o.store;
+    await store.sessions.create({
+      id: 'sess-1',
+      groupId: 'g1',
+      instanceId: 'match-1',
+      status: 'allocated',
+      metadata: {},
+      createdAt: t.clock.now(),
+      releasedAt: null,
+    });
     const created = await t.call('POST', '/api/v1/transfers', { body: { player: 'Matcher', target: { session: 'sess-1' } } });
     expect(created.status).toBe(201);
     expect((await claim(t, router, { player: 'Matcher' })).body).toMatchObject({ instanceId: 'match-1' });
@@ -107,7 +123,9 @@ describe('pending transfers', () => {
     expect(badName.status).toBe(400);
     expect((await t.call('GET', '/api/v1/transfers')).body.transfers).toEqual([]);
     const router = await tokenWith(t, 'edge2', ['router']);
-    expect((await t.call('POST', '/api/v1/transfers', { token: router, body: { player: 'Alice', target: { group: 'g1' } } })).status).toBe(403);
+    expect((await t.call('POST', '/api/v1/transfers', { token: router, body: { player: 'Alice', target: { group: 'g1' } } })).status).toBe(
+      403,
+    );
   });
 });
 
@@ -121,13 +139,17 @@ describe('RCON transfer and evacuate', () => {
     const res = await t.call('POST', '/api/v1/transfers', { body: { player: 'Alice', target: { instance: 'event-1' } } });
     expect(res.status).toBe(201);
     expect(res.body.move).toEqual({ moved: true, fromInstanceId: 'lobby-1' });
-    expect(agent.calls).toEqual([{ instanceId: 'lobby-1', body: { port: 25575, password: 's3cr3t', command: 'transfer play.example.com 25565 Alice' } }]);
+    expect(agent.calls).toEqual([
+      { instanceId: 'lobby-1', body: { port: 25575, password: 's3cr3t', command: 'transfer play.example.com 25565 Alice' } },
+    ]);
   });
 
   it('does not send RCON when the backend lacks accepts-transfers, the router address is unset, or the server refuses', async () => {
     const { t, agent, router } = await setup();
     const s = await seed(t, agent.url);
-    await s.add('old-1', 'online', { containerConfig: { image: 'x', labels: {}, env: {}, resources: { memoryMb: 512 }, containerPort: 25565, layers: [] } });
+    await s.add('old-1', 'online', {
+      containerConfig: { image: 'x', labels: {}, env: {}, resources: { memoryMb: 512 }, containerPort: 25565, layers: [] },
+    });
     await s.add('lobby-1', 'online');
     await s.add('event-1', 'online');
     await connect(t, router, [sessionEvent('login', 's1', 'Old', 'old-1'), sessionEvent('login', 's2', 'Ghost', 'lobby-1')]);
@@ -153,11 +175,21 @@ describe('RCON transfer and evacuate', () => {
     const s = await seed(t, agent.url);
     await s.add('lobby-1', 'online');
     await s.add('lobby-2', 'online');
-    await connect(t, router, [sessionEvent('login', 's1', 'Alice', 'lobby-1'), sessionEvent('login', 's2', 'Bob', 'lobby-1'), sessionEvent('login', 's3', 'Carol', 'lobby-2')]);
+    await connect(t, router, [
+      sessionEvent('login', 's1', 'Alice', 'lobby-1'),
+      sessionEvent('login', 's2', 'Bob', 'lobby-1'),
+      sessionEvent('login', 's3', 'Carol', 'lobby-2'),
+    ]);
     const res = await t.call('POST', '/api/v1/instances/lobby-1/evacuate', { body: {} });
     expect(res.status).toBe(200);
-    expect(res.body.players.map((p: Loose) => [p.player, p.moved, p.transferId])).toEqual([['Alice', true, null], ['Bob', true, null]]);
-    expect(agent.calls.map((c) => c.body.command)).toEqual(['transfer play.example.com 25565 Alice', 'transfer play.example.com 25565 Bob']);
+    expect(res.body.players.map((p: Loose) => [p.player, p.moved, p.transferId])).toEqual([
+      ['Alice', true, null],
+      ['Bob', true, null],
+    ]);
+    expect(agent.calls.map((c) => c.body.command)).toEqual([
+      'transfer play.example.com 25565 Alice',
+      'transfer play.example.com 25565 Bob',
+    ]);
     const registry = (await t.call('GET', '/api/v1/registry')).body.backends as Loose[];
     expect(registry.find((b) => b.instanceId === 'lobby-1').maintenance).toBe(true); // no initial join lands back on it
     expect(registry.find((b) => b.instanceId === 'lobby-2').maintenance).toBe(false);

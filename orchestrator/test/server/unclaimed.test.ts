@@ -4,7 +4,16 @@
 // operator adopts or deletes each one, or the host stops reporting it.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { AGENT_TOKEN, freshPostgres, heartbeatBody, startFakeAgent, testOrchestrator, until, type FakeAgent, type TestOrchestrator } from './support.js';
+import {
+  AGENT_TOKEN,
+  freshPostgres,
+  heartbeatBody,
+  startFakeAgent,
+  testOrchestrator,
+  until,
+  type FakeAgent,
+  type TestOrchestrator,
+} from './support.js';
 
 let t: TestOrchestrator | undefined;
 let agent: FakeAgent | undefined;
@@ -28,8 +37,14 @@ async function setup(dialect: 'sqlite' | 'postgres') {
   agent = await startFakeAgent();
   t = await testOrchestrator({ env });
   await t.call('PUT', '/api/v1/templates/tpl/versions/1', { body: { image: 'busybox:1', resources: { memoryMb: 256 } } });
-  for (const [id, kind] of [['eph', 'ephemeral'], ['per', 'persistent']]) {
-    expect((await t.call('PUT', `/api/v1/groups/${id}`, { body: { kind, variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } })).status).toBe(201);
+  for (const [id, kind] of [
+    ['eph', 'ephemeral'],
+    ['per', 'persistent'],
+  ]) {
+    expect(
+      (await t.call('PUT', `/api/v1/groups/${id}`, { body: { kind, variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } }))
+        .status,
+    ).toBe(201);
   }
   return { t, agent };
 }
@@ -51,9 +66,8 @@ async function offlineAndBack(tt: TestOrchestrator, a: FakeAgent): Promise<void>
 const listed = async (tt: TestOrchestrator): Promise<string[]> =>
   (await tt.call('GET', '/api/v1/hosts/host-a/unclaimed')).body.unclaimed.map((u: { instanceId: string }) => u.instanceId);
 const persisted = async (tt: TestOrchestrator): Promise<string[]> =>
-  (await tt.o.ctx.store.unclaimed.listForHost('host-a')).map((r) => r.instanceId);
-const cleanups = async (tt: TestOrchestrator) =>
-  (await tt.o.ctx.store.commands.list({ hostId: 'host-a' })).filter((c) => c.kind === 'cleanup');
+  (await tt.o.store.unclaimed.listForHost('host-a')).map((r) => r.instanceId);
+const cleanups = async (tt: TestOrchestrator) => (await tt.o.store.commands.list({ hostId: 'host-a' })).filter((c) => c.kind === 'cleanup');
 
 describe.each(['sqlite', 'postgres'] as const)('durable unclaimed containers (%s)', (dialect) => {
   it('adopting one of three leaves the other two unclaimed through a later recovery; delete and disappearance take them out of the set', async () => {
@@ -66,10 +80,18 @@ describe.each(['sqlite', 'postgres'] as const)('durable unclaimed containers (%s
     await recoverHost(t, agent);
     const first = (await t.call('GET', '/api/v1/hosts/host-a/unclaimed')).body;
     expect(first.unclaimed.map((u: { instanceId: string }) => u.instanceId)).toEqual(['u-1', 'u-2', 'u-3']);
-    expect(first.unclaimed[2]).toMatchObject({ groupId: 'per', variantId: 'v', hostPort: 31003, state: 'exited', firstSeenAt: new Date(t.clock.now()).toISOString() });
+    expect(first.unclaimed[2]).toMatchObject({
+      groupId: 'per',
+      variantId: 'v',
+      hostPort: 31003,
+      state: 'exited',
+      firstSeenAt: new Date(t.clock.now()).toISOString(),
+    });
     expect(await cleanups(t)).toEqual([]);
 
-    expect((await t.call('POST', '/api/v1/hosts/host-a/unclaimed/u-1/adopt', { body: { groupId: 'eph', variantId: 'v' } })).status).toBe(201);
+    expect((await t.call('POST', '/api/v1/hosts/host-a/unclaimed/u-1/adopt', { body: { groupId: 'eph', variantId: 'v' } })).status).toBe(
+      201,
+    );
     expect(await persisted(t)).toEqual(['u-2', 'u-3']);
     expect(await listed(t)).toEqual(['u-2', 'u-3']);
 
@@ -86,12 +108,18 @@ describe.each(['sqlite', 'postgres'] as const)('durable unclaimed containers (%s
     // An explicit delete queues the cleanup and takes u-2 out of the set in the same transaction.
     const del = await t.call('DELETE', '/api/v1/hosts/host-a/unclaimed/u-2');
     expect(del.status).toBe(202);
-    expect(await cleanups(t)).toEqual([expect.objectContaining({ id: del.body.commandId, payload: { instanceIds: ['u-2'], keepDataFor: ['u-2'] } })]);
+    expect(await cleanups(t)).toEqual([
+      expect.objectContaining({ id: del.body.commandId, payload: { instanceIds: ['u-2'], keepDataFor: ['u-2'] } }),
+    ]);
+    expect((await t.o.store.commands.get(del.body.commandId))?.maxAttempts).toBe(t.o.ctx.config.commandMaxAttempts);
     expect(await persisted(t)).toEqual(['u-3']);
     expect(await listed(t)).toEqual(['u-3']);
 
     // u-3 vanishes from the host: no longer listed at once, out of the set at the next recovery.
-    agent.inventory.splice(agent.inventory.findIndex((i) => i.instanceId === 'u-3'), 1);
+    agent.inventory.splice(
+      agent.inventory.findIndex((i) => i.instanceId === 'u-3'),
+      1,
+    );
     expect(await listed(t)).toEqual([]);
     expect(await persisted(t)).toEqual(['u-3']);
     await offlineAndBack(t, agent);
@@ -111,7 +139,7 @@ describe('durable unclaimed containers', () => {
     t.o.worker.start();
     const del = await t.call('DELETE', '/api/v1/hosts/host-a/unclaimed/u-1?deleteData=true');
     expect(del.status).toBe(202);
-    await until(async () => (await t.o.ctx.store.commands.get(del.body.commandId))?.status === 'succeeded', 'the delete carried out');
+    await until(async () => (await t.o.store.commands.get(del.body.commandId))?.status === 'succeeded', 'the delete carried out');
     expect(agent.inventory.map((i) => i.instanceId)).toEqual(['u-2']);
     await offlineAndBack(t, agent);
     expect(t.o.ctx.hosts.lastRecovery.get('host-a')).toMatchObject({ remove: [], cleanupCommandId: null });
@@ -123,7 +151,9 @@ describe('durable unclaimed containers', () => {
     const { t, agent } = await setup('sqlite');
     agent.inventory.push({ instanceId: 'u-1', groupId: 'per', variantId: 'v' });
     await recoverHost(t, agent);
-    expect((await t.call('POST', '/api/v1/hosts/host-a/unclaimed/u-1/adopt', { body: { groupId: 'per', variantId: 'v' } })).status).toBe(201);
+    expect((await t.call('POST', '/api/v1/hosts/host-a/unclaimed/u-1/adopt', { body: { groupId: 'per', variantId: 'v' } })).status).toBe(
+      201,
+    );
     agent.inventory.push({ instanceId: 'late', groupId: 'eph', variantId: 'v' });
     expect(await listed(t)).toEqual([]);
     await offlineAndBack(t, agent);

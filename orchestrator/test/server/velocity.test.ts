@@ -49,9 +49,13 @@ describe('renderVelocityFragment', () => {
     {
       name: 'only Running instances with an address',
       backends: [
-        backend('run', 'g'), backend('boot', 'g', { status: 'Starting' }), backend('zzz', 'g', { status: 'Paused' }),
-        backend('off', 'g', { status: 'Stopped', address: null }), backend('gone', 'g', { status: 'Stale' }),
-        backend('drain', 'g', { status: 'Draining' }), backend('noaddr', 'g', { address: null }),
+        backend('run', 'g'),
+        backend('boot', 'g', { status: 'Starting' }),
+        backend('zzz', 'g', { status: 'Paused' }),
+        backend('off', 'g', { status: 'Stopped', address: null }),
+        backend('gone', 'g', { status: 'Stale' }),
+        backend('drain', 'g', { status: 'Draining' }),
+        backend('noaddr', 'g', { address: null }),
       ],
       groups: ['g'],
       servers: { run: '10.0.0.1:25003' },
@@ -116,7 +120,7 @@ describe('GET /api/v1/router/velocity.toml', () => {
   it('renders Running instances of the groups in order, as text/plain, for the router token and instance readers', async () => {
     const t = await orchestrator();
     const s = await seed(t); // group g1
-    await t.o.ctx.store.groups.put(group('lobby'));
+    await t.o.store.groups.put(group('lobby'));
     await s.add('sv-1', 'online');
     await s.add('sv-sleep', 'paused');
     await s.add('lobby-1', 'online', { groupId: 'lobby' });
@@ -129,7 +133,11 @@ describe('GET /api/v1/router/velocity.toml', () => {
     expect(res.status).toBe(200);
     expect(String(res.headers['content-type'])).toMatch(/^text\/plain/);
     const parsed = servers(res.body as string);
-    expect(Object.keys(parsed).filter((k) => k !== 'try').sort()).toEqual(['lobby-1', 'sv-1']);
+    expect(
+      Object.keys(parsed)
+        .filter((k) => k !== 'try')
+        .sort(),
+    ).toEqual(['lobby-1', 'sv-1']);
     expect(parsed['lobby-1']).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(parsed.try).toEqual(['lobby-1', 'sv-1']);
 

@@ -6,8 +6,17 @@ import type { StoreHandle } from './store-contract.js';
 import { T0 } from './fixtures.js';
 
 const backup = (backupId: string, createdAt: number, over: Partial<StoredBackup> = {}): StoredBackup => ({
-  instanceId: 'i-b', backupId, sha256: 'a'.repeat(64), sizeBytes: 5_000_000_000, createdAt, storedAt: createdAt + 10,
-  originHost: 'h1', storedPath: `i-b/${backupId}.tar.gz`, paths: null, trigger: 'manual', ...over,
+  instanceId: 'i-b',
+  backupId,
+  sha256: 'a'.repeat(64),
+  sizeBytes: 5_000_000_000,
+  createdAt,
+  storedAt: createdAt + 10,
+  originHost: 'h1',
+  storedPath: `i-b/${backupId}.tar.gz`,
+  paths: null,
+  trigger: 'manual',
+  ...over,
 });
 
 export function backupsContract(handle: StoreHandle): void {
@@ -18,7 +27,9 @@ export function backupsContract(handle: StoreHandle): void {
       await store.storedBackups.put(backup('b1', T0 + 1, { paths: ['world'], originHost: null, trigger: 'upload' }));
       await store.storedBackups.put(backup('other', T0, { instanceId: 'i-c' }));
       expect((await store.storedBackups.listForInstance('i-b')).map((b) => b.backupId)).toEqual(['b1', 'b2']);
-      expect(await handle.second().storedBackups.get('i-b', 'b1')).toEqual(backup('b1', T0 + 1, { paths: ['world'], originHost: null, trigger: 'upload' }));
+      expect(await handle.second().storedBackups.get('i-b', 'b1')).toEqual(
+        backup('b1', T0 + 1, { paths: ['world'], originHost: null, trigger: 'upload' }),
+      );
       const replaced = await store.storedBackups.put(backup('b2', T0 + 2, { sha256: 'b'.repeat(64) }));
       expect(replaced.sha256).toBe('b'.repeat(64));
       expect(replaced.sizeBytes).toBe(5_000_000_000);
@@ -36,7 +47,12 @@ export function backupsContract(handle: StoreHandle): void {
       await store.backupPolicies.markScheduled('i-p', T0, T0 + 1);
       expect(await store.backupPolicies.get('i-p')).toEqual({ instanceId: 'i-p', policy: null, lastScheduledAt: T0, updatedAt: T0 + 1 });
       await store.backupPolicies.setPolicy('i-p', { schedule: '0 4 * * *', retention: { last: 3 } }, T0 + 2);
-      expect(await handle.second().backupPolicies.get('i-p')).toEqual({ instanceId: 'i-p', policy: { schedule: '0 4 * * *', retention: { last: 3 } }, lastScheduledAt: T0, updatedAt: T0 + 2 });
+      expect(await handle.second().backupPolicies.get('i-p')).toEqual({
+        instanceId: 'i-p',
+        policy: { schedule: '0 4 * * *', retention: { last: 3 } },
+        lastScheduledAt: T0,
+        updatedAt: T0 + 2,
+      });
       await store.backupPolicies.markScheduled('i-p', T0 + 60_000, T0 + 3);
       await store.backupPolicies.setPolicy('i-q', null, T0);
       expect(await store.backupPolicies.list()).toEqual([

@@ -32,10 +32,22 @@ export function catalogContract(handle: StoreHandle): void {
       const extra = { id: 'extra', checksum: 'd'.repeat(64), sizeBytes: 3, createdAt: T0 };
       for (const l of [used, spare, extra]) await store.layers.put(l);
       await store.templates.create(templateVersion('paper', '1', templateSpec({ layers: [{ id: 'base', checksum: used.checksum }] })));
-      await store.groups.put(group('g-layers', { variants: [{ id: 'v', template: { name: 'paper', version: '1' }, extraLayers: [{ id: 'extra', checksum: extra.checksum }], env: {} }] }));
+      await store.groups.put(
+        group('g-layers', {
+          variants: [
+            { id: 'v', template: { name: 'paper', version: '1' }, extraLayers: [{ id: 'extra', checksum: extra.checksum }], env: {} },
+          ],
+        }),
+      );
       expect((await store.layers.listUnreferenced()).map((l) => l.checksum)).toEqual([spare.checksum]);
-      await expect(store.layers.delete('base')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('template paper@1') });
-      await expect(store.layers.delete('extra')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('group g-layers variant v') });
+      await expect(store.layers.delete('base')).rejects.toMatchObject({
+        code: 'CONFLICT',
+        message: expect.stringContaining('template paper@1'),
+      });
+      await expect(store.layers.delete('extra')).rejects.toMatchObject({
+        code: 'CONFLICT',
+        message: expect.stringContaining('group g-layers variant v'),
+      });
       expect(await store.layers.delete('base', spare.checksum)).toEqual([spare]);
       await expect(store.layers.delete('base', spare.checksum)).rejects.toMatchObject({ code: 'LAYER_NOT_FOUND' });
       await store.groups.delete('g-layers');
@@ -64,7 +76,9 @@ export function catalogContract(handle: StoreHandle): void {
 
     it('the spec round-trips through JSON exactly (nested, unicode, union readiness)', async () => {
       const store = handle.store();
-      const spec = templateSpec({ readiness: { kind: 'http', path: '/health?x=1', port: 8080, expectStatus: 204, startupTimeoutMs: 5000 } });
+      const spec = templateSpec({
+        readiness: { kind: 'http', path: '/health?x=1', port: 8080, expectStatus: 204, startupTimeoutMs: 5000 },
+      });
       const v = templateVersion('web', '1', spec);
       await store.templates.create(v);
       expect(await store.templates.get('web', '1')).toEqual(v);
@@ -74,8 +88,13 @@ export function catalogContract(handle: StoreHandle): void {
       const store = handle.store();
       await store.templates.create(templateVersion('paper', '1'));
       await store.templates.create(templateVersion('paper', '2'));
-      await store.groups.put(group('g-t', { variants: [{ id: 'main', template: { name: 'paper', version: '1' }, extraLayers: [], env: {} }] }));
-      await expect(store.templates.delete('paper', '1')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('group g-t variant main') });
+      await store.groups.put(
+        group('g-t', { variants: [{ id: 'main', template: { name: 'paper', version: '1' }, extraLayers: [], env: {} }] }),
+      );
+      await expect(store.templates.delete('paper', '1')).rejects.toMatchObject({
+        code: 'CONFLICT',
+        message: expect.stringContaining('group g-t variant main'),
+      });
       await store.templates.delete('paper', '2');
       expect((await store.templates.list({ name: 'paper' })).map((t) => t.version)).toEqual(['1']);
       await expect(store.templates.delete('paper', '2')).rejects.toMatchObject({ code: 'TEMPLATE_NOT_FOUND' });
@@ -86,7 +105,11 @@ export function catalogContract(handle: StoreHandle): void {
     it('put creates, detects unchanged and changed bodies, keeps createdAt', async () => {
       const store = handle.store();
       const g = group('lobby', {
-        scaling: { minInstances: 1, buffer: { count: 2, percent: 20 }, savegame: { mode: 'archive', retention: '30d', retentionMs: 2_592_000_000 } },
+        scaling: {
+          minInstances: 1,
+          buffer: { count: 2, percent: 20 },
+          savegame: { mode: 'archive', retention: '30d', retentionMs: 2_592_000_000 },
+        },
         idleTiers: [{ after: '1m', afterMs: 60_000, action: 'pause' }],
       });
       const created = await store.groups.put(g);

@@ -11,12 +11,30 @@ export function commandContract(handle: StoreHandle): void {
     it('are created pending and round-trip their payload', async () => {
       const store = handle.store();
       const c = await store.commands.create(
-        { id: 'c1', kind: 'create', payload: { layers: [{ id: 'l', checksum: 'x' }], n: 1.5, ok: true, none: null }, requestId: 'req-1', instanceId: 'i1', hostId: 'h1' },
+        {
+          id: 'c1',
+          kind: 'create',
+          payload: { layers: [{ id: 'l', checksum: 'x' }], n: 1.5, ok: true, none: null },
+          requestId: 'req-1',
+          instanceId: 'i1',
+          hostId: 'h1',
+        },
         T0,
       );
-      expect(c).toMatchObject({ status: 'pending', attempts: 0, maxAttempts: 10, nextAttemptAt: T0, claimedBy: null, leaseUntil: null, result: null, completedAt: null });
+      expect(c).toMatchObject({
+        status: 'pending',
+        attempts: 0,
+        maxAttempts: 10,
+        nextAttemptAt: T0,
+        claimedBy: null,
+        leaseUntil: null,
+        result: null,
+        completedAt: null,
+      });
       expect(await store.commands.get('c1')).toEqual(c);
-      await expect(store.commands.create({ id: 'c1', kind: 'x', payload: {}, requestId: 'r' }, T0)).rejects.toMatchObject({ code: 'CONFLICT' });
+      await expect(store.commands.create({ id: 'c1', kind: 'x', payload: {}, requestId: 'r' }, T0)).rejects.toMatchObject({
+        code: 'CONFLICT',
+      });
     });
 
     it('claimDue takes only due commands, marks them dispatched with a lease, and never hands one out twice', async () => {
@@ -52,7 +70,12 @@ export function commandContract(handle: StoreHandle): void {
       expect(await store.commands.succeed('c1', null, { now: T0 + 101, claimer: 'dead' })).toBe(false);
       expect(await store.commands.renewLease('c1', 'new', T0 + 1000)).toBe(true);
       expect(await store.commands.succeed('c1', { ok: 1 }, { now: T0 + 102, claimer: 'new' })).toBe(true);
-      expect(await store.commands.get('c1')).toMatchObject({ status: 'succeeded', result: { ok: 1 }, completedAt: T0 + 102, leaseUntil: null });
+      expect(await store.commands.get('c1')).toMatchObject({
+        status: 'succeeded',
+        result: { ok: 1 },
+        completedAt: T0 + 102,
+        leaseUntil: null,
+      });
       await expect(store.commands.succeed('nope', null, { now: T0 })).rejects.toMatchObject({ code: 'COMMAND_NOT_FOUND' });
     });
 
@@ -61,7 +84,13 @@ export function commandContract(handle: StoreHandle): void {
       await store.commands.create({ id: 'c1', kind: 'start', payload: {}, requestId: 'r', maxAttempts: 2 }, T0);
       await store.commands.claimDue(T0, 1, LEASE);
       const retried = await store.commands.fail('c1', 'agent unreachable', { now: T0 + 1, retryAt: T0 + 500, claimer: 'w1' });
-      expect(retried).toMatchObject({ status: 'pending', nextAttemptAt: T0 + 500, lastError: 'agent unreachable', completedAt: null, attempts: 1 });
+      expect(retried).toMatchObject({
+        status: 'pending',
+        nextAttemptAt: T0 + 500,
+        lastError: 'agent unreachable',
+        completedAt: null,
+        attempts: 1,
+      });
       expect(await store.commands.claimDue(T0 + 499, 1, LEASE)).toEqual([]);
       await store.commands.claimDue(T0 + 500, 1, LEASE);
       const failed = await store.commands.fail('c1', 'still down', { now: T0 + 501, retryAt: T0 + 900 });
@@ -80,7 +109,9 @@ export function commandContract(handle: StoreHandle): void {
       const seen: string[] = [];
       // Rounds of 8 parallel claimers until everything ran; bounded.
       for (let round = 0; round < 20 && seen.length < total; round++) {
-        const batches = await Promise.all(Array.from({ length: 8 }, (_, w) => store.commands.claimDue(T0, 3, { claimer: `w${w}`, leaseMs: 60_000 })));
+        const batches = await Promise.all(
+          Array.from({ length: 8 }, (_, w) => store.commands.claimDue(T0, 3, { claimer: `w${w}`, leaseMs: 60_000 })),
+        );
         const claimed = batches.flat();
         seen.push(...claimed.map((c) => c.id));
         await Promise.all(claimed.map((c) => store.commands.succeed(c.id, null, { now: T0, claimer: c.claimedBy! })));

@@ -22,7 +22,7 @@ export function hostClockContract(handle: StoreHandle): void {
       expect(await store.hosts.markStaleOffline(T0 + 8001, 3)).toEqual(['hl']);
     });
 
-    it('an OFFLINE host\'s late beat starts its recovery but keeps the newer beat time', async () => {
+    it("an OFFLINE host's late beat starts its recovery but keeps the newer beat time", async () => {
       const store = handle.store();
       await store.hosts.upsertHeartbeat(heartbeat('ho'), T0 + 5000);
       expect(await store.hosts.markStaleOffline(T0 + 9000, 3)).toEqual(['ho']);
@@ -44,7 +44,7 @@ export function hostClockContract(handle: StoreHandle): void {
   });
 
   describe('leases.now (the database clock)', () => {
-    it('answers epoch milliseconds from the database: on this machine, the test\'s clock give or take scheduling', async () => {
+    it("answers epoch milliseconds from the database: on this machine, the test's clock give or take scheduling", async () => {
       const before = Date.now();
       const now = await handle.store().leases.now();
       expect(Number.isSafeInteger(now)).toBe(true);

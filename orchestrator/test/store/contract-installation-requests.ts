@@ -6,7 +6,13 @@ import type { StoreHandle } from './store-contract.js';
 import { T0 } from './fixtures.js';
 
 const ask = (id: string, requestedBy = 'alice', createdAt = T0) => ({
-  id, requestedBy, groupId: 'g', variantId: 'v', name: null, suggested: { settings: { motd: 'hi' }, note: 'please' }, createdAt,
+  id,
+  requestedBy,
+  groupId: 'g',
+  variantId: 'v',
+  name: null,
+  suggested: { settings: { motd: 'hi' }, note: 'please' },
+  createdAt,
 });
 
 export function installationRequestContract(handle: StoreHandle): void {
@@ -15,8 +21,18 @@ export function installationRequestContract(handle: StoreHandle): void {
       const store = handle.store();
       const created = await store.installationRequests.create({ ...ask('r1'), name: 'survival' });
       expect(created).toEqual({
-        id: 'r1', requestedBy: 'alice', groupId: 'g', variantId: 'v', name: 'survival', suggested: { settings: { motd: 'hi' }, note: 'please' },
-        status: 'pending', decidedBy: null, decisionNote: null, instanceId: null, createdAt: T0, decidedAt: null,
+        id: 'r1',
+        requestedBy: 'alice',
+        groupId: 'g',
+        variantId: 'v',
+        name: 'survival',
+        suggested: { settings: { motd: 'hi' }, note: 'please' },
+        status: 'pending',
+        decidedBy: null,
+        decisionNote: null,
+        instanceId: null,
+        createdAt: T0,
+        decidedAt: null,
       });
       expect(await handle.second().installationRequests.get('r1')).toEqual(created);
       expect(await store.installationRequests.get('nope')).toBeUndefined();
@@ -37,20 +53,31 @@ export function installationRequestContract(handle: StoreHandle): void {
     it('a decision applies once: the second decider gets undefined; unknown id is NOT_FOUND', async () => {
       const store = handle.store();
       await store.installationRequests.create(ask('d1'));
-      const approved = await store.installationRequests.decide('d1', { status: 'approved', decidedBy: 'admin', instanceId: 'i-1', now: T0 + 10 });
+      const approved = await store.installationRequests.decide('d1', {
+        status: 'approved',
+        decidedBy: 'admin',
+        instanceId: 'i-1',
+        now: T0 + 10,
+      });
       expect(approved).toMatchObject({ status: 'approved', decidedBy: 'admin', instanceId: 'i-1', decisionNote: null, decidedAt: T0 + 10 });
-      expect(await handle.second().installationRequests.decide('d1', { status: 'rejected', decidedBy: 'other', now: T0 + 11 })).toBeUndefined();
+      expect(
+        await handle.second().installationRequests.decide('d1', { status: 'rejected', decidedBy: 'other', now: T0 + 11 }),
+      ).toBeUndefined();
       expect((await store.installationRequests.get('d1'))?.status).toBe('approved');
-      await expect(store.installationRequests.decide('ghost', { status: 'rejected', decidedBy: 'a', now: T0 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(store.installationRequests.decide('ghost', { status: 'rejected', decidedBy: 'a', now: T0 })).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+      });
     });
 
     it('roll back with the transaction they were decided in', async () => {
       const store = handle.store();
       await store.installationRequests.create(ask('t1'));
-      await expect(store.transaction(async (tx) => {
-        await tx.installationRequests.decide('t1', { status: 'approved', decidedBy: 'admin', instanceId: 'i-x', now: T0 });
-        throw new Error('boom');
-      })).rejects.toThrow('boom');
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.installationRequests.decide('t1', { status: 'approved', decidedBy: 'admin', instanceId: 'i-x', now: T0 });
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
       expect((await store.installationRequests.get('t1'))?.status).toBe('pending');
     });
   });

@@ -75,10 +75,13 @@ export function leaseContract(handle: StoreHandle): void {
       expect((await handle.second().hosts.get('hc'))?.lastHeartbeatAt).toBe(T0 + 4000);
       expect(await store.hosts.markStaleOffline(T0 + 10_500, 3)).toEqual(['hc']);
       // The next beat is a full write again: the OFFLINE host returns RECOVERING.
-      expect((await store.hosts.upsertHeartbeat(heartbeat('hc', slow), T0 + 11_000))).toMatchObject({ startedRecovery: true, host: { status: 'RECOVERING' } });
+      expect(await store.hosts.upsertHeartbeat(heartbeat('hc', slow), T0 + 11_000)).toMatchObject({
+        startedRecovery: true,
+        host: { status: 'RECOVERING' },
+      });
     });
 
-    it('a host beating faster than every 2 s is always written in full (another replica\'s detector reads the database)', async () => {
+    it("a host beating faster than every 2 s is always written in full (another replica's detector reads the database)", async () => {
       const store = handle.store();
       const fast = { heartbeatIntervalMs: 300 };
       await store.hosts.upsertHeartbeat(heartbeat('hf', fast), T0);
@@ -120,7 +123,8 @@ export function leaseContract(handle: StoreHandle): void {
   describe('releaseClaimsOf (quick reclaim)', () => {
     it("expires only the node's other incarnations' dispatched claims, so they are claimable at once", async () => {
       const store = handle.store();
-      for (const id of ['c1', 'c2', 'c3', 'c4']) await store.commands.create({ id, kind: 'start', payload: {}, requestId: 'r', instanceId: `i-${id}` }, T0);
+      for (const id of ['c1', 'c2', 'c3', 'c4'])
+        await store.commands.create({ id, kind: 'start', payload: {}, requestId: 'r', instanceId: `i-${id}` }, T0);
       const claim = async (claimer: string) => (await store.commands.claimDue(T0, 1, { claimer, leaseMs: 30_000 }))[0]!.id;
       const old = await claim('node-1:boot-a');
       const mine = await claim('node-1:boot-b');

@@ -22,10 +22,12 @@ export function systemContract(handle: StoreHandle): void {
 
     it('roll back with the transaction they were written in', async () => {
       const store = handle.store();
-      await expect(store.transaction(async (tx) => {
-        await tx.system.put('k', 'v', T0);
-        throw new Error('boom');
-      })).rejects.toThrow('boom');
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.system.put('k', 'v', T0);
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
       expect(await store.system.get('k')).toBeUndefined();
     });
   });

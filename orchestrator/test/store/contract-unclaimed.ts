@@ -19,7 +19,11 @@ export function unclaimedContract(handle: StoreHandle): void {
         { hostId: 'hu', instanceId: 'c', groupId: 'g', variantId: 'v', firstSeenAt: T0 },
       ]);
       // b disappears, a gets labels, d is new, c stays; a repeated id counts once.
-      const second = await store.unclaimed.replaceForHost('hu', [entry('a', 'g2', 'v2'), entry('c'), entry('d'), entry('d', 'other', 'x')], T0 + 500);
+      const second = await store.unclaimed.replaceForHost(
+        'hu',
+        [entry('a', 'g2', 'v2'), entry('c'), entry('d'), entry('d', 'other', 'x')],
+        T0 + 500,
+      );
       expect(second).toEqual([
         { hostId: 'hu', instanceId: 'a', groupId: 'g2', variantId: 'v2', firstSeenAt: T0 },
         { hostId: 'hu', instanceId: 'c', groupId: 'g', variantId: 'v', firstSeenAt: T0 },
@@ -36,7 +40,13 @@ export function unclaimedContract(handle: StoreHandle): void {
       await store.hosts.upsertHeartbeat(heartbeat('h2'), T0);
       await store.unclaimed.replaceForHost('h1', [entry('x'), entry('y')], T0);
       await store.unclaimed.replaceForHost('h2', [entry('x')], T0 + 1);
-      expect(await store.unclaimed.get('h2', 'x')).toEqual({ hostId: 'h2', instanceId: 'x', groupId: 'g', variantId: 'v', firstSeenAt: T0 + 1 });
+      expect(await store.unclaimed.get('h2', 'x')).toEqual({
+        hostId: 'h2',
+        instanceId: 'x',
+        groupId: 'g',
+        variantId: 'v',
+        firstSeenAt: T0 + 1,
+      });
       expect(await store.unclaimed.get('h2', 'y')).toBeUndefined();
       expect(await store.unclaimed.remove('h1', 'x')).toBe(true);
       expect(await store.unclaimed.remove('h1', 'x')).toBe(false);
@@ -58,11 +68,13 @@ export function unclaimedContract(handle: StoreHandle): void {
       const store = handle.store();
       await store.hosts.upsertHeartbeat(heartbeat('ht'), T0);
       await store.unclaimed.replaceForHost('ht', [entry('a'), entry('b')], T0);
-      await expect(store.transaction(async (tx) => {
-        expect(await tx.unclaimed.remove('ht', 'a')).toBe(true);
-        await tx.unclaimed.replaceForHost('ht', [entry('c')], T0 + 1);
-        throw new Error('boom');
-      })).rejects.toThrow('boom');
+      await expect(
+        store.transaction(async (tx) => {
+          expect(await tx.unclaimed.remove('ht', 'a')).toBe(true);
+          await tx.unclaimed.replaceForHost('ht', [entry('c')], T0 + 1);
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
       expect((await store.unclaimed.listForHost('ht')).map((r) => r.instanceId)).toEqual(['a', 'b']);
     });
   });

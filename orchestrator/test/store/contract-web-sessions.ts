@@ -6,7 +6,14 @@ import type { StoreHandle } from './store-contract.js';
 import { T0 } from './fixtures.js';
 
 const session = (idHash: string, o: Partial<WebSessionRecord> = {}): WebSessionRecord => ({
-  idHash, tokenId: 'tok_1', principalKind: 'token', name: 'alice', scopes: ['read', 'instances:write'], createdAt: T0, expiresAt: T0 + 1000, ...o,
+  idHash,
+  tokenId: 'tok_1',
+  principalKind: 'token',
+  name: 'alice',
+  scopes: ['read', 'instances:write'],
+  createdAt: T0,
+  expiresAt: T0 + 1000,
+  ...o,
 });
 
 export function webSessionContract(handle: StoreHandle): void {
@@ -14,7 +21,9 @@ export function webSessionContract(handle: StoreHandle): void {
     it('stores a session by its id hash and reads it back; a duplicate is a CONFLICT', async () => {
       const store = handle.store();
       expect(await store.webSessions.create(session('h1'))).toEqual(session('h1'));
-      await store.webSessions.create(session('h2', { tokenId: null, principalKind: 'preset-admin', name: 'admin (preset)', scopes: ['admin'] }));
+      await store.webSessions.create(
+        session('h2', { tokenId: null, principalKind: 'preset-admin', name: 'admin (preset)', scopes: ['admin'] }),
+      );
       expect(await handle.second().webSessions.get('h1')).toEqual(session('h1'));
       expect((await store.webSessions.get('h2'))?.tokenId).toBeNull();
       expect(await store.webSessions.get('nope')).toBeUndefined();

@@ -42,7 +42,10 @@ export function templateSpec(overrides: Partial<TemplateSpec> = {}): TemplateSpe
     readiness: { kind: 'minecraft', startupTimeoutMs: 120_000, intervalMs: 2000 },
     stop: { signal: 'SIGTERM', rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' }, timeoutMs: 60_000 },
     dataPaths: ['world', 'playerdata'],
-    layers: [{ id: 'base', checksum: 'a'.repeat(64) }, { id: 'plugins', checksum: 'b'.repeat(64) }],
+    layers: [
+      { id: 'base', checksum: 'a'.repeat(64) },
+      { id: 'plugins', checksum: 'b'.repeat(64) },
+    ],
     restartPolicy: 'on-failure',
     user: { mode: 'endercloud' },
     ...overrides,
@@ -60,7 +63,12 @@ export function group(id: string, overrides: Partial<Group> = {}): Group {
     placement: 'packed',
     caps: { maxInstances: 10 },
     variants: [
-      { id: 'default', template: { name: 'paper', version: '1.0.0' }, extraLayers: [{ id: 'extra', checksum: 'c'.repeat(64) }], env: { A: '1' } },
+      {
+        id: 'default',
+        template: { name: 'paper', version: '1.0.0' },
+        extraLayers: [{ id: 'extra', checksum: 'c'.repeat(64) }],
+        env: { A: '1' },
+      },
       { id: 'big', template: { name: 'paper', version: '1.0.0' }, extraLayers: [], resources: { memoryMb: 4096 }, env: {} },
     ],
     scaling: null,

@@ -96,36 +96,61 @@ describe('prepared statements (postgres)', () => {
     const schema = 'prepared_upgrade';
     await onOneConnection(schema, async (store, db) => {
       for (const id of ['a', 'b']) await store.instances.create(instance(id, { state: 'online' }));
-      const claim = (sid: string, version: number) => store.instances.claimForSession([{ id: 'a', expectedVersion: version }, { id: 'b', expectedVersion: version }], sid, { now: T0, session: { groupId: 'g1', metadata: {} } });
+      const claim = (sid: string, version: number) =>
+        store.instances.claimForSession(
+          [
+            { id: 'a', expectedVersion: version },
+            { id: 'b', expectedVersion: version },
+          ],
+          sid,
+          { now: T0, session: { groupId: 'g1', metadata: {} } },
+        );
       expect(await claim('s1', 1)).toMatchObject({ id: 'a' });
       expect(await store.instances.releaseSession('s1', T0 + 1)).toMatchObject({ instanceFreed: true });
       expect((await store.instances.allocationRows('g1')).map((r) => r.id)).toEqual(['a', 'b']);
-      const prepared = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where statement like '/* prepared */%'`.execute(db);
+      const prepared = await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_prepared_statements where statement like '/* prepared */%'`.execute(db);
       expect(prepared.rows[0]!.n).toBe(3);
       // Another replica's migration adds a column while this one keeps its connection and its plans.
-      await admin(dbName, (c) => c.query(`alter table ${schema}.instances add column added_later text; alter table ${schema}.sessions add column added_later text`));
+      await admin(dbName, (c) =>
+        c.query(`alter table ${schema}.instances add column added_later text; alter table ${schema}.sessions add column added_later text`),
+      );
       expect(await claim('s2', 3)).toMatchObject({ id: 'a', sessionId: 's2' });
-      expect(await store.instances.releaseSession('s2', T0 + 2)).toMatchObject({ instanceFreed: true, session: { id: 's2', status: 'released' } });
+      expect(await store.instances.releaseSession('s2', T0 + 2)).toMatchObject({
+        instanceFreed: true,
+        session: { id: 's2', status: 'released' },
+      });
       expect((await store.instances.allocationRows('g1')).map((r) => r.version)).toEqual([5, 1]);
     });
   });
 });
 
 describe('release durability (postgres)', () => {
-  it('a release on its own does not wait for its WAL flush (synchronous_commit off for its own statement only): the connection keeps the server default, and a caller\'s transaction is not weakened', async () => {
+  it("a release on its own does not wait for its WAL flush (synchronous_commit off for its own statement only): the connection keeps the server default, and a caller's transaction is not weakened", async () => {
     await onOneConnection('release_lazy', async (store, db) => {
       await store.instances.create(instance('a', { state: 'online' }));
       const setting = async () => (await sql<{ v: string }>`select current_setting('synchronous_commit') as v`.execute(db)).rows[0]!.v;
       const before = await setting();
-      expect(await store.instances.claimForSession([{ id: 'a', expectedVersion: 1 }], 's1', { now: T0, session: { groupId: 'g1', metadata: {} } })).toMatchObject({ id: 'a' });
+      expect(
+        await store.instances.claimForSession([{ id: 'a', expectedVersion: 1 }], 's1', {
+          now: T0,
+          session: { groupId: 'g1', metadata: {} },
+        }),
+      ).toMatchObject({ id: 'a' });
       expect(await store.instances.releaseSession('s1', T0 + 1)).toMatchObject({ instanceFreed: true });
       // One connection: the release ran on it, and its setting ended with its transaction.
       expect(await setting()).toBe(before);
       // Inside a caller's transaction the release does not weaken that transaction's commit.
-      await store.instances.claimForSession([{ id: 'a', expectedVersion: 3 }], 's2', { now: T0 + 2, session: { groupId: 'g1', metadata: {} } });
+      await store.instances.claimForSession([{ id: 'a', expectedVersion: 3 }], 's2', {
+        now: T0 + 2,
+        session: { groupId: 'g1', metadata: {} },
+      });
       const inside = await store.transaction(async (tx) => {
         await tx.instances.releaseSession('s2', T0 + 3);
-        return (await sql<{ v: string }>`select current_setting('synchronous_commit') as v`.execute((tx as unknown as { db: Kysely<unknown> }).db)).rows[0]!.v;
+        return (
+          await sql<{ v: string }>`select current_setting('synchronous_commit') as v`.execute((tx as unknown as { db: Kysely<unknown> }).db)
+        ).rows[0]!.v;
       });
       expect(inside).toBe(before);
     });

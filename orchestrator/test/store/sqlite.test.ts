@@ -69,7 +69,10 @@ describe('openStore (sqlite)', () => {
     const store = await openStore(`sqlite:${file}`, path.join(root, 'unused'));
     await store.close();
     expect(existsSync(file)).toBe(true);
-    await expect(openStore('mysql://localhost/x', root)).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('postgres://') });
+    await expect(openStore('mysql://localhost/x', root)).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: expect.stringContaining('postgres://'),
+    });
   });
 
   it('a transaction takes the write lock when it begins (BEGIN IMMEDIATE), so another process cannot slip a write in', async () => {
@@ -80,8 +83,9 @@ describe('openStore (sqlite)', () => {
       await store.migrate();
       await store.transaction(async (tx) => {
         await tx.hosts.list(); // a read only: a deferred BEGIN would not lock yet
-        expect(() => other.prepare("insert into api_tokens (id, name, hashed_secret, scopes, created_at) values ('x', 'x', 'x', '[]', 0)").run())
-          .toThrow(/database is locked/);
+        expect(() =>
+          other.prepare("insert into api_tokens (id, name, hashed_secret, scopes, created_at) values ('x', 'x', 'x', '[]', 0)").run(),
+        ).toThrow(/database is locked/);
       });
       other.prepare("insert into api_tokens (id, name, hashed_secret, scopes, created_at) values ('y', 'y', 'y', '[]', 0)").run();
       expect((await store.tokens.get('y'))?.name).toBe('y');
@@ -96,7 +100,16 @@ describe('openStore (sqlite)', () => {
     try {
       await store.migrate();
       await expect(
-        store.history.append({ instanceId: 'ghost', at: T0, from: null, to: 'draft', reason: 'x', actor: null, commandId: null, details: null }),
+        store.history.append({
+          instanceId: 'ghost',
+          at: T0,
+          from: null,
+          to: 'draft',
+          reason: 'x',
+          actor: null,
+          commandId: null,
+          details: null,
+        }),
       ).rejects.toThrow(/FOREIGN KEY/);
     } finally {
       await store.close();

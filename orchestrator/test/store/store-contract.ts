@@ -74,10 +74,29 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
             expect(await tx.hosts.reserveMemory('h-tx', 1024)).toBe(true);
             await tx.instances.create(instance('i-tx', { hostId: 'h-tx' }));
             await tx.commands.create({ id: 'c-tx', kind: 'create', payload: {}, requestId: 'r', instanceId: 'i-tx' }, T0);
-            await tx.history.append({ instanceId: 'i-tx', at: T0, from: null, to: 'draft', reason: 'created', actor: null, commandId: null, details: null });
-            await tx.transaction(async (inner) => inner.audit.append({
-              at: T0, actor: 'a', action: 'x', targetKind: 'instance', targetId: 'i-tx', params: {}, result: 'ok', errorCode: null, requestId: null,
-            }));
+            await tx.history.append({
+              instanceId: 'i-tx',
+              at: T0,
+              from: null,
+              to: 'draft',
+              reason: 'created',
+              actor: null,
+              commandId: null,
+              details: null,
+            });
+            await tx.transaction(async (inner) =>
+              inner.audit.append({
+                at: T0,
+                actor: 'a',
+                action: 'x',
+                targetKind: 'instance',
+                targetId: 'i-tx',
+                params: {},
+                result: 'ok',
+                errorCode: null,
+                requestId: null,
+              }),
+            );
             throw boom;
           }),
         ).rejects.toBe(boom);
@@ -109,9 +128,18 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         expect(first.host.resources).toEqual({ memoryMb: 8192, cpus: 4, diskBytes: 100 * 1024 ** 3 });
         expect(first.host.portRange).toEqual({ first: 30000, last: 30099 });
 
-        const again = await store.hosts.upsertHeartbeat(heartbeat('h1', { version: '0.2.0', controlUrl: 'http://10.0.0.2:7000' }), T0 + 1000);
+        const again = await store.hosts.upsertHeartbeat(
+          heartbeat('h1', { version: '0.2.0', controlUrl: 'http://10.0.0.2:7000' }),
+          T0 + 1000,
+        );
         expect(again).toMatchObject({ created: false, startedRecovery: false });
-        expect(again.host).toMatchObject({ status: 'RECOVERING', version: '0.2.0', controlUrl: 'http://10.0.0.2:7000', firstSeenAt: T0, lastHeartbeatAt: T0 + 1000 });
+        expect(again.host).toMatchObject({
+          status: 'RECOVERING',
+          version: '0.2.0',
+          controlUrl: 'http://10.0.0.2:7000',
+          firstSeenAt: T0,
+          lastHeartbeatAt: T0 + 1000,
+        });
 
         expect(await store.hosts.setStatus('h1', 'ONLINE', { from: ['RECOVERING'], now: T0 + 1500 })).toMatchObject({ status: 'ONLINE' });
         const online = await store.hosts.upsertHeartbeat(heartbeat('h1'), T0 + 2000);

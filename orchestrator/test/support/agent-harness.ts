@@ -171,7 +171,11 @@ export async function createTestAgent(o: TestAgentOptions): Promise<TestAgent> {
     version: 'test',
     token: o.token,
     service,
-    engineReachable: () => runtime.ping().then(() => true, () => false),
+    engineReachable: () =>
+      runtime.ping().then(
+        () => true,
+        () => false,
+      ),
     logger,
   });
   return {
@@ -218,5 +222,8 @@ export function randomPortRange(size: number): PortRange {
 }
 
 export async function removeNetwork(name: string): Promise<void> {
-  await docker().getNetwork(name).remove().catch(() => undefined);
+  await docker()
+    .getNetwork(name)
+    .remove()
+    .catch(() => undefined);
 }

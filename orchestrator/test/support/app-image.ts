@@ -117,7 +117,11 @@ async function removeOtherAppImages(keep: string): Promise<void> {
   const images = await docker().listImages({ filters: { reference: [repo] } });
   for (const image of images) {
     for (const t of image.RepoTags ?? []) {
-      if (t !== keep) await docker().getImage(t).remove().catch(() => undefined);
+      if (t !== keep)
+        await docker()
+          .getImage(t)
+          .remove()
+          .catch(() => undefined);
     }
   }
 }

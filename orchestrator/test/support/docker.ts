@@ -16,7 +16,9 @@ export async function assertDockerReachable(): Promise<void> {
   try {
     await docker().ping();
   } catch (err) {
-    throw new Error(`No Docker engine at ${DOCKER_SOCKET} (${(err as Error).message}). Start dockerd, or run bash .ci/run which installs and starts it.`);
+    throw new Error(
+      `No Docker engine at ${DOCKER_SOCKET} (${(err as Error).message}). Start dockerd, or run bash .ci/run which installs and starts it.`,
+    );
   }
 }
 
@@ -25,7 +27,12 @@ export async function removeContainersByLabel(labels: Record<string, string>): P
   const filters = { label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) };
   const list = await docker().listContainers({ all: true, filters });
   await Promise.all(
-    list.map((c) => docker().getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)),
+    list.map((c) =>
+      docker()
+        .getContainer(c.Id)
+        .remove({ force: true, v: true })
+        .catch(() => undefined),
+    ),
   );
   return list.length;
 }

@@ -13,23 +13,38 @@ export interface BufferFixture {
   instanceIds: string[];
 }
 
-export async function seedOnlineBuffer(store: Store, opts: { groupId: string; size: number; hosts?: number; now: number }): Promise<BufferFixture> {
+export async function seedOnlineBuffer(
+  store: Store,
+  opts: { groupId: string; size: number; hosts?: number; now: number },
+): Promise<BufferFixture> {
   const hostIds = Array.from({ length: opts.hosts ?? 2 }, (_, i) => `${opts.groupId}-host-${i + 1}`);
   for (const id of hostIds) {
     await store.hosts.upsertHeartbeat(heartbeat(id), opts.now);
     await store.hosts.setStatus(id, 'ONLINE', { now: opts.now });
   }
   await store.templates.create(templateVersion('paper', '1.0.0'));
-  await store.groups.put(group(opts.groupId, { kind: 'ephemeral', caps: { maxInstances: opts.size + 10 }, createdAt: opts.now, updatedAt: opts.now }));
+  await store.groups.put(
+    group(opts.groupId, { kind: 'ephemeral', caps: { maxInstances: opts.size + 10 }, createdAt: opts.now, updatedAt: opts.now }),
+  );
   const instanceIds: string[] = [];
   for (let n = 0; n < opts.size; n++) {
     const id = `${opts.groupId}-i${String(n).padStart(4, '0')}`;
     const hostId = hostIds[n % hostIds.length]!;
-    await store.instances.create(instance(id, {
-      name: id, groupId: opts.groupId, hostId, state: 'online', desiredState: 'running', stateChangedAt: opts.now,
-      endpoint: { host: '127.0.0.1', port: 30000 + n }, hostPort: 30000 + n, players: { online: 0, max: 20, at: opts.now },
-      createdAt: opts.now, updatedAt: opts.now,
-    }));
+    await store.instances.create(
+      instance(id, {
+        name: id,
+        groupId: opts.groupId,
+        hostId,
+        state: 'online',
+        desiredState: 'running',
+        stateChangedAt: opts.now,
+        endpoint: { host: '127.0.0.1', port: 30000 + n },
+        hostPort: 30000 + n,
+        players: { online: 0, max: 20, at: opts.now },
+        createdAt: opts.now,
+        updatedAt: opts.now,
+      }),
+    );
     instanceIds.push(id);
   }
   return { groupId: opts.groupId, hostIds, instanceIds };
@@ -66,7 +81,14 @@ export interface LoadResult {
  * just before its DELETE is sent (so a real second holder is an overlap and a
  * release racing the next allocation is not).
  */
-export async function runAllocationLoad(opts: { baseUrl: string; token: string; groupId: string; clients: number; total: number; holdMs?: number }): Promise<LoadResult> {
+export async function runAllocationLoad(opts: {
+  baseUrl: string;
+  token: string;
+  groupId: string;
+  clients: number;
+  total: number;
+  holdMs?: number;
+}): Promise<LoadResult> {
   const answers: AllocationAnswer[] = [];
   const overlaps: string[] = [];
   const held = new Map<string, string>();
@@ -82,7 +104,13 @@ export async function runAllocationLoad(opts: { baseUrl: string; token: string; 
         const t = performance.now();
         const res = await http.call<AllocationBody>('POST', `/api/v1/groups/${opts.groupId}/allocations`, { body: {} });
         const body = res.body;
-        const answer: AllocationAnswer = { status: res.status, code: body.error?.code ?? null, instanceId: body.instanceId ?? null, allocationId: body.allocationId ?? null, latencyMs: performance.now() - t };
+        const answer: AllocationAnswer = {
+          status: res.status,
+          code: body.error?.code ?? null,
+          instanceId: body.instanceId ?? null,
+          allocationId: body.allocationId ?? null,
+          latencyMs: performance.now() - t,
+        };
         answers.push(answer);
         if (res.status === 201) got = answer;
         else if (res.status === 409 && answer.code === 'CAPACITY_EXHAUSTED') await new Promise((r) => setTimeout(r, 2));

@@ -115,7 +115,9 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
       return { inline: o, stop: () => o.stop(), kill: () => o.stop() };
     }
     const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/server/index.ts'], {
-      cwd: ORCHESTRATOR_DIR, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ORCHESTRATOR_DIR,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (b: Buffer) => logs.push(b.toString()));
     child.stderr!.on('data', (b: Buffer) => logs.push(b.toString()));
@@ -125,10 +127,20 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
     process.once('exit', reap);
     void exited.then(() => process.off('exit', reap));
     try {
-      await until('orchestrator process answers /health', async () => {
-        if (child.exitCode !== null) throw new Error(`orchestrator exited with ${child.exitCode}: ${logs.join('').slice(-2000)}`);
-        return (await fetch(`${url}/api/v1/health`).then((r) => r.status < 500, () => false)) || undefined;
-      }, 60_000, 100);
+      await until(
+        'orchestrator process answers /health',
+        async () => {
+          if (child.exitCode !== null) throw new Error(`orchestrator exited with ${child.exitCode}: ${logs.join('').slice(-2000)}`);
+          return (
+            (await fetch(`${url}/api/v1/health`).then(
+              (r) => r.status < 500,
+              () => false,
+            )) || undefined
+          );
+        },
+        60_000,
+        100,
+      );
     } catch (err) {
       child.kill('SIGKILL');
       throw err;
@@ -154,7 +166,8 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
 
   const api: FleetStack['api'] = async (method, path, body, token = adminToken) => {
     const res = await fetch(`${url}/api/v1${path}`, {
-      method, headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     const text = await res.text();
@@ -174,7 +187,16 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
   const template = `${run}-mc`;
 
   const stack: FleetStack = {
-    run, hostId, adminToken, agentToken, routerToken: '', url, logs, template, api, must,
+    run,
+    hostId,
+    adminToken,
+    agentToken,
+    routerToken: '',
+    url,
+    logs,
+    template,
+    api,
+    must,
     get agent() {
       return agent!;
     },
@@ -184,20 +206,30 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
     },
     async putGroup(id, scaling, extra = {}) {
       await must('PUT', `/groups/${id}`, {
-        kind: 'ephemeral', variants: [{ id: 'main', template: { name: template, version: '1' }, env: {} }], scaling, ...extra,
+        kind: 'ephemeral',
+        variants: [{ id: 'main', template: { name: template, version: '1' }, env: {} }],
+        scaling,
+        ...extra,
       });
     },
     get: async (id) => (await api('GET', `/instances/${id}`)).body,
     async waitState(id, state, timeoutMs = 20_000) {
       let last: Loose = {};
       try {
-        return await until(`instance ${id} ${state}`, async () => {
-          last = (await api('GET', `/instances/${id}`)).body ?? {};
-          return last.state === state ? last : undefined;
-        }, timeoutMs, 100);
+        return await until(
+          `instance ${id} ${state}`,
+          async () => {
+            last = (await api('GET', `/instances/${id}`)).body ?? {};
+            return last.state === state ? last : undefined;
+          },
+          timeoutMs,
+          100,
+        );
       } catch (err) {
         const cmds = (await stack.commands(id).catch(() => [])).map((c) => `${c.kind}:${c.status}:${c.lastError ?? ''}`);
-        throw new Error(`${(err as Error).message}; last ${String(last.state)} (${String(last.stateReason)}); commands ${cmds.join(' | ')}`);
+        throw new Error(
+          `${(err as Error).message}; last ${String(last.state)} (${String(last.stateReason)}); commands ${cmds.join(' | ')}`,
+        );
       }
     },
     async waitGone(id, timeoutMs = 30_000) {
@@ -207,13 +239,21 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
     commands: async (id) => (await api('GET', `/commands?instanceId=${id}`)).body.commands as Loose[],
     groupInstances: async (groupId) => ((await api('GET', '/instances')).body.instances as Loose[]).filter((i) => i.groupId === groupId),
     async containerOf(id) {
-      const list = await docker().listContainers({ all: true, filters: { label: [`orchestrator.instance=${id}`, `orchestrator.host=${hostId}`] } });
+      const list = await docker().listContainers({
+        all: true,
+        filters: { label: [`orchestrator.instance=${id}`, `orchestrator.host=${hostId}`] },
+      });
       return list[0] as Loose | undefined;
     },
     runtimeDir: (id) => join(agent!.runtimeDirectory, 'instances', id),
     async startRouter(toml) {
       // The first router is the one the orchestrator sends transferred players back to.
-      const r = await startTestRouter(toml, { orchestratorUrl: url, routerToken: stack.routerToken, configPath: 'fleet.toml', port: routers.length === 0 ? routerPort : 0 });
+      const r = await startTestRouter(toml, {
+        orchestratorUrl: url,
+        routerToken: stack.routerToken,
+        configPath: 'fleet.toml',
+        port: routers.length === 0 ? routerPort : 0,
+      });
       routers.push(r);
       return r;
     },
@@ -240,9 +280,19 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
     agent = await createTestAgent({ agentId: hostId, orchestratorUrl: url, portRange, network, token: agentToken });
     await agent.app.listen({ host: '127.0.0.1', port: agentPort });
     heartbeater = new Heartbeater({
-      orchestratorUrl: url, agentId: hostId, token: agentToken, intervalMs: 500, fetch: globalThis.fetch, timers: realTimers, now: () => Date.now(), logger: silent,
+      orchestratorUrl: url,
+      agentId: hostId,
+      token: agentToken,
+      intervalMs: 500,
+      fetch: globalThis.fetch,
+      timers: realTimers,
+      now: () => Date.now(),
+      logger: silent,
       body: async () => ({
-        controlUrl: `http://127.0.0.1:${agentPort}`, gameAddress: '127.0.0.1', version: 'test', heartbeatIntervalMs: 500,
+        controlUrl: `http://127.0.0.1:${agentPort}`,
+        gameAddress: '127.0.0.1',
+        version: 'test',
+        heartbeatIntervalMs: 500,
         resources: { cpuCount: 2, memoryTotalBytes: 8 * 1024 ** 3, memoryAvailableBytes: 8 * 1024 ** 3, diskFreeBytes: null },
         portRange,
       }),
@@ -261,12 +311,16 @@ export async function startFleetStack(prefix: string, opts: FleetStackOptions = 
 /** The Minecraft-protocol test server with RCON, accepts-transfers and the network secret. */
 export function testServerTemplate(image: string, extra: Loose = {}): Loose {
   return {
-    image, resources: { memoryMb: 256 }, containerPort: 25565, env: { ACCEPTS_TRANSFERS: 'true', MAX_PLAYERS: '50' },
+    image,
+    resources: { memoryMb: 256 },
+    containerPort: 25565,
+    env: { ACCEPTS_TRANSFERS: 'true', MAX_PLAYERS: '50' },
     variables: [{ name: 'RCON_PASSWORD', type: 'string', secret: true }],
     // Generous per-probe bounds: two Docker-heavy files share 2 busy cores; a slow answer is not a degraded server.
     readiness: { kind: 'minecraft', startupTimeoutMs: 30_000, intervalMs: 200, probeTimeoutMs: 3000, failureThreshold: 5 },
     stop: { signal: 'SIGTERM', timeoutMs: 3000, rcon: { port: 25575, passwordVariable: 'RCON_PASSWORD' } },
-    dataPaths: ['level.json', 'playerdata'], technicalPaths: ['stats'],
+    dataPaths: ['level.json', 'playerdata'],
+    technicalPaths: ['stats'],
     networkSecret: { env: NETWORK_SECRET_ENV },
     ...extra,
   };
@@ -276,12 +330,17 @@ export function testServerTemplate(image: string, extra: Loose = {}): Loose {
 export async function groupIn(stack: FleetStack, groupId: string, state: string, count: number, timeoutMs = 30_000): Promise<Loose[]> {
   let last: string[] = [];
   try {
-    return await until(`${count} ${state} instance(s) in ${groupId}`, async () => {
-      const all = await stack.groupInstances(groupId);
-      last = all.map((i) => `${String(i.name)}:${String(i.state)}`);
-      const hits = all.filter((i) => i.state === state);
-      return hits.length === count ? hits : undefined;
-    }, timeoutMs, 100);
+    return await until(
+      `${count} ${state} instance(s) in ${groupId}`,
+      async () => {
+        const all = await stack.groupInstances(groupId);
+        last = all.map((i) => `${String(i.name)}:${String(i.state)}`);
+        const hits = all.filter((i) => i.state === state);
+        return hits.length === count ? hits : undefined;
+      },
+      timeoutMs,
+      100,
+    );
   } catch (err) {
     throw new Error(`${(err as Error).message}; instances: ${last.join(', ')}`);
   }

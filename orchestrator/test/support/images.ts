@@ -9,7 +9,14 @@
 //
 // The Minecraft-protocol test server is defined in test-images/mc-server/image.ts.
 
-import { ensureImage as ensureLocalImage, imageExists as localImageExists, NODE_BINARY, sharedLibraries, type EnsureImageOptions, type ImageDefinition } from '../../src/shared/local-image.js';
+import {
+  ensureImage as ensureLocalImage,
+  imageExists as localImageExists,
+  NODE_BINARY,
+  sharedLibraries,
+  type EnsureImageOptions,
+  type ImageDefinition,
+} from '../../src/shared/local-image.js';
 import { DOCKER_SOCKET } from './docker.js';
 
 export { imageTag, type ImageDefinition, type ImageFile } from '../../src/shared/local-image.js';
@@ -24,12 +31,9 @@ const BUSYBOX = '/bin/busybox';
 
 export const busyboxImage: ImageDefinition = {
   name: 'busybox',
-  dockerfile: [
-    'FROM scratch',
-    'COPY busybox /bin/busybox',
-    'RUN ["/bin/busybox", "--install", "-s", "/bin"]',
-    'CMD ["/bin/sh"]',
-  ].join('\n'),
+  dockerfile: ['FROM scratch', 'COPY busybox /bin/busybox', 'RUN ["/bin/busybox", "--install", "-s", "/bin"]', 'CMD ["/bin/sh"]'].join(
+    '\n',
+  ),
   files: () => [{ path: 'busybox', from: BUSYBOX, mode: 0o755 }],
 };
 

@@ -50,7 +50,9 @@ export class InventoryMirror {
   }
 
   private containerOf(instanceId: string): MemoryContainer | undefined {
-    return [...this.o.runtime.containers.values()].find((c) => c.labels[LABEL.managed] === 'true' && c.labels[LABEL.host] === this.o.agentId && instanceOf(c) === instanceId);
+    return [...this.o.runtime.containers.values()].find(
+      (c) => c.labels[LABEL.managed] === 'true' && c.labels[LABEL.host] === this.o.agentId && instanceOf(c) === instanceId,
+    );
   }
 
   private applyTestEdits(): void {
@@ -77,7 +79,9 @@ export class InventoryMirror {
       [LABEL.group]: item.groupId ?? '',
       [LABEL.variant]: item.variantId ?? '',
       [LABEL.session]: '',
-      [LABEL.labelKeys]: Object.keys(item.labels ?? {}).sort().join(','),
+      [LABEL.labelKeys]: Object.keys(item.labels ?? {})
+        .sort()
+        .join(','),
       ...(item.hostPort ? { [LABEL.hostPort]: String(item.hostPort) } : {}),
     };
     const state = (item.state ?? 'running') as ContainerState;
@@ -103,7 +107,9 @@ export class InventoryMirror {
     if (changed('labels')) {
       for (const k of (c.labels[LABEL.labelKeys] ?? '').split(',').filter((x) => x !== '')) delete c.labels[k];
       Object.assign(c.labels, item.labels);
-      c.labels[LABEL.labelKeys] = Object.keys(item.labels ?? {}).sort().join(',');
+      c.labels[LABEL.labelKeys] = Object.keys(item.labels ?? {})
+        .sort()
+        .join(',');
     }
     if (changed('groupId')) c.labels[LABEL.group] = item.groupId ?? '';
     if (changed('variantId')) c.labels[LABEL.variant] = item.variantId ?? '';

@@ -31,10 +31,12 @@ export function jsonClient(baseUrl: string, opts: { token?: string; maxSockets: 
       }
       return new Promise((resolve, reject) => {
         const req = http.request({ host: url.hostname, port: url.port, path, method, agent, headers }, (res) => {
-          readText(res).then((text) => {
-            const json = (res.headers['content-type'] ?? '').includes('json') && text !== '';
-            resolve({ status: res.statusCode ?? 0, body: (json ? JSON.parse(text) : undefined) as T });
-          }).catch(reject);
+          readText(res)
+            .then((text) => {
+              const json = (res.headers['content-type'] ?? '').includes('json') && text !== '';
+              resolve({ status: res.statusCode ?? 0, body: (json ? JSON.parse(text) : undefined) as T });
+            })
+            .catch(reject);
         });
         req.on('error', reject);
         req.end(payload);

@@ -53,10 +53,7 @@ export const MALICIOUS_ENTRIES: Record<string, TarEntrySpec[]> = {
   'NUL byte in a pax path': [ok, { header: { name: 'nul.txt', type: 'file', pax: { path: 'a\u0000b' } }, body: 'x' }],
   'file turned into a directory': [ok, { header: { name: 'ok.txt/inner', type: 'file' }, body: 'x' }],
   'directory entry over a file': [ok, { header: { name: 'ok.txt', type: 'directory' } }],
-  'directory turned into a file': [
-    { header: { name: 'dir', type: 'directory' } },
-    { header: { name: 'dir', type: 'file' }, body: 'x' },
-  ],
+  'directory turned into a file': [{ header: { name: 'dir', type: 'directory' } }, { header: { name: 'dir', type: 'file' }, body: 'x' }],
   'duplicate file': [ok, ok],
 };
 

@@ -154,7 +154,12 @@ export async function pingStatus(host: string, port: number, timeoutMs = 3000): 
 }
 
 /** Pings until `accept` says yes; returns that answer. Failed pings count as "not yet". */
-export async function waitForStatus(host: string, port: number, accept: (s: StatusAnswer) => boolean, timeoutMs = 15_000): Promise<StatusAnswer> {
+export async function waitForStatus(
+  host: string,
+  port: number,
+  accept: (s: StatusAnswer) => boolean,
+  timeoutMs = 15_000,
+): Promise<StatusAnswer> {
   const deadline = Date.now() + timeoutMs;
   let last: StatusAnswer | Error | undefined;
   for (;;) {
@@ -164,7 +169,10 @@ export async function waitForStatus(host: string, port: number, accept: (s: Stat
     } catch (err) {
       last = err as Error;
     }
-    if (Date.now() > deadline) throw new Error(`status of ${host}:${port} not as expected within ${timeoutMs} ms; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `status of ${host}:${port} not as expected within ${timeoutMs} ms; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`,
+      );
     await sleep(200);
   }
 }
@@ -200,7 +208,12 @@ const IGNORED_PACKETS = new Set(['keep_alive', 'map_chunk', 'update_light', 'reg
 export async function loginBot(host: string, port: number, username: string, options: LoginOptions = {}): Promise<Bot> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const client = mc.createClient({
-    host: options.virtualHost ?? host, port, username, version: options.version ?? DEFAULT_VERSION, auth: 'offline', hideErrors: true,
+    host: options.virtualHost ?? host,
+    port,
+    username,
+    version: options.version ?? DEFAULT_VERSION,
+    auth: 'offline',
+    hideErrors: true,
     ...(options.virtualHost ? { connect: (c: mc.Client) => c.setSocket(net.connect(port, host)) } : {}),
   });
   if (options.intent === 'transfer') {
@@ -240,7 +253,10 @@ export async function loginBot(host: string, port: number, username: string, opt
       for (;;) {
         const hit = received.find((p) => p.name === name);
         if (hit) return hit.data;
-        if (Date.now() > deadline) throw new Error(`${username} received no ${name} packet within ${waitMs} ms (got: ${[...new Set(received.map((p) => p.name))].join(', ')})`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `${username} received no ${name} packet within ${waitMs} ms (got: ${[...new Set(received.map((p) => p.name))].join(', ')})`,
+          );
         await sleep(50);
       }
     },

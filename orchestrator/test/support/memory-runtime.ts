@@ -135,11 +135,26 @@ export class MemoryRuntime implements ContainerRuntime, ImageDescriber {
     const hostPort = labelledHostPort(labels);
     this.addresses += 1;
     return {
-      id, name, state: 'created', labels: { ...labels }, image, imageId: fakeImageId(image), user: '', stopSignal: '', stopTimeoutSeconds: null,
+      id,
+      name,
+      state: 'created',
+      labels: { ...labels },
+      image,
+      imageId: fakeImageId(image),
+      user: '',
+      stopSignal: '',
+      stopTimeoutSeconds: null,
       address: `10.88.${(this.addresses >> 8) & 255}.${this.addresses & 255}`,
       ports: hostPort !== undefined ? [{ containerPort: 25565, hostPort, hostIp: '127.0.0.1' }] : [],
-      exitCode: null, oomKilled: false, startedAt: null, finishedAt: null, createdAt: this.now(), restartCount: 0,
-      env: [], command: null, consoleLog: [],
+      exitCode: null,
+      oomKilled: false,
+      startedAt: null,
+      finishedAt: null,
+      createdAt: this.now(),
+      restartCount: 0,
+      env: [],
+      command: null,
+      consoleLog: [],
       usage: { cpuSecondsTotal: 0, memoryBytes: 0, memoryLimitBytes: MEMORY_RUNTIME_HOST_BYTES, networkRxBytes: 0, networkTxBytes: 0 },
     };
   }
@@ -172,9 +187,13 @@ export class MemoryRuntime implements ContainerRuntime, ImageDescriber {
     if (c.state === 'running') return;
     if (c.state === 'paused') throw new AppError('CONFLICT', `start container ${id}: cannot start a paused container, try unpause instead`);
     for (const p of c.ports) {
-      const heldByContainer = [...this.containers.values()].some((o) => o !== c && (o.state === 'running' || o.state === 'paused') && o.ports.some((q) => q.hostPort === p.hostPort));
+      const heldByContainer = [...this.containers.values()].some(
+        (o) => o !== c && (o.state === 'running' || o.state === 'paused') && o.ports.some((q) => q.hostPort === p.hostPort),
+      );
       if (heldByContainer || this.outsidePorts.has(p.hostPort)) {
-        throw new HostPortTakenError(new AppError('DOCKER_ERROR', `start container ${id}: Bind for ${p.hostIp}:${p.hostPort} failed: port is already allocated`));
+        throw new HostPortTakenError(
+          new AppError('DOCKER_ERROR', `start container ${id}: Bind for ${p.hostIp}:${p.hostPort} failed: port is already allocated`),
+        );
       }
     }
     c.state = 'running';
@@ -239,10 +258,23 @@ export class MemoryRuntime implements ContainerRuntime, ImageDescriber {
     const c = this.containers.get(idOrName) ?? [...this.containers.values()].find((x) => x.name === idOrName);
     if (!c) return undefined;
     return {
-      id: c.id, name: c.name, state: c.state, labels: { ...c.labels }, image: c.image, imageId: c.imageId, user: c.user,
-      stopSignal: c.stopSignal, stopTimeoutSeconds: c.stopTimeoutSeconds, address: c.address, ports: c.ports.map((p) => ({ ...p })),
-      exitCode: c.startedAt === null ? null : c.exitCode, oomKilled: c.oomKilled, startedAt: c.startedAt, finishedAt: c.finishedAt,
-      createdAt: c.createdAt, restartCount: c.restartCount,
+      id: c.id,
+      name: c.name,
+      state: c.state,
+      labels: { ...c.labels },
+      image: c.image,
+      imageId: c.imageId,
+      user: c.user,
+      stopSignal: c.stopSignal,
+      stopTimeoutSeconds: c.stopTimeoutSeconds,
+      address: c.address,
+      ports: c.ports.map((p) => ({ ...p })),
+      exitCode: c.startedAt === null ? null : c.exitCode,
+      oomKilled: c.oomKilled,
+      startedAt: c.startedAt,
+      finishedAt: c.finishedAt,
+      createdAt: c.createdAt,
+      restartCount: c.restartCount,
     };
   }
 
@@ -267,7 +299,10 @@ export class MemoryRuntime implements ContainerRuntime, ImageDescriber {
   async ensureImage(image: string, onProgress?: ProgressListener, policy: PullPolicy = 'missing'): Promise<{ pulled: boolean }> {
     this.engine();
     if (policy === 'missing' && this.images.has(image)) return { pulled: false };
-    if (this.o.unpullable?.has(image)) throw new AppError('IMAGE_PULL_FAILED', `pulling image ${image} failed: simulated registry has no such image: not found`, { final: true });
+    if (this.o.unpullable?.has(image))
+      throw new AppError('IMAGE_PULL_FAILED', `pulling image ${image} failed: simulated registry has no such image: not found`, {
+        final: true,
+      });
     onProgress?.({ status: 'Pull complete', id: 'memory' });
     this.images.add(image);
     return { pulled: true };
@@ -304,7 +339,8 @@ export class MemoryRuntime implements ContainerRuntime, ImageDescriber {
   /** The simulated console behind every container's address. */
   readonly rconConnect: RconConnect = async ({ host, port }) => {
     const c = [...this.containers.values()].find((x) => x.address === host);
-    if (!c || c.state !== 'running') throw new AppError('UPSTREAM_FAILED', `RCON at ${host}:${port}: connection refused`, { retryable: true });
+    if (!c || c.state !== 'running')
+      throw new AppError('UPSTREAM_FAILED', `RCON at ${host}:${port}: connection refused`, { retryable: true });
     return {
       exec: async (command: string) => {
         c.consoleLog.push(command);

@@ -20,7 +20,19 @@
 // Root only: `netnsSkipReason()` says why a suite must skip.
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, rmdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  rmdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -36,7 +48,8 @@ const CGROUP_ROOT = '/sys/fs/cgroup';
 export function netnsSkipReason(): string | undefined {
   if (process.platform !== 'linux') return 'multihost tests need Linux network namespaces';
   if (process.getuid?.() !== 0) return 'multihost tests need root (ip netns, nsenter, dockerd); they run as root in CI';
-  for (const bin of ['/usr/sbin/dockerd', '/usr/bin/nsenter']) if (!existsSync(bin) && !existsSync(bin.replace('/usr', ''))) return `multihost tests need ${bin}`;
+  for (const bin of ['/usr/sbin/dockerd', '/usr/bin/nsenter'])
+    if (!existsSync(bin) && !existsSync(bin.replace('/usr', ''))) return `multihost tests need ${bin}`;
   return undefined;
 }
 
@@ -45,7 +58,11 @@ async function sh(cmd: string, args: string[], opts: { input?: string; timeoutMs
   return stdout;
 }
 
-const quiet = (p: Promise<unknown>): Promise<void> => p.then(() => undefined, () => undefined);
+const quiet = (p: Promise<unknown>): Promise<void> =>
+  p.then(
+    () => undefined,
+    () => undefined,
+  );
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function alive(pid: number): boolean {
@@ -175,12 +192,16 @@ function killPids(pids: readonly number[]): void {
 
 async function netnsPids(name: string): Promise<number[]> {
   const out = await sh('ip', ['netns', 'pids', name]).catch(() => '');
-  return out.split('\n').filter((l) => l.trim()).map(Number);
+  return out
+    .split('\n')
+    .filter((l) => l.trim())
+    .map(Number);
 }
 
 /** Unmounts everything dockerd left mounted under `dir`, deepest first. */
 async function unmountUnder(dir: string): Promise<void> {
-  const points = readFileSync('/proc/self/mounts', 'utf8').split('\n')
+  const points = readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
     .map((l) => l.split(' ')[1]?.replace(/\\040/g, ' '))
     .filter((p): p is string => p !== undefined && (p === dir || p.startsWith(`${dir}/`)))
     .sort((a, b) => b.length - a.length);
@@ -189,7 +210,10 @@ async function unmountUnder(dir: string): Promise<void> {
 
 /** Everything of a slot: processes, mounts, namespaces, links, cgroups, files. */
 async function sweepSlot(slot: number): Promise<void> {
-  const names = (await sh('ip', ['netns', 'list']).catch(() => '')).split('\n').map((l) => l.split(' ')[0] ?? '').filter((n) => n.startsWith(`ec-mh${slot}-h`));
+  const names = (await sh('ip', ['netns', 'list']).catch(() => ''))
+    .split('\n')
+    .map((l) => l.split(' ')[0] ?? '')
+    .filter((n) => n.startsWith(`ec-mh${slot}-h`));
   const indexes = new Set<number>(names.map((n) => Number(n.slice(`ec-mh${slot}-h`.length))));
   for (let i = 1; i <= 9; i++) if (existsSync(join(CGROUP_ROOT, 'pids', cgroupParent(slot, i)))) indexes.add(i);
   for (let round = 0; round < 3; round++) {
@@ -204,7 +228,8 @@ async function sweepSlot(slot: number): Promise<void> {
     await quiet(sh('ip', ['netns', 'del', netnsName(slot, i)]));
     await quiet(sh('ip', ['link', 'del', rootVeth(slot, i)]));
   }
-  for (let i = 1; i <= 9; i++) if (existsSync(`/sys/class/net/${rootVeth(slot, i)}`)) await quiet(sh('ip', ['link', 'del', rootVeth(slot, i)]));
+  for (let i = 1; i <= 9; i++)
+    if (existsSync(`/sys/class/net/${rootVeth(slot, i)}`)) await quiet(sh('ip', ['link', 'del', rootVeth(slot, i)]));
   await quiet(sh('ip', ['link', 'del', orchestratorVeth(slot)]));
   for (const i of indexes) removeCgroups(cgroupParent(slot, i));
   rmSync(join(BASE, String(slot)), { recursive: true, force: true });
@@ -236,12 +261,16 @@ async function claimSlot(): Promise<number> {
 }
 
 async function sweepNamespacesOnly(slot: number): Promise<void> {
-  const names = (await sh('ip', ['netns', 'list']).catch(() => '')).split('\n').map((l) => l.split(' ')[0] ?? '').filter((n) => n.startsWith(`ec-mh${slot}-h`));
+  const names = (await sh('ip', ['netns', 'list']).catch(() => ''))
+    .split('\n')
+    .map((l) => l.split(' ')[0] ?? '')
+    .filter((n) => n.startsWith(`ec-mh${slot}-h`));
   for (const n of names) {
     killPids(await netnsPids(n));
     await quiet(sh('ip', ['netns', 'del', n]));
   }
-  for (let i = 1; i <= 9; i++) if (existsSync(`/sys/class/net/${rootVeth(slot, i)}`)) await quiet(sh('ip', ['link', 'del', rootVeth(slot, i)]));
+  for (let i = 1; i <= 9; i++)
+    if (existsSync(`/sys/class/net/${rootVeth(slot, i)}`)) await quiet(sh('ip', ['link', 'del', rootVeth(slot, i)]));
   await quiet(sh('ip', ['link', 'del', orchestratorVeth(slot)]));
 }
 
@@ -253,7 +282,9 @@ export async function createNetnsCluster(count: number, opts: { prefix?: string 
   const hosts: NetnsHost[] = [];
   let agentEnv: AgentEnv | undefined;
   const cluster: NetnsCluster = {
-    slot, orchestratorAddress, hosts,
+    slot,
+    orchestratorAddress,
+    hosts,
     async loadImage(tag) {
       const tar = join(slotDir, `${tag.replace(/[^a-z0-9]+/gi, '_')}.tar`);
       if (!existsSync(tar)) await sh('docker', ['save', '-o', tar, tag], { timeoutMs: 120_000 });
@@ -293,13 +324,25 @@ function bundleAgent(slotDir: string): string {
   mkdirSync(dir, { recursive: true });
   symlinkSync(join(ORCHESTRATOR_DIR, 'node_modules'), join(dir, 'node_modules'));
   buildSync({
-    entryPoints: [join(ORCHESTRATOR_DIR, 'src/agent/index.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20',
-    packages: 'external', outfile, logLevel: 'silent',
+    entryPoints: [join(ORCHESTRATOR_DIR, 'src/agent/index.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    outfile,
+    logLevel: 'silent',
   });
   return outfile;
 }
 
-async function createHost(slot: number, i: number, slotDir: string, prefix: string, agentEnv: () => AgentEnv | undefined): Promise<NetnsHost> {
+async function createHost(
+  slot: number,
+  i: number,
+  slotDir: string,
+  prefix: string,
+  agentEnv: () => AgentEnv | undefined,
+): Promise<NetnsHost> {
   const octet = hostOctet(slot, i);
   const netns = netnsName(slot, i);
   const address = `10.231.${octet}.2`;
@@ -330,9 +373,24 @@ async function createHost(slot: number, i: number, slotDir: string, prefix: stri
   const docker = (args: string[]) => sh('docker', ['-H', `unix://${socket}`, ...args], { timeoutMs: 120_000 });
 
   const host: NetnsHost = {
-    index: i, id: `${prefix}-s${slot}-h${i}`, netns, address, dir, socket, agentUrl, agentLog, docker,
+    index: i,
+    id: `${prefix}-s${slot}-h${i}`,
+    netns,
+    address,
+    dir,
+    socket,
+    agentUrl,
+    agentLog,
+    docker,
     async containers() {
-      const out = await docker(['ps', '-a', '--filter', 'label=orchestrator.managed=true', '--format', '{{.ID}} {{.State}} {{.Label "orchestrator.instance"}}']);
+      const out = await docker([
+        'ps',
+        '-a',
+        '--filter',
+        'label=orchestrator.managed=true',
+        '--format',
+        '{{.ID}} {{.State}} {{.Label "orchestrator.instance"}}',
+      ]);
       const m = new Map<string, { id: string; state: string }>();
       for (const line of out.split('\n').filter((l) => l.trim())) {
         const [id, state, instanceId] = line.split(' ');
@@ -342,18 +400,49 @@ async function createHost(slot: number, i: number, slotDir: string, prefix: stri
     },
     async startDockerd() {
       const log = openSync(join(dir, 'dockerd.log'), 'a');
-      const child = spawn('nsenter', [`--net=/var/run/netns/${netns}`, 'dockerd',
-        '--data-root', join(dir, 'docker'), '--exec-root', join(dir, 'exec'), '--pidfile', join(dir, 'docker.pid'),
-        '-H', `unix://${socket}`, '--bip', `10.232.${octet}.1/24`, '--cgroup-parent', `/${cgroupParent(slot, i)}`,
-        '--config-file', join(dir, 'daemon.json'), '--live-restore', '--userland-proxy=false', '--shutdown-timeout', '3', '--log-level', 'warn',
-      ], { stdio: ['ignore', log, log], detached: true });
+      const child = spawn(
+        'nsenter',
+        [
+          `--net=/var/run/netns/${netns}`,
+          'dockerd',
+          '--data-root',
+          join(dir, 'docker'),
+          '--exec-root',
+          join(dir, 'exec'),
+          '--pidfile',
+          join(dir, 'docker.pid'),
+          '-H',
+          `unix://${socket}`,
+          '--bip',
+          `10.232.${octet}.1/24`,
+          '--cgroup-parent',
+          `/${cgroupParent(slot, i)}`,
+          '--config-file',
+          join(dir, 'daemon.json'),
+          '--live-restore',
+          '--userland-proxy=false',
+          '--shutdown-timeout',
+          '3',
+          '--log-level',
+          'warn',
+        ],
+        { stdio: ['ignore', log, log], detached: true },
+      );
       closeSync(log);
       child.unref();
-      await bounded(`dockerd of ${netns}`, async () => {
-        if (child.exitCode !== null) throw new Error(`dockerd of ${netns} exited with ${child.exitCode}: ${readFileSync(join(dir, 'dockerd.log'), 'utf8').slice(-1500)}`);
-        await docker(['version', '--format', '{{.Server.Version}}']);
-        return true;
-      }, 60_000, 200).catch((err: unknown) => {
+      await bounded(
+        `dockerd of ${netns}`,
+        async () => {
+          if (child.exitCode !== null)
+            throw new Error(
+              `dockerd of ${netns} exited with ${child.exitCode}: ${readFileSync(join(dir, 'dockerd.log'), 'utf8').slice(-1500)}`,
+            );
+          await docker(['version', '--format', '{{.Server.Version}}']);
+          return true;
+        },
+        60_000,
+        200,
+      ).catch((err: unknown) => {
         if ((err as Error).message.includes('exited')) throw err;
         throw new Error(`${(err as Error).message}: ${readFileSync(join(dir, 'dockerd.log'), 'utf8').slice(-1500)}`);
       });
@@ -374,15 +463,28 @@ async function createHost(slot: number, i: number, slotDir: string, prefix: stri
       if (!env) throw new Error('startAgents() first');
       agentLog.length = 0;
       const child = spawn('nsenter', [`--net=/var/run/netns/${netns}`, process.execPath, bundleAgent(slotDir)], {
-        cwd: ORCHESTRATOR_DIR, stdio: ['ignore', 'pipe', 'pipe'],
+        cwd: ORCHESTRATOR_DIR,
+        stdio: ['ignore', 'pipe', 'pipe'],
         env: {
-          PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp',
-          AGENT_ID: host.id, AGENT_ORCHESTRATOR_URL: env.orchestratorUrl, AGENT_TOKEN: env.token,
-          AGENT_LISTEN_ADDRESS: address, AGENT_PORT: String(agentPort), AGENT_CONTROL_URL: agentUrl,
-          AGENT_GAME_ADDRESS: address, AGENT_GAME_BIND_ADDRESS: address, AGENT_GAME_PORT_RANGE: '25600-25619',
-          AGENT_RUNTIME_DIRECTORY: runtimeDir, AGENT_CACHE_DIRECTORY: join(dir, 'cache'),
-          AGENT_DOCKER_SOCKET: socket, DOCKER_HOST: `unix://${socket}`, AGENT_DOCKER_NETWORK: 'endercloud',
-          AGENT_HEARTBEAT_INTERVAL: '500ms', AGENT_STOP_TIMEOUT: '3s', AGENT_LOG_LEVEL: 'info',
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '/tmp',
+          AGENT_ID: host.id,
+          AGENT_ORCHESTRATOR_URL: env.orchestratorUrl,
+          AGENT_TOKEN: env.token,
+          AGENT_LISTEN_ADDRESS: address,
+          AGENT_PORT: String(agentPort),
+          AGENT_CONTROL_URL: agentUrl,
+          AGENT_GAME_ADDRESS: address,
+          AGENT_GAME_BIND_ADDRESS: address,
+          AGENT_GAME_PORT_RANGE: '25600-25619',
+          AGENT_RUNTIME_DIRECTORY: runtimeDir,
+          AGENT_CACHE_DIRECTORY: join(dir, 'cache'),
+          AGENT_DOCKER_SOCKET: socket,
+          DOCKER_HOST: `unix://${socket}`,
+          AGENT_DOCKER_NETWORK: 'endercloud',
+          AGENT_HEARTBEAT_INTERVAL: '500ms',
+          AGENT_STOP_TIMEOUT: '3s',
+          AGENT_LOG_LEVEL: 'info',
           ...env.env,
         },
       });
@@ -397,10 +499,16 @@ async function createHost(slot: number, i: number, slotDir: string, prefix: stri
       const reap = (): void => void child.kill('SIGKILL');
       process.once('exit', reap);
       void agentExited.then(() => process.off('exit', reap));
-      await bounded(`agent of ${netns} answers /health`, async () => {
-        if (child.exitCode !== null) throw new Error(`agent of ${netns} exited with ${child.exitCode}: ${agentLog.join('').slice(-2000)}`);
-        return (await fetch(`${agentUrl}/api/v1/health`, { signal: AbortSignal.timeout(1000) })).status < 500;
-      }, 60_000, 200).catch(async (err: unknown) => {
+      await bounded(
+        `agent of ${netns} answers /health`,
+        async () => {
+          if (child.exitCode !== null)
+            throw new Error(`agent of ${netns} exited with ${child.exitCode}: ${agentLog.join('').slice(-2000)}`);
+          return (await fetch(`${agentUrl}/api/v1/health`, { signal: AbortSignal.timeout(1000) })).status < 500;
+        },
+        60_000,
+        200,
+      ).catch(async (err: unknown) => {
         child.kill('SIGKILL');
         throw err;
       });
@@ -417,7 +525,11 @@ async function createHost(slot: number, i: number, slotDir: string, prefix: stri
         killPids(cgroupPids(cgroupParent(slot, i)));
         await sleep(100);
       }
-      await bounded(`every process of ${netns} gone`, async () => (await netnsPids(netns)).length === 0 && cgroupPids(cgroupParent(slot, i)).length === 0, 10_000);
+      await bounded(
+        `every process of ${netns} gone`,
+        async () => (await netnsPids(netns)).length === 0 && cgroupPids(cgroupParent(slot, i)).length === 0,
+        10_000,
+      );
       await unmountUnder(join(dir, 'exec'));
       rmSync(join(dir, 'docker.pid'), { force: true });
     },

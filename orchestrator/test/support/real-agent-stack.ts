@@ -11,7 +11,14 @@ import { orchestratorConfig } from '../../src/server/config.js';
 import { buildOrchestrator, type Orchestrator, type OrchestratorDeps } from '../../src/server/orchestrator.js';
 import type { PortRange } from '../../src/shared/config.js';
 import { heartbeatBody, newDataDir, silentLogger, type Loose } from '../server/support.js';
-import { createTestAgent, randomPortRange, removeNetwork, startFakeOrchestrator, type FakeOrchestrator, type TestAgent } from './agent-harness.js';
+import {
+  createTestAgent,
+  randomPortRange,
+  removeNetwork,
+  startFakeOrchestrator,
+  type FakeOrchestrator,
+  type TestAgent,
+} from './agent-harness.js';
 import { docker, removeContainersByLabel, uniqueId } from './docker.js';
 
 export interface RealAgentStackOptions {
@@ -63,10 +70,20 @@ export async function startRealAgentStack(opts: RealAgentStackOptions = {}): Pro
   let dataDir: string | undefined;
   let o: Orchestrator | undefined;
 
-  const build = async (env: Record<string, string> = {}) => buildOrchestrator(orchestratorConfig({
-    ENDERCLOUD_DATA_DIR: dataDir!, ENDERCLOUD_LISTEN: '127.0.0.1:0', ENDERCLOUD_ADMIN_TOKEN: adminToken, ENDERCLOUD_AGENT_TOKEN: agentToken,
-    ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms', ENDERCLOUD_SUPERVISE_INTERVAL: '150ms', ...opts.env, ...env,
-  }), { logger: silentLogger, runOfflineDetector: false, ...opts.deps });
+  const build = async (env: Record<string, string> = {}) =>
+    buildOrchestrator(
+      orchestratorConfig({
+        ENDERCLOUD_DATA_DIR: dataDir!,
+        ENDERCLOUD_LISTEN: '127.0.0.1:0',
+        ENDERCLOUD_ADMIN_TOKEN: adminToken,
+        ENDERCLOUD_AGENT_TOKEN: agentToken,
+        ENDERCLOUD_COMMAND_POLL_INTERVAL: '50ms',
+        ENDERCLOUD_SUPERVISE_INTERVAL: '150ms',
+        ...opts.env,
+        ...env,
+      }),
+      { logger: silentLogger, runOfflineDetector: false, ...opts.deps },
+    );
 
   // Every step runs even when an earlier one failed; the first failure is thrown at the end.
   async function close(): Promise<void> {
@@ -89,9 +106,18 @@ export async function startRealAgentStack(opts: RealAgentStackOptions = {}): Pro
     dataDir = await newDataDir();
     o = await build();
     const hb = await o.app.inject({
-      method: 'POST', url: `/api/v1/agents/${agentId}/heartbeat`, headers: { authorization: `Bearer ${agentToken}` },
+      method: 'POST',
+      url: `/api/v1/agents/${agentId}/heartbeat`,
+      headers: { authorization: `Bearer ${agentToken}` },
       payload: heartbeatBody(opts.controlUrl ? await opts.controlUrl(agentUrl) : agentUrl, {
-        portRange, resources: { cpuCount: 2, memoryTotalBytes: 8192 * 1024 ** 2, memoryAvailableBytes: 4096 * 1024 ** 2, diskFreeBytes: 10 * 1024 ** 3 }, ...opts.heartbeat,
+        portRange,
+        resources: {
+          cpuCount: 2,
+          memoryTotalBytes: 8192 * 1024 ** 2,
+          memoryAvailableBytes: 4096 * 1024 ** 2,
+          diskFreeBytes: 10 * 1024 ** 3,
+        },
+        ...opts.heartbeat,
       }),
     });
     expect(hb.statusCode, hb.body).toBe(200);
@@ -102,10 +128,18 @@ export async function startRealAgentStack(opts: RealAgentStackOptions = {}): Pro
   }
 
   const stack: RealAgentStack = {
-    agentId, adminToken, agentToken, portRange, agent, o, dataDir,
+    agentId,
+    adminToken,
+    agentToken,
+    portRange,
+    agent,
+    o,
+    dataDir,
     async call(method, url, body, c = {}) {
       const res = await stack.o.app.inject({
-        method: method as 'GET', url: `/api/v1${url}`, headers: { authorization: `Bearer ${c.token ?? adminToken}`, ...c.headers },
+        method: method as 'GET',
+        url: `/api/v1${url}`,
+        headers: { authorization: `Bearer ${c.token ?? adminToken}`, ...c.headers },
         ...(body === undefined ? {} : { payload: body as object }),
       });
       let parsed: unknown = res.body;

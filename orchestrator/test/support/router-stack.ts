@@ -29,19 +29,40 @@ export const RCON_PASSWORD_VARIABLE = 'RCON_PASSWORD';
  * test limits (no login rate limit, no per-IP cap) and short backoffs; resolves once its
  * registry stream is connected. The caller closes it.
  */
-export async function startTestRouter(toml: string, o: { orchestratorUrl: string; routerToken: string; configPath: string; routerId?: string; port?: number }): Promise<StackRouter> {
+export async function startTestRouter(
+  toml: string,
+  o: { orchestratorUrl: string; routerToken: string; configPath: string; routerId?: string; port?: number },
+): Promise<StackRouter> {
   const parsed = parseRouterToml(toml);
   const routerConfig: RouterConfig = {
-    ...parsed, limits: { ...parsed.limits, loginRatelimitMs: 0, maxConnectionsPerIp: 100_000 }, configPath: o.configPath,
-    orchestratorUrl: o.orchestratorUrl, routerToken: o.routerToken, routerId: o.routerId ?? uniqueId('router'),
+    ...parsed,
+    limits: { ...parsed.limits, loginRatelimitMs: 0, maxConnectionsPerIp: 100_000 },
+    configPath: o.configPath,
+    orchestratorUrl: o.orchestratorUrl,
+    routerToken: o.routerToken,
+    routerId: o.routerId ?? uniqueId('router'),
   };
   const metrics = new RouterMetrics();
-  const parts = buildRouterParts(routerConfig, silent, metrics, { registryBackoff: { initialMs: 100, maxMs: 500 }, sessionBackoff: { initialMs: 100, maxMs: 500 }, sessionFlushMs: 100 });
-  const router = new Router({ config: routerConfig, resolver: parts.resolver, waker: parts.waker!, sessions: parts.sessions!, metrics, logger: silent });
+  const parts = buildRouterParts(routerConfig, silent, metrics, {
+    registryBackoff: { initialMs: 100, maxMs: 500 },
+    sessionBackoff: { initialMs: 100, maxMs: 500 },
+    sessionFlushMs: 100,
+  });
+  const router = new Router({
+    config: routerConfig,
+    resolver: parts.resolver,
+    waker: parts.waker!,
+    sessions: parts.sessions!,
+    metrics,
+    logger: silent,
+  });
   const address = await router.listen(o.port ?? 0, '127.0.0.1');
   let closed = false;
   const r: StackRouter = {
-    router, parts, metrics, port: address.port,
+    router,
+    parts,
+    metrics,
+    port: address.port,
     async close() {
       if (closed) return;
       closed = true;
@@ -76,7 +97,10 @@ export interface Stack {
   agent: TestAgent;
   api<T = unknown>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }>;
   /** Creates an instance of the test-server group (variant `fast` or `slow`) and waits for `state`. */
-  createInstance(name: string, opts?: { variant?: 'fast' | 'slow'; start?: boolean; state?: string }): Promise<{ id: string; endpoint: { host: string; port: number } | null }>;
+  createInstance(
+    name: string,
+    opts?: { variant?: 'fast' | 'slow'; start?: boolean; state?: string },
+  ): Promise<{ id: string; endpoint: { host: string; port: number } | null }>;
   waitForState(id: string, state: string, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** A router whose `[servers]` / `try` are the TOML given; the main one listens on routerPort. */
   startRouter(toml: string, opts?: { port?: number; routerId?: string }): Promise<StackRouter>;
@@ -85,7 +109,12 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000, everyMs = 50): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -129,9 +158,19 @@ export async function startStack(prefix = 'rtr', opts: { routerScopes?: string[]
   const agent = await createTestAgent({ agentId: hostId, orchestratorUrl: url, portRange, network, token: agentToken });
   await agent.app.listen({ host: '127.0.0.1', port: agentPort });
   const heartbeater = new Heartbeater({
-    orchestratorUrl: url, agentId: hostId, token: agentToken, intervalMs: 300, fetch: globalThis.fetch, timers: realTimers, now: () => Date.now(), logger: silent,
+    orchestratorUrl: url,
+    agentId: hostId,
+    token: agentToken,
+    intervalMs: 300,
+    fetch: globalThis.fetch,
+    timers: realTimers,
+    now: () => Date.now(),
+    logger: silent,
     body: async () => ({
-      controlUrl: `http://127.0.0.1:${agentPort}`, gameAddress: '127.0.0.1', version: 'test', heartbeatIntervalMs: 300,
+      controlUrl: `http://127.0.0.1:${agentPort}`,
+      gameAddress: '127.0.0.1',
+      version: 'test',
+      heartbeatIntervalMs: 300,
       resources: { cpuCount: 2, memoryTotalBytes: 8 * 1024 ** 3, memoryAvailableBytes: 8 * 1024 ** 3, diskFreeBytes: null },
       portRange,
     }),
@@ -141,7 +180,8 @@ export async function startStack(prefix = 'rtr', opts: { routerScopes?: string[]
 
   const api: Stack['api'] = async (method, path, body, token = adminToken) => {
     const res = await fetch(`${url}${path}`, {
-      method, headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     const text = await res.text();
@@ -154,21 +194,39 @@ export async function startStack(prefix = 'rtr', opts: { routerScopes?: string[]
   };
 
   const stack: Stack = {
-    run, hostId, adminToken, routerToken: '', routerPort, orchestrator, agent, api,
+    run,
+    hostId,
+    adminToken,
+    routerToken: '',
+    routerPort,
+    orchestrator,
+    agent,
+    api,
     async waitForState(id, state, timeoutMs = 30_000) {
       let last = '';
       try {
-        return await until(`instance ${id} ${state}`, async () => {
-          const r = await api<Record<string, unknown>>('GET', `/api/v1/instances/${id}`);
-          last = `${String(r.body?.state)}: ${String(r.body?.stateReason)}`;
-          return r.status === 200 && r.body?.state === state ? r.body : undefined;
-        }, timeoutMs, 100);
+        return await until(
+          `instance ${id} ${state}`,
+          async () => {
+            const r = await api<Record<string, unknown>>('GET', `/api/v1/instances/${id}`);
+            last = `${String(r.body?.state)}: ${String(r.body?.stateReason)}`;
+            return r.status === 200 && r.body?.state === state ? r.body : undefined;
+          },
+          timeoutMs,
+          100,
+        );
       } catch (err) {
         throw new Error(`${(err as Error).message} (last state ${last})`);
       }
     },
     async createInstance(name, opts = {}) {
-      const created = await must<{ id: string }>('POST', '/api/v1/instances', { groupId: `${run}-mc`, variantId: opts.variant ?? 'fast', name, start: opts.start ?? true, user: { mode: 'image' } });
+      const created = await must<{ id: string }>('POST', '/api/v1/instances', {
+        groupId: `${run}-mc`,
+        variantId: opts.variant ?? 'fast',
+        name,
+        start: opts.start ?? true,
+        user: { mode: 'image' },
+      });
       const body = await stack.waitForState(created.id, opts.state ?? (opts.start === false ? 'stopped' : 'online'));
       return { id: created.id, endpoint: (body.endpoint as { host: string; port: number } | null) ?? null };
     },
@@ -196,10 +254,18 @@ export async function startStack(prefix = 'rtr', opts: { routerScopes?: string[]
   };
 
   try {
-    await until('agent host ONLINE', async () => (await api<{ status: string }>('GET', `/api/v1/hosts/${hostId}`)).body?.status === 'ONLINE', 30_000, 100);
+    await until(
+      'agent host ONLINE',
+      async () => (await api<{ status: string }>('GET', `/api/v1/hosts/${hostId}`)).body?.status === 'ONLINE',
+      30_000,
+      100,
+    );
     // 256 MB: at 128 MB the test server was OOM-killed after ~14 logins in a row (the benchmark's wake loop).
     await must('PUT', `/api/v1/templates/${run}-mc/versions/1`, {
-      image, resources: { memoryMb: 256 }, containerPort: 25565, env: { ACCEPTS_TRANSFERS: 'true', MAX_PLAYERS: '50' },
+      image,
+      resources: { memoryMb: 256 },
+      containerPort: 25565,
+      env: { ACCEPTS_TRANSFERS: 'true', MAX_PLAYERS: '50' },
       variables: [{ name: RCON_PASSWORD_VARIABLE, type: 'string', secret: true }],
       readiness: { kind: 'minecraft', startupTimeoutMs: 30_000, intervalMs: 200 },
       stop: { signal: 'SIGTERM', timeoutMs: 5000, rcon: { port: 25575, passwordVariable: RCON_PASSWORD_VARIABLE } },
@@ -213,7 +279,9 @@ export async function startStack(prefix = 'rtr', opts: { routerScopes?: string[]
         { id: 'slow', template: { name: `${run}-mc`, version: '1' }, env: { STARTUP_DELAY_SECONDS: '3' } },
       ],
     });
-    stack.routerToken = (await must<{ secret: string }>('POST', '/api/v1/tokens', { name: `${run}-router`, scopes: opts.routerScopes ?? ['router'] })).secret;
+    stack.routerToken = (
+      await must<{ secret: string }>('POST', '/api/v1/tokens', { name: `${run}-router`, scopes: opts.routerScopes ?? ['router'] })
+    ).secret;
   } catch (err) {
     await stack.close();
     throw err;

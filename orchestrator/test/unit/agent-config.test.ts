@@ -88,8 +88,10 @@ describe('loadAgentConfig', () => {
     });
   });
 
-  it('AGENT_TIMEZONE (the TZ of egg servers): set, else the machine\'s zone, else UTC', () => {
-    expect(loadAgentConfig({ ...base, AGENT_TIMEZONE: 'America/Argentina/Buenos_Aires' }, facts).timezone).toBe('America/Argentina/Buenos_Aires');
+  it("AGENT_TIMEZONE (the TZ of egg servers): set, else the machine's zone, else UTC", () => {
+    expect(loadAgentConfig({ ...base, AGENT_TIMEZONE: 'America/Argentina/Buenos_Aires' }, facts).timezone).toBe(
+      'America/Argentina/Buenos_Aires',
+    );
     expect(loadAgentConfig(base, { ...facts, timezone: 'Europe/Berlin' }).timezone).toBe('Europe/Berlin');
     expect(loadAgentConfig(base, { ...facts, timezone: 'not a zone' }).timezone).toBe('UTC');
   });

@@ -6,7 +6,8 @@ import type { TemplateSpec } from '../../src/domain/index.js';
 import { manualBackupStopReason } from '../../src/lifecycle/backup.js';
 
 const rcon = { port: 25575, passwordVariable: 'RCON_PASSWORD' };
-const tpl = (backup: TemplateSpec['backup'], withRcon: boolean) => ({ backup, stop: { signal: 'SIGTERM', timeoutMs: 1000, ...(withRcon ? { rcon } : {}) } }) as unknown as TemplateSpec;
+const tpl = (backup: TemplateSpec['backup'], withRcon: boolean) =>
+  ({ backup, stop: { signal: 'SIGTERM', timeoutMs: 1000, ...(withRcon ? { rcon } : {}) } }) as unknown as TemplateSpec;
 
 describe('manual backup stop reason', () => {
   const cases: [name: string, template: TemplateSpec | undefined, running: boolean, password: boolean, reason: string | undefined][] = [
@@ -15,7 +16,13 @@ describe('manual backup stop reason', () => {
     ['no onlineSave in the template', tpl({}, true), true, true, 'the template does not enable backup.onlineSave'],
     ['no template at all', undefined, true, false, 'the template does not enable backup.onlineSave'],
     ['onlineSave without stop.rcon', tpl({ onlineSave: true }, false), true, true, 'the template declares no stop.rcon'],
-    ['onlineSave and RCON but no password', tpl({ onlineSave: true }, true), true, false, 'the instance has no RCON password in RCON_PASSWORD'],
+    [
+      'onlineSave and RCON but no password',
+      tpl({ onlineSave: true }, true),
+      true,
+      false,
+      'the instance has no RCON password in RCON_PASSWORD',
+    ],
   ];
   it.each(cases)('%s', (_name, template, running, password, reason) => {
     expect(manualBackupStopReason(template, running, password)).toBe(reason);

@@ -49,9 +49,12 @@ describe('cron next run (UTC)', () => {
 describe('retention plan', () => {
   const b = (id: string, when: string) => ({ backupId: id, createdAt: at(when) });
   const backups = [
-    b('mon-a', '2026-11-30T04:00:00Z'), b('mon-b', '2026-11-30T16:00:00Z'),
-    b('tue', '2026-12-01T04:00:00Z'), b('wed', '2026-12-02T04:00:00Z'),
-    b('prev-sun', '2026-11-29T04:00:00Z'), b('prev-wed', '2026-11-25T04:00:00Z'),
+    b('mon-a', '2026-11-30T04:00:00Z'),
+    b('mon-b', '2026-11-30T16:00:00Z'),
+    b('tue', '2026-12-01T04:00:00Z'),
+    b('wed', '2026-12-02T04:00:00Z'),
+    b('prev-sun', '2026-11-29T04:00:00Z'),
+    b('prev-wed', '2026-11-25T04:00:00Z'),
     b('old', '2026-11-10T04:00:00Z'),
   ];
   const cases: [name: string, policy: { last?: number; daily?: number; weekly?: number }, keep: string[]][] = [
@@ -66,6 +69,11 @@ describe('retention plan', () => {
   it.each(cases)('%s', (_name, policy, keep) => {
     const plan = planRetention(backups, policy);
     expect(plan.keep).toEqual(keep);
-    expect(plan.prune.sort()).toEqual(backups.map((x) => x.backupId).filter((id) => !keep.includes(id)).sort());
+    expect(plan.prune.sort()).toEqual(
+      backups
+        .map((x) => x.backupId)
+        .filter((id) => !keep.includes(id))
+        .sort(),
+    );
   });
 });

@@ -3,7 +3,14 @@
 
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/shared/errors.js';
-import { DEFAULT_RETRY_POLICY, baseDelay, classifyError, nextRetry, retrySchedule, type RetryPolicy } from '../../src/lifecycle/command-retry.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  baseDelay,
+  classifyError,
+  nextRetry,
+  retrySchedule,
+  type RetryPolicy,
+} from '../../src/lifecycle/command-retry.js';
 
 const policy: RetryPolicy = { initialDelayMs: 100, maxDelayMs: 1_000, multiplier: 2, maxAttempts: 6, jitter: 0.5 };
 const retryable = new AppError('UPSTREAM_FAILED', 'agent unreachable', { retryable: true });
@@ -35,7 +42,11 @@ describe('command retry backoff', () => {
   });
 
   it('never retries a fatal error', () => {
-    expect(nextRetry(1, new AppError('VALIDATION_FAILED', 'bad body'), () => 0, policy)).toEqual({ retry: false, reason: 'fatal', message: 'bad body' });
+    expect(nextRetry(1, new AppError('VALIDATION_FAILED', 'bad body'), () => 0, policy)).toEqual({
+      retry: false,
+      reason: 'fatal',
+      message: 'bad body',
+    });
   });
 
   it('lists the schedule (maxAttempts − 1 waits)', () => {

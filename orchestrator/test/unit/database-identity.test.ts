@@ -21,7 +21,7 @@ describe('databaseIdentity', () => {
     expect(databaseIdentity(url, '/data')).toBe(identity);
   });
 
-  it('SQLite without a URL is the data dir\'s file, absolute; a relative sqlite: path is resolved', () => {
+  it("SQLite without a URL is the data dir's file, absolute; a relative sqlite: path is resolved", () => {
     expect(databaseIdentity(undefined, '/data')).toBe('sqlite:/data/endercloud.db');
     expect(databaseIdentity('', 'rel/data')).toBe(`sqlite:${path.resolve('rel/data/endercloud.db')}`);
     expect(databaseIdentity('sqlite:rel/x.db', '/data')).toBe(`sqlite:${path.resolve('rel/x.db')}`);

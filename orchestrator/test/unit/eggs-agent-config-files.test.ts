@@ -21,12 +21,17 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
-const edit = (path: string, parser: 'properties' | 'json' = 'properties') => [{ path, parser, edits: [{ key: 'server-port', value: '25565' }] }];
+const edit = (path: string, parser: 'properties' | 'json' = 'properties') => [
+  { path, parser, edits: [{ key: 'server-port', value: '25565' }] },
+];
 
 describe('applyConfigFiles', () => {
   it('edits and creates files (and parent directories) inside the instance directory', async () => {
     writeFileSync(join(root, 'server.properties'), 'server-port=1\n');
-    expect(await applyConfigFiles(root, [...edit('server.properties'), ...edit('config/new.properties')])).toEqual(['server.properties', 'config/new.properties']);
+    expect(await applyConfigFiles(root, [...edit('server.properties'), ...edit('config/new.properties')])).toEqual([
+      'server.properties',
+      'config/new.properties',
+    ]);
     expect(readFileSync(join(root, 'server.properties'), 'utf8')).toBe('server-port=25565\n');
     expect(readFileSync(join(root, 'config/new.properties'), 'utf8')).toBe('server-port=25565\n');
   });
@@ -60,25 +65,77 @@ describe('applyConfigFiles', () => {
 describe('applyConfigFiles: every parser edits a real file (arrays, wildcards, value matching)', () => {
   const ctx = { port: 25565, ip: '0.0.0.0', memoryMb: 1024, env: { SERVER_NAME: 'Arma', MAX_PLAYERS: '40' } };
   const table: [string, ConfigFileSpec, string, string][] = [
-    ['yaml (BungeeCord config.yml)', { path: 'config.yml', parser: 'yaml', find: {
-      'listeners[0].host': '0.0.0.0:{{server.allocations.default.port}}',
-      'servers.*.address': { 'regex:^(127\\.0\\.0\\.1|localhost)(:\\d{1,5})?$': '{{config.docker.interface}}$2' },
-    } }, 'listeners:\n  - host: 0.0.0.0:25577\nservers:\n  lobby:\n    address: localhost:25566\n  far:\n    address: 10.1.1.1:25565\n',
-    'listeners:\n  - host: 0.0.0.0:25565\nservers:\n  lobby:\n    address: 0.0.0.0:25566\n  far:\n    address: 10.1.1.1:25565\n'],
-    ['json (Arma-like, server.environment references and an index)', { path: 'profile/config.json', parser: 'json', find: {
-      bindPort: '{{server.allocations.default.port}}', 'game.name': '{{server.environment.SERVER_NAME}}', 'game.maxPlayers': '{{env.MAX_PLAYERS}}', 'mods[0].enabled': 'true', 'mods.*.id': { old: 'new' },
-    } }, '{"bindPort": 2001, "game": {"name": "x", "maxPlayers": 8}, "mods": [{"id": "old", "enabled": false}, {"id": "keep"}]}',
-    `${JSON.stringify({ bindPort: 25565, game: { name: 'Arma', maxPlayers: 40 }, mods: [{ id: 'new', enabled: true }, { id: 'keep' }] }, null, 2)}\n`],
-    ['toml (an array of tables)', { path: 'velocity.toml', parser: 'toml', find: { bind: '0.0.0.0:{{server.allocations.default.port}}', 'servers[0].port': '{{server.build.default.port}}' } },
-      'bind = "0.0.0.0:25577"\n\n[[servers]]\nport = 1\n', 'bind = "0.0.0.0:25565"\n\n[[servers]]\nport = 25565\n'],
-    ['properties (value matching)', { path: 'server.properties', parser: 'properties', find: { 'server-port': '{{server.allocations.default.port}}', 'server-ip': { 'regex:^127\\.0\\.0\\.1$': '0.0.0.0' } } },
-      'server-port=1\nserver-ip=127.0.0.1\n', 'server-port=25565\nserver-ip=0.0.0.0\n'],
-    ['ini', { path: 'server.ini', parser: 'ini', find: { 'net.port': '{{server.allocations.default.port}}', 'net.name': '{{server.environment.SERVER_NAME}}' } },
-      '[net]\nport=1\n', '[net]\nport=25565\nname=Arma\n'],
-    ['xml', { path: 'se.cfg', parser: 'xml', find: { 'MyConfigDedicated.ServerPort': '{{server.allocations.default.port}}' } },
-      '<MyConfigDedicated>\n  <ServerPort>27016</ServerPort>\n</MyConfigDedicated>\n', '<MyConfigDedicated>\n  <ServerPort>25565</ServerPort>\n</MyConfigDedicated>\n'],
-    ['file', { path: 'server.cfg', parser: 'file', find: { 'maxPlayers = ': 'maxPlayers = {{server.environment.MAX_PLAYERS}};' } },
-      'hostname = "x";\nmaxPlayers = 8;\n', 'hostname = "x";\nmaxPlayers = 40;\n'],
+    [
+      'yaml (BungeeCord config.yml)',
+      {
+        path: 'config.yml',
+        parser: 'yaml',
+        find: {
+          'listeners[0].host': '0.0.0.0:{{server.allocations.default.port}}',
+          'servers.*.address': { 'regex:^(127\\.0\\.0\\.1|localhost)(:\\d{1,5})?$': '{{config.docker.interface}}$2' },
+        },
+      },
+      'listeners:\n  - host: 0.0.0.0:25577\nservers:\n  lobby:\n    address: localhost:25566\n  far:\n    address: 10.1.1.1:25565\n',
+      'listeners:\n  - host: 0.0.0.0:25565\nservers:\n  lobby:\n    address: 0.0.0.0:25566\n  far:\n    address: 10.1.1.1:25565\n',
+    ],
+    [
+      'json (Arma-like, server.environment references and an index)',
+      {
+        path: 'profile/config.json',
+        parser: 'json',
+        find: {
+          bindPort: '{{server.allocations.default.port}}',
+          'game.name': '{{server.environment.SERVER_NAME}}',
+          'game.maxPlayers': '{{env.MAX_PLAYERS}}',
+          'mods[0].enabled': 'true',
+          'mods.*.id': { old: 'new' },
+        },
+      },
+      '{"bindPort": 2001, "game": {"name": "x", "maxPlayers": 8}, "mods": [{"id": "old", "enabled": false}, {"id": "keep"}]}',
+      `${JSON.stringify({ bindPort: 25565, game: { name: 'Arma', maxPlayers: 40 }, mods: [{ id: 'new', enabled: true }, { id: 'keep' }] }, null, 2)}\n`,
+    ],
+    [
+      'toml (an array of tables)',
+      {
+        path: 'velocity.toml',
+        parser: 'toml',
+        find: { bind: '0.0.0.0:{{server.allocations.default.port}}', 'servers[0].port': '{{server.build.default.port}}' },
+      },
+      'bind = "0.0.0.0:25577"\n\n[[servers]]\nport = 1\n',
+      'bind = "0.0.0.0:25565"\n\n[[servers]]\nport = 25565\n',
+    ],
+    [
+      'properties (value matching)',
+      {
+        path: 'server.properties',
+        parser: 'properties',
+        find: { 'server-port': '{{server.allocations.default.port}}', 'server-ip': { 'regex:^127\\.0\\.0\\.1$': '0.0.0.0' } },
+      },
+      'server-port=1\nserver-ip=127.0.0.1\n',
+      'server-port=25565\nserver-ip=0.0.0.0\n',
+    ],
+    [
+      'ini',
+      {
+        path: 'server.ini',
+        parser: 'ini',
+        find: { 'net.port': '{{server.allocations.default.port}}', 'net.name': '{{server.environment.SERVER_NAME}}' },
+      },
+      '[net]\nport=1\n',
+      '[net]\nport=25565\nname=Arma\n',
+    ],
+    [
+      'xml',
+      { path: 'se.cfg', parser: 'xml', find: { 'MyConfigDedicated.ServerPort': '{{server.allocations.default.port}}' } },
+      '<MyConfigDedicated>\n  <ServerPort>27016</ServerPort>\n</MyConfigDedicated>\n',
+      '<MyConfigDedicated>\n  <ServerPort>25565</ServerPort>\n</MyConfigDedicated>\n',
+    ],
+    [
+      'file',
+      { path: 'server.cfg', parser: 'file', find: { 'maxPlayers = ': 'maxPlayers = {{server.environment.MAX_PLAYERS}};' } },
+      'hostname = "x";\nmaxPlayers = 8;\n',
+      'hostname = "x";\nmaxPlayers = 40;\n',
+    ],
   ];
   for (const [name, spec, before, after] of table) {
     it(name, async () => {

@@ -10,8 +10,24 @@ import { instance as fixtureInstance, templateSpec } from '../store/fixtures.js'
 
 const template = templateSpec({
   variables: [
-    { name: 'BATTLE_EYE', env: 'BATTLE_EYE', type: 'enum', default: '1', validation: { values: ['1', '0'] }, booleanValues: { true: '1', false: '0' }, apply: 'restart_required' },
-    { name: 'PVP', env: 'PVP', type: 'enum', default: 'true', validation: { values: ['true', 'false'] }, booleanValues: { true: 'true', false: 'false' }, apply: 'immediate' },
+    {
+      name: 'BATTLE_EYE',
+      env: 'BATTLE_EYE',
+      type: 'enum',
+      default: '1',
+      validation: { values: ['1', '0'] },
+      booleanValues: { true: '1', false: '0' },
+      apply: 'restart_required',
+    },
+    {
+      name: 'PVP',
+      env: 'PVP',
+      type: 'enum',
+      default: 'true',
+      validation: { values: ['true', 'false'] },
+      booleanValues: { true: 'true', false: 'false' },
+      apply: 'immediate',
+    },
   ],
 });
 
@@ -20,11 +36,11 @@ describe('creationValues: egg booleans stored as the egg spells them', () => {
     ['JSON true for a 1/0 egg', { BATTLE_EYE: true }, { BATTLE_EYE: '1' }],
     ['"false" for a 1/0 egg', { BATTLE_EYE: 'false' }, { BATTLE_EYE: '0' }],
     ['"0" for a true/false egg', { PVP: '0' }, { PVP: 'false' }],
-    ['the egg\'s own spelling unchanged', { BATTLE_EYE: '1', PVP: 'true' }, { BATTLE_EYE: '1', PVP: 'true' }],
+    ["the egg's own spelling unchanged", { BATTLE_EYE: '1', PVP: 'true' }, { BATTLE_EYE: '1', PVP: 'true' }],
   ];
   for (const [name, given, stored] of table) it(name, () => expect(creationValues(template, given).settings).toEqual(stored));
 
-  it('refuses a value that is no boolean, naming the egg\'s values', () => {
+  it("refuses a value that is no boolean, naming the egg's values", () => {
     expect(() => creationValues(template, { BATTLE_EYE: 'yes' })).toThrow(/settings\/BATTLE_EYE must be one of 1, 0/);
   });
 });
@@ -35,7 +51,9 @@ describe('planSettingsPatch: egg booleans stored as the egg spells them', () => 
     expect(planSettingsPatch(live(), template, { settings: { BATTLE_EYE: true } }, 5).patch.pendingChanges).toEqual([]);
   });
   it('false given for a 1/0 egg is pending as 0', () => {
-    expect(planSettingsPatch(live(), template, { settings: { BATTLE_EYE: false } }, 5).patch.pendingChanges).toEqual([{ key: 'settings.BATTLE_EYE', value: '0', mode: 'restart_required', requestedAt: 5 }]);
+    expect(planSettingsPatch(live(), template, { settings: { BATTLE_EYE: false } }, 5).patch.pendingChanges).toEqual([
+      { key: 'settings.BATTLE_EYE', value: '0', mode: 'restart_required', requestedAt: 5 },
+    ]);
   });
   it('0 given for a true/false egg is applied as false', () => {
     const plan = planSettingsPatch(live(), template, { settings: { PVP: 0 } }, 5);

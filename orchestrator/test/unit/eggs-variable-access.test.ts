@@ -17,10 +17,18 @@ const template = {
 const narrow = { name: 'player-ops', scopes: ['read', 'instances:write', 'groups:write'] };
 
 const refused: [string, SetValues, RegExp][] = [
-  ['an operator-only setting', { settings: { MOTD: 'x', MAX_PLAYERS: 5 } }, /^token player-ops may not set MAX_PLAYERS: operator-only variable of this template \(needs scope admin, manager or operator\)$/],
+  [
+    'an operator-only setting',
+    { settings: { MOTD: 'x', MAX_PLAYERS: 5 } },
+    /^token player-ops may not set MAX_PLAYERS: operator-only variable of this template \(needs scope admin, manager or operator\)$/,
+  ],
   ['a hidden setting (hidden is operator-only too)', { settings: { DL_TOKEN: 'x' } }, /may not set DL_TOKEN: operator-only variable/],
   ['an operator-only secret', { secrets: { LICENSE: 'x' } }, /may not set LICENSE:/],
-  ['two at once, both named', { settings: { MAX_PLAYERS: 5, DL_TOKEN: 'x' } }, /may not set MAX_PLAYERS, DL_TOKEN: operator-only variables/],
+  [
+    'two at once, both named',
+    { settings: { MAX_PLAYERS: 5, DL_TOKEN: 'x' } },
+    /may not set MAX_PLAYERS, DL_TOKEN: operator-only variables/,
+  ],
   ['an env entry by the env name a variable is passed as', { env: { DOWNLOAD_TOKEN: 'x' } }, /may not set DL_TOKEN \(env DOWNLOAD_TOKEN\)/],
   ['an env entry named as the variable', { env: { MAX_PLAYERS: '5' } }, /may not set MAX_PLAYERS:/],
 ];
@@ -37,7 +45,8 @@ describe('operator-only and hidden variables (egg user_editable / user_viewable:
       expect(() => assertVariablesSettable(undefined, template, values)).toThrow(/^token anonymous may not set/);
     });
     for (const scope of ['admin', 'manager', 'operator']) {
-      it(`${scope} may set ${what}`, () => expect(() => assertVariablesSettable({ name: 'o', scopes: [scope] }, template, values)).not.toThrow());
+      it(`${scope} may set ${what}`, () =>
+        expect(() => assertVariablesSettable({ name: 'o', scopes: [scope] }, template, values)).not.toThrow());
     }
   }
   for (const [what, values] of allowed) {
@@ -50,6 +59,10 @@ describe('operator-only and hidden variables (egg user_editable / user_viewable:
     } catch (e) {
       err = e;
     }
-    expect(err).toMatchObject({ code: 'FORBIDDEN', message: expect.stringMatching(/^body\/variants\/0\/env: token player-ops/), details: { variables: ['DL_TOKEN'], requiredScopes: ['admin', 'manager', 'operator'] } });
+    expect(err).toMatchObject({
+      code: 'FORBIDDEN',
+      message: expect.stringMatching(/^body\/variants\/0\/env: token player-ops/),
+      details: { variables: ['DL_TOKEN'], requiredScopes: ['admin', 'manager', 'operator'] },
+    });
   });
 });

@@ -18,12 +18,25 @@ const metricsDoc = readFileSync(join(DOCS, 'metrics.md'), 'utf8');
 const served = new OrchestratorMetrics({} as Store, new ManualClock()).registry.getMetricsAsArray().map((m) => m.name);
 
 const NEW_FAMILIES = [
-  'endercloud_instance_players', 'endercloud_instance_state', 'endercloud_instance_memory_bytes', 'endercloud_instance_memory_limit_bytes',
-  'endercloud_instance_cpu_seconds_total', 'endercloud_instance_network_receive_bytes_total', 'endercloud_instance_network_transmit_bytes_total',
-  'endercloud_host_memory_reserved_bytes', 'endercloud_host_memory_total_bytes', 'endercloud_host_instances',
+  'endercloud_instance_players',
+  'endercloud_instance_state',
+  'endercloud_instance_memory_bytes',
+  'endercloud_instance_memory_limit_bytes',
+  'endercloud_instance_cpu_seconds_total',
+  'endercloud_instance_network_receive_bytes_total',
+  'endercloud_instance_network_transmit_bytes_total',
+  'endercloud_host_memory_reserved_bytes',
+  'endercloud_host_memory_total_bytes',
+  'endercloud_host_instances',
 ];
 
-interface Panel { id: number; type: string; title: string; targets?: { expr: string; refId: string }[]; datasource?: { uid: string } }
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  targets?: { expr: string; refId: string }[];
+  datasource?: { uid: string };
+}
 
 describe('docs/grafana-dashboard.json', () => {
   const panels = dashboard.panels as Panel[];

@@ -10,11 +10,22 @@ function recorder(fail: (item: number) => boolean = () => false) {
   const gate = { hold: false };
   const write = async (items: number[]): Promise<string[]> => {
     statements.push(items);
-    if (gate.hold) await new Promise<void>((r) => { release = r; });
+    if (gate.hold)
+      await new Promise<void>((r) => {
+        release = r;
+      });
     if (items.some(fail)) throw new Error(`bad item in ${items.join(',')}`);
     return items.map((i) => `r${i}`);
   };
-  return { statements, write, gate, open: () => { gate.hold = false; release?.(); } };
+  return {
+    statements,
+    write,
+    gate,
+    open: () => {
+      gate.hold = false;
+      release?.();
+    },
+  };
 }
 
 describe('GroupCommit', () => {

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  effectiveIdleTiers, idleTierText, parseIdleTierText, SYSTEM_DEFAULT_IDLE_TIERS_TEXT, type IdleTier,
+  effectiveIdleTiers,
+  idleTierText,
+  parseIdleTierText,
+  SYSTEM_DEFAULT_IDLE_TIERS_TEXT,
+  type IdleTier,
 } from '../../src/provisioning/index.js';
 
 const t = (after: string, afterMs: number, action: IdleTier['action']): IdleTier => ({ after, afterMs, action });
@@ -10,7 +14,13 @@ describe('effectiveIdleTiers', () => {
   it.each([
     ['nothing set: the system default', undefined, undefined, system, 'system'],
     ["the group's tiers over the system's", undefined, [t('30s', 30_000, 'pause')], [t('30s', 30_000, 'pause')], 'group'],
-    ["the instance's override over the group's", [t('1m', 60_000, 'stop')], [t('30s', 30_000, 'pause')], [t('1m', 60_000, 'stop')], 'instance'],
+    [
+      "the instance's override over the group's",
+      [t('1m', 60_000, 'stop')],
+      [t('30s', 30_000, 'pause')],
+      [t('1m', 60_000, 'stop')],
+      'instance',
+    ],
     ['a group that never sleeps ([]) is not the system default', undefined, [], [], 'group'],
     ['an instance that never sleeps in a sleeping group', [], [t('30s', 30_000, 'pause')], [], 'instance'],
   ] as const)('%s', (_name, instance, group, tiers, source) => {

@@ -14,12 +14,21 @@ import type { Timers } from '../../src/shared/timers.js';
 import type { Store } from '../../src/store/store.js';
 
 const MIB = 1024 * 1024;
-const inst = (o: Partial<Instance> & Pick<Instance, 'id'>): Instance => ({ groupId: 'g', hostId: 'h1', state: 'online', players: null, ...o }) as Instance;
-const host = (id: string, memoryMb: number, memoryReservedMb: number): Host => ({ id, resources: { memoryMb, cpus: 2 }, memoryReservedMb }) as Host;
+const inst = (o: Partial<Instance> & Pick<Instance, 'id'>): Instance =>
+  ({ groupId: 'g', hostId: 'h1', state: 'online', players: null, ...o }) as Instance;
+const host = (id: string, memoryMb: number, memoryReservedMb: number): Host =>
+  ({ id, resources: { memoryMb, cpus: 2 }, memoryReservedMb }) as Host;
 const session = (instanceId: string | null): PlayerSession => ({ instanceId, status: 'active' }) as PlayerSession;
 const entry = (instanceId: string, memoryBytes = 10): InstanceStatsEntry => ({
-  instanceId, containerId: `c-${instanceId}`, groupId: 'label-group', state: 'running',
-  cpuSecondsTotal: 1, memoryBytes, memoryLimitBytes: 100, networkRxBytes: 2, networkTxBytes: 3,
+  instanceId,
+  containerId: `c-${instanceId}`,
+  groupId: 'label-group',
+  state: 'running',
+  cpuSecondsTotal: 1,
+  memoryBytes,
+  memoryLimitBytes: 100,
+  networkRxBytes: 2,
+  networkTxBytes: 3,
 });
 
 describe('instanceMetricsView', () => {
@@ -46,14 +55,37 @@ describe('instanceMetricsView', () => {
       { hostId: 'h2', at: 0, instances: [entry('i2', 60)] },
     ];
     const view = instanceMetricsView({
-      instances: [inst({ id: 'i1' }), inst({ id: 'i2', hostId: 'h2', groupId: 'bedwars' }), inst({ id: 'moved', hostId: 'h2' }), inst({ id: 'draft', hostId: null, state: 'draft' })],
+      instances: [
+        inst({ id: 'i1' }),
+        inst({ id: 'i2', hostId: 'h2', groupId: 'bedwars' }),
+        inst({ id: 'moved', hostId: 'h2' }),
+        inst({ id: 'draft', hostId: null, state: 'draft' }),
+      ],
       activeSessions: [],
       samples,
       hosts: [host('h1', 4096, 1024), host('h2', 2048, 0), host('h3', 1024, 0)],
     });
     expect(view.stats).toEqual([
-      { instance: 'i1', group: 'g', host: 'h1', cpuSecondsTotal: 1, memoryBytes: 50, memoryLimitBytes: 100, networkRxBytes: 2, networkTxBytes: 3 },
-      { instance: 'i2', group: 'bedwars', host: 'h2', cpuSecondsTotal: 1, memoryBytes: 60, memoryLimitBytes: 100, networkRxBytes: 2, networkTxBytes: 3 },
+      {
+        instance: 'i1',
+        group: 'g',
+        host: 'h1',
+        cpuSecondsTotal: 1,
+        memoryBytes: 50,
+        memoryLimitBytes: 100,
+        networkRxBytes: 2,
+        networkTxBytes: 3,
+      },
+      {
+        instance: 'i2',
+        group: 'bedwars',
+        host: 'h2',
+        cpuSecondsTotal: 1,
+        memoryBytes: 60,
+        memoryLimitBytes: 100,
+        networkRxBytes: 2,
+        networkTxBytes: 3,
+      },
     ]);
     expect(view.hosts).toEqual([
       { host: 'h1', memoryReservedBytes: 1024 * MIB, memoryTotalBytes: 4096 * MIB, instances: 1 },
@@ -83,9 +115,17 @@ function manualTimers() {
 function collectorWith(intervalMs: number, hosts: Host[], answer: (hostId: string) => Promise<InstanceStatsEntry[]>) {
   const t = manualTimers();
   const asked: string[] = [];
-  const store = { hosts: { list: async (f?: { statuses?: string[] }) => (f?.statuses?.includes('ONLINE') ? hosts.filter((h) => h.status === 'ONLINE') : hosts) } } as unknown as Store;
+  const store = {
+    hosts: {
+      list: async (f?: { statuses?: string[] }) => (f?.statuses?.includes('ONLINE') ? hosts.filter((h) => h.status === 'ONLINE') : hosts),
+    },
+  } as unknown as Store;
   const collector = new InstanceStatsCollector({
-    store, clock: new ManualClock(1000), logger: createLogger('test', 'silent'), intervalMs, timers: t.timers,
+    store,
+    clock: new ManualClock(1000),
+    logger: createLogger('test', 'silent'),
+    intervalMs,
+    timers: t.timers,
     driver: { metrics: { stats: async (h) => (asked.push(h.id), answer(h.id)) } },
   });
   return { collector, asked, ...t };
@@ -122,7 +162,12 @@ describe('InstanceStatsCollector', () => {
       return [entry(`i-${id}`)];
     });
     await c.collector.tick();
-    expect(c.collector.samples().map((s) => s.hostId).sort()).toEqual(['h1', 'h2']);
+    expect(
+      c.collector
+        .samples()
+        .map((s) => s.hostId)
+        .sort(),
+    ).toEqual(['h1', 'h2']);
     fail = true;
     await c.collector.tick();
     expect(c.collector.samples().map((s) => s.hostId)).toEqual(['h2']);

@@ -18,7 +18,9 @@ const VECTOR_MANIFEST = [
   'f config/server.properties 644 16 c309ed4c02b9f7384f764ee168fb3febb4b0dcdfd349f749ed8cffd283499e71',
   'd empty',
   'f é.txt 644 3 599c7c0c70071ddf9568a4b07213a61a06ddb301f494a3477c69aaf04c1ad1cd',
-].map((line) => `${line}\n`).join('');
+]
+  .map((line) => `${line}\n`)
+  .join('');
 const VECTOR_CHECKSUM = '3148597db926a6d8e8dbaeed27f8a6b1f225ffddabff1a2e3f1fea0d1e356092';
 
 async function writeVectorTree(root: string): Promise<void> {

@@ -3,7 +3,13 @@
 
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_CRASH_LOOP_POLICY as P, EMPTY_CRASH_LOOP, backoffDelay, crashLoopView, recordExit, resetCrashLoop, shouldAutoRestart,
+  DEFAULT_CRASH_LOOP_POLICY as P,
+  EMPTY_CRASH_LOOP,
+  backoffDelay,
+  crashLoopView,
+  recordExit,
+  resetCrashLoop,
+  shouldAutoRestart,
   type CrashLoopState,
 } from '../../src/lifecycle/crash-loop.js';
 

@@ -11,16 +11,55 @@ const inst = (state: InstanceState = 'stopped') => ({ name: 'survival', state })
 
 describe('planDeletion', () => {
   it.each([
-    ['defaults to container + technical, not audited', inst(), {}, { scopes: ['container', 'technical'], audited: false, retained: ['player_data', 'backups'] },
-      ['remove_container', 'delete_paths', 'forget_instance']],
-    ['container only', inst(), { scopes: ['container'] }, { scopes: ['container'], audited: false }, ['remove_container', 'forget_instance']],
-    ['technical implies container', inst(), { scopes: ['technical'] }, { scopes: ['container', 'technical'] }, ['remove_container', 'delete_paths', 'forget_instance']],
-    ['player_data with the typed name is audited', inst(), { scopes: ['player_data'], confirm: 'survival' }, { scopes: ['container', 'player_data'], audited: true, retained: ['technical', 'backups'] },
-      ['remove_container', 'delete_paths', 'forget_instance']],
-    ['everything deletes the instance root and backups', inst(), { scopes: ['technical', 'player_data', 'backups'], confirm: 'survival' }, { audited: true, retained: [] },
-      ['remove_container', 'delete_instance_root', 'delete_backups', 'forget_instance']],
-    ['an online instance is stopped gracefully first', inst('online'), {}, {}, ['stop_container', 'remove_container', 'delete_paths', 'forget_instance']],
-    ['a paused instance is unpaused, then stopped', inst('paused'), { scopes: ['container'] }, {}, ['unpause_container', 'stop_container', 'remove_container', 'forget_instance']],
+    [
+      'defaults to container + technical, not audited',
+      inst(),
+      {},
+      { scopes: ['container', 'technical'], audited: false, retained: ['player_data', 'backups'] },
+      ['remove_container', 'delete_paths', 'forget_instance'],
+    ],
+    [
+      'container only',
+      inst(),
+      { scopes: ['container'] },
+      { scopes: ['container'], audited: false },
+      ['remove_container', 'forget_instance'],
+    ],
+    [
+      'technical implies container',
+      inst(),
+      { scopes: ['technical'] },
+      { scopes: ['container', 'technical'] },
+      ['remove_container', 'delete_paths', 'forget_instance'],
+    ],
+    [
+      'player_data with the typed name is audited',
+      inst(),
+      { scopes: ['player_data'], confirm: 'survival' },
+      { scopes: ['container', 'player_data'], audited: true, retained: ['technical', 'backups'] },
+      ['remove_container', 'delete_paths', 'forget_instance'],
+    ],
+    [
+      'everything deletes the instance root and backups',
+      inst(),
+      { scopes: ['technical', 'player_data', 'backups'], confirm: 'survival' },
+      { audited: true, retained: [] },
+      ['remove_container', 'delete_instance_root', 'delete_backups', 'forget_instance'],
+    ],
+    [
+      'an online instance is stopped gracefully first',
+      inst('online'),
+      {},
+      {},
+      ['stop_container', 'remove_container', 'delete_paths', 'forget_instance'],
+    ],
+    [
+      'a paused instance is unpaused, then stopped',
+      inst('paused'),
+      { scopes: ['container'] },
+      {},
+      ['unpause_container', 'stop_container', 'remove_container', 'forget_instance'],
+    ],
   ])('%s', (_name, instance, request: DeletionRequest, expected, steps) => {
     const result = planDeletion(instance, request, paths);
     expect(result.ok).toBe(true);
@@ -31,9 +70,17 @@ describe('planDeletion', () => {
 
   it('lists the normalised relative paths per scope', () => {
     const result = planDeletion(inst(), { scopes: ['technical'] }, paths);
-    expect(result.ok && result.value.steps).toContainEqual({ kind: 'delete_paths', scope: 'technical', paths: ['logs', 'cache', 'libraries'] });
+    expect(result.ok && result.value.steps).toContainEqual({
+      kind: 'delete_paths',
+      scope: 'technical',
+      paths: ['logs', 'cache', 'libraries'],
+    });
     const player = planDeletion(inst(), { scopes: ['player_data'], confirm: 'survival' }, paths);
-    expect(player.ok && player.value.steps).toContainEqual({ kind: 'delete_paths', scope: 'player_data', paths: ['world', 'world_nether', 'usercache.json'] });
+    expect(player.ok && player.value.steps).toContainEqual({
+      kind: 'delete_paths',
+      scope: 'player_data',
+      paths: ['world', 'world_nether', 'usercache.json'],
+    });
   });
 
   it.each([
@@ -68,7 +115,10 @@ describe('planDeletion', () => {
 
 describe('validateRelativePath', () => {
   it.each([
-    ['world', 'world'], ['./world', 'world'], ['plugins/x/data/', 'plugins/x/data'], ['a.b', 'a.b'],
+    ['world', 'world'],
+    ['./world', 'world'],
+    ['plugins/x/data/', 'plugins/x/data'],
+    ['a.b', 'a.b'],
   ])('accepts %j as %j', (input, out) => {
     const result = validateRelativePath(input, 'p');
     expect(result.ok && result.value).toBe(out);

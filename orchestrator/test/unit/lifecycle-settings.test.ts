@@ -5,8 +5,16 @@
 import { describe, expect, it } from 'vitest';
 import type { Instance } from '../../src/domain/index.js';
 import {
-  REDACTED, assertUserUnchanged, containerUserString, planContainerConfigChange, planReplacement, planStart,
-  pruneRevisions, redactSecrets, validateContainerUser, type ReplaceableInstance,
+  REDACTED,
+  assertUserUnchanged,
+  containerUserString,
+  planContainerConfigChange,
+  planReplacement,
+  planStart,
+  pruneRevisions,
+  redactSecrets,
+  validateContainerUser,
+  type ReplaceableInstance,
 } from '../../src/lifecycle/settings.js';
 import { planSettingsPatch } from '../../src/server/services/pending-changes.js';
 import { instance as fixtureInstance, templateSpec } from '../store/fixtures.js';
@@ -21,7 +29,11 @@ const template = templateSpec({
   ],
 });
 const applied = { motd: 'hi', whitelist: false, maxPlayers: 20, viewDistance: 10 };
-const live = (overrides: Partial<Instance> = {}): Instance => ({ ...fixtureInstance('i1', { settings: applied }), version: 1, ...overrides });
+const live = (overrides: Partial<Instance> = {}): Instance => ({
+  ...fixtureInstance('i1', { settings: applied }),
+  version: 1,
+  ...overrides,
+});
 const pending = (key: string, value: unknown) => ({ key: `settings.${key}`, value, mode: 'restart_required', requestedAt: 5 });
 
 // The planner the settings PATCH runs (lifecycle-service → planSettingsPatch), pure.
@@ -30,8 +42,20 @@ describe('planSettingsPatch', () => {
     ['an immediate change applies now, nothing pending', live(), { motd: 'hello' }, ['motd'], []],
     ['a restart_required change is pending', live(), { maxPlayers: 50 }, [], [pending('maxPlayers', 50)]],
     ['a mix splits into now and pending', live(), { motd: 'x', viewDistance: 12 }, ['motd'], [pending('viewDistance', 12)]],
-    ['earlier pending changes stay pending with new ones (applied together)', live({ pendingChanges: [pending('maxPlayers', 50) as Instance['pendingChanges'][number]] }), { viewDistance: 12 }, [], [pending('maxPlayers', 50), pending('viewDistance', 12)]],
-    ['setting a pending key back to its applied value clears it', live({ pendingChanges: [pending('maxPlayers', 50) as Instance['pendingChanges'][number]] }), { maxPlayers: 20 }, [], []],
+    [
+      'earlier pending changes stay pending with new ones (applied together)',
+      live({ pendingChanges: [pending('maxPlayers', 50) as Instance['pendingChanges'][number]] }),
+      { viewDistance: 12 },
+      [],
+      [pending('maxPlayers', 50), pending('viewDistance', 12)],
+    ],
+    [
+      'setting a pending key back to its applied value clears it',
+      live({ pendingChanges: [pending('maxPlayers', 50) as Instance['pendingChanges'][number]] }),
+      { maxPlayers: 20 },
+      [],
+      [],
+    ],
     ['an unchanged immediate value is not re-applied', live(), { motd: 'hi' }, [], []],
   ])('%s', (_name, instance, settings, appliedKeys, pendingChanges) => {
     const plan = planSettingsPatch(instance, template, { settings }, 5);
@@ -42,7 +66,9 @@ describe('planSettingsPatch', () => {
 
   it('a secret waits for the next replacement, redacted in the pending list', () => {
     const plan = planSettingsPatch(live(), template, { settings: { rconPassword: 'n3w' } }, 5);
-    expect(plan.patch.pendingChanges).toEqual([{ key: 'settings.rconPassword', value: REDACTED, mode: 'restart_required', requestedAt: 5, secret: true }]);
+    expect(plan.patch.pendingChanges).toEqual([
+      { key: 'settings.rconPassword', value: REDACTED, mode: 'restart_required', requestedAt: 5, secret: true },
+    ]);
     expect(JSON.stringify(plan.patch.pendingChanges)).not.toContain('n3w');
   });
 
@@ -52,16 +78,33 @@ describe('planSettingsPatch', () => {
     [{ settings: { maxPlayers: 'many' } }, 'VALIDATION_FAILED', /settings\/maxPlayers/],
     [{ settings: { maxPlayers: 9000 } }, 'VALIDATION_FAILED', /settings\/maxPlayers/],
   ])('refuses %j', (body, code, message) => {
-    expect(() => planSettingsPatch(live(), template, body, 5)).toThrow(expect.objectContaining({ code, message: expect.stringMatching(message) }));
+    expect(() => planSettingsPatch(live(), template, body, 5)).toThrow(
+      expect.objectContaining({ code, message: expect.stringMatching(message) }),
+    );
   });
 });
 
 describe('image and label changes', () => {
   const cfg = { image: 'mc:1.20', labels: { team: 'a' } };
   it.each([
-    ['immediate image change replaces now', { image: 'mc:1.21' }, 'immediate', { containerConfigPending: false, replaceNow: true, desiredConfig: { image: 'mc:1.21', labels: { team: 'a' } } }],
-    ['next_start image change sets container_config_pending', { image: 'mc:1.21' }, 'next_start', { containerConfigPending: true, replaceNow: false }],
-    ['label change and removal', { labels: { team: null, tier: 'gold' } }, 'next_start', { containerConfigPending: true, desiredConfig: { image: 'mc:1.20', labels: { tier: 'gold' } } }],
+    [
+      'immediate image change replaces now',
+      { image: 'mc:1.21' },
+      'immediate',
+      { containerConfigPending: false, replaceNow: true, desiredConfig: { image: 'mc:1.21', labels: { team: 'a' } } },
+    ],
+    [
+      'next_start image change sets container_config_pending',
+      { image: 'mc:1.21' },
+      'next_start',
+      { containerConfigPending: true, replaceNow: false },
+    ],
+    [
+      'label change and removal',
+      { labels: { team: null, tier: 'gold' } },
+      'next_start',
+      { containerConfigPending: true, desiredConfig: { image: 'mc:1.20', labels: { tier: 'gold' } } },
+    ],
     ['no effective change does nothing', { image: 'mc:1.20' }, 'immediate', { containerConfigPending: false, replaceNow: false }],
   ] as const)('%s', (_name, change, mode, expected) => {
     const result = planContainerConfigChange(cfg, cfg, change, mode);
@@ -79,17 +122,33 @@ describe('image and label changes', () => {
 
 describe('planReplacement', () => {
   const base: ReplaceableInstance = {
-    desiredState: 'running', containerRunning: true,
-    appliedConfig: { image: 'mc:1.20', labels: {} }, desiredConfig: { image: 'mc:1.21', labels: {} }, desiredSettings: { maxPlayers: 50 },
+    desiredState: 'running',
+    containerRunning: true,
+    appliedConfig: { image: 'mc:1.20', labels: {} },
+    desiredConfig: { image: 'mc:1.21', labels: {} },
+    desiredSettings: { maxPlayers: 50 },
   };
   const kinds = (i: ReplaceableInstance) => planReplacement(i).map((s) => s.kind);
 
   it('a running instance: pull first, graceful stop, replace keeping data, start again', () => {
-    expect(kinds(base)).toEqual(['pull_image', 'stop_container', 'remove_container', 'create_container', 'mark_applied', 'start_container', 'await_readiness']);
+    expect(kinds(base)).toEqual([
+      'pull_image',
+      'stop_container',
+      'remove_container',
+      'create_container',
+      'mark_applied',
+      'start_container',
+      'await_readiness',
+    ]);
     expect(planReplacement(base)).toContainEqual({ kind: 'remove_container', keepData: true });
   });
   it('a stopped instance stays stopped during an immediate replacement', () => {
-    expect(kinds({ ...base, desiredState: 'stopped', containerRunning: false })).toEqual(['pull_image', 'remove_container', 'create_container', 'mark_applied']);
+    expect(kinds({ ...base, desiredState: 'stopped', containerRunning: false })).toEqual([
+      'pull_image',
+      'remove_container',
+      'create_container',
+      'mark_applied',
+    ]);
   });
   it('settings-only replacement pulls nothing', () => {
     expect(kinds({ ...base, desiredConfig: base.appliedConfig })[0]).toBe('stop_container');
@@ -97,7 +156,13 @@ describe('planReplacement', () => {
   it('the next explicit start replaces when changes are pending, else just starts', () => {
     const pending = planStart({ ...base, containerRunning: false, containerConfigPending: true, pendingSettings: 0 }).map((s) => s.kind);
     expect(pending).toEqual(['pull_image', 'remove_container', 'create_container', 'mark_applied', 'start_container', 'await_readiness']);
-    const plain = planStart({ ...base, containerRunning: false, desiredConfig: base.appliedConfig, containerConfigPending: false, pendingSettings: 0 });
+    const plain = planStart({
+      ...base,
+      containerRunning: false,
+      desiredConfig: base.appliedConfig,
+      containerConfigPending: false,
+      pendingSettings: 0,
+    });
     expect(plain.map((s) => s.kind)).toEqual(['start_container', 'await_readiness']);
   });
 });
@@ -113,10 +178,13 @@ describe('container user', () => {
     expect(result.ok && result.value).toEqual(spec);
     if (result.ok) expect(containerUserString(result.value)).toBe(docker);
   });
-  it.each([[{ mode: 'root' }], [{ mode: 'custom', uid: -1, gid: 0 }], [{ mode: 'custom', uid: 1 }], ['1000:1000']])('refuses %j', (input) => {
-    const result = validateContainerUser(input);
-    expect(result.ok || result.error.code).toBe('VALIDATION_FAILED');
-  });
+  it.each([[{ mode: 'root' }], [{ mode: 'custom', uid: -1, gid: 0 }], [{ mode: 'custom', uid: 1 }], ['1000:1000']])(
+    'refuses %j',
+    (input) => {
+      const result = validateContainerUser(input);
+      expect(result.ok || result.error.code).toBe('VALIDATION_FAILED');
+    },
+  );
   it('can never be edited after creation', () => {
     expect(() => assertUserUnchanged({ mode: 'endercloud' }, { mode: 'custom', uid: 1, gid: 1 })).toThrow(/never be changed/);
     expect(() => assertUserUnchanged({ mode: 'endercloud' }, { mode: 'endercloud' })).not.toThrow();

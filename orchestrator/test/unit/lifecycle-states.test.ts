@@ -4,38 +4,62 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/shared/errors.js';
 import {
-  INSTANCE_STATES, STABLE_STATES, TRANSITIONAL_STATES, TRANSITIONS, assertTransition,
-  registryStatus, transitionEvent, type HostStatus, type InstanceState,
+  INSTANCE_STATES,
+  STABLE_STATES,
+  TRANSITIONAL_STATES,
+  TRANSITIONS,
+  assertTransition,
+  registryStatus,
+  transitionEvent,
+  type HostStatus,
+  type InstanceState,
 } from '../../src/lifecycle/states.js';
 
 // Columns, in this order: draft installing stopped starting online degraded stopping
 // pausing paused backup restore update error unknown intervention_required deleting
-// archiving archived (the archive idle tier of seed 003).
+// archiving archived (the archive idle tier of seed 003; stopped → installing and
+// installing → starting are the egg reinstall).
 // 'x' = allowed, '.' = refused. Written from seed 002 + ARCHITECTURE.md, not from the code.
 const EXPECTED: Record<InstanceState, string> = {
-  draft:                 '. x . . . . . . . . . . . . x x . .',
-  installing:            '. . x . . . . . . . . . x x x . . .',
-  stopped:               '. . . x . . . . . x x x x x x x x .',
-  starting:              '. . x . x x x . . . . . x x x . . .',
-  online:                '. . x . . x x x . x x x x x x x x .',
-  degraded:              '. . x . x . x . . x x x x x x x x .',
-  stopping:              '. . x . . . . . . . . . x x x . . .',
-  pausing:               '. . x . x . . . x . . . x x x . . .',
-  paused:                '. . x . x x x . . . . . x x x x x .',
-  backup:                '. . x . x x x . . . . . x x x . . .',
-  restore:               '. . x x . . . . . . . . x x x . . .',
-  update:                '. . x x . . . . . . . . x x x . . .',
-  error:                 '. x x x . . . . . . x . . x x x . .',
-  unknown:               '. . x x . . . . . . . . x . x x . .',
+  draft: '. x . . . . . . . . . . . . x x . .',
+  installing: '. . x x . . . . . . . . x x x . . .',
+  stopped: '. x . x . . . . . x x x x x x x x .',
+  starting: '. . x . x x x . . . . . x x x . . .',
+  online: '. . x . . x x x . x x x x x x x x .',
+  degraded: '. . x . x . x . . x x x x x x x x .',
+  stopping: '. . x . . . . . . . . . x x x . . .',
+  pausing: '. . x . x . . . x . . . x x x . . .',
+  paused: '. . x . x x x . . . . . x x x x x .',
+  backup: '. . x . x x x . . . . . x x x . . .',
+  restore: '. . x x . . . . . . . . x x x . . .',
+  update: '. . x x . . . . . . . . x x x . . .',
+  error: '. x x x . . . . . . x . . x x x . .',
+  unknown: '. . x x . . . . . . . . x . x x . .',
   intervention_required: '. . x . . . . . . . x . x x . x . .',
-  deleting:              '. . . . . . . . . . . . x x x . . .',
-  archiving:             '. . x x x . . . . . . . x x x . . x',
-  archived:              '. x . . . . . . . . . . x x x x . .',
+  deleting: '. . . . . . . . . . . . x x x . . .',
+  archiving: '. . x x x . . . . . . . x x x . . x',
+  archived: '. x . . . . . . . . . . x x x x . .',
 };
 
 const COLUMNS: InstanceState[] = [
-  'draft', 'installing', 'stopped', 'starting', 'online', 'degraded', 'stopping', 'pausing', 'paused',
-  'backup', 'restore', 'update', 'error', 'unknown', 'intervention_required', 'deleting', 'archiving', 'archived',
+  'draft',
+  'installing',
+  'stopped',
+  'starting',
+  'online',
+  'degraded',
+  'stopping',
+  'pausing',
+  'paused',
+  'backup',
+  'restore',
+  'update',
+  'error',
+  'unknown',
+  'intervention_required',
+  'deleting',
+  'archiving',
+  'archived',
 ];
 
 const pairs: [InstanceState, InstanceState, boolean][] = [];

@@ -11,9 +11,13 @@ describe('planStop', () => {
   const rcon = { port: 25575, passwordVariable: 'RCON_PASSWORD' };
   it('uses RCON `stop` when the template declares RCON and the password exists', () => {
     expect(planStop({ signal: 'SIGTERM', timeoutMs: 30_000, rcon }, { RCON_PASSWORD: 'pw' })).toEqual({
-      timeoutSeconds: 30, signal: 'SIGTERM', rcon: { port: 25575, password: 'pw', command: 'stop' },
+      timeoutSeconds: 30,
+      signal: 'SIGTERM',
+      rcon: { port: 25575, password: 'pw', command: 'stop' },
     });
-    expect(planStop({ signal: 'SIGINT', timeoutMs: 1_500, rcon: { ...rcon, command: 'end' } }, { RCON_PASSWORD: 'pw' }).rcon?.command).toBe('end');
+    expect(planStop({ signal: 'SIGINT', timeoutMs: 1_500, rcon: { ...rcon, command: 'end' } }, { RCON_PASSWORD: 'pw' }).rcon?.command).toBe(
+      'end',
+    );
   });
   it('falls back to the stop signal without RCON or without a password; rounds the timeout up to whole seconds', () => {
     expect(planStop({ signal: 'SIGINT', timeoutMs: 500 }, {})).toEqual({ timeoutSeconds: 1, signal: 'SIGINT' });
@@ -38,17 +42,33 @@ describe('crash-loop storage and policy', () => {
     expect(toStored(tripped.state, policy)).toEqual({ exits: [1000, 2000], windowMs: 60_000, tripped: true, trippedAt: 2000 });
   });
   it('template overrides win over the defaults; undefined overrides are ignored; max backoff never below the initial', () => {
-    expect(crashLoopPolicy(DEFAULT_CRASH_LOOP_POLICY, { backoffInitialMs: 100, windowMs: undefined })).toMatchObject({ backoffInitialMs: 100, windowMs: 600_000, maxExits: 5 });
+    expect(crashLoopPolicy(DEFAULT_CRASH_LOOP_POLICY, { backoffInitialMs: 100, windowMs: undefined })).toMatchObject({
+      backoffInitialMs: 100,
+      windowMs: 600_000,
+      maxExits: 5,
+    });
     expect(crashLoopPolicy({ ...DEFAULT_CRASH_LOOP_POLICY, backoffMaxMs: 10 }, { backoffInitialMs: 500 }).backoffMaxMs).toBe(500);
   });
 });
 
 describe('reconcile: image check', () => {
-  const stored = { id: 'i', state: 'online' as const, desiredState: 'running' as const, stateChangedAt: 0, expectedLabels: {}, expectedImage: 'mc' };
+  const stored = {
+    id: 'i',
+    state: 'online' as const,
+    desiredState: 'running' as const,
+    stateChangedAt: 0,
+    expectedLabels: {},
+    expectedImage: 'mc',
+  };
   it('accepts the same reference with an implicit :latest, refuses another image without adopting it', () => {
-    expect(reconcileInstance(stored, { status: 'running', labels: {}, image: 'mc:latest' }, 'ONLINE', { now: 1, unknownGraceMs: 10 }).action).toBe('none');
-    expect(reconcileInstance(stored, { status: 'running', labels: {}, image: 'other:1' }, 'ONLINE', { now: 1, unknownGraceMs: 10 })).toMatchObject({
-      action: 'set_state', to: 'intervention_required',
+    expect(
+      reconcileInstance(stored, { status: 'running', labels: {}, image: 'mc:latest' }, 'ONLINE', { now: 1, unknownGraceMs: 10 }).action,
+    ).toBe('none');
+    expect(
+      reconcileInstance(stored, { status: 'running', labels: {}, image: 'other:1' }, 'ONLINE', { now: 1, unknownGraceMs: 10 }),
+    ).toMatchObject({
+      action: 'set_state',
+      to: 'intervention_required',
     });
   });
 });

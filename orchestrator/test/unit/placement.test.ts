@@ -3,24 +3,71 @@
 // caps; and invariants over 1,000 random host sets.
 
 import { describe, expect, it } from 'vitest';
-import { checkCaps, compareHosts, limitRooms, placeInstance, type PlacementHost, type PlacementStrategy } from '../../src/placement/placement.js';
+import {
+  checkCaps,
+  compareHosts,
+  limitRooms,
+  placeInstance,
+  type PlacementHost,
+  type PlacementStrategy,
+} from '../../src/placement/placement.js';
 import { measurePlacementLatency, seededRandom, simulatedHosts } from '../../src/placement/placement-bench.js';
 
-const host = (id: string, memoryMb: number, memoryReservedMb: number, status: PlacementHost['status'] = 'ONLINE', groupCounts: Record<string, number> = {}): PlacementHost => ({
-  id, status, memoryMb, memoryReservedMb, groupCounts,
+const host = (
+  id: string,
+  memoryMb: number,
+  memoryReservedMb: number,
+  status: PlacementHost['status'] = 'ONLINE',
+  groupCounts: Record<string, number> = {},
+): PlacementHost => ({
+  id,
+  status,
+  memoryMb,
+  memoryReservedMb,
+  groupCounts,
 });
 
 describe('placeInstance', () => {
   const cases: [string, PlacementHost[], number, PlacementStrategy, string][] = [
     ['packed picks the busiest host that fits', [host('a', 8192, 1024), host('b', 8192, 6144), host('c', 8192, 4096)], 1024, 'packed', 'b'],
-    ['packed skips a busier host that does not fit', [host('a', 8192, 1024), host('b', 8192, 7680), host('c', 8192, 4096)], 1024, 'packed', 'c'],
+    [
+      'packed skips a busier host that does not fit',
+      [host('a', 8192, 1024), host('b', 8192, 7680), host('c', 8192, 4096)],
+      1024,
+      'packed',
+      'c',
+    ],
     ['packed tie → lowest id', [host('z', 8192, 2048), host('m', 8192, 2048)], 1024, 'packed', 'm'],
     ['exact fit is accepted', [host('a', 4096, 2048)], 2048, 'packed', 'a'],
-    ['never RECOVERING, OFFLINE or MAINTENANCE', [host('r', 65536, 9000, 'RECOVERING'), host('o', 65536, 9000, 'OFFLINE'), host('m', 65536, 9000, 'MAINTENANCE'), host('ok', 4096, 0)], 1024, 'packed', 'ok'],
-    ['distributed picks the fewest instances of the group', [host('a', 8192, 0, 'ONLINE', { lobby: 3 }), host('b', 8192, 6000, 'ONLINE', { lobby: 1, bedwars: 9 })], 1024, 'distributed', 'b'],
-    ['distributed then least reserved', [host('a', 8192, 4000, 'ONLINE', { lobby: 1 }), host('b', 8192, 1000, 'ONLINE', { lobby: 1 })], 1024, 'distributed', 'b'],
+    [
+      'never RECOVERING, OFFLINE or MAINTENANCE',
+      [host('r', 65536, 9000, 'RECOVERING'), host('o', 65536, 9000, 'OFFLINE'), host('m', 65536, 9000, 'MAINTENANCE'), host('ok', 4096, 0)],
+      1024,
+      'packed',
+      'ok',
+    ],
+    [
+      'distributed picks the fewest instances of the group',
+      [host('a', 8192, 0, 'ONLINE', { lobby: 3 }), host('b', 8192, 6000, 'ONLINE', { lobby: 1, bedwars: 9 })],
+      1024,
+      'distributed',
+      'b',
+    ],
+    [
+      'distributed then least reserved',
+      [host('a', 8192, 4000, 'ONLINE', { lobby: 1 }), host('b', 8192, 1000, 'ONLINE', { lobby: 1 })],
+      1024,
+      'distributed',
+      'b',
+    ],
     ['distributed tie → lowest id', [host('b', 8192, 1000), host('a', 8192, 1000)], 1024, 'distributed', 'a'],
-    ['distributed still needs the memory', [host('a', 8192, 8000, 'ONLINE', { lobby: 0 }), host('b', 8192, 0, 'ONLINE', { lobby: 5 })], 1024, 'distributed', 'b'],
+    [
+      'distributed still needs the memory',
+      [host('a', 8192, 8000, 'ONLINE', { lobby: 0 }), host('b', 8192, 0, 'ONLINE', { lobby: 5 })],
+      1024,
+      'distributed',
+      'b',
+    ],
   ];
   it.each(cases)('%s', (_name, hosts, memoryMb, strategy, expected) => {
     const result = placeInstance(hosts, { groupId: 'lobby', memoryMb }, strategy);
@@ -29,7 +76,11 @@ describe('placeInstance', () => {
 
   it.each([
     ['no host fits', [host('a', 4096, 3072), host('b', 4096, 4096)], /no ONLINE host has 2048 MiB free; best has 1024 MiB \(a\)/],
-    ['no ONLINE host', [host('a', 65536, 0, 'OFFLINE'), host('b', 65536, 0, 'MAINTENANCE'), host('c', 65536, 0, 'OFFLINE')], /no ONLINE host to place 2048 MiB on \(3 host\(s\): 2 OFFLINE, 1 MAINTENANCE\)/],
+    [
+      'no ONLINE host',
+      [host('a', 65536, 0, 'OFFLINE'), host('b', 65536, 0, 'MAINTENANCE'), host('c', 65536, 0, 'OFFLINE')],
+      /no ONLINE host to place 2048 MiB on \(3 host\(s\): 2 OFFLINE, 1 MAINTENANCE\)/,
+    ],
     ['no host at all', [], /no hosts are registered/],
   ])('NO_CAPACITY when %s', (_name, hosts, message) => {
     const result = placeInstance(hosts, { groupId: 'g', memoryMb: 2048 }, 'packed');
@@ -76,13 +127,21 @@ describe('checkCaps', () => {
   it.each([
     [{}, { group: 1000, total: 100000 }, null],
     [{ maxInstances: 3 }, { group: 2, total: 50 }, null],
-    [{ maxInstances: 3 }, { group: 3, total: 50 }, /^group lobby is at its caps\.maxInstances \(3\): 3 instances count toward it \(archived worlds do not\)$/],
+    [
+      { maxInstances: 3 },
+      { group: 3, total: 50 },
+      /^group lobby is at its caps\.maxInstances \(3\): 3 instances count toward it \(archived worlds do not\)$/,
+    ],
     [{ maxTotalInstances: 50 }, { group: 0, total: 50 }, /^EnderCloud is at its ENDERCLOUD_MAX_INSTANCES \(50\): 50 instances/],
     [{ scalingMaxInstances: 4 }, { group: 4, total: 9 }, /^group lobby is at its scaling\.maxInstances \(4\)/],
     [{ scalingMaxInstances: 4 }, { group: 3, total: 9 }, null],
     // Both group limits full: the fleet's own is named first.
     [{ scalingMaxInstances: 4, maxInstances: 4 }, { group: 4, total: 9 }, /scaling\.maxInstances \(4\)/],
-    [{ scalingMaxInstances: 2, maxInstances: 9 }, { group: 5, total: 9 }, /^group lobby is at its scaling\.maxInstances \(2\): 5 instances/],
+    [
+      { scalingMaxInstances: 2, maxInstances: 9 },
+      { group: 5, total: 9 },
+      /^group lobby is at its scaling\.maxInstances \(2\): 5 instances/,
+    ],
   ])('caps %j with counts %j', (caps, counts, refusal) => {
     const result = checkCaps('lobby', caps, counts);
     if (refusal === null) expect(result.ok).toBe(true);
@@ -98,7 +157,11 @@ describe('checkCaps', () => {
 
 describe('limitRooms', () => {
   it('lists every limit with its room, most specific first; a template cap names its template', () => {
-    const rooms = limitRooms({ scalingMaxInstances: 4, maxInstances: 6, maxTotalInstances: 20 }, { group: 3, total: 19 }, { name: 'lobby', maxInstances: 5, current: 5 });
+    const rooms = limitRooms(
+      { scalingMaxInstances: 4, maxInstances: 6, maxTotalInstances: 20 },
+      { group: 3, total: 19 },
+      { name: 'lobby', maxInstances: 5, current: 5 },
+    );
     expect(rooms).toEqual([
       { limit: 'scaling.maxInstances', max: 4, current: 3, room: 1 },
       { limit: 'caps.maxInstances', max: 6, current: 3, room: 3 },
@@ -106,12 +169,16 @@ describe('limitRooms', () => {
       { limit: 'ENDERCLOUD_MAX_INSTANCES', max: 20, current: 19, room: 1 },
     ]);
     const refusal = checkCaps('g', { scalingMaxInstances: 4 }, { group: 3, total: 3 }, { name: 'lobby', maxInstances: 5, current: 5 });
-    expect(!refusal.ok && refusal.error.message).toBe('template lobby is at its caps.maxInstances (5) across all groups: 5 instances count toward it (archived worlds do not)');
+    expect(!refusal.ok && refusal.error.message).toBe(
+      'template lobby is at its caps.maxInstances (5) across all groups: 5 instances count toward it (archived worlds do not)',
+    );
     expect(!refusal.ok && refusal.error.details).toMatchObject({ cap: 'template.maxInstances', template: 'lobby', limit: 5 });
   });
 
   it('a limit lowered below the count has no room (never negative)', () => {
-    expect(limitRooms({ scalingMaxInstances: 2 }, { group: 5, total: 5 })).toEqual([{ limit: 'scaling.maxInstances', max: 2, current: 5, room: 0 }]);
+    expect(limitRooms({ scalingMaxInstances: 2 }, { group: 5, total: 5 })).toEqual([
+      { limit: 'scaling.maxInstances', max: 2, current: 5, room: 0 },
+    ]);
   });
 });
 

@@ -13,14 +13,27 @@ import { parseScalingPolicy } from '../../src/provisioning/scaling-policy.js';
 const MIN = 60_000;
 const NOW = 1_700_000_000_000;
 const inst = (id: string, over: Partial<FleetInstance> = {}): FleetInstance => ({
-  id, hostId: 'h1', state: 'online', allocated: false, playersOnline: 0, maxPlayers: 10, emptySince: NOW - 60 * MIN, ...over,
+  id,
+  hostId: 'h1',
+  state: 'online',
+  allocated: false,
+  playersOnline: 0,
+  maxPlayers: 10,
+  emptySince: NOW - 60 * MIN,
+  ...over,
 });
 const ROOM = { group: 100, template: 100, global: 100 };
 
 function input(scaling: unknown, instances: FleetInstance[], over: Partial<FleetInput> = {}): FleetInput {
   return {
     group: { id: 'g', placement: 'packed', scaling: parseScalingPolicy(scaling), caps: {} },
-    instances, hosts: [], now: NOW, lastScaleUpAt: null, lastScaleDownAt: null, capsRemaining: ROOM, ...over,
+    instances,
+    hosts: [],
+    now: NOW,
+    lastScaleUpAt: null,
+    lastScaleDownAt: null,
+    capsRemaining: ROOM,
+    ...over,
   };
 }
 const despawned = (i: FleetInput) => planFleet(i).despawn.map((d) => d.instanceId);
@@ -29,9 +42,24 @@ describe('planFleet: keeping min and buffer', () => {
   it.each<[string, unknown, FleetInstance[], number]>([
     ['spawns up to minInstances', { minInstances: 2 }, [], 2],
     ['allocated instances count toward min', { minInstances: 2 }, [inst('a', { allocated: true }), inst('b')], 0],
-    ['a starting instance is pending: no second spawn for the same gap', { buffer: { count: 2 } }, [inst('a'), inst('b', { state: 'starting' })], 0],
-    ['the buffer counts only Ready + starting, not allocated', { buffer: { count: 2 } }, [inst('a', { allocated: true }), inst('b', { allocated: true }), inst('c')], 1],
-    ['a percent buffer follows allocated', { buffer: { percent: 50 } }, [inst('a', { allocated: true }), inst('b', { allocated: true }), inst('c', { allocated: true })], 3],
+    [
+      'a starting instance is pending: no second spawn for the same gap',
+      { buffer: { count: 2 } },
+      [inst('a'), inst('b', { state: 'starting' })],
+      0,
+    ],
+    [
+      'the buffer counts only Ready + starting, not allocated',
+      { buffer: { count: 2 } },
+      [inst('a', { allocated: true }), inst('b', { allocated: true }), inst('c')],
+      1,
+    ],
+    [
+      'a percent buffer follows allocated',
+      { buffer: { percent: 50 } },
+      [inst('a', { allocated: true }), inst('b', { allocated: true }), inst('c', { allocated: true })],
+      3,
+    ],
     ['count and percent: the larger', { buffer: { count: 1, percent: 25 } }, [inst('a', { allocated: true })], 1],
     ['a paused instance is not Ready', { buffer: { count: 1 } }, [inst('p', { state: 'archived' })], 1],
     ['unhealthy instances do not count', { minInstances: 1 }, [inst('d', { state: 'degraded' })], 1],
@@ -41,7 +69,13 @@ describe('planFleet: keeping min and buffer', () => {
   });
 
   it('wakes paused, then stopped, unallocated instances before spawning', () => {
-    const plan = planFleet(input({ minInstances: 4 }, [inst('s', { state: 'stopped' }), inst('p', { state: 'paused' }), inst('x', { state: 'paused', allocated: true })]));
+    const plan = planFleet(
+      input({ minInstances: 4 }, [
+        inst('s', { state: 'stopped' }),
+        inst('p', { state: 'paused' }),
+        inst('x', { state: 'paused', allocated: true }),
+      ]),
+    );
     expect(plan.wake.map((w) => w.instanceId)).toEqual(['p', 's']);
     expect(plan.spawn.count).toBe(1);
   });
@@ -49,7 +83,13 @@ describe('planFleet: keeping min and buffer', () => {
   it('says why it spawns, with its inputs for the audit', () => {
     const plan = planFleet(input({ minInstances: 1, buffer: { count: 2 } }, []));
     expect(plan.spawn).toEqual({ count: 2, reason: 'minInstances 1 needs 1 more; buffer 2 needs 2 more (ready 0, starting 0)' });
-    expect(plan.inputs).toMatchObject({ groupId: 'g', now: NOW, bufferTarget: 2, need: { min: 1, buffer: 2, scaleUp: 0 }, room: { effective: 100 } });
+    expect(plan.inputs).toMatchObject({
+      groupId: 'g',
+      now: NOW,
+      bufferTarget: 2,
+      need: { min: 1, buffer: 2, scaleUp: 0 },
+      room: { effective: 100 },
+    });
   });
 });
 
@@ -58,7 +98,13 @@ describe('planFleet: caps', () => {
     ['the template cap', { capsRemaining: { group: 9, template: 2, global: 9 } }, { minInstances: 5 }, 2, 'template cap'],
     ['the global cap', { capsRemaining: { group: 9, template: 9, global: 0 } }, { minInstances: 5 }, 0, 'global cap'],
     ['the group cap', { capsRemaining: { group: 1, template: 9, global: 9 } }, { minInstances: 5 }, 1, 'group cap'],
-    ['scaling.maxInstances over existing instances (any state but archived)', {}, { minInstances: 2, maxInstances: 3, buffer: { count: 5 } }, 1, 'scaling.maxInstances'],
+    [
+      'scaling.maxInstances over existing instances (any state but archived)',
+      {},
+      { minInstances: 2, maxInstances: 3, buffer: { count: 5 } },
+      1,
+      'scaling.maxInstances',
+    ],
   ])('never above %s', (_name, over, scaling, count, named) => {
     const plan = planFleet(input(scaling, [inst('a', { allocated: true }), inst('z', { state: 'stopped', allocated: true })], over));
     expect(plan.spawn.count).toBe(count);
@@ -76,15 +122,47 @@ describe('planFleet: archived worlds and why a fleet stays short', () => {
   const archived = (id: string) => inst(id, { state: 'archived', hostId: 'h1', emptySince: null });
   it.each<[string, unknown, FleetInstance[], Partial<FleetInput>, number, string | null]>([
     // The reported stall: max 2, buffer 2, one scale-down archived a world; it must not hold a slot.
-    ['an archived world takes no slot of scaling.maxInstances', { maxInstances: 2, buffer: { count: 2 } }, [inst('a'), archived('z')], {}, 1, null],
-    ['archived worlds only: the whole buffer is spawned', { maxInstances: 2, buffer: { count: 2 } }, [archived('x'), archived('y'), archived('z')], {}, 2, null],
+    [
+      'an archived world takes no slot of scaling.maxInstances',
+      { maxInstances: 2, buffer: { count: 2 } },
+      [inst('a'), archived('z')],
+      {},
+      1,
+      null,
+    ],
+    [
+      'archived worlds only: the whole buffer is spawned',
+      { maxInstances: 2, buffer: { count: 2 } },
+      [archived('x'), archived('y'), archived('z')],
+      {},
+      2,
+      null,
+    ],
     ['archived worlds count toward no buffer', { buffer: { count: 1 } }, [archived('z')], {}, 1, null],
-    ['at scaling.maxInstances: short, naming it', { maxInstances: 2, buffer: { count: 3 } }, [inst('a'), inst('b'), archived('z')], {}, 0,
-      "buffer 3 needs 1 more (ready 2, starting 0): spawns 0 of 1; group g's scaling.maxInstances (2) has no room (1 archived not counted)"],
-    ['room for fewer than needed', { minInstances: 3 }, [], { capsRemaining: { group: 9, template: 9, global: 1, named: [{ name: 'ENDERCLOUD_MAX_INSTANCES (5)', room: 1 }] } }, 1,
-      'minInstances 3 needs 3 more: spawns 1 of 3; ENDERCLOUD_MAX_INSTANCES (5) has room for 1'],
-    ['a limit without a name (a caller that gives none)', { minInstances: 1 }, [], { capsRemaining: { group: 0, template: 9, global: 9 } }, 0,
-      'minInstances 1 needs 1 more: spawns 0 of 1; a limit leaves no room'],
+    [
+      'at scaling.maxInstances: short, naming it',
+      { maxInstances: 2, buffer: { count: 3 } },
+      [inst('a'), inst('b'), archived('z')],
+      {},
+      0,
+      "buffer 3 needs 1 more (ready 2, starting 0): spawns 0 of 1; group g's scaling.maxInstances (2) has no room (1 archived not counted)",
+    ],
+    [
+      'room for fewer than needed',
+      { minInstances: 3 },
+      [],
+      { capsRemaining: { group: 9, template: 9, global: 1, named: [{ name: 'ENDERCLOUD_MAX_INSTANCES (5)', room: 1 }] } },
+      1,
+      'minInstances 3 needs 3 more: spawns 1 of 3; ENDERCLOUD_MAX_INSTANCES (5) has room for 1',
+    ],
+    [
+      'a limit without a name (a caller that gives none)',
+      { minInstances: 1 },
+      [],
+      { capsRemaining: { group: 0, template: 9, global: 9 } },
+      0,
+      'minInstances 1 needs 1 more: spawns 0 of 1; a limit leaves no room',
+    ],
     ['nothing missing: not short, even at a limit', { maxInstances: 1, buffer: { count: 1 } }, [inst('a')], {}, 0, null],
   ])('%s', (_name, scaling, instances, over, spawn, short) => {
     const plan = planFleet(input(scaling, instances, over));
@@ -99,15 +177,27 @@ describe('planFleet: archived worlds and why a fleet stays short', () => {
   });
 
   it('capsRemainingOf: the least room per kind, every limit named', () => {
-    const rooms = limitRooms({ scalingMaxInstances: 4, maxInstances: 6, maxTotalInstances: 20 }, { group: 3, total: 19 }, { name: 'lobby', maxInstances: 5, current: 5 });
+    const rooms = limitRooms(
+      { scalingMaxInstances: 4, maxInstances: 6, maxTotalInstances: 20 },
+      { group: 3, total: 19 },
+      { name: 'lobby', maxInstances: 5, current: 5 },
+    );
     expect(capsRemainingOf('g', rooms)).toEqual({
-      group: 1, template: 0, global: 1,
+      group: 1,
+      template: 0,
+      global: 1,
       named: [
-        { name: "group g's scaling.maxInstances (4)", room: 1 }, { name: "group g's caps.maxInstances (6)", room: 3 },
-        { name: "template lobby's caps.maxInstances (5)", room: 0 }, { name: 'ENDERCLOUD_MAX_INSTANCES (20)', room: 1 },
+        { name: "group g's scaling.maxInstances (4)", room: 1 },
+        { name: "group g's caps.maxInstances (6)", room: 3 },
+        { name: "template lobby's caps.maxInstances (5)", room: 0 },
+        { name: 'ENDERCLOUD_MAX_INSTANCES (20)', room: 1 },
       ],
     });
-    expect(capsRemainingOf('g', [])).toMatchObject({ group: Number.MAX_SAFE_INTEGER, template: Number.MAX_SAFE_INTEGER, global: Number.MAX_SAFE_INTEGER });
+    expect(capsRemainingOf('g', [])).toMatchObject({
+      group: Number.MAX_SAFE_INTEGER,
+      template: Number.MAX_SAFE_INTEGER,
+      global: Number.MAX_SAFE_INTEGER,
+    });
   });
 });
 
@@ -132,13 +222,23 @@ describe('planFleet: scale down', () => {
 
   it('removes empty Ready instances down to min, packed: the host with the fewest instances first', () => {
     const i = input(down, [inst('a', { hostId: 'big' }), inst('b', { hostId: 'small' }), inst('c', { hostId: 'mid' })], {
-      hosts: [{ id: 'big', instanceCount: 9 }, { id: 'small', instanceCount: 1 }, { id: 'mid', instanceCount: 4 }],
+      hosts: [
+        { id: 'big', instanceCount: 9 },
+        { id: 'small', instanceCount: 1 },
+        { id: 'mid', instanceCount: 4 },
+      ],
     });
     expect(despawned(i)).toEqual(['b', 'c']);
   });
 
   it('distributed: the host with the most instances of the group first', () => {
-    const instances = [inst('a1', { hostId: 'a' }), inst('a2', { hostId: 'a' }), inst('a3', { hostId: 'a' }), inst('b1', { hostId: 'b' }), inst('c1', { hostId: 'c' })];
+    const instances = [
+      inst('a1', { hostId: 'a' }),
+      inst('a2', { hostId: 'a' }),
+      inst('a3', { hostId: 'a' }),
+      inst('b1', { hostId: 'b' }),
+      inst('c1', { hostId: 'c' }),
+    ];
     const i = input({ minInstances: 3, scaleDown: { whenEmptyFor: '10m' } }, instances);
     i.group.placement = 'distributed';
     expect(despawned(i)).toEqual(['a1', 'a2']);
@@ -149,14 +249,16 @@ describe('planFleet: scale down', () => {
     ['never one with players', [inst('a', { playersOnline: 1 }), inst('b', { playersOnline: 2 }), inst('c')], ['c']],
     ['not before whenEmptyFor', [inst('a', { emptySince: NOW - 9 * MIN }), inst('b', { emptySince: NOW - 10 * MIN })], ['b']],
     ['not one already draining', [inst('a', { draining: true }), inst('b')], []],
-    ['only Ready ones (a paused one is the idle tiers\' business)', [inst('a', { state: 'paused' }), inst('b')], []],
+    ["only Ready ones (a paused one is the idle tiers' business)", [inst('a', { state: 'paused' }), inst('b')], []],
     ['ties by id', [inst('b'), inst('c'), inst('a')], ['a', 'b']],
   ])('%s', (_name, instances, expected) => {
     expect(despawned(input(down, instances))).toEqual(expected);
   });
 
   it('never below the buffer', () => {
-    expect(despawned(input({ buffer: { count: 2 }, scaleDown: { whenEmptyFor: '10m' } }, [inst('a'), inst('b'), inst('c')]))).toEqual(['a']);
+    expect(despawned(input({ buffer: { count: 2 }, scaleDown: { whenEmptyFor: '10m' } }, [inst('a'), inst('b'), inst('c')]))).toEqual([
+      'a',
+    ]);
   });
 
   it('not while the scale-up cooldown runs, after a scale-up or a scale-down', () => {
@@ -181,9 +283,16 @@ describe('planFleet: scale down', () => {
 
 describe('planFleet: hold', () => {
   it('holds the Ready instances that make up the buffer, the ones scale-down removes last', () => {
-    const i = input({ buffer: { count: 2 } }, [inst('a', { hostId: 'small' }), inst('b', { hostId: 'big' }), inst('c', { hostId: 'big' })], {
-      hosts: [{ id: 'small', instanceCount: 1 }, { id: 'big', instanceCount: 5 }],
-    });
+    const i = input(
+      { buffer: { count: 2 } },
+      [inst('a', { hostId: 'small' }), inst('b', { hostId: 'big' }), inst('c', { hostId: 'big' })],
+      {
+        hosts: [
+          { id: 'small', instanceCount: 1 },
+          { id: 'big', instanceCount: 5 },
+        ],
+      },
+    );
     expect(planFleet(i).hold).toEqual(['b', 'c']);
   });
 
@@ -193,10 +302,26 @@ describe('planFleet: hold', () => {
 });
 
 describe('planFleet invariants (property)', () => {
-  const state = fc.constantFrom('online', 'online', 'online', 'starting', 'paused', 'stopped', 'archived', 'degraded', 'backup', 'deleting' as const);
+  const state = fc.constantFrom(
+    'online',
+    'online',
+    'online',
+    'starting',
+    'paused',
+    'stopped',
+    'archived',
+    'degraded',
+    'backup',
+    'deleting' as const,
+  );
   const instance = fc.record({
-    host: fc.constantFrom('h1', 'h2', 'h3'), state, allocated: fc.boolean(), draining: fc.boolean(),
-    players: fc.integer({ min: 0, max: 12 }), max: fc.option(fc.integer({ min: 1, max: 20 })), emptyFor: fc.option(fc.integer({ min: 0, max: 120 })),
+    host: fc.constantFrom('h1', 'h2', 'h3'),
+    state,
+    allocated: fc.boolean(),
+    draining: fc.boolean(),
+    players: fc.integer({ min: 0, max: 12 }),
+    max: fc.option(fc.integer({ min: 1, max: 20 })),
+    emptyFor: fc.option(fc.integer({ min: 0, max: 120 })),
   });
   const snapshot = fc.record({
     instances: fc.array(instance, { maxLength: 14 }),
@@ -207,71 +332,98 @@ describe('planFleet invariants (property)', () => {
     fillAbove: fc.option(fc.double({ min: 0.05, max: 1, noNaN: true })),
     step: fc.integer({ min: 1, max: 4 }),
     down: fc.option(fc.integer({ min: 1, max: 60 })),
-    caps: fc.record({ group: fc.integer({ min: 0, max: 8 }), template: fc.integer({ min: 0, max: 8 }), global: fc.integer({ min: 0, max: 8 }) }),
+    caps: fc.record({
+      group: fc.integer({ min: 0, max: 8 }),
+      template: fc.integer({ min: 0, max: 8 }),
+      global: fc.integer({ min: 0, max: 8 }),
+    }),
     placement: fc.constantFrom('packed', 'distributed' as const),
     lastUp: fc.option(fc.integer({ min: 0, max: 10 })),
   });
 
   type Snapshot = typeof snapshot extends fc.Arbitrary<infer T> ? T : never;
   const build = (s: Snapshot): FleetInput => {
-    const instances = s.instances.map((x, n) => inst(`i${String(n).padStart(2, '0')}`, {
-      hostId: x.host, state: x.state, allocated: x.allocated, draining: x.draining, playersOnline: x.players, maxPlayers: x.max,
-      emptySince: x.players > 0 || x.emptyFor === null ? null : NOW - x.emptyFor * MIN,
-    }));
+    const instances = s.instances.map((x, n) =>
+      inst(`i${String(n).padStart(2, '0')}`, {
+        hostId: x.host,
+        state: x.state,
+        allocated: x.allocated,
+        draining: x.draining,
+        playersOnline: x.players,
+        maxPlayers: x.max,
+        emptySince: x.players > 0 || x.emptyFor === null ? null : NOW - x.emptyFor * MIN,
+      }),
+    );
     const min = s.max === null ? s.min : Math.min(s.min, s.max);
     const scaling = {
-      minInstances: min, ...(s.max === null ? {} : { maxInstances: s.max }), buffer: { count: s.count, ...(s.percent === null ? {} : { percent: s.percent }) },
+      minInstances: min,
+      ...(s.max === null ? {} : { maxInstances: s.max }),
+      buffer: { count: s.count, ...(s.percent === null ? {} : { percent: s.percent }) },
       ...(s.fillAbove === null ? {} : { scaleUp: { whenFillAbove: s.fillAbove, step: s.step, cooldown: '5m' } }),
       ...(s.down === null ? {} : { scaleDown: { whenEmptyFor: `${s.down}m` } }),
     };
-    const i = input(scaling, instances, { capsRemaining: s.caps, lastScaleUpAt: s.lastUp === null ? null : NOW - s.lastUp * MIN, hosts: [{ id: 'h1', instanceCount: 7 }, { id: 'h2', instanceCount: 2 }] });
+    const i = input(scaling, instances, {
+      capsRemaining: s.caps,
+      lastScaleUpAt: s.lastUp === null ? null : NOW - s.lastUp * MIN,
+      hosts: [
+        { id: 'h1', instanceCount: 7 },
+        { id: 'h2', instanceCount: 2 },
+      ],
+    });
     i.group.placement = s.placement;
     return i;
   };
 
   it('never despawns an allocated, occupied or non-Ready instance, and never plans above the smallest cap', () => {
-    fc.assert(fc.property(snapshot, (s) => {
-      const i = build(s);
-      const plan = planFleet(i);
-      const byId = new Map(i.instances.map((x) => [x.id, x]));
-      for (const d of plan.despawn) {
-        const x = byId.get(d.instanceId)!;
-        expect(x.allocated).toBe(false);
-        expect(x.playersOnline).toBe(0);
-        expect(fleetClass(x)).toBe('ready');
-      }
-      expect(plan.spawn.count).toBeGreaterThanOrEqual(0);
-      expect(plan.spawn.count).toBeLessThanOrEqual(Math.max(0, Math.min(s.caps.group, s.caps.template, s.caps.global)));
-      if (s.max !== null) expect(plan.spawn.count).toBeLessThanOrEqual(Math.max(0, s.max - i.instances.filter((x) => x.state !== 'archived').length));
-      // Short exactly when what it wakes and spawns is less than what is missing.
-      const wanted = Math.max(plan.inputs.need.min, plan.inputs.need.buffer, plan.inputs.need.scaleUp);
-      expect(plan.short !== null).toBe(plan.wake.length + plan.spawn.count < wanted);
-      for (const w of plan.wake) expect(byId.get(w.instanceId)!.allocated).toBe(false);
-      if (plan.spawn.count > 0 || plan.wake.length > 0) expect(plan.despawn).toEqual([]);
-    }));
+    fc.assert(
+      fc.property(snapshot, (s) => {
+        const i = build(s);
+        const plan = planFleet(i);
+        const byId = new Map(i.instances.map((x) => [x.id, x]));
+        for (const d of plan.despawn) {
+          const x = byId.get(d.instanceId)!;
+          expect(x.allocated).toBe(false);
+          expect(x.playersOnline).toBe(0);
+          expect(fleetClass(x)).toBe('ready');
+        }
+        expect(plan.spawn.count).toBeGreaterThanOrEqual(0);
+        expect(plan.spawn.count).toBeLessThanOrEqual(Math.max(0, Math.min(s.caps.group, s.caps.template, s.caps.global)));
+        if (s.max !== null)
+          expect(plan.spawn.count).toBeLessThanOrEqual(Math.max(0, s.max - i.instances.filter((x) => x.state !== 'archived').length));
+        // Short exactly when what it wakes and spawns is less than what is missing.
+        const wanted = Math.max(plan.inputs.need.min, plan.inputs.need.buffer, plan.inputs.need.scaleUp);
+        expect(plan.short !== null).toBe(plan.wake.length + plan.spawn.count < wanted);
+        for (const w of plan.wake) expect(byId.get(w.instanceId)!.allocated).toBe(false);
+        if (plan.spawn.count > 0 || plan.wake.length > 0) expect(plan.despawn).toEqual([]);
+      }),
+    );
   });
 
   it('never despawns below min or buffer', () => {
-    fc.assert(fc.property(snapshot, (s) => {
-      const i = build(s);
-      const plan = planFleet(i);
-      const classes = i.instances.map(fleetClass);
-      const ready = classes.filter((c) => c === 'ready').length;
-      const allocated = classes.filter((c) => c === 'allocated').length;
-      const busy = classes.filter((c) => c === 'busy').length;
-      const left = ready - plan.despawn.length;
-      if (plan.despawn.length > 0) {
-        expect(left).toBeGreaterThanOrEqual(desiredBuffer(i.group.scaling.buffer, allocated));
-        expect(left + allocated + busy).toBeGreaterThanOrEqual(i.group.scaling.minInstances);
-      }
-    }));
+    fc.assert(
+      fc.property(snapshot, (s) => {
+        const i = build(s);
+        const plan = planFleet(i);
+        const classes = i.instances.map(fleetClass);
+        const ready = classes.filter((c) => c === 'ready').length;
+        const allocated = classes.filter((c) => c === 'allocated').length;
+        const busy = classes.filter((c) => c === 'busy').length;
+        const left = ready - plan.despawn.length;
+        if (plan.despawn.length > 0) {
+          expect(left).toBeGreaterThanOrEqual(desiredBuffer(i.group.scaling.buffer, allocated));
+          expect(left + allocated + busy).toBeGreaterThanOrEqual(i.group.scaling.minInstances);
+        }
+      }),
+    );
   });
 
   it('is deterministic: the order of the snapshot does not matter', () => {
-    fc.assert(fc.property(snapshot, fc.integer(), (s, seed) => {
-      const i = build(s);
-      const shuffled = [...i.instances].sort((a, b) => ((a.id.charCodeAt(2) * 31 + seed) % 7) - ((b.id.charCodeAt(2) * 31 + seed) % 7));
-      expect(planFleet({ ...i, instances: shuffled })).toEqual(planFleet(i));
-    }));
+    fc.assert(
+      fc.property(snapshot, fc.integer(), (s, seed) => {
+        const i = build(s);
+        const shuffled = [...i.instances].sort((a, b) => ((a.id.charCodeAt(2) * 31 + seed) % 7) - ((b.id.charCodeAt(2) * 31 + seed) % 7));
+        expect(planFleet({ ...i, instances: shuffled })).toEqual(planFleet(i));
+      }),
+    );
   });
 });

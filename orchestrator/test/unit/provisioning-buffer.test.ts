@@ -8,30 +8,57 @@ import { describe, expect, it } from 'vitest';
 import { desiredBuffer, fillOf, fleetClass, fleetCounts, percentBuffer, type FleetInstance } from '../../src/provisioning/buffer.js';
 
 const inst = (id: string, over: Partial<FleetInstance> = {}): FleetInstance => ({
-  id, hostId: 'h1', state: 'online', allocated: false, playersOnline: 0, maxPlayers: 20, emptySince: 0, ...over,
+  id,
+  hostId: 'h1',
+  state: 'online',
+  allocated: false,
+  playersOnline: 0,
+  maxPlayers: 20,
+  emptySince: 0,
+  ...over,
 });
 
 describe('percentBuffer (Agones: total = ceil(allocated*100/(100-pct)))', () => {
   it.each([
-    [0, 0, 0], [0, 10, 0],
-    [1, 0, 0], [1, 1, 1], [1, 99, 1], [1, 100, 2], [1, 198, 2], [1, 199, 3],
-    [10, 9, 1], [10, 10, 2], [25, 3, 1], [25, 4, 2], [50, 7, 7],
-    [99, 0, 0], [99, 1, 99], [99, 3, 297],
+    [0, 0, 0],
+    [0, 10, 0],
+    [1, 0, 0],
+    [1, 1, 1],
+    [1, 99, 1],
+    [1, 100, 2],
+    [1, 198, 2],
+    [1, 199, 3],
+    [10, 9, 1],
+    [10, 10, 2],
+    [25, 3, 1],
+    [25, 4, 2],
+    [50, 7, 7],
+    [99, 0, 0],
+    [99, 1, 99],
+    [99, 3, 297],
     [33, 1_000_000, 492_538],
   ])('%i %% of %i allocated keeps %i ready', (pct, allocated, expected) => {
     expect(percentBuffer(pct, allocated)).toBe(expected);
   });
 
   it('matches the exact rational ceil computed with BigInt (property)', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 99 }), fc.integer({ min: 0, max: 10_000_000 }), (pct, a) => {
-      const n = BigInt(a) * 100n;
-      const d = BigInt(100 - pct);
-      const total = (n + d - 1n) / d;
-      expect(percentBuffer(pct, a)).toBe(Number(total) - a);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 99 }), fc.integer({ min: 0, max: 10_000_000 }), (pct, a) => {
+        const n = BigInt(a) * 100n;
+        const d = BigInt(100 - pct);
+        const total = (n + d - 1n) / d;
+        expect(percentBuffer(pct, a)).toBe(Number(total) - a);
+      }),
+    );
   });
 
-  it.each([[100, 1], [-1, 1], [1.5, 1], [10, -1], [10, 0.5]])('refuses percent %s with allocated %s', (pct, a) => {
+  it.each([
+    [100, 1],
+    [-1, 1],
+    [1.5, 1],
+    [10, -1],
+    [10, 0.5],
+  ])('refuses percent %s with allocated %s', (pct, a) => {
     expect(() => percentBuffer(pct, a)).toThrow(RangeError);
   });
 });
@@ -49,13 +76,16 @@ describe('desiredBuffer', () => {
   });
 
   it('is monotone in allocated (property)', () => {
-    fc.assert(fc.property(
-      fc.record({ count: fc.integer({ min: 0, max: 50 }), percent: fc.integer({ min: 0, max: 99 }) }, { requiredKeys: [] }),
-      fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 0, max: 1000 }),
-      (buffer, a, more) => {
-        expect(desiredBuffer(buffer, a + more)).toBeGreaterThanOrEqual(desiredBuffer(buffer, a));
-      },
-    ));
+    fc.assert(
+      fc.property(
+        fc.record({ count: fc.integer({ min: 0, max: 50 }), percent: fc.integer({ min: 0, max: 99 }) }, { requiredKeys: [] }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 0, max: 1000 }),
+        (buffer, a, more) => {
+          expect(desiredBuffer(buffer, a + more)).toBeGreaterThanOrEqual(desiredBuffer(buffer, a));
+        },
+      ),
+    );
   });
 });
 
@@ -77,7 +107,13 @@ describe('fleetClass and fleetCounts', () => {
   });
 
   it('counts each class', () => {
-    const counts = fleetCounts([inst('a'), inst('b'), inst('c', { allocated: true }), inst('d', { state: 'starting' }), inst('e', { state: 'paused' })]);
+    const counts = fleetCounts([
+      inst('a'),
+      inst('b'),
+      inst('c', { allocated: true }),
+      inst('d', { state: 'starting' }),
+      inst('e', { state: 'paused' }),
+    ]);
     expect(counts).toMatchObject({ ready: 2, allocated: 1, starting: 1, paused: 1, stopped: 0 });
   });
 });
@@ -88,7 +124,12 @@ describe('fillOf', () => {
   });
 
   it('ignores starting, paused and unknown-capacity instances', () => {
-    const f = fillOf([inst('a', { allocated: true, playersOnline: 15 }), inst('b'), inst('c', { state: 'starting', playersOnline: 3 }), inst('d', { maxPlayers: null, playersOnline: 9 })]);
+    const f = fillOf([
+      inst('a', { allocated: true, playersOnline: 15 }),
+      inst('b'),
+      inst('c', { state: 'starting', playersOnline: 3 }),
+      inst('d', { maxPlayers: null, playersOnline: 9 }),
+    ]);
     expect(f).toEqual({ players: 15, capacity: 40, ratio: 0.375 });
   });
 

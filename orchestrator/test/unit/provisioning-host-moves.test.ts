@@ -10,7 +10,14 @@ import { planHostLoss, planHostReturn, type HostMoveInstance } from '../../src/p
 import { parseScalingPolicy } from '../../src/provisioning/scaling-policy.js';
 
 const NOW = 1_700_000_000_000;
-const m = (id: string, over: Partial<HostMoveInstance> = {}): HostMoveInstance => ({ id, state: 'online', groupKind: 'persistent', scaled: false, activeAction: false, ...over });
+const m = (id: string, over: Partial<HostMoveInstance> = {}): HostMoveInstance => ({
+  id,
+  state: 'online',
+  groupKind: 'persistent',
+  scaled: false,
+  activeAction: false,
+  ...over,
+});
 const e = (id: string, over: Partial<HostMoveInstance> = {}): HostMoveInstance => m(id, { groupKind: 'ephemeral', scaled: true, ...over });
 
 describe('planHostLoss', () => {
@@ -31,7 +38,15 @@ describe('planHostLoss', () => {
   ])('%s', (_name, instance, expected) => {
     const decisions = planHostLoss('h1', [instance]);
     if (expected === null) expect(decisions).toEqual([]);
-    else expect(decisions).toEqual([{ instanceId: instance.id, to: 'unknown', lost: expected.lost, reason: expect.stringContaining('host h1 is OFFLINE') as unknown as string }]);
+    else
+      expect(decisions).toEqual([
+        {
+          instanceId: instance.id,
+          to: 'unknown',
+          lost: expected.lost,
+          reason: expect.stringContaining('host h1 is OFFLINE') as unknown as string,
+        },
+      ]);
   });
 
   it('says why a persistent world is never started elsewhere', () => {
@@ -53,13 +68,28 @@ describe('planHostReturn', () => {
 });
 
 const inst = (id: string, hostId: string, over: Partial<FleetInstance> = {}): FleetInstance => ({
-  id, hostId, state: 'online', allocated: false, playersOnline: 0, maxPlayers: 10, emptySince: null, ...over,
+  id,
+  hostId,
+  state: 'online',
+  allocated: false,
+  playersOnline: 0,
+  maxPlayers: 10,
+  emptySince: null,
+  ...over,
 });
-const HOSTS = [{ id: 'h1', instanceCount: 1, status: 'MAINTENANCE' as const }, { id: 'h2', instanceCount: 1, status: 'ONLINE' as const }];
+const HOSTS = [
+  { id: 'h1', instanceCount: 1, status: 'MAINTENANCE' as const },
+  { id: 'h2', instanceCount: 1, status: 'ONLINE' as const },
+];
 function drainInput(instances: FleetInstance[], kind: 'ephemeral' | 'persistent' = 'ephemeral'): FleetInput {
   return {
     group: { id: 'g', kind, placement: 'distributed', scaling: parseScalingPolicy({ minInstances: 2 }), caps: {} },
-    instances, hosts: HOSTS, now: NOW, lastScaleUpAt: null, lastScaleDownAt: null, capsRemaining: { group: 100, template: 100, global: 100 },
+    instances,
+    hosts: HOSTS,
+    now: NOW,
+    lastScaleUpAt: null,
+    lastScaleDownAt: null,
+    capsRemaining: { group: 100, template: 100, global: 100 },
   };
 }
 

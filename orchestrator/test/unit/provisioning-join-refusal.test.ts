@@ -17,12 +17,28 @@ function capError(...args: Parameters<typeof checkCaps>): AppError {
 
 describe('joinRefusalMessage', () => {
   it.each<[string, { code: string; details?: Record<string, unknown> }, string]>([
-    ['the group cap, as checkCaps refuses it', capError('survival', { maxInstances: 4 }, { group: 4, total: 9 }), 'survival is full (4 of 4 worlds).'],
+    [
+      'the group cap, as checkCaps refuses it',
+      capError('survival', { maxInstances: 4 }, { group: 4, total: 9 }),
+      'survival is full (4 of 4 worlds).',
+    ],
     ['a cap of one world', capError('survival', { maxInstances: 1 }, { group: 1, total: 1 }), 'survival is full (1 of 1 world).'],
     ['a cap of zero', capError('survival', { maxInstances: 0 }, { group: 0, total: 0 }), 'survival is full (0 of 0 worlds).'],
-    ['the system-wide cap', capError('survival', { maxTotalInstances: 20 }, { group: 2, total: 20 }), 'The network is full (20 of 20 worlds).'],
-    ['the template cap', capError('survival', {}, { group: 1, total: 1 }, { name: 'paper', maxInstances: 3, current: 3 }), 'survival is full (its template paper runs 3 of 3 worlds across all groups).'],
-    ['a scaling cap named another way, with limit and current', { code: 'CAP_REACHED', details: { cap: 'scaling.maxInstances', limit: 5, current: 5 } }, 'survival is full (5 of 5 worlds).'],
+    [
+      'the system-wide cap',
+      capError('survival', { maxTotalInstances: 20 }, { group: 2, total: 20 }),
+      'The network is full (20 of 20 worlds).',
+    ],
+    [
+      'the template cap',
+      capError('survival', {}, { group: 1, total: 1 }, { name: 'paper', maxInstances: 3, current: 3 }),
+      'survival is full (its template paper runs 3 of 3 worlds across all groups).',
+    ],
+    [
+      'a scaling cap named another way, with limit and current',
+      { code: 'CAP_REACHED', details: { cap: 'scaling.maxInstances', limit: 5, current: 5 } },
+      'survival is full (5 of 5 worlds).',
+    ],
     ['a cap without numbers', { code: 'CAP_REACHED' }, 'survival is full.'],
     ['no host has room', { code: 'NO_CAPACITY', details: {} }, 'No host has room for another survival world.'],
     ['anything else', { code: 'INTERNAL' }, 'survival cannot take another world right now.'],

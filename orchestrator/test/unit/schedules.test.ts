@@ -5,8 +5,21 @@ import { describe, expect, it } from 'vitest';
 import { checkSchedule, nextScheduleRun, runTaskChain, type ScheduleTask } from '../../src/lifecycle/schedules.js';
 import { AppError } from '../../src/shared/errors.js';
 
-const task = (over: Partial<ScheduleTask> = {}): ScheduleTask => ({ action: 'command', payload: 'say hi', offsetSeconds: 0, continueOnFailure: false, ...over });
-const def = (over: Record<string, unknown> = {}) => ({ name: 'n', cron: '0 4 * * *', enabled: true, onlyWhenOnline: false, tasks: [task()], ...over });
+const task = (over: Partial<ScheduleTask> = {}): ScheduleTask => ({
+  action: 'command',
+  payload: 'say hi',
+  offsetSeconds: 0,
+  continueOnFailure: false,
+  ...over,
+});
+const def = (over: Record<string, unknown> = {}) => ({
+  name: 'n',
+  cron: '0 4 * * *',
+  enabled: true,
+  onlyWhenOnline: false,
+  tasks: [task()],
+  ...over,
+});
 const errorOf = (fn: () => unknown): AppError => {
   try {
     fn();
@@ -34,7 +47,10 @@ describe('checkSchedule', () => {
 
   it('refuses the kill power action as not implemented, and trims the rest', () => {
     expect(errorOf(() => checkSchedule(def({ tasks: [task({ action: 'power', payload: 'kill' })] }))).code).toBe('NOT_IMPLEMENTED');
-    expect(checkSchedule(def({ cron: ' */5 * * * * ', tasks: [task({ action: 'power', payload: ' restart ' })] }))).toMatchObject({ cron: '*/5 * * * *', tasks: [{ payload: 'restart' }] });
+    expect(checkSchedule(def({ cron: ' */5 * * * * ', tasks: [task({ action: 'power', payload: ' restart ' })] }))).toMatchObject({
+      cron: '*/5 * * * *',
+      tasks: [{ payload: 'restart' }],
+    });
   });
 });
 
@@ -53,17 +69,33 @@ describe('nextScheduleRun', () => {
 describe('runTaskChain', () => {
   const chain = async (tasks: ScheduleTask[], failing: number[]) => {
     const log: string[] = [];
-    const result = await runTaskChain(tasks, async (_t, i) => {
-      log.push(`run ${i}`);
-      if (failing.includes(i)) throw new Error(`boom ${i}`);
-    }, async (ms) => void log.push(`wait ${ms}`));
+    const result = await runTaskChain(
+      tasks,
+      async (_t, i) => {
+        log.push(`run ${i}`);
+        if (failing.includes(i)) throw new Error(`boom ${i}`);
+      },
+      async (ms) => void log.push(`wait ${ms}`),
+    );
     return { ...result, log };
   };
 
   it.each([
-    { name: 'all ok, offsets before each task', tasks: [task(), task({ offsetSeconds: 5 }), task({ offsetSeconds: 1 })], failing: [], result: 'ok', log: ['run 0', 'wait 5000', 'run 1', 'wait 1000', 'run 2'] },
+    {
+      name: 'all ok, offsets before each task',
+      tasks: [task(), task({ offsetSeconds: 5 }), task({ offsetSeconds: 1 })],
+      failing: [],
+      result: 'ok',
+      log: ['run 0', 'wait 5000', 'run 1', 'wait 1000', 'run 2'],
+    },
     { name: 'a failure stops the chain', tasks: [task(), task(), task()], failing: [1], result: 'failed', log: ['run 0', 'run 1'] },
-    { name: 'continueOnFailure goes on, the run still failed', tasks: [task({ continueOnFailure: true }), task({ offsetSeconds: 2 })], failing: [0], result: 'failed', log: ['run 0', 'wait 2000', 'run 1'] },
+    {
+      name: 'continueOnFailure goes on, the run still failed',
+      tasks: [task({ continueOnFailure: true }), task({ offsetSeconds: 2 })],
+      failing: [0],
+      result: 'failed',
+      log: ['run 0', 'wait 2000', 'run 1'],
+    },
   ])('$name', async ({ tasks, failing, result, log }) => {
     const out = await chain(tasks, failing);
     expect(out.result).toBe(result);

@@ -28,14 +28,25 @@ async function start(): Promise<void> {
   orchestrator = await startOrchestrator(orchestratorConfig(env), { clock });
 }
 
-async function login(token: string, headers: Record<string, string> = CSRF): Promise<{ status: number; cookie: string | undefined; setCookie: string | null; body: Json }> {
-  const res = await fetch(url('/api/v1/session'), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ token }) });
+async function login(
+  token: string,
+  headers: Record<string, string> = CSRF,
+): Promise<{ status: number; cookie: string | undefined; setCookie: string | null; body: Json }> {
+  const res = await fetch(url('/api/v1/session'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ token }),
+  });
   const setCookie = res.headers.get('set-cookie');
   return { status: res.status, setCookie, cookie: setCookie?.split(';')[0], body: (await res.json()) as Json };
 }
 
 async function createToken(name: string, scopes: string[]): Promise<{ id: string; secret: string }> {
-  const res = await fetch(url('/api/v1/tokens'), { method: 'POST', headers: { ...bearer(ADMIN), 'content-type': 'application/json' }, body: JSON.stringify({ name, scopes }) });
+  const res = await fetch(url('/api/v1/tokens'), {
+    method: 'POST',
+    headers: { ...bearer(ADMIN), 'content-type': 'application/json' },
+    body: JSON.stringify({ name, scopes }),
+  });
   expect(res.status).toBe(201);
   return (await res.json()) as { id: string; secret: string };
 }
@@ -48,8 +59,12 @@ beforeAll(async () => {
   writeFileSync(join(webDir, 'assets', 'app-abc123.js'), 'console.log(1)');
   writeFileSync(join(base, 'secret.txt'), 'outside the web dir');
   env = {
-    ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`, ENDERCLOUD_DATA_DIR: join(base, 'data'), ENDERCLOUD_ADMIN_TOKEN: ADMIN,
-    ENDERCLOUD_AGENT_TOKEN: `agent-${'z'.repeat(24)}`, ENDERCLOUD_LOG_LEVEL: 'silent', ENDERCLOUD_WEB_DIR: webDir,
+    ENDERCLOUD_LISTEN: `127.0.0.1:${await freePort()}`,
+    ENDERCLOUD_DATA_DIR: join(base, 'data'),
+    ENDERCLOUD_ADMIN_TOKEN: ADMIN,
+    ENDERCLOUD_AGENT_TOKEN: `agent-${'z'.repeat(24)}`,
+    ENDERCLOUD_LOG_LEVEL: 'silent',
+    ENDERCLOUD_WEB_DIR: webDir,
   };
   await start();
 });
@@ -69,21 +84,34 @@ describe('panel sessions', () => {
     expect(ok.body).toEqual({ authenticated: true, name: 'admin (preset)', kind: 'preset-admin', scopes: ['admin'], via: 'session' });
     expect(ok.setCookie).toMatch(/^endercloud_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200$/);
     const me = await fetch(url('/api/v1/session'), { headers: { cookie: ok.cookie! } });
-    expect(await me.json()).toEqual({ authenticated: true, name: 'admin (preset)', kind: 'preset-admin', scopes: ['admin'], via: 'session' });
+    expect(await me.json()).toEqual({
+      authenticated: true,
+      name: 'admin (preset)',
+      kind: 'preset-admin',
+      scopes: ['admin'],
+      via: 'session',
+    });
     // The bearer path is unchanged: no CSRF header needed.
     expect(await (await fetch(url('/api/v1/session'), { headers: bearer(ADMIN) })).json()).toMatchObject({ via: 'bearer' });
-    const put = await fetch(url('/api/v1/maintenance'), { method: 'POST', headers: { ...bearer(ADMIN), 'content-type': 'application/json' }, body: JSON.stringify({ enabled: false }) });
+    const put = await fetch(url('/api/v1/maintenance'), {
+      method: 'POST',
+      headers: { ...bearer(ADMIN), 'content-type': 'application/json' },
+      body: JSON.stringify({ enabled: false }),
+    });
     expect(put.status).toBe(200);
     // Only the hash of the session id is stored.
-    const rows = await orchestrator.ctx.store.webSessions.get(ok.cookie!.split('=')[1]!);
+    const rows = await orchestrator.store.webSessions.get(ok.cookie!.split('=')[1]!);
     expect(rows).toBeUndefined();
   });
 
   it('a cookie-authenticated mutation needs the CSRF header and, when sent, a same-origin Origin', async () => {
     const { cookie } = await login(ADMIN);
-    const post = (headers: Record<string, string>) => fetch(url('/api/v1/maintenance'), {
-      method: 'POST', headers: { cookie: cookie!, 'content-type': 'application/json', ...headers }, body: JSON.stringify({ enabled: false }),
-    });
+    const post = (headers: Record<string, string>) =>
+      fetch(url('/api/v1/maintenance'), {
+        method: 'POST',
+        headers: { cookie: cookie!, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ enabled: false }),
+      });
     const bare = await post({});
     expect(bare.status).toBe(403);
     expect(((await bare.json()) as Json).error.message).toMatch(/x-endercloud-csrf/);
@@ -98,7 +126,11 @@ describe('panel sessions', () => {
     const { cookie, body } = await login(viewer.secret);
     expect(body).toMatchObject({ name: 'viewer', scopes: ['read'] });
     expect((await fetch(url('/api/v1/instances'), { headers: { cookie: cookie! } })).status).toBe(200);
-    const refused = await fetch(url('/api/v1/maintenance'), { method: 'POST', headers: { cookie: cookie!, ...CSRF, 'content-type': 'application/json' }, body: JSON.stringify({ enabled: true }) });
+    const refused = await fetch(url('/api/v1/maintenance'), {
+      method: 'POST',
+      headers: { cookie: cookie!, ...CSRF, 'content-type': 'application/json' },
+      body: JSON.stringify({ enabled: true }),
+    });
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as Json).error.message).toMatch(/lacks scope manager/);
     expect((await fetch(url(`/api/v1/tokens/${viewer.id}`), { method: 'DELETE', headers: bearer(ADMIN) })).status).toBe(200);
@@ -162,12 +194,20 @@ describe('the event stream', () => {
     };
     try {
       await readUntil(/event: ready\n/);
-      const maintenance = await fetch(url('/api/v1/maintenance'), { method: 'POST', headers: { ...bearer(ADMIN), 'content-type': 'application/json' }, body: JSON.stringify({ enabled: true, message: 'soon back' }) });
+      const maintenance = await fetch(url('/api/v1/maintenance'), {
+        method: 'POST',
+        headers: { ...bearer(ADMIN), 'content-type': 'application/json' },
+        body: JSON.stringify({ enabled: true, message: 'soon back' }),
+      });
       expect(maintenance.status).toBe(200);
       await readUntil(/event: change\ndata: \{"kind":"system"[^\n]*\}\n\n/);
     } finally {
       abort.abort();
-      await fetch(url('/api/v1/maintenance'), { method: 'POST', headers: { ...bearer(ADMIN), 'content-type': 'application/json' }, body: JSON.stringify({ enabled: false }) });
+      await fetch(url('/api/v1/maintenance'), {
+        method: 'POST',
+        headers: { ...bearer(ADMIN), 'content-type': 'application/json' },
+        body: JSON.stringify({ enabled: false }),
+      });
     }
   });
 
@@ -213,9 +253,12 @@ describe('behind a TLS-terminating proxy (ENDERCLOUD_PUBLIC_URL=https://…)', (
     await start();
     const { setCookie, cookie } = await login(ADMIN);
     expect(setCookie).toMatch(/; Secure$/);
-    const post = (origin: string) => fetch(url('/api/v1/maintenance'), {
-      method: 'POST', headers: { cookie: cookie!, ...CSRF, origin, 'content-type': 'application/json' }, body: JSON.stringify({ enabled: false }),
-    });
+    const post = (origin: string) =>
+      fetch(url('/api/v1/maintenance'), {
+        method: 'POST',
+        headers: { cookie: cookie!, ...CSRF, origin, 'content-type': 'application/json' },
+        body: JSON.stringify({ enabled: false }),
+      });
     expect((await post('https://panel.example.com')).status).toBe(200);
     expect((await post('https://evil.example.com')).status).toBe(403);
   });

@@ -13,18 +13,39 @@ export function Hosts({ me }: { me: Me }) {
       <h1>Hosts</h1>
       <ErrorNote error={hosts.error} />
       {list.length === 0 && !hosts.loading ? <Empty>No host has sent a heartbeat yet.</Empty> : null}
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0}>
         <table>
-          <thead><tr><th scope="col">Host</th><th scope="col">Status</th><th scope="col">Memory reserved / total</th><th scope="col">Instances</th><th scope="col">Heartbeat</th><th scope="col">Maintenance</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Host</th>
+              <th scope="col">Status</th>
+              <th scope="col">Memory reserved / total</th>
+              <th scope="col">Instances</th>
+              <th scope="col">Heartbeat</th>
+              <th scope="col">Maintenance</th>
+            </tr>
+          </thead>
           <tbody>
             {list.map((h) => (
               <tr key={h.id}>
-                <th scope="row">{h.id}<div className="muted small">{h.gameAddress} · v{h.version}</div></th>
-                <td><StateBadge state={h.status} />{h.statusReason ? <div className="muted small">{forPeople(h.statusReason)}</div> : null}</td>
-                <td data-testid={`memory-${h.id}`}>{mib(h.memoryReservedMb)} / {mib(h.resources.memoryMb)}</td>
+                <th scope="row">
+                  {h.id}
+                  <div className="muted small">
+                    {h.gameAddress} · v{h.version}
+                  </div>
+                </th>
+                <td>
+                  <StateBadge state={h.status} />
+                  {h.statusReason ? <div className="muted small">{forPeople(h.statusReason)}</div> : null}
+                </td>
+                <td data-testid={`memory-${h.id}`}>
+                  {mib(h.memoryReservedMb)} / {mib(h.resources.memoryMb)}
+                </td>
                 <td>{h.instances.total}</td>
                 <td data-testid={`heartbeat-${h.id}`}>{ago(h.lastHeartbeatAt, now)}</td>
-                <td><Maintenance host={h} editable={can(me, 'hosts')} onChange={hosts.reload} /></td>
+                <td>
+                  <Maintenance host={h} editable={can(me, 'hosts')} onChange={hosts.reload} />
+                </td>
               </tr>
             ))}
           </tbody>
@@ -47,10 +68,19 @@ function Maintenance({ host, editable, onChange }: { host: HostView; editable: b
     <div className="stack">
       <label className="field inline">
         <span className="sr-only">Maintenance message for {host.id}</span>
-        <input value={message} placeholder="message (optional)" onChange={(e) => setMessage(e.target.value)} aria-label={`Maintenance message for ${host.id}`} disabled={on} />
+        <input
+          value={message}
+          placeholder="message (optional)"
+          onChange={(e) => setMessage(e.target.value)}
+          aria-label={`Maintenance message for ${host.id}`}
+          disabled={on}
+        />
       </label>
-      <ActionButton label={on ? 'End maintenance' : 'Start maintenance'} onDone={onChange}
-        run={() => call('POST /hosts/:id/maintenance', { id: host.id }, { body: on ? { enabled: false } : { enabled: true, message } })} />
+      <ActionButton
+        label={on ? 'End maintenance' : 'Start maintenance'}
+        onDone={onChange}
+        run={() => call('POST /hosts/:id/maintenance', { id: host.id }, { body: on ? { enabled: false } : { enabled: true, message } })}
+      />
     </div>
   );
 }

@@ -22,20 +22,39 @@ export function Overview() {
       <ErrorNote error={hosts.error ?? instances.error} />
       <div className="grid">
         <Section title="Hosts by status">
-          <ul className="stats">{countBy(hosts.data?.hosts ?? [], (h) => h.status).map(([s, n]) => <li key={s}><StateBadge state={s} /> <strong>{n}</strong></li>)}</ul>
+          <ul className="stats">
+            {countBy(hosts.data?.hosts ?? [], (h) => h.status).map(([s, n]) => (
+              <li key={s}>
+                <StateBadge state={s} /> <strong>{n}</strong>
+              </li>
+            ))}
+          </ul>
         </Section>
         <Section title="Instances by state">
-          <ul className="stats">{countBy(list, (i) => i.state).map(([s, n]) => <li key={s}><StateBadge state={s} /> <strong>{n}</strong></li>)}</ul>
+          <ul className="stats">
+            {countBy(list, (i) => i.state).map(([s, n]) => (
+              <li key={s}>
+                <StateBadge state={s} /> <strong>{n}</strong>
+              </li>
+            ))}
+          </ul>
         </Section>
         <Section title="Players online now">
-          <p className="big" data-testid="players-online">{players}</p>
+          <p className="big" data-testid="players-online">
+            {players}
+          </p>
         </Section>
       </div>
       <Section title="Recent failures">
-        {failures.length === 0 ? <p className="muted">No instance is failing.</p> : (
+        {failures.length === 0 ? (
+          <p className="muted">No instance is failing.</p>
+        ) : (
           <ul className="list">
             {failures.slice(0, 10).map((i) => (
-              <li key={i.id}><a href={`#/instances/${i.id}`}>{i.name}</a> <StateBadge state={i.state} /> <span className="muted">{i.stateReason ? forPeople(i.stateReason) : null}</span></li>
+              <li key={i.id}>
+                <a href={`#/instances/${i.id}`}>{i.name}</a> <StateBadge state={i.state} />{' '}
+                <span className="muted">{i.stateReason ? forPeople(i.stateReason) : null}</span>
+              </li>
             ))}
           </ul>
         )}

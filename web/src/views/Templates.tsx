@@ -9,17 +9,46 @@ export function Templates() {
   return (
     <>
       <h1>Templates and layers</h1>
-      <Section title="Template versions" actions={<button type="button" className="btn" onClick={() => { templates.reload(); layers.reload(); }}>Reload</button>}>
+      <Section
+        title="Template versions"
+        actions={
+          <button
+            type="button"
+            className="btn"
+            onClick={() => {
+              templates.reload();
+              layers.reload();
+            }}
+          >
+            Reload
+          </button>
+        }
+      >
         <ErrorNote error={templates.error} />
-        {(templates.data?.templates ?? []).length === 0 ? <Empty>No template yet.</Empty> : (
-          <div className="table-wrap">
+        {(templates.data?.templates ?? []).length === 0 ? (
+          <Empty>No template yet.</Empty>
+        ) : (
+          <div className="table-wrap" tabIndex={0}>
             <table>
-              <thead><tr><th scope="col">Template</th><th scope="col">Image</th><th scope="col">Memory</th><th scope="col">Readiness</th><th scope="col">Layers</th><th scope="col">Created</th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">Template</th>
+                  <th scope="col">Image</th>
+                  <th scope="col">Memory</th>
+                  <th scope="col">Readiness</th>
+                  <th scope="col">Layers</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
               <tbody>
                 {(templates.data?.templates ?? []).map((t) => (
                   <tr key={`${t.name}@${t.version}`}>
-                    <th scope="row">{t.name}@{t.version}</th>
-                    <td><code>{t.image}</code></td>
+                    <th scope="row">
+                      {t.name}@{t.version}
+                    </th>
+                    <td>
+                      <code>{t.image}</code>
+                    </td>
                     <td>{t.resources.memoryMb} MiB</td>
                     <td>{t.readiness?.kind ?? '–'}</td>
                     <td>{(t.layers ?? []).map((l) => l.id).join(', ') || '–'}</td>
@@ -33,13 +62,29 @@ export function Templates() {
       </Section>
       <Section title="Layers">
         <ErrorNote error={layers.error} />
-        {(layers.data?.layers ?? []).length === 0 ? <Empty>No layer yet.</Empty> : (
-          <div className="table-wrap">
+        {(layers.data?.layers ?? []).length === 0 ? (
+          <Empty>No layer yet.</Empty>
+        ) : (
+          <div className="table-wrap" tabIndex={0}>
             <table>
-              <thead><tr><th scope="col">Layer</th><th scope="col">Checksum</th><th scope="col">Size</th><th scope="col">Pushed</th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">Layer</th>
+                  <th scope="col">Checksum</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">Pushed</th>
+                </tr>
+              </thead>
               <tbody>
                 {(layers.data?.layers ?? []).map((l) => (
-                  <tr key={`${l.id}-${l.checksum}`}><th scope="row">{l.id}</th><td><code>{l.checksum.slice(0, 19)}…</code></td><td>{bytes(l.sizeBytes)}</td><td>{ago(l.createdAt)}</td></tr>
+                  <tr key={`${l.id}-${l.checksum}`}>
+                    <th scope="row">{l.id}</th>
+                    <td>
+                      <code>{l.checksum.slice(0, 19)}…</code>
+                    </td>
+                    <td>{bytes(l.sizeBytes)}</td>
+                    <td>{ago(l.createdAt)}</td>
+                  </tr>
                 ))}
               </tbody>
             </table>

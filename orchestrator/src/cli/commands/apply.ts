@@ -9,7 +9,16 @@ import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { enc, listOf, type ApiClient } from '../api-client.js';
 import { parseApplyFile, resolveLayers, type ApplyDocument, type JsonMap } from '../apply-file.js';
-import { formatPlan, planApply, planCounts, writesOf, type CurrentState, type LocalLayer, type Normalizers, type PlanItem } from '../apply-plan.js';
+import {
+  formatPlan,
+  planApply,
+  planCounts,
+  writesOf,
+  type CurrentState,
+  type LocalLayer,
+  type Normalizers,
+  type PlanItem,
+} from '../apply-plan.js';
 import { normalizeGroup, normalizeTemplate } from '../../contracts/catalog-rules.js';
 import type { GroupBody, TemplateBody } from '../../contracts/catalog.js';
 import { checkApplyDocument, checkDependencies, describeConflict, serverRefusalLine } from '../apply-check.js';
@@ -33,18 +42,21 @@ function newestLayers(layers: readonly LayerView[]): Map<string, string> {
 
 /** The file's `layers:` directories (relative to the file) with their canonical checksums. */
 async function localLayers(doc: ApplyDocument, file: string, cwd: string): Promise<LocalLayer[]> {
-  return Promise.all((doc.layers ?? []).map(async (l) => {
-    const dir = resolve(dirname(file), l.dir);
-    const shown = relative(cwd, dir) || '.';
-    const info = await stat(dir).catch(() => undefined);
-    if (!info?.isDirectory()) throw new CliError('usage', `${file}: layers.${l.id}: ${shown} is not a directory (paths are relative to the file)`);
-    try {
-      return { id: l.id, dir: shown, checksum: await layerChecksum(dir) };
-    } catch (err) {
-      if (isAppError(err)) throw new CliError('usage', `${file}: layers.${l.id}: ${err.message}`);
-      throw err;
-    }
-  }));
+  return Promise.all(
+    (doc.layers ?? []).map(async (l) => {
+      const dir = resolve(dirname(file), l.dir);
+      const shown = relative(cwd, dir) || '.';
+      const info = await stat(dir).catch(() => undefined);
+      if (!info?.isDirectory())
+        throw new CliError('usage', `${file}: layers.${l.id}: ${shown} is not a directory (paths are relative to the file)`);
+      try {
+        return { id: l.id, dir: shown, checksum: await layerChecksum(dir) };
+      } catch (err) {
+        if (isAppError(err)) throw new CliError('usage', `${file}: layers.${l.id}: ${err.message}`);
+        throw err;
+      }
+    }),
+  );
 }
 
 /** A template version answer is `{name, version, specHash, createdAt, ...spec}`; keep the spec. */
@@ -97,7 +109,10 @@ async function push(ctx: CommandContext, client: ApiClient, item: PlanItem): Pro
   try {
     const result = await uploadArchive<LayerView>(ctx, client, archive, `uploading ${item.key}`, `/template-layers/${enc(item.key)}`);
     if (result.checksum !== item.body.checksum) {
-      throw new CliError('runtime', `layer ${item.key}: the orchestrator computed checksum ${result.checksum} but the directory's is ${String(item.body.checksum)} (did it change during the push?)`);
+      throw new CliError(
+        'runtime',
+        `layer ${item.key}: the orchestrator computed checksum ${result.checksum} but the directory's is ${String(item.body.checksum)} (did it change during the push?)`,
+      );
     }
   } finally {
     await archive.cleanup();
@@ -121,7 +136,12 @@ async function write(client: ApiClient, item: PlanItem, dryRun = false): Promise
  * this file brings (checkDependencies checked those references against the
  * lists): so the server never answers, nor audits, a "not found".
  */
-async function serverRefusals(client: ApiClient, writes: readonly PlanItem[], file: string, needsFile: ReadonlySet<string>): Promise<string[]> {
+async function serverRefusals(
+  client: ApiClient,
+  writes: readonly PlanItem[],
+  file: string,
+  needsFile: ReadonlySet<string>,
+): Promise<string[]> {
   const out: string[] = [];
   for (const item of writes) {
     if (item.kind === 'layer' || needsFile.has(`${item.kind}:${item.key}`)) continue;
@@ -157,11 +177,20 @@ export function registerApply(program: Command, ctx: CommandContext): void {
       // A ref without checksum takes the file's own directory checksum, else the newest pushed one.
       const doc = resolveLayers(parsed, new Map([...newestLayers(current.layerList), ...layers.map((l) => [l.id, l.checksum] as const)]));
       const problems = checkApplyDocument(doc, opts.file);
-      if (problems.length > 0) throw new CliError('usage', `${problems.join('\n')}\nnothing written: the orchestrator would refuse ${problems.length === 1 ? 'this field' : `these ${problems.length} fields`}`);
-      const deps = checkDependencies(doc, opts.file, { templates: new Set(current.templates.keys()), layers: current.layers! }, {
-        templates: new Set(doc.templates.map((t) => `${t.name}@${t.version}`)),
-        layers: new Set(layers.map((l) => `${l.id}@${l.checksum}`)),
-      });
+      if (problems.length > 0)
+        throw new CliError(
+          'usage',
+          `${problems.join('\n')}\nnothing written: the orchestrator would refuse ${problems.length === 1 ? 'this field' : `these ${problems.length} fields`}`,
+        );
+      const deps = checkDependencies(
+        doc,
+        opts.file,
+        { templates: new Set(current.templates.keys()), layers: current.layers! },
+        {
+          templates: new Set(doc.templates.map((t) => `${t.name}@${t.version}`)),
+          layers: new Set(layers.map((l) => `${l.id}@${l.checksum}`)),
+        },
+      );
       if (deps.missingTemplates.length > 0) throw new CliError('usage', deps.missingTemplates.join('\n'));
       const normalizers = serverNormalizers();
       const plan = planApply(doc, current, normalizers, layers);
@@ -170,14 +199,19 @@ export function registerApply(program: Command, ctx: CommandContext): void {
       if (!opts.json) ctx.out.write(formatPlan(plan));
       if (deps.missingLayers.length > 0) {
         if (opts.json) printJson(ctx.out, { plan: planJson, applied: false });
-        throw new CliError('runtime', `${deps.missingLayers.join('\n')}\nnothing written: push the layer or name its directory in the file's layers: section`);
+        throw new CliError(
+          'runtime',
+          `${deps.missingLayers.join('\n')}\nnothing written: push the layer or name its directory in the file's layers: section`,
+        );
       }
       if (counts.conflict > 0) {
         if (opts.json) printJson(ctx.out, { plan: planJson, applied: false });
-        const diffs = plan.filter((i) => i.action === 'conflict').flatMap((i) => {
-          const t = doc.templates.find((d) => `${d.name}@${d.version}` === i.key)!;
-          return describeConflict(i.key, current.templates.get(i.key) ?? {}, normalizers.template(t.spec), i.changes);
-        });
+        const diffs = plan
+          .filter((i) => i.action === 'conflict')
+          .flatMap((i) => {
+            const t = doc.templates.find((d) => `${d.name}@${d.version}` === i.key)!;
+            return describeConflict(i.key, current.templates.get(i.key) ?? {}, normalizers.template(t.spec), i.changes);
+          });
         throw new CliError(
           'runtime',
           `${diffs.join('\n')}\nnothing written: ${counts.conflict} template version(s) already exist with a different body; templates are immutable, give the changed template a new version`,
@@ -187,7 +221,10 @@ export function registerApply(program: Command, ctx: CommandContext): void {
       const refused = await serverRefusals(client, writes, opts.file, deps.needsFile);
       if (refused.length > 0) {
         if (opts.json) printJson(ctx.out, { plan: planJson, applied: false });
-        throw new CliError('runtime', `${refused.join('\n')}\nnothing written: the orchestrator refused ${refused.length} object(s) in a validate-only check`);
+        throw new CliError(
+          'runtime',
+          `${refused.join('\n')}\nnothing written: the orchestrator refused ${refused.length} object(s) in a validate-only check`,
+        );
       }
       if (opts.dryRun || writes.length === 0) {
         if (opts.json) printJson(ctx.out, { plan: planJson, applied: false });
@@ -201,13 +238,19 @@ export function registerApply(program: Command, ctx: CommandContext): void {
           else await write(client, item);
         } catch (err) {
           const done = writes.indexOf(item);
-          if (done > 0 && !opts.json) ctx.out.error(`applied ${done} of ${writes.length} before the failure; run apply again after fixing it`);
-          if (err instanceof ApiError && item.kind !== 'layer') throw new CliError('api', serverRefusalLine(opts.file, item.kind, item.key, err.code, err.apiMessage));
+          if (done > 0 && !opts.json)
+            ctx.out.error(`applied ${done} of ${writes.length} before the failure; run apply again after fixing it`);
+          if (err instanceof ApiError && item.kind !== 'layer')
+            throw new CliError('api', serverRefusalLine(opts.file, item.kind, item.key, err.code, err.apiMessage));
           throw err;
         }
-        if (!opts.json) ctx.out.line(`${item.action === 'push' ? 'pushed' : item.action === 'create' ? 'created' : 'updated'} ${item.kind} ${item.key}`);
+        if (!opts.json)
+          ctx.out.line(`${item.action === 'push' ? 'pushed' : item.action === 'create' ? 'created' : 'updated'} ${item.kind} ${item.key}`);
       }
       if (opts.json) printJson(ctx.out, { plan: planJson, applied: true });
-      else ctx.out.line(`applied: ${counts.push > 0 ? `${counts.push} layer(s) pushed, ` : ''}${counts.create} created, ${counts.update} updated, ${counts.unchanged} unchanged`);
+      else
+        ctx.out.line(
+          `applied: ${counts.push > 0 ? `${counts.push} layer(s) pushed, ` : ''}${counts.create} created, ${counts.update} updated, ${counts.unchanged} unchanged`,
+        );
     });
 }

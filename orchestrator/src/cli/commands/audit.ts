@@ -23,13 +23,18 @@ export function registerAudit(program: Command, ctx: CommandContext): void {
       const query = { targetKind: opts.targetKind, targetId: opts.targetId, actor: opts.actor, beforeId: opts.beforeId, limit: opts.limit };
       const rows = listOf<AuditEntry>(await (await ctx.client()).get('/audit', { query }), 'entries');
       if (opts.json) return printJson(ctx.out, rows);
-      printTable(ctx.out, rows, [
-        { header: 'id', value: (a) => a.id, align: 'right' },
-        { header: 'at', value: (a) => a.at },
-        { header: 'actor', value: (a) => a.actor },
-        { header: 'action', value: (a) => a.action },
-        { header: 'target', value: (a) => (a.targetId ? `${a.targetKind}/${a.targetId}` : a.targetKind) },
-        { header: 'result', value: (a) => (a.errorCode ? `${a.result} ${a.errorCode}` : a.result) },
-      ], 'no audit entries');
+      printTable(
+        ctx.out,
+        rows,
+        [
+          { header: 'id', value: (a) => a.id, align: 'right' },
+          { header: 'at', value: (a) => a.at },
+          { header: 'actor', value: (a) => a.actor },
+          { header: 'action', value: (a) => a.action },
+          { header: 'target', value: (a) => (a.targetId ? `${a.targetKind}/${a.targetId}` : a.targetKind) },
+          { header: 'result', value: (a) => (a.errorCode ? `${a.result} ${a.errorCode}` : a.result) },
+        ],
+        'no audit entries',
+      );
     });
 }

@@ -37,7 +37,8 @@ async function download(ctx: CommandContext, name: string, backupId: string, fil
     await pipeline(stream, digest, createWriteStream(tmp, { mode: 0o600 }));
     const sha256 = hash.digest('hex');
     const expected = headers.get('x-backup-sha256');
-    if (expected && expected !== sha256) throw new CliError('runtime', `the download of ${backupId} hashes to ${sha256}, the orchestrator said ${expected}: not kept`);
+    if (expected && expected !== sha256)
+      throw new CliError('runtime', `the download of ${backupId} hashes to ${sha256}, the orchestrator said ${expected}: not kept`);
     await rename(tmp, target);
     if (opts.json) return printJson(ctx.out, { backupId, file: target, sizeBytes: bytes, sha256 });
     ctx.out.line(`backup ${backupId} of ${name}: ${formatBytes(bytes)} written to ${target} (sha256 ${sha256})`);

@@ -9,8 +9,6 @@ import type { CommandContext } from '../program.js';
 import { formatAge, keyColumns } from '../table.js';
 import type { GroupView, TemplateView } from '../../contracts/public-api/views.js';
 
-
-
 export function registerCatalog(program: Command, ctx: CommandContext): void {
   const templates = program.command('templates').description('template versions (immutable; created with ectl apply)');
   listCommand<TemplateView, { name?: string; json?: boolean }>(templates, ctx, {

@@ -8,7 +8,6 @@ import { formatAge, keyColumns } from '../table.js';
 import { positiveInt } from './instances.js';
 import type { CommandView } from '../../contracts/public-api/views.js';
 
-
 export function registerCommands(program: Command, ctx: CommandContext): void {
   const commands = program.command('commands').description('inspect durable commands');
   showCommand<CommandView>(commands, ctx, {
@@ -29,10 +28,11 @@ export function registerCommands(program: Command, ctx: CommandContext): void {
   });
   listCommand<CommandView, { instance?: string; host?: string; limit: number; json?: boolean }>(commands, ctx, {
     description: 'recent commands, newest first',
-    options: (c) => c
-      .option('--instance <id>', 'only this instance (id)')
-      .option('--host <id>', 'only this host')
-      .option('--limit <n>', 'entries', positiveInt('--limit'), 50),
+    options: (c) =>
+      c
+        .option('--instance <id>', 'only this instance (id)')
+        .option('--host <id>', 'only this host')
+        .option('--limit <n>', 'entries', positiveInt('--limit'), 50),
     path: '/commands',
     key: 'commands',
     query: (opts) => ({ instanceId: opts.instance, hostId: opts.host, limit: opts.limit }),

@@ -19,9 +19,14 @@ export function commandTree(cmd: Command): CommandNode {
     aliases: cmd.aliases(),
     description: cmd.description(),
     args: cmd.registeredArguments.map((a) => a.name()),
-    options: cmd.options.filter((o) => o.long && o.long !== '--help' && !o.hidden).map((o) => ({
-      flag: o.long!, description: o.description, value: o.required, ...(o.argChoices ? { choices: o.argChoices } : {}),
-    })),
+    options: cmd.options
+      .filter((o) => o.long && o.long !== '--help' && !o.hidden)
+      .map((o) => ({
+        flag: o.long!,
+        description: o.description,
+        value: o.required,
+        ...(o.argChoices ? { choices: o.argChoices } : {}),
+      })),
     commands: cmd.commands.filter((c) => !(c as Command & { _hidden?: boolean })._hidden).map(commandTree),
   };
 }

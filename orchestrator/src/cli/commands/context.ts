@@ -8,7 +8,8 @@ import { printJson, printTable } from '../output.js';
 import type { CommandContext } from '../program.js';
 
 function contextName(name: string): string {
-  if (!CONTEXT_NAME_PATTERN.test(name)) throw new CliError('usage', `context name "${name}" is invalid: use letters, digits, '_', '.', '-'`);
+  if (!CONTEXT_NAME_PATTERN.test(name))
+    throw new CliError('usage', `context name "${name}" is invalid: use letters, digits, '_', '.', '-'`);
   return name;
 }
 
@@ -79,11 +80,16 @@ export function registerContext(program: Command, ctx: CommandContext): void {
         token: c.token ? 'set' : 'none',
       }));
       if (opts.json) return printJson(ctx.out, rows);
-      printTable(ctx.out, rows, [
-        { header: '', value: (r) => (r.current ? '*' : ' ') },
-        { header: 'name', value: (r) => r.name },
-        { header: 'url', value: (r) => r.url },
-        { header: 'token', value: (r) => r.token },
-      ], 'no contexts yet: run ectl login --url URL --token TOKEN');
+      printTable(
+        ctx.out,
+        rows,
+        [
+          { header: '', value: (r) => (r.current ? '*' : ' ') },
+          { header: 'name', value: (r) => r.name },
+          { header: 'url', value: (r) => r.url },
+          { header: 'token', value: (r) => r.token },
+        ],
+        'no contexts yet: run ectl login --url URL --token TOKEN',
+      );
     });
 }

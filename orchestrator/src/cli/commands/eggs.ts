@@ -37,11 +37,16 @@ export function registerEggs(program: Command, ctx: CommandContext): void {
   const templates = program.commands.find((c) => c.name() === 'templates') ?? program.command('templates');
   templates
     .command('import-egg <file>')
-    .description('import a Pterodactyl/Pelican egg (PTDL_v1/v2, PLCN_v1/v2/v3; JSON or YAML) as a template version; prints the preview first')
+    .description(
+      'import a Pterodactyl/Pelican egg (PTDL_v1/v2, PLCN_v1/v2/v3; JSON or YAML) as a template version; prints the preview first',
+    )
     .requiredOption('--name <name>', 'template name')
     .option('--version <version>', 'template version (immutable)')
     .option('--template-version <version>', 'the same as --version')
-    .option('--image <key|ref>', 'one of the egg\'s docker_images (its label or the image), or any image reference; default the first of docker_images')
+    .option(
+      '--image <key|ref>',
+      "one of the egg's docker_images (its label or the image), or any image reference; default the first of docker_images",
+    )
     .option('--memory <mb>', 'memory in MiB (eggs carry none; default 1024)')
     .option('--dry-run', 'only show the preview')
     .option('--json', 'print the answer as JSON')
@@ -60,18 +65,32 @@ export function registerEggs(program: Command, ctx: CommandContext): void {
         throw new CliError('usage', `${file}: not a readable ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'} egg (${(err as Error).message})`);
       }
       const memoryMb = opts.memory === undefined ? undefined : Number(opts.memory);
-      if (memoryMb !== undefined && !Number.isInteger(memoryMb)) throw new CliError('usage', `--memory ${opts.memory}: a whole number of MiB`);
-      const body = { egg, name: opts.name, version, ...(opts.image ? { image: opts.image } : {}), ...(memoryMb !== undefined ? { memoryMb } : {}) };
+      if (memoryMb !== undefined && !Number.isInteger(memoryMb))
+        throw new CliError('usage', `--memory ${opts.memory}: a whole number of MiB`);
+      const body = {
+        egg,
+        name: opts.name,
+        version,
+        ...(opts.image ? { image: opts.image } : {}),
+        ...(memoryMb !== undefined ? { memoryMb } : {}),
+      };
       const client = await ctx.client();
       const target = `${opts.name}@${version}`;
       const preview = await client.post<ImportAnswer>('/templates/import-egg', { ...body, dryRun: true });
       if (opts.json && opts.dryRun) return printJson(ctx.out, preview);
       if (!opts.json) printPreview(ctx, preview.preview, preview.outcome, target);
-      if (preview.outcome === 'refused') throw new CliError('runtime', `egg refused: ${preview.preview.refused ?? 'see the preview'}; nothing was written`);
-      if (preview.outcome === 'conflict') throw new CliError('runtime', `template ${target} already exists with a different spec: choose a new --version; nothing was written`);
+      if (preview.outcome === 'refused')
+        throw new CliError('runtime', `egg refused: ${preview.preview.refused ?? 'see the preview'}; nothing was written`);
+      if (preview.outcome === 'conflict')
+        throw new CliError(
+          'runtime',
+          `template ${target} already exists with a different spec: choose a new --version; nothing was written`,
+        );
       if (opts.dryRun) return;
       const stored = await client.post<ImportAnswer>('/templates/import-egg', body);
       if (opts.json) return printJson(ctx.out, stored);
-      ctx.out.line(`template ${target} ${stored.outcome === 'create' ? 'created' : 'unchanged'} (spec ${stored.template?.specHash.slice(0, 12) ?? '?'})`);
+      ctx.out.line(
+        `template ${target} ${stored.outcome === 'create' ? 'created' : 'unchanged'} (spec ${stored.template?.specHash.slice(0, 12) ?? '?'})`,
+      );
     });
 }

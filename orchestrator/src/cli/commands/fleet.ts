@@ -17,9 +17,6 @@ const DEFAULT_WAIT = '5m';
 /** Beyond the server's own wait, the answer still has to travel. */
 const ANSWER_MARGIN_MS = 15_000;
 
-
-
-
 /** A duration flag: checked here (a usage error names the flag), sent as text. */
 export function durationFlag(name: string) {
   return (v: string): string => {
@@ -48,7 +45,8 @@ export function parseIdleTiers(text: string): { after: string; action: string }[
   }
 }
 
-const waitTimeout = (wait: string | undefined): number | undefined => (wait === undefined ? undefined : parseDuration(wait) + ANSWER_MARGIN_MS);
+const waitTimeout = (wait: string | undefined): number | undefined =>
+  wait === undefined ? undefined : parseDuration(wait) + ANSWER_MARGIN_MS;
 
 function nextText(i: FleetInstanceView): string {
   if (!i.next) return i.awakeBecause ? `awake: ${i.awakeBecause}` : '-';
@@ -67,12 +65,22 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
     .option('--json', 'print JSON')
     .action(async (group: string, opts: { variant?: string; name?: string; wait?: string | true; json?: boolean }) => {
       const wait = opts.wait === undefined ? undefined : durationFlag('--wait')(opts.wait === true ? DEFAULT_WAIT : opts.wait);
-      const body = { ...(opts.variant ? { variantId: opts.variant } : {}), ...(opts.name ? { name: opts.name } : {}), ...(wait ? { wait } : {}) };
+      const body = {
+        ...(opts.variant ? { variantId: opts.variant } : {}),
+        ...(opts.name ? { name: opts.name } : {}),
+        ...(wait ? { wait } : {}),
+      };
       const timeoutMs = waitTimeout(wait);
-      const r = await (await ctx.client()).post<InstanceView & { commandId: string }>(`/groups/${enc(group)}/spawn`, body, timeoutMs ? { timeoutMs } : {});
+      const r = await (
+        await ctx.client()
+      ).post<InstanceView & { commandId: string }>(`/groups/${enc(group)}/spawn`, body, timeoutMs ? { timeoutMs } : {});
       if (opts.json) return printJson(ctx.out, r);
       const at = r.endpoint ? ` at ${r.endpoint.host}:${r.endpoint.port}` : '';
-      ctx.out.line(wait ? `instance ${r.name ?? r.id} (${r.id}) is ${r.state}${at}` : `instance ${r.name ?? r.id} (${r.id}) spawning (command ${r.commandId}); ectl spawn --wait answers once online`);
+      ctx.out.line(
+        wait
+          ? `instance ${r.name ?? r.id} (${r.id}) is ${r.state}${at}`
+          : `instance ${r.name ?? r.id} (${r.id}) spawning (command ${r.commandId}); ectl spawn --wait answers once online`,
+      );
     });
 
   program
@@ -83,7 +91,9 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
     .option('--json', 'print JSON')
     .action(async (instance: string, opts: { timeout?: string; force?: boolean; json?: boolean }) => {
       const body = { ...(opts.timeout ? { timeout: opts.timeout } : {}), ...(opts.force ? { force: true } : {}) };
-      const r = await (await ctx.client()).post<{ id: string; commandId: string | null; state: string }>(`/instances/${enc(instance)}/despawn`, body);
+      const r = await (
+        await ctx.client()
+      ).post<{ id: string; commandId: string | null; state: string }>(`/instances/${enc(instance)}/despawn`, body);
       if (opts.json) return printJson(ctx.out, r);
       ctx.out.line(`despawn of ${instance} (${r.id}) requested${r.commandId ? ` (command ${r.commandId})` : ''}; it is ${r.state}`);
     });
@@ -96,9 +106,15 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
     .option('--wait <duration>', 'with an empty buffer, wait this long for a spawned instance', durationFlag('--wait'))
     .option('--json', 'print JSON')
     .action(async (group: string, opts: { variant?: string; label?: Record<string, string>; wait?: string; json?: boolean }) => {
-      const body = { ...(opts.variant ? { variantId: opts.variant } : {}), ...(opts.label ? { labels: opts.label } : {}), ...(opts.wait ? { wait: opts.wait } : {}) };
+      const body = {
+        ...(opts.variant ? { variantId: opts.variant } : {}),
+        ...(opts.label ? { labels: opts.label } : {}),
+        ...(opts.wait ? { wait: opts.wait } : {}),
+      };
       const timeoutMs = waitTimeout(opts.wait);
-      const r = await (await ctx.client()).post<AllocationAnswer>(`/groups/${enc(group)}/allocations`, body, timeoutMs ? { timeoutMs } : {});
+      const r = await (
+        await ctx.client()
+      ).post<AllocationAnswer>(`/groups/${enc(group)}/allocations`, body, timeoutMs ? { timeoutMs } : {});
       if (opts.json) return printJson(ctx.out, r);
       ctx.out.line(`allocation ${r.allocationId}: instance ${r.instanceId} at ${r.endpoint ?? '-'}`);
     });
@@ -108,7 +124,9 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
     .description('end an allocation: the instance returns to the buffer')
     .option('--json', 'print JSON')
     .action(async (allocation: string, opts: { json?: boolean }) => {
-      const r = await (await ctx.client()).delete<{ allocationId: string; instanceId: string; status: string }>(`/allocations/${enc(allocation)}`);
+      const r = await (
+        await ctx.client()
+      ).delete<{ allocationId: string; instanceId: string; status: string }>(`/allocations/${enc(allocation)}`);
       if (opts.json) return printJson(ctx.out, r);
       ctx.out.line(`allocation ${r.allocationId} ${r.status} (instance ${r.instanceId})`);
     });
@@ -120,22 +138,31 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
     .action(async (group: string, opts: { json?: boolean }) => {
       const f = await (await ctx.client()).get<FleetAnswer>(`/groups/${enc(group)}/fleet`);
       if (opts.json) return printJson(ctx.out, f);
-      ctx.out.line(`group ${f.groupId}: buffer ${f.buffer.ready} ready of ${f.buffer.target} wanted (${f.buffer.starting} starting), ${f.counts.allocated ?? 0} allocated`);
+      ctx.out.line(
+        `group ${f.groupId}: buffer ${f.buffer.ready} ready of ${f.buffer.target} wanted (${f.buffer.starting} starting), ${f.counts.allocated ?? 0} allocated`,
+      );
       if (f.short) ctx.out.line(`short since ${f.short.since}: ${f.short.reason}`);
-      printTable(ctx.out, f.instances, [
-        { header: 'instance', value: (i) => i.name },
-        { header: 'state', value: (i) => i.state },
-        { header: 'class', value: (i) => (i.draining ? `${i.class} (draining)` : i.class) },
-        { header: 'players', value: (i) => `${i.playersOnline}/${i.maxPlayers ?? '?'}` },
-        { header: 'allocated', value: (i) => i.sessionId ?? '-' },
-        { header: 'next', value: (i) => `${nextText(i)}${i.idleTiersOverridden ? ' [own tiers]' : ''}` },
-        { header: 'sleeps', value: (i) => `${i.idleTiers ?? '-'}${i.idleTiersFrom ? ` (${i.idleTiersFrom})` : ''}` },
-      ], 'no instances in this group');
+      printTable(
+        ctx.out,
+        f.instances,
+        [
+          { header: 'instance', value: (i) => i.name },
+          { header: 'state', value: (i) => i.state },
+          { header: 'class', value: (i) => (i.draining ? `${i.class} (draining)` : i.class) },
+          { header: 'players', value: (i) => `${i.playersOnline}/${i.maxPlayers ?? '?'}` },
+          { header: 'allocated', value: (i) => i.sessionId ?? '-' },
+          { header: 'next', value: (i) => `${nextText(i)}${i.idleTiersOverridden ? ' [own tiers]' : ''}` },
+          { header: 'sleeps', value: (i) => `${i.idleTiers ?? '-'}${i.idleTiersFrom ? ` (${i.idleTiersFrom})` : ''}` },
+        ],
+        'no instances in this group',
+      );
     });
 
   program
     .command('idle-tiers <target> <verb> [tiers]')
-    .description('how worlds sleep when empty. TARGET is an instance, group:<id> or system; `set 10m:pause,6h:stop` (one tier is fine), `off` (never sleeps), or `clear` to follow the next level (instance → group → system → ENDERCLOUD_IDLE_TIERS)')
+    .description(
+      'how worlds sleep when empty. TARGET is an instance, group:<id> or system; `set 10m:pause,6h:stop` (one tier is fine), `off` (never sleeps), or `clear` to follow the next level (instance → group → system → ENDERCLOUD_IDLE_TIERS)',
+    )
     .option('--json', 'print JSON')
     .action(async (target: string, verb: string, tiers: string | undefined, opts: { json?: boolean }) => {
       let idleTiers: { after: string; action: string }[] | null;
@@ -149,7 +176,10 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
         throw new CliError('usage', `idle-tiers: unknown verb "${verb}" (set, off or clear)`);
       }
       const client = await ctx.client();
-      const text = (t: { after: string; action: string }[]): string => (t.length === 0 ? 'idle tiers off (never paused or stopped for being empty)' : `idle tiers ${t.map((x) => `${x.after}:${x.action}`).join(',')}`);
+      const text = (t: { after: string; action: string }[]): string =>
+        t.length === 0
+          ? 'idle tiers off (never paused or stopped for being empty)'
+          : `idle tiers ${t.map((x) => `${x.after}:${x.action}`).join(',')}`;
       if (target === 'system') {
         const r = await client.put<{ tiers: { after: string; action: string }[]; source: string }>('/system/idle-tiers', { idleTiers });
         if (opts.json) return printJson(ctx.out, r);
@@ -164,4 +194,3 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
       ctx.out.line(`${target}: ${r.idleTiers === null ? follows : text(r.idleTiers)}`);
     });
 }
-

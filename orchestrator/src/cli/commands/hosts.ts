@@ -13,7 +13,6 @@ import { formatAge, formatBytes, keyColumns } from '../table.js';
 import type { HostView } from '../../contracts/public-api/views.js';
 import type { UnclaimedView } from '../../contracts/public-api/answers.js';
 
-
 /** The number of instances placed on a host. */
 function instanceCount(h: HostView): number {
   return h.instances.total;
@@ -65,7 +64,9 @@ export function registerHosts(program: Command, ctx: CommandContext): void {
     .option('--json', 'print the host as JSON')
     .action(async (id: string, opts: { on?: boolean; off?: boolean; message: string; json?: boolean }) => {
       if (Boolean(opts.on) === Boolean(opts.off)) throw new CliError('usage', 'give exactly one of --on or --off');
-      const h = await (await ctx.client()).post<HostView | undefined>(`/hosts/${enc(id)}/maintenance`, { enabled: Boolean(opts.on), message: opts.message });
+      const h = await (
+        await ctx.client()
+      ).post<HostView | undefined>(`/hosts/${enc(id)}/maintenance`, { enabled: Boolean(opts.on), message: opts.message });
       if (opts.json) return printJson(ctx.out, h ?? { id, maintenance: { enabled: Boolean(opts.on), message: opts.message } });
       ctx.out.line(`host ${id}: maintenance ${opts.on ? 'on' : 'off'}${h?.status ? ` (status ${h.status})` : ''}`);
     });
@@ -77,15 +78,18 @@ export function registerHosts(program: Command, ctx: CommandContext): void {
     .option('--json', 'print the answer as JSON')
     .action(async (id: string, opts: { forget?: boolean; yes?: boolean; json?: boolean }) => {
       if (opts.forget) await confirmYes(ctx.prompt, `forget host ${id} and mark its instances intervention_required?`, opts.yes);
-      const res = await (await ctx.client()).request<{ forgottenInstances?: string[] }>('DELETE', `/hosts/${enc(id)}`, { query: opts.forget ? { forget: 'true' } : {} });
+      const res = await (
+        await ctx.client()
+      ).request<{ forgottenInstances?: string[] }>('DELETE', `/hosts/${enc(id)}`, { query: opts.forget ? { forget: 'true' } : {} });
       if (opts.json) return printJson(ctx.out, res);
       const forgotten = res.forgottenInstances ?? [];
-      ctx.out.line(`removed host ${id}${forgotten.length > 0 ? `; ${forgotten.length} instance(s) now intervention_required: ${forgotten.join(', ')}` : ''}`);
+      ctx.out.line(
+        `removed host ${id}${forgotten.length > 0 ? `; ${forgotten.length} instance(s) now intervention_required: ${forgotten.join(', ')}` : ''}`,
+      );
       ctx.out.line('a running agent registers the host again with its next heartbeat: stop it first');
     });
   registerUnclaimed(hosts, ctx);
 }
-
 
 function registerUnclaimed(hosts: Command, ctx: CommandContext): void {
   listCommand<UnclaimedView>(hosts, ctx, {
@@ -112,8 +116,11 @@ function registerUnclaimed(hosts: Command, ctx: CommandContext): void {
     .option('--json', 'print the instance as JSON')
     .action(async (host: string, instance: string, opts: { group: string; variant: string; name?: string; json?: boolean }) => {
       const body = { groupId: opts.group, variantId: opts.variant, ...(opts.name !== undefined ? { name: opts.name } : {}) };
-      const adopted = await (await ctx.client()).post<{ id: string; name?: string; state?: string; endpoint?: { host: string; port: number } | null }>(
-        `/hosts/${enc(host)}/unclaimed/${enc(instance)}/adopt`, body,
+      const adopted = await (
+        await ctx.client()
+      ).post<{ id: string; name?: string; state?: string; endpoint?: { host: string; port: number } | null }>(
+        `/hosts/${enc(host)}/unclaimed/${enc(instance)}/adopt`,
+        body,
       );
       if (opts.json) return printJson(ctx.out, adopted);
       const endpoint = adopted.endpoint ? ` at ${adopted.endpoint.host}:${adopted.endpoint.port}` : '';
@@ -126,9 +133,13 @@ function registerUnclaimed(hosts: Command, ctx: CommandContext): void {
     .option('--json', 'print the answer as JSON')
     .action(async (host: string, instance: string, opts: { deleteData?: boolean; json?: boolean }) => {
       const query = opts.deleteData ? { deleteData: 'true' } : {};
-      const res = await (await ctx.client()).request<{ commandId?: string; deleteData?: boolean }>('DELETE', `/hosts/${enc(host)}/unclaimed/${enc(instance)}`, { query });
+      const res = await (
+        await ctx.client()
+      ).request<{ commandId?: string; deleteData?: boolean }>('DELETE', `/hosts/${enc(host)}/unclaimed/${enc(instance)}`, { query });
       if (opts.json) return printJson(ctx.out, res);
       const data = opts.deleteData ? 'its data is deleted too' : 'its data is kept';
-      ctx.out.line(`removal of the container of ${instance} on host ${host} queued${res.commandId ? ` (command ${res.commandId})` : ''}; ${data}`);
+      ctx.out.line(
+        `removal of the container of ${instance} on host ${host} queued${res.commandId ? ` (command ${res.commandId})` : ''}; ${data}`,
+      );
     });
 }

@@ -11,7 +11,6 @@ import { formatBytes } from '../table.js';
 import { prepareArchive, uploadArchive } from './layers.js';
 import type { ImportView } from '../../contracts/public-api/views.js';
 
-
 function printImport(ctx: CommandContext, r: ImportView): void {
   printFields(ctx.out, [
     ['upload id', r.uploadId],

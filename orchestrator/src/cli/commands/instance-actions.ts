@@ -1,4 +1,4 @@
-// Instance actions: start|stop|restart|pause|resume, backup, restore, delete
+// Instance actions: start|stop|restart|pause|resume, backup, restore, reinstall, delete
 // (scoped, typed-name confirmation), update (plan, ask, apply), maintenance,
 // reset-crash-loop, evacuate; and the global `ectl maintenance`. Every queued
 // action can `--wait` for the state it aims for (start → online).
@@ -32,18 +32,38 @@ const withWait = (cmd: Command): Command =>
     .option('--json', 'print JSON');
 
 /** Prints the acceptance, or waits and prints the instance. */
-async function finish(ctx: CommandContext, client: ApiClient, action: string, accepted: Accepted, opts: WaitOpts, label: string): Promise<void> {
+async function finish(
+  ctx: CommandContext,
+  client: ApiClient,
+  action: string,
+  accepted: Accepted,
+  opts: WaitOpts,
+  label: string,
+): Promise<void> {
   if (opts.wait && !accepted.noop) {
     const goal = GOAL_OF_ACTION[action] ?? 'idle';
-    const last = await waitForInstance({ client, out: ctx.out, now: ctx.now, sleep: ctx.sleep }, accepted.id, goal, opts.timeout * 1000, accepted.commandId, action);
+    const last = await waitForInstance(
+      { client, out: ctx.out, now: ctx.now, sleep: ctx.sleep },
+      accepted.id,
+      goal,
+      opts.timeout * 1000,
+      accepted.commandId,
+      action,
+    );
     if (opts.json) return printJson(ctx.out, last ?? { id: accepted.id, deleted: true });
     if (goal === 'gone') return ctx.out.line(`instance ${label} deleted`);
-    ctx.out.line(goal === 'idle' ? `${action} of ${label} done (instance ${last?.state ?? 'unknown'})` : `instance ${label}: ${last?.state ?? 'unknown'}`);
+    ctx.out.line(
+      goal === 'idle'
+        ? `${action} of ${label} done (instance ${last?.state ?? 'unknown'})`
+        : `instance ${label}: ${last?.state ?? 'unknown'}`,
+    );
     return;
   }
   if (opts.json) return printJson(ctx.out, accepted);
   if (accepted.noop) return ctx.out.line(`instance ${label}: nothing to do (${accepted.noop}); state ${accepted.state}`);
-  ctx.out.line(`instance ${label}: ${action} accepted (state ${accepted.state}${accepted.commandId ? `, command ${accepted.commandId}` : ''})`);
+  ctx.out.line(
+    `instance ${label}: ${action} accepted (state ${accepted.state}${accepted.commandId ? `, command ${accepted.commandId}` : ''})`,
+  );
 }
 
 function registerPower(instances: Command, ctx: CommandContext): void {
@@ -57,7 +77,8 @@ function registerPower(instances: Command, ctx: CommandContext): void {
   for (const action of ['start', 'stop', 'restart', 'pause', 'resume'] as const) {
     const cmd = instances.command(`${action} <name>`).description(about[action]!);
     if (action === 'stop') {
-      cmd.option('--backup', 'archive player data as part of the stop (needs --on-backup-failure)')
+      cmd
+        .option('--backup', 'archive player data as part of the stop (needs --on-backup-failure)')
         .addOption(new Option('--on-backup-failure <policy>', 'what the stop does when the backup fails').choices(FAILURE_POLICIES));
     }
     withWait(cmd).action(async (name: string, opts: WaitOpts & { backup?: boolean; onBackupFailure?: string }) => {
@@ -71,15 +92,24 @@ function registerPower(instances: Command, ctx: CommandContext): void {
 }
 
 function registerData(instances: Command, ctx: CommandContext): void {
-  withWait(instances.command('backup <name>').description('back up the instance data (queued; online save over RCON when the template allows it)'))
+  withWait(
+    instances.command('backup <name>').description('back up the instance data (queued; online save over RCON when the template allows it)'),
+  )
     .option('--reason <text>', 'why (kept with the backup)')
     .option('--stop', 'allow stopping a running server whose backup cannot be taken online (it is started again)')
     .action(async (name: string, opts: WaitOpts & { reason?: string; stop?: boolean }) => {
       const client = await ctx.client();
-      const accepted = await client.post<Accepted>(`/instances/${enc(name)}/backup`, { ...(opts.reason ? { reason: opts.reason } : {}), ...(opts.stop ? { stop: true } : {}) });
+      const accepted = await client.post<Accepted>(`/instances/${enc(name)}/backup`, {
+        ...(opts.reason ? { reason: opts.reason } : {}),
+        ...(opts.stop ? { stop: true } : {}),
+      });
       await finish(ctx, client, 'backup', accepted, opts, name);
     });
-  withWait(instances.command('restore <name> [backupId]').description('restore a backup, or an archive with --upload (stopped instances only; a safety backup is written first)'))
+  withWait(
+    instances
+      .command('restore <name> [backupId]')
+      .description('restore a backup, or an archive with --upload (stopped instances only; a safety backup is written first)'),
+  )
     .option('--confirm <name>', 'the instance name, for scripts (on a terminal ectl asks)')
     .option('--upload <file>', 'restore this .tar.gz (or directory) instead of a kept backup; it goes through the import checks')
     .action(async (name: string, backupId: string | undefined, opts: WaitOpts & { confirm?: string; upload?: string }) => {
@@ -87,17 +117,30 @@ function registerData(instances: Command, ctx: CommandContext): void {
       const client = await ctx.client();
       const instance = await client.get<InstanceView>(`/instances/${enc(name)}`);
       const what = backupId ?? opts.upload;
-      const confirm = await confirmTypedName(ctx.prompt, instance.name ?? instance.id, `restoring ${what} replaces the current data of ${instance.name ?? instance.id}`, opts.confirm);
+      const confirm = await confirmTypedName(
+        ctx.prompt,
+        instance.name ?? instance.id,
+        `restoring ${what} replaces the current data of ${instance.name ?? instance.id}`,
+        opts.confirm,
+      );
       const source = backupId ? { backupId } : { uploadId: await uploadForRestore(ctx, client, opts.upload as string) };
       const accepted = await client.post<Accepted>(`/instances/${enc(instance.id)}/restore`, { ...source, confirm });
       await finish(ctx, client, 'restore', accepted, opts, confirm);
     });
-  withWait(instances.command('delete <name>').description('delete an instance: container and technical files by default; --scope player_data/backups delete irreplaceable data'))
+  withWait(
+    instances
+      .command('delete <name>')
+      .description('delete an instance: container and technical files by default; --scope player_data/backups delete irreplaceable data'),
+  )
     .option('--scope <scopes>', 'comma-separated: container, technical, player_data, backups (default: container,technical)')
     .option('--confirm <name>', 'the instance name, for scripts (on a terminal ectl asks)')
     .action(async (name: string, opts: WaitOpts & { scope?: string; confirm?: string }) => {
-      const scopes = opts.scope?.split(',').map((s) => s.trim()).filter(Boolean);
-      if (opts.scope !== undefined && (!scopes || scopes.length === 0)) throw new CliError('usage', '--scope needs at least one of container, technical, player_data, backups');
+      const scopes = opts.scope
+        ?.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      if (opts.scope !== undefined && (!scopes || scopes.length === 0))
+        throw new CliError('usage', '--scope needs at least one of container, technical, player_data, backups');
       const client = await ctx.client();
       const instance = await client.get<InstanceView>(`/instances/${enc(name)}`);
       const label = instance.name ?? instance.id;
@@ -105,12 +148,31 @@ function registerData(instances: Command, ctx: CommandContext): void {
       const confirm = await confirmTypedName(ctx.prompt, label, what, opts.confirm);
       const accepted = await client.delete<Accepted>(`/instances/${enc(instance.id)}`, { ...(scopes ? { scopes } : {}), confirm });
       if (!opts.wait && !opts.json) {
-        ctx.out.line(`instance ${label}: delete accepted (scopes ${accepted.scopes?.join(', ') ?? '-'}; kept: ${accepted.retained?.length ? accepted.retained.join(', ') : 'nothing'})`);
+        ctx.out.line(
+          `instance ${label}: delete accepted (scopes ${accepted.scopes?.join(', ') ?? '-'}; kept: ${accepted.retained?.length ? accepted.retained.join(', ') : 'nothing'})`,
+        );
         return;
       }
       await finish(ctx, client, 'delete', accepted, opts, label);
     });
-  withWait(instances.command('update <name>').description('update the image: shows the plan (checks, changes, warnings), asks, then applies (rolls back when the new image is not ready)'))
+  withWait(
+    instances
+      .command('reinstall <name>')
+      .description(
+        "run the egg template's install script again over the kept files (a running server is stopped first and started again; --wait: until the script is done)",
+      ),
+  ).action(async (name: string, opts: WaitOpts) => {
+    const client = await ctx.client();
+    const accepted = await client.post<Accepted>(`/instances/${enc(name)}/reinstall`, undefined);
+    await finish(ctx, client, 'reinstall', accepted, opts, name);
+  });
+  withWait(
+    instances
+      .command('update <name>')
+      .description(
+        'update the image: shows the plan (checks, changes, warnings), asks, then applies (rolls back when the new image is not ready)',
+      ),
+  )
     .requiredOption('--image <ref>', "the candidate image: a reference, or the label of one of the template's image choices ('Java 17')")
     .option('--backup', 'take a safety backup before the stop')
     .option('--yes', 'apply without asking (scripts)')
@@ -120,9 +182,14 @@ function registerData(instances: Command, ctx: CommandContext): void {
       const plan = await client.get<UpdatePlanView>(`/instances/${enc(name)}/update-plan`, { query: { image: opts.image } });
       if (opts.planOnly) return opts.json ? printJson(ctx.out, plan) : printUpdatePlan(ctx.out, plan);
       if (!opts.json) printUpdatePlan(ctx.out, plan);
-      if (!plan.compatible) throw new CliError('runtime', `image ${opts.image} is not compatible with instance ${plan.name}: nothing was done`);
+      if (!plan.compatible)
+        throw new CliError('runtime', `image ${opts.image} is not compatible with instance ${plan.name}: nothing was done`);
       await confirmYes(ctx.prompt, `update ${plan.name} to ${opts.image}`, opts.yes);
-      const accepted = await client.post<Accepted>(`/instances/${enc(plan.instanceId)}/update`, { image: opts.image, confirm: true, ...(opts.backup ? { backup: true } : {}) });
+      const accepted = await client.post<Accepted>(`/instances/${enc(plan.instanceId)}/update`, {
+        image: opts.image,
+        confirm: true,
+        ...(opts.backup ? { backup: true } : {}),
+      });
       await finish(ctx, client, 'update', accepted, opts, plan.name);
     });
 }
@@ -135,7 +202,8 @@ const onOff = (opts: { on?: boolean; off?: boolean }): boolean => {
 type MaintenanceOpts = { on?: boolean; off?: boolean; message: string; json?: boolean };
 
 /** The --on/--off/--message flags of the instance and the global maintenance commands. */
-const maintenanceFlags = (c: Command): Command => c.option('--on', 'enable').option('--off', 'disable').option('--message <text>', 'shown to refused starts', '');
+const maintenanceFlags = (c: Command): Command =>
+  c.option('--on', 'enable').option('--off', 'disable').option('--message <text>', 'shown to refused starts', '');
 
 function registerAdmin(instances: Command, program: Command, ctx: CommandContext): void {
   jsonCommand<InstanceView, MaintenanceOpts>(instances, ctx, {
@@ -160,14 +228,25 @@ function registerAdmin(instances: Command, program: Command, ctx: CommandContext
   instances
     .command('evacuate <name>')
     .description('transfer every connected player off an instance; it takes no new joins while draining')
-    .option('--to-instance <name>', 'send them to this instance').option('--to-group <id>', 'to any instance of this group').option('--to-session <id>', 'to this session')
+    .option('--to-instance <name>', 'send them to this instance')
+    .option('--to-group <id>', 'to any instance of this group')
+    .option('--to-session <id>', 'to this session')
     .option('--ttl <seconds>', 'how long each transfer waits for the login', positiveInt('--ttl'))
     .option('--drain <seconds>', 'how long the instance takes no new joins (default 300)', positiveInt('--drain'))
     .option('--json', 'print JSON')
     .action(async (name: string, opts: TargetOpts & { ttl?: number; drain?: number; json?: boolean }) => {
       const target = transferTarget(opts, false);
-      const body = { ...(target ? { target } : {}), ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}), ...(opts.drain ? { drainSeconds: opts.drain } : {}) };
-      const r = await (await ctx.client()).post<{ instanceId: string; players: { player?: string; name?: string; moved: boolean }[] }>(`/instances/${enc(name)}/evacuate`, body);
+      const body = {
+        ...(target ? { target } : {}),
+        ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}),
+        ...(opts.drain ? { drainSeconds: opts.drain } : {}),
+      };
+      const r = await (
+        await ctx.client()
+      ).post<{ instanceId: string; players: { player?: string; name?: string; moved: boolean }[] }>(
+        `/instances/${enc(name)}/evacuate`,
+        body,
+      );
       if (opts.json) return printJson(ctx.out, r);
       const moved = r.players.filter((p) => p.moved).length;
       ctx.out.line(`instance ${name}: draining; ${r.players.length} player(s) to transfer, ${moved} moved now`);
@@ -175,13 +254,21 @@ function registerAdmin(instances: Command, program: Command, ctx: CommandContext
   type M = MaintenanceAnswer;
   jsonCommand<M, MaintenanceOpts>(program, ctx, {
     use: 'maintenance',
-    description: 'global maintenance: show it, or with --on/--off switch it (ordinary starts of every instance refused; admin/manager token)',
+    description:
+      'global maintenance: show it, or with --on/--off switch it (ordinary starts of every instance refused; admin/manager token)',
     options: maintenanceFlags,
     fetch: async (opts) => {
       const client = await ctx.client();
-      return opts.on || opts.off ? client.post<M>('/maintenance', { enabled: onOff(opts), message: opts.message }) : client.get<M>('/maintenance');
+      return opts.on || opts.off
+        ? client.post<M>('/maintenance', { enabled: onOff(opts), message: opts.message })
+        : client.get<M>('/maintenance');
     },
-    render: (m) => printFields(ctx.out, [['maintenance', m.enabled ? 'on' : 'off'], ['message', m.message || '-'], ['since', m.since ?? '-']]),
+    render: (m) =>
+      printFields(ctx.out, [
+        ['maintenance', m.enabled ? 'on' : 'off'],
+        ['message', m.message || '-'],
+        ['since', m.since ?? '-'],
+      ]),
   });
 }
 
@@ -193,7 +280,11 @@ export interface TargetOpts {
 
 /** Exactly one of --to-instance/--to-group/--to-session (or none, when optional). */
 export function transferTarget(opts: TargetOpts, required: boolean): Record<string, string> | undefined {
-  const given = [['instance', opts.toInstance], ['group', opts.toGroup], ['session', opts.toSession]].filter(([, v]) => v !== undefined) as [string, string][];
+  const given = [
+    ['instance', opts.toInstance],
+    ['group', opts.toGroup],
+    ['session', opts.toSession],
+  ].filter(([, v]) => v !== undefined) as [string, string][];
   if (given.length > 1) throw new CliError('usage', 'give only one of --to-instance, --to-group, --to-session');
   if (given.length === 0) {
     if (required) throw new CliError('usage', 'give one of --to-instance, --to-group, --to-session');

@@ -44,7 +44,17 @@ function registerSettings(instances: Command, ctx: CommandContext): void {
     .option('--json', 'print JSON')
     .action(async (name: string, opts: { json?: boolean }) => {
       const i = await (await ctx.client()).get<SettingsView>(`/instances/${enc(name)}`);
-      const view = { id: i.id, name: i.name, image: i.image, labels: i.labels ?? {}, settings: i.settings ?? {}, secretSettings: i.secretSettings ?? [], ...(i.hiddenSettings ? { hiddenSettings: i.hiddenSettings } : {}), pendingChanges: i.pendingChanges ?? [], containerConfigPending: i.containerConfigPending ?? false };
+      const view = {
+        id: i.id,
+        name: i.name,
+        image: i.image,
+        labels: i.labels ?? {},
+        settings: i.settings ?? {},
+        secretSettings: i.secretSettings ?? [],
+        ...(i.hiddenSettings ? { hiddenSettings: i.hiddenSettings } : {}),
+        pendingChanges: i.pendingChanges ?? [],
+        containerConfigPending: i.containerConfigPending ?? false,
+      };
       if (opts.json) return printJson(ctx.out, view);
       const fields: [string, string][] = [['image', view.image ?? '-']];
       for (const [k, v] of Object.entries(view.labels)) fields.push([`label ${k}`, v]);
@@ -52,7 +62,8 @@ function registerSettings(instances: Command, ctx: CommandContext): void {
       for (const k of view.secretSettings) fields.push([k, '(secret, set)']);
       for (const k of view.hiddenSettings ?? []) fields.push([k, '(hidden: operators only)']);
       printFields(ctx.out, fields);
-      for (const c of view.pendingChanges) ctx.out.line(`pending: ${c.key} = ${c.secret ? '(secret)' : c.hidden ? '(hidden)' : show(c.value)} (${c.mode})`);
+      for (const c of view.pendingChanges)
+        ctx.out.line(`pending: ${c.key} = ${c.secret ? '(secret)' : c.hidden ? '(hidden)' : show(c.value)} (${c.mode})`);
     });
   settings
     .command('set <name> [assignments...]')
@@ -63,27 +74,43 @@ function registerSettings(instances: Command, ctx: CommandContext): void {
     .option('--mode <mode>', 'immediate, or next_start (kept pending until the next start)')
     .option('--apply-now', 'apply every pending change now through one replacement')
     .option('--json', 'print JSON')
-    .action(async (name: string, assignments: string[], opts: { image?: string; label: string[]; unlabel: string[]; mode?: string; applyNow?: boolean; json?: boolean }) => {
-      const body: Record<string, unknown> = {};
-      if (assignments.length > 0) body.settings = Object.fromEntries(assignments.map(parseAssignment));
-      if (opts.image !== undefined) body.image = opts.image;
-      if (opts.label.length > 0 || opts.unlabel.length > 0) {
-        body.labels = {
-          ...Object.fromEntries(opts.label.map((l) => {
-            const [k, v] = parseAssignment(l);
-            return [k, String(v)];
-          })),
-          ...Object.fromEntries(opts.unlabel.map((k) => [k, null])),
-        };
-      }
-      if (opts.mode !== undefined) body.mode = opts.mode;
-      if (opts.applyNow) body.applyNow = true;
-      if (Object.keys(body).length === 0) throw new CliError('usage', 'nothing to change: give KEY=VALUE, --image, --label, --unlabel or --apply-now');
-      const r = await (await ctx.client()).patch<{ id: string; applied: unknown; commandId: string | null; pendingChanges: { key: string; mode: string }[] }>(`/instances/${enc(name)}/settings`, body);
-      if (opts.json) return printJson(ctx.out, r);
-      const pending = r.pendingChanges.map((c) => c.key);
-      ctx.out.line(`instance ${name}: settings changed${r.commandId ? `; replacing the container (command ${r.commandId})` : ''}${pending.length ? `; pending until a restart: ${pending.join(', ')}` : ''}`);
-    });
+    .action(
+      async (
+        name: string,
+        assignments: string[],
+        opts: { image?: string; label: string[]; unlabel: string[]; mode?: string; applyNow?: boolean; json?: boolean },
+      ) => {
+        const body: Record<string, unknown> = {};
+        if (assignments.length > 0) body.settings = Object.fromEntries(assignments.map(parseAssignment));
+        if (opts.image !== undefined) body.image = opts.image;
+        if (opts.label.length > 0 || opts.unlabel.length > 0) {
+          body.labels = {
+            ...Object.fromEntries(
+              opts.label.map((l) => {
+                const [k, v] = parseAssignment(l);
+                return [k, String(v)];
+              }),
+            ),
+            ...Object.fromEntries(opts.unlabel.map((k) => [k, null])),
+          };
+        }
+        if (opts.mode !== undefined) body.mode = opts.mode;
+        if (opts.applyNow) body.applyNow = true;
+        if (Object.keys(body).length === 0)
+          throw new CliError('usage', 'nothing to change: give KEY=VALUE, --image, --label, --unlabel or --apply-now');
+        const r = await (
+          await ctx.client()
+        ).patch<{ id: string; applied: unknown; commandId: string | null; pendingChanges: { key: string; mode: string }[] }>(
+          `/instances/${enc(name)}/settings`,
+          body,
+        );
+        if (opts.json) return printJson(ctx.out, r);
+        const pending = r.pendingChanges.map((c) => c.key);
+        ctx.out.line(
+          `instance ${name}: settings changed${r.commandId ? `; replacing the container (command ${r.commandId})` : ''}${pending.length ? `; pending until a restart: ${pending.join(', ')}` : ''}`,
+        );
+      },
+    );
 }
 
 export function registerInstanceInfo(instances: Command, ctx: CommandContext): void {
@@ -93,21 +120,26 @@ export function registerInstanceInfo(instances: Command, ctx: CommandContext): v
     use: 'history <name>',
     description: 'state changes with their reasons, newest first',
     options: (c) => c.option('--limit <n>', 'entries', positiveInt('--limit'), 50),
-    fetch: async (opts, name) => (await (await ctx.client()).call('GET /instances/:id/history', { id: name }, { query: { limit: opts.limit } })).history,
-    render: (history) => printTable(ctx.out, history, [
-      ...keyColumns<HistoryEntry>('at', 'from', 'to', 'actor', 'reason'),
-    ], 'no history'),
+    fetch: async (opts, name) =>
+      (await (await ctx.client()).call('GET /instances/:id/history', { id: name }, { query: { limit: opts.limit } })).history,
+    render: (history) => printTable(ctx.out, history, [...keyColumns<HistoryEntry>('at', 'from', 'to', 'actor', 'reason')], 'no history'),
   });
   type Revision = RevisionView;
   jsonCommand<Revision[]>(instances, ctx, {
     use: 'revisions <name>',
     description: 'immutable configuration revisions (newest 20, secrets redacted)',
     fetch: async (_opts, name) => (await (await ctx.client()).call('GET /instances/:id/revisions', { id: name })).revisions,
-    render: (revisions) => printTable(ctx.out, revisions, [
-      { header: 'revision', value: (x) => x.revision, align: 'right' },
-      { header: 'created', value: (x) => x.createdAt },
-      ...keyColumns<Revision>('actor', 'reason'),
-    ], 'no revisions'),
+    render: (revisions) =>
+      printTable(
+        ctx.out,
+        revisions,
+        [
+          { header: 'revision', value: (x) => x.revision, align: 'right' },
+          { header: 'created', value: (x) => x.createdAt },
+          ...keyColumns<Revision>('actor', 'reason'),
+        ],
+        'no revisions',
+      ),
   });
   instances
     .command('players <name>')
@@ -116,7 +148,9 @@ export function registerInstanceInfo(instances: Command, ctx: CommandContext): v
     .action(async (name: string, opts: { json?: boolean }) => {
       const r = await (await ctx.client()).call('GET /instances/:id/players', { id: name });
       if (opts.json) return printJson(ctx.out, r);
-      ctx.out.line(`${r.online} online${r.probe ? ` (probe: ${r.probe.online}/${r.probe.max ?? '?'})` : ''}; ${r.routerReported} reported by routers`);
+      ctx.out.line(
+        `${r.online} online${r.probe ? ` (probe: ${r.probe.online}/${r.probe.max ?? '?'})` : ''}; ${r.routerReported} reported by routers`,
+      );
       if (r.players.length > 0) {
         printTable(ctx.out, r.players, [
           { header: 'player', value: (p) => p.name },
@@ -129,11 +163,17 @@ export function registerInstanceInfo(instances: Command, ctx: CommandContext): v
     use: 'backups <name>',
     description: 'the backups of an instance kept on its host',
     fetch: async (_opts, name) => (await (await ctx.client()).call('GET /instances/:id/backups', { id: name })).backups,
-    render: (backups) => printTable(ctx.out, backups, [
-      { header: 'backup', value: (b) => b.backupId },
-      { header: 'size', value: (b) => formatBytes(b.sizeBytes), align: 'right' },
-      { header: 'created', value: (b) => b.createdAt },
-      { header: 'paths', value: (b) => (b.paths ? b.paths.join(',') : 'all') },
-    ], 'no backups'),
+    render: (backups) =>
+      printTable(
+        ctx.out,
+        backups,
+        [
+          { header: 'backup', value: (b) => b.backupId },
+          { header: 'size', value: (b) => formatBytes(b.sizeBytes), align: 'right' },
+          { header: 'created', value: (b) => b.createdAt },
+          { header: 'paths', value: (b) => (b.paths ? b.paths.join(',') : 'all') },
+        ],
+        'no backups',
+      ),
   });
 }

@@ -13,7 +13,6 @@ import { printJson } from '../output.js';
 import type { CommandContext } from '../program.js';
 import type { ConsoleAnswer } from '../../contracts/public-api/answers.js';
 
-
 /** Opens the followed log (errors surface here, before anything is read). */
 function openLog(client: ApiClient, id: string, tail: number, signal: AbortSignal): Promise<Readable> {
   return client.follow(`/instances/${enc(id)}/logs`, { follow: 'true', tail }, signal);
@@ -66,24 +65,37 @@ function positiveIntOrZero(flag: string) {
 export function registerInstanceStreams(instances: Command, ctx: CommandContext): void {
   instances
     .command('exec <name> <command...>')
-    .description('run one server console command (RCON when the template declares it, else written to the server\'s stdin): ectl instances exec NAME -- say hi')
+    .description(
+      "run one server console command (RCON when the template declares it, else written to the server's stdin): ectl instances exec NAME -- say hi",
+    )
     .option('--json', 'print {via, response} as JSON')
     .action(async (name: string, words: string[], opts: { json?: boolean }) => {
       const answer = await sendCommand(await ctx.client(), name, words.join(' '));
       if (opts.json) return printJson(ctx.out, answer);
       printReply(ctx, answer);
-      if (answer.via === 'stdin') ctx.out.error(`written to the server's stdin (no reply there; its output is in: ectl instances logs ${name})`);
+      if (answer.via === 'stdin')
+        ctx.out.error(`written to the server's stdin (no reply there; its output is in: ectl instances logs ${name})`);
     });
 
   instances
     .command('console <name>')
     .description('follow the log and send each typed line as a console command (RCON or stdin, per the template); Ctrl-D or Ctrl-C ends it')
-    .option('--tail <n>', 'log lines shown before following', (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1 || n > 1000) throw new CliError('usage', `--tail ${v}: a whole number from 1 to 1000`);
-      return n;
-    }, 20)
-    .option('--linger <ms>', 'after the input ends (Ctrl-D, end of piped input), keep showing the log this long for the last answers', positiveIntOrZero('--linger'), 1000)
+    .option(
+      '--tail <n>',
+      'log lines shown before following',
+      (v) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1 || n > 1000) throw new CliError('usage', `--tail ${v}: a whole number from 1 to 1000`);
+        return n;
+      },
+      20,
+    )
+    .option(
+      '--linger <ms>',
+      'after the input ends (Ctrl-D, end of piped input), keep showing the log this long for the last answers',
+      positiveIntOrZero('--linger'),
+      1000,
+    )
     .action(async (name: string, opts: { tail: number; linger: number }) => runConsole(ctx, name, opts));
 }
 
@@ -105,10 +117,13 @@ async function runConsole(ctx: CommandContext, name: string, opts: { tail: numbe
     lines = reader;
     const log = pumpLog(ctx, body, stopLog.signal);
     // The log ends by itself when the container stops: then there is nothing to type to.
-    void log.then((how) => {
-      if (how === 'ended') ctx.out.error(`the log of ${instance.name} ended (the container stopped)`);
-      reader.close();
-    }, () => reader.close());
+    void log.then(
+      (how) => {
+        if (how === 'ended') ctx.out.error(`the log of ${instance.name} ended (the container stopped)`);
+        reader.close();
+      },
+      () => reader.close(),
+    );
     interrupt.signal.addEventListener('abort', () => reader.close());
     for await (const line of reader) {
       const command = line.trim();

@@ -2,6 +2,7 @@
 // Actions, admin and info commands live in instance-actions.ts,
 // instance-info.ts and instance-streams.ts.
 
+import { EULA_VARIABLE } from '../../eggs/features.js';
 import { Option, type Command } from 'commander';
 import { INSTANCE_STATES } from '../../domain/instance.js';
 import { enc } from '../api-client.js';
@@ -59,46 +60,84 @@ export function registerInstances(program: Command, ctx: CommandContext): Comman
     .option('--import-destination <dir>', 'directory inside the instance for the imported data (default: its root)')
     .option('--no-start', 'create the container but do not start it')
     .option('--user <uid:gid>', 'run as this numeric user (default: the endercloud user 1000:1000); immutable')
-    .option('--image <choice>', "one of the template's image choices, by label (e.g. 'Java 17') or image (default: the template's image; change it later with instances update)")
+    .option(
+      '--image <choice>',
+      "one of the template's image choices, by label (e.g. 'Java 17') or image (default: the template's image; change it later with instances update)",
+    )
+    .option(
+      '--accept-eula',
+      `accept the Minecraft EULA (https://aka.ms/MinecraftEULA) for an egg with the eula feature: sets ${EULA_VARIABLE}=true, without which it never starts`,
+    )
     .option('--wait', 'wait until the instance is online (readiness passed), or stopped with --no-start')
     .option('--timeout <seconds>', 'bound on --wait', positiveInt('--timeout'), 300)
     .option('--json', 'print JSON')
-    .action(async (opts: { group: string; variant: string; name?: string; import?: string; importDestination?: string; user?: string; image?: string; start: boolean; wait?: boolean; timeout: number; json?: boolean }) => {
-      const client = await ctx.client();
-      const body: Record<string, unknown> = { groupId: opts.group, variantId: opts.variant };
-      if (opts.name !== undefined) body.name = opts.name;
-      if (opts.image !== undefined) body.image = opts.image;
-      if (!opts.start) body.start = false;
-      if (opts.user !== undefined) {
-        const m = /^(\d+):(\d+)$/.exec(opts.user);
-        if (!m) throw new CliError('usage', `--user must be UID:GID in numbers (got ${JSON.stringify(opts.user)})`);
-        body.user = { mode: 'custom', uid: Number(m[1]), gid: Number(m[2]) };
-      }
-      if (opts.importDestination !== undefined && opts.import === undefined) throw new CliError('usage', '--import-destination needs --import UPLOAD_ID');
-      if (opts.import !== undefined) body.import = { uploadId: opts.import, ...(opts.importDestination !== undefined ? { destination: opts.importDestination } : {}) };
-      const created = await client.post<CreatedAnswer>('/instances', body);
-      if (!opts.wait) {
-        if (opts.json) return printJson(ctx.out, created);
-        ctx.out.line(`instance ${created.name ?? created.id} (${created.id}) accepted (state ${created.state}, command ${created.commandId})`);
-        return;
-      }
-      await waitForInstance({ client, out: ctx.out, now: ctx.now, sleep: ctx.sleep }, created.id, opts.start ? 'online' : 'stopped', opts.timeout * 1000, created.commandId);
-      const instance = await client.get<InstanceView>(`/instances/${enc(created.id)}`);
-      if (opts.json) return printJson(ctx.out, instance);
-      printInstance(ctx, instance);
-    });
+    .action(
+      async (opts: {
+        group: string;
+        variant: string;
+        name?: string;
+        import?: string;
+        importDestination?: string;
+        user?: string;
+        image?: string;
+        acceptEula?: boolean;
+        start: boolean;
+        wait?: boolean;
+        timeout: number;
+        json?: boolean;
+      }) => {
+        const client = await ctx.client();
+        const body: Record<string, unknown> = { groupId: opts.group, variantId: opts.variant };
+        if (opts.name !== undefined) body.name = opts.name;
+        if (opts.image !== undefined) body.image = opts.image;
+        if (!opts.start) body.start = false;
+        if (opts.acceptEula) body.settings = { [EULA_VARIABLE]: true };
+        if (opts.user !== undefined) {
+          const m = /^(\d+):(\d+)$/.exec(opts.user);
+          if (!m) throw new CliError('usage', `--user must be UID:GID in numbers (got ${JSON.stringify(opts.user)})`);
+          body.user = { mode: 'custom', uid: Number(m[1]), gid: Number(m[2]) };
+        }
+        if (opts.importDestination !== undefined && opts.import === undefined)
+          throw new CliError('usage', '--import-destination needs --import UPLOAD_ID');
+        if (opts.import !== undefined)
+          body.import = { uploadId: opts.import, ...(opts.importDestination !== undefined ? { destination: opts.importDestination } : {}) };
+        const created = await client.post<CreatedAnswer>('/instances', body);
+        if (!opts.wait) {
+          if (opts.json) return printJson(ctx.out, created);
+          ctx.out.line(
+            `instance ${created.name ?? created.id} (${created.id}) accepted (state ${created.state}, command ${created.commandId})`,
+          );
+          return;
+        }
+        await waitForInstance(
+          { client, out: ctx.out, now: ctx.now, sleep: ctx.sleep },
+          created.id,
+          opts.start ? 'online' : 'stopped',
+          opts.timeout * 1000,
+          created.commandId,
+        );
+        const instance = await client.get<InstanceView>(`/instances/${enc(created.id)}`);
+        if (opts.json) return printJson(ctx.out, instance);
+        printInstance(ctx, instance);
+      },
+    );
   type LsOpts = { group?: string; host?: string; state?: string; json?: boolean };
   listCommand<InstanceView, LsOpts>(instances, ctx, {
     description: 'list instances',
-    options: (c) => c
-      .option('--group <id>', 'only this group')
-      .option('--host <id>', 'only this host')
-      .addOption(new Option('--state <state>', 'only instances in this state').choices(INSTANCE_STATES)),
+    options: (c) =>
+      c
+        .option('--group <id>', 'only this group')
+        .option('--host <id>', 'only this host')
+        .addOption(new Option('--state <state>', 'only instances in this state').choices(INSTANCE_STATES)),
     path: '/instances',
     key: 'instances',
     query: (opts) => ({ groupId: opts.group, hostId: opts.host, state: opts.state }),
     // Filter here too, in case the server ignores a query parameter.
-    filter: (rows, opts) => rows.filter((i) => (!opts.group || i.groupId === opts.group) && (!opts.host || i.hostId === opts.host) && (!opts.state || i.state === opts.state)),
+    filter: (rows, opts) =>
+      rows.filter(
+        (i) =>
+          (!opts.group || i.groupId === opts.group) && (!opts.host || i.hostId === opts.host) && (!opts.state || i.state === opts.state),
+      ),
     columns: [
       ...keyColumns<InstanceView>('name', 'id'),
       { header: 'group', value: (i) => i.groupId },
@@ -120,7 +159,7 @@ export function registerInstances(program: Command, ctx: CommandContext): Comman
   });
   instances
     .command('logs <name>')
-    .description('print the last lines of an instance\'s container log')
+    .description("print the last lines of an instance's container log")
     .option('--tail <n>', 'number of lines', positiveInt('--tail'), 100)
     .option('-f, --follow', 'then stream new lines as the server writes them, until Ctrl-C or the container stops')
     .option('--json', 'print {instanceId, tail, logs} as JSON')
@@ -135,7 +174,10 @@ export function registerInstances(program: Command, ctx: CommandContext): Comman
       } catch (err) {
         // A generic NOT_FOUND (not INSTANCE_NOT_FOUND) means the route itself is missing.
         if (err instanceof ApiError && err.code === 'NOT_FOUND') {
-          throw new CliError('runtime', 'this orchestrator does not serve instance logs (GET /api/v1/instances/:id/logs); upgrade it, or read them on the host with docker logs');
+          throw new CliError(
+            'runtime',
+            'this orchestrator does not serve instance logs (GET /api/v1/instances/:id/logs); upgrade it, or read them on the host with docker logs',
+          );
         }
         throw err;
       }

@@ -74,7 +74,13 @@ export async function prepareArchive(path: string): Promise<PreparedArchive> {
 }
 
 /** PUTs a prepared archive with a progress bar on stderr. */
-export async function uploadArchive<T>(ctx: CommandContext, client: ApiClient, archive: PreparedArchive, label: string, path: string): Promise<T> {
+export async function uploadArchive<T>(
+  ctx: CommandContext,
+  client: ApiClient,
+  archive: PreparedArchive,
+  label: string,
+  path: string,
+): Promise<T> {
   const progress = startProgress(ctx.out, label, archive.size);
   const counter = new Transform({
     transform(chunk: Buffer, _enc, cb) {
@@ -100,17 +106,25 @@ export function registerLayers(program: Command, ctx: CommandContext): void {
     .description('upload a directory (packed deterministically) or a .tar.gz as a layer')
     .option('--json', 'print JSON')
     .action(async (id: string, path: string, opts: { json?: boolean }) => {
-      if (!RESOURCE_ID_PATTERN.test(id) || id.length > 128) throw new CliError('usage', `layer id "${id}" is invalid: use letters, digits, '_', '.', '-'`);
+      if (!RESOURCE_ID_PATTERN.test(id) || id.length > 128)
+        throw new CliError('usage', `layer id "${id}" is invalid: use letters, digits, '_', '.', '-'`);
       const client = await ctx.client();
       const archive = await prepareArchive(ctx.resolvePath(path));
       try {
         const result = await uploadArchive<LayerView>(ctx, client, archive, `uploading ${id}`, `/template-layers/${enc(id)}`);
         if (archive.localChecksum && result.checksum !== archive.localChecksum) {
-          throw new CliError('runtime', `the orchestrator computed checksum ${result.checksum} but the directory's is ${archive.localChecksum}`);
+          throw new CliError(
+            'runtime',
+            `the orchestrator computed checksum ${result.checksum} but the directory's is ${archive.localChecksum}`,
+          );
         }
         const view = { id: result.id, checksum: result.checksum, sizeBytes: result.sizeBytes };
         if (opts.json) return printJson(ctx.out, view);
-        printFields(ctx.out, [['id', view.id], ['checksum', view.checksum], ['size', `${formatBytes(view.sizeBytes)} (${view.sizeBytes} bytes)`]]);
+        printFields(ctx.out, [
+          ['id', view.id],
+          ['checksum', view.checksum],
+          ['size', `${formatBytes(view.sizeBytes)} (${view.sizeBytes} bytes)`],
+        ]);
       } finally {
         await archive.cleanup();
       }
@@ -131,7 +145,9 @@ export function registerLayers(program: Command, ctx: CommandContext): void {
     .description('delete a layer (every checksum, or one); refused while a template, variant or instance uses it')
     .option('--json', 'print the answer as JSON')
     .action(async (id: string, checksum: string | undefined, opts: { json?: boolean }) => {
-      const res = await (await ctx.client()).request<{ deleted: LayerView[] }>('DELETE', `/template-layers/${enc(id)}`, { query: checksum ? { checksum } : {} });
+      const res = await (
+        await ctx.client()
+      ).request<{ deleted: LayerView[] }>('DELETE', `/template-layers/${enc(id)}`, { query: checksum ? { checksum } : {} });
       if (opts.json) return printJson(ctx.out, res);
       for (const l of res.deleted) ctx.out.line(`deleted layer ${l.id}@${l.checksum}`);
     });

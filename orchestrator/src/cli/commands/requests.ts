@@ -57,7 +57,12 @@ export function registerRequests(program: Command, ctx: CommandContext): void {
     .option('--note <text>', 'a note for the reviewer')
     .option('--json', 'print JSON')
     .action(async (opts: { group: string; variant: string; name?: string; note?: string; json?: boolean }) => {
-      const body = { groupId: opts.group, variantId: opts.variant, ...(opts.name ? { name: opts.name } : {}), ...(opts.note ? { suggested: { note: opts.note } } : {}) };
+      const body = {
+        groupId: opts.group,
+        variantId: opts.variant,
+        ...(opts.name ? { name: opts.name } : {}),
+        ...(opts.note ? { suggested: { note: opts.note } } : {}),
+      };
       const r = await (await ctx.client()).post<RequestView>('/installation-requests', body);
       if (opts.json) return printJson(ctx.out, r);
       ctx.out.line(`installation request ${r.id} is ${r.status}`);
@@ -74,7 +79,12 @@ export function registerRequests(program: Command, ctx: CommandContext): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { name?: string; note?: string; json?: boolean }) => {
       const body = { ...(opts.name ? { name: opts.name } : {}), ...(opts.note ? { note: opts.note } : {}) };
-      const r = await (await ctx.client()).post<{ request: RequestView; instance: { id: string; name: string; state: string } }>(`/installation-requests/${enc(id)}/approve`, body);
+      const r = await (
+        await ctx.client()
+      ).post<{ request: RequestView; instance: { id: string; name: string; state: string } }>(
+        `/installation-requests/${enc(id)}/approve`,
+        body,
+      );
       if (opts.json) return printJson(ctx.out, r);
       ctx.out.line(`installation request ${id} approved: instance ${r.instance.name} (${r.instance.id}) is ${r.instance.state}`);
     });

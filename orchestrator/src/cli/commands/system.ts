@@ -38,9 +38,15 @@ export function registerSystem(program: Command, ctx: CommandContext): void {
         const leader = health.leader;
         printFields(ctx.out, [
           ['version', health.version],
-          ['database', ready.ready ? `${health.database} (answers, ${ready.latencyMs} ms)` : `${health.database} (NOT READY — ${ready.reason})`],
+          [
+            'database',
+            ready.ready ? `${health.database} (answers, ${ready.latencyMs} ms)` : `${health.database} (NOT READY — ${ready.reason})`,
+          ],
           ['node', health.node ?? '-'],
-          ['leader', leader ? `${leader.node}${leader.self ? ' (this node)' : ''}` : 'unknown (no lease seen: the database does not answer)'],
+          [
+            'leader',
+            leader ? `${leader.node}${leader.self ? ' (this node)' : ''}` : 'unknown (no lease seen: the database does not answer)',
+          ],
           ['epoch', leader ? String(leader.epoch) : '-'],
         ]);
       }

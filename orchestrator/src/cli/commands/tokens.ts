@@ -10,13 +10,22 @@ import type { CommandContext } from '../program.js';
 import { formatAge, keyColumns } from '../table.js';
 import type { TokenView } from '../../contracts/public-api/views.js';
 
-
 export function registerTokens(program: Command, ctx: CommandContext): void {
   const tokens = program.command('tokens').description('API tokens (admin token)');
   tokens
     .command('create <name>')
     .description('create a token; its secret is printed once')
-    .requiredOption('--scope <scopes>', 'comma-separated, e.g. read or instances:write,commands:read (repeatable)', (v: string, acc: string[] = []) => [...acc, ...v.split(',').map((s) => s.trim()).filter(Boolean)])
+    .requiredOption(
+      '--scope <scopes>',
+      'comma-separated, e.g. read or instances:write,commands:read (repeatable)',
+      (v: string, acc: string[] = []) => [
+        ...acc,
+        ...v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ],
+    )
     .option('--json', 'print JSON (includes the secret)')
     .action(async (name: string, opts: { scope: string[]; json?: boolean }) => {
       if (opts.scope.length === 0) throw new CliError('usage', '--scope needs at least one scope');

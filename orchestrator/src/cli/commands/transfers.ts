@@ -11,34 +11,44 @@ import { transferTarget, type TargetOpts } from './instance-actions.js';
 import { positiveInt } from './instances.js';
 import type { TransferView } from '../../contracts/public-api/views.js';
 
-
-const targetText = (t: Record<string, string>): string => Object.entries(t).map(([k, v]) => `${k}:${v}`).join(',');
+const targetText = (t: Record<string, string>): string =>
+  Object.entries(t)
+    .map(([k, v]) => `${k}:${v}`)
+    .join(',');
 
 export function registerTransfers(program: Command, ctx: CommandContext): void {
   program
     .command('transfer <player>')
     .description('send a player to an instance, group or session (moved now with RCON when connected, else on their next login)')
-    .option('--to-instance <name>', 'target instance').option('--to-group <id>', 'any instance of this group').option('--to-session <id>', 'target session')
+    .option('--to-instance <name>', 'target instance')
+    .option('--to-group <id>', 'any instance of this group')
+    .option('--to-session <id>', 'target session')
     .option('--uuid <uuid>', 'the player UUID (stricter match at login)')
     .option('--ttl <seconds>', 'how long the transfer waits for the login (default 60)', positiveInt('--ttl'))
     .option('--no-move', 'only record it; do not move a connected player now')
     .option('--json', 'print JSON')
     .action(async (player: string, opts: TargetOpts & { uuid?: string; ttl?: number; move: boolean; json?: boolean }) => {
       const body = {
-        player, target: transferTarget(opts, true),
-        ...(opts.uuid ? { uuid: opts.uuid } : {}), ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}), ...(opts.move ? {} : { move: false }),
+        player,
+        target: transferTarget(opts, true),
+        ...(opts.uuid ? { uuid: opts.uuid } : {}),
+        ...(opts.ttl ? { ttlSeconds: opts.ttl } : {}),
+        ...(opts.move ? {} : { move: false }),
       };
       const r = await (await ctx.client()).post<{ transfer: TransferView; move: { moved: boolean; reason?: string } }>('/transfers', body);
       if (opts.json) return printJson(ctx.out, r);
-      ctx.out.line(`transfer ${r.transfer.id}: ${player} → ${targetText(r.transfer.target)} (${r.transfer.status}); ${r.move.moved ? 'moved now' : `not moved now: ${r.move.reason ?? 'no reason given'}`}`);
+      ctx.out.line(
+        `transfer ${r.transfer.id}: ${player} → ${targetText(r.transfer.target)} (${r.transfer.status}); ${r.move.moved ? 'moved now' : `not moved now: ${r.move.reason ?? 'no reason given'}`}`,
+      );
     });
   const transfers = program.command('transfers').description('recorded player transfers');
   listCommand<TransferView, { player?: string; status?: string; limit: number; json?: boolean }>(transfers, ctx, {
     description: 'recent transfers, newest first',
-    options: (c) => c
-      .option('--player <name>', 'only this player')
-      .addOption(new Option('--status <status>', 'only transfers with this status').choices(TRANSFER_STATUSES))
-      .option('--limit <n>', 'entries', positiveInt('--limit'), 100),
+    options: (c) =>
+      c
+        .option('--player <name>', 'only this player')
+        .addOption(new Option('--status <status>', 'only transfers with this status').choices(TRANSFER_STATUSES))
+        .option('--limit <n>', 'entries', positiveInt('--limit'), 100),
     path: '/transfers',
     key: 'transfers',
     query: (opts) => ({ player: opts.player, status: opts.status, limit: opts.limit }),

@@ -15,14 +15,45 @@ export const CreateInstanceBody = Type.Object(
     variantId: IdString,
     name: Type.Optional(IdString),
     start: Type.Optional(Type.Boolean({ description: 'start the container once created (default true)' })),
-    user: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'container user: {mode: endercloud} (default), {mode: custom, uid, gid} or {mode: image}; never editable' })),
-    import: Type.Optional(Type.Object({
-      uploadId: Type.String({ minLength: 1, maxLength: 64 }),
-      destination: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'relative directory inside the instance (default ".", its root)' })),
-    }, { additionalProperties: false, description: 'existing data from PUT /imports, put in before the first start' })),
-    settings: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Unknown(), { maxProperties: 256, description: "values of the template's variables, checked before anything is written" })),
-    secrets: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 4096 }), { maxProperties: 64, description: 'values of secret variables: never shown again, never logged or kept in history' })),
-    image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: "one of the template's image choices (images), by label (\"Java 17\") or image; default the template's image" })),
+    user: Type.Optional(
+      Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description: 'container user: {mode: endercloud} (default), {mode: custom, uid, gid} or {mode: image}; never editable',
+        },
+      ),
+    ),
+    import: Type.Optional(
+      Type.Object(
+        {
+          uploadId: Type.String({ minLength: 1, maxLength: 64 }),
+          destination: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 1024, description: 'relative directory inside the instance (default ".", its root)' }),
+          ),
+        },
+        { additionalProperties: false, description: 'existing data from PUT /imports, put in before the first start' },
+      ),
+    ),
+    settings: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Unknown(), {
+        maxProperties: 256,
+        description: "values of the template's variables, checked before anything is written",
+      }),
+    ),
+    secrets: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 4096 }), {
+        maxProperties: 64,
+        description: 'values of secret variables: never shown again, never logged or kept in history',
+      }),
+    ),
+    image: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 512,
+        description: 'one of the template\'s image choices (images), by label ("Java 17") or image; default the template\'s image',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -33,7 +64,11 @@ export const SettingsBody = Type.Object(
     // Values are checked against the template variable's type (a coercing union would turn 50 into "50").
     settings: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.Unknown(), { maxProperties: 256 })),
     image: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-    labels: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.Union([Type.String({ maxLength: 4096 }), Type.Null()]), { maxProperties: 64 })),
+    labels: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.Union([Type.String({ maxLength: 4096 }), Type.Null()]), {
+        maxProperties: 64,
+      }),
+    ),
     mode: Type.Optional(Type.Union([Type.Literal('immediate'), Type.Literal('next_start')])),
     applyNow: Type.Optional(Type.Boolean({ description: 'apply every pending change now through one replacement' })),
     user: Type.Optional(Type.Unknown({ description: 'refused: the container user is chosen at creation' })),
@@ -55,27 +90,46 @@ export type DeleteInstanceBody = Static<typeof DeleteInstanceBody>;
 export const StopBody = Type.Object(
   {
     backup: Type.Optional(Type.Boolean({ description: 'archive player data as part of the stop (template backup rules)' })),
-    failurePolicy: Type.Optional(Type.Union([Type.Literal('abort_stop'), Type.Literal('stop_without_backup'), Type.Literal('force_stop_after_timeout')], {
-      description: 'required with backup: what the stop does when the backup fails',
-    })),
+    failurePolicy: Type.Optional(
+      Type.Union([Type.Literal('abort_stop'), Type.Literal('stop_without_backup'), Type.Literal('force_stop_after_timeout')], {
+        description: 'required with backup: what the stop does when the backup fails',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type StopBody = Static<typeof StopBody>;
 
-export const ConsoleBody = Type.Object({ command: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^\\r\\n]*$' }) }, { additionalProperties: false });
+export const ConsoleBody = Type.Object(
+  { command: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^\\r\\n]*$' }) },
+  { additionalProperties: false },
+);
 export type ConsoleBody = Static<typeof ConsoleBody>;
 
 export const ImportEggBody = Type.Object(
   {
-    egg: Type.Unknown({ description: 'the egg (PTDL_v1, PTDL_v2, PLCN_v1, PLCN_v2 or PLCN_v3) as a JSON value, as exported by the panel (a YAML export parsed into the same value)' }),
+    egg: Type.Unknown({
+      description:
+        'the egg (PTDL_v1, PTDL_v2, PLCN_v1, PLCN_v2 or PLCN_v3) as a JSON value, as exported by the panel (a YAML export parsed into the same value)',
+    }),
     name: IdString,
     version: VersionString,
-    image: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'key (label) of docker_images, or any image reference; default the first of docker_images' })),
+    image: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 512,
+        description: 'key (label) of docker_images, or any image reference; default the first of docker_images',
+      }),
+    ),
     dryRun: Type.Optional(Type.Boolean()),
     memoryMb: Type.Optional(Type.Integer({ minimum: 16, maximum: 1024 * 1024 })),
     installTimeoutMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 7_200_000 })),
-    rcon: Type.Optional(Type.Object({ port: Type.Integer({ minimum: 1, maximum: 65535 }), passwordVariable: EnvName }, { additionalProperties: false, description: 'the server\'s RCON: the stop command goes over RCON instead of stdin' })),
+    rcon: Type.Optional(
+      Type.Object(
+        { port: Type.Integer({ minimum: 1, maximum: 65535 }), passwordVariable: EnvName },
+        { additionalProperties: false, description: "the server's RCON: the stop command goes over RCON instead of stdin" },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -94,20 +148,33 @@ export const LoginBody = Type.Object({ token: Type.String({ minLength: 1, maxLen
 export type LoginBody = Static<typeof LoginBody>;
 
 /** One task of a schedule (issue 24, Pelican's model): `payload` is the command line, the power action, or a backup's note. */
-export const ScheduleTaskBody = Type.Object({
-  action: Type.Union([Type.Literal('command'), Type.Literal('power'), Type.Literal('backup')]),
-  payload: Type.String({ maxLength: 1024, description: 'command: the console line; power: start|stop|restart|kill; backup: an optional note' }),
-  offsetSeconds: Type.Integer({ minimum: 0, maximum: 900, description: 'wait this long after the previous task (or the run start) before this one' }),
-  continueOnFailure: Type.Boolean({ description: 'a failure of this task does not stop the chain' }),
-}, { additionalProperties: false });
+export const ScheduleTaskBody = Type.Object(
+  {
+    action: Type.Union([Type.Literal('command'), Type.Literal('power'), Type.Literal('backup')]),
+    payload: Type.String({
+      maxLength: 1024,
+      description: 'command: the console line; power: start|stop|restart|kill; backup: an optional note',
+    }),
+    offsetSeconds: Type.Integer({
+      minimum: 0,
+      maximum: 900,
+      description: 'wait this long after the previous task (or the run start) before this one',
+    }),
+    continueOnFailure: Type.Boolean({ description: 'a failure of this task does not stop the chain' }),
+  },
+  { additionalProperties: false },
+);
 export type ScheduleTaskBody = Static<typeof ScheduleTaskBody>;
 
 /** POST /instances/:id/schedules and PUT /instances/:id/schedules/:scheduleId. */
-export const ScheduleInput = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 100 }),
-  cron: Type.String({ minLength: 1, maxLength: 200, description: '5 fields, UTC' }),
-  enabled: Type.Boolean(),
-  onlyWhenOnline: Type.Boolean({ description: 'skip the run (lastResult skipped) when the instance is not online' }),
-  tasks: Type.Array(ScheduleTaskBody, { minItems: 1, maxItems: 10 }),
-}, { additionalProperties: false });
+export const ScheduleInput = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    cron: Type.String({ minLength: 1, maxLength: 200, description: '5 fields, UTC' }),
+    enabled: Type.Boolean(),
+    onlyWhenOnline: Type.Boolean({ description: 'skip the run (lastResult skipped) when the instance is not online' }),
+    tasks: Type.Array(ScheduleTaskBody, { minItems: 1, maxItems: 10 }),
+  },
+  { additionalProperties: false },
+);
 export type ScheduleInput = Static<typeof ScheduleInput>;

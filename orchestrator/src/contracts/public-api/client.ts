@@ -15,7 +15,11 @@ export type Answer<K extends RouteKey> = OkSchemas<K> extends infer S ? (S exten
 /** The body a route takes, where the contract defines it; else any JSON value the route documents. */
 export type BodyOf<K extends RouteKey> = Entry<K> extends { body: infer S extends TSchema } ? Static<S> : unknown;
 
-type ParamNames<S extends string> = S extends `${string}:${infer P}/${infer Rest}` ? P | ParamNames<`/${Rest}`> : S extends `${string}:${infer P}` ? P : never;
+type ParamNames<S extends string> = S extends `${string}:${infer P}/${infer Rest}`
+  ? P | ParamNames<`/${Rest}`>
+  : S extends `${string}:${infer P}`
+    ? P
+    : never;
 /** `{id: string}` for `GET /instances/:id`. */
 export type ParamsOf<K extends RouteKey> = { [P in ParamNames<K>]: string };
 
@@ -48,13 +52,23 @@ export function routePath<K extends RouteKey>(route: K, params: ParamsOf<K>): { 
  * @public (web/src/api.ts, outside knip's project)
  */
 export function pathWithQuery(path: string, query: Query = {}): string {
-  const search = Object.entries(query).filter((e): e is [string, string | number | boolean] => e[1] !== undefined)
-    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&');
+  const search = Object.entries(query)
+    .filter((e): e is [string, string | number | boolean] => e[1] !== undefined)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+    .join('&');
   return search ? `${path}?${search}` : path;
 }
 
 /** Calls `route` with its parameters (none for a route without), body and query; answers its contract type. */
-export function callRoute<K extends RouteKey>(transport: Transport, route: K, params: ParamsOf<K>, opts: CallOptions<K> = {}): Promise<Answer<K>> {
+export function callRoute<K extends RouteKey>(
+  transport: Transport,
+  route: K,
+  params: ParamsOf<K>,
+  opts: CallOptions<K> = {},
+): Promise<Answer<K>> {
   const { method, path } = routePath(route, params);
-  return transport.request(method, path, { ...(opts.body !== undefined ? { body: opts.body } : {}), ...(opts.query ? { query: opts.query } : {}) }) as Promise<Answer<K>>;
+  return transport.request(method, path, {
+    ...(opts.body !== undefined ? { body: opts.body } : {}),
+    ...(opts.query ? { query: opts.query } : {}),
+  }) as Promise<Answer<K>>;
 }

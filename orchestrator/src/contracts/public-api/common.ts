@@ -32,14 +32,20 @@ export function Open<T extends Record<string, TSchema>>(properties: T, descripti
 }
 
 /** Every refusal and failure: `{error: {code, message, retryable?, details?}}` (shared/errors.ts). */
-export const ErrorBody = Type.Object({
-  error: Type.Object({
-    code: Type.String({ description: 'stable code, e.g. INSTANCE_NOT_FOUND' }),
-    message: Type.String(),
-    retryable: Type.Optional(Type.Boolean()),
-    details: Type.Optional(OpenObject),
-  }, { additionalProperties: true }),
-}, { description: 'the error answer of every route' });
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.String({ description: 'stable code, e.g. INSTANCE_NOT_FOUND' }),
+        message: Type.String(),
+        retryable: Type.Optional(Type.Boolean()),
+        details: Type.Optional(OpenObject),
+      },
+      { additionalProperties: true },
+    ),
+  },
+  { description: 'the error answer of every route' },
+);
 export type ErrorBody = Static<typeof ErrorBody>;
 
 export const Maintenance = Type.Object({ enabled: Type.Boolean(), message: Type.String(), since: NullableIso });

@@ -20,7 +20,8 @@ export interface RouteContract {
 }
 
 const raw = Type.String({ description: 'the bytes of the answer' });
-const list = <K extends string, T extends TSchema>(key: K, item: T): TObject<{ [P in K]: TArray<T> }> => Type.Object({ [key]: Type.Array(item) } as { [P in K]: TArray<T> });
+const list = <K extends string, T extends TSchema>(key: K, item: T): TObject<{ [P in K]: TArray<T> }> =>
+  Type.Object({ [key]: Type.Array(item) } as { [P in K]: TArray<T> });
 const Deleted = <T extends Record<string, TSchema>>(fields: T) => Type.Object({ ...fields, deleted: Type.Literal(true) });
 const powerAction = { ok: { 200: A.ActionAccepted, 202: A.ActionAccepted } } as const;
 const backup = { ok: { 202: A.ActionAccepted } } as const;
@@ -114,7 +115,10 @@ export const PUBLIC_ROUTES = {
   'GET /audit': { ok: { 200: list('entries', V.AuditEntryView) } },
   'GET /commands/:id': { ok: { 200: V.CommandView } },
   'GET /commands': { ok: { 200: list('commands', V.CommandView) } },
-  'POST /tokens': { ok: { 201: Type.Object({ ...V.TokenView.properties, secret: Type.String({ description: 'shown once' }) }) }, body: B.TokenBody },
+  'POST /tokens': {
+    ok: { 201: Type.Object({ ...V.TokenView.properties, secret: Type.String({ description: 'shown once' }) }) },
+    body: B.TokenBody,
+  },
   'GET /tokens': { ok: { 200: list('tokens', V.TokenView) } },
   'DELETE /tokens/:id': { ok: { 200: V.TokenView } },
 

@@ -12,8 +12,16 @@ export type Resource = (typeof RESOURCES)[number];
 
 /** Every scope a token may carry. `router` is for the edge router; `metrics` for Prometheus. */
 export const KNOWN_SCOPES: readonly string[] = [
-  'admin', 'manager', 'operator', 'read', 'router', 'metrics', 'instances:request',
+  'admin',
+  'manager',
+  'operator',
+  'read',
+  'router',
+  'metrics',
+  'instances:request',
   ...RESOURCES.flatMap((r) => [`${r}:read`, `${r}:write`]),
+  'files:read',
+  'files:write',
 ];
 
 /** A route's requirement: the scope it names (for 403 messages) and every scope that satisfies it. */
@@ -49,6 +57,13 @@ export function writeScope(resource: Resource): ScopeRequirement {
   return { scope: `${resource}:write`, anyOf: ['admin', 'manager', 'operator', `${resource}:write`] };
 }
 
+/**
+ * Instance files (the files API and SFTP): a resource of its own that plain
+ * `read` does not reach — server.properties holds the RCON password.
+ */
+export const FILES_READ: ScopeRequirement = { scope: 'files:read', anyOf: ['admin', 'manager', 'operator', 'files:read', 'files:write'] };
+export const FILES_WRITE: ScopeRequirement = { scope: 'files:write', anyOf: ['admin', 'manager', 'operator', 'files:write'] };
+
 export const ADMIN_SCOPE: ScopeRequirement = { scope: 'admin', anyOf: ['admin'] };
 /** Maintenance switches and crash-loop resets: administrators and managers. */
 export const MANAGER_SCOPE: ScopeRequirement = { scope: 'manager', anyOf: ['admin', 'manager'] };
@@ -56,7 +71,10 @@ export const METRICS_SCOPE: ScopeRequirement = { scope: 'metrics', anyOf: ['admi
 /** The edge router's endpoints (registry, transfer claims, session reports): its own narrow token. */
 export const ROUTER_ACCESS: ScopeRequirement = { scope: ROUTER_SCOPE, anyOf: ['admin', ROUTER_SCOPE] };
 /** Wake requests (resume/start): instance writers, and the router on a player's login. */
-export const WAKE_ACCESS: ScopeRequirement = { scope: 'instances:write', anyOf: ['admin', 'manager', 'operator', 'instances:write', ROUTER_SCOPE] };
+export const WAKE_ACCESS: ScopeRequirement = {
+  scope: 'instances:write',
+  anyOf: ['admin', 'manager', 'operator', 'instances:write', ROUTER_SCOPE],
+};
 
 /** What POST /instances/:id/<action> accepts: the wake actions also admit the router; the rest are instance writes. */
 export function powerActionScope(action: string): ScopeRequirement {
@@ -64,7 +82,10 @@ export function powerActionScope(action: string): ScopeRequirement {
 }
 
 /** Installation requests (seed 002): users ask, administrators decide; `instances:request` cannot create directly. */
-export const REQUEST_ACCESS: ScopeRequirement = { scope: 'instances:request', anyOf: ['admin', 'manager', 'operator', 'instances:request'] };
+export const REQUEST_ACCESS: ScopeRequirement = {
+  scope: 'instances:request',
+  anyOf: ['admin', 'manager', 'operator', 'instances:request'],
+};
 
 export function hasScope(scopes: readonly string[], requirement: ScopeRequirement): boolean {
   const kind = requirement.groupScope;

@@ -47,10 +47,19 @@ export const InstanceView = Type.Object({
   state: Type.String({ description: 'the lifecycle state (docs/lifecycle.md)' }),
   stateReason: NullableString,
   desiredState: Type.String(),
-  observed: Nullable(Open({
-    container: Type.String(), exitCode: Type.Optional(Type.Integer()), oomKilled: Type.Optional(Type.Boolean()),
-    startedAt: Type.Optional(Type.Number()), finishedAt: Type.Optional(Type.Number()), observedAt: Type.Number(),
-  }, 'the last Docker state seen (epoch ms)')),
+  observed: Nullable(
+    Open(
+      {
+        container: Type.String(),
+        exitCode: Type.Optional(Type.Integer()),
+        oomKilled: Type.Optional(Type.Boolean()),
+        startedAt: Type.Optional(Type.Number()),
+        finishedAt: Type.Optional(Type.Number()),
+        observedAt: Type.Number(),
+      },
+      'the last Docker state seen (epoch ms)',
+    ),
+  ),
   endpoint: Nullable(Type.Object({ host: Type.String(), port: Type.Integer() })),
   memoryMb: Type.Number(),
   memoryReserved: Type.Boolean(),
@@ -58,11 +67,24 @@ export const InstanceView = Type.Object({
   players: Nullable(Type.Object({ online: Type.Integer(), max: Type.Integer(), at: Iso })),
   pendingChanges: Type.Array(PendingChangeView),
   containerConfigPending: Type.Boolean(),
-  crashLoop: Type.Object({ count: Type.Integer(), windowMs: Type.Number(), maxExits: Type.Optional(Type.Integer()), tripped: Type.Boolean(), trippedAt: NullableIso }),
+  crashLoop: Type.Object({
+    count: Type.Integer(),
+    windowMs: Type.Number(),
+    maxExits: Type.Optional(Type.Integer()),
+    tripped: Type.Boolean(),
+    trippedAt: NullableIso,
+  }),
   maintenance: Nullable(Maintenance),
   activeAction: Nullable(Type.Object({ kind: Type.String(), commandId: Type.String(), startedAt: Iso })),
   actions: Type.Optional(Type.Array(Type.String(), { description: 'the power actions the caller may run now' })),
-  deletion: Nullable(Open({ scopes: Type.Array(Type.String()), completed: Type.Array(Type.String()), requestedAt: Type.Number(), lastError: NullableString })),
+  deletion: Nullable(
+    Open({
+      scopes: Type.Array(Type.String()),
+      completed: Type.Array(Type.String()),
+      requestedAt: Type.Number(),
+      lastError: NullableString,
+    }),
+  ),
   image: Type.String(),
   labels: Type.Record(Type.String(), Type.String()),
   user: Open({ mode: Type.String(), uid: Type.Optional(Type.Integer()), gid: Type.Optional(Type.Integer()) }),
@@ -77,28 +99,66 @@ export const InstanceView = Type.Object({
 export type InstanceView = Static<typeof InstanceView>;
 
 export const HistoryEntryView = Type.Object({
-  at: Iso, from: NullableString, to: Type.String(), reason: NullableString, actor: NullableString, commandId: NullableString, details: Nullable(OpenObject),
+  at: Iso,
+  from: NullableString,
+  to: Type.String(),
+  reason: NullableString,
+  actor: NullableString,
+  commandId: NullableString,
+  details: Nullable(OpenObject),
 });
 export type HistoryEntryView = Static<typeof HistoryEntryView>;
 
-export const RevisionView = Type.Object({ revision: Type.Integer(), createdAt: Iso, actor: NullableString, reason: NullableString, config: OpenObject });
+export const RevisionView = Type.Object({
+  revision: Type.Integer(),
+  createdAt: Iso,
+  actor: NullableString,
+  reason: NullableString,
+  config: OpenObject,
+});
 export type RevisionView = Static<typeof RevisionView>;
 
 // ---------------------------------------------------------------- commands, tokens, audit
 
 export const CommandView = Type.Object({
-  id: Type.String(), kind: Type.String(), instanceId: NullableString, hostId: NullableString, status: Type.String(),
-  attempts: Type.Integer(), maxAttempts: Type.Integer(), nextAttemptAt: Iso, lastError: NullableString, result: Nullable(OpenObject),
-  requestId: NullableString, createdAt: Iso, updatedAt: Iso, completedAt: NullableIso,
+  id: Type.String(),
+  kind: Type.String(),
+  instanceId: NullableString,
+  hostId: NullableString,
+  status: Type.String(),
+  attempts: Type.Integer(),
+  maxAttempts: Type.Integer(),
+  nextAttemptAt: Iso,
+  lastError: NullableString,
+  result: Nullable(OpenObject),
+  requestId: NullableString,
+  createdAt: Iso,
+  updatedAt: Iso,
+  completedAt: NullableIso,
 });
 export type CommandView = Static<typeof CommandView>;
 
-export const TokenView = Type.Object({ id: Type.String(), name: Type.String(), scopes: Type.Array(Type.String()), createdAt: Iso, lastUsedAt: NullableIso, revokedAt: NullableIso });
+export const TokenView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  scopes: Type.Array(Type.String()),
+  createdAt: Iso,
+  lastUsedAt: NullableIso,
+  revokedAt: NullableIso,
+});
 export type TokenView = Static<typeof TokenView>;
 
 export const AuditEntryView = Type.Object({
-  id: Type.Integer(), at: Iso, actor: Type.String(), action: Type.String(), targetKind: Type.String(), targetId: NullableString,
-  params: Nullable(OpenObject), result: Type.String(), errorCode: NullableString, requestId: NullableString,
+  id: Type.Integer(),
+  at: Iso,
+  actor: Type.String(),
+  action: Type.String(),
+  targetKind: Type.String(),
+  targetId: NullableString,
+  params: Nullable(OpenObject),
+  result: Type.String(),
+  errorCode: NullableString,
+  requestId: NullableString,
 });
 export type AuditEntryView = Static<typeof AuditEntryView>;
 
@@ -107,13 +167,19 @@ export type AuditEntryView = Static<typeof AuditEntryView>;
 const LayerRefView = Type.Object({ id: Type.String(), checksum: Type.String() });
 
 /** A template version: its name, version and hash, and its spec (contracts/catalog.ts TemplateBody, normalised). */
-export const TemplateView = Open({
-  name: Type.String(), version: Type.String(), specHash: Type.String(), createdAt: Iso,
-  image: Type.String(),
-  resources: Open({ memoryMb: Type.Number(), cpus: Type.Optional(Type.Number()) }),
-  readiness: Type.Optional(Open({ kind: Type.Optional(Type.String()) })),
-  layers: Type.Optional(Type.Array(LayerRefView)),
-}, 'the spec fields of the template follow (TemplateBody)');
+export const TemplateView = Open(
+  {
+    name: Type.String(),
+    version: Type.String(),
+    specHash: Type.String(),
+    createdAt: Iso,
+    image: Type.String(),
+    resources: Open({ memoryMb: Type.Number(), cpus: Type.Optional(Type.Number()) }),
+    readiness: Type.Optional(Open({ kind: Type.Optional(Type.String()) })),
+    layers: Type.Optional(Type.Array(LayerRefView)),
+  },
+  'the spec fields of the template follow (TemplateBody)',
+);
 export type TemplateView = Static<typeof TemplateView>;
 
 const VariantView = Open({
@@ -126,14 +192,24 @@ const VariantView = Open({
 
 /** The scaling policy of a fleet group (provisioning/scaling-policy.ts). */
 const ScalingView = Open({
-  minInstances: Type.Integer(), maxInstances: Type.Optional(Type.Integer()), buffer: AnyJson, savegame: AnyJson,
+  minInstances: Type.Integer(),
+  maxInstances: Type.Optional(Type.Integer()),
+  buffer: AnyJson,
+  savegame: AnyJson,
 });
 const IdleTierView = Open({ after: Type.String(), afterMs: Type.Optional(Type.Number()), action: Type.String() });
 
 export const GroupView = Type.Object({
-  id: Type.String(), kind: Type.String(), placement: Type.String(), caps: Open({ maxInstances: Type.Optional(Type.Integer()) }),
-  variants: Type.Array(VariantView), scaling: Nullable(ScalingView), idleTiers: Nullable(Type.Array(IdleTierView)),
-  backup: Type.Optional(OpenObject), createdAt: Iso, updatedAt: Iso,
+  id: Type.String(),
+  kind: Type.String(),
+  placement: Type.String(),
+  caps: Open({ maxInstances: Type.Optional(Type.Integer()) }),
+  variants: Type.Array(VariantView),
+  scaling: Nullable(ScalingView),
+  idleTiers: Nullable(Type.Array(IdleTierView)),
+  backup: Type.Optional(OpenObject),
+  createdAt: Iso,
+  updatedAt: Iso,
 });
 export type GroupView = Static<typeof GroupView>;
 
@@ -143,24 +219,41 @@ export type LayerView = Static<typeof LayerView>;
 // ---------------------------------------------------------------- transfers, imports, requests
 
 export const TransferView = Type.Object({
-  id: Type.String(), player: Type.String(), uuid: NullableString, target: Type.Record(Type.String(), Type.String(), { description: '{instance|group|session: id}' }),
-  status: Type.String(), resolvedInstanceId: NullableString, createdAt: Iso, expiresAt: Iso, consumedAt: NullableIso,
+  id: Type.String(),
+  player: Type.String(),
+  uuid: NullableString,
+  target: Type.Record(Type.String(), Type.String(), { description: '{instance|group|session: id}' }),
+  status: Type.String(),
+  resolvedInstanceId: NullableString,
+  createdAt: Iso,
+  expiresAt: Iso,
+  consumedAt: NullableIso,
 });
 export type TransferView = Static<typeof TransferView>;
 
 export const ImportView = Type.Object({
-  uploadId: Type.String(), entries: Type.Integer(), sizeBytes: Type.Integer(),
+  uploadId: Type.String(),
+  entries: Type.Integer(),
+  sizeBytes: Type.Integer(),
   detected: Type.Object({ world: Type.Boolean(), levelFile: NullableString, serverProperties: Type.Boolean() }),
-  confidence: Type.String({ description: 'high, medium or low' }), notes: Type.Array(Type.String()),
+  confidence: Type.String({ description: 'high, medium or low' }),
+  notes: Type.Array(Type.String()),
 });
 export type ImportView = Static<typeof ImportView>;
 
 /** A stored installation request; its times are epoch milliseconds (as stored). */
 export const InstallationRequestView = Type.Object({
-  id: Type.String(), requestedBy: Type.String(), groupId: Type.String(), variantId: Type.String(), name: NullableString,
+  id: Type.String(),
+  requestedBy: Type.String(),
+  groupId: Type.String(),
+  variantId: Type.String(),
+  name: NullableString,
   suggested: Open({ settings: Type.Optional(OpenObject), note: Type.Optional(Type.String()) }),
-  status: Type.String({ description: 'pending, approved or rejected' }), decidedBy: NullableString, decisionNote: NullableString, instanceId: NullableString,
-  createdAt: Type.Number({ description: 'epoch ms' }), decidedAt: NullableInteger,
+  status: Type.String({ description: 'pending, approved or rejected' }),
+  decidedBy: NullableString,
+  decisionNote: NullableString,
+  instanceId: NullableString,
+  createdAt: Type.Number({ description: 'epoch ms' }),
+  decidedAt: NullableInteger,
 });
 export type InstallationRequestView = Static<typeof InstallationRequestView>;
-

@@ -61,11 +61,23 @@ export function authHook(tokens: TokenService, sessions?: SessionAuthenticator) 
         request.principal = { kind: 'anonymous-agent', name: 'agent', tokenId: null, scopes: ['agent'] };
         return;
       }
-      if (!spec.orScope) throw new AppError('UNAUTHORIZED', tokens.agentTokenConfigured ? 'missing or wrong agent token' : 'this endpoint needs the agent token (ENDERCLOUD_AGENT_TOKEN is not configured)');
+      if (!spec.orScope)
+        throw new AppError(
+          'UNAUTHORIZED',
+          tokens.agentTokenConfigured
+            ? 'missing or wrong agent token'
+            : 'this endpoint needs the agent token (ENDERCLOUD_AGENT_TOKEN is not configured)',
+        );
       requireScope(await authenticateUser(request, tokens, sessions, secret), spec.orScope);
       return;
     }
-    if ('authenticated' in spec && spec.orAnonymous === true && request.headers.authorization === undefined && sessions?.cookieOf(request) === undefined) return;
+    if (
+      'authenticated' in spec &&
+      spec.orAnonymous === true &&
+      request.headers.authorization === undefined &&
+      sessions?.cookieOf(request) === undefined
+    )
+      return;
     const principal = await authenticateUser(request, tokens, sessions, secret);
     if ('authenticated' in spec) {
       if (principal.kind === 'agent') throw new AppError('FORBIDDEN', 'the agent token cannot use this endpoint');
@@ -76,7 +88,12 @@ export function authHook(tokens: TokenService, sessions?: SessionAuthenticator) 
 }
 
 /** The bearer token's principal, else the session cookie's (with the CSRF checks); 401 without either. */
-async function authenticateUser(request: FastifyRequest, tokens: TokenService, sessions: SessionAuthenticator | undefined, secret: string | undefined): Promise<Principal> {
+async function authenticateUser(
+  request: FastifyRequest,
+  tokens: TokenService,
+  sessions: SessionAuthenticator | undefined,
+  secret: string | undefined,
+): Promise<Principal> {
   if (secret !== undefined) {
     const principal = await tokens.authenticate(secret);
     if (!principal) throw new AppError('UNAUTHORIZED', 'unknown or revoked token');
@@ -85,7 +102,8 @@ async function authenticateUser(request: FastifyRequest, tokens: TokenService, s
     return principal;
   }
   const sessionId = sessions?.cookieOf(request);
-  if (sessions === undefined || sessionId === undefined) throw new AppError('UNAUTHORIZED', 'missing bearer token (Authorization: Bearer <token>)');
+  if (sessions === undefined || sessionId === undefined)
+    throw new AppError('UNAUTHORIZED', 'missing bearer token (Authorization: Bearer <token>)');
   const principal = await sessions.authenticate(sessionId);
   if (!principal) throw new AppError('UNAUTHORIZED', 'the panel session has expired or its token was revoked: sign in again');
   if (!SAFE_METHODS.includes(request.method)) assertSameSite(request, sessions.publicOrigin);
@@ -97,7 +115,10 @@ async function authenticateUser(request: FastifyRequest, tokens: TokenService, s
 /** CSRF defence on top of SameSite=Strict: the custom header, and a matching Origin when one is sent. */
 export function assertSameSite(request: FastifyRequest, publicOrigin?: string): void {
   if (request.headers[CSRF_HEADER] !== CSRF_VALUE) {
-    throw new AppError('FORBIDDEN', `a request authenticated by the panel session must send the header ${CSRF_HEADER}: ${CSRF_VALUE} (cross-site requests are refused)`);
+    throw new AppError(
+      'FORBIDDEN',
+      `a request authenticated by the panel session must send the header ${CSRF_HEADER}: ${CSRF_VALUE} (cross-site requests are refused)`,
+    );
   }
   const origin = request.headers.origin;
   if (origin !== undefined && origin !== 'null') {
@@ -108,7 +129,8 @@ export function assertSameSite(request: FastifyRequest, publicOrigin?: string): 
     } catch {
       host = undefined;
     }
-    if (host !== request.headers.host) throw new AppError('FORBIDDEN', `cross-origin request refused (Origin ${origin} is not ${request.headers.host ?? 'this host'})`);
+    if (host !== request.headers.host)
+      throw new AppError('FORBIDDEN', `cross-origin request refused (Origin ${origin} is not ${request.headers.host ?? 'this host'})`);
   } else if (origin === 'null') {
     throw new AppError('FORBIDDEN', 'cross-origin request refused (Origin null)');
   }
@@ -116,8 +138,12 @@ export function assertSameSite(request: FastifyRequest, publicOrigin?: string): 
 
 function requireScope(principal: Principal, requirement: ScopeRequirement): void {
   if (!hasScope(principal.scopes, requirement)) {
-    throw new AppError('FORBIDDEN', `token ${principal.name} lacks scope ${requirement.scope} (accepted: ${requirement.anyOf.join(', ')})`, {
-      details: { requiredScope: requirement.scope },
-    });
+    throw new AppError(
+      'FORBIDDEN',
+      `token ${principal.name} lacks scope ${requirement.scope} (accepted: ${requirement.anyOf.join(', ')})`,
+      {
+        details: { requiredScope: requirement.scope },
+      },
+    );
   }
 }

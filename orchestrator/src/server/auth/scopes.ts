@@ -7,11 +7,18 @@ import { FLEET_OPERATORS, groupsInScope, type GroupScopeKind } from '../../contr
 export * from '../../contracts/public-api/scopes.js';
 
 /** FORBIDDEN unless the principal may `kind` in `groupId`. */
-export function assertGroupScope(principal: { name: string; scopes: readonly string[] } | undefined, kind: GroupScopeKind, groupId: string): void {
+export function assertGroupScope(
+  principal: { name: string; scopes: readonly string[] } | undefined,
+  kind: GroupScopeKind,
+  groupId: string,
+): void {
   const allowed = groupsInScope(principal, kind);
   if (allowed === 'all' || allowed.includes(groupId)) return;
-  throw new AppError('FORBIDDEN', `token ${principal?.name ?? 'anonymous'} may not ${kind} in group ${groupId} (needs ${kind}:${groupId}, ${kind}:* or ${FLEET_OPERATORS.join('/')})`, {
-    details: { requiredScope: `${kind}:${groupId}` },
-  });
+  throw new AppError(
+    'FORBIDDEN',
+    `token ${principal?.name ?? 'anonymous'} may not ${kind} in group ${groupId} (needs ${kind}:${groupId}, ${kind}:* or ${FLEET_OPERATORS.join('/')})`,
+    {
+      details: { requiredScope: `${kind}:${groupId}` },
+    },
+  );
 }
-

@@ -37,7 +37,6 @@ export function generateSecret(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
 }
 
-
 export interface TokenServiceOptions {
   store: Store;
   clock: Clock;
@@ -71,7 +70,8 @@ export class TokenService {
     if (this.adminDigest !== undefined && timingSafeEqual(given, this.adminDigest)) {
       return { kind: 'preset-admin', name: 'admin (preset)', tokenId: null, scopes: ['admin'] };
     }
-    if (this.agentDigest !== undefined && timingSafeEqual(given, this.agentDigest)) return { kind: 'agent', name: 'agent', tokenId: null, scopes: ['agent'] };
+    if (this.agentDigest !== undefined && timingSafeEqual(given, this.agentDigest))
+      return { kind: 'agent', name: 'agent', tokenId: null, scopes: ['agent'] };
     if (!secret.startsWith(TOKEN_PREFIX)) return undefined;
     const token = await this.deps.store.tokens.findByHashedSecret(hashSecret(secret));
     if (!token || token.revokedAt !== null) return undefined;
@@ -83,13 +83,16 @@ export class TokenService {
     const now = this.deps.clock.now();
     if (now - (this.touched.get(id) ?? -Infinity) < TOUCH_EVERY_MS) return;
     this.touched.set(id, now);
-    await this.deps.store.tokens.touch(id, now).catch((err: unknown) => this.deps.logger.warn({ err, tokenId: id }, 'could not record token use'));
+    await this.deps.store.tokens
+      .touch(id, now)
+      .catch((err: unknown) => this.deps.logger.warn({ err, tokenId: id }, 'could not record token use'));
   }
 
   /** Creates a token; the secret is returned here and never again. */
   async create(name: string, scopes: readonly string[]): Promise<{ token: ApiToken; secret: string }> {
     const unknown = unknownScopes(scopes);
-    if (unknown.length > 0) throw new AppError('VALIDATION_FAILED', `body/scopes: unknown scope ${unknown.map((s) => JSON.stringify(s)).join(', ')}`);
+    if (unknown.length > 0)
+      throw new AppError('VALIDATION_FAILED', `body/scopes: unknown scope ${unknown.map((s) => JSON.stringify(s)).join(', ')}`);
     if (scopes.length === 0) throw new AppError('VALIDATION_FAILED', 'body/scopes must name at least one scope');
     const secret = generateSecret();
     const token = await this.deps.store.tokens.create({
@@ -104,6 +107,13 @@ export class TokenService {
     return { token, secret };
   }
 
+  /** Revokes a token (its secret stops authenticating at once) and returns it; NOT_FOUND for an unknown id. */
+  async revoke(id: string): Promise<ApiToken> {
+    if (!(await this.deps.store.tokens.get(id))) throw new AppError('NOT_FOUND', `token ${id} does not exist`);
+    await this.deps.store.tokens.revoke(id, this.deps.clock.now());
+    return (await this.deps.store.tokens.get(id))!;
+  }
+
   /**
    * First start: unless a preset admin token is configured, make sure an admin
    * token exists and sits in `<dataDir>/admin-token` (0600). A file from an
@@ -112,7 +122,10 @@ export class TokenService {
   async ensureAdminToken(dataDir: string): Promise<{ source: 'preset' | 'file' | 'generated' | 'existing'; file: string | null }> {
     if (this.deps.adminToken !== undefined) return { source: 'preset', file: null };
     const file = path.join(dataDir, ADMIN_TOKEN_FILE);
-    const existing = await readFile(file, 'utf8').then((s) => s.trim(), () => undefined);
+    const existing = await readFile(file, 'utf8').then(
+      (s) => s.trim(),
+      () => undefined,
+    );
     if (existing) {
       if ((await stat(file)).mode & 0o077) await chmod(file, 0o600);
       const known = await this.deps.store.tokens.findByHashedSecret(hashSecret(existing));

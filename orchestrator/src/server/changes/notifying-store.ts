@@ -5,7 +5,12 @@
 // Each watched write method is wrapped explicitly below; reads pass through.
 
 import type {
-  GroupRepository, HostRepository, InstanceRepository, PlayerSessionRepository, Store, SystemSettingsRepository,
+  GroupRepository,
+  HostRepository,
+  InstanceRepository,
+  PlayerSessionRepository,
+  Store,
+  SystemSettingsRepository,
 } from '../../store/store.js';
 import type { Change, ChangePort } from './change-port.js';
 
@@ -62,7 +67,18 @@ function instances(r: InstanceRepository, emit: Emit, after: After, options: Not
       const log = options.onTransition;
       if (moved && log) {
         const event = typeof opts.details?.event === 'string' ? opts.details.event : null;
-        after(() => log({ instanceId: id, instance: moved.name, from: opts.from?.[0] ?? null, to, event, reason: opts.reason, actor: opts.actor ?? null, commandId: opts.commandId ?? null }));
+        after(() =>
+          log({
+            instanceId: id,
+            instance: moved.name,
+            from: opts.from?.[0] ?? null,
+            to,
+            event,
+            reason: opts.reason,
+            actor: opts.actor ?? null,
+            commandId: opts.commandId ?? null,
+          }),
+        );
       }
       return moved;
     },
@@ -100,7 +116,8 @@ function playerSessions(r: PlayerSessionRepository, emit: Emit): PlayerSessionRe
   return override(r, {
     open: (session) => announce(r.open(session), emit, { kind: 'players', id: session.id }),
     close: (id, now, reason) => announce(r.close(id, now, reason), emit, { kind: 'players', id }),
-    closeAllForRouter: (routerId, now, reason) => announce(r.closeAllForRouter(routerId, now, reason), emit, { kind: 'players', id: routerId }),
+    closeAllForRouter: (routerId, now, reason) =>
+      announce(r.closeAllForRouter(routerId, now, reason), emit, { kind: 'players', id: routerId }),
   });
 }
 
@@ -124,7 +141,13 @@ export function notifyingStore(store: Store, port: ChangePort, options: Notifyin
     const pending: (() => void)[] = [];
     const later: After = (f) => void pending.push(f);
     const result = await store.transaction((tx) => {
-      const inner: Store = wrap(tx, (change) => later(() => emit(change)), later, options, (nested) => tx.transaction(() => nested(inner)));
+      const inner: Store = wrap(
+        tx,
+        (change) => later(() => emit(change)),
+        later,
+        options,
+        (nested) => tx.transaction(() => nested(inner)),
+      );
       return fn(inner);
     });
     for (const f of pending) f();

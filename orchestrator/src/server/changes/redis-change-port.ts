@@ -42,7 +42,8 @@ export class RedisChangePort implements ChangePort {
     const options = { lazyConnect: true, maxRetriesPerRequest: 2 };
     this.pub = new Redis(deps.url, options);
     this.sub = new Redis(deps.url, options);
-    for (const c of [this.pub, this.sub]) c.on('error', (err: Error) => deps.logger.warn({ err: err.message }, 'redis change connection error'));
+    for (const c of [this.pub, this.sub])
+      c.on('error', (err: Error) => deps.logger.warn({ err: err.message }, 'redis change connection error'));
     this.sub.on('message', (channel: string, message: string) => {
       const change = channel === this.channel ? decodeChange(message, this.origin) : undefined;
       if (change) this.local.publish(change);

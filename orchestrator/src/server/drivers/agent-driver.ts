@@ -7,7 +7,13 @@
 
 import type { Readable } from 'node:stream';
 import type * as Api from '../../contracts/agent-api.js';
-import { AGENT_API_PREFIX, BACKUP_ARCHIVE_HEADERS, LEADER_EPOCH_HEADER } from '../../contracts/agent-api.js';
+import {
+  AGENT_API_PREFIX,
+  BACKUP_ARCHIVE_HEADERS,
+  FILE_CONTENT_TYPE,
+  FILE_MODIFIED_HEADER,
+  LEADER_EPOCH_HEADER,
+} from '../../contracts/agent-api.js';
 import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors.js';
 import { openStream, readSome, type StreamAnswer } from '../../shared/http-stream.js';
 import type {
@@ -17,6 +23,7 @@ import type {
   HostDataImport,
   HostEggs,
   HostDriver,
+  HostFiles,
   HostImages,
   HostKeptData,
   HostMetrics,
@@ -41,7 +48,10 @@ export interface AgentDriverOptions {
 
 /** A streamed (non-JSON) request body. */
 class RawBody {
-  constructor(readonly stream: Readable, readonly contentType: string) {}
+  constructor(
+    readonly stream: Readable,
+    readonly contentType: string,
+  ) {}
 }
 
 const INSTALL_CALL_MARGIN_MS = 120_000;
@@ -56,6 +66,7 @@ export class AgentHostDriver implements HostDriver {
   readonly keptData: HostKeptData;
   readonly metrics: HostMetrics;
   readonly eggs: HostEggs;
+  readonly files: HostFiles;
 
   private readonly transport: AgentTransport;
 
@@ -63,18 +74,32 @@ export class AgentHostDriver implements HostDriver {
     this.transport = deps.transport ?? sharedAgentTransport();
     this.backups = {
       create: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/backups`, body, ids),
-      list: async (host, id, ids = {}) => (await this.call<Api.BackupList>(host, 'GET', `${instancePath(id)}/backups`, undefined, ids)).backups,
-      restore: (host, id, backupId, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/restore`, { backupId } satisfies Api.RestoreBody, ids),
-      delete: (host, id, backupId, ids = {}) => this.call(host, 'DELETE', `${instancePath(id)}/backups/${encodeURIComponent(backupId)}`, undefined, ids),
+      list: async (host, id, ids = {}) =>
+        (await this.call<Api.BackupList>(host, 'GET', `${instancePath(id)}/backups`, undefined, ids)).backups,
+      restore: (host, id, backupId, ids = {}) =>
+        this.call(host, 'POST', `${instancePath(id)}/restore`, { backupId } satisfies Api.RestoreBody, ids),
+      delete: (host, id, backupId, ids = {}) =>
+        this.call(host, 'DELETE', `${instancePath(id)}/backups/${encodeURIComponent(backupId)}`, undefined, ids),
       deleteAll: (host, id, ids = {}) => this.call(host, 'DELETE', `${instancePath(id)}/backups`, undefined, ids),
       download: (host, id, backupId, ids = {}) => this.downloadBackup(host, id, backupId, ids),
       upload: (host, id, info, archive, ids = {}) => {
-        const q = new URLSearchParams({ sha256: info.sha256, createdAt: info.createdAt, ...(info.paths ? { paths: JSON.stringify(info.paths) } : {}) });
-        return this.call(host, 'PUT', `${backupPath(id, info.backupId)}/archive?${q.toString()}`, new RawBody(archive, 'application/gzip'), ids);
+        const q = new URLSearchParams({
+          sha256: info.sha256,
+          createdAt: info.createdAt,
+          ...(info.paths ? { paths: JSON.stringify(info.paths) } : {}),
+        });
+        return this.call(
+          host,
+          'PUT',
+          `${backupPath(id, info.backupId)}/archive?${q.toString()}`,
+          new RawBody(archive, 'application/gzip'),
+          ids,
+        );
       },
     };
     this.images = {
-      inspectImage: (host, ref, { pull }, ids = {}) => this.call(host, 'GET', `/images/inspect?ref=${encodeURIComponent(ref)}&pull=${pull}`, undefined, ids),
+      inspectImage: (host, ref, { pull }, ids = {}) =>
+        this.call(host, 'GET', `/images/inspect?ref=${encodeURIComponent(ref)}&pull=${pull}`, undefined, ids),
     };
     this.rcon = {
       command: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/rcon`, body, ids),
@@ -82,21 +107,66 @@ export class AgentHostDriver implements HostDriver {
     this.keptData = {
       list: async (host, ids = {}) => (await this.call<Api.KeptDataList>(host, 'GET', '/kept-data', undefined, ids)).keptData,
       purge: (host, id, ids = {}) => this.call(host, 'DELETE', `/kept-data/${encodeURIComponent(id)}`, undefined, ids),
-      attach: (host, id, to, ids = {}) => this.call(host, 'POST', `/kept-data/${encodeURIComponent(id)}/attach`, { instanceId: to } satisfies Api.KeptDataAttachBody, ids),
+      attach: (host, id, to, ids = {}) =>
+        this.call(host, 'POST', `/kept-data/${encodeURIComponent(id)}/attach`, { instanceId: to } satisfies Api.KeptDataAttachBody, ids),
     };
     this.eggs = {
       // The script's own bound plus room for the image pull and the container's removal.
-      install: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/install`, body, ids, false, body.timeoutMs + INSTALL_CALL_MARGIN_MS),
+      install: (host, id, body, ids = {}) =>
+        this.call(host, 'POST', `${instancePath(id)}/install`, body, ids, false, body.timeoutMs + INSTALL_CALL_MARGIN_MS),
       stdin: (host, id, body, ids = {}) => this.call(host, 'POST', `${instancePath(id)}/stdin`, body, ids),
     };
     this.dataImport = {
       importData: (host, id, path, archive, ids = {}) =>
         this.call(host, 'PUT', `${instancePath(id)}/data?path=${encodeURIComponent(path)}`, new RawBody(archive, 'application/gzip'), ids),
     };
+    const filesOf = (id: string, sub = '') => `${instancePath(id)}/files${sub}`;
+    const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
+    this.files = {
+      list: (host, id, path, ids = {}) => this.call(host, 'GET', `${filesOf(id)}?${q({ path })}`, undefined, ids),
+      stat: (host, id, path, ids = {}) => this.call(host, 'GET', `${filesOf(id, '/stat')}?${q({ path })}`, undefined, ids),
+      read: (host, id, path, offset, ids = {}) => {
+        const route = `${filesOf(id, '/content')}?${q({ path, offset: String(offset) })}`;
+        return this.exchange(host, 'GET', route, undefined, ids, this.deps.timeoutMs, async (answer) => {
+          if (answer.status !== 200)
+            throw agentError(answer.status, parseJson(await readText(answer.body)), `GET ${route}`, host.controlUrl);
+          return {
+            size: Number(answer.headers['content-length']),
+            modifiedAt: Number(answer.headers[FILE_MODIFIED_HEADER]),
+            stream: answer.body,
+          };
+        });
+      },
+      write: (host, id, path, content, maxBytes, ids = {}) =>
+        this.call(
+          host,
+          'PUT',
+          `${filesOf(id, '/content')}?${q({ path, maxBytes: String(maxBytes) })}`,
+          new RawBody(content, FILE_CONTENT_TYPE),
+          ids,
+        ),
+      mkdir: (host, id, path, ids = {}) =>
+        this.call(host, 'POST', filesOf(id, '/directory'), { path } satisfies Api.FileDirectoryBody, ids),
+      rename: (host, id, from, to, ids = {}) =>
+        this.call(host, 'POST', filesOf(id, '/rename'), { from, to } satisfies Api.FileRenameBody, ids),
+      remove: (host, id, paths, ids = {}) =>
+        this.call(host, 'POST', filesOf(id, '/delete'), { paths: [...paths] } satisfies Api.FileDeleteBody, ids),
+      archive: (host, id, paths, destination, ids = {}) =>
+        this.call(host, 'POST', filesOf(id, '/archive'), { paths: [...paths], destination } satisfies Api.FileArchiveBody, ids),
+      extract: (host, id, path, destination, ids = {}) =>
+        this.call(
+          host,
+          'POST',
+          filesOf(id, '/extract'),
+          { path, ...(destination !== undefined ? { destination } : {}) } satisfies Api.FileExtractBody,
+          ids,
+        ),
+    };
     this.metrics = {
       stats: async (host, ids = {}) => {
         const body = await this.call<Api.InstanceStatsAnswer>(host, 'GET', '/instances/stats', undefined, ids);
-        if (!body || !Array.isArray(body.instances)) throw new AppError('UPSTREAM_FAILED', `agent at ${host.controlUrl} answered stats without "instances"`, { retryable: true });
+        if (!body || !Array.isArray(body.instances))
+          throw new AppError('UPSTREAM_FAILED', `agent at ${host.controlUrl} answered stats without "instances"`);
         return body.instances;
       },
     };
@@ -104,7 +174,8 @@ export class AgentHostDriver implements HostDriver {
 
   async inventory(host: DriverHost, ids: CallIds = {}): Promise<Api.InventoryEntry[]> {
     const body = await this.call<Api.InventoryAnswer>(host, 'GET', '/instances', undefined, ids);
-    if (!body || !Array.isArray(body.instances)) throw new AppError('UPSTREAM_FAILED', `agent at ${host.controlUrl} answered an inventory without "instances"`, { retryable: true });
+    if (!body || !Array.isArray(body.instances))
+      throw new AppError('UPSTREAM_FAILED', `agent at ${host.controlUrl} answered an inventory without "instances"`);
     return body.instances;
   }
 
@@ -142,29 +213,56 @@ export class AgentHostDriver implements HostDriver {
 
   async logs(host: DriverHost, instanceId: string, request: { tail: number; sinceStart?: boolean }, ids: CallIds = {}): Promise<string> {
     const since = request.sinceStart ? '&since=start' : '';
-    const text = await this.call<unknown>(host, 'GET', `${instancePath(instanceId)}/logs?tail=${request.tail}${since}`, undefined, ids, true);
+    const text = await this.call<unknown>(
+      host,
+      'GET',
+      `${instancePath(instanceId)}/logs?tail=${request.tail}${since}`,
+      undefined,
+      ids,
+      true,
+    );
     return typeof text === 'string' ? text : '';
   }
 
-  async followLogs(host: DriverHost, instanceId: string, request: { tail: number }, signal: AbortSignal, ids: CallIds = {}): Promise<Readable> {
+  async followLogs(
+    host: DriverHost,
+    instanceId: string,
+    request: { tail: number },
+    signal: AbortSignal,
+    ids: CallIds = {},
+  ): Promise<Readable> {
     // Not through the transport's bounded pool: a followed log holds its socket for hours.
     const route = `${instancePath(instanceId)}/logs?follow=true&tail=${request.tail}`;
     const url = new URL(`${host.controlUrl.replace(/\/+$/, '')}${AGENT_API_PREFIX}${route}`);
     let answer: StreamAnswer;
     try {
-      answer = await openStream(url, { headers: { ...this.headers(ids, undefined), accept: 'text/plain, application/json' }, signal, headTimeoutMs: this.deps.timeoutMs });
+      answer = await openStream(url, {
+        headers: { ...this.headers(ids, undefined), accept: 'text/plain, application/json' },
+        signal,
+        headTimeoutMs: this.deps.timeoutMs,
+      });
     } catch (err) {
       const timedOut = (err as Error).name === 'TimeoutError';
-      throw new AppError(timedOut ? 'TIMEOUT' : 'HOST_UNAVAILABLE', timedOut
-        ? `agent at ${host.controlUrl} did not answer GET ${route} within ${this.deps.timeoutMs} ms`
-        : `agent at ${host.controlUrl} did not stream GET ${route} (${(err as Error).message})`, { retryable: true, cause: err });
+      throw new AppError(
+        timedOut ? 'TIMEOUT' : 'HOST_UNAVAILABLE',
+        timedOut
+          ? `agent at ${host.controlUrl} did not answer GET ${route} within ${this.deps.timeoutMs} ms`
+          : `agent at ${host.controlUrl} did not stream GET ${route} (${(err as Error).message})`,
+        { cause: err },
+      );
     }
     if (answer.status !== 200) throw agentError(answer.status, parseJson(await readSome(answer.body)), `GET ${route}`, host.controlUrl);
     return answer.body;
   }
 
-  cleanup(host: DriverHost, request: { instanceIds: readonly string[]; keepDataFor?: readonly string[] }, ids: CallIds = {}): Promise<Api.CleanupReport> {
-    const body = request.keepDataFor ? { instanceIds: request.instanceIds, keepDataFor: request.keepDataFor } : { instanceIds: request.instanceIds };
+  cleanup(
+    host: DriverHost,
+    request: { instanceIds: readonly string[]; keepDataFor?: readonly string[] },
+    ids: CallIds = {},
+  ): Promise<Api.CleanupReport> {
+    const body = request.keepDataFor
+      ? { instanceIds: request.instanceIds, keepDataFor: request.keepDataFor }
+      : { instanceIds: request.instanceIds };
     return this.call(host, 'POST', '/cleanup', body, ids);
   }
 
@@ -172,17 +270,26 @@ export class AgentHostDriver implements HostDriver {
    * A backup archive as a stream. The timeout bounds the wait for the answer's
    * head only: a world-sized body may take longer than any fixed bound.
    */
-  private downloadBackup(host: DriverHost, instanceId: string, backupId: string, ids: CallIds): Promise<{ info: Api.BackupInfo; stream: Readable }> {
+  private downloadBackup(
+    host: DriverHost,
+    instanceId: string,
+    backupId: string,
+    ids: CallIds,
+  ): Promise<{ info: Api.BackupInfo; stream: Readable }> {
     const route = `${backupPath(instanceId, backupId)}/archive`;
     return this.exchange(host, 'GET', route, undefined, ids, this.deps.timeoutMs, async (answer) => {
-      if (answer.status < 200 || answer.status > 299) throw agentError(answer.status, parseJson(await readText(answer.body)), `GET ${route}`, host.controlUrl);
+      if (answer.status < 200 || answer.status > 299)
+        throw agentError(answer.status, parseJson(await readText(answer.body)), `GET ${route}`, host.controlUrl);
       const h = (name: string): string => {
         const v = answer.headers[name];
         return (Array.isArray(v) ? v[0] : v) ?? '';
       };
       const paths = h(BACKUP_ARCHIVE_HEADERS.paths);
       const info: Api.BackupInfo = {
-        backupId, sizeBytes: Number(h('content-length')), sha256: h(BACKUP_ARCHIVE_HEADERS.sha256), createdAt: h(BACKUP_ARCHIVE_HEADERS.createdAt),
+        backupId,
+        sizeBytes: Number(h('content-length')),
+        sha256: h(BACKUP_ARCHIVE_HEADERS.sha256),
+        createdAt: h(BACKUP_ARCHIVE_HEADERS.createdAt),
         ...(paths ? { paths: JSON.parse(paths) as string[] } : {}),
       };
       return { info, stream: answer.body };
@@ -205,7 +312,15 @@ export class AgentHostDriver implements HostDriver {
     return this.call(host, 'POST', `${instancePath(instanceId)}/${action}`, {}, ids);
   }
 
-  private call<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, raw = false, timeoutMs = this.deps.timeoutMs): Promise<T> {
+  private call<T>(
+    host: DriverHost,
+    method: string,
+    route: string,
+    body: unknown,
+    ids: CallIds,
+    raw = false,
+    timeoutMs = this.deps.timeoutMs,
+  ): Promise<T> {
     return this.exchange(host, method, route, body, ids, timeoutMs, async (answer) => {
       const text = await readText(answer.body);
       const ok = answer.status >= 200 && answer.status <= 299;
@@ -222,7 +337,15 @@ export class AgentHostDriver implements HostDriver {
    * head) while the timeout still runs. Failures to connect, send or read
    * become retryable HOST_UNAVAILABLE, or TIMEOUT when the bound passed.
    */
-  private async exchange<T>(host: DriverHost, method: string, route: string, body: unknown, ids: CallIds, timeoutMs: number, read: (answer: AgentAnswer) => Promise<T>): Promise<T> {
+  private async exchange<T>(
+    host: DriverHost,
+    method: string,
+    route: string,
+    body: unknown,
+    ids: CallIds,
+    timeoutMs: number,
+    read: (answer: AgentAnswer) => Promise<T>,
+  ): Promise<T> {
     const controlUrl = host.controlUrl;
     const headers = this.headers(ids, body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json');
     const controller = new AbortController();
@@ -234,9 +357,13 @@ export class AgentHostDriver implements HostDriver {
     } catch (err) {
       if (err instanceof AppError) throw err;
       const timedOut = controller.signal.aborted;
-      throw new AppError(timedOut ? 'TIMEOUT' : 'HOST_UNAVAILABLE', timedOut
-        ? `agent at ${controlUrl} did not answer ${method} ${route} within ${timeoutMs} ms`
-        : `agent at ${controlUrl} is unreachable (${(err as Error).message})`, { retryable: true, cause: err });
+      throw new AppError(
+        timedOut ? 'TIMEOUT' : 'HOST_UNAVAILABLE',
+        timedOut
+          ? `agent at ${controlUrl} did not answer ${method} ${route} within ${timeoutMs} ms`
+          : `agent at ${controlUrl} is unreachable (${(err as Error).message})`,
+        { cause: err },
+      );
     } finally {
       clearTimeout(timer);
     }
@@ -260,11 +387,17 @@ function parseJson(text: string): unknown {
  */
 export function agentError(status: number, body: unknown, what: string, controlUrl: string): AppError {
   const e = (body as { error?: { code?: unknown; message?: unknown; details?: unknown; retryable?: unknown } } | undefined)?.error;
-  const code: ErrorCode = typeof e?.code === 'string' && e.code in ERROR_CATALOGUE ? (e.code as ErrorCode) : status >= 500 ? 'UPSTREAM_FAILED' : 'BAD_REQUEST';
+  const code: ErrorCode =
+    typeof e?.code === 'string' && e.code in ERROR_CATALOGUE ? (e.code as ErrorCode) : status >= 500 ? 'UPSTREAM_FAILED' : 'BAD_REQUEST';
   const message = typeof e?.message === 'string' ? e.message : `HTTP ${status}`;
   // An answer that says `retryable: false` is final (a pull the registry refused for good), whatever its status.
   const final = e?.retryable === false;
-  const retryable = !final && (status >= 500 || status === 429 || code === 'INSTANCE_BUSY' || code === 'STALE_LEADER');
+  // The code's default (errors.ts: INSTANCE_BUSY and STALE_LEADER are retryable), except that any 5xx or 429 answer is:
+  // the agent or its proxy failed now, whatever code it named (an agent's INTERNAL is worth another attempt).
+  const retryable = final ? false : status >= 500 || status === 429 ? true : undefined;
   const agentDetails = e?.details !== null && typeof e?.details === 'object' ? (e.details as Record<string, unknown>) : {};
-  return new AppError(code, `agent ${controlUrl} refused ${what}: ${message}`, { retryable, details: { ...agentDetails, agentStatus: status } });
+  return new AppError(code, `agent ${controlUrl} refused ${what}: ${message}`, {
+    ...(retryable === undefined ? {} : { retryable }),
+    details: { ...agentDetails, agentStatus: status },
+  });
 }

@@ -91,10 +91,14 @@ export class HttpAgentTransport implements AgentTransport {
       // A failed upload destroys the request; its own error says why, not the "socket hang up" that follows.
       let uploadError: Error | undefined;
       const send = tls ? httpsRequest : httpRequest;
-      const req: ClientRequest = send(request.url, { method: request.method, headers, agent: tls ? this.https : this.http, signal: request.signal }, (res: IncomingMessage) => {
-        answered = true;
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res });
-      });
+      const req: ClientRequest = send(
+        request.url,
+        { method: request.method, headers, agent: tls ? this.https : this.http, signal: request.signal },
+        (res: IncomingMessage) => {
+          answered = true;
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res });
+        },
+      );
       req.on('error', (err: NodeJS.ErrnoException) => {
         if (answered) return; // the body's reader sees it
         if (mayRetry && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE') && !request.signal.aborted) {

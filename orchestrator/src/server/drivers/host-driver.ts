@@ -96,6 +96,32 @@ export interface HostDriver {
   readonly metrics?: HostMetrics;
   /** Egg templates: install scripts before the first start and console lines on stdin. */
   readonly eggs?: HostEggs;
+  /** The instance data directory's files (the files API and SFTP), running or not. */
+  readonly files?: HostFiles;
+}
+
+/**
+ * Files of an instance's data directory. Paths are `/`-rooted relative to it;
+ * the host checks them (FILE_PATH_INVALID for `..`, NUL, a symlink crossed).
+ */
+export interface HostFiles {
+  list(host: DriverHost, instanceId: string, path: string, ids?: CallIds): Promise<Api.FileList>;
+  stat(host: DriverHost, instanceId: string, path: string, ids?: CallIds): Promise<Api.FileEntry>;
+  /** A regular file's bytes from `offset`, streamed (only the wait for the head is bounded). */
+  read(
+    host: DriverHost,
+    instanceId: string,
+    path: string,
+    offset: number,
+    ids?: CallIds,
+  ): Promise<{ size: number; modifiedAt: number; stream: Readable }>;
+  /** Creates or replaces a file with the stream's bytes (temp file + rename at the host); FILE_TOO_LARGE past `maxBytes`. */
+  write(host: DriverHost, instanceId: string, path: string, content: Readable, maxBytes: number, ids?: CallIds): Promise<Api.FileWritten>;
+  mkdir(host: DriverHost, instanceId: string, path: string, ids?: CallIds): Promise<{ path: string }>;
+  rename(host: DriverHost, instanceId: string, from: string, to: string, ids?: CallIds): Promise<{ from: string; to: string }>;
+  remove(host: DriverHost, instanceId: string, paths: readonly string[], ids?: CallIds): Promise<Api.FileDeleted>;
+  archive(host: DriverHost, instanceId: string, paths: readonly string[], destination: string, ids?: CallIds): Promise<Api.FileWritten>;
+  extract(host: DriverHost, instanceId: string, path: string, destination: string | undefined, ids?: CallIds): Promise<Api.FileExtracted>;
 }
 
 export interface HostMetrics {

@@ -108,7 +108,8 @@ export class LeaderLease implements Leadership {
     try {
       const lease = await this.deps.leases.acquire(this.name, this.deps.holder, this.deps.ttlMs);
       if (lease) {
-        if (lease.epoch !== this.heldEpoch) this.deps.logger.info({ lease: this.name, epoch: lease.epoch, holder: this.deps.holder }, 'leader lease acquired');
+        if (lease.epoch !== this.heldEpoch)
+          this.deps.logger.info({ lease: this.name, epoch: lease.epoch, holder: this.deps.holder }, 'leader lease acquired');
         this.held = true;
         this.heldEpoch = lease.epoch;
         this.validUntil = sentAt + this.deps.ttlMs;

@@ -19,7 +19,8 @@ export interface NodeIdentity {
 }
 
 export function assertNodeId(id: string, source: string): string {
-  if (!NODE_ID_PATTERN.test(id)) throw new AppError('VALIDATION_FAILED', `${source}: node id ${JSON.stringify(id)} must match ${NODE_ID_PATTERN.source}`);
+  if (!NODE_ID_PATTERN.test(id))
+    throw new AppError('VALIDATION_FAILED', `${source}: node id ${JSON.stringify(id)} must match ${NODE_ID_PATTERN.source}`);
   return id;
 }
 

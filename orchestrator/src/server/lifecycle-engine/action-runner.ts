@@ -15,14 +15,15 @@ import type { Store } from '../../store/store.js';
 import { capability, type HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { BackupRunner, type BackupHooks } from './backup-runner.js';
-import { agentCreateBody, revisionConfig } from '../services/instance-config.js';
 import { moveInstance } from './instance-transitions.js';
+import { recordRevision, replaceContainer } from './replacement.js';
+import { runInstallScript } from './install-script.js';
 import { applyPendingChanges } from '../services/pending-changes.js';
+import { agentCreateBody } from '../services/instance-config.js';
 import { readinessOf, type ProbeOutcome, type ReadinessProber } from './readiness-prober.js';
 import { UpdateRunner } from './update-runner.js';
 import type { RunContext } from './run-context.js';
 import { commandKindOf, type CommandHandler } from './command-handler.js';
-import { networkSecretFor } from '../provisioning/network-secret.js';
 import { FleetActions } from './fleet-actions.js';
 import { templateOf } from '../services/template-of.js';
 import { sleep } from '../../shared/timers.js';
@@ -63,7 +64,14 @@ export class ActionRunner implements CommandHandler {
     if (instance.activeAction?.commandId !== cmd.id) return { skipped: 'superseded: the instance no longer waits for this command' };
     const action = commandKindOf(cmd) as InstanceAction;
     const template = await templateOf(this.deps.store, instance);
-    const ctx = { cmd, host, template, ids: { commandId: cmd.id, requestId: cmd.requestId }, actor: String(cmd.payload.actor ?? 'system'), log };
+    const ctx = {
+      cmd,
+      host,
+      template,
+      ids: { commandId: cmd.id, requestId: cmd.requestId },
+      actor: String(cmd.payload.actor ?? 'system'),
+      log,
+    };
     // A frozen server can neither save nor stop gracefully: a stop or archive of a paused one thaws it first.
     let thawedFromPause = false;
     if ((action === 'stop' || action === 'archive') && instance.observed?.container === 'paused') {
@@ -72,7 +80,13 @@ export class ActionRunner implements CommandHandler {
       // A stop with a backup starts from the instance's state (its backup step moves it on): thawed, the world is online.
       thawedFromPause = entersOnDispatch(action, cmd.payload) && instance.state === 'paused';
       instance = thawedFromPause
-        ? (await moveInstance(this.deps.store, instance, 'online', { now: this.now, reason: `thawed for its stop with a backup (${ctx.actor})`, actor: ctx.actor, commandId: cmd.id, patch: { observed } })) ?? instance
+        ? ((await moveInstance(this.deps.store, instance, 'online', {
+            now: this.now,
+            reason: `thawed for its stop with a backup (${ctx.actor})`,
+            actor: ctx.actor,
+            commandId: cmd.id,
+            patch: { observed },
+          })) ?? instance)
         : await this.deps.store.instances.update(instance.id, { observed }, { now: this.now });
     }
     switch (action) {
@@ -107,6 +121,8 @@ export class ActionRunner implements CommandHandler {
         return this.fleet().archive(instance, ctx);
       case 'despawn':
         return this.fleet().despawn(instance, ctx);
+      case 'reinstall':
+        return this.reinstall(instance, ctx);
       default:
         throw new AppError('VALIDATION_FAILED', `unknown lifecycle action ${String(action)}`);
     }
@@ -114,7 +130,10 @@ export class ActionRunner implements CommandHandler {
 
   private fleet(): FleetActions {
     return new FleetActions({
-      store: this.deps.store, driver: this.deps.driver, clock: this.deps.clock, backups: () => this.backups(),
+      store: this.deps.store,
+      driver: this.deps.driver,
+      clock: this.deps.clock,
+      backups: () => this.backups(),
       evacuate: this.deps.evacuate ?? (async () => ({ players: 0 })),
       playersOn: this.deps.playersOn ?? (async (i) => i.players?.online ?? 0),
       // Live counts while a despawn waits: the supervisor does not probe under an active action.
@@ -125,7 +144,13 @@ export class ActionRunner implements CommandHandler {
   }
 
   private backups(): BackupRunner {
-    return new BackupRunner({ store: this.deps.store, driver: this.deps.driver, clock: this.deps.clock, onStarted: this.deps.onStarted, ...(this.deps.backupHooks ? { hooks: this.deps.backupHooks } : {}) });
+    return new BackupRunner({
+      store: this.deps.store,
+      driver: this.deps.driver,
+      clock: this.deps.clock,
+      onStarted: this.deps.onStarted,
+      ...(this.deps.backupHooks ? { hooks: this.deps.backupHooks } : {}),
+    });
   }
 
   /** A command that failed for good: leave a visible state and free the instance for the next action. */
@@ -155,10 +180,20 @@ export class ActionRunner implements CommandHandler {
     let current = instance;
     if (current.state !== 'starting') {
       // A delayed (backoff) restart kept `stopped` until now.
-      current = (await moveInstance(this.deps.store, current, 'starting', { now: this.now, reason: `start by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? current;
+      current =
+        (await moveInstance(this.deps.store, current, 'starting', {
+          now: this.now,
+          reason: `start by ${ctx.actor}`,
+          actor: ctx.actor,
+          commandId: ctx.cmd.id,
+        })) ?? current;
     }
     // The pure plan decides: a replacement when changes wait for this start, else a plain start.
-    const steps = planStart({ ...replaceable(current, ctx.template), containerConfigPending: current.containerConfigPending, pendingSettings: current.pendingChanges.length });
+    const steps = planStart({
+      ...replaceable(current, ctx.template),
+      containerConfigPending: current.containerConfigPending,
+      pendingSettings: current.pendingChanges.length,
+    });
     let result: JsonObject;
     if (steps.some((s) => s.kind === 'create_container')) {
       result = await this.replace(current, ctx, true);
@@ -170,14 +205,27 @@ export class ActionRunner implements CommandHandler {
         // Its host port was taken while it was stopped (by something outside the agent): the same
         // container on another port of the host's range, same data; the registry follows the endpoint.
         if (!(err instanceof AppError && err.code === 'HOST_PORT_TAKEN')) throw err;
-        ctx.log.warn({ instanceId: current.id, hostPort: current.hostPort, err: err.message }, 'host port taken outside the runtime; re-creating the container on another port');
-        result = await this.replace(current, ctx, true, { newHostPort: true, why: `host port ${current.hostPort ?? '?'} was taken outside the container runtime` })
-          .catch((moveErr: unknown) => { throw noPortLeft(moveErr, current, ctx.host); });
+        ctx.log.warn(
+          { instanceId: current.id, hostPort: current.hostPort, err: err.message },
+          'host port taken outside the runtime; re-creating the container on another port',
+        );
+        result = await this.replace(current, ctx, true, {
+          newHostPort: true,
+          why: `host port ${current.hostPort ?? '?'} was taken outside the container runtime`,
+        }).catch((moveErr: unknown) => {
+          throw noPortLeft(moveErr, current, ctx.host);
+        });
       }
     }
-    const started = await this.deps.store.instances.update(current.id, {
-      activeAction: null, stateChangedAt: this.now, observed: { container: 'running', observedAt: this.now },
-    }, { now: this.now });
+    const started = await this.deps.store.instances.update(
+      current.id,
+      {
+        activeAction: null,
+        stateChangedAt: this.now,
+        observed: { container: 'running', observedAt: this.now },
+      },
+      { now: this.now },
+    );
     this.deps.onStarted(started.id);
     ctx.log.info({ instanceId: started.id }, 'container started; readiness probing');
     return result;
@@ -196,17 +244,44 @@ export class ActionRunner implements CommandHandler {
       res = await this.deps.driver.stop(ctx.host, instance.id, request, ctx.ids);
     } catch (err) {
       if (err instanceof AppError && err.code === 'INSTANCE_NOT_FOUND') {
-        await moveInstance(this.deps.store, instance, 'unknown', { now: this.now, reason: 'the managed container is missing; not recreated', commandId: ctx.cmd.id, patch: { activeAction: null } });
+        await moveInstance(this.deps.store, instance, 'unknown', {
+          now: this.now,
+          reason: 'the managed container is missing; not recreated',
+          commandId: ctx.cmd.id,
+          patch: { activeAction: null },
+        });
         throw new AppError('INSTANCE_NOT_FOUND', `instance ${instance.name} has no container on host ${ctx.host.id}; it is now unknown`);
       }
       throw err;
     }
     const path = stopPath(res);
     const details = { path, method: res.method, killed: res.killed, exitCode: res.exitCode, timeoutSeconds: request.timeoutSeconds };
-    const patch = { observed: { container: 'exited' as const, ...(res.exitCode === null ? {} : { exitCode: res.exitCode }), observedAt: this.now }, ...(then ? {} : { activeAction: null }) };
-    const moved = await moveInstance(this.deps.store, instance, 'stopped', { now: this.now, reason: describeStop(path, request.timeoutSeconds, res.exitCode), actor: ctx.actor, commandId: ctx.cmd.id, details, patch });
-    if (!moved) throw new AppError('CONFLICT', `instance ${instance.name} changed state during its stop`, { retryable: true });
-    if (then) return (await moveInstance(this.deps.store, moved, then, { now: this.now, reason: `restart by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? moved;
+    const patch = {
+      observed: { container: 'exited' as const, ...(res.exitCode === null ? {} : { exitCode: res.exitCode }), observedAt: this.now },
+      ...(then ? {} : { activeAction: null }),
+    };
+    const moved = await moveInstance(this.deps.store, instance, 'stopped', {
+      now: this.now,
+      reason: describeStop(path, request.timeoutSeconds, res.exitCode),
+      actor: ctx.actor,
+      commandId: ctx.cmd.id,
+      details,
+      patch,
+    });
+    if (!moved)
+      throw new AppError('CONFLICT', `instance ${instance.name} changed state during its stop`, {
+        // A version race with the supervisor, not a refusal: the next attempt reads the new state.
+        retryable: true,
+      });
+    if (then)
+      return (
+        (await moveInstance(this.deps.store, moved, then, {
+          now: this.now,
+          reason: `${then === 'installing' ? 'reinstall' : 'restart'} by ${ctx.actor}`,
+          actor: ctx.actor,
+          commandId: ctx.cmd.id,
+        })) ?? moved
+      );
     return moved;
   }
 
@@ -215,7 +290,10 @@ export class ActionRunner implements CommandHandler {
     const saved = ctx.cmd.payload.save === true ? await this.backups().saveAll(instance, ctx) : false;
     const res = await this.deps.driver.pause(ctx.host, instance.id, ctx.ids);
     await moveInstance(this.deps.store, instance, 'paused', {
-      now: this.now, reason: `paused by ${ctx.actor} (warm sleep${saved ? ', world saved first' : ''})`, actor: ctx.actor, commandId: ctx.cmd.id,
+      now: this.now,
+      reason: `paused by ${ctx.actor} (warm sleep${saved ? ', world saved first' : ''})`,
+      actor: ctx.actor,
+      commandId: ctx.cmd.id,
       patch: { activeAction: null, observed: { container: 'paused', observedAt: this.now } },
     });
     return { state: res.state };
@@ -226,9 +304,18 @@ export class ActionRunner implements CommandHandler {
     const current = await this.deps.store.instances.get(instanceId);
     if (current?.state !== 'online') return;
     await this.deps.driver.pause(ctx.host, instanceId, ctx.ids);
-    const pausing = (await moveInstance(this.deps.store, current, 'pausing', { now: this.now, reason: 'the stop was aborted: back to its warm sleep', actor: ctx.actor, commandId: ctx.cmd.id })) ?? current;
+    const pausing =
+      (await moveInstance(this.deps.store, current, 'pausing', {
+        now: this.now,
+        reason: 'the stop was aborted: back to its warm sleep',
+        actor: ctx.actor,
+        commandId: ctx.cmd.id,
+      })) ?? current;
     await moveInstance(this.deps.store, pausing, 'paused', {
-      now: this.now, reason: 'paused again after the aborted stop', actor: ctx.actor, commandId: ctx.cmd.id,
+      now: this.now,
+      reason: 'paused again after the aborted stop',
+      actor: ctx.actor,
+      commandId: ctx.cmd.id,
       patch: { activeAction: null, desiredState: 'paused', observed: { container: 'paused', observedAt: this.now } },
     });
   }
@@ -261,28 +348,78 @@ export class ActionRunner implements CommandHandler {
     let failures = 0;
     const never = new Promise<never>(() => undefined);
     for (let i = 0; i < attempts && !ready; i++) {
-      const probe = (early ?? this.deps.prober.probe(instance, spec, ctx.host)).then((outcome) => {
-        players = outcome.players ?? players;
-        if (outcome.ready) ready = true;
-        else failures += 1;
-        return outcome.ready;
-      }, () => { failures += 1; return false; });
+      const probe = (early ?? this.deps.prober.probe(instance, spec, ctx.host)).then(
+        (outcome) => {
+          players = outcome.players ?? players;
+          if (outcome.ready) ready = true;
+          else failures += 1;
+          return outcome.ready;
+        },
+        () => {
+          failures += 1;
+          return false;
+        },
+      );
       early = undefined;
       // On to the next probe after 100 ms, or at once when this one is ready.
       await Promise.race([probe.then((ok) => (ok ? undefined : never)), wait(100)]);
     }
     const decision = evaluateReadiness({
-      state: 'paused', waitStartedAt: startedAt, now: ready ? this.now : startedAt + this.deps.resumeTimeoutMs, timeoutMs: this.deps.resumeTimeoutMs,
-      failureThreshold: spec.failureThreshold, container: { status: 'running' }, probe: { ready, consecutiveFailures: ready ? 0 : Math.max(1, failures) },
+      state: 'paused',
+      waitStartedAt: startedAt,
+      now: ready ? this.now : startedAt + this.deps.resumeTimeoutMs,
+      timeoutMs: this.deps.resumeTimeoutMs,
+      failureThreshold: spec.failureThreshold,
+      container: { status: 'running' },
+      probe: { ready, consecutiveFailures: ready ? 0 : Math.max(1, failures) },
     });
     const to = decision.kind === 'transition' ? decision.to : 'degraded';
     const reason = decision.kind === 'transition' ? decision.reason : 'resumed but not ready';
     await moveInstance(this.deps.store, instance, to, {
-      now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id,
-      patch: { activeAction: null, observed: { container: 'running', observedAt: this.now }, ...(players ? { players: { ...players, at: this.now } } : {}) },
+      now: this.now,
+      reason,
+      actor: ctx.actor,
+      commandId: ctx.cmd.id,
+      patch: {
+        activeAction: null,
+        observed: { container: 'running', observedAt: this.now },
+        ...(players ? { players: { ...players, at: this.now } } : {}),
+      },
     });
     if (to === 'online' || to === 'degraded') this.deps.onStarted(instance.id);
     return { state: to };
+  }
+
+  /**
+   * The template's install script again, over the kept files: a running server is stopped first
+   * (entered as `stopping`) and started again afterwards; a stopped one, or one in error, stays stopped.
+   */
+  private async reinstall(instance: Instance, ctx: RunContext): Promise<JsonObject> {
+    const install = ctx.template?.install;
+    if (!install)
+      throw new AppError('NOT_IMPLEMENTED', `instance ${instance.name}'s template has no install script; there is nothing to reinstall`);
+    const wasRunning = instance.state === 'stopping';
+    const current = wasRunning ? await this.stopContainer(instance, ctx, 'installing') : instance;
+    const body = agentCreateBody(current, ctx.template, { endercloudUser: this.deps.endercloudUser });
+    const note = await runInstallScript(
+      capability(this.deps.driver.eggs, 'install script', ctx.host),
+      ctx.host,
+      current.id,
+      install,
+      body,
+      ctx.ids,
+    );
+    const installed = (await this.deps.store.instances.get(current.id)) ?? current;
+    const stopped = await moveInstance(this.deps.store, installed, wasRunning ? 'starting' : 'stopped', {
+      now: this.now,
+      reason: `reinstalled by ${ctx.actor}${note}${wasRunning ? '; starting again' : ''}`,
+      actor: ctx.actor,
+      commandId: ctx.cmd.id,
+      patch: wasRunning ? {} : { activeAction: null },
+    });
+    if (!stopped) throw new AppError('CONFLICT', `instance ${instance.name} changed state during its reinstall`, { retryable: true });
+    if (wasRunning) return this.start(stopped, ctx);
+    return { state: stopped.state, reinstalled: true };
   }
 
   /** Stop (if running), one replacement with every pending change, then restore the prior running/stopped intent. */
@@ -292,8 +429,14 @@ export class ActionRunner implements CommandHandler {
       const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
       const res = await this.deps.driver.stop(ctx.host, instance.id, request, ctx.ids);
       await this.deps.store.history.append({
-        instanceId: instance.id, at: this.now, from: 'update', to: 'update', reason: `stopped for replacement: ${describeStop(stopPath(res), request.timeoutSeconds, res.exitCode)}`,
-        actor: ctx.actor, commandId: ctx.cmd.id, details: { path: stopPath(res) },
+        instanceId: instance.id,
+        at: this.now,
+        from: 'update',
+        to: 'update',
+        reason: `stopped for replacement: ${describeStop(stopPath(res), request.timeoutSeconds, res.exitCode)}`,
+        actor: ctx.actor,
+        commandId: ctx.cmd.id,
+        details: { path: stopPath(res) },
       });
     }
     // Pull, swap and mark applied are one agent replace (a failed pull changes nothing); it starts the new container when the plan says so.
@@ -301,7 +444,10 @@ export class ActionRunner implements CommandHandler {
     const result = await this.replace(instance, ctx, start);
     const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
     await moveInstance(this.deps.store, current, start ? 'starting' : 'stopped', {
-      now: this.now, reason: start ? 'configuration replaced; starting' : 'configuration replaced; the instance stays stopped', actor: ctx.actor, commandId: ctx.cmd.id,
+      now: this.now,
+      reason: start ? 'configuration replaced; starting' : 'configuration replaced; the instance stays stopped',
+      actor: ctx.actor,
+      commandId: ctx.cmd.id,
       patch: { activeAction: null, observed: { container: start ? 'running' : 'exited', observedAt: this.now } },
     });
     if (start) this.deps.onStarted(instance.id);
@@ -310,22 +456,51 @@ export class ActionRunner implements CommandHandler {
 
   /** One controlled replacement (same runtime directory and host port); records the new immutable revision. */
   /** With `newHostPort`, the container is re-created on another port even when nothing else changed (`why` goes in the history). */
-  private async replace(instance: Instance, ctx: RunContext, start: boolean, port?: { newHostPort: true; why: string }): Promise<JsonObject> {
+  private async replace(
+    instance: Instance,
+    ctx: RunContext,
+    start: boolean,
+    port?: { newHostPort: true; why: string },
+  ): Promise<JsonObject> {
     const next = applyPendingChanges(instance, ctx.template);
     const staged: Instance = { ...instance, ...next };
-    const body = agentCreateBody(staged, ctx.template, { endercloudUser: this.deps.endercloudUser, pull: 'missing', ...(await networkSecretFor(ctx.template, this.deps.networkSecret)) });
-    const res = await this.deps.driver.replace(ctx.host, instance.id, { ...body, start, ...(port ? { newHostPort: true } : {}) }, ctx.ids);
+    const res = await replaceContainer(this.deps, staged, ctx, { start, ...(port ? { newHostPort: true } : {}) });
     const now = this.now;
     const revision = instance.revision + 1;
     const applied = instance.pendingChanges.map((c) => c.key);
     await this.deps.store.transaction(async (tx) => {
-      await tx.instances.update(instance.id, {
-        ...next, pendingChanges: [], containerConfigPending: false, revision,
-        ...(res.hostPort !== null && res.hostPort !== undefined ? { hostPort: res.hostPort, endpoint: { host: ctx.host.gameAddress, port: res.hostPort } } : {}),
-      }, { now });
-      await tx.revisions.append({ instanceId: instance.id, revision, createdAt: now, actor: ctx.actor, reason: `replacement applying ${applied.join(', ') || 'the current configuration'}`, config: revisionConfig({ ...staged, revision }, ctx.template) }, { pinned: [instance.revision] });
+      await tx.instances.update(
+        instance.id,
+        {
+          ...next,
+          pendingChanges: [],
+          containerConfigPending: false,
+          revision,
+          ...(res.hostPort !== null && res.hostPort !== undefined
+            ? { hostPort: res.hostPort, endpoint: { host: ctx.host.gameAddress, port: res.hostPort } }
+            : {}),
+        },
+        { now },
+      );
+      await recordRevision(
+        tx,
+        { ...staged, revision },
+        instance.revision,
+        ctx,
+        `replacement applying ${applied.join(', ') || 'the current configuration'}`,
+        now,
+      );
       const moved = port ? `; ${port.why}, now on port ${res.hostPort ?? '?'}` : '';
-      await tx.history.append({ instanceId: instance.id, at: now, from: instance.state, to: instance.state, reason: `container replaced (revision ${revision}): ${applied.join(', ') || 'no pending changes'}${moved}`, actor: ctx.actor, commandId: ctx.cmd.id, details: { applied, revision, ...(port ? { previousHostPort: instance.hostPort, hostPort: res.hostPort ?? null } : {}) } });
+      await tx.history.append({
+        instanceId: instance.id,
+        at: now,
+        from: instance.state,
+        to: instance.state,
+        reason: `container replaced (revision ${revision}): ${applied.join(', ') || 'no pending changes'}${moved}`,
+        actor: ctx.actor,
+        commandId: ctx.cmd.id,
+        details: { applied, revision, ...(port ? { previousHostPort: instance.hostPort, hostPort: res.hostPort ?? null } : {}) },
+      });
     });
     return { replaced: true, revision, applied, state: res.state };
   }
@@ -343,12 +518,18 @@ export class ActionRunner implements CommandHandler {
     }
     if (scopes.includes('backups')) {
       // An agent without the backup routes (404 NOT_FOUND) holds no backups.
-      await capability(this.deps.driver.backups, 'backups', ctx.host).deleteAll(ctx.host, instance.id, ctx.ids).catch((err: unknown) => {
-        if (!(err instanceof AppError && err.code === 'NOT_FOUND')) throw err;
-      });
+      await capability(this.deps.driver.backups, 'backups', ctx.host)
+        .deleteAll(ctx.host, instance.id, ctx.ids)
+        .catch((err: unknown) => {
+          if (!(err instanceof AppError && err.code === 'NOT_FOUND')) throw err;
+        });
       await this.deps.backupHooks?.deletedAll?.(instance.id);
     }
-    const res = await this.deps.driver.remove(ctx.host, instance.id, scope.paths.length > 0 ? { paths: scope.paths } : { keepData: scope.keepData });
+    const res = await this.deps.driver.remove(
+      ctx.host,
+      instance.id,
+      scope.paths.length > 0 ? { paths: scope.paths } : { keepData: scope.keepData },
+    );
     await this.deps.store.transaction(async (tx) => {
       // An archived world or a failed create holds no reservation: releasing it again would free another instance's room.
       if (instance.hostId && instance.memoryReserved) await tx.hosts.releaseMemory(instance.hostId, instance.memoryMb);
@@ -358,7 +539,6 @@ export class ActionRunner implements CommandHandler {
     ctx.log.info({ instanceId: instance.id, scopes }, 'instance deleted');
     return { deleted: true, scopes, containerRemoved: res.containerRemoved, directoryRemoved: res.directoryRemoved };
   }
-
 }
 
 /**
@@ -368,9 +548,16 @@ export class ActionRunner implements CommandHandler {
 function noPortLeft(err: unknown, instance: Instance, host: Host): unknown {
   if (!(err instanceof AppError && err.code === 'PORT_RANGE_EXHAUSTED')) return err;
   const range = typeof err.details?.portRange === 'string' ? err.details.portRange : 'its range';
-  return new AppError('PORT_RANGE_EXHAUSTED', `host port ${instance.hostPort ?? '?'} is taken and no other port of ${range} is free on host ${host.id}; the container was kept with its world: free a port, then start it`, {
-    retryable: false, cause: err, details: { portRange: range, hostPort: instance.hostPort },
-  });
+  return new AppError(
+    'PORT_RANGE_EXHAUSTED',
+    `host port ${instance.hostPort ?? '?'} is taken and no other port of ${range} is free on host ${host.id}; the container was kept with its world: free a port, then start it`,
+    {
+      // Final here although the code is retryable: the agent kept the container; a retry would find the same ports taken.
+      retryable: false,
+      cause: err,
+      details: { portRange: range, hostPort: instance.hostPort },
+    },
+  );
 }
 
 /** What the pure replacement planner reads of an instance: applied vs desired container config. */

@@ -10,6 +10,7 @@ import { capability, type BackupInfo, type HostDriver } from '../drivers/host-dr
 import type { Clock } from '../clock.js';
 import { backupIdFor, backupMode, type FailurePolicy } from '../../lifecycle/backup.js';
 import { moveInstance } from './instance-transitions.js';
+import { transitionEvent } from '../../lifecycle/states.js';
 import type { RunContext } from './run-context.js';
 
 /** What happens around the host's archive calls (the off-host backup store plugs in here). */
@@ -29,7 +30,6 @@ export interface BackupRunnerOptions {
   onStarted: (instanceId: string) => void;
   hooks?: BackupHooks;
 }
-
 
 const RUNNING: readonly (string | undefined)[] = ['running', 'paused'];
 
@@ -58,15 +58,28 @@ export class BackupRunner {
       await this.rcon(instance, ctx, 'save-all flush');
       return await this.archive(instance, ctx, backupId);
     } finally {
-      await this.rcon(instance, ctx, 'save-on').catch((err: unknown) => ctx.log.warn({ instanceId: instance.id, err: (err as Error).message }, 'save-on after a backup failed'));
+      await this.rcon(instance, ctx, 'save-on').catch((err: unknown) =>
+        ctx.log.warn({ instanceId: instance.id, err: (err as Error).message }, 'save-on after a backup failed'),
+      );
     }
   }
 
   private async archive(instance: Instance, ctx: RunContext, backupId: string): Promise<BackupInfo> {
     const paths = ctx.template?.backup?.paths;
-    const info = await capability(this.deps.driver.backups, 'backups', ctx.host).create(ctx.host, instance.id, { backupId, ...(paths ? { paths } : {}) }, ctx.ids);
-    await this.deps.hooks?.written?.(instance, ctx, info).catch((err: unknown) =>
-      ctx.log.warn({ instanceId: instance.id, backupId, err: (err as Error).message }, 'the off-host copy of a backup failed; it stays on its host only'));
+    const info = await capability(this.deps.driver.backups, 'backups', ctx.host).create(
+      ctx.host,
+      instance.id,
+      { backupId, ...(paths ? { paths } : {}) },
+      ctx.ids,
+    );
+    await this.deps.hooks
+      ?.written?.(instance, ctx, info)
+      .catch((err: unknown) =>
+        ctx.log.warn(
+          { instanceId: instance.id, backupId, err: (err as Error).message },
+          'the off-host copy of a backup failed; it stays on its host only',
+        ),
+      );
     return info;
   }
 
@@ -100,9 +113,21 @@ export class BackupRunner {
   private async startAgain(instance: Instance, ctx: RunContext, reason: string, details: JsonObject): Promise<void> {
     await this.deps.driver.start(ctx.host, instance.id, ctx.ids);
     const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
-    const stopped = current.state === 'stopped' ? current : await moveInstance(this.deps.store, current, 'stopped', { now: this.now, reason: 'stopped for a backup', actor: ctx.actor, commandId: ctx.cmd.id });
+    const stopped =
+      current.state === 'stopped'
+        ? current
+        : await moveInstance(this.deps.store, current, 'stopped', {
+            now: this.now,
+            reason: 'stopped for a backup',
+            actor: ctx.actor,
+            commandId: ctx.cmd.id,
+          });
     await moveInstance(this.deps.store, stopped ?? current, 'starting', {
-      now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, details,
+      now: this.now,
+      reason,
+      actor: ctx.actor,
+      commandId: ctx.cmd.id,
+      details,
       patch: { activeAction: null, desiredState: 'running', observed: { container: 'running', observedAt: this.now } },
     });
     this.deps.onStarted(instance.id);
@@ -124,12 +149,23 @@ export class BackupRunner {
           info = await this.archive(instance, ctx, backupId);
         } catch (err) {
           await this.startAgain(instance, ctx, `backup failed: ${(err as Error).message}; started again`, { backupFailed: true });
-          throw new AppError(err instanceof AppError ? err.code : 'INTERNAL', `backup failed: ${(err as Error).message}`, { retryable: false, cause: err });
+          // Final whatever the code: the instance was already put back; a retry would stop it again.
+          throw new AppError(err instanceof AppError ? err.code : 'INTERNAL', `backup failed: ${(err as Error).message}`, {
+            retryable: false,
+            cause: err,
+          });
         }
       } else info = await this.archive(instance, ctx, backupId);
     } catch (err) {
-      if (mode !== 'stop_first') await this.backToPrevious(instance, previous, ctx, `backup failed: ${(err as Error).message}`, { backupFailed: true });
-      throw err instanceof AppError && err.retryable === false ? err : new AppError(err instanceof AppError ? err.code : 'INTERNAL', `backup failed: ${(err as Error).message}`, { retryable: false, cause: err });
+      if (mode !== 'stop_first')
+        await this.backToPrevious(instance, previous, ctx, `backup failed: ${(err as Error).message}`, { backupFailed: true });
+      // Final whatever the code: the instance was already put back to its previous state.
+      throw err instanceof AppError && err.retryable === false
+        ? err
+        : new AppError(err instanceof AppError ? err.code : 'INTERNAL', `backup failed: ${(err as Error).message}`, {
+            retryable: false,
+            cause: err,
+          });
     }
     const details = { backupId: info.backupId, sizeBytes: info.sizeBytes, sha256: info.sha256, mode };
     const reason = `backup ${info.backupId} written (${mode.replace('_', ' ')})${reasonNote}`;
@@ -138,10 +174,23 @@ export class BackupRunner {
     return { ...details };
   }
 
-  private async backToPrevious(instance: Instance, previous: InstanceState, ctx: RunContext, reason: string, details: JsonObject): Promise<void> {
+  private async backToPrevious(
+    instance: Instance,
+    previous: InstanceState,
+    ctx: RunContext,
+    reason: string,
+    details: JsonObject,
+  ): Promise<void> {
     const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
     const to: InstanceState = ['online', 'degraded', 'stopped'].includes(previous) ? previous : 'stopped';
-    await moveInstance(this.deps.store, current, to, { now: this.now, reason, actor: ctx.actor, commandId: ctx.cmd.id, details, patch: { activeAction: null } });
+    await moveInstance(this.deps.store, current, to, {
+      now: this.now,
+      reason,
+      actor: ctx.actor,
+      commandId: ctx.cmd.id,
+      details,
+      patch: { activeAction: null },
+    });
   }
 
   /**
@@ -153,22 +202,56 @@ export class BackupRunner {
     const policy = String(ctx.cmd.payload.failurePolicy ?? 'abort_stop') as FailurePolicy;
     const previous = instance.state;
     const running = RUNNING.includes(instance.observed?.container);
-    const mode = backupMode(ctx.template, running, this.rconTarget(instance, ctx.template) !== undefined);
+    // A world still starting (a wake or an automatic restart met the stop) cannot enter `backup`:
+    // it is stopped first and its files archived then, as a running world without online save.
+    const starting = transitionEvent(instance.state, 'backup') === undefined;
+    const mode = starting ? 'stop_first' : backupMode(ctx.template, running, this.rconTarget(instance, ctx.template) !== undefined);
     const backupId = backupIdFor(ctx.cmd, 'stop');
-    const inBackup = (await moveInstance(this.deps.store, instance, 'backup', { now: this.now, reason: `backup before stop by ${ctx.actor}`, actor: ctx.actor, commandId: ctx.cmd.id })) ?? instance;
+    const inBackup = starting
+      ? instance
+      : ((await moveInstance(this.deps.store, instance, 'backup', {
+          now: this.now,
+          reason: `backup before stop by ${ctx.actor}`,
+          actor: ctx.actor,
+          commandId: ctx.cmd.id,
+        })) ?? instance);
     if (mode === 'online_save' || mode === 'offline') {
       try {
         const info = await (mode === 'online_save' ? this.onlineArchive(inBackup, ctx, backupId) : this.archive(inBackup, ctx, backupId));
-        const stopping = (await moveInstance(this.deps.store, inBackup, 'stopping', { now: this.now, reason: `backup ${info.backupId} written; stopping`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId: info.backupId, sha256: info.sha256, sizeBytes: info.sizeBytes } })) ?? inBackup;
+        const stopping =
+          (await moveInstance(this.deps.store, inBackup, 'stopping', {
+            now: this.now,
+            reason: `backup ${info.backupId} written; stopping`,
+            actor: ctx.actor,
+            commandId: ctx.cmd.id,
+            details: { backupId: info.backupId, sha256: info.sha256, sizeBytes: info.sizeBytes },
+          })) ?? inBackup;
         return { ...(await stop(stopping)), backupId: info.backupId };
       } catch (err) {
         const message = (err as Error).message;
         if (policy === 'abort_stop') {
-          await this.backToPrevious(inBackup, mode === 'offline' ? 'stopped' : previous, ctx, `stop aborted: the backup failed (${message}); policy abort_stop keeps the server running`, { backupFailed: true, policy });
-          await this.deps.store.instances.update(instance.id, { desiredState: mode === 'offline' ? 'stopped' : 'running' }, { now: this.now });
+          await this.backToPrevious(
+            inBackup,
+            mode === 'offline' ? 'stopped' : previous,
+            ctx,
+            `stop aborted: the backup failed (${message}); policy abort_stop keeps the server running`,
+            { backupFailed: true, policy },
+          );
+          await this.deps.store.instances.update(
+            instance.id,
+            { desiredState: mode === 'offline' ? 'stopped' : 'running' },
+            { now: this.now },
+          );
           return { aborted: true, policy, error: message };
         }
-        const stopping = (await moveInstance(this.deps.store, inBackup, 'stopping', { now: this.now, reason: `the backup failed (${message}); policy ${policy}: stopping without a backup`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupFailed: true, policy } })) ?? inBackup;
+        const stopping =
+          (await moveInstance(this.deps.store, inBackup, 'stopping', {
+            now: this.now,
+            reason: `the backup failed (${message}); policy ${policy}: stopping without a backup`,
+            actor: ctx.actor,
+            commandId: ctx.cmd.id,
+            details: { backupFailed: true, policy },
+          })) ?? inBackup;
         return { ...(await stop(stopping)), backupFailed: message, policy };
       }
     }
@@ -177,15 +260,36 @@ export class BackupRunner {
     const current = (await this.deps.store.instances.get(instance.id)) ?? instance;
     try {
       const info = await this.archive(current, ctx, backupId);
-      await this.deps.store.history.append({ instanceId: instance.id, at: this.now, from: 'stopped', to: 'stopped', reason: `backup ${info.backupId} written after the stop`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId: info.backupId, sha256: info.sha256, sizeBytes: info.sizeBytes } });
+      await this.deps.store.history.append({
+        instanceId: instance.id,
+        at: this.now,
+        from: 'stopped',
+        to: 'stopped',
+        reason: `backup ${info.backupId} written after the stop`,
+        actor: ctx.actor,
+        commandId: ctx.cmd.id,
+        details: { backupId: info.backupId, sha256: info.sha256, sizeBytes: info.sizeBytes },
+      });
       return { ...stopped, backupId: info.backupId };
     } catch (err) {
       const message = (err as Error).message;
       if (policy === 'abort_stop') {
-        await this.startAgain(current, ctx, `stop aborted: the backup failed (${message}); policy abort_stop starts the server again`, { backupFailed: true, policy });
+        await this.startAgain(current, ctx, `stop aborted: the backup failed (${message}); policy abort_stop starts the server again`, {
+          backupFailed: true,
+          policy,
+        });
         return { aborted: true, policy, error: message };
       }
-      await this.deps.store.history.append({ instanceId: instance.id, at: this.now, from: 'stopped', to: 'stopped', reason: `the backup after the stop failed (${message}); policy ${policy}: stays stopped without a backup`, actor: ctx.actor, commandId: ctx.cmd.id, details: { backupFailed: true, policy } });
+      await this.deps.store.history.append({
+        instanceId: instance.id,
+        at: this.now,
+        from: 'stopped',
+        to: 'stopped',
+        reason: `the backup after the stop failed (${message}); policy ${policy}: stays stopped without a backup`,
+        actor: ctx.actor,
+        commandId: ctx.cmd.id,
+        details: { backupFailed: true, policy },
+      });
       return { ...stopped, backupFailed: message, policy };
     }
   }
@@ -197,15 +301,28 @@ export class BackupRunner {
       await this.deps.hooks?.beforeRestore?.(instance, ctx, backupId);
       const res = await capability(this.deps.driver.backups, 'backups', ctx.host).restore(ctx.host, instance.id, backupId, ctx.ids);
       await moveInstance(this.deps.store, instance, 'stopped', {
-        now: this.now, reason: `backup ${res.restored} restored by ${ctx.actor}${res.safetyBackupId ? ` (safety backup ${res.safetyBackupId})` : ''}`,
-        actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId: res.restored, safetyBackupId: res.safetyBackupId }, patch: { activeAction: null, desiredState: 'stopped' },
+        now: this.now,
+        reason: `backup ${res.restored} restored by ${ctx.actor}${res.safetyBackupId ? ` (safety backup ${res.safetyBackupId})` : ''}`,
+        actor: ctx.actor,
+        commandId: ctx.cmd.id,
+        details: { backupId: res.restored, safetyBackupId: res.safetyBackupId },
+        patch: { activeAction: null, desiredState: 'stopped' },
       });
       return { ...res };
     } catch (err) {
       if (err instanceof AppError && err.retryable) throw err;
       // The agent swaps directories only at the end: a refused restore left the data as it was.
-      await moveInstance(this.deps.store, instance, 'stopped', { now: this.now, reason: `restore of ${backupId} failed: ${(err as Error).message}; data unchanged`, actor: ctx.actor, commandId: ctx.cmd.id, patch: { activeAction: null } });
-      throw new AppError(err instanceof AppError ? err.code : 'INTERNAL', `restore failed: ${(err as Error).message}`, { retryable: false, cause: err });
+      await moveInstance(this.deps.store, instance, 'stopped', {
+        now: this.now,
+        reason: `restore of ${backupId} failed: ${(err as Error).message}; data unchanged`,
+        actor: ctx.actor,
+        commandId: ctx.cmd.id,
+        patch: { activeAction: null },
+      });
+      throw new AppError(err instanceof AppError ? err.code : 'INTERNAL', `restore failed: ${(err as Error).message}`, {
+        retryable: false,
+        cause: err,
+      });
     }
   }
 }

@@ -35,6 +35,7 @@ export class BridgeEvents {
 function parseEndpoint(value: string): { host: string; port: number } {
   const i = value.lastIndexOf(':');
   const port = Number(value.slice(i + 1));
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new AppError('VALIDATION_FAILED', `body/endpoint has no valid port: ${value}`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new AppError('VALIDATION_FAILED', `body/endpoint has no valid port: ${value}`);
   return { host: value.slice(0, i).replace(/^\[|\]$/g, ''), port };
 }

@@ -14,7 +14,11 @@ export class CleanupHandler implements CommandHandler {
 
   async run(cmd: Command, host: Host, log: Logger): Promise<JsonObject> {
     const keepDataFor = strings(cmd.payload.keepDataFor);
-    const report = await this.driver.cleanup(host, { instanceIds: strings(cmd.payload.instanceIds), keepDataFor }, { commandId: cmd.id, requestId: cmd.requestId });
+    const report = await this.driver.cleanup(
+      host,
+      { instanceIds: strings(cmd.payload.instanceIds), keepDataFor },
+      { commandId: cmd.id, requestId: cmd.requestId },
+    );
     log.info({ hostId: host.id, removed: report.removed, skipped: report.skipped, dataKept: keepDataFor }, 'orphan cleanup done');
     return { removed: report.removed, skipped: report.skipped.map((s) => ({ ...s })), notFound: report.notFound };
   }

@@ -64,7 +64,10 @@ export class CommandWorker {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.ticking = this.tick()
-      .then(() => undefined, (err: unknown) => this.deps.logger.error({ err }, 'command worker tick failed'))
+      .then(
+        () => undefined,
+        (err: unknown) => this.deps.logger.error({ err }, 'command worker tick failed'),
+      )
       .finally(() => {
         this.ticking = undefined;
         if (!this.running) return;
@@ -95,7 +98,10 @@ export class CommandWorker {
   async tick(): Promise<Command[]> {
     const free = this.deps.batchSize - this.inFlight.size;
     if (free <= 0 || this.deps.isActive?.() === false) return [];
-    const claimed = await this.deps.store.commands.claimDue(this.deps.clock.now(), free, { claimer: this.workerId, leaseMs: this.deps.leaseMs });
+    const claimed = await this.deps.store.commands.claimDue(this.deps.clock.now(), free, {
+      claimer: this.workerId,
+      leaseMs: this.deps.leaseMs,
+    });
     for (const cmd of claimed) {
       const run = this.dispatch(cmd).finally(() => {
         this.inFlight.delete(cmd.id);
@@ -108,10 +114,19 @@ export class CommandWorker {
   }
 
   private async dispatch(cmd: Command): Promise<void> {
-    const log = this.deps.logger.child({ commandId: cmd.id, requestId: cmd.requestId, kind: cmd.kind, instanceId: cmd.instanceId, hostId: cmd.hostId });
-    const renew = setInterval(() => {
-      void this.deps.store.commands.renewLease(cmd.id, this.workerId, this.deps.clock.now() + this.deps.leaseMs).catch(() => undefined);
-    }, Math.max(50, Math.floor(this.deps.leaseMs / 3)));
+    const log = this.deps.logger.child({
+      commandId: cmd.id,
+      requestId: cmd.requestId,
+      kind: cmd.kind,
+      instanceId: cmd.instanceId,
+      hostId: cmd.hostId,
+    });
+    const renew = setInterval(
+      () => {
+        void this.deps.store.commands.renewLease(cmd.id, this.workerId, this.deps.clock.now() + this.deps.leaseMs).catch(() => undefined);
+      },
+      Math.max(50, Math.floor(this.deps.leaseMs / 3)),
+    );
     renew.unref();
     try {
       const result = await this.execute(cmd, log);
@@ -139,7 +154,10 @@ export class CommandWorker {
         log.warn({ attempt: cmd.attempts, retryInMs: decision.delayMs, error: message }, 'command failed; will retry');
         return;
       }
-      await this.deps.store.commands.fail(cmd.id, decision.message === message ? message : `${code}: ${decision.message}`, { now, claimer: this.workerId });
+      await this.deps.store.commands.fail(cmd.id, decision.message === message ? message : `${code}: ${decision.message}`, {
+        now,
+        claimer: this.workerId,
+      });
       this.deps.hooks?.onOutcome?.(cmd.kind, 'failed');
       log.error({ attempt: cmd.attempts, reason: decision.reason, error: message }, 'command failed for good');
       const kind = commandKindOf(cmd);
@@ -152,10 +170,11 @@ export class CommandWorker {
 
   private async execute(cmd: Command, log: Logger): Promise<JsonObject> {
     const kind = commandKindOf(cmd);
-    if (!kind) throw new AppError('VALIDATION_FAILED', `command ${cmd.id} has kind ${JSON.stringify(cmd.kind)}, which this version does not run`);
+    if (!kind)
+      throw new AppError('VALIDATION_FAILED', `command ${cmd.id} has kind ${JSON.stringify(cmd.kind)}, which this version does not run`);
     const host = cmd.hostId ? await this.deps.store.hosts.get(cmd.hostId) : undefined;
     if (!host) throw new AppError('HOST_NOT_FOUND', `command ${cmd.id} targets host ${cmd.hostId ?? '(none)'}, which is not registered`);
-    if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE`, { retryable: true });
+    if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${host.id} is OFFLINE`);
     return this.deps.handlers[kind].run(cmd, host, log);
   }
 }

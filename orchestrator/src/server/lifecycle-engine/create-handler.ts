@@ -7,16 +7,17 @@
 // when no container came of it, releases its memory on the host.
 
 import type { Readable } from 'node:stream';
-import type { Command, Host, InstallSpec, Instance, InstanceFleet, JsonObject, ObservedState } from '../../domain/index.js';
+import type { Command, Host, Instance, InstanceFleet, JsonObject, ObservedState } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import { capability, type CallIds, type HostDriver, type HostEggs, type InstanceEndpoint } from '../drivers/host-driver.js';
+import { capability, type CallIds, type HostDriver, type InstanceEndpoint } from '../drivers/host-driver.js';
 import type { BackupStore } from '../services/backup-store.js';
 import type { Clock } from '../clock.js';
 import { agentCreateBody } from '../services/instance-config.js';
 import type { CommandHandler } from './command-handler.js';
 import { moveInstance } from './instance-transitions.js';
+import { runInstallScript } from './install-script.js';
 import { templateOf } from '../services/template-of.js';
 import { networkSecretFor } from '../provisioning/network-secret.js';
 
@@ -36,7 +37,16 @@ export interface CreateHandlerOptions {
   archives?: Pick<BackupStore, 'ensureOnHost'>;
 }
 
-const CONTAINER_STATES: readonly ObservedState['container'][] = ['absent', 'created', 'running', 'paused', 'restarting', 'exited', 'dead', 'unknown'];
+const CONTAINER_STATES: readonly ObservedState['container'][] = [
+  'absent',
+  'created',
+  'running',
+  'paused',
+  'restarting',
+  'exited',
+  'dead',
+  'unknown',
+];
 
 export class CreateHandler implements CommandHandler {
   constructor(private readonly deps: CreateHandlerOptions) {}
@@ -49,7 +59,8 @@ export class CreateHandler implements CommandHandler {
     const ids = { commandId: cmd.id, requestId: cmd.requestId };
     const template = await templateOf(store, instance);
     const body = agentCreateBody(instance, template, {
-      ...(this.deps.endercloudUser ? { endercloudUser: this.deps.endercloudUser } : {}), ...(await networkSecretFor(template, this.deps.networkSecret)),
+      ...(this.deps.endercloudUser ? { endercloudUser: this.deps.endercloudUser } : {}),
+      ...(await networkSecretFor(template, this.deps.networkSecret)),
     });
     const imp = importOf(cmd.payload);
     const restore = restoreOf(cmd.payload);
@@ -62,12 +73,20 @@ export class CreateHandler implements CommandHandler {
     await store.instances.update(instanceId, { observed: observedOf(res.state, this.deps.clock.now()) }, { now: this.deps.clock.now() });
     if (imp) await this.importData(cmd, host, imp, log);
     const restoreNote = restore ? await this.restoreFinalBackup(host, instanceId, restore, res.state, log, ids) : '';
-    const installNote = install ? await runInstallScript(capability(driver.eggs, 'install script', host), host, instanceId, install, body.env ?? {}, ids) : '';
+    const installNote = install
+      ? await runInstallScript(capability(driver.eggs, 'install script', host), host, instanceId, install, body, ids)
+      : '';
     if (dataFirst && start) res = await driver.start(host, instanceId, ids);
     const note = `${imp ? `; imported upload ${imp.uploadId} into ${imp.destination}` : ''}${restoreNote}${installNote}`;
     const updated = await this.recordCreated(cmd, instance, host, res, start, note);
     if (updated?.state === 'starting') this.deps.onStarted(updated.id);
-    return { containerId: res.containerId, containerName: res.containerName, hostPort: res.hostPort, endpoint: res.endpoint, state: res.state };
+    return {
+      containerId: res.containerId,
+      containerName: res.containerName,
+      hostPort: res.hostPort,
+      endpoint: res.endpoint,
+      state: res.state,
+    };
   }
 
   /**
@@ -86,13 +105,25 @@ export class CreateHandler implements CommandHandler {
       if (release !== null) await tx.hosts.releaseMemory(release, instance.memoryMb);
       const freed = release !== null ? `; its ${instance.memoryMb} MiB on host ${release} were released (a start reserves them again)` : '';
       await moveInstance(tx, instance, 'error', {
-        now, reason: `create failed: ${message}${freed}`, commandId: cmd.id,
-        patch: { ...(instance.activeAction?.commandId === cmd.id ? { activeAction: null } : {}), ...(release !== null ? { memoryReserved: false } : {}) },
+        now,
+        reason: `create failed: ${message}${freed}`,
+        commandId: cmd.id,
+        patch: {
+          ...(instance.activeAction?.commandId === cmd.id ? { activeAction: null } : {}),
+          ...(release !== null ? { memoryReserved: false } : {}),
+        },
       });
     });
   }
 
-  private async recordCreated(cmd: Command, instance: Instance, host: Host, res: InstanceEndpoint, start: boolean, note: string): Promise<Instance | undefined> {
+  private async recordCreated(
+    cmd: Command,
+    instance: Instance,
+    host: Host,
+    res: InstanceEndpoint,
+    start: boolean,
+    note: string,
+  ): Promise<Instance | undefined> {
     const now = this.deps.clock.now();
     const observed = observedOf(res.state, now);
     return this.deps.store.transaction(async (tx) => {
@@ -102,8 +133,16 @@ export class CreateHandler implements CommandHandler {
       const owned = current.activeAction?.commandId === cmd.id ? { activeAction: null } : {};
       const fleet = current.fleet?.archived ? { fleet: withoutArchived(current.fleet) } : {};
       const stopped = await moveInstance(tx, current, 'stopped', {
-        now, reason: `container ${res.containerName} created${note}`, commandId: cmd.id,
-        patch: { hostPort: res.hostPort, endpoint: res.hostPort === null ? null : { host: host.gameAddress, port: res.hostPort }, observed, ...owned, ...fleet },
+        now,
+        reason: `container ${res.containerName} created${note}`,
+        commandId: cmd.id,
+        patch: {
+          hostPort: res.hostPort,
+          endpoint: res.hostPort === null ? null : { host: host.gameAddress, port: res.hostPort },
+          observed,
+          ...owned,
+          ...fleet,
+        },
       });
       if (!stopped || !start) return stopped;
       return moveInstance(tx, stopped, 'starting', { now, reason: 'container started after creation', commandId: cmd.id });
@@ -116,15 +155,28 @@ export class CreateHandler implements CommandHandler {
    * created, not yet started instance before its first start. A retry that
    * finds the container running (an earlier attempt got that far) leaves it.
    */
-  private async restoreFinalBackup(host: Host, instanceId: string, restore: { backupId: string; fromHostId: string | null }, state: string, log: Logger, ids: CallIds): Promise<string> {
+  private async restoreFinalBackup(
+    host: Host,
+    instanceId: string,
+    restore: { backupId: string; fromHostId: string | null },
+    state: string,
+    log: Logger,
+    ids: CallIds,
+  ): Promise<string> {
     if (state === 'running' || state === 'paused') return `; final backup ${restore.backupId} already restored by an earlier attempt`;
     if (!this.deps.archives) throw new AppError('INTERNAL', 'this orchestrator has no backup store to restore an archived world from');
     const copied = await this.deps.archives.ensureOnHost(host, instanceId, restore.backupId, ids);
     if (copied === 'unknown') {
-      throw new AppError('NOT_FOUND', `the final backup ${restore.backupId} of archived instance ${instanceId} is no longer in the backup store; the world cannot be brought to host ${host.id}`);
+      throw new AppError(
+        'NOT_FOUND',
+        `the final backup ${restore.backupId} of archived instance ${instanceId} is no longer in the backup store; the world cannot be brought to host ${host.id}`,
+      );
     }
     const answer = await capability(this.deps.driver.backups, 'backups', host).restore(host, instanceId, restore.backupId, ids);
-    log.info({ instanceId, backupId: restore.backupId, fromHost: restore.fromHostId, host: host.id, copied }, 'archived world restored from its final backup on a new host');
+    log.info(
+      { instanceId, backupId: restore.backupId, fromHost: restore.fromHostId, host: host.id, copied },
+      'archived world restored from its final backup on a new host',
+    );
     return `; world restored from final backup ${answer.restored} (kept on host ${restore.fromHostId ?? 'unknown'}, ${copied === 'uploaded' ? 'copied from the backup store' : 'already on this host'})`;
   }
 
@@ -133,7 +185,10 @@ export class CreateHandler implements CommandHandler {
     const { stream } = await this.deps.imports.open(imp.uploadId);
     try {
       const importer = capability(this.deps.driver.dataImport, 'data import', host);
-      const result = await importer.importData(host, cmd.instanceId as string, imp.destination, stream, { commandId: cmd.id, requestId: cmd.requestId });
+      const result = await importer.importData(host, cmd.instanceId as string, imp.destination, stream, {
+        commandId: cmd.id,
+        requestId: cmd.requestId,
+      });
       log.info({ uploadId: imp.uploadId, ...result }, 'import written before the first start');
     } catch (err) {
       stream.destroy();
@@ -148,20 +203,11 @@ export class CreateHandler implements CommandHandler {
   }
 }
 
-/** The last lines of an install script's output kept in the history. */
-const INSTALL_TAIL_LINES = 10;
-
-/** Runs the template's install script; a failure (exit ≠ 0, timeout) fails the create with the script's last lines. */
-async function runInstallScript(eggs: HostEggs, host: Host, instanceId: string, install: InstallSpec, env: Record<string, string>, ids: { commandId: string; requestId?: string | undefined }): Promise<string> {
-  const answer = await eggs.install(host, instanceId, { image: install.image, entrypoint: install.entrypoint, script: install.script, timeoutMs: install.timeoutMs, env }, ids);
-  const tail = answer.output.trimEnd().split('\n').slice(-INSTALL_TAIL_LINES).join('\n');
-  if (answer.timedOut) throw new AppError('TIMEOUT', `install script did not finish within ${install.timeoutMs} ms; last lines:\n${tail}`);
-  if (answer.exitCode !== 0) throw new AppError('UPSTREAM_FAILED', `install script exited ${answer.exitCode ?? 'without a code'}; last lines:\n${tail}`);
-  return `; install script finished in ${Math.round(answer.durationMs / 100) / 10} s, last lines:\n${tail}`;
-}
-
 function observedOf(state: string, now: number): ObservedState {
-  return { container: (CONTAINER_STATES as readonly string[]).includes(state) ? (state as ObservedState['container']) : 'unknown', observedAt: now };
+  return {
+    container: (CONTAINER_STATES as readonly string[]).includes(state) ? (state as ObservedState['container']) : 'unknown',
+    observedAt: now,
+  };
 }
 
 function withoutArchived(fleet: InstanceFleet): InstanceFleet {

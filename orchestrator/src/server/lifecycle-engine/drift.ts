@@ -54,8 +54,14 @@ export async function correctDrift(deps: DriftDeps, seen: Instance, decision: Dr
     await deps.driver.resume(host, instance.id, ids);
   }
   await deps.store.history.append({
-    instanceId: instance.id, at: deps.clock.now(), from: instance.state, to: instance.state,
-    reason: `drift corrected: ${decision.reason}`, actor: 'system', commandId: null, details,
+    instanceId: instance.id,
+    at: deps.clock.now(),
+    from: instance.state,
+    to: instance.state,
+    reason: `drift corrected: ${decision.reason}`,
+    actor: 'system',
+    commandId: null,
+    details,
   });
   return details;
 }

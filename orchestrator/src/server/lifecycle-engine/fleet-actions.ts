@@ -66,10 +66,18 @@ export class FleetActions {
       const stillRunning = running && !(await this.stoppedNow(current, ctx));
       if (!stillRunning && running) await driver.start(ctx.host, instance.id, ctx.ids).catch(() => undefined);
       await moveInstance(store, current, running ? (stillRunning ? 'online' : 'starting') : 'stopped', {
-        now: this.now, reason: `archive aborted: the final backup failed (${(err as Error).message})`, actor: ctx.actor, commandId: ctx.cmd.id,
+        now: this.now,
+        reason: `archive aborted: the final backup failed (${(err as Error).message})`,
+        actor: ctx.actor,
+        commandId: ctx.cmd.id,
         patch: { activeAction: null },
       });
-      throw new AppError(err instanceof AppError ? err.code : 'INTERNAL', `archive aborted: the final backup failed: ${(err as Error).message}`, { retryable: false, cause: err });
+      // Final whatever the code: the archive is aborted and the world stays where it is (docs/provisioning.md).
+      throw new AppError(
+        err instanceof AppError ? err.code : 'INTERNAL',
+        `archive aborted: the final backup failed: ${(err as Error).message}`,
+        { retryable: false, cause: err },
+      );
     }
     const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
     await driver.stop(ctx.host, instance.id, request, ctx.ids).catch((err: unknown) => {
@@ -83,8 +91,11 @@ export class FleetActions {
       const current = (await tx.instances.get(instance.id)) ?? instance;
       if (instance.hostId && current.memoryReserved) await tx.hosts.releaseMemory(instance.hostId, instance.memoryMb);
       await moveInstance(tx, current, 'archived', {
-        now, reason: `archived: container removed, world kept on host ${ctx.host.id}${backupId ? ` with final backup ${backupId}` : ''}`,
-        actor: ctx.actor, commandId: ctx.cmd.id, details: { backupId, hostId: ctx.host.id },
+        now,
+        reason: `archived: container removed, world kept on host ${ctx.host.id}${backupId ? ` with final backup ${backupId}` : ''}`,
+        actor: ctx.actor,
+        commandId: ctx.cmd.id,
+        details: { backupId, hostId: ctx.host.id },
         patch: { activeAction: null, fleet, memoryReserved: false, observed: { container: 'absent', observedAt: now } },
       });
     });
@@ -99,24 +110,44 @@ export class FleetActions {
     const savegame = ctx.cmd.payload.savegame === 'discard' ? 'discard' : 'archive';
     let current = instance;
     if (!current.fleet?.draining) {
-      current = await store.instances.update(current.id, { fleet: { ...(current.fleet ?? {}), draining: { since: this.now, reason: String(ctx.cmd.payload.reason ?? `despawn by ${ctx.actor}`) } } }, { now: this.now });
+      current = await store.instances.update(
+        current.id,
+        {
+          fleet: {
+            ...(current.fleet ?? {}),
+            draining: { since: this.now, reason: String(ctx.cmd.payload.reason ?? `despawn by ${ctx.actor}`) },
+          },
+        },
+        { now: this.now },
+      );
       await this.step(current, ctx, 'drain', 'draining: no new joins or transfers; current players stay');
     }
     const since = current.fleet?.draining?.since ?? this.now;
     current = await this.refreshPlayers(current, ctx);
-    if (await this.deps.playersOn(current) > 0) {
+    if ((await this.deps.playersOn(current)) > 0) {
       const { players } = await this.deps.evacuate(current.id);
       await this.step(current, ctx, 'evacuate', `evacuating: ${players} player(s) transferred away`);
       const empty = await this.waitEmpty(current, ctx, since + timeoutMs);
       if (!empty && !force) {
-        throw new AppError('CONFLICT', `despawn of ${current.name} stopped: players were still on it ${Math.round(timeoutMs / 1000)} s after the drain began (use force to delete anyway)`, { retryable: false });
+        throw new AppError(
+          'CONFLICT',
+          `despawn of ${current.name} stopped: players were still on it ${Math.round(timeoutMs / 1000)} s after the drain began (use force to delete anyway)`,
+        );
       }
       await this.step(current, ctx, 'wait', empty ? 'empty' : `still occupied after ${Math.round(timeoutMs / 1000)} s; forced`);
     }
     current = (await store.instances.get(current.id)) ?? current;
     if (savegame === 'archive' && current.state !== 'archived') {
       await this.step(current, ctx, 'delete', 'archiving the world (savegame archive)');
-      const archiving = current.state === 'archiving' ? current : await moveInstance(store, current, 'archiving', { now: this.now, reason: 'despawn: archiving', actor: ctx.actor, commandId: ctx.cmd.id });
+      const archiving =
+        current.state === 'archiving'
+          ? current
+          : await moveInstance(store, current, 'archiving', {
+              now: this.now,
+              reason: 'despawn: archiving',
+              actor: ctx.actor,
+              commandId: ctx.cmd.id,
+            });
       return { despawned: true, ...(await this.archive(archiving ?? current, ctx)) };
     }
     if (savegame === 'archive') {
@@ -124,7 +155,15 @@ export class FleetActions {
       return { despawned: true, archived: true };
     }
     await this.step(current, ctx, 'delete', 'deleting every scope (savegame discard)');
-    const deleting = current.state === 'deleting' ? current : await moveInstance(store, current, 'deleting', { now: this.now, reason: 'despawn: deleting', actor: ctx.actor, commandId: ctx.cmd.id });
+    const deleting =
+      current.state === 'deleting'
+        ? current
+        : await moveInstance(store, current, 'deleting', {
+            now: this.now,
+            reason: 'despawn: deleting',
+            actor: ctx.actor,
+            commandId: ctx.cmd.id,
+          });
     return { despawned: true, ...(await this.deps.remove(deleting ?? current, ctx, DISCARD_SCOPES)) };
   }
 
@@ -159,8 +198,14 @@ export class FleetActions {
 
   private async step(instance: Instance, ctx: RunContext, step: string, reason: string): Promise<void> {
     await this.deps.store.history.append({
-      instanceId: instance.id, at: this.now, from: instance.state, to: instance.state, reason: `despawn ${step}: ${reason}`,
-      actor: ctx.actor, commandId: ctx.cmd.id, details: { despawn: step },
+      instanceId: instance.id,
+      at: this.now,
+      from: instance.state,
+      to: instance.state,
+      reason: `despawn ${step}: ${reason}`,
+      actor: ctx.actor,
+      commandId: ctx.cmd.id,
+      details: { despawn: step },
     });
   }
 }

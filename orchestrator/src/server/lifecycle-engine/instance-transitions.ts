@@ -33,7 +33,9 @@ export async function moveInstance(store: Store, instance: Instance, to: Instanc
   try {
     event = assertTransition(instance.state, to);
   } catch (err) {
-    throw new AppError('INVALID_TRANSITION', `instance ${instance.name}: ${(err as Error).message} (${o.reason})`, { details: { from: instance.state, to } });
+    throw new AppError('INVALID_TRANSITION', `instance ${instance.name}: ${(err as Error).message} (${o.reason})`, {
+      details: { from: instance.state, to },
+    });
   }
   const moved = await store.instances.transition(instance.id, to, {
     now: o.now,

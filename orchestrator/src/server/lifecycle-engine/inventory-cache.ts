@@ -46,9 +46,11 @@ export class InventoryCache {
     read: () => Promise<InventoryEntry[]>,
   ): Promise<{ entries: InventoryEntry[]; readAt: number }> {
     const cached = this.byHost.get(host.id);
-    if (mayReuseInventory({ cached, reportedDigest: host.inventoryDigest, lastInstanceChangeAt, now, sweepMs: this.sweepMs })) return { entries: cached!.entries, readAt: cached!.readAt };
+    if (mayReuseInventory({ cached, reportedDigest: host.inventoryDigest, lastInstanceChangeAt, now, sweepMs: this.sweepMs }))
+      return { entries: cached!.entries, readAt: cached!.readAt };
     const entries = await read();
-    if (host.inventoryDigest !== undefined && this.sweepMs !== undefined) this.byHost.set(host.id, { digest: host.inventoryDigest, readAt: now, entries });
+    if (host.inventoryDigest !== undefined && this.sweepMs !== undefined)
+      this.byHost.set(host.id, { digest: host.inventoryDigest, readAt: now, entries });
     else this.byHost.delete(host.id);
     return { entries, readAt: now };
   }

@@ -6,8 +6,8 @@
 
 import { connect } from 'node:net';
 import type { Host, Instance, ResolvedReadinessSpec, TemplateSpec } from '../../domain/index.js';
-import { logLinesReady, validateReadinessSpec } from '../../lifecycle/readiness.js';
-import { isReadyStatus, pingServer } from '../../protocol/status-client.js';
+import { logLinesReady, minecraftStatusReady, validateReadinessSpec } from '../../lifecycle/readiness.js';
+import { pingServer } from '../../protocol/status-client.js';
 import type { HostDriver } from '../drivers/host-driver.js';
 
 export interface ProbeOutcome {
@@ -78,11 +78,17 @@ export class ReadinessProber {
       case 'minecraft': {
         const { status } = await (this.deps.ping ?? pingServer)(address, port, { timeoutMs: spec.probeTimeoutMs });
         const players = { online: Number(status.players?.online ?? 0), max: Number(status.players?.max ?? 0) };
-        const ready = isReadyStatus(status);
-        return { ready, players, detail: ready ? 'status ping answered with players.max > 0' : 'status ping answered with players.max = 0 (still loading)' };
+        const ready = minecraftStatusReady(status);
+        return {
+          ready,
+          players,
+          detail: ready ? 'status ping answered with players.max > 0' : 'status ping answered with players.max = 0 (still loading)',
+        };
       }
       case 'http': {
-        const res = await this.deps.fetch(`http://${address.includes(':') ? `[${address}]` : address}:${port}${spec.path}`, { signal: AbortSignal.timeout(spec.probeTimeoutMs) });
+        const res = await this.deps.fetch(`http://${address.includes(':') ? `[${address}]` : address}:${port}${spec.path}`, {
+          signal: AbortSignal.timeout(spec.probeTimeoutMs),
+        });
         await res.body?.cancel();
         const ready = spec.expectStatus === undefined ? res.status >= 200 && res.status < 400 : res.status === spec.expectStatus;
         return { ready, detail: `HTTP ${res.status}` };

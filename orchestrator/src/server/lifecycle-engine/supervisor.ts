@@ -6,8 +6,14 @@
 
 import type { Host, Instance, ObservedState } from '../../domain/index.js';
 import { crashLoopPolicy, fromStored, recordExit, shouldAutoRestart, toStored, type CrashLoopPolicy } from '../../lifecycle/crash-loop.js';
-import { evaluateReadiness } from '../../lifecycle/readiness.js';
-import { reconcileHost, type HostInventoryEntry, type ObservedContainer, type ReconcileDecision, type StoredInstance } from '../../lifecycle/reconcile.js';
+import { evaluateReadiness, readinessContainerStatus } from '../../lifecycle/readiness.js';
+import {
+  reconcileHost,
+  type HostInventoryEntry,
+  type ObservedContainer,
+  type ReconcileDecision,
+  type StoredInstance,
+} from '../../lifecycle/reconcile.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
@@ -21,7 +27,6 @@ import { templateOf } from '../services/template-of.js';
 import { InventoryCache } from './inventory-cache.js';
 import { correctDrift, type DriftDecision } from './drift.js';
 import { PeriodicTask } from '../../shared/periodic-task.js';
-
 
 export interface SupervisorOptions {
   store: Store;
@@ -67,7 +72,13 @@ export class Supervisor {
   constructor(private readonly deps: SupervisorOptions) {
     this.timers = deps.timers ?? unrefTimers;
     this.inventories = new InventoryCache(deps.inventorySweepMs);
-    this.loop = new PeriodicTask({ name: 'supervisor tick', intervalMs: deps.intervalMs, run: () => this.tick(), logger: deps.logger, timers: this.timers });
+    this.loop = new PeriodicTask({
+      name: 'supervisor tick',
+      intervalMs: deps.intervalMs,
+      run: () => this.tick(),
+      logger: deps.logger,
+      timers: this.timers,
+    });
   }
 
   private get running(): boolean {
@@ -147,23 +158,32 @@ export class Supervisor {
       list.push(i);
       storedByHost.set(i.hostId!, list);
     }
-    await Promise.all(hosts.map((h, i) => {
-      const inventory = inventories[i];
-      return inventory ? this.superviseHost(h, inventory, storedByHost.get(h.id) ?? [], busy) : undefined;
-    }));
+    await Promise.all(
+      hosts.map((h, i) => {
+        const inventory = inventories[i];
+        return inventory ? this.superviseHost(h, inventory, storedByHost.get(h.id) ?? [], busy) : undefined;
+      }),
+    );
   }
 
   /** The host's inventory (read, or cached while its digest allows), or undefined when the agent did not answer. */
   private async inventoryOf(host: Host, lastChange: number): Promise<{ entries: AgentInventoryEntry[]; readAt: number } | undefined> {
     try {
-      return await this.inventories.get(host, host.inventoryDigest === undefined ? 0 : lastChange, this.deps.clock.now(), () => this.deps.driver.inventory(host));
+      return await this.inventories.get(host, host.inventoryDigest === undefined ? 0 : lastChange, this.deps.clock.now(), () =>
+        this.deps.driver.inventory(host),
+      );
     } catch (err) {
       this.deps.logger.warn({ hostId: host.id, err: (err as Error).message }, 'no inventory from host; its instances keep their state');
       return undefined;
     }
   }
 
-  private async superviseHost(host: Host, inventory: { entries: AgentInventoryEntry[]; readAt: number }, stored: Instance[], busy: ReadonlySet<string>): Promise<void> {
+  private async superviseHost(
+    host: Host,
+    inventory: { entries: AgentInventoryEntry[]; readAt: number },
+    stored: Instance[],
+    busy: ReadonlySet<string>,
+  ): Promise<void> {
     const byId = new Map(inventory.entries.map((c) => [c.instanceId, c]));
     const observed: Instance[] = [];
     const containers: HostInventoryEntry[] = [];
@@ -185,7 +205,10 @@ export class Supervisor {
       }
     }
     // One pure decision per stored instance of the host (reconcile.ts); containers we do not know are host recovery's business.
-    const { decisions } = reconcileHost(observed.map(storedView), containers, host.status, { now: this.deps.clock.now(), unknownGraceMs: this.deps.unknownGraceMs });
+    const { decisions } = reconcileHost(observed.map(storedView), containers, host.status, {
+      now: this.deps.clock.now(),
+      unknownGraceMs: this.deps.unknownGraceMs,
+    });
     const byInstance = new Map(observed.map((i) => [i.id, i]));
     for (const { instanceId, decision } of decisions) {
       try {
@@ -203,7 +226,10 @@ export class Supervisor {
    */
   private observe(stored: Instance, entry: AgentInventoryEntry | null, host: Host): Observation | Promise<Observation | undefined> {
     if (entry && (entry.state === 'exited' || entry.state === 'dead') && entry.exitCode === undefined) {
-      return this.deps.driver.inspect(host, stored.id).catch(() => ({})).then((details) => this.record(stored, { ...entry, ...details }));
+      return this.deps.driver
+        .inspect(host, stored.id)
+        .catch(() => ({}))
+        .then((details) => this.record(stored, { ...entry, ...details }));
     }
     return this.record(stored, entry);
   }
@@ -227,7 +253,13 @@ export class Supervisor {
    * (same state, intent and action) is written again on the fresh row: a busy prober must not
    * keep a crash from being judged pass after pass.
    */
-  private async writeObservation(stored: Instance, observed: ObservedState, entry: AgentInventoryEntry | null, now: number, retry: boolean): Promise<Observation | undefined> {
+  private async writeObservation(
+    stored: Instance,
+    observed: ObservedState,
+    entry: AgentInventoryEntry | null,
+    now: number,
+    retry: boolean,
+  ): Promise<Observation | undefined> {
     try {
       const instance = await this.deps.store.instances.update(stored.id, { observed }, { now, expectedVersion: stored.version });
       return { instance, container: containerOf(entry, instance) };
@@ -264,7 +296,11 @@ export class Supervisor {
           this.startDriftCorrection(instance, { action: decision.action, reason: decision.reason }, host);
           return;
         }
-        await this.deps.lifecycle.request(instance.id, decision.action, SYSTEM_ACTOR, { requestId: `reconcile-${now}`, reason: `reconciliation: ${decision.reason}` })
+        await this.deps.lifecycle
+          .request(instance.id, decision.action, SYSTEM_ACTOR, {
+            requestId: `reconcile-${now}`,
+            reason: `reconciliation: ${decision.reason}`,
+          })
           .then(() => this.refusals.delete(instance.id))
           .catch((err: unknown) => this.logRefusal(instance, decision.action, (err as Error).message));
         return;
@@ -277,7 +313,8 @@ export class Supervisor {
   /** No action decided: a running probed instance keeps its probe loop. */
   private keepWatching(instance: Instance): void {
     this.refusals.delete(instance.id);
-    if ((PROBED as readonly string[]).includes(instance.state) && instance.observed?.container === 'running') this.ensureProbeLoop(instance.id, 0);
+    if ((PROBED as readonly string[]).includes(instance.state) && instance.observed?.container === 'running')
+      this.ensureProbeLoop(instance.id, 0);
   }
 
   /** A refused reconciliation is logged at info once per change of (state, action, message), then at debug. */
@@ -297,7 +334,10 @@ export class Supervisor {
     const run = correctDrift({ store: this.deps.store, driver: this.deps.driver, clock: this.deps.clock }, instance, decision, host)
       .then((outcome) => {
         this.refusals.delete(instance.id);
-        this.deps.logger.info({ instanceId: instance.id, instance: instance.name, state: instance.state, action: decision.action, ...outcome }, `drift corrected: ${decision.reason}`);
+        this.deps.logger.info(
+          { instanceId: instance.id, instance: instance.name, state: instance.state, action: decision.action, ...outcome },
+          `drift corrected: ${decision.reason}`,
+        );
       })
       .catch((err: unknown) => this.logRefusal(instance, `drift ${decision.action}`, (err as Error).message))
       .finally(() => this.correcting.delete(instance.id));
@@ -314,24 +354,40 @@ export class Supervisor {
     const details = { exitCode: exit.exitCode, oomKilled: exit.oomKilled, exitsInWindow: recorded.state.exits.length };
     if (recorded.state.tripped) {
       await moveInstance(this.deps.store, instance, 'error', {
-        now, details, patch: { crashLoop, desiredState: 'stopped' },
+        now,
+        details,
+        patch: { crashLoop, desiredState: 'stopped' },
         reason: `${reason}; crash loop: ${recorded.state.exits.length} unexpected exits within ${Math.round(policy.windowMs / 1000)} s, automatic restart disabled until an admin resets it`,
       });
       return;
     }
     const restart = shouldAutoRestart(recorded.state, template?.restartPolicy ?? 'never', exit, now, policy);
     if (!restart.restart) {
-      await moveInstance(this.deps.store, instance, 'stopped', { now, details, reason: `${reason}; not restarted: ${restart.reason}`, patch: { crashLoop, desiredState: 'stopped' } });
+      await moveInstance(this.deps.store, instance, 'stopped', {
+        now,
+        details,
+        reason: `${reason}; not restarted: ${restart.reason}`,
+        patch: { crashLoop, desiredState: 'stopped' },
+      });
       return;
     }
     const moved = await moveInstance(this.deps.store, instance, 'stopped', {
-      now, details: { ...details, restartInMs: restart.delayMs, attempt: restart.attempt }, patch: { crashLoop },
+      now,
+      details: { ...details, restartInMs: restart.delayMs, attempt: restart.attempt },
+      patch: { crashLoop },
       reason: `${reason}; automatic restart ${restart.attempt} in ${restart.delayMs} ms`,
     });
     if (!moved) return;
-    await this.deps.lifecycle.request(instance.id, 'start', SYSTEM_ACTOR, {
-      requestId: `crash-restart-${now}`, notBefore: restart.notBefore, deferEnter: true, reason: 'automatic restart after an unexpected exit',
-    }).catch((err: unknown) => this.deps.logger.warn({ instanceId: instance.id, err: (err as Error).message }, 'automatic restart refused'));
+    await this.deps.lifecycle
+      .request(instance.id, 'start', SYSTEM_ACTOR, {
+        requestId: `crash-restart-${now}`,
+        notBefore: restart.notBefore,
+        deferEnter: true,
+        reason: 'automatic restart after an unexpected exit',
+      })
+      .catch((err: unknown) =>
+        this.deps.logger.warn({ instanceId: instance.id, err: (err as Error).message }, 'automatic restart refused'),
+      );
   }
 
   // ---------------------------------------------------------------- probes
@@ -375,13 +431,17 @@ export class Supervisor {
     const failures = outcome.ready ? 0 : (this.failures.get(instanceId) ?? 0) + 1;
     this.failures.set(instanceId, failures);
     const now = this.deps.clock.now();
-    const status = instance.observed?.container;
     const decision = evaluateReadiness({
-      state: instance.state, waitStartedAt: instance.stateChangedAt, now, timeoutMs: spec.startupTimeoutMs, failureThreshold: spec.failureThreshold,
-      container: { status: status === 'running' || status === 'paused' || status === 'created' ? status : status === 'exited' || status === 'dead' ? 'exited' : 'running' },
+      state: instance.state,
+      waitStartedAt: instance.stateChangedAt,
+      now,
+      timeoutMs: spec.startupTimeoutMs,
+      failureThreshold: spec.failureThreshold,
+      container: { status: readinessContainerStatus(instance.observed?.container) },
       probe: { ready: outcome.ready, consecutiveFailures: failures },
     });
-    const players = outcome.players && shouldRecordPlayers(instance, outcome.players, now) ? { players: { ...outcome.players, at: now } } : {};
+    const players =
+      outcome.players && shouldRecordPlayers(instance, outcome.players, now) ? { players: { ...outcome.players, at: now } } : {};
     if (decision.kind === 'transition') {
       await moveInstance(this.deps.store, instance, decision.to, { now, reason: `${decision.reason} (${outcome.detail})`, patch: players });
     } else if (Object.keys(players).length > 0) {
@@ -392,7 +452,6 @@ export class Supervisor {
     const nextState = decision.kind === 'transition' ? decision.to : instance.state;
     return (PROBED as readonly string[]).includes(nextState) ? spec.intervalMs : null;
   }
-
 }
 
 interface Observation {
@@ -401,14 +460,16 @@ interface Observation {
 }
 
 function containerOf(entry: AgentInventoryEntry | null, instance: Instance): ObservedContainer | null {
-  return entry ? {
-    status: toReconcileStatus(entry.state),
-    // The agent lists only our own (non-ownership) labels; ownership was checked by listing the container at all.
-    labels: entry.labels ?? instance.containerConfig.labels,
-    exitCode: entry.exitCode ?? null,
-    oomKilled: entry.oomKilled ?? false,
-    ...(entry.image ? { image: entry.image } : {}),
-  } : null;
+  return entry
+    ? {
+        status: toReconcileStatus(entry.state),
+        // The agent lists only our own (non-ownership) labels; ownership was checked by listing the container at all.
+        labels: entry.labels ?? instance.containerConfig.labels,
+        exitCode: entry.exitCode ?? null,
+        oomKilled: entry.oomKilled ?? false,
+        ...(entry.image ? { image: entry.image } : {}),
+      }
+    : null;
 }
 
 function isAction(d: ReconcileDecision): boolean {
@@ -435,11 +496,15 @@ function observedOf(entry: AgentInventoryEntry | null, now: number): ObservedSta
 /** Only a changed observation is written (not every tick's timestamp). */
 /** Nothing an action or a transition changes differs between the two reads of a row. */
 function sameIntent(a: Instance, b: Instance): boolean {
-  return a.state === b.state && a.desiredState === b.desiredState && (a.activeAction?.commandId ?? null) === (b.activeAction?.commandId ?? null);
+  return (
+    a.state === b.state && a.desiredState === b.desiredState && (a.activeAction?.commandId ?? null) === (b.activeAction?.commandId ?? null)
+  );
 }
 
 function sameObservation(a: ObservedState | null, b: ObservedState): boolean {
-  return a !== null && a.container === b.container && a.exitCode === b.exitCode && a.oomKilled === b.oomKilled && a.startedAt === b.startedAt;
+  return (
+    a !== null && a.container === b.container && a.exitCode === b.exitCode && a.oomKilled === b.oomKilled && a.startedAt === b.startedAt
+  );
 }
 
 function shouldRecordPlayers(instance: Instance, players: { online: number; max: number }, now: number): boolean {
@@ -449,8 +514,12 @@ function shouldRecordPlayers(instance: Instance, players: { online: number; max:
 
 function storedView(instance: Instance): StoredInstance {
   return {
-    id: instance.id, state: instance.state, desiredState: instance.desiredState, stateChangedAt: instance.stateChangedAt,
-    expectedLabels: instance.containerConfig.labels, expectedImage: instance.containerConfig.image,
+    id: instance.id,
+    state: instance.state,
+    desiredState: instance.desiredState,
+    stateChangedAt: instance.stateChangedAt,
+    expectedLabels: instance.containerConfig.labels,
+    expectedImage: instance.containerConfig.image,
     // The create records the endpoint once the host made the container; a failed create never does.
     containerCreated: instance.endpoint !== null || instance.hostPort !== null,
   };

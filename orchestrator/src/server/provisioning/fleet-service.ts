@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditEvent, Group, Instance, Session } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
-import { explainNoMatch, rankAllocatable, type FleetHost, type FleetInstance } from '../../provisioning/index.js';
+import { chooseInstances, explainNoMatch, rankAllocatable, type FleetHost, type FleetInstance } from '../../provisioning/index.js';
 import { joinRefusalMessage } from '../../provisioning/join-refusal.js';
 import type { GroupJoinAnswer } from '../../protocol/registry-contract.js';
 import { AppError } from '../../shared/errors.js';
@@ -194,20 +194,35 @@ export class FleetService {
     const group = await this.group(groupId);
     const variantId = req.variantId ?? group.variants[0]?.id;
     if (!variantId) throw new AppError('VALIDATION_FAILED', `group ${groupId} has no variant to spawn`);
-    const { instance, command } = await this.deps.creator.create({ groupId, variantId, ...(req.name !== undefined ? { name: req.name } : {}), start: true }, actor.name, requestId);
+    const { instance, command } = await this.deps.creator.create(
+      { groupId, variantId, ...(req.name !== undefined ? { name: req.name } : {}), start: true },
+      actor.name,
+      requestId,
+    );
     this.deps.logger.info({ groupId, instanceId: instance.id, actor: actor.name }, 'spawned');
     if (req.waitMs === undefined) return { instance, commandId: command.id };
     return { instance: await this.waitOnline(instance.id, req.waitMs), commandId: command.id };
   }
 
   /** Despawn: one durable action (drain, evacuate, wait until empty, delete per the group's savegame policy). */
-  async despawn(idOrName: string, req: DespawnRequest, actor: Actor, requestId: string): Promise<{ instance: Instance; commandId: string | null }> {
+  async despawn(
+    idOrName: string,
+    req: DespawnRequest,
+    actor: Actor,
+    requestId: string,
+  ): Promise<{ instance: Instance; commandId: string | null }> {
     const instance = await this.deps.lifecycle.find(idOrName);
     const group = await this.group(instance.groupId);
     const timeoutMs = req.timeoutMs ?? DEFAULT_DESPAWN_TIMEOUT_MS;
     const result = await this.deps.lifecycle.request(instance.id, 'despawn', actor, {
-      requestId, reason: req.reason ?? `despawn requested by ${actor.name}`,
-      payload: { timeoutMs, force: req.force === true, savegame: group.scaling?.savegame.mode ?? 'archive', reason: req.reason ?? `despawn by ${actor.name}` },
+      requestId,
+      reason: req.reason ?? `despawn requested by ${actor.name}`,
+      payload: {
+        timeoutMs,
+        force: req.force === true,
+        savegame: group.scaling?.savegame.mode ?? 'archive',
+        reason: req.reason ?? `despawn by ${actor.name}`,
+      },
     });
     return { instance: await this.deps.lifecycle.find(instance.id), commandId: result.commandId };
   }
@@ -221,7 +236,9 @@ export class FleetService {
     const first = await this.tryAllocate(group, req, actor);
     if (first) return first;
     if (req.waitMs === undefined) {
-      throw new AppError('CAPACITY_EXHAUSTED', `${await this.noMatch(group, req)}${req.labels ? '' : ' (ask with wait to spawn one)'}`, { details: { groupId } });
+      throw new AppError('CAPACITY_EXHAUSTED', `${await this.noMatch(group, req)}${req.labels ? '' : ' (ask with wait to spawn one)'}`, {
+        details: { groupId },
+      });
     }
     const deadline = this.now + req.waitMs;
     try {
@@ -229,7 +246,10 @@ export class FleetService {
     } catch (err) {
       // At a limit (or without host capacity): the refusal names it, after what the allocation missed.
       if (err instanceof AppError && (err.code === 'CAP_REACHED' || err.code === 'NO_CAPACITY')) {
-        throw new AppError(err.code, `${await this.noMatch(group, req)}, and none can be spawned: ${err.message}`, { retryable: err.retryable, details: { groupId, ...(err.details ?? {}) } });
+        throw new AppError(err.code, `${await this.noMatch(group, req)}, and none can be spawned: ${err.message}`, {
+          retryable: err.retryable,
+          details: { groupId, ...(err.details ?? {}) },
+        });
       }
       throw err;
     }
@@ -238,14 +258,20 @@ export class FleetService {
       const got = await this.tryAllocate(group, req, actor);
       if (got) return got;
     }
-    throw new AppError('TIMEOUT', `no instance of group ${groupId} became allocatable within ${req.waitMs} ms (one is being spawned): ${await this.noMatch(group, req)}`, { retryable: true });
+    throw new AppError(
+      'TIMEOUT',
+      `no instance of group ${groupId} became allocatable within ${req.waitMs} ms (one is being spawned): ${await this.noMatch(group, req)}`,
+    );
   }
 
   /** What the allocation's last (fresh) read of the group had, and which asked labels no Ready instance has (explainNoMatch). */
   private async noMatch(group: Group, req: AllocationRequest): Promise<string> {
     const [{ rows }, hosts] = await Promise.all([this.groupRows(group.id, true), this.recentHosts()]);
     const snap = allocationSnapshot(rows, hosts);
-    return explainNoMatch(group.id, snap.fleet, snap.hosts, { ...(req.variantId !== undefined ? { variantId: req.variantId } : {}), ...(req.labels ? { labels: req.labels } : {}) });
+    return explainNoMatch(group.id, snap.fleet, snap.hosts, {
+      ...(req.variantId !== undefined ? { variantId: req.variantId } : {}),
+      ...(req.labels ? { labels: req.labels } : {}),
+    });
   }
 
   /**
@@ -256,19 +282,31 @@ export class FleetService {
    * FORBIDDEN for another group's allocation, NOT_FOUND for an unknown one.
    * An allocation already released is answered as it is.
    */
-  async release(allocationId: string, reason: string, opts: { principal?: { name: string; scopes: readonly string[] }; audit?: Omit<AuditEvent, 'id'> } = {}): Promise<{ session: Session; recorded: boolean }> {
+  async release(
+    allocationId: string,
+    reason: string,
+    opts: { principal?: { name: string; scopes: readonly string[] }; audit?: Omit<AuditEvent, 'id'> } = {},
+  ): Promise<{ session: Session; recorded: boolean }> {
     const { store } = this.deps;
     const { principal, audit } = opts;
     const allowed = principal ? groupsInScope(principal, 'allocate') : 'all';
-    const released = await store.instances.releaseSession(allocationId, this.now, { ...(allowed === 'all' ? {} : { groupIds: allowed }), ...(audit ? { audit } : {}) });
+    const released = await store.instances.releaseSession(allocationId, this.now, {
+      ...(allowed === 'all' ? {} : { groupIds: allowed }),
+      ...(audit ? { audit } : {}),
+    });
     if (!released) {
       const session = await store.sessions.get(allocationId);
       if (!session) throw new AppError('NOT_FOUND', `allocation ${allocationId} does not exist`);
       if (principal) assertGroupScope(principal, 'allocate', session.groupId ?? '');
-      if (session.status === 'allocated') throw new AppError('CONFLICT', `allocation ${allocationId} changed concurrently; retry`, { retryable: true });
+      if (session.status === 'allocated')
+        throw new AppError('CONFLICT', `allocation ${allocationId} changed concurrently; retry`, {
+          // A race with a concurrent allocator, not a refusal: the caller's retry reads the new rows.
+          retryable: true,
+        });
       return { session, recorded: false }; // already released
     }
-    if (released.freedVersion !== undefined) this.keepRow(released.session.groupId, released.session.instanceId, released.freedVersion, false);
+    if (released.freedVersion !== undefined)
+      this.keepRow(released.session.groupId, released.session.instanceId, released.freedVersion, false);
     this.deps.logger.info({ allocationId, instanceId: released.session.instanceId, reason }, 'allocation released');
     return { session: released.session, recorded: audit !== undefined };
   }
@@ -289,7 +327,10 @@ export class FleetService {
   join(groupId: string, player: string, actor: Actor, requestId: string): Promise<GroupJoinAnswer> {
     const previous = this.joins.get(groupId) ?? Promise.resolve();
     const turn = previous.then(() => this.joinNow(groupId, player, actor, requestId));
-    const settled = turn.then(() => undefined, () => undefined);
+    const settled = turn.then(
+      () => undefined,
+      () => undefined,
+    );
     this.joins.set(groupId, settled);
     void settled.then(() => {
       if (this.joins.get(groupId) === settled) this.joins.delete(groupId);
@@ -300,23 +341,42 @@ export class FleetService {
   private async joinNow(groupId: string, player: string, actor: Actor, requestId: string): Promise<GroupJoinAnswer> {
     const group = await this.group(groupId);
     const snap = await readGroup(this.deps.store, groupId);
-    // An instance on a host that is down is Stale to the router: never the answer (a world elsewhere is).
-    const hostUp = (i: Instance) => ['ONLINE', 'MAINTENANCE'].includes(snap.hostsById.get(i.hostId ?? '')?.status ?? '');
-    const usable = snap.instances.filter((i) => !i.fleet?.draining && i.sessionId === null && i.hostId !== null && hostUp(i));
-    const room = (i: Instance) => i.players === null || i.players.max === 0 || (fleetInstance(i, snap.routerPlayers).playersOnline < i.players.max);
-    const online = usable.filter((i) => i.state === 'online' && room(i)).sort(byId);
-    if (online[0]) return { instanceId: online[0].id, action: 'route', commandId: null };
-    const waking = usable.find((i) => i.state === 'starting' || i.state === 'installing');
+    // An instance on a host that is down is Stale to the router: never the answer (a world elsewhere is);
+    // the chooser's 'serving' hosts (ONLINE, MAINTENANCE) are the ones a login may go to.
+    const usable = snap.instances.filter((i) => !i.fleet?.draining && i.sessionId === null && snap.hostsById.has(i.hostId ?? ''));
+    const room = (i: Instance) =>
+      i.players === null || i.players.max === 0 || fleetInstance(i, snap.routerPlayers).playersOnline < i.players.max;
+    // Which world of a state: the one chooser (provisioning/instance-choice.ts), per the group's placement.
+    const choose = (instances: readonly Instance[]): Instance | undefined => {
+      const ids = new Set(instances.map((i) => i.id));
+      const best = chooseInstances(
+        snap.fleet.filter((f) => ids.has(f.id)),
+        { placement: group.placement, hosts: snap.hosts, groupInstances: snap.fleet },
+        'serving',
+      )[0];
+      return best && instances.find((i) => i.id === best.id);
+    };
+    const online = choose(usable.filter((i) => i.state === 'online' && room(i)));
+    if (online) return { instanceId: online.id, action: 'route', commandId: null };
+    const waking = choose(usable.filter((i) => i.state === 'starting' || i.state === 'installing'));
     if (waking) return { instanceId: waking.id, action: 'start', commandId: waking.activeAction?.commandId ?? null };
-    for (const [state, action, kind] of [['paused', 'resume', 'wake'], ['stopped', 'start', 'start'], ['archived', 'start', 'start']] as const) {
-      const candidate = usable.filter((i) => i.state === state).sort(byId)[0];
+    for (const [state, action, kind] of [
+      ['paused', 'resume', 'wake'],
+      ['stopped', 'start', 'start'],
+      ['archived', 'start', 'start'],
+    ] as const) {
+      const candidate = choose(usable.filter((i) => i.state === state));
       if (!candidate) continue;
-      const res = await this.deps.lifecycle.request(candidate.id, action, actor, { requestId, reason: `login of ${player} through the router (group ${groupId})` });
+      const res = await this.deps.lifecycle.request(candidate.id, action, actor, {
+        requestId,
+        reason: `login of ${player} through the router (group ${groupId})`,
+      });
       return { instanceId: candidate.id, action: kind, commandId: res.commandId };
     }
     // Maintenance stops a router's spawn as it stops its wakes (the lifecycle refuses those for automatic actors).
     const maintenance = actor.kind === 'system' ? await this.deps.lifecycle.globalMaintenance() : null;
-    if (maintenance) throw new AppError('MAINTENANCE', `EnderCloud is in maintenance: ${maintenance.message}`, { details: { action: 'spawn' } });
+    if (maintenance)
+      throw new AppError('MAINTENANCE', `EnderCloud is in maintenance: ${maintenance.message}`, { details: { action: 'spawn' } });
     try {
       const { instance, commandId } = await this.spawn(group.id, {}, actor, requestId);
       this.deps.logger.info({ groupId, instanceId: instance.id, player }, 'spawned for a router join');
@@ -324,8 +384,13 @@ export class FleetService {
     } catch (err) {
       if (err instanceof AppError && (err.code === 'CAP_REACHED' || err.code === 'NO_CAPACITY')) {
         const playerMessage = joinRefusalMessage(groupId, err);
-        this.deps.logger.info({ groupId, player, cause: err.code, reason: err.message }, 'router join refused: no world with room and none can be spawned');
-        throw new AppError('CAPACITY_EXHAUSTED', `group ${groupId} has no instance with room and cannot spawn one: ${err.message}`, { details: { cause: err.code, playerMessage, ...limitOf(err) } });
+        this.deps.logger.info(
+          { groupId, player, cause: err.code, reason: err.message },
+          'router join refused: no world with room and none can be spawned',
+        );
+        throw new AppError('CAPACITY_EXHAUSTED', `group ${groupId} has no instance with room and cannot spawn one: ${err.message}`, {
+          details: { cause: err.code, playerMessage, ...limitOf(err) },
+        });
       }
       throw err;
     }
@@ -373,19 +438,34 @@ export class FleetService {
   private async claim(group: Group, candidates: ClaimCandidate[], req: AllocationRequest, actor: Actor): Promise<Allocation | undefined> {
     const sessionId = `alloc-${randomUUID()}`;
     const now = this.now;
-    const metadata = { allocatedBy: actor.name, ...(req.players ? { players: req.players } : {}), ...(req.labels ? { labels: req.labels } : {}) };
+    const metadata = {
+      allocatedBy: actor.name,
+      ...(req.players ? { players: req.players } : {}),
+      ...(req.labels ? { labels: req.labels } : {}),
+    };
     const audit = req.audit ? { ...req.audit, params: { ...req.audit.params, allocationId: sessionId } } : undefined;
-    const instance = await this.deps.store.instances.claimForSession(candidates, sessionId, { now, session: { groupId: group.id, metadata }, ...(audit ? { audit } : {}) });
+    const instance = await this.deps.store.instances.claimForSession(candidates, sessionId, {
+      now,
+      session: { groupId: group.id, metadata },
+      ...(audit ? { audit } : {}),
+    });
     if (!instance) return undefined;
     this.keepRow(group.id, instance.id, instance.version, true);
-    const endpoint = instance.endpoint ? `${instance.endpoint.host.includes(':') ? `[${instance.endpoint.host}]` : instance.endpoint.host}:${instance.endpoint.port}` : null;
+    const endpoint = instance.endpoint
+      ? `${instance.endpoint.host.includes(':') ? `[${instance.endpoint.host}]` : instance.endpoint.host}:${instance.endpoint.port}`
+      : null;
     return { allocationId: sessionId, sessionId, instanceId: instance.id, groupId: group.id, endpoint, allocatedAt: now };
   }
 
   /** An allocation that waits: make sure an instance is on its way (one starting, or a new spawn). */
   private async ensureComing(group: Group, req: AllocationRequest, actor: Actor, requestId: string): Promise<void> {
     const snap = await readGroup(this.deps.store, group.id);
-    const coming = snap.instances.some((i) => (i.state === 'starting' || i.state === 'installing') && i.sessionId === null && (req.variantId === undefined || i.variantId === req.variantId));
+    const coming = snap.instances.some(
+      (i) =>
+        (i.state === 'starting' || i.state === 'installing') &&
+        i.sessionId === null &&
+        (req.variantId === undefined || i.variantId === req.variantId),
+    );
     if (!coming) await this.spawn(group.id, req.variantId !== undefined ? { variantId: req.variantId } : {}, actor, requestId);
   }
 
@@ -395,9 +475,13 @@ export class FleetService {
       const instance = await this.deps.lifecycle.find(instanceId);
       if (instance.state === 'online') return instance;
       if (instance.state === 'error' || instance.state === 'degraded') {
-        throw new AppError('UPSTREAM_FAILED', `spawned instance ${instance.name} is ${instance.state}: ${instance.stateReason ?? ''}`.trim());
+        throw new AppError(
+          'UPSTREAM_FAILED',
+          `spawned instance ${instance.name} is ${instance.state}: ${instance.stateReason ?? ''}`.trim(),
+        );
       }
-      if (this.now >= deadline) throw new AppError('TIMEOUT', `spawned instance ${instance.name} was not online within ${waitMs} ms (it is ${instance.state})`, { retryable: true });
+      if (this.now >= deadline)
+        throw new AppError('TIMEOUT', `spawned instance ${instance.name} was not online within ${waitMs} ms (it is ${instance.state})`);
       await this.changeOrSleep(instanceId, Math.min(this.deps.pollMs ?? 100, Math.max(1, deadline - this.now)));
     }
   }
@@ -426,7 +510,10 @@ export class FleetService {
  * status and instance counts (FleetService.recentHosts). Player counts are
  * not read (rankAllocatable does not use them).
  */
-function allocationSnapshot(rows: AllocationRow[], hostsById: ReadonlyMap<string, FleetHost>): { rows: AllocationRow[]; fleet: FleetInstance[]; hosts: FleetHost[] } {
+function allocationSnapshot(
+  rows: AllocationRow[],
+  hostsById: ReadonlyMap<string, FleetHost>,
+): { rows: AllocationRow[]; fleet: FleetInstance[]; hosts: FleetHost[] } {
   // Only the group's hosts: the ranking builds its maps from what it is given (1,000 hosts per allocation cost 5 % at size).
   const hosts = new Map<string, FleetHost>();
   for (const r of rows) {
@@ -436,8 +523,16 @@ function allocationSnapshot(rows: AllocationRow[], hostsById: ReadonlyMap<string
   return {
     rows,
     fleet: rows.map((r) => ({
-      id: r.id, hostId: r.hostId, variantId: r.variantId, ...(r.labels ? { labels: r.labels } : {}), state: r.state, allocated: r.allocated,
-      draining: r.draining, playersOnline: 0, maxPlayers: null, emptySince: null,
+      id: r.id,
+      hostId: r.hostId,
+      variantId: r.variantId,
+      ...(r.labels ? { labels: r.labels } : {}),
+      state: r.state,
+      allocated: r.allocated,
+      draining: r.draining,
+      playersOnline: 0,
+      maxPlayers: null,
+      emptySince: null,
     })),
     hosts: [...hosts.values()],
   };
@@ -448,5 +543,3 @@ function limitOf(err: AppError): Record<string, unknown> {
   const d = err.details ?? {};
   return Object.fromEntries(['cap', 'limit', 'current'].filter((k) => d[k] !== undefined).map((k) => [k, d[k]]));
 }
-
-const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

@@ -21,15 +21,21 @@ const shortKey = (groupId: string): string => `fleet-short:${groupId}`;
 /** The reason as last reported for the group, or null (the fleet reaches what it wants). */
 export async function readFleetShort(store: Store, groupId: string): Promise<FleetShort | null> {
   const v = (await store.system.get(shortKey(groupId))) as Partial<FleetShort> | null | undefined;
-  return v && typeof v.reason === 'string' && typeof v.key === 'string' && typeof v.since === 'number' ? { reason: v.reason, key: v.key, since: v.since } : null;
+  return v && typeof v.reason === 'string' && typeof v.key === 'string' && typeof v.since === 'number'
+    ? { reason: v.reason, key: v.key, since: v.since }
+    : null;
 }
 
 /** The plan's shortfall and a refused spawn as one reason (null: nothing keeps the fleet short). */
-export function shortOf(plan: Pick<FleetPlan, 'short' | 'spawn'>, refused: { code: string; message: string } | undefined): { reason: string; key: string } | null {
+export function shortOf(
+  plan: Pick<FleetPlan, 'short' | 'spawn'>,
+  refused: { code: string; message: string } | undefined,
+): { reason: string; key: string } | null {
   const parts: { reason: string; key: string }[] = [];
   if (plan.short) parts.push({ reason: plan.short.reason, key: `limits:${plan.short.limits.join(',')}` });
   // A CAP_REACHED refusal is a race another path won: the next plan names the limit itself.
-  if (refused && refused.code !== 'CAP_REACHED') parts.push({ reason: `${plan.spawn.reason}: the spawn was refused: ${refused.message}`, key: `refused:${refused.code}` });
+  if (refused && refused.code !== 'CAP_REACHED')
+    parts.push({ reason: `${plan.spawn.reason}: the spawn was refused: ${refused.message}`, key: `refused:${refused.code}` });
   if (parts.length === 0) return null;
   return { reason: parts.map((p) => p.reason).join('; '), key: parts.map((p) => p.key).join('|') };
 }
@@ -42,7 +48,9 @@ export class FleetShortReporter {
   /** Reports one after another: two evaluations of a group never both say the same change. */
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(private readonly deps: { store: Store; logger: Logger; audit: (groupId: string, params: JsonObject, now: number) => Promise<void> }) {}
+  constructor(
+    private readonly deps: { store: Store; logger: Logger; audit: (groupId: string, params: JsonObject, now: number) => Promise<void> },
+  ) {}
 
   report(groupId: string, short: { reason: string; key: string } | null, now: number): Promise<void> {
     const run = this.queue.then(() => this.apply(groupId, short, now));
@@ -66,7 +74,8 @@ export class FleetShortReporter {
     if (short) this.reasons.set(groupId, short.reason);
     else this.reasons.delete(groupId);
     await this.deps.store.system.put(shortKey(groupId), short ? { ...short, since: now } : null, now);
-    if (short) this.deps.logger.warn({ groupId, reason: short.reason }, `fleet ${groupId} cannot reach its minimum or buffer: ${short.reason}`);
+    if (short)
+      this.deps.logger.warn({ groupId, reason: short.reason }, `fleet ${groupId} cannot reach its minimum or buffer: ${short.reason}`);
     else this.deps.logger.info({ groupId }, `fleet ${groupId} reaches its minimum and buffer again`);
     await this.deps.audit(groupId, short ? { short: short.reason } : { short: null }, now);
   }

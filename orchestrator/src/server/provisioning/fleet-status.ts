@@ -18,15 +18,35 @@ export async function fleetView(store: Store, group: Group, systemTiers: readonl
     const f = snap.fleet[n]!;
     const { choice, decision, awakeBecause } = outlooks[n]!;
     const clock = instance.fleet?.idle;
-    const next = decision === null ? null : 'wait' in decision
-      ? { action: decision.wait.action, dueAt: new Date(decision.wait.dueAt).toISOString(), inSeconds: Math.max(0, Math.round((decision.wait.dueAt - now) / 1000)), tier: tierOf(choice.tiers, decision.wait.action) }
-      // Due now: the provisioner's next pass (every few seconds) applies it.
-      : { action: decision.action, dueAt: new Date(now).toISOString(), inSeconds: 0, tier: decision.tier.after };
+    const next =
+      decision === null
+        ? null
+        : 'wait' in decision
+          ? {
+              action: decision.wait.action,
+              dueAt: new Date(decision.wait.dueAt).toISOString(),
+              inSeconds: Math.max(0, Math.round((decision.wait.dueAt - now) / 1000)),
+              tier: tierOf(choice.tiers, decision.wait.action),
+            }
+          : // Due now: the provisioner's next pass (every few seconds) applies it.
+            { action: decision.action, dueAt: new Date(now).toISOString(), inSeconds: 0, tier: decision.tier.after };
     return {
-      id: instance.id, name: instance.name, state: instance.state, class: fleetClass(f), hostId: instance.hostId,
-      allocated: f.allocated, sessionId: instance.sessionId, playersOnline: f.playersOnline, maxPlayers: f.maxPlayers, draining: f.draining === true,
+      id: instance.id,
+      name: instance.name,
+      state: instance.state,
+      class: fleetClass(f),
+      hostId: instance.hostId,
+      allocated: f.allocated,
+      sessionId: instance.sessionId,
+      playersOnline: f.playersOnline,
+      maxPlayers: f.maxPlayers,
+      draining: f.draining === true,
       emptySince: clock?.emptySince ? new Date(clock.emptySince).toISOString() : null,
-      next, awakeBecause, idleTiers: idleTierText(choice.tiers), idleTiersFrom: choice.source, idleTiersOverridden: choice.source === 'instance',
+      next,
+      awakeBecause,
+      idleTiers: idleTierText(choice.tiers),
+      idleTiersFrom: choice.source,
+      idleTiersOverridden: choice.source === 'instance',
     };
   });
   return {
@@ -49,6 +69,12 @@ const tierOf = (tiers: readonly IdleTier[], action: string): string | null => ti
 async function heldByFleet(store: Store, group: Group, snap: GroupSnapshot, now: number): Promise<ReadonlySet<string>> {
   if (!group.scaling) return new Set();
   const unlimited = Number.MAX_SAFE_INTEGER;
-  const plan = planGroup({ ...group, scaling: group.scaling }, snap, await readFleetMemory(store, group.id), { group: unlimited, template: unlimited, global: unlimited }, now);
+  const plan = planGroup(
+    { ...group, scaling: group.scaling },
+    snap,
+    await readFleetMemory(store, group.id),
+    { group: unlimited, template: unlimited, global: unlimited },
+    now,
+  );
   return new Set(plan.hold);
 }

@@ -4,7 +4,18 @@
 // allocation and router joins.
 
 import type { Group, Host, Instance } from '../../domain/index.js';
-import { effectiveIdleTiers, nextIdleAction, planFleet, type CapsRemaining, type FleetHost, type FleetPlan, type FleetInstance, type IdleDecision, type IdleTier, type IdleTierChoice } from '../../provisioning/index.js';
+import {
+  effectiveIdleTiers,
+  nextIdleAction,
+  planFleet,
+  type CapsRemaining,
+  type FleetHost,
+  type FleetPlan,
+  type FleetInstance,
+  type IdleDecision,
+  type IdleTier,
+  type IdleTierChoice,
+} from '../../provisioning/index.js';
 import type { Store } from '../../store/store.js';
 
 /** The larger of the routers' active sessions and the probe's count: a player either source sees is there. */
@@ -42,7 +53,9 @@ export interface GroupSnapshot {
  */
 export async function readGroup(store: Store, groupId: string, opts: { routerPlayers?: boolean } = {}): Promise<GroupSnapshot> {
   const [instances, hosts, counts, routerPlayers] = await Promise.all([
-    store.instances.list({ groupId }), store.hosts.list(), store.instances.countByHost(),
+    store.instances.list({ groupId }),
+    store.hosts.list(),
+    store.instances.countByHost(),
     opts.routerPlayers === false ? Promise.resolve({}) : store.playerSessions.countActiveByInstance(),
   ]);
   return {
@@ -68,11 +81,21 @@ export async function readFleetMemory(store: Store, groupId: string): Promise<Fl
 }
 
 /** The autoscaler's plan of a group over one snapshot: the provisioner acts on it, the fleet view reads its held set. */
-export function planGroup(group: Group & { scaling: NonNullable<Group['scaling']> }, snap: GroupSnapshot, memory: FleetMemory, capsRemaining: CapsRemaining, now: number): FleetPlan {
+export function planGroup(
+  group: Group & { scaling: NonNullable<Group['scaling']> },
+  snap: GroupSnapshot,
+  memory: FleetMemory,
+  capsRemaining: CapsRemaining,
+  now: number,
+): FleetPlan {
   return planFleet({
     group: { id: group.id, kind: group.kind, placement: group.placement, scaling: group.scaling, caps: group.caps },
-    instances: snap.fleet, hosts: snap.hosts, now,
-    lastScaleUpAt: memory.lastScaleUpAt, lastScaleDownAt: memory.lastScaleDownAt, capsRemaining,
+    instances: snap.fleet,
+    hosts: snap.hosts,
+    now,
+    lastScaleUpAt: memory.lastScaleUpAt,
+    lastScaleDownAt: memory.lastScaleDownAt,
+    capsRemaining,
   });
 }
 
@@ -90,23 +113,45 @@ export interface IdleOutlook {
  * and nextIdleAction over the same inputs. The provisioner acts on it and the
  * fleet view shows it, so the countdown shown is the tier that fires.
  */
-export function idleOutlooks(group: Pick<Group, 'idleTiers'>, snap: GroupSnapshot, systemTiers: readonly IdleTier[], held: ReadonlySet<string>, now: number): IdleOutlook[] {
+export function idleOutlooks(
+  group: Pick<Group, 'idleTiers'>,
+  snap: GroupSnapshot,
+  systemTiers: readonly IdleTier[],
+  held: ReadonlySet<string>,
+  now: number,
+): IdleOutlook[] {
   return snap.instances.map((instance) => {
     const choice = effectiveIdleTiers(instance.fleet?.idleTiers, group.idleTiers, systemTiers);
     const clock = instance.fleet?.idle;
     const allocated = instance.sessionId !== null;
     const playersOnline = Math.max(clock?.playersOnline ?? 0, playersOf(instance, snap.routerPlayers));
     const heldByFleet = held.has(instance.id);
-    const decision = clock && choice.tiers.length > 0 && !instance.activeAction ? nextIdleAction({
-      tiers: choice.tiers, clock, state: instance.state, allocated, playersOnline,
-      lastTierApplied: instance.fleet?.lastTier ?? null, heldByFleet, awakeSince: instance.stateChangedAt,
-    }, now) : null;
+    const decision =
+      clock && choice.tiers.length > 0 && !instance.activeAction
+        ? nextIdleAction(
+            {
+              tiers: choice.tiers,
+              clock,
+              state: instance.state,
+              allocated,
+              playersOnline,
+              lastTierApplied: instance.fleet?.lastTier ?? null,
+              heldByFleet,
+              awakeSince: instance.stateChangedAt,
+            },
+            now,
+          )
+        : null;
     let awakeBecause: string | null = null;
     if (decision === null && choice.tiers.length > 0) {
-      awakeBecause = instance.activeAction ? `${instance.activeAction.kind} in progress`
-        : allocated ? 'allocated to a session'
-          : playersOnline > 0 ? `${playersOnline} player${playersOnline === 1 ? '' : 's'} on`
-            : heldByFleet ? "kept ready by the fleet's minimum or buffer"
+      awakeBecause = instance.activeAction
+        ? `${instance.activeAction.kind} in progress`
+        : allocated
+          ? 'allocated to a session'
+          : playersOnline > 0
+            ? `${playersOnline} player${playersOnline === 1 ? '' : 's'} on`
+            : heldByFleet
+              ? "kept ready by the fleet's minimum or buffer"
               : null;
     }
     return { instanceId: instance.id, choice, decision, awakeBecause };

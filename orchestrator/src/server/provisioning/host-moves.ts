@@ -56,14 +56,27 @@ export class HostMoves {
       // A heartbeat may have brought the host back meanwhile: then its recovery decides.
       if ((await store.hosts.get(hostId))?.status !== 'OFFLINE') break;
       try {
-        if (await moveInstance(store, byId.get(d.instanceId)!, d.to, { now: clock.now(), reason: d.reason, details: { hostId } })) moved.push(d);
+        if (await moveInstance(store, byId.get(d.instanceId)!, d.to, { now: clock.now(), reason: d.reason, details: { hostId } }))
+          moved.push(d);
       } catch (err) {
         logger.warn({ hostId, instanceId: d.instanceId, err: (err as Error).message }, 'marking an instance of a lost host failed');
       }
     }
     if (moved.length === 0) return;
-    await this.audit('host.lost', hostId, moved.map((d) => ({ instanceId: d.instanceId, lost: d.lost })), clock.now());
-    logger.warn({ hostId, unknown: moved.filter((d) => !d.lost).map((d) => d.instanceId), lostFleet: moved.filter((d) => d.lost).map((d) => d.instanceId) }, 'host lost: its instances are unknown; fleet instances are replaced elsewhere');
+    await this.audit(
+      'host.lost',
+      hostId,
+      moved.map((d) => ({ instanceId: d.instanceId, lost: d.lost })),
+      clock.now(),
+    );
+    logger.warn(
+      {
+        hostId,
+        unknown: moved.filter((d) => !d.lost).map((d) => d.instanceId),
+        lostFleet: moved.filter((d) => d.lost).map((d) => d.instanceId),
+      },
+      'host lost: its instances are unknown; fleet instances are replaced elsewhere',
+    );
   }
 
   private async despawnLost(hostId: string): Promise<void> {
@@ -73,7 +86,12 @@ export class HostMoves {
     const results: { instanceId: string; commandId?: string | null; refused?: string }[] = [];
     for (const d of decisions) {
       try {
-        const { commandId } = await this.deps.fleet.despawn(d.instanceId, { reason: d.reason, force: true }, PROVISIONER_ACTOR, `host-return-${hostId}-${now}`);
+        const { commandId } = await this.deps.fleet.despawn(
+          d.instanceId,
+          { reason: d.reason, force: true },
+          PROVISIONER_ACTOR,
+          `host-return-${hostId}-${now}`,
+        );
         results.push({ instanceId: d.instanceId, commandId });
       } catch (err) {
         results.push({ instanceId: d.instanceId, refused: (err as Error).message });
@@ -94,8 +112,15 @@ export class HostMoves {
 
   private async audit(action: string, hostId: string, instances: { instanceId: string }[], now: number): Promise<void> {
     await this.deps.store.audit.append({
-      at: now, actor: 'system', action, targetKind: 'host', targetId: hostId,
-      params: { instances: instances as unknown as JsonObject[] }, result: 'ok', errorCode: null, requestId: `${action}-${hostId}-${now}`,
+      at: now,
+      actor: 'system',
+      action,
+      targetKind: 'host',
+      targetId: hostId,
+      params: { instances: instances as unknown as JsonObject[] },
+      result: 'ok',
+      errorCode: null,
+      requestId: `${action}-${hostId}-${now}`,
     });
   }
 }

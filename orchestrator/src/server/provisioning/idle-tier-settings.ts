@@ -17,7 +17,10 @@ export interface SystemIdleTiersView {
 }
 
 export class IdleTierSettings {
-  constructor(private readonly store: Store, private readonly configured: readonly IdleTier[]) {}
+  constructor(
+    private readonly store: Store,
+    private readonly configured: readonly IdleTier[],
+  ) {}
 
   async system(): Promise<SystemIdleTiersView> {
     const stored = (await this.store.system.get(KEY)) as { tiers?: IdleTier[] } | undefined;

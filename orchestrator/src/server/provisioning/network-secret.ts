@@ -36,6 +36,9 @@ export class NetworkSecret {
 }
 
 /** The create-body option for a template: the secret only when the template declares where it goes. */
-export async function networkSecretFor(template: TemplateSpec | undefined, source: { get(): Promise<string> } | undefined): Promise<{ networkSecret?: string }> {
+export async function networkSecretFor(
+  template: TemplateSpec | undefined,
+  source: { get(): Promise<string> } | undefined,
+): Promise<{ networkSecret?: string }> {
   return template?.networkSecret && source ? { networkSecret: await source.get() } : {};
 }

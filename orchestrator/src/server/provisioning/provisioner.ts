@@ -11,7 +11,15 @@
 import type { Group, InstanceFleet, JsonObject } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
 import { stopBackupPayload } from '../../lifecycle/backup.js';
-import { capsRemainingOf, idleSince, shouldRelease, startIdleClock, type CapsRemaining, type FleetPlan, type ScalingPolicy } from '../../provisioning/index.js';
+import {
+  capsRemainingOf,
+  idleSince,
+  shouldRelease,
+  startIdleClock,
+  type CapsRemaining,
+  type FleetPlan,
+  type ScalingPolicy,
+} from '../../provisioning/index.js';
 import type { Logger } from '../../shared/logger.js';
 import { PeriodicTask } from '../../shared/periodic-task.js';
 import type { Timers } from '../../shared/timers.js';
@@ -49,9 +57,17 @@ export class Provisioner {
   private readonly short: FleetShortReporter;
 
   constructor(private readonly deps: ProvisionerDeps) {
-    this.short = new FleetShortReporter({ store: deps.store, logger: deps.logger, audit: (groupId, params, now) => this.audit('fleet.short', groupId, params, `fleet-short-${groupId}-${now}`, now) });
+    this.short = new FleetShortReporter({
+      store: deps.store,
+      logger: deps.logger,
+      audit: (groupId, params, now) => this.audit('fleet.short', groupId, params, `fleet-short-${groupId}-${now}`, now),
+    });
     this.loop = new PeriodicTask({
-      name: 'provisioner tick', intervalMs: deps.intervalMs, run: () => this.tick(), logger: deps.logger, ...(deps.timers ? { timers: deps.timers } : {}),
+      name: 'provisioner tick',
+      intervalMs: deps.intervalMs,
+      run: () => this.tick(),
+      logger: deps.logger,
+      ...(deps.timers ? { timers: deps.timers } : {}),
     });
   }
 
@@ -108,12 +124,22 @@ export class Provisioner {
     for (const instance of snap.instances) {
       if (!(SETTLED as readonly string[]).includes(instance.state)) continue;
       const prev = instance.fleet?.idle ?? startIdleClock(instance.stateChangedAt);
-      const next = idleSince(prev, {
-        router: { at: now, playersOnline: snap.routerPlayers[instance.id] ?? 0, logins: [], logouts: [] },
-        ...(instance.players ? { probe: { at: instance.players.at, playersOnline: instance.players.online } } : {}),
-      }, now);
+      const next = idleSince(
+        prev,
+        {
+          router: { at: now, playersOnline: snap.routerPlayers[instance.id] ?? 0, logins: [], logouts: [] },
+          ...(instance.players ? { probe: { at: instance.players.at, playersOnline: instance.players.online } } : {}),
+        },
+        now,
+      );
       // Written only when what the tiers read changed (not every tick's report time).
-      if (instance.fleet?.idle && next.emptySince === prev.emptySince && next.lastLoginAt === prev.lastLoginAt && next.playersOnline === prev.playersOnline) continue;
+      if (
+        instance.fleet?.idle &&
+        next.emptySince === prev.emptySince &&
+        next.lastLoginAt === prev.lastLoginAt &&
+        next.playersOnline === prev.playersOnline
+      )
+        continue;
       await this.deps.store.instances.update(instance.id, { fleet: { ...(instance.fleet ?? {}), idle: next } }, { now });
       changed = true;
     }
@@ -150,14 +176,23 @@ export class Provisioner {
     }
     if (decisions.length === 0) return;
     const scaledUp = plan.spawn.count > 0 || plan.wake.length > 0;
-    const next = { lastScaleUpAt: scaledUp ? now : memory.lastScaleUpAt, lastScaleDownAt: plan.despawn.length > 0 ? now : memory.lastScaleDownAt };
+    const next = {
+      lastScaleUpAt: scaledUp ? now : memory.lastScaleUpAt,
+      lastScaleDownAt: plan.despawn.length > 0 ? now : memory.lastScaleDownAt,
+    };
     await this.deps.store.system.put(fleetMemoryKey(group.id), { ...next }, now);
     await this.audit('fleet.scale', group.id, { inputs: plan.inputs as unknown as JsonObject, decisions }, requestId, now);
     this.deps.logger.info({ groupId: group.id, decisions }, 'autoscaler acted');
   }
 
   /** Due idle tiers, from the same outlook the fleet view shows; a stop takes the manual stop's path (with the template's backup). */
-  private async applyIdleTiers(group: Group, snap: GroupSnapshot, systemTiers: SystemTiers, held: ReadonlySet<string>, now: number): Promise<void> {
+  private async applyIdleTiers(
+    group: Group,
+    snap: GroupSnapshot,
+    systemTiers: SystemTiers,
+    held: ReadonlySet<string>,
+    now: number,
+  ): Promise<void> {
     const byId = new Map(snap.instances.map((i) => [i.id, i]));
     for (const { instanceId, choice, decision } of idleOutlooks(group, snap, systemTiers, held, now)) {
       const instance = byId.get(instanceId)!;
@@ -170,13 +205,23 @@ export class Provisioner {
         result = await this.request(instance.id, 'pause', reason, requestId, { save: true });
       } else if (decision.action === 'stop') {
         const template = await templateOf(this.deps.store, instance);
-        result = await this.request(instance.id, 'stop', reason, requestId, stopBackupPayload({
-          automatic: true, backup: template?.backup !== undefined, ...(template?.backup?.onFailure ? { failurePolicy: template.backup.onFailure } : {}),
-        }));
+        result = await this.request(
+          instance.id,
+          'stop',
+          reason,
+          requestId,
+          stopBackupPayload({
+            automatic: true,
+            backup: template?.backup !== undefined,
+            ...(template?.backup?.onFailure ? { failurePolicy: template.backup.onFailure } : {}),
+          }),
+        );
       } else if (group.scaling?.savegame.mode === 'discard') {
         // Nothing of a discarded world is kept: the archive tier is a despawn.
-        result = await this.deps.fleet.despawn(instance.id, { reason }, PROVISIONER_ACTOR, requestId)
-          .then((r) => ({ instanceId: instance.id, action: 'despawn', commandId: r.commandId }), (err: unknown) => ({ instanceId: instance.id, action: 'despawn', refused: (err as Error).message }));
+        result = await this.deps.fleet.despawn(instance.id, { reason }, PROVISIONER_ACTOR, requestId).then(
+          (r) => ({ instanceId: instance.id, action: 'despawn', commandId: r.commandId }),
+          (err: unknown) => ({ instanceId: instance.id, action: 'despawn', refused: (err as Error).message }),
+        );
       } else {
         result = await this.request(instance.id, 'archive', reason, requestId, {});
       }
@@ -185,9 +230,21 @@ export class Provisioner {
         const fleet: InstanceFleet = { ...(latest.fleet ?? {}), lastTier: { action: decision.action, at: now } };
         await this.deps.store.instances.update(instance.id, { fleet }, { now });
       }
-      await this.audit('instance.idle', instance.id, {
-        groupId: group.id, tier: decision.tier.after, action: decision.action, tiersFrom: choice.source, idleForMs: decision.idleForMs, emptySince: clock.emptySince, result,
-      }, requestId, now);
+      await this.audit(
+        'instance.idle',
+        instance.id,
+        {
+          groupId: group.id,
+          tier: decision.tier.after,
+          action: decision.action,
+          tiersFrom: choice.source,
+          idleForMs: decision.idleForMs,
+          emptySince: clock.emptySince,
+          result,
+        },
+        requestId,
+        now,
+      );
     }
   }
 
@@ -197,12 +254,24 @@ export class Provisioner {
       if (!instance.sessionId) continue;
       const session = await this.deps.store.sessions.get(instance.sessionId);
       if (!session || session.status !== 'allocated') continue;
-      const decision = shouldRelease({ sessionId: session.id, allocatedAt: session.createdAt }, {
-        playersOnline: Math.max(snap.routerPlayers[instance.id] ?? 0, instance.players?.online ?? 0), emptySince: instance.fleet?.idle?.emptySince ?? null,
-      }, policy.releaseWhenEmptyForMs, now);
+      const decision = shouldRelease(
+        { sessionId: session.id, allocatedAt: session.createdAt },
+        {
+          playersOnline: Math.max(snap.routerPlayers[instance.id] ?? 0, instance.players?.online ?? 0),
+          emptySince: instance.fleet?.idle?.emptySince ?? null,
+        },
+        policy.releaseWhenEmptyForMs,
+        now,
+      );
       if (!decision.release) continue;
       await this.deps.fleet.release(session.id, decision.reason);
-      await this.audit('allocation.release', session.id, { instanceId: instance.id, reason: decision.reason }, `release-${session.id}`, now);
+      await this.audit(
+        'allocation.release',
+        session.id,
+        { instanceId: instance.id, reason: decision.reason },
+        `release-${session.id}`,
+        now,
+      );
     }
   }
 
@@ -214,12 +283,22 @@ export class Provisioner {
       const archivedAt = instance.fleet?.archived?.at;
       if (instance.state !== 'archived' || archivedAt === undefined || now - archivedAt < retention || instance.activeAction) continue;
       const reason = `archived world past its retention (${policy.savegame.retention})`;
-      const result = await this.request(instance.id, 'delete', reason, `retention-${instance.id}-${now}`, { keepData: false, paths: [], scopes: ['container', 'technical', 'player_data', 'backups'] });
+      const result = await this.request(instance.id, 'delete', reason, `retention-${instance.id}-${now}`, {
+        keepData: false,
+        paths: [],
+        scopes: ['container', 'technical', 'player_data', 'backups'],
+      });
       await this.audit('instance.retention', instance.id, { archivedAt, retentionMs: retention, result }, `retention-${instance.id}`, now);
     }
   }
 
-  private async request(instanceId: string, action: 'pause' | 'stop' | 'archive' | 'resume' | 'start' | 'delete', reason: string, requestId: string, payload: JsonObject): Promise<JsonObject> {
+  private async request(
+    instanceId: string,
+    action: 'pause' | 'stop' | 'archive' | 'resume' | 'start' | 'delete',
+    reason: string,
+    requestId: string,
+    payload: JsonObject,
+  ): Promise<JsonObject> {
     try {
       const res = await this.deps.lifecycle.request(instanceId, action, PROVISIONER_ACTOR, { requestId, reason, payload });
       return { instanceId, action, commandId: res.commandId, ...(res.noop ? { noop: res.noop } : {}) };
@@ -242,8 +321,15 @@ export class Provisioner {
 
   private async audit(action: string, targetId: string, params: JsonObject, requestId: string, now: number): Promise<void> {
     await this.deps.store.audit.append({
-      at: now, actor: PROVISIONER_ACTOR.name, action, targetKind: action.startsWith('fleet') ? 'group' : action.startsWith('allocation') ? 'allocation' : 'instance',
-      targetId, params, result: 'ok', errorCode: null, requestId,
+      at: now,
+      actor: PROVISIONER_ACTOR.name,
+      action,
+      targetKind: action.startsWith('fleet') ? 'group' : action.startsWith('allocation') ? 'allocation' : 'instance',
+      targetId,
+      params,
+      result: 'ok',
+      errorCode: null,
+      requestId,
     });
   }
 }

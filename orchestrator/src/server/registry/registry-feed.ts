@@ -16,7 +16,8 @@ import type { Clock } from '../clock.js';
 import type { Change, ChangePort } from '../changes/change-port.js';
 import { diffRegistry, fingerprint, lastStartDuration, registryBackend } from './registry-view.js';
 
-export type FeedEvent = { kind: 'upsert'; revision: number; backend: RegistryBackend } | { kind: 'remove'; revision: number; instanceId: string };
+export type FeedEvent =
+  { kind: 'upsert'; revision: number; backend: RegistryBackend } | { kind: 'remove'; revision: number; instanceId: string };
 export type FeedListener = (event: FeedEvent) => void;
 
 export interface RegistryFeedOptions {
@@ -103,7 +104,10 @@ export class RegistryFeed {
   subscribe(listener: FeedListener): () => void {
     this.listeners.add(listener);
     if (!this.timer && !this.closed) {
-      this.timer = setInterval(() => this.kick(), this.deps.pollIntervalMs ?? (this.deps.changes ? POLL_WITH_CHANGES_MS : POLL_WITHOUT_CHANGES_MS));
+      this.timer = setInterval(
+        () => this.kick(),
+        this.deps.pollIntervalMs ?? (this.deps.changes ? POLL_WITH_CHANGES_MS : POLL_WITHOUT_CHANGES_MS),
+      );
       this.timer.unref();
       if (this.deps.changes) {
         // Changes went unheard while nobody listened: the first refresh reads everything.
@@ -199,7 +203,11 @@ export class RegistryFeed {
   private async readAll(now: number): Promise<Set<string>> {
     const { store } = this.deps;
     const [instances, hosts, groups, routerPlayers, maintenance] = await Promise.all([
-      store.instances.list(), store.hosts.list(), store.groups.list(), store.playerSessions.countActiveByInstance(), store.system.get(GLOBAL_MAINTENANCE_KEY),
+      store.instances.list(),
+      store.hosts.list(),
+      store.groups.list(),
+      store.playerSessions.countActiveByInstance(),
+      store.system.get(GLOBAL_MAINTENANCE_KEY),
     ]);
     this.lastFullReadAt = now;
     const touched = new Set(this.current.keys());
@@ -232,7 +240,8 @@ export class RegistryFeed {
       // A backend sees only its host's status.
       const moved = new Set<string>();
       const next = new Map(hosts.map((h) => [h.id, h]));
-      for (const id of new Set([...this.hosts.keys(), ...next.keys()])) if (this.hosts.get(id)?.status !== next.get(id)?.status) moved.add(id);
+      for (const id of new Set([...this.hosts.keys(), ...next.keys()]))
+        if (this.hosts.get(id)?.status !== next.get(id)?.status) moved.add(id);
       this.hosts.clear();
       for (const [id, h] of next) this.hosts.set(id, h);
       if (moved.size > 0) for (const i of this.instances.values()) if (i.hostId !== null && moved.has(i.hostId)) touched.add(i.id);
@@ -256,9 +265,14 @@ export class RegistryFeed {
     const drainUntil = this.draining.get(id);
     if (drainUntil !== undefined && (drainUntil <= now || instance.state !== 'online')) this.draining.delete(id);
     return registryBackend({
-      instance, host: instance.hostId ? this.hosts.get(instance.hostId) : undefined, template: await this.templateOf(instance, this.groups),
-      routerPlayers: this.routerPlayers[id] ?? 0, drained: this.draining.has(id), globalMaintenance: this.globalMaintenance,
-      lastStartMs: await this.startEstimate(instance), now,
+      instance,
+      host: instance.hostId ? this.hosts.get(instance.hostId) : undefined,
+      template: await this.templateOf(instance, this.groups),
+      routerPlayers: this.routerPlayers[id] ?? 0,
+      drained: this.draining.has(id),
+      globalMaintenance: this.globalMaintenance,
+      lastStartMs: await this.startEstimate(instance),
+      now,
     });
   }
 
@@ -296,7 +310,8 @@ export class RegistryFeed {
     const variant = groups.find((g) => g.id === instance.groupId)?.variants.find((v) => v.id === instance.variantId);
     if (!variant) return undefined;
     const key = `${variant.template.name}@${variant.template.version}`;
-    if (!this.templates.has(key)) this.templates.set(key, (await this.deps.store.templates.get(variant.template.name, variant.template.version))?.spec ?? null);
+    if (!this.templates.has(key))
+      this.templates.set(key, (await this.deps.store.templates.get(variant.template.name, variant.template.version))?.spec ?? null);
     return this.templates.get(key) ?? undefined;
   }
 

@@ -36,7 +36,11 @@ export function acceptsTransfers(instance: Pick<Instance, 'containerConfig'>): b
 
 /** Whether the orchestrator can move this instance's players with RCON `transfer`. */
 export function canRconTransfer(instance: Instance, template: TemplateSpec | undefined): boolean {
-  return template?.stop.rcon !== undefined && acceptsTransfers(instance) && instance.secretSettings[template.stop.rcon.passwordVariable] !== undefined;
+  return (
+    template?.stop.rcon !== undefined &&
+    acceptsTransfers(instance) &&
+    instance.secretSettings[template.stop.rcon.passwordVariable] !== undefined
+  );
 }
 
 export function formatAddress(host: string, port: number): string {
@@ -111,7 +115,9 @@ export function pickGroupMember(members: readonly RegistryBackend[]): RegistryBa
   const rank = { Running: 0, Paused: 1, Starting: 2, Stopped: 3, Stale: 9, Draining: 9 } as const;
   return members
     .filter((b) => b.status !== 'Stale' && b.status !== 'Draining' && !b.maintenance && !b.full)
-    .sort((a, b) => rank[a.status] - rank[b.status] || (a.players?.online ?? 0) - (b.players?.online ?? 0) || a.name.localeCompare(b.name))[0];
+    .sort(
+      (a, b) => rank[a.status] - rank[b.status] || (a.players?.online ?? 0) - (b.players?.online ?? 0) || a.name.localeCompare(b.name),
+    )[0];
 }
 
 /** Milliseconds of the newest completed start (`starting` → `online`) in a newest-first history. */

@@ -40,24 +40,44 @@ export interface TransferServiceOptions {
 export class TransferService {
   constructor(private readonly deps: TransferServiceOptions) {}
 
+  /** Recent transfers, newest first; pending ones past their expiry are marked expired first. */
+  async recent(filter: { player?: string; status?: Transfer['status']; limit: number }): Promise<Transfer[]> {
+    await this.deps.store.transfers.expire(this.deps.clock.now());
+    return this.deps.store.transfers.list(filter);
+  }
+
   /** Checks that the target exists now; the instance a group resolves to is chosen at claim time. */
   async assertTarget(target: TransferTarget): Promise<void> {
     const { store } = this.deps;
-    if (target.kind === 'instance' && !(await this.instanceByIdOrName(target.id))) throw new AppError('INSTANCE_NOT_FOUND', `target instance ${target.id} does not exist`);
-    if (target.kind === 'group' && !(await store.groups.get(target.id))) throw new AppError('GROUP_NOT_FOUND', `target group ${target.id} does not exist`);
+    if (target.kind === 'instance' && !(await this.instanceByIdOrName(target.id)))
+      throw new AppError('INSTANCE_NOT_FOUND', `target instance ${target.id} does not exist`);
+    if (target.kind === 'group' && !(await store.groups.get(target.id)))
+      throw new AppError('GROUP_NOT_FOUND', `target group ${target.id} does not exist`);
     if (target.kind === 'session') {
       const session = await store.sessions.get(target.id);
-      if (!session || session.status !== 'allocated') throw new AppError('NOT_FOUND', `target session ${target.id} does not exist or is released`);
+      if (!session || session.status !== 'allocated')
+        throw new AppError('NOT_FOUND', `target session ${target.id} does not exist or is released`);
     }
   }
 
   async create(input: { player: string; uuid: string | null; target: TransferTarget; ttlMs: number }): Promise<Transfer> {
     await this.assertTarget(input.target);
     const now = this.deps.clock.now();
-    const target = input.target.kind === 'instance' ? { kind: 'instance' as const, id: (await this.instanceByIdOrName(input.target.id))!.id } : input.target;
+    const target =
+      input.target.kind === 'instance'
+        ? { kind: 'instance' as const, id: (await this.instanceByIdOrName(input.target.id))!.id }
+        : input.target;
     return this.deps.store.transfers.create({
-      id: `tr-${randomUUID()}`, player: input.player, playerUuid: input.uuid, target, status: 'pending',
-      resolvedInstanceId: null, reason: null, createdAt: now, expiresAt: now + input.ttlMs, consumedAt: null,
+      id: `tr-${randomUUID()}`,
+      player: input.player,
+      playerUuid: input.uuid,
+      target,
+      status: 'pending',
+      resolvedInstanceId: null,
+      reason: null,
+      createdAt: now,
+      expiresAt: now + input.ttlMs,
+      consumedAt: null,
     });
   }
 
@@ -79,7 +99,12 @@ export class TransferService {
     const target = consumed.id === pending.id ? instance : await this.resolve(consumed.target);
     if (!target) return undefined;
     this.deps.logger.info({ transfer: consumed.id, player, instance: target.id }, 'transfer claimed');
-    return { transferId: consumed.id, instanceId: target.id, address: this.deps.feed.get(target.id)?.address ?? (target.endpoint ? formatAddress(target.endpoint.host, target.endpoint.port) : null) };
+    return {
+      transferId: consumed.id,
+      instanceId: target.id,
+      address:
+        this.deps.feed.get(target.id)?.address ?? (target.endpoint ? formatAddress(target.endpoint.host, target.endpoint.port) : null),
+    };
   }
 
   /** Where a target points now; a group picks its best member from the registry view. */
@@ -98,7 +123,9 @@ export class TransferService {
   /** The player's open router session (names compare case-insensitively), newest first. */
   async connectedSession(player: string): Promise<PlayerSession | undefined> {
     const lower = player.toLowerCase();
-    const active = (await this.deps.store.playerSessions.listActive()).filter((s) => s.playerName.toLowerCase() === lower && s.instanceId !== null);
+    const active = (await this.deps.store.playerSessions.listActive()).filter(
+      (s) => s.playerName.toLowerCase() === lower && s.instanceId !== null,
+    );
     return active.sort((a, b) => b.connectedAt - a.connectedAt)[0];
   }
 
@@ -106,7 +133,8 @@ export class TransferService {
   async moveConnected(player: string, excludeInstanceId?: string): Promise<MoveResult> {
     const session = await this.connectedSession(player);
     if (!session?.instanceId) return { moved: false, fromInstanceId: null, reason: 'the player is not connected through a router' };
-    if (session.instanceId === excludeInstanceId) return { moved: false, fromInstanceId: session.instanceId, reason: 'the player is already on the target instance' };
+    if (session.instanceId === excludeInstanceId)
+      return { moved: false, fromInstanceId: session.instanceId, reason: 'the player is already on the target instance' };
     return this.rconTransfer(session.instanceId, session.playerName);
   }
 
@@ -118,14 +146,20 @@ export class TransferService {
     const instance = await this.deps.store.instances.get(instanceId);
     if (!instance) return { ...base, reason: `instance ${instanceId} no longer exists` };
     const template = await templateOf(this.deps.store, instance);
-    if (!canRconTransfer(instance, template)) return { ...base, reason: `instance ${instance.name} does not declare RCON and accepts-transfers` };
-    if (instance.state !== 'online' && instance.state !== 'degraded') return { ...base, reason: `instance ${instance.name} is ${instance.state}` };
+    if (!canRconTransfer(instance, template))
+      return { ...base, reason: `instance ${instance.name} does not declare RCON and accepts-transfers` };
+    if (instance.state !== 'online' && instance.state !== 'degraded')
+      return { ...base, reason: `instance ${instance.name} is ${instance.state}` };
     const host = instance.hostId ? await this.deps.store.hosts.get(instance.hostId) : undefined;
     if (!host) return { ...base, reason: `instance ${instance.name} has no host` };
     const rcon = template!.stop.rcon!;
     const command = `transfer ${router.host.includes(':') ? `[${router.host}]` : router.host} ${router.port} ${player}`;
     try {
-      const { response } = await capability(this.deps.driver.rcon, 'rcon', host).command(host, instance.id, { port: rcon.port, password: instance.secretSettings[rcon.passwordVariable]!, command });
+      const { response } = await capability(this.deps.driver.rcon, 'rcon', host).command(host, instance.id, {
+        port: rcon.port,
+        password: instance.secretSettings[rcon.passwordVariable]!,
+        command,
+      });
       // Vanilla and the test server answer "Transferring …"; anything else is the server's refusal.
       if (!/^transferring/i.test(response.trim())) return { ...base, reason: `server answered: ${response.trim().slice(0, 200)}` };
       this.deps.logger.info({ instance: instance.id, player }, 'player moved with RCON transfer');
@@ -142,7 +176,11 @@ export class TransferService {
    * the router routes them as initial joins over its fallback list, and the
    * registry marks the instance `maintenance` (draining) so they do not land on it again.
    */
-  async evacuate(instanceId: string, target: TransferTarget | undefined, opts: { ttlMs: number; drainMs: number }): Promise<{ players: Array<{ player: string; transferId: string | null } & MoveResult> }> {
+  async evacuate(
+    instanceId: string,
+    target: TransferTarget | undefined,
+    opts: { ttlMs: number; drainMs: number },
+  ): Promise<{ players: Array<{ player: string; transferId: string | null } & MoveResult> }> {
     if (target) await this.assertTarget(target);
     const now = this.deps.clock.now();
     this.deps.feed.drain(instanceId, now + opts.drainMs);
@@ -162,5 +200,4 @@ export class TransferService {
   async instanceByIdOrName(idOrName: string): Promise<Instance | undefined> {
     return (await this.deps.store.instances.get(idOrName)) ?? (await this.deps.store.instances.getByName(idOrName));
   }
-
 }

@@ -69,7 +69,10 @@ export function renderVelocityFragment(input: VelocityFragmentInput): string {
     '# Running instances only; replace the [servers] section of velocity.toml with this text.',
     '[servers]',
     ...entries.map((e) => `${tomlKey(e.name)} = ${tomlString(e.address)}`),
-    `try = [${entries.filter((e) => e.inTry).map((e) => tomlString(e.name)).join(', ')}]`,
+    `try = [${entries
+      .filter((e) => e.inTry)
+      .map((e) => tomlString(e.name))
+      .join(', ')}]`,
   ];
   return `${lines.join('\n')}\n`;
 }

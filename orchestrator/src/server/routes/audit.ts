@@ -16,11 +16,15 @@ const AuditQuery = Type.Object({
 });
 
 export async function auditRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
-  api.get('/audit', {
-    schema: { tags: ['audit'], summary: 'Audit entries, newest first (page with beforeId)', querystring: AuditQuery },
-    config: { auth: { scope: ADMIN_SCOPE } },
-  }, async (req) => {
-    const q = req.query as Static<typeof AuditQuery>;
-    return { entries: (await ctx.store.audit.list({ ...q, limit: q.limit ?? 100 })).map(auditView) };
-  });
+  api.get(
+    '/audit',
+    {
+      schema: { tags: ['audit'], summary: 'Audit entries, newest first (page with beforeId)', querystring: AuditQuery },
+      config: { auth: { scope: ADMIN_SCOPE } },
+    },
+    async (req) => {
+      const q = req.query as Static<typeof AuditQuery>;
+      return { entries: (await ctx.queries.audit({ ...q, limit: q.limit ?? 100 })).map(auditView) };
+    },
+  );
 }

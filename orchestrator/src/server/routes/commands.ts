@@ -2,7 +2,6 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../shared/errors.js';
 import { ADMIN_SCOPE, readScope } from '../auth/scopes.js';
 import { auditTarget } from '../audit.js';
 import type { ServerContext } from '../context.js';
@@ -19,37 +18,60 @@ const CommandsQuery = Type.Object({
 
 export async function commandRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   getOneRoute(api, {
-    url: '/commands/:id', tags: ['commands'], summary: 'One durable command', params: CommandParams, scope: readScope('commands'),
-    load: ({ id }) => ctx.store.commands.get(id), code: 'COMMAND_NOT_FOUND', missing: ({ id }) => `command ${id} does not exist`, view: commandView,
+    url: '/commands/:id',
+    tags: ['commands'],
+    summary: 'One durable command',
+    params: CommandParams,
+    scope: readScope('commands'),
+    load: ({ id }) => ctx.queries.command(id),
+    code: 'COMMAND_NOT_FOUND',
+    missing: ({ id }) => `command ${id} does not exist`,
+    view: commandView,
   });
 
-  api.get('/commands', {
-    schema: { tags: ['commands'], summary: 'Recent commands, newest first', querystring: CommandsQuery },
-    config: { auth: { scope: readScope('commands') } },
-  }, async (req) => {
-    const q = req.query as Static<typeof CommandsQuery>;
-    return { commands: (await ctx.store.commands.list({ ...q, limit: q.limit ?? 100 })).map(commandView) };
-  });
+  api.get(
+    '/commands',
+    {
+      schema: { tags: ['commands'], summary: 'Recent commands, newest first', querystring: CommandsQuery },
+      config: { auth: { scope: readScope('commands') } },
+    },
+    async (req) => {
+      const q = req.query as Static<typeof CommandsQuery>;
+      return { commands: (await ctx.queries.commands({ ...q, limit: q.limit ?? 100 })).map(commandView) };
+    },
+  );
 }
 
 export async function tokenRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   const auth = { auth: { scope: ADMIN_SCOPE } };
 
-  api.post('/tokens', { schema: { tags: ['tokens'], summary: 'Create a token (the secret is shown once)', body: TokenBody }, config: { ...auth, audit: { action: 'token.create', targetKind: 'token' } } }, async (req, reply) => {
-    const body = req.body as TokenBody;
-    const { token, secret } = await ctx.tokens.create(body.name, body.scopes);
-    auditTarget(req, token.id, { name: token.name, scopes: token.scopes });
-    return reply.status(201).send({ ...tokenView(token), secret });
-  });
+  api.post(
+    '/tokens',
+    {
+      schema: { tags: ['tokens'], summary: 'Create a token (the secret is shown once)', body: TokenBody },
+      config: { ...auth, audit: { action: 'token.create', targetKind: 'token' } },
+    },
+    async (req, reply) => {
+      const body = req.body as TokenBody;
+      const { token, secret } = await ctx.tokens.create(body.name, body.scopes);
+      auditTarget(req, token.id, { name: token.name, scopes: token.scopes });
+      return reply.status(201).send({ ...tokenView(token), secret });
+    },
+  );
 
   api.get('/tokens', { schema: { tags: ['tokens'], summary: 'List tokens (never their secrets)' }, config: auth }, async () => ({
-    tokens: (await ctx.store.tokens.list()).map(tokenView),
+    tokens: (await ctx.queries.tokens()).map(tokenView),
   }));
 
-  api.delete('/tokens/:id', { schema: { tags: ['tokens'], summary: 'Revoke a token', params: CommandParams }, config: { ...auth, audit: { action: 'token.revoke', targetKind: 'token' } } }, async (req) => {
-    const { id } = req.params as Static<typeof CommandParams>;
-    if (!(await ctx.store.tokens.get(id))) throw new AppError('NOT_FOUND', `token ${id} does not exist`);
-    await ctx.store.tokens.revoke(id, ctx.clock.now());
-    return tokenView((await ctx.store.tokens.get(id))!);
-  });
+  api.delete(
+    '/tokens/:id',
+    {
+      schema: { tags: ['tokens'], summary: 'Revoke a token', params: CommandParams },
+      config: { ...auth, audit: { action: 'token.revoke', targetKind: 'token' } },
+    },
+    async (req) => {
+      const { id } = req.params as Static<typeof CommandParams>;
+      return tokenView(await ctx.tokens.revoke(id));
+    },
+  );
 }

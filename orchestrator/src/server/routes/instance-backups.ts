@@ -27,7 +27,10 @@ const BackupBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const BackupParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }), backupId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }) });
+const BackupParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 128 }),
+  backupId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }),
+});
 const RestoreBody = Type.Object(
   {
     backupId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' })),
@@ -38,12 +41,9 @@ const RestoreBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** States a restore may start from: the container is not running. */
-const RESTORABLE: readonly string[] = ['stopped', 'error', 'intervention_required'];
 const RUNNING: readonly (string | undefined)[] = ['running', 'paused'];
 
 export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
-
   const takeBackup = async (req: FastifyRequest, reply: FastifyReply) => {
     const { reason, stop } = req.body as Static<typeof BackupBody>;
     const instance = await paramInstance(ctx, req);
@@ -53,9 +53,13 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
     const rcon = template?.stop.rcon;
     const why = manualBackupStopReason(template, running, Boolean(rcon && instance.secretSettings[rcon.passwordVariable]));
     if (why && stop !== true) {
-      throw new AppError('INSTANCE_CONFLICT', `backing up ${instance.name} stops it: online save is unavailable because ${why}. Send {"stop": true} to stop it, back it up and start it again`, {
-        details: { choice: 'stop', onlineSave: false, reason: why },
-      });
+      throw new AppError(
+        'INSTANCE_CONFLICT',
+        `backing up ${instance.name} stops it: online save is unavailable because ${why}. Send {"stop": true} to stop it, back it up and start it again`,
+        {
+          details: { choice: 'stop', onlineSave: false, reason: why },
+        },
+      );
     }
     const result = await ctx.lifecycle.request(instance.id, 'backup', userActor(req.principal), {
       requestId: req.id,
@@ -64,7 +68,12 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
     return acceptedAction(reply, instance.id, result);
   };
   const backupRoute = {
-    schema: { tags: ['instances'], summary: 'Back up the instance data (202: queued; online save over RCON when the template allows it, else 409 unless "stop": true)', params: InstanceParams, body: BackupBody },
+    schema: {
+      tags: ['instances'],
+      summary: 'Back up the instance data (202: queued; online save over RCON when the template allows it, else 409 unless "stop": true)',
+      params: InstanceParams,
+      body: BackupBody,
+    },
     config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.backup', targetKind: 'instance' } },
     preValidation: async (req: FastifyRequest) => {
       if (req.body === undefined || req.body === null) req.body = {};
@@ -73,79 +82,135 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
   api.post('/instances/:id/backup', backupRoute, takeBackup);
   api.post('/instances/:id/backups', backupRoute, takeBackup);
 
-  api.get('/instances/:id/backups', {
-    schema: { tags: ['instances'], summary: 'The instance backups: kept in the orchestrator backup store (stored) and/or on its host (onHost)', params: InstanceParams },
-    config: { auth: { scope: readScope('instances') } },
-  }, async (req) => {
-    const instance = await paramInstance(ctx, req);
-    const host = await hostOfInstance(ctx, instance);
-    const { backups, hostError } = await ctx.backupStore.list(instance.id, host, { requestId: req.id });
-    return { id: instance.id, backups, ...(hostError ? { hostError } : {}) };
-  });
-
-  api.get('/instances/:id/backups/:backupId/download', {
-    schema: { tags: ['instances'], summary: 'Stream one backup archive (gzip tar) from the backup store, else from its host', params: BackupParams },
-    config: { auth: { scope: readScope('instances') } },
-  }, async (req, reply) => {
-    const { id, backupId } = req.params as Static<typeof BackupParams>;
-    const instance = await ctx.lifecycle.find(id);
-    let opened: { info: { sizeBytes: number; sha256: string }; stream: Readable };
-    try {
-      const { record, stream } = await ctx.backupStore.open(instance.id, backupId);
-      opened = { info: record, stream };
-    } catch (err) {
+  api.get(
+    '/instances/:id/backups',
+    {
+      schema: {
+        tags: ['instances'],
+        summary: 'The instance backups: kept in the orchestrator backup store (stored) and/or on its host (onHost)',
+        params: InstanceParams,
+      },
+      config: { auth: { scope: readScope('instances') } },
+    },
+    async (req) => {
+      const instance = await paramInstance(ctx, req);
       const host = await hostOfInstance(ctx, instance);
-      if (!(err instanceof AppError && err.code === 'NOT_FOUND') || !host) throw err;
-      opened = await capability(ctx.driver.backups, 'backups', host).download(host, instance.id, backupId, { requestId: req.id });
-    }
-    return reply.header('content-type', 'application/gzip').header('content-length', String(opened.info.sizeBytes))
-      .header('x-backup-sha256', opened.info.sha256)
-      .header('content-disposition', `attachment; filename="${instance.name}-${backupId}.tar.gz"`)
-      .send(opened.stream);
-  });
+      const { backups, hostError } = await ctx.backupStore.list(instance.id, host, { requestId: req.id });
+      return { id: instance.id, backups, ...(hostError ? { hostError } : {}) };
+    },
+  );
 
-  api.get('/instances/:id/backup-policy', {
-    schema: { tags: ['instances'], summary: 'The instance backup schedule and retention: its own, and the one in force (own, else the group)', params: InstanceParams },
-    config: { auth: { scope: readScope('instances') } },
-  }, async (req) => {
-    const instance = await paramInstance(ctx, req);
-    return { id: instance.id, ...(await ctx.backupScheduler.describe(instance)) };
-  });
+  api.get(
+    '/instances/:id/backups/:backupId/download',
+    {
+      schema: {
+        tags: ['instances'],
+        summary: 'Stream one backup archive (gzip tar) from the backup store, else from its host',
+        params: BackupParams,
+      },
+      config: { auth: { scope: readScope('instances') } },
+    },
+    async (req, reply) => {
+      const { id, backupId } = req.params as Static<typeof BackupParams>;
+      const instance = await ctx.lifecycle.find(id);
+      let opened: { info: { sizeBytes: number; sha256: string }; stream: Readable };
+      try {
+        const { record, stream } = await ctx.backupStore.open(instance.id, backupId);
+        opened = { info: record, stream };
+      } catch (err) {
+        const host = await hostOfInstance(ctx, instance);
+        if (!(err instanceof AppError && err.code === 'NOT_FOUND') || !host) throw err;
+        opened = await capability(ctx.driver.backups, 'backups', host).download(host, instance.id, backupId, { requestId: req.id });
+      }
+      return reply
+        .header('content-type', 'application/gzip')
+        .header('content-length', String(opened.info.sizeBytes))
+        .header('x-backup-sha256', opened.info.sha256)
+        .header('content-disposition', `attachment; filename="${instance.name}-${backupId}.tar.gz"`)
+        .send(opened.stream);
+    },
+  );
 
-  api.put('/instances/:id/backup-policy', {
-    schema: { tags: ['instances'], summary: 'Set the instance own backup schedule (cron, UTC) and retention; null clears it (the group policy applies)', params: InstanceParams, body: NullableBackupPolicySchema },
-    config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.backup_policy', targetKind: 'instance' } },
-  }, async (req) => {
-    const instance = await paramInstance(ctx, req);
-    auditTarget(req, instance.id, { name: instance.name });
-    await ctx.backupScheduler.setPolicy(instance, req.body as BackupPolicy | null);
-    return { id: instance.id, ...(await ctx.backupScheduler.describe(instance)) };
-  });
+  api.get(
+    '/instances/:id/backup-policy',
+    {
+      schema: {
+        tags: ['instances'],
+        summary: 'The instance backup schedule and retention: its own, and the one in force (own, else the group)',
+        params: InstanceParams,
+      },
+      config: { auth: { scope: readScope('instances') } },
+    },
+    async (req) => {
+      const instance = await paramInstance(ctx, req);
+      return { id: instance.id, ...(await ctx.backupScheduler.describe(instance)) };
+    },
+  );
 
-  api.post('/instances/:id/restore', {
-    schema: { tags: ['instances'], summary: 'Restore a backup (stopped only; "confirm" must equal the instance name; a safety backup is written first)', params: InstanceParams, body: RestoreBody },
-    config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.restore', targetKind: 'instance' } },
-  }, async (req, reply) => {
-    const body = req.body as Static<typeof RestoreBody>;
-    const instance = await paramInstance(ctx, req);
-    auditTarget(req, instance.id, { ...(body.backupId ? { backupId: body.backupId } : {}), ...(body.uploadId ? { uploadId: body.uploadId } : {}), confirmed: body.confirm === instance.name, name: instance.name });
-    if ((body.backupId === undefined) === (body.uploadId === undefined)) throw new AppError('VALIDATION_FAILED', 'send either "backupId" (a kept backup) or "uploadId" (an archive from PUT /imports)');
-    if (body.confirm !== instance.name) {
-      throw new AppError('CONFIRMATION_REQUIRED', `restoring replaces the current data: send "confirm" equal to the instance name ${JSON.stringify(instance.name)}`);
-    }
-    if (!RESTORABLE.includes(instance.state) || instance.activeAction) {
-      throw new AppError('INVALID_TRANSITION', `cannot restore instance ${instance.name} while it is ${instance.activeAction ? `busy (${instance.activeAction.kind})` : instance.state}: stop it first`, {
-        details: { from: instance.state, action: 'restore' },
+  api.put(
+    '/instances/:id/backup-policy',
+    {
+      schema: {
+        tags: ['instances'],
+        summary: 'Set the instance own backup schedule (cron, UTC) and retention; null clears it (the group policy applies)',
+        params: InstanceParams,
+        body: NullableBackupPolicySchema,
+      },
+      config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.backup_policy', targetKind: 'instance' } },
+    },
+    async (req) => {
+      const instance = await paramInstance(ctx, req);
+      auditTarget(req, instance.id, { name: instance.name });
+      await ctx.backupScheduler.setPolicy(instance, req.body as BackupPolicy | null);
+      return { id: instance.id, ...(await ctx.backupScheduler.describe(instance)) };
+    },
+  );
+
+  api.post(
+    '/instances/:id/restore',
+    {
+      schema: {
+        tags: ['instances'],
+        summary: 'Restore a backup (stopped only; "confirm" must equal the instance name; a safety backup is written first)',
+        params: InstanceParams,
+        body: RestoreBody,
+      },
+      config: { auth: { scope: writeScope('instances') }, audit: { action: 'instance.restore', targetKind: 'instance' } },
+    },
+    async (req, reply) => {
+      const body = req.body as Static<typeof RestoreBody>;
+      const instance = await paramInstance(ctx, req);
+      auditTarget(req, instance.id, {
+        ...(body.backupId ? { backupId: body.backupId } : {}),
+        ...(body.uploadId ? { uploadId: body.uploadId } : {}),
+        confirmed: body.confirm === instance.name,
+        name: instance.name,
       });
-    }
-    let backupId = body.backupId as string;
-    if (body.uploadId !== undefined) {
-      // The upload already passed the import checks (size, safe tar); it becomes a stored backup the restore pushes to the host.
-      if (!(await ctx.imports.get(body.uploadId))) throw new AppError('NOT_FOUND', `import upload ${body.uploadId} does not exist`);
-      backupId = `upload-${new Date(ctx.clock.now()).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${body.uploadId.replace(/^imp-/, '').slice(0, 8)}`;
-      await ctx.backupStore.keepUploaded(instance.id, backupId, (await ctx.imports.open(body.uploadId)).stream);
-    }
-    const result = await ctx.lifecycle.request(instance.id, 'restore', userActor(req.principal), { requestId: req.id, payload: { backupId } });
-    return acceptedAction(reply, instance.id, result, { backupId });
-  });
+      if ((body.backupId === undefined) === (body.uploadId === undefined))
+        throw new AppError('VALIDATION_FAILED', 'send either "backupId" (a kept backup) or "uploadId" (an archive from PUT /imports)');
+      if (body.confirm !== instance.name) {
+        throw new AppError(
+          'CONFIRMATION_REQUIRED',
+          `restoring replaces the current data: send "confirm" equal to the instance name ${JSON.stringify(instance.name)}`,
+        );
+      }
+      // The lifecycle rules decide (checkAction); asked first so a refused restore stores no upload.
+      await ctx.lifecycle.check(instance.id, 'restore', userActor(req.principal));
+      let backupId = body.backupId as string;
+      if (body.uploadId !== undefined) {
+        // The upload already passed the import checks (size, safe tar); it becomes a stored backup the restore pushes to the host.
+        if (!(await ctx.imports.get(body.uploadId))) throw new AppError('NOT_FOUND', `import upload ${body.uploadId} does not exist`);
+        backupId = `upload-${new Date(ctx.clock.now())
+          .toISOString()
+          .replace(/[-:]/g, '')
+          .replace(/\.\d+Z$/, 'Z')}-${body.uploadId.replace(/^imp-/, '').slice(0, 8)}`;
+        await ctx.backupStore.keepUploaded(instance.id, backupId, (await ctx.imports.open(body.uploadId)).stream);
+      }
+      const result = await ctx.lifecycle.request(instance.id, 'restore', userActor(req.principal), {
+        requestId: req.id,
+        payload: { backupId },
+      });
+      return acceptedAction(reply, instance.id, result, { backupId });
+    },
+  );
 }

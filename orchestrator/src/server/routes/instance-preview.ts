@@ -9,8 +9,16 @@ import { CreateInstanceBody } from '../../contracts/public-api/bodies.js';
 
 export async function instancePreviewRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   const previewer = ctx.previewer;
-  api.post('/instances/preview', {
-    schema: { tags: ['instances'], summary: 'What POST /instances with this body would create (resolved config, redacted env, placement, caps left); writes nothing', body: CreateInstanceBody },
-    config: { auth: { scope: writeScope('instances') } },
-  }, async (req) => previewer.preview(req.body as Static<typeof CreateInstanceBody>));
+  api.post(
+    '/instances/preview',
+    {
+      schema: {
+        tags: ['instances'],
+        summary: 'What POST /instances with this body would create (resolved config, redacted env, placement, caps left); writes nothing',
+        body: CreateInstanceBody,
+      },
+      config: { auth: { scope: writeScope('instances') } },
+    },
+    async (req) => previewer.preview(req.body as Static<typeof CreateInstanceBody>, req.principal),
+  );
 }

@@ -49,17 +49,22 @@ export function actionsForCaller(ctx: ServerContext, req: FastifyRequest): (inst
 
 /** The registered host the instance is placed on, or undefined (not placed, or the host is gone). */
 export async function hostOfInstance(ctx: ServerContext, instance: Instance): Promise<Host | undefined> {
-  return instance.hostId ? ctx.store.hosts.get(instance.hostId) : undefined;
+  return instance.hostId ? ctx.queries.host(instance.hostId) : undefined;
 }
 
 /** A host as GET /hosts/:id shows it: with the number of instances placed on it. */
 export async function hostAnswer(ctx: ServerContext, host: Host): Promise<ReturnType<typeof hostView>> {
-  const counts = await ctx.store.instances.countByHost();
+  const counts = await ctx.queries.instanceCountsByHost();
   return hostView(host, counts[host.id] ?? 0);
 }
 
 /** 202 for an instance action the worker will carry out: the instance, its command and its state now, plus what the route adds. */
-export function acceptedAction(reply: FastifyReply, instanceId: string, result: { commandId: string | null; state: string }, extra: Record<string, unknown> = {}): FastifyReply {
+export function acceptedAction(
+  reply: FastifyReply,
+  instanceId: string,
+  result: { commandId: string | null; state: string },
+  extra: Record<string, unknown> = {},
+): FastifyReply {
   return reply.status(202).send({ id: instanceId, commandId: result.commandId, state: result.state, ...extra });
 }
 
@@ -73,10 +78,20 @@ export function found<T>(value: T | undefined | null, code: ErrorCode, message: 
  * A read-one route: GET `url`, the record `load` finds for its parameters
  * shown through `view`, or `code` with `missing`'s message when there is none.
  */
-export function getOneRoute<P extends TSchema, T>(api: FastifyInstance, o: {
-  url: string; tags: string[]; summary: string; params: P; scope: ScopeRequirement;
-  load: (params: Static<P>) => Promise<T | undefined>; code: ErrorCode; missing: (params: Static<P>) => string; view: (record: T) => unknown;
-}): void {
+export function getOneRoute<P extends TSchema, T>(
+  api: FastifyInstance,
+  o: {
+    url: string;
+    tags: string[];
+    summary: string;
+    params: P;
+    scope: ScopeRequirement;
+    load: (params: Static<P>) => Promise<T | undefined>;
+    code: ErrorCode;
+    missing: (params: Static<P>) => string;
+    view: (record: T) => unknown;
+  },
+): void {
   api.get(o.url, { schema: { tags: o.tags, summary: o.summary, params: o.params }, config: { auth: { scope: o.scope } } }, async (req) => {
     const params = req.params as Static<P>;
     return o.view(found(await o.load(params), o.code, o.missing(params)));
@@ -84,11 +99,24 @@ export function getOneRoute<P extends TSchema, T>(api: FastifyInstance, o: {
 }
 
 /** A list route: GET `url` with an optional query, answered as `{ [key]: records.map(view) }`. */
-export function listRoute<Q extends TSchema, T>(api: FastifyInstance, o: {
-  url: string; tags: string[]; summary: string; querystring: Q; scope: ScopeRequirement; key: string;
-  load: (query: Static<Q>) => Promise<T[]>; view: (record: T) => unknown;
-}): void {
-  api.get(o.url, { schema: { tags: o.tags, summary: o.summary, querystring: o.querystring }, config: { auth: { scope: o.scope } } }, async (req) => ({
-    [o.key]: (await o.load(req.query as Static<Q>)).map(o.view),
-  }));
+export function listRoute<Q extends TSchema, T>(
+  api: FastifyInstance,
+  o: {
+    url: string;
+    tags: string[];
+    summary: string;
+    querystring: Q;
+    scope: ScopeRequirement;
+    key: string;
+    load: (query: Static<Q>) => Promise<T[]>;
+    view: (record: T) => unknown;
+  },
+): void {
+  api.get(
+    o.url,
+    { schema: { tags: o.tags, summary: o.summary, querystring: o.querystring }, config: { auth: { scope: o.scope } } },
+    async (req) => ({
+      [o.key]: (await o.load(req.query as Static<Q>)).map(o.view),
+    }),
+  );
 }

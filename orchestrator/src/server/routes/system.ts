@@ -9,9 +9,29 @@ import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../context.js';
 
 export async function systemRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
-  api.get('/health', { schema: { tags: ['meta'], summary: 'Liveness (no database read): version, dialect, this node, the leader and its epoch' }, config: { auth: { public: true } } }, async () => ({
-    status: 'ok', version: ctx.version, database: ctx.store.dialect, node: ctx.nodeId, leader: ctx.leadership.leader(),
-  }));
-  api.get('/ready', { schema: { tags: ['meta'], summary: 'Readiness: the database answers a query within ENDERCLOUD_READY_TIMEOUT (503 DATABASE_UNAVAILABLE otherwise)' }, config: { auth: { public: true } } }, async () =>
-    ctx.readiness.check());
+  api.get(
+    '/health',
+    {
+      schema: { tags: ['meta'], summary: 'Liveness (no database read): version, dialect, this node, the leader and its epoch' },
+      config: { auth: { public: true } },
+    },
+    async () => ({
+      status: 'ok',
+      version: ctx.version,
+      database: ctx.queries.dialect,
+      node: ctx.nodeId,
+      leader: ctx.leadership.leader(),
+    }),
+  );
+  api.get(
+    '/ready',
+    {
+      schema: {
+        tags: ['meta'],
+        summary: 'Readiness: the database answers a query within ENDERCLOUD_READY_TIMEOUT (503 DATABASE_UNAVAILABLE otherwise)',
+      },
+      config: { auth: { public: true } },
+    },
+    async () => ctx.readiness.check(),
+  );
 }

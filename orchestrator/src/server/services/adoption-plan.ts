@@ -4,7 +4,15 @@
 // from Docker's state, image, labels, user and endpoint as reported — so that
 // adopting never changes the container or its data.
 
-import type { ContainerUserSpec, DesiredState, Endpoint, Instance, InstanceState, ObservedState, PendingChange } from '../../domain/index.js';
+import type {
+  ContainerUserSpec,
+  DesiredState,
+  Endpoint,
+  Instance,
+  InstanceState,
+  ObservedState,
+  PendingChange,
+} from '../../domain/index.js';
 import { fail, ok, type Checked } from '../../lifecycle/result.js';
 import { REDACTED } from '../../lifecycle/settings.js';
 import { AppError } from '../../shared/errors.js';
@@ -34,12 +42,23 @@ export interface ReportedContainer {
  */
 export function checkAdoptionLabels(c: ReportedContainer, groupId: string, variantId: string): Checked<void> {
   if (c.groupId === null || c.variantId === null) {
-    return fail(new AppError('CONFLICT', `container ${c.containerName} of instance ${c.instanceId} carries no orchestrator.group/orchestrator.variant labels; it was not made for a group variant and cannot be adopted`));
+    return fail(
+      new AppError(
+        'CONFLICT',
+        `container ${c.containerName} of instance ${c.instanceId} carries no orchestrator.group/orchestrator.variant labels; it was not made for a group variant and cannot be adopted`,
+      ),
+    );
   }
   if (c.groupId !== groupId || c.variantId !== variantId) {
-    return fail(new AppError('CONFLICT', `container ${c.containerName} of instance ${c.instanceId} was made for group ${c.groupId} variant ${c.variantId} (labels orchestrator.group/orchestrator.variant), not group ${groupId} variant ${variantId}: adopting it into a different group or variant is unsafe`, {
-      details: { labelGroupId: c.groupId, labelVariantId: c.variantId },
-    }));
+    return fail(
+      new AppError(
+        'CONFLICT',
+        `container ${c.containerName} of instance ${c.instanceId} was made for group ${c.groupId} variant ${c.variantId} (labels orchestrator.group/orchestrator.variant), not group ${groupId} variant ${variantId}: adopting it into a different group or variant is unsafe`,
+        {
+          details: { labelGroupId: c.groupId, labelVariantId: c.variantId },
+        },
+      ),
+    );
   }
   return ok(undefined);
 }
@@ -70,12 +89,21 @@ export function adoptedLifecycle(c: Pick<ReportedContainer, 'state' | 'exitCode'
  * the configured EnderCloud uid:gid → endercloud; another uid:gid → custom.
  * A user name cannot be recorded faithfully and is refused.
  */
-export function adoptedUser(reported: string | null | undefined, endercloud: { uid: number; gid: number }, fallback: ContainerUserSpec): Checked<ContainerUserSpec> {
+export function adoptedUser(
+  reported: string | null | undefined,
+  endercloud: { uid: number; gid: number },
+  fallback: ContainerUserSpec,
+): Checked<ContainerUserSpec> {
   if (reported === undefined) return ok(fallback);
   if (reported === null || reported === '') return ok({ mode: 'image' });
   const m = /^(\d{1,10}):(\d{1,10})$/.exec(reported);
   if (!m) {
-    return fail(new AppError('CONFLICT', `the container runs as user ${JSON.stringify(reported)}, which EnderCloud cannot record (it needs uid:gid or the image's own user); it cannot be adopted`));
+    return fail(
+      new AppError(
+        'CONFLICT',
+        `the container runs as user ${JSON.stringify(reported)}, which EnderCloud cannot record (it needs uid:gid or the image's own user); it cannot be adopted`,
+      ),
+    );
   }
   const uid = Number(m[1]);
   const gid = Number(m[2]);
@@ -89,7 +117,10 @@ export function adoptedUser(reported: string | null | undefined, endercloud: { u
  * container only at its next controlled replacement, and until then no RCON
  * password is used (stops fall back to the stop signal).
  */
-export function pendingSecrets(secretSettings: Readonly<Record<string, string>>, now: number): Pick<Instance, 'secretSettings' | 'pendingChanges'> {
+export function pendingSecrets(
+  secretSettings: Readonly<Record<string, string>>,
+  now: number,
+): Pick<Instance, 'secretSettings' | 'pendingChanges'> {
   const pending: Record<string, string> = {};
   const changes: PendingChange[] = [];
   for (const [name, value] of Object.entries(secretSettings)) {

@@ -14,9 +14,16 @@ import type { Store } from '../../store/store.js';
 import type { HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import {
-  adoptedEndpoint, adoptedLifecycle, adoptedUser, checkAdoptionLabels, defaultAdoptedName, pendingSecrets, type ReportedContainer,
+  adoptedEndpoint,
+  adoptedLifecycle,
+  adoptedUser,
+  checkAdoptionLabels,
+  defaultAdoptedName,
+  pendingSecrets,
+  type ReportedContainer,
 } from './adoption-plan.js';
 import { buildInstance, memoryFor, revisionConfig } from './instance-config.js';
+import { resolveVariant } from './instance-creator.js';
 
 export interface AdoptRequest {
   groupId: string;
@@ -42,24 +49,29 @@ const ADOPTABLE_HOST_STATUSES: readonly Host['status'][] = ['ONLINE', 'MAINTENAN
 export class AdoptionService {
   constructor(private readonly deps: AdoptionServiceOptions) {}
 
-  async adopt(hostId: string, instanceId: string, req: AdoptRequest, actor: string, requestId: string): Promise<{ instance: Instance; container: ReportedContainer }> {
+  async adopt(
+    hostId: string,
+    instanceId: string,
+    req: AdoptRequest,
+    actor: string,
+    requestId: string,
+  ): Promise<{ instance: Instance; container: ReportedContainer }> {
     const { store, clock } = this.deps;
     const host = await store.hosts.get(hostId);
     if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
     if (!ADOPTABLE_HOST_STATUSES.includes(host.status)) {
-      throw new AppError('HOST_UNAVAILABLE', `host ${hostId} is ${host.status}; containers can be adopted once it is ONLINE or in MAINTENANCE`, { retryable: host.status === 'RECOVERING' });
+      throw new AppError(
+        'HOST_UNAVAILABLE',
+        `host ${hostId} is ${host.status}; containers can be adopted once it is ONLINE or in MAINTENANCE`,
+        { retryable: host.status === 'RECOVERING' },
+      );
     }
     await this.assertNotStored(instanceId);
     const container = await this.reported(host, instanceId, requestId);
     await this.assertNoQueuedCleanup(hostId, instanceId);
     unwrap(checkAdoptionLabels(container, req.groupId, req.variantId));
 
-    const group = await store.groups.get(req.groupId);
-    if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${req.groupId} does not exist; create it (ectl apply) before adopting its containers`);
-    const variant = group.variants.find((v) => v.id === req.variantId);
-    if (!variant) throw new AppError('NOT_FOUND', `group ${group.id} has no variant ${req.variantId} (it has ${group.variants.map((v) => v.id).join(', ') || 'none'})`);
-    const template = await store.templates.get(variant.template.name, variant.template.version);
-    if (!template) throw new AppError('TEMPLATE_NOT_FOUND', `template ${variant.template.name} version ${variant.template.version} of variant ${variant.id} does not exist`);
+    const { group, variant, template } = await resolveVariant(store, req.groupId, req.variantId);
     const user = unwrap(adoptedUser(container.user, this.deps.endercloudUser, template.spec.user));
     const name = assertId('name', req.name ?? defaultAdoptedName(group.id, instanceId));
     const memoryMb = memoryFor(variant, template.spec);
@@ -69,13 +81,25 @@ export class AdoptionService {
       await assertRoom(tx, group, template, this.deps.maxTotalInstances);
       const existing = await tx.instances.get(instanceId);
       if (existing) throw alreadyManaged(existing);
-      if (await tx.instances.getByName(name)) throw new AppError('CONFLICT', `an instance named ${name} already exists; choose another with name (ectl: --name)`);
+      if (await tx.instances.getByName(name))
+        throw new AppError('CONFLICT', `an instance named ${name} already exists; choose another with name (ectl: --name)`);
       if (!(await tx.hosts.reserveMemory(hostId, memoryMb, { statuses: [...ADOPTABLE_HOST_STATUSES] }))) {
-        throw new AppError('NO_CAPACITY', `host ${hostId} has not ${memoryMb} MiB left to reserve for instance ${instanceId} (variant ${variant.id}); free memory on it or raise its reported memory`);
+        throw new AppError(
+          'NO_CAPACITY',
+          `host ${hostId} has not ${memoryMb} MiB left to reserve for instance ${instanceId} (variant ${variant.id}); free memory on it or raise its reported memory`,
+        );
       }
       const now = clock.now();
       const draft = buildInstance({
-        id: instanceId, name, group, variant, template, hostId, now, desiredState: 'stopped', user,
+        id: instanceId,
+        name,
+        group,
+        variant,
+        template,
+        hostId,
+        now,
+        desiredState: 'stopped',
+        user,
         ...(this.deps.generateSecret ? { generateSecret: this.deps.generateSecret } : {}),
       });
       const lifecycle = adoptedLifecycle(container, now);
@@ -88,22 +112,47 @@ export class AdoptionService {
         hostPort: container.hostPort,
         endpoint: adoptedEndpoint(host.gameAddress, container.hostPort),
         // Recorded as the container runs, so reconciliation sees no drift.
-        containerConfig: { ...draft.containerConfig, image: container.image ?? draft.containerConfig.image, labels: container.labels ?? draft.containerConfig.labels },
+        containerConfig: {
+          ...draft.containerConfig,
+          image: container.image ?? draft.containerConfig.image,
+          labels: container.labels ?? draft.containerConfig.labels,
+        },
       });
-      await tx.revisions.append({ instanceId, revision: 1, createdAt: now, actor, reason: 'adopted', config: revisionConfig(created, template.spec) });
+      await tx.revisions.append({
+        instanceId,
+        revision: 1,
+        createdAt: now,
+        actor,
+        reason: 'adopted',
+        config: revisionConfig(created, template.spec),
+      });
       // Leaves the host's unclaimed set with the commit (or not at all).
       const wasListed = await tx.unclaimed.remove(hostId, instanceId);
       await tx.history.append({
-        instanceId, at: now, from: null, to: created.state, actor, commandId: null,
+        instanceId,
+        at: now,
+        from: null,
+        to: created.state,
+        actor,
+        commandId: null,
         reason: `adopted: existing container ${container.containerName} (${container.state}) on host ${hostId}; container and data unchanged`,
         details: {
-          hostId, containerId: container.containerId, containerState: container.state, hostPort: container.hostPort, memoryMb,
-          image: created.containerConfig.image, templateImage: template.spec.image, wasListedUnclaimed: wasListed,
+          hostId,
+          containerId: container.containerId,
+          containerState: container.state,
+          hostPort: container.hostPort,
+          memoryMb,
+          image: created.containerConfig.image,
+          templateImage: template.spec.image,
+          wasListedUnclaimed: wasListed,
         },
       });
       return created;
     });
-    this.deps.logger.info({ hostId, instanceId, groupId: group.id, variantId: variant.id, actor, state: instance.state, requestId }, 'unclaimed container adopted');
+    this.deps.logger.info(
+      { hostId, instanceId, groupId: group.id, variantId: variant.id, actor, state: instance.state, requestId },
+      'unclaimed container adopted',
+    );
     this.deps.onAdopted(instance);
     return { instance, container };
   }
@@ -124,13 +173,23 @@ export class AdoptionService {
   /** An operator's queued delete of this container would remove it under the new record. */
   private async assertNoQueuedCleanup(hostId: string, instanceId: string): Promise<void> {
     const open = await this.deps.store.commands.list({ hostId, statuses: ['pending', 'dispatched'], limit: 1000 });
-    const cleanup = open.find((c) => c.kind === 'cleanup' && Array.isArray(c.payload.instanceIds) && c.payload.instanceIds.includes(instanceId));
-    if (cleanup) throw new AppError('CONFLICT', `a removal of the container of instance ${instanceId} is queued (command ${cleanup.id}); wait for it to finish`);
+    const cleanup = open.find(
+      (c) => c.kind === 'cleanup' && Array.isArray(c.payload.instanceIds) && c.payload.instanceIds.includes(instanceId),
+    );
+    if (cleanup)
+      throw new AppError(
+        'CONFLICT',
+        `a removal of the container of instance ${instanceId} is queued (command ${cleanup.id}); wait for it to finish`,
+      );
   }
 }
 
 function alreadyManaged(existing: Instance): AppError {
-  return new AppError('CONFLICT', `instance ${existing.id} is already managed by the store (${existing.name} on host ${existing.hostId ?? '(none)'}); it cannot be adopted again`, {
-    details: { instanceId: existing.id, hostId: existing.hostId },
-  });
+  return new AppError(
+    'CONFLICT',
+    `instance ${existing.id} is already managed by the store (${existing.name} on host ${existing.hostId ?? '(none)'}); it cannot be adopted again`,
+    {
+      details: { instanceId: existing.id, hostId: existing.hostId },
+    },
+  );
 }

@@ -46,7 +46,13 @@ export class BackupScheduler {
   private readonly loop: PeriodicTask;
 
   constructor(private readonly deps: BackupSchedulerOptions) {
-    this.loop = new PeriodicTask({ name: 'backup scheduler tick', intervalMs: deps.intervalMs, run: () => this.tick(), logger: deps.logger, ...(deps.timers ? { timers: deps.timers } : {}) });
+    this.loop = new PeriodicTask({
+      name: 'backup scheduler tick',
+      intervalMs: deps.intervalMs,
+      run: () => this.tick(),
+      logger: deps.logger,
+      ...(deps.timers ? { timers: deps.timers } : {}),
+    });
   }
 
   start(): void {
@@ -66,13 +72,20 @@ export class BackupScheduler {
   }
 
   /** The instance's own policy, the one in force (own, else the group's) and its next slot. */
-  async describe(instance: Instance): Promise<{ own: BackupPolicy | null; effective: BackupPolicy | null; source: 'instance' | 'group' | null; nextRunAt: string | null }> {
+  async describe(
+    instance: Instance,
+  ): Promise<{ own: BackupPolicy | null; effective: BackupPolicy | null; source: 'instance' | 'group' | null; nextRunAt: string | null }> {
     const record = await this.deps.store.backupPolicies.get(instance.id);
     const own = (record?.policy as BackupPolicy | null | undefined) ?? null;
     const effective = (await this.policyOf(instance)) ?? null;
     const from = record?.lastScheduledAt ?? this.deps.clock.now();
     const next = effective?.schedule ? nextRun(parseCron(effective.schedule), Math.max(from, this.deps.clock.now() - 60_000)) : undefined;
-    return { own, effective, source: own ? 'instance' : effective ? 'group' : null, nextRunAt: next === undefined ? null : new Date(next).toISOString() };
+    return {
+      own,
+      effective,
+      source: own ? 'instance' : effective ? 'group' : null,
+      nextRunAt: next === undefined ? null : new Date(next).toISOString(),
+    };
   }
 
   /** Sets (null: clears, the group's applies again) the instance's own policy. */
@@ -126,13 +139,20 @@ export class BackupScheduler {
     const pruned: { instanceId: string; backupId: string }[] = [];
     for (const backupId of plan.prune) {
       if (host && this.deps.driver.backups) {
-        await this.deps.driver.backups.delete(host, instance.id, backupId).catch((err: unknown) =>
-          this.deps.logger.warn({ instanceId: instance.id, backupId, err: (err as Error).message }, 'pruning a backup on its host failed; the store copy is pruned anyway'));
+        await this.deps.driver.backups
+          .delete(host, instance.id, backupId)
+          .catch((err: unknown) =>
+            this.deps.logger.warn(
+              { instanceId: instance.id, backupId, err: (err as Error).message },
+              'pruning a backup on its host failed; the store copy is pruned anyway',
+            ),
+          );
       }
       await this.deps.backupStore.delete(instance.id, backupId);
       pruned.push({ instanceId: instance.id, backupId });
     }
-    if (pruned.length > 0) this.deps.logger.info({ instanceId: instance.id, pruned: pruned.length, kept: plan.keep.length }, 'backups pruned by retention');
+    if (pruned.length > 0)
+      this.deps.logger.info({ instanceId: instance.id, pruned: pruned.length, kept: plan.keep.length }, 'backups pruned by retention');
     return pruned;
   }
 }

@@ -49,7 +49,13 @@ class Digest extends Transform {
 }
 
 export function toBackupInfo(b: StoredBackup): BackupInfo {
-  return { backupId: b.backupId, sizeBytes: b.sizeBytes, sha256: b.sha256, createdAt: new Date(b.createdAt).toISOString(), ...(b.paths ? { paths: b.paths } : {}) };
+  return {
+    backupId: b.backupId,
+    sizeBytes: b.sizeBytes,
+    sha256: b.sha256,
+    createdAt: new Date(b.createdAt).toISOString(),
+    ...(b.paths ? { paths: b.paths } : {}),
+  };
 }
 
 export class BackupStore {
@@ -70,11 +76,19 @@ export class BackupStore {
   }
 
   private relative(instanceId: string, backupId: string): string {
-    return path.join(assertId('instance id', instanceId, RESOURCE_ID_PATTERN), `${assertId('backup id', backupId, RESOURCE_ID_PATTERN)}.tar.gz`);
+    return path.join(
+      assertId('instance id', instanceId, RESOURCE_ID_PATTERN),
+      `${assertId('backup id', backupId, RESOURCE_ID_PATTERN)}.tar.gz`,
+    );
   }
 
   /** Writes `source` to the store atomically; CHECKSUM_MISMATCH when it does not hash to `sha256` (when given). */
-  private async write(instanceId: string, backupId: string, source: Readable, sha256?: string): Promise<{ storedPath: string; sha256: string; sizeBytes: number }> {
+  private async write(
+    instanceId: string,
+    backupId: string,
+    source: Readable,
+    sha256?: string,
+  ): Promise<{ storedPath: string; sha256: string; sizeBytes: number }> {
     const storedPath = this.relative(instanceId, backupId);
     const final = path.join(this.deps.dir, storedPath);
     await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
@@ -84,12 +98,18 @@ export class BackupStore {
     try {
       await pipeline(source, digest, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }));
       const got = digest.hash.digest('hex');
-      if (sha256 !== undefined && got !== sha256) throw new AppError('CHECKSUM_MISMATCH', `the copy of backup ${backupId} hashes to ${got}, the host said ${sha256}`, { retryable: true });
+      if (sha256 !== undefined && got !== sha256)
+        throw new AppError('CHECKSUM_MISMATCH', `the copy of backup ${backupId} hashes to ${got}, the host said ${sha256}`, {
+          // Unlike a corrupt archive, a copy that hashed wrong may be cured by copying again (the host's backup is intact).
+          retryable: true,
+        });
       await rename(tmp, final);
       return { storedPath, sha256: got, sizeBytes: digest.bytes };
     } catch (err) {
       if (isAppError(err)) throw err;
-      throw new AppError('UPSTREAM_FAILED', `copying backup ${backupId} of instance ${instanceId} failed: ${(err as Error).message}`, { retryable: true, cause: err });
+      throw new AppError('UPSTREAM_FAILED', `copying backup ${backupId} of instance ${instanceId} failed: ${(err as Error).message}`, {
+        cause: err,
+      });
     } finally {
       await rm(tmp, { force: true });
     }
@@ -102,11 +122,21 @@ export class BackupStore {
     const { stream } = await capability(this.deps.driver.backups, 'backups', host).download(host, instanceId, info.backupId, ids);
     const written = await this.write(instanceId, info.backupId, stream, info.sha256);
     const record = await this.deps.store.storedBackups.put({
-      instanceId, backupId: info.backupId, sha256: written.sha256, sizeBytes: written.sizeBytes,
-      createdAt: Date.parse(info.createdAt) || this.deps.clock.now(), storedAt: this.deps.clock.now(), originHost: host.id,
-      storedPath: written.storedPath, paths: info.paths ?? null, trigger,
+      instanceId,
+      backupId: info.backupId,
+      sha256: written.sha256,
+      sizeBytes: written.sizeBytes,
+      createdAt: Date.parse(info.createdAt) || this.deps.clock.now(),
+      storedAt: this.deps.clock.now(),
+      originHost: host.id,
+      storedPath: written.storedPath,
+      paths: info.paths ?? null,
+      trigger,
     });
-    this.deps.logger.info({ instanceId, backupId: info.backupId, sizeBytes: written.sizeBytes, host: host.id }, 'backup copied to the backup store');
+    this.deps.logger.info(
+      { instanceId, backupId: info.backupId, sizeBytes: written.sizeBytes, host: host.id },
+      'backup copied to the backup store',
+    );
     return record;
   }
 
@@ -115,17 +145,32 @@ export class BackupStore {
     const written = await this.write(instanceId, backupId, source);
     const now = this.deps.clock.now();
     return this.deps.store.storedBackups.put({
-      instanceId, backupId, sha256: written.sha256, sizeBytes: written.sizeBytes, createdAt: now, storedAt: now,
-      originHost: null, storedPath: written.storedPath, paths: null, trigger: 'upload',
+      instanceId,
+      backupId,
+      sha256: written.sha256,
+      sizeBytes: written.sizeBytes,
+      createdAt: now,
+      storedAt: now,
+      originHost: null,
+      storedPath: written.storedPath,
+      paths: null,
+      trigger: 'upload',
     });
   }
 
   private async exists(b: StoredBackup): Promise<boolean> {
-    return stat(path.join(this.deps.dir, b.storedPath)).then((s) => s.isFile() && s.size === b.sizeBytes, () => false);
+    return stat(path.join(this.deps.dir, b.storedPath)).then(
+      (s) => s.isFile() && s.size === b.sizeBytes,
+      () => false,
+    );
   }
 
   /** The record of a backup whose archive the store holds (a file of the recorded size); undefined otherwise. `store`: the caller's transaction. */
-  async holds(instanceId: string, backupId: string, store: Pick<Store, 'storedBackups'> = this.deps.store): Promise<StoredBackup | undefined> {
+  async holds(
+    instanceId: string,
+    backupId: string,
+    store: Pick<Store, 'storedBackups'> = this.deps.store,
+  ): Promise<StoredBackup | undefined> {
     const record = await store.storedBackups.get(instanceId, backupId);
     return record && (await this.exists(record)) ? record : undefined;
   }
@@ -133,7 +178,8 @@ export class BackupStore {
   /** A kept archive as a stream; NOT_FOUND when the store has none. */
   async open(instanceId: string, backupId: string): Promise<{ record: StoredBackup; stream: Readable }> {
     const record = await this.deps.store.storedBackups.get(instanceId, backupId);
-    if (!record || !(await this.exists(record))) throw new AppError('NOT_FOUND', `the backup store holds no backup ${backupId} of instance ${instanceId}`);
+    if (!record || !(await this.exists(record)))
+      throw new AppError('NOT_FOUND', `the backup store holds no backup ${backupId} of instance ${instanceId}`);
     return { record, stream: createReadStream(path.join(this.deps.dir, record.storedPath)) };
   }
 
@@ -141,7 +187,12 @@ export class BackupStore {
    * Before a restore: a host that lacks the backup gets it from the store
    * (the host checks the sha256 again). Answers whether it had to upload.
    */
-  async ensureOnHost(host: DriverHost, instanceId: string, backupId: string, ids: CallIds = {}): Promise<'present' | 'uploaded' | 'unknown'> {
+  async ensureOnHost(
+    host: DriverHost,
+    instanceId: string,
+    backupId: string,
+    ids: CallIds = {},
+  ): Promise<'present' | 'uploaded' | 'unknown'> {
     const record = await this.deps.store.storedBackups.get(instanceId, backupId);
     if (!record) return 'unknown'; // a host-only backup: the host restores it or answers NOT_FOUND itself
     const backups = capability(this.deps.driver.backups, 'backups', host);
@@ -153,7 +204,11 @@ export class BackupStore {
   }
 
   /** The store's and the host's backups of an instance, merged, oldest first. */
-  async list(instanceId: string, host: DriverHost | undefined, ids: CallIds = {}): Promise<{ backups: BackupListing[]; hostError: string | null }> {
+  async list(
+    instanceId: string,
+    host: DriverHost | undefined,
+    ids: CallIds = {},
+  ): Promise<{ backups: BackupListing[]; hostError: string | null }> {
     const stored = await this.deps.store.storedBackups.listForInstance(instanceId);
     let onHost: BackupInfo[] | undefined;
     let hostError: string | null = host ? null : 'the instance has no host';
@@ -165,9 +220,16 @@ export class BackupStore {
       }
     }
     const hostIds = new Set((onHost ?? []).map((b) => b.backupId));
-    const out: BackupListing[] = stored.map((b) => ({ ...toBackupInfo(b), stored: true, onHost: onHost ? hostIds.has(b.backupId) : null, trigger: b.trigger, originHost: b.originHost }));
+    const out: BackupListing[] = stored.map((b) => ({
+      ...toBackupInfo(b),
+      stored: true,
+      onHost: onHost ? hostIds.has(b.backupId) : null,
+      trigger: b.trigger,
+      originHost: b.originHost,
+    }));
     const storedIds = new Set(stored.map((b) => b.backupId));
-    for (const b of onHost ?? []) if (!storedIds.has(b.backupId)) out.push({ ...b, stored: false, onHost: true, trigger: null, originHost: host?.id ?? null });
+    for (const b of onHost ?? [])
+      if (!storedIds.has(b.backupId)) out.push({ ...b, stored: false, onHost: true, trigger: null, originHost: host?.id ?? null });
     out.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.backupId.localeCompare(b.backupId));
     return { backups: out, hostError };
   }

@@ -6,21 +6,33 @@ import type { HostHeartbeat } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 
 const MIB = 1024 * 1024;
+/** The store's own resource names: once accepted from simulated agents, now refused by name. */
+const STORE_SHAPE = ['memoryMb', 'cpus', 'diskBytes'] as const;
 
 /** The heartbeat route validates with the agent contract's schema (src/contracts/agent-api.ts). */
 export { HeartbeatBody };
 
 export function toHostHeartbeat(agentId: string, body: HeartbeatBody): HostHeartbeat {
   const r = body.resources;
-  const memoryMb = r.memoryMb ?? (r.memoryTotalBytes !== undefined ? Math.floor(r.memoryTotalBytes / MIB) : undefined);
-  if (memoryMb === undefined) throw new AppError('VALIDATION_FAILED', 'body/resources must report memoryTotalBytes (or memoryMb)');
+  for (const field of STORE_SHAPE) {
+    if (field in r) {
+      throw new AppError(
+        'VALIDATION_FAILED',
+        `body/resources/${field}: a heartbeat reports the raw machine facts (cpuCount, memoryTotalBytes, memoryAvailableBytes, diskFreeBytes), not the store's ${STORE_SHAPE.join('/')}`,
+        {
+          details: { field: `resources/${field}` },
+        },
+      );
+    }
+  }
+  const memoryMb = Math.floor(r.memoryTotalBytes / MIB);
   if (body.portRange.first > body.portRange.last) throw new AppError('VALIDATION_FAILED', 'body/portRange first must not exceed last');
-  const disk = r.diskBytes ?? r.diskFreeBytes ?? undefined;
+  const disk = r.diskFreeBytes;
   const hb: HostHeartbeat = {
     id: agentId,
     controlUrl: body.controlUrl.replace(/\/+$/, ''),
     gameAddress: body.gameAddress,
-    resources: { memoryMb, cpus: r.cpus ?? r.cpuCount ?? 0, ...(disk !== undefined && disk !== null ? { diskBytes: disk } : {}) },
+    resources: { memoryMb, cpus: r.cpuCount, ...(disk !== undefined && disk !== null ? { diskBytes: disk } : {}) },
     version: body.version,
     portRange: { first: body.portRange.first, last: body.portRange.last },
     heartbeatIntervalMs: body.heartbeatIntervalMs,

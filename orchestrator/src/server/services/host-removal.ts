@@ -10,7 +10,7 @@ import { capability, type HostDriver } from '../drivers/host-driver.js';
 import type { BackupInfo } from '../drivers/host-driver.js';
 import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
 
-export interface HostRemovalDeps {
+interface HostRemovalDeps {
   store: Store;
   driver: HostDriver;
   clock: Clock;
@@ -29,15 +29,21 @@ export interface HostRemoved {
  * (intervention_required), since their containers and data were on it. A live
  * agent registers again with its next heartbeat, so stop it first.
  */
-export async function removeHost(deps: HostRemovalDeps, hostId: string, forget: boolean, actor: string): Promise<HostRemoved> {
+async function removeHost(deps: HostRemovalDeps, hostId: string, forget: boolean, actor: string): Promise<HostRemoved> {
   const host = await deps.store.hosts.get(hostId);
   if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
   if (forget && host.status !== 'OFFLINE') {
-    throw new AppError('CONFLICT', `host ${hostId} is ${host.status}: forget is only for an OFFLINE (dead) host; remove its instances and delete it without forget`);
+    throw new AppError(
+      'CONFLICT',
+      `host ${hostId} is ${host.status}: forget is only for an OFFLINE (dead) host; remove its instances and delete it without forget`,
+    );
   }
   const instances = await deps.store.instances.list({ hostId });
   if (instances.length > 0 && !forget) {
-    const hint = host.status === 'OFFLINE' ? `; it is OFFLINE: forget=true removes it anyway and hands its instances to an operator` : '; delete or move them first';
+    const hint =
+      host.status === 'OFFLINE'
+        ? `; it is OFFLINE: forget=true removes it anyway and hands its instances to an operator`
+        : '; delete or move them first';
     throw new AppError('CONFLICT', `host ${hostId} still holds ${instances.length} instance(s) (e.g. ${instances[0]!.name})${hint}`, {
       details: { instances: instances.slice(0, 20).map((i) => i.id) },
     });
@@ -50,7 +56,9 @@ export async function removeHost(deps: HostRemovalDeps, hostId: string, forget: 
       continue;
     }
     const moved = await moveInstance(deps.store, instance, 'intervention_required', {
-      now, actor, reason: `host ${hostId} was forgotten while OFFLINE; the container and data were on it (if the host returns, its recovery sees them again)`,
+      now,
+      actor,
+      reason: `host ${hostId} was forgotten while OFFLINE; the container and data were on it (if the host returns, its recovery sees them again)`,
       patch: { activeAction: null },
     }).catch(() => undefined);
     if (moved) forgotten.push(instance.id);
@@ -67,7 +75,9 @@ export interface KeptDataView {
 }
 
 /** Kept data on every reachable host, of ids the store no longer has an instance for; unreachable hosts are named. */
-export async function listKeptData(deps: HostRemovalDeps): Promise<{ keptData: KeptDataView[]; unreachable: { hostId: string; error: string }[] }> {
+async function listKeptData(
+  deps: HostRemovalDeps,
+): Promise<{ keptData: KeptDataView[]; unreachable: { hostId: string; error: string }[] }> {
   const hosts = await deps.store.hosts.list({ statuses: ['ONLINE', 'MAINTENANCE', 'RECOVERING'] });
   const keptData: KeptDataView[] = [];
   const unreachable: { hostId: string; error: string }[] = [];
@@ -85,12 +95,19 @@ export async function listKeptData(deps: HostRemovalDeps): Promise<{ keptData: K
 }
 
 /** Removes one deleted instance's kept data and backups from its host. */
-export async function purgeKeptData(deps: HostRemovalDeps, hostId: string, instanceId: string): Promise<{ hostId: string; instanceId: string; dataRemoved: boolean; backupsRemoved: number }> {
+async function purgeKeptData(
+  deps: HostRemovalDeps,
+  hostId: string,
+  instanceId: string,
+): Promise<{ hostId: string; instanceId: string; dataRemoved: boolean; backupsRemoved: number }> {
   const host = await deps.store.hosts.get(hostId);
   if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
   if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${hostId} is OFFLINE; its kept data cannot be removed now`);
   if (await deps.store.instances.get(instanceId)) {
-    throw new AppError('CONFLICT', `instance ${instanceId} still exists; its data is not kept data (delete the instance with the scopes you want)`);
+    throw new AppError(
+      'CONFLICT',
+      `instance ${instanceId} still exists; its data is not kept data (delete the instance with the scopes you want)`,
+    );
   }
   const result = await capability(deps.driver.keptData, 'kept data', host).purge(host, instanceId);
   return { hostId, ...result };
@@ -101,19 +118,58 @@ export async function purgeKeptData(deps: HostRemovalDeps, hostId: string, insta
  * target must be `stopped` there with no action in flight (create it with
  * `start: false`, and the kept world's uid:gid as its user), then started as usual.
  */
-export async function attachKeptData(deps: HostRemovalDeps, hostId: string, keptId: string, target: Instance): Promise<{ hostId: string; instanceId: string; from: string; replacedFresh: boolean }> {
+async function attachKeptData(
+  deps: HostRemovalDeps,
+  hostId: string,
+  keptId: string,
+  target: Instance,
+): Promise<{ hostId: string; instanceId: string; from: string; replacedFresh: boolean }> {
   const host = await deps.store.hosts.get(hostId);
   if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
   if (host.status === 'OFFLINE') throw new AppError('HOST_UNAVAILABLE', `host ${hostId} is OFFLINE; its kept data cannot be attached now`);
   if (await deps.store.instances.get(keptId)) throw new AppError('CONFLICT', `instance ${keptId} still exists; its data is not kept data`);
-  if (target.hostId !== hostId) throw new AppError('CONFLICT', `instance ${target.name} is on host ${target.hostId ?? 'none'}, not ${hostId}: a kept world is attached on its own host`);
+  if (target.hostId !== hostId)
+    throw new AppError(
+      'CONFLICT',
+      `instance ${target.name} is on host ${target.hostId ?? 'none'}, not ${hostId}: a kept world is attached on its own host`,
+    );
   if (target.state !== 'stopped' || target.activeAction) {
-    throw new AppError('INVALID_TRANSITION', `instance ${target.name} is ${target.activeAction ? `busy (${target.activeAction.kind})` : target.state}: attach a kept world to a stopped instance (create it with "start": false)`);
+    throw new AppError(
+      'INVALID_TRANSITION',
+      `instance ${target.name} is ${target.activeAction ? `busy (${target.activeAction.kind})` : target.state}: attach a kept world to a stopped instance (create it with "start": false)`,
+    );
   }
   const result = await capability(deps.driver.keptData, 'kept data', host).attach(host, keptId, target.id);
   await deps.store.history.append({
-    instanceId: target.id, at: deps.clock.now(), from: target.state, to: target.state, actor: null, commandId: null,
-    reason: `kept world of deleted instance ${keptId} attached`, details: { event: 'kept_data_attached', from: keptId },
+    instanceId: target.id,
+    at: deps.clock.now(),
+    from: target.state,
+    to: target.state,
+    actor: null,
+    commandId: null,
+    reason: `kept world of deleted instance ${keptId} attached`,
+    details: { event: 'kept_data_attached', from: keptId },
   });
   return { hostId, ...result };
+}
+
+/** What the host and kept-data routes call: the functions above over the composition root's store and driver. */
+export class HostRemoval {
+  constructor(private readonly deps: HostRemovalDeps) {}
+
+  removeHost(hostId: string, forget: boolean, actor: string): Promise<HostRemoved> {
+    return removeHost(this.deps, hostId, forget, actor);
+  }
+
+  listKeptData(): ReturnType<typeof listKeptData> {
+    return listKeptData(this.deps);
+  }
+
+  purgeKeptData(hostId: string, instanceId: string): ReturnType<typeof purgeKeptData> {
+    return purgeKeptData(this.deps, hostId, instanceId);
+  }
+
+  attachKeptData(hostId: string, keptId: string, target: Instance): ReturnType<typeof attachKeptData> {
+    return attachKeptData(this.deps, hostId, keptId, target);
+  }
 }

@@ -21,6 +21,8 @@ export interface HostServiceOptions {
   logger: Logger;
   /** Wakes the command worker after commands were queued. */
   onCommandsQueued: () => void;
+  /** ENDERCLOUD_COMMAND_MAX_ATTEMPTS: the cleanup commands a recovery or removal queues retry as often as every other command. */
+  commandMaxAttempts: number;
   /** Called by a recovery run before the host turns ONLINE again (host-moves.ts: despawn its lost fleet instances). */
   onReturned?: (hostId: string) => Promise<void>;
   /** Called once a recovery run made the host ONLINE or MAINTENANCE (the supervisor re-verifies its instances at once). */
@@ -41,10 +43,16 @@ export class HostService {
   constructor(private readonly deps: HostServiceOptions) {}
 
   async heartbeat(agentId: string, body: HeartbeatBody): Promise<{ hostId: string; status: Host['status'] }> {
-    const { host, created, startedRecovery } = await this.deps.store.hosts.upsertHeartbeat(toHostHeartbeat(agentId, body), this.deps.clock.now());
+    const { host, created, startedRecovery } = await this.deps.store.hosts.upsertHeartbeat(
+      toHostHeartbeat(agentId, body),
+      this.deps.clock.now(),
+    );
     // Heartbeats themselves are logged at debug (request-log.ts); a status change is news.
     if (startedRecovery) {
-      this.deps.logger.info({ hostId: host.id, controlUrl: host.controlUrl, reason: host.statusReason }, created ? 'new host registered: RECOVERING' : 'host returned: RECOVERING');
+      this.deps.logger.info(
+        { hostId: host.id, controlUrl: host.controlUrl, reason: host.statusReason },
+        created ? 'new host registered: RECOVERING' : 'host returned: RECOVERING',
+      );
     }
     // A failed recovery is retried by the next heartbeat: the host stays RECOVERING.
     if (host.status === 'RECOVERING') this.startRecovery(host.id);
@@ -54,7 +62,11 @@ export class HostService {
   private startRecovery(hostId: string): void {
     if (this.recovering.has(hostId)) return;
     const run = this.recover(hostId)
-      .then(() => undefined, (err: unknown) => this.deps.logger.warn({ hostId, err: (err as Error).message }, 'host recovery failed; retrying on the next heartbeat'))
+      .then(
+        () => undefined,
+        (err: unknown) =>
+          this.deps.logger.warn({ hostId, err: (err as Error).message }, 'host recovery failed; retrying on the next heartbeat'),
+      )
       .finally(() => this.recovering.delete(hostId));
     this.recovering.set(hostId, run);
   }
@@ -87,15 +99,33 @@ export class HostService {
     const now = clock.now();
 
     for (const instance of stored.filter((i) => plan.missing.includes(i.id) && CONTAINER_EXPECTED.includes(i.state))) {
-      await moveInstance(store, instance, 'unknown', { now, reason: `container missing from host ${hostId} inventory during recovery`, details: { hostId, requestId } });
+      await moveInstance(store, instance, 'unknown', {
+        now,
+        reason: `container missing from host ${hostId} inventory during recovery`,
+        details: { hostId, requestId },
+      });
     }
     const cleanupCommandId = plan.remove.length > 0 ? `cmd-${randomUUID()}` : null;
     // One unit: the set a later run relies on, and the removals decided against it.
     // Containers no longer reported drop out of the set here.
     await store.transaction(async (tx) => {
-      await tx.unclaimed.replaceForHost(hostId, plan.unclaimed.map((u) => ({ instanceId: u.instanceId, groupId: u.groupId, variantId: u.variantId })), now);
+      await tx.unclaimed.replaceForHost(
+        hostId,
+        plan.unclaimed.map((u) => ({ instanceId: u.instanceId, groupId: u.groupId, variantId: u.variantId })),
+        now,
+      );
       if (cleanupCommandId) {
-        await tx.commands.create({ id: cleanupCommandId, kind: 'cleanup', hostId, payload: { instanceIds: plan.remove, keepDataFor: plan.keepDataFor }, requestId }, now);
+        await tx.commands.create(
+          {
+            id: cleanupCommandId,
+            kind: 'cleanup',
+            hostId,
+            payload: { instanceIds: plan.remove, keepDataFor: plan.keepDataFor },
+            requestId,
+            maxAttempts: this.deps.commandMaxAttempts,
+          },
+          now,
+        );
       }
     });
     if (cleanupCommandId) this.deps.onCommandsQueued();
@@ -107,11 +137,33 @@ export class HostService {
     if (updated) this.deps.onRecovered?.(hostId);
     this.lastRecovery.set(hostId, outcome);
     await store.audit.append({
-      at: now, actor: 'system', action: 'host.recover', targetKind: 'host', targetId: hostId,
-      params: { removed: plan.remove, dataKept: plan.keepDataFor, unclaimed: plan.unclaimed.map((u) => u.instanceId), missing: plan.missing },
-      result: 'ok', errorCode: null, requestId,
+      at: now,
+      actor: 'system',
+      action: 'host.recover',
+      targetKind: 'host',
+      targetId: hostId,
+      params: {
+        removed: plan.remove,
+        dataKept: plan.keepDataFor,
+        unclaimed: plan.unclaimed.map((u) => u.instanceId),
+        missing: plan.missing,
+      },
+      result: 'ok',
+      errorCode: null,
+      requestId,
     });
-    logger.info({ hostId, requestId, removed: plan.remove, dataKept: plan.keepDataFor, unclaimed: plan.unclaimed.length, missing: plan.missing, status: outcome.status }, summary);
+    logger.info(
+      {
+        hostId,
+        requestId,
+        removed: plan.remove,
+        dataKept: plan.keepDataFor,
+        unclaimed: plan.unclaimed.length,
+        missing: plan.missing,
+        status: outcome.status,
+      },
+      summary,
+    );
     return outcome;
   }
 
@@ -120,7 +172,8 @@ export class HostService {
     const now = clock.now();
     await store.hosts.setMaintenance(hostId, enabled ? { enabled: true, message, since: now } : null, now);
     // RECOVERING and OFFLINE keep their status; recovery ends in MAINTENANCE while the flag is set.
-    if (enabled) await store.hosts.setStatus(hostId, 'MAINTENANCE', { from: ['ONLINE'], reason: message || `maintenance by ${actor}`, now });
+    if (enabled)
+      await store.hosts.setStatus(hostId, 'MAINTENANCE', { from: ['ONLINE'], reason: message || `maintenance by ${actor}`, now });
     else await store.hosts.setStatus(hostId, 'ONLINE', { from: ['MAINTENANCE'], reason: `maintenance ended by ${actor}`, now });
     const host = await store.hosts.get(hostId);
     if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
@@ -134,18 +187,32 @@ export class HostService {
    * transaction, drops the container from the host's unclaimed set; the
    * runtime directory goes only with `deleteData`.
    */
-  async deleteUnclaimed(hostId: string, instanceId: string, deleteData: boolean, actor: string, requestId: string): Promise<{ commandId: string; deleteData: boolean }> {
+  async deleteUnclaimed(
+    hostId: string,
+    instanceId: string,
+    deleteData: boolean,
+    actor: string,
+    requestId: string,
+  ): Promise<{ commandId: string; deleteData: boolean }> {
     const { store, clock } = this.deps;
     const host = await this.reachableHost(hostId);
     const inventory = await this.deps.driver.inventory(host, { requestId });
     const stored = await store.instances.get(instanceId);
-    if (stored?.hostId === hostId) throw new AppError('CONFLICT', `instance ${instanceId} is managed by the store on host ${hostId}; delete it through /instances/${instanceId}`);
+    if (stored?.hostId === hostId)
+      throw new AppError(
+        'CONFLICT',
+        `instance ${instanceId} is managed by the store on host ${hostId}; delete it through /instances/${instanceId}`,
+      );
     // Any reported container no stored instance claims here: listed, or appeared since the last recovery.
-    if (!inventory.some((c) => c.instanceId === instanceId)) throw new AppError('NOT_FOUND', `host ${hostId} reports no unclaimed container for instance ${instanceId}`);
+    if (!inventory.some((c) => c.instanceId === instanceId))
+      throw new AppError('NOT_FOUND', `host ${hostId} reports no unclaimed container for instance ${instanceId}`);
     const commandId = `cmd-${randomUUID()}`;
     const payload = { instanceIds: [instanceId], keepDataFor: deleteData ? [] : [instanceId] };
     const wasListed = await store.transaction(async (tx) => {
-      await tx.commands.create({ id: commandId, kind: 'cleanup', hostId, payload, requestId }, clock.now());
+      await tx.commands.create(
+        { id: commandId, kind: 'cleanup', hostId, payload, requestId, maxAttempts: this.deps.commandMaxAttempts },
+        clock.now(),
+      );
       return tx.unclaimed.remove(hostId, instanceId);
     });
     this.deps.onCommandsQueued();
@@ -175,8 +242,14 @@ export class HostService {
       if (stored?.hostId === hostId) continue;
       const since = new Date(entry.firstSeenAt).toISOString();
       out.push({
-        instanceId: c.instanceId, containerId: c.containerId, containerName: c.containerName, groupId: c.groupId, variantId: c.variantId,
-        hostPort: c.hostPort, state: c.state, firstSeenAt: since,
+        instanceId: c.instanceId,
+        containerId: c.containerId,
+        containerName: c.containerName,
+        groupId: c.groupId,
+        variantId: c.variantId,
+        hostPort: c.hostPort,
+        state: c.state,
+        firstSeenAt: since,
         reason: stored
           ? `the store places instance ${c.instanceId} on host ${stored.hostId ?? '(none)'}`
           : `no stored instance has this id; listed as unclaimed since ${since}, kept until an operator adopts or deletes it`,

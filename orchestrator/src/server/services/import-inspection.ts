@@ -36,16 +36,27 @@ export function levelNameOf(text: string): string | undefined {
 export async function inspectWorldTree(root: string): Promise<ImportInspection> {
   const notes: string[] = [];
   const top = await list(root);
-  const propsAt = top.files.has('server.properties') ? '' : top.dirs.size === 1 && top.files.size === 0 ? [...top.dirs][0] as string : undefined;
+  const propsAt = top.files.has('server.properties')
+    ? ''
+    : top.dirs.size === 1 && top.files.size === 0
+      ? ([...top.dirs][0] as string)
+      : undefined;
   let serverProperties = false;
   let levelName: string | undefined;
   if (propsAt !== undefined) {
     const file = path.join(root, propsAt, 'server.properties');
-    const text = await readFile(file, 'utf8').then((t) => t.slice(0, MAX_PROPERTIES_BYTES), () => undefined);
+    const text = await readFile(file, 'utf8').then(
+      (t) => t.slice(0, MAX_PROPERTIES_BYTES),
+      () => undefined,
+    );
     if (text !== undefined) {
       serverProperties = true;
       levelName = levelNameOf(text);
-      notes.push(levelName ? `server.properties names level ${JSON.stringify(levelName)}` : 'server.properties has no level-name (the server default is "world")');
+      notes.push(
+        levelName
+          ? `server.properties names level ${JSON.stringify(levelName)}`
+          : 'server.properties has no level-name (the server default is "world")',
+      );
     }
   }
   // The world folder: the root itself, or one top-level folder holding a level file.
@@ -68,7 +79,8 @@ export async function inspectWorldTree(root: string): Promise<ImportInspection> 
     region = dirs.has('region') || dirs.has('DIM-1') || dirs.has('DIM1');
     notes.push(`level file found at ${levelFile}`);
     notes.push(region ? 'region data present' : 'no region/ folder next to the level file');
-    if (levelName && worldDir !== '' && path.basename(worldDir) !== levelName) notes.push(`the world folder ${JSON.stringify(worldDir)} differs from level-name ${JSON.stringify(levelName)}`);
+    if (levelName && worldDir !== '' && path.basename(worldDir) !== levelName)
+      notes.push(`the world folder ${JSON.stringify(worldDir)} differs from level-name ${JSON.stringify(levelName)}`);
   } else {
     region = top.dirs.has('region');
     notes.push('no level.dat or level.json at the root or in a top-level folder');

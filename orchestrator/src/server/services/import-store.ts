@@ -32,7 +32,6 @@ export interface ImportStoreOptions extends ArchiveLimits {
 
 const UPLOAD_ID = /^imp-[0-9a-f]{12,32}$/;
 
-
 export class ImportStore {
   readonly dir: string;
   private readonly tmpDir: string;
@@ -65,7 +64,10 @@ export class ImportStore {
       const files = this.files(uploadId);
       if (!files) throw new AppError('INTERNAL', `generated upload id ${uploadId} is malformed`);
       const record: ImportRecord = {
-        uploadId, entries: result.entries, sizeBytes: bytes, createdAt: this.deps.clock.now(),
+        uploadId,
+        entries: result.entries,
+        sizeBytes: bytes,
+        createdAt: this.deps.clock.now(),
         ...(await inspectWorldTree(tree)),
       };
       await rename(archive, files.archive);
@@ -75,7 +77,9 @@ export class ImportStore {
       this.deps.logger.info({ uploadId, sizeBytes: record.sizeBytes, confidence: record.confidence }, 'import stored');
       return record;
     } finally {
-      await rm(work, { recursive: true, force: true }).catch((err: unknown) => this.deps.logger.warn({ err, work }, 'could not remove an import work dir'));
+      await rm(work, { recursive: true, force: true }).catch((err: unknown) =>
+        this.deps.logger.warn({ err, work }, 'could not remove an import work dir'),
+      );
     }
   }
 
@@ -85,7 +89,12 @@ export class ImportStore {
     if (!files) return undefined;
     try {
       const record = JSON.parse(await readFile(files.meta, 'utf8')) as ImportRecord;
-      return (await stat(files.archive).then((s) => s.isFile(), () => false)) ? record : undefined;
+      return (await stat(files.archive).then(
+        (s) => s.isFile(),
+        () => false,
+      ))
+        ? record
+        : undefined;
     } catch {
       return undefined;
     }
@@ -94,12 +103,20 @@ export class ImportStore {
   /** The archive of a kept upload; NOT_FOUND otherwise. */
   async open(uploadId: string): Promise<{ stream: Readable; sizeBytes: number }> {
     const files = this.files(uploadId);
-    const size = files ? await stat(files.archive).then((s) => s.size, () => undefined) : undefined;
+    const size = files
+      ? await stat(files.archive).then(
+          (s) => s.size,
+          () => undefined,
+        )
+      : undefined;
     if (!files || size === undefined) throw new AppError('NOT_FOUND', `import upload ${uploadId} does not exist`);
     return { stream: createReadStream(files.archive), sizeBytes: size };
   }
 
   async list(): Promise<string[]> {
-    return (await readdir(this.dir)).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).sort();
+    return (await readdir(this.dir))
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => n.slice(0, -5))
+      .sort();
   }
 }

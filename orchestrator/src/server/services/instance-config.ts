@@ -3,7 +3,16 @@
 // the agent's create body from it. Secrets live only in secretSettings.
 
 import { createHash, randomBytes } from 'node:crypto';
-import type { ContainerConfig, ContainerUserSpec, Group, Instance, JsonObject, TemplateSpec, TemplateVersion, Variant } from '../../domain/index.js';
+import type {
+  ContainerConfig,
+  ContainerUserSpec,
+  Group,
+  Instance,
+  JsonObject,
+  TemplateSpec,
+  TemplateVersion,
+  Variant,
+} from '../../domain/index.js';
 import { planConfigEdits } from '../../eggs/config-files.js';
 import { PUBLISHED_IP_REFERENCE, builtinEnv, renderStartup, wingsEnv } from '../../eggs/startup.js';
 import { containerUserString, redactSecrets } from '../../lifecycle/settings.js';
@@ -51,14 +60,26 @@ export interface CreationValues {
  * under `secrets` and a plain value under `settings`, and each value must pass
  * its variable's rules. The refusal names the variable and the rule.
  */
-export function creationValues(spec: TemplateSpec, settings: Record<string, unknown> = {}, secrets: Record<string, unknown> = {}): CreationValues {
+export function creationValues(
+  spec: TemplateSpec,
+  settings: Record<string, unknown> = {},
+  secrets: Record<string, unknown> = {},
+): CreationValues {
   const refuse = (field: string, problem: string) => new AppError('VALIDATION_FAILED', `body/${field} ${problem}`, { details: { field } });
   const out: CreationValues = { settings: {}, secrets: {} };
-  for (const [where, given] of [['settings', settings], ['secrets', secrets]] as const) {
+  for (const [where, given] of [
+    ['settings', settings],
+    ['secrets', secrets],
+  ] as const) {
     for (const [name, givenValue] of Object.entries(given)) {
       const variable = spec.variables.find((v) => v.name === name);
-      if (!variable) throw refuse(`${where}/${name}`, `is not a variable of this template (it has ${spec.variables.map((v) => v.name).join(', ') || 'none'})`);
-      if (where === 'settings' && variable.secret) throw refuse(`settings/${name}`, 'is a secret variable: give it under secrets (it is never shown again)');
+      if (!variable)
+        throw refuse(
+          `${where}/${name}`,
+          `is not a variable of this template (it has ${spec.variables.map((v) => v.name).join(', ') || 'none'})`,
+        );
+      if (where === 'settings' && variable.secret)
+        throw refuse(`settings/${name}`, 'is a secret variable: give it under secrets (it is never shown again)');
       if (where === 'secrets' && !variable.secret) throw refuse(`secrets/${name}`, 'is not a secret variable: give it under settings');
       // An egg boolean is stored in the egg's own spelling (`true` → `1` for an egg that tests "1").
       const value = normalizeValue(variable, givenValue);
@@ -110,15 +131,37 @@ export function buildInstance(d: InstanceDraft): Omit<Instance, 'version'> {
     layers: [...spec.layers, ...d.variant.extraLayers],
   };
   return {
-    id: d.id, name: d.name, groupId: d.group.id, variantId: d.variant.id, hostId: d.hostId, sessionId: null,
-    state: 'installing', stateReason: 'created', stateChangedAt: d.now, desiredState: d.desiredState,
-    observed: null, endpoint: null, hostPort: null,
-    memoryMb: memoryFor(d.variant, spec), memoryReserved: true,
-    settings, secretSettings, pendingChanges: [], containerConfig, containerConfigPending: false, revision: 1,
+    id: d.id,
+    name: d.name,
+    groupId: d.group.id,
+    variantId: d.variant.id,
+    hostId: d.hostId,
+    sessionId: null,
+    state: 'installing',
+    stateReason: 'created',
+    stateChangedAt: d.now,
+    desiredState: d.desiredState,
+    observed: null,
+    endpoint: null,
+    hostPort: null,
+    memoryMb: memoryFor(d.variant, spec),
+    memoryReserved: true,
+    settings,
+    secretSettings,
+    pendingChanges: [],
+    containerConfig,
+    containerConfigPending: false,
+    revision: 1,
     user: d.user ?? spec.user,
     crashLoop: { exits: [], windowMs: 600_000, tripped: false, trippedAt: null },
-    maintenance: null, activeAction: null, players: null, deletion: null, bridgeTokenHash: hashToken(bridgeToken), fleet: null,
-    createdAt: d.now, updatedAt: d.now,
+    maintenance: null,
+    activeAction: null,
+    players: null,
+    deletion: null,
+    bridgeTokenHash: hashToken(bridgeToken),
+    fleet: null,
+    createdAt: d.now,
+    updatedAt: d.now,
   };
 }
 
@@ -129,7 +172,12 @@ export function buildInstance(d: InstanceDraft): Omit<Instance, 'version'> {
 export function agentCreateBody(
   instance: Instance,
   template: TemplateSpec | undefined,
-  opts: { endercloudUser?: { uid: number; gid: number }; config?: ContainerConfig; pull?: 'missing' | 'always'; networkSecret?: string } = {},
+  opts: {
+    endercloudUser?: { uid: number; gid: number };
+    config?: ContainerConfig;
+    pull?: 'missing' | 'always';
+    networkSecret?: string;
+  } = {},
 ): AgentCreateBody {
   const c = opts.config ?? instance.containerConfig;
   const env = { ...c.env };
@@ -144,14 +192,16 @@ export function agentCreateBody(
     variantId: instance.variantId,
     image: c.image,
     layers: c.layers.map((l) => ({ id: l.id, checksum: l.checksum })),
-    resources: c.resources.cpus === undefined ? { memoryMb: c.resources.memoryMb } : { memoryMb: c.resources.memoryMb, cpus: c.resources.cpus },
+    resources:
+      c.resources.cpus === undefined ? { memoryMb: c.resources.memoryMb } : { memoryMb: c.resources.memoryMb, cpus: c.resources.cpus },
     env,
     containerPort: c.containerPort,
   };
   if (instance.sessionId) body.sessionId = instance.sessionId;
-  const user = instance.user.mode === 'endercloud' && opts.endercloudUser
-    ? `${opts.endercloudUser.uid}:${opts.endercloudUser.gid}`
-    : containerUserString(instance.user.mode === 'endercloud' ? { mode: 'endercloud' } : instance.user);
+  const user =
+    instance.user.mode === 'endercloud' && opts.endercloudUser
+      ? `${opts.endercloudUser.uid}:${opts.endercloudUser.gid}`
+      : containerUserString(instance.user.mode === 'endercloud' ? { mode: 'endercloud' } : instance.user);
   if (user !== undefined) body.user = user;
   if (Object.keys(c.labels).length > 0) body.labels = { ...c.labels };
   if (template) {
@@ -167,21 +217,38 @@ export function agentCreateBody(
   if (template?.startup !== undefined) {
     // Wings' runtime: the image's entrypoint runs STARTUP in /home/container; the agent adds SERVER_IP and TZ.
     body.layout = 'wings';
-    body.env = wingsEnv(env, { startup: template.startup, memoryMb: c.resources.memoryMb, containerPort: c.containerPort, instanceId: instance.id, location: instance.hostId ?? '' });
+    body.env = wingsEnv(env, {
+      startup: template.startup,
+      memoryMb: c.resources.memoryMb,
+      containerPort: c.containerPort,
+      instanceId: instance.id,
+      location: instance.hostId ?? '',
+    });
   }
   if (template?.stdin) body.openStdin = true;
   if (template?.configFiles && template.configFiles.length > 0) {
     // Under Wings' layout the agent fills in the address it publishes the game port on.
     const ip = body.layout === 'wings' ? PUBLISHED_IP_REFERENCE : '0.0.0.0';
-    const ctxEnv = body.layout === 'wings' ? { SERVER_IP: ip, ...(body.env ?? env) } : builtinEnv(body.env ?? env, c.resources.memoryMb, c.containerPort);
+    const ctxEnv =
+      body.layout === 'wings'
+        ? { SERVER_IP: ip, ...(body.env ?? env) }
+        : builtinEnv(body.env ?? env, c.resources.memoryMb, c.containerPort);
     body.configFiles = planConfigEdits(template.configFiles, { port: c.containerPort, ip, memoryMb: c.resources.memoryMb, env: ctxEnv });
   }
   return body;
 }
 
+/** The agent's POST /instances/:id/replace body: the create body without layers (a replace keeps the runtime directory). */
+export function agentReplaceBody(...args: Parameters<typeof agentCreateBody>): Omit<AgentCreateBody, 'layers' | 'start'> {
+  const { layers: _layers, start: _start, ...body } = agentCreateBody(...args);
+  return body;
+}
+
 /** Every secret name of an instance: its secret settings and the template's secret variables. */
 export function secretNames(instance: Pick<Instance, 'secretSettings'>, template: TemplateSpec | undefined): string[] {
-  const names = new Set(Object.keys(instance.secretSettings).map((k) => (k.startsWith(PENDING_SECRET_PREFIX) ? k.slice(PENDING_SECRET_PREFIX.length) : k)));
+  const names = new Set(
+    Object.keys(instance.secretSettings).map((k) => (k.startsWith(PENDING_SECRET_PREFIX) ? k.slice(PENDING_SECRET_PREFIX.length) : k)),
+  );
   for (const v of template?.variables ?? []) {
     if (!v.secret) continue;
     names.add(v.name);
@@ -201,7 +268,9 @@ export function revisionConfig(instance: Instance, template: TemplateSpec | unde
     containerPort: instance.containerConfig.containerPort,
     layers: instance.containerConfig.layers,
     settings: instance.settings,
-    secretSettings: Object.keys(instance.secretSettings).filter((k) => !k.startsWith(PENDING_SECRET_PREFIX)).sort(),
+    secretSettings: Object.keys(instance.secretSettings)
+      .filter((k) => !k.startsWith(PENDING_SECRET_PREFIX))
+      .sort(),
     user: instance.user,
   };
   return redactSecrets(JSON.parse(JSON.stringify(config)) as JsonObject, secretNames(instance, template));

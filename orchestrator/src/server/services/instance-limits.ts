@@ -27,16 +27,28 @@ export function groupLimits(group: Group, maxTotalInstances: number | undefined)
 }
 
 /** Every limit on one more instance of the group from `template`, with its room now (call inside a store transaction). */
-export async function roomsFor(tx: Store, group: Group, template: LimitTemplate | undefined, maxTotalInstances: number | undefined): Promise<LimitRoom[]> {
+export async function roomsFor(
+  tx: Store,
+  group: Group,
+  template: LimitTemplate | undefined,
+  maxTotalInstances: number | undefined,
+): Promise<LimitRoom[]> {
   const counts = await tx.instances.countForCaps(group.id);
   const max = template?.spec.caps?.maxInstances;
-  const templateCap: TemplateCap | undefined = template === undefined || max === undefined ? undefined
-    : { name: template.name, maxInstances: max, current: await countTemplateInstances(tx, template.name) };
+  const templateCap: TemplateCap | undefined =
+    template === undefined || max === undefined
+      ? undefined
+      : { name: template.name, maxInstances: max, current: await countTemplateInstances(tx, template.name) };
   return limitRooms(groupLimits(group, maxTotalInstances), counts, templateCap);
 }
 
 /** Throws CAP_REACHED naming the first limit without room (call inside the transaction that writes the instance). */
-export async function assertRoom(tx: Store, group: Group, template: LimitTemplate | undefined, maxTotalInstances: number | undefined): Promise<void> {
+export async function assertRoom(
+  tx: Store,
+  group: Group,
+  template: LimitTemplate | undefined,
+  maxTotalInstances: number | undefined,
+): Promise<void> {
   const full = (await roomsFor(tx, group, template, maxTotalInstances)).find((l) => l.room === 0);
   if (full) throw capRefusal(group.id, full);
 }

@@ -4,21 +4,19 @@
 // readiness, stop behaviour, data paths, user, the host placement would choose
 // now and the caps left — computed without writing anything.
 
-import { chosenImage } from '../../eggs/image-choice.js';
-import { unwrap } from '../../lifecycle/result.js';
-import { validateContainerUser } from '../../lifecycle/settings.js';
 import { capRefusal, placeInstance, type GroupCaps } from '../../placement/placement.js';
-import { AppError } from '../../shared/errors.js';
-import { assertId } from '../../shared/ids.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
-import type { CreateInstanceRequest } from './instance-creator.js';
+import type { CreateInstanceRequest, InstanceCreator } from './instance-creator.js';
+import type { Requester } from '../../eggs/variable-access.js';
 import { buildInstance, INSTANCE_TOKEN_ENV } from './instance-config.js';
 import { roomsFor } from './instance-limits.js';
 import { readinessOf } from '../lifecycle-engine/readiness-prober.js';
 
 export interface InstancePreviewOptions {
   store: Store;
+  /** The creator's plan (InstanceCreator.plan): one decision for a preview and a create. */
+  planner: Pick<InstanceCreator, 'plan'>;
   clock: Clock;
   maxTotalInstances: number | undefined;
 }
@@ -28,23 +26,38 @@ const REDACTED = '<redacted>';
 export class InstancePreviewer {
   constructor(private readonly deps: InstancePreviewOptions) {}
 
-  async preview(req: CreateInstanceRequest): Promise<Record<string, unknown>> {
+  /** `principal`: who asks, as for POST /instances (operator-only variables need an operator). */
+  async preview(req: CreateInstanceRequest, principal?: Requester): Promise<Record<string, unknown>> {
     const { store } = this.deps;
-    const group = await store.groups.get(req.groupId);
-    if (!group) throw new AppError('GROUP_NOT_FOUND', `group ${req.groupId} does not exist`);
-    const variant = group.variants.find((v) => v.id === req.variantId);
-    if (!variant) throw new AppError('VALIDATION_FAILED', `body/variantId: group ${group.id} has no variant ${req.variantId} (it has ${group.variants.map((v) => v.id).join(', ')})`, { details: { field: 'variantId' } });
-    const template = await store.templates.get(variant.template.name, variant.template.version);
-    if (!template) throw new AppError('TEMPLATE_NOT_FOUND', `template ${variant.template.name} version ${variant.template.version} of variant ${variant.id} does not exist`);
-    const name = req.name === undefined ? `${group.id}-<generated>` : assertId('name', req.name);
-    const nameTaken = req.name !== undefined && (await store.instances.getByName(name)) !== undefined;
-    const user = req.user === undefined ? undefined : unwrap(validateContainerUser(req.user));
-    const image = req.image === undefined ? undefined : chosenImage(template.spec, req.image);
+    // The same plan POST /instances acts on: its refusals (settings, secrets, import, user) are the preview's.
+    const {
+      group,
+      variant,
+      template,
+      name: asked,
+      nameTaken,
+      values,
+      user,
+      image,
+      start,
+      imported,
+    } = await this.deps.planner.plan(req, principal);
+    const name = asked ?? `${group.id}-<generated>`;
 
-    // The same resolution POST /instances stores, with placeholder secrets that are never shown.
+    // The same resolution POST /instances stores, with the given secrets and the generated ones never shown.
     const draft = buildInstance({
-      id: 'i-preview', name, group, variant, template, hostId: '-', now: this.deps.clock.now(), desiredState: (req.start ?? true) ? 'running' : 'stopped',
-      generateSecret: () => REDACTED, ...(user ? { user } : {}), ...(image ? { image } : {}),
+      id: 'i-preview',
+      name,
+      group,
+      variant,
+      template,
+      hostId: '-',
+      now: this.deps.clock.now(),
+      desiredState: start ? 'running' : 'stopped',
+      generateSecret: () => REDACTED,
+      ...(user ? { user } : {}),
+      ...(image ? { image } : {}),
+      values: { settings: values.settings, secrets: Object.fromEntries(Object.keys(values.secrets).map((k) => [k, REDACTED])) },
     });
     const spec = template.spec;
     const secretVars = spec.variables.filter((v) => v.secret);
@@ -52,17 +65,32 @@ export class InstancePreviewer {
     for (const v of secretVars) env[v.env ?? v.name] = REDACTED;
     env[INSTANCE_TOKEN_ENV] = REDACTED;
 
-    const caps: GroupCaps = { ...group.caps, ...(this.deps.maxTotalInstances !== undefined ? { maxTotalInstances: this.deps.maxTotalInstances } : {}) };
+    const caps: GroupCaps = {
+      ...group.caps,
+      ...(this.deps.maxTotalInstances !== undefined ? { maxTotalInstances: this.deps.maxTotalInstances } : {}),
+    };
     // A read-only transaction: the count takes the placement lock, released at once.
-    const [counts, rooms] = await store.transaction(async (tx) => [await tx.instances.countForCaps(group.id), await roomsFor(tx, group, template, this.deps.maxTotalInstances)] as const);
+    const [counts, rooms] = await store.transaction(
+      async (tx) => [await tx.instances.countForCaps(group.id), await roomsFor(tx, group, template, this.deps.maxTotalInstances)] as const,
+    );
     const full = rooms.find((l) => l.room === 0);
+    const templateCap = rooms.find((l) => l.template !== undefined);
     const hosts = await store.hosts.list({ statuses: ['ONLINE'] });
     const groupCounts = new Map<string, number>();
-    if (group.placement === 'distributed') for (const i of await store.instances.list({ groupId: group.id })) if (i.hostId) groupCounts.set(i.hostId, (groupCounts.get(i.hostId) ?? 0) + 1);
-    const placed = placeInstance(hosts.map((h) => ({
-      id: h.id, status: h.status, memoryMb: h.resources.memoryMb, memoryReservedMb: h.memoryReservedMb,
-      ...(group.placement === 'distributed' ? { groupCounts: { [group.id]: groupCounts.get(h.id) ?? 0 } } : {}),
-    })), { groupId: group.id, memoryMb: draft.memoryMb }, group.placement);
+    if (group.placement === 'distributed')
+      for (const i of await store.instances.list({ groupId: group.id }))
+        if (i.hostId) groupCounts.set(i.hostId, (groupCounts.get(i.hostId) ?? 0) + 1);
+    const placed = placeInstance(
+      hosts.map((h) => ({
+        id: h.id,
+        status: h.status,
+        memoryMb: h.resources.memoryMb,
+        memoryReservedMb: h.memoryReservedMb,
+        ...(group.placement === 'distributed' ? { groupCounts: { [group.id]: groupCounts.get(h.id) ?? 0 } } : {}),
+      })),
+      { groupId: group.id, memoryMb: draft.memoryMb },
+      group.placement,
+    );
     const host = placed.ok ? hosts.find((h) => h.id === placed.value) : undefined;
     const readiness = readinessOf(spec);
     const problems = [
@@ -87,7 +115,12 @@ export class InstancePreviewer {
       layers: draft.containerConfig.layers.map((l) => ({ id: l.id, checksum: l.checksum })),
       env,
       settings: draft.settings,
-      secrets: [...secretVars.map((v) => v.name), INSTANCE_TOKEN_ENV].map((n) => ({ name: n, value: REDACTED, generatedAtCreation: draft.secretSettings[n] !== undefined })),
+      secrets: [...secretVars.map((v) => v.name), INSTANCE_TOKEN_ENV].map((n) => ({
+        name: n,
+        value: REDACTED,
+        given: values.secrets[n] !== undefined,
+        generatedAtCreation: values.secrets[n] === undefined && draft.secretSettings[n] !== undefined,
+      })),
       resources: draft.containerConfig.resources,
       ports: {
         containerPort: draft.containerConfig.containerPort,
@@ -95,15 +128,34 @@ export class InstancePreviewer {
         ...(spec.stop.rcon ? { rcon: { port: spec.stop.rcon.port, published: false } } : {}),
       },
       readiness,
-      stop: { signal: spec.stop.signal, timeoutMs: spec.stop.timeoutMs, ...(spec.stop.rcon ? { rcon: { port: spec.stop.rcon.port, command: spec.stop.rcon.command ?? 'stop' } } : {}) },
+      stop: {
+        signal: spec.stop.signal,
+        timeoutMs: spec.stop.timeoutMs,
+        ...(spec.stop.rcon ? { rcon: { port: spec.stop.rcon.port, command: spec.stop.rcon.command ?? 'stop' } } : {}),
+      },
       dataPaths: spec.dataPaths,
       technicalPaths: spec.technicalPaths ?? [],
       user: draft.user,
-      start: req.start ?? true,
-      placement: placed.ok && host ? { hostId: host.id, memoryMb: draft.memoryMb, memoryFreeMb: host.resources.memoryMb - host.memoryReservedMb } : null,
+      start,
+      import: imported ?? null,
+      placement:
+        placed.ok && host
+          ? { hostId: host.id, memoryMb: draft.memoryMb, memoryFreeMb: host.resources.memoryMb - host.memoryReservedMb }
+          : null,
       caps: {
-        group: { limit: caps.maxInstances ?? null, current: counts.group, left: caps.maxInstances === undefined ? null : Math.max(0, caps.maxInstances - counts.group) },
-        total: { limit: caps.maxTotalInstances ?? null, current: counts.total, left: caps.maxTotalInstances === undefined ? null : Math.max(0, caps.maxTotalInstances - counts.total) },
+        group: {
+          limit: caps.maxInstances ?? null,
+          current: counts.group,
+          left: caps.maxInstances === undefined ? null : Math.max(0, caps.maxInstances - counts.group),
+        },
+        total: {
+          limit: caps.maxTotalInstances ?? null,
+          current: counts.total,
+          left: caps.maxTotalInstances === undefined ? null : Math.max(0, caps.maxTotalInstances - counts.total),
+        },
+        template: templateCap
+          ? { name: templateCap.template, limit: templateCap.max, current: templateCap.current, left: templateCap.room }
+          : null,
       },
     };
   }

@@ -22,7 +22,6 @@ export interface LayerStoreOptions extends ArchiveLimits {
   logger: Logger;
 }
 
-
 export class LayerStore {
   readonly layersDir: string;
   readonly tmpDir: string;
@@ -61,12 +60,17 @@ export class LayerStore {
       this.deps.logger.info({ layerId: id, checksum: result.checksum, sizeBytes: bytes }, 'template layer stored');
       return put;
     } finally {
-      await rm(work, { recursive: true, force: true }).catch((err: unknown) => this.deps.logger.warn({ err, work }, 'could not remove an upload work dir'));
+      await rm(work, { recursive: true, force: true }).catch((err: unknown) =>
+        this.deps.logger.warn({ err, work }, 'could not remove an upload work dir'),
+      );
     }
   }
 
   private async blobExists(id: string, checksum: string): Promise<boolean> {
-    return stat(this.blobPath(id, checksum)).then((s) => s.isFile(), () => false);
+    return stat(this.blobPath(id, checksum)).then(
+      (s) => s.isFile(),
+      () => false,
+    );
   }
 
   /**
@@ -85,7 +89,9 @@ export class LayerStore {
     const removed: TemplateLayer[] = [];
     for (const l of await this.deps.store.layers.listUnreferenced()) {
       // Referenced meanwhile, or already gone: skip it, the rest are still pruned.
-      const gone = await this.deps.store.layers.delete(l.id, l.checksum).catch((err: unknown) => (isAppError(err) ? [] : Promise.reject(err)));
+      const gone = await this.deps.store.layers
+        .delete(l.id, l.checksum)
+        .catch((err: unknown) => (isAppError(err) ? [] : Promise.reject(err)));
       removed.push(...gone);
     }
     await this.removeBlobs(removed);
@@ -104,7 +110,12 @@ export class LayerStore {
     assertChecksum(checksum);
     const layer = await this.deps.store.layers.get(id, checksum);
     const file = this.blobPath(id, checksum);
-    const size = layer ? await stat(file).then((s) => s.size, () => undefined) : undefined;
+    const size = layer
+      ? await stat(file).then(
+          (s) => s.size,
+          () => undefined,
+        )
+      : undefined;
     if (!layer || size === undefined) throw new AppError('LAYER_NOT_FOUND', `layer ${id} has no archive with checksum ${checksum}`);
     return { stream: createReadStream(file), sizeBytes: size };
   }

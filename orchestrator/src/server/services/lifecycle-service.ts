@@ -17,7 +17,8 @@ import type { Logger } from '../../shared/logger.js';
 import type { InstancePatch, Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { moveInstance } from '../lifecycle-engine/instance-transitions.js';
-import { planSettingsPatch, type SettingsPatchBody } from './pending-changes.js';
+import { applyPendingChanges, planSettingsPatch, type SettingsPatchBody } from './pending-changes.js';
+import { assertEulaAccepted } from '../../eggs/features.js';
 import type { BackupStore } from './backup-store.js';
 import { placeInstance } from '../../placement/placement.js';
 import { placementHosts } from './instance-creator.js';
@@ -89,12 +90,19 @@ export class LifecycleService {
   async resetCrashLoop(idOrName: string, actor: string): Promise<Instance> {
     const instance = await this.find(idOrName);
     if (instance.activeAction) {
-      throw new AppError('INSTANCE_BUSY', `instance ${instance.name} is busy: ${instance.activeAction.kind} is in progress`, { details: { inProgress: instance.activeAction.kind, commandId: instance.activeAction.commandId } });
+      throw new AppError('INSTANCE_BUSY', `instance ${instance.name} is busy: ${instance.activeAction.kind} is in progress`, {
+        details: { inProgress: instance.activeAction.kind, commandId: instance.activeAction.commandId },
+      });
     }
     const now = this.deps.clock.now();
     const crashLoop = toStored(resetCrashLoop(), this.crashPolicy(await this.templateOf(instance)));
     if (instance.state === 'error') {
-      const moved = await moveInstance(this.deps.store, instance, 'stopped', { now, reason: `crash loop reset by ${actor}`, actor, patch: { crashLoop, desiredState: 'stopped' } });
+      const moved = await moveInstance(this.deps.store, instance, 'stopped', {
+        now,
+        reason: `crash loop reset by ${actor}`,
+        actor,
+        patch: { crashLoop, desiredState: 'stopped' },
+      });
       if (moved) return moved;
     }
     return this.deps.store.instances.update(instance.id, { crashLoop }, { now });
@@ -129,6 +137,12 @@ export class LifecycleService {
     return this.deps.store.instances.update(instance.id, { maintenance: enabled ? { enabled: true, message, since: now } : null }, { now });
   }
 
+  /** What request would decide now, without persisting: throws the refusal (INVALID_TRANSITION, INSTANCE_BUSY, …). */
+  async check(idOrName: string, action: InstanceAction, actor: Actor): Promise<void> {
+    const instance = await this.find(idOrName);
+    unwrap(checkAction(instance, action, actor, { globalMaintenance: await this.globalMaintenance() }));
+  }
+
   /**
    * Checks and persists one action. Concurrent requests race on the instance
    * version: the loser re-reads, sees the winner's active action and gets
@@ -139,6 +153,11 @@ export class LifecycleService {
       const instance = await this.find(idOrName);
       const plan = unwrap(checkAction(instance, action, actor, { globalMaintenance: await this.globalMaintenance() }));
       if (plan.kind === 'noop') return { commandId: instance.activeAction?.commandId ?? null, noop: plan.reason, state: instance.state };
+      if (action === 'start' || action === 'restart') {
+        const template = await this.templateOf(instance);
+        // The value the start would run with: pending setting changes are applied by it.
+        assertEulaAccepted(template, applyPendingChanges(instance, template).containerConfig.env, instance.name);
+      }
       try {
         const defer = opts.deferEnter === true || entersOnDispatch(action, opts.payload);
         const result = await this.persist(instance, action, plan.desiredState, defer ? null : plan.enterState, actor, opts);
@@ -155,7 +174,12 @@ export class LifecycleService {
    * pure plan, then its patch and, when it replaces the container now, the
    * `apply-settings` action, written in one transaction: either both or nothing.
    */
-  async changeSettings(idOrName: string, body: SettingsPatchBody, actor: Actor, opts: { requestId: string }): Promise<SettingsChangeResult> {
+  async changeSettings(
+    idOrName: string,
+    body: SettingsPatchBody,
+    actor: Actor,
+    opts: { requestId: string },
+  ): Promise<SettingsChangeResult> {
     for (let attempt = 1; ; attempt++) {
       const instance = await this.find(idOrName);
       const now = this.deps.clock.now();
@@ -167,9 +191,19 @@ export class LifecycleService {
         const result = await this.deps.store.transaction(async (tx) => {
           const updated = await tx.instances.update(instance.id, plan.patch, { now, expectedVersion: instance.version });
           if (action?.kind !== 'dispatch') return { instance: updated, commandId: null };
-          const persisted = await this.persistIn(tx, updated, 'apply-settings', action.desiredState, action.enterState, actor, {
-            requestId: opts.requestId, reason: `configuration replacement requested by ${actor.name}`,
-          }, now);
+          const persisted = await this.persistIn(
+            tx,
+            updated,
+            'apply-settings',
+            action.desiredState,
+            action.enterState,
+            actor,
+            {
+              requestId: opts.requestId,
+              reason: `configuration replacement requested by ${actor.name}`,
+            },
+            now,
+          );
           return { instance: (await tx.instances.get(instance.id)) ?? updated, commandId: persisted.commandId };
         });
         if (result.commandId) this.deps.onCommandsQueued();
@@ -181,8 +215,12 @@ export class LifecycleService {
   }
 
   private async persist(
-    instance: Instance, action: InstanceAction, desiredState: Instance['desiredState'], enterState: InstanceState | null,
-    actor: Actor, opts: ActionRequestOptions,
+    instance: Instance,
+    action: InstanceAction,
+    desiredState: Instance['desiredState'],
+    enterState: InstanceState | null,
+    actor: Actor,
+    opts: ActionRequestOptions,
   ): Promise<ActionRequestResult> {
     const now = this.deps.clock.now();
     return this.deps.store.transaction((tx) => this.persistIn(tx, instance, action, desiredState, enterState, actor, opts, now));
@@ -209,13 +247,29 @@ export class LifecycleService {
     const finalBackup = backupId === null ? null : { backupId, stored: record !== undefined && record.paths === null };
     for (let attempt = 1; ; attempt++) {
       const hosts = await placementHosts(tx, await tx.hosts.list(), instance.groupId, strategy);
-      const plan = unwrap(planUnarchive({ instance: { name: instance.name, groupId: instance.groupId, memoryMb: instance.memoryMb }, keptHostId: archived?.hostId ?? instance.hostId, hosts, strategy, finalBackup }));
-      if (await tx.hosts.reserveMemory(plan.hostId, instance.memoryMb, { statuses: plan.kind === 'kept' ? ['ONLINE', 'MAINTENANCE'] : ['ONLINE'] })) {
+      const plan = unwrap(
+        planUnarchive({
+          instance: { name: instance.name, groupId: instance.groupId, memoryMb: instance.memoryMb },
+          keptHostId: archived?.hostId ?? instance.hostId,
+          hosts,
+          strategy,
+          finalBackup,
+        }),
+      );
+      if (
+        await tx.hosts.reserveMemory(plan.hostId, instance.memoryMb, {
+          statuses: plan.kind === 'kept' ? ['ONLINE', 'MAINTENANCE'] : ['ONLINE'],
+        })
+      ) {
         const restore: JsonObject = plan.kind === 'restore' ? { restore: { backupId: plan.backupId, fromHostId: plan.fromHostId } } : {};
         return { hostId: plan.hostId, payload: { start: true, unarchive: true, ...restore }, reason: plan.reason };
       }
       // Another placement took the memory between the read and the reservation.
-      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS) throw new AppError('NO_CAPACITY', `archived instance ${instance.name}: other placements kept taking the free memory on host ${plan.hostId}; try again`, { retryable: true });
+      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS)
+        throw new AppError(
+          'NO_CAPACITY',
+          `archived instance ${instance.name}: other placements kept taking the free memory on host ${plan.hostId}; try again`,
+        );
     }
   }
 
@@ -225,10 +279,15 @@ export class LifecycleService {
    * unarchive failed), or an instance whose create failed before its container existed (its
    * reservation was released then: create-handler.ts failedForGood).
    */
-  private async placementFor(tx: Store, instance: Instance, action: InstanceAction): Promise<{ hostId: string; payload: JsonObject; reason: string } | undefined> {
+  private async placementFor(
+    tx: Store,
+    instance: Instance,
+    action: InstanceAction,
+  ): Promise<{ hostId: string; payload: JsonObject; reason: string } | undefined> {
     if (action !== 'start' && action !== 'restart') return undefined;
     const unplaced = instance.state === 'error' && !instance.memoryReserved;
-    if ((action === 'start' && instance.state === 'archived') || (unplaced && instance.fleet?.archived)) return this.placeUnarchive(tx, instance);
+    if ((action === 'start' && instance.state === 'archived') || (unplaced && instance.fleet?.archived))
+      return this.placeUnarchive(tx, instance);
     if (unplaced) return this.placeFailedCreate(tx, instance);
     return undefined;
   }
@@ -243,42 +302,82 @@ export class LifecycleService {
     for (let attempt = 1; ; attempt++) {
       const online = await tx.hosts.list({ statuses: ['ONLINE'] });
       const own = online.find((h) => h.id === instance.hostId && h.resources.memoryMb - h.memoryReservedMb >= instance.memoryMb);
-      const hostId = own?.id ?? unwrap(placeInstance(await placementHosts(tx, online, instance.groupId, strategy), { groupId: instance.groupId, memoryMb: instance.memoryMb }, strategy));
+      const hostId =
+        own?.id ??
+        unwrap(
+          placeInstance(
+            await placementHosts(tx, online, instance.groupId, strategy),
+            { groupId: instance.groupId, memoryMb: instance.memoryMb },
+            strategy,
+          ),
+        );
       if (await tx.hosts.reserveMemory(hostId, instance.memoryMb)) {
-        return { hostId, payload: { start: true }, reason: `its create runs again on host ${hostId} with ${instance.memoryMb} MiB reserved` };
+        return {
+          hostId,
+          payload: { start: true },
+          reason: `its create runs again on host ${hostId} with ${instance.memoryMb} MiB reserved`,
+        };
       }
-      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS) throw new AppError('NO_CAPACITY', `instance ${instance.name}: other placements kept taking the free memory on host ${hostId}; try again`, { retryable: true });
+      if (attempt >= UNARCHIVE_PLACEMENT_ATTEMPTS)
+        throw new AppError(
+          'NO_CAPACITY',
+          `instance ${instance.name}: other placements kept taking the free memory on host ${hostId}; try again`,
+        );
     }
   }
 
   /** The intent (desired state, active action, entry state) and the durable command, inside the caller's transaction. */
   private async persistIn(
-    tx: Store, instance: Instance, action: InstanceAction, desiredState: Instance['desiredState'], enterState: InstanceState | null,
-    actor: Actor, opts: ActionRequestOptions, now: number,
+    tx: Store,
+    instance: Instance,
+    action: InstanceAction,
+    desiredState: Instance['desiredState'],
+    enterState: InstanceState | null,
+    actor: Actor,
+    opts: ActionRequestOptions,
+    now: number,
   ): Promise<ActionRequestResult> {
     const commandId = `cmd-${randomUUID()}`;
     const unarchive = await this.placementFor(tx, instance, action);
     const hostId = unarchive?.hostId ?? instance.hostId;
     // A start that re-creates the container goes through `installing` (the create command's guard).
     if (unarchive) enterState = 'installing';
-    let updated = await tx.instances.update(instance.id, {
-      ...opts.patch, activeAction: { kind: action, commandId, startedAt: now }, desiredState,
-      ...(hostId !== instance.hostId ? { hostId } : {}), ...(unarchive ? { memoryReserved: true } : {}),
-    }, { now, expectedVersion: instance.version });
+    let updated = await tx.instances.update(
+      instance.id,
+      {
+        ...opts.patch,
+        activeAction: { kind: action, commandId, startedAt: now },
+        desiredState,
+        ...(hostId !== instance.hostId ? { hostId } : {}),
+        ...(unarchive ? { memoryReserved: true } : {}),
+      },
+      { now, expectedVersion: instance.version },
+    );
     if (enterState !== null && enterState !== instance.state) {
       const reason = opts.reason ?? `${action} requested by ${actor.name}`;
       const moved = await moveInstance(tx, updated, enterState, {
-        now, reason: unarchive ? `${reason}; ${unarchive.reason}` : reason, actor: actor.name, commandId,
+        now,
+        reason: unarchive ? `${reason}; ${unarchive.reason}` : reason,
+        actor: actor.name,
+        commandId,
         details: { action, ...(unarchive ? { hostId, ...(unarchive.payload.restore ? { restore: unarchive.payload.restore } : {}) } : {}) },
       });
       if (!moved) throw new AppError('CONFLICT', `instance ${instance.id} changed state concurrently`);
       updated = moved;
     }
-    await tx.commands.create({
-      id: commandId, kind: unarchive ? 'create' : action, instanceId: instance.id, hostId, requestId: opts.requestId,
-      payload: { actor: actor.name, ...(opts.payload ?? {}), ...(unarchive?.payload ?? {}) }, maxAttempts: this.deps.commandMaxAttempts,
-      ...(opts.notBefore !== undefined ? { nextAttemptAt: Math.max(now, opts.notBefore) } : {}),
-    }, now);
+    await tx.commands.create(
+      {
+        id: commandId,
+        kind: unarchive ? 'create' : action,
+        instanceId: instance.id,
+        hostId,
+        requestId: opts.requestId,
+        payload: { actor: actor.name, ...(opts.payload ?? {}), ...(unarchive?.payload ?? {}) },
+        maxAttempts: this.deps.commandMaxAttempts,
+        ...(opts.notBefore !== undefined ? { nextAttemptAt: Math.max(now, opts.notBefore) } : {}),
+      },
+      now,
+    );
     return { commandId, state: updated.state };
   }
 }
@@ -290,6 +389,7 @@ export class LifecycleService {
  */
 export function userActor(principal: { name: string; scopes: readonly string[] } | undefined): Actor {
   const scopes = principal?.scopes ?? [];
-  const automatic = scopes.includes('router') && !scopes.some((s) => ['admin', 'manager', 'operator'].includes(s) || s.startsWith('instances:'));
+  const automatic =
+    scopes.includes('router') && !scopes.some((s) => ['admin', 'manager', 'operator'].includes(s) || s.startsWith('instances:'));
   return { kind: automatic ? 'system' : 'user', name: principal?.name ?? 'anonymous', scopes };
 }

@@ -41,7 +41,10 @@ export class OfflineDetector {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.sweep().catch((err: unknown) => this.deps.logger.error({ err }, 'offline sweep failed')), this.deps.sweepIntervalMs);
+    this.timer = setInterval(
+      () => void this.sweep().catch((err: unknown) => this.deps.logger.error({ err }, 'offline sweep failed')),
+      this.deps.sweepIntervalMs,
+    );
     this.timer.unref();
   }
 
@@ -57,8 +60,10 @@ export class OfflineDetector {
     this.running = this.markStale();
     try {
       const ids = await this.running;
-      for (const id of ids) this.deps.logger.warn({ hostId: id, missedBeats: this.deps.missedBeats }, 'host is OFFLINE: heartbeats stopped');
-      for (const id of ids) await this.deps.onOffline?.(id).catch((err: unknown) => this.deps.logger.error({ hostId: id, err }, 'handling a lost host failed'));
+      for (const id of ids)
+        this.deps.logger.warn({ hostId: id, missedBeats: this.deps.missedBeats }, 'host is OFFLINE: heartbeats stopped');
+      for (const id of ids)
+        await this.deps.onOffline?.(id).catch((err: unknown) => this.deps.logger.error({ hostId: id, err }, 'handling a lost host failed'));
       return ids;
     } finally {
       this.running = undefined;

@@ -33,7 +33,12 @@ function upsert(list: PendingChange[], change: PendingChange): PendingChange[] {
 }
 
 /** Plans a PATCH /instances/:id/settings; throws VALIDATION_FAILED / IMMUTABLE naming the field. */
-export function planSettingsPatch(instance: Instance, template: TemplateSpec | undefined, body: SettingsPatchBody, now: number): SettingsPatchPlan {
+export function planSettingsPatch(
+  instance: Instance,
+  template: TemplateSpec | undefined,
+  body: SettingsPatchBody,
+  now: number,
+): SettingsPatchPlan {
   assertUserUnchanged(instance.user, body.user);
   const settings: JsonObject = { ...instance.settings };
   const secretSettings = { ...instance.secretSettings };
@@ -43,7 +48,10 @@ export function planSettingsPatch(instance: Instance, template: TemplateSpec | u
   for (const [key, givenValue] of Object.entries(body.settings ?? {})) {
     if (IMMUTABLE_KEYS.includes(key)) assertUserUnchanged(instance.user, givenValue);
     const variable = template?.variables.find((v) => v.name === key);
-    if (!variable) throw new AppError('VALIDATION_FAILED', `body/settings/${key} is not a setting of this instance's template`, { details: { field: `settings.${key}` } });
+    if (!variable)
+      throw new AppError('VALIDATION_FAILED', `body/settings/${key} is not a setting of this instance's template`, {
+        details: { field: `settings.${key}` },
+      });
     // An egg boolean is stored in the egg's own spelling (`true` → `1` for an egg that tests "1").
     const value = normalizeValue(variable, givenValue);
     const problem = valueProblem(variable.type, value, variable.validation ?? {});
@@ -69,13 +77,25 @@ export function planSettingsPatch(instance: Instance, template: TemplateSpec | u
   if (body.image !== undefined || body.labels !== undefined) {
     const mode = body.mode ?? 'next_start';
     const current = { image: instance.containerConfig.image, labels: instance.containerConfig.labels };
-    const change = unwrap(planContainerConfigChange(current, current, { ...(body.image !== undefined ? { image: body.image } : {}), ...(body.labels ? { labels: body.labels } : {}) }, mode));
+    const change = unwrap(
+      planContainerConfigChange(
+        current,
+        current,
+        { ...(body.image !== undefined ? { image: body.image } : {}), ...(body.labels ? { labels: body.labels } : {}) },
+        mode,
+      ),
+    );
     if (body.image !== undefined) {
-      pending = body.image === current.image ? pending.filter((c) => c.key !== 'image') : upsert(pending, { key: 'image', value: body.image, mode: 'next_start', requestedAt: now });
+      pending =
+        body.image === current.image
+          ? pending.filter((c) => c.key !== 'image')
+          : upsert(pending, { key: 'image', value: body.image, mode: 'next_start', requestedAt: now });
     }
     for (const [key, value] of Object.entries(body.labels ?? {})) {
       const same = value === null ? !(key in current.labels) : current.labels[key] === value;
-      pending = same ? pending.filter((c) => c.key !== `labels.${key}`) : upsert(pending, { key: `labels.${key}`, value, mode: 'next_start', requestedAt: now });
+      pending = same
+        ? pending.filter((c) => c.key !== `labels.${key}`)
+        : upsert(pending, { key: `labels.${key}`, value, mode: 'next_start', requestedAt: now });
     }
     const hasConfigChange = pending.some((c) => c.mode === 'next_start');
     containerConfigPending = hasConfigChange && mode === 'next_start';
@@ -83,19 +103,32 @@ export function planSettingsPatch(instance: Instance, template: TemplateSpec | u
   }
   if (replaceNow && pending.length === 0) replaceNow = false;
   return {
-    patch: { settings, secretSettings, pendingChanges: pending, containerConfigPending, containerConfig: { ...instance.containerConfig, env } },
+    patch: {
+      settings,
+      secretSettings,
+      pendingChanges: pending,
+      containerConfigPending,
+      containerConfig: { ...instance.containerConfig, env },
+    },
     applied,
     replaceNow,
   };
 }
 
 /** The configuration after folding in every pending change (what one replacement creates). */
-export function applyPendingChanges(instance: Instance, template: TemplateSpec | undefined): {
+export function applyPendingChanges(
+  instance: Instance,
+  template: TemplateSpec | undefined,
+): {
   containerConfig: ContainerConfig;
   settings: JsonObject;
   secretSettings: Record<string, string>;
 } {
-  const config: ContainerConfig = { ...instance.containerConfig, env: { ...instance.containerConfig.env }, labels: { ...instance.containerConfig.labels } };
+  const config: ContainerConfig = {
+    ...instance.containerConfig,
+    env: { ...instance.containerConfig.env },
+    labels: { ...instance.containerConfig.labels },
+  };
   const settings: JsonObject = { ...instance.settings };
   const secretSettings = { ...instance.secretSettings };
   for (const change of instance.pendingChanges) {

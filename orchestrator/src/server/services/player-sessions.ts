@@ -30,8 +30,16 @@ async function applyEvent(store: Store, routerId: string, e: RouterSessionEvent)
     return;
   }
   await openOnce(store, {
-    id, routerId, playerName: e.player, playerUuid: e.uuid, instanceId: e.instanceId, clientAddress: null,
-    status: e.type === 'login' ? 'active' : 'denied', reason: e.reason ?? null, connectedAt: at, disconnectedAt: e.type === 'denied' ? at : null,
+    id,
+    routerId,
+    playerName: e.player,
+    playerUuid: e.uuid,
+    instanceId: e.instanceId,
+    clientAddress: null,
+    status: e.type === 'login' ? 'active' : 'denied',
+    reason: e.reason ?? null,
+    connectedAt: at,
+    disconnectedAt: e.type === 'denied' ? at : null,
   });
 }
 
@@ -74,7 +82,9 @@ export class PlayerSessions {
     const result = await applySessionsBatch(this.deps.store, batch, now);
     const touched = new Map<string, { logins: number[]; logouts: number[] }>();
     for (const e of batch.events) {
-      const instanceId = e.instanceId ?? (e.type === 'disconnect' ? (await this.deps.store.playerSessions.get(playerSessionKey(batch.routerId, e.id)))?.instanceId : null);
+      const instanceId =
+        e.instanceId ??
+        (e.type === 'disconnect' ? (await this.deps.store.playerSessions.get(playerSessionKey(batch.routerId, e.id)))?.instanceId : null);
       if (!instanceId || e.type === 'denied') continue;
       const entry = touched.get(instanceId) ?? { logins: [], logouts: [] };
       (e.type === 'login' ? entry.logins : entry.logouts).push(Date.parse(e.at));
@@ -97,6 +107,11 @@ export class PlayerSessions {
   /** The larger of the router-reported logins and the probe's count: a player either source sees is there. */
   async onInstance(instance: Instance): Promise<InstancePlayers> {
     const sessions = await this.deps.store.playerSessions.listActive({ instanceId: instance.id });
-    return { online: Math.max(sessions.length, instance.players?.online ?? 0), routerReported: sessions.length, probe: instance.players, sessions };
+    return {
+      online: Math.max(sessions.length, instance.players?.online ?? 0),
+      routerReported: sessions.length,
+      probe: instance.players,
+      sessions,
+    };
   }
 }

@@ -27,13 +27,21 @@ export class DatabaseReadiness {
     });
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new AppError('DATABASE_UNAVAILABLE', `the ${this.deps.store.dialect} database did not answer within ${this.deps.timeoutMs} ms`, { retryable: true })), this.deps.timeoutMs);
+      timer = setTimeout(
+        () =>
+          reject(
+            new AppError('DATABASE_UNAVAILABLE', `the ${this.deps.store.dialect} database did not answer within ${this.deps.timeoutMs} ms`),
+          ),
+        this.deps.timeoutMs,
+      );
     });
     try {
       await Promise.race([this.inFlight, bound]);
     } catch (err) {
       if (err instanceof AppError) throw err;
-      throw new AppError('DATABASE_UNAVAILABLE', `the ${this.deps.store.dialect} database is unreachable: ${(err as Error).message}`, { retryable: true, cause: err });
+      throw new AppError('DATABASE_UNAVAILABLE', `the ${this.deps.store.dialect} database is unreachable: ${(err as Error).message}`, {
+        cause: err,
+      });
     } finally {
       clearTimeout(timer);
     }

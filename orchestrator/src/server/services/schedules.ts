@@ -9,7 +9,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Instance } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
-import { checkSchedule, nextScheduleRun, runTaskChain, type ScheduleDefinitionInput, type ScheduleTask, type SchedulePowerAction } from '../../lifecycle/schedules.js';
+import {
+  checkSchedule,
+  nextScheduleRun,
+  runTaskChain,
+  type ScheduleDefinitionInput,
+  type ScheduleTask,
+  type SchedulePowerAction,
+} from '../../lifecycle/schedules.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { PeriodicTask } from '../../shared/periodic-task.js';
@@ -17,7 +24,8 @@ import { sleep, type Timers } from '../../shared/timers.js';
 import type { ScheduleRecord, Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import type { HostDriver } from '../drivers/host-driver.js';
-import { sendConsoleCommand } from './instance-console.js';
+import { sendConsoleCommand, type ConsoleDeps } from './instance-console.js';
+import { templateOf } from './template-of.js';
 import type { LifecycleService } from './lifecycle-service.js';
 
 /** A run claim older than this is a dead runner's (10 tasks × 900 s offsets is 2.5 h). */
@@ -55,9 +63,20 @@ export interface ScheduleServiceOptions {
 
 export function scheduleView(r: ScheduleRecord): ScheduleView {
   return {
-    id: r.id, instanceId: r.instanceId, name: r.name, cron: r.cron, enabled: r.enabled, onlyWhenOnline: r.onlyWhenOnline, tasks: r.tasks,
-    nextRunAt: r.nextRunAt, lastRunAt: r.lastRunAt, lastResult: r.lastResult, lastError: r.lastError, running: r.runningSince !== null,
-    createdAt: r.createdAt, updatedAt: r.updatedAt,
+    id: r.id,
+    instanceId: r.instanceId,
+    name: r.name,
+    cron: r.cron,
+    enabled: r.enabled,
+    onlyWhenOnline: r.onlyWhenOnline,
+    tasks: r.tasks,
+    nextRunAt: r.nextRunAt,
+    lastRunAt: r.lastRunAt,
+    lastResult: r.lastResult,
+    lastError: r.lastError,
+    running: r.runningSince !== null,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
   };
 }
 
@@ -65,9 +84,17 @@ export class ScheduleService {
   private readonly loop: PeriodicTask;
   /** Chains started by this process, by schedule id (awaited by idle() and stop()). */
   private readonly runs = new Map<string, Promise<void>>();
+  private readonly console: ConsoleDeps;
 
   constructor(private readonly deps: ScheduleServiceOptions) {
-    this.loop = new PeriodicTask({ name: 'schedule tick', intervalMs: deps.intervalMs, run: () => this.tick(), logger: deps.logger, ...(deps.timers ? { timers: deps.timers } : {}) });
+    this.console = { host: (id) => deps.store.hosts.get(id), templateOf: (i) => templateOf(deps.store, i), driver: deps.driver };
+    this.loop = new PeriodicTask({
+      name: 'schedule tick',
+      intervalMs: deps.intervalMs,
+      run: () => this.tick(),
+      logger: deps.logger,
+      ...(deps.timers ? { timers: deps.timers } : {}),
+    });
   }
 
   start(): void {
@@ -98,7 +125,11 @@ export class ScheduleService {
     const d = checkSchedule(input);
     const now = this.deps.clock.now();
     const created = await this.deps.store.schedules.create({
-      id: `sch-${randomUUID()}`, instanceId: instance.id, ...d, nextRunAt: nextScheduleRun(d.cron, d.enabled, now), createdAt: now,
+      id: `sch-${randomUUID()}`,
+      instanceId: instance.id,
+      ...d,
+      nextRunAt: nextScheduleRun(d.cron, d.enabled, now),
+      createdAt: now,
     });
     return scheduleView(created);
   }
@@ -107,7 +138,9 @@ export class ScheduleService {
     const existing = await this.record(instanceId, scheduleId);
     const d = checkSchedule(input);
     const now = this.deps.clock.now();
-    return scheduleView(await this.deps.store.schedules.update(existing.id, { ...d, nextRunAt: nextScheduleRun(d.cron, d.enabled, now) }, now));
+    return scheduleView(
+      await this.deps.store.schedules.update(existing.id, { ...d, nextRunAt: nextScheduleRun(d.cron, d.enabled, now) }, now),
+    );
   }
 
   async delete(instanceId: string, scheduleId: string): Promise<{ id: string; instanceId: string }> {
@@ -120,7 +153,9 @@ export class ScheduleService {
   async runNow(instanceId: string, scheduleId: string): Promise<{ id: string; instanceId: string }> {
     const existing = await this.record(instanceId, scheduleId);
     if (!(await this.begin(existing))) {
-      throw new AppError('INSTANCE_BUSY', `schedule ${existing.name} is already running; try again when its run finishes`, { details: { scheduleId: existing.id } });
+      throw new AppError('INSTANCE_BUSY', `schedule ${existing.name} is already running; try again when its run finishes`, {
+        details: { scheduleId: existing.id },
+      });
     }
     return { id: existing.id, instanceId: existing.instanceId };
   }
@@ -142,7 +177,8 @@ export class ScheduleService {
   private async record(instanceId: string, scheduleId: string): Promise<ScheduleRecord> {
     const instance = await this.deps.lifecycle.find(instanceId);
     const record = await this.deps.store.schedules.get(scheduleId);
-    if (!record || record.instanceId !== instance.id) throw new AppError('NOT_FOUND', `schedule ${scheduleId} of instance ${instance.name} does not exist`);
+    if (!record || record.instanceId !== instance.id)
+      throw new AppError('NOT_FOUND', `schedule ${scheduleId} of instance ${instance.name} does not exist`);
     return record;
   }
 
@@ -150,7 +186,11 @@ export class ScheduleService {
   private async begin(schedule: ScheduleRecord, nextRunAt?: number | null): Promise<boolean> {
     const now = this.deps.clock.now();
     if (this.runs.has(schedule.id)) return false;
-    const claimed = await this.deps.store.schedules.claimRun(schedule.id, { now, staleBefore: now - STALE_CLAIM_MS, ...(nextRunAt !== undefined ? { nextRunAt } : {}) });
+    const claimed = await this.deps.store.schedules.claimRun(schedule.id, {
+      now,
+      staleBefore: now - STALE_CLAIM_MS,
+      ...(nextRunAt !== undefined ? { nextRunAt } : {}),
+    });
     if (!claimed) return false;
     const run = this.execute(schedule).finally(() => this.runs.delete(schedule.id));
     this.runs.set(schedule.id, run);
@@ -173,7 +213,8 @@ export class ScheduleService {
     } catch (err) {
       outcome = { result: 'failed', error: (err as Error).message };
     }
-    await this.deps.store.schedules.finishRun(schedule.id, { at: this.deps.clock.now(), ...outcome })
+    await this.deps.store.schedules
+      .finishRun(schedule.id, { at: this.deps.clock.now(), ...outcome })
       .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not record the schedule run'));
     log.info({ result: outcome.result, error: outcome.error }, `schedule ${schedule.name} ran: ${outcome.result}`);
   }
@@ -183,14 +224,17 @@ export class ScheduleService {
     const instance: Instance = await this.deps.lifecycle.find(instanceId);
     switch (task.action) {
       case 'command':
-        await sendConsoleCommand(this.deps, instance, task.payload, { requestId });
+        await sendConsoleCommand(this.console, instance, task.payload, { requestId });
         return;
       case 'power':
-        await this.deps.lifecycle.request(instance.id, task.payload as SchedulePowerAction & ('start' | 'stop' | 'restart'), actor, { requestId });
+        await this.deps.lifecycle.request(instance.id, task.payload as SchedulePowerAction & ('start' | 'stop' | 'restart'), actor, {
+          requestId,
+        });
         return;
       case 'backup':
         await this.deps.lifecycle.request(instance.id, 'backup', actor, {
-          requestId, payload: { previousState: instance.state, trigger: SCHEDULE_TASK_TRIGGER, ...(task.payload ? { reason: task.payload } : {}) },
+          requestId,
+          payload: { previousState: instance.state, trigger: SCHEDULE_TASK_TRIGGER, ...(task.payload ? { reason: task.payload } : {}) },
         });
         return;
     }

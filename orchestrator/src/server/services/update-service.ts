@@ -38,28 +38,69 @@ export function evaluateUpdate(input: {
   const changes: string[] = [];
   const sameImage = current.id === candidate.id;
   changes.push(`image ${current.ref} → ${candidate.ref}`);
-  changes.push(sameImage ? 'the candidate has the same content id: nothing changes in the image' : `content ${short(current.id)} → ${short(candidate.id)}`);
-  if (candidate.created && current.created && candidate.created < current.created) warnings.push(`the candidate image is older (${candidate.created}) than the current one (${current.created}): a downgrade may not read newer world data`);
+  changes.push(
+    sameImage
+      ? 'the candidate has the same content id: nothing changes in the image'
+      : `content ${short(current.id)} → ${short(candidate.id)}`,
+  );
+  if (candidate.created && current.created && candidate.created < current.created)
+    warnings.push(
+      `the candidate image is older (${candidate.created}) than the current one (${current.created}): a downgrade may not read newer world data`,
+    );
   // The container user never changes: an instance without a fixed user runs as the image's USER.
   if (instance.user.mode === 'image') {
     const same = current.user === null || candidate.user === null || current.user === candidate.user;
-    checks.push({ name: 'container user', ok: same, detail: same ? 'the image user is unchanged (or unknown)' : `the image user changes from ${JSON.stringify(current.user)} to ${JSON.stringify(candidate.user)}; file ownership would break` });
+    checks.push({
+      name: 'container user',
+      ok: same,
+      detail: same
+        ? 'the image user is unchanged (or unknown)'
+        : `the image user changes from ${JSON.stringify(current.user)} to ${JSON.stringify(candidate.user)}; file ownership would break`,
+    });
   } else {
-    checks.push({ name: 'container user', ok: true, detail: `fixed by the instance (${instance.user.mode}); the image USER does not apply` });
+    checks.push({
+      name: 'container user',
+      ok: true,
+      detail: `fixed by the instance (${instance.user.mode}); the image USER does not apply`,
+    });
   }
-  checks.push({ name: 'template and readiness', ok: input.template !== undefined, detail: input.template ? `template, readiness (${input.template.readiness.kind}) and stop behaviour are kept; only the image changes` : 'the template of this instance is missing' });
+  checks.push({
+    name: 'template and readiness',
+    ok: input.template !== undefined,
+    detail: input.template
+      ? `template, readiness (${input.template.readiness.kind}) and stop behaviour are kept; only the image changes`
+      : 'the template of this instance is missing',
+  });
   if (diskFreeBytes === null) {
     warnings.push('the host reported no free disk space; the disk check was skipped');
   } else if (candidate.sizeBytes === null) {
-    checks.push({ name: 'disk space', ok: diskFreeBytes > 0, detail: `${diskFreeBytes} bytes free on the host; the image size is unknown` });
+    checks.push({
+      name: 'disk space',
+      ok: diskFreeBytes > 0,
+      detail: `${diskFreeBytes} bytes free on the host; the image size is unknown`,
+    });
   } else {
     const needed = candidate.pulled || sameImage ? 0 : candidate.sizeBytes;
-    checks.push({ name: 'disk space', ok: diskFreeBytes >= needed, detail: `${diskFreeBytes} bytes free on the host, the image takes ${candidate.sizeBytes}` });
+    checks.push({
+      name: 'disk space',
+      ok: diskFreeBytes >= needed,
+      detail: `${diskFreeBytes} bytes free on the host, the image takes ${candidate.sizeBytes}`,
+    });
   }
   warnings.push('mods and plugins are not checked against the new server version; read their release notes');
   return {
-    instanceId: instance.id, name: instance.name, state: instance.state, current, candidate, sameImage,
-    compatible: checks.every((c) => c.ok), checks, changes, warnings, diskFreeBytes, automaticUpdates: 'off',
+    instanceId: instance.id,
+    name: instance.name,
+    state: instance.state,
+    current,
+    candidate,
+    sameImage,
+    compatible: checks.every((c) => c.ok),
+    checks,
+    changes,
+    warnings,
+    diskFreeBytes,
+    automaticUpdates: 'off',
   };
 }
 
@@ -85,21 +126,44 @@ export class UpdateService {
     const candidateRef = updateImage(template, candidate);
     const host = await this.hostOf(instance);
     const current = await this.resolve(host, instance.containerConfig.image);
-    return evaluateUpdate({ instance, template, current, candidate: await this.resolve(host, candidateRef), diskFreeBytes: host.resources.diskBytes ?? null });
+    return evaluateUpdate({
+      instance,
+      template,
+      current,
+      candidate: await this.resolve(host, candidateRef),
+      diskFreeBytes: host.resources.diskBytes ?? null,
+    });
   }
 
-  async request(idOrName: string, body: { image: string; confirm?: boolean; backup?: boolean }, actor: Actor, requestId: string): Promise<{ commandId: string | null; state: string; plan: UpdatePlan }> {
+  async request(
+    idOrName: string,
+    body: { image: string; confirm?: boolean; backup?: boolean },
+    actor: Actor,
+    requestId: string,
+  ): Promise<{ commandId: string | null; state: string; plan: UpdatePlan }> {
     if (body.confirm !== true) {
-      throw new AppError('CONFIRMATION_REQUIRED', `an update replaces the container of instance ${idOrName}: read GET /instances/${idOrName}/update-plan?image=… and send {"image", "confirm": true}`);
+      throw new AppError(
+        'CONFIRMATION_REQUIRED',
+        `an update replaces the container of instance ${idOrName}: read GET /instances/${idOrName}/update-plan?image=… and send {"image", "confirm": true}`,
+      );
     }
     const plan = await this.plan(idOrName, body.image);
     if (!plan.compatible) {
-      const failed = plan.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`).join('; ');
-      throw new AppError('VALIDATION_FAILED', `image ${body.image} is not compatible with instance ${plan.name}: ${failed}`, { details: { checks: plan.checks as unknown as JsonObject[] } });
+      const failed = plan.checks
+        .filter((c) => !c.ok)
+        .map((c) => `${c.name}: ${c.detail}`)
+        .join('; ');
+      throw new AppError('VALIDATION_FAILED', `image ${body.image} is not compatible with instance ${plan.name}: ${failed}`, {
+        details: { checks: plan.checks as unknown as JsonObject[] },
+      });
     }
     const image = plan.candidate.ref;
     const payload: JsonObject = { image, backup: body.backup === true, previousImage: plan.current.ref, candidateId: plan.candidate.id };
-    const result = await this.deps.lifecycle.request(plan.instanceId, 'update', actor, { requestId, payload, reason: `update to ${image}${image === body.image ? '' : ` (${body.image})`} requested by ${actor.name}` });
+    const result = await this.deps.lifecycle.request(plan.instanceId, 'update', actor, {
+      requestId,
+      payload,
+      reason: `update to ${image}${image === body.image ? '' : ` (${body.image})`} requested by ${actor.name}`,
+    });
     return { commandId: result.commandId, state: result.state, plan };
   }
 

@@ -52,8 +52,13 @@ export class WebSessionService implements SessionAuthenticator {
     await this.sweep(now);
     const sessionId = randomBytes(32).toString('base64url');
     await this.deps.store.webSessions.create({
-      idHash: hashSecret(sessionId), tokenId: principal.tokenId, principalKind: principal.kind,
-      name: principal.name, scopes: [...principal.scopes], createdAt: now, expiresAt: now + this.ttlMs,
+      idHash: hashSecret(sessionId),
+      tokenId: principal.tokenId,
+      principalKind: principal.kind,
+      name: principal.name,
+      scopes: [...principal.scopes],
+      createdAt: now,
+      expiresAt: now + this.ttlMs,
     });
     return { sessionId, principal };
   }
@@ -78,7 +83,9 @@ export class WebSessionService implements SessionAuthenticator {
   private async sweep(now: number): Promise<void> {
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    await this.deps.store.webSessions.deleteExpired(now).catch((err: unknown) => this.deps.logger.warn({ err: (err as Error).message }, 'could not remove expired web sessions'));
+    await this.deps.store.webSessions
+      .deleteExpired(now)
+      .catch((err: unknown) => this.deps.logger.warn({ err: (err as Error).message }, 'could not remove expired web sessions'));
   }
 }
 

@@ -18,7 +18,12 @@ export async function up(db: Kysely<unknown>, dialect: StoreDialect): Promise<vo
     .addColumn('game_address', 'text', (c) => c.notNull())
     .addColumn('resources', 'text', (c) => c.notNull())
     .addColumn('memory_capacity_mb', 'integer', (c) => c.notNull())
-    .addColumn('memory_reserved_mb', 'integer', (c) => c.notNull().defaultTo(0).check(sql`memory_reserved_mb >= 0`))
+    .addColumn('memory_reserved_mb', 'integer', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`memory_reserved_mb >= 0`),
+    )
     .addColumn('version', 'text', (c) => c.notNull())
     .addColumn('port_range', 'text', (c) => c.notNull())
     .addColumn('heartbeat_interval_ms', 'integer', (c) => c.notNull())

@@ -7,6 +7,9 @@ import { sql, type Kysely } from 'kysely';
 import type { StoreDialect } from './index.js';
 
 export async function up(db: Kysely<unknown>, _dialect: StoreDialect): Promise<void> {
-  await db.schema.alterTable('instances').addColumn('memory_reserved', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+  await db.schema
+    .alterTable('instances')
+    .addColumn('memory_reserved', 'integer', (c) => c.notNull().defaultTo(1))
+    .execute();
   await sql`update instances set memory_reserved = 0 where state = 'archived'`.execute(db);
 }

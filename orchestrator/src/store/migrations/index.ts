@@ -60,7 +60,9 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: StoreDialect
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new AppError('INTERNAL', `database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new AppError('INTERNAL', `database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -11,7 +11,10 @@ import type { AuditRepository, TokenRepository } from '../store.js';
 
 function toToken(r: Selectable<TokensTable>): ApiToken {
   return {
-    id: r.id, name: r.name, hashedSecret: r.hashed_secret, scopes: fromJson(r.scopes),
+    id: r.id,
+    name: r.name,
+    hashedSecret: r.hashed_secret,
+    scopes: fromJson(r.scopes),
     createdAt: Number(r.created_at),
     lastUsedAt: r.last_used_at === null ? null : Number(r.last_used_at),
     revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
@@ -26,8 +29,13 @@ export class KyselyTokenRepository implements TokenRepository {
       const row = await this.ctx.db
         .insertInto('api_tokens')
         .values({
-          id: t.id, name: t.name, hashed_secret: t.hashedSecret, scopes: toJson(t.scopes),
-          created_at: t.createdAt, last_used_at: t.lastUsedAt, revoked_at: t.revokedAt,
+          id: t.id,
+          name: t.name,
+          hashed_secret: t.hashedSecret,
+          scopes: toJson(t.scopes),
+          created_at: t.createdAt,
+          last_used_at: t.lastUsedAt,
+          revoked_at: t.revokedAt,
         })
         .returningAll()
         .executeTakeFirstOrThrow();
@@ -68,17 +76,31 @@ export class KyselyTokenRepository implements TokenRepository {
 
 function toAudit(r: Selectable<AuditTable>): AuditEvent {
   return {
-    id: Number(r.id), at: Number(r.at), actor: r.actor, action: r.action, targetKind: r.target_kind,
-    targetId: r.target_id, params: fromJson(r.params), result: r.result as AuditEvent['result'],
-    errorCode: r.error_code, requestId: r.request_id,
+    id: Number(r.id),
+    at: Number(r.at),
+    actor: r.actor,
+    action: r.action,
+    targetKind: r.target_kind,
+    targetId: r.target_id,
+    params: fromJson(r.params),
+    result: r.result as AuditEvent['result'],
+    errorCode: r.error_code,
+    requestId: r.request_id,
   };
 }
 
 /** An audit entry as its row (also written by statements that record their action's entry themselves). */
 export function auditRow(e: Omit<AuditEvent, 'id'>): Insertable<AuditTable> {
   return {
-    at: e.at, actor: e.actor, action: e.action, target_kind: e.targetKind, target_id: e.targetId,
-    params: toJson(e.params), result: e.result, error_code: e.errorCode, request_id: e.requestId,
+    at: e.at,
+    actor: e.actor,
+    action: e.action,
+    target_kind: e.targetKind,
+    target_id: e.targetId,
+    params: toJson(e.params),
+    result: e.result,
+    error_code: e.errorCode,
+    request_id: e.requestId,
   };
 }
 
@@ -100,16 +122,14 @@ export class KyselyAuditRepository implements AuditRepository {
   }
 
   private async insert(events: Omit<AuditEvent, 'id'>[]): Promise<AuditEvent[]> {
-    const rows = await this.ctx.db
-      .insertInto('audit_events')
-      .values(events.map(auditRow))
-      .returningAll()
-      .execute();
+    const rows = await this.ctx.db.insertInto('audit_events').values(events.map(auditRow)).returningAll().execute();
     // Ids are assigned in the order of the values; RETURNING's own order is not guaranteed (SQLite).
     return rows.map(toAudit).sort((a, b) => a.id - b.id);
   }
 
-  async list(filter: { targetKind?: string; targetId?: string; actor?: string; beforeId?: number; limit?: number } = {}): Promise<AuditEvent[]> {
+  async list(
+    filter: { targetKind?: string; targetId?: string; actor?: string; beforeId?: number; limit?: number } = {},
+  ): Promise<AuditEvent[]> {
     const rows = await this.ctx.db
       .selectFrom('audit_events')
       .selectAll()

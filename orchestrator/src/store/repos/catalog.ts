@@ -28,7 +28,10 @@ export class KyselyLayerRepository implements LayerRepository {
     const existing = await this.get(layer.id, layer.checksum);
     if (!existing) throw new AppError('INTERNAL', `layer ${layer.id}/${layer.checksum} vanished during put`);
     if (existing.sizeBytes !== layer.sizeBytes) {
-      throw new AppError('IMMUTABLE', `layer ${layer.id}/${layer.checksum} already exists with ${existing.sizeBytes} bytes, not ${layer.sizeBytes}`);
+      throw new AppError(
+        'IMMUTABLE',
+        `layer ${layer.id}/${layer.checksum} already exists with ${existing.sizeBytes} bytes, not ${layer.sizeBytes}`,
+      );
     }
     return { layer: existing, created: false };
   }
@@ -54,11 +57,16 @@ export class KyselyLayerRepository implements LayerRepository {
       let q = db.selectFrom('template_layers').selectAll().where('id', '=', id);
       if (checksum !== undefined) q = q.where('checksum', '=', checksum);
       const layers = (await q.execute()).map(toLayer);
-      if (layers.length === 0) throw new AppError('LAYER_NOT_FOUND', `layer ${id}${checksum ? ` with checksum ${checksum}` : ''} does not exist`);
+      if (layers.length === 0)
+        throw new AppError('LAYER_NOT_FOUND', `layer ${id}${checksum ? ` with checksum ${checksum}` : ''} does not exist`);
       const refs = await layerReferences(db);
       const users = layers.flatMap((l) => refs.get(refKey(l)) ?? []);
       if (users.length > 0) {
-        throw new AppError('CONFLICT', `layer ${id} is still used by ${[...new Set(users)].slice(0, 5).join(', ')}; change or delete those first`, { details: { users: [...new Set(users)] } });
+        throw new AppError(
+          'CONFLICT',
+          `layer ${id} is still used by ${[...new Set(users)].slice(0, 5).join(', ')}; change or delete those first`,
+          { details: { users: [...new Set(users)] } },
+        );
       }
       for (const l of layers) await db.deleteFrom('template_layers').where('id', '=', l.id).where('checksum', '=', l.checksum).execute();
       return layers;
@@ -83,7 +91,8 @@ async function layerReferences(db: StoreContext['db']): Promise<Map<string, stri
     add(fromJson<{ layers?: { id: string; checksum: string }[] }>(t.spec).layers, `template ${t.name}@${t.version}`);
   }
   for (const g of await db.selectFrom('groups').select(['id', 'variants']).execute()) {
-    for (const v of fromJson<{ id: string; extraLayers?: { id: string; checksum: string }[] }[]>(g.variants)) add(v.extraLayers, `group ${g.id} variant ${v.id}`);
+    for (const v of fromJson<{ id: string; extraLayers?: { id: string; checksum: string }[] }[]>(g.variants))
+      add(v.extraLayers, `group ${g.id} variant ${v.id}`);
   }
   for (const i of await db.selectFrom('instances').select(['name', 'container_config']).execute()) {
     add(fromJson<{ layers?: { id: string; checksum: string }[] }>(i.container_config).layers, `instance ${i.name}`);
@@ -109,13 +118,21 @@ export class KyselyTemplateRepository implements TemplateRepository {
     const existing = await this.get(t.name, t.version);
     if (!existing) throw new AppError('INTERNAL', `template ${t.name}@${t.version} vanished during create`);
     if (existing.specHash !== t.specHash) {
-      throw new AppError('IMMUTABLE', `template ${t.name} version ${t.version} already exists with a different definition; publish a new version`);
+      throw new AppError(
+        'IMMUTABLE',
+        `template ${t.name} version ${t.version} already exists with a different definition; publish a new version`,
+      );
     }
     return { template: existing, created: false };
   }
 
   async get(name: string, version: string): Promise<TemplateVersion | undefined> {
-    const row = await this.ctx.db.selectFrom('templates').selectAll().where('name', '=', name).where('version', '=', version).executeTakeFirst();
+    const row = await this.ctx.db
+      .selectFrom('templates')
+      .selectAll()
+      .where('name', '=', name)
+      .where('version', '=', version)
+      .executeTakeFirst();
     return row && toTemplate(row);
   }
 
@@ -134,10 +151,15 @@ export class KyselyTemplateRepository implements TemplateRepository {
         }
       }
       if (users.length > 0) {
-        throw new AppError('CONFLICT', `template ${name} version ${version} is still used by ${users.slice(0, 5).join(', ')}; point them at another version first`, { details: { users } });
+        throw new AppError(
+          'CONFLICT',
+          `template ${name} version ${version} is still used by ${users.slice(0, 5).join(', ')}; point them at another version first`,
+          { details: { users } },
+        );
       }
       const result = await db.deleteFrom('templates').where('name', '=', name).where('version', '=', version).executeTakeFirst();
-      if (Number(result.numDeletedRows) === 0) throw new AppError('TEMPLATE_NOT_FOUND', `template ${name} version ${version} does not exist`);
+      if (Number(result.numDeletedRows) === 0)
+        throw new AppError('TEMPLATE_NOT_FOUND', `template ${name} version ${version} does not exist`);
     });
   }
 }
@@ -164,7 +186,15 @@ function toGroup(r: Selectable<GroupsTable>): Group {
 
 /** The parts of a group that define it (timestamps excluded). */
 function groupBody(g: Group): string {
-  return canonicalJson({ kind: g.kind, placement: g.placement, caps: g.caps, variants: g.variants, scaling: g.scaling, idleTiers: g.idleTiers, backup: g.backup ?? undefined });
+  return canonicalJson({
+    kind: g.kind,
+    placement: g.placement,
+    caps: g.caps,
+    variants: g.variants,
+    scaling: g.scaling,
+    idleTiers: g.idleTiers,
+    backup: g.backup ?? undefined,
+  });
 }
 
 export class KyselyGroupRepository implements GroupRepository {
@@ -182,11 +212,19 @@ export class KyselyGroupRepository implements GroupRepository {
       updated_at: group.updatedAt,
     };
     return this.ctx.atomic(async (db) => {
-      const current = await db.selectFrom('groups').selectAll().where('id', '=', group.id)
-        .$if(this.ctx.dialect === 'postgres', (q) => q.forUpdate()).executeTakeFirst();
+      const current = await db
+        .selectFrom('groups')
+        .selectAll()
+        .where('id', '=', group.id)
+        .$if(this.ctx.dialect === 'postgres', (q) => q.forUpdate())
+        .executeTakeFirst();
       if (!current) {
         try {
-          const row = await db.insertInto('groups').values({ id: group.id, created_at: group.createdAt, ...columns }).returningAll().executeTakeFirstOrThrow();
+          const row = await db
+            .insertInto('groups')
+            .values({ id: group.id, created_at: group.createdAt, ...columns })
+            .returningAll()
+            .executeTakeFirstOrThrow();
           return { group: toGroup(row), created: true, changed: true };
         } catch (err) {
           if (isUniqueViolation(err)) throw new AppError('CONFLICT', `group ${group.id} was created concurrently; retry`);

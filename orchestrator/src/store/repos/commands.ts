@@ -174,7 +174,10 @@ export class KyselyCommandRepository implements CommandRepository {
     if (row) return toCommand(row);
     const current = await this.get(id);
     if (!current) throw new AppError('COMMAND_NOT_FOUND', `command ${id} does not exist`);
-    throw new AppError('CONFLICT', `command ${id} is ${current.status}${current.claimedBy ? ` (claimed by ${current.claimedBy})` : ''}; cannot record a failure`);
+    throw new AppError(
+      'CONFLICT',
+      `command ${id} is ${current.status}${current.claimedBy ? ` (claimed by ${current.claimedBy})` : ''}; cannot record a failure`,
+    );
   }
 
   async unfinishedForInstance(instanceId: string): Promise<Command[]> {
@@ -202,7 +205,11 @@ export class KyselyCommandRepository implements CommandRepository {
   }
 
   async countByStatus(): Promise<Record<CommandStatus, number>> {
-    const rows = await this.ctx.db.selectFrom('commands').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
+    const rows = await this.ctx.db
+      .selectFrom('commands')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
     const out = Object.fromEntries(COMMAND_STATUSES.map((s) => [s, 0])) as Record<CommandStatus, number>;
     for (const r of rows) out[r.status as CommandStatus] = Number(r.n);
     return out;

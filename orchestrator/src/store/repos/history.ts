@@ -28,8 +28,14 @@ export async function appendHistory(db: Kysely<Database>, e: Omit<InstanceHistor
   const row = await db
     .insertInto('instance_history')
     .values({
-      instance_id: e.instanceId, at: e.at, from_state: e.from, to_state: e.to, reason: e.reason,
-      actor: e.actor, command_id: e.commandId, details: toJsonOrNull(e.details),
+      instance_id: e.instanceId,
+      at: e.at,
+      from_state: e.from,
+      to_state: e.to,
+      reason: e.reason,
+      actor: e.actor,
+      command_id: e.commandId,
+      details: toJsonOrNull(e.details),
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -57,8 +63,12 @@ export class KyselyHistoryRepository implements HistoryRepository {
 
 function toRevision(r: Selectable<RevisionsTable>): ConfigRevision {
   return {
-    instanceId: r.instance_id, revision: r.revision, createdAt: Number(r.created_at),
-    actor: r.actor, reason: r.reason, config: fromJson(r.config),
+    instanceId: r.instance_id,
+    revision: r.revision,
+    createdAt: Number(r.created_at),
+    actor: r.actor,
+    reason: r.reason,
+    config: fromJson(r.config),
   };
 }
 
@@ -73,13 +83,18 @@ export class KyselyRevisionRepository implements RevisionRepository {
         row = await db
           .insertInto('config_revisions')
           .values({
-            instance_id: rev.instanceId, revision: rev.revision, created_at: rev.createdAt,
-            actor: rev.actor, reason: rev.reason, config: toJson(rev.config),
+            instance_id: rev.instanceId,
+            revision: rev.revision,
+            created_at: rev.createdAt,
+            actor: rev.actor,
+            reason: rev.reason,
+            config: toJson(rev.config),
           })
           .returningAll()
           .executeTakeFirstOrThrow();
       } catch (err) {
-        if (isUniqueViolation(err)) throw new AppError('IMMUTABLE', `revision ${rev.revision} of instance ${rev.instanceId} already exists; revisions are immutable`);
+        if (isUniqueViolation(err))
+          throw new AppError('IMMUTABLE', `revision ${rev.revision} of instance ${rev.instanceId} already exists; revisions are immutable`);
         throw err;
       }
       // The pure rule decides what goes: the newest `keep`, plus the pinned ones (the revision the
@@ -87,21 +102,37 @@ export class KyselyRevisionRepository implements RevisionRepository {
       const existing = await db.selectFrom('config_revisions').select('revision').where('instance_id', '=', rev.instanceId).execute();
       const { drop } = pruneRevisions(existing, keep, opts.pinned ?? []);
       if (drop.length > 0) {
-        await db.deleteFrom('config_revisions').where('instance_id', '=', rev.instanceId).where('revision', 'in', drop.map((r) => r.revision)).execute();
+        await db
+          .deleteFrom('config_revisions')
+          .where('instance_id', '=', rev.instanceId)
+          .where(
+            'revision',
+            'in',
+            drop.map((r) => r.revision),
+          )
+          .execute();
       }
       return toRevision(row);
     });
   }
 
   async get(instanceId: string, revision: number): Promise<ConfigRevision | undefined> {
-    const row = await this.ctx.db.selectFrom('config_revisions').selectAll()
-      .where('instance_id', '=', instanceId).where('revision', '=', revision).executeTakeFirst();
+    const row = await this.ctx.db
+      .selectFrom('config_revisions')
+      .selectAll()
+      .where('instance_id', '=', instanceId)
+      .where('revision', '=', revision)
+      .executeTakeFirst();
     return row && toRevision(row);
   }
 
   async list(instanceId: string): Promise<ConfigRevision[]> {
-    const rows = await this.ctx.db.selectFrom('config_revisions').selectAll()
-      .where('instance_id', '=', instanceId).orderBy('revision', 'desc').execute();
+    const rows = await this.ctx.db
+      .selectFrom('config_revisions')
+      .selectAll()
+      .where('instance_id', '=', instanceId)
+      .orderBy('revision', 'desc')
+      .execute();
     return rows.map(toRevision);
   }
 }

@@ -47,7 +47,11 @@ export class KyselyHostRepository implements HostRepository {
    * The coalesced beat times in one statement (never moving a time backwards);
    * answers the status of every host it found.
    */
-  static async writeBeatTimes(db: Kysely<Database>, dialect: StoreDialect, beats: ReadonlyArray<{ id: string; at: EpochMs }>): Promise<Array<{ id: string; status: string }>> {
+  static async writeBeatTimes(
+    db: Kysely<Database>,
+    dialect: StoreDialect,
+    beats: ReadonlyArray<{ id: string; at: EpochMs }>,
+  ): Promise<Array<{ id: string; status: string }>> {
     if (beats.length === 0) return [];
     const at = dialect === 'postgres' ? (b: { at: EpochMs }) => sql`cast(${b.at} as bigint)` : (b: { at: EpochMs }) => sql`${b.at}`;
     const values = sql.join(beats.map((b) => sql`(${b.id}, ${at(b)})`));
@@ -125,7 +129,8 @@ export class KyselyHostRepository implements HostRepository {
       .returningAll()
       .executeTakeFirstOrThrow();
     const host = toHost(row);
-    const created = host.firstSeenAt === now && host.lastHeartbeatAt === now && host.statusChangedAt === now && host.statusReason === 'first heartbeat';
+    const created =
+      host.firstSeenAt === now && host.lastHeartbeatAt === now && host.statusChangedAt === now && host.statusReason === 'first heartbeat';
     const startedRecovery = host.status === 'RECOVERING' && host.statusChangedAt === now;
     return { host, created, startedRecovery };
   }
@@ -144,7 +149,11 @@ export class KyselyHostRepository implements HostRepository {
     return (await q.execute()).map((r) => this.withPendingBeat(toHost(r)));
   }
 
-  async setStatus(id: string, to: HostStatus, opts: { from?: HostStatus[]; reason?: string | null; now: EpochMs }): Promise<Host | undefined> {
+  async setStatus(
+    id: string,
+    to: HostStatus,
+    opts: { from?: HostStatus[]; reason?: string | null; now: EpochMs },
+  ): Promise<Host | undefined> {
     this.ctx.heartbeats.forget(id);
     let q = this.ctx.db
       .updateTable('hosts')

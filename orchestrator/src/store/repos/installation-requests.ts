@@ -29,13 +29,27 @@ function toRequest(r: Selectable<InstallationRequestsTable>): InstallationReques
 export class KyselyInstallationRequestRepository implements InstallationRequestRepository {
   constructor(private readonly ctx: StoreContext) {}
 
-  async create(req: Omit<InstallationRequest, 'status' | 'decidedBy' | 'decisionNote' | 'instanceId' | 'decidedAt'>): Promise<InstallationRequest> {
+  async create(
+    req: Omit<InstallationRequest, 'status' | 'decidedBy' | 'decisionNote' | 'instanceId' | 'decidedAt'>,
+  ): Promise<InstallationRequest> {
     try {
-      await this.ctx.db.insertInto('installation_requests').values({
-        id: req.id, requested_by: req.requestedBy, group_id: req.groupId, variant_id: req.variantId, name: req.name,
-        suggested: toJson(req.suggested), status: 'pending', decided_by: null, decision_note: null, instance_id: null,
-        created_at: req.createdAt, decided_at: null,
-      }).execute();
+      await this.ctx.db
+        .insertInto('installation_requests')
+        .values({
+          id: req.id,
+          requested_by: req.requestedBy,
+          group_id: req.groupId,
+          variant_id: req.variantId,
+          name: req.name,
+          suggested: toJson(req.suggested),
+          status: 'pending',
+          decided_by: null,
+          decision_note: null,
+          instance_id: null,
+          created_at: req.createdAt,
+          decided_at: null,
+        })
+        .execute();
     } catch (err) {
       if (isUniqueViolation(err)) throw new AppError('CONFLICT', `installation request ${req.id} already exists`, { cause: err });
       throw err;
@@ -59,9 +73,17 @@ export class KyselyInstallationRequestRepository implements InstallationRequestR
     id: string,
     d: { status: 'approved' | 'rejected'; decidedBy: string; note?: string | null; instanceId?: string | null; now: EpochMs },
   ): Promise<InstallationRequest | undefined> {
-    const result = await this.ctx.db.updateTable('installation_requests')
-      .set({ status: d.status, decided_by: d.decidedBy, decision_note: d.note ?? null, instance_id: d.instanceId ?? null, decided_at: d.now })
-      .where('id', '=', id).where('status', '=', 'pending')
+    const result = await this.ctx.db
+      .updateTable('installation_requests')
+      .set({
+        status: d.status,
+        decided_by: d.decidedBy,
+        decision_note: d.note ?? null,
+        instance_id: d.instanceId ?? null,
+        decided_at: d.now,
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
       .executeTakeFirst();
     if (affected(result) > 0) return this.get(id);
     if (!(await this.get(id))) throw new AppError('NOT_FOUND', `installation request ${id} does not exist`);

@@ -7,7 +7,15 @@ import { AppError } from '../../shared/errors.js';
 import { isUniqueViolation, PREPARED, type StoreContext } from '../context.js';
 import { toJson } from '../json.js';
 import type { InstancesTable, SessionsTable } from '../schema.js';
-import type { AllocationRow, ClaimCandidate, ClaimedInstance, InstanceFilter, InstancePatch, InstanceRepository, ReleasedSession } from '../store.js';
+import type {
+  AllocationRow,
+  ClaimCandidate,
+  ClaimedInstance,
+  InstanceFilter,
+  InstancePatch,
+  InstanceRepository,
+  ReleasedSession,
+} from '../store.js';
 import { appendHistory } from './history.js';
 import { instanceFields, toInstance, toRow, toRowPatch } from './instance-rows.js';
 import { toSession } from './sessions.js';
@@ -48,6 +56,12 @@ const IMMUTABLE_FIELDS = ['id', 'createdAt', 'version', 'user', 'updatedAt'] as 
 
 function cleanPatch(patch: InstancePatch): InstancePatch {
   const copy: Record<string, unknown> = { ...patch };
+  // Only a transition writes the state (with its history entry).
+  if ('state' in copy)
+    throw new AppError(
+      'INTERNAL',
+      'an instance patch may not set state: change it with a transition (moveInstance), which checks it against the table and records the history',
+    );
   for (const field of IMMUTABLE_FIELDS) {
     if (field in copy) {
       if (field === 'user') throw new AppError('IMMUTABLE', 'the container user is chosen at creation and can never be edited');
@@ -62,10 +76,15 @@ export class KyselyInstanceRepository implements InstanceRepository {
 
   async create(instance: Omit<Instance, 'version'>): Promise<Instance> {
     try {
-      const row = await this.ctx.db.insertInto('instances').values(toRow({ ...instance, version: 1 })).returningAll().executeTakeFirstOrThrow();
+      const row = await this.ctx.db
+        .insertInto('instances')
+        .values(toRow({ ...instance, version: 1 }))
+        .returningAll()
+        .executeTakeFirstOrThrow();
       return toInstance(row);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AppError('CONFLICT', `an instance with id ${instance.id} or name ${instance.name} already exists`);
+      if (isUniqueViolation(err))
+        throw new AppError('CONFLICT', `an instance with id ${instance.id} or name ${instance.name} already exists`);
       throw err;
     }
   }
@@ -81,7 +100,8 @@ export class KyselyInstanceRepository implements InstanceRepository {
   }
 
   async list(filter: InstanceFilter = {}): Promise<Instance[]> {
-    if (filter.ids?.length === 0 || filter.states?.length === 0 || filter.desiredStates?.length === 0 || filter.hostIds?.length === 0) return [];
+    if (filter.ids?.length === 0 || filter.states?.length === 0 || filter.desiredStates?.length === 0 || filter.hostIds?.length === 0)
+      return [];
     const rows = await this.ctx.db
       .selectFrom('instances')
       .selectAll()
@@ -118,10 +138,17 @@ export class KyselyInstanceRepository implements InstanceRepository {
     if (row) return toInstance(row);
     const current = await this.get(id);
     if (!current) throw new AppError('INSTANCE_NOT_FOUND', `instance ${id} does not exist`);
-    throw new AppError('CONFLICT', `instance ${id} changed concurrently (version ${current.version}, expected ${opts.expectedVersion}); reload and retry`);
+    throw new AppError(
+      'CONFLICT',
+      `instance ${id} changed concurrently (version ${current.version}, expected ${opts.expectedVersion}); reload and retry`,
+    );
   }
 
-  async claimForSession(candidates: readonly ClaimCandidate[], sessionId: string, opts: { now: number; session?: { groupId: string | null; metadata: JsonObject }; audit?: Omit<AuditEvent, 'id'> }): Promise<ClaimedInstance | undefined> {
+  async claimForSession(
+    candidates: readonly ClaimCandidate[],
+    sessionId: string,
+    opts: { now: number; session?: { groupId: string | null; metadata: JsonObject }; audit?: Omit<AuditEvent, 'id'> },
+  ): Promise<ClaimedInstance | undefined> {
     if (candidates.length === 0) return undefined;
     const session = opts.session;
     if (this.ctx.dialect === 'postgres') {
@@ -154,23 +181,46 @@ export class KyselyInstanceRepository implements InstanceRepository {
     // and the session row commits with it.
     return this.ctx.atomic(async (db) => {
       for (const c of candidates) {
-        const row = await db.updateTable('instances').set({ session_id: sessionId, updated_at: opts.now }).set((eb) => ({ version: eb('version', '+', 1) }))
-          .where('id', '=', c.id).where('version', '=', c.expectedVersion).where('session_id', 'is', null)
-          .returningAll().executeTakeFirst();
+        const row = await db
+          .updateTable('instances')
+          .set({ session_id: sessionId, updated_at: opts.now })
+          .set((eb) => ({ version: eb('version', '+', 1) }))
+          .where('id', '=', c.id)
+          .where('version', '=', c.expectedVersion)
+          .where('session_id', 'is', null)
+          .returningAll()
+          .executeTakeFirst();
         if (!row) continue;
         if (session) {
-          await db.insertInto('sessions').values({
-            id: sessionId, group_id: session.groupId, instance_id: c.id, status: 'allocated', metadata: toJson(session.metadata), created_at: opts.now, released_at: null,
-          }).execute();
+          await db
+            .insertInto('sessions')
+            .values({
+              id: sessionId,
+              group_id: session.groupId,
+              instance_id: c.id,
+              status: 'allocated',
+              metadata: toJson(session.metadata),
+              created_at: opts.now,
+              released_at: null,
+            })
+            .execute();
         }
-        if (opts.audit) await db.insertInto('audit_events').values(auditRow(withInstance(opts.audit, c.id))).execute();
+        if (opts.audit)
+          await db
+            .insertInto('audit_events')
+            .values(auditRow(withInstance(opts.audit, c.id)))
+            .execute();
         return CLAIMED.decode(row);
       }
       return undefined;
     });
   }
 
-  async releaseSession(sessionId: string, now: number, opts: { groupIds?: readonly string[]; audit?: Omit<AuditEvent, 'id'> } = {}): Promise<ReleasedSession | undefined> {
+  async releaseSession(
+    sessionId: string,
+    now: number,
+    opts: { groupIds?: readonly string[]; audit?: Omit<AuditEvent, 'id'> } = {},
+  ): Promise<ReleasedSession | undefined> {
     const groupIds = opts.groupIds;
     if (groupIds?.length === 0) return undefined;
     if (this.ctx.dialect === 'postgres') {
@@ -189,18 +239,35 @@ export class KyselyInstanceRepository implements InstanceRepository {
           update instances set session_id = null, updated_at = ${now}, version = version + 1
           where session_id = ${sessionId} and id in (select instance_id from rel) returning version
         )${opts.audit ? sql`, audited as (${auditedInsert(opts.audit, sql`rel.instance_id`, sql`rel`)})` : sql``}
-        select id, group_id, instance_id, status, metadata, created_at, released_at, (select version from freed) as freed_version${lazyColumn} from rel`.execute(this.ctx.db);
+        select id, group_id, instance_id, status, metadata, created_at, released_at, (select version from freed) as freed_version${lazyColumn} from rel`.execute(
+        this.ctx.db,
+      );
       const row = rows[0];
       return row && released(toSession(row), row.freed_version);
     }
     return this.ctx.atomic(async (db) => {
-      const row = await db.updateTable('sessions').set({ status: 'released', released_at: now })
-        .where('id', '=', sessionId).where('status', '=', 'allocated')
-        .$if(groupIds !== undefined, (q) => q.where('group_id', 'in', groupIds!)).returningAll().executeTakeFirst();
+      const row = await db
+        .updateTable('sessions')
+        .set({ status: 'released', released_at: now })
+        .where('id', '=', sessionId)
+        .where('status', '=', 'allocated')
+        .$if(groupIds !== undefined, (q) => q.where('group_id', 'in', groupIds!))
+        .returningAll()
+        .executeTakeFirst();
       if (!row) return undefined;
-      const freed = await db.updateTable('instances').set({ session_id: null, updated_at: now }).set((eb) => ({ version: eb('version', '+', 1) }))
-        .where('id', '=', row.instance_id).where('session_id', '=', sessionId).returning('version').executeTakeFirst();
-      if (opts.audit) await db.insertInto('audit_events').values(auditRow(withInstance(opts.audit, row.instance_id))).execute();
+      const freed = await db
+        .updateTable('instances')
+        .set({ session_id: null, updated_at: now })
+        .set((eb) => ({ version: eb('version', '+', 1) }))
+        .where('id', '=', row.instance_id)
+        .where('session_id', '=', sessionId)
+        .returning('version')
+        .executeTakeFirst();
+      if (opts.audit)
+        await db
+          .insertInto('audit_events')
+          .values(auditRow(withInstance(opts.audit, row.instance_id)))
+          .execute();
       return released(toSession(row), freed?.version ?? null);
     });
   }
@@ -208,14 +275,31 @@ export class KyselyInstanceRepository implements InstanceRepository {
   async allocationRows(groupId: string): Promise<AllocationRow[]> {
     const pg = this.ctx.dialect === 'postgres';
     // The JSON documents are text in both dialects; only the two members an allocation needs are extracted.
-    const labels = pg ? sql<string | null>`(container_config::json -> 'labels')::text` : sql<string | null>`json_extract(container_config, '$.labels')`;
-    const draining = pg ? sql<number>`case when fleet::json -> 'draining' is not null then 1 else 0 end` : sql<number>`json_type(fleet, '$.draining') is not null`;
-    const { rows } = await sql<{ id: string; host_id: string | null; variant_id: string; state: string; allocated: number | boolean; draining: number | boolean; labels: string | null; version: number }>`${sql.raw(PREPARED)}
+    const labels = pg
+      ? sql<string | null>`(container_config::json -> 'labels')::text`
+      : sql<string | null>`json_extract(container_config, '$.labels')`;
+    const draining = pg
+      ? sql<number>`case when fleet::json -> 'draining' is not null then 1 else 0 end`
+      : sql<number>`json_type(fleet, '$.draining') is not null`;
+    const { rows } = await sql<{
+      id: string;
+      host_id: string | null;
+      variant_id: string;
+      state: string;
+      allocated: number | boolean;
+      draining: number | boolean;
+      labels: string | null;
+      version: number;
+    }>`${sql.raw(PREPARED)}
       select id, host_id, variant_id, state, case when session_id is null then 0 else 1 end as allocated, ${draining} as draining, ${labels} as labels, version
       from instances where group_id = ${groupId} order by created_at, id`.execute(this.ctx.db);
     return rows.map((r) => ({
-      id: r.id, hostId: r.host_id, variantId: r.variant_id, state: r.state as InstanceState,
-      allocated: Number(r.allocated) === 1, draining: Number(r.draining) === 1,
+      id: r.id,
+      hostId: r.host_id,
+      variantId: r.variant_id,
+      state: r.state as InstanceState,
+      allocated: Number(r.allocated) === 1,
+      draining: Number(r.draining) === 1,
       labels: r.labels === null ? undefined : (JSON.parse(r.labels) as Record<string, string>),
       version: Number(r.version),
     }));
@@ -225,17 +309,31 @@ export class KyselyInstanceRepository implements InstanceRepository {
     id: string,
     to: InstanceState,
     opts: {
-      now: number; reason: string; from?: InstanceState[]; actor?: string | null; commandId?: string | null;
-      details?: JsonObject | null; patch?: InstancePatch;
+      now: number;
+      reason: string;
+      from?: InstanceState[];
+      actor?: string | null;
+      commandId?: string | null;
+      details?: JsonObject | null;
+      patch?: InstancePatch;
     },
   ): Promise<Instance | undefined> {
     return this.ctx.atomic(async (db) => {
-      const current = await db.selectFrom('instances').select(['state', 'version']).where('id', '=', id)
-        .$if(this.ctx.dialect === 'postgres', (q) => q.forUpdate()).executeTakeFirst();
+      const current = await db
+        .selectFrom('instances')
+        .select(['state', 'version'])
+        .where('id', '=', id)
+        .$if(this.ctx.dialect === 'postgres', (q) => q.forUpdate())
+        .executeTakeFirst();
       if (!current) throw new AppError('INSTANCE_NOT_FOUND', `instance ${id} does not exist`);
       const from = current.state as InstanceState;
       if (opts.from && !opts.from.includes(from)) return undefined;
-      const patch: InstancePatch = { ...cleanPatch(opts.patch ?? {}), state: to, stateReason: opts.reason, stateChangedAt: opts.now };
+      const patch: InstancePatch & Pick<Instance, 'state'> = {
+        ...cleanPatch(opts.patch ?? {}),
+        state: to,
+        stateReason: opts.reason,
+        stateChangedAt: opts.now,
+      };
       const row = await db
         .updateTable('instances')
         .set(toRowPatch({ ...patch, updatedAt: opts.now }))
@@ -244,8 +342,14 @@ export class KyselyInstanceRepository implements InstanceRepository {
         .returningAll()
         .executeTakeFirstOrThrow();
       await appendHistory(db, {
-        instanceId: id, at: opts.now, from, to, reason: opts.reason,
-        actor: opts.actor ?? null, commandId: opts.commandId ?? null, details: opts.details ?? null,
+        instanceId: id,
+        at: opts.now,
+        from,
+        to,
+        reason: opts.reason,
+        actor: opts.actor ?? null,
+        commandId: opts.commandId ?? null,
+        details: opts.details ?? null,
       });
       return toInstance(row);
     });
@@ -256,7 +360,11 @@ export class KyselyInstanceRepository implements InstanceRepository {
   }
 
   async countByState(): Promise<Partial<Record<InstanceState, number>>> {
-    const rows = await this.ctx.db.selectFrom('instances').select(['state', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('state').execute();
+    const rows = await this.ctx.db
+      .selectFrom('instances')
+      .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('state')
+      .execute();
     return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
   }
 
@@ -281,7 +389,11 @@ export class KyselyInstanceRepository implements InstanceRepository {
   }
 
   async countByGroup(groupId: string): Promise<number> {
-    const row = await this.ctx.db.selectFrom('instances').select((eb) => eb.fn.countAll<number>().as('n')).where('group_id', '=', groupId).executeTakeFirst();
+    const row = await this.ctx.db
+      .selectFrom('instances')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('group_id', '=', groupId)
+      .executeTakeFirst();
     return Number(row?.n ?? 0);
   }
 

@@ -46,7 +46,9 @@ export class KyselyLeaseRepository implements LeaseRepository {
   }
 
   async release(name: string, holder: string): Promise<boolean> {
-    const result = await sql`update leases set expires_at = ${this.dbNow()} where name = ${name} and holder = ${holder}`.execute(this.ctx.db);
+    const result = await sql`update leases set expires_at = ${this.dbNow()} where name = ${name} and holder = ${holder}`.execute(
+      this.ctx.db,
+    );
     return Number(result.numAffectedRows ?? 0n) === 1;
   }
 

@@ -18,8 +18,13 @@ function rethrowDuplicate(err: unknown, what: string): never {
 
 export function toSession(r: Selectable<SessionsTable>): Session {
   return {
-    id: r.id, groupId: r.group_id, instanceId: r.instance_id, status: r.status as Session['status'],
-    metadata: fromJson(r.metadata), createdAt: Number(r.created_at), releasedAt: msOrNull(r.released_at),
+    id: r.id,
+    groupId: r.group_id,
+    instanceId: r.instance_id,
+    status: r.status as Session['status'],
+    metadata: fromJson(r.metadata),
+    createdAt: Number(r.created_at),
+    releasedAt: msOrNull(r.released_at),
   };
 }
 
@@ -30,8 +35,13 @@ export class KyselySessionRepository implements SessionRepository {
     const row = await this.ctx.db
       .insertInto('sessions')
       .values({
-        id: s.id, group_id: s.groupId, instance_id: s.instanceId, status: s.status,
-        metadata: toJson(s.metadata), created_at: s.createdAt, released_at: s.releasedAt,
+        id: s.id,
+        group_id: s.groupId,
+        instance_id: s.instanceId,
+        status: s.status,
+        metadata: toJson(s.metadata),
+        created_at: s.createdAt,
+        released_at: s.releasedAt,
       })
       .returningAll()
       .executeTakeFirstOrThrow()
@@ -60,9 +70,16 @@ export class KyselySessionRepository implements SessionRepository {
 
 function toTransfer(r: Selectable<TransfersTable>): Transfer {
   return {
-    id: r.id, player: r.player, playerUuid: r.player_uuid, target: fromJson(r.target),
-    status: r.status as Transfer['status'], resolvedInstanceId: r.resolved_instance_id, reason: r.reason,
-    createdAt: Number(r.created_at), expiresAt: Number(r.expires_at), consumedAt: msOrNull(r.consumed_at),
+    id: r.id,
+    player: r.player,
+    playerUuid: r.player_uuid,
+    target: fromJson(r.target),
+    status: r.status as Transfer['status'],
+    resolvedInstanceId: r.resolved_instance_id,
+    reason: r.reason,
+    createdAt: Number(r.created_at),
+    expiresAt: Number(r.expires_at),
+    consumedAt: msOrNull(r.consumed_at),
   };
 }
 
@@ -73,9 +90,17 @@ export class KyselyTransferRepository implements TransferRepository {
     const row = await this.ctx.db
       .insertInto('transfers')
       .values({
-        id: t.id, player: t.player, player_key: t.player.toLowerCase(), player_uuid: t.playerUuid,
-        target: toJson(t.target), status: t.status, resolved_instance_id: t.resolvedInstanceId, reason: t.reason,
-        created_at: t.createdAt, expires_at: t.expiresAt, consumed_at: t.consumedAt,
+        id: t.id,
+        player: t.player,
+        player_key: t.player.toLowerCase(),
+        player_uuid: t.playerUuid,
+        target: toJson(t.target),
+        status: t.status,
+        resolved_instance_id: t.resolvedInstanceId,
+        reason: t.reason,
+        created_at: t.createdAt,
+        expires_at: t.expiresAt,
+        consumed_at: t.consumedAt,
       })
       .returningAll()
       .executeTakeFirstOrThrow()
@@ -124,17 +149,28 @@ export class KyselyTransferRepository implements TransferRepository {
   }
 
   async expire(now: number): Promise<number> {
-    const res = await this.ctx.db.updateTable('transfers').set({ status: 'expired' })
-      .where('status', '=', 'pending').where('expires_at', '<=', now).executeTakeFirst();
+    const res = await this.ctx.db
+      .updateTable('transfers')
+      .set({ status: 'expired' })
+      .where('status', '=', 'pending')
+      .where('expires_at', '<=', now)
+      .executeTakeFirst();
     return affected(res);
   }
 }
 
 function toPlayerSession(r: Selectable<PlayerSessionsTable>): PlayerSession {
   return {
-    id: r.id, routerId: r.router_id, playerName: r.player_name, playerUuid: r.player_uuid, instanceId: r.instance_id,
-    clientAddress: r.client_address, status: r.status as PlayerSession['status'], reason: r.reason,
-    connectedAt: Number(r.connected_at), disconnectedAt: msOrNull(r.disconnected_at),
+    id: r.id,
+    routerId: r.router_id,
+    playerName: r.player_name,
+    playerUuid: r.player_uuid,
+    instanceId: r.instance_id,
+    clientAddress: r.client_address,
+    status: r.status as PlayerSession['status'],
+    reason: r.reason,
+    connectedAt: Number(r.connected_at),
+    disconnectedAt: msOrNull(r.disconnected_at),
   };
 }
 
@@ -145,9 +181,16 @@ export class KyselyPlayerSessionRepository implements PlayerSessionRepository {
     const row = await this.ctx.db
       .insertInto('player_sessions')
       .values({
-        id: p.id, router_id: p.routerId, player_name: p.playerName, player_uuid: p.playerUuid, instance_id: p.instanceId,
-        client_address: p.clientAddress, status: p.status, reason: p.reason,
-        connected_at: p.connectedAt, disconnected_at: p.disconnectedAt,
+        id: p.id,
+        router_id: p.routerId,
+        player_name: p.playerName,
+        player_uuid: p.playerUuid,
+        instance_id: p.instanceId,
+        client_address: p.clientAddress,
+        status: p.status,
+        reason: p.reason,
+        connected_at: p.connectedAt,
+        disconnected_at: p.disconnectedAt,
       })
       .returningAll()
       .executeTakeFirstOrThrow()
@@ -156,15 +199,22 @@ export class KyselyPlayerSessionRepository implements PlayerSessionRepository {
   }
 
   async close(id: string, now: number, reason: string | null = null): Promise<PlayerSession | undefined> {
-    await this.ctx.db.updateTable('player_sessions')
+    await this.ctx.db
+      .updateTable('player_sessions')
       .set({ status: 'closed', disconnected_at: now, reason: sql<string | null>`coalesce(${reason}, reason)` })
-      .where('id', '=', id).where('status', '=', 'active').execute();
+      .where('id', '=', id)
+      .where('status', '=', 'active')
+      .execute();
     return this.get(id);
   }
 
   async closeAllForRouter(routerId: string, now: number, reason: string): Promise<number> {
-    const res = await this.ctx.db.updateTable('player_sessions').set({ status: 'closed', disconnected_at: now, reason })
-      .where('router_id', '=', routerId).where('status', '=', 'active').executeTakeFirst();
+    const res = await this.ctx.db
+      .updateTable('player_sessions')
+      .set({ status: 'closed', disconnected_at: now, reason })
+      .where('router_id', '=', routerId)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
     return affected(res);
   }
 

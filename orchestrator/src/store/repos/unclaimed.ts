@@ -9,21 +9,34 @@ import type { UnclaimedContainersTable } from '../schema.js';
 import type { UnclaimedEntry, UnclaimedRepository } from '../store.js';
 
 function toRecord(r: Selectable<UnclaimedContainersTable>): UnclaimedRecord {
-  return { hostId: r.host_id, instanceId: r.instance_id, groupId: r.group_id, variantId: r.variant_id, firstSeenAt: Number(r.first_seen_at) };
+  return {
+    hostId: r.host_id,
+    instanceId: r.instance_id,
+    groupId: r.group_id,
+    variantId: r.variant_id,
+    firstSeenAt: Number(r.first_seen_at),
+  };
 }
 
 export class KyselyUnclaimedRepository implements UnclaimedRepository {
   constructor(private readonly ctx: StoreContext) {}
 
   async listForHost(hostId: string): Promise<UnclaimedRecord[]> {
-    const rows = await this.ctx.db.selectFrom('unclaimed_containers').selectAll().where('host_id', '=', hostId).orderBy('instance_id').execute();
+    const rows = await this.ctx.db
+      .selectFrom('unclaimed_containers')
+      .selectAll()
+      .where('host_id', '=', hostId)
+      .orderBy('instance_id')
+      .execute();
     return rows.map(toRecord);
   }
 
   async get(hostId: string, instanceId: string): Promise<UnclaimedRecord | undefined> {
     const row = await this.ctx.db
-      .selectFrom('unclaimed_containers').selectAll()
-      .where('host_id', '=', hostId).where('instance_id', '=', instanceId)
+      .selectFrom('unclaimed_containers')
+      .selectAll()
+      .where('host_id', '=', hostId)
+      .where('instance_id', '=', instanceId)
       .executeTakeFirst();
     return row && toRecord(row);
   }
@@ -34,19 +47,25 @@ export class KyselyUnclaimedRepository implements UnclaimedRepository {
     return this.ctx.atomic(async (db) => {
       const host = await db.selectFrom('hosts').select('id').where('id', '=', hostId).executeTakeFirst();
       if (!host) throw new AppError('HOST_NOT_FOUND', `host ${hostId} is not registered`);
-      const current = new Map((await db.selectFrom('unclaimed_containers').selectAll().where('host_id', '=', hostId).execute()).map((r) => [r.instance_id, r]));
+      const current = new Map(
+        (await db.selectFrom('unclaimed_containers').selectAll().where('host_id', '=', hostId).execute()).map((r) => [r.instance_id, r]),
+      );
       const gone = [...current.keys()].filter((id) => !wanted.has(id));
-      if (gone.length > 0) await db.deleteFrom('unclaimed_containers').where('host_id', '=', hostId).where('instance_id', 'in', gone).execute();
+      if (gone.length > 0)
+        await db.deleteFrom('unclaimed_containers').where('host_id', '=', hostId).where('instance_id', 'in', gone).execute();
       for (const e of wanted.values()) {
         const row = current.get(e.instanceId);
         if (!row) {
-          await db.insertInto('unclaimed_containers')
+          await db
+            .insertInto('unclaimed_containers')
             .values({ host_id: hostId, instance_id: e.instanceId, group_id: e.groupId, variant_id: e.variantId, first_seen_at: now })
             .execute();
         } else if (row.group_id !== e.groupId || row.variant_id !== e.variantId) {
-          await db.updateTable('unclaimed_containers')
+          await db
+            .updateTable('unclaimed_containers')
             .set({ group_id: e.groupId, variant_id: e.variantId })
-            .where('host_id', '=', hostId).where('instance_id', '=', e.instanceId)
+            .where('host_id', '=', hostId)
+            .where('instance_id', '=', e.instanceId)
             .execute();
         }
       }
@@ -56,7 +75,11 @@ export class KyselyUnclaimedRepository implements UnclaimedRepository {
   }
 
   async remove(hostId: string, instanceId: string): Promise<boolean> {
-    const result = await this.ctx.db.deleteFrom('unclaimed_containers').where('host_id', '=', hostId).where('instance_id', '=', instanceId).executeTakeFirst();
+    const result = await this.ctx.db
+      .deleteFrom('unclaimed_containers')
+      .where('host_id', '=', hostId)
+      .where('instance_id', '=', instanceId)
+      .executeTakeFirst();
     return affected(result) > 0;
   }
 }

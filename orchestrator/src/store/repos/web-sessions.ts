@@ -9,8 +9,13 @@ import type { WebSessionRecord, WebSessionRepository } from '../store.js';
 
 function toRecord(r: Selectable<WebSessionsTable>): WebSessionRecord {
   return {
-    idHash: r.id_hash, tokenId: r.token_id, principalKind: r.principal_kind as WebSessionRecord['principalKind'],
-    name: r.name, scopes: fromJson(r.scopes), createdAt: Number(r.created_at), expiresAt: Number(r.expires_at),
+    idHash: r.id_hash,
+    tokenId: r.token_id,
+    principalKind: r.principal_kind as WebSessionRecord['principalKind'],
+    name: r.name,
+    scopes: fromJson(r.scopes),
+    createdAt: Number(r.created_at),
+    expiresAt: Number(r.expires_at),
   };
 }
 
@@ -19,10 +24,19 @@ export class KyselyWebSessionRepository implements WebSessionRepository {
 
   async create(s: WebSessionRecord): Promise<WebSessionRecord> {
     try {
-      const row = await this.ctx.db.insertInto('web_sessions').values({
-        id_hash: s.idHash, token_id: s.tokenId, principal_kind: s.principalKind, name: s.name,
-        scopes: toJson(s.scopes), created_at: s.createdAt, expires_at: s.expiresAt,
-      }).returningAll().executeTakeFirstOrThrow();
+      const row = await this.ctx.db
+        .insertInto('web_sessions')
+        .values({
+          id_hash: s.idHash,
+          token_id: s.tokenId,
+          principal_kind: s.principalKind,
+          name: s.name,
+          scopes: toJson(s.scopes),
+          created_at: s.createdAt,
+          expires_at: s.expiresAt,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
       return toRecord(row);
     } catch (err) {
       if (isUniqueViolation(err)) throw new AppError('CONFLICT', 'web session already exists');

@@ -1,0 +1,37 @@
+// The deterministic simulation (docs/testing.md "Deterministic simulation"):
+// the real orchestrator against simulated agents and a simulated router on a
+// manual clock. A bounded number of fresh seeds, and every regression seed. A
+// failure names the invariant, the seed, the shrunk steps and the replay command.
+
+import { describe, expect, it } from 'vitest';
+import { runSteps } from '../../src/sim/harness.js';
+import { DEFAULT_STEPS, formatFailure, runSeeds, selectSteps } from '../../src/sim/runner.js';
+import { REGRESSION_SEEDS } from '../../src/sim/regressions.js';
+
+/** Fresh seeds per CI run: a few seconds each on a 2-core machine. */
+const CI_SEEDS = 5;
+
+describe('deterministic simulation', () => {
+  it.each(REGRESSION_SEEDS)(
+    'regression seed $seed ($note)',
+    async (r) => {
+      const result = await runSteps(r.seed, selectSteps(r.seed, r.steps, r.keep));
+      expect(
+        result.violation,
+        result.violation ? formatFailure({ seed: r.seed, keep: r.keep ?? result.steps.map((_, i) => i), result }, r.steps) : '',
+      ).toBeNull();
+    },
+    120_000,
+  );
+
+  it(`${CI_SEEDS} seeds without a violation`, async () => {
+    const summary = await runSeeds(1, CI_SEEDS, DEFAULT_STEPS);
+    expect(summary.failures.map((f) => formatFailure(f, DEFAULT_STEPS)).join('\n\n')).toBe('');
+  }, 300_000);
+
+  it('one seed is one run: the same seed replays the same trace', async () => {
+    const a = await runSteps(3, selectSteps(3, 12));
+    const b = await runSteps(3, selectSteps(3, 12));
+    expect(b.trace).toEqual(a.trace);
+  }, 120_000);
+});

@@ -114,34 +114,8 @@ export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
       await instanceActionRoutes(api, ctx);
       await instanceAdminRoutes(api, ctx);
       await instanceBackupRoutes(api, ctx);
-      await instanceScheduleRoutes(api, ctx);
-      await instanceUpdateRoutes(api, ctx);
-      await instancePreviewRoutes(api, ctx);
-      await installationRequestRoutes(api, ctx);
-      await keptDataRoutes(api, ctx);
-      await auditRoutes(api, ctx);
-      await commandRoutes(api, ctx);
-      await tokenRoutes(api, ctx);
-      await routerIntegrationRoutes(api, ctx);
-      await fleetRoutes(api, ctx);
-      await velocityRoutes(api, ctx);
-    },
-    { prefix: '/api/v1' },
-  );
-  await app.register(
-    async (api) => {
-      await systemRoutes(api, ctx);
-      api.get('/openapi.json', { schema: { hide: true }, config: { auth: { public: true } } }, async () => app.swagger());
-      await hostRoutes(api, ctx);
-      await api.register(async (scoped) => layerRoutes(scoped, ctx));
-      await api.register(async (scoped) => importRoutes(scoped, ctx));
-      await catalogRoutes(api, ctx);
-      await eggRoutes(api, ctx);
-      await instanceRoutes(api, ctx);
-      await instanceActionRoutes(api, ctx);
-      await instanceAdminRoutes(api, ctx);
-      await instanceBackupRoutes(api, ctx);
       await instanceFileRoutes(api, ctx);
+      await instanceScheduleRoutes(api, ctx);
       await instanceUpdateRoutes(api, ctx);
       await instancePreviewRoutes(api, ctx);
       await instanceStatsRoutes(api, ctx);

@@ -23,6 +23,7 @@ import { registerInstances } from './commands/instances.js';
 import { registerKeptData } from './commands/kept-data.js';
 import { registerLayers } from './commands/layers.js';
 import { registerRequests } from './commands/requests.js';
+import { registerSchedules } from './commands/schedules.js';
 import { registerSystem } from './commands/system.js';
 import { registerTokens } from './commands/tokens.js';
 import { registerTransfers } from './commands/transfers.js';
@@ -123,6 +124,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerContext(program, ctx);
   registerHosts(program, ctx);
   registerKeptData(program, ctx);
+  registerSchedules(program, ctx);
   registerLayers(program, ctx);
   registerApply(program, ctx);
   const instances = registerInstances(program, ctx);

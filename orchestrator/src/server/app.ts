@@ -26,6 +26,7 @@ import { auditRoutes } from './routes/audit.js';
 import { instanceActionRoutes } from './routes/instance-actions.js';
 import { instanceAdminRoutes } from './routes/instance-admin.js';
 import { instanceBackupRoutes } from './routes/instance-backups.js';
+import { instanceScheduleRoutes } from './routes/instance-schedules.js';
 import { instanceFileRoutes } from './routes/instance-files.js';
 import { instanceUpdateRoutes } from './routes/instance-update.js';
 import { instancePreviewRoutes } from './routes/instance-preview.js';
@@ -114,6 +115,7 @@ export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
       await instanceAdminRoutes(api, ctx);
       await instanceBackupRoutes(api, ctx);
       await instanceFileRoutes(api, ctx);
+      await instanceScheduleRoutes(api, ctx);
       await instanceUpdateRoutes(api, ctx);
       await instancePreviewRoutes(api, ctx);
       await instanceStatsRoutes(api, ctx);

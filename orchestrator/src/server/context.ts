@@ -28,6 +28,7 @@ import type { NetworkSecret } from './provisioning/network-secret.js';
 import type { Supervisor } from './lifecycle-engine/supervisor.js';
 import type { BackupStore } from './services/backup-store.js';
 import type { BackupScheduler } from './services/backup-scheduler.js';
+import type { ScheduleService } from './services/schedules.js';
 import type { Leadership } from './leadership/leadership.js';
 import type { DatabaseReadiness } from './services/readiness.js';
 import type { InstanceFileService } from './services/instance-files.js';
@@ -77,6 +78,7 @@ export interface ServerContext {
   /** Off-host copies of backups (ENDERCLOUD_BACKUP_DIR). */
   backupStore: BackupStore;
   backupScheduler: BackupScheduler;
+  schedules: ScheduleService;
   /** This replica's node id (ENDERCLOUD_NODE_ID or `<data>/node-id`). */
   nodeId: string;
   /** The reconciler lease: who leads, for /health and /metrics. */

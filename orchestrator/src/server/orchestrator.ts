@@ -39,6 +39,7 @@ import { InstanceCreator } from './services/instance-creator.js';
 import { ImportStore } from './services/import-store.js';
 import { BackupStore, backupStoreHooks } from './services/backup-store.js';
 import { BackupScheduler } from './services/backup-scheduler.js';
+import { ScheduleService } from './services/schedules.js';
 import { LayerStore } from './services/layer-store.js';
 import { OfflineDetector } from './services/offline-detector.js';
 import { DatabaseReadiness } from './services/readiness.js';
@@ -103,6 +104,10 @@ export interface OrchestratorDeps {
   runProvisioner?: boolean;
   /** false: no backup scheduler loop (tests call backupScheduler.tick()). Default true. */
   runBackupScheduler?: boolean;
+  /** false: no schedule runner loop (tests call schedules.tick()). Default true. */
+  runSchedules?: boolean;
+  /** The wait between a schedule's tasks (tests record offsets and move the clock). */
+  scheduleWait?: (ms: number) => Promise<void>;
   /** startOrchestrator: run the SFTP server on this port instead of ENDERCLOUD_SFTP_PORT (0: an ephemeral one, tests). */
   sftpPort?: number;
 }
@@ -382,10 +387,22 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     ...(deps.timers ? { timers: deps.timers } : {}),
     isActive: () => leadership.isLeader(),
   });
+  const schedules = new ScheduleService({
+    store,
+    clock,
+    logger: logger.child({ component: 'schedules' }),
+    lifecycle,
+    driver: rconDriver,
+    intervalMs: config.backupScheduleIntervalMs,
+    ...(deps.timers ? { timers: deps.timers } : {}),
+    ...(deps.scheduleWait ? { wait: deps.scheduleWait } : {}),
+    isActive: () => leadership.isLeader(),
+  });
   metrics.leadership(leadership);
   const ctx: ServerContext = {
     backupStore,
     backupScheduler,
+    schedules,
     nodeId: node.nodeId,
     leadership,
     readiness: new DatabaseReadiness({ store, timeoutMs: config.readyTimeoutMs }),
@@ -469,6 +486,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       await provisioner.stop();
       await metrics.instanceStats?.stop();
       await backupScheduler.stop();
+      await schedules.stop();
       await worker.stop();
       await hosts.whenIdle();
       stopLeaderLoops();
@@ -488,6 +506,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   if (deps.runProvisioner !== false) provisioner.start();
   metrics.instanceStats?.start();
   if (deps.runBackupScheduler !== false) backupScheduler.start();
+  if (deps.runSchedules !== false) schedules.start();
   return orchestrator;
 }
 

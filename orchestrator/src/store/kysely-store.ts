@@ -18,6 +18,7 @@ import { KyselyPlayerSessionRepository, KyselySessionRepository, KyselyTransferR
 import { KyselySystemSettingsRepository } from './repos/system-settings.js';
 import { KyselyUnclaimedRepository } from './repos/unclaimed.js';
 import { KyselyWebSessionRepository } from './repos/web-sessions.js';
+import { KyselyScheduleRepository } from './repos/schedules.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 
@@ -42,6 +43,7 @@ export class KyselyStore implements Store {
   readonly storedBackups;
   readonly backupPolicies;
   readonly webSessions;
+  readonly schedules;
   private readonly ctx: StoreContext;
 
   /**
@@ -82,6 +84,7 @@ export class KyselyStore implements Store {
     this.storedBackups = new KyselyStoredBackupRepository(this.ctx);
     this.backupPolicies = new KyselyBackupPolicyRepository(this.ctx);
     this.webSessions = new KyselyWebSessionRepository(this.ctx);
+    this.schedules = new KyselyScheduleRepository(this.ctx);
   }
 
   async migrate(): Promise<void> {

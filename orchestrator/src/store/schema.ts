@@ -264,6 +264,24 @@ export interface WebSessionsTable {
   expires_at: number;
 }
 
+export interface SchedulesTable {
+  id: string;
+  instance_id: string;
+  name: string;
+  cron: string;
+  enabled: number;
+  only_when_online: number;
+  /** JSON ScheduleTask[]. */
+  tasks: string;
+  next_run_at: number | null;
+  last_run_at: number | null;
+  last_result: string | null;
+  last_error: string | null;
+  running_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   hosts: HostsTable;
   template_layers: LayersTable;
@@ -285,4 +303,5 @@ export interface Database {
   stored_backups: StoredBackupsTable;
   backup_policies: BackupPoliciesTable;
   web_sessions: WebSessionsTable;
+  schedules: SchedulesTable;
 }

@@ -76,6 +76,7 @@ export interface Store {
   readonly storedBackups: StoredBackupRepository;
   readonly backupPolicies: BackupPolicyRepository;
   readonly webSessions: WebSessionRepository;
+  readonly schedules: ScheduleRepository;
 }
 
 // ---------------------------------------------------------------- hosts
@@ -579,4 +580,58 @@ export interface WebSessionRepository {
   delete(idHash: string): Promise<boolean>;
   /** Removes every session expired at `now`; returns how many. */
   deleteExpired(now: EpochMs): Promise<number>;
+}
+
+// ---------------------------------------------------------------- instance schedules (server/services/schedules.ts)
+
+/** One task of a schedule, as stored (checked by lifecycle/schedules.ts). */
+export interface ScheduleTaskRecord {
+  action: 'command' | 'power' | 'backup';
+  payload: string;
+  offsetSeconds: number;
+  continueOnFailure: boolean;
+}
+
+export interface ScheduleRecord {
+  id: string;
+  instanceId: string;
+  name: string;
+  cron: string;
+  enabled: boolean;
+  onlyWhenOnline: boolean;
+  tasks: ScheduleTaskRecord[];
+  nextRunAt: EpochMs | null;
+  lastRunAt: EpochMs | null;
+  lastResult: 'ok' | 'failed' | 'skipped' | null;
+  lastError: string | null;
+  /** The run claim: set while a run is in progress; null otherwise. */
+  runningSince: EpochMs | null;
+  createdAt: EpochMs;
+  updatedAt: EpochMs;
+}
+
+/** What a user sets; the run bookkeeping is the runner's. */
+export type ScheduleDefinition = Pick<ScheduleRecord, 'name' | 'cron' | 'enabled' | 'onlyWhenOnline' | 'tasks' | 'nextRunAt'>;
+
+export interface ScheduleRepository {
+  /** CONFLICT when the id exists. */
+  create(schedule: Omit<ScheduleRecord, 'lastRunAt' | 'lastResult' | 'lastError' | 'runningSince' | 'updatedAt'>): Promise<ScheduleRecord>;
+  get(id: string): Promise<ScheduleRecord | undefined>;
+  /** Oldest first (createdAt, then id). */
+  listForInstance(instanceId: string): Promise<ScheduleRecord[]>;
+  /** Enabled schedules whose nextRunAt is at or before `now`, soonest first. */
+  listDue(now: EpochMs, limit: number): Promise<ScheduleRecord[]>;
+  /** Replaces the definition, keeping the run bookkeeping; NOT_FOUND when absent. */
+  update(id: string, definition: ScheduleDefinition, now: EpochMs): Promise<ScheduleRecord>;
+  /** True when a row was removed. */
+  delete(id: string): Promise<boolean>;
+  /** Removes every schedule of the instance; returns how many. */
+  deleteForInstance(instanceId: string): Promise<number>;
+  /**
+   * Takes the run claim when no run holds it (or the one holding it started
+   * before `staleBefore`), and sets the next slot, in one statement. False: another run holds it.
+   */
+  claimRun(id: string, opts: { now: EpochMs; staleBefore: EpochMs; nextRunAt?: EpochMs | null }): Promise<boolean>;
+  /** Records a run's outcome and releases the claim. */
+  finishRun(id: string, outcome: { at: EpochMs; result: 'ok' | 'failed' | 'skipped'; error: string | null }): Promise<void>;
 }

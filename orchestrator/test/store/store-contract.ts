@@ -16,6 +16,7 @@ import { hostClockContract } from './contract-host-clock.js';
 import { allocationContract } from './contract-allocation.js';
 import { backupsContract } from './contract-backups.js';
 import { webSessionContract } from './contract-web-sessions.js';
+import { schedulesContract } from './contract-schedules.js';
 
 export interface StoreHarness {
   /** A store on an empty database, not yet migrated. */
@@ -231,5 +232,6 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     hostClockContract(handle);
     backupsContract(handle);
     webSessionContract(handle);
+    schedulesContract(handle);
   });
 }

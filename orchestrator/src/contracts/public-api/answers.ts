@@ -3,6 +3,7 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import { Iso, Maintenance, Nullable, NullableInteger, NullableIso, NullableNumber, NullableString, Open, OpenObject } from './common.js';
+import { ScheduleInput } from './bodies.js';
 import { GroupView, HistoryEntryView, InstallationRequestView, InstanceView, RevisionView, TemplateView, TransferView } from './views.js';
 
 // ---------------------------------------------------------------- system and panel
@@ -339,3 +340,25 @@ export const RegistrySnapshot = Type.Object({
     ),
   ),
 });
+
+// ---------------------------------------------------------------- instance schedules
+
+export const ScheduleView = Type.Composite([
+  ScheduleInput,
+  Type.Object({
+    id: Type.String(),
+    instanceId: Type.String(),
+    nextRunAt: NullableInteger,
+    lastRunAt: NullableInteger,
+    lastResult: Nullable(Type.Union([Type.Literal('ok'), Type.Literal('failed'), Type.Literal('skipped')])),
+    lastError: NullableString,
+    running: Type.Boolean(),
+    createdAt: Type.Integer(),
+    updatedAt: Type.Integer(),
+  }),
+]);
+export type ScheduleView = Static<typeof ScheduleView>;
+export const ScheduleList = Type.Object({ schedules: Type.Array(ScheduleView) });
+export type ScheduleList = Static<typeof ScheduleList>;
+export const ScheduleRunAccepted = Type.Object({ id: Type.String(), instanceId: Type.String(), accepted: Type.Literal(true) });
+export type ScheduleRunAccepted = Static<typeof ScheduleRunAccepted>;

@@ -146,3 +146,35 @@ export type TokenBody = Static<typeof TokenBody>;
 
 export const LoginBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
 export type LoginBody = Static<typeof LoginBody>;
+
+/** One task of a schedule (issue 24, Pelican's model): `payload` is the command line, the power action, or a backup's note. */
+export const ScheduleTaskBody = Type.Object(
+  {
+    action: Type.Union([Type.Literal('command'), Type.Literal('power'), Type.Literal('backup')]),
+    payload: Type.String({
+      maxLength: 1024,
+      description: 'command: the console line; power: start|stop|restart|kill; backup: an optional note',
+    }),
+    offsetSeconds: Type.Integer({
+      minimum: 0,
+      maximum: 900,
+      description: 'wait this long after the previous task (or the run start) before this one',
+    }),
+    continueOnFailure: Type.Boolean({ description: 'a failure of this task does not stop the chain' }),
+  },
+  { additionalProperties: false },
+);
+export type ScheduleTaskBody = Static<typeof ScheduleTaskBody>;
+
+/** POST /instances/:id/schedules and PUT /instances/:id/schedules/:scheduleId. */
+export const ScheduleInput = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    cron: Type.String({ minLength: 1, maxLength: 200, description: '5 fields, UTC' }),
+    enabled: Type.Boolean(),
+    onlyWhenOnline: Type.Boolean({ description: 'skip the run (lastResult skipped) when the instance is not online' }),
+    tasks: Type.Array(ScheduleTaskBody, { minItems: 1, maxItems: 10 }),
+  },
+  { additionalProperties: false },
+);
+export type ScheduleInput = Static<typeof ScheduleInput>;

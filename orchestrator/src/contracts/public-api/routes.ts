@@ -90,6 +90,13 @@ export const PUBLIC_ROUTES = {
   'POST /instances/:id/backups': backup,
   'GET /instances/:id/backups': { ok: { 200: A.BackupsAnswer } },
   'GET /instances/:id/backups/:backupId/download': { ok: { 200: raw }, media: 'application/gzip' },
+  // schedules (routes/instance-schedules.ts)
+  'GET /instances/:id/schedules': { ok: { 200: A.ScheduleList } },
+  'POST /instances/:id/schedules': { ok: { 201: A.ScheduleView }, body: B.ScheduleInput },
+  'GET /instances/:id/schedules/:scheduleId': { ok: { 200: A.ScheduleView } },
+  'PUT /instances/:id/schedules/:scheduleId': { ok: { 200: A.ScheduleView }, body: B.ScheduleInput },
+  'DELETE /instances/:id/schedules/:scheduleId': { ok: { 200: Deleted({ id: Type.String(), instanceId: Type.String() }) } },
+  'POST /instances/:id/schedules/:scheduleId/run': { ok: { 202: A.ScheduleRunAccepted } },
   'GET /instances/:id/backup-policy': { ok: { 200: A.BackupPolicyAnswer } },
   'PUT /instances/:id/backup-policy': { ok: { 200: A.BackupPolicyAnswer } },
   'POST /instances/:id/restore': { ok: { 202: A.RestoreAccepted } },

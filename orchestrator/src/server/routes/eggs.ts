@@ -12,7 +12,7 @@ import { writeScope } from '../auth/scopes.js';
 import { auditTarget } from '../audit.js';
 import type { ServerContext } from '../context.js';
 import { ConsoleBody, ImportEggBody } from '../../contracts/public-api/bodies.js';
-import { capability } from '../drivers/host-driver.js';
+import { sendConsoleCommand } from '../services/instance-console.js';
 import { templateView } from '../views.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }) });
@@ -34,29 +34,12 @@ export async function eggRoutes(api: FastifyInstance, ctx: ServerContext): Promi
       const { id } = req.params as Static<typeof InstanceParams>;
       const { command } = req.body as ConsoleBody;
       const instance = await ctx.lifecycle.find(id);
-      const template = await ctx.lifecycle.templateOf(instance);
       auditTarget(req, instance.id, { verb: command.trim().split(/\s+/)[0] ?? '' });
-      if (!instance.hostId) throw new AppError('INSTANCE_NOT_RUNNING', `instance ${instance.name} is on no host yet`);
-      const host = await ctx.queries.host(instance.hostId);
-      if (!host) throw new AppError('HOST_NOT_FOUND', `host ${instance.hostId} of instance ${instance.name} is not known`);
-      const rcon = template?.stop.rcon;
-      const password = rcon ? instance.secretSettings[rcon.passwordVariable] : undefined;
-      if (rcon && password) {
-        const { response } = await capability(ctx.driver.rcon, 'rcon', host).command(
-          host,
-          instance.id,
-          { port: rcon.port, password, command },
-          { requestId: req.id },
-        );
-        return { via: 'rcon', response };
-      }
-      if (template?.stdin) {
-        await capability(ctx.driver.eggs, 'stdin', host).stdin(host, instance.id, { line: command }, { requestId: req.id });
-        return { via: 'stdin', response: null };
-      }
-      throw new AppError(
-        'NOT_IMPLEMENTED',
-        `template of instance ${instance.name} has neither RCON (stop.rcon) nor an open stdin (stdin: true): no console to send commands to`,
+      return sendConsoleCommand(
+        { host: (hostId) => ctx.queries.host(hostId), templateOf: (i) => ctx.lifecycle.templateOf(i), driver: ctx.driver },
+        instance,
+        command,
+        { requestId: req.id },
       );
     },
   );

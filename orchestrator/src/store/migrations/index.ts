@@ -13,6 +13,7 @@ import * as backups from './0007-backups.js';
 import * as webSessions from './0008-web-sessions.js';
 import * as memoryReserved from './0009-memory-reserved.js';
 import * as groupIdleTiers from './0010-group-idle-tiers.js';
+import * as schedules from './0011-schedules.js';
 
 export type StoreDialect = 'sqlite' | 'postgres';
 
@@ -30,6 +31,7 @@ const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [
   ['0008_web_sessions', webSessions.up],
   ['0009_memory_reserved', memoryReserved.up],
   ['0010_group_idle_tiers', groupIdleTiers.up],
+  ['0011_schedules', schedules.up],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -362,3 +362,28 @@ export const ScheduleList = Type.Object({ schedules: Type.Array(ScheduleView) })
 export type ScheduleList = Static<typeof ScheduleList>;
 export const ScheduleRunAccepted = Type.Object({ id: Type.String(), instanceId: Type.String(), accepted: Type.Literal(true) });
 export type ScheduleRunAccepted = Static<typeof ScheduleRunAccepted>;
+
+// ---------------------------------------------------------------- instance files and stats
+
+/** The files API answers are the agent's (the orchestrator passes them through, docs/orchestrator.md "Instance files"). */
+export { FileDeleted, FileExtracted, FileList, FileWritten } from '../agent-api.js';
+export const FileDirectoryMade = Type.Object({ path: Type.String() });
+export const FileRenamed = Type.Object({ from: Type.String(), to: Type.String() });
+
+/** GET /instances/:id/stats: the last 10 minutes of the console graphs, oldest first. */
+export const StatsAnswer = Type.Object({
+  intervalMs: Type.Integer(),
+  samples: Type.Array(
+    Type.Object({
+      at: Type.Number(),
+      cpuPercent: Type.Union([Type.Number(), Type.Null()], {
+        description: 'share of one core since the previous sample; null for the first one',
+      }),
+      memoryBytes: Type.Number(),
+      memoryLimitBytes: Type.Number(),
+      networkRxBytes: Type.Number(),
+      networkTxBytes: Type.Number(),
+    }),
+  ),
+});
+export type StatsAnswer = Static<typeof StatsAnswer>;

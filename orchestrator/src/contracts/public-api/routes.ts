@@ -90,6 +90,18 @@ export const PUBLIC_ROUTES = {
   'POST /instances/:id/backups': backup,
   'GET /instances/:id/backups': { ok: { 200: A.BackupsAnswer } },
   'GET /instances/:id/backups/:backupId/download': { ok: { 200: raw }, media: 'application/gzip' },
+  'POST /instances/:id/reinstall': powerAction,
+  // files (routes/instance-files.ts)
+  'GET /instances/:id/files': { ok: { 200: A.FileList } },
+  'GET /instances/:id/files/content': { ok: { 200: raw }, media: 'application/octet-stream' },
+  'PUT /instances/:id/files/content': { ok: { 200: A.FileWritten } },
+  'POST /instances/:id/files/directory': { ok: { 200: A.FileDirectoryMade } },
+  'POST /instances/:id/files/rename': { ok: { 200: A.FileRenamed } },
+  'POST /instances/:id/files/delete': { ok: { 200: A.FileDeleted } },
+  'POST /instances/:id/files/archive': { ok: { 200: A.FileWritten } },
+  'POST /instances/:id/files/extract': { ok: { 200: A.FileExtracted } },
+  // console graphs (routes/instance-stats.ts); ?follow=true answers text/event-stream instead
+  'GET /instances/:id/stats': { ok: { 200: A.StatsAnswer } },
   // schedules (routes/instance-schedules.ts)
   'GET /instances/:id/schedules': { ok: { 200: A.ScheduleList } },
   'POST /instances/:id/schedules': { ok: { 201: A.ScheduleView }, body: B.ScheduleInput },

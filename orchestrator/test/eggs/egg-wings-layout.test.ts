@@ -5,7 +5,7 @@
 // in /home/container. The image is chosen per instance from the egg's
 // docker_images ('Java 17') and changed later by an update ('Java 21').
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestAgent } from '../support/agent-harness.js';
@@ -15,6 +15,7 @@ import { pingStatus } from '../support/mc-server.js';
 import { startRealAgentStack, waitFor, type RealAgentStack } from '../support/real-agent-stack.js';
 import { YOLKS_JAVA17_ALIAS, yolksImageTag } from '../../test-images/yolks/image.js';
 import type { Loose } from '../server/support.js';
+import { ENDERCLOUD_USER } from '../../src/lifecycle/settings.js';
 
 const RUN = uniqueId('wings');
 
@@ -71,7 +72,13 @@ describe("an egg in Wings' layout on Docker", () => {
   let id = '';
 
   it('refuses an image choice the egg does not offer, naming the choices', async () => {
-    const res = await call('POST', '/instances', { groupId: 'paper', variantId: 'srv', name: `${RUN}-bad`, image: 'Java 8' });
+    const res = await call('POST', '/instances', {
+      groupId: 'paper',
+      variantId: 'srv',
+      name: `${RUN}-bad`,
+      image: 'Java 8',
+      settings: { EULA: 'true' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toBe(
       `body/image "Java 8" is not one of this template's image choices: Java 21 (${yolksImageTag()}), Java 17 (${YOLKS_JAVA17_ALIAS})`,
@@ -90,7 +97,17 @@ describe("an egg in Wings' layout on Docker", () => {
   });
 
   it("runs the image's entrypoint with STARTUP in /home/container, Wings' env, the published address in server.properties, and answers a status ping", async () => {
-    const res = await call('POST', '/instances', { groupId: 'paper', variantId: 'srv', name: `${RUN}-srv`, image: 'Java 17' });
+    // The egg has the eula feature: without the operator's acceptance nothing is created or started.
+    const refused = await call('POST', '/instances', { groupId: 'paper', variantId: 'srv', name: `${RUN}-srv`, image: 'Java 17' });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+    expect(refused.body.error.code).toBe('EULA_NOT_ACCEPTED');
+    const res = await call('POST', '/instances', {
+      groupId: 'paper',
+      variantId: 'srv',
+      name: `${RUN}-srv`,
+      image: 'Java 17',
+      settings: { EULA: 'true' },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     id = res.body.id as string;
     const online = await waitState(id, 'online');
@@ -123,6 +140,13 @@ describe("an egg in Wings' layout on Docker", () => {
     expect(instanceFile(id, 'server.properties')).toBe(
       'server-ip=127.0.0.1\nserver-port=25565\nmotd=A Paper egg; on yolks\nquery.port=25565\n',
     );
+    // The install script ran as root (its [[ … ]] root check passed) and chowned to root; the files are the server user's afterwards.
+    expect(instanceFile(id, 'eula.txt')).toMatch(/^eula=true\n?$/m);
+    for (const rel of ['server.jar', 'server.properties', 'eula.txt']) {
+      expect(statSync(join(agent.runtimeDirectory, 'instances', id, rel)).uid, rel).toBe(ENDERCLOUD_USER.uid);
+    }
+    const history = JSON.stringify((await call('GET', `/instances/${id}/history`)).body);
+    expect(history).toContain('install done as uid 0');
     // The line ran in /home/container with the variables filled in (the [[ … ]] test saw the jar the install wrote).
     const logs = JSON.stringify((await call('GET', `/instances/${id}/logs?tail=200`)).body);
     expect(logs).toContain('starting server.jar with -Xmx256M in /home/container, on 127.0.0.1:25565');

@@ -79,6 +79,8 @@ describe('agentCreateBody: a startup template runs in layout wings', () => {
           { key: 'motd', value: 'A Paper egg; on yolks' },
         ],
       },
+      // The eula feature: eula.txt from the acceptance variable (false until the operator sets it).
+      { path: 'eula.txt', parser: 'properties', edits: [{ key: 'eula', value: 'false' }] },
     ]);
   });
   it("Wings' own variables win over an egg variable of the same name", () => {

@@ -170,11 +170,12 @@ describe('the ectl command', () => {
         { cwd: base },
       );
     expect((await complete('ectl ins')).stdout).toBe('instances\n');
-    expect((await complete(`ectl instances re`)).stdout.split('\n').filter(Boolean)).toEqual([
-      'restart',
-      'resume',
-      'restore',
+    expect((await complete(`ectl instances re`)).stdout.split('\n').filter(Boolean).sort()).toEqual([
+      'reinstall',
       'reset-crash-loop',
+      'restart',
+      'restore',
+      'resume',
       'revisions',
     ]);
     expect((await complete(`ectl i delete --c`)).stdout.split('\n').filter(Boolean)).toEqual(['--confirm']);

@@ -30,6 +30,8 @@ const BODY: CreateInstanceBody = {
   command: ['java', '-jar', 'server.jar'],
   labels: { team: 'blue' },
 };
+/** A replace carries everything but the layers (the agent refuses `layers` on a replace: they are materialized once, at create). */
+const { layers: _layers, ...REPLACE_BODY } = BODY;
 
 async function agentUp(token?: string): Promise<{ agent: FakeAgent; host: DriverHost; driver: AgentHostDriver }> {
   const agent = await startFakeAgent(token ? { token } : {});
@@ -99,7 +101,7 @@ describe('AgentHostDriver over the real agent app', () => {
   it('replaces on the same port and cleans orphans up, keeping data when asked', async () => {
     const { agent, host, driver } = await agentUp();
     const first = await driver.create(host, 'i-3', BODY);
-    const replaced = await driver.replace(host, 'i-3', { ...BODY, image: 'mc:2', start: true, stop: { signal: 'SIGTERM' } });
+    const replaced = await driver.replace(host, 'i-3', { ...REPLACE_BODY, image: 'mc:2', start: true, stop: { signal: 'SIGTERM' } });
     expect(replaced).toMatchObject({
       replaced: true,
       previousContainerId: first.containerId,
@@ -107,7 +109,7 @@ describe('AgentHostDriver over the real agent app', () => {
       state: 'running',
       stop: { method: 'signal' },
     });
-    expect((await driver.replace(host, 'i-3', { ...BODY, image: 'mc:2', start: true })).replaced).toBe(false);
+    expect((await driver.replace(host, 'i-3', { ...REPLACE_BODY, image: 'mc:2', start: true })).replaced).toBe(false);
 
     agent.inventory.push({ instanceId: 'orphan', groupId: 'g', variantId: 'v' });
     const report = await driver.cleanup(host, { instanceIds: ['orphan', 'ghost'], keepDataFor: ['orphan'] });
@@ -200,7 +202,7 @@ describe('AgentHostDriver over the real agent app', () => {
     conforms(Api.RestoreAnswer, await driver.backups.restore(host, 'i-7', 'b-1'));
     conforms(Api.BackupDeleted, await driver.backups.delete(host, 'i-7', 'b-1'));
     conforms(Api.BackupsDeleted, await driver.backups.deleteAll(host, 'i-7'));
-    conforms(Api.ReplaceResult, await driver.replace(host, 'i-7', { ...BODY, image: 'mc:2', start: true }));
+    conforms(Api.ReplaceResult, await driver.replace(host, 'i-7', { ...REPLACE_BODY, image: 'mc:2', start: true }));
     conforms(Api.DeleteReport, await driver.remove(host, 'i-7', { paths: ['server.properties'] }));
     conforms(Api.CleanupReport, await driver.cleanup(host, { instanceIds: ['i-7'] }));
     const health = await fetch(`${host.controlUrl}api/v1/health`);

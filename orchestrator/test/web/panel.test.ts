@@ -829,9 +829,8 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
           await page.locator('main h1').first().waitFor();
           await page.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
           const { scroll, viewport, culprits } = await sideways();
-          // Known gap (issue 24, open): the Groups view is 9 px wider than a 390 px phone; what pushes it is not found yet.
-          if (!(width === 390 && view === 'groups'))
-            expect(scroll, `${view} at ${width} px is ${scroll} px wide (${culprits.join('; ')})`).toBeLessThanOrEqual(viewport);
+          // (The top bar's "Reconnecting…" is wider than "Live": the brand gives way, so a reconnect never widens the page.)
+          expect(scroll, `${view} at ${width} px is ${scroll} px wide (${culprits.join('; ')})`).toBeLessThanOrEqual(viewport);
           const bar = await page.locator('header.top').evaluate((el) => {
             const middles = [...el.children]
               .filter((c) => (c as HTMLElement).offsetParent !== null)

@@ -11,5 +11,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 180_000,
     reporters: ['default'],
+    // Orchestrators started by tests (in-process or as child processes that inherit this environment)
+    // never take the default SFTP port 2022: two at once would collide. SFTP tests bind port 0 themselves.
+    env: { ENDERCLOUD_SFTP_PORT: '0' },
   },
 });

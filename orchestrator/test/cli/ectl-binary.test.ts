@@ -37,6 +37,7 @@ function run(cmd: string, args: string[], opts: { cwd: string; env?: Record<stri
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = {
       PATH: process.env.PATH,
+      ENDERCLOUD_SFTP_PORT: '0',
       HOME: base,
       XDG_CONFIG_HOME: join(base, 'xdg'),
       NPM_CONFIG_OFFLINE: 'true',

@@ -104,6 +104,7 @@ function ectlProcess(
       cwd: base,
       env: {
         PATH: process.env.PATH,
+        ENDERCLOUD_SFTP_PORT: '0',
         HOME: base,
         XDG_CONFIG_HOME: join(base, 'xdg'),
         ENDERCLOUD_URL: orchestrator.url,

@@ -124,6 +124,7 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
       const game = randomPortRange(10);
       const env: NodeJS.ProcessEnv = {
         PATH: process.env.PATH,
+        ENDERCLOUD_SFTP_PORT: '0',
         HOME: process.env.HOME,
         ENDERCLOUD_IMAGE: tag,
         AGENT_TOKEN: randomBytes(24).toString('hex'),
@@ -255,7 +256,7 @@ describe('Compose files', () => {
   });
 
   it.skipIf(!hasCompose)('are accepted by docker-compose 1.29 (`config`), router service included', () => {
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, AGENT_TOKEN: 'x'.repeat(32) };
+    const env = { PATH: process.env.PATH, ENDERCLOUD_SFTP_PORT: '0', HOME: process.env.HOME, AGENT_TOKEN: 'x'.repeat(32) };
     const out = spawnSync('docker-compose', ['-f', join(REPO, 'compose.yml'), 'config', '--services'], {
       cwd: REPO,
       env,

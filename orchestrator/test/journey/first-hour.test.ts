@@ -47,7 +47,7 @@ function ectl(args: string[], timeoutMs = 120_000): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [pathJoin(ROOT, 'bin', 'ectl.js'), ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: dirs[0], ENDERCLOUD_URL: url, ENDERCLOUD_TOKEN: token },
+      env: { PATH: process.env.PATH, ENDERCLOUD_SFTP_PORT: '0', HOME: dirs[0], ENDERCLOUD_URL: url, ENDERCLOUD_TOKEN: token },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -128,6 +128,7 @@ beforeAll(async () => {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
+      ENDERCLOUD_SFTP_PORT: '0',
       HOME: dataDir,
       ENDERCLOUD_LOG_LEVEL: 'warn',
       ENDERCLOUD_DATA_DIR: dataDir,

@@ -21,7 +21,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const env = (extra: Record<string, string>): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, ...extra });
+const env = (extra: Record<string, string>): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH,
+  ENDERCLOUD_SFTP_PORT: '0',
+  HOME: process.env.HOME,
+  ...extra,
+});
 
 async function poll<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -20,7 +20,7 @@ const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 function env(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, ENDERCLOUD_LOG_LEVEL: 'warn', ...extra };
+  return { PATH: process.env.PATH, ENDERCLOUD_SFTP_PORT: '0', HOME: process.env.HOME, ENDERCLOUD_LOG_LEVEL: 'warn', ...extra };
 }
 
 describe('npm run orchestrator', () => {

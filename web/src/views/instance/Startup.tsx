@@ -70,7 +70,7 @@ export function StartupTab({ instance, me, write }: { instance: InstanceView; me
     <>
       <Section title="Startup command">
         {command !== undefined ? (
-          <pre className="json" data-testid="startup-command">
+          <pre className="json" data-testid="startup-command" tabIndex={0}>
             {command}
           </pre>
         ) : (

@@ -2,7 +2,7 @@
 // and the HTTP app, and runs the background loops (command worker, OFFLINE
 // detector). Importable and stoppable in-process (dev stack, end-to-end tests).
 
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -139,7 +139,9 @@ export interface Orchestrator {
 export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, deps: OrchestratorDeps = {}): Promise<Orchestrator> {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? createLogger('orchestrator', config.logLevel);
-  await mkdir(config.dataDir, { recursive: true });
+  // The data dir holds the database, layers, backups and secret settings: owner only (issue 26).
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  await chmod(config.dataDir, 0o700);
   const ownsStore = deps.store === undefined;
   // Every committed write that changes what routers see is published to the change port.
   const baseStore =

@@ -10,6 +10,8 @@ export const ERROR_CATALOGUE = {
   INVALID_ARCHIVE: 422,
   CHECKSUM_MISMATCH: 422,
   ARCHIVE_TOO_LARGE: 413,
+  /** A request body past the server's body limit (the message names the limit). */
+  BODY_TOO_LARGE: 413,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,

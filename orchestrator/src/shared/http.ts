@@ -76,7 +76,7 @@ export function errorHandler(service: string, bodyLimit: number) {
     }
     if (err.validation) return sendError(reply, new AppError('VALIDATION_FAILED', validationMessage(err)));
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-      return sendError(reply, new AppError('BAD_REQUEST', `request body is larger than ${bodyLimit} bytes`));
+      return sendError(reply, new AppError('BODY_TOO_LARGE', `request body is larger than the limit of ${bodyLimit} bytes`));
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.status(err.statusCode).send({ error: { code: 'BAD_REQUEST', message: err.message } });
     }

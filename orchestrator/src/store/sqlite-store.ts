@@ -2,6 +2,7 @@
 // begin IMMEDIATE so a writer takes the lock up front (no deadlocked upgrade
 // from a read lock when a second process, e.g. a backup, holds the file).
 
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDatabase } from 'kysely';
 import { KyselyStore } from './kysely-store.js';
@@ -63,7 +64,20 @@ export interface SqliteStoreOptions {
 }
 
 /** Opens (creating if needed) the SQLite file; `:memory:` works for throwaway stores. */
+/**
+ * The database holds token digests, secret settings and the audit log: it is created -rw------- (0600), and an
+ * existing file is narrowed to that. SQLite gives its -wal and -shm files the database file's mode. `:memory:` and
+ * other special names are left alone.
+ */
+function restrictFile(file: string): void {
+  if (file === '' || file.startsWith(':') || file.startsWith('file:')) return;
+  closeSync(openSync(file, 'a', 0o600));
+  chmodSync(file, 0o600);
+  for (const side of ['-wal', '-shm']) if (existsSync(file + side)) chmodSync(file + side, 0o600);
+}
+
 export function openSqliteStore(file: string, options: SqliteStoreOptions = {}): KyselyStore {
+  restrictFile(file);
   const database = new Database(file, { timeout: options.busyTimeoutMs ?? 5000 });
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');

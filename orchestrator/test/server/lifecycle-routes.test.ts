@@ -521,12 +521,24 @@ describe('bridge readiness', () => {
     expect((await s.t.call('POST', `/api/v1/instances/${s.id}/events`, { body: { type: 'SERVER_READY' }, token: 'nope' })).status).toBe(
       401,
     );
+    const published = (await s.get()).endpoint as { host: string; port: number };
+    expect(published).toMatchObject({ host: expect.any(String), port: expect.any(Number) });
+    // A container cannot aim players or probes anywhere else: a metadata address, the orchestrator, another port.
+    for (const foreign of ['169.254.169.254:80', 'orchestrator:8080', `${published.host}:${published.port + 1}`]) {
+      const refused = await s.t.call('POST', `/api/v1/instances/${s.id}/events`, {
+        body: { type: 'SERVER_READY', endpoint: foreign },
+        token,
+      });
+      expect(refused.status, foreign).toBe(400);
+      expect(refused.body.error.message).toContain("is not this instance's published endpoint");
+    }
+    expect((await s.get()).state).toBe('starting');
     const ok = await s.t.call('POST', `/api/v1/instances/${s.id}/events`, {
-      body: { type: 'SERVER_READY', endpoint: 'play.example.net:25570' },
+      body: { type: 'SERVER_READY', endpoint: `${published.host}:${published.port}` },
       token,
     });
     expect(ok.status).toBe(202);
-    expect(await s.get()).toMatchObject({ state: 'online', endpoint: { host: 'play.example.net', port: 25570 } });
+    expect(await s.get()).toMatchObject({ state: 'online', endpoint: published });
   });
 
   it('a server that never reports ready is degraded after the startup timeout, never online', async () => {

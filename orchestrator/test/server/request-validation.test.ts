@@ -112,3 +112,15 @@ describe('null | array request bodies', () => {
     expect((await t.call('GET', '/api/v1/instances?state=online')).status).toBe(200);
   });
 });
+
+describe('oversized bodies', () => {
+  it('a JSON body past the 1 MiB limit is 413 BODY_TOO_LARGE naming the limit, and nothing is written', async () => {
+    const res = await t.call('PUT', '/api/v1/templates/huge/versions/1', {
+      body: { image: 'busybox:1', resources: { memoryMb: 64 }, description: 'x'.repeat(1024 * 1024 + 10) },
+    });
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe('BODY_TOO_LARGE');
+    expect(res.body.error.message).toContain(`${1024 * 1024} bytes`);
+    expect((await t.call('GET', '/api/v1/templates/huge')).status).toBe(404);
+  });
+});

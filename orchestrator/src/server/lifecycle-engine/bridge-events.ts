@@ -21,12 +21,27 @@ export class BridgeEvents {
     if (!instance || !instance.bridgeTokenHash || token === undefined || !secretsEqual(hashToken(token), instance.bridgeTokenHash)) {
       throw new AppError('UNAUTHORIZED', 'missing or wrong instance token (ENDERCLOUD_INSTANCE_TOKEN)');
     }
+    const reported = endpoint ? parseEndpoint(endpoint) : undefined;
+    if (reported) {
+      // A container may only confirm where players reach it: its host's game address and its own published port.
+      // Anything else would let a tenant's server aim the router and the probes at another address (issue 26).
+      const host = instance.hostId ? await store.hosts.get(instance.hostId) : undefined;
+      const allowed = host && instance.hostPort !== null ? { host: host.gameAddress, port: instance.hostPort } : undefined;
+      if (!allowed || reported.host !== allowed.host || reported.port !== allowed.port)
+        throw new AppError(
+          'VALIDATION_FAILED',
+          `body/endpoint ${endpoint} is not this instance's published endpoint` +
+            (allowed ? ` (${allowed.host.includes(':') ? `[${allowed.host}]` : allowed.host}:${allowed.port})` : ' (it has none yet)') +
+            ': a container may report only its host game address and its own published port',
+          { details: { field: 'endpoint' } },
+        );
+    }
     const now = clock.now();
     signals.report(instance.id, now);
-    const patch = endpoint ? { endpoint: parseEndpoint(endpoint) } : {};
+    const patch = reported ? { endpoint: reported } : {};
     if (instance.state === 'starting' || instance.state === 'degraded') {
       await moveInstance(store, instance, 'online', { now, reason: 'the server reported SERVER_READY', patch });
-    } else if (endpoint) {
+    } else if (reported) {
       await store.instances.update(instance.id, patch, { now });
     }
   }

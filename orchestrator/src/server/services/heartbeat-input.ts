@@ -3,6 +3,7 @@
 
 import { HeartbeatBody } from '../../contracts/agent-api.js';
 import type { HostHeartbeat } from '../../domain/index.js';
+import { isIP } from 'node:net';
 import { AppError } from '../../shared/errors.js';
 
 const MIB = 1024 * 1024;
@@ -11,6 +12,42 @@ const STORE_SHAPE = ['memoryMb', 'cpus', 'diskBytes'] as const;
 
 /** The heartbeat route validates with the agent contract's schema (src/contracts/agent-api.ts). */
 export { HeartbeatBody };
+
+/** Names a cloud's instance-metadata service answers on (besides its link-local address). */
+const METADATA_HOSTS = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal']);
+
+/**
+ * Why a control URL may not be dialled with the agent credential, or undefined when it may: the orchestrator sends
+ * the agent token and create bodies (secrets included) there, so a heartbeat may not aim it at a path-carrying
+ * query, a fragment, embedded credentials, or a link-local / instance-metadata address (SSRF). Loopback and private
+ * addresses stay allowed: agents live there.
+ */
+export function controlUrlProblem(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'is not a URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `must be http or https, not ${url.protocol.replace(/:$/, '')}`;
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials (user:password@)';
+  if (url.search !== '' || raw.includes('?')) return 'must not carry a query string';
+  if (url.hash !== '' || raw.includes('#')) return 'must not carry a fragment';
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (METADATA_HOSTS.has(host.replace(/\.$/, ''))) return `must not name an instance-metadata service (${host})`;
+  if (isIP(host) === 4) {
+    const [a, b] = host.split('.').map(Number);
+    if (a === 169 && b === 254) return `must not be a link-local address (${host}: 169.254.0.0/16 holds cloud metadata services)`;
+    if (a === 0) return `must not be an unspecified address (${host})`;
+  } else if (isIP(host) === 6) {
+    if (/^fe[89ab][0-9a-f]:/.test(host)) return `must not be a link-local address (${host}: fe80::/10)`;
+    if (host === '::' || /^0*:0*:0*:0*:0*:0*:0*:0*$/.test(host)) return `must not be an unspecified address (${host})`;
+    if (host.startsWith('fd00:ec2::')) return `must not name an instance-metadata service (${host})`;
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host) ?? /^::ffff:a9fe:/.exec(host);
+    if (mapped && (mapped[1]?.startsWith('169.254.') ?? true)) return `must not be a link-local address (${host})`;
+  }
+  return undefined;
+}
 
 export function toHostHeartbeat(agentId: string, body: HeartbeatBody): HostHeartbeat {
   const r = body.resources;
@@ -25,6 +62,9 @@ export function toHostHeartbeat(agentId: string, body: HeartbeatBody): HostHeart
       );
     }
   }
+  const urlProblem = controlUrlProblem(body.controlUrl);
+  if (urlProblem !== undefined)
+    throw new AppError('VALIDATION_FAILED', `body/controlUrl ${urlProblem}`, { details: { field: 'controlUrl' } });
   const memoryMb = Math.floor(r.memoryTotalBytes / MIB);
   if (body.portRange.first > body.portRange.last) throw new AppError('VALIDATION_FAILED', 'body/portRange first must not exceed last');
   const disk = r.diskFreeBytes;

@@ -3,7 +3,7 @@
 // The same reading names the database for what must not be shared between
 // deployments (the Redis change channel): databaseIdentity().
 
-import { chmodSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { AppError } from '../shared/errors.js';
 import { openPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
@@ -45,9 +45,8 @@ function target(databaseUrl: string | undefined, dataDir: string): DatabaseTarge
 function createStore(databaseUrl: string | undefined, dataDir: string, postgres: PostgresStoreOptions): Store {
   const t = target(databaseUrl, dataDir);
   if (t.kind === 'postgres') return openPostgresStore(t.url, postgres);
-  const dir = t.implicit ? dataDir : path.dirname(path.resolve(t.file));
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (t.implicit) chmodSync(dir, 0o700); // the data dir holds the database and secrets: owner only
+  // A directory made here is owner-only; the data dir itself is narrowed by its owner, buildOrchestrator.
+  mkdirSync(t.implicit ? dataDir : path.dirname(path.resolve(t.file)), { recursive: true, mode: 0o700 });
   return openSqliteStore(t.file);
 }
 

@@ -63,7 +63,6 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
 }
 
-/** Opens (creating if needed) the SQLite file; `:memory:` works for throwaway stores. */
 /**
  * The database holds token digests, secret settings and the audit log: it is created -rw------- (0600), and an
  * existing file is narrowed to that. SQLite gives its -wal and -shm files the database file's mode. `:memory:` and
@@ -76,6 +75,7 @@ function restrictFile(file: string): void {
   for (const side of ['-wal', '-shm']) if (existsSync(file + side)) chmodSync(file + side, 0o600);
 }
 
+/** Opens (creating if needed) the SQLite file; `:memory:` works for throwaway stores. */
 export function openSqliteStore(file: string, options: SqliteStoreOptions = {}): KyselyStore {
   restrictFile(file);
   const database = new Database(file, { timeout: options.busyTimeoutMs ?? 5000 });

@@ -33,8 +33,8 @@ describe('data dir permissions', () => {
     await chmod(dataDir, 0o755);
     await writeFile(path.join(dataDir, SQLITE_FILE_NAME), '', { mode: 0o644 });
     await chmod(path.join(dataDir, SQLITE_FILE_NAME), 0o644);
-    const store = await openStore(undefined, dataDir);
-    cleanups.push(() => store.close());
+    const t = await testOrchestrator({ dataDir });
+    cleanups.push(() => t.close());
     expect(await mode(dataDir)).toBe(0o700);
     expect(await mode(path.join(dataDir, SQLITE_FILE_NAME))).toBe(0o600);
   });

@@ -8,6 +8,7 @@ import { secretsEqual } from '../../shared/http.js';
 import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { hashToken } from '../services/instance-config.js';
+import { formatAddress } from '../registry/registry-view.js';
 import { moveInstance } from './instance-transitions.js';
 import type { BridgeSignals } from './readiness-prober.js';
 
@@ -31,7 +32,7 @@ export class BridgeEvents {
         throw new AppError(
           'VALIDATION_FAILED',
           `body/endpoint ${endpoint} is not this instance's published endpoint` +
-            (allowed ? ` (${allowed.host.includes(':') ? `[${allowed.host}]` : allowed.host}:${allowed.port})` : ' (it has none yet)') +
+            (allowed ? ` (${formatAddress(allowed.host, allowed.port)})` : ' (it has none yet)') +
             ': a container may report only its host game address and its own published port',
           { details: { field: 'endpoint' } },
         );

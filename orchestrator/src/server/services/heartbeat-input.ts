@@ -35,16 +35,17 @@ export function controlUrlProblem(raw: string): string | undefined {
   if (url.hash !== '' || raw.includes('#')) return 'must not carry a fragment';
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   if (METADATA_HOSTS.has(host.replace(/\.$/, ''))) return `must not name an instance-metadata service (${host})`;
-  if (isIP(host) === 4) {
+  // WHATWG URL has normalised the address: IPv4 in dotted decimal, IPv6 compressed, IPv4-mapped as ::ffff:hhhh:hhhh.
+  const family = isIP(host);
+  if (family === 4) {
     const [a, b] = host.split('.').map(Number);
     if (a === 169 && b === 254) return `must not be a link-local address (${host}: 169.254.0.0/16 holds cloud metadata services)`;
     if (a === 0) return `must not be an unspecified address (${host})`;
-  } else if (isIP(host) === 6) {
+  } else if (family === 6) {
     if (/^fe[89ab][0-9a-f]:/.test(host)) return `must not be a link-local address (${host}: fe80::/10)`;
-    if (host === '::' || /^0*:0*:0*:0*:0*:0*:0*:0*$/.test(host)) return `must not be an unspecified address (${host})`;
+    if (host.startsWith('::ffff:a9fe:')) return `must not be a link-local address (${host}: 169.254.0.0/16 mapped to IPv6)`;
+    if (host === '::') return `must not be an unspecified address (${host})`;
     if (host.startsWith('fd00:ec2::')) return `must not name an instance-metadata service (${host})`;
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host) ?? /^::ffff:a9fe:/.exec(host);
-    if (mapped && (mapped[1]?.startsWith('169.254.') ?? true)) return `must not be a link-local address (${host})`;
   }
   return undefined;
 }

@@ -52,6 +52,10 @@ export interface OrchestratorConfig {
   adminToken: string | undefined;
   /** Shared AGENT_TOKEN: authenticates agents and is sent to them. */
   agentToken: string | undefined;
+  /** ENDERCLOUD_SECRET_KEY (base64 of 32 bytes); with the file below unset too: `<dataDir>/secret-key` (server/secrets/master-key.ts). */
+  secretKey: string | undefined;
+  /** ENDERCLOUD_SECRET_KEY_FILE: a file holding the key (a mounted secret store). */
+  secretKeyFile: string | undefined;
   /** Missed heartbeat intervals after which a host is OFFLINE. */
   hostOfflineAfterBeats: number;
   /** How often the OFFLINE detector sweeps. */
@@ -184,6 +188,8 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     inventorySweepMs: r.optional('ENDERCLOUD_INVENTORY_SWEEP_INTERVAL', parseDuration, 60_000),
     adminToken: r.optional('ENDERCLOUD_ADMIN_TOKEN', parseSecret),
     agentToken: r.optional('ENDERCLOUD_AGENT_TOKEN', parseSecret),
+    secretKey: r.optional('ENDERCLOUD_SECRET_KEY', parseSecret),
+    secretKeyFile: r.optional('ENDERCLOUD_SECRET_KEY_FILE', asString),
     hostOfflineAfterBeats: r.optional('ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS', parsePositiveInt, 3),
     offlineSweepIntervalMs: r.optional('ENDERCLOUD_OFFLINE_SWEEP_INTERVAL', parseDuration, 1000),
     logLevel: r.optional('ENDERCLOUD_LOG_LEVEL', parseLogLevel, 'info'),

@@ -3,6 +3,7 @@
 // detector). Importable and stoppable in-process (dev stack, end-to-end tests).
 
 import { chmod, mkdir } from 'node:fs/promises';
+import { loadMasterKey } from './secrets/master-key.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -142,6 +143,9 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   // The data dir holds the database, layers, backups and secret settings: owner only (issue 26).
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   await chmod(config.dataDir, 0o700);
+  // Never in the database: derived keys encrypt secret settings and sign per-host credentials.
+  const masterKey = await loadMasterKey({ key: config.secretKey, keyFile: config.secretKeyFile, dataDir: config.dataDir });
+  logger.debug({ source: masterKey.source, fingerprint: masterKey.fingerprint() }, 'secret key loaded');
   const ownsStore = deps.store === undefined;
   // Every committed write that changes what routers see is published to the change port.
   const baseStore =

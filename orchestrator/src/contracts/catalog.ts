@@ -189,7 +189,9 @@ export const TemplateBody = Type.Object(
             }),
           ),
           readOnlyRootfs: Type.Optional(
-            Type.Boolean({ description: 'false: the image writes outside its data directory and /tmp (default true: read-only root filesystem)' }),
+            Type.Boolean({
+              description: 'false: the image writes outside its data directory and /tmp (default true: read-only root filesystem)',
+            }),
           ),
         },
         { additionalProperties: false },

@@ -138,7 +138,9 @@ describe('game container hardening', () => {
     const all = await put('i-allcap', body({ security: { capAdd: ['ALL'] } }));
     expect(all.statusCode).toBe(400);
     expect(all.json().error.message).toMatch(/may not be ALL/);
-    expect(await docker().listContainers({ all: true, filters: { label: [`orchestrator.host=${RUN}`, 'orchestrator.instance=i-badcap'] } })).toEqual([]);
+    expect(
+      await docker().listContainers({ all: true, filters: { label: [`orchestrator.host=${RUN}`, 'orchestrator.instance=i-badcap'] } }),
+    ).toEqual([]);
   });
 
   it('a template that opts out with readOnlyRootfs: false gets a writable root (and still no capabilities)', async () => {

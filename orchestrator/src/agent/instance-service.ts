@@ -224,6 +224,8 @@ export class InstanceService implements InstanceInternals {
         ...(req.stopSignal !== undefined ? { stopSignal: req.stopSignal } : {}),
         ...(req.stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds: req.stopTimeoutSeconds } : {}),
         ...(req.openStdin ? { openStdin: true } : {}),
+        ...(req.security?.capAdd ? { capAdd: req.security.capAdd } : {}),
+        ...(req.security?.readOnlyRootfs === false ? { readOnlyRootfs: false } : {}),
       })
       .catch((err: unknown) => {
         if (isAppError(err) && err.code === 'CONFLICT') {

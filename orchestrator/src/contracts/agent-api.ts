@@ -7,6 +7,7 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import { HOST_STATUSES } from '../domain/host.js';
+import { MAX_CAP_ADD } from '../shared/capabilities.js';
 
 /** Every agent path is below this prefix. */
 export const AGENT_API_PREFIX = '/api/v1';
@@ -83,6 +84,20 @@ const containerFields = {
    * Omitted: the directory at /data, the image's working directory.
    */
   layout: Type.Optional(Type.Literal('wings')),
+  /**
+   * The template's opt-outs from the hardened defaults: capabilities added back (the container drops
+   * all; Docker's names without `CAP_`, checked again in container-config.ts, which names an unknown
+   * one) and `readOnlyRootfs: false` for an image that writes outside its data directory and /tmp.
+   */
+  security: Type.Optional(
+    Type.Object(
+      {
+        capAdd: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: MAX_CAP_ADD })),
+        readOnlyRootfs: Type.Optional(Type.Boolean()),
+      },
+      { additionalProperties: false },
+    ),
+  ),
   /** Create the container with an open stdin (egg templates: console commands and the stdin stop). */
   openStdin: Type.Optional(Type.Boolean()),
   /** Configuration edits the agent applies to files of the instance directory before each start (references already resolved). */

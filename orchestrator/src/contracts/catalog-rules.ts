@@ -10,6 +10,7 @@ import { unwrap } from '../lifecycle/result.js';
 import { parseIdleTiers, parseScalingPolicy, type IdleTier } from '../provisioning/scaling-policy.js';
 import { parseBackupPolicy, type BackupPolicy } from './backup-policy.js';
 import { AppError } from '../shared/errors.js';
+import { capAddProblem } from '../shared/capabilities.js';
 import { configKeyProblem } from '../eggs/config-keys.js';
 import { normalizeBoolean } from '../eggs/boolean-values.js';
 import { EULA_VARIABLE } from '../eggs/features.js';
@@ -176,6 +177,8 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
     }
     spec.networkSecret = { env: body.networkSecret.env };
   }
+  const security = securityFields(body.security);
+  if (security) spec.security = security;
   Object.assign(spec, runtimeFields(body, paths));
   if (body.images && Object.keys(body.images).length > 0) spec.images = body.images;
   if (body.backup) {
@@ -186,6 +189,19 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
     };
   }
   return spec;
+}
+
+/** The template's hardening opt-outs; undefined when it keeps every default (so existing specs hash the same). */
+function securityFields(body: TemplateBody['security']): TemplateSpec['security'] {
+  if (!body) return undefined;
+  const out: NonNullable<TemplateSpec['security']> = {};
+  if (body.capAdd !== undefined) {
+    const problem = capAddProblem(body.capAdd);
+    if (problem) throw invalid('security/capAdd', problem);
+    if (body.capAdd.length > 0) out.capAdd = [...body.capAdd];
+  }
+  if (body.readOnlyRootfs === false) out.readOnlyRootfs = false;
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** command, startup, stdin, install and configFiles (egg templates): checked, defaults filled. */

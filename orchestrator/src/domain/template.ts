@@ -154,6 +154,19 @@ export interface TemplateSpec {
   startup?: string;
   /** The image choices an egg offers (label → image): chosen per instance at creation (`image`) or by an update. */
   images?: Record<string, string>;
+  /** Opt-outs from the game container's hardened defaults (docs/agent.md, "Container hardening"). */
+  security?: SecuritySpec;
+}
+
+/**
+ * Game containers start with every capability dropped, a read-only root filesystem (the data
+ * directory and a tmpfs `/tmp` writable) and no-new-privileges. A template adds back only the
+ * capabilities its image needs (`capAdd`, Docker's names without `CAP_`), and an image that writes
+ * outside its data directory and `/tmp` says `readOnlyRootfs: false`.
+ */
+export interface SecuritySpec {
+  capAdd?: string[];
+  readOnlyRootfs?: boolean;
 }
 
 /** A one-off script run at creation (state `installing`) in its own container, the instance directory at `/mnt/server`. */

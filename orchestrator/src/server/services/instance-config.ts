@@ -226,6 +226,7 @@ export function agentCreateBody(
     });
   }
   if (template?.stdin) body.openStdin = true;
+  if (template?.security) body.security = { ...template.security };
   if (template?.configFiles && template.configFiles.length > 0) {
     // Under Wings' layout the agent fills in the address it publishes the game port on.
     const ip = body.layout === 'wings' ? PUBLISHED_IP_REFERENCE : '0.0.0.0';

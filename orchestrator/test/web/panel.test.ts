@@ -498,10 +498,7 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await shot('07-restored');
   });
 
-  // Skipped: against helper E's Files API as merged (files@6690717) the browser's PUT /files/content (the editor's save,
-  // a string body, application/octet-stream) got no response within 20 s, so the edit → start → log check cannot pass yet.
-  // Browse, open in the editor and axe passed up to that point (screenshots 07b, 07c). Un-skip when the PUT answers.
-  it.skip('files: browse, edit with CodeMirror (what the server reads after a start), upload by button and drop, download, folder, move, archive, extract, delete', async () => {
+  it('files: browse, edit with CodeMirror (what the server reads after a start), upload by button and drop, download, folder, move, archive, extract, delete', async () => {
     await waitText('instance-state', 'stopped');
     const dataDir = stack.runtimeDir(instanceId);
     const editorChunks: string[] = [];

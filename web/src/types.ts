@@ -47,6 +47,10 @@ export interface InstanceView {
   stateReason: string | null;
   desiredState: string;
   observedState: string | null;
+  /** The last Docker state seen; `startedAt` (epoch ms) moves when a container (re)starts. */
+  observed: { startedAt?: number } | null;
+  /** The configuration revision: an update or a replacement makes a new one. */
+  revision: number;
   endpoint: { host: string; port: number } | null;
   memoryMb: number;
   players: { online: number; max: number; at: string | null } | null;

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { docker } from '../support/docker.js';
 import { startFleetStack, testServerTemplate, until, type FleetStack, type Loose } from '../support/fleet-stack.js';
 
 const ORCHESTRATOR_DIR = fileURLToPath(new URL('../..', import.meta.url));
@@ -37,6 +38,9 @@ const READ_ONLY_NAME = 'lobby-ro';
 /** Its install script waits for this file in the instance directory: the test decides when installing ends. */
 const INSTALL_GATE = '.install-go';
 const SLOW_NAME = 'slow-install';
+/** A second tag of the test server's image: updating to it replaces the container (removed after the file). */
+const NEXT_REPO = 'endercloud-panel-test/mc-server-next';
+const nextTag = `t${process.pid}-${Date.now()}`;
 
 let stack: FleetStack;
 let context: BrowserContext;
@@ -219,6 +223,10 @@ afterAll(async () => {
   await context?.close().catch(() => undefined);
   if (evil) await new Promise((r) => evil!.close(r));
   await stack?.close();
+  await docker()
+    .getImage(`${NEXT_REPO}:${nextTag}`)
+    .remove()
+    .catch(() => undefined);
   if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
@@ -556,6 +564,49 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     await waitText('instance-state', 'online');
     await expectPowerButtons(['Stop', 'Restart', 'Pause']);
     await shot('05-resumed');
+  });
+
+  it('console: the log is kept across a container replacement (an image update), below a marker line, following the new container without a reload', async () => {
+    await openTab('Console');
+    const log = page.getByTestId('log');
+    // The first container created the world; the next one loads it (the test server says which).
+    await log.filter({ hasText: 'Creating level "world"' }).waitFor({ timeout: 30_000 });
+    const before = (await log.innerText()).trim();
+    const firstBefore = before.split('\n')[0]!.trim();
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+    const streamsBefore = eventStreams.length;
+    const oldContainer = (await stack.containerOf(instanceId))?.Id as string;
+    // A second tag of the same image: the update replaces the container (the new one prints the same start lines).
+    const image = (await stack.get(instanceId)).image as string;
+    await docker().getImage(image).tag({ repo: NEXT_REPO, tag: nextTag });
+    await stack.must('POST', `/instances/${instanceId}/update`, { image: `${NEXT_REPO}:${nextTag}`, confirm: true });
+    await page
+      .getByTestId('log-mark')
+      .filter({ hasText: /a new container started/ })
+      .waitFor({ timeout: 90_000 });
+    await until('online on the new image', async () => (await stack.get(instanceId)).image === `${NEXT_REPO}:${nextTag}`, 90_000, 200);
+    await waitText('instance-state', 'online', 90_000);
+    // Below the marker: the new container's own start.
+    await page.waitForFunction(
+      () => {
+        const text = document.querySelector('[data-testid="log"]')?.textContent ?? '';
+        const at = text.indexOf('a new container started');
+        return at > 0 && text.slice(at).includes('Loading level "world"');
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
+    expect((await stack.containerOf(instanceId))?.Id).not.toBe(oldContainer);
+    const [above, below] = (await log.innerText()).split(/── a new container started[^\n]*──/);
+    expect(above).toContain(firstBefore); // the earlier container's lines are kept
+    expect(above).toContain('Creating level "world"');
+    expect(below).toContain('Loading level "world"');
+    expect(below).not.toContain('Creating level "world"');
+    expect(await page.getByTestId('log-mark').count()).toBe(1);
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect(eventStreams.length).toBe(streamsBefore);
+    await expectAxeClean('instance console after a replacement');
+    await shot('05b-console-replaced');
   });
 
   it('takes a backup and restores it with a typed confirmation', async () => {

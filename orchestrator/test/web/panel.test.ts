@@ -891,11 +891,16 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
     }
   });
 
-  it('keyboard alone reaches every action of the server page with a visible focus ring', async () => {
-    for (const tab of ['console', 'startup', 'files', 'settings']) {
+  it('keyboard alone reaches every action of the server page (the schedule form too) with a visible focus ring', async () => {
+    for (const tab of ['console', 'startup', 'files', 'schedules', 'settings']) {
       await openInstance(readOnlyInstanceId, tab);
       await page.locator(`.tab-panel[data-tab="${tab}"]`).waitFor();
       await page.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
+      // The schedule form's fields (a task's action, command, offset, its checkboxes) are reached too.
+      if (tab === 'schedules') {
+        await button('New schedule').click();
+        await page.getByRole('form', { name: 'New schedule' }).waitFor();
+      }
       if (tab === 'files')
         await page
           .locator('tr[data-file]')

@@ -10,6 +10,7 @@ import { Activity } from './instance/Activity';
 import { ConsoleTab } from './instance/Console';
 import { FilesTab } from './instance/Files';
 import { Backups, Delete, Reinstall, Settings, Update } from './instance/Manage';
+import { SchedulesTab } from './instance/Schedules';
 import { StartupTab } from './instance/Startup';
 
 /** Labels of the power actions; which of them apply now comes from the API (the instance's `actions`). */
@@ -160,14 +161,7 @@ export function InstancePage({ me, id, tab: asked }: { me: Me; id: string; tab: 
         {tab === 'files' ? <FilesTab id={id} write={can(me, 'files')} /> : null}
         {tab === 'startup' ? <StartupTab instance={i} me={me} write={write} /> : null}
         {tab === 'backups' ? <Backups instance={i} write={write} /> : null}
-        {tab === 'schedules' ? (
-          <Section title="Schedules">
-            <p className="muted" data-testid="schedules-placeholder">
-              Schedules (cron tasks: a command, a power action, a backup) arrive with the schedules API. Until then, backup schedules are
-              set per group and instance through the API (<code>PUT /instances/:id/backup-policy</code>).
-            </p>
-          </Section>
-        ) : null}
+        {tab === 'schedules' ? <SchedulesTab id={id} write={write} /> : null}
         {tab === 'settings' ? (
           <>
             <Settings instance={i} write={write} />

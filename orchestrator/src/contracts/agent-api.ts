@@ -15,6 +15,16 @@ export const AGENT_API_PREFIX = '/api/v1';
 /** The reconciler lease's fencing epoch on every call of the active orchestrator; agents refuse older ones. */
 export const LEADER_EPOCH_HEADER = 'x-leader-epoch';
 
+/**
+ * `POST /leader` (empty body): the reconciler leader announces its epoch (in the
+ * header, like every mutating call) before its first call to a host, so the
+ * agent refuses a deposed leader's late calls from then on. Answers the highest epoch seen.
+ */
+export const LEADER_ANNOUNCE_PATH = '/leader';
+export interface LeaderAnswer {
+  epoch: number;
+}
+
 // ------------------------------------------------------------------ pieces
 
 const Id = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' });

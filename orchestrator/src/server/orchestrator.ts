@@ -185,9 +185,24 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   // One keep-alive pool for every driver below: the bound on sockets per agent holds across them.
   const ownedTransport = deps.agentTransport ? undefined : new HttpAgentTransport();
   const transport = deps.agentTransport ?? ownedTransport!;
-  const plainDriver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
-  // The engine's calls (worker handlers, supervisor, probes) carry the lease epoch; agents refuse a deposed leader's.
-  const driver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs, epoch: leadership });
+  // Agents refuse a mutating call without x-leader-epoch. API-side drivers (routes, host and file services, RCON) send
+  // the current lease's epoch as this replica last read it (its own while it leads, the holder's on a standby).
+  const leaseEpoch = { epoch: () => leadership.leader()?.epoch ?? leadership.epoch() };
+  const plainDriver = new AgentHostDriver({
+    transport,
+    token: config.agentToken,
+    timeoutMs: config.agentRequestTimeoutMs,
+    epoch: leaseEpoch,
+  });
+  // The engine's calls (worker handlers, supervisor, probes) carry the epoch it holds, announced to each host first;
+  // agents refuse a deposed leader's.
+  const driver = new AgentHostDriver({
+    transport,
+    token: config.agentToken,
+    timeoutMs: config.agentRequestTimeoutMs,
+    epoch: leadership,
+    announce: true,
+  });
   const metrics = new OrchestratorMetrics(
     store,
     hostClock,
@@ -200,6 +215,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
         transport,
         token: config.agentToken,
         timeoutMs: Math.min(STATS_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs),
+        epoch: leaseEpoch,
       }),
       ...(deps.timers ? { timers: deps.timers } : {}),
     }),
@@ -348,6 +364,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     transport,
     token: config.agentToken,
     timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs),
+    epoch: leaseEpoch,
   });
   const transfers = new TransferService({
     store,
@@ -424,7 +441,14 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     auditLog: new AuditLog(store),
     hostRemoval: new HostRemoval({ store, driver: plainDriver, clock }),
     installationRequests: new InstallationRequestService({ store, clock, creator }),
-    webSessions: new WebSessionService({ store, clock, logger: logger.child({ component: 'web' }), tokens, publicUrl: config.publicUrl }),
+    webSessions: new WebSessionService({
+      store,
+      clock,
+      logger: logger.child({ component: 'web' }),
+      tokens,
+      adminToken: config.adminToken,
+      publicUrl: config.publicUrl,
+    }),
     config,
     clock,
     logger,

@@ -14,6 +14,8 @@ export const ERROR_CATALOGUE = {
   BODY_TOO_LARGE: 413,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
+  /** Too many failed authentications from one client address (the answer carries Retry-After, in seconds). */
+  RATE_LIMITED: 429,
   NOT_FOUND: 404,
   INSTANCE_NOT_FOUND: 404,
   HOST_NOT_FOUND: 404,

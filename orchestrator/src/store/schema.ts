@@ -262,6 +262,8 @@ export interface WebSessionsTable {
   scopes: string;
   created_at: number;
   expires_at: number;
+  /** Preset-admin sessions: HMAC-SHA256(session id, ENDERCLOUD_ADMIN_TOKEN) in hex; null otherwise (0013). */
+  preset_seal: string | null;
 }
 
 export interface SchedulesTable {

@@ -571,6 +571,8 @@ export interface WebSessionRecord {
   scopes: string[];
   createdAt: EpochMs;
   expiresAt: EpochMs;
+  /** Preset-admin sessions: which ENDERCLOUD_ADMIN_TOKEN signed them in (server/web/web-sessions.ts); null otherwise. */
+  presetSeal: string | null;
 }
 
 export interface WebSessionRepository {

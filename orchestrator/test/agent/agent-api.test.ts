@@ -41,6 +41,7 @@ async function newAgent(suffix: string, range: PortRange, token?: string, probe?
     orchestratorUrl: orch.url,
     portRange: range,
     network: NETWORK,
+    leaderEpoch: 1,
     ...(token ? { token } : {}),
     ...(probe ? { probe } : {}),
   });

@@ -48,12 +48,12 @@ const waitIdle = (state: string) =>
     100,
   );
 
-/** A call straight to the agent's files API (with the agent token). */
+/** A call straight to the agent's files API (with the agent token, and the epoch the SQLite orchestrator's sole lease holds). */
 async function agentCall(method: string, url: string, payload?: unknown, headers: Record<string, string> = {}) {
   const res = await agent.app.inject({
     method: method as 'GET',
     url: `/api/v1/instances/${id}${url}`,
-    headers: { authorization: `Bearer ${stack.agentToken}`, ...headers },
+    headers: { authorization: `Bearer ${stack.agentToken}`, 'x-leader-epoch': '1', ...headers },
     ...(payload === undefined ? {} : { payload: payload as string }),
   });
   return { status: res.statusCode, body: res.headers['content-type']?.toString().includes('json') ? res.json() : res.body };

@@ -5,6 +5,7 @@
 // The bytes travel over an AgentTransport (agent-transport.ts): keep-alive
 // node:http in production, wrapped by tests that slow or record calls.
 
+import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import type * as Api from '../../contracts/agent-api.js';
 import {
@@ -12,6 +13,7 @@ import {
   BACKUP_ARCHIVE_HEADERS,
   FILE_CONTENT_TYPE,
   FILE_MODIFIED_HEADER,
+  LEADER_ANNOUNCE_PATH,
   LEADER_EPOCH_HEADER,
 } from '../../contracts/agent-api.js';
 import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors.js';
@@ -39,12 +41,24 @@ export interface AgentDriverOptions {
   token: string | undefined;
   timeoutMs: number;
   /**
-   * The reconciler lease's fencing epoch (the engine's driver only): sent on
-   * every call as x-leader-epoch, so a host that has seen a newer leader refuses
-   * a deposed one's mutating calls (STALE_LEADER). Null while never held.
+   * The reconciler lease's fencing epoch, read per call and sent as
+   * x-leader-epoch: the engine's driver sends the epoch it holds (or last held),
+   * so a host that has seen a newer leader refuses a deposed one's mutating
+   * calls (STALE_LEADER); API-side drivers send the current lease's epoch as
+   * this replica last read it. Agents refuse a mutating call without one, so
+   * while it is null (never read) a mutating call fails here, naming why.
    */
-  epoch?: { epoch(): number | null };
+  epoch: { epoch(): number | null };
+  /**
+   * The engine's driver: before its first call to a host under an epoch (and
+   * again every ANNOUNCE_EVERY_MS) it sends POST /leader, so the host learns the
+   * new leader before a deposed one's late call arrives (reads do not raise it).
+   */
+  announce?: boolean;
 }
+
+/** How often the engine's driver repeats its announcement to a host (an agent whose runtime directory was wiped learns it again). */
+export const ANNOUNCE_EVERY_MS = 60_000;
 
 /** A streamed (non-JSON) request body. */
 class RawBody {
@@ -69,6 +83,8 @@ export class AgentHostDriver implements HostDriver {
   readonly files: HostFiles;
 
   private readonly transport: AgentTransport;
+  /** Per host id: the epoch last announced, when, and the announcement in flight. */
+  private readonly announced = new Map<string, { epoch: number; at: number; done: Promise<void> }>();
 
   constructor(private readonly deps: AgentDriverOptions) {
     this.transport = deps.transport ?? sharedAgentTransport();
@@ -302,9 +318,31 @@ export class AgentHostDriver implements HostDriver {
     if (this.deps.token !== undefined) headers.authorization = `Bearer ${this.deps.token}`;
     if (ids.commandId) headers['x-command-id'] = ids.commandId;
     if (ids.requestId) headers['x-request-id'] = ids.requestId;
-    const epoch = ids.epoch ?? this.deps.epoch?.epoch() ?? null;
+    const epoch = this.epochOf(ids);
     if (epoch !== null) headers[LEADER_EPOCH_HEADER] = String(epoch);
     return headers;
+  }
+
+  private epochOf(ids: CallIds): number | null {
+    return ids.epoch ?? this.deps.epoch.epoch();
+  }
+
+  /** The engine's announcement of `epoch` to a host (single flight; repeated every ANNOUNCE_EVERY_MS). */
+  private announce(host: DriverHost, epoch: number, ids: CallIds): Promise<void> {
+    const now = performance.now();
+    const last = this.announced.get(host.id);
+    if (last && last.epoch === epoch && now - last.at < ANNOUNCE_EVERY_MS) return last.done;
+    const done = this.call<Api.LeaderAnswer>(host, 'POST', LEADER_ANNOUNCE_PATH, {}, { ...ids, epoch }).then(
+      () => undefined,
+      (err: unknown) => {
+        this.announced.delete(host.id);
+        // An agent from before announcements answers 404: it learns the epoch from the first mutating call instead.
+        if (err instanceof AppError && err.code === 'NOT_FOUND') return;
+        throw err;
+      },
+    );
+    this.announced.set(host.id, { epoch, at: now, done });
+    return done;
   }
 
   /** start/pause/unpause take an empty JSON body. */
@@ -347,6 +385,13 @@ export class AgentHostDriver implements HostDriver {
     read: (answer: AgentAnswer) => Promise<T>,
   ): Promise<T> {
     const controlUrl = host.controlUrl;
+    const epoch = this.epochOf(ids);
+    if (epoch === null && method !== 'GET' && method !== 'HEAD')
+      throw new AppError(
+        'DATABASE_UNAVAILABLE',
+        `no reconciler lease epoch is known yet (the lease was never read): ${method} ${route} to ${controlUrl} needs one (${LEADER_EPOCH_HEADER})`,
+      );
+    if (this.deps.announce && epoch !== null && route !== LEADER_ANNOUNCE_PATH) await this.announce(host, epoch, ids);
     const headers = this.headers(ids, body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json');
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);

@@ -365,6 +365,7 @@ export class InstanceService implements InstanceInternals {
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
       this.stopping.add(c.id);
+      this.killedWhileStopping.delete(c.id);
       let result: StopResult;
       try {
         result = await gracefulStop(this.powerDeps, c, opts, log);
@@ -388,9 +389,13 @@ export class InstanceService implements InstanceInternals {
    */
   async kill(instanceId: string, log: Log = this.deps.logger): Promise<KillAnswer> {
     const c = await this.requireOwned(instanceId);
-    const during = this.stopping.has(c.id);
-    const result = await killNow(this.powerDeps, c, log);
-    if (result.killed && during && this.stopping.has(c.id)) this.killedWhileStopping.add(c.id);
+    let during = false;
+    // Marked before the signal: the stop it ends may answer before this call does.
+    const result = await killNow(this.powerDeps, c, log, () => {
+      during = this.stopping.has(c.id);
+      if (during) this.killedWhileStopping.add(c.id);
+    });
+    if (!result.killed) this.killedWhileStopping.delete(c.id);
     this.pausedHere.delete(instanceId);
     const state = (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
     log.info({ instanceId, containerId: c.id, action: 'kill', state, killed: result.killed, duringStop: during }, 'instance power action done');

@@ -74,10 +74,16 @@ export async function gracefulStop(deps: PowerDeps, c: ContainerDetails, options
  * SIGKILL now (POST /kill): no graceful request and no instance lock, so a stop that hangs
  * ends with it. A container that is not running is left as it is (`killed: false`).
  */
-export async function killNow(deps: PowerDeps, c: ContainerDetails, log: Log): Promise<{ killed: boolean; exitCode: number | null }> {
+export async function killNow(
+  deps: PowerDeps,
+  c: ContainerDetails,
+  log: Log,
+  beforeSignal: () => void = () => undefined,
+): Promise<{ killed: boolean; exitCode: number | null }> {
   if (NOT_RUNNING.includes(c.state)) return { killed: false, exitCode: c.exitCode };
   // A frozen process receives the signal only once thawed.
   if (c.state === 'paused') await deps.runtime.unpause(c.id).catch(() => undefined);
+  beforeSignal();
   try {
     await deps.runtime.kill(c.id, 'SIGKILL');
   } catch (err) {

@@ -30,7 +30,16 @@ import {
 import type { InstanceInternals, InstanceServiceOptions, Log } from './instance-internals.js';
 import { currentRunSince } from './log-window.js';
 import { LABEL, containerEnv, containerName, hostSelector, isManagedBy, labelledHostPort } from './labels.js';
-import { defaultRconConnect, gracefulStop, killNow, rconCommand, type PowerDeps, type RconTarget, type StopOptions, type StopResult } from './power.js';
+import {
+  defaultRconConnect,
+  gracefulStop,
+  killNow,
+  rconCommand,
+  type PowerDeps,
+  type RconTarget,
+  type StopOptions,
+  type StopResult,
+} from './power.js';
 import { cleanupInstances, deleteInstance, type DeleteOptions } from './removal.js';
 import { replaceInstance, type ReplaceRequest } from './replace.js';
 import {
@@ -398,7 +407,10 @@ export class InstanceService implements InstanceInternals {
     if (!result.killed) this.killedWhileStopping.delete(c.id);
     this.pausedHere.delete(instanceId);
     const state = (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
-    log.info({ instanceId, containerId: c.id, action: 'kill', state, killed: result.killed, duringStop: during }, 'instance power action done');
+    log.info(
+      { instanceId, containerId: c.id, action: 'kill', state, killed: result.killed, duringStop: during },
+      'instance power action done',
+    );
     return { ...this.endpoint(c, state), ...result };
   }
 

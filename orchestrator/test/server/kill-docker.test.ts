@@ -36,7 +36,10 @@ async function waitState(id: string, state: string, timeoutMs = 30_000): Promise
 }
 
 async function containerLog(id: string): Promise<string> {
-  const [c] = await docker().listContainers({ all: true, filters: { label: [`orchestrator.instance=${id}`, `orchestrator.host=${AGENT_ID}`] } });
+  const [c] = await docker().listContainers({
+    all: true,
+    filters: { label: [`orchestrator.instance=${id}`, `orchestrator.host=${AGENT_ID}`] },
+  });
   if (!c) return '';
   return (await docker().getContainer(c.Id).logs({ stdout: true, stderr: true })).toString('utf8');
 }
@@ -107,7 +110,10 @@ describe('kill', () => {
     expect(stopped).toMatchObject({ desiredState: 'stopped', activeAction: null });
     expect(stopped.stateReason).toMatch(/^killed on request \(exit code 137\)/);
 
-    await waitFor('the stop command succeeded', async () => (await stack.call('GET', `/commands/${stopCommand}`)).body.status === 'succeeded');
+    await waitFor(
+      'the stop command succeeded',
+      async () => (await stack.call('GET', `/commands/${stopCommand}`)).body.status === 'succeeded',
+    );
     const history = (await stack.call('GET', `/instances/${id}/history?limit=20`)).body.history as Loose[];
     expect(history[0]).toMatchObject({ from: 'stopping', to: 'stopped', details: { path: 'killed', killedOnRequest: true } });
 

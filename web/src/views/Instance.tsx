@@ -198,7 +198,9 @@ function Kill({ instance: i }: { instance: InstanceView }) {
       <button type="button" className="btn btn-danger" onClick={() => setAsking(true)}>
         Kill
       </button>
-      <span className="muted small">{i.activeAction ? 'ends the hanging stop at once, without saving' : 'stops the container at once, without saving'}</span>
+      <span className="muted small">
+        {i.activeAction ? 'ends the hanging stop at once, without saving' : 'stops the container at once, without saving'}
+      </span>
       <ConfirmDialog
         open={asking}
         title={`Kill ${i.name}`}
@@ -207,8 +209,7 @@ function Kill({ instance: i }: { instance: InstanceView }) {
         onConfirm={() => api('POST', `/instances/${enc(i.id)}/kill`)}
       >
         <p>
-          The container of <strong>{i.name}</strong> is killed now: {during}. The server does not save; whatever it had not written is
-          lost.
+          The container of <strong>{i.name}</strong> is killed now: {during}. The server does not save; whatever it had not written is lost.
         </p>
       </ConfirmDialog>
     </div>

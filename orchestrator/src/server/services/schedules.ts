@@ -230,7 +230,12 @@ export class ScheduleService {
       case 'power': {
         const action = task.payload as SchedulePowerAction;
         if (action === 'kill') {
-          const kill = { host: (id: string) => this.deps.store.hosts.get(id), driver: this.deps.driver, lifecycle: this.deps.lifecycle, logger: this.deps.logger };
+          const kill = {
+            host: (id: string) => this.deps.store.hosts.get(id),
+            driver: this.deps.driver,
+            lifecycle: this.deps.lifecycle,
+            logger: this.deps.logger,
+          };
           await killInstance(kill, instance.id, actor, { requestId });
         } else await this.deps.lifecycle.request(instance.id, action, actor, { requestId });
         return;

@@ -107,6 +107,12 @@ export class TokenService {
     return { token, secret };
   }
 
+  /** False once the token is revoked or gone: long-lived sessions (SFTP) re-check their token with it. */
+  async isActive(id: string): Promise<boolean> {
+    const token = await this.deps.store.tokens.get(id);
+    return token !== undefined && token.revokedAt === null;
+  }
+
   /** Revokes a token (its secret stops authenticating at once) and returns it; NOT_FOUND for an unknown id. */
   async revoke(id: string): Promise<ApiToken> {
     if (!(await this.deps.store.tokens.get(id))) throw new AppError('NOT_FOUND', `token ${id} does not exist`);

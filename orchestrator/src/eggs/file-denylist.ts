@@ -41,7 +41,7 @@ export function compileDenylist(patterns: readonly string[], field = 'fileDenyli
     const trimmed = raw.trim();
     const allow = trimmed.startsWith('!');
     let body = allow ? trimmed.slice(1) : trimmed;
-    if (body === '' || /[\u0000-\u001f]/.test(body)) {
+    if (body === '' || [...body].some((ch) => ch.charCodeAt(0) < 0x20 || ch === '\u007f')) {
       throw new AppError('VALIDATION_FAILED', `${field}/${i}: a denylist entry is a non-empty path pattern without control characters`, {
         details: { field: `${field}/${i}` },
       });

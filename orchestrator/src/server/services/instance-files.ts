@@ -106,6 +106,11 @@ export class InstanceFileService {
     return this.deps.lifecycle.find(ref);
   }
 
+  /** FILE_DENIED when the template's denylist covers `path` (SFTP refuses such an open before any data moves). */
+  async assertAllowed(ref: string, path: string): Promise<void> {
+    (await this.target(ref)).allow(path);
+  }
+
   async list(ref: string, path: string, caller: FileCaller): Promise<Api.FileList> {
     const t = await this.target(ref);
     return t.files.list(t.host, t.instance.id, path, ids(caller));

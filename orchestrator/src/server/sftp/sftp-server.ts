@@ -244,6 +244,8 @@ class SftpSession {
     s.on('OPEN', (reqId: number, filename: string, flags: number) =>
       run(reqId, async () => {
         const p = chrootPath(filename);
+        // A denied file is refused at the open: a client creates its local copy only after it.
+        await this.files.assertAllowed(this.instanceId, p);
         if ((flags & OPEN_MODE.WRITE) === 0) {
           const entry = await this.files.stat(this.instanceId, p, this.caller);
           if (entry.type !== 'file') return void s.status(reqId, STATUS_CODE.FAILURE, `${p} is a ${entry.type}, not a file`);

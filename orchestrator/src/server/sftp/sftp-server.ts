@@ -8,9 +8,10 @@
 // The host key is generated on first start at <data dir>/sftp_host_ed25519.
 // Every password login, accepted or refused, is an audit entry (`sftp.login`:
 // actor, instance, remote address, the reason of a refusal; never the
-// password). A session re-checks its token: before each request (at most once
-// a second) and every `recheckMs` while idle; once the token is revoked the
-// request fails and the connection is closed.
+// password). A revocation on this replica closes the token's open sessions at
+// once; a session also re-checks its token before each request (at most once a
+// second) and every `recheckMs` while idle (revocations by another replica):
+// once the token is revoked the request fails and the connection is closed.
 
 import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -39,7 +40,7 @@ export const SFTP_TOKEN_RECHECK_MS = 5000;
 
 export interface SftpServerOptions {
   files: InstanceFileService;
-  tokens: Pick<TokenService, 'authenticate' | 'isActive'>;
+  tokens: Pick<TokenService, 'authenticate' | 'isActive' | 'onRevoked'>;
   /** The API's audit trail (AuditLog): every login attempt with a password. */
   audit: { append(entry: Omit<AuditEvent, 'id'>): Promise<void> };
   clock: { now(): number };
@@ -437,6 +438,11 @@ export async function startSftpServer(o: SftpServerOptions): Promise<SftpListene
   const recheckMs = o.recheckMs ?? SFTP_TOKEN_RECHECK_MS;
   const clients = new Set<Connection>();
   const timers = new Set<NodeJS.Timeout>();
+  /** Open sessions by token id: a revocation on this replica closes them at once. */
+  const byToken = new Map<string, Set<() => void>>();
+  const unsubscribe = o.tokens.onRevoked((tokenId) => {
+    for (const end of byToken.get(tokenId) ?? []) end();
+  });
   const audit = async (entry: Omit<AuditEvent, 'id' | 'at' | 'action' | 'targetKind'>) => {
     try {
       await o.audit.append({ at: o.clock.now(), action: 'sftp.login', targetKind: 'instance', ...entry });
@@ -508,6 +514,13 @@ export async function startSftpServer(o: SftpServerOptions): Promise<SftpListene
           tokenId: principal.tokenId,
         };
         checkedAt = o.clock.now();
+        const tokenId = login.tokenId;
+        const ends = byToken.get(tokenId) ?? new Set<() => void>();
+        byToken.set(tokenId, ends.add(endRevoked));
+        client.once('close', () => {
+          ends.delete(endRevoked);
+          if (ends.size === 0 && byToken.get(tokenId) === ends) byToken.delete(tokenId);
+        });
         o.logger.info({ user: ctx.username, instanceId: instance.id, writable, sessionId, remoteAddress }, 'SFTP login');
         await audit({
           actor: principal.name,
@@ -552,6 +565,7 @@ export async function startSftpServer(o: SftpServerOptions): Promise<SftpListene
     port,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      unsubscribe();
       for (const t of timers) clearInterval(t);
       for (const c of clients) c.end();
       await closed;

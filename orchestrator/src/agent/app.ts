@@ -137,6 +137,8 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps, fence: EpochFenc
   api.post('/instances/:id/stop', { schema: { ...params, body: StopBody }, preValidation: emptyBodyIsObject }, async (req) =>
     service.stop((req.params as InstanceParams).id, req.body as StopBody, req.log),
   );
+  // Not queued behind the instance's other actions: it is what ends a stop that hangs.
+  api.post('/instances/:id/kill', { schema: params }, async (req: WithParams) => service.kill(req.params.id, req.log));
   api.post('/instances/:id/rcon', { schema: { ...params, body: RconBody } }, async (req) => {
     const { port, password, command } = req.body as RconBody;
     return service.rcon((req.params as InstanceParams).id, { port, password }, command, req.log);

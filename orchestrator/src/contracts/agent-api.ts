@@ -314,12 +314,21 @@ export const StopResult = Type.Object({
   method: Type.Union([Type.Literal('rcon'), Type.Literal('signal'), Type.Literal('stdin'), Type.Literal('none')]),
   killed: Type.Boolean(),
   exitCode: NullableInt,
+  /** True when a `POST /kill` ended this stop before its timeout (then `killed` is true too). */
+  killedOnRequest: Type.Optional(Type.Boolean()),
 });
 export type StopResult = Static<typeof StopResult>;
 
 /** `POST /instances/:id/stop` answer. */
 export const StopAnswer = Type.Intersect([InstanceEndpoint, StopResult]);
 export type StopAnswer = Static<typeof StopAnswer>;
+
+/**
+ * `POST /instances/:id/kill` answer: SIGKILL at once, without waiting for the instance's other
+ * actions (a stop that hangs ends with it). `killed: false` when the container was not running.
+ */
+export const KillAnswer = Type.Intersect([InstanceEndpoint, Type.Object({ killed: Type.Boolean(), exitCode: NullableInt })]);
+export type KillAnswer = Static<typeof KillAnswer>;
 
 /** One managed container of the inventory (`GET /instances` → `{instances: [...]}`). */
 export const InventoryEntry = Type.Intersect([

@@ -2,6 +2,7 @@
 // spec (defaults filled), enforcing what JSON schema cannot say: unique names,
 // defaults that fit their variable, secrets without stored values, safe paths.
 
+import { compileDenylist } from '../eggs/file-denylist.js';
 import type { GroupCaps, ScalingPolicy, TemplateSpec, VariableSpec, Variant } from '../domain/index.js';
 import { validateRelativePath } from '../lifecycle/deletion.js';
 import { validateReadinessSpec } from '../lifecycle/readiness.js';
@@ -169,6 +170,10 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
   };
   if (body.labels && Object.keys(body.labels).length > 0) spec.labels = body.labels;
   if (technicalPaths.length > 0) spec.technicalPaths = [...new Set(technicalPaths)];
+  if (body.fileDenylist && body.fileDenylist.length > 0) {
+    compileDenylist(body.fileDenylist, 'body/fileDenylist');
+    spec.fileDenylist = body.fileDenylist.map((p) => p.trim());
+  }
   if (crash && Object.keys(crash).length > 0) spec.crashLoop = crash;
   if (body.caps?.maxInstances !== undefined) spec.caps = { maxInstances: body.caps.maxInstances };
   if (body.networkSecret) {

@@ -129,6 +129,8 @@ export const TemplateBody = Type.Object(
     stop: Type.Optional(Stop),
     dataPaths: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })),
     technicalPaths: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })),
+    /** Path patterns the files API and SFTP refuse (gitignore-like; `!` allows again). */
+    fileDenylist: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })),
     backup: Type.Optional(
       Type.Object(
         {

@@ -124,6 +124,8 @@ export interface TemplateSpec {
   labels?: Record<string, string>;
   /** Caches, logs, generated files under /data: deleted with the `technical` deletion scope. */
   technicalPaths?: string[];
+  /** Paths the files API and SFTP refuse to read or write (the egg's file_denylist; eggs/file-denylist.ts). */
+  fileDenylist?: string[];
   crashLoop?: CrashLoopSpec;
   backup?: BackupSpec;
   /** At most this many instances of this template across all groups (atomic, beside the group and global caps). */

@@ -555,6 +555,8 @@ export async function startOrchestrator(config: Readonly<OrchestratorConfig>, de
       const sftp = await startSftpServer({
         files: o.ctx.files,
         tokens: o.ctx.tokens,
+        audit: o.ctx.auditLog,
+        clock: o.ctx.clock,
         dataDir: config.dataDir,
         host: config.sftpHost,
         port: sftpPort,

@@ -48,6 +48,8 @@ export const ERROR_CATALOGUE = {
   FILE_NOT_FOUND: 404,
   FILE_EXISTS: 409,
   FILE_TOO_LARGE: 413,
+  // The template's file denylist (egg `file_denylist`) covers the path: the files API and SFTP refuse it.
+  FILE_DENIED: 403,
   PORT_RANGE_EXHAUSTED: 503,
   NO_CAPACITY: 503,
   HOST_UNAVAILABLE: 503,

@@ -428,9 +428,13 @@ describe.sequential('web panel in Chromium', { timeout: 180_000 }, () => {
       .filter({ hasText: /^in \d/ })
       .waitFor({ timeout: 30_000 });
     expect(await page.locator('[data-testid="chart-memory"] polyline').count()).toBeGreaterThan(0);
-    const kill = button('Kill');
-    expect(await kill.isDisabled()).toBe(true);
-    expect(await kill.getAttribute('title')).toMatch(/not available yet/);
+    // Kill applies to a running server: it asks first; Cancel leaves the server running.
+    await button('Kill').click();
+    const killDialog = page.getByRole('dialog', { name: /^Kill / });
+    await killDialog.getByText('The server does not save').waitFor();
+    await killDialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await killDialog.waitFor({ state: 'hidden' });
+    expect(await page.getByTestId('instance-state').textContent()).toBe('online');
     await expectAxeClean('instance console');
     // The log pane shows what the API answers for the container's log.
     const log = await (

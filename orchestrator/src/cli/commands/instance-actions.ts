@@ -1,4 +1,4 @@
-// Instance actions: start|stop|restart|pause|resume, backup, restore, reinstall, delete
+// Instance actions: start|stop|restart|pause|resume, kill (asks first), backup, restore, reinstall, delete
 // (scoped, typed-name confirmation), update (plan, ask, apply), maintenance,
 // reset-crash-loop, evacuate; and the global `ectl maintenance`. Every queued
 // action can `--wait` for the state it aims for (start → online).
@@ -15,7 +15,7 @@ import { GOAL_OF_ACTION, waitForInstance } from '../wait.js';
 import { positiveInt, type InstanceView } from './instances.js';
 import { printUpdatePlan, type UpdatePlanView } from './update-plan.js';
 import { uploadForRestore } from './backups.js';
-import type { ActionAccepted, DeleteAccepted, MaintenanceAnswer } from '../../contracts/public-api/answers.js';
+import type { ActionAccepted, DeleteAccepted, KillAccepted, MaintenanceAnswer } from '../../contracts/public-api/answers.js';
 
 type Accepted = ActionAccepted & Partial<Pick<DeleteAccepted, 'scopes' | 'retained'>>;
 
@@ -89,6 +89,29 @@ function registerPower(instances: Command, ctx: CommandContext): void {
       await finish(ctx, client, action, accepted, opts, name);
     });
   }
+}
+
+/** SIGKILL now: ends a stop that hangs (the action in progress then finishes), or stops a running server without saving. */
+function registerKill(instances: Command, ctx: CommandContext): void {
+  withWait(
+    instances
+      .command('kill <name>')
+      .description('kill the container at once, without saving: ends a stop that hangs (--wait: until that action, or the kill, is done)'),
+  )
+    .option('--yes', 'confirm without asking (scripts)')
+    .action(async (name: string, opts: WaitOpts & { yes?: boolean }) => {
+      await confirmYes(ctx.prompt, `kill ${name} now? The server does not save`, opts.yes);
+      const client = await ctx.client();
+      const accepted = await client.post<KillAccepted>(`/instances/${enc(name)}/kill`, undefined);
+      if (accepted.ended === true && !opts.wait && !opts.json) {
+        ctx.out.line(
+          `instance ${name}: ${accepted.killed === false ? 'its container had already exited' : 'killed'}; the ${accepted.state} in progress${accepted.commandId ? ` (command ${accepted.commandId})` : ''} finishes on its own`,
+        );
+        return;
+      }
+      // Ended: wait for the action it ended, whatever state that aims for; else the kill's own stop.
+      await finish(ctx, client, accepted.ended === true ? 'kill-ended' : 'kill', accepted, opts, name);
+    });
 }
 
 function registerData(instances: Command, ctx: CommandContext): void {
@@ -295,6 +318,7 @@ export function transferTarget(opts: TargetOpts, required: boolean): Record<stri
 
 export function registerInstanceActions(instances: Command, program: Command, ctx: CommandContext): void {
   registerPower(instances, ctx);
+  registerKill(instances, ctx);
   registerData(instances, ctx);
   registerAdmin(instances, program, ctx);
 }

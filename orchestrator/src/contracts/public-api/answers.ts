@@ -152,6 +152,17 @@ export const ActionAccepted = Type.Object({
   noop: Type.Optional(Type.String()),
 });
 export type ActionAccepted = Static<typeof ActionAccepted>;
+/**
+ * POST /instances/:id/kill. 200 `ended`: the container was SIGKILLed at once and `commandId` is the
+ * action in progress it ended (that command records the outcome); 202: a stop command that kills
+ * instead of asking the server to stop; 200 `noop`: nothing runs.
+ */
+export const KillAccepted = Type.Object({
+  ...ActionAccepted.properties,
+  ended: Type.Optional(Type.Boolean()),
+  killed: Type.Optional(Type.Boolean()),
+});
+export type KillAccepted = Static<typeof KillAccepted>;
 export const RestoreAccepted = Type.Object({ ...ActionAccepted.properties, backupId: Type.String() });
 export const DeleteAccepted = Type.Object({
   id: Type.String(),

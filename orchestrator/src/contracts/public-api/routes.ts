@@ -77,6 +77,7 @@ export const PUBLIC_ROUTES = {
   'POST /instances/:id/start': powerAction,
   'POST /instances/:id/stop': { ...powerAction, body: B.StopBody },
   'POST /instances/:id/restart': powerAction,
+  'POST /instances/:id/kill': { ok: { 200: A.KillAccepted, 202: A.KillAccepted } },
   'POST /instances/:id/pause': powerAction,
   'POST /instances/:id/resume': powerAction,
   'POST /instances/:id/reset-crash-loop': { ok: { 200: V.InstanceView } },

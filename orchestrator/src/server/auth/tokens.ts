@@ -47,6 +47,8 @@ export interface TokenServiceOptions {
 
 export class TokenService {
   private readonly touched = new Map<string, number>();
+  /** Told of each revocation by this replica (open SFTP sessions close at once; others re-check the store). */
+  private readonly revokedListeners = new Set<(id: string) => void>();
   /** sha256 of the configured secrets, hashed once (every request compares against them in constant time). */
   private readonly adminDigest: Buffer | undefined;
   private readonly agentDigest: Buffer | undefined;
@@ -107,10 +109,23 @@ export class TokenService {
     return { token, secret };
   }
 
+  /** False once the token is revoked or gone: long-lived sessions (SFTP) re-check their token with it. */
+  async isActive(id: string): Promise<boolean> {
+    const token = await this.deps.store.tokens.get(id);
+    return token !== undefined && token.revokedAt === null;
+  }
+
+  /** Calls `listener` with the id of every token this replica revokes; returns the unsubscribe. */
+  onRevoked(listener: (id: string) => void): () => void {
+    this.revokedListeners.add(listener);
+    return () => this.revokedListeners.delete(listener);
+  }
+
   /** Revokes a token (its secret stops authenticating at once) and returns it; NOT_FOUND for an unknown id. */
   async revoke(id: string): Promise<ApiToken> {
     if (!(await this.deps.store.tokens.get(id))) throw new AppError('NOT_FOUND', `token ${id} does not exist`);
     await this.deps.store.tokens.revoke(id, this.deps.clock.now());
+    for (const listener of this.revokedListeners) listener(id);
     return (await this.deps.store.tokens.get(id))!;
   }
 

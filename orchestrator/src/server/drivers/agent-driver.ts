@@ -207,6 +207,10 @@ export class AgentHostDriver implements HostDriver {
     return this.call(host, 'POST', `${instancePath(instanceId)}/stop`, request, ids);
   }
 
+  kill(host: DriverHost, instanceId: string, ids: CallIds = {}): Promise<Api.KillAnswer> {
+    return this.call(host, 'POST', `${instancePath(instanceId)}/kill`, {}, ids);
+  }
+
   pause(host: DriverHost, instanceId: string, ids: CallIds = {}): Promise<InstanceEndpoint> {
     return this.power(host, instanceId, 'pause', ids);
   }

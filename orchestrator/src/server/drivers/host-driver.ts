@@ -40,6 +40,7 @@ export type InstanceEndpoint = Api.InstanceEndpoint;
 export type InventoryEntry = Api.InventoryEntry;
 export type InstanceDetails = Api.InstanceDetails;
 export type StopOutcome = Api.StopAnswer;
+export type KillOutcome = Api.KillAnswer;
 export type ReplaceOutcome = Api.ReplaceResult;
 export type RemoveReport = Api.DeleteReport;
 export type CleanupReport = Api.CleanupReport;
@@ -60,6 +61,11 @@ export interface HostDriver {
   start(host: DriverHost, instanceId: string, ids?: CallIds): Promise<InstanceEndpoint>;
   /** Graceful stop (RCON command or signal), bounded wait, then kill; says which path was taken. */
   stop(host: DriverHost, instanceId: string, request: StopRequest, ids?: CallIds): Promise<StopOutcome>;
+  /**
+   * SIGKILL at once, not queued behind the instance's other calls at the host (a stop that hangs
+   * then answers); a container that is not running is not an error (`killed: false`).
+   */
+  kill(host: DriverHost, instanceId: string, ids?: CallIds): Promise<KillOutcome>;
   /** Freezes a running instance (warm sleep); paused already is not an error. */
   pause(host: DriverHost, instanceId: string, ids?: CallIds): Promise<InstanceEndpoint>;
   /** Thaws a paused instance; running already is not an error. */

@@ -13,8 +13,8 @@ type Schedule = Answer<'GET /instances/:id/schedules'>['schedules'][number];
 type Definition = BodyOf<'POST /instances/:id/schedules'>;
 type Task = Definition['tasks'][number];
 
-/** What a schedule's power task may run (the API refuses `kill` until it has a force stop). */
-const POWER = ['start', 'stop', 'restart'] as const;
+/** What a schedule's power task may run (`kill` ends a stop that hangs, or stops with SIGKILL). */
+const POWER = ['start', 'stop', 'restart', 'kill'] as const;
 const MAX_TASKS = 10;
 const ACTION_LABELS: Readonly<Record<Task['action'], string>> = { command: 'Send a command', power: 'Power action', backup: 'Backup' };
 

@@ -38,6 +38,11 @@ export async function errorOf(p: Promise<unknown>): Promise<AppError> {
 export type Loose = any;
 
 export const silentLogger = pino({ level: 'silent' });
+/**
+ * The master key every test orchestrator gets unless a test sets ENDERCLOUD_SECRET_KEY (`''`: the data dir's key
+ * file) or ENDERCLOUD_SECRET_KEY_FILE: orchestrators of one test sharing a database are replicas, which share a key.
+ */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 0x54).toString('base64');
 export const PG_ADMIN_URL = process.env.ENDERCLOUD_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface TestOrchestrator {
@@ -79,6 +84,7 @@ export async function testOrchestrator(opts: TestOrchestratorOptions = {}): Prom
     ENDERCLOUD_COMMAND_POLL_INTERVAL: '20ms',
     // No background stats calls to the fake agents (tests that assert call lists); instance-metrics.test.ts ticks by hand.
     ENDERCLOUD_STATS_INTERVAL: '0',
+    ...(opts.env?.ENDERCLOUD_SECRET_KEY_FILE ? {} : { ENDERCLOUD_SECRET_KEY: TEST_SECRET_KEY }),
     ...opts.env,
   });
   const o = await buildOrchestrator(config, {

@@ -34,7 +34,9 @@ async function main(): Promise<void> {
   if (config.secretKey === undefined && config.secretKeyFile === undefined && !existsSync(defaultFile))
     fail(`no current key: ENDERCLOUD_SECRET_KEY and ENDERCLOUD_SECRET_KEY_FILE are unset and ${defaultFile} does not exist`);
   const current = await loadMasterKey({ key: config.secretKey, keyFile: config.secretKeyFile, dataDir: config.dataDir });
-  const text = await readFile(newKeyFile, 'utf8').catch((err: NodeJS.ErrnoException) => fail(`--new-key-file: cannot read ${newKeyFile} (${err.code ?? err.message})`));
+  const text = await readFile(newKeyFile, 'utf8').catch((err: NodeJS.ErrnoException) =>
+    fail(`--new-key-file: cannot read ${newKeyFile} (${err.code ?? err.message})`),
+  );
   const next = parseMasterKey(text, `--new-key-file ${newKeyFile}`);
   const store = await openStore(config.databaseUrl, config.dataDir, {
     connectTimeoutMs: config.databaseConnectTimeoutMs,

@@ -107,7 +107,9 @@ export class KyselyStore implements Store {
 
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn(this);
-    return this.db.transaction().execute((trx) => fn(new KyselyStore(trx, this.dialect, true, async () => undefined, this.ctx.heartbeats, this.ctx.secrets)));
+    return this.db
+      .transaction()
+      .execute((trx) => fn(new KyselyStore(trx, this.dialect, true, async () => undefined, this.ctx.heartbeats, this.ctx.secrets)));
   }
 
   async close(): Promise<void> {

@@ -37,7 +37,9 @@ async function seeded(secret: string): Promise<{ dataDir: string; id: string; t:
   await t.call('PUT', '/api/v1/templates/tpl/versions/1', {
     body: { image: 'busybox:1', resources: { memoryMb: 64 }, variables: [{ name: 'PW', type: 'string', secret: true, required: true }] },
   });
-  await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } });
+  await t.call('PUT', '/api/v1/groups/g', {
+    body: { kind: 'persistent', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] },
+  });
   // No host: the instance waits in the store, which is all a rotation touches.
   const now = t.clock.now();
   const row = await t.o.store.instances.create({
@@ -77,7 +79,9 @@ describe('secret key rotation', () => {
     try {
       await expect(rotateSecretKey(store, current, current, { now: 1, leaseName: RECONCILER_LEASE })).rejects.toThrow(/is the current key/);
       await expect(rotateSecretKey(store, next, current, { now: 1, leaseName: RECONCILER_LEASE })).rejects.toThrow(
-        new RegExp(`has fingerprint ${next.fingerprint()}, but this database's secret settings are sealed under the key with fingerprint ${current.fingerprint()}`),
+        new RegExp(
+          `has fingerprint ${next.fingerprint()}, but this database's secret settings are sealed under the key with fingerprint ${current.fingerprint()}`,
+        ),
       );
       expect(await rotateSecretKey(store, current, next, { now: 1, leaseName: RECONCILER_LEASE })).toEqual({
         instances: 1,

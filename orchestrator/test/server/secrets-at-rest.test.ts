@@ -85,7 +85,8 @@ async function database(dialect: Dialect): Promise<Db> {
       withClient(async (c) => {
         const tables = await c.query<{ t: string }>(`select tablename as t from pg_tables where schemaname = 'public'`);
         const rows: string[] = [];
-        for (const { t } of tables.rows) rows.push(...(await c.query<{ r: string }>(`select x::text as r from "${t}" x`)).rows.map((r) => r.r));
+        for (const { t } of tables.rows)
+          rows.push(...(await c.query<{ r: string }>(`select x::text as r from "${t}" x`)).rows.map((r) => r.r));
         return rows.join('\n');
       }),
     exec: (statement, params = []) => withClient(async (c) => void (await c.query(statement, params))),
@@ -112,7 +113,9 @@ async function hostAndCatalog(t: TestOrchestrator): Promise<FakeAgent> {
       })
     ).status,
   ).toBeLessThan(300);
-  const g = await t.call('PUT', '/api/v1/groups/g', { body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] } });
+  const g = await t.call('PUT', '/api/v1/groups/g', {
+    body: { kind: 'ephemeral', variants: [{ id: 'v', template: { name: 'tpl', version: '1' } }] },
+  });
   expect(g.status).toBe(201);
   const hb = await t.call('POST', '/api/v1/agents/host-a/heartbeat', {
     body: heartbeatBody(a.url, { resources: { cpuCount: 2, memoryTotalBytes: 4096 * 1024 * 1024 } }),
@@ -187,7 +190,9 @@ describe.each<Dialect>(['sqlite', 'postgres'])('secret settings at rest (%s)', (
 
     const lines: string[] = [];
     const second = await orchestrator(db, { deps: { logger: capturingLogger(lines) } });
-    expect(lines.filter((l) => l.includes('sealed the plaintext secret settings of 1 instance(s) written by an older version'))).toHaveLength(1);
+    expect(
+      lines.filter((l) => l.includes('sealed the plaintext secret settings of 1 instance(s) written by an older version')),
+    ).toHaveLength(1);
     const stored = await db.dump();
     expect(stored).not.toContain(plain.RCON_PASSWORD);
     expect(stored).not.toContain(plain.ENDERCLOUD_INSTANCE_TOKEN!);
@@ -229,16 +234,23 @@ describe('secret settings bound to their row', () => {
     await hostAndCatalog(t);
     const ids: string[] = [];
     for (const name of ['one', 'two']) {
-      const res = await t.call('POST', '/api/v1/instances', { body: { groupId: 'g', variantId: 'v', name, secrets: { RCON_PASSWORD: name } } });
+      const res = await t.call('POST', '/api/v1/instances', {
+        body: { groupId: 'g', variantId: 'v', name, secrets: { RCON_PASSWORD: name } },
+      });
       expect(res.status).toBe(202);
       ids.push(res.body.id);
     }
     await t.close();
-    await db.exec('update instances set secret_settings = (select secret_settings from instances where id = $1) where id = $2', [ids[0], ids[1]]);
+    await db.exec('update instances set secret_settings = (select secret_settings from instances where id = $1) where id = $2', [
+      ids[0],
+      ids[1],
+    ]);
     const again = await orchestrator(db);
     expect((await again.o.store.instances.get(ids[0]!))?.secretSettings.RCON_PASSWORD).toBe('one');
     await expect(again.o.store.instances.get(ids[1]!)).rejects.toThrow(
-      new RegExp(`instances/${ids[1]}/secretSettings does not open under secret key ${MasterKey.fromBytes(Buffer.from(TEST_SECRET_KEY, 'base64'), 'x').fingerprint()}`),
+      new RegExp(
+        `instances/${ids[1]}/secretSettings does not open under secret key ${MasterKey.fromBytes(Buffer.from(TEST_SECRET_KEY, 'base64'), 'x').fingerprint()}`,
+      ),
     );
   });
 });

@@ -37,7 +37,9 @@ export function secretsContract(handle: StoreHandle): void {
       await expect(bare.instances.create(instance('i-nokey2'))).rejects.toThrow(/instance i-nokey2 .*no secret key installed/);
       // Refused before anything is written: the answer (the whole row) could not be opened.
       await expect(bare.instances.update('i-nokey', { name: 'renamed' }, { now: T0 + 1 })).rejects.toThrow(/no secret key installed/);
-      await expect(bare.instances.transition('i-nokey', 'stopped', { now: T0 + 1, reason: 't' })).rejects.toThrow(/no secret key installed/);
+      await expect(bare.instances.transition('i-nokey', 'stopped', { now: T0 + 1, reason: 't' })).rejects.toThrow(
+        /no secret key installed/,
+      );
       expect(await bare.instances.countByState()).toEqual({ draft: 1 });
       expect((await store.instances.get('i-nokey'))?.name).toBe('name-i-nokey');
     });
@@ -64,7 +66,9 @@ export function secretsContract(handle: StoreHandle): void {
       await store.secrets.claimKeyFingerprint(TEST_BOX.fingerprint, T0);
       await store.instances.create(instance('i-rk1', { secretSettings: { A: '1' } }));
       await store.instances.create(instance('i-rk2', { secretSettings: { B: '2' } }));
-      await expect(store.secrets.rekey(OTHER_BOX, TEST_BOX, T0)).rejects.toThrow(/sealed under key 1111111111111111, not under the current key 2222222222222222/);
+      await expect(store.secrets.rekey(OTHER_BOX, TEST_BOX, T0)).rejects.toThrow(
+        /sealed under key 1111111111111111, not under the current key 2222222222222222/,
+      );
       expect(await store.secrets.sealPlaintext()).toBe(0);
       const second = handle.second();
       expect(await second.secrets.rekey(TEST_BOX, OTHER_BOX, T0 + 1)).toBe(2);

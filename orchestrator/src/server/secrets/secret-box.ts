@@ -41,8 +41,10 @@ export function parseEnvelope(text: string, context: string): Envelope {
     );
   if (parts.length !== 4) throw new AppError('INTERNAL', `${context}: a sealed value has 4 fields separated by ':' (got ${parts.length})`);
   const [, fingerprint, iv, sealed] = parts as [string, string, string, string];
-  if (!/^[0-9a-f]{16}$/.test(fingerprint)) throw new AppError('INTERNAL', `${context}: the key fingerprint of a sealed value must be 16 hex digits`);
-  if (!B64URL.test(iv) || !B64URL.test(sealed)) throw new AppError('INTERNAL', `${context}: a sealed value's IV and ciphertext must be base64url`);
+  if (!/^[0-9a-f]{16}$/.test(fingerprint))
+    throw new AppError('INTERNAL', `${context}: the key fingerprint of a sealed value must be 16 hex digits`);
+  if (!B64URL.test(iv) || !B64URL.test(sealed))
+    throw new AppError('INTERNAL', `${context}: a sealed value's IV and ciphertext must be base64url`);
   const ivBytes = Buffer.from(iv, 'base64url');
   const sealedBytes = Buffer.from(sealed, 'base64url');
   if (ivBytes.length !== IV_BYTES) throw new AppError('INTERNAL', `${context}: the IV must be ${IV_BYTES} bytes (got ${ivBytes.length})`);
@@ -94,7 +96,10 @@ export class SecretBox implements SecretCodec {
     try {
       return Buffer.concat([decipher.update(e.sealed.subarray(0, e.sealed.length - TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch {
-      throw new AppError('INTERNAL', `${context} does not open under secret key ${e.fingerprint}: it was altered, or sealed for another row or field`);
+      throw new AppError(
+        'INTERNAL',
+        `${context} does not open under secret key ${e.fingerprint}: it was altered, or sealed for another row or field`,
+      );
     }
   }
 }

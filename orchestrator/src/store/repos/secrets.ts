@@ -28,7 +28,8 @@ export class KyselySecretRepository implements SecretRepository {
       .onConflict((oc) => oc.column('key').doNothing())
       .execute();
     const recorded = await readFingerprint(this.ctx.db);
-    if (recorded === undefined) throw new AppError('INTERNAL', `system setting ${KEY_FINGERPRINT_SETTING} vanished right after it was recorded`);
+    if (recorded === undefined)
+      throw new AppError('INTERNAL', `system setting ${KEY_FINGERPRINT_SETTING} vanished right after it was recorded`);
     return recorded;
   }
 

@@ -14,6 +14,8 @@ import { AppError } from '../../src/shared/errors.js';
 import { ManualClock } from '../../src/server/clock.js';
 import { orchestratorConfig } from '../../src/server/config.js';
 import { buildOrchestrator, type Orchestrator, type OrchestratorDeps } from '../../src/server/orchestrator.js';
+import { parseMasterKey } from '../../src/server/secrets/master-key.js';
+import { SecretBox } from '../../src/server/secrets/secret-box.js';
 import { buildAgentApp } from '../../src/agent/app.js';
 import type { LayerCache } from '../../src/agent/contracts.js';
 import { InstanceService } from '../../src/agent/instance-service.js';
@@ -43,6 +45,8 @@ export const silentLogger = pino({ level: 'silent' });
  * file) or ENDERCLOUD_SECRET_KEY_FILE: orchestrators of one test sharing a database are replicas, which share a key.
  */
 export const TEST_SECRET_KEY = Buffer.alloc(32, 0x54).toString('base64');
+/** The secret codec of TEST_SECRET_KEY, for a test that opens a store itself (the orchestrator installs it otherwise). */
+export const TEST_SECRET_BOX = SecretBox.fromMasterKey(parseMasterKey(TEST_SECRET_KEY, 'TEST_SECRET_KEY'));
 export const PG_ADMIN_URL = process.env.ENDERCLOUD_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface TestOrchestrator {

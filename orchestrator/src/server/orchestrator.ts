@@ -4,6 +4,7 @@
 
 import { chmod, mkdir } from 'node:fs/promises';
 import { loadMasterKey } from './secrets/master-key.js';
+import { installSecretKey } from './secrets/secret-settings.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -145,7 +146,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   await chmod(config.dataDir, 0o700);
   // Never in the database: derived keys encrypt secret settings and sign per-host credentials.
   const masterKey = await loadMasterKey({ key: config.secretKey, keyFile: config.secretKeyFile, dataDir: config.dataDir });
-  logger.debug({ source: masterKey.source, fingerprint: masterKey.fingerprint() }, 'secret key loaded');
+  logger.info({ source: masterKey.source, fingerprint: masterKey.fingerprint() }, 'secret key loaded');
   const ownsStore = deps.store === undefined;
   // Every committed write that changes what routers see is published to the change port.
   const baseStore =
@@ -154,6 +155,13 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       connectTimeoutMs: config.databaseConnectTimeoutMs,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
     }));
+  // Secret settings are sealed under the master key from here on; a key other than the database's stops the start.
+  try {
+    await installSecretKey(baseStore, masterKey, { now: clock.now(), logger: logger.child({ component: 'secrets' }) });
+  } catch (err) {
+    if (ownsStore) await baseStore.close().catch(() => undefined);
+    throw err;
+  }
   const ownedChanges = deps.changes ? undefined : await openChangePort(config, baseStore, logger);
   const changes: ChangePort = deps.changes ?? ownedChanges!;
   // Each committed transition is one info line with instance, from, to and reason.

@@ -44,6 +44,7 @@ import type {
   InstallationRequest,
   InstallationRequestStatus,
 } from '../domain/index.js';
+import type { SecretCodec } from './secret-codec.js';
 
 export interface Store {
   /** Applies pending migrations; safe to call on every start and more than once. */
@@ -55,6 +56,12 @@ export interface Store {
   ping(): Promise<void>;
   /** 'sqlite' or 'postgres', for logs and metrics labels. */
   readonly dialect: 'sqlite' | 'postgres';
+  /**
+   * Installs the codec secret columns are sealed with on write and opened with on read (store/secret-codec.ts),
+   * for this store and every transaction it opens. Until then a secret column can be read only where it is still
+   * plaintext (an older database) and never written.
+   */
+  useSecretCodec(codec: SecretCodec): void;
 
   readonly hosts: HostRepository;
   readonly layers: LayerRepository;
@@ -77,6 +84,7 @@ export interface Store {
   readonly backupPolicies: BackupPolicyRepository;
   readonly webSessions: WebSessionRepository;
   readonly schedules: ScheduleRepository;
+  readonly secrets: SecretRepository;
 }
 
 // ---------------------------------------------------------------- hosts
@@ -636,4 +644,27 @@ export interface ScheduleRepository {
   claimRun(id: string, opts: { now: EpochMs; staleBefore: EpochMs; nextRunAt?: EpochMs | null }): Promise<boolean>;
   /** Records a run's outcome and releases the claim. */
   finishRun(id: string, outcome: { at: EpochMs; result: 'ok' | 'failed' | 'skipped'; error: string | null }): Promise<void>;
+}
+
+// ---------------------------------------------------------------- secrets at rest (store/secret-codec.ts)
+
+export interface SecretRepository {
+  /** The fingerprint of the key this database's secrets are sealed under; undefined before the first start that records one. */
+  recordedFingerprint(): Promise<string | undefined>;
+  /**
+   * Records `fingerprint` unless one is recorded already (of two first starts, one wins) and answers the
+   * recorded one: a caller whose key differs must not seal or open anything.
+   */
+  claimKeyFingerprint(fingerprint: string, now: EpochMs): Promise<string>;
+  /**
+   * Seals, under the installed codec, every secret value still in plaintext (a database from before
+   * encryption), in one transaction; answers how many rows it sealed (0 the next time).
+   */
+  sealPlaintext(): Promise<number>;
+  /**
+   * Key rotation: re-seals every secret value from `from` to `to` (plaintext ones too) and records `to`'s
+   * fingerprint, in one transaction; CONFLICT when the recorded fingerprint is not `from`'s. The store uses
+   * `to` from then on. Answers how many rows it re-sealed.
+   */
+  rekey(from: SecretCodec, to: SecretCodec, now: EpochMs): Promise<number>;
 }

@@ -17,6 +17,7 @@ import { allocationContract } from './contract-allocation.js';
 import { backupsContract } from './contract-backups.js';
 import { webSessionContract } from './contract-web-sessions.js';
 import { schedulesContract } from './contract-schedules.js';
+import { secretsContract, TEST_BOX } from './contract-secrets.js';
 
 export interface StoreHarness {
   /** A store on an empty database, not yet migrated. */
@@ -32,6 +33,8 @@ export type StoreFactory = () => Promise<StoreHarness>;
 export interface StoreHandle {
   store(): Store;
   second(): Store;
+  /** A further store on the same database, without a secret codec (closed with the harness). */
+  bare(): Store;
 }
 
 export function runStoreContract(name: string, factory: StoreFactory): void {
@@ -41,6 +44,8 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     beforeEach(async () => {
       harness = await factory();
       await harness.store.migrate();
+      // As the orchestrator does at start (server/secrets/secret-settings.ts); the secrets contract also opens stores without one.
+      harness.store.useSecretCodec(TEST_BOX);
     });
     afterEach(async () => {
       second = undefined;
@@ -49,7 +54,14 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     });
     const handle: StoreHandle = {
       store: () => harness!.store,
-      second: () => (second ??= harness!.openSecond()),
+      second: () => {
+        if (!second) {
+          second = harness!.openSecond();
+          second.useSecretCodec(TEST_BOX);
+        }
+        return second;
+      },
+      bare: () => harness!.openSecond(),
     };
 
     describe('migrations', () => {
@@ -233,5 +245,6 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     backupsContract(handle);
     webSessionContract(handle);
     schedulesContract(handle);
+    secretsContract(handle);
   });
 }

@@ -3,7 +3,7 @@
 
 import type { EpochMs, JsonObject, JsonValue, LayerRef, MaintenanceMode, Resources } from './common.js';
 import type { ContainerUserSpec } from './template.js';
-import type { IdleAction, IdleClock, IdleTier } from '../provisioning/index.js';
+import type { IdleAction, IdleClock, IdleTier } from './scaling.js';
 
 export const INSTANCE_STATES = [
   'draft',
@@ -120,7 +120,7 @@ export interface DeletionProgress {
   lastError: string | null;
 }
 
-/** Dynamic provisioning (seed 003) per instance. */
+/** Dynamic provisioning per instance (docs/provisioning.md). */
 export interface InstanceFleet {
   /** Consecutive zero-player time (restarts at every login). */
   idle?: IdleClock;

@@ -209,7 +209,7 @@ export const BackupPolicyAnswer = Type.Object({
 });
 export type BackupPolicyAnswer = Static<typeof BackupPolicyAnswer>;
 const ImageView = Open({ ref: Type.String(), id: Type.Optional(Type.String()) });
-/** GET /instances/:id/update-plan (contracts/update-plan.ts). */
+/** GET /instances/:id/update-plan (computed by server/services/update-service.ts evaluateUpdate). */
 export const UpdatePlanAnswer = Type.Object({
   instanceId: Type.String(),
   name: Type.String(),

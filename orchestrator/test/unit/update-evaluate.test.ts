@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { UpdatePlanAnswer } from '../../src/contracts/public-api/answers.js';
 import type { ImageInfo } from '../../src/server/drivers/host-driver.js';
 import { evaluateUpdate } from '../../src/server/services/update-service.js';
-import type { ContainerUserSpec, TemplateSpec } from '../../src/domain/index.js';
+import type { ContainerConfig, ContainerUserSpec, TemplateSpec } from '../../src/domain/index.js';
 
 const image = (over: Partial<ImageInfo> = {}): ImageInfo => ({
   ref: 'mc:1',
@@ -19,6 +19,14 @@ const image = (over: Partial<ImageInfo> = {}): ImageInfo => ({
   pulled: true,
   ...over,
 });
+const containerConfig: ContainerConfig = {
+  image: 'mc:1',
+  labels: {},
+  env: {},
+  resources: { memoryMb: 1024 },
+  containerPort: 25565,
+  layers: [],
+};
 const template = { readiness: { kind: 'minecraft_status' } } as unknown as TemplateSpec;
 
 function plan(over: {
@@ -29,7 +37,7 @@ function plan(over: {
   template?: TemplateSpec | undefined;
 }) {
   return evaluateUpdate({
-    instance: { id: 'i-1', name: 'lobby', state: 'online', user: over.user ?? { mode: 'endercloud' }, containerConfig: null },
+    instance: { id: 'i-1', name: 'lobby', state: 'online', user: over.user ?? { mode: 'endercloud' }, containerConfig },
     template: 'template' in over ? over.template : template,
     current: image(over.current),
     candidate: image({ ref: 'mc:2', id: 'sha256:bbbbbbbbbbbbbbbb', ...over.candidate }),

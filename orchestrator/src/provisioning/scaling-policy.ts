@@ -10,7 +10,6 @@ import {
   type IdleAction,
   type IdleTier,
   type SavegamePolicy,
-  type ScaleDownRule,
   type ScaleUpRule,
   type ScalingPolicy,
 } from '../domain/scaling.js';

@@ -1,12 +1,12 @@
 // Lint: typescript-eslint's recommended rules, plus the house rules that keep
-// the layers honest (STYLE.md; docs/architecture.md "Boundaries"):
-// - configuration is read only by config modules (habit 6);
+// the layers honest (docs/architecture.md "Boundaries"):
+// - configuration is read only by config modules;
 // - every instance state change goes through the lifecycle engine's moveInstance;
 // - routes call services and never import the store, reach for one (`x.store`) or build services
 //   (services are built in the composition root, src/server/orchestrator.ts);
 // - domain/ is the ground: it imports nothing outside itself (not provisioning/, not contracts/);
 // - ectl talks to the public API only: it may not import the server;
-// - only the agent's Docker adapter imports dockerode (habit 1), and the local
+// - only the agent's Docker adapter imports dockerode, and the local
 //   image build of tests and `npm start` (src/shared/local-image.ts).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';

@@ -1,4 +1,4 @@
-// The explicit choice for a manual backup (seed 002), pure: when a backup of a
+// The explicit choice for a manual backup (docs/lifecycle.md "Backups and restore"), pure: when a backup of a
 // running server would stop it, and why online save is unavailable.
 
 import { describe, expect, it } from 'vitest';

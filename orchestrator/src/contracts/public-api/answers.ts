@@ -365,7 +365,7 @@ export type ScheduleRunAccepted = Static<typeof ScheduleRunAccepted>;
 
 // ---------------------------------------------------------------- instance files and stats
 
-/** The files API answers are the agent's (the orchestrator passes them through, docs/orchestrator.md "Instance files"). */
+/** The files API answers are the agent's (the orchestrator passes them through, docs/orchestrator.md "Files and SFTP"). */
 export { FileDeleted, FileExtracted, FileList, FileWritten } from '../agent-api.js';
 export const FileDirectoryMade = Type.Object({ path: Type.String() });
 export const FileRenamed = Type.Object({ from: Type.String(), to: Type.String() });

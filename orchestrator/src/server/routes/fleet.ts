@@ -1,4 +1,4 @@
-// Fleets (seed 003): spawn and despawn, allocations from the warm buffer, the
+// Fleets (docs/provisioning.md): spawn and despawn, allocations from the warm buffer, the
 // fleet view of a group (what each instance waits for), per-instance idle
 // tiers, and the router's group joins and transfers. Scopes: `spawn:<group>`
 // and `allocate:<group>` (or `*`), besides admin/manager/operator.

@@ -1,4 +1,4 @@
-// Game-server image updates (seed 002 "Update"): the plan (resolve current and
+// Game-server image updates (docs/lifecycle.md "Image updates"): the plan (resolve current and
 // candidate images through the agent, compatibility and disk checks, changes
 // and warnings), the confirmed request (persisted `update` action), and the
 // worker's run: optional safety backup, graceful stop, replace with the same

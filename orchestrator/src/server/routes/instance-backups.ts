@@ -7,6 +7,7 @@
 
 import type { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
+import { BackupBody, RestoreBody } from '../../contracts/public-api/bodies.js';
 import { NullableBackupPolicySchema, type BackupPolicy } from '../../contracts/backup-policy.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { manualBackupStopReason } from '../../lifecycle/backup.js';
@@ -19,28 +20,10 @@ import { userActor } from '../services/lifecycle-service.js';
 import { acceptedAction, hostOfInstance, paramInstance } from './route-helpers.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
-const BackupBody = Type.Object(
-  {
-    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
-    /** The explicit choice to stop a running server whose backup cannot be taken online. */
-    stop: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
 const BackupParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 128 }),
   backupId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }),
 });
-const RestoreBody = Type.Object(
-  {
-    backupId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' })),
-    /** An archive uploaded with PUT /imports (so it passed the import checks) instead of a backup id. */
-    uploadId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    confirm: Type.Optional(Type.String({ maxLength: 256 })),
-  },
-  { additionalProperties: false },
-);
-
 const RUNNING: readonly (string | undefined)[] = ['running', 'paused'];
 
 export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {

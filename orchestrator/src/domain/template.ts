@@ -35,7 +35,7 @@ export interface VariableSpec {
   /** Never stored in templates or revisions in clear, never logged or returned. */
   secret?: boolean;
   validation?: VariableValidation;
-  /** How a change reaches a running instance (#4). */
+  /** How a change reaches a running instance (docs/lifecycle.md "Settings and pending changes"). */
   apply?: 'immediate' | 'restart_required';
   /** Only operators (admin, manager, operator tokens) may set it, on every path (eggs/variable-access.ts); other tokens are refused (egg `user_editable: false`). */
   operatorOnly?: boolean;

@@ -38,7 +38,7 @@ import { installationRequestRoutes } from './routes/installation-requests.js';
 import { keptDataRoutes } from './routes/kept-data.js';
 import { eggRoutes } from './routes/eggs.js';
 import { webRoutes } from './web/web-routes.js';
-import { responseSchemaOf } from './response-schemas.js';
+import { contractOf, responseSchemaOf, routeKeyOf } from './response-schemas.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -78,10 +78,17 @@ export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
 
   // Each public route answers as its contract says (contracts/public-api/routes.ts): the schema
   // documents it in OpenAPI and serialises it (fields outside the schema are not sent).
+  // A route whose contract entry names the body clients send and that declares a body schema declares
+  // exactly that one (one definition; the stop route checks the same StopBody in its handler).
   app.addHook('onRoute', (route) => {
     if (route.schema?.hide) return;
     const response = responseSchemaOf(route.method, route.url);
     if (response && !route.schema?.response) route.schema = { ...route.schema, response };
+    const body = contractOf(route.method, route.url)?.body;
+    if (body && route.schema?.body !== undefined && route.schema.body !== body)
+      throw new Error(
+        `${routeKeyOf(route.method, route.url)}: the route validates another body than its contract entry's (contracts/public-api/bodies.ts)`,
+      );
   });
   if (options.onAnswer) {
     const onAnswer = options.onAnswer;

@@ -87,7 +87,7 @@ export interface OrchestratorConfig {
   maxTotalInstances: number | undefined;
   /** How often the supervisor compares agents' inventories with the store and probes readiness. */
   superviseIntervalMs: number;
-  /** How often the provisioner evaluates scaling policies and idle tiers (seed 003). */
+  /** How often the provisioner evaluates scaling policies and idle tiers (docs/provisioning.md "How fleets scale"). */
   provisionIntervalMs: number;
   /** The system's idle tiers (a world nobody configured sleeps by them); the API's stored choice wins. */
   idleTiers: IdleTier[];

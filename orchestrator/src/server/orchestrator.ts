@@ -16,6 +16,7 @@ import { whenLeader, type Leadership } from './leadership/leadership.js';
 import { loadNodeIdentity, type NodeIdentity } from './leadership/node-identity.js';
 import { AdoptionService } from './services/adoption.js';
 import { UpdateService } from './services/update-service.js';
+import { BackupRequestService } from './services/backup-requests.js';
 import { InstancePreviewer } from './services/instance-preview.js';
 import type { ChangePort } from './changes/change-port.js';
 import { notifyingStore } from './changes/notifying-store.js';
@@ -432,6 +433,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   metrics.leadership(leadership);
   const ctx: ServerContext = {
     backupStore,
+    backupRequests: new BackupRequestService({ lifecycle, imports, backupStore, clock }),
     backupScheduler,
     schedules,
     nodeId: node.nodeId,

@@ -74,7 +74,7 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
  * deposed leader's successor resends. An AppError of one of these is
  * retryable unless the site that throws it says otherwise (AppErrorOptions
  * `retryable`, with a comment saying why); every other code is final for a
- * retry loop (the command worker, docs/orchestrator.md "Commands").
+ * retry loop (the command worker, docs/orchestrator.md "Placement and commands").
  */
 const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'UPSTREAM_FAILED',

@@ -404,7 +404,7 @@ export interface RevisionRepository {
   list(instanceId: string): Promise<ConfigRevision[]>;
 }
 
-// ---------------------------------------------------------------- sessions, transfers, players (#5)
+// ---------------------------------------------------------------- sessions, transfers, players (docs/provisioning.md "Allocation", docs/router.md)
 
 export interface SessionRepository {
   create(session: Session): Promise<Session>;
@@ -436,7 +436,7 @@ export interface PlayerSessionRepository {
   countActiveByInstance(): Promise<Record<string, number>>;
 }
 
-// ---------------------------------------------------------------- system settings (#4)
+// ---------------------------------------------------------------- system settings (docs/store.md)
 
 /** System-wide settings, one JSON value per key (e.g. `maintenance`). */
 export interface SystemSettingsRepository {
@@ -447,7 +447,7 @@ export interface SystemSettingsRepository {
   delete(key: string): Promise<void>;
 }
 
-// ---------------------------------------------------------------- unclaimed containers (#3)
+// ---------------------------------------------------------------- unclaimed containers (docs/orchestrator.md "Unclaimed containers")
 
 export type UnclaimedEntry = Pick<UnclaimedRecord, 'instanceId' | 'groupId' | 'variantId'>;
 
@@ -471,7 +471,7 @@ export interface UnclaimedRepository {
   remove(hostId: string, instanceId: string): Promise<boolean>;
 }
 
-// ---------------------------------------------------------------- installation requests (seed 002)
+// ---------------------------------------------------------------- installation requests (docs/lifecycle.md "Installation requests")
 
 export interface InstallationRequestRepository {
   /** Inserts a pending request. Duplicate id → CONFLICT. */

@@ -122,10 +122,11 @@ function registerData(instances: Command, ctx: CommandContext): void {
     .option('--stop', 'allow stopping a running server whose backup cannot be taken online (it is started again)')
     .action(async (name: string, opts: WaitOpts & { reason?: string; stop?: boolean }) => {
       const client = await ctx.client();
-      const accepted = await client.post<Accepted>(`/instances/${enc(name)}/backup`, {
-        ...(opts.reason ? { reason: opts.reason } : {}),
-        ...(opts.stop ? { stop: true } : {}),
-      });
+      const accepted = await client.call(
+        'POST /instances/:id/backup',
+        { id: name },
+        { body: { ...(opts.reason ? { reason: opts.reason } : {}), ...(opts.stop ? { stop: true } : {}) } },
+      );
       await finish(ctx, client, 'backup', accepted, opts, name);
     });
   withWait(
@@ -147,7 +148,7 @@ function registerData(instances: Command, ctx: CommandContext): void {
         opts.confirm,
       );
       const source = backupId ? { backupId } : { uploadId: await uploadForRestore(ctx, client, opts.upload as string) };
-      const accepted = await client.post<Accepted>(`/instances/${enc(instance.id)}/restore`, { ...source, confirm });
+      const accepted = await client.call('POST /instances/:id/restore', { id: instance.id }, { body: { ...source, confirm } });
       await finish(ctx, client, 'restore', accepted, opts, confirm);
     });
   withWait(
@@ -208,11 +209,11 @@ function registerData(instances: Command, ctx: CommandContext): void {
       if (!plan.compatible)
         throw new CliError('runtime', `image ${opts.image} is not compatible with instance ${plan.name}: nothing was done`);
       await confirmYes(ctx.prompt, `update ${plan.name} to ${opts.image}`, opts.yes);
-      const accepted = await client.post<Accepted>(`/instances/${enc(plan.instanceId)}/update`, {
-        image: opts.image,
-        confirm: true,
-        ...(opts.backup ? { backup: true } : {}),
-      });
+      const accepted = await client.call(
+        'POST /instances/:id/update',
+        { id: plan.instanceId },
+        { body: { image: opts.image, confirm: true, ...(opts.backup ? { backup: true } : {}) } },
+      );
       await finish(ctx, client, 'update', accepted, opts, plan.name);
     });
 }

@@ -220,7 +220,7 @@ export const BackupPolicyAnswer = Type.Object({
 });
 export type BackupPolicyAnswer = Static<typeof BackupPolicyAnswer>;
 const ImageView = Open({ ref: Type.String(), id: Type.Optional(Type.String()) });
-/** GET /instances/:id/update-plan (contracts/update-plan.ts). */
+/** GET /instances/:id/update-plan (computed by server/services/update-service.ts evaluateUpdate). */
 export const UpdatePlanAnswer = Type.Object({
   instanceId: Type.String(),
   name: Type.String(),
@@ -376,7 +376,7 @@ export type ScheduleRunAccepted = Static<typeof ScheduleRunAccepted>;
 
 // ---------------------------------------------------------------- instance files and stats
 
-/** The files API answers are the agent's (the orchestrator passes them through, docs/orchestrator.md "Instance files"). */
+/** The files API answers are the agent's (the orchestrator passes them through, docs/orchestrator.md "Files and SFTP"). */
 export { FileDeleted, FileExtracted, FileList, FileWritten } from '../agent-api.js';
 export const FileDirectoryMade = Type.Object({ path: Type.String() });
 export const FileRenamed = Type.Object({ from: Type.String(), to: Type.String() });

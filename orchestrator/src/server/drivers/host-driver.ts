@@ -1,4 +1,4 @@
-// The orchestrator's seam to a host (ARCHITECTURE.md "Scale-out"): what the
+// The orchestrator's seam to a host (docs/architecture.md "Layers of the orchestrator", the driver seam): what the
 // control plane asks of the place an instance runs, in its own verbs. The
 // agent adapter (agent-driver.ts) sits behind it today; a Kubernetes driver
 // would sit behind the same interface. Nothing above a driver knows agent

@@ -297,7 +297,7 @@ export class ActionRunner implements CommandHandler {
   }
 
   private async pause(instance: Instance, ctx: RunContext): Promise<JsonObject> {
-    // The pause idle tier saves first when the template declares RCON (seed 003).
+    // The pause idle tier saves first when the template declares RCON (docs/provisioning.md "Idle semantics", the tiers).
     const saved = ctx.cmd.payload.save === true ? await this.backups().saveAll(instance, ctx) : false;
     const res = await this.deps.driver.pause(ctx.host, instance.id, ctx.ids);
     await moveInstance(this.deps.store, instance, 'paused', {

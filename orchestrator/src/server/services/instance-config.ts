@@ -42,7 +42,7 @@ export interface InstanceDraft {
   generateSecret?: () => string;
   /** The container user chosen at creation (the template's when absent). */
   user?: ContainerUserSpec;
-  /** Values given at creation (seed 002 creation step 3), already checked by creationValues. */
+  /** Values given at creation (creation step 3, docs/lifecycle.md "Creating an instance"), already checked by creationValues. */
   values?: CreationValues;
   /** The image chosen at creation from the template's `images` (chosenImage); default the template's image. */
   image?: string;

@@ -4,6 +4,7 @@
 
 import { chmod, mkdir } from 'node:fs/promises';
 import { loadMasterKey } from './secrets/master-key.js';
+import { CallCredentials, HostEnrolmentService } from './services/host-enrolment.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -146,6 +147,8 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   // Never in the database: derived keys encrypt secret settings and sign per-host credentials.
   const masterKey = await loadMasterKey({ key: config.secretKey, keyFile: config.secretKeyFile, dataDir: config.dataDir });
   logger.debug({ source: masterKey.source, fingerprint: masterKey.fingerprint() }, 'secret key loaded');
+  // Enrolled hosts: the orchestrator's bearer for each agent, derived per host and generation (never stored).
+  const callCredentials = new CallCredentials(masterKey);
   const ownsStore = deps.store === undefined;
   // Every committed write that changes what routers see is published to the change port.
   const baseStore =
@@ -185,9 +188,9 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   // One keep-alive pool for every driver below: the bound on sockets per agent holds across them.
   const ownedTransport = deps.agentTransport ? undefined : new HttpAgentTransport();
   const transport = deps.agentTransport ?? ownedTransport!;
-  const plainDriver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
+  const plainDriver = new AgentHostDriver({ transport, token: config.agentToken, callCredentials, timeoutMs: config.agentRequestTimeoutMs });
   // The engine's calls (worker handlers, supervisor, probes) carry the lease epoch; agents refuse a deposed leader's.
-  const driver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs, epoch: leadership });
+  const driver = new AgentHostDriver({ transport, token: config.agentToken, callCredentials, timeoutMs: config.agentRequestTimeoutMs, epoch: leadership });
   const metrics = new OrchestratorMetrics(
     store,
     hostClock,
@@ -199,6 +202,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       driver: new AgentHostDriver({
         transport,
         token: config.agentToken,
+        callCredentials,
         timeoutMs: Math.min(STATS_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs),
       }),
       ...(deps.timers ? { timers: deps.timers } : {}),
@@ -347,6 +351,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const rconDriver = new AgentHostDriver({
     transport,
     token: config.agentToken,
+    callCredentials,
     timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs),
   });
   const transfers = new TransferService({
@@ -431,6 +436,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     version: packageVersion(),
     tokens,
     hosts,
+    enrolment: new HostEnrolmentService({ store, clock, callCredentials }),
     layers,
     imports,
     metrics,

@@ -19,6 +19,7 @@ import { KyselySystemSettingsRepository } from './repos/system-settings.js';
 import { KyselyUnclaimedRepository } from './repos/unclaimed.js';
 import { KyselyWebSessionRepository } from './repos/web-sessions.js';
 import { KyselyScheduleRepository } from './repos/schedules.js';
+import { KyselyJoinTokenRepository } from './repos/join-tokens.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 
@@ -44,6 +45,7 @@ export class KyselyStore implements Store {
   readonly backupPolicies;
   readonly webSessions;
   readonly schedules;
+  readonly joinTokens;
   private readonly ctx: StoreContext;
 
   /**
@@ -85,6 +87,7 @@ export class KyselyStore implements Store {
     this.backupPolicies = new KyselyBackupPolicyRepository(this.ctx);
     this.webSessions = new KyselyWebSessionRepository(this.ctx);
     this.schedules = new KyselyScheduleRepository(this.ctx);
+    this.joinTokens = new KyselyJoinTokenRepository(this.ctx);
   }
 
   async migrate(): Promise<void> {

@@ -150,7 +150,7 @@ export class KyselyHostRepository implements HostRepository {
         );
       throw new AppError(
         'CONFLICT',
-        `host ${hb.id} is enrolled at ${known?.control_url ?? '?'}, not ${hb.controlUrl}: a heartbeat never moves a host; re-enrol to move a host (a new join token: ectl hosts join-token create --agent-id ${hb.id})`,
+        `host ${hb.id} is registered at ${known?.control_url ?? '?'}, not ${hb.controlUrl}: a heartbeat never moves a host; re-enrol to move a host (a new join token: ectl hosts join-token create --agent-id ${hb.id})`,
         { details: { reason: 'control-url-pinned', enrolledControlUrl: known?.control_url ?? null, reportedControlUrl: hb.controlUrl } },
       );
     }

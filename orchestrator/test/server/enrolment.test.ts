@@ -180,7 +180,7 @@ describe('enrolled hosts', () => {
     // The driver keeps calling the enrolled URL, with this host's credential; the other URL receives nothing.
     const calls = h.agent.calls.length;
     await t.o.ctx.driver.inventory((await t.o.store.hosts.get('eh-a'))!);
-    await t.o.ctx.driver.keptData.list((await t.o.store.hosts.get('eh-a'))!);
+    await t.o.ctx.driver.keptData!.list((await t.o.store.hosts.get('eh-a'))!);
     expect(h.agent.calls.length).toBe(calls + 2);
     expect(h.agent.calls.every((c) => c.headers.authorization === `Bearer ${h.callCredential}`)).toBe(true);
     expect(evil.seen).toEqual([]);

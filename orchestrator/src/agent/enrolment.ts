@@ -33,9 +33,7 @@ export interface SavedCredentials {
 
 /** How this agent authenticates, both ways. */
 export type AgentAuth =
-  | { mode: 'enrolled'; credentials: SavedCredentials; enrolledNow: boolean }
-  | { mode: 'shared'; token: string }
-  | { mode: 'none' };
+  { mode: 'enrolled'; credentials: SavedCredentials; enrolledNow: boolean } | { mode: 'shared'; token: string } | { mode: 'none' };
 
 export interface ResolveAuthOptions {
   agentId: string;
@@ -117,7 +115,11 @@ export async function enrol(
     throw new Error(`the orchestrator refused the enrolment (${res.status}): ${message}`);
   }
   const answer = parsed as Partial<EnrolAnswer> | undefined;
-  if (typeof answer?.hostCredential !== 'string' || typeof answer.callCredential !== 'string' || typeof answer.credentialGeneration !== 'number')
+  if (
+    typeof answer?.hostCredential !== 'string' ||
+    typeof answer.callCredential !== 'string' ||
+    typeof answer.credentialGeneration !== 'number'
+  )
     throw new Error(`the orchestrator at ${url} answered the enrolment without credentials`);
   return answer as EnrolAnswer;
 }

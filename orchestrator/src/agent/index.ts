@@ -52,7 +52,8 @@ async function main(): Promise<void> {
   // Towards the orchestrator (heartbeats, layers) and the one bearer this agent's API accepts.
   const outgoing = auth.mode === 'enrolled' ? auth.credentials.hostCredential : auth.mode === 'shared' ? auth.token : undefined;
   const incoming = auth.mode === 'enrolled' ? auth.credentials.callCredential : auth.mode === 'shared' ? auth.token : undefined;
-  if (auth.mode === 'none') logger.warn('no credential: the agent API accepts any caller on loopback (dev only; enrol it with AGENT_JOIN_TOKEN)');
+  if (auth.mode === 'none')
+    logger.warn('no credential: the agent API accepts any caller on loopback (dev only; enrol it with AGENT_JOIN_TOKEN)');
   if (auth.mode === 'enrolled' && config.token !== undefined)
     logger.info('enrolled: the legacy AGENT_TOKEN is ignored (this host uses its own credentials)');
 

@@ -188,9 +188,20 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   // One keep-alive pool for every driver below: the bound on sockets per agent holds across them.
   const ownedTransport = deps.agentTransport ? undefined : new HttpAgentTransport();
   const transport = deps.agentTransport ?? ownedTransport!;
-  const plainDriver = new AgentHostDriver({ transport, token: config.agentToken, callCredentials, timeoutMs: config.agentRequestTimeoutMs });
+  const plainDriver = new AgentHostDriver({
+    transport,
+    token: config.agentToken,
+    callCredentials,
+    timeoutMs: config.agentRequestTimeoutMs,
+  });
   // The engine's calls (worker handlers, supervisor, probes) carry the lease epoch; agents refuse a deposed leader's.
-  const driver = new AgentHostDriver({ transport, token: config.agentToken, callCredentials, timeoutMs: config.agentRequestTimeoutMs, epoch: leadership });
+  const driver = new AgentHostDriver({
+    transport,
+    token: config.agentToken,
+    callCredentials,
+    timeoutMs: config.agentRequestTimeoutMs,
+    epoch: leadership,
+  });
   const metrics = new OrchestratorMetrics(
     store,
     hostClock,

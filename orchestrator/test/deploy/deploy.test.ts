@@ -234,7 +234,14 @@ describe('Compose files', () => {
     expect(remote.services.agent.environment.AGENT_JOIN_TOKEN).toBe('${AGENT_JOIN_TOKEN:-}');
     expect(remote.services.agent.environment.AGENT_TOKEN).toBe('${AGENT_TOKEN:-}');
     const example = readFileSync(join(REPO, '.env.agent.example'), 'utf8');
-    for (const name of ['AGENT_ID', 'AGENT_ORCHESTRATOR_URL', 'AGENT_PUBLISH_ADDRESS', 'AGENT_JOIN_TOKEN', 'AGENT_TOKEN', 'AGENT_RUNTIME_LOCAL_DIRECTORY'])
+    for (const name of [
+      'AGENT_ID',
+      'AGENT_ORCHESTRATOR_URL',
+      'AGENT_PUBLISH_ADDRESS',
+      'AGENT_JOIN_TOKEN',
+      'AGENT_TOKEN',
+      'AGENT_RUNTIME_LOCAL_DIRECTORY',
+    ])
       expect(example).toContain(`${name}=`);
     // No guessable default secret ships in the example.
     expect(example).toMatch(/^AGENT_JOIN_TOKEN=$/m);

@@ -14,7 +14,6 @@ import {
   heartbeatBody,
   startFakeAgent,
   testOrchestrator,
-  until,
   type FakeAgent,
   type Loose,
   type TestOrchestrator,

@@ -151,9 +151,12 @@ export const JoinTokenBody = Type.Object(
       Type.String({ minLength: 1, maxLength: 128, pattern: '^[a-z0-9][a-z0-9-]*$', description: 'the only agent id it may enrol' }),
     ),
     ttl: Type.Optional(
-      Type.Union([Type.Integer({ minimum: 1, description: 'seconds' }), Type.String({ pattern: '^\\d+(ms|s|m|h|d)$', description: 'e.g. 1h' })], {
-        description: 'how long it stays usable: default 1h, at most 7d',
-      }),
+      Type.Union(
+        [Type.Integer({ minimum: 1, description: 'seconds' }), Type.String({ pattern: '^\\d+(ms|s|m|h|d)$', description: 'e.g. 1h' })],
+        {
+          description: 'how long it stays usable: default 1h, at most 7d',
+        },
+      ),
     ),
   },
   { additionalProperties: false },

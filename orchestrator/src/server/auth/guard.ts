@@ -101,7 +101,8 @@ export function authHook(tokens: TokenService, sessions?: SessionAuthenticator) 
       return;
     const principal = await authenticateUser(request, tokens, sessions, secret);
     if ('authenticated' in spec) {
-      if (principal.kind === 'agent' || principal.kind === 'host') throw new AppError('FORBIDDEN', 'the agent token cannot use this endpoint');
+      if (principal.kind === 'agent' || principal.kind === 'host')
+        throw new AppError('FORBIDDEN', 'the agent token cannot use this endpoint');
       return;
     }
     requireScope(principal, spec.scope);

@@ -362,7 +362,11 @@ export class AgentHostDriver implements HostDriver {
     read: (answer: AgentAnswer) => Promise<T>,
   ): Promise<T> {
     const controlUrl = host.controlUrl;
-    const headers = this.headers(host, ids, body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json');
+    const headers = this.headers(
+      host,
+      ids,
+      body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json',
+    );
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {

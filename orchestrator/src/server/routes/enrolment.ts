@@ -9,11 +9,10 @@ import { JoinTokenBody } from '../../contracts/public-api/bodies.js';
 import { parseDuration } from '../../shared/config.js';
 import { AppError } from '../../shared/errors.js';
 import { bearerOf } from '../../shared/http.js';
-import type { JoinTokenRecord } from '../../store/store.js';
 import { auditTarget } from '../audit.js';
 import { ADMIN_SCOPE } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
-import { joinTokenState } from '../services/host-enrolment.js';
+import { joinTokenState, type JoinTokenRecord } from '../services/host-enrolment.js';
 import { hostAnswer } from './route-helpers.js';
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -50,7 +49,11 @@ export async function enrolmentRoutes(api: FastifyInstance, ctx: ServerContext):
   api.post(
     '/hosts/join-tokens',
     {
-      schema: { tags: ['hosts'], summary: 'Create a one-time join token for enrolling an agent (the secret is shown once)', body: JoinTokenBody },
+      schema: {
+        tags: ['hosts'],
+        summary: 'Create a one-time join token for enrolling an agent (the secret is shown once)',
+        body: JoinTokenBody,
+      },
       config: { ...admin, audit: { action: 'host.join-token.create', targetKind: 'join-token' } },
     },
     async (req, reply) => {

@@ -28,7 +28,12 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
   api.post(
     '/agents/:agentId/heartbeat',
     {
-      schema: { tags: ['hosts'], summary: "Agent heartbeat (the host's own credential, or the legacy shared agent token); never moves a known host's controlUrl", params: AgentParams, body: HeartbeatBody },
+      schema: {
+        tags: ['hosts'],
+        summary: "Agent heartbeat (the host's own credential, or the legacy shared agent token); never moves a known host's controlUrl",
+        params: AgentParams,
+        body: HeartbeatBody,
+      },
       config: { auth: { agent: true, anonymousWhenNoAgentToken: true }, quietLog: true },
     },
     async (req) => {

@@ -12,6 +12,8 @@ import type { EnrolBody } from '../../contracts/agent-api.js';
 import type { EpochMs, Host } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import type { JoinTokenRecord, Store } from '../../store/store.js';
+
+export type { JoinTokenRecord };
 import { HOST_CREDENTIAL_PREFIX, JOIN_TOKEN_PREFIX, hashSecret } from '../auth/tokens.js';
 import type { Clock } from '../clock.js';
 import type { MasterKey } from '../secrets/master-key.js';
@@ -96,7 +98,10 @@ export class HostEnrolmentService {
     const token = await this.deps.store.joinTokens.get(id);
     if (!token) throw new AppError('NOT_FOUND', `join token ${id} does not exist`);
     if (token.usedAt !== null)
-      throw new AppError('CONFLICT', `join token ${id} was already used by agent ${token.usedBy ?? '?'}: revoke the host credential instead`);
+      throw new AppError(
+        'CONFLICT',
+        `join token ${id} was already used by agent ${token.usedBy ?? '?'}: revoke the host credential instead`,
+      );
     await this.deps.store.joinTokens.revoke(id, this.deps.clock.now());
     return (await this.deps.store.joinTokens.get(id))!;
   }
@@ -122,7 +127,10 @@ export class HostEnrolmentService {
           `join token ${token.id} was already used (by agent ${token.usedBy ?? '?'} at ${new Date(token.usedAt!).toISOString()}): a join token enrols once`,
         );
       if (state === 'expired')
-        throw new AppError('UNAUTHORIZED', `join token ${token.id} expired at ${new Date(token.expiresAt).toISOString()}: create a new one`);
+        throw new AppError(
+          'UNAUTHORIZED',
+          `join token ${token.id} expired at ${new Date(token.expiresAt).toISOString()}: create a new one`,
+        );
       if (token.agentId !== null && token.agentId !== body.agentId)
         throw new AppError('FORBIDDEN', `join token ${token.id} enrols agent ${token.agentId} only, not ${body.agentId}`);
       if (!(await tx.joinTokens.consume(token.id, body.agentId, now)))
@@ -147,7 +155,10 @@ export class HostEnrolmentService {
     const host = await this.deps.store.hosts.get(id);
     if (!host) throw new AppError('HOST_NOT_FOUND', `host ${id} is not registered`);
     if (host.credentialGeneration === undefined)
-      throw new AppError('CONFLICT', `host ${id} was never enrolled (it uses the legacy shared agent token): there is no host credential to revoke`);
+      throw new AppError(
+        'CONFLICT',
+        `host ${id} was never enrolled (it uses the legacy shared agent token): there is no host credential to revoke`,
+      );
     return this.deps.store.hosts.revokeCredential(id, this.deps.clock.now());
   }
 }

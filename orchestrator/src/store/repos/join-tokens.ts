@@ -62,9 +62,7 @@ export class KyselyJoinTokenRepository implements JoinTokenRepository {
   }
 
   async list(): Promise<JoinTokenRecord[]> {
-    return (await this.ctx.db.selectFrom('join_tokens').selectAll().orderBy('created_at', 'desc').orderBy('id').execute()).map(
-      toJoinToken,
-    );
+    return (await this.ctx.db.selectFrom('join_tokens').selectAll().orderBy('created_at', 'desc').orderBy('id').execute()).map(toJoinToken);
   }
 
   async consume(id: string, agentId: string, now: number): Promise<boolean> {

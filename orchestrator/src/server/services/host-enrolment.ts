@@ -57,7 +57,7 @@ export interface EnrolOutcome {
   joinTokenId: string;
 }
 
-/** Why a join token no longer enrols, or undefined while it does. */
+/** Why a join token no longer enrols, or 'active' while it does. */
 export function joinTokenState(t: JoinTokenRecord, now: EpochMs): 'revoked' | 'used' | 'expired' | 'active' {
   if (t.revokedAt !== null) return 'revoked';
   if (t.usedAt !== null) return 'used';

@@ -658,3 +658,28 @@ export const HeartbeatAnswer = Type.Object({
   status: Type.Union(HOST_STATUSES.map((s) => Type.Literal(s))),
 });
 export type HeartbeatAnswer = Static<typeof HeartbeatAnswer>;
+
+// ------------------------------------------------------------------ enrolment
+
+/** `POST /api/v1/agents/enrol` (agent → orchestrator, the one-time join token as bearer). */
+export const ENROL_PATH = `${AGENT_API_PREFIX}/agents/enrol`;
+
+/** Who enrols, and the facts of its first heartbeat (the host row needs them). */
+export const EnrolBody = Type.Object(
+  { agentId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[a-z0-9][a-z0-9-]*$' }), ...HeartbeatBody.properties },
+  { additionalProperties: true },
+);
+export type EnrolBody = Static<typeof EnrolBody>;
+
+/** Shown once: the agent keeps both in `<runtime dir>/credentials.json` (0600). */
+export const EnrolAnswer = Type.Object({
+  hostId: Type.String(),
+  /** The agent's credential towards the orchestrator (heartbeats, layer downloads): ech_… */
+  hostCredential: Type.String(),
+  /** The only bearer the agent accepts on its own API from now on. */
+  callCredential: Type.String(),
+  credentialGeneration: Type.Integer({ minimum: 1 }),
+  /** The enrolled control URL: the only address the orchestrator calls this host at. */
+  controlUrl: Type.String(),
+});
+export type EnrolAnswer = Static<typeof EnrolAnswer>;

@@ -17,6 +17,7 @@ import { catalogRoutes } from './routes/catalog.js';
 import { systemRoutes } from './routes/system.js';
 import { commandRoutes, tokenRoutes } from './routes/commands.js';
 import { hostRoutes } from './routes/hosts.js';
+import { enrolmentRoutes } from './routes/enrolment.js';
 import { instanceRoutes } from './routes/instances.js';
 import { layerRoutes } from './routes/layers.js';
 import { importRoutes } from './routes/imports.js';
@@ -154,6 +155,7 @@ export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
     async (api) => {
       await systemRoutes(api, ctx);
       api.get('/openapi.json', { schema: { hide: true }, config: { auth: { public: true } } }, async () => app.swagger());
+      await enrolmentRoutes(api, ctx);
       await hostRoutes(api, ctx);
       await api.register(async (scoped) => layerRoutes(scoped, ctx));
       await api.register(async (scoped) => importRoutes(scoped, ctx));

@@ -38,6 +38,7 @@ import type { AuditLog } from './services/audit-log.js';
 import type { InstallationRequestService } from './services/installation-requests.js';
 import type { WebSessionService } from './web/web-sessions.js';
 import type { HostRemoval } from './services/host-removal.js';
+import type { HostEnrolmentService } from './services/host-enrolment.js';
 
 export interface ServerContext {
   config: Readonly<OrchestratorConfig>;
@@ -54,6 +55,8 @@ export interface ServerContext {
   version: string;
   tokens: TokenService;
   hosts: HostService;
+  /** Join tokens, agent enrolment and host credentials (issue 26). */
+  enrolment: HostEnrolmentService;
   layers: LayerStore;
   imports: ImportStore;
   catalog: CatalogService;

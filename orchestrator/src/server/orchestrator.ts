@@ -5,6 +5,7 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import { loadMasterKey } from './secrets/master-key.js';
 import { installSecretKey } from './secrets/secret-settings.js';
+import { CallCredentials, HostEnrolmentService } from './services/host-enrolment.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -148,6 +149,8 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   // Never in the database: derived keys encrypt secret settings and sign per-host credentials.
   const masterKey = await loadMasterKey({ key: config.secretKey, keyFile: config.secretKeyFile, dataDir: config.dataDir });
   logger.info({ source: masterKey.source, fingerprint: masterKey.fingerprint() }, 'secret key loaded');
+  // Enrolled hosts: the orchestrator's bearer for each agent, derived per host and generation (never stored).
+  const callCredentials = new CallCredentials(masterKey);
   const ownsStore = deps.store === undefined;
   // Every committed write that changes what routers see is published to the change port.
   const baseStore =
@@ -200,6 +203,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const plainDriver = new AgentHostDriver({
     transport,
     token: config.agentToken,
+    callCredentials,
     timeoutMs: config.agentRequestTimeoutMs,
     epoch: leaseEpoch,
   });
@@ -208,6 +212,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const driver = new AgentHostDriver({
     transport,
     token: config.agentToken,
+    callCredentials,
     timeoutMs: config.agentRequestTimeoutMs,
     epoch: leadership,
     announce: true,
@@ -223,6 +228,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       driver: new AgentHostDriver({
         transport,
         token: config.agentToken,
+        callCredentials,
         timeoutMs: Math.min(STATS_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs),
         epoch: leaseEpoch,
       }),
@@ -372,6 +378,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const rconDriver = new AgentHostDriver({
     transport,
     token: config.agentToken,
+    callCredentials,
     timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs),
     epoch: leaseEpoch,
   });
@@ -465,6 +472,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     version: packageVersion(),
     tokens,
     hosts,
+    enrolment: new HostEnrolmentService({ store, clock, callCredentials }),
     layers,
     imports,
     metrics,

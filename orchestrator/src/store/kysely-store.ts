@@ -21,6 +21,7 @@ import { KyselyWebSessionRepository } from './repos/web-sessions.js';
 import { KyselyScheduleRepository } from './repos/schedules.js';
 import { KyselySecretRepository } from './repos/secrets.js';
 import type { SecretCodec, SecretSlot } from './secret-codec.js';
+import { KyselyJoinTokenRepository } from './repos/join-tokens.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 
@@ -47,6 +48,7 @@ export class KyselyStore implements Store {
   readonly webSessions;
   readonly schedules;
   readonly secrets;
+  readonly joinTokens;
   private readonly ctx: StoreContext;
 
   /**
@@ -91,6 +93,7 @@ export class KyselyStore implements Store {
     this.webSessions = new KyselyWebSessionRepository(this.ctx);
     this.schedules = new KyselyScheduleRepository(this.ctx);
     this.secrets = new KyselySecretRepository(this.ctx);
+    this.joinTokens = new KyselyJoinTokenRepository(this.ctx);
   }
 
   useSecretCodec(codec: SecretCodec): void {

@@ -85,6 +85,7 @@ export interface Store {
   readonly webSessions: WebSessionRepository;
   readonly schedules: ScheduleRepository;
   readonly secrets: SecretRepository;
+  readonly joinTokens: JoinTokenRepository;
 }
 
 // ---------------------------------------------------------------- hosts
@@ -100,13 +101,22 @@ export interface HeartbeatResult {
   startedRecovery: boolean;
 }
 
+/** How the heartbeat was authenticated. */
+export interface HeartbeatAuth {
+  /** True: the host's own credential (bound to hb.id by the guard); else the shared token or none (legacy). */
+  hostCredential?: boolean;
+}
+
 export interface HostRepository {
   /**
    * Hot path, one SQL statement: inserts a new host as RECOVERING, or updates
    * the reported fields and lastHeartbeatAt; an OFFLINE host becomes RECOVERING.
-   * Status ONLINE / RECOVERING / MAINTENANCE is left as it is.
+   * Status ONLINE / RECOVERING / MAINTENANCE is left as it is. A known host's
+   * controlUrl never changes here: a beat naming another one is refused
+   * (CONFLICT, details.reason control-url-pinned), and so is a beat for an
+   * enrolled host that did not come with its own host credential (FORBIDDEN).
    */
-  upsertHeartbeat(hb: HostHeartbeat, now: EpochMs): Promise<HeartbeatResult>;
+  upsertHeartbeat(hb: HostHeartbeat, now: EpochMs, opts?: HeartbeatAuth): Promise<HeartbeatResult>;
   get(id: string): Promise<Host | undefined>;
   list(filter?: { statuses?: HostStatus[] }): Promise<Host[]>;
   /**
@@ -131,6 +141,17 @@ export interface HostRepository {
   /** Subtracts `mb` from the reservation (floored at 0). */
   releaseMemory(hostId: string, mb: number): Promise<void>;
   countByStatus(): Promise<Record<HostStatus, number>>;
+  /**
+   * Enrolment (inside the caller's transaction): inserts the host (OFFLINE until
+   * its first heartbeat, which runs the recovery) or moves a known one to
+   * `controlUrl`, stores the new credential's hash and bumps the generation.
+   * The only write that changes a known host's controlUrl.
+   */
+  enrol(e: HostEnrolment, now: EpochMs): Promise<{ host: Host; previousControlUrl: string | null }>;
+  /** The id of the host whose (unrevoked) credential hashes to `hash`. */
+  findByCredentialHash(hash: string): Promise<{ id: string } | undefined>;
+  /** Drops the host credential (it stops authenticating at once); HOST_NOT_FOUND for an unknown id. */
+  revokeCredential(id: string, now: EpochMs): Promise<Host>;
   delete(id: string): Promise<void>;
 }
 
@@ -368,6 +389,36 @@ export interface CommandRepository {
 }
 
 // ---------------------------------------------------------------- auth and audit
+
+/** What an enrolment writes (server/services/host-enrolment.ts). */
+export interface HostEnrolment {
+  heartbeat: HostHeartbeat;
+  credentialHash: string;
+}
+
+/** A one-time join token (its secret is never stored, only its sha256). */
+export interface JoinTokenRecord {
+  id: string;
+  hashedSecret: string;
+  agentId: string | null;
+  createdBy: string;
+  createdAt: EpochMs;
+  expiresAt: EpochMs;
+  usedAt: EpochMs | null;
+  usedBy: string | null;
+  revokedAt: EpochMs | null;
+}
+
+export interface JoinTokenRepository {
+  create(token: JoinTokenRecord): Promise<JoinTokenRecord>;
+  get(id: string): Promise<JoinTokenRecord | undefined>;
+  findByHashedSecret(hashedSecret: string): Promise<JoinTokenRecord | undefined>;
+  /** Newest first. */
+  list(): Promise<JoinTokenRecord[]>;
+  /** Marks it used by `agentId` if still unused and unrevoked; false when another use or a revocation came first. */
+  consume(id: string, agentId: string, now: EpochMs): Promise<boolean>;
+  revoke(id: string, now: EpochMs): Promise<void>;
+}
 
 export interface TokenRepository {
   /** Duplicate id or name → CONFLICT. */

@@ -225,7 +225,7 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
 });
 
 describe('Compose files', () => {
-  it('run the agent from the same image with the Docker socket mounted and require a shared token', () => {
+  it('run the agent from the same image with the Docker socket mounted: the local one on the shared token, a remote one enrolled', () => {
     const root = parse(readFileSync(join(REPO, 'compose.yml'), 'utf8'));
     expect(root.services.agent.image).toBe(root.services.orchestrator.image);
     expect(root.services.agent.command).toEqual(['node', 'dist/src/agent/index.js']);
@@ -234,7 +234,10 @@ describe('Compose files', () => {
     expect(root.services.orchestrator.environment.ENDERCLOUD_AGENT_TOKEN).toMatch(/^\$\{AGENT_TOKEN:\?/);
     const remote = parse(readFileSync(join(REPO, 'compose.agent.yml'), 'utf8'));
     expect(remote.services.agent.volumes).toContain('/var/run/docker.sock:/var/run/docker.sock');
-    expect(remote.services.agent.environment.AGENT_TOKEN).toMatch(/^\$\{AGENT_TOKEN:\?/);
+    // A remote agent enrols with a one-time join token (the legacy shared token stays possible; the agent refuses
+    // to start beyond loopback with neither).
+    expect(remote.services.agent.environment.AGENT_JOIN_TOKEN).toBe('${AGENT_JOIN_TOKEN:-}');
+    expect(remote.services.agent.environment.AGENT_TOKEN).toBe('${AGENT_TOKEN:-}');
     // The fence (docs/agent.md, "Network layout"): game containers on their own network, which the
     // orchestrator is not on; the agent on both, listening only on its fixed control address.
     for (const stack of [root, remote]) {
@@ -246,10 +249,18 @@ describe('Compose files', () => {
     }
     expect(root.services.orchestrator.networks).toEqual(['endercloud']);
     const example = readFileSync(join(REPO, '.env.agent.example'), 'utf8');
-    for (const name of ['AGENT_ID', 'AGENT_ORCHESTRATOR_URL', 'AGENT_PUBLISH_ADDRESS', 'AGENT_TOKEN', 'AGENT_RUNTIME_LOCAL_DIRECTORY'])
+    for (const name of [
+      'AGENT_ID',
+      'AGENT_ORCHESTRATOR_URL',
+      'AGENT_PUBLISH_ADDRESS',
+      'AGENT_JOIN_TOKEN',
+      'AGENT_TOKEN',
+      'AGENT_RUNTIME_LOCAL_DIRECTORY',
+    ])
       expect(example).toContain(`${name}=`);
     // No guessable default secret ships in the example.
-    expect(example).toMatch(/^AGENT_TOKEN=$/m);
+    expect(example).toMatch(/^AGENT_JOIN_TOKEN=$/m);
+    expect(example).toMatch(/^#AGENT_TOKEN=$/m);
   });
 
   it('add a router service from the same image, configured by a mounted examples/router.toml and a router-scoped token', () => {

@@ -171,6 +171,8 @@ export interface FakeAgentOptions {
   portRange?: { first: number; last: number };
   /** AGENT_TOKEN of the agent; default none (fronts in some tests forward calls without it). */
   token?: string;
+  /** Listen on this port of 127.0.0.1 (default: any free one), e.g. to enrol its URL before it exists. */
+  port?: number;
 }
 
 /** The output every simulated server prints on a start: log readiness (`Done \\(`) matches it. */
@@ -235,7 +237,7 @@ export async function startFakeAgent(opts: FakeAgentOptions = {}): Promise<FakeA
     }
     return undefined;
   });
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
   const { port } = app.server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

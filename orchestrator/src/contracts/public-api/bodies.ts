@@ -144,6 +144,25 @@ export const TokenBody = Type.Object(
 );
 export type TokenBody = Static<typeof TokenBody>;
 
+/** `POST /hosts/join-tokens`: a one-time join token for agent enrolment (docs/agent.md "Enrolment"). */
+export const JoinTokenBody = Type.Object(
+  {
+    agentId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, pattern: '^[a-z0-9][a-z0-9-]*$', description: 'the only agent id it may enrol' }),
+    ),
+    ttl: Type.Optional(
+      Type.Union(
+        [Type.Integer({ minimum: 1, description: 'seconds' }), Type.String({ pattern: '^\\d+(ms|s|m|h|d)$', description: 'e.g. 1h' })],
+        {
+          description: 'how long it stays usable: default 1h, at most 7d',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type JoinTokenBody = Static<typeof JoinTokenBody>;
+
 export const LoginBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
 export type LoginBody = Static<typeof LoginBody>;
 

@@ -10,6 +10,7 @@ import { Type, type TArray, type TObject, type TSchema } from '@sinclair/typebox
 import * as A from './answers.js';
 import * as B from './bodies.js';
 import * as V from './views.js';
+import { EnrolAnswer, EnrolBody } from '../agent-api.js';
 
 export interface RouteContract {
   /** The success answers by status code. */
@@ -33,6 +34,14 @@ export const PUBLIC_ROUTES = {
 
   // hosts (routes/hosts.ts, routes/kept-data.ts)
   'POST /agents/:agentId/heartbeat': { ok: { 200: A.HeartbeatAnswer } },
+  'POST /agents/enrol': { ok: { 200: EnrolAnswer }, body: EnrolBody },
+  'POST /hosts/join-tokens': {
+    ok: { 201: Type.Object({ ...V.JoinTokenView.properties, secret: Type.String({ description: 'shown once' }) }) },
+    body: B.JoinTokenBody,
+  },
+  'GET /hosts/join-tokens': { ok: { 200: list('joinTokens', V.JoinTokenView) } },
+  'DELETE /hosts/join-tokens/:id': { ok: { 200: V.JoinTokenView } },
+  'POST /hosts/:id/revoke-credential': { ok: { 200: V.HostView } },
   'GET /hosts': { ok: { 200: list('hosts', V.HostView) } },
   'GET /hosts/:id': { ok: { 200: V.HostView } },
   'POST /hosts/:id/maintenance': { ok: { 200: V.HostView }, body: B.MaintenanceBody },

@@ -37,8 +37,14 @@ import { readText, sharedAgentTransport, type AgentAnswer, type AgentTransport }
 export interface AgentDriverOptions {
   /** Default: the process-wide keep-alive pool (sharedAgentTransport). */
   transport?: AgentTransport;
-  /** Shared AGENT_TOKEN sent as a bearer token when configured. */
+  /** Shared AGENT_TOKEN: sent as the bearer to legacy (never enrolled) hosts only. */
   token: string | undefined;
+  /**
+   * Enrolled hosts (credentialGeneration set): the bearer derived for that host
+   * and generation (services/host-enrolment.ts CallCredentials). Without it an
+   * enrolled host is never called (the shared token is not its credential).
+   */
+  callCredentials?: { of(agentId: string, generation: number): string };
   timeoutMs: number;
   /**
    * The reconciler lease's fencing epoch, read per call and sent as
@@ -257,7 +263,7 @@ export class AgentHostDriver implements HostDriver {
     let answer: StreamAnswer;
     try {
       answer = await openStream(url, {
-        headers: { ...this.headers(ids, undefined), accept: 'text/plain, application/json' },
+        headers: { ...this.headers(host, ids, undefined), accept: 'text/plain, application/json' },
         signal,
         headTimeoutMs: this.deps.timeoutMs,
       });
@@ -316,10 +322,19 @@ export class AgentHostDriver implements HostDriver {
     });
   }
 
-  private headers(ids: CallIds, contentType: string | undefined): Record<string, string> {
+  /**
+   * Every call's headers. The bearer is chosen per host: an enrolled host gets its own call credential (and
+   * is only ever called at the controlUrl of its host row, which only an enrolment changes); a legacy host
+   * the shared token.
+   */
+  private headers(host: DriverHost, ids: CallIds, contentType: string | undefined): Record<string, string> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (contentType !== undefined) headers['content-type'] = contentType;
-    if (this.deps.token !== undefined) headers.authorization = `Bearer ${this.deps.token}`;
+    if (host.credentialGeneration !== undefined) {
+      if (!this.deps.callCredentials)
+        throw new AppError('INTERNAL', `host ${host.id} is enrolled but this driver has no call credentials: it is not called`);
+      headers.authorization = `Bearer ${this.deps.callCredentials.of(host.id, host.credentialGeneration)}`;
+    } else if (this.deps.token !== undefined) headers.authorization = `Bearer ${this.deps.token}`;
     if (ids.commandId) headers['x-command-id'] = ids.commandId;
     if (ids.requestId) headers['x-request-id'] = ids.requestId;
     const epoch = this.epochOf(ids);
@@ -396,7 +411,7 @@ export class AgentHostDriver implements HostDriver {
         `no reconciler lease epoch is known yet (the lease was never read): ${method} ${route} to ${controlUrl} needs one (${LEADER_EPOCH_HEADER})`,
       );
     if (this.deps.announce && epoch !== null && route !== LEADER_ANNOUNCE_PATH) await this.announce(host, epoch, ids);
-    const headers = this.headers(ids, body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json');
+    const headers = this.headers(host, ids, body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json');
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {

@@ -27,7 +27,8 @@ export interface CallIds {
 }
 
 /** The host a call goes to: a full domain Host fits; a driver reads only what it needs. */
-export type DriverHost = Pick<Host, 'id' | 'controlUrl'>;
+/** `credentialGeneration`: set for an enrolled host (the driver derives its call credential from it). */
+export type DriverHost = Pick<Host, 'id' | 'controlUrl' | 'credentialGeneration'>;
 
 export type CreateInstanceRequest = Api.CreateInstanceBody;
 export type ReplaceInstanceRequest = Api.ReplaceBody;

@@ -198,6 +198,8 @@ describe.each<Dialect>(['sqlite', 'postgres'])('secret settings at rest (%s)', (
     expect(stored).not.toContain(plain.ENDERCLOUD_INSTANCE_TOKEN!);
     const a = await startFakeAgent();
     cleanups.push(() => a.close());
+    // A fresh agent at another port: a heartbeat never moves a known host, so point the row there as an enrolment would.
+    await db.exec(`update hosts set control_url = $1 where id = 'host-a'`, [a.url]);
     await second.call('POST', '/api/v1/agents/host-a/heartbeat', { body: heartbeatBody(a.url), token: AGENT_TOKEN });
     await second.o.ctx.hosts.whenIdle();
     await created(second, res.body.commandId);

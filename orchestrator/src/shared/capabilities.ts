@@ -46,7 +46,6 @@ export const LINUX_CAPABILITIES = [
   'SYSLOG',
   'WAKE_ALARM',
 ] as const;
-export type LinuxCapability = (typeof LINUX_CAPABILITIES)[number];
 
 const KNOWN = new Set<string>(LINUX_CAPABILITIES);
 export const MAX_CAP_ADD = LINUX_CAPABILITIES.length;

@@ -89,7 +89,13 @@ async function addressOn(id: string, network: string): Promise<string> {
 beforeAll(async () => {
   orch = await startFakeOrchestrator();
   layer = await orch.addLayer('harden-base', { 'server.properties': { content: 'motd=x\n' } });
-  agent = await createTestAgent({ agentId: RUN, orchestratorUrl: orch.url, portRange: randomPortRange(10), network: NETWORK, leaderEpoch: 1 });
+  agent = await createTestAgent({
+    agentId: RUN,
+    orchestratorUrl: orch.url,
+    portRange: randomPortRange(10),
+    network: NETWORK,
+    leaderEpoch: 1,
+  });
 });
 
 afterAll(async () => {

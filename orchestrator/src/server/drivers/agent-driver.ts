@@ -411,7 +411,11 @@ export class AgentHostDriver implements HostDriver {
         `no reconciler lease epoch is known yet (the lease was never read): ${method} ${route} to ${controlUrl} needs one (${LEADER_EPOCH_HEADER})`,
       );
     if (this.deps.announce && epoch !== null && route !== LEADER_ANNOUNCE_PATH) await this.announce(host, epoch, ids);
-    const headers = this.headers(host, ids, body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json');
+    const headers = this.headers(
+      host,
+      ids,
+      body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json',
+    );
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {

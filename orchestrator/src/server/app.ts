@@ -110,8 +110,8 @@ export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
   // The web panel's session cookie authenticates like a bearer token (server/web).
   const sessions = ctx.webSessions;
   const authenticate = authHook(ctx.tokens, sessions);
-  // ENDERCLOUD_AUTH_FAILURE_LIMIT: each attempt takes from its address's budget before the credential is
-  // checked, and gets it back unless it ends 401. The address is the socket's (Fastify's trustProxy is off).
+  // ENDERCLOUD_AUTH_FAILURE_LIMIT: a request with credentials passes while its address has budget left, and
+  // one that ends 401 spends from it. The address is the socket's (Fastify's trustProxy is off).
   const limiter = ctx.config.authFailureLimit ? new FailureLimiter(ctx.config.authFailureLimit) : undefined;
   // Authenticate before the body is read: an anonymous upload is refused unread.
   app.addHook('onRequest', async (request, reply) => {
@@ -133,8 +133,8 @@ export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
     await authenticate(request, reply);
   });
   app.addHook('onResponse', async (request, reply) => {
-    if (limiter && request.authAttemptKey !== undefined && reply.statusCode !== 401)
-      limiter.succeeded(request.authAttemptKey, ctx.clock.now());
+    if (limiter && request.authAttemptKey !== undefined && reply.statusCode === 401)
+      limiter.failed(request.authAttemptKey, ctx.clock.now());
   });
 
   registerAuditHook(app, ctx);

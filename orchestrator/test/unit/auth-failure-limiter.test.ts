@@ -1,6 +1,6 @@
 // The per-address limit on failed authentication (server/auth/failure-limiter.ts),
 // on a manual clock: the burst, the refill and its Retry-After, successes that
-// give their attempt back, the bound on remembered addresses, the keys, the env value.
+// cost nothing, concurrent failures charged as debt, the bound on remembered addresses, the keys, the env value.
 
 import { describe, expect, it } from 'vitest';
 import { clientKey, FailureLimiter, parseFailureLimit } from '../../src/server/auth/failure-limiter.js';
@@ -29,29 +29,37 @@ describe('FailureLimiter (10 per minute)', () => {
     for (const [at, op, expected] of steps) {
       const answer = limiter.attempt('1.2.3.4', at);
       expect(answer.allowed ? true : answer.retryAfterMs, `at ${at} ms`).toBe(expected);
-      if (answer.allowed && op === 'ok') limiter.succeeded('1.2.3.4', at);
+      if (answer.allowed && op === 'fail') limiter.failed('1.2.3.4', at);
     }
   });
 
   it('counts each address on its own', () => {
     const limiter = new FailureLimiter({ limit: 2, windowMs: 60_000 });
+    limiter.failed('a', 0);
     expect(limiter.attempt('a', 0).allowed).toBe(true);
-    expect(limiter.attempt('a', 0).allowed).toBe(true);
+    limiter.failed('a', 0);
     expect(limiter.attempt('a', 0).allowed).toBe(false);
     expect(limiter.attempt('b', 0).allowed).toBe(true);
   });
 
+  it("never limits a client's concurrent good requests; concurrent failures are all charged (debt, at most one window)", () => {
+    const limiter = new FailureLimiter({ limit: 10, windowMs: 60_000 });
+    for (let i = 0; i < 500; i++) expect(limiter.attempt('a', 0).allowed).toBe(true);
+    // 30 guesses in flight at once all passed the check; each failure is charged when it ends.
+    for (let i = 0; i < 30; i++) limiter.failed('a', 1);
+    expect(limiter.attempt('a', 1)).toEqual({ allowed: false, retryAfterMs: 66_000 });
+  });
+
   it('remembers at most maxClients addresses, forgetting the least recently touched; a refilled one is forgotten', () => {
     const limiter = new FailureLimiter({ limit: 1, windowMs: 60_000 }, 3);
-    for (const k of ['a', 'b', 'c']) limiter.attempt(k, 0);
-    expect(limiter.attempt('a', 1).allowed).toBe(false); // touches nothing: refused attempts store nothing new
-    limiter.attempt('d', 2); // forgets a (oldest)
+    for (const k of ['a', 'b', 'c']) limiter.failed(k, 0);
+    expect(limiter.attempt('a', 1).allowed).toBe(false); // touches nothing: a check stores nothing
+    limiter.failed('d', 2); // forgets a (oldest)
     expect(limiter.size).toBe(3);
     expect(limiter.attempt('a', 3).allowed).toBe(true);
     expect(limiter.size).toBe(3);
     const ok = new FailureLimiter({ limit: 2, windowMs: 60_000 });
-    ok.attempt('x', 0);
-    ok.succeeded('x', 0);
+    expect(ok.attempt('x', 0).allowed).toBe(true);
     expect(ok.size).toBe(0);
   });
 });

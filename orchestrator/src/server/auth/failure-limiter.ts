@@ -1,8 +1,10 @@
 // Per-client limit on failed authentication (issue 26): a token bucket per
 // client address holding `limit` attempts and refilling `limit` per `windowMs`.
-// An attempt that presents credentials takes a token before they are checked
-// (so concurrent guesses are bounded too) and gets it back when it succeeds:
-// only failures spend the budget. Pure, on an injected clock; memory is bounded
+// A request that presents credentials is let through while its address has a
+// token left (nothing is taken: a client's concurrent good requests are never
+// limited); a failure then takes one. Concurrent guesses that all passed the
+// check are all charged: the bucket may go into debt, down to -limit, and the
+// address waits that off too. Pure, on an injected clock; memory is bounded
 // (the least recently touched address is forgotten first).
 
 export interface FailureLimit {
@@ -34,24 +36,18 @@ export class FailureLimiter {
     return this.buckets.size;
   }
 
-  /** Takes one attempt for `key` at `now`, or says how long until one is available. */
+  /** Whether `key` may try at `now` (nothing is taken), or how long until it may. */
   attempt(key: string, now: number): AttemptAnswer {
     const bucket = this.refilled(key, now);
-    if (bucket.tokens >= 1) {
-      this.store(key, { tokens: bucket.tokens - 1, at: now });
-      return { allowed: true };
-    }
+    if (bucket.tokens >= 1) return { allowed: true };
     const msPerToken = this.rule.windowMs / this.rule.limit;
     return { allowed: false, retryAfterMs: Math.max(1, Math.ceil((1 - bucket.tokens) * msPerToken)) };
   }
 
-  /** Gives back the attempt of a request whose credentials were good (or that was not an authentication failure). */
-  succeeded(key: string, now: number): void {
+  /** A failed authentication from `key` at `now`: takes one token (into debt down to -limit). */
+  failed(key: string, now: number): void {
     const bucket = this.refilled(key, now);
-    const tokens = Math.min(this.rule.limit, bucket.tokens + 1);
-    // A full bucket is the same as none: forget the address.
-    if (tokens >= this.rule.limit) this.buckets.delete(key);
-    else this.store(key, { tokens, at: now });
+    this.store(key, { tokens: Math.max(-this.rule.limit, bucket.tokens - 1), at: now });
   }
 
   private refilled(key: string, now: number): Bucket {

@@ -67,6 +67,8 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
       Labels: LABEL,
       Env: [
         'AGENT_ID=image-test',
+        // It listens on 0.0.0.0 in its container: without a token or an enrolment it refuses to start.
+        'AGENT_TOKEN=image-test-shared-token-0123456789',
         'AGENT_ORCHESTRATOR_URL=http://127.0.0.1:9',
         'AGENT_RUNTIME_DIRECTORY=/tmp/runtime',
         'AGENT_CACHE_DIRECTORY=/tmp/cache',

@@ -12,6 +12,7 @@ import { orchestratorConfig } from '../../src/server/config.js';
 import { startOrchestrator, type Orchestrator } from '../../src/server/orchestrator.js';
 import { packageVersion } from '../../src/shared/package-version.js';
 import { startTcpCut, type TcpCut } from '../support/tcp-cut.js';
+import { TEST_SECRET_KEY } from '../server/support.js';
 import { freshPostgres } from '../server/support.js';
 
 const ADMIN_TOKEN = `admin-${'s'.repeat(24)}`;
@@ -41,6 +42,8 @@ async function orchestrator(name: string, env: Record<string, string> = {}): Pro
       ENDERCLOUD_DATA_DIR: join(base, name),
       ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
       ENDERCLOUD_LOG_LEVEL: 'silent',
+      // Replicas of one database share its secret key.
+      ENDERCLOUD_SECRET_KEY: TEST_SECRET_KEY,
       ...env,
     }),
   );

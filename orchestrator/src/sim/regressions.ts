@@ -40,4 +40,10 @@ export const REGRESSION_SEEDS: RegressionSeed[] = [
     steps: 30,
     note: 'the harness blamed the orchestrator for a join whose new world met an image pull failure armed on its host before it was placed (wake-bound now excuses a fault on the host too)',
   },
+  {
+    seed: 74,
+    steps: 30,
+    keep: [0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 26, 27],
+    note: "a join answered 'route' to an empty lobby world, and the autoscaler's scale-down (and its idle tier) took the world away before the router's batch reported the login; a join's answer now restarts the empty run (provisioning/idle.ts loginExpected, fleet-service.ts expectLogin)",
+  },
 ];

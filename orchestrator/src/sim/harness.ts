@@ -26,6 +26,10 @@ import { deterministicIds } from './deterministic-ids.js';
 import { SimTimers } from './sim-timers.js';
 
 const ROUND_MS = 2000;
+/** The agent's AGENT_HEARTBEAT_INTERVAL default (src/agent/config.ts). */
+const AGENT_DEFAULT_BEAT_MS = 10_000;
+/** ENDERCLOUD_COMMAND_BATCH's default (src/server/config.ts). */
+const DEFAULT_BATCH = orchestratorConfig({ ENDERCLOUD_DATA_DIR: tmpdir() }).commandBatchSize;
 /** A join's world must be Running within this many rounds (when no fault touched it). */
 export const WAKE_BOUND_ROUNDS = 15;
 const GROUPS = ['survival', 'lobby'] as const;
@@ -34,6 +38,8 @@ const AGENT_TOKEN = 'sim-agent-token-0123456789abcdef';
 const ADMIN_TOKEN = 'ec_sim-admin-token-0123456789abcdef0123';
 const SLEEPY = ['pause', 'pausing', 'paused', 'stopping', 'stopped', 'archiving', 'archived', 'deleting'] as const;
 const FAILED: readonly InstanceState[] = ['error', 'unknown', 'intervention_required'];
+/** States a world passes through and leaves where it was (a stopped world's backup ends stopped). */
+const TRANSIT: readonly InstanceState[] = ['backup', 'restore', 'update'];
 
 export interface Violation {
   invariant: string;
@@ -50,6 +56,8 @@ export interface RunResult {
   trace: string[];
   /** Instances, their history and commands at the failure. */
   state: string[];
+  /** sha256 of every instance's history and commands at the end: one seed, one digest. */
+  digest: string;
 }
 
 interface Player {
@@ -138,10 +146,25 @@ export class Simulation {
   private violation: Violation | null = null;
   private restoreIds: (() => void) | undefined;
 
-  constructor(readonly seed: number) {}
+  /**
+   * Drawn from the seed: the worker's batch (1, 4, or the production default),
+   * and how often the agents beat (every round, or the agent's default 10 s).
+   */
+  readonly batchSize: number;
+  readonly beatEveryRounds: number;
+  private lastBeat = new Map<string, number>();
+  /** Each instance's state at the end of the last round it was not in TRANSIT. */
+  private settled = new Map<string, InstanceState>();
+
+  constructor(readonly seed: number) {
+    const r = rng(seed ^ 0xba7c4);
+    this.batchSize = [1, 4, DEFAULT_BATCH][Math.floor(r() * 3)]!;
+    this.beatEveryRounds = r() < 0.5 ? 1 : AGENT_DEFAULT_BEAT_MS / ROUND_MS;
+  }
 
   async setup(): Promise<void> {
     this.restoreIds = deterministicIds(rng(this.seed ^ 0x5eed));
+    this.trace.push(`seed ${this.seed}: command batch ${this.batchSize}, heartbeats every ${(this.beatEveryRounds * ROUND_MS) / 1000} s`);
     this.dataDir = await mkdtemp(path.join(tmpdir(), 'ec-sim-'));
     this.config = orchestratorConfig({
       ENDERCLOUD_DATA_DIR: this.dataDir,
@@ -150,7 +173,7 @@ export class Simulation {
       ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
       ENDERCLOUD_STATS_INTERVAL: '0',
       ENDERCLOUD_MAX_INSTANCES: String(MAX_TOTAL),
-      ENDERCLOUD_COMMAND_BATCH: '1',
+      ENDERCLOUD_COMMAND_BATCH: String(this.batchSize),
       ENDERCLOUD_COMMAND_RETRY_INITIAL: '500ms',
       ENDERCLOUD_COMMAND_RETRY_MAX: '5s',
       ENDERCLOUD_UNKNOWN_GRACE: '5s',
@@ -240,14 +263,21 @@ export class Simulation {
 
   // ---------------------------------------------------------------- time
 
+  /** Each agent that is up beats when its interval has passed (an agent that just came back beats at once). */
   private async heartbeats(): Promise<void> {
     for (const host of this.agents.hosts.values()) {
-      if (!host.agentUp) continue;
+      if (!host.agentUp) {
+        this.lastBeat.delete(host.id);
+        continue;
+      }
+      const last = this.lastBeat.get(host.id);
+      if (last !== undefined && this.round - last < this.beatEveryRounds) continue;
+      this.lastBeat.set(host.id, this.round);
       await this.o.app.inject({
         method: 'POST',
         url: `/api/v1/agents/${host.id}/heartbeat`,
         headers: { authorization: `Bearer ${AGENT_TOKEN}` },
-        payload: this.agents.heartbeat(host),
+        payload: this.agents.heartbeat(host, this.beatEveryRounds * ROUND_MS),
       });
     }
   }
@@ -721,8 +751,10 @@ export class Simulation {
     for (const [id, prev] of before) {
       const cur = byId.get(id);
       const curState = cur?.state ?? 'deleted';
+      // A backup, restore or update returns the world to where it was: a stopped world's backup does not put it to sleep.
+      const was = (TRANSIT as readonly string[]).includes(prev.state) ? (this.settled.get(id) ?? prev.state) : prev.state;
       const wentToSleep =
-        !(SLEEPY as readonly string[]).includes(prev.state) && ((SLEEPY as readonly string[]).includes(curState) || curState === 'deleted');
+        !(SLEEPY as readonly string[]).includes(was) && ((SLEEPY as readonly string[]).includes(curState) || curState === 'deleted');
       if (!wentToSleep || this.touched.has(id) || this.faulted.has(id)) continue;
       if (heldBefore.has(id) && cur?.sessionId !== null)
         this.fail('allocated', `allocated instance ${id} went ${prev.state} → ${curState}`);
@@ -734,6 +766,7 @@ export class Simulation {
         this.fail('unexplained-failure', `instance ${i.id} is ${i.state} (${i.stateReason ?? ''}) with no fault on it or its host`);
       }
     }
+    for (const i of now) if (!(TRANSIT as readonly string[]).includes(i.state)) this.settled.set(i.id, i.state);
     if (this.agents.twice.length > 0) this.fail('once', this.agents.twice[0]!);
     await this.checkData(now, groups);
   }
@@ -768,7 +801,9 @@ export async function runSteps(seed: number, steps: Step[]): Promise<RunResult> 
       await sim.apply(step, n);
       if (sim.failed) break;
     }
-    return { seed, steps, violation: sim.failed, trace: sim.trace, state: sim.failed ? await sim.explain() : [] };
+    const state = await sim.explain();
+    const digest = createHash('sha256').update(state.join('\n')).digest('hex');
+    return { seed, steps, violation: sim.failed, trace: sim.trace, state: sim.failed ? state : [], digest };
   } finally {
     await sim.close();
   }

@@ -46,4 +46,10 @@ export const REGRESSION_SEEDS: RegressionSeed[] = [
     keep: [0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 26, 27],
     note: "a join answered 'route' to an empty lobby world, and the autoscaler's scale-down (and its idle tier) took the world away before the router's batch reported the login; a join's answer now restarts the empty run (provisioning/idle.ts loginExpected, fleet-service.ts expectLogin)",
   },
+  {
+    seed: 21,
+    steps: 30,
+    keep: [3, 4, 6, 8, 9, 13],
+    note: "the harness's own mistake, seen once the worker's batch was drawn from the seed: an operator's backup of a stopped, allocated world (stopped → backup → stopped) counted as putting it to sleep; a backup, restore or update now counts from the state before it",
+  },
 ];

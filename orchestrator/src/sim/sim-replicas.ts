@@ -57,7 +57,7 @@ export function withSimLeases(store: Store, leases: SimLeases): Store {
 }
 
 /** Thrown by every call of a cut replica's store: what the pg driver gives when the network to the database is gone. */
-export function databaseCutError(): Error {
+function databaseCutError(): Error {
   return Object.assign(new Error('connect ETIMEDOUT: the database is unreachable from this replica (simulated cut)'), {
     code: 'ETIMEDOUT',
   });

@@ -29,8 +29,9 @@ describe('deterministic simulation', () => {
     expect(summary.failures.map((f) => formatFailure(f, DEFAULT_STEPS)).join('\n\n')).toBe('');
   }, 400_000);
 
-  // Seed 3 draws a command batch of 4 and seed 6 the production default (16): concurrent commands replay too.
-  it.each([3, 6])(
+  // Seed 3 draws a command batch of 4, seed 6 the production default (16), seed 7 two replicas and a database
+  // cut in its first 12 steps: concurrent commands and the lease between replicas replay too.
+  it.each([3, 6, 7])(
     'one seed is one run: seed %i replays the same trace and ends in the same state',
     async (seed) => {
       const a = await runSteps(seed, selectSteps(seed, 12));

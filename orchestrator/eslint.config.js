@@ -1,11 +1,12 @@
 // Lint: typescript-eslint's recommended rules, plus the house rules that keep
-// the layers honest (STYLE.md; docs/architecture.md "Boundaries"):
-// - configuration is read only by config modules (habit 6);
+// the layers honest (docs/architecture.md "Boundaries"):
+// - configuration is read only by config modules;
 // - every instance state change goes through the lifecycle engine's moveInstance;
 // - routes call services and never import the store, reach for one (`x.store`) or build services
 //   (services are built in the composition root, src/server/orchestrator.ts);
+// - domain/ is the ground: it imports nothing outside itself (not provisioning/, not contracts/);
 // - ectl talks to the public API only: it may not import the server;
-// - only the agent's Docker adapter imports dockerode (habit 1), and the local
+// - only the agent's Docker adapter imports dockerode, and the local
 //   image build of tests and `npm start` (src/shared/local-image.ts).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -17,6 +18,11 @@ const STORE_IMPORT = {
 const SERVER_IMPORT = {
   group: ['**/server/*', '**/server/**'],
   message: 'ectl talks to the public API only; shared shapes live in src/contracts/.',
+};
+const UP_FROM_DOMAIN = {
+  group: ['**/provisioning', '**/provisioning/**', '**/contracts', '**/contracts/**', '../**'],
+  message:
+    'domain/ is the ground layer: it imports only from itself (put a shared shape in src/domain/ and let the upper layer import it).',
 };
 const DOCKERODE = { name: 'dockerode', message: 'Only the agent Docker adapter (src/agent/docker-runtime.ts) talks to Docker.' };
 const TRANSITION = {
@@ -52,6 +58,10 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { paths: [DOCKERODE], patterns: [STORE_IMPORT] }],
       'no-restricted-syntax': ['error', TRANSITION, NEW_SERVICE, STORE_MEMBER],
     },
+  },
+  {
+    files: ['src/domain/**'],
+    rules: { 'no-restricted-imports': ['error', { paths: [DOCKERODE], patterns: [UP_FROM_DOMAIN] }] },
   },
   {
     files: ['src/cli/**'],

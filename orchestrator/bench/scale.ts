@@ -23,6 +23,8 @@ import { placeInstance, type PlacementHost } from '../src/placement/placement.js
 import { systemClock } from '../src/server/clock.js';
 import { orchestratorConfig } from '../src/server/config.js';
 import { buildOrchestrator, type Orchestrator } from '../src/server/orchestrator.js';
+import { loadMasterKey } from '../src/server/secrets/master-key.js';
+import { SecretBox } from '../src/server/secrets/secret-box.js';
 import { toRow } from '../src/store/repos/instance-rows.js';
 import type { Store } from '../src/store/store.js';
 import { group, instance, templateVersion } from '../test/store/fixtures.js';
@@ -164,12 +166,13 @@ async function registerHosts(o: Orchestrator, baseUrl: string, sim: SimulatedAge
  * container its simulated agent lists: `arena` is the allocation buffer, the
  * rest fill group `scale`.
  */
-async function seedInstances(store: Store, databaseUrl: string, sim: SimulatedAgents, now: number): Promise<void> {
+async function seedInstances(store: Store, databaseUrl: string, dataDir: string, sim: SimulatedAgents, now: number): Promise<void> {
   await store.templates.create(templateVersion('paper', '1.0.0'));
   for (const id of ['arena', 'scale']) {
     await store.groups.put(group(id, { kind: 'ephemeral', caps: { maxInstances: INSTANCES + 100 }, createdAt: now, updatedAt: now }));
   }
-  // Rows in the store's own encoding (toRow), 500 per multi-row INSERT: seeding is setup, not what is measured.
+  // Rows in the store's own encoding (toRow, secrets sealed under the orchestrator's key file), 500 per multi-row INSERT: seeding is setup, not what is measured.
+  const secrets = { codec: SecretBox.fromMasterKey(await loadMasterKey({ dataDir })) };
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   try {
@@ -195,7 +198,7 @@ async function seedInstances(store: Store, databaseUrl: string, sim: SimulatedAg
           createdAt: now,
           updatedAt: now,
         });
-        rows.push(toRow({ ...row, version: 1 }) as Record<string, unknown>);
+        rows.push(toRow({ ...row, version: 1 }, secrets) as Record<string, unknown>);
         sim.putContainer(host, {
           instanceId: id,
           containerId: `sim-${id}`,
@@ -430,7 +433,7 @@ async function main(): Promise<void> {
 
   let t = performance.now();
   await registerHosts(o, baseUrl, sim);
-  await seedInstances(o.store, databaseUrl, sim, Date.now());
+  await seedInstances(o.store, databaseUrl, dataDir, sim, Date.now());
   console.log(
     `setup: ${HOSTS} hosts registered (recovered to ONLINE) and ${INSTANCES} instances seeded in ${((performance.now() - t) / 1000).toFixed(1)} s; load average ${loadAverage()}`,
   );

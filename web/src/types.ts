@@ -1,87 +1,30 @@
-// The answers the server page and the create form read, typed by hand until
-// the shared contract (orchestrator/src/contracts) is imported by the panel:
-// each interface names the route it describes and holds only the fields used.
+// The answers the server page and the create form read. Most are the public
+// contract's own types (orchestrator/src/contracts/public-api, imported as the
+// panel imports its rules); the template and the create preview are open
+// objects there, so the fields the panel reads of them are typed here.
+
+import type { Answer } from './api';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 /** GET /instances/:id/history → `history[]`. */
-export interface HistoryEntry {
-  at: string;
-  from: string | null;
-  to: string;
-  reason: string | null;
-  actor: string | null;
-}
-
+export type HistoryEntry = Answer<'GET /instances/:id/history'>['history'][number];
 /** GET /audit → `entries[]` (admin). */
-export interface AuditEntry {
-  id: number;
-  at: string;
-  actor: string;
-  action: string;
-  targetKind: string | null;
-  targetId: string | null;
-  params: JsonValue;
-  result: string;
-  errorCode: string | null;
-}
-
-/** A pending change of GET /instances/:id → `pendingChanges[]`. */
-export interface PendingChange {
-  key: string;
-  value?: JsonValue;
-  hidden?: boolean;
-  secret?: boolean;
-  mode: string;
-  requestedAt: string;
-}
-
-/** GET /instances/:id (the fields the server page reads). */
-export interface InstanceView {
-  id: string;
-  name: string;
-  groupId: string;
-  variantId: string;
-  hostId: string | null;
-  state: string;
-  stateReason: string | null;
-  desiredState: string;
-  observedState: string | null;
-  endpoint: { host: string; port: number } | null;
-  memoryMb: number;
-  players: { online: number; max: number; at: string | null } | null;
-  pendingChanges: PendingChange[];
-  crashLoop: { tripped: boolean; trippedAt: string | null };
-  maintenance: { enabled: boolean; message: string | null } | null;
-  activeAction: { kind: string; commandId: string; startedAt: string | null } | null;
-  /** The power actions this caller may run now (lifecycle.md "Actions and refusals"). */
-  actions?: string[];
-  image: string;
-  settings: Record<string, JsonValue>;
-  hiddenSettings?: string[];
-  secretSettings: string[];
-}
-
+export type AuditEntry = Answer<'GET /audit'>['entries'][number];
+/** GET /instances/:id; its settings (an open object in the contract) are JSON values by name. */
+export type InstanceView = Omit<Answer<'GET /instances/:id'>, 'settings'> & { settings: Record<string, JsonValue> };
 /** POST /instances/:id/console. */
-export interface ConsoleAnswer {
-  via: 'rcon' | 'stdin';
-  response: string | null;
-}
-
-/** GET /instances/:id/stats: one sample (docs/panel.md "Console graphs"). */
-export interface StatsSample {
-  at: number;
-  cpuPercent: number | null;
-  memoryBytes: number;
-  memoryLimitBytes: number;
-  networkRxBytes: number;
-  networkTxBytes: number;
-}
-
-export interface StatsAnswer {
-  intervalMs: number;
-  samples: StatsSample[];
-}
+export type ConsoleAnswer = Answer<'POST /instances/:id/console'>;
+/** GET /instances/:id/stats (docs/panel.md "Console graphs"). */
+export type StatsAnswer = Answer<'GET /instances/:id/stats'>;
+export type StatsSample = StatsAnswer['samples'][number];
+/** GET /groups → `groups[]`. */
+export type GroupView = Answer<'GET /groups'>['groups'][number];
+/** POST /instances → the created instance (its id). */
+export type CreatedAnswer = Answer<'POST /instances'>;
+/** GET /instances/:id/files. */
+export type FileList = Answer<'GET /instances/:id/files'>;
+export type FileEntry = FileList['entries'][number];
 
 /** A template variable (GET /templates/:name/versions/:version → `variables[]`). */
 export interface TemplateVariable {
@@ -113,13 +56,6 @@ export interface TemplateView {
   images?: Record<string, string>;
 }
 
-/** GET /groups → `groups[]`. */
-export interface GroupView {
-  id: string;
-  kind: string;
-  variants: { id: string; template: { name: string; version: string } }[];
-}
-
 /** POST /instances/preview (the fields the words read). */
 export interface PreviewAnswer {
   wouldCreate: boolean;
@@ -137,24 +73,4 @@ export interface PreviewAnswer {
   start: boolean;
   placement: { hostId: string; memoryMb: number; memoryFreeMb: number } | null;
   caps: { group: { limit: number | null; left: number | null }; total: { limit: number | null; left: number | null } };
-}
-
-/** POST /instances → the created instance (its id). */
-export interface CreatedAnswer {
-  id: string;
-}
-
-/** GET /instances/:id/files → `entries[]` (API-FILES.md "Files"). */
-export interface FileEntry {
-  name: string;
-  path: string;
-  type: 'file' | 'directory' | 'symlink';
-  size: number;
-  modifiedAt: number;
-  mode: string;
-}
-
-export interface FileList {
-  path: string;
-  entries: FileEntry[];
 }

@@ -44,7 +44,7 @@ export function typedValue(v: TemplateVariable, text: string): JsonValue {
 }
 
 /** The text a value is edited as. */
-export function textOf(value: JsonValue | undefined): string {
+export function textOf(value: unknown): string {
   if (value === undefined || value === null) return '';
   return typeof value === 'string' ? value : JSON.stringify(value);
 }

@@ -30,8 +30,10 @@ import {
   InstallBody,
   ReplaceBody,
   StopBody,
+  LEADER_ANNOUNCE_PATH,
   LEADER_EPOCH_HEADER,
   type HealthAnswer,
+  type LeaderAnswer,
   type InventoryAnswer,
 } from '../contracts/agent-api.js';
 
@@ -70,10 +72,11 @@ export function buildAgentApp(deps: AgentAppDeps) {
     }
   });
 
-  // Fencing runs after authentication and validation, right before the handler acts:
-  // every epoch is recorded, only a mutating call with an older one is refused.
+  // Fencing runs after authentication and validation, right before the handler acts (epoch-fence.ts):
+  // reads pass untouched; a mutating call needs the header, is refused when older, and raises within a bound.
   const fence = deps.fence ?? EpochFence.inMemory();
   app.addHook('preHandler', async (request) => {
+    if (request.routeOptions.url === undefined) return; // no such route: a 404, nothing to fence
     const epoch = parseEpochHeader(request.headers[LEADER_EPOCH_HEADER]);
     await fence.check(epoch, request.method !== 'GET' && request.method !== 'HEAD');
   });
@@ -81,15 +84,18 @@ export function buildAgentApp(deps: AgentAppDeps) {
   app.setErrorHandler(errorHandler('agent', BODY_LIMIT));
   app.setNotFoundHandler(notFoundHandler);
 
-  app.register(async (api) => routes(api, deps), { prefix: '/api/v1' });
+  app.register(async (api) => routes(api, deps, fence), { prefix: '/api/v1' });
   return app;
 }
 
 type WithParams = FastifyRequest<{ Params: InstanceParams }>;
 
-async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
+async function routes(api: FastifyInstance, deps: AgentAppDeps, fence: EpochFence): Promise<void> {
   const { service } = deps;
   const params = { params: InstanceParams };
+
+  // The leader's announcement: the fence (preHandler) already recorded its epoch.
+  api.post(LEADER_ANNOUNCE_PATH, async (): Promise<LeaderAnswer> => ({ epoch: fence.highest }));
 
   api.get('/health', async (): Promise<HealthAnswer> => ({
     status: 'ok',
@@ -131,6 +137,8 @@ async function routes(api: FastifyInstance, deps: AgentAppDeps): Promise<void> {
   api.post('/instances/:id/stop', { schema: { ...params, body: StopBody }, preValidation: emptyBodyIsObject }, async (req) =>
     service.stop((req.params as InstanceParams).id, req.body as StopBody, req.log),
   );
+  // Not queued behind the instance's other actions: it is what ends a stop that hangs.
+  api.post('/instances/:id/kill', { schema: params }, async (req: WithParams) => service.kill(req.params.id, req.log));
   api.post('/instances/:id/rcon', { schema: { ...params, body: RconBody } }, async (req) => {
     const { port, password, command } = req.body as RconBody;
     return service.rcon((req.params as InstanceParams).id, { port, password }, command, req.log);

@@ -45,8 +45,10 @@ export interface AgentConfig {
   dockerNetwork: string;
   heartbeatIntervalMs: number;
   stopTimeoutMs: number;
-  /** Shared secret for the API, heartbeats and layer downloads; undefined when unset. */
+  /** Legacy shared secret for the API, heartbeats and layer downloads; undefined when unset. Not used once enrolled. */
   token: string | undefined;
+  /** AGENT_JOIN_TOKEN: a one-time join token, traded at start for this host's own credentials (enrolment.ts). */
+  joinToken: string | undefined;
   logLevel: LogLevel;
   /** Largest compressed layer archive accepted from the orchestrator. */
   maxArchiveBytes: number;
@@ -138,6 +140,7 @@ export function loadAgentConfig(
   const heartbeatIntervalMs = r.optional('AGENT_HEARTBEAT_INTERVAL', positiveDuration, 10_000);
   const stopTimeoutMs = r.optional('AGENT_STOP_TIMEOUT', parseDuration, 30_000);
   const token = r.optional('AGENT_TOKEN', parseSecret);
+  const joinToken = r.optional('AGENT_JOIN_TOKEN', parseJoinToken);
   const logLevel = r.optional('AGENT_LOG_LEVEL', parseLogLevel, 'info');
   const maxArchiveBytes = r.optional('AGENT_MAX_ARCHIVE_SIZE', positiveSize, 1024 ** 3);
   const maxLayerBytes = r.optional('AGENT_MAX_LAYER_SIZE', positiveSize, 4 * 1024 ** 3);
@@ -160,11 +163,18 @@ export function loadAgentConfig(
     heartbeatIntervalMs,
     stopTimeoutMs,
     token,
+    joinToken,
     logLevel,
     maxArchiveBytes,
     maxLayerBytes,
     layerDownloadTimeoutMs,
   });
+}
+
+function parseJoinToken(v: string): string {
+  const secret = parseSecret(v);
+  if (!secret.startsWith('ecj_')) throw new Error('is not a join token (ecj_…: ectl hosts join-token create)');
+  return secret;
 }
 
 function positiveDuration(v: string): number {

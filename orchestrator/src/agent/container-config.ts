@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import { AppError } from '../shared/errors.js';
+import { capAddProblem } from '../shared/capabilities.js';
 import { RESOURCE_ID_PATTERN, assertChecksum, assertId } from '../shared/ids.js';
 import type { CreateInstanceBody, LayerRef } from '../contracts/agent-api.js';
 import { LABEL, RESERVED_LABEL_PREFIX, ownershipLabels } from './labels.js';
@@ -71,6 +72,10 @@ export function validateCreateRequest(instanceId: string, req: Omit<CreateInstan
   }
   if (req.user !== undefined) assertUser(req.user);
   if (req.labels) assertExtraLabels(req.labels);
+  if (req.security?.capAdd) {
+    const problem = capAddProblem(req.security.capAdd);
+    if (problem) throw new AppError('VALIDATION_FAILED', `body/security/capAdd ${problem}`, { details: { field: 'security/capAdd' } });
+  }
   if (req.layout === 'wings' && req.command) {
     throw new AppError(
       'VALIDATION_FAILED',
@@ -103,6 +108,9 @@ export function configHash(req: Omit<CreateInstanceRequest, 'layers'>): string {
     ...(req.openStdin ? { openStdin: true } : {}),
     ...(req.configFiles && req.configFiles.length > 0 ? { configFiles: req.configFiles } : {}),
     ...(req.layout ? { layout: req.layout } : {}),
+    // Hardening opt-outs likewise: a container created before they existed keeps its hash.
+    ...(req.security?.capAdd && req.security.capAdd.length > 0 ? { capAdd: [...req.security.capAdd].sort() } : {}),
+    ...(req.security?.readOnlyRootfs === false ? { readOnlyRootfs: false } : {}),
   };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex').slice(0, 32);
 }

@@ -4,7 +4,7 @@
 import type { Readable } from 'node:stream';
 import type { LayerRef } from '../contracts/agent-api.js';
 
-/** A template layer addressed by id and canonical checksum (ARCHITECTURE.md); the wire shape of the agent API. */
+/** A template layer addressed by id and canonical checksum (docs/layer-checksum.md); the wire shape of the agent API. */
 export type { LayerRef };
 
 /** Where missing layers come from: the orchestrator's archive endpoint. */

@@ -11,10 +11,10 @@ import type { Readable } from 'node:stream';
 import { DATA_IMPORT_CONTENT_TYPES, DataImportQuery, InstanceParams, type DataImportResult } from '../contracts/agent-api.js';
 import { AppError } from '../shared/errors.js';
 import { RESOURCE_ID_PATTERN, assertId } from '../shared/ids.js';
-import { normalizeLayerPath } from '../shared/layer-checksum.js';
 import { extractTarGz } from '../shared/safe-tar.js';
 import type { KeyedLock } from './async-lock.js';
 import { directoryOwner, recordedUser } from './container-config.js';
+import { checkImportPath } from './relative-path.js';
 import { giveTree, type Owner } from './ownership.js';
 import { lstatOrUndefined } from '../shared/fs-errors.js';
 import type { RuntimeDirectories } from './contracts.js';
@@ -39,14 +39,6 @@ export const DATA_IMPORT_LIMITS = { maxCompressedBytes: 4 * GiB, maxExtractedByt
 
 async function exists(path: string): Promise<boolean> {
   return (await lstatOrUndefined(path)) !== undefined;
-}
-
-/** Validates `?path=`: relative, normalized, never escaping; '' (or '.') is the instance root. */
-export function checkImportPath(raw: string | undefined): string {
-  if (raw === undefined || raw === '' || raw === '.' || raw === './') return '';
-  const checked = normalizeLayerPath(raw);
-  if ('reason' in checked) throw new AppError('UNSAFE_PATH', `path ${JSON.stringify(raw)} ${checked.reason}`);
-  return checked.path;
 }
 
 export class DataImporter {

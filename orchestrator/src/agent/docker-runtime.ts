@@ -32,22 +32,8 @@ import {
   type StdinRuntime,
 } from './runtime.js';
 
-/**
- * Wings-style hardening that keeps itzg/minecraft-server working: it starts as
- * root, chowns /data (CHOWN kept) and drops to its user (SETUID/SETGID kept).
- */
-export const DROPPED_CAPABILITIES = [
-  'SETPCAP',
-  'MKNOD',
-  'AUDIT_WRITE',
-  'NET_RAW',
-  'DAC_OVERRIDE',
-  'FOWNER',
-  'FSETID',
-  'NET_BIND_SERVICE',
-  'SYS_CHROOT',
-  'SETFCAP',
-] as const;
+/** Game containers start with no capability at all; a template adds back what its image needs (ContainerSpec.capAdd). */
+export const GAME_DROPPED_CAPABILITIES = ['ALL'] as const;
 export const PIDS_LIMIT = 512;
 /**
  * Install containers run as root (eggs' scripts `apt install`, `apk add`, `chown -R root:root /mnt`):
@@ -56,7 +42,52 @@ export const PIDS_LIMIT = 512;
 export const INSTALL_DROPPED_CAPABILITIES = ['MKNOD', 'NET_RAW', 'AUDIT_WRITE'] as const;
 /** exec: the JVM unpacks native libraries (netty, snappy) into /tmp. */
 export const TMP_MOUNT_OPTIONS = 'rw,exec,nosuid,nodev,size=256m';
+/** The hard memory limit of a container whose spec gives none (0 or omitted): never unlimited. */
+export const DEFAULT_MEMORY_BYTES = 1024 ** 3;
 export const LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } };
+
+/** What differs between a game container and an install container; everything else is the same hardening. */
+export interface HardeningOptions {
+  /** The one host directory the container sees, read-write. */
+  mount: { source: string; target: string };
+  /** The managed (game) network: never the host's, never the control plane's. */
+  network: string;
+  capDrop: readonly string[];
+  capAdd?: readonly string[];
+  readOnlyRootfs: boolean;
+  /** 0 or omitted: DEFAULT_MEMORY_BYTES. */
+  memoryBytes?: number | undefined;
+  cpus?: number | undefined;
+  pidsLimit: number;
+  portBindings?: Record<string, { HostIp: string; HostPort: string }[]>;
+}
+
+/**
+ * The one HostConfig every container the agent creates gets (docs/agent.md, "Container
+ * hardening"): never privileged, no-new-privileges, the capabilities given, a pid limit, a memory
+ * limit always (swap none beyond it), a tmpfs /tmp, bounded logs, only `mount` of the host, on
+ * the managed network, not restarted by Docker (the orchestrator decides restarts).
+ */
+export function hardenedHostConfig(o: HardeningOptions): Docker.HostConfig {
+  const memory = o.memoryBytes && o.memoryBytes > 0 ? o.memoryBytes : DEFAULT_MEMORY_BYTES;
+  return {
+    Mounts: [{ Type: 'bind', Source: o.mount.source, Target: o.mount.target, ReadOnly: false }],
+    ...(o.portBindings ? { PortBindings: o.portBindings } : {}),
+    NetworkMode: o.network,
+    RestartPolicy: { Name: 'no' },
+    Privileged: false,
+    Memory: memory,
+    MemorySwap: memory,
+    ...(o.cpus && o.cpus > 0 ? { NanoCpus: Math.round(o.cpus * 1e9) } : {}),
+    SecurityOpt: ['no-new-privileges'],
+    CapDrop: [...o.capDrop],
+    ...(o.capAdd && o.capAdd.length > 0 ? { CapAdd: [...o.capAdd] } : {}),
+    ReadonlyRootfs: o.readOnlyRootfs,
+    PidsLimit: o.pidsLimit,
+    Tmpfs: { '/tmp': TMP_MOUNT_OPTIONS },
+    LogConfig: LOG_CONFIG,
+  };
+}
 
 const NEVER = '0001-01-01T00:00:00Z';
 const KNOWN_STATES = new Set(['created', 'running', 'paused', 'restarting', 'removing', 'exited', 'dead']);
@@ -206,7 +237,6 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
 
   async create(spec: ContainerSpec): Promise<{ id: string }> {
     const portKey = `${spec.port.containerPort}/tcp`;
-    const memory = spec.memoryBytes && spec.memoryBytes > 0 ? spec.memoryBytes : undefined;
     await this.ensureNetwork(this.network);
     try {
       const c = await this.docker.createContainer({
@@ -223,19 +253,17 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
         ...(spec.stopTimeoutSeconds !== undefined ? { StopTimeout: spec.stopTimeoutSeconds } : {}),
         ...(spec.workingDir ? { WorkingDir: spec.workingDir } : {}),
         ExposedPorts: { [portKey]: {} },
-        HostConfig: {
-          Mounts: [{ Type: 'bind', Source: spec.dataHostPath, Target: spec.dataTarget ?? '/data', ReadOnly: false }],
-          PortBindings: { [portKey]: [{ HostIp: spec.port.hostIp, HostPort: String(spec.port.hostPort) }] },
-          NetworkMode: this.network,
-          RestartPolicy: { Name: 'no' },
-          ...(memory ? { Memory: memory, MemorySwap: memory } : {}),
-          ...(spec.cpus && spec.cpus > 0 ? { NanoCpus: Math.round(spec.cpus * 1e9) } : {}),
-          SecurityOpt: ['no-new-privileges'],
-          CapDrop: [...DROPPED_CAPABILITIES],
-          PidsLimit: PIDS_LIMIT,
-          Tmpfs: { '/tmp': TMP_MOUNT_OPTIONS },
-          LogConfig: LOG_CONFIG,
-        },
+        HostConfig: hardenedHostConfig({
+          mount: { source: spec.dataHostPath, target: spec.dataTarget ?? '/data' },
+          portBindings: { [portKey]: [{ HostIp: spec.port.hostIp, HostPort: String(spec.port.hostPort) }] },
+          network: this.network,
+          capDrop: GAME_DROPPED_CAPABILITIES,
+          ...(spec.capAdd ? { capAdd: spec.capAdd } : {}),
+          readOnlyRootfs: spec.readOnlyRootfs !== false,
+          memoryBytes: spec.memoryBytes,
+          cpus: spec.cpus,
+          pidsLimit: PIDS_LIMIT,
+        }),
       });
       return { id: c.id };
     } catch (err) {
@@ -299,8 +327,10 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
   /**
    * Create, put its files in, start, wait (bounded), read the output, remove: the container never
    * outlives the call. Install containers run as the spec's user (root for eggs) with Docker's
-   * default capabilities less INSTALL_DROPPED_CAPABILITIES, no-new-privileges, never privileged,
-   * on the managed network (never the host's), with only `hostPath` of the host mounted.
+   * default capabilities less INSTALL_DROPPED_CAPABILITIES and a writable root filesystem, and
+   * otherwise the game containers' hardening (hardenedHostConfig): no-new-privileges, never
+   * privileged, a pid limit, on the managed network (never the host's, never the control plane's),
+   * with only `hostPath` of the host mounted (the script is put into the container, not mounted).
    */
   async runOneOff(spec: OneOffSpec): Promise<OneOffResult> {
     await this.ensureNetwork(this.network);
@@ -316,19 +346,16 @@ export class DockerRuntime implements ContainerRuntime, ImageDescriber, StdinRun
         Tty: false,
         OpenStdin: false,
         ...(spec.user ? { User: spec.user } : {}),
-        HostConfig: {
-          Mounts: [{ Type: 'bind', Source: spec.hostPath, Target: spec.mountTarget, ReadOnly: false }],
-          NetworkMode: this.network,
-          RestartPolicy: { Name: 'no' },
-          Privileged: false,
-          ...(spec.memoryBytes ? { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes } : {}),
-          ...(spec.cpus && spec.cpus > 0 ? { NanoCpus: Math.round(spec.cpus * 1e9) } : {}),
-          SecurityOpt: ['no-new-privileges'],
-          CapDrop: [...INSTALL_DROPPED_CAPABILITIES],
-          PidsLimit: spec.pidsLimit,
-          Tmpfs: { '/tmp': TMP_MOUNT_OPTIONS },
-          LogConfig: LOG_CONFIG,
-        },
+        // Root with a writable root filesystem (scripts install packages), the rest as a game container.
+        HostConfig: hardenedHostConfig({
+          mount: { source: spec.hostPath, target: spec.mountTarget },
+          network: this.network,
+          capDrop: INSTALL_DROPPED_CAPABILITIES,
+          readOnlyRootfs: false,
+          memoryBytes: spec.memoryBytes,
+          cpus: spec.cpus,
+          pidsLimit: spec.pidsLimit,
+        }),
       }),
     );
     try {

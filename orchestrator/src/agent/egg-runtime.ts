@@ -11,7 +11,7 @@ import type { ConfigParser } from '../domain/template.js';
 import { applyConfigEdits } from '../eggs/config-files.js';
 import { AppError } from '../shared/errors.js';
 import { errnoCode, lstatOrUndefined } from '../shared/fs-errors.js';
-import { checkImportPath } from './data-import.js';
+import { checkImportPath } from './relative-path.js';
 import { giveTo } from './runtime-directories.js';
 import { runtimeAbility, type ContainerRuntime, type OneOffRuntime, type StdinRuntime } from './runtime.js';
 

@@ -1,11 +1,15 @@
 // Leader fencing on the agent: remembers the highest reconciler-lease epoch
-// (x-leader-epoch) any orchestrator call carried and refuses a mutating call
-// with an older one (STALE_LEADER), so a paused-then-resumed old leader cannot
-// act. The highest epoch is persisted (file in the runtime directory) before
-// the call that raised it proceeds, so a restarted agent still refuses an old
-// leader. Calls without the header (a single orchestrator, API-side calls) pass.
+// (x-leader-epoch) a mutating orchestrator call carried and refuses a mutating
+// call with an older one (STALE_LEADER), so a paused-then-resumed old leader
+// cannot act. Only mutating calls count: a read is never refused and never
+// raises the epoch; a mutating call must carry the header; a raise is accepted
+// only within a bounded jump. The highest epoch is persisted (file in the
+// runtime directory) before the call that raised it proceeds, so a restarted
+// agent still refuses an old leader. The new leader announces itself with
+// POST /leader (agent-driver.ts), so the agent learns it before a late call.
 
 import { readFile, rename, writeFile } from 'node:fs/promises';
+import { LEADER_EPOCH_HEADER } from '../contracts/agent-api.js';
 import { AppError } from '../shared/errors.js';
 
 export const EPOCH_FILE_NAME = 'leader-epoch';
@@ -20,12 +24,31 @@ export function parseEpochHeader(value: string | string[] | undefined): number |
   return Number(v);
 }
 
-/** The pure decision: refuse a mutating call older than the highest epoch seen. */
-export function fenceDecision(highest: number, epoch: number | undefined, mutating: boolean): 'pass' | 'raise' | 'refuse' {
-  if (epoch === undefined) return 'pass';
-  if (epoch > highest) return 'raise';
-  if (epoch < highest && mutating) return 'refuse';
-  return 'pass';
+/**
+ * How far one mutating call may raise the highest epoch seen. The lease's epoch
+ * rises by one per change of holder, so a real leader is never far ahead of what
+ * an agent saw; the bound keeps one call from parking the agent at an epoch no
+ * leader will reach (2^53-1). To recover from a wrong raise: stop the agent,
+ * delete its leader-epoch file, start it.
+ */
+export const MAX_EPOCH_JUMP = 1000;
+/** The first epoch a fresh agent (none seen) accepts: up to this, so a host joining a long-lived cluster learns its epoch. */
+export const MAX_FIRST_EPOCH = 1_000_000;
+
+export type FenceDecision = 'pass' | 'raise' | 'refuse' | 'missing' | 'too-far';
+
+/** The pure decision for one call, from the highest epoch seen (0: none yet). */
+export function fenceDecision(highest: number, epoch: number | undefined, mutating: boolean): FenceDecision {
+  if (!mutating) return 'pass';
+  if (epoch === undefined) return 'missing';
+  if (epoch < highest) return 'refuse';
+  if (epoch === highest) return 'pass';
+  return epoch <= maxAccepted(highest) ? 'raise' : 'too-far';
+}
+
+/** The highest epoch a call may raise to from `highest`. */
+export function maxAccepted(highest: number): number {
+  return highest === 0 ? MAX_FIRST_EPOCH : highest + MAX_EPOCH_JUMP;
 }
 
 export class EpochFence {
@@ -60,13 +83,23 @@ export class EpochFence {
     return this.highestSeen;
   }
 
-  /** Records the epoch (reads too), or throws STALE_LEADER for an older mutating call. */
+  /** Passes a read; for a mutating call records a newer epoch, or throws (missing header, older epoch, too far ahead). */
   async check(epoch: number | undefined, mutating: boolean): Promise<void> {
     const decision = fenceDecision(this.highestSeen, epoch, mutating);
+    if (decision === 'missing') {
+      throw new AppError('BAD_REQUEST', `a mutating call must carry the ${LEADER_EPOCH_HEADER} header (the reconciler lease's epoch)`);
+    }
     if (decision === 'refuse') {
       throw new AppError(
         'STALE_LEADER',
         `leader epoch ${epoch} is older than epoch ${this.highestSeen} this agent has seen: refused (a deposed orchestrator)`,
+      );
+    }
+    if (decision === 'too-far') {
+      throw new AppError(
+        'BAD_REQUEST',
+        `leader epoch ${epoch} is too far ahead of epoch ${this.highestSeen} this agent has seen: at most ${maxAccepted(this.highestSeen)} ` +
+          `(a fresh agent accepts up to ${MAX_FIRST_EPOCH}, then at most +${MAX_EPOCH_JUMP} per call)`,
       );
     }
     if (decision === 'raise') {

@@ -84,9 +84,16 @@ export class Heartbeater {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (this.deps.token !== undefined) headers.authorization = `Bearer ${this.deps.token}`;
       const res = await this.deps.fetch(this.url, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal });
-      await res.arrayBuffer().catch(() => undefined);
+      const text = await res.text().catch(() => '');
       if (!res.ok) {
-        this.deps.logger.warn({ status: res.status, url: this.url }, 'heartbeat refused by the orchestrator');
+        // The orchestrator says why (a revoked credential, a moved control URL): operators read it here.
+        let reason: string | undefined;
+        try {
+          reason = (JSON.parse(text) as { error?: { message?: string } }).error?.message;
+        } catch {
+          reason = undefined;
+        }
+        this.deps.logger.warn({ status: res.status, url: this.url, reason }, 'heartbeat refused by the orchestrator');
         return false;
       }
       this.deps.logger.debug({ url: this.url }, 'heartbeat sent');

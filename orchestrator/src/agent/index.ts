@@ -9,7 +9,8 @@ import { createLogger } from '../shared/logger.js';
 import { buildAgentApp } from './app.js';
 import { EPOCH_FILE_NAME, EpochFence } from './epoch-fence.js';
 import { inventoryDigest } from './inventory-digest.js';
-import { isLoopbackAddress, loadAgentConfig, processEnv } from './config.js';
+import { loadAgentConfig, processEnv } from './config.js';
+import { resolveAgentAuth } from './enrolment.js';
 import { DockerRuntime } from './docker-runtime.js';
 import { Heartbeater, readResources } from './heartbeat.js';
 import { realTimers } from '../shared/timers.js';
@@ -24,20 +25,42 @@ async function main(): Promise<void> {
   const logger = createLogger('agent', config.logLevel);
   const version = packageVersion();
 
-  if (config.token === undefined && !isLoopbackAddress(config.listenAddress)) {
-    logger.warn(
-      { listenAddress: config.listenAddress },
-      'AGENT_TOKEN is not set and the API listens on a non-loopback address: anyone who reaches it controls Docker on this host',
-    );
-  }
-
   await mkdir(config.runtimeDirectory, { recursive: true });
   await mkdir(config.cacheDirectory, { recursive: true });
+
+  // Before anything listens or beats: this host's own credentials (saved, or enrolled now with AGENT_JOIN_TOKEN),
+  // else the legacy shared AGENT_TOKEN. Refuses to start beyond loopback without any credential.
+  const auth = await resolveAgentAuth({
+    agentId: config.agentId,
+    orchestratorUrl: config.orchestratorUrl,
+    controlUrl: config.controlUrl,
+    listenAddress: config.listenAddress,
+    runtimeDirectory: config.runtimeDirectory,
+    joinToken: config.joinToken,
+    token: config.token,
+    facts: async () => ({
+      controlUrl: config.controlUrl,
+      gameAddress: config.gameAddress,
+      version,
+      resources: await readResources(config.runtimeDirectory),
+      portRange: { ...config.portRange },
+      heartbeatIntervalMs: config.heartbeatIntervalMs,
+    }),
+    fetch: globalThis.fetch,
+    logger,
+  });
+  // Towards the orchestrator (heartbeats, layers) and the one bearer this agent's API accepts.
+  const outgoing = auth.mode === 'enrolled' ? auth.credentials.hostCredential : auth.mode === 'shared' ? auth.token : undefined;
+  const incoming = auth.mode === 'enrolled' ? auth.credentials.callCredential : auth.mode === 'shared' ? auth.token : undefined;
+  if (auth.mode === 'none')
+    logger.warn('no credential: the agent API accepts any caller on loopback (dev only; enrol it with AGENT_JOIN_TOKEN)');
+  if (auth.mode === 'enrolled' && config.token !== undefined)
+    logger.info('enrolled: the legacy AGENT_TOKEN is ignored (this host uses its own credentials)');
 
   const runtime = new DockerRuntime({ socketPath: config.dockerSocket, network: config.dockerNetwork });
   const source = new HttpLayerSource({
     orchestratorUrl: config.orchestratorUrl,
-    token: config.token,
+    token: outgoing,
     timeoutMs: config.layerDownloadTimeoutMs,
   });
   const layers = new FsLayerCache({
@@ -70,7 +93,7 @@ async function main(): Promise<void> {
   const app = buildAgentApp({
     agentId: config.agentId,
     version,
-    token: config.token,
+    token: incoming,
     service,
     engineReachable: () =>
       runtime.ping().then(
@@ -85,7 +108,7 @@ async function main(): Promise<void> {
   const heartbeater = new Heartbeater({
     orchestratorUrl: config.orchestratorUrl,
     agentId: config.agentId,
-    token: config.token,
+    token: outgoing,
     intervalMs: config.heartbeatIntervalMs,
     body: async () => ({
       controlUrl: config.controlUrl,

@@ -42,7 +42,8 @@ import { AppError, isAppError } from '../shared/errors.js';
 import { errnoCode } from '../shared/fs-errors.js';
 import { extractTar, gzipPack } from '../shared/safe-tar.js';
 import type { RuntimeDirectories } from './contracts.js';
-import { DATA_IMPORT_LIMITS, checkImportPath } from './data-import.js';
+import { DATA_IMPORT_LIMITS } from './data-import.js';
+import { checkImportPath } from './relative-path.js';
 import { giveTree, type Owner } from './ownership.js';
 
 const DIR_FLAGS = fs.O_RDONLY | fs.O_DIRECTORY | fs.O_NOFOLLOW;

@@ -10,6 +10,7 @@ import type {
   InstanceDetails,
   InstanceEndpoint,
   InventoryEntry,
+  KillAnswer,
   ReplaceResult,
   StopAnswer,
 } from '../contracts/agent-api.js';
@@ -29,7 +30,16 @@ import {
 import type { InstanceInternals, InstanceServiceOptions, Log } from './instance-internals.js';
 import { currentRunSince } from './log-window.js';
 import { LABEL, containerEnv, containerName, hostSelector, isManagedBy, labelledHostPort } from './labels.js';
-import { defaultRconConnect, gracefulStop, rconCommand, type PowerDeps, type RconTarget, type StopOptions } from './power.js';
+import {
+  defaultRconConnect,
+  gracefulStop,
+  killNow,
+  rconCommand,
+  type PowerDeps,
+  type RconTarget,
+  type StopOptions,
+  type StopResult,
+} from './power.js';
 import { cleanupInstances, deleteInstance, type DeleteOptions } from './removal.js';
 import { replaceInstance, type ReplaceRequest } from './replace.js';
 import {
@@ -82,6 +92,9 @@ export class InstanceService implements InstanceInternals {
   private readonly installing = new Map<string, string>();
   /** Ports chosen for a replacement container before its old container is removed (port → instance). */
   private readonly promised = new Map<number, string>();
+  /** Containers a graceful stop is waiting on now, and those of them a kill ended (the stop's answer says so). */
+  private readonly stopping = new Set<string>();
+  private readonly killedWhileStopping = new Set<string>();
   readonly powerDeps: PowerDeps;
 
   constructor(readonly deps: InstanceServiceOptions) {
@@ -224,6 +237,8 @@ export class InstanceService implements InstanceInternals {
         ...(req.stopSignal !== undefined ? { stopSignal: req.stopSignal } : {}),
         ...(req.stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds: req.stopTimeoutSeconds } : {}),
         ...(req.openStdin ? { openStdin: true } : {}),
+        ...(req.security?.capAdd ? { capAdd: req.security.capAdd } : {}),
+        ...(req.security?.readOnlyRootfs === false ? { readOnlyRootfs: false } : {}),
       })
       .catch((err: unknown) => {
         if (isAppError(err) && err.code === 'CONFLICT') {
@@ -360,7 +375,15 @@ export class InstanceService implements InstanceInternals {
     const opts: StopOptions = typeof options === 'number' ? { timeoutSeconds: options } : (options ?? {});
     return this.locked(instanceId, async () => {
       const c = await this.requireOwned(instanceId);
-      const result = await gracefulStop(this.powerDeps, c, opts, log);
+      this.stopping.add(c.id);
+      this.killedWhileStopping.delete(c.id);
+      let result: StopResult;
+      try {
+        result = await gracefulStop(this.powerDeps, c, opts, log);
+      } finally {
+        this.stopping.delete(c.id);
+      }
+      if (this.killedWhileStopping.delete(c.id)) result = { ...result, killed: true, killedOnRequest: true };
       const state = (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
       log.info(
         { instanceId, containerId: c.id, action: 'stop', state, method: result.method, killed: result.killed },
@@ -368,6 +391,29 @@ export class InstanceService implements InstanceInternals {
       );
       return { ...this.endpoint(c, state), ...result };
     });
+  }
+
+  /**
+   * SIGKILL at once, outside the instance lock: the one action that does not queue, so it can end
+   * a stop that hangs (that stop then sees its container gone and answers). Idempotent: a container
+   * that is not running is left alone.
+   */
+  async kill(instanceId: string, log: Log = this.deps.logger): Promise<KillAnswer> {
+    const c = await this.requireOwned(instanceId);
+    let during = false;
+    // Marked before the signal: the stop it ends may answer before this call does.
+    const result = await killNow(this.powerDeps, c, log, () => {
+      during = this.stopping.has(c.id);
+      if (during) this.killedWhileStopping.add(c.id);
+    });
+    if (!result.killed) this.killedWhileStopping.delete(c.id);
+    this.pausedHere.delete(instanceId);
+    const state = (await this.deps.runtime.inspect(c.id))?.state ?? 'unknown';
+    log.info(
+      { instanceId, containerId: c.id, action: 'kill', state, killed: result.killed, duringStop: during },
+      'instance power action done',
+    );
+    return { ...this.endpoint(c, state), ...result };
   }
 
   /**

@@ -1,4 +1,4 @@
-// Docker ownership rules (ARCHITECTURE.md): container names and the labels
+// Docker ownership rules (docs/agent.md "What a managed container looks like"): container names and the labels
 // that tell which agent manages a container. Pure; no I/O.
 
 export const LABEL = {

@@ -71,6 +71,36 @@ export async function gracefulStop(deps: PowerDeps, c: ContainerDetails, options
 }
 
 /**
+ * SIGKILL now (POST /kill): no graceful request and no instance lock, so a stop that hangs
+ * ends with it. A container that is not running is left as it is (`killed: false`).
+ */
+export async function killNow(
+  deps: PowerDeps,
+  c: ContainerDetails,
+  log: Log,
+  beforeSignal: () => void = () => undefined,
+): Promise<{ killed: boolean; exitCode: number | null }> {
+  if (NOT_RUNNING.includes(c.state)) return { killed: false, exitCode: c.exitCode };
+  // A frozen process receives the signal only once thawed.
+  if (c.state === 'paused') await deps.runtime.unpause(c.id).catch(() => undefined);
+  beforeSignal();
+  try {
+    await deps.runtime.kill(c.id, 'SIGKILL');
+  } catch (err) {
+    // It exited between the inspect and the kill: nothing left to kill.
+    const now = await deps.runtime.inspect(c.id);
+    if (!now || NOT_RUNNING.includes(now.state)) return { killed: false, exitCode: now?.exitCode ?? null };
+    throw err;
+  }
+  if (!(await deps.runtime.waitForExit(c.id, KILL_WAIT_MS))) {
+    throw new AppError('TIMEOUT', `container ${c.id} still runs ${KILL_WAIT_MS} ms after SIGKILL`);
+  }
+  const after = await deps.runtime.inspect(c.id);
+  log.warn({ containerId: c.id, exitCode: after?.exitCode ?? null }, 'container killed on request');
+  return { killed: true, exitCode: after?.exitCode ?? null };
+}
+
+/**
  * True once the command went out on an authenticated connection (a server
  * that closes the connection while stopping has still received it); false
  * when RCON could not be reached, so the caller falls back to the signal.

@@ -25,10 +25,14 @@ export interface ContainerSpec {
   /** Ordered environment; later entries win over earlier ones with the same name. */
   env: readonly (readonly [string, string])[];
   labels: Readonly<Record<string, string>>;
-  /** Hard memory limit in bytes; omitted = unlimited. */
+  /** Hard memory limit in bytes; omitted or 0 = the runtime's default limit (never unlimited). */
   memoryBytes?: number;
   /** CPU limit as a fraction of cores; omitted or 0 = no limit (a zero quota confuses Java). */
   cpus?: number;
+  /** Capabilities added back (the container starts with all dropped); Docker's names without `CAP_`. */
+  capAdd?: readonly string[];
+  /** false: the root filesystem is writable (default: read-only, the data directory and /tmp writable). */
+  readOnlyRootfs?: boolean;
   /** Host-visible directory mounted read-write at `dataTarget`. */
   dataHostPath: string;
   /** Where the directory is mounted in the container; default /data. */
@@ -64,6 +68,7 @@ export interface OneOffSpec {
   files?: readonly { path: string; content: string; mode: number }[];
   /** `uid` or `uid:gid`; omitted = the image's USER. */
   user?: string;
+  /** Hard memory limit in bytes; omitted or 0 = the runtime's default limit (never unlimited). */
   memoryBytes?: number;
   /** CPU limit as a fraction of cores; omitted or 0 = no limit. */
   cpus?: number;

@@ -2,6 +2,8 @@
 // bodies, and every error answer turned into an ApiError carrying its code.
 // `call` takes a route of the public contract (contracts/public-api/routes.ts)
 // and answers its contract type; the panel calls through the same client.ts.
+// Every JSON answer, by `call` or by path, is checked against the contract's
+// response schema of its route (answer-check.ts) before a command reads it.
 
 import { Readable } from 'node:stream';
 import { callRoute, type Answer, type CallOptions, type ParamsOf } from '../contracts/public-api/client.js';
@@ -205,13 +207,18 @@ export class ApiClient {
     if (html) await this.checkTarget();
     if (opts.text && !html) return text as T;
     if (text === '' && !html) return undefined as T;
+    let answer: unknown;
     try {
       if (html) throw new Error('html');
-      return JSON.parse(text) as T;
+      answer = JSON.parse(text);
     } catch {
       await this.checkTarget();
       throw new CliError('runtime', `${method} ${url.pathname}: the orchestrator answered HTTP ${res.status} with a body that is not JSON`);
     }
+    // The answer is what the public contract says this route answers, or a clear error (answer-check.ts).
+    const { checkAnswer } = await import('./answer-check.js');
+    checkAnswer(method, path, res.status, answer);
+    return answer as T;
   }
 }
 

@@ -27,6 +27,7 @@ export const GOAL_OF_ACTION: Readonly<Record<string, WaitGoal>> = {
   resume: 'online',
   update: 'online',
   stop: 'stopped',
+  kill: 'stopped',
   pause: 'paused',
   backup: 'idle',
   restore: 'idle',

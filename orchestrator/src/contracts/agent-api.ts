@@ -7,12 +7,23 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import { HOST_STATUSES } from '../domain/host.js';
+import { MAX_CAP_ADD } from '../shared/capabilities.js';
 
 /** Every agent path is below this prefix. */
 export const AGENT_API_PREFIX = '/api/v1';
 
 /** The reconciler lease's fencing epoch on every call of the active orchestrator; agents refuse older ones. */
 export const LEADER_EPOCH_HEADER = 'x-leader-epoch';
+
+/**
+ * `POST /leader` (empty body): the reconciler leader announces its epoch (in the
+ * header, like every mutating call) before its first call to a host, so the
+ * agent refuses a deposed leader's late calls from then on. Answers the highest epoch seen.
+ */
+export const LEADER_ANNOUNCE_PATH = '/leader';
+export interface LeaderAnswer {
+  epoch: number;
+}
 
 // ------------------------------------------------------------------ pieces
 
@@ -83,6 +94,20 @@ const containerFields = {
    * Omitted: the directory at /data, the image's working directory.
    */
   layout: Type.Optional(Type.Literal('wings')),
+  /**
+   * The template's opt-outs from the hardened defaults: capabilities added back (the container drops
+   * all; Docker's names without `CAP_`, checked again in container-config.ts, which names an unknown
+   * one) and `readOnlyRootfs: false` for an image that writes outside its data directory and /tmp.
+   */
+  security: Type.Optional(
+    Type.Object(
+      {
+        capAdd: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: MAX_CAP_ADD })),
+        readOnlyRootfs: Type.Optional(Type.Boolean()),
+      },
+      { additionalProperties: false },
+    ),
+  ),
   /** Create the container with an open stdin (egg templates: console commands and the stdin stop). */
   openStdin: Type.Optional(Type.Boolean()),
   /** Configuration edits the agent applies to files of the instance directory before each start (references already resolved). */
@@ -289,12 +314,21 @@ export const StopResult = Type.Object({
   method: Type.Union([Type.Literal('rcon'), Type.Literal('signal'), Type.Literal('stdin'), Type.Literal('none')]),
   killed: Type.Boolean(),
   exitCode: NullableInt,
+  /** True when a `POST /kill` ended this stop before its timeout (then `killed` is true too). */
+  killedOnRequest: Type.Optional(Type.Boolean()),
 });
 export type StopResult = Static<typeof StopResult>;
 
 /** `POST /instances/:id/stop` answer. */
 export const StopAnswer = Type.Intersect([InstanceEndpoint, StopResult]);
 export type StopAnswer = Static<typeof StopAnswer>;
+
+/**
+ * `POST /instances/:id/kill` answer: SIGKILL at once, without waiting for the instance's other
+ * actions (a stop that hangs ends with it). `killed: false` when the container was not running.
+ */
+export const KillAnswer = Type.Intersect([InstanceEndpoint, Type.Object({ killed: Type.Boolean(), exitCode: NullableInt })]);
+export type KillAnswer = Static<typeof KillAnswer>;
 
 /** One managed container of the inventory (`GET /instances` → `{instances: [...]}`). */
 export const InventoryEntry = Type.Intersect([
@@ -624,3 +658,28 @@ export const HeartbeatAnswer = Type.Object({
   status: Type.Union(HOST_STATUSES.map((s) => Type.Literal(s))),
 });
 export type HeartbeatAnswer = Static<typeof HeartbeatAnswer>;
+
+// ------------------------------------------------------------------ enrolment
+
+/** `POST /api/v1/agents/enrol` (agent → orchestrator, the one-time join token as bearer). */
+export const ENROL_PATH = `${AGENT_API_PREFIX}/agents/enrol`;
+
+/** Who enrols, and the facts of its first heartbeat (the host row needs them). */
+export const EnrolBody = Type.Object(
+  { agentId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[a-z0-9][a-z0-9-]*$' }), ...HeartbeatBody.properties },
+  { additionalProperties: true },
+);
+export type EnrolBody = Static<typeof EnrolBody>;
+
+/** Shown once: the agent keeps both in `<runtime dir>/credentials.json` (0600). */
+export const EnrolAnswer = Type.Object({
+  hostId: Type.String(),
+  /** The agent's credential towards the orchestrator (heartbeats, layer downloads): ech_… */
+  hostCredential: Type.String(),
+  /** The only bearer the agent accepts on its own API from now on. */
+  callCredential: Type.String(),
+  credentialGeneration: Type.Integer({ minimum: 1 }),
+  /** The enrolled control URL: the only address the orchestrator calls this host at. */
+  controlUrl: Type.String(),
+});
+export type EnrolAnswer = Static<typeof EnrolAnswer>;

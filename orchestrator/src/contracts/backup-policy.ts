@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { parseCron } from '../lifecycle/cron.js';
 import { AppError } from '../shared/errors.js';
+import type { BackupPolicy as DomainBackupPolicy } from '../domain/backup-policy.js';
 
 const Count = Type.Integer({ minimum: 0, maximum: 10_000 });
 
@@ -23,6 +24,11 @@ export const BackupPolicySchema = Type.Object(
   { additionalProperties: false },
 );
 export type BackupPolicy = Static<typeof BackupPolicySchema>;
+
+// The schema's type is exactly the domain's (domain/backup-policy.ts), or this fails to compile.
+type SameAs<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+const schemaIsTheDomainShape: SameAs<BackupPolicy, DomainBackupPolicy> = true;
+void schemaIsTheDomainShape;
 
 export const NullableBackupPolicySchema = Type.Union([BackupPolicySchema, Type.Null()]);
 

@@ -2,6 +2,7 @@
 // spec (defaults filled), enforcing what JSON schema cannot say: unique names,
 // defaults that fit their variable, secrets without stored values, safe paths.
 
+import { compileDenylist } from '../eggs/file-denylist.js';
 import type { GroupCaps, ScalingPolicy, TemplateSpec, VariableSpec, Variant } from '../domain/index.js';
 import { validateRelativePath } from '../lifecycle/deletion.js';
 import { validateReadinessSpec } from '../lifecycle/readiness.js';
@@ -10,6 +11,7 @@ import { unwrap } from '../lifecycle/result.js';
 import { parseIdleTiers, parseScalingPolicy, type IdleTier } from '../provisioning/scaling-policy.js';
 import { parseBackupPolicy, type BackupPolicy } from './backup-policy.js';
 import { AppError } from '../shared/errors.js';
+import { capAddProblem } from '../shared/capabilities.js';
 import { configKeyProblem } from '../eggs/config-keys.js';
 import { normalizeBoolean } from '../eggs/boolean-values.js';
 import { EULA_VARIABLE } from '../eggs/features.js';
@@ -168,6 +170,10 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
   };
   if (body.labels && Object.keys(body.labels).length > 0) spec.labels = body.labels;
   if (technicalPaths.length > 0) spec.technicalPaths = [...new Set(technicalPaths)];
+  if (body.fileDenylist && body.fileDenylist.length > 0) {
+    compileDenylist(body.fileDenylist, 'body/fileDenylist');
+    spec.fileDenylist = body.fileDenylist.map((p) => p.trim());
+  }
   if (crash && Object.keys(crash).length > 0) spec.crashLoop = crash;
   if (body.caps?.maxInstances !== undefined) spec.caps = { maxInstances: body.caps.maxInstances };
   if (body.networkSecret) {
@@ -176,6 +182,8 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
     }
     spec.networkSecret = { env: body.networkSecret.env };
   }
+  const security = securityFields(body.security);
+  if (security) spec.security = security;
   Object.assign(spec, runtimeFields(body, paths));
   if (body.images && Object.keys(body.images).length > 0) spec.images = body.images;
   if (body.backup) {
@@ -186,6 +194,19 @@ export function normalizeTemplate(body: TemplateBody): TemplateSpec {
     };
   }
   return spec;
+}
+
+/** The template's hardening opt-outs; undefined when it keeps every default (so existing specs hash the same). */
+function securityFields(body: TemplateBody['security']): TemplateSpec['security'] {
+  if (!body) return undefined;
+  const out: NonNullable<TemplateSpec['security']> = {};
+  if (body.capAdd !== undefined) {
+    const problem = capAddProblem(body.capAdd);
+    if (problem) throw invalid('security/capAdd', problem);
+    if (body.capAdd.length > 0) out.capAdd = [...body.capAdd];
+  }
+  if (body.readOnlyRootfs === false) out.readOnlyRootfs = false;
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** command, startup, stdin, install and configFiles (egg templates): checked, defaults filled. */

@@ -7,6 +7,7 @@ import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import { CONFIG_PARSERS } from '../domain/template.js';
 import { NullableIdleTiersSchema, NullableScalingSchema } from '../provisioning/scaling-policy.js';
 import { NullableBackupPolicySchema } from './backup-policy.js';
+import { MAX_CAP_ADD } from '../shared/capabilities.js';
 import { EnvName, IdString, Sha256String, VersionString } from './public-api/common.js';
 
 // The identifier pieces are the public API contract's (contracts/public-api/common.ts).
@@ -128,6 +129,8 @@ export const TemplateBody = Type.Object(
     stop: Type.Optional(Stop),
     dataPaths: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })),
     technicalPaths: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })),
+    /** Path patterns the files API and SFTP refuse (gitignore-like; `!` allows again). */
+    fileDenylist: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxItems: 256 })),
     backup: Type.Optional(
       Type.Object(
         {
@@ -177,6 +180,25 @@ export const TemplateBody = Type.Object(
       Type.Boolean({ description: "starts are refused until the instance's EULA variable is true (an egg's eula feature)" }),
     ),
     configFiles: Type.Optional(Type.Array(ConfigFile, { maxItems: 64 })),
+    // Structure only; the catalog rules name an unknown capability.
+    security: Type.Optional(
+      Type.Object(
+        {
+          capAdd: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+              maxItems: MAX_CAP_ADD,
+              description: 'Linux capabilities added back to the game container, which drops all (e.g. ["CHOWN", "SETUID", "SETGID"])',
+            }),
+          ),
+          readOnlyRootfs: Type.Optional(
+            Type.Boolean({
+              description: 'false: the image writes outside its data directory and /tmp (default true: read-only root filesystem)',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     images: Type.Optional(
       Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }), {
         maxProperties: 64,

@@ -8,7 +8,7 @@ export type EpochMs = number;
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
-/** A template layer addressed by id and canonical checksum (ARCHITECTURE.md). */
+/** A template layer addressed by id and canonical checksum (docs/layer-checksum.md). */
 export interface LayerRef {
   id: string;
   checksum: string;

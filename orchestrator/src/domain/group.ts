@@ -1,8 +1,8 @@
 // Groups (named pools) and their variants (resolved configurations).
 
 import type { EpochMs, LayerRef, Resources } from './common.js';
-import type { IdleTier, ScalingPolicy } from '../provisioning/scaling-policy.js';
-import type { BackupPolicy } from '../contracts/backup-policy.js';
+import type { IdleTier, ScalingPolicy } from './scaling.js';
+import type { BackupPolicy } from './backup-policy.js';
 
 export type GroupKind = 'persistent' | 'ephemeral';
 export type PlacementStrategy = 'packed' | 'distributed';
@@ -11,9 +11,6 @@ export interface GroupCaps {
   /** At most this many instances in the group (any state but deleted). */
   maxInstances?: number;
 }
-
-/** The fleet policy (seed 003): parsed and checked by provisioning/scaling-policy.ts. */
-export type { ScalingPolicy } from '../provisioning/scaling-policy.js';
 
 export interface Variant {
   id: string;
@@ -38,7 +35,7 @@ export interface Group {
    * the system's default, [] = never. An instance may override it.
    */
   idleTiers?: IdleTier[];
-  /** Scheduled backups and retention (contracts/backup-policy.ts); absent = none. */
+  /** Scheduled backups and retention (domain/backup-policy.ts; parsed by contracts/backup-policy.ts); absent = none. */
   backup?: BackupPolicy | null;
   createdAt: EpochMs;
   updatedAt: EpochMs;

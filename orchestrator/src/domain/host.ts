@@ -50,6 +50,15 @@ export interface Host extends Omit<HostHeartbeat, 'bootId'> {
   firstSeenAt: EpochMs;
   lastHeartbeatAt: EpochMs;
   updatedAt: EpochMs;
+  /**
+   * Set once the host enrolled with a join token (docs/agent.md "Enrolment"):
+   * bumped by every re-enrolment; the orchestrator's call credential for the
+   * agent is derived from it. Absent: a legacy host on the shared agent token.
+   */
+  credentialGeneration?: number;
+  enrolledAt?: EpochMs;
+  /** When an admin revoked the host credential (it authenticates nothing until a re-enrolment). */
+  credentialRevokedAt?: EpochMs;
 }
 
 /**

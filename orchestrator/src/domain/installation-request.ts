@@ -1,4 +1,4 @@
-// Installation requests (seed 002 "Creation"): a user asks for an instance; an
+// Installation requests (docs/lifecycle.md "Installation requests"): a user asks for an instance; an
 // administrator reviews the suggested values and approves (the normal creation
 // path runs) or rejects. A request never creates anything by itself.
 

@@ -1,9 +1,9 @@
 // Instances (one server, one container): the user-visible lifecycle state,
-// the desired state and the observed Docker state are kept apart (#4).
+// the desired state and the observed Docker state are kept apart (docs/lifecycle.md, top).
 
 import type { EpochMs, JsonObject, JsonValue, LayerRef, MaintenanceMode, Resources } from './common.js';
 import type { ContainerUserSpec } from './template.js';
-import type { IdleAction, IdleClock, IdleTier } from '../provisioning/index.js';
+import type { IdleAction, IdleClock, IdleTier } from './scaling.js';
 
 export const INSTANCE_STATES = [
   'draft',
@@ -42,7 +42,7 @@ export const INSTANCE_ACTIONS = [
   'apply-settings',
   'backup',
   'restore',
-  // Dynamic provisioning (seed 003): the archive idle tier, and despawn = drain, evacuate, wait, delete.
+  // Dynamic provisioning (docs/provisioning.md): the archive idle tier, and despawn = drain, evacuate, wait, delete.
   'archive',
   'despawn',
   // Egg templates: run the install script again over the kept files (stopping a running server first).
@@ -120,7 +120,7 @@ export interface DeletionProgress {
   lastError: string | null;
 }
 
-/** Dynamic provisioning (seed 003) per instance. */
+/** Dynamic provisioning per instance (docs/provisioning.md). */
 export interface InstanceFleet {
   /** Consecutive zero-player time (restarts at every login). */
   idle?: IdleClock;
@@ -140,7 +140,7 @@ export interface Instance {
   groupId: string;
   variantId: string;
   hostId: string | null;
-  /** Session allocation (seed 003); an allocated instance is never scaled down. */
+  /** Session allocation (docs/provisioning.md "Allocation"); an allocated instance is never scaled down. */
   sessionId: string | null;
   state: InstanceState;
   stateReason: string | null;

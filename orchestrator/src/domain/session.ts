@@ -1,5 +1,5 @@
 // Sessions (allocations of an instance), transfers (where a player goes next)
-// and player sessions reported by the router (seed 003, #5).
+// and player sessions reported by the router (docs/provisioning.md "Allocation", docs/router.md).
 
 import type { EpochMs, JsonObject } from './common.js';
 

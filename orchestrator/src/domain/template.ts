@@ -35,7 +35,7 @@ export interface VariableSpec {
   /** Never stored in templates or revisions in clear, never logged or returned. */
   secret?: boolean;
   validation?: VariableValidation;
-  /** How a change reaches a running instance (#4). */
+  /** How a change reaches a running instance (docs/lifecycle.md "Settings and pending changes"). */
   apply?: 'immediate' | 'restart_required';
   /** Only operators (admin, manager, operator tokens) may set it, on every path (eggs/variable-access.ts); other tokens are refused (egg `user_editable: false`). */
   operatorOnly?: boolean;
@@ -124,6 +124,8 @@ export interface TemplateSpec {
   labels?: Record<string, string>;
   /** Caches, logs, generated files under /data: deleted with the `technical` deletion scope. */
   technicalPaths?: string[];
+  /** Paths the files API and SFTP refuse to read or write (the egg's file_denylist; eggs/file-denylist.ts). */
+  fileDenylist?: string[];
   crashLoop?: CrashLoopSpec;
   backup?: BackupSpec;
   /** At most this many instances of this template across all groups (atomic, beside the group and global caps). */
@@ -154,6 +156,19 @@ export interface TemplateSpec {
   startup?: string;
   /** The image choices an egg offers (label → image): chosen per instance at creation (`image`) or by an update. */
   images?: Record<string, string>;
+  /** Opt-outs from the game container's hardened defaults (docs/agent.md, "Container hardening"). */
+  security?: SecuritySpec;
+}
+
+/**
+ * Game containers start with every capability dropped, a read-only root filesystem (the data
+ * directory and a tmpfs `/tmp` writable) and no-new-privileges. A template adds back only the
+ * capabilities its image needs (`capAdd`, Docker's names without `CAP_`), and an image that writes
+ * outside its data directory and `/tmp` says `readOnlyRootfs: false`.
+ */
+export interface SecuritySpec {
+  capAdd?: string[];
+  readOnlyRootfs?: boolean;
 }
 
 /** A one-off script run at creation (state `installing`) in its own container, the instance directory at `/mnt/server`. */

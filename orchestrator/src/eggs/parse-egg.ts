@@ -268,11 +268,11 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
   // YAML exports write an empty list as `{}`.
   const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : Object.values(obj(v) ?? {}));
   const denylist = [...list(egg.file_denylist), ...list(config.file_denylist)].filter((f) => f !== '' && f !== null);
-  if (denylist.length > 0)
-    p.untranslated.push({
-      field: 'file_denylist',
-      reason: 'the files API and SFTP do not apply a denylist: every file of the server directory is reachable with a files scope',
-    });
+  const denied = denylist.filter((f): f is string => typeof f === 'string' && f.trim() !== '');
+  if (denied.length !== denylist.length)
+    p.untranslated.push({ field: 'file_denylist', reason: 'entries that are not path patterns (strings) are left out' });
+  if (denied.length > 0)
+    p.mapped.push({ from: 'file_denylist', to: `fileDenylist: the files API and SFTP refuse ${denied.length} pattern(s)` });
   else if (egg.file_denylist !== undefined) p.mapped.push({ from: 'file_denylist', to: 'empty: nothing to translate' });
   const logs = jsonField(config.logs, 'config.logs');
   if (logs && Object.keys(logs).length > 0)
@@ -349,6 +349,7 @@ function build(json: unknown, opts: EggImportOptions, p: EggPreview): TemplateBo
   }
   if (files.length > 0) body.configFiles = files;
   if (inst) body.install = inst;
+  if (denied.length > 0) body.fileDenylist = [...new Set(denied.map((f) => f.trim()))];
   p.mapped.push({
     from: '(no egg field)',
     to: `resources: ${body.resources.memoryMb} MB (SERVER_MEMORY); the container port is the template default (SERVER_PORT)`,

@@ -219,6 +219,19 @@ export function availableActions(instance: ActionInstance, actor: Actor, context
   });
 }
 
+/** States whose action in progress stops the container: a kill there ends that stop (server/services/instance-kill.ts). */
+export const KILL_ENDS_ACTION_IN: readonly InstanceState[] = ['stopping', 'deleting', 'archiving', 'update'];
+
+/**
+ * Whether a kill applies now: a stop would dispatch (it then runs as a stop whose method is
+ * SIGKILL), or an action that stops the container is in progress (the kill ends it).
+ */
+export function killApplies(instance: ActionInstance, actor: Actor, context: ActionContext): boolean {
+  if (instance.activeAction) return KILL_ENDS_ACTION_IN.includes(instance.state);
+  const plan = checkAction(instance, 'stop', actor, context);
+  return plan.ok && plan.value.kind === 'dispatch';
+}
+
 /** Sanity helper for tests and docs: every ENTER pair is a legal transition. */
 export function entryTransitionsAreLegal(): boolean {
   return INSTANCE_ACTIONS.every((action) =>

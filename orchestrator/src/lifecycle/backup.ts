@@ -1,5 +1,5 @@
 // Backups, pure: online save over RCON vs. stop first, the stop-with-backup
-// failure policy, and backup ids stable across retries (seed 002).
+// failure policy, and backup ids stable across retries (docs/lifecycle.md "Backups and restore").
 
 import type { Command, JsonObject, TemplateSpec } from '../domain/index.js';
 import { AppError } from '../shared/errors.js';
@@ -58,8 +58,8 @@ export function backupIdFor(cmd: Command, prefix: string): string {
 }
 
 /**
- * Why a manual backup would stop this running instance (seed 002: "an explicit
- * choice for manual operations"), or undefined when it would not stop it.
+ * Why a manual backup would stop this running instance (docs/lifecycle.md "Backups and restore":
+ * stopping for a manual backup is the caller's explicit choice), or undefined when it would not stop it.
  */
 export function manualBackupStopReason(template: TemplateSpec | undefined, running: boolean, hasRconPassword: boolean): string | undefined {
   if (backupMode(template, running, hasRconPassword) !== 'stop_first') return undefined;

@@ -6,7 +6,8 @@
 import { AppError } from '../shared/errors.js';
 import { nextRun, parseCron } from './cron.js';
 
-export const SCHEDULE_POWER_ACTIONS = ['start', 'stop', 'restart'] as const;
+/** `kill`: SIGKILL, ending a stop in progress at once (server/services/instance-kill.ts). */
+export const SCHEDULE_POWER_ACTIONS = ['start', 'stop', 'restart', 'kill'] as const;
 export type SchedulePowerAction = (typeof SCHEDULE_POWER_ACTIONS)[number];
 
 export interface ScheduleTask {
@@ -42,9 +43,6 @@ export function checkSchedule(input: ScheduleDefinitionInput): ScheduleDefinitio
     const payload = t.payload.trim();
     if (t.action === 'command' && (payload === '' || /[\r\n]/.test(payload))) {
       throw new AppError('VALIDATION_FAILED', `${field}: a command task needs one console line`, { details: { field } });
-    }
-    if (t.action === 'power' && payload === 'kill') {
-      throw new AppError('NOT_IMPLEMENTED', `${field}: the kill power action is not implemented yet; use stop`, { details: { field } });
     }
     if (t.action === 'power' && !(SCHEDULE_POWER_ACTIONS as readonly string[]).includes(payload)) {
       throw new AppError(

@@ -1,4 +1,4 @@
-// The instance lifecycle state machine (seed 002 plus the warm-sleep pair):
+// The instance lifecycle state machine (docs/lifecycle.md "Transition table", with the warm-sleep pair):
 // the user-visible states, the one transition table, and the router's view.
 
 import type { HostStatus, InstanceState } from '../domain/index.js';
@@ -39,7 +39,7 @@ export interface Transition {
   event: string;
 }
 
-// "any state -> error | unknown | intervention_required" (seed 002). A draft has
+// "any state -> error | unknown | intervention_required" (docs/lifecycle.md "Transition table"). A draft has
 // no container and no operation, so it cannot fail or lose one; it can only be
 // flagged for an operator (a managed container shows up for a never-installed instance).
 const FAILURES: readonly Transition[] = [

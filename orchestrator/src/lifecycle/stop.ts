@@ -35,8 +35,10 @@ export function stopPath(result: { method: 'rcon' | 'signal' | 'stdin' | 'none';
   return result.killed ? 'killed' : result.method;
 }
 
-export function describeStop(path: StopPath, timeoutSeconds: number, exitCode: number | null): string {
+/** `killedOnRequest`: a kill (POST /instances/:id/kill) ended the stop, not its timeout. */
+export function describeStop(path: StopPath, timeoutSeconds: number, exitCode: number | null, killedOnRequest = false): string {
   const code = exitCode === null ? '' : ` (exit code ${exitCode})`;
+  if (path === 'killed' && killedOnRequest) return `killed on request${code}`;
   switch (path) {
     case 'rcon':
       return `stopped gracefully over RCON${code}`;

@@ -94,7 +94,7 @@ export interface GroupCaps {
   maxTotalInstances?: number;
 }
 
-/** The per-template cap (seed 003 "hard caps per template"): instances of one template across every group. */
+/** The per-template cap (docs/provisioning.md "Network secret and template caps"): instances of one template across every group. */
 export interface TemplateCap {
   name: string;
   maxInstances: number;

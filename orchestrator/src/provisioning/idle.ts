@@ -5,7 +5,7 @@
 // a client's status ping, legacy ping or port scan is not representable here,
 // so it can never count as activity or wake anything.
 
-import type { EpochMs, InstanceState } from '../domain/index.js';
+import type { EpochMs, IdleClock, InstanceState } from '../domain/index.js';
 import type { IdleAction, IdleTier } from './scaling-policy.js';
 
 /** What the router reported for one instance since its previous report. */
@@ -29,15 +29,7 @@ export interface PresenceObservation {
   probe?: ProbePresence;
 }
 
-export interface IdleClock {
-  /** Start of the current run of zero players; null while anyone is (or may be) on. */
-  emptySince: EpochMs | null;
-  lastLoginAt: EpochMs | null;
-  /** The cross-checked count: the larger of the router's and the probe's. */
-  playersOnline: number;
-  router: { playersOnline: number; at: EpochMs } | null;
-  probe: { playersOnline: number; at: EpochMs } | null;
-}
+export type { IdleClock } from '../domain/scaling.js';
 
 /** The clock of an instance that became online (empty) at `since`. */
 export function startIdleClock(since: EpochMs): IdleClock {

@@ -1,4 +1,4 @@
-// Dynamic provisioning (seed 003), pure: the scaling policy, the idle clock
+// Dynamic provisioning (docs/provisioning.md), pure: the scaling policy, the idle clock
 // and tiers, buffer maths, the autoscaler, the allocation choice and where an
 // archived world comes back.
 

@@ -1,62 +1,22 @@
-// A group's `scaling` policy (seed 003): its API schema and the parser that
+// A group's `scaling` policy (docs/provisioning.md): its API schema and the parser that
 // turns a request body into the stored ScalingPolicy, refusing anything it
 // cannot act on with a message naming the field.
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { durationAt, intAt, invalid, objectAt, oneOf, onlyKnownKeys } from './fields.js';
+import {
+  IDLE_ACTIONS,
+  type BufferPolicy,
+  type IdleAction,
+  type IdleTier,
+  type SavegamePolicy,
+  type ScaleUpRule,
+  type ScalingPolicy,
+} from '../domain/scaling.js';
 
-export const IDLE_ACTIONS = ['pause', 'stop', 'archive'] as const;
-export type IdleAction = (typeof IDLE_ACTIONS)[number];
-
-export interface IdleTier {
-  /** The operator's text ("10m"). */
-  after: string;
-  afterMs: number;
-  action: IdleAction;
-}
-
-export interface BufferPolicy {
-  /** Ready, unallocated instances to keep. */
-  count?: number;
-  /** Percent of the group's Ready+allocated total that is Ready buffer (Agones formula), 0..99. */
-  percent?: number;
-}
-
-export interface SavegamePolicy {
-  mode: 'discard' | 'archive';
-  /** How long an archived world is kept (archive only); absent: kept until deleted. */
-  retention?: string;
-  retentionMs?: number;
-}
-
-export interface ScaleUpRule {
-  /** Spawn when logged-in players / max players is strictly above this ratio (0 < x ≤ 1). */
-  whenFillAbove: number;
-  step: number;
-  cooldown: string;
-  cooldownMs: number;
-}
-
-export interface ScaleDownRule {
-  whenEmptyFor: string;
-  whenEmptyForMs: number;
-}
-
-export interface ScalingPolicy {
-  minInstances: number;
-  maxInstances?: number;
-  buffer: BufferPolicy;
-  /**
-   * Input only (an older form of the group's top-level `idleTiers`): the group
-   * body's normalizer moves it to `Group.idleTiers`; a stored policy never has it.
-   */
-  idleTiers?: IdleTier[];
-  savegame: SavegamePolicy;
-  scaleUp?: ScaleUpRule;
-  scaleDown?: ScaleDownRule;
-  releaseWhenEmptyFor?: string;
-  releaseWhenEmptyForMs?: number;
-}
+// The shapes are the domain's (domain/scaling.ts); re-exported for the provisioning rules and their callers.
+export { IDLE_ACTIONS };
+export type { BufferPolicy, IdleAction, IdleTier, ScalingPolicy };
 
 export const SCALING_DEFAULTS = {
   minInstances: 0,

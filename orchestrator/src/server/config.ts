@@ -17,6 +17,7 @@ import {
   type LogLevel,
   parseSecret,
 } from '../shared/config.js';
+import { parseFailureLimit, type FailureLimit } from './auth/failure-limiter.js';
 import { parseRouterPublicAddress, type RouterPublicAddress } from './registry/router-address.js';
 import { DEFAULT_UNKNOWN_GRACE_MS } from '../lifecycle/reconcile.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from '../store/postgres-store.js';
@@ -52,6 +53,8 @@ export interface OrchestratorConfig {
   adminToken: string | undefined;
   /** Shared AGENT_TOKEN: authenticates agents and is sent to them. */
   agentToken: string | undefined;
+  /** Failed authentications allowed per client address (ENDERCLOUD_AUTH_FAILURE_LIMIT); undefined = off. */
+  authFailureLimit: FailureLimit | undefined;
   /** ENDERCLOUD_SECRET_KEY (base64 of 32 bytes); with the file below unset too: `<dataDir>/secret-key` (server/secrets/master-key.ts). */
   secretKey: string | undefined;
   /** ENDERCLOUD_SECRET_KEY_FILE: a file holding the key (a mounted secret store). */
@@ -84,7 +87,7 @@ export interface OrchestratorConfig {
   maxTotalInstances: number | undefined;
   /** How often the supervisor compares agents' inventories with the store and probes readiness. */
   superviseIntervalMs: number;
-  /** How often the provisioner evaluates scaling policies and idle tiers (seed 003). */
+  /** How often the provisioner evaluates scaling policies and idle tiers (docs/provisioning.md "How fleets scale"). */
   provisionIntervalMs: number;
   /** The system's idle tiers (a world nobody configured sleeps by them); the API's stored choice wins. */
   idleTiers: IdleTier[];
@@ -188,6 +191,7 @@ export function loadOrchestratorConfig(env: Env): Readonly<OrchestratorConfig> {
     inventorySweepMs: r.optional('ENDERCLOUD_INVENTORY_SWEEP_INTERVAL', parseDuration, 60_000),
     adminToken: r.optional('ENDERCLOUD_ADMIN_TOKEN', parseSecret),
     agentToken: r.optional('ENDERCLOUD_AGENT_TOKEN', parseSecret),
+    authFailureLimit: r.optional('ENDERCLOUD_AUTH_FAILURE_LIMIT', parseFailureLimit, { limit: 10, windowMs: 60_000 }),
     secretKey: r.optional('ENDERCLOUD_SECRET_KEY', parseSecret),
     secretKeyFile: r.optional('ENDERCLOUD_SECRET_KEY_FILE', asString),
     hostOfflineAfterBeats: r.optional('ENDERCLOUD_HOST_OFFLINE_AFTER_BEATS', parsePositiveInt, 3),

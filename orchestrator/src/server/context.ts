@@ -16,6 +16,7 @@ import type { HostDriver } from './drivers/host-driver.js';
 import type { AdoptionService } from './services/adoption.js';
 import type { UpdateService } from './services/update-service.js';
 import type { LifecycleService } from './services/lifecycle-service.js';
+import type { BackupRequestService } from './services/backup-requests.js';
 import type { BridgeEvents } from './lifecycle-engine/bridge-events.js';
 import type { ChangePort } from './changes/change-port.js';
 import type { RegistryFeed } from './registry/registry-feed.js';
@@ -37,6 +38,7 @@ import type { AuditLog } from './services/audit-log.js';
 import type { InstallationRequestService } from './services/installation-requests.js';
 import type { WebSessionService } from './web/web-sessions.js';
 import type { HostRemoval } from './services/host-removal.js';
+import type { HostEnrolmentService } from './services/host-enrolment.js';
 
 export interface ServerContext {
   config: Readonly<OrchestratorConfig>;
@@ -53,6 +55,8 @@ export interface ServerContext {
   version: string;
   tokens: TokenService;
   hosts: HostService;
+  /** Join tokens, agent enrolment and host credentials (issue 26). */
+  enrolment: HostEnrolmentService;
   layers: LayerStore;
   imports: ImportStore;
   catalog: CatalogService;
@@ -77,6 +81,8 @@ export interface ServerContext {
   networkSecret: NetworkSecret;
   /** Off-host copies of backups (ENDERCLOUD_BACKUP_DIR). */
   backupStore: BackupStore;
+  /** Manual backups and restores as the API asks for them. */
+  backupRequests: BackupRequestService;
   backupScheduler: BackupScheduler;
   schedules: ScheduleService;
   /** This replica's node id (ENDERCLOUD_NODE_ID or `<data>/node-id`). */

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const logger = createLogger('orchestrator', config.logLevel);
   if (config.agentToken === undefined) {
     logger.warn(
-      "ENDERCLOUD_AGENT_TOKEN is not set: heartbeats are accepted without authentication and agents cannot download layers; set it (the same value as the agents' AGENT_TOKEN) outside a trusted network",
+      'ENDERCLOUD_AGENT_TOKEN is not set: heartbeats of agents that are not enrolled are accepted without authentication and they cannot download layers; enrol agents with a join token (ectl hosts join-token create), or set it (the legacy shared AGENT_TOKEN) outside a trusted network',
     );
   }
   const o = await startOrchestrator(config, { logger });

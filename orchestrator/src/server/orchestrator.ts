@@ -4,6 +4,8 @@
 
 import { chmod, mkdir } from 'node:fs/promises';
 import { loadMasterKey } from './secrets/master-key.js';
+import { installSecretKey } from './secrets/secret-settings.js';
+import { CallCredentials, HostEnrolmentService } from './services/host-enrolment.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -15,6 +17,7 @@ import { whenLeader, type Leadership } from './leadership/leadership.js';
 import { loadNodeIdentity, type NodeIdentity } from './leadership/node-identity.js';
 import { AdoptionService } from './services/adoption.js';
 import { UpdateService } from './services/update-service.js';
+import { BackupRequestService } from './services/backup-requests.js';
 import { InstancePreviewer } from './services/instance-preview.js';
 import type { ChangePort } from './changes/change-port.js';
 import { notifyingStore } from './changes/notifying-store.js';
@@ -151,7 +154,9 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   await chmod(config.dataDir, 0o700);
   // Never in the database: derived keys encrypt secret settings and sign per-host credentials.
   const masterKey = await loadMasterKey({ key: config.secretKey, keyFile: config.secretKeyFile, dataDir: config.dataDir });
-  logger.debug({ source: masterKey.source, fingerprint: masterKey.fingerprint() }, 'secret key loaded');
+  logger.info({ source: masterKey.source, fingerprint: masterKey.fingerprint() }, 'secret key loaded');
+  // Enrolled hosts: the orchestrator's bearer for each agent, derived per host and generation (never stored).
+  const callCredentials = new CallCredentials(masterKey);
   const ownsStore = deps.store === undefined;
   // Every committed write that changes what routers see is published to the change port.
   const baseStore =
@@ -160,6 +165,13 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       connectTimeoutMs: config.databaseConnectTimeoutMs,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
     }));
+  // Secret settings are sealed under the master key from here on; a key other than the database's stops the start.
+  try {
+    await installSecretKey(baseStore, masterKey, { now: clock.now(), logger: logger.child({ component: 'secrets' }) });
+  } catch (err) {
+    if (ownsStore) await baseStore.close().catch(() => undefined);
+    throw err;
+  }
   const ownedChanges = deps.changes ? undefined : await openChangePort(config, baseStore, logger);
   const changes: ChangePort = deps.changes ?? ownedChanges!;
   // Each committed transition is one info line with instance, from, to and reason.
@@ -192,9 +204,26 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   // One keep-alive pool for every driver below: the bound on sockets per agent holds across them.
   const ownedTransport = deps.agentTransport ? undefined : new HttpAgentTransport();
   const transport = deps.agentTransport ?? ownedTransport!;
-  const plainDriver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs });
-  // The engine's calls (worker handlers, supervisor, probes) carry the lease epoch; agents refuse a deposed leader's.
-  const driver = new AgentHostDriver({ transport, token: config.agentToken, timeoutMs: config.agentRequestTimeoutMs, epoch: leadership });
+  // Agents refuse a mutating call without x-leader-epoch. API-side drivers (routes, host and file services, RCON) send
+  // the current lease's epoch as this replica last read it (its own while it leads, the holder's on a standby).
+  const leaseEpoch = { epoch: () => leadership.leader()?.epoch ?? leadership.epoch() };
+  const plainDriver = new AgentHostDriver({
+    transport,
+    token: config.agentToken,
+    callCredentials,
+    timeoutMs: config.agentRequestTimeoutMs,
+    epoch: leaseEpoch,
+  });
+  // The engine's calls (worker handlers, supervisor, probes) carry the epoch it holds, announced to each host first;
+  // agents refuse a deposed leader's.
+  const driver = new AgentHostDriver({
+    transport,
+    token: config.agentToken,
+    callCredentials,
+    timeoutMs: config.agentRequestTimeoutMs,
+    epoch: leadership,
+    announce: true,
+  });
   const metrics = new OrchestratorMetrics(
     store,
     hostClock,
@@ -206,7 +235,9 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
       driver: new AgentHostDriver({
         transport,
         token: config.agentToken,
+        callCredentials,
         timeoutMs: Math.min(STATS_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs),
+        epoch: leaseEpoch,
       }),
       ...(deps.timers ? { timers: deps.timers } : {}),
     }),
@@ -354,7 +385,9 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   const rconDriver = new AgentHostDriver({
     transport,
     token: config.agentToken,
+    callCredentials,
     timeoutMs: Math.min(RCON_CALL_TIMEOUT_MS, config.agentRequestTimeoutMs),
+    epoch: leaseEpoch,
   });
   const transfers = new TransferService({
     store,
@@ -414,6 +447,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
   metrics.leadership(leadership);
   const ctx: ServerContext = {
     backupStore,
+    backupRequests: new BackupRequestService({ lifecycle, imports, backupStore, clock }),
     backupScheduler,
     schedules,
     nodeId: node.nodeId,
@@ -431,13 +465,21 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     auditLog: new AuditLog(store),
     hostRemoval: new HostRemoval({ store, driver: plainDriver, clock }),
     installationRequests: new InstallationRequestService({ store, clock, creator }),
-    webSessions: new WebSessionService({ store, clock, logger: logger.child({ component: 'web' }), tokens, publicUrl: config.publicUrl }),
+    webSessions: new WebSessionService({
+      store,
+      clock,
+      logger: logger.child({ component: 'web' }),
+      tokens,
+      adminToken: config.adminToken,
+      publicUrl: config.publicUrl,
+    }),
     config,
     clock,
     logger,
     version: packageVersion(),
     tokens,
     hosts,
+    enrolment: new HostEnrolmentService({ store, clock, callCredentials }),
     layers,
     imports,
     metrics,
@@ -538,6 +580,8 @@ export async function startOrchestrator(config: Readonly<OrchestratorConfig>, de
       const sftp = await startSftpServer({
         files: o.ctx.files,
         tokens: o.ctx.tokens,
+        audit: o.ctx.auditLog,
+        clock: o.ctx.clock,
         dataDir: config.dataDir,
         host: config.sftpHost,
         port: sftpPort,

@@ -36,6 +36,12 @@ export function hostView(h: Host, instanceCount: number) {
     firstSeenAt: iso(h.firstSeenAt),
     lastHeartbeatAt: iso(h.lastHeartbeatAt),
     instances: { total: instanceCount },
+    credential: {
+      mode: h.credentialGeneration === undefined ? 'shared' : h.credentialRevokedAt !== undefined ? 'revoked' : 'enrolled',
+      generation: h.credentialGeneration ?? null,
+      enrolledAt: h.enrolledAt !== undefined ? iso(h.enrolledAt) : null,
+      revokedAt: h.credentialRevokedAt !== undefined ? iso(h.credentialRevokedAt) : null,
+    },
   };
 }
 

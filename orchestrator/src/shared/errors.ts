@@ -14,6 +14,8 @@ export const ERROR_CATALOGUE = {
   BODY_TOO_LARGE: 413,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
+  /** Too many failed authentications from one client address (the answer carries Retry-After, in seconds). */
+  RATE_LIMITED: 429,
   NOT_FOUND: 404,
   INSTANCE_NOT_FOUND: 404,
   HOST_NOT_FOUND: 404,
@@ -46,6 +48,8 @@ export const ERROR_CATALOGUE = {
   FILE_NOT_FOUND: 404,
   FILE_EXISTS: 409,
   FILE_TOO_LARGE: 413,
+  // The template's file denylist (egg `file_denylist`) covers the path: the files API and SFTP refuse it.
+  FILE_DENIED: 403,
   PORT_RANGE_EXHAUSTED: 503,
   NO_CAPACITY: 503,
   HOST_UNAVAILABLE: 503,
@@ -70,7 +74,7 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
  * deposed leader's successor resends. An AppError of one of these is
  * retryable unless the site that throws it says otherwise (AppErrorOptions
  * `retryable`, with a comment saying why); every other code is final for a
- * retry loop (the command worker, docs/orchestrator.md "Commands").
+ * retry loop (the command worker, docs/orchestrator.md "Placement and commands").
  */
 const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'UPSTREAM_FAILED',

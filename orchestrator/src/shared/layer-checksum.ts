@@ -1,4 +1,4 @@
-// The canonical layer checksum (ARCHITECTURE.md, docs/layer-checksum.md): a
+// The canonical layer checksum (docs/layer-checksum.md): a
 // SHA-256 over a sorted manifest of the tree, independent of tar/gzip encoding,
 // mtimes and owners. Used by the agent's cache, the orchestrator's upload and ectl.
 //

@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type * as Api from '../contracts/agent-api.js';
-import { AGENT_API_PREFIX, BACKUP_ARCHIVE_HEADERS, LEADER_EPOCH_HEADER } from '../contracts/agent-api.js';
+import { AGENT_API_PREFIX, BACKUP_ARCHIVE_HEADERS, LEADER_ANNOUNCE_PATH, LEADER_EPOCH_HEADER } from '../contracts/agent-api.js';
 import type { AgentAnswer, AgentRequest, AgentTransport } from '../server/drivers/agent-transport.js';
 import type { ManualClock } from '../server/clock.js';
 
@@ -182,10 +182,14 @@ export class SimAgents implements AgentTransport {
     const epoch = Number(request.headers[LEADER_EPOCH_HEADER] ?? NaN);
     const body = await readBody(request.body);
     try {
-      if (mutating && Number.isFinite(epoch)) {
+      // As the real agent's fence (agent/epoch-fence.ts): a mutating call must carry an epoch, an older one is refused.
+      if (mutating) {
+        if (!Number.isFinite(epoch)) throw new Refusal(400, 'BAD_REQUEST', `a mutating call must carry ${LEADER_EPOCH_HEADER}`);
         if (epoch < host.epoch) throw new Refusal(409, 'STALE_LEADER', `epoch ${epoch} is older than ${host.epoch}`);
         host.epoch = epoch;
       }
+      // The leader's announcement changes nothing but the epoch (and loses no answer: it is not an effect).
+      if (request.method === 'POST' && route === LEADER_ANNOUNCE_PATH) return json(200, { epoch: host.epoch } satisfies Api.LeaderAnswer);
       const answer = this.route(host, request.method, route, request.url.searchParams, body, request.headers['x-command-id'] ?? null);
       if (mutating && host.faults.lostAnswers > 0) {
         host.faults.lostAnswers--;

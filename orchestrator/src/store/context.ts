@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import type { StoreDialect } from './migrations/index.js';
 import type { HeartbeatCoalescer } from './heartbeat-coalescer.js';
 import type { Database } from './schema.js';
+import type { SecretSlot } from './secret-codec.js';
 
 export interface StoreContext {
   readonly db: Kysely<Database>;
@@ -15,6 +16,8 @@ export interface StoreContext {
   atomic<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>;
   /** Heartbeats that change nothing but their time, shared by the store and its transactions. */
   readonly heartbeats: HeartbeatCoalescer;
+  /** The codec secret columns are sealed with, shared by the store and its transactions (installed after opening). */
+  readonly secrets: SecretSlot;
 }
 
 /**

@@ -33,9 +33,9 @@ export class HeartbeatCoalescer {
   ) {}
 
   /** The answer for a beat that changes nothing but its time (and records the time), or undefined: write it in full. */
-  coalesce(hb: HostHeartbeat, now: EpochMs): Host | undefined {
+  coalesce(hb: HostHeartbeat, now: EpochMs, via = ''): Host | undefined {
     const known = this.known.get(hb.id);
-    if (!known || known.fingerprint !== fingerprint(hb) || !COALESCED_STATUSES.includes(known.host.status)) return undefined;
+    if (!known || known.fingerprint !== fingerprint(hb, via) || !COALESCED_STATUSES.includes(known.host.status)) return undefined;
     // The database lags a coalesced beat by up to one flush; another replica's offline detector
     // reads it there. Only hosts that beat at least twice as slowly are coalesced, so the lag stays
     // under half an interval (300 ms beats coalesced by a 1 s flush looked missed to the leader).
@@ -47,9 +47,9 @@ export class HeartbeatCoalescer {
   }
 
   /** After a full upsert: the row it wrote is the answer for the beats that follow. */
-  written(hb: HostHeartbeat, host: Host, now: EpochMs): void {
+  written(hb: HostHeartbeat, host: Host, now: EpochMs, via = ''): void {
     this.pending.delete(hb.id);
-    if (COALESCED_STATUSES.includes(host.status)) this.known.set(hb.id, { fingerprint: fingerprint(hb), host, writtenAt: now });
+    if (COALESCED_STATUSES.includes(host.status)) this.known.set(hb.id, { fingerprint: fingerprint(hb, via), host, writtenAt: now });
     else this.known.delete(hb.id);
   }
 
@@ -107,6 +107,7 @@ export class HeartbeatCoalescer {
 }
 
 /** Everything a heartbeat reports except its time. */
-function fingerprint(hb: HostHeartbeat): string {
-  return JSON.stringify(hb);
+/** `via`: how the beat was authenticated (a beat with another kind of credential is never answered from memory). */
+function fingerprint(hb: HostHeartbeat, via: string): string {
+  return `${via}:${JSON.stringify(hb)}`;
 }

@@ -19,6 +19,9 @@ import { KyselySystemSettingsRepository } from './repos/system-settings.js';
 import { KyselyUnclaimedRepository } from './repos/unclaimed.js';
 import { KyselyWebSessionRepository } from './repos/web-sessions.js';
 import { KyselyScheduleRepository } from './repos/schedules.js';
+import { KyselySecretRepository } from './repos/secrets.js';
+import type { SecretCodec, SecretSlot } from './secret-codec.js';
+import { KyselyJoinTokenRepository } from './repos/join-tokens.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 
@@ -44,6 +47,8 @@ export class KyselyStore implements Store {
   readonly backupPolicies;
   readonly webSessions;
   readonly schedules;
+  readonly secrets;
+  readonly joinTokens;
   private readonly ctx: StoreContext;
 
   /**
@@ -56,6 +61,7 @@ export class KyselyStore implements Store {
     private readonly inTransaction = false,
     private readonly onClose: () => Promise<void> = () => db.destroy(),
     heartbeats?: HeartbeatCoalescer,
+    secrets: SecretSlot = { codec: undefined },
   ) {
     this.ctx = {
       db,
@@ -63,6 +69,7 @@ export class KyselyStore implements Store {
       inTransaction,
       atomic: (fn) => (inTransaction ? fn(db) : db.transaction().execute((trx) => fn(trx))),
       heartbeats: heartbeats ?? new HeartbeatCoalescer((beats) => KyselyHostRepository.writeBeatTimes(db, dialect, beats)),
+      secrets,
     };
     this.hosts = new KyselyHostRepository(this.ctx);
     this.layers = new KyselyLayerRepository(this.ctx);
@@ -85,6 +92,12 @@ export class KyselyStore implements Store {
     this.backupPolicies = new KyselyBackupPolicyRepository(this.ctx);
     this.webSessions = new KyselyWebSessionRepository(this.ctx);
     this.schedules = new KyselyScheduleRepository(this.ctx);
+    this.secrets = new KyselySecretRepository(this.ctx);
+    this.joinTokens = new KyselyJoinTokenRepository(this.ctx);
+  }
+
+  useSecretCodec(codec: SecretCodec): void {
+    this.ctx.secrets.codec = codec;
   }
 
   async migrate(): Promise<void> {
@@ -97,7 +110,9 @@ export class KyselyStore implements Store {
 
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
     if (this.inTransaction) return fn(this);
-    return this.db.transaction().execute((trx) => fn(new KyselyStore(trx, this.dialect, true, async () => undefined, this.ctx.heartbeats)));
+    return this.db
+      .transaction()
+      .execute((trx) => fn(new KyselyStore(trx, this.dialect, true, async () => undefined, this.ctx.heartbeats, this.ctx.secrets)));
   }
 
   async close(): Promise<void> {

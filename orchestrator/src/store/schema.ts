@@ -22,6 +22,24 @@ export interface HostsTable {
   first_seen_at: number;
   last_heartbeat_at: number;
   updated_at: number;
+  /** sha256 (hex) of the host's own credential; null: never enrolled, or revoked. */
+  credential_hash: Generated<string | null>;
+  /** Bumped by every (re-)enrolment; null: a legacy host (shared agent token). */
+  credential_generation: Generated<number | null>;
+  enrolled_at: Generated<number | null>;
+  credential_revoked_at: Generated<number | null>;
+}
+
+export interface JoinTokensTable {
+  id: string;
+  hashed_secret: string;
+  agent_id: string | null;
+  created_by: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+  used_by: string | null;
+  revoked_at: number | null;
 }
 
 export interface LayersTable {
@@ -262,6 +280,8 @@ export interface WebSessionsTable {
   scopes: string;
   created_at: number;
   expires_at: number;
+  /** Preset-admin sessions: HMAC-SHA256(session id, ENDERCLOUD_ADMIN_TOKEN) in hex; null otherwise (0013). */
+  preset_seal: string | null;
 }
 
 export interface SchedulesTable {
@@ -304,4 +324,5 @@ export interface Database {
   backup_policies: BackupPoliciesTable;
   web_sessions: WebSessionsTable;
   schedules: SchedulesTable;
+  join_tokens: JoinTokensTable;
 }

@@ -44,6 +44,7 @@ import type {
   InstallationRequest,
   InstallationRequestStatus,
 } from '../domain/index.js';
+import type { SecretCodec } from './secret-codec.js';
 
 export interface Store {
   /** Applies pending migrations; safe to call on every start and more than once. */
@@ -55,6 +56,12 @@ export interface Store {
   ping(): Promise<void>;
   /** 'sqlite' or 'postgres', for logs and metrics labels. */
   readonly dialect: 'sqlite' | 'postgres';
+  /**
+   * Installs the codec secret columns are sealed with on write and opened with on read (store/secret-codec.ts),
+   * for this store and every transaction it opens. Until then a secret column can be read only where it is still
+   * plaintext (an older database) and never written.
+   */
+  useSecretCodec(codec: SecretCodec): void;
 
   readonly hosts: HostRepository;
   readonly layers: LayerRepository;
@@ -77,6 +84,8 @@ export interface Store {
   readonly backupPolicies: BackupPolicyRepository;
   readonly webSessions: WebSessionRepository;
   readonly schedules: ScheduleRepository;
+  readonly secrets: SecretRepository;
+  readonly joinTokens: JoinTokenRepository;
 }
 
 // ---------------------------------------------------------------- hosts
@@ -92,13 +101,22 @@ export interface HeartbeatResult {
   startedRecovery: boolean;
 }
 
+/** How the heartbeat was authenticated. */
+export interface HeartbeatAuth {
+  /** True: the host's own credential (bound to hb.id by the guard); else the shared token or none (legacy). */
+  hostCredential?: boolean;
+}
+
 export interface HostRepository {
   /**
    * Hot path, one SQL statement: inserts a new host as RECOVERING, or updates
    * the reported fields and lastHeartbeatAt; an OFFLINE host becomes RECOVERING.
-   * Status ONLINE / RECOVERING / MAINTENANCE is left as it is.
+   * Status ONLINE / RECOVERING / MAINTENANCE is left as it is. A known host's
+   * controlUrl never changes here: a beat naming another one is refused
+   * (CONFLICT, details.reason control-url-pinned), and so is a beat for an
+   * enrolled host that did not come with its own host credential (FORBIDDEN).
    */
-  upsertHeartbeat(hb: HostHeartbeat, now: EpochMs): Promise<HeartbeatResult>;
+  upsertHeartbeat(hb: HostHeartbeat, now: EpochMs, opts?: HeartbeatAuth): Promise<HeartbeatResult>;
   get(id: string): Promise<Host | undefined>;
   list(filter?: { statuses?: HostStatus[] }): Promise<Host[]>;
   /**
@@ -123,6 +141,17 @@ export interface HostRepository {
   /** Subtracts `mb` from the reservation (floored at 0). */
   releaseMemory(hostId: string, mb: number): Promise<void>;
   countByStatus(): Promise<Record<HostStatus, number>>;
+  /**
+   * Enrolment (inside the caller's transaction): inserts the host (OFFLINE until
+   * its first heartbeat, which runs the recovery) or moves a known one to
+   * `controlUrl`, stores the new credential's hash and bumps the generation.
+   * The only write that changes a known host's controlUrl.
+   */
+  enrol(e: HostEnrolment, now: EpochMs): Promise<{ host: Host; previousControlUrl: string | null }>;
+  /** The id of the host whose (unrevoked) credential hashes to `hash`. */
+  findByCredentialHash(hash: string): Promise<{ id: string } | undefined>;
+  /** Drops the host credential (it stops authenticating at once); HOST_NOT_FOUND for an unknown id. */
+  revokeCredential(id: string, now: EpochMs): Promise<Host>;
   delete(id: string): Promise<void>;
 }
 
@@ -361,6 +390,36 @@ export interface CommandRepository {
 
 // ---------------------------------------------------------------- auth and audit
 
+/** What an enrolment writes (server/services/host-enrolment.ts). */
+export interface HostEnrolment {
+  heartbeat: HostHeartbeat;
+  credentialHash: string;
+}
+
+/** A one-time join token (its secret is never stored, only its sha256). */
+export interface JoinTokenRecord {
+  id: string;
+  hashedSecret: string;
+  agentId: string | null;
+  createdBy: string;
+  createdAt: EpochMs;
+  expiresAt: EpochMs;
+  usedAt: EpochMs | null;
+  usedBy: string | null;
+  revokedAt: EpochMs | null;
+}
+
+export interface JoinTokenRepository {
+  create(token: JoinTokenRecord): Promise<JoinTokenRecord>;
+  get(id: string): Promise<JoinTokenRecord | undefined>;
+  findByHashedSecret(hashedSecret: string): Promise<JoinTokenRecord | undefined>;
+  /** Newest first. */
+  list(): Promise<JoinTokenRecord[]>;
+  /** Marks it used by `agentId` if still unused and unrevoked; false when another use or a revocation came first. */
+  consume(id: string, agentId: string, now: EpochMs): Promise<boolean>;
+  revoke(id: string, now: EpochMs): Promise<void>;
+}
+
 export interface TokenRepository {
   /** Duplicate id or name → CONFLICT. */
   create(token: ApiToken): Promise<ApiToken>;
@@ -396,7 +455,7 @@ export interface RevisionRepository {
   list(instanceId: string): Promise<ConfigRevision[]>;
 }
 
-// ---------------------------------------------------------------- sessions, transfers, players (#5)
+// ---------------------------------------------------------------- sessions, transfers, players (docs/provisioning.md "Allocation", docs/router.md)
 
 export interface SessionRepository {
   create(session: Session): Promise<Session>;
@@ -428,7 +487,7 @@ export interface PlayerSessionRepository {
   countActiveByInstance(): Promise<Record<string, number>>;
 }
 
-// ---------------------------------------------------------------- system settings (#4)
+// ---------------------------------------------------------------- system settings (docs/store.md)
 
 /** System-wide settings, one JSON value per key (e.g. `maintenance`). */
 export interface SystemSettingsRepository {
@@ -439,7 +498,7 @@ export interface SystemSettingsRepository {
   delete(key: string): Promise<void>;
 }
 
-// ---------------------------------------------------------------- unclaimed containers (#3)
+// ---------------------------------------------------------------- unclaimed containers (docs/orchestrator.md "Unclaimed containers")
 
 export type UnclaimedEntry = Pick<UnclaimedRecord, 'instanceId' | 'groupId' | 'variantId'>;
 
@@ -463,7 +522,7 @@ export interface UnclaimedRepository {
   remove(hostId: string, instanceId: string): Promise<boolean>;
 }
 
-// ---------------------------------------------------------------- installation requests (seed 002)
+// ---------------------------------------------------------------- installation requests (docs/lifecycle.md "Installation requests")
 
 export interface InstallationRequestRepository {
   /** Inserts a pending request. Duplicate id → CONFLICT. */
@@ -571,6 +630,8 @@ export interface WebSessionRecord {
   scopes: string[];
   createdAt: EpochMs;
   expiresAt: EpochMs;
+  /** Preset-admin sessions: which ENDERCLOUD_ADMIN_TOKEN signed them in (server/web/web-sessions.ts); null otherwise. */
+  presetSeal: string | null;
 }
 
 export interface WebSessionRepository {
@@ -634,4 +695,27 @@ export interface ScheduleRepository {
   claimRun(id: string, opts: { now: EpochMs; staleBefore: EpochMs; nextRunAt?: EpochMs | null }): Promise<boolean>;
   /** Records a run's outcome and releases the claim. */
   finishRun(id: string, outcome: { at: EpochMs; result: 'ok' | 'failed' | 'skipped'; error: string | null }): Promise<void>;
+}
+
+// ---------------------------------------------------------------- secrets at rest (store/secret-codec.ts)
+
+export interface SecretRepository {
+  /** The fingerprint of the key this database's secrets are sealed under; undefined before the first start that records one. */
+  recordedFingerprint(): Promise<string | undefined>;
+  /**
+   * Records `fingerprint` unless one is recorded already (of two first starts, one wins) and answers the
+   * recorded one: a caller whose key differs must not seal or open anything.
+   */
+  claimKeyFingerprint(fingerprint: string, now: EpochMs): Promise<string>;
+  /**
+   * Seals, under the installed codec, every secret value still in plaintext (a database from before
+   * encryption), in one transaction; answers how many rows it sealed (0 the next time).
+   */
+  sealPlaintext(): Promise<number>;
+  /**
+   * Key rotation: re-seals every secret value from `from` to `to` (plaintext ones too) and records `to`'s
+   * fingerprint, in one transaction; CONFLICT when the recorded fingerprint is not `from`'s. The store uses
+   * `to` from then on. Answers how many rows it re-sealed.
+   */
+  rekey(from: SecretCodec, to: SecretCodec, now: EpochMs): Promise<number>;
 }

@@ -62,7 +62,8 @@ function parseNeverReady(value: string): NeverReadyMode {
 export function loadServerConfig(env: Env = process.env): Readonly<ServerConfig> {
   const r = new EnvReader(env);
   return freeze({
-    dataDir: r.optional('DATA_DIR', asString, '/data'),
+    // The working directory: /data (the image's WORKDIR), /home/container under Wings' layout; the root filesystem is read-only.
+    dataDir: r.optional('DATA_DIR', asString, process.cwd()),
     serverPort: r.optional('SERVER_PORT', parsePort, 25565),
     maxPlayers: r.optional('MAX_PLAYERS', parsePositiveInt, 20),
     motd: r.optional('MOTD', asString, 'An EnderCloud test server'),

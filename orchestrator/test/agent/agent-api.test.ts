@@ -41,6 +41,7 @@ async function newAgent(suffix: string, range: PortRange, token?: string, probe?
     orchestratorUrl: orch.url,
     portRange: range,
     network: NETWORK,
+    leaderEpoch: 1,
     ...(token ? { token } : {}),
     ...(probe ? { probe } : {}),
   });
@@ -129,7 +130,9 @@ describe('PUT /api/v1/instances/:id', () => {
     expect(dataMount?.Source).toBe(join(agent.runtimeDirectory, 'instances', 'i-create'));
     expect(dataMount?.RW).toBe(true);
     expect(info.HostConfig.SecurityOpt).toContain('no-new-privileges');
-    expect(info.HostConfig.CapDrop).toEqual(expect.arrayContaining(['NET_RAW', 'MKNOD', 'SYS_CHROOT']));
+    expect(info.HostConfig.CapDrop).toEqual(['ALL']);
+    expect(info.HostConfig.CapAdd ?? []).toEqual([]);
+    expect(info.HostConfig.ReadonlyRootfs).toBe(true);
     expect(info.HostConfig.PidsLimit).toBe(512);
     expect(Object.keys(info.HostConfig.Tmpfs ?? {})).toEqual(['/tmp']);
     expect(info.HostConfig.LogConfig?.Type).toBe('json-file');

@@ -40,7 +40,13 @@ beforeAll(async () => {
   await ensureImage(mcServerImage);
   orch = await startFakeOrchestrator();
   const layer = await orch.addLayer('base', { 'server.properties': { content: 'motd=backup\n' } });
-  agent = await createTestAgent({ agentId: RUN, orchestratorUrl: orch.url, portRange: randomPortRange(20), network: NETWORK });
+  agent = await createTestAgent({
+    agentId: RUN,
+    orchestratorUrl: orch.url,
+    portRange: randomPortRange(20),
+    network: NETWORK,
+    leaderEpoch: 1,
+  });
   const created = await agent.app.inject({
     method: 'PUT',
     url: `/api/v1/instances/${ID}`,

@@ -77,7 +77,13 @@ beforeAll(async () => {
   await ensureImage(busyboxImage);
   orch = await startFakeOrchestrator();
   const layer = await orch.addLayer('base', { 'server.properties': { content: 'level-name=world\n' } });
-  agent = await createTestAgent({ agentId: RUN, orchestratorUrl: orch.url, portRange: randomPortRange(10), network: NETWORK });
+  agent = await createTestAgent({
+    agentId: RUN,
+    orchestratorUrl: orch.url,
+    portRange: randomPortRange(10),
+    network: NETWORK,
+    leaderEpoch: 1,
+  });
   for (const [id, start] of [
     [ID, false],
     [RUNNING, true],

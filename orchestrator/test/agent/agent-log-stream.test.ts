@@ -63,7 +63,7 @@ async function waitFor(check: () => boolean | Promise<boolean>, what: string, ti
 beforeAll(async () => {
   image = await ensureImage(busyboxImage);
   orch = await startFakeOrchestrator();
-  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: orch.url, portRange, network: NETWORK });
+  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: orch.url, portRange, network: NETWORK, leaderEpoch: 1 });
   agentUrl = await agent.app.listen({ host: '127.0.0.1', port: 0 });
   const created = await call(agent, 'PUT', `/instances/${ID}`, {
     groupId: 'g',
@@ -121,7 +121,7 @@ describe('agent: followed logs and stdin on Docker', () => {
   });
 
   it('stdin takes lines after an agent restart (a new agent process attaches anew)', async () => {
-    const restarted = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: orch.url, portRange, network: NETWORK });
+    const restarted = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: orch.url, portRange, network: NETWORK, leaderEpoch: 1 });
     try {
       expect((await call(restarted, 'POST', `/instances/${ID}/stdin`, { line: 'after restart' })).status).toBe(200);
       await waitFor(

@@ -56,7 +56,13 @@ function seedFiles(id: string): void {
 
 beforeAll(async () => {
   orch = await startFakeOrchestrator();
-  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: orch.url, portRange: randomPortRange(20), network: NETWORK });
+  agent = await createTestAgent({
+    agentId: AGENT_ID,
+    orchestratorUrl: orch.url,
+    portRange: randomPortRange(20),
+    network: NETWORK,
+    leaderEpoch: 1,
+  });
 });
 
 afterAll(async () => {

@@ -51,7 +51,13 @@ async function waitUntil(cond: () => boolean, what: string, timeoutMs = 10_000):
 beforeAll(async () => {
   orch = await startFakeOrchestrator();
   layer = await orch.addLayer('base', { 'server.properties': { content: 'motd=base\n' } });
-  agent = await createTestAgent({ agentId: RUN, orchestratorUrl: orch.url, portRange: randomPortRange(10), network: NETWORK });
+  agent = await createTestAgent({
+    agentId: RUN,
+    orchestratorUrl: orch.url,
+    portRange: randomPortRange(10),
+    network: NETWORK,
+    leaderEpoch: 1,
+  });
 });
 
 afterAll(async () => {

@@ -85,7 +85,7 @@ describe('GET /instances/stats', () => {
     ]);
 
     // The driver's metrics capability reads the same route (bearer token included).
-    const driver = new AgentHostDriver({ token: AGENT_TOKEN, timeoutMs: 5000 });
+    const driver = new AgentHostDriver({ token: AGENT_TOKEN, timeoutMs: 5000, epoch: { epoch: () => 1 } });
     const viaDriver = await driver.metrics.stats({ id: 'host-a', controlUrl: agent.url }, { requestId: 'req-stats' });
     expect(viaDriver.map((e) => e.instanceId).sort()).toEqual(['i-paused', 'i-run']);
     expect(agent.calls.at(-1)).toMatchObject({ method: 'GET', path: '/instances/stats', headers: { 'x-request-id': 'req-stats' } });
@@ -97,7 +97,7 @@ describe('GET /instances/stats', () => {
     const empty = await (await fetch(`${agent.url}/api/v1/instances/stats`)).json();
     expect(empty.instances).toEqual([]);
     agent.runtime.engineUp = false;
-    const driver = new AgentHostDriver({ token: undefined, timeoutMs: 5000 });
+    const driver = new AgentHostDriver({ token: undefined, timeoutMs: 5000, epoch: { epoch: () => 1 } });
     await expect(driver.metrics.stats({ id: 'fake-agent', controlUrl: agent.url })).rejects.toMatchObject({
       code: 'DOCKER_ERROR',
       retryable: true,

@@ -81,7 +81,7 @@ beforeAll(async () => {
   await docker().getImage(mcImage).tag({ repo: TAG_REPO, tag: 'a' });
   await docker().getImage(mcImage).tag({ repo: TAG_REPO, tag: 'b' });
   orch = await startFakeOrchestrator();
-  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: orch.url, portRange: PORTS, network: NETWORK });
+  agent = await createTestAgent({ agentId: AGENT_ID, orchestratorUrl: orch.url, portRange: PORTS, network: NETWORK, leaderEpoch: 1 });
 });
 
 afterAll(async () => {
@@ -259,6 +259,7 @@ describe('POST /instances/:id/replace', () => {
         orchestratorUrl: orch.url,
         portRange: ports,
         network: NETWORK,
+        leaderEpoch: 1,
         ...(probe ? { probe } : {}),
       });
       return { ports, small, id: `${RUN}-${suffix}` };

@@ -151,7 +151,13 @@ describe('DockerRuntime', () => {
     const ref = `${registry!.address}/endercloud/pulltest:${RUN}`;
     await docker().getImage(ref).remove({ force: true });
     const id = `${RUN}-puller`;
-    const agent = await createTestAgent({ agentId: id, orchestratorUrl: orch.url, portRange: randomPortRange(10), network: NETWORK });
+    const agent = await createTestAgent({
+      agentId: id,
+      orchestratorUrl: orch.url,
+      portRange: randomPortRange(10),
+      network: NETWORK,
+      leaderEpoch: 1,
+    });
     agents.push({ id, agent });
     const res = await agent.app.inject({
       method: 'PUT',
@@ -177,7 +183,14 @@ describe('two agents on one Docker daemon', () => {
     for (const [i, range] of ranges.entries()) {
       const id = `${RUN}-smoke-${i}`;
       const token = `tok-${i}-${RUN}`;
-      const agent = await createTestAgent({ agentId: id, orchestratorUrl: orch.url, portRange: range, network: NETWORK, token });
+      const agent = await createTestAgent({
+        agentId: id,
+        orchestratorUrl: orch.url,
+        portRange: range,
+        network: NETWORK,
+        token,
+        leaderEpoch: 1,
+      });
       agents.push({ id, agent });
       await agent.app.listen({ host: '127.0.0.1', port: 0 });
       const url = `http://127.0.0.1:${(agent.app.server.address() as AddressInfo).port}`;

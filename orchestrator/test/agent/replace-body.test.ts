@@ -7,6 +7,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryAgentApp } from '../support/memory-agent.js';
 
+/** The test plays the leader: agents refuse a mutating call without an epoch. */
+const LEADER = { 'x-leader-epoch': '1' };
 let base: string;
 beforeAll(async () => {
   base = await mkdtemp(path.join(tmpdir(), 'ec-replace-body-'));
@@ -20,16 +22,22 @@ describe('POST /instances/:id/replace body', () => {
     const { app } = await memoryAgentApp(base, path.join(base, 'rt'));
     try {
       const create = { groupId: 'g', variantId: 'v', image: 'busybox:test', layers: [], resources: { memoryMb: 64 } };
-      expect((await app.inject({ method: 'PUT', url: '/api/v1/instances/i-r', payload: create })).statusCode).toBe(200);
+      expect((await app.inject({ method: 'PUT', url: '/api/v1/instances/i-r', payload: create, headers: LEADER })).statusCode).toBe(200);
       const { layers, ...replace } = create;
       const refused = await app.inject({
         method: 'POST',
         url: '/api/v1/instances/i-r/replace',
         payload: { ...replace, layers, start: false },
+        headers: LEADER,
       });
       expect(refused.statusCode).toBe(400);
       expect(refused.json().error).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('body/layers') });
-      const replaced = await app.inject({ method: 'POST', url: '/api/v1/instances/i-r/replace', payload: { ...replace, start: false } });
+      const replaced = await app.inject({
+        method: 'POST',
+        url: '/api/v1/instances/i-r/replace',
+        payload: { ...replace, start: false },
+        headers: LEADER,
+      });
       expect(replaced.statusCode, replaced.body).toBe(200);
       expect(replaced.json()).toMatchObject({ instanceId: 'i-r' });
     } finally {

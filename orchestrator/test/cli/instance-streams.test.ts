@@ -223,6 +223,8 @@ describe('ectl streamed commands on Docker', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(res.headers.get('transfer-encoding')).toBe('chunked');
+    // The container it reads (the panel's console tells a replacement from a reconnect by it).
+    expect(res.headers.get('x-endercloud-container')).toMatch(/^[0-9a-f]{64}$/);
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
     let text = '';

@@ -122,6 +122,7 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
       const adminToken = randomBytes(24).toString('hex');
       const agentId = `compose-${project.slice(-6)}`;
       const game = randomPortRange(10);
+      const controlOctet = 1 + (randomBytes(1)[0]! % 250);
       const env: NodeJS.ProcessEnv = {
         PATH: process.env.PATH,
         ENDERCLOUD_SFTP_PORT: '0',
@@ -131,7 +132,11 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
         ENDERCLOUD_ADMIN_TOKEN: adminToken,
         ORCHESTRATOR_PORT: String(orchestratorPort),
         AGENT_PUBLISH_PORT: String(await freePort()),
-        AGENT_DOCKER_NETWORK: `ec-${project}`,
+        AGENT_DOCKER_NETWORK: `ec-${project}-games`,
+        // The control network of its own (a subnet unlikely to be taken) with the agent's fixed address there.
+        ENDERCLOUD_CONTROL_NETWORK: `ec-${project}`,
+        ENDERCLOUD_CONTROL_SUBNET: `10.213.${controlOctet}.0/24`,
+        AGENT_CONTROL_ADDRESS: `10.213.${controlOctet}.10`,
         AGENT_ID: agentId,
         AGENT_GAME_BIND_ADDRESS: '127.0.0.1',
         AGENT_GAME_PORT_RANGE: `${game.first}-${game.last}`,
@@ -220,7 +225,7 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
 });
 
 describe('Compose files', () => {
-  it('run the agent from the same image with the Docker socket mounted and require a shared token', () => {
+  it('run the agent from the same image with the Docker socket mounted: the local one on the shared token, a remote one enrolled', () => {
     const root = parse(readFileSync(join(REPO, 'compose.yml'), 'utf8'));
     expect(root.services.agent.image).toBe(root.services.orchestrator.image);
     expect(root.services.agent.command).toEqual(['node', 'dist/src/agent/index.js']);
@@ -229,12 +234,33 @@ describe('Compose files', () => {
     expect(root.services.orchestrator.environment.ENDERCLOUD_AGENT_TOKEN).toMatch(/^\$\{AGENT_TOKEN:\?/);
     const remote = parse(readFileSync(join(REPO, 'compose.agent.yml'), 'utf8'));
     expect(remote.services.agent.volumes).toContain('/var/run/docker.sock:/var/run/docker.sock');
-    expect(remote.services.agent.environment.AGENT_TOKEN).toMatch(/^\$\{AGENT_TOKEN:\?/);
+    // A remote agent enrols with a one-time join token (the legacy shared token stays possible; the agent refuses
+    // to start beyond loopback with neither).
+    expect(remote.services.agent.environment.AGENT_JOIN_TOKEN).toBe('${AGENT_JOIN_TOKEN:-}');
+    expect(remote.services.agent.environment.AGENT_TOKEN).toBe('${AGENT_TOKEN:-}');
+    // The fence (docs/agent.md, "Network layout"): game containers on their own network, which the
+    // orchestrator is not on; the agent on both, listening only on its fixed control address.
+    for (const stack of [root, remote]) {
+      expect(stack.services.agent.environment.AGENT_DOCKER_NETWORK).toBe('${AGENT_DOCKER_NETWORK:-endercloud-games}');
+      expect(stack.networks.games.name).toBe('${AGENT_DOCKER_NETWORK:-endercloud-games}');
+      expect(Object.keys(stack.services.agent.networks).sort()).toEqual(['endercloud', 'games']);
+      expect(stack.services.agent.networks.endercloud.ipv4_address).toBe('${AGENT_CONTROL_ADDRESS:-172.31.250.10}');
+      expect(stack.services.agent.environment.AGENT_LISTEN_ADDRESS).toBe('${AGENT_CONTROL_ADDRESS:-172.31.250.10}');
+    }
+    expect(root.services.orchestrator.networks).toEqual(['endercloud']);
     const example = readFileSync(join(REPO, '.env.agent.example'), 'utf8');
-    for (const name of ['AGENT_ID', 'AGENT_ORCHESTRATOR_URL', 'AGENT_PUBLISH_ADDRESS', 'AGENT_TOKEN', 'AGENT_RUNTIME_LOCAL_DIRECTORY'])
+    for (const name of [
+      'AGENT_ID',
+      'AGENT_ORCHESTRATOR_URL',
+      'AGENT_PUBLISH_ADDRESS',
+      'AGENT_JOIN_TOKEN',
+      'AGENT_TOKEN',
+      'AGENT_RUNTIME_LOCAL_DIRECTORY',
+    ])
       expect(example).toContain(`${name}=`);
     // No guessable default secret ships in the example.
-    expect(example).toMatch(/^AGENT_TOKEN=$/m);
+    expect(example).toMatch(/^AGENT_JOIN_TOKEN=$/m);
+    expect(example).toMatch(/^#AGENT_TOKEN=$/m);
   });
 
   it('add a router service from the same image, configured by a mounted examples/router.toml and a router-scoped token', () => {

@@ -87,6 +87,25 @@ describe.each([
     expect(res.stderr).toMatch(/AGENT_ID: is required/);
   });
 
+  it.skipIf(!available)('refuses to start beyond loopback with neither AGENT_JOIN_TOKEN, a saved credential nor AGENT_TOKEN', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ec-entry-'));
+    dirs.push(dir);
+    const res = runToExit(
+      runner,
+      baseEnv({
+        AGENT_ID: 'entry-test',
+        AGENT_ORCHESTRATOR_URL: 'http://127.0.0.1:9',
+        AGENT_LISTEN_ADDRESS: '0.0.0.0',
+        AGENT_RUNTIME_DIRECTORY: join(dir, 'runtime'),
+        AGENT_CACHE_DIRECTORY: join(dir, 'cache'),
+      }),
+    );
+    expect(res.status).not.toBe(0);
+    expect(res.stderr).toMatch(/beyond loopback/);
+    expect(res.stderr).toMatch(/AGENT_JOIN_TOKEN/);
+    expect(res.stderr).toMatch(/AGENT_TOKEN/);
+  });
+
   it.skipIf(!available)('serves /api/v1/health while the orchestrator is unreachable', async () => {
     const body = await serveHealth(runner);
     expect(body).toMatchObject({ status: 'ok', agentId: 'entry-test', engine: 'reachable' });

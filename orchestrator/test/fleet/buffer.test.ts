@@ -1,4 +1,4 @@
-// Fleets on the real Docker engine (seed 003): a buffer of 2 keeps two test
+// Fleets on the real Docker engine (docs/provisioning.md "How fleets scale"): a buffer of 2 keeps two test
 // servers online; an allocation takes one and the buffer refills; the network
 // secret generated at the first start reaches a spawned container's env and
 // nothing else (API answers, logs, templates); group scopes; the template cap.

@@ -1,5 +1,5 @@
 // Despawn and cold joins on the real Docker engine, with a router in front and
-// real minecraft-protocol clients (seed 003): a despawn with a player on
+// real minecraft-protocol clients (docs/provisioning.md "Despawn, archive and unarchive"): a despawn with a player on
 // drains and evacuates (the player follows the RCON transfer and lands on the
 // fallback), then deletes the instance (savegame discard) or archives it
 // (savegame archive); a login to a group whose only world is stopped and

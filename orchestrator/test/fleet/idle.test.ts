@@ -1,5 +1,5 @@
 // Idle tiers on the real Docker engine, with a router in front and real
-// minecraft-protocol clients (seed 003): the pause tier pauses an empty world;
+// minecraft-protocol clients (docs/provisioning.md "Idle semantics"): the pause tier pauses an empty world;
 // 1,000 status pings through the router wake nothing; a login through the
 // router (a group join) wakes it and gets in; a login restarts the idle clock;
 // the stop and archive tiers (archived: container gone, world kept; a start

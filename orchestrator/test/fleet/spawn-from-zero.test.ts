@@ -1,4 +1,4 @@
-// Spawn from zero on a join (seed 003's flagship), on the real Docker engine:
+// Spawn from zero on a join (docs/provisioning.md "Spawn from zero: a player's join"), on the real Docker engine:
 // a min-0 fleet with no instances at all, a real router in front, and a real
 // minecraft-protocol client. The status ping says "join to start it" and
 // creates nothing; the login is held while the orchestrator spawns a world,

@@ -36,7 +36,7 @@ const { layers: _layers, ...REPLACE_BODY } = BODY;
 async function agentUp(token?: string): Promise<{ agent: FakeAgent; host: DriverHost; driver: AgentHostDriver }> {
   const agent = await startFakeAgent(token ? { token } : {});
   cleanups.push(() => agent.close());
-  const driver = new AgentHostDriver({ token, timeoutMs: 5000 });
+  const driver = new AgentHostDriver({ token, timeoutMs: 5000, epoch: { epoch: () => 1 } });
   return { agent, host: { id: 'host-a', controlUrl: `${agent.url}/` }, driver };
 }
 
@@ -157,7 +157,7 @@ describe('AgentHostDriver over the real agent app', () => {
     agent.failNext('POST /instances/pause', 1, 409, 'INSTANCE_BUSY');
     expect(await errorOf(driver.pause(host, 'i-5'))).toMatchObject({ code: 'INSTANCE_BUSY', retryable: true });
 
-    const wrongToken = new AgentHostDriver({ token: 'wrong', timeoutMs: 5000 });
+    const wrongToken = new AgentHostDriver({ token: 'wrong', timeoutMs: 5000, epoch: { epoch: () => 1 } });
     expect(await errorOf(wrongToken.inventory(host))).toMatchObject({ code: 'UNAUTHORIZED', retryable: false });
 
     const closed = await agentUp();
@@ -175,7 +175,7 @@ describe('AgentHostDriver over the real agent app', () => {
           silent.close(() => resolve());
         }),
     );
-    const slow = new AgentHostDriver({ token: undefined, timeoutMs: 100 });
+    const slow = new AgentHostDriver({ token: undefined, timeoutMs: 100, epoch: { epoch: () => 1 } });
     const timeout = await errorOf(slow.inventory({ id: 'h', controlUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` }));
     expect(timeout).toMatchObject({ code: 'TIMEOUT', retryable: true });
     expect(timeout.message).toContain('did not answer GET /instances within 100 ms');

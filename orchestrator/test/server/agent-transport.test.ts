@@ -81,7 +81,7 @@ describe('HttpAgentTransport under the agent driver', () => {
       req.resume();
       req.on('end', () => inventoryJson(res));
     });
-    const driver = new AgentHostDriver({ transport: transport(), token: 't'.repeat(16), timeoutMs: 5000 });
+    const driver = new AgentHostDriver({ transport: transport(), token: 't'.repeat(16), timeoutMs: 5000, epoch: { epoch: () => 1 } });
     for (let i = 0; i < 10; i++) await driver.inventory(agent.host);
     await driver.start(agent.host, 'i-1').catch(() => undefined);
     await driver.remove(agent.host, 'i-1', { paths: ['a'] }).catch(() => undefined);
@@ -91,7 +91,12 @@ describe('HttpAgentTransport under the agent driver', () => {
 
   it('opens at most maxSocketsPerHost sockets; more calls wait for a free one', async () => {
     const agent = await localAgent((_req, res) => void setTimeout(() => inventoryJson(res), 50));
-    const driver = new AgentHostDriver({ transport: transport({ maxSocketsPerHost: 2 }), token: undefined, timeoutMs: 5000 });
+    const driver = new AgentHostDriver({
+      transport: transport({ maxSocketsPerHost: 2 }),
+      token: undefined,
+      timeoutMs: 5000,
+      epoch: { epoch: () => 1 },
+    });
     await Promise.all(Array.from({ length: 6 }, () => driver.inventory(agent.host)));
     expect(agent.requests).toHaveLength(6);
     expect(agent.connections()).toBe(2);
@@ -110,7 +115,12 @@ describe('HttpAgentTransport under the agent driver', () => {
   it('drops an idle socket after freeSocketTimeoutMs and opens a new one; a slower call keeps its socket', async () => {
     let delayMs = 0;
     const agent = await localAgent((_req, res) => void setTimeout(() => inventoryJson(res), delayMs));
-    const driver = new AgentHostDriver({ transport: transport({ freeSocketTimeoutMs: 100 }), token: undefined, timeoutMs: 5000 });
+    const driver = new AgentHostDriver({
+      transport: transport({ freeSocketTimeoutMs: 100 }),
+      token: undefined,
+      timeoutMs: 5000,
+      epoch: { epoch: () => 1 },
+    });
     await driver.inventory(agent.host);
     await new Promise((r) => setTimeout(r, 300));
     await driver.inventory(agent.host);
@@ -127,7 +137,7 @@ describe('HttpAgentTransport under the agent driver', () => {
       req.resume();
       req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"instances":[],"state":"running"}'));
     });
-    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000 });
+    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000, epoch: { epoch: () => 1 } });
     await driver.inventory(agent.host);
     expect(await driver.inventory(agent.host)).toEqual([]);
     expect(agent.requests).toEqual(['GET /api/v1/instances', 'GET /api/v1/instances', 'GET /api/v1/instances']);
@@ -142,14 +152,14 @@ describe('HttpAgentTransport under the agent driver', () => {
 
   it('does not repeat a GET whose fresh socket was closed (the agent, not the race)', async () => {
     const agent = await localAgent((req) => void req.socket.destroy());
-    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000 });
+    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000, epoch: { epoch: () => 1 } });
     expect(await errorOf(driver.inventory(agent.host))).toMatchObject({ code: 'HOST_UNAVAILABLE', retryable: true });
     expect(agent.requests).toHaveLength(1);
   });
 
   it('times out with the same retryable TIMEOUT, before the head and while the body is late', async () => {
     const silent = await localAgent(() => undefined);
-    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 150 });
+    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 150, epoch: { epoch: () => 1 } });
     const head = await errorOf(driver.inventory(silent.host));
     expect(head).toMatchObject({ code: 'TIMEOUT', retryable: true });
     expect(head.message).toBe(`agent at ${silent.host.controlUrl} did not answer GET /instances within 150 ms`);
@@ -220,7 +230,7 @@ describe('HttpAgentTransport under the agent driver', () => {
       };
       next();
     });
-    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000 });
+    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000, epoch: { epoch: () => 1 } });
     await driver.dataImport.importData(agent.host, 'i-1', '', Readable.from(chunks));
     expect(received).toEqual({ encoding: 'chunked', type: 'application/gzip', sha: createHash('sha256').update(whole).digest('hex') });
 
@@ -239,7 +249,7 @@ describe('HttpAgentTransport under the agent driver', () => {
           .writeHead(404, { 'content-type': 'application/json' })
           .end('{"error":{"code":"NOT_FOUND","message":"no backup b-9"}}');
     });
-    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000 });
+    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000, epoch: { epoch: () => 1 } });
     const broken = new Readable({
       read() {
         this.destroy(new Error('disk read failed'));
@@ -257,7 +267,7 @@ describe('HttpAgentTransport under the agent driver', () => {
     const agent = await startFakeAgent();
     cleanups.push(() => agent.close());
     const host: DriverHost = { id: 'a', controlUrl: agent.url };
-    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000 });
+    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000, epoch: { epoch: () => 1 } });
     await driver.create(host, 'i-1', {
       groupId: 'g',
       variantId: 'v',
@@ -334,7 +344,7 @@ describe.skipIf(!opensslAvailable)('https control URLs', () => {
 
   it('refuses an agent certificate Node does not trust, saying why', async () => {
     const agent = await httpsAgent();
-    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000 });
+    const driver = new AgentHostDriver({ transport: transport(), token: undefined, timeoutMs: 5000, epoch: { epoch: () => 1 } });
     const err = await errorOf(driver.inventory({ id: 'h', controlUrl: agent.url }));
     expect(err).toMatchObject({ code: 'HOST_UNAVAILABLE', retryable: true });
     expect(err.message).toBe(`agent at ${agent.url} is unreachable (self-signed certificate)`);
@@ -348,7 +358,7 @@ describe.skipIf(!opensslAvailable)('https control URLs', () => {
       script,
       [
         `import { AgentHostDriver } from ${JSON.stringify(driverModule)};`,
-        'const driver = new AgentHostDriver({ token: undefined, timeoutMs: 5000 });',
+        'const driver = new AgentHostDriver({ token: undefined, timeoutMs: 5000, epoch: { epoch: () => 1 } });',
         `const host = { id: 'h', controlUrl: ${JSON.stringify(agent.url)} };`,
         'for (let i = 0; i < 3; i++) console.log(JSON.stringify(await driver.inventory(host)));',
       ].join('\n'),

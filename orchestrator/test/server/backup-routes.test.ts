@@ -53,9 +53,10 @@ async function startBackupAgent(inner: FakeAgent) {
         const stopLike = /^\/instances\/[^/]+\/(stop|start)$/.test(p) || (req.method === 'DELETE' && /^\/instances\/[^/]+$/.test(p));
         if (own || stopLike) calls.push({ method: req.method ?? '', path: p, body });
         if (!own) {
+          const epoch = req.headers['x-leader-epoch'] as string | undefined;
           const r = await fetch(`${inner.url}${req.url}`, {
             method: req.method ?? 'GET',
-            headers: { 'content-type': 'application/json' },
+            headers: { 'content-type': 'application/json', ...(epoch ? { 'x-leader-epoch': epoch } : {}) },
             ...(raw ? { body: raw } : {}),
           });
           res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });

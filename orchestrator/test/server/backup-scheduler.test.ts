@@ -14,6 +14,7 @@ import { BackupStore } from '../../src/server/services/backup-store.js';
 import type { HostDriver } from '../../src/server/drivers/host-driver.js';
 import { normalizeGroup } from '../../src/contracts/catalog-rules.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import { TEST_SECRET_BOX } from './support.js';
 import type { Store } from '../../src/store/store.js';
 import { group, heartbeat, instance, T0 } from '../store/fixtures.js';
 
@@ -32,6 +33,7 @@ beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'ec-backup-scheduler-'));
   store = openSqliteStore(path.join(dir, 'db.sqlite'));
   await store.migrate();
+  store.useSecretCodec(TEST_SECRET_BOX);
   now = at('2026-12-01T03:00:00Z');
   requests = [];
   hostDeletes = [];

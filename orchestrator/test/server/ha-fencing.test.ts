@@ -1,6 +1,6 @@
 // Fencing (HA): two replicas on one PostgreSQL database. The leader's create is
 // in flight when it is SIGSTOPped past its lease; the standby takes the lease
-// (epoch 2) and its supervisor's calls tell the agent so. SIGCONT: the old
+// (epoch 2) and announces itself to the agent (POST /leader) before its supervisor's first call. SIGCONT: the old
 // leader's late call (epoch 1) is refused by the agent with STALE_LEADER, the
 // old leader claims nothing more, and the new leader carries the create out once.
 
@@ -108,9 +108,12 @@ describe('leader fencing', () => {
     expect(done.attempts).toBe(2);
     expect(await claimedBy(created.body.commandId)).toMatch(/^node-b:/);
     expect(agent.runtime.containers.size).toBe(1);
-    const mutating = agent.answers.filter((x) => x.method !== 'GET' && x.status < 300);
+    // Every call that changed something came from the new leader; node-a only announced itself (POST /leader) while it led.
+    const done2 = agent.answers.filter((x) => x.method !== 'GET' && x.status < 300);
+    const mutating = done2.filter((x) => x.path !== '/leader');
     expect(mutating.length).toBeGreaterThan(0);
     expect(mutating.every((x) => x.epoch === '2')).toBe(true);
+    expect(done2.filter((x) => x.path === '/leader').map((x) => x.epoch)).toEqual(expect.arrayContaining(['1', '2']));
     // The resumed old leader knows it lost: it claims nothing and does not take the lease back.
     await new Promise((r) => setTimeout(r, 1500));
     expect(await lease()).toEqual({ holder: 'node-b', epoch: 2 });

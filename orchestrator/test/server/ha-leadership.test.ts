@@ -108,7 +108,7 @@ describe('LeaderLease', () => {
 });
 
 describe('the engine driver stamps the lease epoch', () => {
-  it('sends x-leader-epoch on every call, capabilities included, and none while the lease was never held', async () => {
+  it('sends x-leader-epoch on every call, capabilities included; while no epoch is known a mutating call fails before it is sent', async () => {
     const seen: { route: string; epoch: string | undefined }[] = [];
     const server = createServer((req, res) => {
       seen.push({ route: `${req.method} ${req.url}`, epoch: req.headers['x-leader-epoch'] as string | undefined });
@@ -146,8 +146,14 @@ describe('the engine driver stamps the lease epoch', () => {
       for (const s of seen) expect(s.epoch, s.route).toBe('7');
       epoch = null;
       seen.length = 0;
-      await d.start(h, 'i').catch(() => undefined);
-      expect(seen).toEqual([{ route: 'POST /api/v1/instances/i/start', epoch: undefined }]);
+      const refused = await d.start(h, 'i').then(
+        () => undefined,
+        (e: unknown) => e as { code: string; message: string },
+      );
+      expect(refused?.code).toBe('DATABASE_UNAVAILABLE');
+      expect(refused?.message).toMatch(/no reconciler lease epoch is known yet.*x-leader-epoch/);
+      await d.inventory(h);
+      expect(seen).toEqual([{ route: 'GET /api/v1/instances', epoch: undefined }]);
     } finally {
       server.close();
     }

@@ -19,6 +19,8 @@ import { AGENT_TOKEN, heartbeatBody, silentLogger } from './support.js';
 
 const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ADMIN_TOKEN = 'ha-admin-token-0123456789abcdef';
+/** Every replica of a deployment is given the same master key (docs/production.md "Secret key"); a replica with another refuses to start. */
+export const HA_SECRET_KEY = Buffer.alloc(32, 0x48).toString('base64');
 
 export interface AgentAnswer {
   method: string;
@@ -133,6 +135,7 @@ export async function startReplica(env: Record<string, string>): Promise<Replica
       ENDERCLOUD_LISTEN: '127.0.0.1:0',
       ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
       ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
+      ENDERCLOUD_SECRET_KEY: HA_SECRET_KEY,
       ENDERCLOUD_LOG_LEVEL: 'info',
       ENDERCLOUD_COMMAND_RETRY_INITIAL: '100ms',
       ENDERCLOUD_COMMAND_RETRY_MAX: '500ms',

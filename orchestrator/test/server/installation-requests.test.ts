@@ -1,4 +1,4 @@
-// Installation requests (seed 002 "Creation") through the HTTP layer: a token
+// Installation requests (docs/lifecycle.md "Installation requests") through the HTTP layer: a token
 // with only `instances:request` asks, cannot approve nor create directly; an
 // administrator previews, approves (normal creation path) or rejects, once.
 

@@ -4,10 +4,12 @@
 // absolute names in an uploaded tar); the public routes follow the files
 // scopes and audit writes (paths, never content); a 64 MiB upload streams with
 // bounded buffering; Debian's `sftp` client uploads, lists, downloads, stays in
-// its chroot and is refused without a files scope; and server.properties
+// its chroot and is refused without a files scope; every SFTP login, accepted
+// or refused, is audited (never the password); a revoked token's open session
+// is closed; and server.properties
 // edited over the API is what the server reads after a restart.
 
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,12 +50,12 @@ const waitIdle = (state: string) =>
     100,
   );
 
-/** A call straight to the agent's files API (with the agent token). */
+/** A call straight to the agent's files API (with the agent token, and the epoch the SQLite orchestrator's sole lease holds). */
 async function agentCall(method: string, url: string, payload?: unknown, headers: Record<string, string> = {}) {
   const res = await agent.app.inject({
     method: method as 'GET',
     url: `/api/v1/instances/${id}${url}`,
-    headers: { authorization: `Bearer ${stack.agentToken}`, ...headers },
+    headers: { authorization: `Bearer ${stack.agentToken}`, 'x-leader-epoch': '1', ...headers },
     ...(payload === undefined ? {} : { payload: payload as string }),
   });
   return { status: res.statusCode, body: res.headers['content-type']?.toString().includes('json') ? res.json() : res.body };
@@ -78,6 +80,10 @@ beforeAll(async () => {
   sftp = await startSftpServer({
     files: o.ctx.files,
     tokens: o.ctx.tokens,
+    audit: o.ctx.auditLog,
+    clock: o.ctx.clock,
+    // Short, so the idle-session revocation check is seen within the test.
+    recheckMs: 500,
     dataDir: stack.dataDir,
     host: '127.0.0.1',
     port: 0,
@@ -92,6 +98,8 @@ beforeAll(async () => {
         restartPolicy: 'on-failure',
         readiness: { kind: 'minecraft', startupTimeoutMs: 20_000, intervalMs: 150, probeTimeoutMs: 1000 },
         stop: { signal: 'SIGTERM', timeoutMs: 2000 },
+        // The egg's file_denylist: refused over the API and SFTP alike.
+        fileDenylist: ['denied.txt', '/locked/'],
       })
     ).status,
   ).toBe(201);
@@ -403,6 +411,107 @@ describe('SFTP with the real sftp client', () => {
     expect(plain.code, plain.out).toBe(255);
     const wrongName = await sftpRun(`files-reader.${id}`, tokens.writer, ['ls']);
     expect(wrongName.code, wrongName.out).toBe(255);
+
+    // Every password login is audited: actor, instance, remote address, why a refusal; never the password.
+    const audit = (await call('GET', '/audit?limit=200')).body.entries as Loose[];
+    const logins = audit.filter((e) => e.action === 'sftp.login');
+    expect(logins.find((e) => e.actor === 'files-reader' && e.result === 'ok')).toMatchObject({
+      targetKind: 'instance',
+      targetId: id,
+      params: { user: `files-reader.${id}`, remoteAddress: '127.0.0.1', via: 'sftp', access: 'read-only' },
+      errorCode: null,
+    });
+    expect(logins.find((e) => e.actor === 'files-plain')).toMatchObject({
+      result: 'error',
+      errorCode: 'FORBIDDEN',
+      params: { user: `files-plain.${id}`, remoteAddress: '127.0.0.1', reason: expect.stringContaining('no files scope') },
+    });
+    expect(logins.find((e) => e.result === 'error' && (e.params as Loose).user === `files-reader.${id}`)).toMatchObject({
+      actor: 'anonymous',
+      errorCode: 'UNAUTHORIZED',
+      params: { remoteAddress: '127.0.0.1', reason: 'unknown user or wrong token' },
+    });
+    const text = JSON.stringify(audit);
+    for (const secret of Object.values(tokens)) expect(text).not.toContain(secret);
+  });
+
+  it("the template's file denylist: denied files are refused over SFTP and the API, reading and writing", async () => {
+    writeFileSync(join(instanceDir(), 'denied.txt'), 'not for you\n');
+    writeFileSync(join(scratch, 'hello.txt'), 'hello over sftp\n');
+    for (const cmd of [
+      'get /denied.txt got-denied.txt',
+      'get /sub/../denied.txt got-denied.txt',
+      'put hello.txt /locked/x.txt',
+      'put hello.txt /deep/denied.txt',
+    ]) {
+      const r = await sftpRun(`files-writer.${id}`, tokens.writer, [cmd]);
+      expect(r.code, r.out).not.toBe(0);
+      expect(r.out, cmd).toMatch(/denylist|Permission denied/);
+    }
+    expect(existsSync(join(scratch, 'got-denied.txt'))).toBe(false);
+    expect(existsSync(join(instanceDir(), 'locked'))).toBe(false);
+    const w = { token: tokens.writer };
+    const read = await call('GET', `/instances/${id}/files/content?path=/./denied.txt`, undefined, w);
+    expect(read.status).toBe(403);
+    expect(read.body.error).toMatchObject({ code: 'FILE_DENIED', details: { path: '/denied.txt', pattern: 'denied.txt' } });
+    expect(read.body.error.message).toContain("denied by the template's file denylist");
+    const mk = await call('POST', `/instances/${id}/files/directory`, { path: '/locked' }, w);
+    expect(mk.body.error?.code, JSON.stringify(mk.body)).toBe('FILE_DENIED');
+    // Anything else stays reachable, and the denied file is untouched.
+    expect((await sftpRun(`files-writer.${id}`, tokens.writer, ['get /level.json lv.json'])).code).toBe(0);
+    expect(readFileSync(join(instanceDir(), 'denied.txt'), 'utf8')).toBe('not for you\n');
+  });
+
+  it('revoking the token closes its open session: the server disconnects the client within the bound and the next upload never lands', async () => {
+    const created = await call('POST', '/tokens', { name: 'files-revoked', scopes: ['files:write'] });
+    expect(created.status).toBe(201);
+    writeFileSync(askpass, `#!/bin/sh\nprintf '%s\\n' '${created.body.secret as string}'\n`);
+    chmodSync(askpass, 0o700);
+    writeFileSync(join(scratch, 'late.txt'), 'after the revocation\n');
+    // Commands from stdin, one at a time: the session stays open between them.
+    const child = spawn(
+      'sftp',
+      [
+        '-o',
+        'BatchMode=no',
+        '-b',
+        '-',
+        '-P',
+        String(sftp.port),
+        '-o',
+        'StrictHostKeyChecking=no',
+        '-o',
+        'UserKnownHostsFile=/dev/null',
+        '-o',
+        'PreferredAuthentications=password',
+        '-o',
+        'NumberOfPasswordPrompts=1',
+        `files-revoked.${id}@127.0.0.1`,
+      ],
+      { cwd: scratch, env: { ...process.env, SSH_ASKPASS: askpass, SSH_ASKPASS_REQUIRE: 'force', DISPLAY: ':0' } },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      child.stdin.write('ls /\n');
+      await waitFor('the first listing', async () => out.includes('level.json'), 20_000);
+      const revoked = await call('DELETE', `/tokens/${created.body.id as string}`);
+      expect(revoked.status).toBe(200);
+      const t0 = Date.now();
+      child.stdin.write('put late.txt /late.txt\n');
+      // Closed within the bound (a request re-checks the token; an idle session within recheckMs).
+      await waitFor('the server closed the session', async () => /Received disconnect|Connection closed/.test(out), 10_000);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      child.stdin.end();
+      const code = await Promise.race([exited, new Promise<'open'>((r) => setTimeout(() => r('open'), 10_000))]);
+      // The client is gone (sftp reading its batch from stdin exits once that ends, whatever happened before).
+      expect(code, out).not.toBe('open');
+      expect(existsSync(join(instanceDir(), 'late.txt'))).toBe(false);
+    } finally {
+      child.kill();
+    }
   });
 });
 

@@ -68,6 +68,7 @@ async function startFront(a: FakeAgent): Promise<Front> {
           method: req.method ?? 'GET',
           headers: {
             ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+            ...(req.headers['x-leader-epoch'] ? { 'x-leader-epoch': req.headers['x-leader-epoch'] as string } : {}),
             ...(raw ? { 'content-type': 'application/json' } : {}),
           },
           ...(raw ? { body: raw } : {}),

@@ -265,7 +265,7 @@ describe('commands', () => {
   });
 });
 
-describe('settings and secrets at creation (seed 002 creation step 3)', () => {
+describe('settings and secrets at creation (creation step 3)', () => {
   it('takes the template variables at creation, checked before anything is written; a secret given then never shows up again', async () => {
     const t = await orchestrator();
     const a = await agentUp();

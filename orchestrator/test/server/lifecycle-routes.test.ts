@@ -157,26 +157,29 @@ describe('actions', () => {
     expect(String(resume?.lastError)).toContain('injected failure');
   });
 
-  it('the instance view lists the power actions the caller may run now (actions): by state, scope and maintenance', async () => {
+  it('the instance view lists the power actions the caller may run now (actions): by state, scope and maintenance; kill where it applies', async () => {
     const s = await setup({}, { ENDERCLOUD_RESUME_TIMEOUT: '1s' });
     const reader = await userToken(s.t, 'viewer', ['read']);
     const user = await userToken(s.t, 'player-ops', ['instances:write']);
     const actionsOf = async (token?: string) =>
       (await s.t.call('GET', `/api/v1/instances/${s.id}`, token ? { token } : {})).body.actions as string[];
     await online(s);
-    expect(await actionsOf()).toEqual(['stop', 'restart', 'pause']);
+    expect(await actionsOf()).toEqual(['stop', 'restart', 'pause', 'kill']);
     expect(await actionsOf(reader)).toEqual([]);
     const listed = (await s.t.call('GET', '/api/v1/instances', { token: user })).body.instances as Loose[];
-    expect(listed.find((i) => i.id === s.id)?.actions).toEqual(['stop', 'restart', 'pause']);
+    expect(listed.find((i) => i.id === s.id)?.actions).toEqual(['stop', 'restart', 'pause', 'kill']);
     await s.t.call('POST', `/api/v1/instances/${s.id}/pause`);
     expect(await actionsOf()).toEqual([]); // the pause is in flight
     await s.work();
-    expect(await actionsOf(user)).toEqual(['stop', 'resume']);
+    expect(await actionsOf(user)).toEqual(['stop', 'resume', 'kill']);
     await s.t.call('POST', '/api/v1/maintenance', { body: { enabled: true, message: 'upgrade' } });
-    expect(await actionsOf(user)).toEqual(['stop']);
-    expect(await actionsOf()).toEqual(['stop', 'resume']);
+    expect(await actionsOf(user)).toEqual(['stop', 'kill']);
+    expect(await actionsOf()).toEqual(['stop', 'resume', 'kill']);
     await s.t.call('POST', '/api/v1/maintenance', { body: { enabled: false } });
     await s.t.call('POST', `/api/v1/instances/${s.id}/stop`);
+    // A stop in flight: only the kill that would end it.
+    expect(await actionsOf(user)).toEqual(['kill']);
+    expect(await actionsOf(reader)).toEqual([]);
     await s.work();
     expect(await actionsOf(user)).toEqual(['start', 'restart']);
   });

@@ -13,7 +13,7 @@ import { RegistryFeed, type FeedEvent } from '../../src/server/registry/registry
 import { openStore } from '../../src/store/open-store.js';
 import type { InstanceFilter, Store } from '../../src/store/store.js';
 import { group, heartbeat, instance, templateSpec, templateVersion } from '../store/fixtures.js';
-import { silentLogger, testOrchestrator, until } from './support.js';
+import { silentLogger, TEST_SECRET_BOX, testOrchestrator, until } from './support.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -23,6 +23,7 @@ afterEach(async () => {
 async function observed(): Promise<{ store: Store; changes: InProcessChangePort; seen: Change[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'ec-changes-'));
   const raw = await openStore(undefined, dir);
+  raw.useSecretCodec(TEST_SECRET_BOX);
   cleanups.push(async () => {
     await raw.close();
     await rm(dir, { recursive: true, force: true });

@@ -1,7 +1,8 @@
 // Schedules through the HTTP layer over a real store and an in-test agent
 // (memory runtime, simulated RCON console), with a manual clock: a schedule
 // with a command task and a power task runs at its due minute with its offsets,
-// run now, onlyWhenOnline skips, a failure stops the chain unless continueOnFailure.
+// run now, onlyWhenOnline skips, a failure stops the chain unless continueOnFailure;
+// a kill task ends the stop in progress, or stops a running server with SIGKILL.
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { AGENT_TOKEN, heartbeatBody, startFakeAgent, testOrchestrator, type Loose } from './support.js';
@@ -192,5 +193,54 @@ describe('schedules', () => {
     expect((await s.t.call('DELETE', `${base}/${online.body.id}`)).body).toEqual({ id: online.body.id, instanceId: s.id, deleted: true });
     expect((await s.t.call('GET', `${base}/${online.body.id}`)).status).toBe(404);
     expect((await s.t.call('GET', `/api/v1/instances/nope/schedules`)).status).toBe(404);
+  });
+
+  it('a kill task ends the stop in progress, and alone is a stop by SIGKILL', async () => {
+    const s = await setup();
+    const base = `/api/v1/instances/${s.id}/schedules`;
+    const ended = await s.t.call('POST', base, {
+      body: {
+        name: 'stop then kill',
+        cron: '0 4 * * *',
+        enabled: false,
+        onlyWhenOnline: false,
+        tasks: [
+          { action: 'power', payload: 'stop', offsetSeconds: 0, continueOnFailure: false },
+          { action: 'power', payload: 'kill', offsetSeconds: 1, continueOnFailure: false },
+        ],
+      },
+    });
+    expect(ended.status).toBe(201);
+    await s.t.call('POST', `${base}/${ended.body.id}/run`);
+    await s.t.o.ctx.schedules.idle();
+    expect((await s.t.call('GET', `${base}/${ended.body.id}`)).body).toMatchObject({ lastResult: 'ok', lastError: null });
+    // The kill did not queue behind the stop: the container is gone before the stop command ran.
+    expect([...s.a.runtime.containers.values()].map((c) => c.state)).toEqual(['exited']);
+    expect((await s.get()).activeAction).toMatchObject({ kind: 'stop' });
+    await s.work();
+    expect(await s.get()).toMatchObject({ state: 'stopped', activeAction: null });
+
+    // From stopped a kill is a no-op; started again, a lone kill is a stop command whose method is SIGKILL.
+    await s.t.call('POST', `/api/v1/instances/${s.id}/start`);
+    await s.work();
+    await s.t.o.supervisor.probeOnce(s.id);
+    expect((await s.get()).state).toBe('online');
+    const alone = await s.t.call('POST', base, {
+      body: {
+        name: 'kill',
+        cron: '0 4 * * *',
+        enabled: false,
+        onlyWhenOnline: false,
+        tasks: [{ action: 'power', payload: 'kill', offsetSeconds: 0, continueOnFailure: false }],
+      },
+    });
+    await s.t.call('POST', `${base}/${alone.body.id}/run`);
+    await s.t.o.ctx.schedules.idle();
+    expect((await s.t.call('GET', `${base}/${alone.body.id}`)).body).toMatchObject({ lastResult: 'ok' });
+    expect((await s.get()).activeAction).toMatchObject({ kind: 'stop' });
+    await s.work();
+    const stopped = await s.get();
+    expect(stopped.state).toBe('stopped');
+    expect(stopped.stateReason).toBe('killed on request (exit code 137) (schedule kill)');
   });
 });

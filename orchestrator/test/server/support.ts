@@ -14,6 +14,8 @@ import { AppError } from '../../src/shared/errors.js';
 import { ManualClock } from '../../src/server/clock.js';
 import { orchestratorConfig } from '../../src/server/config.js';
 import { buildOrchestrator, type Orchestrator, type OrchestratorDeps } from '../../src/server/orchestrator.js';
+import { parseMasterKey } from '../../src/server/secrets/master-key.js';
+import { SecretBox } from '../../src/server/secrets/secret-box.js';
 import { buildAgentApp } from '../../src/agent/app.js';
 import type { LayerCache } from '../../src/agent/contracts.js';
 import { InstanceService } from '../../src/agent/instance-service.js';
@@ -38,6 +40,13 @@ export async function errorOf(p: Promise<unknown>): Promise<AppError> {
 export type Loose = any;
 
 export const silentLogger = pino({ level: 'silent' });
+/**
+ * The master key every test orchestrator gets unless a test sets ENDERCLOUD_SECRET_KEY (`''`: the data dir's key
+ * file) or ENDERCLOUD_SECRET_KEY_FILE: orchestrators of one test sharing a database are replicas, which share a key.
+ */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 0x54).toString('base64');
+/** The secret codec of TEST_SECRET_KEY, for a test that opens a store itself (the orchestrator installs it otherwise). */
+export const TEST_SECRET_BOX = SecretBox.fromMasterKey(parseMasterKey(TEST_SECRET_KEY, 'TEST_SECRET_KEY'));
 export const PG_ADMIN_URL = process.env.ENDERCLOUD_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface TestOrchestrator {
@@ -79,6 +88,7 @@ export async function testOrchestrator(opts: TestOrchestratorOptions = {}): Prom
     ENDERCLOUD_COMMAND_POLL_INTERVAL: '20ms',
     // No background stats calls to the fake agents (tests that assert call lists); instance-metrics.test.ts ticks by hand.
     ENDERCLOUD_STATS_INTERVAL: '0',
+    ...(opts.env?.ENDERCLOUD_SECRET_KEY_FILE ? {} : { ENDERCLOUD_SECRET_KEY: TEST_SECRET_KEY }),
     ...opts.env,
   });
   const o = await buildOrchestrator(config, {
@@ -161,6 +171,8 @@ export interface FakeAgentOptions {
   portRange?: { first: number; last: number };
   /** AGENT_TOKEN of the agent; default none (fronts in some tests forward calls without it). */
   token?: string;
+  /** Listen on this port of 127.0.0.1 (default: any free one), e.g. to enrol its URL before it exists. */
+  port?: number;
 }
 
 /** The output every simulated server prints on a start: log readiness (`Done \\(`) matches it. */
@@ -225,7 +237,7 @@ export async function startFakeAgent(opts: FakeAgentOptions = {}): Promise<FakeA
     }
     return undefined;
   });
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
   const { port } = app.server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

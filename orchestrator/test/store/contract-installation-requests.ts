@@ -1,4 +1,4 @@
-// Contract tests: installation requests (seed 002 "Creation") — stored pending,
+// Contract tests: installation requests (docs/lifecycle.md "Installation requests") — stored pending,
 // decided once by a conditional update, listed per requester and status.
 
 import { describe, expect, it } from 'vitest';

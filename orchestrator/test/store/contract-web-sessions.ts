@@ -13,6 +13,7 @@ const session = (idHash: string, o: Partial<WebSessionRecord> = {}): WebSessionR
   scopes: ['read', 'instances:write'],
   createdAt: T0,
   expiresAt: T0 + 1000,
+  presetSeal: null,
   ...o,
 });
 
@@ -22,10 +23,17 @@ export function webSessionContract(handle: StoreHandle): void {
       const store = handle.store();
       expect(await store.webSessions.create(session('h1'))).toEqual(session('h1'));
       await store.webSessions.create(
-        session('h2', { tokenId: null, principalKind: 'preset-admin', name: 'admin (preset)', scopes: ['admin'] }),
+        session('h2', {
+          tokenId: null,
+          principalKind: 'preset-admin',
+          name: 'admin (preset)',
+          scopes: ['admin'],
+          presetSeal: 'ab'.repeat(32),
+        }),
       );
       expect(await handle.second().webSessions.get('h1')).toEqual(session('h1'));
       expect((await store.webSessions.get('h2'))?.tokenId).toBeNull();
+      expect((await handle.second().webSessions.get('h2'))?.presetSeal).toBe('ab'.repeat(32));
       expect(await store.webSessions.get('nope')).toBeUndefined();
       await expect(store.webSessions.create(session('h1'))).rejects.toMatchObject({ code: 'CONFLICT' });
     });

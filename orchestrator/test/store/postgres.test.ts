@@ -10,6 +10,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { heartbeat, instance, T0 } from './fixtures.js';
 import { runStoreContract } from './store-contract.js';
+import { TEST_BOX } from './contract-secrets.js';
 
 const PG_HOST = process.env.PGHOST ?? '127.0.0.1';
 const PG_PORT = Number(process.env.PGPORT ?? 5432);
@@ -84,6 +85,7 @@ async function onOneConnection(schema: string, fn: (store: Store, db: Kysely<unk
   const store = openPostgresStore(`${dbUrl}?options=${encodeURIComponent(`-c search_path=${schema}`)}`, { maxConnections: 1 });
   try {
     await store.migrate();
+    store.useSecretCodec(TEST_BOX);
     await fn(store, (store as unknown as { db: Kysely<unknown> }).db);
   } finally {
     await store.close();

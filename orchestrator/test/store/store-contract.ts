@@ -3,6 +3,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
+import type { AppError } from '../../src/shared/errors.js';
 import { heartbeat, instance, T0, uid } from './fixtures.js';
 import { catalogContract } from './contract-catalog.js';
 import { commandContract } from './contract-commands.js';
@@ -17,6 +18,7 @@ import { allocationContract } from './contract-allocation.js';
 import { backupsContract } from './contract-backups.js';
 import { webSessionContract } from './contract-web-sessions.js';
 import { schedulesContract } from './contract-schedules.js';
+import { secretsContract, TEST_BOX } from './contract-secrets.js';
 
 export interface StoreHarness {
   /** A store on an empty database, not yet migrated. */
@@ -32,6 +34,8 @@ export type StoreFactory = () => Promise<StoreHarness>;
 export interface StoreHandle {
   store(): Store;
   second(): Store;
+  /** A further store on the same database, without a secret codec (closed with the harness). */
+  bare(): Store;
 }
 
 export function runStoreContract(name: string, factory: StoreFactory): void {
@@ -41,6 +45,8 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     beforeEach(async () => {
       harness = await factory();
       await harness.store.migrate();
+      // As the orchestrator does at start (server/secrets/secret-settings.ts); the secrets contract also opens stores without one.
+      harness.store.useSecretCodec(TEST_BOX);
     });
     afterEach(async () => {
       second = undefined;
@@ -49,7 +55,14 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     });
     const handle: StoreHandle = {
       store: () => harness!.store,
-      second: () => (second ??= harness!.openSecond()),
+      second: () => {
+        if (!second) {
+          second = harness!.openSecond();
+          second.useSecretCodec(TEST_BOX);
+        }
+        return second;
+      },
+      bare: () => harness!.openSecond(),
     };
 
     describe('migrations', () => {
@@ -128,23 +141,89 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         expect(first.host.resources).toEqual({ memoryMb: 8192, cpus: 4, diskBytes: 100 * 1024 ** 3 });
         expect(first.host.portRange).toEqual({ first: 30000, last: 30099 });
 
-        const again = await store.hosts.upsertHeartbeat(
-          heartbeat('h1', { version: '0.2.0', controlUrl: 'http://10.0.0.2:7000' }),
-          T0 + 1000,
-        );
+        const again = await store.hosts.upsertHeartbeat(heartbeat('h1', { version: '0.2.0' }), T0 + 1000);
         expect(again).toMatchObject({ created: false, startedRecovery: false });
         expect(again.host).toMatchObject({
           status: 'RECOVERING',
           version: '0.2.0',
-          controlUrl: 'http://10.0.0.2:7000',
+          controlUrl: first.host.controlUrl,
           firstSeenAt: T0,
           lastHeartbeatAt: T0 + 1000,
+        });
+        // The controlUrl is pinned: a beat naming another one is refused and writes nothing.
+        const moved = await store.hosts
+          .upsertHeartbeat(heartbeat('h1', { controlUrl: 'http://10.0.0.2:7000' }), T0 + 1200)
+          .catch((e: AppError) => e);
+        expect(moved).toMatchObject({
+          code: 'CONFLICT',
+          details: { reason: 'control-url-pinned', reportedControlUrl: 'http://10.0.0.2:7000' },
+        });
+        expect((moved as AppError).message).toMatch(/re-enrol to move a host/);
+        expect(await store.hosts.get('h1')).toMatchObject({
+          controlUrl: first.host.controlUrl,
+          lastHeartbeatAt: T0 + 1000,
+          version: '0.2.0',
         });
 
         expect(await store.hosts.setStatus('h1', 'ONLINE', { from: ['RECOVERING'], now: T0 + 1500 })).toMatchObject({ status: 'ONLINE' });
         const online = await store.hosts.upsertHeartbeat(heartbeat('h1'), T0 + 2000);
         expect(online.host.status).toBe('ONLINE');
         expect(online.startedRecovery).toBe(false);
+      });
+
+      it('enrol inserts a RECOVERING host with generation 1; re-enrol bumps it, moves the controlUrl and replaces the credential hash', async () => {
+        const store = handle.store();
+        const first = await store.hosts.enrol({ heartbeat: heartbeat('he'), credentialHash: 'hash-1' }, T0);
+        expect(first.previousControlUrl).toBeNull();
+        expect(first.host).toMatchObject({ id: 'he', status: 'RECOVERING', credentialGeneration: 1, enrolledAt: T0 });
+        expect(first.host.credentialRevokedAt).toBeUndefined();
+        expect(await store.hosts.findByCredentialHash('hash-1')).toEqual({ id: 'he' });
+        // Enrolled: a beat without the host credential is refused; with it, it is taken.
+        const shared = await store.hosts.upsertHeartbeat(heartbeat('he'), T0 + 100).catch((e: AppError) => e);
+        expect(shared).toMatchObject({ code: 'FORBIDDEN' });
+        const own = await store.hosts.upsertHeartbeat(heartbeat('he'), T0 + 200, { hostCredential: true });
+        expect(own.host).toMatchObject({ lastHeartbeatAt: T0 + 200, credentialGeneration: 1 });
+
+        const again = await store.hosts.enrol(
+          { heartbeat: heartbeat('he', { controlUrl: 'http://10.0.0.9:8081' }), credentialHash: 'hash-2' },
+          T0 + 300,
+        );
+        expect(again.previousControlUrl).toBe(first.host.controlUrl);
+        expect(again.host).toMatchObject({
+          controlUrl: 'http://10.0.0.9:8081',
+          credentialGeneration: 2,
+          status: 'RECOVERING',
+          firstSeenAt: T0,
+        });
+        expect(await store.hosts.findByCredentialHash('hash-1')).toBeUndefined();
+        expect(await store.hosts.findByCredentialHash('hash-2')).toEqual({ id: 'he' });
+
+        const revoked = await store.hosts.revokeCredential('he', T0 + 400);
+        expect(revoked).toMatchObject({ credentialGeneration: 2, credentialRevokedAt: T0 + 400 });
+        expect(await store.hosts.findByCredentialHash('hash-2')).toBeUndefined();
+        await expect(store.hosts.revokeCredential('nope', T0)).rejects.toMatchObject({ code: 'HOST_NOT_FOUND' });
+      });
+
+      it('a join token is consumed once, also by two racing enrolments; a revoked one is not consumed', async () => {
+        const store = handle.store();
+        const base = {
+          agentId: null,
+          createdBy: 'admin',
+          createdAt: T0,
+          expiresAt: T0 + 3_600_000,
+          usedAt: null,
+          usedBy: null,
+          revokedAt: null,
+        };
+        await store.joinTokens.create({ ...base, id: 'jt1', hashedSecret: 'sec-1' });
+        await store.joinTokens.create({ ...base, id: 'jt2', hashedSecret: 'sec-2', agentId: 'h9' });
+        expect((await store.joinTokens.findByHashedSecret('sec-2'))?.agentId).toBe('h9');
+        const races = await Promise.all([store.joinTokens.consume('jt1', 'a', T0 + 1), store.joinTokens.consume('jt1', 'b', T0 + 2)]);
+        expect(races.filter(Boolean)).toHaveLength(1);
+        expect(await store.joinTokens.get('jt1')).toMatchObject({ usedBy: expect.stringMatching(/^[ab]$/) });
+        await store.joinTokens.revoke('jt2', T0 + 5);
+        expect(await store.joinTokens.consume('jt2', 'h9', T0 + 6)).toBe(false);
+        expect((await store.joinTokens.list()).map((t) => t.id).sort()).toEqual(['jt1', 'jt2']);
       });
 
       it('conditional status change applies only from the given statuses; unknown host is HOST_NOT_FOUND', async () => {
@@ -233,5 +312,6 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     backupsContract(handle);
     webSessionContract(handle);
     schedulesContract(handle);
+    secretsContract(handle);
   });
 }

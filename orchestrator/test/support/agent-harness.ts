@@ -124,6 +124,12 @@ export interface TestAgentOptions {
   token?: string;
   /** Replaces the bind probe (e.g. one that is blind, like an agent in its own network namespace). */
   probe?: PortProbe;
+  /**
+   * Tests that call the agent themselves stand in for the orchestrator's leader:
+   * this epoch is put on every call that carries none (agents refuse a mutating
+   * call without one). Unset where a real orchestrator calls the agent.
+   */
+  leaderEpoch?: number;
 }
 
 export interface TestAgent {
@@ -178,6 +184,12 @@ export async function createTestAgent(o: TestAgentOptions): Promise<TestAgent> {
       ),
     logger,
   });
+  if (o.leaderEpoch !== undefined) {
+    const epoch = String(o.leaderEpoch);
+    app.addHook('onRequest', async (req) => {
+      req.headers['x-leader-epoch'] ??= epoch;
+    });
+  }
   return {
     app,
     service,

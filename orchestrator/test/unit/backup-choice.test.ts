@@ -1,9 +1,10 @@
-// The explicit choice for a manual backup (seed 002), pure: when a backup of a
+// The explicit choice for a manual backup (docs/lifecycle.md "Backups and restore"), pure: when a backup of a
 // running server would stop it, and why online save is unavailable.
 
 import { describe, expect, it } from 'vitest';
 import type { TemplateSpec } from '../../src/domain/index.js';
 import { manualBackupStopReason } from '../../src/lifecycle/backup.js';
+import { uploadedBackupId } from '../../src/server/services/backup-requests.js';
 
 const rcon = { port: 25575, passwordVariable: 'RCON_PASSWORD' };
 const tpl = (backup: TemplateSpec['backup'], withRcon: boolean) =>
@@ -26,5 +27,14 @@ describe('manual backup stop reason', () => {
   ];
   it.each(cases)('%s', (_name, template, running, password, reason) => {
     expect(manualBackupStopReason(template, running, password)).toBe(reason);
+  });
+});
+
+describe('uploadedBackupId', () => {
+  it.each([
+    [Date.UTC(2026, 11, 4, 3, 20, 5, 123), 'imp-0123456789abcdef', 'upload-20261204T032005Z-01234567'],
+    [Date.UTC(2026, 0, 1), 'abcdefghij', 'upload-20260101T000000Z-abcdefgh'],
+  ])('%s %s is %s', (now, uploadId, expected) => {
+    expect(uploadedBackupId(now, uploadId)).toBe(expected);
   });
 });

@@ -117,7 +117,10 @@ describe('parseEgg: a Java egg with features the importer cannot translate', () 
     const text = preview.untranslated.map((u) => `${u.field}: ${u.reason}`).join('\n');
     expect(text).toMatch(/BUILD_NUMBER.*url: no equivalent/);
     expect(text).toMatch(/features\.pid_limit/);
-    expect(text).toMatch(/file_denylist/);
+    // file_denylist is translated (the template's fileDenylist, applied by the files API and SFTP): not listed.
+    expect(text).not.toMatch(/file_denylist/);
+    expect(template?.fileDenylist).toEqual(['*.jar']);
+    expect(preview.mapped).toContainEqual({ from: 'file_denylist', to: 'fileDenylist: the files API and SFTP refuse 1 pattern(s)' });
     // java_version is the image choice (two Java images to pick from).
     expect(text).not.toMatch(/java_version/);
     expect(preview.mapped).toContainEqual({

@@ -1,4 +1,4 @@
-// Guards the canonical layer checksum rule (ARCHITECTURE.md) with the published
+// Guards the canonical layer checksum rule (docs/layer-checksum.md) with the published
 // test vector from docs/layer-checksum.md, plus the refusals of non-layer trees.
 
 import { execFileSync } from 'node:child_process';

@@ -17,9 +17,9 @@ import {
 
 // Columns, in this order: draft installing stopped starting online degraded stopping
 // pausing paused backup restore update error unknown intervention_required deleting
-// archiving archived (the archive idle tier of seed 003; stopped → installing and
+// archiving archived (the archive idle tier, docs/provisioning.md; stopped → installing and
 // installing → starting are the egg reinstall).
-// 'x' = allowed, '.' = refused. Written from seed 002 + ARCHITECTURE.md, not from the code.
+// 'x' = allowed, '.' = refused. Written from docs/lifecycle.md "Transition table", not from the code.
 const EXPECTED: Record<InstanceState, string> = {
   draft: '. x . . . . . . . . . . . . x x . .',
   installing: '. . x x . . . . . . . . x x x . . .',
@@ -69,7 +69,7 @@ for (const from of COLUMNS) {
 }
 
 describe('lifecycle transition table', () => {
-  it('has exactly the 16 user-visible states of seed 002 plus the warm-sleep pair and the archive pair', () => {
+  it('has exactly the 16 user-visible lifecycle states plus the warm-sleep pair and the archive pair', () => {
     expect([...INSTANCE_STATES].sort()).toEqual([...COLUMNS].sort());
     expect(pairs).toHaveLength(324);
   });

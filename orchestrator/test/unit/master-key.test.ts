@@ -47,3 +47,11 @@ describe('master key', () => {
     expect(() => parseMasterKey('not base64 !', 'X')).toThrow(/X: the secret key must be base64/);
   });
 });
+
+describe('master key creation race', () => {
+  it('two loads at once on one data dir agree on one key', async () => {
+    const d = await dir();
+    const keys = await Promise.all(Array.from({ length: 8 }, () => loadMasterKey({ dataDir: d })));
+    expect(new Set(keys.map((k) => k.fingerprint())).size).toBe(1);
+  });
+});

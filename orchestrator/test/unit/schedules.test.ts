@@ -45,8 +45,8 @@ describe('checkSchedule', () => {
     expect(err.message).toContain(text);
   });
 
-  it('refuses the kill power action as not implemented, and trims the rest', () => {
-    expect(errorOf(() => checkSchedule(def({ tasks: [task({ action: 'power', payload: 'kill' })] }))).code).toBe('NOT_IMPLEMENTED');
+  it('takes the kill power action, and trims the rest', () => {
+    expect(checkSchedule(def({ tasks: [task({ action: 'power', payload: ' kill ' })] })).tasks).toMatchObject([{ payload: 'kill' }]);
     expect(checkSchedule(def({ cron: ' */5 * * * * ', tasks: [task({ action: 'power', payload: ' restart ' })] }))).toMatchObject({
       cron: '*/5 * * * *',
       tasks: [{ payload: 'restart' }],

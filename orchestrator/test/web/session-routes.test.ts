@@ -169,6 +169,48 @@ describe('panel sessions', () => {
     expect((await fetch(url('/api/v1/instances'))).status).toBe(401);
     expect((await fetch(url('/api/v1/session'), { method: 'DELETE', headers: CSRF })).status).toBe(401);
   });
+
+  it('a preset-admin session ends when the orchestrator restarts with another ENDERCLOUD_ADMIN_TOKEN, or none; token sessions stay', async () => {
+    const viewer = await createToken('rotation-viewer', ['read']);
+    const { cookie: viewerCookie } = await login(viewer.secret);
+    const { cookie } = await login(ADMIN);
+    const { cookie: unsetLater } = await login(ADMIN);
+    const rotated = `rotated-${'r'.repeat(24)}`;
+    const restartWith = async (adminToken: string | undefined) => {
+      await orchestrator.stop();
+      const { ENDERCLOUD_ADMIN_TOKEN: _old, ...rest } = env;
+      orchestrator = await startOrchestrator(
+        orchestratorConfig(adminToken === undefined ? rest : { ...rest, ENDERCLOUD_ADMIN_TOKEN: adminToken }),
+        {
+          clock,
+        },
+      );
+    };
+    try {
+      // Same data dir, another preset: the old preset's session is refused (and removed), naming the cause.
+      await restartWith(rotated);
+      const refused = await fetch(url('/api/v1/session'), { headers: { cookie: cookie! } });
+      expect(refused.status).toBe(401);
+      expect(((await refused.json()) as Json).error.message).toMatch(/admin token \(ENDERCLOUD_ADMIN_TOKEN\) changed.*sign in again/);
+      expect((await fetch(url('/api/v1/instances'), { headers: { cookie: cookie! } })).status).toBe(401);
+      expect((await fetch(url('/api/v1/session'), { headers: { cookie: viewerCookie! } })).status).toBe(200);
+      // A session signed in with the new preset works.
+      const fresh = await login(rotated);
+      expect((await fetch(url('/api/v1/instances'), { headers: { cookie: fresh.cookie! } })).status).toBe(200);
+      // Back to the first preset: the session refused above was removed, it does not come back.
+      await restartWith(ADMIN);
+      expect((await fetch(url('/api/v1/session'), { headers: { cookie: cookie! } })).status).toBe(401);
+      expect((await fetch(url('/api/v1/session'), { headers: { cookie: fresh.cookie! } })).status).toBe(401);
+      // No preset at all: preset sessions end too.
+      await restartWith(undefined);
+      const unset = await fetch(url('/api/v1/session'), { headers: { cookie: unsetLater! } });
+      expect(unset.status).toBe(401);
+      expect(((await unset.json()) as Json).error.message).toMatch(/ENDERCLOUD_ADMIN_TOKEN is no longer configured/);
+    } finally {
+      await orchestrator.stop();
+      await start();
+    }
+  });
 });
 
 describe('the event stream', () => {

@@ -2,14 +2,16 @@
 // on top, then tabs (a hash route each: #/instances/<id>/<tab>) — Console,
 // Files, Startup, Backups, Schedules, Settings, Activity.
 
+import { useState } from 'react';
 import { ago, api, can, enc, forPeople, type Me } from '../api';
 import { useResource } from '../live';
 import type { HistoryEntry, InstanceView } from '../types';
-import { ActionButton, ErrorNote, Section, StateBadge } from '../ui';
+import { ActionButton, ConfirmDialog, ErrorNote, Section, StateBadge } from '../ui';
 import { Activity } from './instance/Activity';
 import { ConsoleTab } from './instance/Console';
 import { FilesTab } from './instance/Files';
 import { Backups, Delete, Reinstall, Settings, Update } from './instance/Manage';
+import { SchedulesTab } from './instance/Schedules';
 import { StartupTab } from './instance/Startup';
 
 /** Labels of the power actions; which of them apply now comes from the API (the instance's `actions`). */
@@ -160,14 +162,7 @@ export function InstancePage({ me, id, tab: asked }: { me: Me; id: string; tab: 
         {tab === 'files' ? <FilesTab id={id} write={can(me, 'files')} /> : null}
         {tab === 'startup' ? <StartupTab instance={i} me={me} write={write} /> : null}
         {tab === 'backups' ? <Backups instance={i} write={write} /> : null}
-        {tab === 'schedules' ? (
-          <Section title="Schedules">
-            <p className="muted" data-testid="schedules-placeholder">
-              Schedules (cron tasks: a command, a power action, a backup) arrive with the schedules API. Until then, backup schedules are
-              set per group and instance through the API (<code>PUT /instances/:id/backup-policy</code>).
-            </p>
-          </Section>
-        ) : null}
+        {tab === 'schedules' ? <SchedulesTab id={id} write={write} /> : null}
         {tab === 'settings' ? (
           <>
             <Settings instance={i} write={write} />
@@ -183,30 +178,34 @@ export function InstancePage({ me, id, tab: asked }: { me: Me; id: string; tab: 
 }
 
 /**
- * Kill: the force stop for a stop that hangs. Offered when the instance view's
- * `actions` lists `kill`; this API has no force stop yet, so it is drawn
- * disabled and says why.
+ * Kill: SIGKILL for a stop that hangs (POST /instances/:id/kill), after a
+ * confirmation. Drawn only where it applies: the instance view's `actions`
+ * lists `kill` while a stop may run or an action that stops the server is in
+ * progress (that action then finishes on its own).
  */
 function Kill({ instance: i }: { instance: InstanceView }) {
-  const id = i.id;
-  if ((i.actions ?? []).includes('kill')) {
-    return (
-      <div className="row kill">
-        <ActionButton label="Kill" variant="danger" run={() => api('POST', `/instances/${enc(id)}/kill`, {})} />
-        <span className="muted small">stops the container at once, without saving</span>
-      </div>
-    );
-  }
-  const why =
-    "Kill (a force stop) is not available yet: the API has no force-stop action. Stop kills the container itself after the template's stop timeout.";
+  const [asking, setAsking] = useState(false);
+  if (!(i.actions ?? []).includes('kill')) return null;
+  const during = i.activeAction ? `the ${i.activeAction.kind} in progress ends at once and finishes` : 'the server stops at once';
   return (
     <div className="row kill">
-      <button type="button" className="btn" disabled title={why} aria-describedby="kill-why">
+      <button type="button" className="btn btn-danger" onClick={() => setAsking(true)}>
         Kill
       </button>
-      <span id="kill-why" className="muted small">
-        {why}
+      <span className="muted small">
+        {i.activeAction ? 'ends the hanging stop at once, without saving' : 'stops the container at once, without saving'}
       </span>
+      <ConfirmDialog
+        open={asking}
+        title={`Kill ${i.name}`}
+        confirmLabel="Kill"
+        onClose={() => setAsking(false)}
+        onConfirm={() => api('POST', `/instances/${enc(i.id)}/kill`)}
+      >
+        <p>
+          The container of <strong>{i.name}</strong> is killed now: {during}. The server does not save; whatever it had not written is lost.
+        </p>
+      </ConfirmDialog>
     </div>
   );
 }

@@ -184,14 +184,16 @@ export function registerFleet(program: Command, ctx: CommandContext): void {
           ? 'idle tiers off (never paused or stopped for being empty)'
           : `idle tiers ${t.map((x) => `${x.after}:${x.action}`).join(',')}`;
       if (target === 'system') {
-        const r = await client.put<{ tiers: { after: string; action: string }[]; source: string }>('/system/idle-tiers', { idleTiers });
+        const r = await client.call('PUT /system/idle-tiers', {}, { body: { idleTiers } });
         if (opts.json) return printJson(ctx.out, r);
         ctx.out.line(`system: ${text(r.tiers)}${r.source === 'configured' ? ' (the configured default)' : ''}`);
         return;
       }
       const group = /^group:(.+)$/.exec(target)?.[1];
-      const path = group !== undefined ? `/groups/${enc(group)}/idle-tiers` : `/instances/${enc(target)}/idle-tiers`;
-      const r = await client.put<{ id: string; idleTiers: { after: string; action: string }[] | null }>(path, { idleTiers });
+      const r =
+        group !== undefined
+          ? await client.call('PUT /groups/:id/idle-tiers', { id: group }, { body: { idleTiers } })
+          : await client.call('PUT /instances/:id/idle-tiers', { id: target }, { body: { idleTiers } });
       if (opts.json) return printJson(ctx.out, r);
       const follows = group !== undefined ? "follows the system's idle tiers" : "follows the group's idle tiers";
       ctx.out.line(`${target}: ${r.idleTiers === null ? follows : text(r.idleTiers)}`);

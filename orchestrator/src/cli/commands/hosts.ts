@@ -1,6 +1,7 @@
 // `ectl hosts ls|get|maintenance`: the Docker hosts the orchestrator knows;
 // `hosts unclaimed|adopt|unclaimed-delete`: managed containers the store does not know.
-// `hosts remove [--forget]` deletes a host record (empty, or OFFLINE with --forget).
+// `hosts remove [--forget]` deletes a host record (empty, or OFFLINE with --forget);
+// `hosts join-token …` and `hosts revoke-credential` (host-credentials.ts): enrolment.
 
 import type { Command } from 'commander';
 import { enc } from '../api-client.js';
@@ -11,6 +12,7 @@ import type { CommandContext } from '../program.js';
 import { confirmYes } from '../confirm.js';
 import { formatAge, formatBytes, keyColumns } from '../table.js';
 import type { HostView } from '../../contracts/public-api/views.js';
+import { registerHostCredentials } from './host-credentials.js';
 import type { UnclaimedView } from '../../contracts/public-api/answers.js';
 
 /** The number of instances placed on a host. */
@@ -24,6 +26,7 @@ function memory(h: HostView): string {
 
 export function registerHosts(program: Command, ctx: CommandContext): void {
   const hosts = program.command('hosts').description('list and manage Docker hosts');
+  registerHostCredentials(hosts, ctx);
   listCommand<HostView>(hosts, ctx, {
     description: 'list hosts',
     path: '/hosts',

@@ -1,4 +1,4 @@
-// Instance actions: start|stop|restart|pause|resume, backup, restore, reinstall, delete
+// Instance actions: start|stop|restart|pause|resume, kill (asks first), backup, restore, reinstall, delete
 // (scoped, typed-name confirmation), update (plan, ask, apply), maintenance,
 // reset-crash-loop, evacuate; and the global `ectl maintenance`. Every queued
 // action can `--wait` for the state it aims for (start → online).
@@ -15,7 +15,7 @@ import { GOAL_OF_ACTION, waitForInstance } from '../wait.js';
 import { positiveInt, type InstanceView } from './instances.js';
 import { printUpdatePlan, type UpdatePlanView } from './update-plan.js';
 import { uploadForRestore } from './backups.js';
-import type { ActionAccepted, DeleteAccepted, MaintenanceAnswer } from '../../contracts/public-api/answers.js';
+import type { ActionAccepted, DeleteAccepted, KillAccepted, MaintenanceAnswer } from '../../contracts/public-api/answers.js';
 
 type Accepted = ActionAccepted & Partial<Pick<DeleteAccepted, 'scopes' | 'retained'>>;
 
@@ -91,6 +91,29 @@ function registerPower(instances: Command, ctx: CommandContext): void {
   }
 }
 
+/** SIGKILL now: ends a stop that hangs (the action in progress then finishes), or stops a running server without saving. */
+function registerKill(instances: Command, ctx: CommandContext): void {
+  withWait(
+    instances
+      .command('kill <name>')
+      .description('kill the container at once, without saving: ends a stop that hangs (--wait: until that action, or the kill, is done)'),
+  )
+    .option('--yes', 'confirm without asking (scripts)')
+    .action(async (name: string, opts: WaitOpts & { yes?: boolean }) => {
+      await confirmYes(ctx.prompt, `kill ${name} now? The server does not save`, opts.yes);
+      const client = await ctx.client();
+      const accepted = await client.post<KillAccepted>(`/instances/${enc(name)}/kill`, undefined);
+      if (accepted.ended === true && !opts.wait && !opts.json) {
+        ctx.out.line(
+          `instance ${name}: ${accepted.killed === false ? 'its container had already exited' : 'killed'}; the ${accepted.state} in progress${accepted.commandId ? ` (command ${accepted.commandId})` : ''} finishes on its own`,
+        );
+        return;
+      }
+      // Ended: wait for the action it ended, whatever state that aims for; else the kill's own stop.
+      await finish(ctx, client, accepted.ended === true ? 'kill-ended' : 'kill', accepted, opts, name);
+    });
+}
+
 function registerData(instances: Command, ctx: CommandContext): void {
   withWait(
     instances.command('backup <name>').description('back up the instance data (queued; online save over RCON when the template allows it)'),
@@ -99,10 +122,11 @@ function registerData(instances: Command, ctx: CommandContext): void {
     .option('--stop', 'allow stopping a running server whose backup cannot be taken online (it is started again)')
     .action(async (name: string, opts: WaitOpts & { reason?: string; stop?: boolean }) => {
       const client = await ctx.client();
-      const accepted = await client.post<Accepted>(`/instances/${enc(name)}/backup`, {
-        ...(opts.reason ? { reason: opts.reason } : {}),
-        ...(opts.stop ? { stop: true } : {}),
-      });
+      const accepted = await client.call(
+        'POST /instances/:id/backup',
+        { id: name },
+        { body: { ...(opts.reason ? { reason: opts.reason } : {}), ...(opts.stop ? { stop: true } : {}) } },
+      );
       await finish(ctx, client, 'backup', accepted, opts, name);
     });
   withWait(
@@ -124,7 +148,7 @@ function registerData(instances: Command, ctx: CommandContext): void {
         opts.confirm,
       );
       const source = backupId ? { backupId } : { uploadId: await uploadForRestore(ctx, client, opts.upload as string) };
-      const accepted = await client.post<Accepted>(`/instances/${enc(instance.id)}/restore`, { ...source, confirm });
+      const accepted = await client.call('POST /instances/:id/restore', { id: instance.id }, { body: { ...source, confirm } });
       await finish(ctx, client, 'restore', accepted, opts, confirm);
     });
   withWait(
@@ -185,11 +209,11 @@ function registerData(instances: Command, ctx: CommandContext): void {
       if (!plan.compatible)
         throw new CliError('runtime', `image ${opts.image} is not compatible with instance ${plan.name}: nothing was done`);
       await confirmYes(ctx.prompt, `update ${plan.name} to ${opts.image}`, opts.yes);
-      const accepted = await client.post<Accepted>(`/instances/${enc(plan.instanceId)}/update`, {
-        image: opts.image,
-        confirm: true,
-        ...(opts.backup ? { backup: true } : {}),
-      });
+      const accepted = await client.call(
+        'POST /instances/:id/update',
+        { id: plan.instanceId },
+        { body: { image: opts.image, confirm: true, ...(opts.backup ? { backup: true } : {}) } },
+      );
       await finish(ctx, client, 'update', accepted, opts, plan.name);
     });
 }
@@ -295,6 +319,7 @@ export function transferTarget(opts: TargetOpts, required: boolean): Record<stri
 
 export function registerInstanceActions(instances: Command, program: Command, ctx: CommandContext): void {
   registerPower(instances, ctx);
+  registerKill(instances, ctx);
   registerData(instances, ctx);
   registerAdmin(instances, program, ctx);
 }

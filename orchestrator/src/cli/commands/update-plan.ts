@@ -1,7 +1,7 @@
 // Prints the update plan of GET /instances/:id/update-plan (images, checks,
 // changes, warnings) before ectl asks to apply it.
 
-import type { UpdatePlanAnswer } from '../../contracts/update-plan.js';
+import type { UpdatePlanAnswer } from '../../contracts/public-api/answers.js';
 import type { Output } from '../output.js';
 import { formatBytes } from '../table.js';
 

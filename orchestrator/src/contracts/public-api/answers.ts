@@ -152,6 +152,17 @@ export const ActionAccepted = Type.Object({
   noop: Type.Optional(Type.String()),
 });
 export type ActionAccepted = Static<typeof ActionAccepted>;
+/**
+ * POST /instances/:id/kill. 200 `ended`: the container was SIGKILLed at once and `commandId` is the
+ * action in progress it ended (that command records the outcome); 202: a stop command that kills
+ * instead of asking the server to stop; 200 `noop`: nothing runs.
+ */
+export const KillAccepted = Type.Object({
+  ...ActionAccepted.properties,
+  ended: Type.Optional(Type.Boolean()),
+  killed: Type.Optional(Type.Boolean()),
+});
+export type KillAccepted = Static<typeof KillAccepted>;
 export const RestoreAccepted = Type.Object({ ...ActionAccepted.properties, backupId: Type.String() });
 export const DeleteAccepted = Type.Object({
   id: Type.String(),
@@ -209,7 +220,7 @@ export const BackupPolicyAnswer = Type.Object({
 });
 export type BackupPolicyAnswer = Static<typeof BackupPolicyAnswer>;
 const ImageView = Open({ ref: Type.String(), id: Type.Optional(Type.String()) });
-/** GET /instances/:id/update-plan (contracts/update-plan.ts). */
+/** GET /instances/:id/update-plan (computed by server/services/update-service.ts evaluateUpdate). */
 export const UpdatePlanAnswer = Type.Object({
   instanceId: Type.String(),
   name: Type.String(),
@@ -365,7 +376,7 @@ export type ScheduleRunAccepted = Static<typeof ScheduleRunAccepted>;
 
 // ---------------------------------------------------------------- instance files and stats
 
-/** The files API answers are the agent's (the orchestrator passes them through, docs/orchestrator.md "Instance files"). */
+/** The files API answers are the agent's (the orchestrator passes them through, docs/orchestrator.md "Files and SFTP"). */
 export { FileDeleted, FileExtracted, FileList, FileWritten } from '../agent-api.js';
 export const FileDirectoryMade = Type.Object({ path: Type.String() });
 export const FileRenamed = Type.Object({ from: Type.String(), to: Type.String() });

@@ -144,6 +144,25 @@ export const TokenBody = Type.Object(
 );
 export type TokenBody = Static<typeof TokenBody>;
 
+/** `POST /hosts/join-tokens`: a one-time join token for agent enrolment (docs/agent.md "Enrolment"). */
+export const JoinTokenBody = Type.Object(
+  {
+    agentId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, pattern: '^[a-z0-9][a-z0-9-]*$', description: 'the only agent id it may enrol' }),
+    ),
+    ttl: Type.Optional(
+      Type.Union(
+        [Type.Integer({ minimum: 1, description: 'seconds' }), Type.String({ pattern: '^\\d+(ms|s|m|h|d)$', description: 'e.g. 1h' })],
+        {
+          description: 'how long it stays usable: default 1h, at most 7d',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type JoinTokenBody = Static<typeof JoinTokenBody>;
+
 export const LoginBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
 export type LoginBody = Static<typeof LoginBody>;
 
@@ -178,3 +197,103 @@ export const ScheduleInput = Type.Object(
   { additionalProperties: false },
 );
 export type ScheduleInput = Static<typeof ScheduleInput>;
+
+// ---------------------------------------------------------------- backups, restore, update
+
+/** POST /instances/:id/backups (and the older /backup). */
+export const BackupBody = Type.Object(
+  {
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    /** The explicit choice to stop a running server whose backup cannot be taken online. */
+    stop: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type BackupBody = Static<typeof BackupBody>;
+
+/** POST /instances/:id/restore: a kept backup (`backupId`) or an uploaded archive (`uploadId`), with the typed name. */
+export const RestoreBody = Type.Object(
+  {
+    backupId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' })),
+    /** An archive uploaded with PUT /imports (so it passed the import checks) instead of a backup id. */
+    uploadId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    confirm: Type.Optional(Type.String({ maxLength: 256 })),
+  },
+  { additionalProperties: false },
+);
+export type RestoreBody = Static<typeof RestoreBody>;
+
+/** An image reference, or the label of one of the template's image choices (`Java 17`). */
+export const ImageRef = Type.String({
+  minLength: 1,
+  maxLength: 512,
+  description: "an image reference, or the label of one of the template's image choices (images)",
+});
+
+/** POST /instances/:id/update. */
+export const UpdateBody = Type.Object(
+  {
+    image: ImageRef,
+    confirm: Type.Optional(Type.Boolean({ description: 'must be true: the plan was read and accepted' })),
+    backup: Type.Optional(Type.Boolean({ description: 'take a safety backup before the stop (default false)' })),
+  },
+  { additionalProperties: false },
+);
+export type UpdateBody = Static<typeof UpdateBody>;
+
+// ---------------------------------------------------------------- fleets and sleep
+
+/** A duration: an integer of milliseconds, or text like "30s". */
+const Duration = Type.Union([Type.Integer({ minimum: 0, maximum: 3_600_000 }), Type.String({ minLength: 2, maxLength: 16 })]);
+
+/** POST /groups/:id/spawn. */
+export const SpawnBody = Type.Object(
+  {
+    variantId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    wait: Type.Optional(Duration),
+  },
+  { additionalProperties: false },
+);
+export type SpawnBody = Static<typeof SpawnBody>;
+
+/** POST /instances/:id/despawn. */
+export const DespawnBody = Type.Object(
+  {
+    timeout: Type.Optional(Duration),
+    force: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type DespawnBody = Static<typeof DespawnBody>;
+
+/** POST /groups/:id/allocations. */
+export const AllocationBody = Type.Object(
+  {
+    variantId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    labels: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 4096 }), { maxProperties: 32 }),
+    ),
+    players: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 })),
+    wait: Type.Optional(Duration),
+  },
+  { additionalProperties: false },
+);
+export type AllocationBody = Static<typeof AllocationBody>;
+
+/**
+ * PUT /instances/:id/idle-tiers, /groups/:id/idle-tiers and /system/idle-tiers. `nullable`
+ * rather than a union with null: one tier must never be coerced into the null branch. The
+ * tiers are parsed by the scaling rules (provisioning/scaling-policy.ts), which name a bad one.
+ */
+export const IdleTiersBody = Type.Object(
+  {
+    idleTiers: Type.Unsafe<unknown[] | null>({
+      ...Type.Array(Type.Unknown(), { maxItems: 8 }),
+      nullable: true,
+      description: 'the tiers ([] = never sleep), or null = follow the next level',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type IdleTiersBody = Static<typeof IdleTiersBody>;

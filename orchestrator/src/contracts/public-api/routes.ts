@@ -10,6 +10,7 @@ import { Type, type TArray, type TObject, type TSchema } from '@sinclair/typebox
 import * as A from './answers.js';
 import * as B from './bodies.js';
 import * as V from './views.js';
+import { EnrolAnswer, EnrolBody } from '../agent-api.js';
 
 export interface RouteContract {
   /** The success answers by status code. */
@@ -33,6 +34,14 @@ export const PUBLIC_ROUTES = {
 
   // hosts (routes/hosts.ts, routes/kept-data.ts)
   'POST /agents/:agentId/heartbeat': { ok: { 200: A.HeartbeatAnswer } },
+  'POST /agents/enrol': { ok: { 200: EnrolAnswer }, body: EnrolBody },
+  'POST /hosts/join-tokens': {
+    ok: { 201: Type.Object({ ...V.JoinTokenView.properties, secret: Type.String({ description: 'shown once' }) }) },
+    body: B.JoinTokenBody,
+  },
+  'GET /hosts/join-tokens': { ok: { 200: list('joinTokens', V.JoinTokenView) } },
+  'DELETE /hosts/join-tokens/:id': { ok: { 200: V.JoinTokenView } },
+  'POST /hosts/:id/revoke-credential': { ok: { 200: V.HostView } },
   'GET /hosts': { ok: { 200: list('hosts', V.HostView) } },
   'GET /hosts/:id': { ok: { 200: V.HostView } },
   'POST /hosts/:id/maintenance': { ok: { 200: V.HostView }, body: B.MaintenanceBody },
@@ -77,6 +86,7 @@ export const PUBLIC_ROUTES = {
   'POST /instances/:id/start': powerAction,
   'POST /instances/:id/stop': { ...powerAction, body: B.StopBody },
   'POST /instances/:id/restart': powerAction,
+  'POST /instances/:id/kill': { ok: { 200: A.KillAccepted, 202: A.KillAccepted } },
   'POST /instances/:id/pause': powerAction,
   'POST /instances/:id/resume': powerAction,
   'POST /instances/:id/reset-crash-loop': { ok: { 200: V.InstanceView } },
@@ -86,8 +96,8 @@ export const PUBLIC_ROUTES = {
   'POST /instances/:id/maintenance': { ok: { 200: V.InstanceView }, body: B.MaintenanceBody },
   'POST /maintenance': { ok: { 200: A.MaintenanceAnswer }, body: B.MaintenanceBody },
   'GET /maintenance': { ok: { 200: A.MaintenanceAnswer } },
-  'POST /instances/:id/backup': backup,
-  'POST /instances/:id/backups': backup,
+  'POST /instances/:id/backup': { ...backup, body: B.BackupBody },
+  'POST /instances/:id/backups': { ...backup, body: B.BackupBody },
   'GET /instances/:id/backups': { ok: { 200: A.BackupsAnswer } },
   'GET /instances/:id/backups/:backupId/download': { ok: { 200: raw }, media: 'application/gzip' },
   'POST /instances/:id/reinstall': powerAction,
@@ -111,9 +121,9 @@ export const PUBLIC_ROUTES = {
   'POST /instances/:id/schedules/:scheduleId/run': { ok: { 202: A.ScheduleRunAccepted } },
   'GET /instances/:id/backup-policy': { ok: { 200: A.BackupPolicyAnswer } },
   'PUT /instances/:id/backup-policy': { ok: { 200: A.BackupPolicyAnswer } },
-  'POST /instances/:id/restore': { ok: { 202: A.RestoreAccepted } },
+  'POST /instances/:id/restore': { ok: { 202: A.RestoreAccepted }, body: B.RestoreBody },
   'GET /instances/:id/update-plan': { ok: { 200: A.UpdatePlanAnswer } },
-  'POST /instances/:id/update': { ok: { 202: A.UpdateAccepted } },
+  'POST /instances/:id/update': { ok: { 202: A.UpdateAccepted }, body: B.UpdateBody },
 
   // installation requests (routes/installation-requests.ts)
   'POST /installation-requests': { ok: { 201: V.InstallationRequestView } },
@@ -147,16 +157,16 @@ export const PUBLIC_ROUTES = {
   'GET /router/velocity.toml': { ok: { 200: raw }, media: 'text/plain' },
 
   // fleets (routes/fleet.ts)
-  'POST /groups/:id/spawn': { ok: { 200: A.SpawnAnswer, 202: A.SpawnAnswer } },
-  'POST /instances/:id/despawn': { ok: { 202: A.ActionAccepted } },
-  'POST /groups/:id/allocations': { ok: { 201: A.AllocationAnswer } },
+  'POST /groups/:id/spawn': { ok: { 200: A.SpawnAnswer, 202: A.SpawnAnswer }, body: B.SpawnBody },
+  'POST /instances/:id/despawn': { ok: { 202: A.ActionAccepted }, body: B.DespawnBody },
+  'POST /groups/:id/allocations': { ok: { 201: A.AllocationAnswer }, body: B.AllocationBody },
   'GET /groups/:id/allocations': { ok: { 200: A.AllocationsAnswer } },
   'DELETE /allocations/:id': { ok: { 200: A.AllocationReleased } },
   'GET /groups/:id/fleet': { ok: { 200: A.FleetAnswer } },
-  'PUT /instances/:id/idle-tiers': { ok: { 200: A.IdleTiersAnswer } },
-  'PUT /groups/:id/idle-tiers': { ok: { 200: A.IdleTiersAnswer } },
+  'PUT /instances/:id/idle-tiers': { ok: { 200: A.IdleTiersAnswer }, body: B.IdleTiersBody },
+  'PUT /groups/:id/idle-tiers': { ok: { 200: A.IdleTiersAnswer }, body: B.IdleTiersBody },
   'GET /system/idle-tiers': { ok: { 200: A.SystemIdleTiersAnswer } },
-  'PUT /system/idle-tiers': { ok: { 200: A.SystemIdleTiersAnswer } },
+  'PUT /system/idle-tiers': { ok: { 200: A.SystemIdleTiersAnswer }, body: B.IdleTiersBody },
 
   // the panel (web/web-routes.ts)
   'POST /session': { ok: { 200: A.SignedIn }, body: B.LoginBody },

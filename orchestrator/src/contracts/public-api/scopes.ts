@@ -32,7 +32,7 @@ export interface ScopeRequirement {
   groupScope?: GroupScopeKind;
 }
 
-/** Fleet permissions per group (seed 003 "who is allowed to spawn"): `spawn:<group>`, `allocate:<group>`, or `*` for every group. */
+/** Fleet permissions per group (docs/provisioning.md "API"): `spawn:<group>`, `allocate:<group>`, or `*` for every group. */
 export type GroupScopeKind = 'spawn' | 'allocate';
 export const FLEET_OPERATORS: readonly string[] = ['admin', 'manager', 'operator'];
 const GROUP_SCOPE = /^(spawn|allocate):(\*|[A-Za-z0-9][A-Za-z0-9_.-]{0,127})$/;
@@ -81,7 +81,7 @@ export function powerActionScope(action: string): ScopeRequirement {
   return action === 'start' || action === 'resume' ? WAKE_ACCESS : writeScope('instances');
 }
 
-/** Installation requests (seed 002): users ask, administrators decide; `instances:request` cannot create directly. */
+/** Installation requests (docs/lifecycle.md "Installation requests"): users ask, administrators decide; `instances:request` cannot create directly. */
 export const REQUEST_ACCESS: ScopeRequirement = {
   scope: 'instances:request',
   anyOf: ['admin', 'manager', 'operator', 'instances:request'],

@@ -23,8 +23,27 @@ export const HostView = Type.Object({
   firstSeenAt: Iso,
   lastHeartbeatAt: Iso,
   instances: Type.Object({ total: Type.Integer() }),
+  credential: Type.Object({
+    mode: Type.String({ description: 'enrolled (its own credential), revoked, or shared (the legacy shared agent token)' }),
+    generation: NullableInteger,
+    enrolledAt: NullableIso,
+    revokedAt: NullableIso,
+  }),
 });
 export type HostView = Static<typeof HostView>;
+
+export const JoinTokenView = Type.Object({
+  id: Type.String(),
+  agentId: NullableString,
+  state: Type.String({ description: 'active, used, expired or revoked' }),
+  createdBy: Type.String(),
+  createdAt: Iso,
+  expiresAt: Iso,
+  usedAt: NullableIso,
+  usedBy: NullableString,
+  revokedAt: NullableIso,
+});
+export type JoinTokenView = Static<typeof JoinTokenView>;
 
 // ---------------------------------------------------------------- instances
 

@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import { ADMIN_SCOPE, hasScope, type ScopeRequirement } from './scopes.js';
 import { bearerOf } from '../../shared/http.js';
-import type { Principal, TokenService } from './tokens.js';
+import { HOST_CREDENTIAL_PREFIX, JOIN_TOKEN_PREFIX, type Principal, type TokenService } from './tokens.js';
 import { CSRF_HEADER, CSRF_VALUE } from '../../contracts/public-api/panel-rules.js';
 
 export type AuthSpec =
@@ -22,8 +22,13 @@ export type AuthSpec =
    * "am I signed in?" at every load); wrong credentials are still 401.
    */
   | { authenticated: true; orAnonymous?: boolean }
-  /** Agent endpoints: the shared agent token, or (when `orScope`) a user token with that scope. */
-  | { agent: true; orScope?: ScopeRequirement; anonymousWhenNoAgentToken?: boolean };
+  /**
+   * Agent endpoints: an enrolled host's own credential (principal kind `host`, bound to its agentId), the legacy
+   * shared agent token, or (when `orScope`) a user token with that scope.
+   */
+  | { agent: true; orScope?: ScopeRequirement; anonymousWhenNoAgentToken?: boolean }
+  /** Enrolment: a join token (ecj_…) as bearer; the handler consumes it in its own transaction. */
+  | { joinToken: true };
 
 /** Resolves a panel session cookie to its principal (server/web/web-sessions.ts). */
 export interface SessionAuthenticator {
@@ -51,9 +56,25 @@ export function authHook(tokens: TokenService, sessions?: SessionAuthenticator) 
     const spec: AuthSpec = request.routeOptions.config?.auth ?? { scope: ADMIN_SCOPE };
     if ('public' in spec) return;
     const secret = bearerOf(request.headers.authorization);
+    if ('joinToken' in spec) {
+      if (secret === undefined || !secret.startsWith(JOIN_TOKEN_PREFIX))
+        throw new AppError('UNAUTHORIZED', `enrolment needs a join token as bearer (${JOIN_TOKEN_PREFIX}…: ectl hosts join-token create)`);
+      request.principal = { kind: 'join-token', name: 'join token', tokenId: null, scopes: [] };
+      return;
+    }
     if ('agent' in spec) {
       if (tokens.isAgentToken(secret)) {
         request.principal = { kind: 'agent', name: 'agent', tokenId: null, scopes: ['agent'] };
+        return;
+      }
+      if (secret?.startsWith(HOST_CREDENTIAL_PREFIX)) {
+        const host = await tokens.authenticateHost(secret);
+        if (!host)
+          throw new AppError(
+            'UNAUTHORIZED',
+            'unknown or revoked host credential: re-enrol the agent with a new join token (ectl hosts join-token create --agent-id <id>)',
+          );
+        request.principal = host;
         return;
       }
       // Documented risk: without ENDERCLOUD_AGENT_TOKEN anyone who reaches the API can heartbeat as any agent id.
@@ -80,7 +101,8 @@ export function authHook(tokens: TokenService, sessions?: SessionAuthenticator) 
       return;
     const principal = await authenticateUser(request, tokens, sessions, secret);
     if ('authenticated' in spec) {
-      if (principal.kind === 'agent') throw new AppError('FORBIDDEN', 'the agent token cannot use this endpoint');
+      if (principal.kind === 'agent' || principal.kind === 'host')
+        throw new AppError('FORBIDDEN', 'the agent token cannot use this endpoint');
       return;
     }
     requireScope(principal, spec.scope);

@@ -1,6 +1,6 @@
 // API tokens: high-entropy secrets shown once, stored as sha256 only, looked up
-// by that hash; the preset admin token and the shared agent token are compared
-// in constant time. Also creates the first-start admin token file (mode 0600).
+// by that hash (so are enrolled hosts' credentials); the preset admin token and
+// the shared agent token are compared in constant time. Also creates the first-start admin token file (mode 0600).
 
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
@@ -18,12 +18,19 @@ const TOKEN_PREFIX = 'ect_';
 const TOUCH_EVERY_MS = 60_000;
 
 export interface Principal {
-  kind: 'token' | 'preset-admin' | 'agent' | 'anonymous-agent';
+  /** `host`: an enrolled agent's own credential (bound to `agentId`); `agent`: the legacy shared agent token. */
+  kind: 'token' | 'preset-admin' | 'agent' | 'anonymous-agent' | 'host' | 'join-token';
   /** Token name (audit actor). */
   name: string;
   tokenId: string | null;
   scopes: readonly string[];
+  /** The one agent id a host credential may act as. */
+  agentId?: string;
 }
+
+/** Host credentials (services/host-enrolment.ts issues them) and join tokens start so: the guard tells them apart by it. */
+export const HOST_CREDENTIAL_PREFIX = 'ech_';
+export const JOIN_TOKEN_PREFIX = 'ecj_';
 
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
@@ -47,6 +54,8 @@ export interface TokenServiceOptions {
 
 export class TokenService {
   private readonly touched = new Map<string, number>();
+  /** Told of each revocation by this replica (open SFTP sessions close at once; others re-check the store). */
+  private readonly revokedListeners = new Set<(id: string) => void>();
   /** sha256 of the configured secrets, hashed once (every request compares against them in constant time). */
   private readonly adminDigest: Buffer | undefined;
   private readonly agentDigest: Buffer | undefined;
@@ -62,6 +71,13 @@ export class TokenService {
 
   isAgentToken(secret: string | undefined): boolean {
     return secret !== undefined && this.agentDigest !== undefined && timingSafeEqual(sha256(secret), this.agentDigest);
+  }
+
+  /** An enrolled host's principal for its credential (ech_…), or undefined for an unknown or revoked one. */
+  async authenticateHost(secret: string): Promise<Principal | undefined> {
+    if (!secret.startsWith(HOST_CREDENTIAL_PREFIX)) return undefined;
+    const host = await this.deps.store.hosts.findByCredentialHash(hashSecret(secret));
+    return host && { kind: 'host', name: `host ${host.id}`, tokenId: null, scopes: ['agent'], agentId: host.id };
   }
 
   /** The principal behind a bearer secret, or undefined for an unknown/revoked one. */
@@ -107,10 +123,23 @@ export class TokenService {
     return { token, secret };
   }
 
+  /** False once the token is revoked or gone: long-lived sessions (SFTP) re-check their token with it. */
+  async isActive(id: string): Promise<boolean> {
+    const token = await this.deps.store.tokens.get(id);
+    return token !== undefined && token.revokedAt === null;
+  }
+
+  /** Calls `listener` with the id of every token this replica revokes; returns the unsubscribe. */
+  onRevoked(listener: (id: string) => void): () => void {
+    this.revokedListeners.add(listener);
+    return () => this.revokedListeners.delete(listener);
+  }
+
   /** Revokes a token (its secret stops authenticating at once) and returns it; NOT_FOUND for an unknown id. */
   async revoke(id: string): Promise<ApiToken> {
     if (!(await this.deps.store.tokens.get(id))) throw new AppError('NOT_FOUND', `token ${id} does not exist`);
     await this.deps.store.tokens.revoke(id, this.deps.clock.now());
+    for (const listener of this.revokedListeners) listener(id);
     return (await this.deps.store.tokens.get(id))!;
   }
 

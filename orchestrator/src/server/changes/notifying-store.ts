@@ -90,11 +90,14 @@ function instances(r: InstanceRepository, emit: Emit, after: After, options: Not
 function hosts(r: HostRepository, emit: Emit): HostRepository {
   const changed = (id?: string): Change => (id === undefined ? { kind: 'host' } : { kind: 'host', id });
   return override(r, {
-    upsertHeartbeat: (hb, now) => announce(r.upsertHeartbeat(hb, now), emit, changed(hb.id), (res) => res.created || res.startedRecovery),
+    upsertHeartbeat: (hb, now, opts) =>
+      announce(r.upsertHeartbeat(hb, now, opts), emit, changed(hb.id), (res) => res.created || res.startedRecovery),
     setStatus: (id, to, opts) => announce(r.setStatus(id, to, opts), emit, changed(id), (res) => res !== undefined),
     setMaintenance: (id, maintenance, now) => announce(r.setMaintenance(id, maintenance, now), emit, changed(id)),
     markStaleOffline: (now, missed) => announce(r.markStaleOffline(now, missed), emit, changed(), (ids) => ids.length > 0),
     delete: (id) => announce(r.delete(id), emit, changed(id)),
+    enrol: (e, now) => announce(r.enrol(e, now), emit, changed(e.heartbeat.id)),
+    revokeCredential: (id, now) => announce(r.revokeCredential(id, now), emit, changed(id)),
   });
 }
 

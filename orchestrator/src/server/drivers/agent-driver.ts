@@ -5,6 +5,7 @@
 // The bytes travel over an AgentTransport (agent-transport.ts): keep-alive
 // node:http in production, wrapped by tests that slow or record calls.
 
+import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import type * as Api from '../../contracts/agent-api.js';
 import {
@@ -12,6 +13,7 @@ import {
   BACKUP_ARCHIVE_HEADERS,
   FILE_CONTENT_TYPE,
   FILE_MODIFIED_HEADER,
+  LEADER_ANNOUNCE_PATH,
   LEADER_EPOCH_HEADER,
 } from '../../contracts/agent-api.js';
 import { AppError, ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors.js';
@@ -35,16 +37,34 @@ import { readText, sharedAgentTransport, type AgentAnswer, type AgentTransport }
 export interface AgentDriverOptions {
   /** Default: the process-wide keep-alive pool (sharedAgentTransport). */
   transport?: AgentTransport;
-  /** Shared AGENT_TOKEN sent as a bearer token when configured. */
+  /** Shared AGENT_TOKEN: sent as the bearer to legacy (never enrolled) hosts only. */
   token: string | undefined;
+  /**
+   * Enrolled hosts (credentialGeneration set): the bearer derived for that host
+   * and generation (services/host-enrolment.ts CallCredentials). Without it an
+   * enrolled host is never called (the shared token is not its credential).
+   */
+  callCredentials?: { of(agentId: string, generation: number): string };
   timeoutMs: number;
   /**
-   * The reconciler lease's fencing epoch (the engine's driver only): sent on
-   * every call as x-leader-epoch, so a host that has seen a newer leader refuses
-   * a deposed one's mutating calls (STALE_LEADER). Null while never held.
+   * The reconciler lease's fencing epoch, read per call and sent as
+   * x-leader-epoch: the engine's driver sends the epoch it holds (or last held),
+   * so a host that has seen a newer leader refuses a deposed one's mutating
+   * calls (STALE_LEADER); API-side drivers send the current lease's epoch as
+   * this replica last read it. Agents refuse a mutating call without one, so
+   * while it is null (never read) a mutating call fails here, naming why.
    */
-  epoch?: { epoch(): number | null };
+  epoch: { epoch(): number | null };
+  /**
+   * The engine's driver: before its first call to a host under an epoch (and
+   * again every ANNOUNCE_EVERY_MS) it sends POST /leader, so the host learns the
+   * new leader before a deposed one's late call arrives (reads do not raise it).
+   */
+  announce?: boolean;
 }
+
+/** How often the engine's driver repeats its announcement to a host (an agent whose runtime directory was wiped learns it again). */
+export const ANNOUNCE_EVERY_MS = 60_000;
 
 /** A streamed (non-JSON) request body. */
 class RawBody {
@@ -69,6 +89,8 @@ export class AgentHostDriver implements HostDriver {
   readonly files: HostFiles;
 
   private readonly transport: AgentTransport;
+  /** Per host id: the epoch last announced, when, and the announcement in flight. */
+  private readonly announced = new Map<string, { epoch: number; at: number; done: Promise<void> }>();
 
   constructor(private readonly deps: AgentDriverOptions) {
     this.transport = deps.transport ?? sharedAgentTransport();
@@ -191,6 +213,10 @@ export class AgentHostDriver implements HostDriver {
     return this.call(host, 'POST', `${instancePath(instanceId)}/stop`, request, ids);
   }
 
+  kill(host: DriverHost, instanceId: string, ids: CallIds = {}): Promise<Api.KillAnswer> {
+    return this.call(host, 'POST', `${instancePath(instanceId)}/kill`, {}, ids);
+  }
+
   pause(host: DriverHost, instanceId: string, ids: CallIds = {}): Promise<InstanceEndpoint> {
     return this.power(host, instanceId, 'pause', ids);
   }
@@ -237,7 +263,7 @@ export class AgentHostDriver implements HostDriver {
     let answer: StreamAnswer;
     try {
       answer = await openStream(url, {
-        headers: { ...this.headers(ids, undefined), accept: 'text/plain, application/json' },
+        headers: { ...this.headers(host, ids, undefined), accept: 'text/plain, application/json' },
         signal,
         headTimeoutMs: this.deps.timeoutMs,
       });
@@ -296,15 +322,46 @@ export class AgentHostDriver implements HostDriver {
     });
   }
 
-  private headers(ids: CallIds, contentType: string | undefined): Record<string, string> {
+  /**
+   * Every call's headers. The bearer is chosen per host: an enrolled host gets its own call credential (and
+   * is only ever called at the controlUrl of its host row, which only an enrolment changes); a legacy host
+   * the shared token.
+   */
+  private headers(host: DriverHost, ids: CallIds, contentType: string | undefined): Record<string, string> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (contentType !== undefined) headers['content-type'] = contentType;
-    if (this.deps.token !== undefined) headers.authorization = `Bearer ${this.deps.token}`;
+    if (host.credentialGeneration !== undefined) {
+      if (!this.deps.callCredentials)
+        throw new AppError('INTERNAL', `host ${host.id} is enrolled but this driver has no call credentials: it is not called`);
+      headers.authorization = `Bearer ${this.deps.callCredentials.of(host.id, host.credentialGeneration)}`;
+    } else if (this.deps.token !== undefined) headers.authorization = `Bearer ${this.deps.token}`;
     if (ids.commandId) headers['x-command-id'] = ids.commandId;
     if (ids.requestId) headers['x-request-id'] = ids.requestId;
-    const epoch = ids.epoch ?? this.deps.epoch?.epoch() ?? null;
+    const epoch = this.epochOf(ids);
     if (epoch !== null) headers[LEADER_EPOCH_HEADER] = String(epoch);
     return headers;
+  }
+
+  private epochOf(ids: CallIds): number | null {
+    return ids.epoch ?? this.deps.epoch.epoch();
+  }
+
+  /** The engine's announcement of `epoch` to a host (single flight; repeated every ANNOUNCE_EVERY_MS). */
+  private announce(host: DriverHost, epoch: number, ids: CallIds): Promise<void> {
+    const now = performance.now();
+    const last = this.announced.get(host.id);
+    if (last && last.epoch === epoch && now - last.at < ANNOUNCE_EVERY_MS) return last.done;
+    const done = this.call<Api.LeaderAnswer>(host, 'POST', LEADER_ANNOUNCE_PATH, {}, { ...ids, epoch }).then(
+      () => undefined,
+      (err: unknown) => {
+        this.announced.delete(host.id);
+        // An agent from before announcements answers 404: it learns the epoch from the first mutating call instead.
+        if (err instanceof AppError && err.code === 'NOT_FOUND') return;
+        throw err;
+      },
+    );
+    this.announced.set(host.id, { epoch, at: now, done });
+    return done;
   }
 
   /** start/pause/unpause take an empty JSON body. */
@@ -347,7 +404,18 @@ export class AgentHostDriver implements HostDriver {
     read: (answer: AgentAnswer) => Promise<T>,
   ): Promise<T> {
     const controlUrl = host.controlUrl;
-    const headers = this.headers(ids, body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json');
+    const epoch = this.epochOf(ids);
+    if (epoch === null && method !== 'GET' && method !== 'HEAD')
+      throw new AppError(
+        'DATABASE_UNAVAILABLE',
+        `no reconciler lease epoch is known yet (the lease was never read): ${method} ${route} to ${controlUrl} needs one (${LEADER_EPOCH_HEADER})`,
+      );
+    if (this.deps.announce && epoch !== null && route !== LEADER_ANNOUNCE_PATH) await this.announce(host, epoch, ids);
+    const headers = this.headers(
+      host,
+      ids,
+      body === undefined ? undefined : body instanceof RawBody ? body.contentType : 'application/json',
+    );
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {

@@ -1,4 +1,4 @@
-// The orchestrator's seam to a host (ARCHITECTURE.md "Scale-out"): what the
+// The orchestrator's seam to a host (docs/architecture.md "Layers of the orchestrator", the driver seam): what the
 // control plane asks of the place an instance runs, in its own verbs. The
 // agent adapter (agent-driver.ts) sits behind it today; a Kubernetes driver
 // would sit behind the same interface. Nothing above a driver knows agent
@@ -27,7 +27,8 @@ export interface CallIds {
 }
 
 /** The host a call goes to: a full domain Host fits; a driver reads only what it needs. */
-export type DriverHost = Pick<Host, 'id' | 'controlUrl'>;
+/** `credentialGeneration`: set for an enrolled host (the driver derives its call credential from it). */
+export type DriverHost = Pick<Host, 'id' | 'controlUrl' | 'credentialGeneration'>;
 
 export type CreateInstanceRequest = Api.CreateInstanceBody;
 export type ReplaceInstanceRequest = Api.ReplaceBody;
@@ -40,6 +41,7 @@ export type InstanceEndpoint = Api.InstanceEndpoint;
 export type InventoryEntry = Api.InventoryEntry;
 export type InstanceDetails = Api.InstanceDetails;
 export type StopOutcome = Api.StopAnswer;
+export type KillOutcome = Api.KillAnswer;
 export type ReplaceOutcome = Api.ReplaceResult;
 export type RemoveReport = Api.DeleteReport;
 export type CleanupReport = Api.CleanupReport;
@@ -60,6 +62,11 @@ export interface HostDriver {
   start(host: DriverHost, instanceId: string, ids?: CallIds): Promise<InstanceEndpoint>;
   /** Graceful stop (RCON command or signal), bounded wait, then kill; says which path was taken. */
   stop(host: DriverHost, instanceId: string, request: StopRequest, ids?: CallIds): Promise<StopOutcome>;
+  /**
+   * SIGKILL at once, not queued behind the instance's other calls at the host (a stop that hangs
+   * then answers); a container that is not running is not an error (`killed: false`).
+   */
+  kill(host: DriverHost, instanceId: string, ids?: CallIds): Promise<KillOutcome>;
   /** Freezes a running instance (warm sleep); paused already is not an error. */
   pause(host: DriverHost, instanceId: string, ids?: CallIds): Promise<InstanceEndpoint>;
   /** Thaws a paused instance; running already is not an error. */

@@ -12,7 +12,7 @@ import { describeStop, planStop, stopPath } from '../../lifecycle/stop.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Store } from '../../store/store.js';
-import { capability, type HostDriver } from '../drivers/host-driver.js';
+import { capability, type HostDriver, type KillOutcome, type StopOutcome } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { BackupRunner, type BackupHooks } from './backup-runner.js';
 import { moveInstance } from './instance-transitions.js';
@@ -241,7 +241,11 @@ export class ActionRunner implements CommandHandler {
     const request = planStop(ctx.template?.stop ?? { signal: 'SIGTERM', timeoutMs: 30_000 }, instance.secretSettings);
     let res;
     try {
-      res = await this.deps.driver.stop(ctx.host, instance.id, request, ctx.ids);
+      // A kill (POST /instances/:id/kill with nothing in progress) is a stop whose method is SIGKILL.
+      res =
+        ctx.cmd.payload.kill === true
+          ? killAsStop(await this.deps.driver.kill(ctx.host, instance.id, ctx.ids))
+          : await this.deps.driver.stop(ctx.host, instance.id, request, ctx.ids);
     } catch (err) {
       if (err instanceof AppError && err.code === 'INSTANCE_NOT_FOUND') {
         await moveInstance(this.deps.store, instance, 'unknown', {
@@ -255,14 +259,21 @@ export class ActionRunner implements CommandHandler {
       throw err;
     }
     const path = stopPath(res);
-    const details = { path, method: res.method, killed: res.killed, exitCode: res.exitCode, timeoutSeconds: request.timeoutSeconds };
+    const details = {
+      path,
+      method: res.method,
+      killed: res.killed,
+      ...(res.killedOnRequest === true ? { killedOnRequest: true } : {}),
+      exitCode: res.exitCode,
+      timeoutSeconds: request.timeoutSeconds,
+    };
     const patch = {
       observed: { container: 'exited' as const, ...(res.exitCode === null ? {} : { exitCode: res.exitCode }), observedAt: this.now },
       ...(then ? {} : { activeAction: null }),
     };
     const moved = await moveInstance(this.deps.store, instance, 'stopped', {
       now: this.now,
-      reason: describeStop(path, request.timeoutSeconds, res.exitCode),
+      reason: `${describeStop(path, request.timeoutSeconds, res.exitCode, res.killedOnRequest === true)}${res.killedOnRequest === true ? ` (${ctx.actor})` : ''}`,
       actor: ctx.actor,
       commandId: ctx.cmd.id,
       details,
@@ -286,7 +297,7 @@ export class ActionRunner implements CommandHandler {
   }
 
   private async pause(instance: Instance, ctx: RunContext): Promise<JsonObject> {
-    // The pause idle tier saves first when the template declares RCON (seed 003).
+    // The pause idle tier saves first when the template declares RCON (docs/provisioning.md "Idle semantics", the tiers).
     const saved = ctx.cmd.payload.save === true ? await this.backups().saveAll(instance, ctx) : false;
     const res = await this.deps.driver.pause(ctx.host, instance.id, ctx.ids);
     await moveInstance(this.deps.store, instance, 'paused', {
@@ -574,6 +585,11 @@ function replaceable(instance: Instance, template: TemplateSpec | undefined): Om
 type DeletionScope = { keepData: boolean; paths: string[]; scopes: string[] };
 
 /** The delete command's scope as its request persisted it. */
+/** A kill's answer in the shape of a stop's: nothing graceful was sent. */
+function killAsStop(answer: KillOutcome): StopOutcome {
+  return { ...answer, method: 'none', killed: answer.killed, ...(answer.killed ? { killedOnRequest: true } : {}) };
+}
+
 function deletionScope(payload: JsonObject): DeletionScope {
   return {
     keepData: payload.keepData !== false,

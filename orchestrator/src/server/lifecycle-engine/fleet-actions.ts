@@ -1,4 +1,4 @@
-// The lifecycle engine's dynamic-provisioning actions (seed 003): the archive
+// The lifecycle engine's dynamic-provisioning actions (docs/provisioning.md): the archive
 // idle tier (final backup, container removed, the world kept on its host) and
 // despawn — drain (registry `Draining`), evacuate (every player transferred
 // away), wait until empty (bounded; `force` goes on after the timeout), then

@@ -1,4 +1,4 @@
-// Quiet racks cost little (ARCHITECTURE.md "Scale-out"): heartbeats carry a
+// Quiet racks cost little (docs/agent.md "Heartbeats", inventoryDigest): heartbeats carry a
 // digest of the agent's inventory, and the supervisor re-reads a host's full
 // inventory only when that digest changed, when one of the host's stored
 // instances changed since the last read (our own actions move containers

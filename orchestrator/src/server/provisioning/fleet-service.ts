@@ -1,4 +1,4 @@
-// Fleets (seed 003): spawn into a group, despawn (the durable drain →
+// Fleets (docs/provisioning.md): spawn into a group, despawn (the durable drain →
 // evacuate → wait → delete action), allocation of a Ready buffer instance to
 // a session in one transaction (never twice), release, and the router's
 // group joins. Decisions are the pure provisioning core's; caps and placement

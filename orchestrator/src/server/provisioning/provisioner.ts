@@ -1,4 +1,4 @@
-// The provisioner loop (seed 003): every few seconds, per group, one snapshot →
+// The provisioner loop (docs/provisioning.md "How fleets scale"): every few seconds, per group, one snapshot →
 // the pure decisions → actions through the one command pipeline. For every
 // group it advances each instance's idle clock with the probe's player count
 // (router reports advance it as they arrive) and applies due idle tiers (the

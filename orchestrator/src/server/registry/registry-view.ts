@@ -68,7 +68,7 @@ function expectedStartMs(i: BackendInputs, status: RegistryBackend['status']): n
 export function registryBackend(i: BackendInputs): RegistryBackend | undefined {
   const byState = registryStatus(i.instance.state, i.host?.status ?? null);
   if (byState === null) return undefined;
-  // A despawn drains first: current players stay, nobody new joins or is transferred in (seed 003).
+  // A despawn drains first: current players stay, nobody new joins or is transferred in (docs/provisioning.md "Despawn, archive and unarchive").
   const status = i.instance.fleet?.draining && byState !== 'Stale' && byState !== 'Stopped' ? 'Draining' : byState;
   const endpoint = i.instance.endpoint;
   const counts = players(i);

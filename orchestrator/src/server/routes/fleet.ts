@@ -1,4 +1,4 @@
-// Fleets (seed 003): spawn and despawn, allocations from the warm buffer, the
+// Fleets (docs/provisioning.md): spawn and despawn, allocations from the warm buffer, the
 // fleet view of a group (what each instance waits for), per-instance idle
 // tiers, and the router's group joins and transfers. Scopes: `spawn:<group>`
 // and `allocate:<group>` (or `*`), besides admin/manager/operator.
@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ContractError, parseGroupJoinRequest, parseRouterTransferRequest } from '../../protocol/registry-contract.js';
 import { idleTierText, parseIdleTiers, type IdleTier } from '../../provisioning/index.js';
 import { parseDuration } from '../../shared/config.js';
+import { AllocationBody, DespawnBody, IdleTiersBody, SpawnBody } from '../../contracts/public-api/bodies.js';
 import { AppError } from '../../shared/errors.js';
 import { auditEntry, auditTarget } from '../audit.js';
 import { assertGroupScope, groupScope, MANAGER_SCOPE, readScope, ROUTER_ACCESS, writeScope } from '../auth/scopes.js';
@@ -17,45 +18,6 @@ import { instanceView } from '../views.js';
 import { acceptedAction, hiddenForCaller, paramInstance } from './route-helpers.js';
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
-/** A duration: an integer of milliseconds, or text like "30s". */
-const Duration = Type.Union([Type.Integer({ minimum: 0, maximum: 3_600_000 }), Type.String({ minLength: 2, maxLength: 16 })]);
-const SpawnBody = Type.Object(
-  {
-    variantId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    wait: Type.Optional(Duration),
-  },
-  { additionalProperties: false },
-);
-const DespawnBody = Type.Object(
-  {
-    timeout: Type.Optional(Duration),
-    force: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-const AllocationBody = Type.Object(
-  {
-    variantId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    labels: Type.Optional(
-      Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 4096 }), { maxProperties: 32 }),
-    ),
-    players: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 })),
-    wait: Type.Optional(Duration),
-  },
-  { additionalProperties: false },
-);
-// `nullable` rather than a union with null: one tier must never be coerced into the null branch.
-const IdleTiersBody = Type.Object(
-  {
-    idleTiers: Type.Unsafe<unknown[] | null>({
-      ...Type.Array(Type.Unknown(), { maxItems: 8 }),
-      nullable: true,
-      description: 'the tiers ([] = never sleep), or null = follow the next level',
-    }),
-  },
-  { additionalProperties: false },
-);
 /** The body's tiers (null: follow the next level), parsed by the scaling rules; the audit entry names them as text. */
 function bodyTiers(req: FastifyRequest, targetId: string): IdleTier[] | null {
   const body = req.body as Static<typeof IdleTiersBody>;

@@ -2,6 +2,7 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../shared/errors.js';
 import { auditTarget } from '../audit.js';
 import { readScope, writeScope } from '../auth/scopes.js';
 import { actorOf, type ServerContext } from '../context.js';
@@ -27,12 +28,44 @@ export async function hostRoutes(api: FastifyInstance, ctx: ServerContext): Prom
   api.post(
     '/agents/:agentId/heartbeat',
     {
-      schema: { tags: ['hosts'], summary: 'Agent heartbeat (agent token)', params: AgentParams, body: HeartbeatBody },
+      schema: {
+        tags: ['hosts'],
+        summary: "Agent heartbeat (the host's own credential, or the legacy shared agent token); never moves a known host's controlUrl",
+        params: AgentParams,
+        body: HeartbeatBody,
+      },
       config: { auth: { agent: true, anonymousWhenNoAgentToken: true }, quietLog: true },
     },
     async (req) => {
       const { agentId } = req.params as Static<typeof AgentParams>;
-      return ctx.hosts.heartbeat(agentId, req.body as Static<typeof HeartbeatBody>);
+      const principal = req.principal;
+      // A host credential is bound to its own agent id: it never beats (or moves) another host.
+      if (principal?.kind === 'host' && principal.agentId !== agentId)
+        throw new AppError('FORBIDDEN', `the host credential of ${principal.agentId ?? '?'} cannot heartbeat as agent ${agentId}`);
+      try {
+        return await ctx.hosts.heartbeat(agentId, req.body as Static<typeof HeartbeatBody>, { hostCredential: principal?.kind === 'host' });
+      } catch (err) {
+        // A beat that tries to move a known host is refused and leaves an audit entry (possible takeover).
+        if (err instanceof AppError && err.details?.reason === 'control-url-pinned') {
+          await ctx.auditLog
+            .append({
+              at: ctx.clock.now(),
+              actor: actorOf(req),
+              action: 'host.heartbeat.move-refused',
+              targetKind: 'host',
+              targetId: agentId,
+              params: {
+                enrolledControlUrl: (err.details.enrolledControlUrl as string | null) ?? null,
+                reportedControlUrl: (err.details.reportedControlUrl as string | null) ?? null,
+              },
+              result: 'error',
+              errorCode: err.code,
+              requestId: req.id,
+            })
+            .catch((auditErr: unknown) => req.log.error({ err: auditErr }, 'could not write the audit entry'));
+        }
+        throw err;
+      }
     },
   );
 

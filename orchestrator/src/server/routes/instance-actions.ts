@@ -1,5 +1,6 @@
 // Lifecycle actions: start, stop, restart, pause, resume (202 with the durable
-// command id), the crash-loop reset, and the bridge's SERVER_READY event.
+// command id), kill (services/instance-kill.ts: never queued behind the stop it
+// ends), the crash-loop reset, and the bridge's SERVER_READY event.
 
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -14,6 +15,7 @@ import { stopBackupPayload } from '../../lifecycle/backup.js';
 import { userActor } from '../services/lifecycle-service.js';
 import { StopBody } from '../../contracts/public-api/bodies.js';
 import { instanceView } from '../views.js';
+import { killInstance } from '../services/instance-kill.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const EventBody = Type.Object(
@@ -66,6 +68,32 @@ export async function instanceActionRoutes(api: FastifyInstance, ctx: ServerCont
       },
     );
   }
+
+  // SIGKILL: ends a stop that hangs at once (200, `ended`), or is a stop whose method is SIGKILL (202).
+  api.post(
+    '/instances/:id/kill',
+    {
+      schema: {
+        tags: ['instances'],
+        summary:
+          'Kill the container at once, without saving (200 ended: the stop, delete, archive or update in progress sees it gone and finishes; 202: a stop command that kills; 200 noop when stopped)',
+        params: InstanceParams,
+      },
+      config: { auth: { scope: powerActionScope('kill') }, audit: { action: 'instance.kill', targetKind: 'instance' } },
+    },
+    async (req, reply) => {
+      const { id } = req.params as Static<typeof InstanceParams>;
+      const instance = await ctx.lifecycle.find(id);
+      auditTarget(req, instance.id, {});
+      const result = await killInstance(
+        { host: (hostId) => ctx.queries.host(hostId), driver: ctx.driver, lifecycle: ctx.lifecycle, logger: ctx.logger },
+        instance.id,
+        userActor(req.principal),
+        { requestId: req.id },
+      );
+      return reply.status(result.ended === true || result.noop !== undefined ? 200 : 202).send(result);
+    },
+  );
 
   // Egg templates: the install script again over the kept files (a running server is stopped first and started again).
   api.post(

@@ -7,9 +7,9 @@
 
 import type { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
+import { BackupBody, RestoreBody } from '../../contracts/public-api/bodies.js';
 import { NullableBackupPolicySchema, type BackupPolicy } from '../../contracts/backup-policy.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { manualBackupStopReason } from '../../lifecycle/backup.js';
 import { AppError } from '../../shared/errors.js';
 import { auditTarget } from '../audit.js';
 import { readScope, writeScope } from '../auth/scopes.js';
@@ -19,53 +19,16 @@ import { userActor } from '../services/lifecycle-service.js';
 import { acceptedAction, hostOfInstance, paramInstance } from './route-helpers.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
-const BackupBody = Type.Object(
-  {
-    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
-    /** The explicit choice to stop a running server whose backup cannot be taken online. */
-    stop: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
 const BackupParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 128 }),
   backupId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' }),
 });
-const RestoreBody = Type.Object(
-  {
-    backupId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' })),
-    /** An archive uploaded with PUT /imports (so it passed the import checks) instead of a backup id. */
-    uploadId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    confirm: Type.Optional(Type.String({ maxLength: 256 })),
-  },
-  { additionalProperties: false },
-);
-
-const RUNNING: readonly (string | undefined)[] = ['running', 'paused'];
-
 export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   const takeBackup = async (req: FastifyRequest, reply: FastifyReply) => {
-    const { reason, stop } = req.body as Static<typeof BackupBody>;
+    const body = req.body as Static<typeof BackupBody>;
     const instance = await paramInstance(ctx, req);
-    auditTarget(req, instance.id, { name: instance.name, ...(stop ? { stop } : {}) });
-    const running = RUNNING.includes(instance.observed?.container) && instance.state !== 'stopped';
-    const template = await ctx.lifecycle.templateOf(instance);
-    const rcon = template?.stop.rcon;
-    const why = manualBackupStopReason(template, running, Boolean(rcon && instance.secretSettings[rcon.passwordVariable]));
-    if (why && stop !== true) {
-      throw new AppError(
-        'INSTANCE_CONFLICT',
-        `backing up ${instance.name} stops it: online save is unavailable because ${why}. Send {"stop": true} to stop it, back it up and start it again`,
-        {
-          details: { choice: 'stop', onlineSave: false, reason: why },
-        },
-      );
-    }
-    const result = await ctx.lifecycle.request(instance.id, 'backup', userActor(req.principal), {
-      requestId: req.id,
-      payload: { previousState: instance.state, ...(reason ? { reason } : {}) },
-    });
-    return acceptedAction(reply, instance.id, result);
+    auditTarget(req, instance.id, { name: instance.name, ...(body.stop ? { stop: body.stop } : {}) });
+    return acceptedAction(reply, instance.id, await ctx.backupRequests.backup(instance, body, userActor(req.principal), req.id));
   };
   const backupRoute = {
     schema: {
@@ -186,30 +149,7 @@ export async function instanceBackupRoutes(api: FastifyInstance, ctx: ServerCont
         confirmed: body.confirm === instance.name,
         name: instance.name,
       });
-      if ((body.backupId === undefined) === (body.uploadId === undefined))
-        throw new AppError('VALIDATION_FAILED', 'send either "backupId" (a kept backup) or "uploadId" (an archive from PUT /imports)');
-      if (body.confirm !== instance.name) {
-        throw new AppError(
-          'CONFIRMATION_REQUIRED',
-          `restoring replaces the current data: send "confirm" equal to the instance name ${JSON.stringify(instance.name)}`,
-        );
-      }
-      // The lifecycle rules decide (checkAction); asked first so a refused restore stores no upload.
-      await ctx.lifecycle.check(instance.id, 'restore', userActor(req.principal));
-      let backupId = body.backupId as string;
-      if (body.uploadId !== undefined) {
-        // The upload already passed the import checks (size, safe tar); it becomes a stored backup the restore pushes to the host.
-        if (!(await ctx.imports.get(body.uploadId))) throw new AppError('NOT_FOUND', `import upload ${body.uploadId} does not exist`);
-        backupId = `upload-${new Date(ctx.clock.now())
-          .toISOString()
-          .replace(/[-:]/g, '')
-          .replace(/\.\d+Z$/, 'Z')}-${body.uploadId.replace(/^imp-/, '').slice(0, 8)}`;
-        await ctx.backupStore.keepUploaded(instance.id, backupId, (await ctx.imports.open(body.uploadId)).stream);
-      }
-      const result = await ctx.lifecycle.request(instance.id, 'restore', userActor(req.principal), {
-        requestId: req.id,
-        payload: { backupId },
-      });
+      const { backupId, ...result } = await ctx.backupRequests.restore(instance, body, userActor(req.principal), req.id);
       return acceptedAction(reply, instance.id, result, { backupId });
     },
   );

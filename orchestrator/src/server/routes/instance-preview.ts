@@ -1,5 +1,5 @@
 // POST /instances/preview: the canonical deployment preview of a create body,
-// shown before anything is written (seed 002 "Creation", step 5).
+// shown before anything is written (creation step 5, docs/lifecycle.md "Creating an instance").
 
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';

@@ -3,6 +3,7 @@
 // durable command id). Automatic updates are off: only this route starts one.
 
 import { Type, type Static } from '@sinclair/typebox';
+import { ImageRef, UpdateBody } from '../../contracts/public-api/bodies.js';
 import type { FastifyInstance } from 'fastify';
 import type { JsonObject } from '../../domain/index.js';
 import { auditTarget } from '../audit.js';
@@ -12,22 +13,7 @@ import { userActor } from '../services/lifecycle-service.js';
 import { acceptedAction, paramInstance } from './route-helpers.js';
 
 const InstanceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
-/** An image reference, or the label of one of the template's image choices (`Java 17`). */
-const ImageRef = Type.String({
-  minLength: 1,
-  maxLength: 512,
-  description: "an image reference, or the label of one of the template's image choices (images)",
-});
 const PlanQuery = Type.Object({ image: ImageRef }, { additionalProperties: false });
-const UpdateBody = Type.Object(
-  {
-    image: ImageRef,
-    confirm: Type.Optional(Type.Boolean({ description: 'must be true: the plan was read and accepted' })),
-    backup: Type.Optional(Type.Boolean({ description: 'take a safety backup before the stop (default false)' })),
-  },
-  { additionalProperties: false },
-);
-
 export async function instanceUpdateRoutes(api: FastifyInstance, ctx: ServerContext): Promise<void> {
   const updates = ctx.updates;
 

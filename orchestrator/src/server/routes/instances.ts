@@ -11,6 +11,7 @@ import type { JsonObject } from '../../domain/index.js';
 import { auditTarget } from '../audit.js';
 import { actorOf, type ServerContext } from '../context.js';
 import { CreateInstanceBody } from '../../contracts/public-api/bodies.js';
+import { LOG_CONTAINER_HEADER } from '../../contracts/public-api/panel-rules.js';
 import { IdString } from '../schemas/common.js';
 import { historyView, instanceView, revisionView } from '../views.js';
 import { actionsForCaller, hiddenForCaller, hostOfInstance, paramInstance } from './route-helpers.js';
@@ -157,8 +158,15 @@ export async function instanceRoutes(api: FastifyInstance, ctx: ServerContext): 
         const gone = new AbortController();
         const leave = (): void => gone.abort();
         reply.raw.once('close', leave);
+        // Which container this log is (the panel keeps an earlier container's lines above a marker). Read before the
+        // follow: a replacement between the two is named by the next follow. No container: the follow answers that.
+        const container = await ctx.driver
+          .inspect(host, instance.id, { requestId: req.id })
+          .then((d) => d.containerId)
+          .catch(() => undefined);
         const stream = await ctx.driver.followLogs(host, instance.id, { tail: tail ?? 100 }, gone.signal, { requestId: req.id });
         reply.raw.off('close', leave);
+        if (container) reply.header(LOG_CONTAINER_HEADER, container);
         return reply
           .type('text/plain; charset=utf-8')
           .header('cache-control', 'no-store')

@@ -5,7 +5,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasScope, powerActionScope, type ScopeRequirement } from '../auth/scopes.js';
-import { availableActions, type PowerAction } from '../../lifecycle/actions.js';
+import { availableActions, killApplies, type PowerAction } from '../../lifecycle/actions.js';
 import { userActor } from '../services/lifecycle-service.js';
 import type { Host, Instance } from '../../domain/index.js';
 import { AppError, type ErrorCode } from '../../shared/errors.js';
@@ -37,12 +37,14 @@ export function hiddenForCaller(ctx: ServerContext, req: FastifyRequest): (insta
  * those its scopes reach (the action routes' own requirements), then what
  * checkAction would dispatch. Global maintenance is read once per request.
  */
-export function actionsForCaller(ctx: ServerContext, req: FastifyRequest): (instance: Instance) => Promise<PowerAction[]> {
+export function actionsForCaller(ctx: ServerContext, req: FastifyRequest): (instance: Instance) => Promise<(PowerAction | 'kill')[]> {
   const scopes = req.principal?.scopes ?? [];
   const actor = userActor(req.principal);
   const context = ctx.lifecycle.globalMaintenance().then((globalMaintenance) => ({ globalMaintenance }));
   return async (instance) => {
-    const allowed = availableActions(instance, actor, await context);
+    const resolved = await context;
+    const allowed: (PowerAction | 'kill')[] = availableActions(instance, actor, resolved);
+    if (killApplies(instance, actor, resolved)) allowed.push('kill');
     return allowed.filter((action) => hasScope(scopes, powerActionScope(action)));
   };
 }

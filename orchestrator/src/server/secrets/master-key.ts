@@ -8,7 +8,7 @@
 // Several replicas must be given the same key (env or file).
 
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
-import { chmod, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { chmod, link, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../shared/errors.js';
 
@@ -73,8 +73,15 @@ export async function loadMasterKey(source: MasterKeySource): Promise<MasterKey>
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  const tmp = `${file}.${process.pid}.tmp`;
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   await writeFile(tmp, `${randomBytes(KEY_BYTES).toString('base64')}\n`, { mode: 0o600 });
-  await rename(tmp, file);
+  // link, not rename: two processes starting at once on one data dir keep the first key, never replace it.
+  try {
+    await link(tmp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    await unlink(tmp);
+  }
   return parseMasterKey(await readFile(file, 'utf8'), file);
 }

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { GroupKind, Host } from '../../domain/index.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import type { Store } from '../../store/store.js';
+import type { HeartbeatAuth, Store } from '../../store/store.js';
 import type { HostDriver } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import { toHostHeartbeat, type HeartbeatBody } from './heartbeat-input.js';
@@ -42,10 +42,12 @@ export class HostService {
 
   constructor(private readonly deps: HostServiceOptions) {}
 
-  async heartbeat(agentId: string, body: HeartbeatBody): Promise<{ hostId: string; status: Host['status'] }> {
+  /** `auth.hostCredential`: the beat came with the host's own credential (the route checked it names this agentId). */
+  async heartbeat(agentId: string, body: HeartbeatBody, auth: HeartbeatAuth = {}): Promise<{ hostId: string; status: Host['status'] }> {
     const { host, created, startedRecovery } = await this.deps.store.hosts.upsertHeartbeat(
       toHostHeartbeat(agentId, body),
       this.deps.clock.now(),
+      auth,
     );
     // Heartbeats themselves are logged at debug (request-log.ts); a status change is news.
     if (startedRecovery) {

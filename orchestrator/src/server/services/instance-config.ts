@@ -42,7 +42,7 @@ export interface InstanceDraft {
   generateSecret?: () => string;
   /** The container user chosen at creation (the template's when absent). */
   user?: ContainerUserSpec;
-  /** Values given at creation (seed 002 creation step 3), already checked by creationValues. */
+  /** Values given at creation (creation step 3, docs/lifecycle.md "Creating an instance"), already checked by creationValues. */
   values?: CreationValues;
   /** The image chosen at creation from the template's `images` (chosenImage); default the template's image. */
   image?: string;
@@ -226,6 +226,7 @@ export function agentCreateBody(
     });
   }
   if (template?.stdin) body.openStdin = true;
+  if (template?.security) body.security = { ...template.security };
   if (template?.configFiles && template.configFiles.length > 0) {
     // Under Wings' layout the agent fills in the address it publishes the game port on.
     const ip = body.layout === 'wings' ? PUBLISHED_IP_REFERENCE : '0.0.0.0';

@@ -2,7 +2,9 @@
 // the SFTP server alike (one path for both: the same host capability, the same
 // checks at the host, the same audit). Reads are not audited; every write is
 // (action `file.*`, target the instance, the paths — never content), with its
-// result and error code, whoever asked and over which channel.
+// result and error code, whoever asked and over which channel. The template's
+// file denylist (eggs/file-denylist.ts) is applied here, for both channels:
+// a denied path is refused (FILE_DENIED) before the host is asked.
 
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type * as Api from '../../contracts/agent-api.js';
@@ -13,6 +15,8 @@ import type { Store } from '../../store/store.js';
 import type { Clock } from '../clock.js';
 import { capability, type DriverHost, type HostDriver, type HostFiles } from '../drivers/host-driver.js';
 import type { LifecycleService } from './lifecycle-service.js';
+import { assertAllowed, compileDenylist } from '../../eggs/file-denylist.js';
+import { templateOf } from './template-of.js';
 
 export interface InstanceFileServiceOptions {
   store: Store;
@@ -37,6 +41,16 @@ interface Target {
   instance: Instance;
   host: DriverHost;
   files: HostFiles;
+  /** FILE_DENIED when the template's denylist covers one of the paths. */
+  allow(...paths: string[]): void;
+}
+
+/** The path as the host will read it (empty and `.` segments dropped); `..` is left for the host to refuse. */
+function normalised(path: string): string {
+  return `/${path
+    .split('/')
+    .filter((s) => s !== '' && s !== '.')
+    .join('/')}`;
 }
 
 /** Fails with FILE_TOO_LARGE once more than `limit` bytes went through. */
@@ -82,12 +96,19 @@ export class InstanceFileService {
     const instance = await this.deps.lifecycle.find(ref);
     const host = instance.hostId ? await this.deps.store.hosts.get(instance.hostId) : undefined;
     if (!host) throw new AppError('INSTANCE_CONFLICT', `instance ${instance.name} is not placed on a host yet, so it has no files`);
-    return { instance, host, files: capability(this.deps.driver.files, 'files', host) };
+    const files = capability(this.deps.driver.files, 'files', host);
+    const rules = compileDenylist((await templateOf(this.deps.store, instance))?.fileDenylist ?? []);
+    return { instance, host, files, allow: (...paths) => paths.forEach((p) => assertAllowed(rules, normalised(p))) };
   }
 
   /** The instance a ref names (SFTP login checks it exists). */
   async instance(ref: string): Promise<Instance> {
     return this.deps.lifecycle.find(ref);
+  }
+
+  /** FILE_DENIED when the template's denylist covers `path` (SFTP refuses such an open before any data moves). */
+  async assertAllowed(ref: string, path: string): Promise<void> {
+    (await this.target(ref)).allow(path);
   }
 
   async list(ref: string, path: string, caller: FileCaller): Promise<Api.FileList> {
@@ -108,6 +129,7 @@ export class InstanceFileService {
     offset = 0,
   ): Promise<{ size: number; modifiedAt: number; stream: Readable; name: string }> {
     const t = await this.target(ref);
+    t.allow(path);
     const opened = await t.files.read(t.host, t.instance.id, path, offset, ids(caller));
     return { ...opened, name: path.slice(path.lastIndexOf('/') + 1) };
   }
@@ -115,6 +137,7 @@ export class InstanceFileService {
   /** Creates or replaces a file with the stream's bytes, bounded by the upload limit. */
   write(ref: string, path: string, content: Readable, caller: FileCaller): Promise<Api.FileWritten> {
     return this.audited('file.write', ref, caller, { path }, async (t) => {
+      t.allow(path);
       const limit = new SizeLimit(this.maxUploadBytes, path);
       content.on('error', (err) => limit.destroy(err));
       const written = await t.files.write(t.host, t.instance.id, path, content.pipe(limit), this.maxUploadBytes, ids(caller));
@@ -123,26 +146,30 @@ export class InstanceFileService {
   }
 
   mkdir(ref: string, path: string, caller: FileCaller): Promise<{ path: string }> {
-    return this.audited('file.mkdir', ref, caller, { path }, async (t) => ({
-      result: await t.files.mkdir(t.host, t.instance.id, path, ids(caller)),
-    }));
+    return this.audited('file.mkdir', ref, caller, { path }, async (t) => {
+      t.allow(path);
+      return { result: await t.files.mkdir(t.host, t.instance.id, path, ids(caller)) };
+    });
   }
 
   rename(ref: string, from: string, to: string, caller: FileCaller): Promise<{ from: string; to: string }> {
-    return this.audited('file.rename', ref, caller, { from, to }, async (t) => ({
-      result: await t.files.rename(t.host, t.instance.id, from, to, ids(caller)),
-    }));
+    return this.audited('file.rename', ref, caller, { from, to }, async (t) => {
+      t.allow(from, to);
+      return { result: await t.files.rename(t.host, t.instance.id, from, to, ids(caller)) };
+    });
   }
 
   remove(ref: string, paths: readonly string[], caller: FileCaller): Promise<Api.FileDeleted> {
-    return this.audited('file.delete', ref, caller, { paths: [...paths] }, async (t) => ({
-      result: await t.files.remove(t.host, t.instance.id, paths, ids(caller)),
-    }));
+    return this.audited('file.delete', ref, caller, { paths: [...paths] }, async (t) => {
+      t.allow(...paths);
+      return { result: await t.files.remove(t.host, t.instance.id, paths, ids(caller)) };
+    });
   }
 
   archive(ref: string, paths: readonly string[], destination: string | undefined, caller: FileCaller): Promise<Api.FileWritten> {
     const dest = destination ?? `/archive-${utcStamp(this.deps.clock.now())}.tar.gz`;
     return this.audited('file.archive', ref, caller, { paths: [...paths], destination: dest }, async (t) => {
+      t.allow(...paths, dest);
       const written = await t.files.archive(t.host, t.instance.id, paths, dest, ids(caller));
       return { result: written, params: { paths: [...paths], destination: written.path, size: written.size } };
     });
@@ -150,6 +177,7 @@ export class InstanceFileService {
 
   extract(ref: string, path: string, destination: string | undefined, caller: FileCaller): Promise<Api.FileExtracted> {
     return this.audited('file.extract', ref, caller, { path, ...(destination ? { destination } : {}) }, async (t) => {
+      t.allow(path, ...(destination ? [destination] : []));
       const done = await t.files.extract(t.host, t.instance.id, path, destination, ids(caller));
       return { result: done, params: { path, destination: done.destination, entries: done.entries } };
     });

@@ -1,4 +1,4 @@
-// The canonical deployment preview (seed 002 "Creation", step 5): what
+// The canonical deployment preview (creation step 5, docs/lifecycle.md "Creating an instance"): what
 // POST /instances would create from the same body — resolved template and
 // variant configuration, env (secrets never shown), resources, ports,
 // readiness, stop behaviour, data paths, user, the host placement would choose

@@ -75,7 +75,7 @@ export class PlayerSessions {
   /**
    * Applies one router batch; returns how many stale sessions a router reset
    * closed. Each instance's idle clock then restarts at its logins and counts
-   * from its last logout (seed 003: idle means zero logged-in players in a row).
+   * from its last logout (docs/provisioning.md "Idle semantics": idle means zero logged-in players in a row).
    */
   async applyBatch(batch: RouterSessionsBatch): Promise<{ closed: number }> {
     const now = this.deps.clock.now();

@@ -26,6 +26,7 @@ import type { Clock } from '../clock.js';
 import type { HostDriver } from '../drivers/host-driver.js';
 import { sendConsoleCommand, type ConsoleDeps } from './instance-console.js';
 import { templateOf } from './template-of.js';
+import { killInstance } from './instance-kill.js';
 import type { LifecycleService } from './lifecycle-service.js';
 
 /** A run claim older than this is a dead runner's (10 tasks × 900 s offsets is 2.5 h). */
@@ -226,11 +227,19 @@ export class ScheduleService {
       case 'command':
         await sendConsoleCommand(this.console, instance, task.payload, { requestId });
         return;
-      case 'power':
-        await this.deps.lifecycle.request(instance.id, task.payload as SchedulePowerAction & ('start' | 'stop' | 'restart'), actor, {
-          requestId,
-        });
+      case 'power': {
+        const action = task.payload as SchedulePowerAction;
+        if (action === 'kill') {
+          const kill = {
+            host: (id: string) => this.deps.store.hosts.get(id),
+            driver: this.deps.driver,
+            lifecycle: this.deps.lifecycle,
+            logger: this.deps.logger,
+          };
+          await killInstance(kill, instance.id, actor, { requestId });
+        } else await this.deps.lifecycle.request(instance.id, action, actor, { requestId });
         return;
+      }
       case 'backup':
         await this.deps.lifecycle.request(instance.id, 'backup', actor, {
           requestId,

@@ -1,4 +1,4 @@
-// Game-server image updates (seed 002 "Update"): the plan (resolve current and
+// Game-server image updates (docs/lifecycle.md "Image updates"): the plan (resolve current and
 // candidate images through the agent, compatibility and disk checks, changes
 // and warnings), the confirmed request (persisted `update` action), and the
 // worker's run: optional safety backup, graceful stop, replace with the same
@@ -10,7 +10,7 @@ import type { Host, Instance, JsonObject, TemplateSpec } from '../../domain/inde
 import type { Actor } from '../../lifecycle/actions.js';
 import { AppError } from '../../shared/errors.js';
 import type { Store } from '../../store/store.js';
-import type { UpdatePlanAnswer } from '../../contracts/update-plan.js';
+import type { UpdatePlanAnswer } from '../../contracts/public-api/answers.js';
 import type { ImageInfo } from '../drivers/host-driver.js';
 import type { Clock } from '../clock.js';
 import type { LifecycleService } from './lifecycle-service.js';
@@ -20,9 +20,8 @@ import { updateImage } from '../../eggs/image-choice.js';
 /** How the plan resolves an image on the instance's host: its driver's image capability. */
 export type ImageResolver = Pick<HostDriver, 'images'>;
 
-export interface UpdatePlan extends UpdatePlanAnswer<ImageInfo> {
-  automaticUpdates: 'off';
-}
+/** The public answer (contracts/public-api/answers.ts), with the full image inspections the orchestrator holds. */
+export type UpdatePlan = Omit<UpdatePlanAnswer, 'current' | 'candidate'> & { current: ImageInfo; candidate: ImageInfo };
 
 /** Pure: the compatibility checks, changes and warnings of one candidate image. */
 export function evaluateUpdate(input: {

@@ -6,6 +6,12 @@
 // the top stays at the top) and goes through the same InstanceFileService as
 // the HTTP files routes, so the host's path checks and the audit are the same.
 // The host key is generated on first start at <data dir>/sftp_host_ed25519.
+// Every password login, accepted or refused, is an audit entry (`sftp.login`:
+// actor, instance, remote address, the reason of a refusal; never the
+// password). A revocation on this replica closes the token's open sessions at
+// once; a session also re-checks its token before each request (at most once a
+// second) and every `recheckMs` while idle (revocations by another replica):
+// once the token is revoked the request fails and the connection is closed.
 
 import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -13,7 +19,8 @@ import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import ssh2, { type Attributes, type AuthContext, type Connection, type FileEntry as SftpName, type SFTPWrapper } from 'ssh2';
 import type { FileEntry } from '../../contracts/agent-api.js';
-import { isAppError } from '../../shared/errors.js';
+import type { AuditEvent } from '../../domain/index.js';
+import { AppError, isAppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { FILES_READ, FILES_WRITE, hasScope } from '../auth/scopes.js';
 import type { TokenService } from '../auth/tokens.js';
@@ -26,10 +33,19 @@ export const SFTP_HOST_KEY_FILE = 'sftp_host_ed25519';
 /** Out-of-order WRITE data held until the gap before it fills. */
 const MAX_PENDING_WRITE_BYTES = 8 * 1024 * 1024;
 const NAMES_PER_READDIR = 100;
+/** How long a token check answers for the requests after it. */
+const TOKEN_CHECK_TTL_MS = 1000;
+/** Default bound on how long an idle session of a revoked token stays open. */
+export const SFTP_TOKEN_RECHECK_MS = 5000;
 
 export interface SftpServerOptions {
   files: InstanceFileService;
-  tokens: TokenService;
+  tokens: Pick<TokenService, 'authenticate' | 'isActive' | 'onRevoked'>;
+  /** The API's audit trail (AuditLog): every login attempt with a password. */
+  audit: { append(entry: Omit<AuditEvent, 'id'>): Promise<void> };
+  clock: { now(): number };
+  /** Bound on how long an idle session outlives its token's revocation; default SFTP_TOKEN_RECHECK_MS. */
+  recheckMs?: number;
   dataDir: string;
   host: string;
   /** 0: an ephemeral port (tests). */
@@ -82,7 +98,9 @@ function statusOf(err: unknown): { code: number; message: string } {
     case 'INSTANCE_NOT_FOUND':
       return { code: STATUS_CODE.NO_SUCH_FILE, message };
     case 'FILE_PATH_INVALID':
+    case 'FILE_DENIED':
     case 'FORBIDDEN':
+    case 'UNAUTHORIZED':
       return { code: STATUS_CODE.PERMISSION_DENIED, message };
     case 'NOT_IMPLEMENTED':
       return { code: STATUS_CODE.OP_UNSUPPORTED, message };
@@ -162,15 +180,19 @@ class SftpSession {
     private readonly instanceId: string,
     private readonly writable: boolean,
     private readonly caller: FileCaller,
+    /** Throws UNAUTHORIZED once the session's token is revoked (and closes the connection). */
+    private readonly tokenGuard: () => Promise<void>,
   ) {}
 
   attach(): void {
     const s = this.sftp;
     const run = (reqId: number, fn: () => Promise<void>) => {
-      fn().catch((err: unknown) => {
-        const { code, message } = statusOf(err);
-        s.status(reqId, code, message);
-      });
+      this.tokenGuard()
+        .then(fn)
+        .catch((err: unknown) => {
+          const { code, message } = statusOf(err);
+          s.status(reqId, code, message);
+        });
     };
     const refuseReadOnly = (reqId: number): boolean => {
       if (this.writable) return false;
@@ -223,6 +245,8 @@ class SftpSession {
     s.on('OPEN', (reqId: number, filename: string, flags: number) =>
       run(reqId, async () => {
         const p = chrootPath(filename);
+        // A denied file is refused at the open: a client creates its local copy only after it.
+        await this.files.assertAllowed(this.instanceId, p);
         if ((flags & OPEN_MODE.WRITE) === 0) {
           const entry = await this.files.stat(this.instanceId, p, this.caller);
           if (entry.type !== 'file') return void s.status(reqId, STATUS_CODE.FAILURE, `${p} is a ${entry.type}, not a file`);
@@ -262,6 +286,7 @@ class SftpSession {
       if (!h) return;
       if (h.kind !== 'read') return void s.status(reqId, STATUS_CODE.FAILURE, 'not a handle opened for reading');
       h.chain = h.chain
+        .then(() => this.tokenGuard())
         .then(() => this.serveRead(reqId, h, offset, len))
         .catch((err: unknown) => {
           const { code, message } = statusOf(err);
@@ -410,29 +435,101 @@ class SftpSession {
 export async function startSftpServer(o: SftpServerOptions): Promise<SftpListener> {
   const { key, generated } = await loadHostKey(o.dataDir);
   if (generated) o.logger.info({ file: path.join(o.dataDir, SFTP_HOST_KEY_FILE) }, 'generated the SFTP host key');
+  const recheckMs = o.recheckMs ?? SFTP_TOKEN_RECHECK_MS;
   const clients = new Set<Connection>();
-  const server = new Server({ hostKeys: [key] }, (client) => {
+  const timers = new Set<NodeJS.Timeout>();
+  /** Open sessions by token id: a revocation on this replica closes them at once. */
+  const byToken = new Map<string, Set<() => void>>();
+  const unsubscribe = o.tokens.onRevoked((tokenId) => {
+    for (const end of byToken.get(tokenId) ?? []) end();
+  });
+  const audit = async (entry: Omit<AuditEvent, 'id' | 'at' | 'action' | 'targetKind'>) => {
+    try {
+      await o.audit.append({ at: o.clock.now(), action: 'sftp.login', targetKind: 'instance', ...entry });
+    } catch (err) {
+      o.logger.error({ err, action: 'sftp.login' }, 'could not write the audit entry');
+    }
+  };
+  const server = new Server({ hostKeys: [key] }, (client, info) => {
     clients.add(client);
-    let login: { instanceId: string; writable: boolean; caller: FileCaller } | undefined;
+    let login: { instanceId: string; writable: boolean; caller: FileCaller; tokenId: string } | undefined;
     const sessionId = `sftp-${Math.random().toString(36).slice(2, 10)}`;
+    const remoteAddress = info.ip;
+    let revoked = false;
+    let checkedAt = 0;
+    let checking: Promise<void> | undefined;
+    const endRevoked = () => {
+      if (revoked) return;
+      revoked = true;
+      o.logger.info({ sessionId, instanceId: login?.instanceId, actor: login?.caller.actor }, 'SFTP session closed: its token was revoked');
+      client.end();
+    };
+    /** The session's token is still active (checked at most once per TOKEN_CHECK_TTL_MS); UNAUTHORIZED otherwise. */
+    const tokenGuard = async (): Promise<void> => {
+      if (!login) throw new AppError('UNAUTHORIZED', 'not logged in');
+      if (!revoked && o.clock.now() - checkedAt >= TOKEN_CHECK_TTL_MS) {
+        const tokenId = login.tokenId;
+        checking ??= o.tokens
+          .isActive(tokenId)
+          .then((active) => {
+            checkedAt = o.clock.now();
+            if (!active) endRevoked();
+          })
+          .finally(() => (checking = undefined));
+        await checking;
+      }
+      if (revoked) throw new AppError('UNAUTHORIZED', `token ${login.caller.actor} was revoked: this SFTP session is closed`);
+    };
     client.on('authentication', (ctx: AuthContext) => {
+      // `none` and key attempts are the client probing for methods: refused, not audited.
       if (ctx.method !== 'password') return ctx.reject(['password']);
       const dot = ctx.username.lastIndexOf('.');
       const tokenName = dot > 0 ? ctx.username.slice(0, dot) : '';
       const instanceRef = dot > 0 ? ctx.username.slice(dot + 1) : '';
       void (async () => {
         const principal = tokenName && instanceRef ? await o.tokens.authenticate(ctx.password) : undefined;
-        const refuse = (why: string) => {
-          o.logger.info({ user: ctx.username, why }, 'SFTP login refused');
+        const refuse = async (why: string, errorCode: string, actor: string, targetId: string | null) => {
+          o.logger.info({ user: ctx.username, why, remoteAddress }, 'SFTP login refused');
+          await audit({
+            actor,
+            targetId,
+            params: { user: ctx.username, remoteAddress, via: 'sftp', reason: why },
+            result: 'error',
+            errorCode,
+            requestId: sessionId,
+          });
           ctx.reject(['password']);
         };
-        if (!principal || principal.kind !== 'token' || principal.name !== tokenName) return refuse('unknown user or wrong token');
+        if (!principal || principal.kind !== 'token' || principal.name !== tokenName || principal.tokenId === null)
+          return refuse('unknown user or wrong token', 'UNAUTHORIZED', 'anonymous', null);
         const writable = hasScope(principal.scopes, FILES_WRITE);
-        if (!writable && !hasScope(principal.scopes, FILES_READ)) return refuse('the token has no files scope (files:read or files:write)');
+        if (!writable && !hasScope(principal.scopes, FILES_READ))
+          return refuse('the token has no files scope (files:read or files:write)', 'FORBIDDEN', principal.name, null);
         const instance = await o.files.instance(instanceRef).catch(() => undefined);
-        if (!instance) return refuse(`no instance ${instanceRef}`);
-        login = { instanceId: instance.id, writable, caller: { actor: principal.name, via: 'sftp', requestId: sessionId } };
-        o.logger.info({ user: ctx.username, instanceId: instance.id, writable, sessionId }, 'SFTP login');
+        if (!instance) return refuse(`no instance ${instanceRef}`, 'INSTANCE_NOT_FOUND', principal.name, null);
+        login = {
+          instanceId: instance.id,
+          writable,
+          caller: { actor: principal.name, via: 'sftp', requestId: sessionId },
+          tokenId: principal.tokenId,
+        };
+        checkedAt = o.clock.now();
+        const tokenId = login.tokenId;
+        const ends = byToken.get(tokenId) ?? new Set<() => void>();
+        byToken.set(tokenId, ends.add(endRevoked));
+        client.once('close', () => {
+          ends.delete(endRevoked);
+          if (ends.size === 0 && byToken.get(tokenId) === ends) byToken.delete(tokenId);
+        });
+        o.logger.info({ user: ctx.username, instanceId: instance.id, writable, sessionId, remoteAddress }, 'SFTP login');
+        await audit({
+          actor: principal.name,
+          targetId: instance.id,
+          params: { user: ctx.username, remoteAddress, via: 'sftp', access: writable ? 'read-write' : 'read-only' },
+          result: 'ok',
+          errorCode: null,
+          requestId: sessionId,
+        });
         ctx.accept();
       })().catch((err: unknown) => {
         o.logger.warn({ err, user: ctx.username }, 'SFTP login failed');
@@ -440,11 +537,19 @@ export async function startSftpServer(o: SftpServerOptions): Promise<SftpListene
       });
     });
     client.on('ready', () => {
+      // An idle session learns of a revocation too, within recheckMs.
+      const timer = setInterval(() => void tokenGuard().catch(() => undefined), recheckMs);
+      timer.unref();
+      timers.add(timer);
+      client.once('close', () => {
+        clearInterval(timer);
+        timers.delete(timer);
+      });
       client.on('session', (accept) => {
         const session = accept();
         session.on('sftp', (acceptSftp) => {
-          if (!login) return;
-          new SftpSession(acceptSftp(), o.files, login.instanceId, login.writable, login.caller).attach();
+          if (!login || revoked) return;
+          new SftpSession(acceptSftp(), o.files, login.instanceId, login.writable, login.caller, tokenGuard).attach();
         });
       });
     });
@@ -460,6 +565,8 @@ export async function startSftpServer(o: SftpServerOptions): Promise<SftpListene
     port,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      unsubscribe();
+      for (const t of timers) clearInterval(t);
       for (const c of clients) c.end();
       await closed;
     },

@@ -77,7 +77,7 @@ export async function webRoutes(app: FastifyInstance, ctx: ServerContext, sessio
             summary: 'Panel login: exchange a token for an HttpOnly session cookie (needs x-endercloud-csrf: 1)',
             body: LoginBody,
           },
-          config: { auth: { public: true }, audit: { action: 'session.login', targetKind: 'session' } },
+          config: { auth: { public: true }, authAttempt: true, audit: { action: 'session.login', targetKind: 'session' } },
         },
         async (req, reply) => {
           assertSameSite(req, sessions.publicOrigin);

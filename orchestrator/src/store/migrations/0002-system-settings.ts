@@ -1,4 +1,4 @@
-// System-wide settings (#4): one JSON value per key, e.g. the global
+// System-wide settings (docs/store.md, `system_settings`): one JSON value per key, e.g. the global
 // maintenance switch. Small and rarely written; read by every start request.
 
 import type { Kysely } from 'kysely';

@@ -1,4 +1,4 @@
-// Unclaimed containers (#3): the managed containers a recovery run listed as
+// Unclaimed containers (docs/orchestrator.md "Unclaimed containers"): the managed containers a recovery run listed as
 // unclaimed, per host, so that later recoveries never remove them on a guess.
 
 import type { Kysely } from 'kysely';

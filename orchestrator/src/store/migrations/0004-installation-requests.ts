@@ -1,4 +1,4 @@
-// Installation requests (seed 002 "Creation"): pending user requests an
+// Installation requests (docs/lifecycle.md "Installation requests"): pending user requests an
 // administrator approves (creating the instance) or rejects.
 
 import type { Kysely } from 'kysely';

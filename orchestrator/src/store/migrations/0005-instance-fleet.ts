@@ -1,4 +1,4 @@
-// Dynamic provisioning (seed 003): each instance's fleet record — its idle
+// Dynamic provisioning (docs/provisioning.md): each instance's fleet record — its idle
 // clock, an idle-tier override, the last tier applied, drain and archive
 // marks — as one JSON column (null for instances no policy has touched).
 

@@ -14,6 +14,8 @@ import * as webSessions from './0008-web-sessions.js';
 import * as memoryReserved from './0009-memory-reserved.js';
 import * as groupIdleTiers from './0010-group-idle-tiers.js';
 import * as schedules from './0011-schedules.js';
+import * as hostCredentials from './0012-host-credentials.js';
+import * as webSessionPresetSeal from './0013-web-session-preset-seal.js';
 
 export type StoreDialect = 'sqlite' | 'postgres';
 
@@ -32,6 +34,8 @@ const MIGRATIONS: ReadonlyArray<[name: string, up: DialectMigration]> = [
   ['0009_memory_reserved', memoryReserved.up],
   ['0010_group_idle_tiers', groupIdleTiers.up],
   ['0011_schedules', schedules.up],
+  ['0012_host_credentials', hostCredentials.up],
+  ['0013_web_session_preset_seal', webSessionPresetSeal.up],
 ];
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -12,7 +12,7 @@ import { affected, type StoreContext } from '../context.js';
 import { fromJson, fromJsonOrNull, toJson, toJsonOrNull } from '../json.js';
 import type { StoreDialect } from '../migrations/index.js';
 import type { Database, HostsTable } from '../schema.js';
-import type { HeartbeatResult, HostRepository } from '../store.js';
+import type { HeartbeatAuth, HeartbeatResult, HostEnrolment, HostRepository } from '../store.js';
 
 function toHost(r: Selectable<HostsTable>): Host {
   return {
@@ -33,6 +33,9 @@ function toHost(r: Selectable<HostsTable>): Host {
     firstSeenAt: Number(r.first_seen_at),
     lastHeartbeatAt: Number(r.last_heartbeat_at),
     updatedAt: Number(r.updated_at),
+    ...(r.credential_generation !== null ? { credentialGeneration: Number(r.credential_generation) } : {}),
+    ...(r.enrolled_at !== null ? { enrolledAt: Number(r.enrolled_at) } : {}),
+    ...(r.credential_revoked_at !== null ? { credentialRevokedAt: Number(r.credential_revoked_at) } : {}),
   };
 }
 
@@ -71,16 +74,17 @@ export class KyselyHostRepository implements HostRepository {
     return at !== undefined && at > host.lastHeartbeatAt ? { ...host, lastHeartbeatAt: at, updatedAt: Math.max(host.updatedAt, at) } : host;
   }
 
-  async upsertHeartbeat(hb: HostHeartbeat, now: EpochMs): Promise<HeartbeatResult> {
-    // Nothing but the time changed since this store's last full write: no statement now.
-    const coalesced = this.ctx.inTransaction ? undefined : this.ctx.heartbeats.coalesce(hb, now);
+  async upsertHeartbeat(hb: HostHeartbeat, now: EpochMs, opts: HeartbeatAuth = {}): Promise<HeartbeatResult> {
+    // Nothing but the time changed since this store's last full write (with the same kind of credential): no statement now.
+    const via = opts.hostCredential === true ? 'host' : 'shared';
+    const coalesced = this.ctx.inTransaction ? undefined : this.ctx.heartbeats.coalesce(hb, now, via);
     if (coalesced) return { host: coalesced, created: false, startedRecovery: false };
-    const result = await this.writeHeartbeat(hb, now);
-    this.ctx.heartbeats.written(hb, result.host, now);
+    const result = await this.writeHeartbeat(hb, now, opts.hostCredential === true);
+    this.ctx.heartbeats.written(hb, result.host, now, via);
     return result;
   }
 
-  private async writeHeartbeat(hb: HostHeartbeat, now: EpochMs): Promise<HeartbeatResult> {
+  private async writeHeartbeat(hb: HostHeartbeat, now: EpochMs, hostCredential: boolean): Promise<HeartbeatResult> {
     const wasOffline = sql<boolean>`hosts.status = 'OFFLINE'`;
     const later = (column: 'last_heartbeat_at' | 'updated_at') =>
       sql<number>`case when excluded.${sql.raw(column)} > hosts.${sql.raw(column)} then excluded.${sql.raw(column)} else hosts.${sql.raw(column)} end`;
@@ -107,27 +111,49 @@ export class KyselyHostRepository implements HostRepository {
         updated_at: now,
       })
       .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
-          control_url: eb.ref('excluded.control_url'),
-          game_address: eb.ref('excluded.game_address'),
-          resources: eb.ref('excluded.resources'),
-          memory_capacity_mb: eb.ref('excluded.memory_capacity_mb'),
-          version: eb.ref('excluded.version'),
-          port_range: eb.ref('excluded.port_range'),
-          heartbeat_interval_ms: eb.ref('excluded.heartbeat_interval_ms'),
-          boot_id: eb.ref('excluded.boot_id'),
-          inventory_digest: eb.ref('excluded.inventory_digest'),
-          // Never backwards: a beat that waited on a replica cut from the database lands after newer ones.
-          last_heartbeat_at: later('last_heartbeat_at'),
-          updated_at: later('updated_at'),
-          // A returning host is never placeable before recovery finishes.
-          status: sql<string>`case when ${wasOffline} then 'RECOVERING' else hosts.status end`,
-          status_reason: sql<string | null>`case when ${wasOffline} then 'heartbeat after being offline' else hosts.status_reason end`,
-          status_changed_at: sql<number>`case when ${wasOffline} then excluded.status_changed_at else hosts.status_changed_at end`,
-        })),
+        oc
+          .column('id')
+          .doUpdateSet((eb) => ({
+            game_address: eb.ref('excluded.game_address'),
+            resources: eb.ref('excluded.resources'),
+            memory_capacity_mb: eb.ref('excluded.memory_capacity_mb'),
+            version: eb.ref('excluded.version'),
+            port_range: eb.ref('excluded.port_range'),
+            heartbeat_interval_ms: eb.ref('excluded.heartbeat_interval_ms'),
+            boot_id: eb.ref('excluded.boot_id'),
+            inventory_digest: eb.ref('excluded.inventory_digest'),
+            // Never backwards: a beat that waited on a replica cut from the database lands after newer ones.
+            last_heartbeat_at: later('last_heartbeat_at'),
+            updated_at: later('updated_at'),
+            // A returning host is never placeable before recovery finishes.
+            status: sql<string>`case when ${wasOffline} then 'RECOVERING' else hosts.status end`,
+            status_reason: sql<string | null>`case when ${wasOffline} then 'heartbeat after being offline' else hosts.status_reason end`,
+            status_changed_at: sql<number>`case when ${wasOffline} then excluded.status_changed_at else hosts.status_changed_at end`,
+          }))
+          // A known host's controlUrl is pinned: only an enrolment moves it (issue 26: host takeover, SSRF).
+          .where(sql<boolean>`hosts.control_url = excluded.control_url`)
+          // An enrolled host beats with its own credential only (the shared token is no longer its).
+          .where(hostCredential ? sql<boolean>`1 = 1` : sql<boolean>`hosts.credential_generation is null`),
       )
       .returningAll()
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
+    if (!row) {
+      const known = await this.ctx.db
+        .selectFrom('hosts')
+        .select(['control_url', 'credential_generation'])
+        .where('id', '=', hb.id)
+        .executeTakeFirst();
+      if (!hostCredential && known && known.credential_generation !== null)
+        throw new AppError(
+          'FORBIDDEN',
+          `host ${hb.id} is enrolled: its heartbeats need its own host credential, not the shared agent token (re-enrol it if the credential was lost)`,
+        );
+      throw new AppError(
+        'CONFLICT',
+        `host ${hb.id} is registered at ${known?.control_url ?? '?'}, not ${hb.controlUrl}: a heartbeat never moves a host; re-enrol to move a host (a new join token: ectl hosts join-token create --agent-id ${hb.id})`,
+        { details: { reason: 'control-url-pinned', enrolledControlUrl: known?.control_url ?? null, reportedControlUrl: hb.controlUrl } },
+      );
+    }
     const host = toHost(row);
     const created =
       host.firstSeenAt === now && host.lastHeartbeatAt === now && host.statusChangedAt === now && host.statusReason === 'first heartbeat';
@@ -232,6 +258,88 @@ export class KyselyHostRepository implements HostRepository {
     const out = Object.fromEntries(HOST_STATUSES.map((s) => [s, 0])) as Record<HostStatus, number>;
     for (const r of rows) out[r.status as HostStatus] = Number(r.n);
     return out;
+  }
+
+  async enrol(e: HostEnrolment, now: EpochMs): Promise<{ host: Host; previousControlUrl: string | null }> {
+    this.ctx.heartbeats.forget(e.heartbeat.id);
+    const hb = e.heartbeat;
+    const before = await this.ctx.db.selectFrom('hosts').selectAll().where('id', '=', hb.id).executeTakeFirst();
+    const generation = (before?.credential_generation === null || before === undefined ? 0 : Number(before.credential_generation)) + 1;
+    const reason = `${before?.credential_generation != null ? 're-enrolled' : 'enrolled'} (credential generation ${generation}): recovery runs at its first heartbeat`;
+    const credential = {
+      credential_hash: e.credentialHash,
+      credential_generation: generation,
+      enrolled_at: now,
+      credential_revoked_at: null,
+    };
+    let row: Selectable<HostsTable> | undefined;
+    if (before) {
+      // Never placeable until a recovery run has read the (possibly moved) agent's inventory.
+      row = await this.ctx.db
+        .updateTable('hosts')
+        .set({
+          ...credential,
+          control_url: hb.controlUrl,
+          status: 'RECOVERING',
+          status_reason: reason,
+          status_changed_at: now,
+          updated_at: now,
+        })
+        .where('id', '=', hb.id)
+        .returningAll()
+        .executeTakeFirst();
+    } else {
+      row = await this.ctx.db
+        .insertInto('hosts')
+        .values({
+          id: hb.id,
+          status: 'RECOVERING',
+          status_reason: reason,
+          status_changed_at: now,
+          control_url: hb.controlUrl,
+          game_address: hb.gameAddress,
+          resources: toJson(hb.resources),
+          memory_capacity_mb: Math.floor(hb.resources.memoryMb),
+          memory_reserved_mb: 0,
+          version: hb.version,
+          port_range: toJson(hb.portRange),
+          heartbeat_interval_ms: hb.heartbeatIntervalMs,
+          boot_id: hb.bootId ?? null,
+          inventory_digest: null,
+          maintenance: null,
+          first_seen_at: now,
+          last_heartbeat_at: now,
+          updated_at: now,
+          ...credential,
+        })
+        .returningAll()
+        .executeTakeFirst();
+    }
+    this.ctx.heartbeats.forget(hb.id);
+    if (!row) throw new AppError('HOST_NOT_FOUND', `host ${hb.id} disappeared during its enrolment`);
+    return { host: toHost(row), previousControlUrl: before?.control_url ?? null };
+  }
+
+  async findByCredentialHash(hash: string): Promise<{ id: string } | undefined> {
+    return this.ctx.db
+      .selectFrom('hosts')
+      .select('id')
+      .where('credential_hash', '=', hash)
+      .where('credential_revoked_at', 'is', null)
+      .executeTakeFirst();
+  }
+
+  async revokeCredential(id: string, now: EpochMs): Promise<Host> {
+    this.ctx.heartbeats.forget(id);
+    const row = await this.ctx.db
+      .updateTable('hosts')
+      .set({ credential_hash: null, credential_revoked_at: now, updated_at: now })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    this.ctx.heartbeats.forget(id);
+    if (!row) throw new AppError('HOST_NOT_FOUND', `host ${id} is not registered`);
+    return toHost(row);
   }
 
   async delete(id: string): Promise<void> {

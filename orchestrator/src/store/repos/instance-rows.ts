@@ -1,11 +1,14 @@
 // Mapping between Instance and its row: one table of field codecs, so create,
-// patch and read cannot drift apart.
+// patch and read cannot drift apart. The one secret column (secret_settings)
+// is sealed here on every write and opened on every read (store/secret-codec.ts).
 
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Instance } from '../../domain/index.js';
+import { AppError } from '../../shared/errors.js';
 import type { InstancesTable } from '../schema.js';
+import { isPlaintextJson, secretContext, type SecretSlot } from '../secret-codec.js';
 
-type Codec = { column: keyof InstancesTable; kind: 'plain' | 'json' | 'jsonOrNull' | 'bool' | 'time' };
+type Codec = { column: keyof InstancesTable; kind: 'plain' | 'json' | 'jsonOrNull' | 'bool' | 'time' | 'secretJson' };
 
 const FIELDS: Record<keyof Instance, Codec> = {
   id: { column: 'id', kind: 'plain' },
@@ -24,7 +27,7 @@ const FIELDS: Record<keyof Instance, Codec> = {
   memoryMb: { column: 'memory_mb', kind: 'plain' },
   memoryReserved: { column: 'memory_reserved', kind: 'bool' },
   settings: { column: 'settings', kind: 'json' },
-  secretSettings: { column: 'secret_settings', kind: 'json' },
+  secretSettings: { column: 'secret_settings', kind: 'secretJson' },
   pendingChanges: { column: 'pending_changes', kind: 'json' },
   containerConfig: { column: 'container_config', kind: 'json' },
   containerConfigPending: { column: 'container_config_pending', kind: 'bool' },
@@ -42,8 +45,47 @@ const FIELDS: Record<keyof Instance, Codec> = {
   updatedAt: { column: 'updated_at', kind: 'time' },
 };
 
-function encode(kind: Codec['kind'], value: unknown): unknown {
+/** What a secret column is bound to (a sealed value copied to another instance does not open there). */
+export function secretSettingsContext(id: string): string {
+  return secretContext('instances', id, 'secretSettings');
+}
+
+/** Refuses a write to instance `id` before anything is written when no key is installed (its answer could not be opened). */
+export function requireSecretCodec(id: string, secrets: SecretSlot): void {
+  if (!secrets.codec) throw noCodec(id);
+}
+
+function noCodec(id: string): AppError {
+  return new AppError(
+    'INTERNAL',
+    `the secret settings of instance ${id} cannot be sealed or opened: this store has no secret key installed (useSecretCodec)`,
+  );
+}
+
+/** The JSON of a secret column sealed under the installed key; never written in plaintext. */
+export function sealSecretJson(value: unknown, id: string, secrets: SecretSlot): string {
+  if (!secrets.codec) throw noCodec(id);
+  return secrets.codec.seal(JSON.stringify(value), secretSettingsContext(id));
+}
+
+/** A secret column's value: opened under the installed key, or plain JSON from a database written before encryption. */
+export function openSecretJson(stored: string, id: string, secrets: SecretSlot): unknown {
+  if (isPlaintextJson(stored)) return JSON.parse(stored);
+  if (!secrets.codec) throw noCodec(id);
+  return JSON.parse(secrets.codec.open(stored, secretSettingsContext(id)));
+}
+
+/** Where a row's secret column is bound: its id, and the key slot. */
+interface RowSecrets {
+  id: string;
+  secrets: SecretSlot;
+}
+
+function encode(kind: Codec['kind'], value: unknown, row: RowSecrets | undefined): unknown {
   switch (kind) {
+    case 'secretJson':
+      if (!row) throw new AppError('INTERNAL', 'a secret column was encoded without its row');
+      return sealSecretJson(value, row.id, row.secrets);
     case 'json':
       return JSON.stringify(value);
     case 'jsonOrNull':
@@ -55,8 +97,11 @@ function encode(kind: Codec['kind'], value: unknown): unknown {
   }
 }
 
-function decode(kind: Codec['kind'], value: unknown): unknown {
+function decode(kind: Codec['kind'], value: unknown, row: RowSecrets | undefined): unknown {
   switch (kind) {
+    case 'secretJson':
+      if (!row) throw new AppError('INTERNAL', 'a secret column was decoded without its row');
+      return openSecretJson(value as string, row.id, row.secrets);
     case 'json':
       return JSON.parse(value as string);
     case 'jsonOrNull':
@@ -73,7 +118,8 @@ function decode(kind: Codec['kind'], value: unknown): unknown {
 /** Some fields of an instance: their columns (for a statement that names them) and the decoder of such a row. */
 export interface InstanceFields<K extends keyof Instance> {
   columns: readonly string[];
-  decode(row: Partial<Selectable<InstancesTable>>): Pick<Instance, K>;
+  /** `secrets`: the store's key slot, needed only when the fields include secretSettings (and the row its id). */
+  decode(row: Partial<Selectable<InstancesTable>>, secrets?: SecretSlot): Pick<Instance, K>;
 }
 
 /** The codecs of `fields` as a list, built once (a decoder runs for every row read). */
@@ -81,9 +127,10 @@ export function instanceFields<K extends keyof Instance>(fields: readonly K[]): 
   const list = fields.map((field) => ({ field, ...FIELDS[field] }));
   return {
     columns: list.map((f) => f.column),
-    decode(row) {
+    decode(row, secrets) {
       const out: Record<string, unknown> = {};
-      for (const f of list) out[f.field] = decode(f.kind, row[f.column]);
+      const bound = secrets && typeof row.id === 'string' ? { id: row.id, secrets } : undefined;
+      for (const f of list) out[f.field] = decode(f.kind, row[f.column], bound);
       return out as Pick<Instance, K>;
     },
   };
@@ -91,20 +138,20 @@ export function instanceFields<K extends keyof Instance>(fields: readonly K[]): 
 
 const ALL_FIELDS = instanceFields(Object.keys(FIELDS) as Array<keyof Instance>);
 
-export function toInstance(row: Selectable<InstancesTable>): Instance {
-  return ALL_FIELDS.decode(row);
+export function toInstance(row: Selectable<InstancesTable>, secrets: SecretSlot): Instance {
+  return ALL_FIELDS.decode(row, secrets);
 }
 
-/** Encodes the fields present in `patch` (undefined members are skipped). */
-export function toRowPatch(patch: Partial<Instance>): Updateable<InstancesTable> {
+/** Encodes the fields present in `patch` (undefined members are skipped) of instance `id`. */
+export function toRowPatch(patch: Partial<Instance>, id: string, secrets: SecretSlot): Updateable<InstancesTable> {
   const out: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(patch)) {
     const codec = FIELDS[field as keyof Instance];
-    if (codec && value !== undefined) out[codec.column] = encode(codec.kind, value);
+    if (codec && value !== undefined) out[codec.column] = encode(codec.kind, value, { id, secrets });
   }
   return out as Updateable<InstancesTable>;
 }
 
-export function toRow(instance: Instance): Insertable<InstancesTable> {
-  return toRowPatch(instance) as Insertable<InstancesTable>;
+export function toRow(instance: Instance, secrets: SecretSlot): Insertable<InstancesTable> {
+  return toRowPatch(instance, instance.id, secrets) as Insertable<InstancesTable>;
 }

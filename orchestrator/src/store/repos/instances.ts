@@ -17,7 +17,7 @@ import type {
   ReleasedSession,
 } from '../store.js';
 import { appendHistory } from './history.js';
-import { instanceFields, toInstance, toRow, toRowPatch } from './instance-rows.js';
+import { instanceFields, requireSecretCodec, toInstance, toRow, toRowPatch } from './instance-rows.js';
 import { toSession } from './sessions.js';
 import { auditRow } from './auth.js';
 
@@ -78,10 +78,10 @@ export class KyselyInstanceRepository implements InstanceRepository {
     try {
       const row = await this.ctx.db
         .insertInto('instances')
-        .values(toRow({ ...instance, version: 1 }))
+        .values(toRow({ ...instance, version: 1 }, this.ctx.secrets))
         .returningAll()
         .executeTakeFirstOrThrow();
-      return toInstance(row);
+      return toInstance(row, this.ctx.secrets);
     } catch (err) {
       if (isUniqueViolation(err))
         throw new AppError('CONFLICT', `an instance with id ${instance.id} or name ${instance.name} already exists`);
@@ -91,12 +91,12 @@ export class KyselyInstanceRepository implements InstanceRepository {
 
   async get(id: string): Promise<Instance | undefined> {
     const row = await this.ctx.db.selectFrom('instances').selectAll().where('id', '=', id).executeTakeFirst();
-    return row && toInstance(row);
+    return row && toInstance(row, this.ctx.secrets);
   }
 
   async getByName(name: string): Promise<Instance | undefined> {
     const row = await this.ctx.db.selectFrom('instances').selectAll().where('name', '=', name).executeTakeFirst();
-    return row && toInstance(row);
+    return row && toInstance(row, this.ctx.secrets);
   }
 
   async list(filter: InstanceFilter = {}): Promise<Instance[]> {
@@ -116,11 +116,12 @@ export class KyselyInstanceRepository implements InstanceRepository {
       .orderBy('created_at')
       .orderBy('id')
       .execute();
-    return rows.map(toInstance);
+    return rows.map((row) => toInstance(row, this.ctx.secrets));
   }
 
   async update(id: string, patch: InstancePatch, opts: { now: number; expectedVersion?: number }): Promise<Instance> {
-    const values = toRowPatch({ ...cleanPatch(patch), updatedAt: opts.now });
+    requireSecretCodec(id, this.ctx.secrets);
+    const values = toRowPatch({ ...cleanPatch(patch), updatedAt: opts.now }, id, this.ctx.secrets);
     let row;
     try {
       row = await this.ctx.db
@@ -135,7 +136,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
       if (isUniqueViolation(err)) throw new AppError('CONFLICT', `another instance already uses name ${String(patch.name)}`);
       throw err;
     }
-    if (row) return toInstance(row);
+    if (row) return toInstance(row, this.ctx.secrets);
     const current = await this.get(id);
     if (!current) throw new AppError('INSTANCE_NOT_FOUND', `instance ${id} does not exist`);
     throw new AppError(
@@ -308,7 +309,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
     }));
   }
 
-  transition(
+  async transition(
     id: string,
     to: InstanceState,
     opts: {
@@ -321,6 +322,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
       patch?: InstancePatch;
     },
   ): Promise<Instance | undefined> {
+    requireSecretCodec(id, this.ctx.secrets);
     return this.ctx.atomic(async (db) => {
       const current = await db
         .selectFrom('instances')
@@ -339,7 +341,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
       };
       const row = await db
         .updateTable('instances')
-        .set(toRowPatch({ ...patch, updatedAt: opts.now }))
+        .set(toRowPatch({ ...patch, updatedAt: opts.now }, id, this.ctx.secrets))
         .set((eb) => ({ version: eb('version', '+', 1) }))
         .where('id', '=', id)
         .returningAll()
@@ -354,7 +356,7 @@ export class KyselyInstanceRepository implements InstanceRepository {
         commandId: opts.commandId ?? null,
         details: opts.details ?? null,
       });
-      return toInstance(row);
+      return toInstance(row, this.ctx.secrets);
     });
   }
 

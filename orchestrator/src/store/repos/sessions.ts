@@ -1,5 +1,5 @@
 // Sessions (instance allocations), player transfers and router-reported
-// player sessions (seed 003, #5).
+// player sessions (docs/provisioning.md "Allocation", docs/router.md).
 
 import { sql, type Selectable } from 'kysely';
 import type { PlayerSession, Session, Transfer } from '../../domain/index.js';

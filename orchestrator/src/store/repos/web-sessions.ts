@@ -16,6 +16,7 @@ function toRecord(r: Selectable<WebSessionsTable>): WebSessionRecord {
     scopes: fromJson(r.scopes),
     createdAt: Number(r.created_at),
     expiresAt: Number(r.expires_at),
+    presetSeal: r.preset_seal ?? null,
   };
 }
 
@@ -34,6 +35,7 @@ export class KyselyWebSessionRepository implements WebSessionRepository {
           scopes: toJson(s.scopes),
           created_at: s.createdAt,
           expires_at: s.expiresAt,
+          preset_seal: s.presetSeal,
         })
         .returningAll()
         .executeTakeFirstOrThrow();

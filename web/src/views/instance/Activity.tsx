@@ -1,7 +1,7 @@
 // The Activity tab: the state history as a timeline, the players, and (for
 // an admin, who may read the audit log) this instance's audit entries.
 
-import { ago, can, enc, forPeople, type Me } from '../../api';
+import { ago, can, enc, forPeople, type Answer, type Me } from '../../api';
 import { useResource, type Resource } from '../../live';
 import type { AuditEntry, HistoryEntry } from '../../types';
 import { Empty, ErrorNote, Section, StateBadge } from '../../ui';
@@ -50,11 +50,7 @@ function Timeline({ history: h }: { history: Resource<{ history: HistoryEntry[] 
 }
 
 /** GET /instances/:id/players. */
-interface PlayersAnswer {
-  online: number;
-  players: { uuid: string | null; name: string; connectedAt: string }[];
-  probe: { online: number; max: number } | null;
-}
+type PlayersAnswer = Answer<'GET /instances/:id/players'>;
 
 function Players({ id }: { id: string }) {
   const p = useResource<PlayersAnswer>(`/instances/${enc(id)}/players`, ['players', 'instance'], id);

@@ -2,9 +2,11 @@
 // pane (RCON or stdin, whichever the template has: POST /instances/:id/console),
 // command history with ↑/↓, and the live resource graphs. The log pane keeps
 // what it showed across a container replacement (the API's log route reads
-// only the current container), with a marker line where the new one begins.
+// only the current container, and names it in a header), with a marker line
+// where the new one begins; it follows the new container without a reload.
 
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { LOG_CONTAINER_HEADER } from '../../../../orchestrator/src/contracts/public-api/panel-rules.js';
 import { api, ApiError, CSRF, enc } from '../../api';
 import type { ConsoleAnswer, HistoryEntry, InstanceView } from '../../types';
 import { ErrorNote, Section } from '../../ui';
@@ -48,7 +50,16 @@ export function ConsoleTab({ instance, history, write }: { instance: InstanceVie
   const [segments, setSegments] = useState<Segment[]>([]);
   /** Where the current stream's output begins in `segments` (a reconnect to the same container replaces from there). */
   const streamStart = useRef(0);
+  /** The container whose output the current stream shows (the log route's header; null when not named). */
+  const streamContainer = useRef<string | null>(null);
+  /**
+   * What the instance looked like when the last stream ended (null while one runs): a later change of its state, of
+   * its container's start time or of its revision (an update, a replacement) reads the log again.
+   */
   const endedAt = useRef<string | null>(null);
+  const watch = `${state}|${instance.observed?.startedAt ?? ''}|${instance.revision}`;
+  const latestWatch = useRef(watch);
+  latestWatch.current = watch;
   const latestState = useRef(state);
   latestState.current = state;
   const [note, setNote] = useState<string>();
@@ -62,7 +73,7 @@ export function ConsoleTab({ instance, history, write }: { instance: InstanceVie
     setNote(undefined);
     setError(undefined);
     if (!container) {
-      endedAt.current = latestState.current;
+      endedAt.current = latestWatch.current;
       return undefined;
     }
     const abort = new AbortController();
@@ -79,6 +90,7 @@ export function ConsoleTab({ instance, history, write }: { instance: InstanceVie
         const body = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
         throw new ApiError(res.status, body.error?.code ?? `HTTP_${res.status}`, body.error?.message ?? res.statusText);
       }
+      const named = res.headers.get(LOG_CONTAINER_HEADER);
       const reader = res.body.getReader();
       const decoder = new TextDecoder();
       for (;;) {
@@ -87,13 +99,22 @@ export function ConsoleTab({ instance, history, write }: { instance: InstanceVie
         const chunk = decoder.decode(value, { stream: true });
         const isFirst = first;
         first = false;
+        // Whether the header says it is the container shown before (undefined: one of the two is not named).
+        let sameNamed: boolean | undefined;
+        if (isFirst) {
+          const previous = streamContainer.current;
+          streamContainer.current = named;
+          sameNamed = named && previous ? named === previous : undefined;
+        }
         setSegments((segs) => {
           let out = segs;
           if (isFirst) {
             // The same container's log again (a reconnect, a restart in place) replaces what this stream showed;
-            // a log that does not hold the last line shown is a new container: the old output stays above a marker.
+            // another container (the header names it; without the header: a log that does not hold the last line
+            // shown) is a replacement: the old output stays above a marker.
             const last = lastLine(segs);
-            if (last === undefined || chunk.includes(last)) {
+            const same = last === undefined || (sameNamed ?? chunk.includes(last));
+            if (same) {
               out = [...segs.slice(0, streamStart.current), ...segs.slice(streamStart.current).filter((s) => s.kind === 'command')];
             } else {
               out = [
@@ -114,8 +135,14 @@ export function ConsoleTab({ instance, history, write }: { instance: InstanceVie
           return next.slice(-500);
         });
       }
-      endedAt.current = latestState.current;
+      endedAt.current = latestWatch.current;
       const running = RUNNING.includes(latestState.current);
+      // A stream that ran and ended while the server still runs: its container was stopped or replaced under the
+      // same state; read the log again at once (a stream that ends at once waits for the next change instead).
+      if (running && Date.now() - started >= 2000) {
+        setGeneration((g) => g + 1);
+        return;
+      }
       setNote(
         !running
           ? first
@@ -127,7 +154,7 @@ export function ConsoleTab({ instance, history, write }: { instance: InstanceVie
       );
     })().catch((err: unknown) => {
       if (abort.signal.aborted) return;
-      endedAt.current = latestState.current;
+      endedAt.current = latestWatch.current;
       // No container on the host (yet): nothing to show, which is not an error.
       if (err instanceof ApiError && err.status === 404) setNote('No container yet: the log starts when the server does.');
       else setError(err);
@@ -135,8 +162,8 @@ export function ConsoleTab({ instance, history, write }: { instance: InstanceVie
     return () => abort.abort();
   }, [id, generation, container]);
   useEffect(() => {
-    if (endedAt.current !== null && endedAt.current !== state) setGeneration((g) => g + 1);
-  }, [state]);
+    if (endedAt.current !== null && endedAt.current !== watch) setGeneration((g) => g + 1);
+  }, [watch]);
   useEffect(() => {
     const el = pane.current;
     if (el) el.scrollTop = el.scrollHeight;

@@ -3,23 +3,14 @@
 // Reinstall, and deletion with scopes.
 
 import { useState } from 'react';
-import { ago, api, bytes, enc, forPeople } from '../../api';
+import { ago, api, bytes, enc, forPeople, type Answer } from '../../api';
 import { useResource } from '../../live';
 import type { InstanceView, JsonValue } from '../../types';
 import { ActionButton, ConfirmDialog, Empty, ErrorNote, Json, Section } from '../../ui';
 
-/** GET /instances/:id/backups → `backups[]`. */
-interface BackupEntry {
-  backupId: string;
-  createdAt: string;
-  sizeBytes: number | null;
-  stored: boolean;
-  onHost: boolean;
-}
-
 export function Backups({ instance, write }: { instance: InstanceView; write: boolean }) {
   const id = instance.id;
-  const b = useResource<{ backups: BackupEntry[]; hostError?: string }>(`/instances/${enc(id)}/backups`, ['instance'], id);
+  const b = useResource<Answer<'GET /instances/:id/backups'>>(`/instances/${enc(id)}/backups`, ['instance'], id);
   const [stop, setStop] = useState(false);
   const [restore, setRestore] = useState<string>();
   const list = (b.data?.backups ?? []).slice().sort((x, y) => y.createdAt.localeCompare(x.createdAt));
@@ -107,10 +98,7 @@ export function Backups({ instance, write }: { instance: InstanceView; write: bo
 }
 
 /** PATCH /instances/:id/settings → what was applied at once, and the replacement it queued. */
-interface SettingsAnswer {
-  applied: string[];
-  commandId?: string | null;
-}
+type SettingsAnswer = Answer<'PATCH /instances/:id/settings'>;
 
 /** The instance's settings and pending changes, and a free change of one variable (the Startup tab has the form per variable). */
 export function Settings({ instance, write }: { instance: InstanceView; write: boolean }) {

@@ -5,7 +5,7 @@
 // image choice an egg offers (applied through the update plan).
 
 import { useState } from 'react';
-import { api, enc, type Me } from '../../api';
+import { api, enc, type Answer, type Me } from '../../api';
 import { useResource } from '../../live';
 import type { GroupView, InstanceView, JsonValue, TemplateView } from '../../types';
 import { Empty, ErrorNote, Section } from '../../ui';
@@ -16,10 +16,7 @@ import { Update } from './Manage';
 const REFERENCE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /** PATCH /instances/:id/settings. */
-interface SettingsAnswer {
-  applied: string[];
-  commandId?: string | null;
-}
+type SettingsAnswer = Answer<'PATCH /instances/:id/settings'>;
 
 function useTemplateOf(instance: InstanceView) {
   const groups = useResource<{ groups: GroupView[] }>('/groups', ['group']);

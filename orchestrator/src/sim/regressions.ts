@@ -52,4 +52,10 @@ export const REGRESSION_SEEDS: RegressionSeed[] = [
     keep: [3, 4, 6, 8, 9, 13],
     note: "the harness's own mistake, seen once the worker's batch was drawn from the seed: an operator's backup of a stopped, allocated world (stopped → backup → stopped) counted as putting it to sleep; a backup, restore or update now counts from the state before it",
   },
+  {
+    seed: 834,
+    steps: 30,
+    keep: [0, 1, 2, 3, 5, 6, 7, 8],
+    note: "an operator's despawn was accepted but held back by a leader change, and an allocation took that world, which the despawn then archived with a session on it; a despawn or delete accepted and not begun now counts as draining for allocation (store instances.allocationRows). Found before the epoch announcement changed the step timing; the store contract test covers it directly",
+  },
 ];

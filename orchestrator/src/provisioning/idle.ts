@@ -74,6 +74,17 @@ export function idleSince(prev: IdleClock, observation: PresenceObservation, now
   return { ...base, emptySince: Math.min(now, Math.max(...candidates)) };
 }
 
+/**
+ * A router join was just answered with this instance: the player's login is on
+ * its way (the router reports sessions in batches, a second or more later, and
+ * later still while the orchestrator is unreachable). It restarts the empty run
+ * now, as the login itself would, so neither an idle tier nor a scale-down
+ * takes the world away in between; a login that never comes counts from here.
+ */
+export function loginExpected(prev: IdleClock, now: EpochMs): IdleClock {
+  return prev.emptySince === null ? prev : { ...prev, emptySince: Math.max(prev.emptySince, now) };
+}
+
 export type IdleSubjectState = InstanceState;
 
 export interface IdleActionInput {

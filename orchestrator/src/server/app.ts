@@ -22,7 +22,7 @@ import { instanceRoutes } from './routes/instances.js';
 import { layerRoutes } from './routes/layers.js';
 import { importRoutes } from './routes/imports.js';
 import { serviceHttpOptions } from '../shared/request-log.js';
-import { requestValidatorCompiler } from '../shared/validation.js';
+import { requestValidatorCompiler, responseSerializerCompiler } from '../shared/validation.js';
 import { routerIntegrationRoutes } from './registry/router-integration.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { velocityRoutes } from './routes/velocity.js';
@@ -76,6 +76,8 @@ export async function buildApp(ctx: ServerContext, options: AppOptions = {}) {
   });
   // Bodies are validated as sent, query strings and params coerced (shared/validation.ts says why).
   app.setValidatorCompiler(requestValidatorCompiler());
+  // Compiled once per process (shared/validation.ts): a second build in the process reuses them.
+  app.setSerializerCompiler(responseSerializerCompiler());
 
   // Each public route answers as its contract says (contracts/public-api/routes.ts): the schema
   // documents it in OpenAPI and serialises it (fields outside the schema are not sent).

@@ -114,6 +114,12 @@ export interface OrchestratorDeps {
   scheduleWait?: (ms: number) => Promise<void>;
   /** startOrchestrator: run the SFTP server on this port instead of ENDERCLOUD_SFTP_PORT (0: an ephemeral one, tests). */
   sftpPort?: number;
+  /**
+   * The reconciler lease between replicas sharing one store even on SQLite (default: a SQLite store is
+   * its one process's, so the lease never lapses locally): `now` is the monotonic clock a held lease is
+   * counted on, and its renewals run on `timers`. The simulation runs two replicas over one store on its manual clock.
+   */
+  leaderLease?: { sole: false; now: () => number };
 }
 
 export interface Orchestrator {
@@ -190,8 +196,9 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     holder: node.nodeId,
     ttlMs: config.leaderLeaseTtlMs,
     logger: logger.child({ component: 'leadership' }),
-    sole: store.dialect === 'sqlite',
+    sole: deps.leaderLease ? false : store.dialect === 'sqlite',
     changes,
+    ...(deps.leaderLease ? { now: deps.leaderLease.now, ...(deps.timers ? { timers: deps.timers } : {}) } : {}),
   });
   await leadership.start();
   // One keep-alive pool for every driver below: the bound on sockets per agent holds across them.

@@ -56,7 +56,21 @@ export const STEP_KINDS = [
 ] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
+/**
+ * A fault between the orchestrator replicas, applied before the step (seeds that run two replicas):
+ * the leader's process restarts (a leader change), or one replica loses the database for some rounds.
+ */
+export interface ReplicaFault {
+  kind: 'leader-change' | 'db-cut';
+  /** db-cut: the leader (< 0.6) or the standby. */
+  pick: number;
+  /** db-cut: for this many rounds. */
+  rounds: number;
+}
+
 export interface Step {
+  /** Drawn from a stream of its own, so the steps of a seed are the same with or without it. */
+  replica?: ReplicaFault;
   kind: StepKind;
   /** Chooses the target among what exists when the step runs. */
   pick: number;
@@ -105,6 +119,7 @@ const TOTAL = Object.values(WEIGHTS).reduce((a, b) => a + b, 0);
 /** The steps of one seed. */
 export function stepsOf(seed: number, count: number): Step[] {
   const r = rng(seed);
+  const faults = rng(seed ^ 0x2e91ca);
   const steps: Step[] = [];
   for (let i = 0; i < count; i++) {
     let x = r() * TOTAL;
@@ -117,7 +132,15 @@ export function stepsOf(seed: number, count: number): Step[] {
       }
     }
     const advance = r();
+    const [f, pick, rounds] = [faults(), faults(), faults()];
+    const replica: ReplicaFault | undefined =
+      f < 0.03
+        ? { kind: 'leader-change', pick, rounds: 0 }
+        : f < 0.06
+          ? { kind: 'db-cut', pick, rounds: 2 + Math.floor(rounds * 14) }
+          : undefined;
     steps.push({
+      ...(replica ? { replica } : {}),
       kind,
       pick: r(),
       variant: r(),
@@ -128,5 +151,8 @@ export function stepsOf(seed: number, count: number): Step[] {
 }
 
 export function describeStep(s: Step): string {
-  return `${s.kind}(pick=${s.pick.toFixed(3)}, variant=${s.variant.toFixed(3)}, +${s.advanceMs}ms)`;
+  const replica = s.replica
+    ? `${s.replica.kind}${s.replica.kind === 'db-cut' ? `(pick=${s.replica.pick.toFixed(3)}, ${s.replica.rounds} rounds)` : ''} then `
+    : '';
+  return `${replica}${s.kind}(pick=${s.pick.toFixed(3)}, variant=${s.variant.toFixed(3)}, +${s.advanceMs}ms)`;
 }

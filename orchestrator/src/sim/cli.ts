@@ -52,8 +52,9 @@ if (values.seed !== undefined) {
   });
   for (const f of summary.failures) console.log(`\n${formatFailure(f, count)}`);
   const violations = summary.failures.length;
+  const perSeed = (ms: number) => (n > 0 ? (ms / n / 1000).toFixed(2) : '0');
   console.log(
-    `\nsim summary: ${summary.seeds} seeds (${first}..${first + n - 1}) × ${count} steps, ${violations} with a violation, ${(summary.elapsedMs / 1000).toFixed(1)} s`,
+    `\nsim summary: ${summary.seeds} seeds (${first}..${first + n - 1}) × ${count} steps, ${violations} with a violation, ${(summary.elapsedMs / 1000).toFixed(1)} s (${perSeed(summary.elapsedMs)} s a seed, ${perSeed(summary.cpuMs)} s CPU)`,
   );
   if (violations > 0) {
     console.log(`replay: ${summary.failures.map((f) => replayCommand(f.seed, count, f.keep)).join('\n        ')}`);

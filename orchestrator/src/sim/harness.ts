@@ -24,8 +24,16 @@ import { rng, describeStep, type Step } from './actions.js';
 import { SimAgents, type SimHost } from './sim-agents.js';
 import { deterministicIds } from './deterministic-ids.js';
 import { SimTimers } from './sim-timers.js';
+import { cuttableStore, SimLeases, withSimLeases } from './sim-replicas.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
+import { InProcessChangePort } from '../server/changes/change-port.js';
 
 const ROUND_MS = 2000;
+/** The agent's AGENT_HEARTBEAT_INTERVAL default (src/agent/config.ts). */
+const AGENT_DEFAULT_BEAT_MS = 10_000;
+/** ENDERCLOUD_COMMAND_BATCH's default (src/server/config.ts). */
+const DEFAULT_BATCH = orchestratorConfig({ ENDERCLOUD_DATA_DIR: tmpdir() }).commandBatchSize;
 /** A join's world must be Running within this many rounds (when no fault touched it). */
 export const WAKE_BOUND_ROUNDS = 15;
 const GROUPS = ['survival', 'lobby'] as const;
@@ -34,6 +42,8 @@ const AGENT_TOKEN = 'sim-agent-token-0123456789abcdef';
 const ADMIN_TOKEN = 'ec_sim-admin-token-0123456789abcdef0123';
 const SLEEPY = ['pause', 'pausing', 'paused', 'stopping', 'stopped', 'archiving', 'archived', 'deleting'] as const;
 const FAILED: readonly InstanceState[] = ['error', 'unknown', 'intervention_required'];
+/** States a world passes through and leaves where it was (a stopped world's backup ends stopped). */
+const TRANSIT: readonly InstanceState[] = ['backup', 'restore', 'update'];
 
 export interface Violation {
   invariant: string;
@@ -50,6 +60,18 @@ export interface RunResult {
   trace: string[];
   /** Instances, their history and commands at the failure. */
   state: string[];
+  /** sha256 of every instance's history and commands at the end: one seed, one digest. */
+  digest: string;
+}
+
+interface Replica {
+  id: string;
+  o: Orchestrator;
+  /** Cut from the database until this round (null: reaches it). */
+  cutUntil: number | null;
+  /** Cut at some point of the current rounds: its loops' failures until it settles are the cut's. */
+  wasCut: boolean;
+  failureTraced?: boolean;
 }
 
 interface Player {
@@ -112,8 +134,14 @@ export class Simulation {
   readonly agents = new SimAgents(this.clock);
   readonly timers = new SimTimers(this.clock);
   readonly trace: string[] = [];
-  private o!: Orchestrator;
+  /** The orchestrator replicas (one, or two sharing the store); `o` is the one the load balancer sends a call to. */
+  private replicas: Replica[] = [];
+  private shared: Store | undefined;
+  private readonly changes = new InProcessChangePort();
+  private readonly leases = new SimLeases(this.clock);
   private config!: Readonly<OrchestratorConfig>;
+  private env: Record<string, string> = {};
+  private leaderSeen = '';
   private dataDir = '';
   private routerToken = '';
   private round = 0;
@@ -138,27 +166,78 @@ export class Simulation {
   private violation: Violation | null = null;
   private restoreIds: (() => void) | undefined;
 
-  constructor(readonly seed: number) {}
+  /**
+   * Drawn from the seed: the worker's batch (1, 4, or the production default),
+   * and how often the agents beat (every round, or the agent's default 10 s).
+   */
+  readonly batchSize: number;
+  readonly beatEveryRounds: number;
+  private lastBeat = new Map<string, number>();
+  /** Each instance's state at the end of the last round it was not in TRANSIT. */
+  private settled = new Map<string, InstanceState>();
+
+  /** Replicas of the orchestrator (drawn from the seed): 1, or 2 over one store with the lease between them. */
+  readonly replicaCount: number;
+
+  constructor(readonly seed: number) {
+    const r = rng(seed ^ 0xba7c4);
+    this.batchSize = [1, 4, DEFAULT_BATCH][Math.floor(r() * 3)]!;
+    this.beatEveryRounds = r() < 0.5 ? 1 : AGENT_DEFAULT_BEAT_MS / ROUND_MS;
+    this.replicaCount = r() < 0.5 ? 1 : 2;
+  }
+
+  /** The replica the load balancer sends a call to: the first that passes its readiness (not cut from the database). */
+  private get o(): Orchestrator {
+    return (this.replicas.find((r) => !this.isCut(r)) ?? this.replicas[0]!).o;
+  }
+
+  private isCut(r: Replica): boolean {
+    return r.cutUntil !== null && this.round < r.cutUntil;
+  }
+
+  private leaderReplica(): Replica | undefined {
+    return this.replicas.find((r) => r.o.leadership.isLeader());
+  }
+
+  /** Runs one replica's loop; a replica cut from the database fails its calls, as in production (logged, retried next round). */
+  private async onReplica(r: Replica, what: string, fn: (o: Orchestrator) => Promise<unknown>): Promise<void> {
+    try {
+      await fn(r.o);
+    } catch (err) {
+      if (!this.isCut(r) && !r.wasCut) throw err;
+      // Once per cut in the trace: the first failure says what the cut did.
+      if (!r.failureTraced) this.trace.push(`  round ${this.round}: ${r.id} ${what} failed: ${(err as Error).message.slice(0, 100)}`);
+      r.failureTraced = true;
+    }
+  }
 
   async setup(): Promise<void> {
     this.restoreIds = deterministicIds(rng(this.seed ^ 0x5eed));
+    this.trace.push(`seed ${this.seed}: command batch ${this.batchSize}, heartbeats every ${(this.beatEveryRounds * ROUND_MS) / 1000} s`);
     this.dataDir = await mkdtemp(path.join(tmpdir(), 'ec-sim-'));
-    this.config = orchestratorConfig({
+    this.env = {
       ENDERCLOUD_DATA_DIR: this.dataDir,
       ENDERCLOUD_LISTEN: '127.0.0.1:0',
       ENDERCLOUD_AGENT_TOKEN: AGENT_TOKEN,
       ENDERCLOUD_ADMIN_TOKEN: ADMIN_TOKEN,
       ENDERCLOUD_STATS_INTERVAL: '0',
       ENDERCLOUD_MAX_INSTANCES: String(MAX_TOTAL),
-      ENDERCLOUD_COMMAND_BATCH: '1',
+      ENDERCLOUD_COMMAND_BATCH: String(this.batchSize),
       ENDERCLOUD_COMMAND_RETRY_INITIAL: '500ms',
       ENDERCLOUD_COMMAND_RETRY_MAX: '5s',
       ENDERCLOUD_UNKNOWN_GRACE: '5s',
       ENDERCLOUD_IDLE_TIERS: '20s:pause,60s:stop',
       ENDERCLOUD_RESUME_TIMEOUT: '10s',
       ENDERCLOUD_LOG_LEVEL: 'silent',
-    });
-    await this.boot();
+    };
+    this.config = orchestratorConfig(this.env);
+    if (this.replicaCount > 1) {
+      const store = await openStore(undefined, this.dataDir);
+      this.shared = withSimLeases(store, this.leases);
+    }
+    this.trace.push(`seed ${this.seed}: ${this.replicaCount} orchestrator replica${this.replicaCount > 1 ? 's over one store' : ''}`);
+    for (let n = 1; n <= this.replicaCount; n++)
+      this.replicas.push({ id: `r${n}`, o: await this.boot(`r${n}`), cutUntil: null, wasCut: false });
     for (const [n, id] of ['h1', 'h2', 'h3'].entries()) this.agents.addHost(id, 30000 + n * 100);
     await this.heartbeats();
     await this.must('PUT', '/templates/sim/versions/1', templateBody('sim/game:1'));
@@ -182,8 +261,22 @@ export class Simulation {
     await this.settle(3);
   }
 
-  private async boot(): Promise<void> {
-    this.o = await buildOrchestrator(this.config, {
+  private async boot(nodeId: string): Promise<Orchestrator> {
+    const config = this.replicaCount > 1 ? orchestratorConfig({ ...this.env, ENDERCLOUD_NODE_ID: nodeId }) : this.config;
+    const shared = this.shared;
+    const two =
+      shared === undefined
+        ? {}
+        : {
+            store: cuttableStore(shared, () => {
+              const r = this.replicas.find((x) => x.id === nodeId);
+              return r !== undefined && this.isCut(r);
+            }),
+            changes: this.changes,
+            leaderLease: { sole: false as const, now: () => this.clock.now() },
+          };
+    return buildOrchestrator(config, {
+      ...two,
       clock: this.clock,
       logger: silent,
       agentTransport: this.agents,
@@ -200,7 +293,8 @@ export class Simulation {
   }
 
   async close(): Promise<void> {
-    await this.o?.stop().catch(() => undefined);
+    for (const r of this.replicas) await r.o.stop().catch(() => undefined);
+    await this.shared?.close().catch(() => undefined);
     this.restoreIds?.();
     if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true });
   }
@@ -240,23 +334,35 @@ export class Simulation {
 
   // ---------------------------------------------------------------- time
 
+  /** Each agent that is up beats when its interval has passed (an agent that just came back beats at once). */
   private async heartbeats(): Promise<void> {
     for (const host of this.agents.hosts.values()) {
-      if (!host.agentUp) continue;
+      if (!host.agentUp) {
+        this.lastBeat.delete(host.id);
+        continue;
+      }
+      const last = this.lastBeat.get(host.id);
+      if (last !== undefined && this.round - last < this.beatEveryRounds) continue;
+      this.lastBeat.set(host.id, this.round);
       await this.o.app.inject({
         method: 'POST',
         url: `/api/v1/agents/${host.id}/heartbeat`,
         headers: { authorization: `Bearer ${AGENT_TOKEN}` },
-        payload: this.agents.heartbeat(host),
+        payload: this.agents.heartbeat(host, this.beatEveryRounds * ROUND_MS),
       });
     }
   }
 
+  /** Each replica's worker claims and runs what is due (only the leader's claims anything). */
   private async drainWorker(): Promise<void> {
-    for (let n = 0; n < 40; n++) {
-      const claimed = await this.o.worker.tick();
-      await this.o.worker.whenIdle();
-      if (claimed.length === 0) return;
+    for (const r of this.replicas) {
+      await this.onReplica(r, 'worker', async (o) => {
+        for (let n = 0; n < 40; n++) {
+          const claimed = await o.worker.tick();
+          await o.worker.whenIdle();
+          if (claimed.length === 0) return;
+        }
+      });
     }
   }
 
@@ -300,21 +406,36 @@ export class Simulation {
     const heldBefore = new Set([...before.values()].filter((i) => i.sessionId !== null).map((i) => i.id));
     const playedBefore = new Set([...this.players.values()].filter((p) => p.status === 'on').map((p) => p.instanceId));
     await this.timed('heartbeats', () => this.heartbeats());
-    await this.timed('detector', () => this.o.detector.sweep());
+    for (const r of this.replicas) {
+      // A cut that ended: the replica is back on the database (its errors from now on are the orchestrator's).
+      if (r.cutUntil !== null && this.round >= r.cutUntil) {
+        r.cutUntil = null;
+        this.trace.push(`  round ${this.round}: ${r.id} reaches the database again`);
+      } else if (r.cutUntil === null) r.wasCut = false;
+    }
+    await this.timed('detector', () => this.eachReplica('detector', (o) => o.detector.sweep()));
     await this.timed('loops', () => this.loops());
     if (this.round % 2 === 1) {
       await this.timed('outlooks', () => this.readOutlooks());
-      await this.timed('provisioner', () => this.o.provisioner.tick());
+      await this.timed('provisioner', () => this.eachReplica('provisioner', (o) => o.provisioner.tick()));
       await this.timed('idle-check', () => this.checkIdleActions());
       await this.timed('loops', () => this.loops());
     }
     if (this.round % 5 === 0) {
-      await this.timed('backups', () => this.o.ctx.backupScheduler.tick());
+      await this.timed('backups', () => this.eachReplica('backups', (o) => o.ctx.backupScheduler.tick()));
       await this.timed('loops', () => this.loops());
     }
+    const leader = this.leaderReplica();
+    const view = leader ? `${leader.id} (epoch ${leader.o.leadership.epoch()})` : 'none';
+    if (this.replicas.length > 1 && view !== this.leaderSeen) this.trace.push(`  round ${this.round}: leader ${view}`);
+    this.leaderSeen = view;
     await this.timed('router', () => this.routerRound());
     await this.timed('invariants', () => this.checkInvariants(before, heldBefore, playedBefore));
     this.touched.clear();
+  }
+
+  private async eachReplica(what: string, fn: (o: Orchestrator) => Promise<unknown>): Promise<void> {
+    for (const r of this.replicas) await this.onReplica(r, what, fn);
   }
 
   private async settle(rounds: number): Promise<void> {
@@ -401,8 +522,36 @@ export class Simulation {
     return list.length === 0 ? undefined : list[Math.floor(x * list.length) % list.length];
   }
 
+  /** A replica's process restarts over the same data: a leader resigns on the way out, so the other takes over. */
+  private async restartReplica(r: Replica): Promise<void> {
+    await r.o.stop().catch(() => undefined);
+    r.o = await this.boot(r.id);
+  }
+
+  private async replicaFault(step: Step, index: number): Promise<void> {
+    const f = step.replica;
+    if (!f || this.replicas.length < 2) return;
+    const leader = this.leaderReplica();
+    if (f.kind === 'leader-change') {
+      if (!leader || this.isCut(leader)) return;
+      await this.restartReplica(leader);
+      const now = this.leaderReplica();
+      this.trace.push(
+        `step ${index}: leader ${leader.id} restarted; leader now ${now?.id ?? 'none'} (epoch ${now?.o.leadership.epoch() ?? '-'})`,
+      );
+      return;
+    }
+    if (this.replicas.some((r) => this.isCut(r))) return;
+    const target = f.pick < 0.6 ? (leader ?? this.replicas[0]!) : (this.replicas.find((r) => r !== leader) ?? this.replicas[1]!);
+    target.cutUntil = this.round + f.rounds;
+    target.wasCut = true;
+    target.failureTraced = false;
+    this.trace.push(`step ${index}: ${target.id}${target === leader ? ' (leader)' : ''} cut from the database for ${f.rounds} rounds`);
+  }
+
   async apply(step: Step, index: number): Promise<void> {
     this.step = index;
+    await this.replicaFault(step, index);
     const all = await this.instances();
     const target = this.pick(all, step.pick);
     const note = (what: string) => this.trace.push(`step ${index}: ${describeStep(step)} ${what}`);
@@ -626,11 +775,16 @@ export class Simulation {
         }
         break;
       }
-      case 'restart-orchestrator':
-        await this.o.stop();
-        await this.boot();
-        note('→ orchestrator restarted');
+      case 'restart-orchestrator': {
+        // A replica cut from the database would not come up (its start needs the store): only one that reaches it restarts.
+        const r = this.pick(
+          this.replicas.filter((x) => !this.isCut(x)),
+          step.variant,
+        )!;
+        await this.restartReplica(r);
+        note(`→ orchestrator ${r.id} restarted`);
         break;
+      }
       case 'wait':
         note('');
         break;
@@ -721,8 +875,10 @@ export class Simulation {
     for (const [id, prev] of before) {
       const cur = byId.get(id);
       const curState = cur?.state ?? 'deleted';
+      // A backup, restore or update returns the world to where it was: a stopped world's backup does not put it to sleep.
+      const was = (TRANSIT as readonly string[]).includes(prev.state) ? (this.settled.get(id) ?? prev.state) : prev.state;
       const wentToSleep =
-        !(SLEEPY as readonly string[]).includes(prev.state) && ((SLEEPY as readonly string[]).includes(curState) || curState === 'deleted');
+        !(SLEEPY as readonly string[]).includes(was) && ((SLEEPY as readonly string[]).includes(curState) || curState === 'deleted');
       if (!wentToSleep || this.touched.has(id) || this.faulted.has(id)) continue;
       if (heldBefore.has(id) && cur?.sessionId !== null)
         this.fail('allocated', `allocated instance ${id} went ${prev.state} → ${curState}`);
@@ -734,6 +890,7 @@ export class Simulation {
         this.fail('unexplained-failure', `instance ${i.id} is ${i.state} (${i.stateReason ?? ''}) with no fault on it or its host`);
       }
     }
+    for (const i of now) if (!(TRANSIT as readonly string[]).includes(i.state)) this.settled.set(i.id, i.state);
     if (this.agents.twice.length > 0) this.fail('once', this.agents.twice[0]!);
     await this.checkData(now, groups);
   }
@@ -768,7 +925,9 @@ export async function runSteps(seed: number, steps: Step[]): Promise<RunResult> 
       await sim.apply(step, n);
       if (sim.failed) break;
     }
-    return { seed, steps, violation: sim.failed, trace: sim.trace, state: sim.failed ? await sim.explain() : [] };
+    const state = await sim.explain();
+    const digest = createHash('sha256').update(state.join('\n')).digest('hex');
+    return { seed, steps, violation: sim.failed, trace: sim.trace, state: sim.failed ? state : [], digest };
   } finally {
     await sim.close();
   }

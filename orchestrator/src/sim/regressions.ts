@@ -40,4 +40,22 @@ export const REGRESSION_SEEDS: RegressionSeed[] = [
     steps: 30,
     note: 'the harness blamed the orchestrator for a join whose new world met an image pull failure armed on its host before it was placed (wake-bound now excuses a fault on the host too)',
   },
+  {
+    seed: 74,
+    steps: 30,
+    keep: [0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 26, 27],
+    note: "a join answered 'route' to an empty lobby world, and the autoscaler's scale-down (and its idle tier) took the world away before the router's batch reported the login; a join's answer now restarts the empty run (provisioning/idle.ts loginExpected, fleet-service.ts expectLogin)",
+  },
+  {
+    seed: 21,
+    steps: 30,
+    keep: [3, 4, 6, 8, 9, 13],
+    note: "the harness's own mistake, seen once the worker's batch was drawn from the seed: an operator's backup of a stopped, allocated world (stopped → backup → stopped) counted as putting it to sleep; a backup, restore or update now counts from the state before it",
+  },
+  {
+    seed: 834,
+    steps: 30,
+    keep: [0, 1, 2, 3, 5, 6, 7, 8],
+    note: "an operator's despawn was accepted but held back by a leader change, and an allocation took that world, which the despawn then archived with a session on it; a despawn or delete accepted and not begun now counts as draining for allocation (store instances.allocationRows). Found before the epoch announcement changed the step timing; the store contract test covers it directly",
+  },
 ];

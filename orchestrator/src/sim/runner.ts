@@ -68,6 +68,8 @@ export interface SeedsSummary {
   seeds: number;
   failures: Failure[];
   elapsedMs: number;
+  /** CPU time of this process over the run (on a shared machine, the figure to compare). */
+  cpuMs: number;
 }
 
 /** Runs seeds first..first+n-1; each failure is shrunk (when `shrinkFailures`). */
@@ -78,6 +80,7 @@ export async function runSeeds(
   opts: { shrinkFailures?: boolean; onSeed?: (seed: number, r: RunResult) => void } = {},
 ): Promise<SeedsSummary> {
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const failures: Failure[] = [];
   for (let seed = first; seed < first + n; seed++) {
     const r = await runSteps(seed, stepsOf(seed, count));
@@ -89,5 +92,6 @@ export async function runSeeds(
         : await shrink(seed, count, r),
     );
   }
-  return { seeds: n, failures, elapsedMs: performance.now() - t0 };
+  const cpu = process.cpuUsage(cpu0);
+  return { seeds: n, failures, elapsedMs: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
 }

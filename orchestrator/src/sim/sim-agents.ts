@@ -129,8 +129,8 @@ export class SimAgents implements AgentTransport {
     return `http://${hostId}.sim.invalid:7000`;
   }
 
-  /** The heartbeat a real agent of this host sends (the contract's body). */
-  heartbeat(host: SimHost): Api.AgentHeartbeatBody {
+  /** The heartbeat a real agent of this host sends every `intervalMs` (the contract's body). */
+  heartbeat(host: SimHost, intervalMs: number): Api.AgentHeartbeatBody {
     return {
       controlUrl: this.controlUrl(host.id),
       gameAddress: `${host.id}.game.invalid`,
@@ -138,7 +138,7 @@ export class SimAgents implements AgentTransport {
       bootId: host.bootId,
       resources: { cpuCount: 4, memoryTotalBytes: 4 * 1024 ** 3, memoryAvailableBytes: 3 * 1024 ** 3, diskFreeBytes: 50 * 1024 ** 3 },
       portRange: host.portRange,
-      heartbeatIntervalMs: 1900,
+      heartbeatIntervalMs: intervalMs,
     };
   }
 

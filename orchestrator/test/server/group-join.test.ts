@@ -130,4 +130,31 @@ describe('group join of a fleet scaled to zero', () => {
     expect(res.body).toMatchObject({ action: 'spawn' });
     expect((await t.o.store.instances.get(res.body.instanceId as string))?.hostId).toBe('h1');
   });
+
+  it('a join routed to an empty world restarts its empty run: the scale-down and the idle tiers wait for the login (sim seed 74)', async () => {
+    // The provisioner passes by hand here (not in the background), so the first one is after the join.
+    const t = await testOrchestrator({ deps: { runProvisioner: false } });
+    cleanups.push(() => t.close());
+    const s = await seed(t);
+    const router = await tokenWith(t, 'edge', ['router']);
+    const join = (groupId: string) => t.call('POST', `/api/v1/router/groups/${groupId}/join`, { token: router, body: { player: 'Alice' } });
+    const scaling = {
+      ...ZERO,
+      scaleDown: { whenEmptyFor: '20s', whenEmptyForMs: 20_000 },
+      idleTiers: [{ after: '20s', afterMs: 20_000, action: 'pause' as const }],
+    };
+    await t.o.store.groups.put(group('lobby', { scaling }));
+    const emptyFor = 60_000;
+    const idle = { emptySince: t.clock.now() - emptyFor, lastLoginAt: null, playersOnline: 0, router: null, probe: null };
+    await s.add('lobby-1', 'online', { groupId: 'lobby', stateChangedAt: t.clock.now() - 2 * emptyFor, fleet: { idle } });
+    expect((await join('lobby')).body).toMatchObject({ instanceId: 'lobby-1', action: 'route' });
+    expect((await t.o.store.instances.get('lobby-1'))?.fleet?.idle?.emptySince).toBe(t.clock.now());
+    // Before the router's batch reports the login, a provisioner pass leaves the world alone.
+    t.clock.advance(1000);
+    await t.o.provisioner.tick();
+    const after = await t.o.store.instances.get('lobby-1');
+    expect(after?.state).toBe('online');
+    expect(after?.fleet?.draining).toBeUndefined();
+    expect(await t.o.store.commands.list({ instanceId: 'lobby-1' })).toEqual([]);
+  });
 });

@@ -171,6 +171,22 @@ export function allocationContract(handle: StoreHandle): void {
       ]);
       expect(await store.instances.allocationRows('nope')).toEqual([]);
     });
+
+    it('counts a despawn or delete accepted but not begun as draining (an allocation must not take a world about to go; sim seed 834)', async () => {
+      const store = handle.store();
+      const pending = (kind: string) => ({ kind, commandId: `cmd-${kind}`, startedAt: T0 });
+      await store.instances.create(instance('a', { state: 'online', hostId: 'h1', createdAt: T0, activeAction: pending('despawn') }));
+      await store.instances.create(instance('b', { state: 'online', hostId: 'h1', createdAt: T0 + 1, activeAction: pending('delete') }));
+      await store.instances.create(instance('c', { state: 'online', hostId: 'h1', createdAt: T0 + 2, activeAction: pending('backup') }));
+      await store.instances.create(instance('d', { state: 'online', hostId: 'h1', createdAt: T0 + 3 }));
+      const rows = await store.instances.allocationRows('g1');
+      expect(rows.map((r) => [r.id, r.draining])).toEqual([
+        ['a', true],
+        ['b', true],
+        ['c', false],
+        ['d', false],
+      ]);
+    });
   });
 
   describe('instances.releaseSession', () => {

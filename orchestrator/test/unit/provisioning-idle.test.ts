@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   idleSince,
+  loginExpected,
   nextIdleAction,
   startIdleClock,
   type IdleActionInput,
@@ -264,5 +265,16 @@ describe('nextIdleAction', () => {
         },
       ),
     );
+  });
+});
+
+describe('loginExpected', () => {
+  it('a routed join restarts an empty run now; a clock with players on is left as it is', () => {
+    const empty = startIdleClock(T0);
+    expect(loginExpected(empty, T0 + 5 * MIN)).toEqual({ ...empty, emptySince: T0 + 5 * MIN });
+    const on = idleSince(empty, router(T0 + MIN, 2, [T0 + MIN]), T0 + MIN);
+    expect(loginExpected(on, T0 + 5 * MIN)).toBe(on);
+    // never moves the run backwards (a join answered with a stale clock)
+    expect(loginExpected(startIdleClock(T0 + 9 * MIN), T0 + 5 * MIN).emptySince).toBe(T0 + 9 * MIN);
   });
 });

@@ -10,6 +10,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { LeaseRepository } from '../../store/store.js';
 import type { ChangePort } from '../changes/change-port.js';
 import type { LeaderView, Leadership } from './leadership.js';
+import { unrefTimers, type Timers } from '../../shared/timers.js';
 
 export const RECONCILER_LEASE = 'reconciler';
 /** Announced on the change port when a holder resigns: standbys try at once instead of at their next round. */
@@ -31,6 +32,8 @@ export interface LeaderLeaseOptions {
   sole?: boolean;
   /** Cross-replica announcements (the change port): a resignation is published, and heard ones trigger an attempt. */
   changes?: ChangePort;
+  /** The rounds' timers (default real, unref'd ones; the simulation's fire on its manual clock). */
+  timers?: Timers;
 }
 
 export class LeaderLease implements Leadership {
@@ -42,7 +45,8 @@ export class LeaderLease implements Leadership {
   private lastReported = false;
   /** Another replica's lease as read after a failed attempt; undefined when none was read. */
   private observed: { node: string; epoch: number } | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown;
+  private readonly timers: Timers;
   private attempting: Promise<void> | undefined;
   private readonly listeners = new Set<(leader: boolean) => void>();
   private unsubscribeChanges: (() => void) | undefined;
@@ -50,6 +54,7 @@ export class LeaderLease implements Leadership {
   constructor(private readonly deps: LeaderLeaseOptions) {
     this.name = deps.name ?? RECONCILER_LEASE;
     this.now = deps.now ?? (() => performance.now());
+    this.timers = deps.timers ?? unrefTimers;
   }
 
   isLeader(): boolean {
@@ -77,13 +82,22 @@ export class LeaderLease implements Leadership {
     this.unsubscribeChanges = this.deps.changes?.subscribe((c) => {
       if (c.kind === 'system' && c.id === RESIGNED_CHANGE_ID && this.timer) void this.attempt();
     });
-    this.timer = setInterval(() => void this.attempt(), Math.max(50, Math.floor(this.deps.ttlMs / 3)));
-    this.timer.unref();
+    const round = () => {
+      this.timer = this.timers.setTimeout(
+        () => {
+          void this.attempt().finally(() => {
+            if (this.timer !== undefined) round();
+          });
+        },
+        Math.max(50, Math.floor(this.deps.ttlMs / 3)),
+      );
+    };
+    round();
   }
 
   /** Stops renewing and resigns, so a standby takes over at its next attempt instead of after the TTL. */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
     this.timer = undefined;
     this.unsubscribeChanges?.();
     await this.attempting;

@@ -7,7 +7,15 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditEvent, Group, Instance, Session } from '../../domain/index.js';
 import type { Actor } from '../../lifecycle/actions.js';
-import { chooseInstances, explainNoMatch, rankAllocatable, type FleetHost, type FleetInstance } from '../../provisioning/index.js';
+import {
+  chooseInstances,
+  explainNoMatch,
+  loginExpected,
+  rankAllocatable,
+  startIdleClock,
+  type FleetHost,
+  type FleetInstance,
+} from '../../provisioning/index.js';
 import { joinRefusalMessage } from '../../provisioning/join-refusal.js';
 import type { GroupJoinAnswer } from '../../protocol/registry-contract.js';
 import { AppError } from '../../shared/errors.js';
@@ -357,9 +365,15 @@ export class FleetService {
       return best && instances.find((i) => i.id === best.id);
     };
     const online = choose(usable.filter((i) => i.state === 'online' && room(i)));
-    if (online) return { instanceId: online.id, action: 'route', commandId: null };
+    if (online) {
+      await this.expectLogin(online);
+      return { instanceId: online.id, action: 'route', commandId: null };
+    }
     const waking = choose(usable.filter((i) => i.state === 'starting' || i.state === 'installing'));
-    if (waking) return { instanceId: waking.id, action: 'start', commandId: waking.activeAction?.commandId ?? null };
+    if (waking) {
+      await this.expectLogin(waking);
+      return { instanceId: waking.id, action: 'start', commandId: waking.activeAction?.commandId ?? null };
+    }
     for (const [state, action, kind] of [
       ['paused', 'resume', 'wake'],
       ['stopped', 'start', 'start'],
@@ -371,6 +385,7 @@ export class FleetService {
         requestId,
         reason: `login of ${player} through the router (group ${groupId})`,
       });
+      await this.expectLogin(candidate);
       return { instanceId: candidate.id, action: kind, commandId: res.commandId };
     }
     // Maintenance stops a router's spawn as it stops its wakes (the lifecycle refuses those for automatic actors).
@@ -394,6 +409,20 @@ export class FleetService {
       }
       throw err;
     }
+  }
+
+  /**
+   * The join's answer names this instance: its empty run restarts now
+   * (loginExpected), so the idle tiers and the scale-down leave it be until
+   * the router reports the login. Written only while it counts as empty.
+   */
+  private async expectLogin(instance: Instance): Promise<void> {
+    const now = this.deps.clock.now();
+    const latest = (await this.deps.store.instances.get(instance.id)) ?? instance;
+    const prev = latest.fleet?.idle ?? startIdleClock(latest.stateChangedAt);
+    const next = loginExpected(prev, now);
+    if (latest.fleet?.idle && next.emptySince === prev.emptySince) return;
+    await this.deps.store.instances.update(latest.id, { fleet: { ...(latest.fleet ?? {}), idle: next } }, { now });
   }
 
   /**

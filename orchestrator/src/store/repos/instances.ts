@@ -282,9 +282,11 @@ export class KyselyInstanceRepository implements InstanceRepository {
     const labels = pg
       ? sql<string | null>`(container_config::json -> 'labels')::text`
       : sql<string | null>`json_extract(container_config, '$.labels')`;
+    // Draining: being drained, or a despawn/delete accepted and not yet begun (a leader change can hold one back;
+    // an allocation must not take a world that is about to go).
     const draining = pg
-      ? sql<number>`case when fleet::json -> 'draining' is not null then 1 else 0 end`
-      : sql<number>`json_type(fleet, '$.draining') is not null`;
+      ? sql<number>`case when fleet::json -> 'draining' is not null or active_action::json ->> 'kind' in ('despawn', 'delete') then 1 else 0 end`
+      : sql<number>`(json_type(fleet, '$.draining') is not null or coalesce(json_extract(active_action, '$.kind') in ('despawn', 'delete'), 0))`;
     const { rows } = await sql<{
       id: string;
       host_id: string | null;

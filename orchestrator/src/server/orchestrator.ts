@@ -511,7 +511,7 @@ export async function buildOrchestrator(config: Readonly<OrchestratorConfig>, de
     instances: creator,
     previewer: new InstancePreviewer({ store, clock, planner: creator, maxTotalInstances: config.maxTotalInstances }),
   };
-  // Generated at the first start, never a default; kept in the store, never in a template (seed 003).
+  // Generated at the first start, never a default; kept in the store, sealed, never in a template (docs/provisioning.md "Network secret and template caps").
   await networkSecret.get();
   const adminToken = await tokens.ensureAdminToken(config.dataDir);
   const app = await buildApp(ctx, deps.hooks?.onAnswer ? { onAnswer: deps.hooks.onAnswer } : {});

@@ -68,6 +68,7 @@ function run(args: string[], env: Record<string, string>): Promise<{ code: numbe
 describe('secret key rotation', () => {
   it('re-seals every secret under the new key in one go; refused while an orchestrator runs; then the old key is refused and the new one reads them', async () => {
     const { dataDir, id, t } = await seeded('pw-before-rotation');
+    const networkSecret = await t.o.ctx.networkSecret.get();
     const current = parseMasterKey(TEST_SECRET_KEY, 'current');
     const next = parseMasterKey(NEW_KEY, 'next');
     await expect(rotateSecretKey(t.o.store, current, next, { now: 1, leaseName: RECONCILER_LEASE })).rejects.toThrow(
@@ -96,6 +97,8 @@ describe('secret key rotation', () => {
     );
     const after = await orchestrator(dataDir, { ENDERCLOUD_SECRET_KEY: NEW_KEY });
     expect((await after.o.store.instances.get(id))?.secretSettings).toEqual({ PW: 'pw-before-rotation' });
+    // The network's forwarding secret is re-sealed too: the same value opens under the new key.
+    expect(await after.o.store.system.get('network-secret')).toBe(networkSecret);
   });
 
   it('npm run secret-key:rotate -- --new-key-file F rotates the stopped database; the orchestrator then starts with F', async () => {

@@ -170,6 +170,10 @@ describe.each<Dialect>(['sqlite', 'postgres'])('secret settings at rest (%s)', (
     expect(stored).toContain(`ec1:${parseMasterKey(TEST_SECRET_KEY, 'test').fingerprint()}:`);
     expect(stored).not.toContain(secret);
     expect(stored).not.toContain(token);
+    // The network's forwarding secret is sealed the same way.
+    const networkSecret = await t.o.ctx.networkSecret.get();
+    expect(networkSecret.length).toBeGreaterThanOrEqual(32);
+    expect(stored).not.toContain(networkSecret);
   });
 
   it('an older database keeps its secret settings in plaintext: the next start seals them (logged with a count) and once only; the container still gets them', async () => {
@@ -186,7 +190,10 @@ describe.each<Dialect>(['sqlite', 'postgres'])('secret settings at rest (%s)', (
     // As a version before encryption wrote it: plain JSON and no key fingerprint recorded.
     await db.exec('update instances set secret_settings = $1 where id = $2', [JSON.stringify(plain), res.body.id]);
     await db.exec(`delete from system_settings where key = 'secret-key-fingerprint'`);
+    const legacyNetworkSecret = `legacy-network-secret-${dialect}-0123456789abcdef`;
+    await db.exec(`update system_settings set value = $1 where key = 'network-secret'`, [JSON.stringify(legacyNetworkSecret)]);
     expect(await db.dump()).toContain(plain.RCON_PASSWORD);
+    expect(await db.dump()).toContain(legacyNetworkSecret);
 
     const lines: string[] = [];
     const second = await orchestrator(db, { deps: { logger: capturingLogger(lines) } });
@@ -195,6 +202,8 @@ describe.each<Dialect>(['sqlite', 'postgres'])('secret settings at rest (%s)', (
     ).toHaveLength(1);
     const stored = await db.dump();
     expect(stored).not.toContain(plain.RCON_PASSWORD);
+    expect(stored).not.toContain(legacyNetworkSecret);
+    expect(await second.o.ctx.networkSecret.get()).toBe(legacyNetworkSecret);
     expect(stored).not.toContain(plain.ENDERCLOUD_INSTANCE_TOKEN!);
     const a = await startFakeAgent();
     cleanups.push(() => a.close());

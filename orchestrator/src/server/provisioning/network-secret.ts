@@ -1,6 +1,6 @@
-// The network's shared secret (seed 003 "Secrets"): generated once, at the
-// first start — never a default — and kept in the store's system settings,
-// outside every template. It reaches a container only in the create body sent
+// The network's shared secret (docs/provisioning.md "Network secret and template
+// caps"): generated once, at the first start — never a default — and kept in the
+// store's system settings, sealed with the secret key, outside every template. It reaches a container only in the create body sent
 // to its host, for templates that declare `networkSecret.env`; it is never in
 // an instance record, its history, revisions, logs or an API answer.
 

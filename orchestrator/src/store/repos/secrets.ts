@@ -10,6 +10,7 @@ import type { Database } from '../schema.js';
 import type { SecretCodec, SecretSlot } from '../secret-codec.js';
 import type { SecretRepository } from '../store.js';
 import { openSecretJson, sealSecretJson } from './instance-rows.js';
+import { isSealedSetting, openSetting, SECRET_SYSTEM_SETTINGS, sealSetting } from './system-settings.js';
 
 /** The system setting holding the fingerprint of the key secrets are sealed under. */
 export const KEY_FINGERPRINT_SETTING = 'secret-key-fingerprint';
@@ -36,9 +37,9 @@ export class KyselySecretRepository implements SecretRepository {
   async sealPlaintext(): Promise<number> {
     const codec = this.ctx.secrets.codec;
     if (!codec) throw new AppError('INTERNAL', 'cannot seal secret settings: this store has no secret key installed (useSecretCodec)');
-    const sealed = await this.ctx.atomic((db) => reseal(db, this.ctx, { codec }, { codec }, true));
+    const { instances: sealed, settings } = await this.ctx.atomic((db) => reseal(db, this.ctx, { codec }, { codec }, true));
     // SQLite keeps the overwritten plaintext in free pages and the WAL until both are rewritten.
-    if (sealed > 0 && this.ctx.dialect === 'sqlite' && !this.ctx.inTransaction) {
+    if (sealed + settings > 0 && this.ctx.dialect === 'sqlite' && !this.ctx.inTransaction) {
       await sql`vacuum`.execute(this.ctx.db);
       await sql`pragma wal_checkpoint(truncate)`.execute(this.ctx.db);
     }
@@ -53,7 +54,7 @@ export class KyselySecretRepository implements SecretRepository {
           'CONFLICT',
           `this database's secrets are sealed under key ${recorded}, not under the current key ${from.fingerprint}: give the key the orchestrator runs with as the current one`,
         );
-      const n = await reseal(db, this.ctx, { codec: from }, { codec: to }, false);
+      const { instances: n } = await reseal(db, this.ctx, { codec: from }, { codec: to }, false);
       await db
         .insertInto('system_settings')
         .values({ key: KEY_FINGERPRINT_SETTING, value: JSON.stringify(to.fingerprint), updated_at: now })
@@ -85,7 +86,13 @@ async function readFingerprint(db: Kysely<Database>, lock = false): Promise<stri
  * lock), so a replica starting beside this one waits and then finds them sealed. The logical value is
  * unchanged: no version bump, no change event.
  */
-async function reseal(db: Kysely<Database>, ctx: StoreContext, from: SecretSlot, to: SecretSlot, onlyPlaintext: boolean): Promise<number> {
+async function reseal(
+  db: Kysely<Database>,
+  ctx: StoreContext,
+  from: SecretSlot,
+  to: SecretSlot,
+  onlyPlaintext: boolean,
+): Promise<{ instances: number; settings: number }> {
   const rows = await db
     .selectFrom('instances')
     .select(['id', 'secret_settings'])
@@ -101,5 +108,23 @@ async function reseal(db: Kysely<Database>, ctx: StoreContext, from: SecretSlot,
       .where('id', '=', row.id)
       .execute();
   }
-  return rows.length;
+  // The secret system settings (the network's forwarding secret) go the same way; not counted as instances.
+  const settings = await db
+    .selectFrom('system_settings')
+    .select(['key', 'value'])
+    .where('key', 'in', [...SECRET_SYSTEM_SETTINGS])
+    .$if(ctx.dialect === 'postgres', (q) => q.forUpdate())
+    .execute();
+  let resealed = 0;
+  for (const row of settings) {
+    if (onlyPlaintext && isSealedSetting(row.value)) continue;
+    resealed++;
+    const value = openSetting(row.key, row.value, from);
+    await db
+      .updateTable('system_settings')
+      .set({ value: sealSetting(row.key, value, to) })
+      .where('key', '=', row.key)
+      .execute();
+  }
+  return { instances: rows.length, settings: resealed };
 }

@@ -279,3 +279,27 @@ describe('enrolled hosts', () => {
     expect(audit.some((e) => e.action === 'host.credential.revoke' && e.result === 'ok')).toBe(true);
   });
 });
+
+describe('without ENDERCLOUD_AGENT_TOKEN', () => {
+  it('an unknown agent may beat without a credential only from this machine (loopback); from elsewhere it must enrol', async () => {
+    const t = await testOrchestrator({ env: { ENDERCLOUD_AGENT_TOKEN: '' } });
+    cleanups.push(() => t.close());
+    const a = await startFakeAgent();
+    cleanups.push(() => a.close());
+    const beat = (remoteAddress: string, agentId: string) =>
+      t.o.app.inject({
+        method: 'POST',
+        url: `/api/v1/agents/${agentId}/heartbeat`,
+        remoteAddress,
+        payload: heartbeatBody(a.url),
+      });
+    const remote = await beat('10.1.2.3', 'remote-host');
+    expect(remote.statusCode).toBe(401);
+    expect(remote.json().error.message).toMatch(
+      /enrol the agent with a join token: AGENT_JOIN_TOKEN.*only an agent on this machine \(loopback\)/,
+    );
+    expect(await t.o.store.hosts.get('remote-host')).toBeUndefined();
+    expect((await beat('127.0.0.1', 'local-host')).statusCode).toBe(200);
+    expect((await beat('::ffff:127.0.0.1', 'local-host')).statusCode).toBe(200);
+  });
+});

@@ -77,8 +77,8 @@ export function authHook(tokens: TokenService, sessions?: SessionAuthenticator) 
         request.principal = host;
         return;
       }
-      // Documented risk: without ENDERCLOUD_AGENT_TOKEN anyone who reaches the API can heartbeat as any agent id.
-      if (!tokens.agentTokenConfigured && spec.anonymousWhenNoAgentToken && secret === undefined) {
+      // Only from this machine: a remote agent enrols (or carries the shared token).
+      if (!tokens.agentTokenConfigured && spec.anonymousWhenNoAgentToken && secret === undefined && isLoopbackPeer(request.ip)) {
         request.principal = { kind: 'anonymous-agent', name: 'agent', tokenId: null, scopes: ['agent'] };
         return;
       }
@@ -87,7 +87,7 @@ export function authHook(tokens: TokenService, sessions?: SessionAuthenticator) 
           'UNAUTHORIZED',
           tokens.agentTokenConfigured
             ? 'missing or wrong agent token'
-            : 'this endpoint needs the agent token (ENDERCLOUD_AGENT_TOKEN is not configured)',
+            : 'this endpoint needs a host credential (enrol the agent with a join token: AGENT_JOIN_TOKEN) or the shared agent token; without ENDERCLOUD_AGENT_TOKEN only an agent on this machine (loopback) may beat unauthenticated',
         );
       requireScope(await authenticateUser(request, tokens, sessions, secret), spec.orScope);
       return;
@@ -168,4 +168,9 @@ function requireScope(principal: Principal, requirement: ScopeRequirement): void
       },
     );
   }
+}
+
+/** A peer on this machine: 127.0.0.0/8, ::1, or IPv4-mapped loopback. */
+function isLoopbackPeer(ip: string): boolean {
+  return ip === '::1' || ip.startsWith('127.') || ip.toLowerCase().startsWith('::ffff:127.');
 }

@@ -57,6 +57,8 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeou
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
+const IMAGE_AGENT_TOKEN = 'image-test-shared-token-0123456789';
+
 describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base with the host's npm)", () => {
   it('builds, loads better-sqlite3, runs the agent command, and refuses a bad variable with exit status 2', async (t) => {
     const tag = imageOrSkip(t);
@@ -68,7 +70,7 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
       Env: [
         'AGENT_ID=image-test',
         // It listens on 0.0.0.0 in its container: without a token or an enrolment it refuses to start.
-        'AGENT_TOKEN=image-test-shared-token-0123456789',
+        `AGENT_TOKEN=${IMAGE_AGENT_TOKEN}`,
         'AGENT_ORCHESTRATOR_URL=http://127.0.0.1:9',
         'AGENT_RUNTIME_DIRECTORY=/tmp/runtime',
         'AGENT_CACHE_DIRECTORY=/tmp/cache',
@@ -81,7 +83,10 @@ describe.skipIf(!canBuildAppImage)("Dockerfile (built on a locally made base wit
     const health = await waitFor(
       'the agent in the image to answer /health',
       async () => {
-        const res = await fetch(`http://127.0.0.1:${port}/api/v1/health`, { signal: AbortSignal.timeout(2000) });
+        const res = await fetch(`http://127.0.0.1:${port}/api/v1/health`, {
+          headers: { authorization: `Bearer ${IMAGE_AGENT_TOKEN}` },
+          signal: AbortSignal.timeout(2000),
+        });
         return (await res.json()) as Record<string, unknown>;
       },
       20_000,

@@ -39,6 +39,30 @@ function toHost(r: Selectable<HostsTable>): Host {
   };
 }
 
+/** A host's first row, from its first heartbeat or its enrolment: RECOVERING until a recovery run read its inventory. */
+function newHostRow(hb: HostHeartbeat, now: EpochMs, reason: string, inventoryDigest: string | null) {
+  return {
+    id: hb.id,
+    status: 'RECOVERING',
+    status_reason: reason,
+    status_changed_at: now,
+    control_url: hb.controlUrl,
+    game_address: hb.gameAddress,
+    resources: toJson(hb.resources),
+    memory_capacity_mb: Math.floor(hb.resources.memoryMb),
+    memory_reserved_mb: 0,
+    version: hb.version,
+    port_range: toJson(hb.portRange),
+    heartbeat_interval_ms: hb.heartbeatIntervalMs,
+    boot_id: hb.bootId ?? null,
+    inventory_digest: inventoryDigest,
+    maintenance: null,
+    first_seen_at: now,
+    last_heartbeat_at: now,
+    updated_at: now,
+  };
+}
+
 function assertMb(mb: number): void {
   if (!Number.isSafeInteger(mb) || mb < 0) throw new AppError('VALIDATION_FAILED', `memory ${mb} MB must be a non-negative integer`);
 }
@@ -90,26 +114,7 @@ export class KyselyHostRepository implements HostRepository {
       sql<number>`case when excluded.${sql.raw(column)} > hosts.${sql.raw(column)} then excluded.${sql.raw(column)} else hosts.${sql.raw(column)} end`;
     const row = await this.ctx.db
       .insertInto('hosts')
-      .values({
-        id: hb.id,
-        status: 'RECOVERING',
-        status_reason: 'first heartbeat',
-        status_changed_at: now,
-        control_url: hb.controlUrl,
-        game_address: hb.gameAddress,
-        resources: toJson(hb.resources),
-        memory_capacity_mb: Math.floor(hb.resources.memoryMb),
-        memory_reserved_mb: 0,
-        version: hb.version,
-        port_range: toJson(hb.portRange),
-        heartbeat_interval_ms: hb.heartbeatIntervalMs,
-        boot_id: hb.bootId ?? null,
-        inventory_digest: hb.inventoryDigest ?? null,
-        maintenance: null,
-        first_seen_at: now,
-        last_heartbeat_at: now,
-        updated_at: now,
-      })
+      .values(newHostRow(hb, now, 'first heartbeat', hb.inventoryDigest ?? null))
       .onConflict((oc) =>
         oc
           .column('id')
@@ -291,27 +296,7 @@ export class KyselyHostRepository implements HostRepository {
     } else {
       row = await this.ctx.db
         .insertInto('hosts')
-        .values({
-          id: hb.id,
-          status: 'RECOVERING',
-          status_reason: reason,
-          status_changed_at: now,
-          control_url: hb.controlUrl,
-          game_address: hb.gameAddress,
-          resources: toJson(hb.resources),
-          memory_capacity_mb: Math.floor(hb.resources.memoryMb),
-          memory_reserved_mb: 0,
-          version: hb.version,
-          port_range: toJson(hb.portRange),
-          heartbeat_interval_ms: hb.heartbeatIntervalMs,
-          boot_id: hb.bootId ?? null,
-          inventory_digest: null,
-          maintenance: null,
-          first_seen_at: now,
-          last_heartbeat_at: now,
-          updated_at: now,
-          ...credential,
-        })
+        .values({ ...newHostRow(hb, now, reason, null), ...credential })
         .returningAll()
         .executeTakeFirst();
     }

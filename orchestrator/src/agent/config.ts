@@ -193,8 +193,3 @@ function positiveSize(v: string): number {
 export function processEnv(): Env {
   return process.env;
 }
-
-/** True when an address only accepts connections from this machine. */
-export function isLoopbackAddress(address: string): boolean {
-  return address === '::1' || address.startsWith('127.') || address === 'localhost';
-}

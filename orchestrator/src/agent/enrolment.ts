@@ -11,7 +11,7 @@ import { chmod, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ENROL_PATH, type EnrolAnswer, type EnrolBody } from '../contracts/agent-api.js';
 import type { Logger } from '../shared/logger.js';
-import { isLoopbackAddress } from './config.js';
+import { isLoopbackAddress } from '../shared/http.js';
 
 export const CREDENTIALS_FILE = 'credentials.json';
 const ENROL_TIMEOUT_MS = 15_000;

@@ -88,3 +88,12 @@ export function errorHandler(service: string, bodyLimit: number) {
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   return sendError(reply, new AppError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`));
 }
+
+/**
+ * True for an address of this machine only (127.0.0.0/8, ::1, IPv4-mapped
+ * loopback, `localhost`): a listen address no other machine reaches, or a
+ * request's peer on this machine.
+ */
+export function isLoopbackAddress(address: string): boolean {
+  return address === '::1' || address === 'localhost' || address.startsWith('127.') || address.toLowerCase().startsWith('::ffff:127.');
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isLoopbackAddress, loadAgentConfig } from '../../src/agent/config.js';
+import { loadAgentConfig } from '../../src/agent/config.js';
+import { isLoopbackAddress } from '../../src/shared/http.js';
 import { ConfigError } from '../../src/shared/config.js';
 
 const facts = { hostname: 'node-7', platform: 'linux' as NodeJS.Platform };
@@ -152,7 +153,9 @@ describe('isLoopbackAddress', () => {
   it.each([
     ['127.0.0.1', true],
     ['::1', true],
+    ['::ffff:127.0.0.1', true],
     ['0.0.0.0', false],
+    ['::ffff:10.1.2.3', false],
     ['10.1.2.3', false],
   ])('%s → %s', (address, loopback) => expect(isLoopbackAddress(address)).toBe(loopback));
 });

@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import { ADMIN_SCOPE, hasScope, type ScopeRequirement } from './scopes.js';
-import { bearerOf } from '../../shared/http.js';
+import { bearerOf, isLoopbackAddress } from '../../shared/http.js';
 import { HOST_CREDENTIAL_PREFIX, JOIN_TOKEN_PREFIX, type Principal, type TokenService } from './tokens.js';
 import { CSRF_HEADER, CSRF_VALUE } from '../../contracts/public-api/panel-rules.js';
 
@@ -78,7 +78,7 @@ export function authHook(tokens: TokenService, sessions?: SessionAuthenticator) 
         return;
       }
       // Only from this machine: a remote agent enrols (or carries the shared token).
-      if (!tokens.agentTokenConfigured && spec.anonymousWhenNoAgentToken && secret === undefined && isLoopbackPeer(request.ip)) {
+      if (!tokens.agentTokenConfigured && spec.anonymousWhenNoAgentToken && secret === undefined && isLoopbackAddress(request.ip)) {
         request.principal = { kind: 'anonymous-agent', name: 'agent', tokenId: null, scopes: ['agent'] };
         return;
       }
@@ -168,9 +168,4 @@ function requireScope(principal: Principal, requirement: ScopeRequirement): void
       },
     );
   }
-}
-
-/** A peer on this machine: 127.0.0.0/8, ::1, or IPv4-mapped loopback. */
-function isLoopbackPeer(ip: string): boolean {
-  return ip === '::1' || ip.startsWith('127.') || ip.toLowerCase().startsWith('::ffff:127.');
 }
